@@ -1,0 +1,55 @@
+// Builds the Hono app: shared middleware (config, db, D1 round-trip counter, viewer, CORS, errors), then every route
+// module. Route modules own their paths; this file only mounts them.
+import { Hono } from "hono";
+import { cors } from "hono/cors";
+import type { AppEnv } from "./context";
+import { createDb } from "./db/client";
+import { readConfig } from "./env";
+import { countingD1 } from "./lib/d1-counter";
+import { errorResponse, notFound } from "./lib/errors";
+import { bearerToken, loadViewer } from "./oauth/viewer";
+import { mounts } from "./routes";
+
+export function buildApp() {
+  const app = new Hono<AppEnv>({ strict: false });
+
+  app.use("*", async (c, next) => {
+    const counter = { n: 0 };
+    c.set("d1", counter);
+    c.set("config", readConfig(c.env, c.req.url));
+    c.set("db", createDb(countingD1(c.env.DB, counter)));
+    c.set("viewer", null);
+    c.set("invalidToken", false);
+    const token = bearerToken(c.req.raw);
+    if (token && needsViewer(c.req.path)) {
+      const viewer = await loadViewer(c.get("db"), token);
+      if (viewer) c.set("viewer", viewer);
+      else c.set("invalidToken", true);
+    }
+    await next();
+    c.res.headers.append("Server-Timing", `d1;desc="round trips";dur=${counter.n}`);
+  });
+
+  const corsMw = cors({
+    origin: "*",
+    allowMethods: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
+    allowHeaders: ["Authorization", "Content-Type", "Idempotency-Key", "Accept"],
+    exposeHeaders: ["Link", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "X-Request-Id", "Idempotency-Key"],
+    maxAge: 86400,
+  });
+  for (const p of ["/api/*", "/oauth/token", "/oauth/revoke", "/.well-known/*", "/nodeinfo/*"]) app.use(p, corsMw);
+
+  for (const [path, router] of mounts) app.route(path, router);
+
+  app.notFound((c) => {
+    if (c.req.path.startsWith("/api/") || c.req.path.startsWith("/oauth/")) return errorResponse(notFound());
+    return c.text("Not found", 404);
+  });
+  app.onError((err) => errorResponse(err));
+  return app;
+}
+
+/** Only API and OAuth routes read bearer tokens; pages and federation do not. */
+function needsViewer(path: string): boolean {
+  return path.startsWith("/api/") || path.startsWith("/oauth/");
+}

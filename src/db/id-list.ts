@@ -1,0 +1,10 @@
+import { sql, type SQL } from "drizzle-orm";
+import { padId } from "../lib/ids";
+
+/**
+ * A subquery yielding the given ids, bound as ONE JSON parameter. D1 allows 100 bound parameters per statement;
+ * this keeps `IN (...)` lists of any length legal (security A18) and lets batched hydration queries stay fixed.
+ */
+export function idList(ids: readonly string[]): SQL {
+  return sql`(SELECT value FROM json_each(${JSON.stringify(ids.map(padId))}))`;
+}

@@ -1,0 +1,116 @@
+import { sql } from "drizzle-orm";
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { bool, id, json, ms } from "./types";
+
+export interface ProfileField {
+  name: string;
+  value: string; // raw text for local accounts; sanitised HTML for remote ones
+  verified_at: string | null;
+}
+
+/** Local and remote accounts in one table: `domain` is null for local accounts. */
+export const accounts = sqliteTable(
+  "accounts",
+  {
+    id: id("id").primaryKey(),
+    username: text("username").notNull(),
+    domain: text("domain"),
+    displayName: text("display_name").notNull().default(""),
+    note: text("note").notNull().default(""), // rendered HTML
+    noteSource: text("note_source").notNull().default(""), // raw text (local)
+    fields: json<ProfileField[]>()("fields").notNull().default(sql`'[]'`),
+    avatarKey: text("avatar_key"), // R2 key (local upload)
+    avatarRemoteUrl: text("avatar_remote_url"),
+    headerKey: text("header_key"),
+    headerRemoteUrl: text("header_remote_url"),
+    actorType: text("actor_type").notNull().default("Person"), // Person | Service | Group | Application | Organization
+    locked: bool("locked").notNull().default(false),
+    discoverable: bool("discoverable"),
+    indexable: bool("indexable").notNull().default(false),
+    hideCollections: bool("hide_collections"),
+    memorial: bool("memorial").notNull().default(false),
+    // ActivityPub
+    uri: text("uri").notNull(),
+    url: text("url"),
+    inboxUrl: text("inbox_url"),
+    sharedInboxUrl: text("shared_inbox_url"),
+    outboxUrl: text("outbox_url"),
+    followersUrl: text("followers_url"),
+    followingUrl: text("following_url"),
+    featuredUrl: text("featured_url"),
+    featuredTagsUrl: text("featured_tags_url"),
+    publicKeyPem: text("public_key_pem"),
+    publicKeyId: text("public_key_id"),
+    // Counters: kept by triggers (migrations/0001) for local rows; copies of what the remote says for remote rows.
+    statusesCount: integer("statuses_count").notNull().default(0),
+    followersCount: integer("followers_count").notNull().default(0),
+    followingCount: integer("following_count").notNull().default(0),
+    lastStatusAt: ms("last_status_at"),
+    // Moderation
+    suspendedAt: ms("suspended_at"),
+    silencedAt: ms("silenced_at"),
+    movedToAccountId: id("moved_to_account_id"),
+    createdAt: ms("created_at").notNull(),
+    updatedAt: ms("updated_at").notNull(),
+    fetchedAt: ms("fetched_at"),
+  },
+  (t) => [
+    // accounts_username_domain (lower(username), coalesce(domain, '')) is an expression index: see migrations/0001.
+    uniqueIndex("accounts_uri").on(t.uri),
+    index("accounts_domain").on(t.domain),
+    index("accounts_public_key_id").on(t.publicKeyId),
+  ],
+);
+
+/** Private keys of local accounts, kept apart so that no account query can carry them by accident. */
+export const accountKeys = sqliteTable("account_keys", {
+  accountId: id("account_id").primaryKey(),
+  privateKeyPem: text("private_key_pem").notNull(),
+});
+
+/** Staff roles (Mastodon's UserRole): permissions is a bitmask of lib/permissions.ts flags. */
+export const userRoles = sqliteTable("user_roles", {
+  id: id("id").primaryKey(),
+  name: text("name").notNull(),
+  color: text("color").notNull().default(""),
+  permissions: integer("permissions").notNull().default(0),
+  position: integer("position").notNull().default(0),
+  highlighted: bool("highlighted").notNull().default(false),
+  createdAt: ms("created_at").notNull(),
+  updatedAt: ms("updated_at").notNull(),
+});
+
+export interface UserSettings {
+  "posting:default:visibility"?: "public" | "unlisted" | "private" | "direct";
+  "posting:default:sensitive"?: boolean;
+  "posting:default:language"?: string | null;
+  "reading:expand:media"?: "default" | "show_all" | "hide_all";
+  "reading:expand:spoilers"?: boolean;
+}
+
+/** Local sign-in identities (one per local account). */
+export const users = sqliteTable(
+  "users",
+  {
+    id: id("id").primaryKey(),
+    accountId: id("account_id").notNull(),
+    email: text("email").notNull(),
+    passwordHash: text("password_hash").notNull(),
+    confirmedAt: ms("confirmed_at"),
+    confirmationToken: text("confirmation_token"),
+    approved: bool("approved").notNull().default(true),
+    disabled: bool("disabled").notNull().default(false),
+    roleId: id("role_id"),
+    locale: text("locale"),
+    reason: text("reason"),
+    settings: json<UserSettings>()("settings").notNull().default(sql`'{}'`),
+    chosenLanguages: json<string[] | null>()("chosen_languages"),
+    signUpIp: text("sign_up_ip"),
+    currentSignInAt: ms("current_sign_in_at"),
+    lastActiveAt: ms("last_active_at"),
+    createdAt: ms("created_at").notNull(),
+    updatedAt: ms("updated_at").notNull(),
+  },
+  // users_email (lower(email)) is an expression index: see migrations/0001.
+  (t) => [uniqueIndex("users_account").on(t.accountId)],
+);

@@ -1,0 +1,66 @@
+// Bindings and typed configuration. Configuration is read per request from `env` (never at import time).
+import type { JobMessage } from "./services/jobs";
+
+export interface Env {
+  DB: D1Database;
+  MEDIA: R2Bucket;
+  HOME_FEED: DurableObjectNamespace;
+  STREAMING: DurableObjectNamespace;
+  JOBS: Queue<JobMessage>;
+  DELIVERY: Queue<unknown>;
+  REGISTRATIONS_MODE?: string;
+  SITE_TITLE?: string;
+  SITE_DESCRIPTION?: string;
+  SITE_CONTACT_EMAIL?: string;
+  PUBLIC_PREVIEW?: string;
+  SHOW_PEERS?: string;
+  SHOW_ACTIVITY?: string;
+  LOCAL_DOMAIN?: string;
+  ALLOW_LOOPBACK_FETCH?: string;
+  SETUP_TOKEN?: string;
+  PASSWORD_PEPPER?: string;
+  VAPID_PUBLIC_KEY?: string;
+  VAPID_PRIVATE_KEY?: string;
+  REQUIRE_EMAIL_CONFIRMATION?: string;
+}
+
+export type RegistrationsMode = "open" | "approval" | "closed";
+
+export interface Config {
+  domain: string; // host[:port] used in acct and URIs
+  origin: string; // scheme://host[:port]
+  title: string;
+  description: string;
+  contactEmail: string;
+  registrations: RegistrationsMode;
+  publicPreview: boolean;
+  showPeers: boolean;
+  showActivity: boolean;
+  allowLoopbackFetch: boolean;
+  requireEmailConfirmation: boolean;
+}
+
+const on = (v: string | undefined, def: boolean) => (v === undefined || v === "" ? def : /^(1|true|yes|on)$/i.test(v));
+
+export function readConfig(env: Env, requestUrl: string): Config {
+  const u = new URL(requestUrl);
+  const domain = env.LOCAL_DOMAIN?.trim() || u.host;
+  const scheme = env.LOCAL_DOMAIN?.trim() ? "https:" : u.protocol;
+  const mode = (env.REGISTRATIONS_MODE ?? "approval").toLowerCase();
+  return {
+    domain,
+    origin: `${scheme}//${domain}`,
+    title: env.SITE_TITLE || "Tern",
+    description: env.SITE_DESCRIPTION || "A small federated microblogging server.",
+    contactEmail: env.SITE_CONTACT_EMAIL || "",
+    registrations: mode === "open" || mode === "closed" ? mode : "approval",
+    publicPreview: on(env.PUBLIC_PREVIEW, true),
+    showPeers: on(env.SHOW_PEERS, true),
+    showActivity: on(env.SHOW_ACTIVITY, true),
+    allowLoopbackFetch: on(env.ALLOW_LOOPBACK_FETCH, false),
+    requireEmailConfirmation: on(env.REQUIRE_EMAIL_CONFIRMATION, false),
+  };
+}
+
+export const SOFTWARE_VERSION = "4.5.0";
+export const TERN_VERSION = "0.1.0";

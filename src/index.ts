@@ -1,0 +1,25 @@
+// Worker entry: HTTP (Hono), Queue consumers, cron, and the Durable Object classes.
+import { buildApp } from "./app";
+import type { Env } from "./env";
+import { handleJobs } from "./services/job-runner";
+import { runScheduled } from "./services/scheduled";
+
+export { HomeFeed } from "./timelines/home-feed-do";
+export { Streaming } from "./streaming/streaming-do";
+
+const app = buildApp();
+
+export default {
+  fetch: app.fetch,
+  async queue(batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext) {
+    if (batch.queue.startsWith("tern-jobs")) return handleJobs(batch as MessageBatch<any>, env, ctx);
+    // Deliveries and dead letters arrive with federation; until then they are acknowledged and logged.
+    for (const m of batch.messages) {
+      console.warn("unhandled queue message", batch.queue, JSON.stringify(m.body).slice(0, 200));
+      m.ack();
+    }
+  },
+  async scheduled(controller: ScheduledController, env: Env, ctx: ExecutionContext) {
+    ctx.waitUntil(runScheduled(env, controller.scheduledTime));
+  },
+} satisfies ExportedHandler<Env>;

@@ -1,0 +1,62 @@
+// Mastodon pagination: max_id (older than), since_id (newer than, newest first), min_id (immediately newer, returned
+// newest first), limit clamped to [1, max] (never an error: security A6, A7, A9), and a Link header whose URLs hold
+// no raw commas. Cursors are ids (entity ids, or internal row ids for endpoints keyed by something else).
+import type { Context } from "hono";
+import { parseId } from "./ids";
+
+export interface Page {
+  maxId?: string;
+  sinceId?: string;
+  minId?: string;
+  limit: number;
+}
+
+export function readPage(q: Record<string, unknown>, defaultLimit: number, maxLimit: number): Page {
+  const page: Page = { limit: clampLimit(q.limit, defaultLimit, maxLimit) };
+  const max = parseId(q.max_id);
+  const since = parseId(q.since_id);
+  const min = parseId(q.min_id);
+  if (max) page.maxId = max;
+  if (since) page.sinceId = since;
+  if (min) page.minId = min;
+  return page;
+}
+
+export function clampLimit(raw: unknown, def: number, max: number): number {
+  const s = typeof raw === "number" ? String(raw) : typeof raw === "string" ? raw.trim() : "";
+  if (!/^-?\d{1,9}$/.test(s)) return def;
+  const n = Math.abs(Number(s));
+  if (n === 0) return def;
+  return Math.min(Math.max(n, 1), max);
+}
+
+/**
+ * Sets `Link: <next>; rel="next", <prev>; rel="prev"` from the first and last cursor of the page.
+ * `next` (older) is given only when the page was full, `prev` (newer) whenever the page is non-empty.
+ */
+export function setLinkHeader(c: Context, firstCursor: string | undefined, lastCursor: string | undefined, full: boolean, extra: Record<string, string> = {}): void {
+  if (!firstCursor || !lastCursor) return;
+  const url = new URL(c.req.url);
+  const base = `${publicOrigin(c)}${url.pathname}`;
+  const keep = new URLSearchParams();
+  for (const [k, v] of url.searchParams) {
+    if (k === "max_id" || k === "min_id" || k === "since_id") continue;
+    keep.append(k, v);
+  }
+  for (const [k, v] of Object.entries(extra)) keep.set(k, v);
+  const build = (k: string, v: string) => {
+    const p = new URLSearchParams(keep);
+    p.set(k, v);
+    return `${base}?${p.toString().replace(/,/g, "%2C")}`;
+  };
+  const links: string[] = [];
+  if (full) links.push(`<${build("max_id", lastCursor)}>; rel="next"`);
+  links.push(`<${build("min_id", firstCursor)}>; rel="prev"`);
+  c.header("Link", links.join(", "));
+}
+
+/** The origin clients should use: https in production; the request's own scheme on loopback. */
+export function publicOrigin(c: Context): string {
+  const u = new URL(c.req.url);
+  return `${u.protocol}//${u.host}`;
+}

@@ -1,0 +1,231 @@
+// One parser for every way a client sends parameters: query string, form-urlencoded, multipart, JSON, with Rails
+// brackets (`media_ids[]`, `fields_attributes[0][name]`, `home[last_read_id]`). The result is a plain nested object
+// that route schemas (zod) validate. Body size and JSON nesting are capped before parsing (security A11, A12, A25).
+import type { Context } from "hono";
+import { z } from "zod";
+import { ApiError, badRequest, validationFailed } from "./errors";
+
+export type Params = Record<string, unknown>;
+
+export const MAX_JSON_BODY = 1024 * 1024;
+const MAX_DEPTH = 32;
+const MAX_KEYS = 1000;
+
+function setPath(target: Params, key: string, value: unknown): void {
+  const m = /^([^[\]]+)((?:\[[^[\]]*\])*)$/.exec(key);
+  if (!m) {
+    target[key] = value;
+    return;
+  }
+  const parts = [m[1], ...Array.from(m[2].matchAll(/\[([^[\]]*)\]/g), (x) => x[1])];
+  if (parts.length > 6) return;
+  let node: any = target;
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i];
+    const last = i === parts.length - 1;
+    const nextIsArray = !last && parts[i + 1] === "";
+    if (part === "") {
+      // `a[]=x`: append to an array
+      if (!Array.isArray(node)) return;
+      if (last) node.push(value);
+      else {
+        const child = nextIsArray ? [] : {};
+        node.push(child);
+        node = child;
+      }
+      continue;
+    }
+    if (Array.isArray(node)) return;
+    if (last) {
+      if (Array.isArray(node[part])) node[part].push(value);
+      else if (part in node && !parts[i].endsWith("]")) node[part] = value;
+      else node[part] = value;
+    } else {
+      if (node[part] === undefined || typeof node[part] !== "object" || node[part] === null) {
+        node[part] = nextIsArray ? [] : {};
+      }
+      node = node[part];
+    }
+  }
+}
+
+/** Flat key/value pairs (query or form) → nested object, Rails style. */
+export function nestPairs(pairs: Iterable<[string, unknown]>): Params {
+  const out: Params = Object.create(null);
+  let n = 0;
+  for (const [k, v] of pairs) {
+    if (++n > MAX_KEYS) throw badRequest("Too many parameters");
+    setPath(out, k, v);
+  }
+  return { ...out };
+}
+
+function jsonDepthExceeds(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (inString) {
+      if (ch === 92) i++;
+      else if (ch === 34) inString = false;
+      continue;
+    }
+    if (ch === 34) inString = true;
+    else if (ch === 91 || ch === 123) {
+      if (++depth > max) return true;
+    } else if (ch === 93 || ch === 125) depth--;
+  }
+  return false;
+}
+
+/** Parses JSON text with a nesting cap; throws 400 on bad JSON. */
+export function parseJsonText(text: string, maxDepth = MAX_DEPTH): unknown {
+  if (jsonDepthExceeds(text, maxDepth)) throw badRequest("JSON nested too deeply");
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw badRequest("Invalid JSON in request body");
+  }
+}
+
+/** Reads a request body as text, refusing more than `limit` bytes even without a Content-Length. */
+export async function readBodyText(req: Request, limit: number): Promise<string> {
+  const declared = Number(req.headers.get("content-length") ?? "NaN");
+  if (Number.isFinite(declared) && declared > limit) throw new ApiError(413, "Payload too large");
+  if (!req.body) return "";
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      throw new ApiError(413, "Payload too large");
+    }
+    chunks.push(value);
+  }
+  const all = new Uint8Array(size);
+  let o = 0;
+  for (const ch of chunks) {
+    all.set(ch, o);
+    o += ch.byteLength;
+  }
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(all);
+  } catch {
+    throw unprocessableEncoding();
+  }
+}
+
+function unprocessableEncoding() {
+  return new ApiError(422, "Validation failed: Request body is not valid UTF-8");
+}
+
+const cache = new WeakMap<Request, Promise<Params>>();
+
+/**
+ * All parameters of a request, query merged under body (the body wins), cached per request.
+ * `maxBody` defaults to 1 MB; media routes pass their own limit.
+ */
+export function readParams(c: Context, maxBody = MAX_JSON_BODY): Promise<Params> {
+  const raw = c.req.raw;
+  let p = cache.get(raw);
+  if (!p) {
+    p = parseRequest(raw, c.req.url, maxBody);
+    cache.set(raw, p);
+  }
+  return p;
+}
+
+async function parseRequest(req: Request, url: string, maxBody: number): Promise<Params> {
+  const query = nestPairs(new URL(url).searchParams.entries());
+  if (req.method === "GET" || req.method === "HEAD") return query;
+  const type = (req.headers.get("content-type") ?? "").toLowerCase();
+  let body: Params = {};
+  if (type.startsWith("multipart/form-data")) {
+    const declared = Number(req.headers.get("content-length") ?? "NaN");
+    if (Number.isFinite(declared) && declared > maxBody) throw new ApiError(413, "Payload too large");
+    if (!/boundary=/.test(type)) throw badRequest("Multipart body without a boundary");
+    let form: FormData;
+    try {
+      form = await req.formData();
+    } catch {
+      throw badRequest("Malformed multipart body");
+    }
+    body = nestPairs(form.entries());
+  } else {
+    const text = await readBodyText(req, maxBody);
+    if (text.trim() === "") body = {};
+    else if (type.startsWith("application/json") || type.includes("+json")) {
+      const parsed = parseJsonText(text);
+      if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+        throw new ApiError(422, "Validation failed: The request body must be a JSON object");
+      }
+      body = parsed as Params;
+    } else if (type.startsWith("application/x-www-form-urlencoded") || type === "") {
+      body = nestPairs(new URLSearchParams(text).entries());
+    } else {
+      throw new ApiError(415, `Unsupported content type: ${type.split(";")[0]}`);
+    }
+  }
+  return { ...query, ...body };
+}
+
+/** Validates parameters with a zod schema; failures are 422 with the field and message. */
+export async function parse<T extends z.ZodTypeAny>(c: Context, schema: T, maxBody?: number): Promise<z.infer<T>> {
+  const params = await readParams(c, maxBody);
+  return parseWith(schema, params);
+}
+
+export function parseWith<T extends z.ZodTypeAny>(schema: T, params: unknown): z.infer<T> {
+  const r = schema.safeParse(params);
+  if (!r.success) {
+    const issue = r.error.issues[0];
+    const field = issue.path.join(".");
+    throw validationFailed(field ? `${field} ${issue.message}` : issue.message);
+  }
+  return r.data;
+}
+
+// ---- zod building blocks with Mastodon's semantics ----
+
+const FALSE_VALUES = new Set(["", "0", "f", "false", "off", "n", "no", "F", "FALSE", "False", "OFF", "N", "NO"]);
+
+/** The spec's truthiness: f, 0, false, off and empty are false; presence alone is not true. */
+export function truthy(v: unknown): boolean | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v === "boolean") return v;
+  if (typeof v === "number") return v !== 0;
+  if (typeof v === "string") return !FALSE_VALUES.has(v.trim());
+  return undefined;
+}
+
+export const zBool = z.preprocess((v) => {
+  if (v === undefined || v === null) return undefined;
+  const b = truthy(v);
+  return b === undefined ? v : b;
+}, z.boolean().optional());
+
+/** A string parameter with a cap; arrays and objects are refused (A13). */
+export const zStr = (max: number) => z.preprocess((v) => (typeof v === "number" ? String(v) : v), z.string().max(max));
+
+export const zId = z.preprocess((v) => (typeof v === "number" ? String(v) : v), z.string().max(25));
+
+/** `x[]` parameters: a single value becomes a one-item array; capped. */
+export const zArray = <T extends z.ZodTypeAny>(item: T, max: number) =>
+  z.preprocess((v) => {
+    if (v === undefined || v === null || v === "") return undefined;
+    if (Array.isArray(v)) return v;
+    if (typeof v === "object") return Object.values(v as object);
+    return [v];
+  }, z.array(item).max(max).optional());
+
+/** Integers arriving as strings. */
+export const zInt = z.preprocess((v) => {
+  if (v === undefined || v === null || v === "") return undefined;
+  if (typeof v === "number") return Math.trunc(v);
+  if (typeof v === "string" && /^-?\d{1,15}$/.test(v.trim())) return Number(v.trim());
+  return v;
+}, z.number().int().optional());

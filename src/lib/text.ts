@@ -1,0 +1,193 @@
+// Local statuses are plain text: escaped, then linkified (URLs, @mentions, #hashtags) the way Mastodon's formatter
+// does. The scanner is hand-written and linear (security G4): no regular expression with nested quantifiers ever
+// sees user text, and input is capped before scanning.
+
+export const MAX_SOURCE_CHARS = 20_000;
+export const URL_LENGTH = 23;
+
+export function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => (c === "&" ? "&amp;" : c === "<" ? "&lt;" : c === ">" ? "&gt;" : c === '"' ? "&quot;" : "&#39;"));
+}
+
+export type Entity =
+  | { kind: "url"; start: number; end: number; url: string }
+  | { kind: "mention"; start: number; end: number; username: string; domain: string | null }
+  | { kind: "hashtag"; start: number; end: number; name: string };
+
+const isUserChar = (c: string) => /[A-Za-z0-9_]/.test(c);
+const isDomainChar = (c: string) => /[\p{L}\p{N}.\-]/u.test(c);
+const isTagChar = (c: string) => /[\p{L}\p{N}\p{M}_·]/u.test(c);
+const isWordChar = (c: string) => /[\p{L}\p{N}_]/u.test(c);
+const URL_STOP = /[\s<>"]/;
+const TRAILING_PUNCT = /[.,:;!?'")\]}]/;
+
+/** Finds URLs, mentions and hashtags in one left-to-right pass. */
+export function extractEntities(text: string): Entity[] {
+  const out: Entity[] = [];
+  const n = text.length;
+  let i = 0;
+  while (i < n) {
+    const ch = text[i];
+    const prev = i > 0 ? text[i - 1] : "";
+    if ((ch === "h" || ch === "H") && (prev === "" || !isWordChar(prev))) {
+      const head = text.slice(i, i + 8).toLowerCase();
+      const schemeLen = head.startsWith("https://") ? 8 : head.startsWith("http://") ? 7 : 0;
+      if (schemeLen) {
+        let j = i + schemeLen;
+        while (j < n && !URL_STOP.test(text[j])) j++;
+        let end = j;
+        // Trailing punctuation is not part of the URL, except a ')' that closes a '(' inside it.
+        while (end > i + schemeLen && TRAILING_PUNCT.test(text[end - 1])) {
+          if (text[end - 1] === ")" && text.slice(i, end).split("(").length > text.slice(i, end).split(")").length - 1) break;
+          end--;
+        }
+        if (end > i + schemeLen) {
+          out.push({ kind: "url", start: i, end, url: text.slice(i, end) });
+          i = end;
+          continue;
+        }
+      }
+    }
+    if (ch === "@" && (prev === "" || !(isWordChar(prev) || prev === "/" || prev === "@"))) {
+      let j = i + 1;
+      while (j < n && (isUserChar(text[j]) || text[j] === "." || text[j] === "-")) j++;
+      let userEnd = j;
+      while (userEnd > i + 1 && !isUserChar(text[userEnd - 1])) userEnd--;
+      const username = text.slice(i + 1, userEnd);
+      if (username && /^[A-Za-z0-9_]/.test(username)) {
+        let end = userEnd;
+        let domain: string | null = null;
+        if (text[userEnd] === "@") {
+          let k = userEnd + 1;
+          while (k < n && isDomainChar(text[k])) k++;
+          let dEnd = k;
+          while (dEnd > userEnd + 1 && (text[dEnd - 1] === "." || text[dEnd - 1] === "-")) dEnd--;
+          const d = text.slice(userEnd + 1, dEnd);
+          if (d.includes(".") || /^localhost$/i.test(d)) {
+            domain = d;
+            end = dEnd;
+            if (text[end] === ":" && /\d/.test(text[end + 1] ?? "")) {
+              // host:port (local development)
+              let p = end + 1;
+              while (p < n && /\d/.test(text[p])) p++;
+              domain = text.slice(userEnd + 1, p);
+              end = p;
+            }
+          }
+        }
+        out.push({ kind: "mention", start: i, end, username, domain });
+        i = end;
+        continue;
+      }
+    }
+    if ((ch === "#" || ch === "＃") && (prev === "" || !(isWordChar(prev) || prev === "/" || prev === ")" || prev === "&"))) {
+      let j = i + 1;
+      while (j < n && isTagChar(text[j])) j++;
+      const name = text.slice(i + 1, j);
+      if (name && !/^[\d_·]+$/.test(name) && name.length <= 100) {
+        out.push({ kind: "hashtag", start: i, end: j, name });
+        i = j;
+        continue;
+      }
+      i = Math.max(j, i + 1);
+      continue;
+    }
+    i++;
+  }
+  return out;
+}
+
+const segmenter = typeof Intl !== "undefined" && "Segmenter" in Intl ? new Intl.Segmenter(undefined, { granularity: "grapheme" }) : null;
+
+export function graphemeLength(s: string): number {
+  if (!s) return 0;
+  if (!segmenter) return Array.from(s).length;
+  let count = 0;
+  for (const _ of segmenter.segment(s)) count++;
+  return count;
+}
+
+/** Mastodon's status length: graphemes, every URL counts 23, a remote mention counts as its @username only. */
+export function statusLength(text: string, spoiler = ""): number {
+  let total = graphemeLength(spoiler);
+  let last = 0;
+  for (const e of extractEntities(text)) {
+    total += graphemeLength(text.slice(last, e.start));
+    if (e.kind === "url") total += URL_LENGTH;
+    else if (e.kind === "mention") total += graphemeLength("@" + e.username);
+    else total += graphemeLength(text.slice(e.start, e.end));
+    last = e.end;
+  }
+  total += graphemeLength(text.slice(last));
+  return total;
+}
+
+/** Hashtag normalisation like Mastodon's HashtagNormalizer: NFKC, lower case, ASCII folding of Latin letters. */
+export function normalizeTag(name: string): string {
+  return name
+    .normalize("NFKC")
+    .toLowerCase()
+    .normalize("NFD")
+    .replace(/[\u0300-\u036f]/g, "")
+    .normalize("NFC")
+    .replace(/[^\p{L}\p{N}\p{M}_·]/gu, "");
+}
+
+export interface RenderLinks {
+  /** The resolved account for a mention (by entity), or null to leave it as text. */
+  mention(e: Extract<Entity, { kind: "mention" }>): { url: string; username: string } | null;
+  tagUrl(name: string): string;
+}
+
+function renderUrl(url: string): string {
+  const href = escapeHtml(url);
+  const m = /^(https?:\/\/(?:www\.)?)(.*)$/i.exec(url)!;
+  const prefix = m[1];
+  const rest = m[2];
+  const display = rest.length > 30 ? rest.slice(0, 30) : rest;
+  const tail = rest.length > 30 ? rest.slice(30) : "";
+  const cls = tail ? "ellipsis" : "";
+  return (
+    `<a href="${href}" target="_blank" rel="nofollow noopener noreferrer" translate="no">` +
+    `<span class="invisible">${escapeHtml(prefix)}</span><span class="${cls}">${escapeHtml(display)}</span>` +
+    `<span class="invisible">${escapeHtml(tail)}</span></a>`
+  );
+}
+
+function renderInline(text: string, links: RenderLinks): string {
+  let html = "";
+  let last = 0;
+  for (const e of extractEntities(text)) {
+    html += escapeHtml(text.slice(last, e.start));
+    const raw = text.slice(e.start, e.end);
+    if (e.kind === "url") html += renderUrl(e.url);
+    else if (e.kind === "mention") {
+      const acc = links.mention(e);
+      html += acc
+        ? `<span class="h-card" translate="no"><a href="${escapeHtml(acc.url)}" class="u-url mention">@<span>${escapeHtml(acc.username)}</span></a></span>`
+        : escapeHtml(raw);
+    } else {
+      html += `<a href="${escapeHtml(links.tagUrl(normalizeTag(e.name)))}" class="mention hashtag" rel="tag">#<span>${escapeHtml(e.name)}</span></a>`;
+    }
+    last = e.end;
+  }
+  return html + escapeHtml(text.slice(last));
+}
+
+/** Plain text → Mastodon-shaped HTML: paragraphs on blank lines, <br /> on single newlines. */
+export function renderPlainText(text: string, links: RenderLinks): string {
+  const normalized = text.replace(/\r\n?/g, "\n").trim();
+  if (!normalized) return "";
+  return normalized
+    .split(/\n{2,}/)
+    .map((para) => `<p>${para.split("\n").map((line) => renderInline(line, links)).join("<br />")}</p>`)
+    .join("");
+}
+
+/** Text for a profile note or field: same rendering, no mention resolution beyond what the caller gives. */
+export const noLinks: RenderLinks = { mention: () => null, tagUrl: (n) => `/tags/${encodeURIComponent(n)}` };
+
+/** Strips characters that must never be stored: NUL and lone surrogates (security A14). */
+export function cleanText(s: string): string {
+  return s.replace(/\u0000/g, "").replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD");
+}

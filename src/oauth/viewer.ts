@@ -1,0 +1,59 @@
+// Bearer token → viewer: ONE D1 query joins token, user, account, role and application, so authenticated routes
+// (verify_credentials among them) spend a single round trip on identity.
+import { and, eq, isNull } from "drizzle-orm";
+import type { DB } from "../db/client";
+import { accounts, feedStates, oauthAccessTokens, oauthApplications, userRoles, users } from "../db/schema";
+import { sha256Hex } from "../lib/crypto";
+
+export type AccountRow = typeof accounts.$inferSelect;
+export type UserRow = typeof users.$inferSelect;
+export type RoleRow = typeof userRoles.$inferSelect;
+
+export interface Viewer {
+  tokenId: string;
+  scopes: ReadonlySet<string>;
+  applicationId: string | null;
+  application: { name: string; website: string | null } | null;
+  /** Null for client_credentials (app) tokens. */
+  user: UserRow | null;
+  account: AccountRow | null;
+  role: RoleRow | null;
+  feedDroppedAt: number | null;
+}
+
+export function bearerToken(req: Request): string | null {
+  const h = req.headers.get("authorization");
+  if (h) {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
+    return m ? m[1] : null;
+  }
+  return null;
+}
+
+export async function loadViewer(db: DB, token: string): Promise<Viewer | null> {
+  if (token.length > 200) return null;
+  const hash = await sha256Hex(token);
+  const rows = await db
+    .select({ token: oauthAccessTokens, user: users, account: accounts, role: userRoles, app: oauthApplications, feed: feedStates })
+    .from(oauthAccessTokens)
+    .leftJoin(users, eq(users.id, oauthAccessTokens.userId))
+    .leftJoin(accounts, eq(accounts.id, users.accountId))
+    .leftJoin(userRoles, eq(userRoles.id, users.roleId))
+    .leftJoin(oauthApplications, eq(oauthApplications.id, oauthAccessTokens.applicationId))
+    .leftJoin(feedStates, eq(feedStates.accountId, users.accountId))
+    .where(and(eq(oauthAccessTokens.tokenHash, hash), isNull(oauthAccessTokens.revokedAt)))
+    .limit(1);
+  const r = rows[0];
+  if (!r) return null;
+  if (r.token.userId && (!r.user || !r.account)) return null;
+  return {
+    tokenId: r.token.id,
+    scopes: new Set(r.token.scopes.split(" ").filter(Boolean)),
+    applicationId: r.token.applicationId,
+    application: r.app ? { name: r.app.name, website: r.app.website } : null,
+    user: r.user,
+    account: r.account,
+    role: r.role,
+    feedDroppedAt: r.feed?.droppedAt ?? null,
+  };
+}

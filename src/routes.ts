@@ -1,0 +1,70 @@
+// Every route module and where it is mounted. One module per Mastodon resource, path-mirrored.
+import type { Hono } from "hono";
+import type { AppEnv } from "./context";
+import accounts from "./api/v1/accounts";
+import apps from "./api/v1/apps";
+import blocks from "./api/v1/blocks";
+import bookmarks from "./api/v1/bookmarks";
+import customEmojis from "./api/v1/custom-emojis";
+import domainBlocks from "./api/v1/domain-blocks";
+import emails from "./api/v1/emails";
+import endorsements from "./api/v1/endorsements";
+import favourites from "./api/v1/favourites";
+import featuredTags from "./api/v1/featured-tags";
+import followRequests from "./api/v1/follow-requests";
+import followedTags from "./api/v1/followed-tags";
+import follows from "./api/v1/follows";
+import instanceV1 from "./api/v1/instance";
+import lists from "./api/v1/lists";
+import markers from "./api/v1/markers";
+import media from "./api/v1/media";
+import mutes from "./api/v1/mutes";
+import notifications from "./api/v1/notifications";
+import preferences from "./api/v1/preferences";
+import reports from "./api/v1/reports";
+import statuses from "./api/v1/statuses";
+import stubs from "./api/v1/stubs";
+import tags from "./api/v1/tags";
+import timelines from "./api/v1/timelines";
+import instanceV2 from "./api/v2/instance";
+import mediaV2 from "./api/v2/media";
+import search from "./api/v2/search";
+import wellKnown from "./federation/well-known";
+import oauth from "./oauth/routes";
+import media_files from "./media/serve";
+import web from "./web/routes";
+
+export const mounts: [string, Hono<AppEnv>][] = [
+  ["/api/v1/accounts", accounts],
+  ["/api/v1/apps", apps],
+  ["/api/v1/blocks", blocks],
+  ["/api/v1/bookmarks", bookmarks],
+  ["/api/v1/custom_emojis", customEmojis],
+  ["/api/v1/domain_blocks", domainBlocks],
+  ["/api/v1/emails", emails],
+  ["/api/v1/endorsements", endorsements],
+  ["/api/v1/favourites", favourites],
+  ["/api/v1/featured_tags", featuredTags],
+  ["/api/v1/follow_requests", followRequests],
+  ["/api/v1/followed_tags", followedTags],
+  ["/api/v1/follows", follows],
+  ["/api/v1/instance", instanceV1],
+  ["/api/v1/lists", lists],
+  ["/api/v1/markers", markers],
+  ["/api/v1/media", media],
+  ["/api/v1/mutes", mutes],
+  ["/api/v1/notifications", notifications],
+  ["/api/v1/preferences", preferences],
+  ["/api/v1/reports", reports],
+  ["/api/v1/statuses", statuses],
+  ["/api/v1/tags", tags],
+  ["/api/v1/timelines", timelines],
+  ["/api/v2/instance", instanceV2],
+  ["/api/v2/media", mediaV2],
+  ["/api/v2/search", search],
+  ["/api", stubs],
+  ["/oauth", oauth],
+  ["/media", media_files],
+  ["/", wellKnown],
+  ["/", web],
+];

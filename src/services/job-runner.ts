@@ -1,0 +1,6 @@
+import type { Env } from "../env";
+import type { JobMessage } from "./jobs";
+
+export async function handleJobs(batch: MessageBatch<JobMessage>, env: Env, ctx: ExecutionContext): Promise<void> {
+  for (const m of batch.messages) m.ack();
+}
