@@ -17,7 +17,7 @@ export default defineWorkersConfig(async () => {
               TEST_MIGRATIONS: migrations,
               REGISTRATIONS_MODE: "open",
               SETUP_TOKEN: "test-setup-token",
-              PASSWORD_PEPPER: "test-pepper",
+              SECRET_KEY_BASE: "test-pepper",
             },
           },
         },

@@ -98,6 +98,7 @@ CREATE UNIQUE INDEX `oauth_access_grants_code` ON `oauth_access_grants` (`code_h
 CREATE TABLE `oauth_access_tokens` (
 	`id` text PRIMARY KEY NOT NULL,
 	`token_hash` text NOT NULL,
+	`sealed` text,
 	`application_id` text,
 	`user_id` text,
 	`scopes` text NOT NULL,

@@ -6,6 +6,7 @@ export interface Env {
   MEDIA: R2Bucket;
   HOME_FEED: DurableObjectNamespace;
   STREAMING: DurableObjectNamespace;
+  RATE_LIMITER: DurableObjectNamespace;
   JOBS: Queue<JobMessage>;
   DELIVERY: Queue<unknown>;
   REGISTRATIONS_MODE?: string;
@@ -18,7 +19,7 @@ export interface Env {
   LOCAL_DOMAIN?: string;
   ALLOW_LOOPBACK_FETCH?: string;
   SETUP_TOKEN?: string;
-  PASSWORD_PEPPER?: string;
+  SECRET_KEY_BASE?: string;
   VAPID_PUBLIC_KEY?: string;
   VAPID_PRIVATE_KEY?: string;
   REQUIRE_EMAIL_CONFIRMATION?: string;

@@ -6,6 +6,7 @@ import { runScheduled } from "./services/scheduled";
 
 export { HomeFeed } from "./timelines/home-feed-do";
 export { Streaming } from "./streaming/streaming-do";
+export { RateLimiter } from "./lib/rate-limiter-do";
 
 const app = buildApp();
 

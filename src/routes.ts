@@ -2,6 +2,8 @@
 import type { Hono } from "hono";
 import type { AppEnv } from "./context";
 import accounts from "./api/v1/accounts";
+import accountsRegister from "./api/v1/accounts-register";
+import polls from "./api/v1/polls";
 import apps from "./api/v1/apps";
 import blocks from "./api/v1/blocks";
 import bookmarks from "./api/v1/bookmarks";
@@ -35,7 +37,9 @@ import media_files from "./media/serve";
 import web from "./web/routes";
 
 export const mounts: [string, Hono<AppEnv>][] = [
+  ["/api/v1/accounts", accountsRegister],
   ["/api/v1/accounts", accounts],
+  ["/api/v1/polls", polls],
   ["/api/v1/apps", apps],
   ["/api/v1/blocks", blocks],
   ["/api/v1/bookmarks", bookmarks],

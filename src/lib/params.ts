@@ -113,7 +113,7 @@ export async function readBodyText(req: Request, limit: number): Promise<string>
     o += ch.byteLength;
   }
   try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(all);
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(all);
   } catch {
     throw unprocessableEncoding();
   }

@@ -1,8 +1,8 @@
 // Bearer token → viewer: ONE D1 query joins token, user, account, role and application, so authenticated routes
 // (verify_credentials among them) spend a single round trip on identity.
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, isNull, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { accounts, feedStates, oauthAccessTokens, oauthApplications, userRoles, users } from "../db/schema";
+import { accounts, feedStates, followRequests, oauthAccessTokens, oauthApplications, userRoles, users } from "../db/schema";
 import { sha256Hex } from "../lib/crypto";
 
 export type AccountRow = typeof accounts.$inferSelect;
@@ -19,6 +19,7 @@ export interface Viewer {
   account: AccountRow | null;
   role: RoleRow | null;
   feedDroppedAt: number | null;
+  followRequestsCount: number;
 }
 
 export function bearerToken(req: Request): string | null {
@@ -34,7 +35,15 @@ export async function loadViewer(db: DB, token: string): Promise<Viewer | null> 
   if (token.length > 200) return null;
   const hash = await sha256Hex(token);
   const rows = await db
-    .select({ token: oauthAccessTokens, user: users, account: accounts, role: userRoles, app: oauthApplications, feed: feedStates })
+    .select({
+      token: oauthAccessTokens,
+      user: users,
+      account: accounts,
+      role: userRoles,
+      app: oauthApplications,
+      feed: feedStates,
+      frCount: sql<number>`(SELECT count(*) FROM ${followRequests} WHERE ${followRequests.targetAccountId} = ${users.accountId})`,
+    })
     .from(oauthAccessTokens)
     .leftJoin(users, eq(users.id, oauthAccessTokens.userId))
     .leftJoin(accounts, eq(accounts.id, users.accountId))
@@ -55,5 +64,6 @@ export async function loadViewer(db: DB, token: string): Promise<Viewer | null> 
     account: r.account,
     role: r.role,
     feedDroppedAt: r.feed?.droppedAt ?? null,
+    followRequestsCount: Number(r.frCount ?? 0),
   };
 }

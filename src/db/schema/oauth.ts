@@ -23,6 +23,7 @@ export const oauthAccessTokens = sqliteTable(
   {
     id: id("id").primaryKey(),
     tokenHash: text("token_hash").notNull(),
+    sealed: text("sealed"), // AES-GCM under SECRET_KEY_BASE, for token reuse (services/tokens.ts)
     applicationId: id("application_id"),
     userId: id("user_id"), // null for client_credentials tokens
     scopes: text("scopes").notNull(),

@@ -1,0 +1,129 @@
+// Account rows → Mastodon Account JSON. Counts live on the row, so rendering needs no query.
+import type { Config } from "../env";
+import { escapeHtml, noLinks, renderPlainText } from "../lib/text";
+import type { AccountRow, RoleRow, UserRow } from "../oauth/viewer";
+import { accountUrl, DEFAULT_AVATAR, DEFAULT_HEADER, isoTime, mediaUrl } from "./urls";
+
+export interface MastodonAccount {
+  id: string;
+  username: string;
+  acct: string;
+  display_name: string;
+  locked: boolean;
+  bot: boolean;
+  discoverable: boolean | null;
+  indexable: boolean;
+  group: boolean;
+  created_at: string;
+  note: string;
+  url: string;
+  uri: string;
+  avatar: string;
+  avatar_static: string;
+  header: string;
+  header_static: string;
+  followers_count: number;
+  following_count: number;
+  statuses_count: number;
+  last_status_at: string | null;
+  hide_collections: boolean | null;
+  noindex: boolean;
+  emojis: unknown[];
+  roles: { id: string; name: string; color: string }[];
+  fields: { name: string; value: string; verified_at: string | null }[];
+  suspended?: boolean;
+  limited?: boolean;
+  memorial?: boolean;
+  moved?: MastodonAccount | null;
+  [k: string]: unknown;
+}
+
+export function acctOf(a: Pick<AccountRow, "username" | "domain">): string {
+  return a.domain ? `${a.username}@${a.domain}` : a.username;
+}
+
+function midnight(ms: number): string {
+  const d = new Date(ms);
+  return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate())).toISOString();
+}
+
+function picture(cfg: Config, key: string | null, remote: string | null, fallback: string): string {
+  if (key) return mediaUrl(cfg, key);
+  if (remote) return remote;
+  return `${cfg.origin}${fallback}`;
+}
+
+export function renderAccount(cfg: Config, a: AccountRow, role?: RoleRow | null): MastodonAccount {
+  const local = !a.domain;
+  const suspended = !!a.suspendedAt;
+  const fields = local
+    ? a.fields.map((f) => ({
+        name: escapeHtml(f.name),
+        value: renderPlainText(f.value, noLinks).replace(/^<p>|<\/p>$/g, ""),
+        verified_at: f.verified_at,
+      }))
+    : a.fields;
+  const out: MastodonAccount = {
+    id: a.id,
+    username: a.username,
+    acct: acctOf(a),
+    display_name: suspended ? "" : a.displayName,
+    locked: a.locked,
+    bot: a.actorType === "Service" || a.actorType === "Application",
+    discoverable: a.discoverable ?? null,
+    indexable: a.indexable,
+    group: a.actorType === "Group",
+    created_at: midnight(a.createdAt),
+    note: suspended ? "" : a.note,
+    url: a.url ?? (local ? accountUrl(cfg, a.username) : a.uri),
+    uri: a.uri,
+    avatar: suspended ? `${cfg.origin}${DEFAULT_AVATAR}` : picture(cfg, a.avatarKey, a.avatarRemoteUrl, DEFAULT_AVATAR),
+    avatar_static: "",
+    header: suspended ? `${cfg.origin}${DEFAULT_HEADER}` : picture(cfg, a.headerKey, a.headerRemoteUrl, DEFAULT_HEADER),
+    header_static: "",
+    followers_count: suspended ? 0 : a.followersCount,
+    following_count: suspended ? 0 : a.followingCount,
+    statuses_count: suspended ? 0 : a.statusesCount,
+    last_status_at: a.lastStatusAt ? new Date(a.lastStatusAt).toISOString().slice(0, 10) : null,
+    hide_collections: a.hideCollections ?? null,
+    noindex: !a.indexable,
+    emojis: [],
+    roles: role && role.highlighted ? [{ id: role.id, name: role.name, color: role.color }] : [],
+    fields: suspended ? [] : fields,
+  };
+  out.avatar_static = out.avatar;
+  out.header_static = out.header;
+  if (suspended) out.suspended = true;
+  if (a.silencedAt) out.limited = true;
+  if (a.memorial) out.memorial = true;
+  return out;
+}
+
+export function renderRole(role: RoleRow | null) {
+  if (!role) return { id: "-99", name: "", permissions: "0", color: "", highlighted: false };
+  return { id: role.id, name: role.name, permissions: String(role.permissions), color: role.color, highlighted: role.highlighted };
+}
+
+/** CredentialAccount: the own account with `source` and `role` (verify_credentials, update_credentials). */
+export function renderCredentialAccount(cfg: Config, a: AccountRow, user: UserRow, role: RoleRow | null, followRequestsCount: number) {
+  const s = user.settings ?? {};
+  return {
+    ...renderAccount(cfg, a, role),
+    source: {
+      privacy: s["posting:default:visibility"] ?? "public",
+      sensitive: s["posting:default:sensitive"] ?? false,
+      language: s["posting:default:language"] ?? "",
+      note: a.noteSource,
+      fields: a.fields.map((f) => ({ name: f.name, value: f.value, verified_at: f.verified_at })),
+      follow_requests_count: followRequestsCount,
+      hide_collections: a.hideCollections ?? null,
+      discoverable: a.discoverable ?? null,
+      indexable: a.indexable,
+      attribution_domains: [],
+      quote_policy: "public",
+    },
+    role: renderRole(role),
+  };
+}
+
+export { isoTime };

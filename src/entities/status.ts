@@ -1,0 +1,245 @@
+// Statuses → Mastodon Status JSON, in batches: whatever the page size, ONE D1 batch (one round trip) loads the
+// statuses, their reblog targets, authors, media, mentions, tags, polls, applications and the viewer's relations.
+// Every query takes the page's ids as one JSON parameter (db/id-list.ts), so the statement count is fixed.
+import { and, eq, inArray, or, sql } from "drizzle-orm";
+import type { DB } from "../db/client";
+import { idList } from "../db/client";
+import {
+  accounts,
+  blocks,
+  bookmarks,
+  conversationMutes,
+  favourites,
+  follows,
+  mediaAttachments,
+  mentions,
+  oauthApplications,
+  polls,
+  pollVotes,
+  statusPins,
+  statuses,
+  statusTags,
+  tags,
+} from "../db/schema";
+import type { Config } from "../env";
+import type { AccountRow } from "../oauth/viewer";
+import { acctOf, renderAccount, type MastodonAccount } from "./account";
+import { renderMedia } from "./media";
+import { renderPoll } from "./poll";
+import { isoTime, statusUrl, tagUrl } from "./urls";
+import { canSeeStatus } from "../services/visibility";
+
+export type StatusRow = typeof statuses.$inferSelect;
+export type MediaRow = typeof mediaAttachments.$inferSelect;
+export type PollRow = typeof polls.$inferSelect;
+
+export interface StatusBundle {
+  statuses: Map<string, StatusRow>;
+  accounts: Map<string, AccountRow>;
+  media: Map<string, MediaRow[]>;
+  mentions: Map<string, AccountRow[]>;
+  mentionIds: Map<string, Set<string>>;
+  tags: Map<string, string[]>;
+  polls: Map<string, PollRow>;
+  ownVotes: Map<string, number[]>;
+  apps: Map<string, { name: string; website: string | null }>;
+  viewer: {
+    id: string | null;
+    favourited: Set<string>;
+    reblogged: Set<string>;
+    bookmarked: Set<string>;
+    pinned: Set<string>;
+    mutedConversations: Set<string>;
+    following: Set<string>;
+    blockedBy: Set<string>;
+  };
+}
+
+/** The page's ids plus the ids of the statuses they reblog. */
+function withReblogTargets(ids: string[]) {
+  const list = idList(ids);
+  return sql`(SELECT value FROM json_each(${JSON.stringify(ids.map((i) => i.padStart(20, "0")))}) UNION SELECT ${statuses.reblogOfId} FROM ${statuses} WHERE ${statuses.id} IN ${list} AND ${statuses.reblogOfId} IS NOT NULL)`;
+}
+
+export async function loadStatusBundle(db: DB, ids: string[], viewerId: string | null): Promise<StatusBundle> {
+  const bundle: StatusBundle = {
+    statuses: new Map(),
+    accounts: new Map(),
+    media: new Map(),
+    mentions: new Map(),
+    mentionIds: new Map(),
+    tags: new Map(),
+    polls: new Map(),
+    ownVotes: new Map(),
+    apps: new Map(),
+    viewer: {
+      id: viewerId,
+      favourited: new Set(),
+      reblogged: new Set(),
+      bookmarked: new Set(),
+      pinned: new Set(),
+      mutedConversations: new Set(),
+      following: new Set(),
+      blockedBy: new Set(),
+    },
+  };
+  if (ids.length === 0) return bundle;
+  const all = withReblogTargets(ids);
+  const authorsOf = sql`(SELECT ${statuses.accountId} FROM ${statuses} WHERE ${statuses.id} IN ${all})`;
+  const q = [
+    db.select().from(statuses).where(inArray(statuses.id, all)),
+    db.select().from(accounts).where(inArray(accounts.id, authorsOf)),
+    db.select().from(mediaAttachments).where(inArray(mediaAttachments.statusId, all)),
+    db.select({ statusId: mentions.statusId, silent: mentions.silent, account: accounts }).from(mentions).innerJoin(accounts, eq(accounts.id, mentions.accountId)).where(inArray(mentions.statusId, all)),
+    db.select({ statusId: statusTags.statusId, name: tags.name }).from(statusTags).innerJoin(tags, eq(tags.id, statusTags.tagId)).where(inArray(statusTags.statusId, all)),
+    db.select().from(polls).where(inArray(polls.statusId, all)),
+    db
+      .select({ id: oauthApplications.id, name: oauthApplications.name, website: oauthApplications.website })
+      .from(oauthApplications)
+      .where(inArray(oauthApplications.id, sql`(SELECT ${statuses.applicationId} FROM ${statuses} WHERE ${statuses.id} IN ${all} AND ${statuses.local} = 1)`)),
+  ] as const;
+  const v = viewerId ?? "0";
+  const viewerQ = [
+    db.select({ id: favourites.statusId }).from(favourites).where(and(eq(favourites.accountId, v), inArray(favourites.statusId, all))),
+    db.select({ id: statuses.reblogOfId }).from(statuses).where(and(eq(statuses.accountId, v), inArray(statuses.reblogOfId, all))),
+    db.select({ id: bookmarks.statusId }).from(bookmarks).where(and(eq(bookmarks.accountId, v), inArray(bookmarks.statusId, all))),
+    db.select({ id: statusPins.statusId }).from(statusPins).where(and(eq(statusPins.accountId, v), inArray(statusPins.statusId, all))),
+    db
+      .select({ id: conversationMutes.conversationId })
+      .from(conversationMutes)
+      .where(and(eq(conversationMutes.accountId, v), inArray(conversationMutes.conversationId, sql`(SELECT ${statuses.conversationId} FROM ${statuses} WHERE ${statuses.id} IN ${all})`))),
+    db.select({ id: follows.targetAccountId }).from(follows).where(and(eq(follows.accountId, v), inArray(follows.targetAccountId, authorsOf))),
+    db.select({ id: blocks.accountId }).from(blocks).where(and(eq(blocks.targetAccountId, v), inArray(blocks.accountId, authorsOf))),
+    db.select({ pollId: pollVotes.pollId, choice: pollVotes.choice }).from(pollVotes).where(and(eq(pollVotes.accountId, v), inArray(pollVotes.pollId, sql`(SELECT ${statuses.pollId} FROM ${statuses} WHERE ${statuses.id} IN ${all})`))),
+  ] as const;
+  const res = viewerId ? await db.batch([...q, ...viewerQ]) : await db.batch([...q]);
+  const [sRows, aRows, mRows, menRows, tagRows, pollRows, appRows] = res as unknown as [
+    StatusRow[],
+    AccountRow[],
+    MediaRow[],
+    { statusId: string; silent: boolean; account: AccountRow }[],
+    { statusId: string; name: string }[],
+    PollRow[],
+    { id: string; name: string; website: string | null }[],
+  ];
+  for (const s of sRows) bundle.statuses.set(s.id, s);
+  for (const a of aRows) bundle.accounts.set(a.id, a);
+  for (const m of mRows) {
+    const list = bundle.media.get(m.statusId!) ?? [];
+    list.push(m);
+    bundle.media.set(m.statusId!, list);
+  }
+  for (const m of menRows) {
+    if (!bundle.mentionIds.has(m.statusId)) bundle.mentionIds.set(m.statusId, new Set());
+    bundle.mentionIds.get(m.statusId)!.add(m.account.id);
+    if (m.silent) continue;
+    const list = bundle.mentions.get(m.statusId) ?? [];
+    list.push(m.account);
+    bundle.mentions.set(m.statusId, list);
+  }
+  for (const t of tagRows) {
+    const list = bundle.tags.get(t.statusId) ?? [];
+    list.push(t.name);
+    bundle.tags.set(t.statusId, list);
+  }
+  for (const p of pollRows) if (p.statusId) bundle.polls.set(p.statusId, p);
+  for (const a of appRows) bundle.apps.set(a.id, { name: a.name, website: a.website });
+  if (viewerId) {
+    const rest = res.slice(q.length) as unknown as { id: string }[][];
+    const [fav, reb, bm, pin, cm, fol, blk] = rest;
+    fav.forEach((r) => bundle.viewer.favourited.add(r.id));
+    reb.forEach((r) => r.id && bundle.viewer.reblogged.add(r.id));
+    bm.forEach((r) => bundle.viewer.bookmarked.add(r.id));
+    pin.forEach((r) => bundle.viewer.pinned.add(r.id));
+    cm.forEach((r) => bundle.viewer.mutedConversations.add(r.id));
+    fol.forEach((r) => bundle.viewer.following.add(r.id));
+    blk.forEach((r) => bundle.viewer.blockedBy.add(r.id));
+    const votes = res[q.length + 7] as unknown as { pollId: string; choice: number }[];
+    for (const vt of votes) {
+      const list = bundle.ownVotes.get(vt.pollId) ?? [];
+      list.push(vt.choice);
+      bundle.ownVotes.set(vt.pollId, list);
+    }
+  }
+  return bundle;
+}
+
+export function renderStatusFrom(cfg: Config, b: StatusBundle, id: string, depth = 0): Record<string, unknown> | null {
+  const s = b.statuses.get(id);
+  if (!s) return null;
+  const account = b.accounts.get(s.accountId);
+  if (!account) return null;
+  if (!canSeeStatus(b, s, account)) return null;
+  let reblog: Record<string, unknown> | null = null;
+  if (s.reblogOfId) {
+    if (depth > 0) return null;
+    reblog = renderStatusFrom(cfg, b, s.reblogOfId, depth + 1);
+    if (!reblog) return null;
+  }
+  const v = b.viewer;
+  const target = s.reblogOfId ?? s.id;
+  const media = (b.media.get(s.id) ?? []).slice();
+  if (s.mediaIds?.length) {
+    const order = new Map(s.mediaIds.map((m, i) => [m, i]));
+    media.sort((x, y) => (order.get(x.id) ?? 99) - (order.get(y.id) ?? 99));
+  }
+  const poll = b.polls.get(s.id);
+  const app = s.applicationId ? b.apps.get(s.applicationId) : undefined;
+  const out: Record<string, unknown> = {
+    id: s.id,
+    created_at: isoTime(s.createdAt),
+    in_reply_to_id: s.inReplyToId,
+    in_reply_to_account_id: s.inReplyToAccountId,
+    sensitive: s.sensitive,
+    spoiler_text: s.spoilerText,
+    visibility: s.visibility,
+    language: s.language,
+    uri: s.uri,
+    url: s.reblogOfId ? null : s.url ?? (s.local ? statusUrl(cfg, account.username, s.id) : s.uri),
+    replies_count: s.repliesCount,
+    reblogs_count: s.reblogsCount,
+    favourites_count: s.favouritesCount,
+    quotes_count: 0,
+    edited_at: isoTime(s.editedAt),
+    content: s.reblogOfId ? "" : s.content,
+    reblog,
+    application: app ? { name: app.name, website: app.website } : s.local && !s.reblogOfId ? { name: "Web", website: null } : undefined,
+    account: renderAccount(cfg, account) as MastodonAccount,
+    media_attachments: media.map((m) => renderMedia(cfg, m)),
+    mentions: (b.mentions.get(s.id) ?? []).map((a) => ({ id: a.id, username: a.username, url: a.url ?? a.uri, acct: acctOf(a) })),
+    tags: (b.tags.get(s.id) ?? []).map((name) => ({ name, url: tagUrl(cfg, name) })),
+    emojis: [],
+    card: null,
+    poll: poll ? renderPoll(poll, v.id ? b.ownVotes.get(poll.id) ?? [] : null, v.id === s.accountId) : null,
+    quote: null,
+    quote_approval: { automatic: s.visibility === "public" || s.visibility === "unlisted" ? ["public"] : [], manual: [], current_user: "denied" },
+  };
+  if (out.application === undefined) delete out.application;
+  if (v.id) {
+    out.favourited = v.favourited.has(target) && !s.reblogOfId ? true : v.favourited.has(s.id);
+    out.reblogged = v.reblogged.has(s.id);
+    out.muted = s.conversationId ? v.mutedConversations.has(s.conversationId) : false;
+    out.bookmarked = v.bookmarked.has(s.id);
+    if (s.accountId === v.id) out.pinned = v.pinned.has(s.id);
+    out.filtered = [];
+  }
+  return out;
+}
+
+/** Renders statuses in the given order, dropping any the viewer may not see. */
+export async function renderStatuses(db: DB, cfg: Config, ids: string[], viewerId: string | null): Promise<Record<string, unknown>[]> {
+  const b = await loadStatusBundle(db, ids, viewerId);
+  const out: Record<string, unknown>[] = [];
+  for (const id of ids) {
+    const r = renderStatusFrom(cfg, b, id);
+    if (r) out.push(r);
+  }
+  return out;
+}
+
+export async function renderStatus(db: DB, cfg: Config, id: string, viewerId: string | null): Promise<Record<string, unknown> | null> {
+  const [r] = await renderStatuses(db, cfg, [id], viewerId);
+  return r ?? null;
+}
+
+void or;

@@ -1,0 +1,15 @@
+// Public URLs of local things. One place, so ActivityPub ids and REST urls never disagree.
+import type { Config } from "../env";
+
+export const accountUri = (cfg: Config, username: string) => `${cfg.origin}/users/${username}`;
+export const accountUrl = (cfg: Config, username: string) => `${cfg.origin}/@${username}`;
+export const statusUri = (cfg: Config, username: string, id: string) => `${cfg.origin}/users/${username}/statuses/${id}`;
+export const statusUrl = (cfg: Config, username: string, id: string) => `${cfg.origin}/@${username}/${id}`;
+export const tagUrl = (cfg: Config, name: string) => `${cfg.origin}/tags/${encodeURIComponent(name)}`;
+export const mediaUrl = (cfg: Config, key: string) => `${cfg.origin}/media/${key}`;
+export const DEFAULT_AVATAR = "/avatars/original/missing.png";
+export const DEFAULT_HEADER = "/headers/original/missing.png";
+
+export function isoTime(ms: number | null | undefined): string | null {
+  return ms == null ? null : new Date(ms).toISOString();
+}

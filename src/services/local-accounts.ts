@@ -1,0 +1,120 @@
+// Creating local accounts (sign-up, first-admin setup, tests): validation of usernames, e-mails and passwords
+// (security A20, A21) and the account + user rows in one batch.
+import { sql } from "drizzle-orm";
+import type { DB } from "../db/client";
+import { accounts, users } from "../db/schema";
+import type { Config, Env } from "../env";
+import { accountUri, accountUrl } from "../entities/urls";
+import { hashPassword } from "../lib/crypto";
+import { ApiError } from "../lib/errors";
+import { snowflake } from "../lib/ids";
+
+export const RESERVED_USERNAMES = new Set([
+  "admin", "administrator", "root", "support", "help", "inbox", "outbox", "api", "users", "user", "well-known",
+  "webmaster", "postmaster", "abuse", "security", "mastodon", "tern", "instance", "actor", "oauth", "auth", "settings",
+  "about", "explore", "tags", "media", "nodeinfo", "system", "staff", "moderator", "owner", "null", "undefined",
+]);
+
+export interface NewLocalAccount {
+  username: string;
+  email: string;
+  password: string;
+  approved: boolean;
+  confirmed: boolean;
+  roleId?: string | null;
+  locale?: string | null;
+  reason?: string | null;
+  signUpIp?: string | null;
+  /** Setup may create the owner with a reserved name such as "admin". */
+  allowReserved?: boolean;
+}
+
+type Details = Record<string, { error: string; description: string }[]>;
+
+function detailError(details: Details): ApiError {
+  const msg = Object.entries(details)
+    .map(([k, v]) => `${k[0].toUpperCase()}${k.slice(1)} ${v[0].description}`)
+    .join(", ");
+  return new ApiError(422, `Validation failed: ${msg}`, { details });
+}
+
+export function validateUsername(username: string, allowReserved = false): string | null {
+  if (!username) return "can't be blank";
+  if (username.length > 30) return "is too long (maximum is 30 characters)";
+  if (!/^[a-z0-9_]+$/i.test(username)) return "must contain only letters, numbers and underscores";
+  if (!allowReserved && RESERVED_USERNAMES.has(username.toLowerCase())) return "is reserved";
+  return null;
+}
+
+export function normalizeEmail(raw: string): string | null {
+  const e = raw.trim();
+  if (e.length > 254 || /[\s"%\\<>()\[\],;]/.test(e)) return null;
+  const m = /^([^@]+)@([a-z0-9-]+(?:\.[a-z0-9-]+)+)$/i.exec(e);
+  if (!m) return null;
+  return `${m[1]}@${m[2].toLowerCase()}`;
+}
+
+export async function createLocalAccount(db: DB, cfg: Config, env: Env, input: NewLocalAccount) {
+  const details: Details = {};
+  const uErr = validateUsername(input.username, input.allowReserved);
+  if (uErr) details.username = [{ error: uErr === "is reserved" ? "ERR_RESERVED" : uErr.startsWith("can't") ? "ERR_BLANK" : "ERR_INVALID", description: uErr }];
+  const email = normalizeEmail(input.email);
+  if (!email) details.email = [{ error: "ERR_INVALID", description: "is invalid" }];
+  if (input.password.length < 8) details.password = [{ error: "ERR_TOO_SHORT", description: "is too short (minimum is 8 characters)" }];
+  else if (input.password.length > 72) details.password = [{ error: "ERR_TOO_LONG", description: "is too long (maximum is 72 characters)" }];
+  if (Object.keys(details).length) throw detailError(details);
+
+  const taken = await db.batch([
+    db.select({ id: accounts.id }).from(accounts).where(sql`lower(${accounts.username}) = ${input.username.toLowerCase()} AND ${accounts.domain} IS NULL`).limit(1),
+    db.select({ id: users.id }).from(users).where(sql`lower(${users.email}) = ${email!.toLowerCase()}`).limit(1),
+  ]);
+  if (taken[0].length) details.username = [{ error: "ERR_TAKEN", description: "has already been taken" }];
+  if (taken[1].length) details.email = [{ error: "ERR_TAKEN", description: "has already been taken" }];
+  if (Object.keys(details).length) throw detailError(details);
+
+  const now = Date.now();
+  const accountId = snowflake(now);
+  const userId = snowflake(now);
+  const passwordHash = await hashPassword(input.password, env.SECRET_KEY_BASE ?? "");
+  const username = input.username;
+  try {
+    await db.batch([
+      db.insert(accounts).values({
+        id: accountId,
+        username,
+        domain: null,
+        uri: accountUri(cfg, username),
+        url: accountUrl(cfg, username),
+        inboxUrl: `${accountUri(cfg, username)}/inbox`,
+        sharedInboxUrl: `${cfg.origin}/inbox`,
+        outboxUrl: `${accountUri(cfg, username)}/outbox`,
+        followersUrl: `${accountUri(cfg, username)}/followers`,
+        followingUrl: `${accountUri(cfg, username)}/following`,
+        featuredUrl: `${accountUri(cfg, username)}/collections/featured`,
+        featuredTagsUrl: `${accountUri(cfg, username)}/collections/tags`,
+        discoverable: null,
+        createdAt: now,
+        updatedAt: now,
+      }),
+      db.insert(users).values({
+        id: userId,
+        accountId,
+        email: email!,
+        passwordHash,
+        confirmedAt: input.confirmed ? now : null,
+        approved: input.approved,
+        roleId: input.roleId ?? null,
+        locale: input.locale ?? null,
+        reason: input.reason ?? null,
+        signUpIp: input.signUpIp ?? null,
+        createdAt: now,
+        updatedAt: now,
+      }),
+    ]);
+  } catch (e) {
+    // A concurrent sign-up took the name or e-mail between the check and the insert.
+    if (String(e).includes("UNIQUE")) throw detailError({ username: [{ error: "ERR_TAKEN", description: "has already been taken" }] });
+    throw e;
+  }
+  return { accountId, userId };
+}

@@ -1,0 +1,44 @@
+// Who may see what: one place for every read path. In memory for rendered bundles (canSeeStatus), and as SQL
+// conditions for list queries (statusReadableBy, hiddenAuthorsFor) so pages are filtered before they are cut.
+import { sql, type SQL } from "drizzle-orm";
+import { accountDomainBlocks, accounts, blocks, follows, mentions, mutes, statuses } from "../db/schema";
+import { padId } from "../lib/ids";
+import type { AccountRow } from "../oauth/viewer";
+import type { StatusBundle, StatusRow } from "../entities/status";
+
+export function canSeeStatus(b: StatusBundle, s: StatusRow, author: AccountRow): boolean {
+  const v = b.viewer.id;
+  if (author.suspendedAt) return false;
+  if (v === s.accountId) return true;
+  if (v && b.viewer.blockedBy.has(s.accountId)) return false;
+  if (s.visibility === "public" || s.visibility === "unlisted") return true;
+  if (!v) return false;
+  const mentioned = b.mentionIds.get(s.id)?.has(v) ?? false;
+  if (s.visibility === "direct") return mentioned;
+  return mentioned || b.viewer.following.has(s.accountId);
+}
+
+/** SQL: the status row `statuses` is visible to viewer `v` (null = signed out). Authors not suspended. */
+export function statusReadableBy(v: string | null): SQL {
+  const notSuspended = sql`NOT EXISTS (SELECT 1 FROM ${accounts} sa WHERE sa.id = ${statuses.accountId} AND sa.suspended_at IS NOT NULL)`;
+  if (!v) return sql`(${statuses.visibility} IN ('public','unlisted') AND ${notSuspended})`;
+  const pv = padId(v);
+  return sql`(${notSuspended} AND (${statuses.accountId} = ${pv} OR (
+    NOT EXISTS (SELECT 1 FROM ${blocks} WHERE ${blocks.accountId} = ${statuses.accountId} AND ${blocks.targetAccountId} = ${pv})
+    AND (
+      ${statuses.visibility} IN ('public','unlisted')
+      OR EXISTS (SELECT 1 FROM ${mentions} WHERE ${mentions.statusId} = ${statuses.id} AND ${mentions.accountId} = ${pv})
+      OR (${statuses.visibility} = 'private' AND EXISTS (SELECT 1 FROM ${follows} WHERE ${follows.accountId} = ${pv} AND ${follows.targetAccountId} = ${statuses.accountId}))
+    ))))`;
+}
+
+/**
+ * SQL: the author column `authorCol` is someone viewer `v` has hidden (blocked, muted, domain-blocked) or who
+ * blocks `v`. Used by timelines (home, public, tag, list) to drop such statuses at read time.
+ */
+export function hiddenAuthorFor(v: string, authorCol: SQL | typeof statuses.accountId): SQL {
+  const pv = padId(v);
+  return sql`(EXISTS (SELECT 1 FROM ${blocks} WHERE (${blocks.accountId} = ${pv} AND ${blocks.targetAccountId} = ${authorCol}) OR (${blocks.accountId} = ${authorCol} AND ${blocks.targetAccountId} = ${pv}))
+    OR EXISTS (SELECT 1 FROM ${mutes} WHERE ${mutes.accountId} = ${pv} AND ${mutes.targetAccountId} = ${authorCol} AND (${mutes.expiresAt} IS NULL OR ${mutes.expiresAt} > ${Date.now()}))
+    OR EXISTS (SELECT 1 FROM ${accountDomainBlocks} JOIN ${accounts} da ON da.id = ${authorCol} WHERE ${accountDomainBlocks.accountId} = ${pv} AND ${accountDomainBlocks.domain} = da.domain))`;
+}
