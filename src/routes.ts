@@ -34,6 +34,7 @@ import search from "./api/v2/search";
 import wellKnown from "./federation/well-known";
 import oauth from "./oauth/routes";
 import media_files from "./media/serve";
+import mediaDefaults from "./media/defaults";
 import web from "./web/routes";
 
 export const mounts: [string, Hono<AppEnv>][] = [
@@ -69,6 +70,7 @@ export const mounts: [string, Hono<AppEnv>][] = [
   ["/api", stubs],
   ["/oauth", oauth],
   ["/media", media_files],
+  ["/", mediaDefaults],
   ["/", wellKnown],
   ["/", web],
 ];
