@@ -1,0 +1,33 @@
+import { describe, expect, it } from "vitest";
+import { hashPassword, PASSWORD_ITERATIONS, verifyPassword } from "../../src/lib/crypto";
+import { parseScopes, scopeAllows } from "../../src/oauth/scopes";
+
+describe("scopes", () => {
+  it("parents cover children and follow is covered by read+write", () => {
+    const g = new Set(["read", "write"]);
+    expect(scopeAllows(g, "read:statuses")).toBe(true);
+    expect(scopeAllows(g, "follow")).toBe(true);
+    expect(scopeAllows(new Set(["follow"]), "write:follows")).toBe(true);
+    expect(scopeAllows(new Set(["write:favourites"]), "write:statuses")).toBe(false);
+    expect(scopeAllows(new Set(["admin:read"]), "admin:read:accounts")).toBe(true);
+    expect(scopeAllows(new Set(["read"]), "admin:read")).toBe(false);
+  });
+
+  it("rejects unknown scopes", () => {
+    expect(parseScopes("read write follow push")).toEqual(["read", "write", "follow", "push"]);
+    expect(parseScopes("read nonsense")).toBeNull();
+    expect(parseScopes("")).toEqual(["read"]);
+  });
+});
+
+describe("passwords", () => {
+  it("stay within the Workers PBKDF2 ceiling and verify", async () => {
+    expect(PASSWORD_ITERATIONS).toBeLessThanOrEqual(100_000);
+    const h = await hashPassword("hunter22hunter22", "pepper");
+    expect(h.split("$")[1]).toBe("100000");
+    expect(await verifyPassword("hunter22hunter22", h, "pepper")).toBe(true);
+    expect(await verifyPassword("hunter22hunter22", h, "other")).toBe(false);
+    expect(await verifyPassword("wrong", h, "pepper")).toBe(false);
+    await expect(hashPassword("x", "", 100_001)).rejects.toThrow();
+  });
+});
