@@ -1,0 +1,95 @@
+// IP classification for the SSRF guard (security §2.1, D1/D2). The WHATWG URL parser already canonicalises every
+// IPv4 spelling (2130706433, 0x7f000001, 0177.0.0.1, 127.1 → 127.0.0.1) and IPv6 literals, so this only has to
+// classify canonical forms; it parses IPv6 fully (including ::ffff:a.b.c.d) so mapped addresses are caught.
+
+export function parseIPv4(s: string): number[] | null {
+  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(s);
+  if (!m) return null;
+  const parts = m.slice(1).map(Number);
+  return parts.every((p) => p <= 255) ? parts : null;
+}
+
+/** 8 groups of 16 bits, or null. Accepts an embedded dotted IPv4 tail. */
+export function parseIPv6(input: string): number[] | null {
+  let s = input.replace(/^\[|\]$/g, "").toLowerCase();
+  const zone = s.indexOf("%");
+  if (zone >= 0) s = s.slice(0, zone);
+  if (!/^[0-9a-f:.]+$/.test(s)) return null;
+  if (s.includes(".")) {
+    // a dotted IPv4 tail (::ffff:127.0.0.1) becomes two hex groups
+    const lastColon = s.lastIndexOf(":");
+    const v4 = parseIPv4(s.slice(lastColon + 1));
+    if (!v4) return null;
+    s = `${s.slice(0, lastColon + 1)}${((v4[0] << 8) | v4[1]).toString(16)}:${((v4[2] << 8) | v4[3]).toString(16)}`;
+  }
+  const halves = s.split("::");
+  if (halves.length > 2) return null;
+  const parse = (h: string) => (h === "" ? [] : h.split(":").map((g) => (/^[0-9a-f]{1,4}$/.test(g) ? parseInt(g, 16) : NaN)));
+  const head = parse(halves[0]);
+  const rest = halves.length === 2 ? parse(halves[1]) : [];
+  if ([...head, ...rest].some((n) => Number.isNaN(n))) return null;
+  let groups = head;
+  if (halves.length === 2) {
+    const fill = 8 - head.length - rest.length;
+    if (fill < 1) return null;
+    groups = [...head, ...new Array(fill).fill(0), ...rest];
+  }
+  return groups.length === 8 ? groups : null;
+}
+
+const V4_BLOCKED: [number[], number][] = [
+  [[0, 0, 0, 0], 8], [[127, 0, 0, 0], 8], [[10, 0, 0, 0], 8], [[172, 16, 0, 0], 12], [[192, 168, 0, 0], 16],
+  [[169, 254, 0, 0], 16], [[198, 18, 0, 0], 15], [[100, 64, 0, 0], 10], [[255, 255, 255, 255], 32],
+  [[192, 0, 0, 0], 24], [[192, 0, 2, 0], 24], [[198, 51, 100, 0], 24], [[203, 0, 113, 0], 24], [[192, 88, 99, 0], 24],
+  [[192, 175, 48, 0], 24], [[224, 0, 0, 0], 4], [[240, 0, 0, 0], 4],
+];
+
+function v4ToInt(p: number[]): number {
+  return ((p[0] << 24) >>> 0) + (p[1] << 16) + (p[2] << 8) + p[3];
+}
+
+function inV4(ip: number[], net: number[], bits: number): boolean {
+  const mask = bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0;
+  return ((v4ToInt(ip) & mask) >>> 0) === ((v4ToInt(net) & mask) >>> 0);
+}
+
+export function isLoopback(host: string): boolean {
+  const v4 = parseIPv4(host);
+  if (v4) return v4[0] === 127;
+  const v6 = parseIPv6(host);
+  if (v6) return v6.slice(0, 7).every((g) => g === 0) && v6[7] === 1;
+  return host === "localhost" || host.endsWith(".localhost");
+}
+
+export function isBlockedIPv4(p: number[]): boolean {
+  return V4_BLOCKED.some(([net, bits]) => inV4(p, net, bits));
+}
+
+export function isBlockedIPv6(g: number[]): boolean {
+  const all0 = (a: number[]) => a.every((x) => x === 0);
+  if (all0(g)) return true; // ::
+  if (all0(g.slice(0, 7)) && g[7] === 1) return true; // ::1
+  // IPv4-mapped ::ffff:0:0/96 and IPv4-compatible: judge the embedded IPv4 (and block anyway: no reason to use them)
+  if (all0(g.slice(0, 5)) && (g[5] === 0xffff || g[5] === 0)) return true;
+  if (g[0] === 0x64 && g[1] === 0xff9b) return true; // 64:ff9b::/96 and 64:ff9b:1::/48
+  if (g[0] === 0x100 && all0(g.slice(1, 4))) return true; // 100::/64
+  if (g[0] === 0x2001 && (g[1] === 0 || (g[1] & 0xfff0) === 0x10 || (g[1] & 0xfff0) === 0x20 || g[1] === 0xdb8)) return true;
+  if (g[0] === 0x2002) return true; // 6to4
+  if ((g[0] & 0xfe00) === 0xfc00) return true; // fc00::/7
+  if ((g[0] & 0xffc0) === 0xfe80) return true; // fe80::/10
+  if ((g[0] & 0xff00) === 0xff00) return true; // multicast
+  return false;
+}
+
+/** True for any address the server must never connect to (private, loopback, link-local, reserved ...). */
+export function isBlockedAddress(host: string): boolean {
+  const v4 = parseIPv4(host);
+  if (v4) return isBlockedIPv4(v4);
+  const v6 = parseIPv6(host);
+  if (v6) return isBlockedIPv6(v6);
+  return false;
+}
+
+export function isIpLiteral(host: string): boolean {
+  return parseIPv4(host) !== null || (host.startsWith("[") && parseIPv6(host) !== null);
+}

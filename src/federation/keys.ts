@@ -1,0 +1,67 @@
+// RSA-2048 keys for actors, PEM in and out, on WebCrypto (RSASSA-PKCS1-v1_5 / SHA-256, as Mastodon uses).
+import { base64, fromBase64 } from "../lib/crypto";
+
+const ALG = { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" } as const;
+
+function toPem(der: ArrayBuffer, label: string): string {
+  const b64 = base64(new Uint8Array(der));
+  return `-----BEGIN ${label}-----\n${b64.match(/.{1,64}/g)!.join("\n")}\n-----END ${label}-----\n`;
+}
+
+function fromPem(pem: string): Uint8Array {
+  return fromBase64(pem.replace(/-----(BEGIN|END) [A-Z ]+-----/g, "").replace(/\s+/g, ""));
+}
+
+export async function generateKeyPair(): Promise<{ publicKeyPem: string; privateKeyPem: string }> {
+  const pair = (await crypto.subtle.generateKey(
+    { ...ALG, modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]) },
+    true,
+    ["sign", "verify"],
+  )) as CryptoKeyPair;
+  const spki = (await crypto.subtle.exportKey("spki", pair.publicKey)) as ArrayBuffer;
+  const pkcs8 = (await crypto.subtle.exportKey("pkcs8", pair.privateKey)) as ArrayBuffer;
+  return { publicKeyPem: toPem(spki, "PUBLIC KEY"), privateKeyPem: toPem(pkcs8, "PRIVATE KEY") };
+}
+
+const publicCache = new Map<string, Promise<CryptoKey>>();
+
+export function importPublicKey(pem: string): Promise<CryptoKey> {
+  let k = publicCache.get(pem);
+  if (!k) {
+    if (publicCache.size > 500) publicCache.clear();
+    k = crypto.subtle.importKey("spki", fromPem(pem), ALG, false, ["verify"]);
+    publicCache.set(pem, k);
+  }
+  return k;
+}
+
+const privateCache = new Map<string, Promise<CryptoKey>>();
+
+export function importPrivateKey(pem: string): Promise<CryptoKey> {
+  let k = privateCache.get(pem);
+  if (!k) {
+    if (privateCache.size > 100) privateCache.clear();
+    k = crypto.subtle.importKey("pkcs8", fromPem(pem), ALG, false, ["sign"]);
+    privateCache.set(pem, k);
+  }
+  return k;
+}
+
+export async function rsaSign(privateKeyPem: string, data: string): Promise<string> {
+  const sig = await crypto.subtle.sign(ALG, await importPrivateKey(privateKeyPem), new TextEncoder().encode(data));
+  return base64(new Uint8Array(sig));
+}
+
+export async function rsaVerify(publicKeyPem: string, data: string, signatureB64: string): Promise<boolean> {
+  let sig: Uint8Array;
+  try {
+    sig = fromBase64(signatureB64);
+  } catch {
+    return false;
+  }
+  try {
+    return await crypto.subtle.verify(ALG, await importPublicKey(publicKeyPem), sig, new TextEncoder().encode(data));
+  } catch {
+    return false;
+  }
+}

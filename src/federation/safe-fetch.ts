@@ -1,0 +1,146 @@
+// The ONE outbound fetch for everything remote (actors, keys, objects, WebFinger, media, push endpoints). Workers'
+// fetch() gives no DNS hook, so the guard validates the URL itself (security §2.1 "Workers translation"): http(s)
+// only, no userinfo, no CR/LF, IP literals in every spelling checked against the denylist, local-ish names refused,
+// ports 80/443 only, our own host never fetched, redirects followed by hand (≤3, each re-validated, no https→http
+// downgrade), 30 s total, and the body counted while streaming (decompressed) against a cap.
+// `allowLoopback` (config ALLOW_LOOPBACK_FETCH, off by default) lets tests federate between processes on 127.0.0.1.
+import { isBlockedAddress, isIpLiteral, isLoopback } from "./ip";
+
+export class FetchRefused extends Error {
+  constructor(readonly reason: string) {
+    super(`fetch refused: ${reason}`);
+  }
+}
+
+export interface SafeFetchOptions {
+  ownHosts?: string[];
+  allowLoopback?: boolean;
+  maxBytes?: number;
+  timeoutMs?: number;
+  maxRedirects?: number;
+  headers?: Record<string, string>;
+  method?: "GET" | "POST";
+  body?: string;
+  /** Signs each hop (URLs change on redirects, and so must the signature). */
+  sign?: (req: Request) => Promise<Request>;
+}
+
+const LOCAL_SUFFIXES = [".localhost", ".local", ".internal", ".onion", ".i2p", ".home.arpa", ".lan"];
+
+/** Validates a URL for outbound use; throws FetchRefused. */
+export function checkUrl(raw: string, opts: Pick<SafeFetchOptions, "ownHosts" | "allowLoopback"> = {}): URL {
+  if (raw.length > 2048) throw new FetchRefused("URL too long");
+  if (/[\r\n\t\0]|%0[ad]|%00/i.test(raw)) throw new FetchRefused("control characters in URL");
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new FetchRefused("invalid URL");
+  }
+  if (u.protocol !== "https:" && u.protocol !== "http:") throw new FetchRefused("scheme not allowed");
+  if (u.username || u.password || raw.slice(0, raw.indexOf(u.host) + 1).includes("@")) throw new FetchRefused("userinfo not allowed");
+  const host = u.hostname.toLowerCase();
+  const loopbackOk = !!opts.allowLoopback && isLoopback(host);
+  if (!loopbackOk) {
+    if (isIpLiteral(host) || /^[\d.]+$/.test(host)) {
+      if (isBlockedAddress(host)) throw new FetchRefused("address not allowed");
+    } else {
+      if (host === "localhost" || LOCAL_SUFFIXES.some((s) => host.endsWith(s))) throw new FetchRefused("host not allowed");
+      if (!host.includes(".")) throw new FetchRefused("single-label host not allowed");
+    }
+    if (u.port && u.port !== "80" && u.port !== "443") throw new FetchRefused("port not allowed");
+  }
+  if (opts.ownHosts?.some((h) => h.toLowerCase() === u.host.toLowerCase())) throw new FetchRefused("own host");
+  return u;
+}
+
+async function readCapped(res: Response, maxBytes: number): Promise<Uint8Array> {
+  const declared = Number(res.headers.get("content-length") ?? "NaN");
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    await res.body?.cancel().catch(() => {});
+    throw new FetchRefused("response too large");
+  }
+  if (!res.body) return new Uint8Array(0);
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => {});
+      throw new FetchRefused("response too large");
+    }
+    chunks.push(value);
+  }
+  const out = new Uint8Array(size);
+  let o = 0;
+  for (const c of chunks) {
+    out.set(c, o);
+    o += c.byteLength;
+  }
+  return out;
+}
+
+export interface SafeResponse {
+  status: number;
+  headers: Headers;
+  url: string;
+  body: Uint8Array;
+  text(): string;
+}
+
+export async function safeFetch(rawUrl: string, opts: SafeFetchOptions = {}): Promise<SafeResponse> {
+  const maxRedirects = opts.maxRedirects ?? 3;
+  const signal = AbortSignal.timeout(opts.timeoutMs ?? 30_000);
+  let url = checkUrl(rawUrl, opts);
+  for (let hop = 0; ; hop++) {
+    let req = new Request(url.toString(), {
+      method: opts.method ?? "GET",
+      headers: { "user-agent": "Tern/0.1 (+https://github.com/)", ...(opts.headers ?? {}) },
+      body: opts.body,
+      redirect: "manual",
+      signal,
+    });
+    if (opts.sign) req = await opts.sign(req);
+    let res: Response;
+    try {
+      res = await fetch(req);
+    } catch (e) {
+      if (signal.aborted) throw new FetchRefused("timed out");
+      throw new FetchRefused(`network error: ${(e as Error).message}`);
+    }
+    if (res.status >= 300 && res.status < 400 && res.headers.get("location")) {
+      await res.body?.cancel().catch(() => {});
+      if (hop >= maxRedirects) throw new FetchRefused("too many redirects");
+      const next = checkUrl(new URL(res.headers.get("location")!, url).toString(), opts);
+      if (url.protocol === "https:" && next.protocol === "http:") throw new FetchRefused("https to http downgrade");
+      url = next;
+      continue;
+    }
+    const body = await readCapped(res, opts.maxBytes ?? 1024 * 1024);
+    return { status: res.status, headers: res.headers, url: url.toString(), body, text: () => new TextDecoder().decode(body) };
+  }
+}
+
+const AS_TYPES = ["application/activity+json", "application/ld+json"];
+
+/** GETs an ActivityPub document: AS2 Accept, 200 + AS2 content type only (D6), JSON object only, 1 MB. */
+export async function fetchActivityJson(url: string, opts: SafeFetchOptions = {}): Promise<{ json: Record<string, unknown>; finalUrl: string }> {
+  const res = await safeFetch(url, {
+    ...opts,
+    headers: { accept: 'application/activity+json, application/ld+json; profile="https://www.w3.org/ns/activitystreams"', ...(opts.headers ?? {}) },
+  });
+  if (res.status !== 200) throw new FetchRefused(`status ${res.status}`);
+  const type = (res.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
+  if (!AS_TYPES.includes(type)) throw new FetchRefused(`content type ${type || "missing"}`);
+  let json: unknown;
+  try {
+    json = JSON.parse(res.text());
+  } catch {
+    throw new FetchRefused("invalid JSON");
+  }
+  if (!json || typeof json !== "object" || Array.isArray(json)) throw new FetchRefused("not a JSON object");
+  return { json: json as Record<string, unknown>, finalUrl: res.url };
+}
