@@ -1,0 +1,344 @@
+// Turns the ActivityStreams documents real servers send (Mastodon, GoToSocial, Misskey, Pleroma/Akkoma, Pixelfed)
+// into typed records: single values or arrays, embedded objects or IRIs, `as:Public`/`Public` spellings, and every
+// string and array capped (security §1.3 invariant 5, C22). zod validates the result's shape; nothing downstream
+// reads the raw JSON. HTML is NOT sanitised here (that is async, see sanitize.ts): callers sanitise on ingest.
+import { z } from "zod";
+
+export const PUBLIC = "https://www.w3.org/ns/activitystreams#Public";
+const PUBLIC_SPELLINGS = new Set([PUBLIC, "as:Public", "Public"]);
+
+export const CAPS = {
+  url: 2048,
+  name: 500,
+  summary: 20_000,
+  content: 100_000,
+  recipients: 500,
+  tags: 100,
+  attachments: 16,
+  pollOptions: 20,
+  fields: 16,
+  depth: 32,
+} as const;
+
+type Json = unknown;
+
+function cap(s: unknown, max: number): string | null {
+  if (typeof s !== "string") return null;
+  return s.length > max ? s.slice(0, max) : s;
+}
+
+/** An IRI from a string or an object's `id` (or `href` for Link objects). */
+export function iri(v: Json): string | null {
+  if (typeof v === "string") return cap(v, CAPS.url);
+  if (Array.isArray(v)) return v.length ? iri(v[0]) : null;
+  if (v && typeof v === "object") {
+    const o = v as Record<string, unknown>;
+    if (typeof o.id === "string") return cap(o.id, CAPS.url);
+    if (typeof o.href === "string") return cap(o.href, CAPS.url);
+  }
+  return null;
+}
+
+export function asArray(v: Json, max = 1000): unknown[] {
+  if (v === undefined || v === null) return [];
+  return (Array.isArray(v) ? v : [v]).slice(0, max);
+}
+
+function iris(v: Json, max = CAPS.recipients): string[] {
+  const out: string[] = [];
+  for (const x of asArray(v, max)) {
+    const i = iri(x);
+    if (i) out.push(PUBLIC_SPELLINGS.has(i) ? PUBLIC : i);
+  }
+  return out;
+}
+
+function typeOf(v: Json): string | null {
+  if (!v || typeof v !== "object") return null;
+  const t = (v as Record<string, unknown>).type;
+  if (typeof t === "string") return t;
+  if (Array.isArray(t) && typeof t[0] === "string") return t[0];
+  return null;
+}
+
+function bool(v: Json): boolean | null {
+  return typeof v === "boolean" ? v : null;
+}
+
+function date(v: Json): number | null {
+  if (typeof v !== "string") return null;
+  const t = Date.parse(v);
+  return Number.isFinite(t) ? t : null;
+}
+
+/** The first URL of a `url` property (string, Link, or array of either, preferring text/html). */
+function urlOf(v: Json): string | null {
+  const list = asArray(v, 10);
+  for (const x of list) {
+    if (x && typeof x === "object" && (x as any).mediaType === "text/html") return iri(x);
+  }
+  return list.length ? iri(list[0]) : null;
+}
+
+/** contentMap → (content, language) when `content` is missing, as Misskey and GoToSocial sometimes send. */
+function contentAndLanguage(o: Record<string, unknown>): { content: string; language: string | null } {
+  const map = o.contentMap && typeof o.contentMap === "object" ? (o.contentMap as Record<string, unknown>) : null;
+  const lang = map ? Object.keys(map).find((k) => /^[a-z]{2,3}(-[A-Za-z0-9]+)?$/.test(k)) ?? null : null;
+  const content = cap(o.content, CAPS.content) ?? (lang ? cap(map![lang], CAPS.content) : null) ?? "";
+  return { content, language: lang ? lang.split("-")[0] : null };
+}
+
+function depthOk(v: Json, max: number): boolean {
+  const stack: [unknown, number][] = [[v, 0]];
+  let seen = 0;
+  while (stack.length) {
+    const [x, d] = stack.pop()!;
+    if (d > max) return false;
+    if (++seen > 100_000) return false;
+    if (x && typeof x === "object") for (const y of Object.values(x as object)) if (y && typeof y === "object") stack.push([y, d + 1]);
+  }
+  return true;
+}
+
+// ---------- actors ----------
+
+export const ActorSchema = z.object({
+  id: z.string().url(),
+  type: z.enum(["Person", "Service", "Application", "Group", "Organization"]),
+  preferredUsername: z.string().min(1).max(100),
+  name: z.string().max(CAPS.name),
+  summary: z.string(),
+  url: z.string().nullable(),
+  inbox: z.string().url(),
+  sharedInbox: z.string().url().nullable(),
+  outbox: z.string().nullable(),
+  followers: z.string().nullable(),
+  following: z.string().nullable(),
+  featured: z.string().nullable(),
+  featuredTags: z.string().nullable(),
+  publicKey: z.object({ id: z.string(), owner: z.string(), publicKeyPem: z.string().max(10_000) }).nullable(),
+  icon: z.string().nullable(),
+  image: z.string().nullable(),
+  manuallyApprovesFollowers: z.boolean(),
+  discoverable: z.boolean().nullable(),
+  indexable: z.boolean(),
+  memorial: z.boolean(),
+  movedTo: z.string().nullable(),
+  fields: z.array(z.object({ name: z.string(), value: z.string() })),
+  emojis: z.array(z.object({ shortcode: z.string(), url: z.string() })),
+  published: z.number().nullable(),
+});
+export type NormalizedActor = z.infer<typeof ActorSchema>;
+
+export function normalizeActor(doc: Json): NormalizedActor | null {
+  if (!doc || typeof doc !== "object" || Array.isArray(doc) || !depthOk(doc, CAPS.depth)) return null;
+  const o = doc as Record<string, unknown>;
+  const pk = (Array.isArray(o.publicKey) ? o.publicKey[0] : o.publicKey) as Record<string, unknown> | undefined;
+  const endpoints = (o.endpoints && typeof o.endpoints === "object" ? o.endpoints : {}) as Record<string, unknown>;
+  const candidate = {
+    id: iri(o.id),
+    type: typeOf(o),
+    preferredUsername: cap(o.preferredUsername, 100),
+    name: cap(o.name, CAPS.name) ?? "",
+    summary: cap(o.summary, CAPS.summary) ?? "",
+    url: urlOf(o.url),
+    inbox: iri(o.inbox),
+    sharedInbox: iri(endpoints.sharedInbox) ?? iri(o.sharedInbox),
+    outbox: iri(o.outbox),
+    followers: iri(o.followers),
+    following: iri(o.following),
+    featured: iri(o.featured),
+    featuredTags: iri(o.featuredTags),
+    publicKey:
+      pk && typeof pk === "object" && typeof pk.publicKeyPem === "string"
+        ? { id: iri(pk.id) ?? "", owner: iri(pk.owner) ?? "", publicKeyPem: cap(pk.publicKeyPem, 10_000)! }
+        : null,
+    icon: urlOf((o.icon as any)?.url ?? o.icon) ?? null,
+    image: urlOf((o.image as any)?.url ?? o.image) ?? null,
+    manuallyApprovesFollowers: bool(o.manuallyApprovesFollowers) ?? false,
+    discoverable: bool(o.discoverable),
+    indexable: bool(o.indexable) ?? false,
+    memorial: bool(o.memorial) ?? false,
+    movedTo: iri(o.movedTo),
+    fields: asArray(o.attachment, CAPS.fields)
+      .filter((a) => typeOf(a) === "PropertyValue")
+      .map((a) => ({ name: cap((a as any).name, 255) ?? "", value: cap((a as any).value, 2048) ?? "" })),
+    emojis: emojisOf(o.tag),
+    published: date(o.published),
+  };
+  const r = ActorSchema.safeParse(candidate);
+  return r.success ? r.data : null;
+}
+
+function emojisOf(tags: Json): { shortcode: string; url: string }[] {
+  const out: { shortcode: string; url: string }[] = [];
+  for (const t of asArray(tags, CAPS.tags)) {
+    if (typeOf(t) !== "Emoji") continue;
+    const name = cap((t as any).name, 100)?.replace(/^:|:$/g, "");
+    const url = urlOf((t as any).icon?.url ?? (t as any).icon);
+    // E7: shortcodes are word characters only; emoji images only over http(s)
+    if (name && /^[a-zA-Z0-9_]{1,64}$/.test(name) && url && /^https?:\/\//.test(url)) out.push({ shortcode: name, url });
+  }
+  return out;
+}
+
+// ---------- objects (Note, Question, Article, Page, ...) ----------
+
+export const NoteSchema = z.object({
+  id: z.string().url(),
+  type: z.string(),
+  attributedTo: z.string().url(),
+  content: z.string(),
+  summary: z.string(),
+  sensitive: z.boolean(),
+  language: z.string().nullable(),
+  inReplyTo: z.string().nullable(),
+  published: z.number().nullable(),
+  updated: z.number().nullable(),
+  url: z.string().nullable(),
+  to: z.array(z.string()),
+  cc: z.array(z.string()),
+  conversation: z.string().nullable(),
+  mentions: z.array(z.object({ href: z.string(), name: z.string().nullable() })),
+  hashtags: z.array(z.string()),
+  emojis: z.array(z.object({ shortcode: z.string(), url: z.string() })),
+  attachments: z.array(
+    z.object({
+      url: z.string(),
+      mediaType: z.string().nullable(),
+      description: z.string().nullable(),
+      blurhash: z.string().nullable(),
+      width: z.number().nullable(),
+      height: z.number().nullable(),
+      focus: z.tuple([z.number(), z.number()]).nullable(),
+    }),
+  ),
+  poll: z
+    .object({
+      options: z.array(z.object({ title: z.string(), votes: z.number() })),
+      multiple: z.boolean(),
+      endTime: z.number().nullable(),
+      votersCount: z.number().nullable(),
+    })
+    .nullable(),
+});
+export type NormalizedNote = z.infer<typeof NoteSchema>;
+
+const NOTE_TYPES = new Set(["Note", "Question", "Article", "Page", "Image", "Video", "Audio", "Event"]);
+
+export function normalizeNote(doc: Json): NormalizedNote | null {
+  if (!doc || typeof doc !== "object" || Array.isArray(doc) || !depthOk(doc, CAPS.depth)) return null;
+  const o = doc as Record<string, unknown>;
+  const type = typeOf(o);
+  if (!type || !NOTE_TYPES.has(type)) return null;
+  const { content, language } = contentAndLanguage(o);
+  const tags = asArray(o.tag, CAPS.tags);
+  const isQuestion = type === "Question";
+  const choices = isQuestion ? asArray(o.oneOf ?? o.anyOf, CAPS.pollOptions) : [];
+  const candidate = {
+    id: iri(o.id),
+    type,
+    attributedTo: iri(asArray(o.attributedTo, 5).find((a) => typeof a === "string" || typeOf(a) === "Person" || typeOf(a) === "Service" || typeOf(a) === "Group") ?? o.attributedTo),
+    content,
+    summary: cap(o.summary, CAPS.summary) ?? "",
+    sensitive: bool(o.sensitive) ?? false,
+    language,
+    inReplyTo: iri(o.inReplyTo),
+    published: date(o.published),
+    updated: date(o.updated),
+    url: urlOf(o.url),
+    to: iris(o.to),
+    cc: iris(o.cc),
+    conversation: iri(o.context) ?? iri(o.conversation),
+    mentions: tags
+      .filter((t) => typeOf(t) === "Mention")
+      .map((t) => ({ href: iri((t as any).href) ?? "", name: cap((t as any).name, 500) }))
+      .filter((m) => m.href),
+    hashtags: tags
+      .filter((t) => typeOf(t) === "Hashtag")
+      .map((t) => cap((t as any).name, 100)?.replace(/^#/, "") ?? "")
+      .filter(Boolean),
+    emojis: emojisOf(o.tag),
+    attachments: asArray(o.attachment, CAPS.attachments)
+      .map((a) => {
+        if (!a || typeof a !== "object") return null;
+        const x = a as Record<string, unknown>;
+        const url = urlOf(x.url) ?? iri(x.href);
+        if (!url) return null;
+        const fp = Array.isArray(x.focalPoint) && x.focalPoint.length === 2 ? (x.focalPoint as unknown[]).map(Number) : null;
+        return {
+          url,
+          mediaType: cap(x.mediaType, 100),
+          description: cap(x.name ?? x.summary, 1500),
+          blurhash: cap(x.blurhash, 100),
+          width: typeof x.width === "number" ? x.width : null,
+          height: typeof x.height === "number" ? x.height : null,
+          focus: fp && fp.every((n) => Number.isFinite(n) && n >= -1 && n <= 1) ? ([fp[0], fp[1]] as [number, number]) : null,
+        };
+      })
+      .filter((a): a is NonNullable<typeof a> => a !== null),
+    poll: isQuestion
+      ? {
+          options: choices
+            .map((c) => ({ title: cap((c as any)?.name, 200) ?? "", votes: Number((c as any)?.replies?.totalItems ?? 0) || 0 }))
+            .filter((c) => c.title),
+          multiple: o.anyOf !== undefined,
+          endTime: date(o.endTime) ?? date(o.closed),
+          votersCount: typeof o.votersCount === "number" ? o.votersCount : null,
+        }
+      : null,
+  };
+  const r = NoteSchema.safeParse(candidate);
+  return r.success ? r.data : null;
+}
+
+// ---------- activities ----------
+
+export interface NormalizedActivity {
+  id: string | null;
+  type: string;
+  actor: string;
+  /** The object as an IRI, and the embedded document when one was sent (never trusted on its own: C13, C15). */
+  objectId: string | null;
+  object: Record<string, unknown> | null;
+  target: string | null;
+  to: string[];
+  cc: string[];
+  published: number | null;
+}
+
+export function normalizeActivity(doc: Json): NormalizedActivity | null {
+  if (!doc || typeof doc !== "object" || Array.isArray(doc) || !depthOk(doc, CAPS.depth)) return null;
+  const o = doc as Record<string, unknown>;
+  const type = typeOf(o);
+  const actor = iri(o.actor);
+  if (!type || !actor) return null;
+  const obj = Array.isArray(o.object) ? o.object[0] : o.object;
+  return {
+    id: iri(o.id),
+    type,
+    actor,
+    objectId: iri(obj),
+    object: obj && typeof obj === "object" ? (obj as Record<string, unknown>) : null,
+    target: iri(o.target),
+    to: iris(o.to),
+    cc: iris(o.cc),
+    published: date(o.published),
+  };
+}
+
+/** Mastodon's visibility from audience: public (Public in to), unlisted (Public in cc), private (followers), direct. */
+export function visibilityFromAudience(to: string[], cc: string[], followersUrl: string | null): "public" | "unlisted" | "private" | "direct" {
+  if (to.includes(PUBLIC)) return "public";
+  if (cc.includes(PUBLIC)) return "unlisted";
+  if (followersUrl && (to.includes(followersUrl) || cc.includes(followersUrl))) return "private";
+  return "direct";
+}
+
+export function sameHost(a: string, b: string): boolean {
+  try {
+    return new URL(a).host.toLowerCase() === new URL(b).host.toLowerCase();
+  } catch {
+    return false;
+  }
+}
