@@ -1,0 +1,114 @@
+// Builders for every outbound activity kind (spec, Events): Create, Announce, Like, Follow, Accept, Reject, Block,
+// Undo of each, Delete, Update, Add/Remove (featured collection), Flag. Ids are stable so a retry is the same
+// activity, and receivers dedupe it.
+import { AS, NOTE_CONTEXT } from "./context";
+import { PUBLIC } from "./normalize";
+
+type Obj = Record<string, unknown>;
+
+export const createActivity = (note: Obj): Obj => ({
+  "@context": NOTE_CONTEXT,
+  id: `${note.id}/activity`,
+  type: "Create",
+  actor: note.attributedTo,
+  published: note.published,
+  to: note.to,
+  cc: note.cc,
+  object: note,
+});
+
+export const updateNoteActivity = (note: Obj, at: number): Obj => ({
+  "@context": NOTE_CONTEXT,
+  id: `${note.id}#updates/${at}`,
+  type: "Update",
+  actor: note.attributedTo,
+  published: new Date(at).toISOString(),
+  to: note.to,
+  cc: note.cc,
+  object: note,
+});
+
+export const deleteNoteActivity = (actor: string, uri: string, to: string[], cc: string[]): Obj => ({
+  "@context": [AS],
+  id: `${uri}#delete`,
+  type: "Delete",
+  actor,
+  to,
+  cc,
+  object: { id: uri, type: "Tombstone", atomUri: uri },
+});
+
+export const announceActivity = (actor: string, reblogUri: string, objectUri: string, followers: string, originalAuthor: string, published: number, visibility: string): Obj => ({
+  "@context": AS,
+  id: reblogUri,
+  type: "Announce",
+  actor,
+  published: new Date(published).toISOString(),
+  to: visibility === "public" ? [PUBLIC] : [followers],
+  cc: visibility === "public" ? [originalAuthor, followers] : [originalAuthor, PUBLIC],
+  object: objectUri,
+});
+
+export const likeActivity = (id: string, actor: string, object: string): Obj => ({ "@context": AS, id, type: "Like", actor, object });
+export const followActivity = (id: string, actor: string, object: string): Obj => ({ "@context": AS, id, type: "Follow", actor, object });
+export const blockActivity = (id: string, actor: string, object: string): Obj => ({ "@context": AS, id, type: "Block", actor, object });
+
+export const acceptActivity = (actor: string, follow: Obj): Obj => ({
+  "@context": AS,
+  id: `${actor}#accepts/follows/${encodeURIComponent(String(follow.id ?? ""))}`,
+  type: "Accept",
+  actor,
+  object: follow,
+});
+
+export const rejectActivity = (actor: string, follow: Obj): Obj => ({
+  "@context": AS,
+  id: `${actor}#rejects/follows/${encodeURIComponent(String(follow.id ?? ""))}`,
+  type: "Reject",
+  actor,
+  object: follow,
+});
+
+export const undoActivity = (actor: string, inner: Obj): Obj => ({
+  "@context": AS,
+  id: `${inner.id}/undo`,
+  type: "Undo",
+  actor,
+  object: { ...inner, "@context": undefined },
+});
+
+export const updateActorActivity = (actorDoc: Obj, at: number): Obj => ({
+  "@context": actorDoc["@context"],
+  id: `${actorDoc.id}#updates/${at}`,
+  type: "Update",
+  actor: actorDoc.id,
+  to: [PUBLIC],
+  object: { ...actorDoc, "@context": undefined },
+});
+
+export const addFeaturedActivity = (actor: string, featured: string, objectUri: string, remove = false): Obj => ({
+  "@context": AS,
+  id: `${actor}#${remove ? "remove" : "add"}/${encodeURIComponent(objectUri)}/${Date.now()}`,
+  type: remove ? "Remove" : "Add",
+  actor,
+  target: featured,
+  object: objectUri,
+});
+
+export const flagActivity = (id: string, instanceActor: string, targets: string[], content: string): Obj => ({
+  "@context": AS,
+  id,
+  type: "Flag",
+  actor: instanceActor,
+  content,
+  object: targets,
+});
+
+export const deleteActorActivity = (actor: string): Obj => ({
+  "@context": [AS],
+  id: `${actor}#delete`,
+  type: "Delete",
+  actor,
+  to: [PUBLIC],
+  object: actor,
+});

@@ -1,0 +1,51 @@
+// Local account → ActivityPub actor document (Person, or Service for bot accounts), as Mastodon shapes it.
+import type { Config } from "../env";
+import { escapeHtml, noLinks, renderPlainText } from "../lib/text";
+import type { AccountRow } from "../oauth/viewer";
+import { DEFAULT_AVATAR, DEFAULT_HEADER, mediaUrl } from "../entities/urls";
+import { ACTOR_CONTEXT } from "./context";
+
+function image(cfg: Config, key: string | null, fallback: string | null) {
+  if (key) return { type: "Image", mediaType: guessType(key), url: mediaUrl(cfg, key) };
+  if (fallback) return { type: "Image", mediaType: "image/png", url: `${cfg.origin}${fallback}` };
+  return undefined;
+}
+
+function guessType(key: string): string {
+  const ext = key.split(".").pop()?.toLowerCase();
+  return ext === "jpg" || ext === "jpeg" ? "image/jpeg" : ext === "gif" ? "image/gif" : ext === "webp" ? "image/webp" : "image/png";
+}
+
+export function renderActor(cfg: Config, a: AccountRow, publicKeyPem: string): Record<string, unknown> {
+  const fields = a.fields.map((f) => ({
+    type: "PropertyValue",
+    name: f.name,
+    value: renderPlainText(f.value, noLinks).replace(/^<p>|<\/p>$/g, ""),
+  }));
+  return {
+    "@context": ACTOR_CONTEXT,
+    id: a.uri,
+    type: a.actorType === "Service" || a.actorType === "Application" ? "Service" : a.actorType === "Group" ? "Group" : "Person",
+    following: a.followingUrl,
+    followers: a.followersUrl,
+    inbox: a.inboxUrl,
+    outbox: a.outboxUrl,
+    featured: a.featuredUrl,
+    featuredTags: a.featuredTagsUrl,
+    preferredUsername: a.username,
+    name: escapeHtml(a.displayName),
+    summary: a.note,
+    url: a.url,
+    manuallyApprovesFollowers: a.locked,
+    discoverable: a.discoverable ?? false,
+    indexable: a.indexable,
+    published: new Date(a.createdAt).toISOString().slice(0, 10) + "T00:00:00Z",
+    memorial: a.memorial,
+    publicKey: { id: `${a.uri}#main-key`, owner: a.uri, publicKeyPem },
+    tag: [],
+    attachment: fields,
+    endpoints: { sharedInbox: `${cfg.origin}/inbox` },
+    icon: image(cfg, a.avatarKey, DEFAULT_AVATAR),
+    image: image(cfg, a.headerKey, a.headerKey ? null : DEFAULT_HEADER),
+  };
+}

@@ -1,0 +1,46 @@
+// JSON-LD contexts Tern emits. Documents are plain JSON (no JSON-LD processing on either side: see docs/architecture.md).
+export const AS = "https://www.w3.org/ns/activitystreams";
+export const SECURITY = "https://w3id.org/security/v1";
+
+export const ACTOR_CONTEXT = [
+  AS,
+  SECURITY,
+  {
+    manuallyApprovesFollowers: "as:manuallyApprovesFollowers",
+    toot: "http://joinmastodon.org/ns#",
+    featured: { "@id": "toot:featured", "@type": "@id" },
+    featuredTags: { "@id": "toot:featuredTags", "@type": "@id" },
+    discoverable: "toot:discoverable",
+    indexable: "toot:indexable",
+    memorial: "toot:memorial",
+    schema: "http://schema.org#",
+    PropertyValue: "schema:PropertyValue",
+    value: "schema:value",
+    Emoji: "toot:Emoji",
+  },
+];
+
+export const NOTE_CONTEXT = [
+  AS,
+  {
+    ostatus: "http://ostatus.org#",
+    atomUri: "ostatus:atomUri",
+    inReplyToAtomUri: "ostatus:inReplyToAtomUri",
+    conversation: "ostatus:conversation",
+    sensitive: "as:sensitive",
+    toot: "http://joinmastodon.org/ns#",
+    votersCount: "toot:votersCount",
+    blurhash: "toot:blurhash",
+    focalPoint: { "@container": "@list", "@id": "toot:focalPoint" },
+    Hashtag: "as:Hashtag",
+  },
+];
+
+export const AP_CONTENT_TYPE = "application/activity+json; charset=utf-8";
+
+/** Does an Accept header ask for ActivityPub JSON (content negotiation on shared URLs)? */
+export function wantsActivityJson(accept: string | undefined | null): boolean {
+  if (!accept) return false;
+  const a = accept.toLowerCase();
+  return a.includes("application/activity+json") || (a.includes("application/ld+json") && a.includes("activitystreams")) || a.includes("application/ld+json");
+}

@@ -1,0 +1,76 @@
+// Local status → ActivityPub Note (Question for polls), addressed by visibility as Mastodon does:
+// public: to Public, cc followers; unlisted: to followers, cc Public; private: to followers; direct: to mentions.
+// Mentioned accounts are always addressed (cc, or to for direct).
+import type { Config } from "../env";
+import { acctOf } from "../entities/account";
+import type { StatusBundle } from "../entities/status";
+import { mediaUrl, tagUrl } from "../entities/urls";
+import { NOTE_CONTEXT } from "./context";
+import { PUBLIC } from "./normalize";
+
+export function audience(visibility: string, followersUrl: string, mentionUris: string[]): { to: string[]; cc: string[] } {
+  switch (visibility) {
+    case "public":
+      return { to: [PUBLIC], cc: [followersUrl, ...mentionUris] };
+    case "unlisted":
+      return { to: [followersUrl], cc: [PUBLIC, ...mentionUris] };
+    case "private":
+      return { to: [followersUrl], cc: mentionUris };
+    default:
+      return { to: mentionUris, cc: [] };
+  }
+}
+
+export function renderNote(cfg: Config, b: StatusBundle, id: string): Record<string, unknown> | null {
+  const s = b.statuses.get(id);
+  if (!s || s.reblogOfId) return null;
+  const author = b.accounts.get(s.accountId);
+  if (!author || !author.followersUrl) return null;
+  const mentioned = b.mentions.get(s.id) ?? [];
+  const { to, cc } = audience(s.visibility, author.followersUrl, mentioned.map((m) => m.uri));
+  const parent = s.inReplyToId ? b.statuses.get(s.inReplyToId) : undefined;
+  const media = b.media.get(s.id) ?? [];
+  const poll = b.polls.get(s.id);
+  const note: Record<string, unknown> = {
+    id: s.uri,
+    type: poll ? "Question" : "Note",
+    summary: s.spoilerText || null,
+    inReplyTo: parent?.uri ?? null,
+    published: new Date(s.createdAt).toISOString(),
+    url: s.url,
+    attributedTo: author.uri,
+    to,
+    cc,
+    sensitive: s.sensitive,
+    atomUri: s.uri,
+    inReplyToAtomUri: parent?.uri ?? null,
+    content: s.content,
+    contentMap: s.language ? { [s.language]: s.content } : undefined,
+    attachment: media.map((m) => ({
+      type: "Document",
+      mediaType: m.contentType,
+      url: m.fileKey ? mediaUrl(cfg, m.fileKey) : m.remoteUrl,
+      name: m.description ?? null,
+      blurhash: m.blurhash ?? undefined,
+      focalPoint: m.focusX != null && m.focusY != null ? [m.focusX / 1000, m.focusY / 1000] : undefined,
+      width: (m.meta as any)?.original?.width,
+      height: (m.meta as any)?.original?.height,
+    })),
+    tag: [
+      ...mentioned.map((m) => ({ type: "Mention", href: m.uri, name: `@${acctOf(m)}${m.domain ? "" : `@${cfg.domain}`}` })),
+      ...(b.tags.get(s.id) ?? []).map((t) => ({ type: "Hashtag", href: tagUrl(cfg, t), name: `#${t}` })),
+    ],
+  };
+  if (s.editedAt) note.updated = new Date(s.editedAt).toISOString();
+  if (poll) {
+    const choices = poll.options.map((name, i) => ({ type: "Note", name, replies: { type: "Collection", totalItems: poll.votesPerOption[i] ?? 0 } }));
+    note[poll.multiple ? "anyOf" : "oneOf"] = choices;
+    note.endTime = poll.expiresAt ? new Date(poll.expiresAt).toISOString() : undefined;
+    note.votersCount = poll.votersCount;
+  }
+  return note;
+}
+
+export function withContext(obj: Record<string, unknown>): Record<string, unknown> {
+  return { "@context": NOTE_CONTEXT, ...obj };
+}
