@@ -5,3 +5,4 @@ export * from "./social";
 export * from "./feeds";
 export * from "./notifications";
 export * from "./instance";
+export * from "./federation";

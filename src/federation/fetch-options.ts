@@ -1,0 +1,25 @@
+// How Tern fetches from other servers: the SSRF guard's options for this request's config, with GETs signed by
+// the instance actor (servers in authorized-fetch mode refuse unsigned GETs).
+import type { DB } from "../db/client";
+import type { Config } from "../env";
+import type { SafeFetchOptions } from "./safe-fetch";
+import { instanceActorKey } from "./instance-actor";
+import { signRequest } from "./signatures";
+
+export function baseFetchOptions(cfg: Config): SafeFetchOptions {
+  return { ownHosts: [cfg.domain], allowLoopback: cfg.allowLoopbackFetch };
+}
+
+export async function signedFetchOptions(db: DB, cfg: Config): Promise<SafeFetchOptions> {
+  const key = await instanceActorKey(db, cfg);
+  return {
+    ...baseFetchOptions(cfg),
+    sign: (req) => signRequest(req, key.keyId, key.privateKeyPem),
+  };
+}
+
+/** https, except plain http for loopback peers when ALLOW_LOOPBACK_FETCH is on (tests, local federation). */
+export function schemeFor(cfg: Config, host: string): "https" | "http" {
+  if (cfg.allowLoopbackFetch && /^(127\.|localhost|\[::1\])/.test(host)) return "http";
+  return "https";
+}

@@ -1,0 +1,45 @@
+// The instance actor (Mastodon's /actor, an Application): signs Tern's GETs and server-level Flags. It is an
+// accounts row with a username no person can register ([a-z0-9_] only), made on first need.
+import { and, eq, isNull } from "drizzle-orm";
+import type { DB } from "../db/client";
+import { accounts } from "../db/schema";
+import type { Config } from "../env";
+import { snowflake } from "../lib/ids";
+import { ensureActorKeys } from "./actor-keys";
+
+export const INSTANCE_ACTOR_USERNAME = "instance.actor";
+
+export async function instanceActorAccount(db: DB, cfg: Config) {
+  const find = () =>
+    db.select().from(accounts).where(and(eq(accounts.username, INSTANCE_ACTOR_USERNAME), isNull(accounts.domain))).limit(1);
+  let [row] = await find();
+  if (!row) {
+    const now = Date.now();
+    const uri = `${cfg.origin}/actor`;
+    await db
+      .insert(accounts)
+      .values({
+        id: snowflake(now),
+        username: INSTANCE_ACTOR_USERNAME,
+        domain: null,
+        actorType: "Application",
+        locked: true,
+        uri,
+        url: `${cfg.origin}/about`,
+        inboxUrl: `${uri}/inbox`,
+        sharedInboxUrl: `${cfg.origin}/inbox`,
+        outboxUrl: `${uri}/outbox`,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .onConflictDoNothing();
+    [row] = await find();
+  }
+  return row;
+}
+
+export async function instanceActorKey(db: DB, cfg: Config): Promise<{ keyId: string; privateKeyPem: string; publicKeyPem: string; uri: string }> {
+  const actor = await instanceActorAccount(db, cfg);
+  const keys = await ensureActorKeys(db, actor.id);
+  return { keyId: `${actor.uri}#main-key`, uri: actor.uri, ...keys };
+}
