@@ -1,0 +1,137 @@
+// Outbound deliveries through the DELIVERY queue (security §3.3): the activity is stored once in activity_outbox,
+// each target inbox (shared inboxes collapsed) gets a message holding ids only, the request is signed at send time
+// (a Date older than an hour is refused by receivers), and Tern owns the retry schedule: n⁴ + 15 s (+ jitter),
+// capped at 12 h per hop, 16 attempts (about two days). A host whose deliveries exhaust their retries on 7 distinct
+// days is marked unavailable and skipped; any success clears its record.
+import { eq, sql } from "drizzle-orm";
+import type { DB } from "../db/client";
+import { createDb } from "../db/client";
+import { accounts, activityOutbox, deliveryFailures, follows, unavailableDomains } from "../db/schema";
+import type { Config, Env } from "../env";
+import { readConfig } from "../env";
+import { padId, snowflake } from "../lib/ids";
+import { ensureActorKeys } from "./actor-keys";
+import { baseFetchOptions } from "./fetch-options";
+import { FetchRefused, safeFetch } from "./safe-fetch";
+import { signRequest } from "./signatures";
+
+export interface DeliveryMessage {
+  outboxId: string;
+  inbox: string;
+  attempt: number;
+  /** The instance origin (the queue has no request to read it from in local development). */
+  origin: string;
+}
+
+export const MAX_ATTEMPTS = 16;
+const UNAVAILABLE_AFTER_DAYS = 7;
+
+export function retryDelaySeconds(attempt: number, random = Math.random): number {
+  const base = attempt ** 4 + 15;
+  return Math.min(Math.round(base + random() * 0.5 * attempt ** 4 + random() * 10 * (attempt + 1)), 43_200);
+}
+
+/** Stores the activity and enqueues one message per distinct inbox. */
+export async function deliverActivity(env: Env, db: DB, cfg: Config, signerAccountId: string, activity: Record<string, unknown>, inboxes: Iterable<string>): Promise<number> {
+  const unique = [...new Set([...inboxes].filter(Boolean))];
+  if (!unique.length) return 0;
+  const skip = new Set(
+    (await db.select({ d: unavailableDomains.domain }).from(unavailableDomains)).map((r) => r.d),
+  );
+  const targets = unique.filter((i) => {
+    try {
+      return !skip.has(new URL(i).host);
+    } catch {
+      return false;
+    }
+  });
+  if (!targets.length) return 0;
+  const id = snowflake();
+  await db.insert(activityOutbox).values({ id, accountId: signerAccountId, json: JSON.stringify(activity), createdAt: Date.now() });
+  for (let i = 0; i < targets.length; i += 100) {
+    await env.DELIVERY.sendBatch(targets.slice(i, i + 100).map((inbox) => ({ body: { outboxId: id, inbox, attempt: 0, origin: cfg.origin } satisfies DeliveryMessage })));
+  }
+  return targets.length;
+}
+
+/** Inboxes of an account's remote followers, shared inboxes collapsed. */
+export async function followerInboxes(db: DB, accountId: string): Promise<string[]> {
+  const rows = await db.all<{ inbox: string }>(sql`SELECT DISTINCT coalesce(a.shared_inbox_url, a.inbox_url) AS inbox
+    FROM ${follows} f JOIN ${accounts} a ON a.id = f.account_id
+    WHERE f.target_account_id = ${padId(accountId)} AND a.domain IS NOT NULL AND a.suspended_at IS NULL
+      AND coalesce(a.shared_inbox_url, a.inbox_url) IS NOT NULL`);
+  return rows.map((r) => r.inbox);
+}
+
+type Outcome = "ok" | "drop" | { retryAfter?: number };
+
+function classify(status: number, retryAfter: string | null): Outcome {
+  if (status >= 200 && status < 300) return "ok";
+  if (status === 429) {
+    const s = Number(retryAfter);
+    return { retryAfter: Number.isFinite(s) && s > 0 ? Math.min(s, 43_200) : undefined };
+  }
+  if (status === 401 || status === 408) return {};
+  if ((status >= 400 && status < 500) || status === 501) return "drop"; // unsalvageable: no retry, no failure mark
+  return {};
+}
+
+async function deliverOne(env: Env, db: DB, cfg: Config, m: DeliveryMessage): Promise<Outcome> {
+  const [row] = await db.select().from(activityOutbox).where(eq(activityOutbox.id, m.outboxId)).limit(1);
+  if (!row) return "drop";
+  const [signer] = await db.select({ uri: accounts.uri }).from(accounts).where(eq(accounts.id, row.accountId)).limit(1);
+  if (!signer) return "drop";
+  const keys = await ensureActorKeys(db, row.accountId);
+  try {
+    const res = await safeFetch(m.inbox, {
+      ...baseFetchOptions(cfg),
+      method: "POST",
+      body: row.json,
+      headers: { "content-type": "application/activity+json" },
+      maxBytes: 64 * 1024,
+      maxRedirects: 0,
+      sign: (req) => signRequest(req, `${signer.uri}#main-key`, keys.privateKeyPem, row.json),
+    });
+    return classify(res.status, res.headers.get("retry-after"));
+  } catch (e) {
+    if (e instanceof FetchRefused && /not allowed|own host|invalid|userinfo|scheme|control/.test(e.reason)) return "drop";
+    return {};
+  }
+}
+
+async function recordFailure(db: DB, host: string): Promise<void> {
+  const day = new Date().toISOString().slice(0, 10);
+  await db.insert(deliveryFailures).values({ host, day }).onConflictDoNothing();
+  const [{ n }] = await db.select({ n: sql<number>`count(*)` }).from(deliveryFailures).where(eq(deliveryFailures.host, host));
+  if (Number(n) >= UNAVAILABLE_AFTER_DAYS) {
+    await db.insert(unavailableDomains).values({ domain: host, createdAt: Date.now() }).onConflictDoNothing();
+  }
+}
+
+export async function handleDeliveries(batch: MessageBatch<DeliveryMessage>, env: Env): Promise<void> {
+  const db = createDb(env.DB);
+  await Promise.all(
+    batch.messages.map(async (msg) => {
+      const m = msg.body;
+      const cfg = readConfig(env, m.origin);
+      let host: string;
+      try {
+        host = new URL(m.inbox).host;
+      } catch {
+        msg.ack();
+        return;
+      }
+      const outcome = await deliverOne(env, db, cfg, m);
+      if (outcome === "ok") {
+        await db.batch([
+          db.delete(deliveryFailures).where(eq(deliveryFailures.host, host)),
+          db.delete(unavailableDomains).where(eq(unavailableDomains.domain, host)),
+        ]);
+      } else if (outcome !== "drop") {
+        if (m.attempt + 1 >= MAX_ATTEMPTS) await recordFailure(db, host);
+        else await env.DELIVERY.send({ ...m, attempt: m.attempt + 1 }, { delaySeconds: outcome.retryAfter ?? retryDelaySeconds(m.attempt + 1) });
+      }
+      msg.ack();
+    }),
+  );
+}
