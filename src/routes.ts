@@ -32,6 +32,7 @@ import instanceV2 from "./api/v2/instance";
 import mediaV2 from "./api/v2/media";
 import search from "./api/v2/search";
 import wellKnown from "./federation/well-known";
+import federation from "./federation/routes";
 import oauth from "./oauth/routes";
 import media_files from "./media/serve";
 import mediaDefaults from "./media/defaults";
@@ -72,5 +73,6 @@ export const mounts: [string, Hono<AppEnv>][] = [
   ["/media", media_files],
   ["/", mediaDefaults],
   ["/", wellKnown],
+  ["/", federation],
   ["/", web],
 ];

@@ -1,0 +1,67 @@
+// Queries behind the actor's collections (outbox, followers, following, featured, featured tags) and local lookups.
+import { and, desc, eq, inArray, isNull, lt, sql } from "drizzle-orm";
+import type { DB } from "../db/client";
+import { accounts, featuredTags, follows, statusPins, statuses, tags } from "../db/schema";
+import type { AccountRow } from "../oauth/viewer";
+
+export async function localAccountByUsername(db: DB, username: string): Promise<AccountRow | null> {
+  if (!/^[A-Za-z0-9_.]{1,64}$/.test(username)) return null;
+  const [a] = await db
+    .select()
+    .from(accounts)
+    .where(and(sql`lower(${accounts.username}) = ${username.toLowerCase()}`, isNull(accounts.domain)))
+    .limit(1);
+  return a ?? null;
+}
+
+export async function publicStatusIds(db: DB, accountId: string, maxId: string | null, limit: number): Promise<string[]> {
+  const rows = await db
+    .select({ id: statuses.id })
+    .from(statuses)
+    .where(and(eq(statuses.accountId, accountId), inArray(statuses.visibility, ["public", "unlisted"]), maxId ? lt(statuses.id, maxId) : undefined))
+    .orderBy(desc(statuses.id))
+    .limit(limit);
+  return rows.map((r) => r.id);
+}
+
+export async function pinnedStatusIds(db: DB, accountId: string): Promise<string[]> {
+  const rows = await db
+    .select({ id: statusPins.statusId })
+    .from(statusPins)
+    .innerJoin(statuses, eq(statuses.id, statusPins.statusId))
+    .where(and(eq(statusPins.accountId, accountId), inArray(statuses.visibility, ["public", "unlisted"])))
+    .orderBy(desc(statusPins.id));
+  return rows.map((r) => r.id);
+}
+
+export async function followCollectionPage(db: DB, accountId: string, which: "followers" | "following", page: number, size = 40): Promise<string[]> {
+  const own = which === "followers" ? follows.targetAccountId : follows.accountId;
+  const other = which === "followers" ? follows.accountId : follows.targetAccountId;
+  const rows = await db
+    .select({ uri: accounts.uri })
+    .from(follows)
+    .innerJoin(accounts, eq(accounts.id, other))
+    .where(eq(own, accountId))
+    .orderBy(desc(follows.id))
+    .limit(size)
+    .offset(Math.max(0, page - 1) * size);
+  return rows.map((r) => r.uri);
+}
+
+export async function featuredTagNames(db: DB, accountId: string): Promise<string[]> {
+  const rows = await db
+    .select({ name: tags.name })
+    .from(featuredTags)
+    .innerJoin(tags, eq(tags.id, featuredTags.tagId))
+    .where(eq(featuredTags.accountId, accountId));
+  return rows.map((r) => r.name);
+}
+
+export async function localStatus(db: DB, accountId: string, statusId: string) {
+  const [s] = await db
+    .select()
+    .from(statuses)
+    .where(and(eq(statuses.id, statusId), eq(statuses.accountId, accountId)))
+    .limit(1);
+  return s ?? null;
+}
