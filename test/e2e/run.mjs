@@ -1,0 +1,13 @@
+#!/usr/bin/env node
+// `npm run test:e2e`: every test/e2e/*.test.mjs under node:test (each file starts its own `wrangler dev`).
+import { spawnSync } from "node:child_process";
+import { readdirSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const dir = dirname(fileURLToPath(import.meta.url));
+const files = readdirSync(dir).filter((f) => f.endsWith(".test.mjs")).sort().map((f) => join(dir, f));
+const r = spawnSync(process.execPath, ["--test", "--test-concurrency=1", "--test-reporter=spec", ...process.argv.slice(2), ...files], {
+  stdio: "inherit",
+});
+process.exit(r.status ?? 1);
