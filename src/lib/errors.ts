@@ -3,6 +3,8 @@ import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 
 export class ApiError extends Error {
+  /** Extra response headers (e.g. X-RateLimit-* on 429); set by whoever throws. */
+  headers?: Record<string, string>;
   constructor(
     readonly status: ContentfulStatusCode,
     message: string,
@@ -29,7 +31,7 @@ export function errorResponse(err: unknown): Response {
   if (err instanceof ApiError) {
     return new Response(JSON.stringify(err.body()), {
       status: err.status,
-      headers: { "content-type": "application/json; charset=utf-8" },
+      headers: { ...err.headers, "content-type": "application/json; charset=utf-8" },
     });
   }
   if (err instanceof HTTPException) {

@@ -1,6 +1,48 @@
+// /oauth: authorize (HTML, see web/authorize.tsx), token and revoke (JSON, client auth by body or HTTP Basic).
 import { Hono } from "hono";
 import type { AppEnv } from "../context";
+import { readParams } from "../lib/params";
+import { throttleLogin } from "../lib/rate-limit";
+import { authenticateClient, readClientCredentials } from "../services/oauth-apps";
+import { missingParam, oauthError } from "../services/oauth-errors";
+import { exchangeCode } from "../services/oauth-grants";
+import { clientCredentialsGrant, passwordGrant, revokeToken } from "../services/oauth-token";
+import { renderToken } from "../services/tokens";
+import { authorizeGet, authorizePost } from "../web/authorize";
 
 const r = new Hono<AppEnv>();
+
+r.get("/authorize", (c) => authorizeGet(c));
+r.post("/authorize", (c) => authorizePost(c));
+
+const str = (v: unknown) => (typeof v === "string" ? v : undefined);
+
+r.post("/token", async (c) => {
+  const p = await readParams(c);
+  const db = c.get("db");
+  const secret = c.env.SECRET_KEY_BASE ?? "";
+  const grantType = str(p.grant_type);
+  if (!grantType) throw missingParam("grant_type");
+  if (!["authorization_code", "client_credentials", "password"].includes(grantType)) throw oauthError("unsupported_grant_type");
+  if (grantType === "password") await throttleLogin(c, p.username);
+  const app = await authenticateClient(db, readClientCredentials(c.req.header("authorization"), p));
+  c.header("Cache-Control", "no-store");
+  c.header("Pragma", "no-cache");
+  if (grantType === "authorization_code") {
+    const t = await exchangeCode(db, secret, app, { code: str(p.code), redirectUri: str(p.redirect_uri), codeVerifier: str(p.code_verifier) });
+    return c.json(renderToken(t));
+  }
+  if (grantType === "client_credentials") return c.json(renderToken(await clientCredentialsGrant(db, secret, app, p.scope)));
+  return c.json(renderToken(await passwordGrant(db, c.get("config"), secret, app, p)));
+});
+
+r.post("/revoke", async (c) => {
+  const p = await readParams(c);
+  const db = c.get("db");
+  const app = await authenticateClient(db, readClientCredentials(c.req.header("authorization"), p));
+  const token = str(p.token);
+  if (token) await revokeToken(db, app, token);
+  return c.json({});
+});
 
 export default r;

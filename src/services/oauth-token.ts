@@ -1,0 +1,87 @@
+// The token endpoint's grants other than authorization_code, and revocation. Scopes are enforced against the
+// application's registered scopes (Doorkeeper enforce_configured_scopes, B10); tokens are reused when the app already
+// holds one for the same user and scopes (reuse_access_token).
+import { and, eq, isNull, sql } from "drizzle-orm";
+import type { DB } from "../db/client";
+import { accounts, oauthAccessTokens, users } from "../db/schema";
+import type { Config } from "../env";
+import { sha256Hex, verifyPassword } from "../lib/crypto";
+import { parseScopes, scopesWithin } from "../oauth/scopes";
+import type { AppRow } from "./oauth-apps";
+import { missingParam, oauthError } from "./oauth-errors";
+import { issueToken, type IssuedToken } from "./tokens";
+
+/** Requested scopes (default `read`), each within the app's registered scopes, or `invalid_scope`. */
+export function resolveScopes(raw: unknown, app: AppRow): string[] {
+  if (raw !== undefined && raw !== null && typeof raw !== "string") throw oauthError("invalid_scope");
+  const list = parseScopes(raw as string | undefined);
+  if (!list || !scopesWithin(list, new Set(app.scopes.split(" ").filter(Boolean)))) throw oauthError("invalid_scope");
+  return list;
+}
+
+export async function clientCredentialsGrant(db: DB, secret: string, app: AppRow, scope: unknown): Promise<IssuedToken> {
+  const scopes = resolveScopes(scope, app);
+  return issueToken(db, secret, { applicationId: app.id, userId: null, scopes });
+}
+
+// Verifying against a fixed hash when the e-mail is unknown keeps response time from telling which e-mails exist.
+const DUMMY_HASH = "pbkdf2-sha256$100000$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+
+export type LoginRefusal = "invalid" | "disabled" | "pending" | "unconfirmed";
+
+export interface LoginUser {
+  userId: string;
+  accountId: string;
+}
+
+/** Checks e-mail and password and whether the user may sign in at all. */
+export async function checkLogin(
+  db: DB,
+  cfg: Config,
+  pepper: string,
+  email: string,
+  password: string,
+): Promise<{ ok: true; user: LoginUser } | { ok: false; reason: LoginRefusal }> {
+  const rows =
+    email && email.length <= 254
+      ? await db
+          .select({ user: users, suspendedAt: accounts.suspendedAt })
+          .from(users)
+          .innerJoin(accounts, eq(accounts.id, users.accountId))
+          .where(sql`lower(${users.email}) = ${email.trim().toLowerCase()}`)
+          .limit(1)
+      : [];
+  const row = rows[0];
+  const valid = await verifyPassword(password, row?.user.passwordHash ?? DUMMY_HASH, pepper);
+  if (!row || !valid || !password) return { ok: false, reason: "invalid" };
+  if (row.user.disabled || row.suspendedAt) return { ok: false, reason: "disabled" };
+  if (!row.user.approved) return { ok: false, reason: "pending" };
+  if (cfg.requireEmailConfirmation && !row.user.confirmedAt) return { ok: false, reason: "unconfirmed" };
+  return { ok: true, user: { userId: row.user.id, accountId: row.user.accountId } };
+}
+
+export async function passwordGrant(
+  db: DB,
+  cfg: Config,
+  secret: string,
+  app: AppRow,
+  p: { username?: unknown; password?: unknown; scope?: unknown },
+): Promise<IssuedToken> {
+  if (typeof p.username !== "string" || !p.username) throw missingParam("username");
+  if (typeof p.password !== "string" || !p.password) throw missingParam("password");
+  const scopes = resolveScopes(p.scope, app);
+  const r = await checkLogin(db, cfg, secret, p.username, p.password);
+  if (!r.ok) throw oauthError("invalid_grant");
+  return issueToken(db, secret, { applicationId: app.id, userId: r.user.userId, scopes });
+}
+
+/** RFC 7009: revoking an unknown token, or another app's, is not an error (and does nothing). */
+export async function revokeToken(db: DB, app: AppRow, token: string): Promise<void> {
+  if (!token || token.length > 200) return;
+  await db
+    .update(oauthAccessTokens)
+    .set({ revokedAt: Date.now() })
+    .where(
+      and(eq(oauthAccessTokens.tokenHash, await sha256Hex(token)), eq(oauthAccessTokens.applicationId, app.id), isNull(oauthAccessTokens.revokedAt)),
+    );
+}

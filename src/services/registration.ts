@@ -1,0 +1,83 @@
+// Sign-up through the API (POST /api/v1/accounts, Mastodon's AppSignUpService), e-mail confirmation resends, and the
+// first-owner setup. The registration mode comes in through `cfg`, so each mode can be tested without changing env.
+import { and, eq, ne, sql } from "drizzle-orm";
+import type { DB } from "../db/client";
+import { users } from "../db/schema";
+import type { Config, Env } from "../env";
+import { ApiError, forbidden, validationFailed } from "../lib/errors";
+import { createLocalAccount, normalizeEmail } from "./local-accounts";
+import { issueToken, type IssuedToken } from "./tokens";
+
+export const OWNER_ROLE_ID = "3";
+
+export interface SignUpInput {
+  username?: string;
+  email?: string;
+  password?: string;
+  agreement?: boolean;
+  locale?: string;
+  reason?: string;
+}
+
+export interface SignUpApp {
+  applicationId: string;
+  scopes: string[];
+}
+
+type Details = Record<string, { error: string; description: string }[]>;
+
+/**
+ * Creates the user and returns a token for the app that signed it up, with that app token's scopes.
+ * open → approved; approval → pending (the token works only once approved); closed → 403.
+ */
+export async function registerAccount(db: DB, cfg: Config, env: Env, app: SignUpApp, input: SignUpInput, ip: string | null): Promise<IssuedToken> {
+  if (cfg.registrations === "closed") throw forbidden();
+  const details: Details = {};
+  if (input.agreement !== true) details.agreement = [{ error: "ERR_ACCEPTED", description: "must be accepted" }];
+  const reason = input.reason?.trim() ?? "";
+  if (cfg.registrations === "approval" && !reason) details.reason = [{ error: "ERR_BLANK", description: "can't be blank" }];
+  if (Object.keys(details).length) {
+    const msg = Object.entries(details)
+      .map(([k, v]) => `${k[0].toUpperCase()}${k.slice(1)} ${v[0].description}`)
+      .join(", ");
+    throw new ApiError(422, `Validation failed: ${msg}`, { details });
+  }
+  const { userId } = await createLocalAccount(db, cfg, env, {
+    username: input.username ?? "",
+    email: input.email ?? "",
+    password: input.password ?? "",
+    approved: cfg.registrations === "open",
+    confirmed: !cfg.requireEmailConfirmation,
+    locale: input.locale || null,
+    reason: reason || null,
+    signUpIp: ip,
+  });
+  return issueToken(db, env.SECRET_KEY_BASE ?? "", { applicationId: app.applicationId, userId, scopes: app.scopes, reuse: false });
+}
+
+/**
+ * POST /api/v1/emails/confirmations. Workers have no mail service, so nothing is actually sent: the call only
+ * validates the state (and records a changed address) so clients get Mastodon's answers.
+ */
+export async function resendConfirmation(db: DB, user: { id: string; confirmedAt: number | null }, email: string | undefined): Promise<void> {
+  if (user.confirmedAt) throw forbidden("This method is only available while the e-mail is awaiting confirmation");
+  if (email === undefined || email === "") return;
+  const normalized = normalizeEmail(email);
+  if (!normalized) throw new ApiError(422, "Validation failed: Email is invalid", { details: { email: [{ error: "ERR_INVALID", description: "is invalid" }] } });
+  const taken = await db
+    .select({ id: users.id })
+    .from(users)
+    .where(and(sql`lower(${users.email}) = ${normalized.toLowerCase()}`, ne(users.id, user.id)))
+    .limit(1);
+  if (taken.length) throw validationFailed("Email has already been taken");
+  await db.update(users).set({ email: normalized, updatedAt: Date.now() }).where(eq(users.id, user.id));
+}
+
+export async function ownerExists(db: DB): Promise<boolean> {
+  const rows = await db.select({ id: users.id }).from(users).where(eq(users.roleId, OWNER_ROLE_ID)).limit(1);
+  return rows.length > 0;
+}
+
+export async function createOwner(db: DB, cfg: Config, env: Env, input: { username: string; email: string; password: string }) {
+  return createLocalAccount(db, cfg, env, { ...input, approved: true, confirmed: true, roleId: OWNER_ROLE_ID, allowReserved: true });
+}

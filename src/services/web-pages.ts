@@ -1,0 +1,40 @@
+// Queries behind the public HTML pages (profile, status). Rendering goes through renderStatuses, which applies
+// visibility again; these queries only pick candidates.
+import { and, desc, eq, inArray, isNull, sql } from "drizzle-orm";
+import type { DB } from "../db/client";
+import { accounts, statuses } from "../db/schema";
+import type { AccountRow } from "../oauth/viewer";
+
+/** A local, not suspended account by username (case-insensitive). */
+export async function findLocalAccount(db: DB, username: string): Promise<AccountRow | null> {
+  if (!/^[A-Za-z0-9_]{1,30}$/.test(username)) return null;
+  const rows = await db
+    .select()
+    .from(accounts)
+    .where(and(sql`lower(${accounts.username}) = ${username.toLowerCase()}`, isNull(accounts.domain), isNull(accounts.suspendedAt)))
+    .limit(1);
+  return rows[0] ?? null;
+}
+
+/** Newest public and unlisted original posts (no reblogs) of an account. */
+export async function recentPublicStatusIds(db: DB, accountId: string, limit = 20): Promise<string[]> {
+  const rows = await db
+    .select({ id: statuses.id })
+    .from(statuses)
+    .where(and(eq(statuses.accountId, accountId), inArray(statuses.visibility, ["public", "unlisted"]), isNull(statuses.reblogOfId)))
+    .orderBy(desc(statuses.id))
+    .limit(limit);
+  return rows.map((r) => r.id);
+}
+
+/** The status if it is an original public/unlisted post of `accountId`. */
+export async function publicStatusOf(db: DB, accountId: string, statusId: string): Promise<string | null> {
+  const rows = await db
+    .select({ id: statuses.id })
+    .from(statuses)
+    .where(
+      and(eq(statuses.id, statusId), eq(statuses.accountId, accountId), inArray(statuses.visibility, ["public", "unlisted"]), isNull(statuses.reblogOfId)),
+    )
+    .limit(1);
+  return rows[0]?.id ?? null;
+}

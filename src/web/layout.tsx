@@ -1,0 +1,78 @@
+// The frame of every HTML page, and the headers every page carries: no framing (B9 clickjacking), no scripts, no
+// external assets, no referrer to other sites (the authorize URL carries state and PKCE values).
+import { raw } from "hono/html";
+import type { Child } from "hono/jsx";
+import type { Ctx } from "../context";
+
+const CSS = `
+*{box-sizing:border-box}
+body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:#f4f5f7;color:#1f2328}
+main{max-width:40rem;margin:2rem auto;padding:0 1rem}
+.card{background:#fff;border:1px solid #d8dce1;border-radius:8px;padding:1.5rem;margin-bottom:1rem}
+h1{font-size:1.4rem;margin:0 0 1rem}
+h2{font-size:1.1rem;margin:0 0 .5rem}
+label{display:block;margin:.75rem 0 .25rem;font-weight:600}
+input[type=text],input[type=email],input[type=password]{width:100%;padding:.5rem;border:1px solid #aab;border-radius:6px;font:inherit}
+button{font:inherit;padding:.5rem 1.2rem;border-radius:6px;border:1px solid #3b5bdb;background:#3b5bdb;color:#fff;cursor:pointer;margin-top:1rem}
+button.secondary{background:#fff;color:#3b5bdb}
+.error{background:#fff0f0;border:1px solid #e5a0a0;color:#8a1f1f;padding:.75rem;border-radius:6px}
+.muted{color:#656d76;font-size:.9rem}
+code,#authorization-code{font-family:ui-monospace,monospace;word-break:break-all}
+#authorization-code{display:block;background:#f4f5f7;padding:.75rem;border-radius:6px;user-select:all}
+header.site{background:#fff;border-bottom:1px solid #d8dce1;padding:.75rem 1rem}
+header.site a{color:inherit;text-decoration:none;font-weight:700}
+.avatar{width:80px;height:80px;border-radius:8px;object-fit:cover;float:left;margin-right:1rem}
+.status{border-top:1px solid #eef0f2;padding:.75rem 0}
+.status:first-child{border-top:0}
+.status img{max-width:100%;border-radius:6px}
+ul.scopes{padding-left:1.2rem}
+a{color:#3b5bdb}
+`;
+
+export interface LayoutProps {
+  title: string;
+  siteTitle: string;
+  head?: Child;
+  children?: Child;
+}
+
+export function Layout(props: LayoutProps) {
+  return (
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <meta name="referrer" content="same-origin" />
+        <title>{props.title === props.siteTitle ? props.siteTitle : `${props.title} - ${props.siteTitle}`}</title>
+        {props.head}
+        <style>{raw(CSS)}</style>
+      </head>
+      <body>
+        <header class="site">
+          <a href="/">{props.siteTitle}</a>
+        </header>
+        <main>{props.children}</main>
+      </body>
+    </html>
+  );
+}
+
+/** Renders a page with the security headers. `scriptNonce` allows one inline script (form_post auto-submit). */
+export function page(c: Ctx, body: Child, status: 200 | 400 | 401 | 403 | 404 | 422 | 429 = 200, scriptNonce?: string) {
+  c.header(
+    "Content-Security-Policy",
+    [
+      "default-src 'none'",
+      "style-src 'unsafe-inline'",
+      "img-src 'self' https: data:",
+      scriptNonce ? `script-src 'nonce-${scriptNonce}'` : "script-src 'none'",
+      "base-uri 'none'",
+      "frame-ancestors 'none'",
+    ].join("; "),
+  );
+  c.header("X-Frame-Options", "DENY");
+  c.header("X-Content-Type-Options", "nosniff");
+  c.header("Referrer-Policy", "same-origin");
+  c.header("Cache-Control", "no-store");
+  return c.html(`<!DOCTYPE html>${body}`, status);
+}
