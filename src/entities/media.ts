@@ -6,7 +6,9 @@ type MediaRow = typeof mediaAttachments.$inferSelect;
 
 export function renderMedia(cfg: Config, m: MediaRow) {
   const url = m.fileKey ? mediaUrl(cfg, m.fileKey) : m.remoteUrl;
-  const preview = m.previewKey ? mediaUrl(cfg, m.previewKey) : m.previewRemoteUrl ?? url;
+  // A local video or audio file is no picture: without a thumbnail its preview is null (as in Mastodon for audio).
+  const noPicture = !!m.fileKey && m.type !== "image" && !m.previewKey;
+  const preview = m.previewKey ? mediaUrl(cfg, m.previewKey) : noPicture ? null : m.previewRemoteUrl ?? url;
   const meta: Record<string, unknown> = { ...(m.meta ?? {}) };
   if (m.focusX != null && m.focusY != null) meta.focus = { x: m.focusX / 1000, y: m.focusY / 1000 };
   return {

@@ -1,0 +1,162 @@
+// Uploads into R2: the real type comes from the bytes (sniff.ts), the key is made here (never from the filename,
+// security F2), and the size, pixel and frame caps are applied before the object is written (F1, F3, F4).
+// There is no image service on Workers, so nothing is resized or transcoded: `small` describes the original, and
+// GIFs stay images (Mastodon turns them into gifv video).
+import type { Config, Env } from "../env";
+import { toHex } from "../lib/crypto";
+import { unprocessable, validationFailed } from "../lib/errors";
+import { snowflake } from "../lib/ids";
+import { sniff, type Sniffed } from "./sniff";
+
+export const IMAGE_LIMIT = 16 * 1024 * 1024;
+export const VIDEO_LIMIT = 99 * 1024 * 1024;
+export const AVATAR_LIMIT = 8 * 1024 * 1024;
+/** Mastodon's MAX_IMAGE_PIXELS (7680×4320). */
+export const MAX_IMAGE_PIXELS = 33_177_600;
+/** Mastodon's video matrix limit (3840×2160). */
+export const MAX_VIDEO_PIXELS = 8_294_400;
+export const MAX_FRAMES = 1000;
+/** Multipart overhead allowed on top of the largest file before the request is refused unread. */
+export const UPLOAD_BODY_LIMIT = VIDEO_LIMIT + 1024 * 1024;
+
+const HEAD_BYTES = 1024 * 1024;
+const MAX_MOOV = 16 * 1024 * 1024;
+
+export type UploadPurpose = "avatar" | "header" | "attachment";
+export type MediaType = "image" | "gifv" | "video" | "audio";
+
+export interface StoredFile {
+  key: string;
+  contentType: string;
+  size: number;
+  type: MediaType;
+  meta: Record<string, unknown>;
+}
+
+interface Inspected {
+  sniffed: Sniffed;
+  /** The whole file when it was read (images); video and audio go to R2 from the Blob without a copy. */
+  bytes: Uint8Array | null;
+}
+
+const mb = (n: number) => `${Math.round(n / 1024 / 1024)} MB`;
+
+/** Reads just enough of `file` to know what it is and checks every cap; throws 422 on anything refused. */
+export async function inspectFile(file: File, opts: { imagesOnly?: boolean; imageLimit?: number } = {}): Promise<Inspected> {
+  const imageLimit = opts.imageLimit ?? IMAGE_LIMIT;
+  if (!file || typeof file === "string" || file.size === 0) throw validationFailed("File can't be blank");
+  if (file.size > VIDEO_LIMIT) throw validationFailed(`File file size must be less than ${mb(VIDEO_LIMIT)}`);
+  const head = new Uint8Array(await file.slice(0, HEAD_BYTES).arrayBuffer());
+  let s = sniff(head);
+  if (!s || (opts.imagesOnly && s.kind !== "image")) throw validationFailed("File content type is invalid");
+  const limit = s.kind === "image" ? imageLimit : VIDEO_LIMIT;
+  if (file.size > limit) throw validationFailed(`File file size must be less than ${mb(limit)}`);
+
+  let bytes: Uint8Array | null = null;
+  if (s.kind === "image") {
+    bytes = file.size <= HEAD_BYTES ? head : new Uint8Array(await file.arrayBuffer());
+    s = sniff(bytes);
+    if (!s) throw validationFailed("File content type is invalid");
+  } else if (s.ext === "mp4" || s.ext === "mov" || s.ext === "m4a") {
+    if (file.size > HEAD_BYTES) s = (await sniffIsoFromBlob(file)) ?? s;
+  }
+  checkCaps(s);
+  return { sniffed: s, bytes };
+}
+
+function checkCaps(s: Sniffed): void {
+  const w = s.width ?? 0;
+  const h = s.height ?? 0;
+  if (s.kind === "image") {
+    if (!w || !h) throw unprocessable("File type of uploaded media could not be verified");
+    if (w * h > MAX_IMAGE_PIXELS) throw unprocessable(`${w}x${h} images are not supported`);
+    if ((s.frames ?? 0) > MAX_FRAMES) throw unprocessable(`Animations with more than ${MAX_FRAMES} frames are not supported`);
+    if ((s.frames ?? 0) > 1 && w * h * (s.frames ?? 0) > MAX_IMAGE_PIXELS * 4) {
+      throw unprocessable(`${w}x${h} animations with ${s.frames} frames are not supported`);
+    }
+  } else if (s.kind === "video" && w * h > MAX_VIDEO_PIXELS) {
+    throw unprocessable(`${w}x${h} videos are not supported`);
+  }
+}
+
+/** MP4/MOV whose `moov` sits past the head (not "fast start"): walk top-level box headers by slicing the Blob. */
+async function sniffIsoFromBlob(file: File): Promise<Sniffed | null> {
+  let o = 0;
+  let ftyp: Uint8Array | null = null;
+  for (let i = 0; i < 1000 && o + 8 <= file.size; i++) {
+    const h = new Uint8Array(await file.slice(o, o + 16).arrayBuffer());
+    const dv = new DataView(h.buffer, h.byteOffset, h.byteLength);
+    let size = dv.getUint32(0);
+    const type = String.fromCharCode(...h.subarray(4, 8));
+    if (size === 1 && h.length >= 16) size = dv.getUint32(8) * 2 ** 32 + dv.getUint32(12);
+    else if (size === 0) size = file.size - o;
+    if (size < 8) return null;
+    if (type === "ftyp" && size <= 4096) ftyp = new Uint8Array(await file.slice(o, o + size).arrayBuffer());
+    if (type === "moov") {
+      if (!ftyp || size > MAX_MOOV) return null;
+      const moov = new Uint8Array(await file.slice(o, o + size).arrayBuffer());
+      const joined = new Uint8Array(ftyp.length + moov.length);
+      joined.set(ftyp);
+      joined.set(moov, ftyp.length);
+      return sniff(joined);
+    }
+    o += size;
+  }
+  return null;
+}
+
+/** Mastodon-shaped `meta` for what the headers told us. */
+export function buildMeta(s: Sniffed): Record<string, unknown> {
+  const dims = (w?: number, h?: number) =>
+    w && h ? { width: w, height: h, size: `${w}x${h}`, aspect: w / h } : {};
+  if (s.kind === "image") {
+    const original = dims(s.width, s.height);
+    return { original, small: { ...original } };
+  }
+  const duration = s.duration != null && Number.isFinite(s.duration) ? Math.round(s.duration * 100) / 100 : undefined;
+  const timing = duration != null ? { duration, length: formatLength(duration) } : {};
+  if (s.kind === "video") {
+    const d = dims(s.width, s.height);
+    return { ...d, ...timing, original: { ...(s.width ? { width: s.width, height: s.height } : {}), ...(duration != null ? { duration } : {}) } };
+  }
+  return { ...timing, original: duration != null ? { duration } : {} };
+}
+
+function formatLength(seconds: number): string {
+  const h = Math.floor(seconds / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  const sec = (seconds % 60).toFixed(2).padStart(5, "0");
+  return `${h}:${String(m).padStart(2, "0")}:${sec}`;
+}
+
+/** Writes an inspected file at `key` with its sniffed content type. */
+export async function putInspected(env: Env, key: string, file: File, x: Inspected): Promise<void> {
+  await env.MEDIA.put(key, x.bytes ?? file, { httpMetadata: { contentType: x.sniffed.mime } });
+}
+
+const randomHex = () => toHex(crypto.getRandomValues(new Uint8Array(16)));
+
+/** Key for a new upload; `id` names attachment folders so the row and the object share it. */
+export function uploadKey(purpose: UploadPurpose, ext: string, id?: string): string {
+  if (purpose === "attachment") return `media_attachments/${id ?? snowflake()}/original.${ext}`;
+  return `accounts/${purpose === "avatar" ? "avatars" : "headers"}/${randomHex()}/original.${ext}`;
+}
+
+/**
+ * Validates and stores one uploaded file. Avatars and headers must be still or animated images up to 8 MB;
+ * attachments may be images (16 MB), video or audio (99 MB). Throws 422 for anything refused.
+ */
+export async function storeUpload(env: Env, cfg: Config, file: File, purpose: UploadPurpose): Promise<StoredFile> {
+  void cfg;
+  const avatarLike = purpose !== "attachment";
+  const x = await inspectFile(file, avatarLike ? { imagesOnly: true, imageLimit: AVATAR_LIMIT } : {});
+  const key = uploadKey(purpose, x.sniffed.ext);
+  await putInspected(env, key, file, x);
+  return { key, contentType: x.sniffed.mime, size: file.size, type: x.sniffed.kind, meta: buildMeta(x.sniffed) };
+}
+
+/** Removes stored objects, ignoring ones already gone. */
+export async function deleteStored(env: Env, keys: (string | null | undefined)[]): Promise<void> {
+  const list = keys.filter((k): k is string => !!k);
+  if (list.length) await env.MEDIA.delete(list);
+}
