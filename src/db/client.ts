@@ -4,8 +4,25 @@ import * as schema from "./schema";
 export type DB = DrizzleD1Database<typeof schema>;
 
 export function createDb(d1: D1Database): DB {
-  return drizzle(d1, { schema });
+  const db = drizzle(d1, { schema });
+  // Raw statements (db.run/all/get/values with sql``) must be able to join db.batch: see batchable().
+  for (const m of ["run", "all", "get", "values"] as const) {
+    const orig = (db[m] as (q: unknown) => object).bind(db);
+    (db as unknown as Record<string, unknown>)[m] = (q: unknown) => batchable(db, orig(q));
+  }
+  return db;
 }
 
 /** `(SELECT value FROM json_each(?))` over padded ids: one bound parameter whatever the list's length. */
 export { idList } from "./id-list";
+
+/**
+ * Makes a raw `db.run(sql)` / `db.all(sql)` usable inside `db.batch([...])`. drizzle 0.45's D1 batch binds
+ * `preparedQuery.stmt`, which raw queries lack, so a raw statement with parameters would throw there. Awaiting the
+ * result directly behaves as before.
+ */
+export function batchable<T extends object>(db: DB, raw: T): T {
+  const q = (raw as unknown as { getQuery(): { sql: string } }).getQuery();
+  (raw as unknown as { stmt: D1PreparedStatement }).stmt = (db as unknown as { session: { client: D1Database } }).session.client.prepare(q.sql);
+  return raw;
+}

@@ -1,6 +1,17 @@
+// GET /api/v1/blocks: accounts the viewer blocks, cursored by block row id.
 import { Hono } from "hono";
 import type { AppEnv } from "../../context";
+import { readPage } from "../../lib/pagination";
+import { readParams } from "../../lib/params";
+import { me, requireUser } from "../../oauth/guard";
+import { blocksPage } from "../../services/blocks";
+import { accountPage } from "./accounts";
 
 const r = new Hono<AppEnv>();
+
+r.get("/", requireUser("read:blocks"), async (c) => {
+  const page = readPage(await readParams(c), 40, 80);
+  return accountPage(c, await blocksPage(c.get("db"), me(c).account.id, page), page);
+});
 
 export default r;

@@ -1,6 +1,17 @@
+// GET /api/v1/endorsements: accounts the viewer features on their profile, cursored by pin row id.
 import { Hono } from "hono";
 import type { AppEnv } from "../../context";
+import { readPage } from "../../lib/pagination";
+import { readParams } from "../../lib/params";
+import { me, requireUser } from "../../oauth/guard";
+import { endorsementsPage } from "../../services/endorsements";
+import { accountPage } from "./accounts";
 
 const r = new Hono<AppEnv>();
+
+r.get("/", requireUser("read:accounts"), async (c) => {
+  const page = readPage(await readParams(c), 40, 80);
+  return accountPage(c, await endorsementsPage(c.get("db"), me(c).account.id, page), page);
+});
 
 export default r;

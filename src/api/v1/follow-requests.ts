@@ -1,6 +1,31 @@
+// /api/v1/follow_requests: requests to follow the viewer (locked accounts), with authorize and reject.
 import { Hono } from "hono";
-import type { AppEnv } from "../../context";
+import type { AppEnv, Ctx } from "../../context";
+import { notFound } from "../../lib/errors";
+import { parseId } from "../../lib/ids";
+import { readPage } from "../../lib/pagination";
+import { readParams } from "../../lib/params";
+import { me, requireUser } from "../../oauth/guard";
+import { authorizeRequest, followRequestsPage, rejectRequest } from "../../services/follows";
+import { accountPage } from "./accounts";
 
 const r = new Hono<AppEnv>();
+
+function accountIdParam(c: Ctx): string {
+  const id = parseId(c.req.param("id"));
+  if (!id) throw notFound();
+  return id;
+}
+
+r.get("/", requireUser("read:follows"), async (c) => {
+  const page = readPage(await readParams(c), 40, 80);
+  return accountPage(c, await followRequestsPage(c.get("db"), me(c).account.id, page), page);
+});
+
+r.post("/:id/authorize", requireUser("write:follows"), async (c) =>
+  c.json(await authorizeRequest(c.get("db"), c.env.JOBS, me(c).account.id, accountIdParam(c))),
+);
+
+r.post("/:id/reject", requireUser("write:follows"), async (c) => c.json(await rejectRequest(c.get("db"), me(c).account.id, accountIdParam(c))));
 
 export default r;

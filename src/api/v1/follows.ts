@@ -1,6 +1,23 @@
+// POST /api/v1/follows: follow by address (`user`, `@user@domain`). Remote accounts must already be known here;
+// resolving unknown ones arrives with federation.
 import { Hono } from "hono";
+import { z } from "zod";
 import type { AppEnv } from "../../context";
+import { notFound } from "../../lib/errors";
+import { parse, zStr } from "../../lib/params";
+import { me, requireUser } from "../../oauth/guard";
+import { lookupAccount } from "../../services/account-queries";
+import { follow } from "../../services/follows";
+import { readFollowOptions } from "./accounts";
 
 const r = new Hono<AppEnv>();
+
+r.post("/", requireUser("write:follows"), async (c) => {
+  const p = await parse(c, z.object({ uri: zStr(600) }).passthrough());
+  const opts = await readFollowOptions(c);
+  const target = await lookupAccount(c.get("db"), c.get("config"), p.uri.replace(/^acct:/i, ""));
+  if (!target || target.suspendedAt) throw notFound();
+  return c.json(await follow(c.get("db"), c.env.JOBS, me(c).account.id, target.id, opts));
+});
 
 export default r;

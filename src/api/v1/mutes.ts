@@ -1,6 +1,21 @@
+// GET /api/v1/mutes: muted accounts (MutedAccount: Account + mute_expires_at), cursored by mute row id.
 import { Hono } from "hono";
 import type { AppEnv } from "../../context";
+import { renderAccount } from "../../entities/account";
+import { isoTime } from "../../entities/urls";
+import { readPage, setLinkHeader } from "../../lib/pagination";
+import { readParams } from "../../lib/params";
+import { me, requireUser } from "../../oauth/guard";
+import { mutesPage } from "../../services/mutes";
 
 const r = new Hono<AppEnv>();
+
+r.get("/", requireUser("read:mutes"), async (c) => {
+  const page = readPage(await readParams(c), 40, 80);
+  const rows = await mutesPage(c.get("db"), me(c).account.id, page);
+  const cfg = c.get("config");
+  setLinkHeader(c, rows[0]?.cursor, rows[rows.length - 1]?.cursor, rows.length === page.limit);
+  return c.json(rows.map((x) => ({ ...renderAccount(cfg, x.account), mute_expires_at: isoTime(x.expiresAt) })));
+});
 
 export default r;

@@ -1,0 +1,256 @@
+// Reads about accounts: lookup, search, follower/following pages, an account's statuses, familiar followers, the
+// viewer's lists holding an account, featured tags. Every list is cut in SQL after visibility filtering.
+import { and, asc, desc, eq, gt, inArray, isNull, lt, sql, type AnyColumn, type SQL } from "drizzle-orm";
+import type { DB } from "../db/client";
+import { idList } from "../db/client";
+import { accounts, featuredTags, follows, listAccounts, lists, mediaAttachments, statusPins, statuses, statusTags, tags } from "../db/schema";
+import type { Config } from "../env";
+import { padId } from "../lib/ids";
+import type { Page } from "../lib/pagination";
+import { normalizeTag } from "../lib/text";
+import type { AccountRow } from "../oauth/viewer";
+import { statusReadableBy } from "./visibility";
+
+// ---- keyset pagination over an id column (entity ids or internal row ids) ----
+
+export function cursorWhere(col: AnyColumn, page: Page): SQL | undefined {
+  const parts: SQL[] = [];
+  if (page.maxId) parts.push(lt(col, page.maxId));
+  if (page.minId) parts.push(gt(col, page.minId));
+  else if (page.sinceId) parts.push(gt(col, page.sinceId));
+  return parts.length ? and(...parts) : undefined;
+}
+
+/** min_id scans upwards from the cursor; the page is still returned newest first (see inPageOrder). */
+export const cursorOrder = (col: AnyColumn, page: Page) => (page.minId ? asc(col) : desc(col));
+
+export function inPageOrder<T>(rows: T[], page: Page): T[] {
+  return page.minId ? rows.reverse() : rows;
+}
+
+export interface AccountPageRow {
+  cursor: string;
+  account: AccountRow;
+}
+
+// ---- single accounts ----
+
+export async function getAccount(db: DB, id: string): Promise<AccountRow | null> {
+  const rows = await db.select().from(accounts).where(eq(accounts.id, id)).limit(1);
+  return rows[0] ?? null;
+}
+
+/** `alice`, `@alice`, `alice@this.domain` → local; `bob@remote.example` → a known remote account. */
+export async function lookupAccount(db: DB, cfg: Config, acct: string): Promise<AccountRow | null> {
+  const parsed = parseAcct(acct, cfg);
+  if (!parsed) return null;
+  const rows = await db
+    .select()
+    .from(accounts)
+    .where(sql`lower(${accounts.username}) = ${parsed.username.toLowerCase()} AND coalesce(${accounts.domain}, '') = ${parsed.domain ?? ""}`)
+    .limit(1);
+  return rows[0] ?? null;
+}
+
+export function parseAcct(raw: string, cfg: Config): { username: string; domain: string | null } | null {
+  const s = raw.trim().replace(/^@/, "");
+  const m = /^([A-Za-z0-9_.-]{1,64})(?:@([^@\s/]{1,255}))?$/.exec(s);
+  if (!m) return null;
+  let domain: string | null = m[2]?.toLowerCase() ?? null;
+  if (domain && (domain === cfg.domain.toLowerCase() || domain === new URL(cfg.origin).host.toLowerCase())) domain = null;
+  return { username: m[1], domain };
+}
+
+/** Accounts by id in the order asked; unknown ids are skipped. */
+export async function accountsByIds(db: DB, ids: string[]): Promise<AccountRow[]> {
+  if (!ids.length) return [];
+  const rows = await db.select().from(accounts).where(inArray(accounts.id, idList(ids)));
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const seen = new Set<string>();
+  const out: AccountRow[] = [];
+  for (const id of ids) {
+    const r = byId.get(id);
+    if (r && !seen.has(id)) {
+      seen.add(id);
+      out.push(r);
+    }
+  }
+  return out;
+}
+
+// ---- follower / following pages ----
+
+/** Accounts the viewer blocks, mutes (unless `keepMuted`) or is blocked by: kept out of account lists. */
+export function hiddenFromViewer(viewerId: string | null, col: AnyColumn | SQL, keepMuted = false): SQL | undefined {
+  if (!viewerId) return undefined;
+  const v = padId(viewerId);
+  const blocked = sql`EXISTS (SELECT 1 FROM blocks hb WHERE (hb.account_id = ${v} AND hb.target_account_id = ${col}) OR (hb.account_id = ${col} AND hb.target_account_id = ${v}))`;
+  if (keepMuted) return blocked;
+  return sql`(${blocked} OR EXISTS (SELECT 1 FROM mutes hm WHERE hm.account_id = ${v} AND hm.target_account_id = ${col} AND (hm.expires_at IS NULL OR hm.expires_at > ${Date.now()})))`;
+}
+
+/** Followers (`direction` "followers") or followed accounts of `ownerId`, cursored by follow row id. */
+export async function followPage(db: DB, ownerId: string, viewerId: string | null, direction: "followers" | "following", page: Page): Promise<AccountPageRow[]> {
+  const ownerCol = direction === "followers" ? follows.targetAccountId : follows.accountId;
+  const otherCol = direction === "followers" ? follows.accountId : follows.targetAccountId;
+  const hidden = hiddenFromViewer(viewerId, accounts.id, viewerId === ownerId);
+  const rows = await db
+    .select({ cursor: follows.id, account: accounts })
+    .from(follows)
+    .innerJoin(accounts, eq(accounts.id, otherCol))
+    .where(and(eq(ownerCol, ownerId), isNull(accounts.suspendedAt), hidden ? sql`NOT ${hidden}` : undefined, cursorWhere(follows.id, page)))
+    .orderBy(cursorOrder(follows.id, page))
+    .limit(page.limit);
+  return inPageOrder(rows, page);
+}
+
+// ---- an account's statuses ----
+
+export interface AccountStatusFilters {
+  pinned?: boolean;
+  onlyMedia?: boolean;
+  excludeReplies?: boolean;
+  excludeReblogs?: boolean;
+  tagged?: string;
+}
+
+/** Ids of the statuses of `accountId` that `viewerId` may read, newest first. */
+export async function accountStatusIds(db: DB, accountId: string, viewerId: string | null, f: AccountStatusFilters, page: Page): Promise<string[]> {
+  const conds: (SQL | undefined)[] = [eq(statuses.accountId, accountId), statusReadableBy(viewerId), cursorWhere(statuses.id, page)];
+  if (f.pinned) {
+    conds.push(sql`EXISTS (SELECT 1 FROM ${statusPins} WHERE ${statusPins.accountId} = ${padId(accountId)} AND ${statusPins.statusId} = ${statuses.id})`);
+  }
+  if (f.onlyMedia) conds.push(sql`EXISTS (SELECT 1 FROM ${mediaAttachments} WHERE ${mediaAttachments.statusId} = ${statuses.id})`);
+  // Mastodon keeps self-replies (threads) when replies are excluded.
+  if (f.excludeReplies) conds.push(sql`(${statuses.inReplyToId} IS NULL OR ${statuses.inReplyToAccountId} = ${padId(accountId)})`);
+  if (f.excludeReblogs || f.onlyMedia || f.tagged) conds.push(isNull(statuses.reblogOfId));
+  if (f.tagged) {
+    const name = normalizeTag(f.tagged);
+    if (!name) return [];
+    conds.push(
+      sql`EXISTS (SELECT 1 FROM ${statusTags} JOIN ${tags} ON ${tags.id} = ${statusTags.tagId} WHERE ${statusTags.statusId} = ${statuses.id} AND ${tags.name} = ${name})`,
+    );
+  }
+  const rows = await db
+    .select({ id: statuses.id })
+    .from(statuses)
+    .where(and(...conds))
+    .orderBy(cursorOrder(statuses.id, page))
+    .limit(page.limit);
+  return inPageOrder(rows, page).map((r) => r.id);
+}
+
+// ---- search ----
+
+/** D1 refuses LIKE patterns over 50 bytes, wildcards and escapes included (security A17). */
+const MAX_LIKE_BYTES = 50;
+
+/**
+ * `text` escaped for LIKE (`\` is the ESCAPE character) and cut so that the pattern, with `reserve` bytes of
+ * wildcards around it, stays within D1's limit. Code points and escape pairs are never split.
+ */
+export function likeTerm(text: string, reserve: number): string {
+  const enc = new TextEncoder();
+  let out = "";
+  let n = 0;
+  for (const ch of text) {
+    const piece = ch === "\\" || ch === "%" || ch === "_" ? `\\${ch}` : ch;
+    const len = enc.encode(piece).length;
+    if (n + len > MAX_LIKE_BYTES - reserve) break;
+    out += piece;
+    n += len;
+  }
+  return out;
+}
+
+export interface AccountSearch {
+  q: string;
+  limit: number;
+  offset: number;
+  following: boolean;
+}
+
+export async function searchAccounts(db: DB, cfg: Config, viewerId: string, s: AccountSearch): Promise<AccountRow[]> {
+  let q = s.q.trim().replace(/^@/, "");
+  if (!q) return [];
+  let domain: string | null | undefined;
+  const at = q.indexOf("@");
+  if (at > 0) {
+    const d = q.slice(at + 1).toLowerCase();
+    q = q.slice(0, at);
+    domain = d === cfg.domain.toLowerCase() ? null : d || undefined;
+  }
+  const term = likeTerm(q.toLowerCase(), 2);
+  if (!term) return [];
+  const conds: (SQL | undefined)[] = [
+    isNull(accounts.suspendedAt),
+    domain === undefined
+      ? sql`(lower(${accounts.username}) LIKE ${term + "%"} ESCAPE '\\' OR lower(${accounts.displayName}) LIKE ${"%" + term + "%"} ESCAPE '\\')`
+      : sql`lower(${accounts.username}) LIKE ${term + "%"} ESCAPE '\\'`,
+  ];
+  if (domain === null) conds.push(isNull(accounts.domain));
+  else if (domain) conds.push(sql`${accounts.domain} LIKE ${likeTerm(domain, 1) + "%"} ESCAPE '\\'`);
+  const hidden = hiddenFromViewer(viewerId, accounts.id, true);
+  if (hidden) conds.push(sql`NOT ${hidden}`);
+  if (s.following) {
+    conds.push(sql`EXISTS (SELECT 1 FROM ${follows} WHERE ${follows.accountId} = ${padId(viewerId)} AND ${follows.targetAccountId} = ${accounts.id})`);
+  }
+  return db
+    .select()
+    .from(accounts)
+    .where(and(...conds))
+    .orderBy(sql`lower(${accounts.username}) = ${q.toLowerCase()} DESC`, desc(accounts.followersCount), asc(accounts.id))
+    .limit(s.limit)
+    .offset(s.offset);
+}
+
+// ---- familiar followers, lists, featured tags ----
+
+/** For each target: the accounts the viewer follows who follow the target. */
+export async function familiarFollowers(db: DB, viewerId: string, targetIds: string[]): Promise<Map<string, AccountRow[]>> {
+  const out = new Map<string, AccountRow[]>();
+  if (!targetIds.length) return out;
+  const rows = await db
+    .select({ target: sql<string>`f2.target_account_id`, account: accounts })
+    .from(follows)
+    .innerJoin(sql`follows f2`, sql`f2.account_id = ${follows.targetAccountId}`)
+    .innerJoin(accounts, eq(accounts.id, follows.targetAccountId))
+    .where(and(eq(follows.accountId, viewerId), sql`f2.target_account_id IN ${idList(targetIds)}`, isNull(accounts.suspendedAt)))
+    .orderBy(desc(follows.id))
+    .limit(40 * 40);
+  for (const r of rows) {
+    const t = String(r.target).replace(/^0+(?=\d)/, "");
+    const list = out.get(t) ?? [];
+    list.push(r.account);
+    out.set(t, list);
+  }
+  return out;
+}
+
+export async function listsContaining(db: DB, viewerId: string, accountId: string) {
+  return db
+    .select({ id: lists.id, title: lists.title, repliesPolicy: lists.repliesPolicy, exclusive: lists.exclusive })
+    .from(lists)
+    .where(
+      and(eq(lists.accountId, viewerId), sql`EXISTS (SELECT 1 FROM ${listAccounts} WHERE ${listAccounts.listId} = ${lists.id} AND ${listAccounts.accountId} = ${padId(accountId)})`),
+    )
+    .orderBy(asc(lists.id));
+}
+
+export async function featuredTagsOf(db: DB, accountId: string) {
+  const acc = padId(accountId);
+  return db
+    .select({
+      id: featuredTags.id,
+      name: tags.displayName,
+      tagName: tags.name,
+      statusesCount: sql<number>`(SELECT count(*) FROM ${statusTags} JOIN ${statuses} ON ${statuses.id} = ${statusTags.statusId}
+        WHERE ${statusTags.tagId} = ${tags.id} AND ${statuses.accountId} = ${acc} AND ${statuses.visibility} IN ('public','unlisted'))`,
+      lastStatusAt: sql<number | null>`(SELECT max(${statuses.createdAt}) FROM ${statusTags} JOIN ${statuses} ON ${statuses.id} = ${statusTags.statusId}
+        WHERE ${statusTags.tagId} = ${tags.id} AND ${statuses.accountId} = ${acc} AND ${statuses.visibility} IN ('public','unlisted'))`,
+    })
+    .from(featuredTags)
+    .innerJoin(tags, eq(tags.id, featuredTags.tagId))
+    .where(eq(featuredTags.accountId, accountId))
+    .orderBy(asc(featuredTags.id));
+}

@@ -1,0 +1,55 @@
+// Blocking ends every follow and request between the two accounts, both ways, in the same batch as the block.
+import { and, eq, or } from "drizzle-orm";
+import type { DB } from "../db/client";
+import { accountPins, accounts, blocks } from "../db/schema";
+import { snowflake } from "../lib/ids";
+import type { Page } from "../lib/pagination";
+import type { MastodonRelationship } from "../entities/relationship";
+import { cursorOrder, cursorWhere, inPageOrder, type AccountPageRow } from "./account-queries";
+import { severStatements, writeThenRelationship } from "./follows";
+import type { JobMessage } from "./jobs";
+import { enqueue, loadPair, notSelf } from "./relationships";
+
+export async function block(db: DB, jobs: Queue<JobMessage>, viewerId: string, targetId: string): Promise<MastodonRelationship> {
+  notSelf(viewerId, targetId);
+  await loadPair(db, viewerId, targetId);
+  const now = Date.now();
+  const rel = await writeThenRelationship(
+    db,
+    [
+      db.insert(blocks).values({ id: snowflake(now), accountId: viewerId, targetAccountId: targetId, createdAt: now }).onConflictDoNothing(),
+      ...severStatements(db, viewerId, targetId),
+      db
+        .delete(accountPins)
+        .where(
+          or(
+            and(eq(accountPins.accountId, viewerId), eq(accountPins.targetAccountId, targetId)),
+            and(eq(accountPins.accountId, targetId), eq(accountPins.targetAccountId, viewerId)),
+          ),
+        ),
+    ],
+    viewerId,
+    targetId,
+  );
+  await enqueue(jobs, [
+    { type: "unmerge_feed", accountId: viewerId, targetAccountId: targetId },
+    { type: "unmerge_feed", accountId: targetId, targetAccountId: viewerId },
+  ]);
+  return rel;
+}
+
+export async function unblock(db: DB, viewerId: string, targetId: string): Promise<MastodonRelationship> {
+  notSelf(viewerId, targetId);
+  return writeThenRelationship(db, [db.delete(blocks).where(and(eq(blocks.accountId, viewerId), eq(blocks.targetAccountId, targetId)))], viewerId, targetId);
+}
+
+export async function blocksPage(db: DB, viewerId: string, page: Page): Promise<AccountPageRow[]> {
+  const rows = await db
+    .select({ cursor: blocks.id, account: accounts })
+    .from(blocks)
+    .innerJoin(accounts, eq(accounts.id, blocks.targetAccountId))
+    .where(and(eq(blocks.accountId, viewerId), cursorWhere(blocks.id, page)))
+    .orderBy(cursorOrder(blocks.id, page))
+    .limit(page.limit);
+  return inPageOrder(rows, page);
+}

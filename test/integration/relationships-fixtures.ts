@@ -1,0 +1,2 @@
+// Shared by the accounts/follows/relationships/blocks/mutes tests.
+
