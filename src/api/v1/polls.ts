@@ -1,6 +1,30 @@
+// /api/v1/polls: a poll of a visible status, and voting in it.
 import { Hono } from "hono";
+import { z } from "zod";
 import type { AppEnv } from "../../context";
+import { notFound } from "../../lib/errors";
+import { parseId } from "../../lib/ids";
+import { parse, zArray, zInt } from "../../lib/params";
+import { me, requireUser, viewerAccountId } from "../../oauth/guard";
+import { showPoll, votePoll } from "../../services/polls";
+import { scopeIfToken } from "./statuses";
 
 const r = new Hono<AppEnv>();
+
+const pollId = (raw: string | undefined): string => {
+  const id = parseId(raw);
+  if (!id) throw notFound();
+  return id;
+};
+
+r.get("/:id", scopeIfToken("read:statuses"), async (c) => {
+  return c.json(await showPoll(c.get("db"), pollId(c.req.param("id")), viewerAccountId(c)));
+});
+
+r.post("/:id/votes", requireUser("write:statuses"), async (c) => {
+  const id = pollId(c.req.param("id"));
+  const { choices } = await parse(c, z.object({ choices: zArray(zInt.pipe(z.number().int()), 10) }));
+  return c.json(await votePoll(c.get("db"), id, me(c).account.id, choices ?? []));
+});
 
 export default r;

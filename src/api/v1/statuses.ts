@@ -1,6 +1,196 @@
+// /api/v1/statuses: posting, reading, editing and deleting statuses, their context and history, and the
+// interactions on them (favourite, reblog, bookmark, pin, conversation mute).
 import { Hono } from "hono";
-import type { AppEnv } from "../../context";
+import { createMiddleware } from "hono/factory";
+import { z } from "zod";
+import type { AppEnv, Ctx } from "../../context";
+import { renderAccount } from "../../entities/account";
+import { renderStatus, renderStatuses } from "../../entities/status";
+import { notFound, unauthorized, wrongScope } from "../../lib/errors";
+import { parseId } from "../../lib/ids";
+import { readPage, setLinkHeader } from "../../lib/pagination";
+import { parse, zArray, zBool, zId, zInt, zStr } from "../../lib/params";
+import { me, requireUser, viewerAccountId } from "../../oauth/guard";
+import { scopeAllows } from "../../oauth/scopes";
+import { deleteStatus } from "../../services/delete-status";
+import { editStatus, statusHistory, statusSource } from "../../services/edit-status";
+import {
+  bookmark,
+  favourite,
+  favouritedBy,
+  muteConversation,
+  pin,
+  reblog,
+  rebloggedBy,
+  unbookmark,
+  unfavourite,
+  unpin,
+  unreblog,
+  type AccountPage,
+} from "../../services/interactions";
+import type { JobMessage } from "../../services/jobs";
+import { postStatus } from "../../services/post-status";
+import { statusContext } from "../../services/status-context";
 
 const r = new Hono<AppEnv>();
+
+/** Public reads: a token, when sent, must be valid and carry the scope (Mastodon's authorize_if_got_token!). */
+export const scopeIfToken = (scope: string) =>
+  createMiddleware<AppEnv>(async (c, next) => {
+    if (c.get("invalidToken")) throw unauthorized();
+    const v = c.get("viewer");
+    if (v && !scopeAllows(v.scopes, scope)) throw wrongScope();
+    await next();
+  });
+
+const pathId = (c: Ctx): string => {
+  const id = parseId(c.req.param("id"));
+  if (!id) throw notFound();
+  return id;
+};
+
+async function enqueue(c: Ctx, jobs: JobMessage[]) {
+  for (let i = 0; i < jobs.length; i += 100) await c.env.JOBS.sendBatch(jobs.slice(i, i + 100).map((body) => ({ body })));
+}
+
+const blank = (v: unknown) => (v === null || v === "" ? undefined : v);
+const opt = <T extends z.ZodTypeAny>(s: T) => z.preprocess(blank, s.optional());
+const optText = (max: number) => z.preprocess((v) => (v === null ? undefined : v), zStr(max).optional());
+
+const pollSchema = z.object({
+  options: zArray(zStr(10_000), 100),
+  expires_in: zInt,
+  multiple: zBool,
+  hide_totals: zBool,
+});
+
+const postSchema = z.object({
+  status: optText(1_000_000),
+  spoiler_text: optText(1_000_000),
+  sensitive: zBool,
+  visibility: opt(z.enum(["public", "unlisted", "private", "direct"])),
+  language: opt(zStr(50)),
+  in_reply_to_id: opt(zId),
+  media_ids: zArray(zId, 20),
+  poll: opt(pollSchema),
+  scheduled_at: opt(zStr(100)),
+  allowed_mentions: zArray(zId, 500),
+});
+
+const editSchema = z.object({
+  status: optText(1_000_000),
+  spoiler_text: optText(1_000_000),
+  sensitive: zBool,
+  language: opt(zStr(50)),
+  media_ids: z.preprocess((v) => (v === "" ? [] : v), zArray(zId, 20)),
+  media_attributes: zArray(z.object({ id: opt(zId), description: optText(10_000), focus: opt(zStr(50)) }), 20),
+  poll: opt(pollSchema),
+});
+
+// ---- collection ----
+
+r.post("/", requireUser("write:statuses"), async (c) => {
+  const input = await parse(c, postSchema);
+  const v = me(c);
+  const res = await postStatus(c.get("db"), c.get("config"), v, input, c.req.header("idempotency-key") ?? null);
+  if (res.created) await enqueue(c, [{ type: "fanout", statusId: res.id }]);
+  return c.json(res.status, res.created ? 201 : 200);
+});
+
+r.get("/", scopeIfToken("read:statuses"), async (c) => {
+  const { id } = await parse(c, z.object({ id: zArray(z.unknown(), 1000) }));
+  const ids = [...new Set((id ?? []).map((x) => parseId(x)).filter((x): x is string => !!x))].slice(0, 40);
+  return c.json(await renderStatuses(c.get("db"), c.get("config"), ids, viewerAccountId(c)));
+});
+
+// ---- one status ----
+
+r.get("/:id", scopeIfToken("read:statuses"), async (c) => {
+  const out = await renderStatus(c.get("db"), c.get("config"), pathId(c), viewerAccountId(c));
+  if (!out) throw notFound();
+  return c.json(out);
+});
+
+r.delete("/:id", requireUser("write:statuses"), async (c) => {
+  const res = await deleteStatus(c.get("db"), c.get("config"), pathId(c), me(c).account.id);
+  await enqueue(c, res.jobs);
+  return c.json(res.status);
+});
+
+r.put("/:id", requireUser("write:statuses"), async (c) => {
+  const id = pathId(c);
+  const input = await parse(c, editSchema);
+  return c.json(await editStatus(c.get("db"), c.get("config"), me(c), id, input));
+});
+
+r.get("/:id/history", scopeIfToken("read:statuses"), async (c) => {
+  return c.json(await statusHistory(c.get("db"), c.get("config"), pathId(c), viewerAccountId(c)));
+});
+
+r.get("/:id/source", requireUser("read:statuses"), async (c) => {
+  return c.json(await statusSource(c.get("db"), pathId(c), me(c).account.id));
+});
+
+r.get("/:id/context", scopeIfToken("read:statuses"), async (c) => {
+  return c.json(await statusContext(c.get("db"), c.get("config"), pathId(c), viewerAccountId(c)));
+});
+
+// ---- interactions ----
+
+r.post("/:id/favourite", requireUser("write:favourites"), async (c) =>
+  c.json(await favourite(c.get("db"), c.get("config"), pathId(c), me(c).account.id)),
+);
+r.post("/:id/unfavourite", requireUser("write:favourites"), async (c) =>
+  c.json(await unfavourite(c.get("db"), c.get("config"), pathId(c), me(c).account.id)),
+);
+
+r.post("/:id/reblog", requireUser("write:statuses"), async (c) => {
+  const { visibility } = await parse(c, z.object({ visibility: opt(z.enum(["public", "unlisted", "private"])) }));
+  const res = await reblog(c.get("db"), c.get("config"), me(c), pathId(c), visibility);
+  await enqueue(c, res.jobs);
+  return c.json(res.status);
+});
+r.post("/:id/unreblog", requireUser("write:statuses"), async (c) => {
+  const res = await unreblog(c.get("db"), c.get("config"), pathId(c), me(c).account.id);
+  await enqueue(c, res.jobs);
+  return c.json(res.status);
+});
+
+r.post("/:id/bookmark", requireUser("write:bookmarks"), async (c) =>
+  c.json(await bookmark(c.get("db"), c.get("config"), pathId(c), me(c).account.id)),
+);
+r.post("/:id/unbookmark", requireUser("write:bookmarks"), async (c) =>
+  c.json(await unbookmark(c.get("db"), c.get("config"), pathId(c), me(c).account.id)),
+);
+
+r.post("/:id/pin", requireUser("write:accounts"), async (c) => c.json(await pin(c.get("db"), c.get("config"), pathId(c), me(c).account.id)));
+r.post("/:id/unpin", requireUser("write:accounts"), async (c) => c.json(await unpin(c.get("db"), c.get("config"), pathId(c), me(c).account.id)));
+
+r.post("/:id/mute", requireUser("write:mutes"), async (c) =>
+  c.json(await muteConversation(c.get("db"), c.get("config"), pathId(c), me(c).account.id, true)),
+);
+r.post("/:id/unmute", requireUser("write:mutes"), async (c) =>
+  c.json(await muteConversation(c.get("db"), c.get("config"), pathId(c), me(c).account.id, false)),
+);
+
+// ---- who interacted ----
+
+function accountPage(c: Ctx, page: AccountPage) {
+  setLinkHeader(c, page.firstCursor, page.lastCursor, page.full);
+  const cfg = c.get("config");
+  return c.json(page.accounts.map((a) => renderAccount(cfg, a)));
+}
+
+r.get("/:id/favourited_by", scopeIfToken("read:accounts"), async (c) => {
+  const id = pathId(c);
+  const page = readPage(c.req.query(), 40, 80);
+  return accountPage(c, await favouritedBy(c.get("db"), id, viewerAccountId(c), page));
+});
+
+r.get("/:id/reblogged_by", scopeIfToken("read:accounts"), async (c) => {
+  const id = pathId(c);
+  const page = readPage(c.req.query(), 40, 80);
+  return accountPage(c, await rebloggedBy(c.get("db"), id, viewerAccountId(c), page));
+});
 
 export default r;

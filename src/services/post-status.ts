@@ -1,0 +1,356 @@
+// Posting a status (POST /api/v1/statuses): validation, then at most one read batch (mentioned accounts, reply
+// parent, media, idempotency key) and one write batch; the response is rendered from memory, so a plain post costs
+// the viewer lookup plus the write.
+import { and, eq, gt, sql } from "drizzle-orm";
+import type { DB } from "../db/client";
+import { idList } from "../db/client";
+import { accounts, conversations, idempotencyKeys, mediaAttachments, polls, statuses, type Visibility } from "../db/schema";
+import { renderStatus, renderStatusFrom, type MediaRow, type StatusBundle, type StatusRow } from "../entities/status";
+import { renderAccount } from "../entities/account";
+import { accountUrl, statusUri, statusUrl, tagUrl } from "../entities/urls";
+import type { Config } from "../env";
+import { sha256Hex } from "../lib/crypto";
+import { notFound, unprocessable, validationFailed } from "../lib/errors";
+import { padId, parseId, snowflake } from "../lib/ids";
+import { cleanText, extractEntities, MAX_SOURCE_CHARS, renderPlainText, statusLength, type Entity } from "../lib/text";
+import type { UserViewer } from "../oauth/guard";
+import type { AccountRow } from "../oauth/viewer";
+import { notificationStatement } from "./notifications";
+import { newPollRow, validatePoll, type PollInput, type PollRow, type ValidPoll } from "./polls";
+import { hashtagsOf, linkStatusTagsStatement, upsertTagsStatements, type TagName } from "./tags";
+import { statusReadableBy } from "./visibility";
+
+export const MAX_STATUS_CHARS = 500;
+export const MAX_MEDIA_ATTACHMENTS = 4;
+const IDEMPOTENCY_TTL_MS = 3600_000;
+const VISIBILITIES: readonly Visibility[] = ["public", "unlisted", "private", "direct"];
+
+export interface StatusInput {
+  status?: string;
+  spoiler_text?: string;
+  sensitive?: boolean;
+  visibility?: string;
+  language?: string | null;
+  in_reply_to_id?: string;
+  media_ids?: string[];
+  poll?: PollInput;
+  scheduled_at?: string;
+  allowed_mentions?: string[];
+}
+
+// ---- pieces shared with editing ----
+
+/** Text and content warning after cleaning, with Mastodon's length rule (security A1, A2, A14, A15). */
+export function checkText(rawText: string | undefined, rawSpoiler: string | undefined, hasAttachments: boolean) {
+  if ((rawText?.length ?? 0) > MAX_SOURCE_CHARS || (rawSpoiler?.length ?? 0) > MAX_SOURCE_CHARS) {
+    throw validationFailed(`Text character limit of ${MAX_STATUS_CHARS} exceeded`);
+  }
+  const text = cleanText(rawText ?? "");
+  const spoiler = cleanText(rawSpoiler ?? "");
+  if (!hasAttachments && text.trim() === "") throw validationFailed("Text can't be blank");
+  if (statusLength(text, spoiler) > MAX_STATUS_CHARS) throw validationFailed(`Text character limit of ${MAX_STATUS_CHARS} exceeded`);
+  return { text, spoiler };
+}
+
+export function normalizeLanguage(raw: string | null | undefined): string | null {
+  if (!raw) return null;
+  const m = /^([a-zA-Z]{2,3})(?:[-_][a-zA-Z0-9]{2,8})?$/.exec(raw.trim());
+  return m ? m[1].toLowerCase() : null;
+}
+
+/** Distinct media ids in the order given; at most 4 (A3). */
+export function checkMediaIds(raw: string[] | undefined): string[] {
+  const ids: string[] = [];
+  for (const r of raw ?? []) {
+    const id = parseId(r);
+    if (!id) throw validationFailed("Media attachment not found");
+    if (!ids.includes(id)) ids.push(id);
+  }
+  if (ids.length > MAX_MEDIA_ATTACHMENTS) throw validationFailed(`Cannot attach more than ${MAX_MEDIA_ATTACHMENTS} files`);
+  return ids;
+}
+
+/** Each id must be the poster's, finished, and unattached (or attached to `ownStatusId` when editing): A4, F6. */
+export function checkMediaRows(ids: string[], rows: MediaRow[], accountId: string, ownStatusId: string | null = null): MediaRow[] {
+  const byId = new Map(rows.map((m) => [m.id, m]));
+  const out: MediaRow[] = [];
+  for (const id of ids) {
+    const m = byId.get(id);
+    const attachedElsewhere = m && ((m.statusId && m.statusId !== ownStatusId) || m.scheduledStatusId);
+    if (!m || m.accountId !== accountId || attachedElsewhere) throw validationFailed(`Media attachment not found: ${id}`);
+    if (m.processing) throw validationFailed("Cannot attach files that have not finished processing. Try again in a moment!");
+    out.push(m);
+  }
+  return out;
+}
+
+interface MentionKey {
+  username: string; // lower case
+  domain: string; // lower case, "" for local
+}
+
+/** The distinct accounts a text names: `@user` and `@user@our.domain` are local. */
+export function mentionKeys(entities: Entity[], cfg: Config): MentionKey[] {
+  const out = new Map<string, MentionKey>();
+  const local = cfg.domain.toLowerCase();
+  for (const e of entities) {
+    if (e.kind !== "mention") continue;
+    let domain = (e.domain ?? "").toLowerCase();
+    if (domain === local) domain = "";
+    const k = { username: e.username.toLowerCase(), domain };
+    out.set(`${k.username}@${k.domain}`, k);
+  }
+  return [...out.values()];
+}
+
+const keyOf = (username: string, domain: string | null) => `${username.toLowerCase()}@${(domain ?? "").toLowerCase()}`;
+
+/** One query: local and already-known remote accounts named in the text (unknown names stay plain text). */
+export function mentionedAccountsQuery(db: DB, keys: MentionKey[]) {
+  const pairs = JSON.stringify(keys.map((k) => [k.username, k.domain]));
+  return db
+    .select()
+    .from(accounts)
+    .where(
+      sql`(lower(${accounts.username}), coalesce(${accounts.domain}, '')) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(${pairs})) AND ${accounts.suspendedAt} IS NULL`,
+    );
+}
+
+/** HTML content with mentions linked to the resolved accounts. */
+export function renderContent(cfg: Config, text: string, found: AccountRow[]): { content: string; mentioned: AccountRow[] } {
+  const byKey = new Map(found.map((a) => [keyOf(a.username, a.domain), a]));
+  const local = cfg.domain.toLowerCase();
+  const used = new Map<string, AccountRow>();
+  const content = renderPlainText(text, {
+    mention: (e) => {
+      const d = (e.domain ?? "").toLowerCase();
+      const a = byKey.get(keyOf(e.username, d === local ? "" : d));
+      if (!a) return null;
+      used.set(a.id, a);
+      return { url: a.url ?? (a.domain ? a.uri : accountUrl(cfg, a.username)), username: a.username };
+    },
+    tagUrl: (name) => tagUrl(cfg, name),
+  });
+  return { content, mentioned: [...used.values()] };
+}
+
+/** Mention rows (one statement) and mention notifications for the local ones. */
+export function mentionStatements(db: DB, statusId: string, authorId: string, mentioned: AccountRow[], now: number) {
+  if (mentioned.length === 0) return [];
+  const rows = mentioned.map((a) => ({ id: snowflake(now), account: a }));
+  const json = JSON.stringify(rows.map((r) => [padId(r.id), padId(r.account.id)]));
+  return [
+    db.run(sql`INSERT OR IGNORE INTO mentions (id, status_id, account_id, silent)
+      SELECT json_extract(j.value, '$[0]'), ${padId(statusId)}, json_extract(j.value, '$[1]'), 0 FROM json_each(${json}) j`),
+    ...rows
+      .filter((r) => !r.account.domain)
+      .map((r) => notificationStatement(db, { recipientId: r.account.id, fromAccountId: authorId, type: "mention", statusId, activityId: r.id })),
+  ];
+}
+
+export function emptyBundle(viewerId: string | null): StatusBundle {
+  return {
+    statuses: new Map(),
+    accounts: new Map(),
+    media: new Map(),
+    mentions: new Map(),
+    mentionIds: new Map(),
+    tags: new Map(),
+    polls: new Map(),
+    ownVotes: new Map(),
+    apps: new Map(),
+    viewer: {
+      id: viewerId,
+      favourited: new Set(),
+      reblogged: new Set(),
+      bookmarked: new Set(),
+      pinned: new Set(),
+      mutedConversations: new Set(),
+      following: new Set(),
+      blockedBy: new Set(),
+    },
+  };
+}
+
+function isIdempotencyConflict(err: unknown): boolean {
+  for (let e: any = err, i = 0; e && i < 4; e = e.cause, i++) {
+    if (/idempotency_keys/.test(String(e.message ?? e))) return true;
+  }
+  return false;
+}
+
+function parseScheduledAt(raw: string, now: number): never {
+  const t = /^\d{4}-\d{2}-\d{2}/.test(raw) ? Date.parse(raw) : NaN;
+  if (Number.isNaN(t)) throw validationFailed("Scheduled at Invalid date supplied");
+  if (t < now + 5 * 60_000) throw validationFailed("Scheduled at The scheduled date must be in the future");
+  throw unprocessable("Scheduled statuses are not supported yet");
+}
+
+export interface PostResult {
+  id: string;
+  created: boolean;
+  status: Record<string, unknown>;
+}
+
+export async function postStatus(db: DB, cfg: Config, viewer: UserViewer, input: StatusInput, idempotencyKey: string | null): Promise<PostResult> {
+  const now = Date.now();
+  const me = viewer.account;
+  if (input.scheduled_at) parseScheduledAt(input.scheduled_at, now);
+
+  const mediaIds = checkMediaIds(input.media_ids);
+  const poll: ValidPoll | null = input.poll ? validatePoll(input.poll, now) : null;
+  if (poll && mediaIds.length) throw validationFailed("Cannot attach both a poll and media to a post");
+  const { text, spoiler } = checkText(input.status, input.spoiler_text, mediaIds.length > 0 || !!poll);
+
+  const settings = viewer.user.settings ?? {};
+  const visibility = (input.visibility ?? settings["posting:default:visibility"] ?? "public") as Visibility;
+  if (!VISIBILITIES.includes(visibility)) throw validationFailed("Visibility is not included in the list");
+  const language = input.language !== undefined ? normalizeLanguage(input.language) : normalizeLanguage(settings["posting:default:language"]);
+  const sensitive = (input.sensitive ?? settings["posting:default:sensitive"] ?? false) || spoiler.trim() !== "";
+
+  const entities = extractEntities(text);
+  const keys = mentionKeys(entities, cfg);
+  const tagNames = hashtagsOf(entities);
+  const replyId = input.in_reply_to_id ? parseId(input.in_reply_to_id) : null;
+  if (input.in_reply_to_id && !replyId) throw notFound();
+  const idemKey = idempotencyKey ? (idempotencyKey.length > 200 ? await sha256Hex(idempotencyKey) : idempotencyKey) : null;
+
+  // ---- the one read batch, only with the parts this post needs ----
+  let found: AccountRow[] = [];
+  let parent: StatusRow | null = null;
+  let mediaRows: MediaRow[] = [];
+  if (keys.length || replyId || mediaIds.length || idemKey) {
+    const q: any[] = [];
+    const at: Record<string, number> = {};
+    if (idemKey) {
+      at.idem = q.length;
+      q.push(
+        db
+          .select({ statusId: idempotencyKeys.statusId })
+          .from(idempotencyKeys)
+          .where(and(eq(idempotencyKeys.accountId, me.id), eq(idempotencyKeys.key, idemKey), gt(idempotencyKeys.createdAt, now - IDEMPOTENCY_TTL_MS))),
+      );
+    }
+    if (keys.length) {
+      at.mentions = q.length;
+      q.push(mentionedAccountsQuery(db, keys));
+    }
+    if (replyId) {
+      at.reply = q.length;
+      q.push(db.select().from(statuses).where(and(eq(statuses.id, replyId), sql`${statuses.reblogOfId} IS NULL`, statusReadableBy(me.id))).limit(1));
+    }
+    if (mediaIds.length) {
+      at.media = q.length;
+      q.push(db.select().from(mediaAttachments).where(sql`${mediaAttachments.id} IN ${idList(mediaIds)}`));
+    }
+    const res = (await db.batch(q as [any, ...any[]])) as unknown[][];
+    if (at.idem !== undefined) {
+      const hit = res[at.idem][0] as { statusId: string } | undefined;
+      if (hit) return existing(db, cfg, hit.statusId, me.id);
+    }
+    if (at.mentions !== undefined) found = res[at.mentions] as AccountRow[];
+    if (at.reply !== undefined) {
+      parent = (res[at.reply][0] as StatusRow | undefined) ?? null;
+      if (!parent) throw notFound();
+    }
+    if (at.media !== undefined) mediaRows = checkMediaRows(mediaIds, res[at.media] as MediaRow[], me.id);
+  }
+
+  const { content, mentioned } = renderContent(cfg, text, found);
+  if (input.allowed_mentions) {
+    const allowed = new Set(input.allowed_mentions.map((x) => parseId(x)).filter(Boolean));
+    const unexpected = mentioned.filter((a) => !allowed.has(a.id));
+    if (unexpected.length) {
+      throw unprocessable("Validation failed: Post would mention unexpected accounts", {
+        unexpected_accounts: unexpected.map((a) => renderAccount(cfg, a)),
+      });
+    }
+  }
+
+  // ---- the write batch ----
+  const id = snowflake(now);
+  let conversationId: string;
+  const writes: any[] = [];
+  if (idemKey) {
+    // First, so a parallel twin fails on the primary key before anything else is written.
+    writes.push(
+      db.run(sql`DELETE FROM idempotency_keys WHERE account_id = ${padId(me.id)} AND key = ${idemKey} AND created_at <= ${now - IDEMPOTENCY_TTL_MS}`),
+      db.insert(idempotencyKeys).values({ accountId: me.id, key: idemKey, statusId: id, createdAt: now }),
+    );
+  }
+  if (parent?.conversationId) conversationId = parent.conversationId;
+  else {
+    conversationId = snowflake(now);
+    writes.push(db.insert(conversations).values({ id: conversationId, uri: null, createdAt: now }));
+  }
+  const pollRow: PollRow | null = poll ? newPollRow(snowflake(now), id, me.id, poll, now) : null;
+  const row: StatusRow = {
+    id,
+    uri: statusUri(cfg, me.username, id),
+    url: statusUrl(cfg, me.username, id),
+    accountId: me.id,
+    local: true,
+    inReplyToId: parent?.id ?? null,
+    // A self-reply carries the thread's addressee on (Mastodon's carried_over_reply_to_account_id).
+    inReplyToAccountId: parent ? (parent.accountId === me.id && parent.inReplyToAccountId ? parent.inReplyToAccountId : parent.accountId) : null,
+    reblogOfId: null,
+    conversationId,
+    text,
+    content,
+    spoilerText: spoiler,
+    sensitive,
+    visibility,
+    language,
+    applicationId: viewer.applicationId,
+    pollId: pollRow?.id ?? null,
+    mediaIds: mediaIds.length ? mediaIds : null,
+    repliesCount: 0,
+    reblogsCount: 0,
+    favouritesCount: 0,
+    createdAt: now,
+    editedAt: null,
+    updatedAt: now,
+  };
+  writes.push(db.insert(statuses).values(row));
+  if (tagNames.length) writes.push(...upsertTagsStatements(db, tagNames, now), linkStatusTagsStatement(db, id, tagNames.map((t) => t.name)));
+  writes.push(...mentionStatements(db, id, me.id, mentioned, now));
+  if (mediaIds.length) {
+    writes.push(
+      db.run(sql`UPDATE media_attachments SET status_id = ${padId(id)}
+        WHERE id IN ${idList(mediaIds)} AND account_id = ${padId(me.id)} AND status_id IS NULL`),
+    );
+  }
+  if (pollRow) writes.push(db.insert(polls).values(pollRow));
+  try {
+    await db.batch(writes as [any, ...any[]]);
+  } catch (err) {
+    if (idemKey && isIdempotencyConflict(err)) {
+      const [hit] = await db
+        .select({ statusId: idempotencyKeys.statusId })
+        .from(idempotencyKeys)
+        .where(and(eq(idempotencyKeys.accountId, me.id), eq(idempotencyKeys.key, idemKey)));
+      if (hit) return existing(db, cfg, hit.statusId, me.id);
+    }
+    throw err;
+  }
+
+  // ---- render from what we wrote ----
+  const b = emptyBundle(me.id);
+  b.statuses.set(id, row);
+  b.accounts.set(me.id, { ...me, statusesCount: me.statusesCount + 1, lastStatusAt: now });
+  if (mediaRows.length) b.media.set(id, mediaRows.map((m) => ({ ...m, statusId: id })));
+  if (mentioned.length) {
+    b.mentions.set(id, mentioned);
+    b.mentionIds.set(id, new Set(mentioned.map((a) => a.id)));
+  }
+  if (tagNames.length) b.tags.set(id, tagNames.map((t: TagName) => t.name));
+  if (pollRow) b.polls.set(id, pollRow);
+  if (viewer.applicationId && viewer.application) b.apps.set(viewer.applicationId, viewer.application);
+  return { id, created: true, status: renderStatusFrom(cfg, b, id)! };
+}
+
+async function existing(db: DB, cfg: Config, statusId: string, viewerId: string): Promise<PostResult> {
+  const status = await renderStatus(db, cfg, statusId, viewerId);
+  if (!status) throw notFound();
+  return { id: statusId, created: false, status };
+}
