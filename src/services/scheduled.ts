@@ -1,3 +1,101 @@
+// Cron (every 5 minutes): drop the home feeds of users inactive for 14 days (Mastodon's FeedCleanupScheduler; the
+// feed is rebuilt when they come back), expire temporary mutes, and send "poll" notifications for polls that ended.
+// Each task is bounded per run and independent: one failing does not stop the others.
+import { sql } from "drizzle-orm";
+import { createDb, idList, type DB } from "../db/client";
 import type { Env } from "../env";
+import { padId, snowflake, unpadId } from "../lib/ids";
+import { notificationStatement } from "./notifications";
 
-export async function runScheduled(env: Env, at: number): Promise<void> {}
+export const INACTIVE_AFTER_MS = 14 * 24 * 60 * 60 * 1000;
+const DROP_PER_RUN = 200;
+const POLLS_PER_RUN = 100;
+const POLL_WATERMARK_KEY = "cron.polls_notified_until";
+
+export async function runScheduled(env: Env, at: number): Promise<void> {
+  const db = createDb(env.DB);
+  for (const [name, task] of [
+    ["drop inactive feeds", () => dropInactiveFeeds(db, at)],
+    ["expire mutes", () => expireMutes(db, at)],
+    ["poll notifications", () => notifyEndedPolls(db, at)],
+  ] as const) {
+    try {
+      await task();
+    } catch (e) {
+      console.error(`cron: ${name} failed`, e instanceof Error ? e.message : e);
+    }
+  }
+}
+
+/** Marks feeds of inactive users dropped and deletes their rows; returns the accounts dropped. */
+export async function dropInactiveFeeds(db: DB, at: number): Promise<string[]> {
+  // users is small (local users only), so this reads it whole; feeds already dropped are skipped.
+  const rows = await db.all<{ id: string }>(sql`SELECT u.account_id AS id FROM users u
+    WHERE coalesce(u.last_active_at, u.current_sign_in_at, u.created_at) < ${at - INACTIVE_AFTER_MS}
+      AND NOT EXISTS (SELECT 1 FROM feed_states fs WHERE fs.account_id = u.account_id AND fs.dropped_at IS NOT NULL)
+    LIMIT ${DROP_PER_RUN}`);
+  const ids = rows.map((r) => unpadId(r.id));
+  if (!ids.length) return [];
+  await db.batch([
+    db.run(sql`INSERT INTO feed_states (account_id, dropped_at) SELECT value, ${at} FROM ${idList(ids)} AS dropped WHERE true
+      ON CONFLICT(account_id) DO UPDATE SET dropped_at = excluded.dropped_at`),
+    db.run(sql`DELETE FROM home_feed WHERE account_id IN ${idList(ids)}`),
+  ]);
+  return ids;
+}
+
+export async function expireMutes(db: DB, at: number): Promise<void> {
+  await db.run(sql`DELETE FROM mutes WHERE expires_at IS NOT NULL AND expires_at <= ${at}`);
+}
+
+/**
+ * Polls that ended since the last run notify their local voters and their local author (Mastodon's
+ * PollExpirationNotifyWorker). A watermark in instance_settings says how far this got; notifications are unique per
+ * (recipient, type, poll), so a poll seen twice notifies once.
+ */
+export async function notifyEndedPolls(db: DB, at: number): Promise<number> {
+  const [mark] = await db.all<{ value: string }>(sql`SELECT value FROM instance_settings WHERE key = ${POLL_WATERMARK_KEY}`);
+  const since = mark ? Number(mark.value) : at - 60 * 60 * 1000;
+  const ended = sql`SELECT id FROM polls WHERE expires_at >= ${since} AND expires_at <= ${at} AND status_id IS NOT NULL
+    ORDER BY expires_at LIMIT ${POLLS_PER_RUN}`;
+  const [polls, voters] = await db.batch([
+    db.all<{ id: string; status_id: string; account_id: string; expires_at: number }>(
+      sql`SELECT p.id, p.status_id, p.account_id, p.expires_at FROM polls p WHERE p.id IN (${ended}) ORDER BY p.expires_at`,
+    ),
+    db.all<{ poll_id: string; account_id: string }>(sql`SELECT DISTINCT v.poll_id, v.account_id FROM poll_votes v WHERE v.poll_id IN (${ended})`),
+  ]);
+  const byId = new Map(polls.map((p) => [p.id, p]));
+  const stmts = [];
+  for (const v of voters) {
+    const p = byId.get(v.poll_id);
+    if (!p || v.account_id === p.account_id) continue;
+    stmts.push(
+      notificationStatement(db, {
+        recipientId: unpadId(v.account_id),
+        fromAccountId: unpadId(p.account_id),
+        type: "poll",
+        statusId: unpadId(p.status_id),
+        activityId: unpadId(p.id),
+      }),
+    );
+  }
+  // The author hears about their own poll too; notificationStatement skips self-notifications, so this is direct.
+  for (const p of polls) {
+    stmts.push(
+      db.run(sql`INSERT OR IGNORE INTO notifications (id, account_id, from_account_id, type, status_id, activity_id, created_at)
+        SELECT ${padId(snowflake(at))}, ${p.account_id}, ${p.account_id}, 'poll', ${p.status_id}, ${p.id}, ${at}
+        WHERE EXISTS (SELECT 1 FROM users WHERE users.account_id = ${p.account_id})`),
+    );
+  }
+  let next = at;
+  if (polls.length >= POLLS_PER_RUN) {
+    const last = polls[polls.length - 1].expires_at;
+    next = last > since ? last : since + 1;
+  }
+  stmts.push(
+    db.run(sql`INSERT INTO instance_settings (key, value) VALUES (${POLL_WATERMARK_KEY}, ${String(next)})
+      ON CONFLICT(key) DO UPDATE SET value = excluded.value`),
+  );
+  for (let i = 0; i < stmts.length; i += 100) await db.batch(stmts.slice(i, i + 100) as any);
+  return polls.length;
+}

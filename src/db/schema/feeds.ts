@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, primaryKey, sqliteTable } from "drizzle-orm/sqlite-core";
 import { id, ms } from "./types";
 
@@ -13,7 +14,14 @@ export const homeFeed = sqliteTable(
     reblogOfId: id("reblog_of_id"),
     authorId: id("author_id").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.accountId, t.statusId] }), index("home_feed_author").on(t.accountId, t.authorId)],
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.statusId] }),
+    index("home_feed_author").on(t.accountId, t.authorId),
+    // Deleting a status removes its entries from every feed (unfanout) without walking the author's followers.
+    index("home_feed_status").on(t.statusId),
+    // Reblog entries only: "is this status already boosted into this feed", and removal with the original.
+    index("home_feed_reblog").on(t.reblogOfId, t.accountId).where(sql`reblog_of_id IS NOT NULL`),
+  ],
 );
 
 export const listFeed = sqliteTable(
@@ -24,7 +32,11 @@ export const listFeed = sqliteTable(
     reblogOfId: id("reblog_of_id"),
     authorId: id("author_id").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.listId, t.statusId] })],
+  (t) => [
+    primaryKey({ columns: [t.listId, t.statusId] }),
+    index("list_feed_status").on(t.statusId),
+    index("list_feed_reblog").on(t.reblogOfId, t.listId).where(sql`reblog_of_id IS NOT NULL`),
+  ],
 );
 
 /** Feed state per account: when a feed was dropped for inactivity, and when it was last rebuilt. */

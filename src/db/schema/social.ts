@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, sqliteTable, text, uniqueIndex, integer, primaryKey } from "drizzle-orm/sqlite-core";
 import { bool, id, json, ms } from "./types";
 
@@ -53,7 +54,11 @@ export const mutes = sqliteTable(
     expiresAt: ms("expires_at"),
     createdAt: ms("created_at").notNull(),
   },
-  (t) => [uniqueIndex("mutes_pair").on(t.accountId, t.targetAccountId)],
+  (t) => [
+    uniqueIndex("mutes_pair").on(t.accountId, t.targetAccountId),
+    // The cron expires temporary mutes.
+    index("mutes_expires").on(t.expiresAt).where(sql`expires_at IS NOT NULL`),
+  ],
 );
 
 /** A user's own domain blocks (POST /api/v1/domain_blocks). */

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { bool, id, json, ms } from "./types";
 
@@ -124,20 +125,25 @@ export const statusTags = sqliteTable(
   (t) => [primaryKey({ columns: [t.statusId, t.tagId] }), index("status_tags_tag").on(t.tagId, t.statusId)],
 );
 
-export const polls = sqliteTable("polls", {
-  id: id("id").primaryKey(),
-  statusId: id("status_id"),
-  accountId: id("account_id").notNull(),
-  options: json<string[]>()("options").notNull(),
-  votesPerOption: json<number[]>()("votes_per_option").notNull(),
-  multiple: bool("multiple").notNull().default(false),
-  hideTotals: bool("hide_totals").notNull().default(false),
-  votesCount: integer("votes_count").notNull().default(0),
-  votersCount: integer("voters_count").notNull().default(0),
-  expiresAt: ms("expires_at"),
-  createdAt: ms("created_at").notNull(),
-  updatedAt: ms("updated_at").notNull(),
-});
+export const polls = sqliteTable(
+  "polls",
+  {
+    id: id("id").primaryKey(),
+    statusId: id("status_id"),
+    accountId: id("account_id").notNull(),
+    options: json<string[]>()("options").notNull(),
+    votesPerOption: json<number[]>()("votes_per_option").notNull(),
+    multiple: bool("multiple").notNull().default(false),
+    hideTotals: bool("hide_totals").notNull().default(false),
+    votesCount: integer("votes_count").notNull().default(0),
+    votersCount: integer("voters_count").notNull().default(0),
+    expiresAt: ms("expires_at"),
+    createdAt: ms("created_at").notNull(),
+    updatedAt: ms("updated_at").notNull(),
+  },
+  // The cron notifies voters when polls end.
+  (t) => [index("polls_expires").on(t.expiresAt).where(sql`expires_at IS NOT NULL`)],
+);
 
 export const pollVotes = sqliteTable(
   "poll_votes",

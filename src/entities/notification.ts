@@ -1,0 +1,51 @@
+// Notification rows → Mastodon Notification JSON. The page's statuses are rendered in ONE renderStatuses batch;
+// a notification whose status the viewer can no longer see (deleted, now private, author suspended) is left out,
+// as Mastodon does. Accounts come joined with the page query, so they cost nothing here.
+import type { DB } from "../db/client";
+import type { Config } from "../env";
+import type { NotificationWithRefs } from "../services/notifications-read";
+import { renderAccount } from "./account";
+import { renderStatuses } from "./status";
+import { isoTime } from "./urls";
+
+function renderReport(cfg: Config, r: NonNullable<NotificationWithRefs["report"]>, target: NotificationWithRefs["reportTarget"]) {
+  return {
+    id: r.id,
+    action_taken: r.actionTakenAt != null,
+    action_taken_at: isoTime(r.actionTakenAt),
+    category: r.category,
+    comment: r.comment,
+    forwarded: r.forward,
+    created_at: isoTime(r.createdAt),
+    status_ids: r.statusIds.length ? r.statusIds : null,
+    rule_ids: r.ruleIds.length ? r.ruleIds : null,
+    target_account: target ? renderAccount(cfg, target) : null,
+  };
+}
+
+export async function renderNotifications(db: DB, cfg: Config, rows: NotificationWithRefs[], viewerId: string): Promise<Record<string, unknown>[]> {
+  const statusIds = [...new Set(rows.map((r) => r.n.statusId).filter((x): x is string => !!x))];
+  const rendered = await renderStatuses(db, cfg, statusIds, viewerId);
+  const byId = new Map(rendered.map((s) => [s.id as string, s]));
+  const out: Record<string, unknown>[] = [];
+  for (const { n, from, report, reportTarget } of rows) {
+    const item: Record<string, unknown> = {
+      id: n.id,
+      type: n.type,
+      created_at: isoTime(n.createdAt),
+      group_key: `ungrouped-${n.id}`,
+      account: renderAccount(cfg, from),
+    };
+    if (n.statusId) {
+      const s = byId.get(n.statusId);
+      if (!s) continue;
+      item.status = s;
+    }
+    if (n.type === "admin.report") {
+      if (!report) continue;
+      item.report = renderReport(cfg, report, reportTarget);
+    }
+    out.push(item);
+  }
+  return out;
+}

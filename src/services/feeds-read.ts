@@ -1,0 +1,193 @@
+// Timeline pages: each is ONE query that yields the page's status ids (newest first) using an index in the page's
+// order (home_feed / list_feed primary keys, statuses_public, status_tags_tag, mentions_account, bookmarks_account,
+// favourites_account), with hidden authors filtered before the page is cut. Rendering is renderStatuses' one batch.
+import { and, asc, desc, eq, gt, lt, sql, type SQL } from "drizzle-orm";
+import type { DB } from "../db/client";
+import { bookmarks, favourites, lists } from "../db/schema";
+import { padId, unpadId } from "../lib/ids";
+import type { Page } from "../lib/pagination";
+import { hiddenAuthorFor } from "./visibility";
+
+export interface PageIds {
+  /** Status ids, newest first. */
+  ids: string[];
+  /** Pagination cursors (newest, oldest) and whether the page was full, before any rendering drops. */
+  first?: string;
+  last?: string;
+  full: boolean;
+}
+
+/** max_id / since_id / min_id on a padded-id column; min_id pages are read oldest first and reversed. */
+export function cursorSql(col: SQL, page: Page): { cond: SQL; ascending: boolean; dir: SQL } {
+  const parts: SQL[] = [];
+  if (page.maxId) parts.push(sql`${col} < ${padId(page.maxId)}`);
+  if (page.minId) parts.push(sql`${col} > ${padId(page.minId)}`);
+  else if (page.sinceId) parts.push(sql`${col} > ${padId(page.sinceId)}`);
+  const ascending = !!page.minId;
+  return { cond: parts.length ? sql` AND ${sql.join(parts, sql` AND `)}` : sql``, ascending, dir: ascending ? sql.raw("ASC") : sql.raw("DESC") };
+}
+
+function toPage(rows: { id: string }[], ascending: boolean, limit: number): PageIds {
+  const ids = rows.map((r) => unpadId(String(r.id)));
+  if (ascending) ids.reverse();
+  return { ids, first: ids[0], last: ids[ids.length - 1], full: ids.length >= limit };
+}
+
+/** Entries whose author, or (for boosts) whose boosted author, the viewer has hidden. */
+function hiddenEntry(viewerId: string, authorCol: string, reblogCol: string): SQL {
+  return sql`(${hiddenAuthorFor(viewerId, sql.raw(authorCol))}
+    OR (${sql.raw(reblogCol)} IS NOT NULL AND ${hiddenAuthorFor(viewerId, sql.raw(`(SELECT ro.account_id FROM statuses ro WHERE ro.id = ${reblogCol})`))}))`;
+}
+
+export interface PageQuery {
+  query: SQL;
+  ascending: boolean;
+}
+
+async function run(db: DB, q: PageQuery, limit: number): Promise<PageIds> {
+  return toPage(await db.all<{ id: string }>(q.query), q.ascending, limit);
+}
+
+export function homeTimelineQuery(viewerId: string, page: Page): PageQuery {
+  const c = cursorSql(sql.raw("h.status_id"), page);
+  const query = sql`SELECT h.status_id AS id FROM home_feed h
+    WHERE h.account_id = ${padId(viewerId)}${c.cond} AND NOT ${hiddenEntry(viewerId, "h.author_id", "h.reblog_of_id")}
+    ORDER BY h.status_id ${c.dir} LIMIT ${page.limit}`;
+  return { query, ascending: c.ascending };
+}
+
+export const homeTimeline = (db: DB, viewerId: string, page: Page) => run(db, homeTimelineQuery(viewerId, page), page.limit);
+
+export interface PublicFilter {
+  local?: boolean;
+  remote?: boolean;
+  onlyMedia?: boolean;
+  /** The viewer's chosen languages (Mastodon's language_scope), when set. */
+  languages?: string[] | null;
+  /** Replies to others are left out of the public timeline, kept in hashtag timelines (Mastodon). */
+  withReplies?: boolean;
+}
+
+/** Conditions on `s` shared by the public and hashtag timelines (Mastodon's PublicFeed scopes). */
+function publicConds(viewerId: string | null, f: PublicFilter): SQL {
+  const parts: SQL[] = [
+    // `+` keeps the planner on the ordered index instead of one on reblog_of_id.
+    sql`+s.reblog_of_id IS NULL`,
+    sql`NOT EXISTS (SELECT 1 FROM accounts pa WHERE pa.id = s.account_id AND (pa.suspended_at IS NOT NULL OR pa.silenced_at IS NOT NULL))`,
+  ];
+  if (!f.withReplies) parts.push(sql`(+s.in_reply_to_id IS NULL OR s.in_reply_to_account_id = s.account_id)`);
+  if (f.onlyMedia) parts.push(sql`EXISTS (SELECT 1 FROM media_attachments ma WHERE ma.status_id = s.id)`);
+  if (f.languages?.length) parts.push(sql`s.language IN (SELECT value FROM json_each(${JSON.stringify(f.languages)}))`);
+  if (viewerId) parts.push(sql`NOT ${hiddenAuthorFor(viewerId, sql.raw("s.account_id"))}`);
+  return sql.join(parts, sql` AND `);
+}
+
+/** Which values of statuses.local to read: local only, remote only, or both (each its own ordered index range). */
+function localities(f: PublicFilter): number[] {
+  if (f.local && !f.remote) return [1];
+  if (f.remote && !f.local) return [0];
+  return [1, 0];
+}
+
+export const publicTimeline = (db: DB, viewerId: string | null, f: PublicFilter, page: Page) => run(db, publicTimelineQuery(viewerId, f, page), page.limit);
+
+export function publicTimelineQuery(viewerId: string | null, f: PublicFilter, page: Page): PageQuery {
+  const c = cursorSql(sql.raw("s.id"), page);
+  const conds = publicConds(viewerId, f);
+  // statuses_public is (visibility, local, id): one ordered range per locality, merged by the outer ORDER BY.
+  const parts = localities(f).map(
+    (local) => sql`SELECT id FROM (SELECT s.id AS id FROM statuses s WHERE s.visibility = 'public' AND s.local = ${local}${c.cond} AND ${conds}
+      ORDER BY s.id ${c.dir} LIMIT ${page.limit})`,
+  );
+  return { query: sql`${sql.join(parts, sql` UNION ALL `)} ORDER BY id ${c.dir} LIMIT ${page.limit}`, ascending: c.ascending };
+}
+
+export interface TagFilter extends PublicFilter {
+  tag: string;
+  any?: string[];
+  all?: string[];
+  none?: string[];
+}
+
+export const tagTimeline = (db: DB, viewerId: string | null, f: TagFilter, page: Page) => run(db, tagTimelineQuery(viewerId, f, page), page.limit);
+
+export function tagTimelineQuery(viewerId: string | null, f: TagFilter, page: Page): PageQuery {
+  const c = cursorSql(sql.raw("st.status_id"), page);
+  const conds = [publicConds(viewerId, { ...f, withReplies: true })];
+  const locs = localities(f);
+  if (locs.length === 1) conds.push(sql`s.local = ${locs[0]}`);
+  for (const name of f.all ?? []) {
+    conds.push(sql`EXISTS (SELECT 1 FROM status_tags xa JOIN tags ta ON ta.id = xa.tag_id WHERE xa.status_id = s.id AND ta.name = ${name})`);
+  }
+  for (const name of f.none ?? []) {
+    conds.push(sql`NOT EXISTS (SELECT 1 FROM status_tags xn JOIN tags tn ON tn.id = xn.tag_id WHERE xn.status_id = s.id AND tn.name = ${name})`);
+  }
+  const where = sql.join(conds, sql` AND `);
+  const names = [...new Set([f.tag, ...(f.any ?? [])])];
+  // One ordered range of status_tags_tag per tag; CROSS JOIN keeps status_tags as the outer loop.
+  const parts = names.map(
+    (name) => sql`SELECT id FROM (SELECT st.status_id AS id FROM status_tags st CROSS JOIN statuses s ON s.id = st.status_id
+      WHERE st.tag_id = (SELECT id FROM tags WHERE name = ${name})${c.cond} AND s.visibility = 'public' AND ${where}
+      ORDER BY st.status_id ${c.dir} LIMIT ${page.limit})`,
+  );
+  return { query: sql`${sql.join(parts, sql` UNION `)} ORDER BY id ${c.dir} LIMIT ${page.limit}`, ascending: c.ascending };
+}
+
+/** A list's feed; null when the list is not the viewer's (404). */
+export async function listTimeline(db: DB, viewerId: string, listId: string, page: Page): Promise<PageIds | null> {
+  const c = cursorSql(sql.raw("lf.status_id"), page);
+  const L = padId(listId);
+  const [own, rows] = await db.batch([
+    db.select({ id: lists.id }).from(lists).where(and(eq(lists.id, listId), eq(lists.accountId, viewerId))).limit(1),
+    db.all<{ id: string }>(sql`SELECT lf.status_id AS id FROM list_feed lf
+      WHERE lf.list_id = ${L} AND EXISTS (SELECT 1 FROM lists ol WHERE ol.id = ${L} AND ol.account_id = ${padId(viewerId)})${c.cond}
+        AND NOT ${hiddenEntry(viewerId, "lf.author_id", "lf.reblog_of_id")}
+      ORDER BY lf.status_id ${c.dir} LIMIT ${page.limit}`),
+  ]);
+  if (!own.length) return null;
+  return toPage(rows as { id: string }[], c.ascending, page.limit);
+}
+
+/** Direct statuses the viewer sent or was mentioned in (the deprecated direct timeline). */
+export const directTimeline = (db: DB, viewerId: string, page: Page) => run(db, directTimelineQuery(viewerId, page), page.limit);
+
+export function directTimelineQuery(viewerId: string, page: Page): PageQuery {
+  const v = padId(viewerId);
+  const cs = cursorSql(sql.raw("s.id"), page);
+  const cm = cursorSql(sql.raw("m.status_id"), page);
+  const query = sql`
+    SELECT id FROM (SELECT s.id AS id FROM statuses s WHERE s.account_id = ${v} AND +s.visibility = 'direct'${cs.cond}
+      ORDER BY s.id ${cs.dir} LIMIT ${page.limit})
+    UNION
+    SELECT id FROM (SELECT m.status_id AS id FROM mentions m CROSS JOIN statuses s ON s.id = m.status_id
+      WHERE m.account_id = ${v} AND s.visibility = 'direct'${cm.cond} AND NOT ${hiddenAuthorFor(viewerId, sql.raw("s.account_id"))}
+      ORDER BY m.status_id ${cm.dir} LIMIT ${page.limit})
+    ORDER BY id ${cs.dir} LIMIT ${page.limit}`;
+  return { query, ascending: cs.ascending };
+}
+
+export interface RowPage {
+  statusIds: string[];
+  /** Cursors are the bookmark / favourite row ids (Mastodon puts internal ids in these Link headers). */
+  first?: string;
+  last?: string;
+  full: boolean;
+}
+
+async function ownRows(db: DB, table: typeof bookmarks | typeof favourites, viewerId: string, page: Page): Promise<RowPage> {
+  const conds = [eq(table.accountId, viewerId)];
+  if (page.maxId) conds.push(lt(table.id, page.maxId));
+  if (page.minId) conds.push(gt(table.id, page.minId));
+  else if (page.sinceId) conds.push(gt(table.id, page.sinceId));
+  const rows = await db
+    .select({ id: table.id, statusId: table.statusId })
+    .from(table)
+    .where(and(...conds))
+    .orderBy(page.minId ? asc(table.id) : desc(table.id))
+    .limit(page.limit);
+  if (page.minId) rows.reverse();
+  return { statusIds: rows.map((r) => r.statusId), first: rows[0]?.id, last: rows[rows.length - 1]?.id, full: rows.length >= page.limit };
+}
+
+export const bookmarkPage = (db: DB, viewerId: string, page: Page) => ownRows(db, bookmarks, viewerId, page);
+export const favouritePage = (db: DB, viewerId: string, page: Page) => ownRows(db, favourites, viewerId, page);

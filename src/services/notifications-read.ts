@@ -1,0 +1,107 @@
+// Reading, dismissing and counting one's notifications. A page is ONE query: notifications joined with their sender
+// (and report, for admin.report), newest first on notifications_account (account_id, id), hidden senders left out.
+import { and, asc, desc, eq, gt, inArray, lt, notInArray, sql, type SQL } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
+import type { DB } from "../db/client";
+import { accounts, notifications, reports, type NotificationType } from "../db/schema";
+import { padId } from "../lib/ids";
+import type { Page } from "../lib/pagination";
+import type { AccountRow } from "../oauth/viewer";
+import { hiddenAuthorFor } from "./visibility";
+
+export type NotificationRow = typeof notifications.$inferSelect;
+export type ReportRow = typeof reports.$inferSelect;
+
+export interface NotificationWithRefs {
+  n: NotificationRow;
+  from: AccountRow;
+  report: ReportRow | null;
+  reportTarget: AccountRow | null;
+}
+
+export const NOTIFICATION_TYPES: readonly NotificationType[] = [
+  "mention",
+  "status",
+  "reblog",
+  "follow",
+  "follow_request",
+  "favourite",
+  "poll",
+  "update",
+  "admin.sign_up",
+  "admin.report",
+];
+
+export interface NotificationFilter {
+  types?: string[];
+  excludeTypes?: string[];
+  accountId?: string | null;
+}
+
+function filterConds(viewerId: string, f: NotificationFilter): SQL[] {
+  const conds: SQL[] = [
+    eq(notifications.accountId, viewerId),
+    sql`NOT ${hiddenAuthorFor(viewerId, sql`${notifications.fromAccountId}`)}`,
+    sql`NOT EXISTS (SELECT 1 FROM accounts fa WHERE fa.id = ${notifications.fromAccountId} AND fa.suspended_at IS NOT NULL)`,
+  ];
+  if (f.types?.length) conds.push(inArray(notifications.type, f.types as NotificationType[]));
+  if (f.excludeTypes?.length) conds.push(notInArray(notifications.type, f.excludeTypes as NotificationType[]));
+  if (f.accountId) conds.push(eq(notifications.fromAccountId, f.accountId));
+  return conds;
+}
+
+function selectWithRefs(db: DB) {
+  const target = alias(accounts, "report_target");
+  return db
+    .select({ n: notifications, from: accounts, report: reports, reportTarget: target })
+    .from(notifications)
+    .innerJoin(accounts, eq(accounts.id, notifications.fromAccountId))
+    .leftJoin(reports, eq(reports.id, notifications.reportId))
+    .leftJoin(target, eq(target.id, reports.targetAccountId));
+}
+
+export async function notificationPage(db: DB, viewerId: string, f: NotificationFilter, page: Page): Promise<NotificationWithRefs[]> {
+  const conds = filterConds(viewerId, f);
+  if (page.maxId) conds.push(lt(notifications.id, page.maxId));
+  if (page.minId) conds.push(gt(notifications.id, page.minId));
+  else if (page.sinceId) conds.push(gt(notifications.id, page.sinceId));
+  const rows = await selectWithRefs(db)
+    .where(and(...conds))
+    .orderBy(page.minId ? asc(notifications.id) : desc(notifications.id))
+    .limit(page.limit);
+  if (page.minId) rows.reverse();
+  return rows as NotificationWithRefs[];
+}
+
+/** One of the viewer's notifications, or null (another user's is a 404, B14). */
+export async function findNotification(db: DB, viewerId: string, id: string): Promise<NotificationWithRefs | null> {
+  const [row] = await selectWithRefs(db)
+    .where(and(eq(notifications.id, id), ...filterConds(viewerId, {})))
+    .limit(1);
+  return (row as NotificationWithRefs) ?? null;
+}
+
+/** Deletes one of the viewer's notifications; false when there is none with that id. */
+export async function dismissNotification(db: DB, viewerId: string, id: string): Promise<boolean> {
+  const r = await db
+    .delete(notifications)
+    .where(and(eq(notifications.id, id), eq(notifications.accountId, viewerId)))
+    .returning({ id: notifications.id });
+  return r.length > 0;
+}
+
+export async function clearNotifications(db: DB, viewerId: string): Promise<void> {
+  await db.delete(notifications).where(eq(notifications.accountId, viewerId));
+}
+
+/** Notifications newer than the notifications marker, counted up to `limit`. */
+export async function unreadCount(db: DB, viewerId: string, f: NotificationFilter, limit: number): Promise<number> {
+  const marker = sql`coalesce((SELECT m.last_read_id FROM markers m WHERE m.account_id = ${padId(viewerId)} AND m.timeline = 'notifications'), ${padId("0")})`;
+  const inner = db
+    .select({ one: sql`1` })
+    .from(notifications)
+    .where(and(...filterConds(viewerId, f), sql`${notifications.id} > ${marker}`))
+    .limit(limit);
+  const [row] = await db.select({ n: sql<number>`count(*)` }).from(inner.as("unread"));
+  return Number(row?.n ?? 0);
+}

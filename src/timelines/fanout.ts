@@ -1,0 +1,134 @@
+// Fan-out on write (Mastodon's FanOutOnWriteService): a new status or reblog is inserted into the home feeds of its
+// author and of the local followers allowed to see it, into the list feeds that show its author, into the home feeds
+// of local users following one of its hashtags, and raises "status" notifications for followers who asked for them.
+//
+// Every write is an INSERT ... SELECT with the rules of feed-filter.ts, so one chunk of followers costs one D1 batch
+// whatever its size. Followers are taken FANOUT_CHUNK at a time in follows.id order; when a chunk is full the job
+// re-enqueues itself with the last follows.id as cursor, so an account with many followers never runs into the
+// per-invocation limits (CPU, 30 s per query, statements per batch).
+import { sql } from "drizzle-orm";
+import type { DB } from "../db/client";
+import { padId, unpadId } from "../lib/ids";
+import { notificationStatement } from "../services/notifications";
+import { feedFilter, MAX_FEED_ITEMS } from "./feed-filter";
+
+export const FANOUT_CHUNK = 500;
+
+/**
+ * Trimming walks the newest MAX_FEED_ITEMS index entries of each feed (~800 steps per feed), which is most of the
+ * cost of a fan-out chunk if done on every status. Mastodon trims on every push because Redis ZREMRANGEBYRANK is
+ * O(log n); here a chunk trims its feeds with probability 1/TRIM_EVERY instead, so the work is amortised to ~50 steps
+ * per delivered entry and a busy feed overshoots 800 by about TRIM_EVERY rows, which readers never see (they page
+ * from the newest end). Merges and regenerations, which add many rows at once, always trim.
+ */
+export const TRIM_EVERY = 16;
+
+const VISIBLE_TO_FOLLOWERS = `('public','unlisted','private')`;
+
+/** Deletes all but the newest MAX_FEED_ITEMS rows of the home feeds listed by `accounts` (a SELECT of ids). */
+export function trimHomeFeedsSql(accounts: string) {
+  return `WITH cuts AS MATERIALIZED (
+      SELECT t.id AS a, (SELECT h2.status_id FROM home_feed h2 WHERE h2.account_id = t.id ORDER BY h2.status_id DESC LIMIT 1 OFFSET ${MAX_FEED_ITEMS - 1}) AS cut
+      FROM (${accounts}) t)
+    DELETE FROM home_feed WHERE rowid IN (
+      SELECT h.rowid FROM cuts JOIN home_feed h ON h.account_id = cuts.a AND h.status_id < cuts.cut WHERE cuts.cut IS NOT NULL)`;
+}
+
+export function trimListFeedsSql(lists: string) {
+  return `WITH cuts AS MATERIALIZED (
+      SELECT t.id AS l, (SELECT h2.status_id FROM list_feed h2 WHERE h2.list_id = t.id ORDER BY h2.status_id DESC LIMIT 1 OFFSET ${MAX_FEED_ITEMS - 1}) AS cut
+      FROM (${lists}) t)
+    DELETE FROM list_feed WHERE rowid IN (
+      SELECT h.rowid FROM cuts JOIN list_feed h ON h.list_id = cuts.l AND h.status_id < cuts.cut WHERE cuts.cut IS NOT NULL)`;
+}
+
+export interface FanOutResult {
+  next?: string;
+}
+
+export async function fanOut(db: DB, statusId: string, cursor: string | undefined, opts: { trim?: boolean } = {}): Promise<FanOutResult> {
+  if (!/^\d{1,19}$/.test(statusId) || (cursor !== undefined && !/^\d{1,19}$/.test(cursor))) return {};
+  const now = Date.now();
+  const S = padId(statusId);
+  const C = padId(cursor ?? "0");
+  const first = !cursor;
+  const trim = opts.trim ?? Math.random() < 1 / TRIM_EVERY;
+  const status = `statuses s LEFT JOIN statuses o ON o.id = s.reblog_of_id`;
+  const author = `(SELECT account_id FROM statuses WHERE id = ?1)`;
+  const chunk = `chunk AS MATERIALIZED (SELECT id, account_id, show_reblogs, notify, languages FROM follows
+      WHERE target_account_id = ${author} AND id > ?2 ORDER BY id LIMIT ${FANOUT_CHUNK})`;
+  const home = (receiver: string, follow?: string, extra: Partial<Parameters<typeof feedFilter>[0]> = {}) =>
+    feedFilter({ receiver, follow, dedupe: { table: "home_feed", key: receiver }, skipDropped: true, now, ...extra });
+
+  // ?1 = status id, ?2 = cursor (placeholders every statement reuses).
+  const stmts: string[] = [];
+  // Followers in this chunk.
+  stmts.push(`WITH ${chunk}
+    INSERT OR IGNORE INTO home_feed (account_id, status_id, reblog_of_id, author_id)
+    SELECT c.account_id, s.id, s.reblog_of_id, s.account_id FROM chunk c JOIN statuses s ON s.id = ?1 LEFT JOIN statuses o ON o.id = s.reblog_of_id
+    WHERE s.visibility IN ${VISIBLE_TO_FOLLOWERS} AND ${home("c.account_id", "c")}`);
+  if (first) {
+    // The author's own feed.
+    stmts.push(`INSERT OR IGNORE INTO home_feed (account_id, status_id, reblog_of_id, author_id)
+      SELECT s.account_id, s.id, s.reblog_of_id, s.account_id FROM ${status} WHERE s.id = ?1 AND ${home("s.account_id")}`);
+    // Direct statuses reach the mentioned local accounts (and nobody else).
+    stmts.push(`INSERT OR IGNORE INTO home_feed (account_id, status_id, reblog_of_id, author_id)
+      SELECT m.account_id, s.id, s.reblog_of_id, s.account_id FROM ${status} JOIN mentions m ON m.status_id = s.id
+      WHERE s.id = ?1 AND s.visibility = 'direct' AND ${home("m.account_id")}`);
+    // Followed hashtags: public, original statuses of accounts that are not silenced (Mastodon's broadcastable?).
+    stmts.push(`INSERT OR IGNORE INTO home_feed (account_id, status_id, reblog_of_id, author_id)
+      SELECT DISTINCT tf.account_id, s.id, s.reblog_of_id, s.account_id FROM ${status}
+      JOIN status_tags st ON st.status_id = s.id JOIN tag_follows tf ON tf.tag_id = st.tag_id
+      WHERE s.id = ?1 AND s.visibility = 'public' AND s.reblog_of_id IS NULL
+        AND NOT EXISTS (SELECT 1 FROM accounts sa WHERE sa.id = s.account_id AND sa.silenced_at IS NOT NULL)
+        AND ${home("tf.account_id", undefined, { replyRule: false })}`);
+    // Lists that contain the author, when their owner follows the author; replies by the list's replies_policy.
+    stmts.push(`INSERT OR IGNORE INTO list_feed (list_id, status_id, reblog_of_id, author_id)
+      SELECT l.id, s.id, s.reblog_of_id, s.account_id FROM ${status}
+      JOIN list_accounts la ON la.account_id = s.account_id JOIN lists l ON l.id = la.list_id
+      JOIN follows lf ON lf.account_id = l.account_id AND lf.target_account_id = s.account_id
+      WHERE s.id = ?1 AND s.visibility IN ${VISIBLE_TO_FOLLOWERS}
+        AND (s.in_reply_to_account_id IS NULL OR s.in_reply_to_account_id = s.account_id OR s.in_reply_to_account_id = l.account_id
+             OR l.replies_policy = 'followed'
+             OR (l.replies_policy = 'list' AND EXISTS (SELECT 1 FROM list_accounts la2 WHERE la2.list_id = l.id AND la2.account_id = s.in_reply_to_account_id)))
+        AND ${feedFilter({ receiver: "l.account_id", follow: "lf", dedupe: { table: "list_feed", key: "l.id" }, now })}`);
+  }
+  if (trim) {
+    const receivers = `SELECT account_id AS id FROM follows WHERE target_account_id = ${author} AND follows.id > ?2 ORDER BY follows.id LIMIT ${FANOUT_CHUNK}`;
+    const grown = (list: string) => `SELECT x.id FROM (${list}) x WHERE EXISTS (SELECT 1 FROM home_feed g WHERE g.account_id = x.id AND g.status_id = ?1)`;
+    stmts.push(trimHomeFeedsSql(grown(first ? `SELECT id FROM (${receivers}) UNION SELECT ${author}` : receivers)));
+    if (first) stmts.push(trimListFeedsSql(`SELECT list_id AS id FROM list_feed WHERE status_id = ?1`));
+  }
+  const writes = stmts.length;
+  // Is there another chunk after this one?
+  stmts.push(`SELECT id FROM follows WHERE target_account_id = ${author} AND id > ?2 ORDER BY id LIMIT 1 OFFSET ${FANOUT_CHUNK - 1}`);
+  // Followers with notify=1 who may see it: original, non-reply (self-replies count) statuses only.
+  stmts.push(`WITH ${chunk}
+    SELECT c.account_id AS recipient, s.account_id AS author FROM chunk c JOIN statuses s ON s.id = ?1 LEFT JOIN statuses o ON o.id = s.reblog_of_id
+    WHERE c.notify = 1 AND s.reblog_of_id IS NULL AND (s.in_reply_to_id IS NULL OR s.in_reply_to_account_id = s.account_id)
+      AND s.visibility IN ${VISIBLE_TO_FOLLOWERS} AND ${feedFilter({ receiver: "c.account_id", follow: "c", dedupe: { table: "home_feed", key: "c.account_id" }, now })}`);
+
+  // Ids are checked to be digits above, so inlining them as literals is safe.
+  const bind = (q: string) => db.all(sql.raw(q.replaceAll("?1", `'${S}'`).replaceAll("?2", `'${C}'`)));
+  const res = (await db.batch(stmts.map(bind) as any)) as unknown as Record<string, unknown>[][];
+  const nextRow = res[writes][0] as { id: string } | undefined;
+  const notify = res[writes + 1] as { recipient: string; author: string }[];
+  if (notify.length) {
+    const ns = notify.map((n) =>
+      notificationStatement(db, { recipientId: unpadId(n.recipient), fromAccountId: unpadId(n.author), type: "status", statusId, activityId: statusId }),
+    );
+    for (let i = 0; i < ns.length; i += 100) await db.batch(ns.slice(i, i + 100) as any);
+  }
+  return nextRow ? { next: unpadId(nextRow.id) } : {};
+}
+
+/** Removes a deleted status (or undone reblog) from every feed, and boosts of it with it. */
+export async function unfanOut(db: DB, statusId: string): Promise<void> {
+  const S = padId(statusId);
+  await db.batch([
+    db.run(sql`DELETE FROM home_feed WHERE status_id = ${S}`),
+    db.run(sql`DELETE FROM home_feed WHERE reblog_of_id = ${S}`),
+    db.run(sql`DELETE FROM list_feed WHERE status_id = ${S}`),
+    db.run(sql`DELETE FROM list_feed WHERE reblog_of_id = ${S}`),
+  ]);
+}

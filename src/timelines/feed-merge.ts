@@ -1,0 +1,41 @@
+// Follow → merge the target's recent statuses into the follower's home feed; unfollow, block or mute → take the
+// target's entries out of the home feed and of the account's list feeds (Mastodon's merge_into_home and
+// unmerge_from_home / clear_from_lists).
+import { sql } from "drizzle-orm";
+import type { DB } from "../db/client";
+import { padId } from "../lib/ids";
+import { feedFilter } from "./feed-filter";
+import { trimHomeFeedsSql } from "./fanout";
+
+/** How many of the target's newest statuses a follow brings into the feed. */
+export const MERGE_LIMIT = 40;
+
+const digits = (id: string) => /^\d{1,19}$/.test(id);
+
+export async function mergeIntoHome(db: DB, accountId: string, targetAccountId: string): Promise<void> {
+  if (!digits(accountId) || !digits(targetAccountId)) return;
+  // Ids are checked to be digits, so they can be inlined into the shared filter text.
+  const F = `'${padId(accountId)}'`;
+  const T = `'${padId(targetAccountId)}'`;
+  const filter = feedFilter({ receiver: F, follow: "f", dedupe: { table: "home_feed", key: F }, skipDropped: true, now: Date.now() });
+  await db.batch([
+    db.run(
+      sql.raw(`INSERT OR IGNORE INTO home_feed (account_id, status_id, reblog_of_id, author_id)
+      SELECT f.account_id, s.id, s.reblog_of_id, s.account_id
+      FROM follows f
+      JOIN (SELECT * FROM statuses WHERE account_id = ${T} AND visibility IN ('public','unlisted','private') ORDER BY id DESC LIMIT ${MERGE_LIMIT}) s
+      LEFT JOIN statuses o ON o.id = s.reblog_of_id
+      WHERE f.account_id = ${F} AND f.target_account_id = ${T} AND ${filter}`),
+    ),
+    db.run(sql.raw(trimHomeFeedsSql(`SELECT ${F} AS id`))),
+  ]);
+}
+
+export async function unmergeFromHome(db: DB, accountId: string, targetAccountId: string): Promise<void> {
+  const F = padId(accountId);
+  const T = padId(targetAccountId);
+  await db.batch([
+    db.run(sql`DELETE FROM home_feed WHERE account_id = ${F} AND author_id = ${T}`),
+    db.run(sql`DELETE FROM list_feed WHERE author_id = ${T} AND list_id IN (SELECT id FROM lists WHERE account_id = ${F})`),
+  ]);
+}

@@ -1,0 +1,119 @@
+import { describe, expect, it } from "vitest";
+import { anon, makeUser, links, type Res, type TestUser } from "./helpers";
+import { exec, insertStatus, nextId, pad } from "./feeds-fixtures";
+
+const roundTrips = (r: Res) => Number(/dur=(\d+)/.exec(r.headers.get("server-timing") ?? "")?.[1] ?? NaN);
+
+async function notify(to: TestUser, from: { id: string }, type: string, statusId: string | null = null): Promise<string> {
+  const id = nextId();
+  await exec(
+    "INSERT INTO notifications (id, account_id, from_account_id, type, status_id, activity_id, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    pad(id),
+    pad(to.id),
+    pad(from.id),
+    type,
+    statusId ? pad(statusId) : null,
+    pad(nextId()),
+    Date.now(),
+  );
+  return id;
+}
+
+describe("notifications", { timeout: 30000 }, () => {
+  it("lists 40 per page by default with accounts and statuses, and pages with Link", async () => {
+    const [me, a] = await Promise.all([makeUser(), makeUser()]);
+    const s = await insertStatus(me);
+    const ids: string[] = [];
+    for (let i = 0; i < 45; i++) ids.push(await notify(me, a, i % 3 ? "favourite" : "follow", i % 3 ? s : null));
+    const p1 = await me.api.get("/api/v1/notifications");
+    expect(p1.status).toBe(200);
+    expect(p1.body).toHaveLength(40);
+    expect(roundTrips(p1)).toBeLessThanOrEqual(3);
+    const newest = [...ids].reverse();
+    expect(p1.body.map((n: any) => n.id)).toEqual(newest.slice(0, 40));
+    const fav = p1.body.find((n: any) => n.type === "favourite");
+    expect(fav).toMatchObject({ group_key: `ungrouped-${fav.id}`, account: { id: a.id, acct: a.username }, status: { id: s } });
+    expect(typeof fav.created_at).toBe("string");
+    const fol = p1.body.find((n: any) => n.type === "follow");
+    expect(fol.status).toBeUndefined();
+    const p2 = await me.api.get(links(p1.headers).next!);
+    expect(p2.body.map((n: any) => n.id)).toEqual(newest.slice(40));
+    expect((await me.api.get("/api/v1/notifications?limit=500")).body).toHaveLength(45);
+    const min = await me.api.get(`/api/v1/notifications?min_id=${ids[0]}&limit=2`);
+    expect(min.body.map((n: any) => n.id)).toEqual([ids[2], ids[1]]);
+  });
+
+  it("filters by types[], exclude_types[] and account_id", async () => {
+    const [me, a, b] = await Promise.all([makeUser(), makeUser(), makeUser()]);
+    const s = await insertStatus(me);
+    const m = await insertStatus(a, { mentions: [me.id] });
+    const n1 = await notify(me, a, "mention", m);
+    const n2 = await notify(me, b, "favourite", s);
+    const n3 = await notify(me, b, "follow");
+    const ids = async (q: string) => (await me.api.get(`/api/v1/notifications${q}`)).body.map((n: any) => n.id);
+    expect(await ids("?types[]=mention")).toEqual([n1]);
+    expect(await ids("?types[]=mention&types[]=follow")).toEqual([n3, n1]);
+    expect(await ids("?exclude_types[]=follow&exclude_types[]=mention")).toEqual([n2]);
+    expect(await ids(`?account_id=${b.id}`)).toEqual([n3, n2]);
+    expect(await ids("?account_id=nope")).toEqual([]);
+    expect(await ids("?types[]=quote")).toEqual([]);
+  });
+
+  it("leaves out blocked or muted senders and statuses the viewer cannot see", async () => {
+    const [me, a, b, c] = await Promise.all([makeUser(), makeUser(), makeUser(), makeUser()]);
+    const keep = await notify(me, a, "follow");
+    await notify(me, b, "follow");
+    await notify(me, c, "follow");
+    const priv = await insertStatus(a, { visibility: "private" });
+    await notify(me, a, "status", priv);
+    await exec("INSERT INTO blocks (id, account_id, target_account_id, created_at) VALUES (?1, ?2, ?3, 0)", pad(nextId()), pad(me.id), pad(b.id));
+    await exec("INSERT INTO mutes (id, account_id, target_account_id, hide_notifications, created_at) VALUES (?1, ?2, ?3, 1, 0)", pad(nextId()), pad(me.id), pad(c.id));
+    expect((await me.api.get("/api/v1/notifications")).body.map((n: any) => n.id)).toEqual([keep]);
+  });
+
+  it("shows, dismisses and clears only one's own notifications (B14)", async () => {
+    const [me, other, a] = await Promise.all([makeUser(), makeUser(), makeUser()]);
+    const mine = await notify(me, a, "follow");
+    const mine2 = await notify(me, a, "follow");
+    const theirs = await notify(other, a, "follow");
+    const one = await me.api.get(`/api/v1/notifications/${mine}`);
+    expect(one.status).toBe(200);
+    expect(one.body).toMatchObject({ id: mine, type: "follow", account: { id: a.id } });
+    expect((await me.api.get(`/api/v1/notifications/${theirs}`)).status).toBe(404);
+    expect((await me.api.get(`/api/v1/notifications/abc`)).status).toBe(404);
+    expect((await me.api.post(`/api/v1/notifications/${theirs}/dismiss`)).status).toBe(404);
+    expect((await other.api.get(`/api/v1/notifications/${theirs}`)).status).toBe(200);
+
+    expect((await me.api.post(`/api/v1/notifications/${mine}/dismiss`)).status).toBe(200);
+    expect((await me.api.get(`/api/v1/notifications/${mine}`)).status).toBe(404);
+    expect((await me.api.post("/api/v1/notifications/dismiss", { id: mine2 })).status).toBe(200);
+    expect((await me.api.get("/api/v1/notifications")).body).toEqual([]);
+
+    await notify(me, a, "follow");
+    const cleared = await me.api.post("/api/v1/notifications/clear");
+    expect(cleared.status).toBe(200);
+    expect(cleared.body).toEqual({});
+    expect((await me.api.get("/api/v1/notifications")).body).toEqual([]);
+    expect((await other.api.get("/api/v1/notifications")).body).toHaveLength(1);
+  });
+
+  it("counts unread notifications after the notifications marker", async () => {
+    const [me, a] = await Promise.all([makeUser(), makeUser()]);
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push(await notify(me, a, "follow"));
+    expect((await me.api.get("/api/v1/notifications/unread_count")).body).toEqual({ count: 5 });
+    expect((await me.api.get("/api/v1/notifications/unread_count?limit=2")).body).toEqual({ count: 2 });
+    await me.api.post("/api/v1/markers", { notifications: { last_read_id: ids[2] } });
+    expect((await me.api.get("/api/v1/notifications/unread_count")).body).toEqual({ count: 2 });
+  });
+
+  it("checks tokens and scopes", async () => {
+    expect((await anon.get("/api/v1/notifications")).status).toBe(401);
+    const wrong = await makeUser(undefined, { scopes: "read:accounts" });
+    expect((await wrong.api.get("/api/v1/notifications")).status).toBe(403);
+    const readOnly = await makeUser(undefined, { scopes: "read:notifications" });
+    expect((await readOnly.api.get("/api/v1/notifications")).status).toBe(200);
+    expect((await readOnly.api.post("/api/v1/notifications/clear")).status).toBe(403);
+    expect((await anon.post("/api/v1/notifications/clear")).status).toBe(401);
+  });
+});
