@@ -1,6 +1,56 @@
 import { Hono } from "hono";
+import { z } from "zod";
 import type { AppEnv } from "../../context";
+import { renderAccount } from "../../entities/account";
+import { isoTime } from "../../entities/urls";
+import { notFound } from "../../lib/errors";
+import { parseId } from "../../lib/ids";
+import { parse, zArray, zBool, zId, zStr } from "../../lib/params";
+import { me, requireUser } from "../../oauth/guard";
+import { createReport, REPORT_CATEGORIES } from "../../services/reports";
 
 const r = new Hono<AppEnv>();
+
+const body = z.object({
+  account_id: zId,
+  status_ids: zArray(zId, 100),
+  rule_ids: zArray(zId, 100),
+  comment: zStr(20_000).optional(),
+  category: z.enum(REPORT_CATEGORIES).optional(),
+  forward: zBool,
+});
+
+const ids = (raw: string[] | undefined) =>
+  (raw ?? []).map((x) => {
+    const id = parseId(x);
+    if (!id) throw notFound();
+    return id;
+  });
+
+r.post("/", requireUser("write:reports"), async (c) => {
+  const p = await parse(c, body);
+  const targetId = parseId(p.account_id);
+  if (!targetId) throw notFound();
+  const { report, target } = await createReport(c.get("db"), me(c).account.id, {
+    targetAccountId: targetId,
+    statusIds: ids(p.status_ids),
+    ruleIds: ids(p.rule_ids),
+    comment: p.comment ?? "",
+    category: p.category,
+    forward: p.forward ?? false,
+  });
+  return c.json({
+    id: report.id,
+    action_taken: false,
+    action_taken_at: null,
+    category: report.category,
+    comment: report.comment,
+    forwarded: report.forward,
+    created_at: isoTime(report.createdAt),
+    status_ids: report.statusIds,
+    rule_ids: report.ruleIds,
+    target_account: renderAccount(c.get("config"), target),
+  });
+});
 
 export default r;

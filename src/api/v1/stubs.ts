@@ -1,6 +1,100 @@
+// Endpoints clients call at start-up whose features Tern does not have yet (trends, suggestions, announcements,
+// filters, push, conversations, scheduled statuses, notification policy). They answer as Mastodon does when there
+// is nothing, with Mastodon's scopes, so clients never crash on a 404 (the official iOS app does on trends).
+// The profile directory is real. Mounted at /api.
 import { Hono } from "hono";
+import { z } from "zod";
 import type { AppEnv } from "../../context";
+import { renderAccount } from "../../entities/account";
+import { notFound, unprocessable } from "../../lib/errors";
+import { clampLimit } from "../../lib/pagination";
+import { parse, zBool, zInt } from "../../lib/params";
+import { requireUser, viewerAccountId } from "../../oauth/guard";
+import { directory } from "../../services/search";
 
 const r = new Hono<AppEnv>();
+
+const empty = () => (c: import("../../context").Ctx) => c.json([]);
+
+// Trends are public.
+for (const path of ["/v1/trends", "/v1/trends/tags", "/v1/trends/statuses", "/v1/trends/links"]) r.get(path, empty());
+
+// Follow suggestions.
+r.get("/v1/suggestions", requireUser("read:accounts"), empty());
+r.get("/v2/suggestions", requireUser("read:accounts"), empty());
+r.delete("/v1/suggestions/:id", requireUser("write:accounts"), (c) => c.json({}));
+
+// Announcements: none exist, so dismissing or reacting to one is a 404.
+r.get("/v1/announcements", requireUser("read"), empty());
+r.post("/v1/announcements/:id/dismiss", requireUser("write:accounts"), () => {
+  throw notFound();
+});
+r.put("/v1/announcements/:id/reactions/:name", requireUser("write:favourites"), () => {
+  throw notFound();
+});
+r.delete("/v1/announcements/:id/reactions/:name", requireUser("write:favourites"), () => {
+  throw notFound();
+});
+
+// Filters: none can be made yet.
+r.get("/v2/filters", requireUser("read:filters"), empty());
+r.get("/v1/filters", requireUser("read:filters"), empty());
+r.get("/v2/filters/:id", requireUser("read:filters"), () => {
+  throw notFound();
+});
+r.get("/v1/filters/:id", requireUser("read:filters"), () => {
+  throw notFound();
+});
+
+// Web Push: no subscription can exist until delivery is built.
+r.get("/v1/push/subscription", requireUser("push"), () => {
+  throw notFound();
+});
+r.post("/v1/push/subscription", requireUser("push"), () => {
+  throw unprocessable("Push notifications are not available on this server yet");
+});
+r.put("/v1/push/subscription", requireUser("push"), () => {
+  throw notFound();
+});
+r.delete("/v1/push/subscription", requireUser("push"), (c) => c.json({}));
+
+r.get("/v1/conversations", requireUser("read:statuses"), empty());
+r.get("/v1/scheduled_statuses", requireUser("read:statuses"), empty());
+r.get("/v1/scheduled_statuses/:id", requireUser("read:statuses"), () => {
+  throw notFound();
+});
+
+// Notification filtering policy: everything is accepted, nothing is pending.
+const policy = {
+  for_not_following: "accept",
+  for_not_followers: "accept",
+  for_new_accounts: "accept",
+  for_private_mentions: "accept",
+  for_limited_accounts: "filter",
+  summary: { pending_requests_count: 0, pending_notifications_count: 0 },
+};
+r.get("/v2/notifications/policy", requireUser("read:notifications"), (c) => c.json(policy));
+r.get("/v1/notifications/requests", requireUser("read:notifications"), empty());
+r.get("/v1/notifications/requests/merged", requireUser("read:notifications"), (c) => c.json({ merged: true }));
+
+const directoryParams = z.object({
+  offset: zInt,
+  limit: z.unknown().optional(),
+  order: z.enum(["active", "new"]).optional(),
+  local: zBool,
+});
+
+r.get("/v1/directory", async (c) => {
+  const p = await parse(c, directoryParams);
+  const rows = await directory(c.get("db"), {
+    viewerId: viewerAccountId(c),
+    order: p.order ?? "active",
+    local: !!p.local,
+    limit: clampLimit(p.limit, 40, 80),
+    offset: Math.max(0, p.offset ?? 0),
+  });
+  const cfg = c.get("config");
+  return c.json(rows.map((a) => renderAccount(cfg, a)));
+});
 
 export default r;

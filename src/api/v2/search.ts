@@ -1,6 +1,69 @@
 import { Hono } from "hono";
+import { z } from "zod";
 import type { AppEnv } from "../../context";
+import { renderAccount } from "../../entities/account";
+import { renderStatuses } from "../../entities/status";
+import { renderTag } from "../../entities/tag";
+import { ApiError, badRequest, unauthorized, wrongScope } from "../../lib/errors";
+import { parseId } from "../../lib/ids";
+import { clampLimit } from "../../lib/pagination";
+import { parse, zBool, zInt } from "../../lib/params";
+import { viewerAccountId } from "../../oauth/guard";
+import { scopeAllows } from "../../oauth/scopes";
+import { searchAccounts, searchStatusIds, type SearchOptions } from "../../services/search";
+import { searchTags, validTagName } from "../../services/tags-follow";
 
 const r = new Hono<AppEnv>();
+
+const MAX_Q = 1000;
+
+const params = z.object({
+  q: z.preprocess((v) => (typeof v === "number" ? String(v) : v), z.string()).optional(),
+  type: z.string().max(20).optional(),
+  resolve: zBool,
+  following: zBool,
+  account_id: z.string().max(25).optional(),
+  limit: z.unknown().optional(),
+  offset: zInt,
+  exclude_unreviewed: zBool,
+});
+
+r.get("/", async (c) => {
+  // Public, but a token that is present must be valid and carry read:search (Mastodon's authorize_if_got_token!).
+  if (c.get("invalidToken")) throw unauthorized();
+  const v = c.get("viewer");
+  if (v && !scopeAllows(v.scopes, "read:search")) throw wrongScope();
+  const p = await parse(c, params);
+  const q = (p.q ?? "").slice(0, MAX_Q).trim();
+  if (!q) throw badRequest("param is missing or the value is empty: q");
+  const viewerId = viewerAccountId(c);
+  const offset = Math.max(0, p.offset ?? 0);
+  if (!viewerId && offset > 0) throw new ApiError(401, "Search queries pagination is not supported without authentication");
+  // resolve=true would fetch remote accounts and statuses; that needs a signed-in user (D9) and federation, so it is
+  // ignored here and only local data is searched.
+  const type = p.type ?? "";
+  const all = type === "";
+  const opts: SearchOptions = {
+    viewerId,
+    limit: clampLimit(p.limit, 20, 40),
+    offset,
+    following: !!p.following,
+    accountId: p.account_id ? parseId(p.account_id) ?? "0" : null,
+  };
+  const db = c.get("db");
+  const cfg = c.get("config");
+  const tagName = !q.includes("@") && !/^https?:\/\//i.test(q) ? validTagName(q.replace(/^#/, "")) : null;
+  const [accountRows, statusIds, tagRows] = await Promise.all([
+    all || type === "accounts" ? searchAccounts(db, cfg, q, opts) : [],
+    all || type === "statuses" ? searchStatusIds(db, cfg, q, opts) : [],
+    (all || type === "hashtags") && tagName ? searchTags(db, tagName, opts.limit, offset) : [],
+  ]);
+  const statuses = statusIds.length ? await renderStatuses(db, cfg, statusIds, viewerId) : [];
+  return c.json({
+    accounts: accountRows.map((a) => renderAccount(cfg, a)),
+    statuses,
+    hashtags: tagRows.map((t) => renderTag(cfg, t.tag, t.history)),
+  });
+});
 
 export default r;

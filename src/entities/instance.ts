@@ -1,0 +1,235 @@
+// Instance documents (v2 and legacy v1), their configuration block and rules. Clients decode these strictly at
+// start-up (Ice Cubes, Elk), so every field in docs/…/mastodon-clients.md "Instance v2 fields" is always present.
+import type { Config, Env } from "../env";
+import { SOFTWARE_VERSION, TERN_VERSION } from "../env";
+import { sha256Hex } from "../lib/crypto";
+import { SETTING, type DomainBlockRow, type InstanceData, type InstanceV1Data, type RuleRow, type Settings } from "../services/instance";
+import { renderAccount } from "./account";
+import { DEFAULT_HEADER } from "./urls";
+
+/**
+ * Mastodon's version with Tern as semver build metadata: clients (Phanpy, Elk) gate features on the semver of
+ * `version`, and build metadata never changes precedence, so 4.5.0+tern.0.1.0 satisfies ">=4.5".
+ */
+export const INSTANCE_VERSION = `${SOFTWARE_VERSION}+tern.${TERN_VERSION}`;
+export const SOURCE_URL = "https://github.com/tern-social/tern";
+/** Mastodon API revision served: 6 is 4.5 without quote posts (7 would turn on clients' quote UI). */
+export const API_VERSION = 6;
+export const LANGUAGES = ["en"];
+
+export const LIMITS = {
+  maxCharacters: 500,
+  maxMediaAttachments: 4,
+  charactersReservedPerUrl: 23,
+  maxFeaturedTags: 10,
+  maxPinnedStatuses: 5,
+  pollMaxOptions: 4,
+  pollMaxCharactersPerOption: 50,
+  pollMinExpiration: 300,
+  pollMaxExpiration: 2629746,
+  descriptionLimit: 1500,
+  imageSizeLimit: 16777216,
+  imageMatrixLimit: 33177600,
+  videoSizeLimit: 103809024,
+  videoFrameRateLimit: 120,
+  videoMatrixLimit: 8294400,
+} as const;
+
+/** Files served as uploaded (Workers cannot transcode), so only formats browsers play natively. */
+export const SUPPORTED_MIME_TYPES = [
+  "image/jpeg",
+  "image/png",
+  "image/gif",
+  "image/webp",
+  "image/avif",
+  "video/mp4",
+  "video/webm",
+  "video/quicktime",
+  "audio/mpeg",
+  "audio/mp3",
+  "audio/ogg",
+  "audio/wav",
+  "audio/wave",
+  "audio/x-wav",
+];
+
+export function renderRule(r: RuleRow) {
+  return { id: r.id, text: r.text, hint: r.hint, translations: {} };
+}
+
+const title = (cfg: Config, s: Settings) => s[SETTING.title] || cfg.title;
+const shortDescription = (cfg: Config, s: Settings) => s[SETTING.shortDescription] || cfg.description;
+const contactEmail = (cfg: Config, s: Settings) => s[SETTING.contactEmail] ?? cfg.contactEmail;
+const thumbnailUrl = (cfg: Config) => `${cfg.origin}${DEFAULT_HEADER}`;
+
+function baseConfiguration() {
+  return {
+    accounts: { max_featured_tags: LIMITS.maxFeaturedTags, max_pinned_statuses: LIMITS.maxPinnedStatuses },
+    statuses: {
+      max_characters: LIMITS.maxCharacters,
+      max_media_attachments: LIMITS.maxMediaAttachments,
+      characters_reserved_per_url: LIMITS.charactersReservedPerUrl,
+    },
+    media_attachments: {
+      supported_mime_types: SUPPORTED_MIME_TYPES,
+      description_limit: LIMITS.descriptionLimit,
+      image_size_limit: LIMITS.imageSizeLimit,
+      image_matrix_limit: LIMITS.imageMatrixLimit,
+      video_size_limit: LIMITS.videoSizeLimit,
+      video_frame_rate_limit: LIMITS.videoFrameRateLimit,
+      video_matrix_limit: LIMITS.videoMatrixLimit,
+    },
+    polls: {
+      max_options: LIMITS.pollMaxOptions,
+      max_characters_per_option: LIMITS.pollMaxCharactersPerOption,
+      min_expiration: LIMITS.pollMinExpiration,
+      max_expiration: LIMITS.pollMaxExpiration,
+    },
+  };
+}
+
+function timelinesAccess(cfg: Config) {
+  const v = cfg.publicPreview ? "public" : "authenticated";
+  const pair = { local: v, remote: v };
+  return { live_feeds: pair, hashtag_feeds: pair, trending_link_feeds: pair };
+}
+
+export function renderInstanceV2(cfg: Config, env: Env, d: InstanceData) {
+  const s = d.settings;
+  const urls: Record<string, string> = {};
+  // configuration.urls.streaming is left out until the streaming API exists: Elk and Phanpy then poll.
+  if (s[SETTING.statusPageUrl]) urls.status = s[SETTING.statusPageUrl];
+  return {
+    domain: cfg.domain,
+    title: title(cfg, s),
+    version: INSTANCE_VERSION,
+    source_url: SOURCE_URL,
+    description: shortDescription(cfg, s),
+    usage: { users: { active_month: d.activeMonth } },
+    thumbnail: { url: thumbnailUrl(cfg), blurhash: null, versions: {} },
+    icon: [],
+    languages: LANGUAGES,
+    configuration: {
+      urls,
+      vapid: { public_key: env.VAPID_PUBLIC_KEY ?? "" },
+      ...baseConfiguration(),
+      translation: { enabled: false },
+      timelines_access: timelinesAccess(cfg),
+      limited_federation: false,
+    },
+    registrations: {
+      enabled: cfg.registrations !== "closed",
+      approval_required: cfg.registrations === "approval",
+      message: s[SETTING.registrationsMessage] || null,
+      url: null,
+      min_age: null,
+      reason_required: false,
+    },
+    api_versions: { mastodon: API_VERSION },
+    contact: {
+      email: contactEmail(cfg, s),
+      account: d.contact ? renderAccount(cfg, d.contact.account, d.contact.role) : null,
+    },
+    rules: d.rules.map(renderRule),
+  };
+}
+
+export function renderInstanceV1(cfg: Config, d: InstanceV1Data) {
+  const s = d.settings;
+  return {
+    uri: cfg.domain,
+    title: title(cfg, s),
+    short_description: shortDescription(cfg, s),
+    description: s[SETTING.description] || shortDescription(cfg, s),
+    email: contactEmail(cfg, s),
+    version: INSTANCE_VERSION,
+    // streaming_api is added when the streaming API exists.
+    urls: {},
+    stats: { user_count: d.userCount, status_count: d.statusCount, domain_count: d.domainCount },
+    thumbnail: thumbnailUrl(cfg),
+    languages: LANGUAGES,
+    registrations: cfg.registrations !== "closed",
+    approval_required: cfg.registrations === "approval",
+    invites_enabled: false,
+    configuration: baseConfiguration(),
+    contact_account: d.contact ? renderAccount(cfg, d.contact.account, d.contact.role) : null,
+    rules: d.rules.map(renderRule),
+  };
+}
+
+const DEFAULT_PRIVACY_POLICY = `<h1>Privacy Policy</h1>
+<p>This server stores what you give it to provide the service: your account (username, e-mail address, password hash),
+your profile, the statuses and media you post, and your follows, favourites, bookmarks, blocks and mutes. Public and
+unlisted statuses, your profile and your follows are published to other servers you interact with. Followers-only and
+direct statuses are delivered only to their recipients' servers. Sign-in IP addresses are kept for security.</p>
+<p>You can delete your statuses and your account at any time. Contact the administrator at {email} with questions.</p>`;
+
+/** The updated_at of a long text: its `<key>_updated_at` setting in ms, else null. */
+function settingTime(s: Settings, key: string): string | null {
+  const ms = Number(s[`${key}_updated_at`]);
+  return Number.isFinite(ms) && ms > 0 ? new Date(ms).toISOString() : null;
+}
+
+/**
+ * extended_description and privacy_policy: {updated_at, content}. The privacy policy has a default text, like
+ * Mastodon's; `cfg` is given only for texts with one.
+ */
+export function renderPolicyText(s: Settings, key: string, cfg: Config | null) {
+  const custom = s[key];
+  if (custom) return { updated_at: settingTime(s, key) ?? new Date(0).toISOString(), content: custom };
+  if (!cfg) return { updated_at: null, content: "" };
+  const email = escapeAttr(contactEmail(cfg, s) || "the address in the server information");
+  return { updated_at: "2025-01-01T00:00:00.000Z", content: DEFAULT_PRIVACY_POLICY.replace("{email}", email) };
+}
+
+/** Terms of service, or null when none were written (Mastodon answers 404 then). */
+export function renderTerms(s: Settings) {
+  const content = s[SETTING.termsOfService];
+  if (!content) return null;
+  const at = settingTime(s, SETTING.termsOfService) ?? new Date(0).toISOString();
+  return { effective_date: at.slice(0, 10), effective: true, content, succeeded_by: null };
+}
+
+function escapeAttr(s: string) {
+  return s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+}
+
+/** ISO 639-1 codes offered for posting (the list Mastodon ships, minus rarely used historical ones). */
+const LANGUAGE_CODES =
+  "aa ab ae af ak am an ar as av ay az ba be bg bh bi bm bn bo br bs ca ce ch co cr cs cu cv cy da de dv dz ee el en eo es et eu fa ff fi fj fo fr fy ga gd gl gn gu gv ha he hi ho hr ht hu hy hz ia id ie ig ii ik io is it iu ja jv ka kg ki kj kk kl km kn ko kr ks ku kv kw ky la lb lg li ln lo lt lu lv mg mh mi mk ml mn mr ms mt my na nb nd ne ng nl nn no nr nv ny oc oj om or os pa pi pl ps pt qu rm rn ro ru rw sa sc sd se sg si sk sl sm sn so sq sr ss st su sv sw ta te tg th ti tk tl tn to tr ts tt tw ty ug uk ur uz ve vi vo wa wo xh yi yo za zh zu".split(
+    " ",
+  );
+
+let languagesCache: { code: string; name: string }[] | null = null;
+
+export function renderLanguages() {
+  if (languagesCache) return languagesCache;
+  let names: Intl.DisplayNames | null = null;
+  try {
+    names = new Intl.DisplayNames(["en"], { type: "language" });
+  } catch {}
+  languagesCache = LANGUAGE_CODES.map((code) => {
+    let name = code;
+    try {
+      name = names?.of(code) ?? code;
+    } catch {}
+    return { code, name };
+  });
+  return languagesCache;
+}
+
+/** Mastodon's public_domain: the middle of an obfuscated domain is starred out (dots kept). */
+export function obfuscateDomain(domain: string): string {
+  const n = domain.length;
+  const visible = Math.floor(n / 4);
+  return Array.from(domain, (ch, i) => (i > visible && i < n - visible && ch !== "." ? "*" : ch)).join("");
+}
+
+export async function renderDomainBlock(b: DomainBlockRow) {
+  return {
+    domain: b.obfuscate ? obfuscateDomain(b.domain) : b.domain,
+    digest: await sha256Hex(b.domain),
+    severity: b.severity === "suspend" ? "suspend" : "silence",
+    comment: b.publicComment ?? "",
+  };
+}

@@ -1,0 +1,66 @@
+// Tag and FeaturedTag entities. `name` is what the author typed (display name); the URL uses the normalised name.
+import type { featuredTags, tags } from "../db/schema";
+import type { Config } from "../env";
+import { tagUrl } from "./urls";
+
+export type TagRow = typeof tags.$inferSelect;
+export type FeaturedTagRow = typeof featuredTags.$inferSelect;
+
+export interface TagHistoryDay {
+  day: string; // unix seconds of 00:00 UTC
+  uses: string;
+  accounts: string;
+}
+
+const DAY_MS = 86_400_000;
+
+/** Seven days of history, newest first; days without use are zeros. `counts` is keyed by the day's first ms. */
+export function historyDays(counts: Map<number, { uses: number; accounts: number }> | undefined, now = Date.now()): TagHistoryDay[] {
+  const today = Math.floor(now / DAY_MS) * DAY_MS;
+  const out: TagHistoryDay[] = [];
+  for (let i = 0; i < 7; i++) {
+    const day = today - i * DAY_MS;
+    const c = counts?.get(day);
+    out.push({ day: String(day / 1000), uses: String(c?.uses ?? 0), accounts: String(c?.accounts ?? 0) });
+  }
+  return out;
+}
+
+export interface TagViewerState {
+  following?: boolean;
+  featuring?: boolean;
+}
+
+export function renderTag(
+  cfg: Config,
+  t: Pick<TagRow, "id" | "name" | "displayName">,
+  history: TagHistoryDay[],
+  viewer?: TagViewerState,
+) {
+  const out: Record<string, unknown> = {
+    id: t.id,
+    name: t.displayName || t.name,
+    url: tagUrl(cfg, t.name),
+    history,
+  };
+  if (viewer) {
+    out.following = viewer.following ?? false;
+    if (viewer.featuring !== undefined) out.featuring = viewer.featuring;
+  }
+  return out;
+}
+
+/** FeaturedTag: a tag on a profile, with the owner's use of it. */
+export function renderFeaturedTag(
+  cfg: Config,
+  ft: { id: string; name: string; displayName: string; statusesCount: number; lastStatusAt: number | null },
+  username: string,
+) {
+  return {
+    id: ft.id,
+    name: ft.displayName || ft.name,
+    url: `${cfg.origin}/@${username}/tagged/${encodeURIComponent(ft.name)}`,
+    statuses_count: String(ft.statusesCount),
+    last_status_at: ft.lastStatusAt ? new Date(ft.lastStatusAt).toISOString().slice(0, 10) : null,
+  };
+}

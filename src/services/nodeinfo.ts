@@ -1,0 +1,94 @@
+// Discovery documents other servers and clients read before anything else: NodeInfo 2.0 and WebFinger lookups.
+import { and, isNull, sql } from "drizzle-orm";
+import type { DB } from "../db/client";
+import { accounts } from "../db/schema";
+import type { Config } from "../env";
+import { SOFTWARE_VERSION } from "../env";
+import { INSTANCE_VERSION } from "../entities/instance";
+import type { AccountRow } from "../oauth/viewer";
+import {
+  ACTIVE_HALFYEAR_MS,
+  ACTIVE_MONTH_MS,
+  activeSinceQuery,
+  localPostsQuery,
+  SETTING,
+  settingsQuery,
+  toSettings,
+  userCountQuery,
+} from "./instance";
+
+/**
+ * The NodeInfo 2.0 document. Every object but metadata is closed by the schema, so nothing else goes in.
+ * metadata.upstream tells megalodon (Whalebird, Fedistar) to treat the server as Mastodon.
+ */
+export async function nodeInfo(db: DB, cfg: Config) {
+  const now = Date.now();
+  const [s, u, m, h, p] = await db.batch([
+    settingsQuery(db),
+    userCountQuery(db),
+    activeSinceQuery(db, now - ACTIVE_MONTH_MS),
+    activeSinceQuery(db, now - ACTIVE_HALFYEAR_MS),
+    localPostsQuery(db),
+  ]);
+  const settings = toSettings(s);
+  return {
+    version: "2.0",
+    // The same version string as the instance document (spec: versioning 3).
+    software: { name: "tern", version: INSTANCE_VERSION },
+    protocols: ["activitypub"],
+    services: { inbound: [], outbound: [] },
+    openRegistrations: cfg.registrations === "open",
+    usage: {
+      users: {
+        total: Number(u[0]?.n ?? 0),
+        activeHalfyear: Number(h[0]?.n ?? 0),
+        activeMonth: Number(m[0]?.n ?? 0),
+      },
+      localPosts: Number(p[0]?.n ?? 0),
+    },
+    metadata: {
+      nodeName: settings[SETTING.title] || cfg.title,
+      nodeDescription: settings[SETTING.shortDescription] || cfg.description,
+      upstream: { name: "mastodon", version: SOFTWARE_VERSION },
+    },
+  };
+}
+
+export type WebfingerTarget = { kind: "account"; username: string } | { kind: "invalid" } | { kind: "elsewhere" };
+
+/**
+ * Reads a WebFinger `resource`: acct:user@domain (acct: optional, a leading @ tolerated) or a local profile or
+ * actor URL. Control characters are invalid (header injection, CVE-2023-42450).
+ */
+export function parseResource(cfg: Config, resource: string): WebfingerTarget {
+  if (!resource || resource.length > 500 || /[\u0000-\u001f\u007f]/.test(resource)) return { kind: "invalid" };
+  if (/^https?:\/\//i.test(resource)) {
+    let u: URL;
+    try {
+      u = new URL(resource);
+    } catch {
+      return { kind: "invalid" };
+    }
+    if (u.host.toLowerCase() !== cfg.domain.toLowerCase()) return { kind: "elsewhere" };
+    const m = /^\/(?:users\/|@)([A-Za-z0-9_]+)\/?$/.exec(u.pathname);
+    return m ? { kind: "account", username: m[1] } : { kind: "elsewhere" };
+  }
+  const acct = resource.replace(/^acct:/i, "").replace(/^@/, "");
+  const at = acct.lastIndexOf("@");
+  if (at <= 0) return { kind: "invalid" };
+  const username = acct.slice(0, at);
+  const domain = acct.slice(at + 1);
+  if (!/^[A-Za-z0-9_]+$/.test(username) || !domain) return { kind: "invalid" };
+  if (domain.toLowerCase() !== cfg.domain.toLowerCase()) return { kind: "elsewhere" };
+  return { kind: "account", username };
+}
+
+export async function findLocalAccount(db: DB, username: string): Promise<AccountRow | null> {
+  const rows = await db
+    .select()
+    .from(accounts)
+    .where(and(sql`lower(${accounts.username}) = ${username.toLowerCase()}`, isNull(accounts.domain)))
+    .limit(1);
+  return rows[0] ?? null;
+}
+
