@@ -7,12 +7,21 @@ export default defineWorkersConfig(async () => {
     test: {
       include: ["test/integration/**/*.test.ts", "test/unit/**/*.test.ts"],
       setupFiles: ["./test/integration/apply-migrations.ts"],
+      // Password hashing is PBKDF2 at 100,000 iterations (as in production); tests that sign in many times need room
+      // on a 2-core machine. A timed-out test also leaves storage half-written, which fails the whole file.
+      testTimeout: 60_000,
+      hookTimeout: 60_000,
       poolOptions: {
         workers: {
           singleWorker: true,
           isolatedStorage: true,
           wrangler: { configPath: "./wrangler.toml" },
           miniflare: {
+            // Deliver queue batches at once so tests wait for jobs as briefly as possible.
+            queueConsumers: {
+              "tern-jobs": { maxBatchTimeout: 0.05 },
+              "tern-delivery": { maxBatchTimeout: 0.05 },
+            },
             bindings: {
               TEST_MIGRATIONS: migrations,
               REGISTRATIONS_MODE: "open",

@@ -202,6 +202,7 @@ CREATE TABLE `polls` (
 	`updated_at` integer NOT NULL
 );
 --> statement-breakpoint
+CREATE INDEX `polls_expires` ON `polls` (`expires_at`) WHERE expires_at IS NOT NULL;--> statement-breakpoint
 CREATE TABLE `status_edits` (
 	`id` text PRIMARY KEY NOT NULL,
 	`status_id` text NOT NULL,
@@ -398,6 +399,7 @@ CREATE TABLE `mutes` (
 );
 --> statement-breakpoint
 CREATE UNIQUE INDEX `mutes_pair` ON `mutes` (`account_id`,`target_account_id`);--> statement-breakpoint
+CREATE INDEX `mutes_expires` ON `mutes` (`expires_at`) WHERE expires_at IS NOT NULL;--> statement-breakpoint
 CREATE TABLE `status_pins` (
 	`id` text PRIMARY KEY NOT NULL,
 	`account_id` text NOT NULL,
@@ -430,6 +432,8 @@ CREATE TABLE `home_feed` (
 );
 --> statement-breakpoint
 CREATE INDEX `home_feed_author` ON `home_feed` (`account_id`,`author_id`);--> statement-breakpoint
+CREATE INDEX `home_feed_status` ON `home_feed` (`status_id`);--> statement-breakpoint
+CREATE INDEX `home_feed_reblog` ON `home_feed` (`reblog_of_id`,`account_id`) WHERE reblog_of_id IS NOT NULL;--> statement-breakpoint
 CREATE TABLE `list_feed` (
 	`list_id` text NOT NULL,
 	`status_id` text NOT NULL,
@@ -438,6 +442,8 @@ CREATE TABLE `list_feed` (
 	PRIMARY KEY(`list_id`, `status_id`)
 );
 --> statement-breakpoint
+CREATE INDEX `list_feed_status` ON `list_feed` (`status_id`);--> statement-breakpoint
+CREATE INDEX `list_feed_reblog` ON `list_feed` (`reblog_of_id`,`list_id`) WHERE reblog_of_id IS NOT NULL;--> statement-breakpoint
 CREATE TABLE `notifications` (
 	`id` text PRIMARY KEY NOT NULL,
 	`account_id` text NOT NULL,
@@ -527,5 +533,43 @@ CREATE TABLE `rules` (
 	`text` text NOT NULL,
 	`hint` text DEFAULT '' NOT NULL,
 	`priority` integer DEFAULT 0 NOT NULL,
+	`created_at` integer NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE `activity_outbox` (
+	`id` text PRIMARY KEY NOT NULL,
+	`account_id` text NOT NULL,
+	`json` text NOT NULL,
+	`created_at` integer NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX `activity_outbox_created` ON `activity_outbox` (`created_at`);--> statement-breakpoint
+CREATE TABLE `dead_letters` (
+	`id` text PRIMARY KEY NOT NULL,
+	`queue` text NOT NULL,
+	`body` text NOT NULL,
+	`attempts` integer NOT NULL,
+	`created_at` integer NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE `delivery_failures` (
+	`host` text NOT NULL,
+	`day` text NOT NULL,
+	PRIMARY KEY(`host`, `day`)
+);
+--> statement-breakpoint
+CREATE TABLE `inbox_seen` (
+	`activity_id` text PRIMARY KEY NOT NULL,
+	`received_at` integer NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE `tombstones` (
+	`uri` text PRIMARY KEY NOT NULL,
+	`account_id` text,
+	`created_at` integer NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE `unavailable_domains` (
+	`domain` text PRIMARY KEY NOT NULL,
 	`created_at` integer NOT NULL
 );

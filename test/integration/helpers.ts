@@ -108,8 +108,15 @@ export function links(h: Headers): { next?: string; prev?: string } {
   return out;
 }
 
-/** Waits (up to 8 s) for something a Queue job does after the response, e.g. home fan-out. */
+/** Runs the queued jobs (fan-out etc.), then waits (up to 8 s) for `fn` to pass. */
 export async function eventually<T>(fn: () => Promise<T> | T, timeout = 8000): Promise<T> {
   const { vi } = await import("vitest");
-  return vi.waitFor(fn, { timeout, interval: 100 });
+  const { runQueuedJobs } = await import("./queues");
+  return vi.waitFor(
+    async () => {
+      await runQueuedJobs();
+      return fn();
+    },
+    { timeout, interval: 50 },
+  );
 }
