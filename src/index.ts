@@ -3,6 +3,7 @@ import { buildApp } from "./app";
 import type { Env } from "./env";
 import { handleJobs } from "./services/job-runner";
 import { runScheduled } from "./services/scheduled";
+import { handleDeliveries } from "./federation/delivery";
 
 export { HomeFeed } from "./timelines/home-feed-do";
 export { Streaming } from "./streaming/streaming-do";
@@ -14,9 +15,10 @@ export default {
   fetch: app.fetch,
   async queue(batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext) {
     if (batch.queue.startsWith("tern-jobs")) return handleJobs(batch as MessageBatch<any>, env, ctx);
-    // Deliveries and dead letters arrive with federation; until then they are acknowledged and logged.
+    if (batch.queue.startsWith("tern-delivery")) return handleDeliveries(batch as MessageBatch<any>, env);
+    // Dead letters: logged; an admin view of them comes with the admin API.
     for (const m of batch.messages) {
-      console.warn("unhandled queue message", batch.queue, JSON.stringify(m.body).slice(0, 200));
+      console.warn("dead letter", batch.queue, JSON.stringify(m.body).slice(0, 500));
       m.ack();
     }
   },
