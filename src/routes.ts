@@ -39,6 +39,8 @@ import mediaDefaults from "./media/defaults";
 import web from "./web/routes";
 
 export const mounts: [string, Hono<AppEnv>][] = [
+  // First: fixed paths such as /api/v1/notifications/requests must win over /:id routes of the resource modules.
+  ["/api", stubs],
   ["/api/v1/accounts", accountsRegister],
   ["/api/v1/accounts", accounts],
   ["/api/v1/polls", polls],
@@ -68,7 +70,6 @@ export const mounts: [string, Hono<AppEnv>][] = [
   ["/api/v2/instance", instanceV2],
   ["/api/v2/media", mediaV2],
   ["/api/v2/search", search],
-  ["/api", stubs],
   ["/oauth", oauth],
   ["/media", media_files],
   ["/", mediaDefaults],

@@ -6,6 +6,8 @@ import { fanOut, unfanOut } from "../timelines/fanout";
 import { mergeIntoHome, unmergeFromHome } from "../timelines/feed-merge";
 import { regenerateHomeFeed } from "../timelines/regenerate";
 import type { JobMessage } from "./jobs";
+import { processInboxItem } from "../federation/inbox-process";
+import { runFederate } from "../federation/outbound";
 
 export async function runJob(db: DB, env: Env, job: JobMessage): Promise<void> {
   switch (job.type) {
@@ -22,6 +24,10 @@ export async function runJob(db: DB, env: Env, job: JobMessage): Promise<void> {
       return unmergeFromHome(db, job.accountId, job.targetAccountId);
     case "regenerate_feed":
       return regenerateHomeFeed(db, job.accountId);
+    case "inbox":
+      return processInboxItem(db, env, job.itemId, job.origin);
+    case "federate":
+      return runFederate(db, env, job.origin, job.action);
     default:
       console.warn("unknown job", JSON.stringify(job).slice(0, 200));
   }
