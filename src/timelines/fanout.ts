@@ -9,6 +9,7 @@
 import { sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { padId, unpadId } from "../lib/ids";
+import { boundSql } from "../db/bound-sql";
 import { notificationStatement } from "../services/notifications";
 import { feedFilter, MAX_FEED_ITEMS } from "./feed-filter";
 
@@ -58,7 +59,7 @@ export async function fanOut(db: DB, statusId: string, cursor: string | undefine
   const chunk = `chunk AS MATERIALIZED (SELECT id, account_id, show_reblogs, notify, languages FROM follows
       WHERE target_account_id = ${author} AND id > ?2 ORDER BY id LIMIT ${FANOUT_CHUNK})`;
   const home = (receiver: string, follow?: string, extra: Partial<Parameters<typeof feedFilter>[0]> = {}) =>
-    feedFilter({ receiver, follow, dedupe: { table: "home_feed", key: receiver }, skipDropped: true, now, ...extra });
+    feedFilter({ receiver, follow, dedupe: { table: "home_feed", key: receiver }, skipDropped: true, ...extra });
 
   // ?1 = status id, ?2 = cursor (placeholders every statement reuses).
   const stmts: string[] = [];
@@ -91,7 +92,7 @@ export async function fanOut(db: DB, statusId: string, cursor: string | undefine
         AND (s.in_reply_to_account_id IS NULL OR s.in_reply_to_account_id = s.account_id OR s.in_reply_to_account_id = l.account_id
              OR l.replies_policy = 'followed'
              OR (l.replies_policy = 'list' AND EXISTS (SELECT 1 FROM list_accounts la2 WHERE la2.list_id = l.id AND la2.account_id = s.in_reply_to_account_id)))
-        AND ${feedFilter({ receiver: "l.account_id", follow: "lf", dedupe: { table: "list_feed", key: "l.id" }, now })}`);
+        AND ${feedFilter({ receiver: "l.account_id", follow: "lf", dedupe: { table: "list_feed", key: "l.id" } })}`);
   }
   if (trim) {
     const receivers = `SELECT account_id AS id FROM follows WHERE target_account_id = ${author} AND follows.id > ?2 ORDER BY follows.id LIMIT ${FANOUT_CHUNK}`;
@@ -106,10 +107,9 @@ export async function fanOut(db: DB, statusId: string, cursor: string | undefine
   stmts.push(`WITH ${chunk}
     SELECT c.account_id AS recipient, s.account_id AS author FROM chunk c JOIN statuses s ON s.id = ?1 LEFT JOIN statuses o ON o.id = s.reblog_of_id
     WHERE c.notify = 1 AND s.reblog_of_id IS NULL AND (s.in_reply_to_id IS NULL OR s.in_reply_to_account_id = s.account_id)
-      AND s.visibility IN ${VISIBLE_TO_FOLLOWERS} AND ${feedFilter({ receiver: "c.account_id", follow: "c", dedupe: { table: "home_feed", key: "c.account_id" }, now })}`);
+      AND s.visibility IN ${VISIBLE_TO_FOLLOWERS} AND ${feedFilter({ receiver: "c.account_id", follow: "c", dedupe: { table: "home_feed", key: "c.account_id" } })}`);
 
-  // Ids are checked to be digits above, so inlining them as literals is safe.
-  const bind = (q: string) => db.all(sql.raw(q.replaceAll("?1", `'${S}'`).replaceAll("?2", `'${C}'`)));
+  const bind = (q: string) => db.all(boundSql(q.replaceAll("?1", "$s").replaceAll("?2", "$c"), { s: S, c: C, now }));
   const res = (await db.batch(stmts.map(bind) as any)) as unknown as Record<string, unknown>[][];
   const nextRow = res[writes][0] as { id: string } | undefined;
   const notify = res[writes + 1] as { recipient: string; author: string }[];

@@ -5,8 +5,8 @@
 //   s   the status entering the feed (a reblog row for boosts)
 //   o   LEFT JOIN statuses o ON o.id = s.reblog_of_id (null for non-reblogs)
 //   fol the receiver's follows row towards s's author (optional: tag followers and mentioned accounts have none)
-// Aliases and the time are internal constants, never user input, so the fragment is plain SQL text. Its own
-// aliases all start with ff_ so that none can shadow an alias of the surrounding statement.
+// The fragment is SQL text with aliases (internal constants) and `$now`, a placeholder the caller binds through
+// boundSql (db/bound-sql.ts). Its own aliases all start with ff_ so none can shadow one of the surrounding statement.
 
 export interface FeedFilterOptions {
   /** SQL expression of the receiving account id. */
@@ -19,14 +19,12 @@ export interface FeedFilterOptions {
   dedupe: { table: "home_feed"; key: string } | { table: "list_feed"; key: string };
   /** Skip receivers whose home feed was dropped for inactivity (it is rebuilt when they come back). */
   skipDropped?: boolean;
-  now: number;
 }
 
 export function feedFilter(o: FeedFilterOptions): string {
   const F = o.receiver;
-  const now = Math.floor(o.now);
   const authors = `(s.account_id, o.account_id)`;
-  const muteLive = `(ff_m.expires_at IS NULL OR ff_m.expires_at > ${now})`;
+  const muteLive = `(ff_m.expires_at IS NULL OR ff_m.expires_at > $now)`;
   const parts = [
     `EXISTS (SELECT 1 FROM users ff_u WHERE ff_u.account_id = ${F})`,
     `NOT EXISTS (SELECT 1 FROM accounts ff_sa WHERE ff_sa.id = s.account_id AND ff_sa.suspended_at IS NOT NULL)`,

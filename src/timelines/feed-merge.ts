@@ -4,6 +4,7 @@
 import { sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { padId } from "../lib/ids";
+import { boundSql } from "../db/bound-sql";
 import { feedFilter } from "./feed-filter";
 import { trimHomeFeedsSql } from "./fanout";
 
@@ -14,20 +15,23 @@ const digits = (id: string) => /^\d{1,19}$/.test(id);
 
 export async function mergeIntoHome(db: DB, accountId: string, targetAccountId: string): Promise<void> {
   if (!digits(accountId) || !digits(targetAccountId)) return;
-  // Ids are checked to be digits, so they can be inlined into the shared filter text.
-  const F = `'${padId(accountId)}'`;
-  const T = `'${padId(targetAccountId)}'`;
-  const filter = feedFilter({ receiver: F, follow: "f", dedupe: { table: "home_feed", key: F }, skipDropped: true, now: Date.now() });
+  const F = "$f";
+  const T = "$t";
+  const params = { f: padId(accountId), t: padId(targetAccountId), now: Date.now() };
+  const filter = feedFilter({ receiver: F, follow: "f", dedupe: { table: "home_feed", key: F }, skipDropped: true });
   await db.batch([
     db.run(
-      sql.raw(`INSERT OR IGNORE INTO home_feed (account_id, status_id, reblog_of_id, author_id)
+      boundSql(
+        `INSERT OR IGNORE INTO home_feed (account_id, status_id, reblog_of_id, author_id)
       SELECT f.account_id, s.id, s.reblog_of_id, s.account_id
       FROM follows f
       JOIN (SELECT * FROM statuses WHERE account_id = ${T} AND visibility IN ('public','unlisted','private') ORDER BY id DESC LIMIT ${MERGE_LIMIT}) s
       LEFT JOIN statuses o ON o.id = s.reblog_of_id
-      WHERE f.account_id = ${F} AND f.target_account_id = ${T} AND ${filter}`),
+      WHERE f.account_id = ${F} AND f.target_account_id = ${T} AND ${filter}`,
+        params,
+      ),
     ),
-    db.run(sql.raw(trimHomeFeedsSql(`SELECT ${F} AS id`))),
+    db.run(boundSql(trimHomeFeedsSql(`SELECT ${F} AS id`), params)),
   ]);
 }
 
