@@ -1,0 +1,103 @@
+// A Tern under `wrangler dev` for the benchmark. Same approach as test/support/server.mjs (whose helpers it uses),
+// but the database is seeded between applying the migrations and starting the server: the seed goes straight into
+// the D1 file, which must not be open in a running workerd at the time. The Worker is bundled once up front
+// (`wrangler deploy --dry-run`) and served with --no-bundle, so editing src/ during a run does not restart workerd
+// under the measurement.
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { applyMigrations, freePort, quietEnv, root } from "../test/support/server.mjs";
+
+export { root };
+const wranglerBin = join(root, "node_modules", "wrangler", "bin", "wrangler.js");
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * @param {{ seed: (persistTo: string, origin: string) => Promise<void> | void, keep?: boolean, log?: boolean }} opts
+ * @returns {Promise<{ url: string, pid: number, persistTo: string, output: () => string, stop: () => Promise<void> }>}
+ */
+export async function startBenchServer({ seed, keep = false, log = false, snapshot = true, timeoutMs = 90_000 }) {
+  const persistTo = mkdtempSync(join(tmpdir(), "tern-bench-"));
+  applyMigrations(persistTo);
+  let script = null;
+  if (snapshot) {
+    const outdir = join(persistTo, "build");
+    const r = spawnSync(process.execPath, [wranglerBin, "deploy", "--dry-run", "--outdir", outdir], { cwd: root, env: quietEnv, encoding: "utf8" });
+    if (r.status === 0 && existsSync(join(outdir, "index.js"))) script = join(outdir, "index.js");
+    else console.error(`[bench] bundling failed, serving src/ directly:\n${r.stdout}\n${r.stderr}`);
+  }
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  await seed(persistTo, url);
+
+  const inspectorPort = await freePort();
+  const vars = { REGISTRATIONS_MODE: "open", SETUP_TOKEN: "bench", SECRET_KEY_BASE: "bench" };
+  const args = [
+    wranglerBin, "dev",
+    // The config must be named: with a script argument wrangler would look for one next to the script instead.
+    ...(script ? [script, "--no-bundle", "--config", join(root, "wrangler.toml")] : []),
+    "--port", String(port),
+    "--ip", "127.0.0.1",
+    "--inspector-port", String(inspectorPort),
+    "--persist-to", persistTo,
+    "--show-interactive-dev-session=false",
+    // Request logging costs CPU in wrangler's node process on the same cores; keep it quiet.
+    "--log-level", log ? "log" : "warn",
+  ];
+  for (const [k, v] of Object.entries(vars)) args.push("--var", `${k}:${v}`);
+  const child = spawn(process.execPath, args, { cwd: root, env: quietEnv, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  const collect = (chunk) => {
+    out += chunk;
+    if (out.length > 200_000) out = out.slice(-100_000);
+    if (log) process.stderr.write(chunk);
+  };
+  child.stdout.on("data", collect);
+  child.stderr.on("data", collect);
+  let exited = null;
+  child.on("exit", (code, signal) => (exited = { code, signal }));
+
+  const killGroup = (sig) => {
+    try {
+      process.kill(-child.pid, sig);
+    } catch {
+      /* already gone */
+    }
+  };
+  const onExit = () => killGroup("SIGKILL");
+  process.on("exit", onExit);
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    process.off("exit", onExit);
+    if (!exited) {
+      killGroup("SIGTERM");
+      for (let i = 0; i < 50 && !exited; i++) await sleep(100);
+    }
+    killGroup("SIGKILL");
+    if (!keep) rmSync(persistTo, { recursive: true, force: true });
+  };
+
+  const deadline = Date.now() + timeoutMs;
+  while (true) {
+    if (exited) {
+      await stop();
+      throw new Error(`wrangler dev exited early (${JSON.stringify(exited)}):\n${out}`);
+    }
+    try {
+      const res = await fetch(`${url}/bench-noop`, { signal: AbortSignal.timeout(2000) });
+      await res.arrayBuffer();
+      break;
+    } catch {
+      /* not listening yet */
+    }
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`Tern did not answer at ${url} within ${timeoutMs} ms:\n${out}`);
+    }
+    await sleep(250);
+  }
+  return { url, pid: child.pid, persistTo, snapshot: !!script, output: () => out, stop };
+}
