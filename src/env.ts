@@ -23,6 +23,7 @@ export interface Env {
   VAPID_PUBLIC_KEY?: string;
   VAPID_PRIVATE_KEY?: string;
   REQUIRE_EMAIL_CONFIRMATION?: string;
+  SOURCE_URL?: string;
 }
 
 export type RegistrationsMode = "open" | "approval" | "closed";

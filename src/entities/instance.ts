@@ -12,9 +12,10 @@ import { DEFAULT_HEADER } from "./urls";
  * `version`, and build metadata never changes precedence, so 4.5.0+tern.0.1.0 satisfies ">=4.5".
  */
 export const INSTANCE_VERSION = `${SOFTWARE_VERSION}+tern.${TERN_VERSION}`;
-export const SOURCE_URL = "https://github.com/tern-social/tern";
-/** Mastodon API revision served: 6 is 4.5 without quote posts (7 would turn on clients' quote UI). */
-export const API_VERSION = 6;
+
+// Mastodon's API version gates client features: Phanpy uses grouped notifications (/api/v2/notifications) from 2
+// on, quotes from 7. Tern serves v1 notifications only, so it claims 1 until grouped notifications exist.
+export const API_VERSION = 1;
 export const LANGUAGES = ["en"];
 
 export const LIMITS = {
@@ -103,7 +104,8 @@ export function renderInstanceV2(cfg: Config, env: Env, d: InstanceData) {
     domain: cfg.domain,
     title: title(cfg, s),
     version: INSTANCE_VERSION,
-    source_url: SOURCE_URL,
+    // Where to get the source (AGPL notice in Mastodon): SOURCE_URL when the operator sets it, else the instance itself.
+    source_url: env.SOURCE_URL || `${cfg.origin}/`,
     description: shortDescription(cfg, s),
     usage: { users: { active_month: d.activeMonth } },
     thumbnail: { url: thumbnailUrl(cfg), blurhash: null, versions: {} },

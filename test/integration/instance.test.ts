@@ -68,7 +68,8 @@ describe("GET /api/v2/instance", () => {
     const body = instanceV2.parse(res.body);
     expect(body.domain).toBe(cfg().domain);
     expect(body.version).toBe("4.5.0+tern.0.1.0");
-    expect(body.api_versions.mastodon).toBe(6);
+    // 1: grouped notifications (v2) are not served, so clients such as Phanpy must use v1 notifications.
+    expect(body.api_versions.mastodon).toBe(1);
     expect(body.configuration.urls.streaming).toBeUndefined();
     expect(body.configuration.statuses.max_characters).toBe(500);
     expect(body.configuration.media_attachments.supported_mime_types).toContain("image/webp");
