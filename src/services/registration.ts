@@ -5,6 +5,7 @@ import type { DB } from "../db/client";
 import { users } from "../db/schema";
 import type { Config, Env } from "../env";
 import { ApiError, forbidden, validationFailed } from "../lib/errors";
+import { notifyStaffOfSignUp } from "./admin-accounts";
 import { createLocalAccount, normalizeEmail } from "./local-accounts";
 import { issueToken, type IssuedToken } from "./tokens";
 
@@ -42,7 +43,7 @@ export async function registerAccount(db: DB, cfg: Config, env: Env, app: SignUp
       .join(", ");
     throw new ApiError(422, `Validation failed: ${msg}`, { details });
   }
-  const { userId } = await createLocalAccount(db, cfg, env, {
+  const { userId, accountId } = await createLocalAccount(db, cfg, env, {
     username: input.username ?? "",
     email: input.email ?? "",
     password: input.password ?? "",
@@ -52,6 +53,7 @@ export async function registerAccount(db: DB, cfg: Config, env: Env, app: SignUp
     reason: reason || null,
     signUpIp: ip,
   });
+  await notifyStaffOfSignUp(db, accountId);
   return issueToken(db, env.SECRET_KEY_BASE ?? "", { applicationId: app.applicationId, userId, scopes: app.scopes, reuse: false });
 }
 

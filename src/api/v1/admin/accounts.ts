@@ -1,0 +1,129 @@
+// Staff account moderation (Mastodon's /api/v1/admin/accounts): the list with the legacy filter parameters, one
+// account, approving and rejecting pending sign-ups, and the moderation actions and their undos. manage_users only.
+import { Hono } from "hono";
+import { z } from "zod";
+import type { AppEnv, Ctx } from "../../../context";
+import { renderAdminAccount } from "../../../entities/admin-account";
+import { notFound } from "../../../lib/errors";
+import { parseId } from "../../../lib/ids";
+import { readPage, setLinkHeader } from "../../../lib/pagination";
+import { parse, readParams, zBool, zId, zStr } from "../../../lib/params";
+import { me, requireStaff } from "../../../oauth/guard";
+import {
+  accountAction,
+  adminAccountsPage,
+  approveAccount,
+  enableAccount,
+  getAdminAccount,
+  rejectAccount,
+  unsensitiveAccount,
+  unsilenceAccount,
+  unsuspendAccount,
+  type AdminAccountFilter,
+  type Moderator,
+} from "../../../services/admin-accounts";
+
+const r = new Hono<AppEnv>();
+
+const readScope = requireStaff("manage_users", "admin:read:accounts");
+const writeScope = requireStaff("manage_users", "admin:write:accounts");
+
+export const ADMIN_ACCOUNTS_LIMIT = 100;
+export const ADMIN_ACCOUNTS_MAX = 200;
+
+/** Renders one filtered page with its Link header (shared with /api/v2/admin/accounts). */
+export async function adminAccountList(c: Ctx, filter: AdminAccountFilter) {
+  const page = readPage(await readParams(c), ADMIN_ACCOUNTS_LIMIT, ADMIN_ACCOUNTS_MAX);
+  const rows = await adminAccountsPage(c.get("db"), filter, page);
+  setLinkHeader(c, rows[0]?.account.id, rows.at(-1)?.account.id, rows.length === page.limit);
+  const cfg = c.get("config");
+  return c.json(rows.map((row) => renderAdminAccount(cfg, row)));
+}
+
+export const filterText = {
+  username: zStr(500).optional(),
+  display_name: zStr(500).optional(),
+  by_domain: zStr(500).optional(),
+  email: zStr(500).optional(),
+  ip: zStr(100).optional(),
+};
+
+const legacyFilters = z
+  .object({
+    local: zBool,
+    remote: zBool,
+    active: zBool,
+    pending: zBool,
+    disabled: zBool,
+    silenced: zBool,
+    suspended: zBool,
+    sensitized: zBool,
+    staff: zBool,
+    ...filterText,
+  })
+  .passthrough();
+
+r.get("/", readScope, async (c) => {
+  const p = await parse(c, legacyFilters);
+  // Mastodon's v1 defaults to local, active accounts; the last status flag given (in this order) wins.
+  const filter: AdminAccountFilter = { origin: p.remote ? "remote" : "local", status: "active" };
+  for (const s of ["active", "pending", "disabled", "silenced", "suspended"] as const) if (p[s]) filter.status = s;
+  filter.staff = !!p.staff;
+  filter.username = p.username;
+  filter.displayName = p.display_name;
+  filter.byDomain = p.by_domain;
+  filter.email = p.email;
+  filter.ip = p.ip;
+  return adminAccountList(c, filter);
+});
+
+function pathId(c: Ctx): string {
+  const id = parseId(c.req.param("id"));
+  if (!id) throw notFound();
+  return id;
+}
+
+function moderator(c: Ctx): Moderator {
+  const v = me(c);
+  return { accountId: v.account.id, role: v.role };
+}
+
+const render = (c: Ctx, row: Parameters<typeof renderAdminAccount>[1]) => c.json(renderAdminAccount(c.get("config"), row));
+
+r.get("/:id", readScope, async (c) => render(c, await getAdminAccount(c.get("db"), pathId(c))));
+
+r.post("/:id/approve", writeScope, async (c) => render(c, await approveAccount(c.get("db"), moderator(c), pathId(c))));
+
+r.post("/:id/reject", writeScope, async (c) => {
+  await rejectAccount(c.get("db"), moderator(c), pathId(c));
+  return c.json({});
+});
+
+const actionBody = z
+  .object({
+    type: zStr(50).optional(),
+    report_id: zId.optional(),
+    warning_preset_id: zId.optional(),
+    text: zStr(5000).optional(),
+    send_email_notification: zBool,
+  })
+  .passthrough();
+
+r.post("/:id/action", writeScope, async (c) => {
+  const id = pathId(c);
+  const p = await parse(c, actionBody);
+  let reportId: string | null = null;
+  if (p.report_id !== undefined && p.report_id !== "") {
+    reportId = parseId(p.report_id);
+    if (!reportId) throw notFound();
+  }
+  await accountAction(c.get("db"), moderator(c), id, { type: p.type, reportId });
+  return c.json({});
+});
+
+r.post("/:id/enable", writeScope, async (c) => render(c, await enableAccount(c.get("db"), moderator(c), pathId(c))));
+r.post("/:id/unsilence", writeScope, async (c) => render(c, await unsilenceAccount(c.get("db"), moderator(c), pathId(c))));
+r.post("/:id/unsuspend", writeScope, async (c) => render(c, await unsuspendAccount(c.get("db"), moderator(c), pathId(c))));
+r.post("/:id/unsensitive", writeScope, async (c) => render(c, await unsensitiveAccount(c.get("db"), pathId(c))));
+
+export default r;

@@ -1,0 +1,29 @@
+// Admin::Account (REST::Admin::AccountSerializer): the account with what only staff may see (e-mail, sign-up IP,
+// sign-up reason, role, approval and moderation state). Remote accounts have no user, hence no e-mail or role.
+import type { Config } from "../env";
+import type { AdminAccountRow } from "../services/admin-accounts";
+import { renderAccount, renderRole } from "./account";
+import { isoTime } from "./urls";
+
+export function renderAdminAccount(cfg: Config, { account: a, user: u, role }: AdminAccountRow) {
+  const ips = u?.signUpIp ? [{ ip: u.signUpIp, used_at: isoTime(u.createdAt) }] : [];
+  return {
+    id: a.id,
+    username: a.username,
+    domain: a.domain,
+    created_at: isoTime(a.createdAt),
+    email: u?.email ?? null,
+    ip: ips[0]?.ip ?? null,
+    ips,
+    role: u ? renderRole(role) : null,
+    confirmed: !!u?.confirmedAt,
+    suspended: !!a.suspendedAt,
+    silenced: !!a.silencedAt,
+    sensitized: false,
+    disabled: !!u?.disabled,
+    approved: !!u?.approved,
+    locale: u?.locale ?? null,
+    invite_request: u?.reason ?? null,
+    account: renderAccount(cfg, a, role),
+  };
+}

@@ -1,0 +1,312 @@
+// Staff moderation of accounts (Mastodon's Admin::AccountsController, Admin::AccountAction, AccountFilter and the
+// User/Account policies): listing with filters, approving and rejecting pending sign-ups, disabling, silencing and
+// suspending. Every action and its admin_action_logs row are written in one batch.
+import { and, eq, inArray, isNotNull, isNull, ne, or, sql, type SQL } from "drizzle-orm";
+import type { DB } from "../db/client";
+import { idList } from "../db/client";
+import {
+  accountKeys,
+  accountNotes,
+  accountPins,
+  accounts,
+  adminActionLogs,
+  blocks,
+  feedStates,
+  followRequests,
+  follows,
+  listAccounts,
+  mutes,
+  notifications,
+  oauthAccessGrants,
+  oauthAccessTokens,
+  reports,
+  userRoles,
+  users,
+  webSessions,
+} from "../db/schema";
+import { INSTANCE_ACTOR_USERNAME } from "../federation/instance-actor";
+import { forbidden, notFound, validationFailed } from "../lib/errors";
+import { snowflake } from "../lib/ids";
+import type { Page } from "../lib/pagination";
+import { PERMISSIONS, hasPermission } from "../lib/permissions";
+import type { AccountRow, RoleRow, UserRow } from "../oauth/viewer";
+import { cursorOrder, cursorWhere, inPageOrder } from "./account-queries";
+import { notificationStatement } from "./notifications";
+import { likeText } from "./search";
+
+export interface AdminAccountRow {
+  account: AccountRow;
+  user: UserRow | null;
+  role: RoleRow | null;
+}
+
+/** The acting staff member: their account and role (for Mastodon's "role overrides target role" rule). */
+export interface Moderator {
+  accountId: string;
+  role: RoleRow | null;
+}
+
+export const ACCOUNT_STATUSES = ["active", "pending", "disabled", "silenced", "suspended", "sensitized"] as const;
+export type AccountStatusFilter = (typeof ACCOUNT_STATUSES)[number];
+
+export interface AdminAccountFilter {
+  origin?: "local" | "remote";
+  status?: AccountStatusFilter;
+  /** Staff: users whose role can manage reports (Mastodon's `UserRole.that_can(:manage_reports)`). */
+  staff?: boolean;
+  /** Users holding one of these roles; an empty list matches nobody. */
+  roleIds?: string[];
+  username?: string;
+  displayName?: string;
+  byDomain?: string;
+  email?: string;
+  ip?: string;
+}
+
+const like = (col: SQL, pattern: string) => sql`${col} LIKE ${pattern} ESCAPE '\\'`;
+const prefix = (raw: string) => `${likeText(raw.trim().toLowerCase(), 1)}%`;
+
+const STAFF_MASK = sql.raw(String(PERMISSIONS.administrator | PERMISSIONS.manage_reports));
+
+function filterConditions(f: AdminAccountFilter): SQL[] {
+  const conds: SQL[] = [
+    // The instance actor is an accounts row, not a person to moderate.
+    or(isNotNull(accounts.domain), ne(accounts.username, INSTANCE_ACTOR_USERNAME))!,
+  ];
+  if (f.origin === "local") conds.push(isNull(accounts.domain));
+  if (f.origin === "remote") conds.push(isNotNull(accounts.domain));
+  switch (f.status) {
+    case "active":
+      conds.push(isNull(accounts.suspendedAt));
+      break;
+    case "pending":
+      conds.push(eq(users.approved, false));
+      break;
+    case "disabled":
+      conds.push(and(eq(users.disabled, true), isNull(accounts.suspendedAt))!);
+      break;
+    case "silenced":
+      conds.push(isNotNull(accounts.silencedAt));
+      break;
+    case "suspended":
+      conds.push(isNotNull(accounts.suspendedAt));
+      break;
+    case "sensitized":
+      // Tern does not keep a sensitized flag, so no account is sensitized.
+      conds.push(sql`0`);
+      break;
+  }
+  if (f.staff) conds.push(sql`${users.roleId} IN (SELECT id FROM ${userRoles} WHERE (${userRoles.permissions} & ${STAFF_MASK}) <> 0)`);
+  else if (f.roleIds) conds.push(f.roleIds.length ? inArray(users.roleId, idList(f.roleIds)) : sql`0`);
+  if (f.username?.trim()) conds.push(like(sql`lower(${accounts.username})`, prefix(f.username)));
+  if (f.displayName?.trim()) conds.push(like(sql`lower(${accounts.displayName})`, prefix(f.displayName)));
+  if (f.byDomain?.trim()) conds.push(sql`lower(${accounts.domain}) = ${f.byDomain.trim().toLowerCase()}`);
+  if (f.email?.trim()) conds.push(like(sql`lower(${users.email})`, prefix(f.email)));
+  if (f.ip !== undefined && f.ip.trim() !== "") conds.push(eq(users.signUpIp, f.ip.trim()));
+  return conds;
+}
+
+function selectAdminAccounts(db: DB) {
+  return db
+    .select({ account: accounts, user: users, role: userRoles })
+    .from(accounts)
+    .leftJoin(users, eq(users.accountId, accounts.id))
+    .leftJoin(userRoles, eq(userRoles.id, users.roleId));
+}
+
+/** One page of accounts matching `f`, newest account first, cursored by account id. */
+export async function adminAccountsPage(db: DB, f: AdminAccountFilter, page: Page): Promise<AdminAccountRow[]> {
+  const rows = await selectAdminAccounts(db)
+    .where(and(...filterConditions(f), cursorWhere(accounts.id, page)))
+    .orderBy(cursorOrder(accounts.id, page))
+    .limit(page.limit);
+  return inPageOrder(rows, page);
+}
+
+export async function getAdminAccount(db: DB, id: string): Promise<AdminAccountRow> {
+  const rows = await selectAdminAccounts(db).where(eq(accounts.id, id)).limit(1);
+  const row = rows[0];
+  if (!row || (!row.account.domain && row.account.username === INSTANCE_ACTOR_USERNAME)) throw notFound();
+  return row;
+}
+
+// ---- policies ----
+
+/** Mastodon's UserRole#overrides?: no role (everyone) is overridden by any role; otherwise a higher position wins. */
+function overrides(actor: Moderator, target: RoleRow | null): boolean {
+  if (!target) return true;
+  return !!actor.role && actor.role.position > target.position;
+}
+
+function requireLocalUser(row: AdminAccountRow): asserts row is AdminAccountRow & { user: UserRow } {
+  if (row.account.domain || !row.user) throw forbidden();
+}
+
+const logStatement = (db: DB, actor: Moderator, action: string, targetType: "User" | "Account" | "Report", targetId: string, now: number) =>
+  db.insert(adminActionLogs).values({ id: snowflake(now), accountId: actor.accountId, action, targetType, targetId, createdAt: now });
+
+// ---- pending sign-ups ----
+
+export async function approveAccount(db: DB, actor: Moderator, id: string): Promise<AdminAccountRow> {
+  const row = await getAdminAccount(db, id);
+  requireLocalUser(row);
+  if (row.user.approved) throw forbidden();
+  const now = Date.now();
+  await db.batch([
+    db.update(users).set({ approved: true, updatedAt: now }).where(eq(users.id, row.user.id)),
+    logStatement(db, actor, "approve", "User", row.user.id, now),
+  ]);
+  return { ...row, user: { ...row.user, approved: true, updatedAt: now } };
+}
+
+/** Deletes a pending user and its account (Mastodon's DeleteAccountService without reserving the name or e-mail). */
+export async function rejectAccount(db: DB, actor: Moderator, id: string): Promise<void> {
+  const row = await getAdminAccount(db, id);
+  requireLocalUser(row);
+  if (row.user.approved) throw forbidden();
+  const a = row.account.id;
+  const u = row.user.id;
+  const now = Date.now();
+  // A pending user cannot act (the guard refuses its tokens), so only rows others or the sign-up made can exist.
+  await db.batch([
+    db.delete(notifications).where(or(eq(notifications.accountId, a), eq(notifications.fromAccountId, a))),
+    db.delete(follows).where(or(eq(follows.accountId, a), eq(follows.targetAccountId, a))),
+    db.delete(followRequests).where(or(eq(followRequests.accountId, a), eq(followRequests.targetAccountId, a))),
+    db.delete(blocks).where(or(eq(blocks.accountId, a), eq(blocks.targetAccountId, a))),
+    db.delete(mutes).where(or(eq(mutes.accountId, a), eq(mutes.targetAccountId, a))),
+    db.delete(accountNotes).where(or(eq(accountNotes.accountId, a), eq(accountNotes.targetAccountId, a))),
+    db.delete(accountPins).where(or(eq(accountPins.accountId, a), eq(accountPins.targetAccountId, a))),
+    db.delete(listAccounts).where(eq(listAccounts.accountId, a)),
+    db.delete(feedStates).where(eq(feedStates.accountId, a)),
+    db.delete(oauthAccessTokens).where(eq(oauthAccessTokens.userId, u)),
+    db.delete(oauthAccessGrants).where(eq(oauthAccessGrants.userId, u)),
+    db.delete(webSessions).where(eq(webSessions.userId, u)),
+    db.delete(accountKeys).where(eq(accountKeys.accountId, a)),
+    db.delete(users).where(eq(users.id, u)),
+    db.delete(accounts).where(eq(accounts.id, a)),
+    logStatement(db, actor, "reject", "User", u, now),
+  ]);
+}
+
+// ---- moderation actions ----
+
+export const ACTION_TYPES = ["none", "sensitive", "disable", "silence", "suspend"] as const;
+export type ActionType = (typeof ACTION_TYPES)[number];
+
+export interface AccountActionInput {
+  type: string | undefined;
+  reportId?: string | null;
+}
+
+/**
+ * POST /api/v1/admin/accounts/:id/action. `none` only resolves the named report; other types resolve every open
+ * report about the account. `sensitive` is logged but has no effect: Tern keeps no sensitized flag.
+ */
+export async function accountAction(db: DB, actor: Moderator, id: string, input: AccountActionInput): Promise<void> {
+  const type = input.type?.trim() ?? "";
+  if (!type) throw validationFailed("Type can't be blank");
+  if (!(ACTION_TYPES as readonly string[]).includes(type)) throw validationFailed("Type is not included in the list");
+  const row = await getAdminAccount(db, id);
+  const t = type as ActionType;
+  if (t !== "none" && !overrides(actor, row.role)) throw forbidden();
+  if (t === "disable") requireLocalUser(row);
+
+  let report: { id: string } | undefined;
+  if (input.reportId) {
+    [report] = await db
+      .select({ id: reports.id })
+      .from(reports)
+      .where(and(eq(reports.id, input.reportId), eq(reports.targetAccountId, row.account.id)))
+      .limit(1);
+    if (!report) throw notFound();
+  }
+  const open =
+    t === "none"
+      ? report
+        ? [report]
+        : []
+      : await db
+          .select({ id: reports.id })
+          .from(reports)
+          .where(and(eq(reports.targetAccountId, row.account.id), isNull(reports.actionTakenAt)));
+
+  const now = Date.now();
+  const a = row.account.id;
+  const stmts: any[] = [];
+  if (t === "disable") {
+    stmts.push(db.update(users).set({ disabled: true, updatedAt: now }).where(eq(users.id, row.user!.id)));
+    stmts.push(logStatement(db, actor, "disable", "User", row.user!.id, now));
+  } else if (t === "silence") {
+    stmts.push(db.update(accounts).set({ silencedAt: sql`coalesce(${accounts.silencedAt}, ${now})`, updatedAt: now }).where(eq(accounts.id, a)));
+    stmts.push(logStatement(db, actor, "silence", "Account", a, now));
+  } else if (t === "suspend") {
+    stmts.push(db.update(accounts).set({ suspendedAt: sql`coalesce(${accounts.suspendedAt}, ${now})`, updatedAt: now }).where(eq(accounts.id, a)));
+    stmts.push(logStatement(db, actor, "suspend", "Account", a, now));
+  } else if (t === "sensitive") {
+    stmts.push(logStatement(db, actor, "sensitive", "Account", a, now));
+  }
+  for (const r of open) {
+    stmts.push(db.update(reports).set({ actionTakenAt: now, updatedAt: now }).where(eq(reports.id, r.id)));
+    stmts.push(logStatement(db, actor, "resolve", "Report", r.id, now));
+  }
+  if (stmts.length) await db.batch(stmts as [any, ...any[]]);
+}
+
+/** Re-enables a disabled local user (logged only when something changed, as Mastodon does). */
+export async function enableAccount(db: DB, actor: Moderator, id: string): Promise<AdminAccountRow> {
+  const row = await getAdminAccount(db, id);
+  requireLocalUser(row);
+  if (!row.user.disabled) return row;
+  const now = Date.now();
+  await db.batch([
+    db.update(users).set({ disabled: false, updatedAt: now }).where(eq(users.id, row.user.id)),
+    logStatement(db, actor, "enable", "User", row.user.id, now),
+  ]);
+  return { ...row, user: { ...row.user, disabled: false, updatedAt: now } };
+}
+
+export async function unsilenceAccount(db: DB, actor: Moderator, id: string): Promise<AdminAccountRow> {
+  const row = await getAdminAccount(db, id);
+  if (!row.account.silencedAt) return row;
+  const now = Date.now();
+  await db.batch([
+    db.update(accounts).set({ silencedAt: null, updatedAt: now }).where(eq(accounts.id, row.account.id)),
+    logStatement(db, actor, "unsilence", "Account", row.account.id, now),
+  ]);
+  return { ...row, account: { ...row.account, silencedAt: null, updatedAt: now } };
+}
+
+/** Only a suspended account can be unsuspended (Mastodon's policy refuses otherwise). */
+export async function unsuspendAccount(db: DB, actor: Moderator, id: string): Promise<AdminAccountRow> {
+  const row = await getAdminAccount(db, id);
+  if (!row.account.suspendedAt) throw forbidden();
+  const now = Date.now();
+  await db.batch([
+    db.update(accounts).set({ suspendedAt: null, updatedAt: now }).where(eq(accounts.id, row.account.id)),
+    logStatement(db, actor, "unsuspend", "Account", row.account.id, now),
+  ]);
+  return { ...row, account: { ...row.account, suspendedAt: null, updatedAt: now } };
+}
+
+/** Nothing to undo: Tern keeps no sensitized flag. */
+export async function unsensitiveAccount(db: DB, id: string): Promise<AdminAccountRow> {
+  return getAdminAccount(db, id);
+}
+
+// ---- staff notifications ----
+
+/** admin.sign_up notifications for every active staff member who can manage users (Mastodon notifies them all). */
+export async function notifyStaffOfSignUp(db: DB, newAccountId: string): Promise<void> {
+  const staff = await db
+    .select({ accountId: users.accountId, permissions: userRoles.permissions })
+    .from(users)
+    .innerJoin(userRoles, eq(userRoles.id, users.roleId))
+    .where(and(eq(users.disabled, false), sql`${userRoles.permissions} <> 0`));
+  const recipients = staff.filter((s) => hasPermission(s.permissions, "manage_users") && s.accountId !== newAccountId);
+  if (!recipients.length) return;
+  await db.batch(
+    recipients.map((s) =>
+      notificationStatement(db, { recipientId: s.accountId, fromAccountId: newAccountId, type: "admin.sign_up", activityId: newAccountId }),
+    ) as [any, ...any[]],
+  );
+}
