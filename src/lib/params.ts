@@ -149,14 +149,18 @@ async function parseRequest(req: Request, url: string, maxBody: number): Promise
     if (Number.isFinite(declared) && declared > maxBody) throw new ApiError(413, "Payload too large");
     if (!/boundary=/.test(type)) throw badRequest("Multipart body without a boundary");
     let form: FormData;
+    // Counted while streaming: a chunked body has no Content-Length. The original header keeps the boundary's case.
+    const counted = countedBody(req, maxBody);
+    const headers = { "content-type": req.headers.get("content-type") ?? type };
     try {
-      form = await req.formData();
+      form = await new Request(url, { method: req.method, headers, body: counted.body }).formData();
     } catch {
-      throw badRequest("Malformed multipart body");
+      throw counted.over() ? new ApiError(413, "Payload too large") : badRequest("Malformed multipart body");
     }
     body = nestPairs(form.entries());
   } else {
-    const text = await readBodyText(req, maxBody);
+    // A larger `maxBody` is for multipart uploads (avatars); JSON and form bodies stay at 1 MB (A11).
+    const text = await readBodyText(req, Math.min(maxBody, MAX_JSON_BODY));
     if (text.trim() === "") body = {};
     else if (type.startsWith("application/json") || type.includes("+json")) {
       const parsed = parseJsonText(text);
@@ -167,10 +171,32 @@ async function parseRequest(req: Request, url: string, maxBody: number): Promise
     } else if (type.startsWith("application/x-www-form-urlencoded") || type === "") {
       body = nestPairs(new URLSearchParams(text).entries());
     } else {
-      throw new ApiError(415, `Unsupported content type: ${type.split(";")[0]}`);
+      // 400, not 415: security row A25 wants 400/422 for a JSON body sent as text/plain.
+      throw badRequest(`Unsupported content type: ${type.split(";")[0]}`);
     }
   }
   return { ...query, ...body };
+}
+
+/** The request body as a stream that errors once more than `limit` bytes have passed (chunked uploads, A11). */
+function countedBody(req: Request, limit: number): { body: ReadableStream<Uint8Array> | null; over: () => boolean } {
+  let seen = 0;
+  let over = false;
+  const body =
+    req.body?.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, ctl) {
+          seen += chunk.byteLength;
+          if (seen > limit) {
+            over = true;
+            ctl.error(new ApiError(413, "Payload too large"));
+            return;
+          }
+          ctl.enqueue(chunk);
+        },
+      }),
+    ) ?? null;
+  return { body, over: () => over };
 }
 
 /** Validates parameters with a zod schema; failures are 422 with the field and message. */
