@@ -137,6 +137,7 @@ CREATE TABLE `conversations` (
 	`created_at` integer NOT NULL
 );
 --> statement-breakpoint
+CREATE INDEX `conversations_uri` ON `conversations` (`uri`);--> statement-breakpoint
 CREATE TABLE `idempotency_keys` (
 	`account_id` text NOT NULL,
 	`key` text NOT NULL,
@@ -556,6 +557,13 @@ CREATE TABLE `delivery_failures` (
 	`host` text NOT NULL,
 	`day` text NOT NULL,
 	PRIMARY KEY(`host`, `day`)
+);
+--> statement-breakpoint
+CREATE TABLE `inbox_items` (
+	`id` text PRIMARY KEY NOT NULL,
+	`signer_account_id` text NOT NULL,
+	`body` text NOT NULL,
+	`received_at` integer NOT NULL
 );
 --> statement-breakpoint
 CREATE TABLE `inbox_seen` (

@@ -1,10 +1,110 @@
-// Processes a verified inbound activity stored in inbox_items (JOBS message "inbox"). Filled in by the inbound work.
+// Processes a verified inbound activity stored in inbox_items (JOBS message "inbox"): dedupe on inbox_seen (the
+// activity id, or the body's SHA-256 when there is none), dispatch by type, then mark it seen and delete the item in
+// one batch. Effects are idempotent on their own (unique uris and pairs), so a copy processed in parallel through
+// another inbox changes nothing twice (C3, C17). Content we refuse is logged and dropped (the sender already has its
+// 202); D1 or queue failures throw, so the queue retries the message.
+import { eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import type { Env } from "../env";
+import { accounts, inboxItems, inboxSeen } from "../db/schema";
+import { readConfig, type Env } from "../env";
+import { sha256Hex } from "../lib/crypto";
+import { parseJsonText } from "../lib/params";
+import { enqueue } from "../services/relationships";
+import { handleBlock, handleDeleteActor, handleUpdateActor } from "./handlers/account";
+import { handleAnnounce, handleLike } from "./handlers/announce";
+import { DropActivity, type InboxContext } from "./handlers/context";
+import { handleFeatured } from "./handlers/featured";
+import { handleFlag } from "./handlers/flag";
+import { handleAccept, handleFollow, handleReject } from "./handlers/follow";
+import { handleCreate, handleDeleteNote, handleUpdateNote, OBJECT_TYPES } from "./handlers/note";
+import { handleUndo } from "./handlers/undo";
+import { normalizeActivity } from "./normalize";
+import { isDomainSuspended, ResolveError } from "./remote-accounts";
+import { newResolution } from "./remote-statuses";
+import { FetchRefused } from "./safe-fetch";
+
+const ACTOR_TYPES = new Set(["Person", "Service", "Application", "Group", "Organization"]);
+
+async function dispatch(ctx: InboxContext): Promise<void> {
+  const { activity } = ctx;
+  const objType = activity.object && typeof activity.object.type === "string" ? activity.object.type : null;
+  switch (activity.type) {
+    case "Create":
+      return handleCreate(ctx);
+    case "Update":
+      if (objType && ACTOR_TYPES.has(objType)) return handleUpdateActor(ctx);
+      if (objType && OBJECT_TYPES.has(objType)) return handleUpdateNote(ctx);
+      if (!objType && activity.objectId === ctx.signer.uri) return handleUpdateActor(ctx);
+      throw new DropActivity(`update of ${objType ?? "an unknown object"}`);
+    case "Delete":
+      if (activity.objectId && activity.objectId === ctx.signer.uri) return handleDeleteActor(ctx);
+      return handleDeleteNote(ctx);
+    case "Follow":
+      return handleFollow(ctx);
+    case "Accept":
+      return handleAccept(ctx);
+    case "Reject":
+      return handleReject(ctx);
+    case "Undo":
+      return handleUndo(ctx);
+    case "Announce":
+      return handleAnnounce(ctx);
+    case "Like":
+      return handleLike(ctx);
+    case "Block":
+      return handleBlock(ctx);
+    case "Add":
+      return handleFeatured(ctx, true);
+    case "Remove":
+      return handleFeatured(ctx, false);
+    case "Flag":
+      return handleFlag(ctx);
+    default:
+      throw new DropActivity(`unsupported activity ${activity.type.slice(0, 50)}`);
+  }
+}
+
+/** Failures worth a retry: the database or the queue, not the content or the remote server. */
+function isTransient(e: unknown): boolean {
+  if (e instanceof DropActivity || e instanceof ResolveError || e instanceof FetchRefused) return false;
+  const msg = String((e as Error)?.message ?? e);
+  if (/constraint failed|SQLITE_TOOBIG|too big|syntax error|no such (table|column)|datatype mismatch/i.test(msg)) return false;
+  return /D1_|SQLITE_BUSY|SQLITE_IOERR|network connection|Network connection lost|timed? ?out|overloaded|storage|internal error|reset|Queue/i.test(msg);
+}
 
 export async function processInboxItem(db: DB, env: Env, itemId: string, origin: string): Promise<void> {
-  void db;
-  void env;
-  void itemId;
-  void origin;
+  const [item] = await db.select().from(inboxItems).where(eq(inboxItems.id, itemId)).limit(1);
+  if (!item) return;
+  const finish = async (key: string | null) => {
+    const stmts: any[] = [db.delete(inboxItems).where(eq(inboxItems.id, itemId))];
+    if (key) stmts.unshift(db.run(sql`INSERT OR IGNORE INTO inbox_seen (activity_id, received_at) VALUES (${key}, ${Date.now()})`));
+    await db.batch(stmts as [any, ...any[]]);
+  };
+  let json: unknown;
+  try {
+    json = parseJsonText(item.body, 64);
+  } catch {
+    return finish(null);
+  }
+  const activity = normalizeActivity(json);
+  const [signer] = await db.select().from(accounts).where(eq(accounts.id, item.signerAccountId)).limit(1);
+  if (!activity || !signer || activity.actor !== signer.uri) return finish(null);
+  const key = activity.id ?? `sha256:${await sha256Hex(item.body)}`;
+  const [seen] = await db.select({ id: inboxSeen.activityId }).from(inboxSeen).where(eq(inboxSeen.activityId, key)).limit(1);
+  if (seen) return finish(null);
+
+  const cfg = readConfig(env, origin);
+  const ctx: InboxContext = { db, env, cfg, signer, activity, json: json as Record<string, unknown>, r: newResolution(db, cfg) };
+  try {
+    // C19: nothing from suspended accounts or domains (a suspension may have happened after the 202).
+    if (signer.suspendedAt) throw new DropActivity("signer suspended");
+    if (signer.domain && (await isDomainSuspended(db, signer.domain))) throw new DropActivity("domain suspended");
+    await dispatch(ctx);
+  } catch (e) {
+    if (isTransient(e)) throw e;
+    const level = e instanceof DropActivity ? "info" : "warn";
+    console[level]("inbox: dropped", activity.type, (activity.id ?? "").slice(0, 200), e instanceof Error ? e.message : e);
+  }
+  await enqueue(env.JOBS, ctx.r.jobs);
+  await finish(key);
 }

@@ -13,6 +13,8 @@ import { isDomainSuspended, resolveActor, ResolveError } from "./remote-accounts
 import { checkSignedRequest, parseSignatureHeader, SignatureError, verifyWithKey } from "./signatures";
 
 export const MAX_INBOX_BODY = 1024 * 1024;
+/** C25: verified POSTs per remote host and window (senders retry 429, so a flood queues up on their side). */
+export const INBOX_HOST_LIMIT = { limit: 6000, periodSeconds: 300 } as const;
 
 export interface VerifiedInbox {
   signer: AccountRow;
@@ -22,6 +24,29 @@ export interface VerifiedInbox {
 }
 
 const unauthorized = (msg: string) => new ApiError(401, msg);
+
+/** Thrown for activities answered 202 without verification or processing (see unknownActorSelfActivity). */
+export class AcceptWithoutProcessing extends Error {}
+
+/**
+ * C20 (Mastodon's skip_unknown_actor_activity): a Delete or Update of an actor by itself, for an actor we never
+ * stored, concerns nothing here; answering 202 without fetching its key keeps a deleted account's server from being
+ * hammered by every instance it ever federated with.
+ */
+async function unknownActorSelfActivity(db: DB, body: string): Promise<boolean> {
+  if (!/"(Delete|Update)"/.test(body)) return false;
+  let json: unknown;
+  try {
+    json = parseJsonText(body, 64);
+  } catch {
+    return false;
+  }
+  if (!json || typeof json !== "object" || Array.isArray(json)) return false;
+  const a = normalizeActivity(json);
+  if (!a || (a.type !== "Delete" && a.type !== "Update") || a.objectId !== a.actor) return false;
+  const [known] = await db.select({ id: accounts.id }).from(accounts).where(eq(accounts.uri, a.actor)).limit(1);
+  return !known;
+}
 
 async function keyOwner(db: DB, cfg: Config, keyId: string, refresh: boolean): Promise<AccountRow> {
   if (!refresh) {
@@ -51,6 +76,7 @@ export async function verifyInboxRequest(db: DB, cfg: Config, req: Request): Pro
     throw unauthorized((e as Error).message);
   }
   const body = await readBodyText(req, MAX_INBOX_BODY);
+  if (await unknownActorSelfActivity(db, body)) throw new AcceptWithoutProcessing();
   const u = new URL(req.url);
   let strings: string[];
   try {

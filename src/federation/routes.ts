@@ -20,7 +20,8 @@ import {
   publicStatusIds,
 } from "./collections";
 import { AP_CONTENT_TYPE, AS, wantsActivityJson } from "./context";
-import { verifyInboxRequest } from "./inbox-verify";
+import { enforceRateLimit } from "../lib/rate-limit";
+import { AcceptWithoutProcessing, INBOX_HOST_LIMIT, verifyInboxRequest } from "./inbox-verify";
 import { instanceActorAccount } from "./instance-actor";
 import { renderNote, withContext } from "./note-doc";
 
@@ -154,11 +155,13 @@ async function inbox(c: Context<AppEnv>) {
   const db = c.get("db");
   try {
     const v = await verifyInboxRequest(db, c.get("config"), c.req.raw);
+    if (v.signer.domain) await enforceRateLimit(c, { name: "inbox_host", key: v.signer.domain, ...INBOX_HOST_LIMIT });
     const id = snowflake();
     await db.insert(inboxItems).values({ id, signerAccountId: v.signer.id, body: v.body, receivedAt: Date.now() });
     await c.env.JOBS.send({ type: "inbox", itemId: id, origin: c.get("config").origin });
     return c.body(null, 202);
   } catch (e) {
+    if (e instanceof AcceptWithoutProcessing) return c.body(null, 202);
     return errorResponse(e);
   }
 }

@@ -60,11 +60,16 @@ export const statusEdits = sqliteTable(
   (t) => [index("status_edits_status").on(t.statusId, t.id)],
 );
 
-export const conversations = sqliteTable("conversations", {
-  id: id("id").primaryKey(),
-  uri: text("uri"),
-  createdAt: ms("created_at").notNull(),
-});
+export const conversations = sqliteTable(
+  "conversations",
+  {
+    id: id("id").primaryKey(),
+    uri: text("uri"),
+    createdAt: ms("created_at").notNull(),
+  },
+  // Remote threads are found by their `context`/`conversation` uri when the parent is unknown.
+  (t) => [index("conversations_uri").on(t.uri)],
+);
 
 export const mediaAttachments = sqliteTable(
   "media_attachments",

@@ -1,0 +1,95 @@
+// Activities about accounts: Update{Actor}, Delete{Actor} (purge), Block and Undo{Block}.
+import { and, eq, or, sql } from "drizzle-orm";
+import type { DB } from "../../db/client";
+import { accountPins, accounts, blocks } from "../../db/schema";
+import { padId, snowflake } from "../../lib/ids";
+import { severStatements } from "../../services/follows";
+import { resolveActor } from "../remote-accounts";
+import { isUniqueViolation } from "../remote-statuses";
+import { drop, job, localAccountByUri, type InboxContext } from "./context";
+
+/** Update{Person}: only of the signer itself (C14); the document is re-fetched from its id, not taken from the body. */
+export async function handleUpdateActor(ctx: InboxContext): Promise<void> {
+  if (ctx.activity.objectId !== ctx.signer.uri) return drop("update of another actor");
+  await resolveActor(ctx.db, ctx.cfg, ctx.signer.uri, { refresh: true });
+}
+
+/**
+ * Statements deleting everything a remote account left here (Mastodon's DeleteAccountService for a remote account)
+ * and marking it suspended, so whatever arrives from it later is dropped. Set-based, so the statement count does not
+ * grow with the account's size.
+ */
+export function purgeAccountStatements(db: DB, accountId: string, now = Date.now()) {
+  const a = padId(accountId);
+  const own = sql`(SELECT id FROM statuses WHERE account_id = ${a})`;
+  const boostsOfOwn = sql`(SELECT id FROM statuses WHERE reblog_of_id IN (SELECT id FROM statuses WHERE account_id = ${a}))`;
+  return [
+    db.update(accounts).set({ suspendedAt: now, updatedAt: now }).where(eq(accounts.id, accountId)),
+    db.run(sql`DELETE FROM notifications WHERE from_account_id = ${a}`),
+    db.run(sql`DELETE FROM notifications WHERE status_id IN ${own}`),
+    // Feed rows by the account are rows of its statuses (boosts included); one indexed condition per statement.
+    db.run(sql`DELETE FROM home_feed WHERE status_id IN ${own}`),
+    db.run(sql`DELETE FROM home_feed WHERE reblog_of_id IN ${own}`),
+    db.run(sql`DELETE FROM list_feed WHERE status_id IN ${own}`),
+    db.run(sql`DELETE FROM list_feed WHERE reblog_of_id IN ${own}`),
+    db.run(sql`DELETE FROM mentions WHERE status_id IN ${own} OR account_id = ${a}`),
+    db.run(sql`DELETE FROM status_tags WHERE status_id IN ${own}`),
+    db.run(sql`DELETE FROM media_attachments WHERE account_id = ${a}`),
+    db.run(sql`DELETE FROM status_pins WHERE account_id = ${a} OR status_id IN ${own} OR status_id IN ${boostsOfOwn}`),
+    db.run(sql`DELETE FROM bookmarks WHERE status_id IN ${own} OR status_id IN ${boostsOfOwn}`),
+    db.run(sql`DELETE FROM favourites WHERE account_id = ${a} OR status_id IN ${own} OR status_id IN ${boostsOfOwn}`),
+    db.run(sql`DELETE FROM poll_votes WHERE account_id = ${a} OR poll_id IN (SELECT id FROM polls WHERE account_id = ${a})`),
+    db.run(sql`DELETE FROM polls WHERE account_id = ${a}`),
+    db.run(sql`DELETE FROM status_edits WHERE account_id = ${a}`),
+    db.run(sql`DELETE FROM statuses WHERE id IN ${boostsOfOwn}`),
+    db.run(sql`DELETE FROM statuses WHERE account_id = ${a}`),
+    db.run(sql`DELETE FROM follows WHERE account_id = ${a} OR target_account_id = ${a}`),
+    db.run(sql`DELETE FROM follow_requests WHERE account_id = ${a} OR target_account_id = ${a}`),
+    db.run(sql`DELETE FROM list_accounts WHERE account_id = ${a}`),
+    db.run(sql`DELETE FROM account_pins WHERE target_account_id = ${a}`),
+  ] as const;
+}
+
+export async function handleDeleteActor(ctx: InboxContext): Promise<void> {
+  if (ctx.activity.objectId !== ctx.signer.uri) return drop("delete of another actor");
+  await ctx.db.batch(purgeAccountStatements(ctx.db, ctx.signer.id) as unknown as [any, ...any[]]);
+}
+
+export async function handleBlock(ctx: InboxContext): Promise<void> {
+  const { db, signer, activity } = ctx;
+  const target = await localAccountByUri(db, activity.objectId);
+  if (!target) return drop("block of an unknown local account");
+  const now = Date.now();
+  try {
+    await db.batch([
+      db.insert(blocks).values({ id: snowflake(now), accountId: signer.id, targetAccountId: target.id, uri: activity.id, createdAt: now }).onConflictDoNothing(),
+      ...severStatements(db, signer.id, target.id),
+      db
+        .delete(accountPins)
+        .where(
+          or(
+            and(eq(accountPins.accountId, signer.id), eq(accountPins.targetAccountId, target.id)),
+            and(eq(accountPins.accountId, target.id), eq(accountPins.targetAccountId, signer.id)),
+          ),
+        ),
+    ] as [any, ...any[]]);
+  } catch (e) {
+    if (!isUniqueViolation(e, "blocks")) throw e;
+  }
+  // The local account no longer follows the blocker: its posts leave the local home feed.
+  job(ctx, { type: "unmerge_feed", accountId: target.id, targetAccountId: signer.id });
+}
+
+export async function undoBlock(ctx: InboxContext, blockUri: string | null, targetUri: string | null): Promise<boolean> {
+  const { db, signer } = ctx;
+  const target = await localAccountByUri(db, targetUri);
+  const match = [];
+  if (blockUri) match.push(eq(blocks.uri, blockUri));
+  if (target) match.push(eq(blocks.targetAccountId, target.id));
+  if (!match.length) return false;
+  const gone = await db
+    .delete(blocks)
+    .where(and(eq(blocks.accountId, signer.id), or(...match)))
+    .returning({ id: blocks.id });
+  return gone.length > 0;
+}

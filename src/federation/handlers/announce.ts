@@ -1,0 +1,120 @@
+// Announce (boost), Like, and their Undo.
+import { and, eq, sql } from "drizzle-orm";
+import { accounts, favourites, statuses } from "../../db/schema";
+import type { StatusRow } from "../../entities/status";
+import { padId, snowflake } from "../../lib/ids";
+import { notificationStatement } from "../../services/notifications";
+import { normalizeNote, sameHost, visibilityFromAudience } from "../normalize";
+import { isDomainSuspended } from "../remote-accounts";
+import { ingestNote, isUniqueViolation, resolveStatus, statusByUri } from "../remote-statuses";
+import { drop, job, type InboxContext } from "./context";
+
+/** The original an Announce points at. An embedded copy is used only when the signer wrote it (C13). */
+async function announcedStatus(ctx: InboxContext): Promise<StatusRow | null> {
+  const { activity, signer } = ctx;
+  const uri = activity.objectId;
+  if (!uri) return null;
+  const known = await statusByUri(ctx.db, uri);
+  if (known) return known;
+  const embedded = activity.object ? normalizeNote(activity.object) : null;
+  if (embedded && embedded.id === uri && embedded.attributedTo === signer.uri && sameHost(uri, signer.uri)) {
+    return ingestNote(ctx.r, embedded, signer);
+  }
+  return resolveStatus(ctx.r, uri);
+}
+
+export async function handleAnnounce(ctx: InboxContext): Promise<void> {
+  const { db, signer, activity } = ctx;
+  if (!activity.id) return drop("announce without id");
+  if (await statusByUri(db, activity.id)) return;
+  const target = await announcedStatus(ctx);
+  if (!target) return drop("announced object unavailable");
+  if (target.reblogOfId) return drop("announce of a boost");
+  if (target.visibility !== "public" && target.visibility !== "unlisted") return drop("announce of a non-public status");
+  const [author] = await db.select().from(accounts).where(eq(accounts.id, target.accountId)).limit(1);
+  // C19: boosts of suspended accounts' posts (old ones included) are dropped.
+  if (!author || author.suspendedAt || (author.domain && (await isDomainSuspended(db, author.domain)))) return drop("announce of a suspended account's status");
+  const [mine] = await db
+    .select({ id: statuses.id })
+    .from(statuses)
+    .where(and(eq(statuses.accountId, signer.id), eq(statuses.reblogOfId, target.id)))
+    .limit(1);
+  if (mine) return;
+  const now = Date.now();
+  const createdAt = Math.min(activity.published ?? now, now);
+  const id = snowflake(createdAt);
+  try {
+    await db.batch([
+      db.insert(statuses).values({
+        id,
+        uri: activity.id,
+        url: null,
+        accountId: signer.id,
+        local: false,
+        reblogOfId: target.id,
+        visibility: visibilityFromAudience(activity.to, activity.cc, signer.followersUrl),
+        createdAt,
+        updatedAt: now,
+      }),
+      notificationStatement(db, { recipientId: target.accountId, fromAccountId: signer.id, type: "reblog", statusId: target.id, activityId: id }),
+    ]);
+  } catch (e) {
+    if (isUniqueViolation(e, "statuses")) return;
+    throw e;
+  }
+  job(ctx, { type: "fanout", statusId: id });
+}
+
+export async function handleLike(ctx: InboxContext): Promise<void> {
+  const { db, signer, activity } = ctx;
+  const target = activity.objectId ? await statusByUri(db, activity.objectId) : null;
+  if (!target || target.reblogOfId) return drop("like of an unknown status");
+  const [had] = await db
+    .select({ id: favourites.id })
+    .from(favourites)
+    .where(and(eq(favourites.accountId, signer.id), eq(favourites.statusId, target.id)))
+    .limit(1);
+  if (had) return;
+  const now = Date.now();
+  const id = snowflake(now);
+  try {
+    await db.batch([
+      db.insert(favourites).values({ id, accountId: signer.id, statusId: target.id, uri: activity.id, createdAt: now }),
+      notificationStatement(db, { recipientId: target.accountId, fromAccountId: signer.id, type: "favourite", statusId: target.id, activityId: id }),
+    ]);
+  } catch (e) {
+    if (!isUniqueViolation(e, "favourites")) throw e;
+  }
+}
+
+export async function undoLike(ctx: InboxContext, likeUri: string | null, statusUri: string | null): Promise<boolean> {
+  const { db, signer } = ctx;
+  const ps = padId(signer.id);
+  const byUri = likeUri ? sql`uri = ${likeUri}` : sql`0`;
+  const byStatus = statusUri ? sql`status_id = (SELECT id FROM statuses WHERE uri = ${statusUri})` : sql`0`;
+  const which = sql`(SELECT id FROM favourites WHERE account_id = ${ps} AND (${byUri} OR ${byStatus}))`;
+  const [, gone] = await db.batch([
+    db.run(sql`DELETE FROM notifications WHERE type = 'favourite' AND activity_id IN ${which}`),
+    db.delete(favourites).where(sql`${favourites.id} IN ${which}`).returning({ id: favourites.id }),
+  ]);
+  return gone.length > 0;
+}
+
+export async function undoAnnounce(ctx: InboxContext, announceUri: string | null): Promise<boolean> {
+  const { db, signer } = ctx;
+  if (!announceUri) return false;
+  const [s] = await db.select().from(statuses).where(and(eq(statuses.uri, announceUri), eq(statuses.accountId, signer.id))).limit(1);
+  if (!s || !s.reblogOfId) return false;
+  const p = padId(s.id);
+  await db.batch([
+    db.run(sql`DELETE FROM notifications WHERE type = 'reblog' AND activity_id = ${p}`),
+    db.run(sql`DELETE FROM home_feed WHERE status_id = ${p}`),
+    db.run(sql`DELETE FROM list_feed WHERE status_id = ${p}`),
+    db.run(sql`DELETE FROM status_pins WHERE status_id = ${p}`),
+    db.run(sql`DELETE FROM bookmarks WHERE status_id = ${p}`),
+    db.run(sql`DELETE FROM favourites WHERE status_id = ${p}`),
+    db.delete(statuses).where(eq(statuses.id, s.id)),
+  ]);
+  job(ctx, { type: "unfanout", statusId: s.id, accountId: signer.id, reblogOfId: s.reblogOfId });
+  return true;
+}

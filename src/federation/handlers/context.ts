@@ -1,0 +1,63 @@
+// What every inbound activity handler receives, and the lookups most of them need.
+import { and, sql } from "drizzle-orm";
+import type { DB } from "../../db/client";
+import { accounts } from "../../db/schema";
+import type { Config, Env } from "../../env";
+import type { AccountRow } from "../../oauth/viewer";
+import type { FederateAction, JobMessage } from "../../services/jobs";
+import type { NormalizedActivity } from "../normalize";
+import type { Resolution } from "../remote-statuses";
+
+export interface InboxContext {
+  db: DB;
+  env: Env;
+  cfg: Config;
+  /** The verified sender; always the activity's actor (checked by inbox-verify). */
+  signer: AccountRow;
+  activity: NormalizedActivity;
+  json: Record<string, unknown>;
+  /** Fetch budget and jobs for this activity; jobs are sent once it has been handled. */
+  r: Resolution;
+}
+
+/** An activity we refuse or cannot use: logged and dropped (the sender already has its 202). */
+export class DropActivity extends Error {}
+
+export const drop = (why: string): never => {
+  throw new DropActivity(why);
+};
+
+export function federate(ctx: InboxContext, action: FederateAction): void {
+  ctx.r.jobs.push({ type: "federate", origin: ctx.cfg.origin, action });
+}
+
+export function job(ctx: InboxContext, j: JobMessage): void {
+  ctx.r.jobs.push(j);
+}
+
+/** A local account by its ActivityPub id (or profile URL), not suspended. */
+export async function localAccountByUri(db: DB, uri: string | null): Promise<AccountRow | null> {
+  if (!uri) return null;
+  const [row] = await db
+    .select()
+    .from(accounts)
+    .where(and(sql`${accounts.domain} IS NULL`, sql`(${accounts.uri} = ${uri} OR ${accounts.url} = ${uri})`))
+    .limit(1);
+  return row && !row.suspendedAt ? row : null;
+}
+
+/** A string property of an embedded object, as an IRI. */
+export function prop(o: Record<string, unknown> | null, key: string): string | null {
+  const v = o?.[key];
+  if (typeof v === "string") return v;
+  if (Array.isArray(v)) return prop({ x: v[0] }, "x");
+  if (v && typeof v === "object" && typeof (v as Record<string, unknown>).id === "string") return (v as Record<string, string>).id;
+  return null;
+}
+
+export function typeOf(o: Record<string, unknown> | null): string | null {
+  const t = o?.type;
+  if (typeof t === "string") return t;
+  if (Array.isArray(t) && typeof t[0] === "string") return t[0];
+  return null;
+}

@@ -1,0 +1,64 @@
+// Flag: a remote server reports local accounts (and their statuses) to our moderators (Mastodon's Activity::Flag).
+import { and, eq, isNotNull, sql } from "drizzle-orm";
+import { accounts, domainBlocks, reports, statuses, userRoles, users } from "../../db/schema";
+import { snowflake } from "../../lib/ids";
+import { hasPermission } from "../../lib/permissions";
+import { notificationStatement } from "../../services/notifications";
+import { asArray, iri } from "../normalize";
+import { htmlToText } from "../sanitize";
+import { drop, type InboxContext } from "./context";
+
+const MAX_OBJECTS = 100;
+const MAX_COMMENT = 5000;
+
+export async function handleFlag(ctx: InboxContext): Promise<void> {
+  const { db, signer, json } = ctx;
+  const uris = [...new Set(asArray(json.object, MAX_OBJECTS).map(iri).filter((u): u is string => !!u))];
+  if (!uris.length) return drop("flag without objects");
+  const list = JSON.stringify(uris);
+  const [blocked, targets, listed, staff] = await db.batch([
+    db.select({ id: domainBlocks.id }).from(domainBlocks).where(and(eq(domainBlocks.domain, signer.domain ?? ""), eq(domainBlocks.rejectReports, true))).limit(1),
+    db
+      .select()
+      .from(accounts)
+      .where(sql`${accounts.domain} IS NULL AND ${accounts.suspendedAt} IS NULL AND (${accounts.uri} IN (SELECT value FROM json_each(${list})) OR ${accounts.url} IN (SELECT value FROM json_each(${list})))`),
+    db
+      .select({ id: statuses.id, accountId: statuses.accountId })
+      .from(statuses)
+      .where(sql`${statuses.local} = 1 AND ${statuses.uri} IN (SELECT value FROM json_each(${list}))`),
+    db
+      .select({ accountId: users.accountId, permissions: userRoles.permissions })
+      .from(users)
+      .innerJoin(userRoles, eq(userRoles.id, users.roleId))
+      .where(and(isNotNull(users.roleId), eq(users.disabled, false), sql`${userRoles.permissions} <> 0`)),
+  ]);
+  if (blocked.length) return drop("reports from this domain are rejected");
+  if (!targets.length) return drop("flag of no local account");
+  const comment = (await htmlToText(typeof json.content === "string" ? json.content : "")).slice(0, MAX_COMMENT);
+  const moderators = staff.filter((s) => hasPermission(s.permissions, "manage_reports"));
+  const now = Date.now();
+  const writes: any[] = [];
+  for (const target of targets) {
+    const id = snowflake(now);
+    writes.push(
+      db.insert(reports).values({
+        id,
+        accountId: signer.id,
+        targetAccountId: target.id,
+        statusIds: listed.filter((s) => s.accountId === target.id).map((s) => s.id),
+        ruleIds: [],
+        comment,
+        category: "other",
+        forward: false,
+        uri: ctx.activity.id,
+        createdAt: now,
+        updatedAt: now,
+      }),
+    );
+    for (const m of moderators) {
+      if (m.accountId === target.id) continue;
+      writes.push(notificationStatement(db, { recipientId: m.accountId, fromAccountId: signer.id, type: "admin.report", reportId: id, activityId: id }));
+    }
+  }
+  await db.batch(writes as [any, ...any[]]);
+}

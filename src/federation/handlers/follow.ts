@@ -1,0 +1,155 @@
+// Follow, Accept{Follow}, Reject{Follow} and Undo{Follow} (Mastodon's ActivityPub::Activity::Follow/Accept/Reject).
+import { and, eq, or, sql } from "drizzle-orm";
+import { accountDomainBlocks, blocks, followRequests, follows } from "../../db/schema";
+import { padId, snowflake } from "../../lib/ids";
+import type { AccountRow } from "../../oauth/viewer";
+import { notificationStatement, retractNotificationStatement } from "../../services/notifications";
+import { isUniqueViolation } from "../remote-statuses";
+import { drop, federate, job, localAccountByUri, prop, typeOf, type InboxContext } from "./context";
+
+export async function handleFollow(ctx: InboxContext): Promise<void> {
+  const { db, signer, activity } = ctx;
+  const target = await localAccountByUri(db, activity.objectId);
+  if (!target || target.username === "instance.actor") return drop("follow of an unknown local account");
+  const followUri = activity.id ?? `${signer.uri}#follows/${target.id}`;
+  const [blocked, domainBlocked, existing, request] = await db.batch([
+    db.select({ id: blocks.id }).from(blocks).where(and(eq(blocks.accountId, target.id), eq(blocks.targetAccountId, signer.id))).limit(1),
+    db
+      .select({ id: accountDomainBlocks.id })
+      .from(accountDomainBlocks)
+      .where(and(eq(accountDomainBlocks.accountId, target.id), eq(accountDomainBlocks.domain, signer.domain ?? "")))
+      .limit(1),
+    db.select().from(follows).where(and(eq(follows.accountId, signer.id), eq(follows.targetAccountId, target.id))).limit(1),
+    db.select().from(followRequests).where(and(eq(followRequests.accountId, signer.id), eq(followRequests.targetAccountId, target.id))).limit(1),
+  ]);
+  if (blocked.length || domainBlocked.length || target.movedToAccountId) {
+    federate(ctx, { kind: "reject_follow", accountId: target.id, followerId: signer.id, followUri });
+    return;
+  }
+  if (existing[0]) {
+    // A repeated Follow (the remote lost our Accept): fast-forward with the new id and accept again.
+    await db.update(follows).set({ uri: followUri }).where(eq(follows.id, existing[0].id));
+    federate(ctx, { kind: "accept_follow", accountId: target.id, followerId: signer.id, followUri });
+    return;
+  }
+  if (request[0]) {
+    if (request[0].uri !== followUri) await db.update(followRequests).set({ uri: followUri }).where(eq(followRequests.id, request[0].id));
+    return;
+  }
+  const now = Date.now();
+  const id = snowflake(now);
+  const row = { id, accountId: signer.id, targetAccountId: target.id, uri: followUri, createdAt: now };
+  try {
+    if (target.locked || signer.silencedAt) {
+      await db.batch([
+        db.insert(followRequests).values(row),
+        notificationStatement(db, { recipientId: target.id, fromAccountId: signer.id, type: "follow_request", activityId: id }),
+      ]);
+    } else {
+      await db.batch([
+        db.insert(follows).values(row),
+        notificationStatement(db, { recipientId: target.id, fromAccountId: signer.id, type: "follow", activityId: id }),
+      ]);
+      federate(ctx, { kind: "accept_follow", accountId: target.id, followerId: signer.id, followUri });
+    }
+  } catch (e) {
+    // A parallel copy of the same Follow got there first.
+    if (!isUniqueViolation(e, "follows") && !isUniqueViolation(e, "follow_requests")) throw e;
+  }
+}
+
+/**
+ * The local account whose follow request (to the signer) an Accept/Reject answers: by the Follow's id, or by the
+ * embedded Follow's actor. Only the followee can answer (C23): the request must target the signer.
+ */
+async function answeredFollower(ctx: InboxContext): Promise<{ local: AccountRow | null; uri: string | null }> {
+  const { activity, cfg } = ctx;
+  const obj = activity.object;
+  const uri = activity.objectId;
+  if (obj && typeOf(obj) && typeOf(obj) !== "Follow") return { local: null, uri: null };
+  if (obj) {
+    if (prop(obj, "object") && prop(obj, "object") !== ctx.signer.uri) return { local: null, uri: null };
+    return { local: await localAccountByUri(ctx.db, prop(obj, "actor")), uri };
+  }
+  // Our Follow ids are `${origin}/<uuid>` or `<actor>#follows/<id>`: the latter names the local follower.
+  if (uri && uri.startsWith(`${cfg.origin}/`) && uri.includes("#follows/")) {
+    return { local: await localAccountByUri(ctx.db, uri.slice(0, uri.indexOf("#"))), uri };
+  }
+  return { local: null, uri };
+}
+
+export async function handleAccept(ctx: InboxContext): Promise<void> {
+  const { db, signer } = ctx;
+  const { local, uri } = await answeredFollower(ctx);
+  const matches = [];
+  if (uri) matches.push(eq(followRequests.uri, uri));
+  if (local) matches.push(eq(followRequests.accountId, local.id));
+  if (!matches.length) return drop("accept of nothing we know");
+  const [req] = await db
+    .select()
+    .from(followRequests)
+    .where(and(eq(followRequests.targetAccountId, signer.id), or(...matches)))
+    .limit(1);
+  if (!req) return drop("accept without a matching request from us to the signer");
+  const now = Date.now();
+  await db.batch([
+    db.run(sql`INSERT OR IGNORE INTO follows (id, account_id, target_account_id, show_reblogs, notify, languages, uri, created_at)
+      SELECT ${padId(snowflake(now))}, account_id, target_account_id, show_reblogs, notify, languages, uri, ${now}
+      FROM follow_requests WHERE id = ${padId(req.id)}`),
+    db.delete(followRequests).where(eq(followRequests.id, req.id)),
+  ]);
+  job(ctx, { type: "merge_feed", accountId: req.accountId, targetAccountId: signer.id });
+}
+
+export async function handleReject(ctx: InboxContext): Promise<void> {
+  const { db, signer } = ctx;
+  const { local, uri } = await answeredFollower(ctx);
+  const reqMatch = [];
+  const folMatch = [];
+  if (uri) {
+    reqMatch.push(eq(followRequests.uri, uri));
+    folMatch.push(eq(follows.uri, uri));
+  }
+  if (local) {
+    reqMatch.push(eq(followRequests.accountId, local.id));
+    folMatch.push(eq(follows.accountId, local.id));
+  }
+  if (!reqMatch.length) return drop("reject of nothing we know");
+  const [, removed] = await db.batch([
+    db.delete(followRequests).where(and(eq(followRequests.targetAccountId, signer.id), or(...reqMatch))),
+    db
+      .delete(follows)
+      .where(and(eq(follows.targetAccountId, signer.id), or(...folMatch)))
+      .returning({ accountId: follows.accountId }),
+  ]);
+  for (const f of removed) job(ctx, { type: "unmerge_feed", accountId: f.accountId, targetAccountId: signer.id });
+}
+
+/** Undo{Follow}: the signer stops following (or withdraws its request to) a local account. */
+export async function undoFollow(ctx: InboxContext, followUri: string | null, embedded: Record<string, unknown> | null): Promise<boolean> {
+  const { db, signer } = ctx;
+  const target = embedded ? await localAccountByUri(db, prop(embedded, "object")) : null;
+  const folMatch = [];
+  const reqMatch = [];
+  if (followUri) {
+    folMatch.push(eq(follows.uri, followUri));
+    reqMatch.push(eq(followRequests.uri, followUri));
+  }
+  if (target) {
+    folMatch.push(eq(follows.targetAccountId, target.id));
+    reqMatch.push(eq(followRequests.targetAccountId, target.id));
+  }
+  if (!folMatch.length) return false;
+  const [f, r] = await db.batch([
+    db.select({ id: follows.id }).from(follows).where(and(eq(follows.accountId, signer.id), or(...folMatch))),
+    db.select({ id: followRequests.id }).from(followRequests).where(and(eq(followRequests.accountId, signer.id), or(...reqMatch))),
+  ]);
+  if (!f.length && !r.length) return false;
+  await db.batch([
+    ...f.map((x) => retractNotificationStatement(db, "follow", x.id)),
+    ...r.map((x) => retractNotificationStatement(db, "follow_request", x.id)),
+    db.delete(follows).where(and(eq(follows.accountId, signer.id), or(...folMatch))),
+    db.delete(followRequests).where(and(eq(followRequests.accountId, signer.id), or(...reqMatch))),
+  ] as unknown as [any, ...any[]]);
+  return true;
+}

@@ -1,0 +1,63 @@
+// Create, Update and Delete of statuses (Mastodon's ActivityPub::Activity::Create/Update/Delete for objects).
+import { sql } from "drizzle-orm";
+import { tombstones } from "../../db/schema";
+import { padId } from "../../lib/ids";
+import { deleteStatusStatements } from "../../services/delete-status";
+import { normalizeNote, sameHost } from "../normalize";
+import { applyNoteUpdate, ingestNote, resolveStatus, statusByUri } from "../remote-statuses";
+import { drop, job, type InboxContext } from "./context";
+
+export const OBJECT_TYPES = new Set(["Note", "Question", "Article", "Page"]);
+
+export async function handleCreate(ctx: InboxContext): Promise<void> {
+  const { activity, signer } = ctx;
+  const uri = activity.objectId;
+  if (!uri) return drop("create without object");
+  if (!sameHost(uri, signer.uri)) return drop("object id not on the actor's host"); // C11
+  if (!activity.object) {
+    // Only an IRI: fetch it from its origin (it must still be the signer's).
+    const s = await resolveStatus(ctx.r, uri);
+    if (s && s.accountId !== signer.id) return drop("fetched object has another author");
+    return;
+  }
+  const note = normalizeNote(activity.object);
+  if (!note) return drop("unsupported or malformed object");
+  if (note.attributedTo !== signer.uri) return drop("attributedTo is not the actor"); // C12
+  await ingestNote(ctx.r, note, signer);
+}
+
+export async function handleUpdateNote(ctx: InboxContext): Promise<void> {
+  const { activity, signer, db } = ctx;
+  if (!activity.object || !activity.objectId) return drop("update without an embedded object");
+  const note = normalizeNote(activity.object);
+  if (!note) return drop("malformed object");
+  const status = await statusByUri(db, note.id);
+  if (!status) return drop("update of an unknown status");
+  if (status.accountId !== signer.id || note.attributedTo !== signer.uri || !sameHost(note.id, signer.uri)) return drop("update of another's status"); // C14
+  await applyNoteUpdate(ctx.r, status, note, signer);
+}
+
+/** Delete{Note} (or Delete{Tombstone}): only by the author (C14); an unknown object is tombstoned for later (C16). */
+export async function handleDeleteNote(ctx: InboxContext): Promise<void> {
+  const { activity, signer, db } = ctx;
+  const uri = activity.objectId;
+  if (!uri) return drop("delete without object");
+  const status = await statusByUri(db, uri);
+  if (status && status.accountId !== signer.id) return drop("delete of another's status"); // C14
+  if (!status && !sameHost(uri, signer.uri)) return drop("delete of an object on another host");
+  const now = Date.now();
+  const tomb = db.insert(tombstones).values({ uri, accountId: signer.id, createdAt: now }).onConflictDoNothing();
+  if (!status) {
+    await tomb;
+    return;
+  }
+  const res = await db.batch([
+    tomb,
+    // Remote media is only a link: nothing to keep for a redraft.
+    db.run(sql`DELETE FROM media_attachments WHERE status_id = ${padId(status.id)} AND file_key IS NULL`),
+    ...deleteStatusStatements(db, status.id),
+  ] as unknown as [any, ...any[]]);
+  const reblogs = res[res.length - 2] as { id: string; accountId: string }[];
+  job(ctx, { type: "unfanout", statusId: status.id, accountId: status.accountId, reblogOfId: status.reblogOfId });
+  for (const rb of reblogs) job(ctx, { type: "unfanout", statusId: rb.id, accountId: rb.accountId, reblogOfId: status.id });
+}

@@ -1,0 +1,456 @@
+// Remote statuses: finding one by URI (fetching it from its origin when unknown), ingesting a normalised Note or
+// Question into statuses with its mentions, tags, media, poll and thread, and applying an Update to it. A fetched
+// object is trusted only at its own id, on the host of its attributedTo (security invariants 1–2, C10–C12), and
+// every fetch comes out of a small per-activity budget with loop detection (C24).
+import { and, asc, eq, sql } from "drizzle-orm";
+import type { DB } from "../db/client";
+import { accounts, conversations, mediaAttachments, mentions, polls, statusEdits, statuses, tombstones } from "../db/schema";
+import type { MediaRow, PollRow, StatusRow } from "../entities/status";
+import type { Config } from "../env";
+import { padId, snowflake } from "../lib/ids";
+import { normalizeTag } from "../lib/text";
+import type { AccountRow } from "../oauth/viewer";
+import type { JobMessage } from "../services/jobs";
+import { notificationStatement } from "../services/notifications";
+import { normalizeLanguage } from "../services/post-status";
+import { linkStatusTagsStatement, MAX_TAG_LENGTH, MAX_TAGS_PER_STATUS, upsertTagsStatements, type TagName } from "../services/tags";
+import { signedFetchOptions } from "./fetch-options";
+import { normalizeNote, sameHost, visibilityFromAudience, type NormalizedNote } from "./normalize";
+import { isDomainSuspended, resolveActor } from "./remote-accounts";
+import { fetchActivityJson } from "./safe-fetch";
+import { htmlToText, sanitizeHtml } from "./sanitize";
+
+/** How far up a reply chain unknown parents are fetched. */
+export const MAX_REPLY_DEPTH = 5;
+/** Remote documents fetched while processing one activity (parents, announced objects, their authors). */
+export const FETCH_BUDGET = 8;
+/** Mastodon fans out and notifies only for statuses younger than this (Status::REAL_TIME_WINDOW). */
+export const REALTIME_WINDOW_MS = 6 * 3600_000;
+const MAX_MENTIONED = 100;
+const MAX_SPOILER = 1500;
+
+/** Shared by everything one activity resolves: the fetch budget, URIs already in progress, jobs to send after. */
+export interface Resolution {
+  db: DB;
+  cfg: Config;
+  budget: number;
+  seen: Set<string>;
+  jobs: JobMessage[];
+}
+
+export function newResolution(db: DB, cfg: Config, jobs: JobMessage[] = []): Resolution {
+  return { db, cfg, budget: FETCH_BUDGET, seen: new Set(), jobs };
+}
+
+export const isLocalUri = (cfg: Config, uri: string) => uri.startsWith(`${cfg.origin}/`);
+
+export async function statusByUri(db: DB, uri: string): Promise<StatusRow | null> {
+  const [row] = await db.select().from(statuses).where(eq(statuses.uri, uri)).limit(1);
+  return row ?? null;
+}
+
+export async function isTombstoned(db: DB, uri: string): Promise<boolean> {
+  const [row] = await db.select({ uri: tombstones.uri }).from(tombstones).where(eq(tombstones.uri, uri)).limit(1);
+  return !!row;
+}
+
+export function isUniqueViolation(err: unknown, table?: string): boolean {
+  for (let e: any = err, i = 0; e && i < 4; e = e.cause, i++) {
+    const m = String(e.message ?? e);
+    if (m.includes("UNIQUE constraint failed") && (!table || m.includes(`${table}.`))) return true;
+  }
+  return false;
+}
+
+/** Fetches an object document, trusting it only at its own id (re-fetched from there, same host). */
+async function fetchObject(r: Resolution, uri: string): Promise<Record<string, unknown> | null> {
+  if (r.budget <= 0) return null;
+  r.budget--;
+  const opts = await signedFetchOptions(r.db, r.cfg);
+  let { json } = await fetchActivityJson(uri, opts);
+  const id = typeof json.id === "string" ? json.id : null;
+  if (id === uri) return json;
+  if (!id || !sameHost(id, uri) || r.budget <= 0) return null;
+  r.budget--;
+  ({ json } = await fetchActivityJson(id, opts));
+  return json.id === id ? json : null;
+}
+
+/**
+ * The status at `uri`: a known one, or the remote object fetched, checked and ingested. Null when it cannot be had
+ * (local and unknown, deleted, blocked, over budget, in a loop, not a status, forged).
+ */
+export async function resolveStatus(r: Resolution, uri: string, depth = 0): Promise<StatusRow | null> {
+  const known = await statusByUri(r.db, uri);
+  if (known) return known;
+  if (isLocalUri(r.cfg, uri) || r.seen.has(uri) || depth > MAX_REPLY_DEPTH) return null;
+  r.seen.add(uri);
+  let host: string;
+  try {
+    host = new URL(uri).host;
+  } catch {
+    return null;
+  }
+  if ((await isDomainSuspended(r.db, host)) || (await isTombstoned(r.db, uri))) return null;
+  let doc: Record<string, unknown> | null;
+  try {
+    doc = await fetchObject(r, uri);
+  } catch (e) {
+    console.warn("status fetch failed", uri.slice(0, 200), e instanceof Error ? e.message : e);
+    return null;
+  }
+  const note = doc ? normalizeNote(doc) : null;
+  if (!note || !sameHost(note.id, uri) || !sameHost(note.attributedTo, note.id)) return null;
+  if (note.id !== uri) {
+    const again = await statusByUri(r.db, note.id);
+    if (again) return again;
+  }
+  let author: AccountRow;
+  try {
+    author = await resolveActor(r.db, r.cfg, note.attributedTo);
+  } catch {
+    return null;
+  }
+  return ingestNote(r, note, author, depth);
+}
+
+function mediaType(mime: string | null): string {
+  const m = (mime ?? "").toLowerCase();
+  if (m.startsWith("image/")) return "image";
+  if (m.startsWith("video/")) return "video";
+  if (m.startsWith("audio/")) return "audio";
+  return "unknown";
+}
+
+const httpUrl = (u: string) => /^https?:\/\//i.test(u);
+
+function mediaRow(a: NormalizedNote["attachments"][number], accountId: string, statusId: string, now: number): MediaRow {
+  const meta =
+    a.width && a.height && a.width > 0 && a.height > 0
+      ? { original: { width: a.width, height: a.height, size: `${a.width}x${a.height}`, aspect: a.width / a.height } }
+      : null;
+  return {
+    id: snowflake(now),
+    accountId,
+    statusId,
+    scheduledStatusId: null,
+    type: mediaType(a.mediaType),
+    fileKey: null,
+    contentType: a.mediaType,
+    fileSize: null,
+    remoteUrl: a.url,
+    previewKey: null,
+    previewRemoteUrl: null,
+    description: a.description,
+    focusX: a.focus ? Math.round(a.focus[0] * 1000) : null,
+    focusY: a.focus ? Math.round(a.focus[1] * 1000) : null,
+    meta,
+    blurhash: a.blurhash,
+    processing: 0,
+    createdAt: now,
+  };
+}
+
+function tagNames(raw: string[]): TagName[] {
+  const out = new Map<string, TagName>();
+  for (const r of raw) {
+    const name = normalizeTag(r);
+    if (!name || name.length > MAX_TAG_LENGTH || out.has(name)) continue;
+    out.set(name, { name, display: r.normalize("NFKC").slice(0, MAX_TAG_LENGTH) });
+    if (out.size >= MAX_TAGS_PER_STATUS) break;
+  }
+  return [...out.values()];
+}
+
+interface Mentioned {
+  account: AccountRow;
+  silent: boolean;
+}
+
+/** Local accounts named by Mention tags (by uri or url), and local recipients in to/cc as silent mentions. */
+async function localMentions(db: DB, note: NormalizedNote): Promise<Mentioned[]> {
+  const tagged = [...new Set(note.mentions.map((m) => m.href))].slice(0, MAX_MENTIONED);
+  const audience = [...new Set([...note.to, ...note.cc])].slice(0, 2 * MAX_MENTIONED);
+  const all = JSON.stringify([...new Set([...tagged, ...audience])]);
+  if (all === "[]") return [];
+  const rows = await db
+    .select()
+    .from(accounts)
+    .where(
+      sql`${accounts.domain} IS NULL AND ${accounts.suspendedAt} IS NULL AND (${accounts.uri} IN (SELECT value FROM json_each(${all})) OR ${accounts.url} IN (SELECT value FROM json_each(${all})))`,
+    )
+    .limit(MAX_MENTIONED);
+  const taggedSet = new Set(tagged);
+  return rows.map((a) => ({ account: a, silent: !(taggedSet.has(a.uri) || (a.url != null && taggedSet.has(a.url))) }));
+}
+
+function mentionRowsStatement(db: DB, statusId: string, list: Mentioned[], now: number) {
+  const rows = JSON.stringify(list.map((m) => [padId(snowflake(now)), padId(m.account.id), m.silent ? 1 : 0]));
+  return db.run(sql`INSERT OR IGNORE INTO mentions (id, status_id, account_id, silent)
+    SELECT json_extract(j.value, '$[0]'), ${padId(statusId)}, json_extract(j.value, '$[1]'), json_extract(j.value, '$[2]') FROM json_each(${rows}) j`);
+}
+
+function pollFields(note: NormalizedNote) {
+  const p = note.poll;
+  if (!p || p.options.length < 1) return null;
+  const votes = p.options.map((o) => Math.max(0, Math.floor(o.votes)));
+  const total = votes.reduce((a, b) => a + b, 0);
+  return {
+    options: p.options.map((o) => o.title),
+    votesPerOption: votes,
+    multiple: p.multiple,
+    votesCount: total,
+    votersCount: p.votersCount != null ? Math.max(0, Math.floor(p.votersCount)) : p.multiple ? 0 : total,
+    expiresAt: p.endTime,
+  };
+}
+
+interface Rendered {
+  content: string;
+  spoilerText: string;
+  sensitive: boolean;
+  language: string | null;
+}
+
+async function renderNoteText(note: NormalizedNote): Promise<Rendered> {
+  const content = await sanitizeHtml(note.content);
+  const spoilerText = (await htmlToText(note.summary)).slice(0, MAX_SPOILER);
+  return { content, spoilerText, sensitive: note.sensitive || spoilerText !== "", language: normalizeLanguage(note.language) };
+}
+
+/** Where the thread lives: the parent's conversation, else one named by the object's context, else a new one. */
+async function conversationFor(db: DB, note: NormalizedNote, parent: StatusRow | null, now: number) {
+  if (parent?.conversationId) return { id: parent.conversationId, insert: null };
+  if (note.conversation) {
+    const [c] = await db.select({ id: conversations.id }).from(conversations).where(eq(conversations.uri, note.conversation)).limit(1);
+    if (c) return { id: c.id, insert: null };
+  }
+  const id = snowflake(now);
+  return { id, insert: { id, uri: note.conversation, createdAt: now } };
+}
+
+/**
+ * Inserts a remote status from a checked Note (attributedTo == author, id on the author's host). A status already
+ * stored under the same uri, or a tombstoned uri, makes this a no-op; a concurrent twin fails the batch on the uri.
+ */
+export async function ingestNote(r: Resolution, note: NormalizedNote, author: AccountRow, depth = 0): Promise<StatusRow | null> {
+  const { db } = r;
+  if (author.suspendedAt || !author.domain || note.attributedTo !== author.uri || !sameHost(note.id, author.uri)) return null;
+  const existing = await statusByUri(db, note.id);
+  if (existing) return existing;
+  if (await isTombstoned(db, note.id)) return null;
+  r.seen.add(note.id);
+
+  const now = Date.now();
+  const createdAt = Math.min(note.published ?? now, now);
+  const id = snowflake(createdAt);
+  const visibility = visibilityFromAudience(note.to, note.cc, author.followersUrl);
+  const text = await renderNoteText(note);
+
+  let parent: StatusRow | null = null;
+  if (note.inReplyTo && note.inReplyTo !== note.id) {
+    parent = depth < MAX_REPLY_DEPTH ? await resolveStatus(r, note.inReplyTo, depth + 1) : await statusByUri(db, note.inReplyTo);
+    if (parent?.reblogOfId) parent = null;
+  }
+  const mentioned = await localMentions(db, note);
+  const conv = await conversationFor(db, note, parent, now);
+  const tags = tagNames(note.hashtags);
+  const media = note.attachments.filter((a) => httpUrl(a.url)).map((a) => mediaRow(a, author.id, id, now));
+  const poll = pollFields(note);
+  const pollId = poll ? snowflake(now) : null;
+
+  const row: StatusRow = {
+    id,
+    uri: note.id,
+    url: note.url && httpUrl(note.url) ? note.url : null,
+    accountId: author.id,
+    local: false,
+    inReplyToId: parent?.id ?? null,
+    inReplyToAccountId: parent ? (parent.accountId === author.id && parent.inReplyToAccountId ? parent.inReplyToAccountId : parent.accountId) : null,
+    reblogOfId: null,
+    conversationId: conv.id,
+    text: "",
+    content: text.content,
+    spoilerText: text.spoilerText,
+    sensitive: text.sensitive,
+    visibility,
+    language: text.language,
+    applicationId: null,
+    pollId,
+    mediaIds: media.length ? media.map((m) => m.id) : null,
+    repliesCount: 0,
+    reblogsCount: 0,
+    favouritesCount: 0,
+    createdAt,
+    editedAt: null,
+    updatedAt: now,
+  };
+  const realtime = createdAt >= now - REALTIME_WINDOW_MS;
+  const writes: any[] = [db.insert(statuses).values(row)];
+  if (conv.insert) writes.push(db.insert(conversations).values(conv.insert));
+  if (mentioned.length) writes.push(mentionRowsStatement(db, id, mentioned, now));
+  if (tags.length) writes.push(...upsertTagsStatements(db, tags, now), linkStatusTagsStatement(db, id, tags.map((t) => t.name)));
+  for (const m of media) writes.push(db.insert(mediaAttachments).values(m));
+  if (poll && pollId) writes.push(db.insert(polls).values({ id: pollId, statusId: id, accountId: author.id, hideTotals: false, createdAt: now, updatedAt: now, ...poll }));
+  if (realtime) {
+    for (const m of mentioned) {
+      if (m.silent && visibility !== "direct") continue;
+      writes.push(notificationStatement(db, { recipientId: m.account.id, fromAccountId: author.id, type: "mention", statusId: id, activityId: id }));
+    }
+  }
+  try {
+    await db.batch(writes as [any, ...any[]]);
+  } catch (e) {
+    if (isUniqueViolation(e, "statuses")) return statusByUri(db, note.id);
+    throw e;
+  }
+  if (realtime) r.jobs.push({ type: "fanout", statusId: id });
+  return row;
+}
+
+/**
+ * Applies Update{Note} to a remote status (the caller checked the author). Stale updates are ignored (C18); the
+ * first edit stores the original as history; a change that only moves poll counts updates the poll alone.
+ * Returns whether anything changed.
+ */
+export async function applyNoteUpdate(r: Resolution, status: StatusRow, note: NormalizedNote, author: AccountRow): Promise<boolean> {
+  const { db } = r;
+  const now = Date.now();
+  if (status.reblogOfId || status.accountId !== author.id || note.id !== status.uri || note.attributedTo !== author.uri) return false;
+  if (status.editedAt != null && (note.updated == null || note.updated <= status.editedAt)) return false;
+
+  const [editRows, oldMedia, pollRows, oldMentions, rebloggers] = await db.batch([
+    db.select({ id: statusEdits.id }).from(statusEdits).where(eq(statusEdits.statusId, status.id)).orderBy(asc(statusEdits.id)).limit(1),
+    db.select().from(mediaAttachments).where(eq(mediaAttachments.statusId, status.id)),
+    db.select().from(polls).where(eq(polls.statusId, status.id)).limit(1),
+    db.select({ accountId: mentions.accountId }).from(mentions).where(eq(mentions.statusId, status.id)),
+    db
+      .selectDistinct({ accountId: statuses.accountId })
+      .from(statuses)
+      .innerJoin(accounts, and(eq(accounts.id, statuses.accountId), sql`${accounts.domain} IS NULL`))
+      .where(eq(statuses.reblogOfId, status.id))
+      .limit(500),
+  ]);
+  const oldPoll = (pollRows as PollRow[])[0] ?? null;
+  const text = await renderNoteText(note);
+  const newPoll = pollFields(note);
+  const attachments = note.attachments.filter((a) => httpUrl(a.url));
+  const byUrl = new Map((oldMedia as MediaRow[]).map((m) => [m.remoteUrl, m]));
+
+  const pollOptionsChanged = JSON.stringify(newPoll?.options ?? null) !== JSON.stringify(oldPoll?.options ?? null);
+  const mediaChanged =
+    attachments.length !== (status.mediaIds ?? []).length ||
+    attachments.some((a, i) => byUrl.get(a.url)?.id !== (status.mediaIds ?? [])[i]);
+  const significant =
+    text.content !== status.content || text.spoilerText !== status.spoilerText || text.sensitive !== status.sensitive || mediaChanged || pollOptionsChanged;
+
+  const writes: any[] = [];
+  // Poll: new options reset the local copy; otherwise only the counts the origin reports move.
+  let pollId: string | null = oldPoll?.id ?? null;
+  if (newPoll && oldPoll) {
+    writes.push(db.update(polls).set({ ...newPoll, updatedAt: now }).where(eq(polls.id, oldPoll.id)));
+    if (pollOptionsChanged) writes.push(db.run(sql`DELETE FROM poll_votes WHERE poll_id = ${padId(oldPoll.id)}`));
+  } else if (newPoll) {
+    const newId = snowflake(now);
+    pollId = newId;
+    writes.push(db.insert(polls).values({ id: newId, statusId: status.id, accountId: author.id, hideTotals: false, createdAt: now, updatedAt: now, ...newPoll }));
+  } else if (oldPoll) {
+    pollId = null;
+    writes.push(db.run(sql`DELETE FROM poll_votes WHERE poll_id = ${padId(oldPoll.id)}`), db.delete(polls).where(eq(polls.id, oldPoll.id)));
+  }
+  if (!significant) {
+    if (writes.length) await db.batch(writes as [any, ...any[]]);
+    return writes.length > 0;
+  }
+
+  const editedAt = Math.max(Math.min(note.updated ?? now, now), status.createdAt);
+  if (!(editRows as unknown[]).length) {
+    writes.push(
+      db.insert(statusEdits).values({
+        id: snowflake(status.createdAt),
+        statusId: status.id,
+        accountId: author.id,
+        text: "",
+        content: status.content,
+        spoilerText: status.spoilerText,
+        sensitive: status.sensitive,
+        mediaIds: status.mediaIds ?? [],
+        pollOptions: oldPoll?.options ?? null,
+        createdAt: status.createdAt,
+      }),
+    );
+  }
+  // Media: an attachment with the same URL keeps its row (and id); others are new rows; dropped ones are detached
+  // but kept, so the history can still show them.
+  const mediaIds: string[] = [];
+  for (const a of attachments) {
+    const old = byUrl.get(a.url);
+    if (old) {
+      mediaIds.push(old.id);
+      const fresh = mediaRow(a, author.id, status.id, now);
+      writes.push(
+        db
+          .update(mediaAttachments)
+          .set({ description: fresh.description, focusX: fresh.focusX, focusY: fresh.focusY, blurhash: fresh.blurhash, meta: fresh.meta })
+          .where(eq(mediaAttachments.id, old.id)),
+      );
+    } else {
+      const m = mediaRow(a, author.id, status.id, now);
+      mediaIds.push(m.id);
+      writes.push(db.insert(mediaAttachments).values(m));
+    }
+  }
+  const gone = (oldMedia as MediaRow[]).filter((m) => !mediaIds.includes(m.id)).map((m) => padId(m.id));
+  if (gone.length) writes.push(db.run(sql`UPDATE media_attachments SET status_id = NULL WHERE id IN (SELECT value FROM json_each(${JSON.stringify(gone)}))`));
+
+  const ps = padId(status.id);
+  const mentioned = await localMentions(db, note);
+  const had = new Set((oldMentions as { accountId: string }[]).map((m) => m.accountId));
+  const keep = mentioned.map((m) => padId(m.account.id));
+  writes.push(db.run(sql`DELETE FROM mentions WHERE status_id = ${ps} AND account_id NOT IN (SELECT value FROM json_each(${JSON.stringify(keep)}))`));
+  const added = mentioned.filter((m) => !had.has(m.account.id));
+  if (added.length) writes.push(mentionRowsStatement(db, status.id, added, now));
+  for (const m of added) {
+    if (m.silent && status.visibility !== "direct") continue;
+    writes.push(notificationStatement(db, { recipientId: m.account.id, fromAccountId: author.id, type: "mention", statusId: status.id, activityId: status.id }));
+  }
+  const tags = tagNames(note.hashtags);
+  writes.push(db.run(sql`DELETE FROM status_tags WHERE status_id = ${ps}`));
+  if (tags.length) writes.push(...upsertTagsStatements(db, tags, now), linkStatusTagsStatement(db, status.id, tags.map((t) => t.name)));
+
+  writes.push(
+    db
+      .update(statuses)
+      .set({
+        content: text.content,
+        spoilerText: text.spoilerText,
+        sensitive: text.sensitive,
+        language: text.language ?? status.language,
+        mediaIds: mediaIds.length ? mediaIds : null,
+        pollId,
+        editedAt,
+        updatedAt: now,
+      })
+      .where(eq(statuses.id, status.id)),
+  );
+  const editId = snowflake(editedAt);
+  writes.push(
+    db.insert(statusEdits).values({
+      id: editId,
+      statusId: status.id,
+      accountId: author.id,
+      text: "",
+      content: text.content,
+      spoilerText: text.spoilerText,
+      sensitive: text.sensitive,
+      mediaIds,
+      pollOptions: newPoll?.options ?? null,
+      createdAt: editedAt,
+    }),
+  );
+  for (const rb of rebloggers as { accountId: string }[]) {
+    writes.push(notificationStatement(db, { recipientId: rb.accountId, fromAccountId: author.id, type: "update", statusId: status.id, activityId: editId }));
+  }
+  await db.batch(writes as [any, ...any[]]);
+  return true;
+}
