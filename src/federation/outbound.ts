@@ -1,11 +1,263 @@
-// Builds and delivers the activity for a local action (JOBS message "federate"). Filled in by the outbound work.
+// Builds and delivers the activity for a local action (JOBS message "federate"). Each kind loads what it needs,
+// picks the inboxes (src/federation/recipients.ts) and hands the activity to deliverActivity; when no remote party
+// is involved it returns without storing anything. Rows an action removed (a deleted status, an undone follow)
+// travel in the action itself.
+import { eq, inArray } from "drizzle-orm";
 import type { DB } from "../db/client";
-import type { Env } from "../env";
+import { idList } from "../db/client";
+import { accounts, favourites, reports, statuses } from "../db/schema";
+import { loadStatusBundle } from "../entities/status";
+import type { Config, Env } from "../env";
+import { readConfig } from "../env";
+import type { AccountRow } from "../oauth/viewer";
 import type { FederateAction } from "../services/jobs";
+import {
+  acceptActivity,
+  addFeaturedActivity,
+  announceActivity,
+  blockActivity,
+  createActivity,
+  deleteActorActivity,
+  deleteNoteActivity,
+  flagActivity,
+  followActivity,
+  likeActivity,
+  rejectActivity,
+  undoActivity,
+  updateActorActivity,
+  updateNoteActivity,
+} from "./activities";
+import { renderActor } from "./actor-doc";
+import { ensureActorKeys } from "./actor-keys";
+import { deliverActivity } from "./delivery";
+import { newActivityUri } from "./enqueue";
+import { instanceActorAccount } from "./instance-actor";
+import { audience, renderNote } from "./note-doc";
+import {
+  accountsByUris,
+  followerInboxes,
+  followingInboxes,
+  interactedInboxes,
+  personalInbox,
+  preferredInbox,
+  remoteInboxes,
+  withoutSuspended,
+} from "./recipients";
+
+type Obj = Record<string, unknown>;
+
+interface Run {
+  db: DB;
+  env: Env;
+  cfg: Config;
+}
+
+async function accountsById(db: DB, ids: string[]): Promise<Map<string, AccountRow>> {
+  const rows = ids.length ? await db.select().from(accounts).where(inArray(accounts.id, idList(ids))) : [];
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
+const isLocal = (a: AccountRow | undefined): a is AccountRow => !!a && !a.domain;
+const isRemote = (a: AccountRow | undefined): a is AccountRow => !!a && !!a.domain && !a.suspendedAt;
+
+async function send(r: Run, signerId: string, activity: Obj, inboxes: Iterable<string>): Promise<number> {
+  const targets = await withoutSuspended(r.db, inboxes);
+  if (!targets.length) return 0;
+  return deliverActivity(r.env, r.db, r.cfg, signerId, activity, targets);
+}
+
+/** Sends `activity` from `local` to one remote account's own inbox. */
+async function toAccount(r: Run, local: AccountRow | undefined, remote: AccountRow | undefined, build: (l: AccountRow, t: AccountRow) => Obj) {
+  if (!isLocal(local) || !isRemote(remote)) return;
+  const inbox = personalInbox(remote);
+  if (inbox) await send(r, local.id, build(local, remote), [inbox]);
+}
+
+async function pair(r: Run, localId: string, remoteId: string) {
+  const m = await accountsById(r.db, [localId, remoteId]);
+  return [m.get(localId), m.get(remoteId)] as const;
+}
+
+// ---- statuses ----
+
+async function createOrUpdate(r: Run, statusId: string, update: boolean) {
+  const [s] = await r.db.select().from(statuses).where(eq(statuses.id, statusId)).limit(1);
+  if (!s || !s.local || s.reblogOfId) return;
+  const b = await loadStatusBundle(r.db, s.inReplyToId ? [s.id, s.inReplyToId] : [s.id], null);
+  const author = b.accounts.get(s.accountId);
+  if (!isLocal(author)) return;
+  const note = renderNote(r.cfg, b, s.id);
+  if (!note) return;
+  const inboxes: string[] = remoteInboxes(b.mentions.get(s.id) ?? []);
+  if (s.visibility !== "direct") inboxes.push(...(await followerInboxes(r.db, author.id)));
+  const parent = s.inReplyToId ? b.statuses.get(s.inReplyToId) : undefined;
+  if (parent && (s.visibility === "public" || s.visibility === "unlisted")) {
+    inboxes.push(...remoteInboxes([b.accounts.get(parent.accountId)]));
+  }
+  // Servers holding a copy through a boost, favourite or reply must see an edit even if they follow nobody here.
+  if (update && s.visibility !== "direct") inboxes.push(...(await interactedInboxes(r.db, s.id)));
+  const activity = update ? updateNoteActivity(note, s.editedAt ?? Date.now()) : createActivity(note);
+  await send(r, author.id, activity, inboxes);
+}
+
+async function deleteStatus(r: Run, a: Extract<FederateAction, { kind: "delete_status" }>) {
+  const [author] = (await accountsById(r.db, [a.accountId])).values();
+  if (!isLocal(author) || !author.followersUrl) return;
+  const mentioned = await accountsByUris(r.db, a.mentionUris);
+  const inboxes = remoteInboxes(mentioned);
+  if (a.visibility !== "direct") inboxes.push(...(await followerInboxes(r.db, author.id)));
+  const { to, cc } = audience(a.visibility, author.followersUrl, a.mentionUris);
+  await send(r, author.id, deleteNoteActivity(author.uri, a.uri, to, cc), inboxes);
+}
+
+async function announce(r: Run, reblogId: string) {
+  const [reblog] = await r.db.select().from(statuses).where(eq(statuses.id, reblogId)).limit(1);
+  if (!reblog?.reblogOfId || !reblog.local) return;
+  const [target] = await r.db.select().from(statuses).where(eq(statuses.id, reblog.reblogOfId)).limit(1);
+  if (!target || target.visibility === "direct") return;
+  const m = await accountsById(r.db, [reblog.accountId, target.accountId]);
+  const actor = m.get(reblog.accountId);
+  const original = m.get(target.accountId);
+  if (!isLocal(actor) || !original || !actor.followersUrl) return;
+  const inboxes = [...(await followerInboxes(r.db, actor.id)), ...remoteInboxes([original])];
+  const activity = announceActivity(actor.uri, reblog.uri, target.uri, actor.followersUrl, original.uri, reblog.createdAt, reblog.visibility);
+  // A boost of one's own followers-only post stays followers-only: no Public in cc.
+  if (reblog.visibility === "private") activity.cc = [original.uri];
+  await send(r, actor.id, activity, inboxes);
+}
+
+async function undoAnnounce(r: Run, a: Extract<FederateAction, { kind: "undo_announce" }>) {
+  const m = await accountsById(r.db, [a.accountId, a.objectAuthorId]);
+  const actor = m.get(a.accountId);
+  const original = m.get(a.objectAuthorId);
+  if (!isLocal(actor) || !actor.followersUrl) return;
+  const inboxes = [...(await followerInboxes(r.db, actor.id)), ...remoteInboxes([original])];
+  const inner = announceActivity(actor.uri, a.reblogUri, a.objectUri, actor.followersUrl, original?.uri ?? a.objectUri, Date.now(), "public");
+  const undo = undoActivity(actor.uri, { ...inner, published: undefined });
+  await send(r, actor.id, { ...undo, to: inner.to, cc: inner.cc }, inboxes);
+}
+
+const likeUri = (actor: AccountRow, favouriteId: string) => `${actor.uri}#likes/${favouriteId}`;
+
+async function like(r: Run, a: Extract<FederateAction, { kind: "like" | "undo_like" }>, undo: boolean) {
+  const [s] = await r.db.select({ uri: statuses.uri, accountId: statuses.accountId }).from(statuses).where(eq(statuses.id, a.statusId)).limit(1);
+  if (!s) return;
+  const [actor, author] = await pair(r, a.accountId, s.accountId);
+  if (!isLocal(actor) || !isRemote(author)) return;
+  const id = likeUri(actor, a.favouriteId);
+  if (!undo) await r.db.update(favourites).set({ uri: id }).where(eq(favourites.id, a.favouriteId));
+  const activity = likeActivity(id, actor.uri, s.uri);
+  await toAccount(r, actor, author, () => (undo ? undoActivity(actor.uri, activity) : activity));
+}
+
+// ---- relationships ----
+
+/** A Follow without a stored id (made before federation) still needs a stable one for its Undo. */
+const followId = (actor: AccountRow, targetId: string, uri: string) => uri || `${actor.uri}#follows/${targetId}`;
+
+async function relationship(r: Run, a: FederateAction) {
+  switch (a.kind) {
+    case "follow":
+    case "undo_follow": {
+      const [actor, target] = await pair(r, a.accountId, a.targetAccountId);
+      return toAccount(r, actor, target, (l, t) => {
+        const f = followActivity(followId(l, t.id, a.followUri), l.uri, t.uri);
+        return a.kind === "follow" ? f : undoActivity(l.uri, f);
+      });
+    }
+    case "accept_follow":
+    case "reject_follow": {
+      const [local, follower] = await pair(r, a.accountId, a.followerId);
+      return toAccount(r, local, follower, (l, f) => {
+        const follow = { id: a.followUri || `${f.uri}#follows/${l.id}`, type: "Follow", actor: f.uri, object: l.uri };
+        return a.kind === "accept_follow" ? acceptActivity(l.uri, follow) : rejectActivity(l.uri, follow);
+      });
+    }
+    case "block":
+    case "undo_block": {
+      const [actor, target] = await pair(r, a.accountId, a.targetAccountId);
+      return toAccount(r, actor, target, (l, t) => {
+        const b = blockActivity(a.blockUri || `${l.uri}#blocks/${t.id}`, l.uri, t.uri);
+        return a.kind === "block" ? b : undoActivity(l.uri, b);
+      });
+    }
+  }
+}
+
+// ---- account-level ----
+
+async function updateActor(r: Run, accountId: string) {
+  const [actor] = (await accountsById(r.db, [accountId])).values();
+  if (!isLocal(actor)) return;
+  const inboxes = await followerInboxes(r.db, actor.id);
+  if (!inboxes.length) return;
+  const keys = await ensureActorKeys(r.db, actor.id);
+  await send(r, actor.id, updateActorActivity(renderActor(r.cfg, actor, keys.publicKeyPem), Date.now()), inboxes);
+}
+
+async function pin(r: Run, a: Extract<FederateAction, { kind: "pin" }>) {
+  const [s] = await r.db.select().from(statuses).where(eq(statuses.id, a.statusId)).limit(1);
+  if (!s || s.accountId !== a.accountId || s.visibility === "direct") return;
+  const [actor] = (await accountsById(r.db, [a.accountId])).values();
+  if (!isLocal(actor) || !actor.featuredUrl) return;
+  await send(r, actor.id, addFeaturedActivity(actor.uri, actor.featuredUrl, s.uri, a.remove), await followerInboxes(r.db, actor.id));
+}
+
+async function flag(r: Run, reportId: string) {
+  const [report] = await r.db.select().from(reports).where(eq(reports.id, reportId)).limit(1);
+  if (!report?.forward) return;
+  const [target] = (await accountsById(r.db, [report.targetAccountId])).values();
+  if (!isRemote(target)) return;
+  const inbox = preferredInbox(target);
+  if (!inbox) return;
+  const uris = report.statusIds.length
+    ? (await r.db.select({ uri: statuses.uri }).from(statuses).where(inArray(statuses.id, idList(report.statusIds)))).map((x) => x.uri)
+    : [];
+  const id = report.uri ?? newActivityUri(r.cfg.origin);
+  if (!report.uri) await r.db.update(reports).set({ uri: id }).where(eq(reports.id, report.id));
+  // Signed by the instance actor, so the other server never learns who reported (Mastodon does the same).
+  const actor = await instanceActorAccount(r.db, r.cfg);
+  await send(r, actor.id, flagActivity(id, actor.uri, [target.uri, ...uris], report.comment), [inbox]);
+}
+
+async function deleteActor(r: Run, accountId: string) {
+  const [actor] = (await accountsById(r.db, [accountId])).values();
+  if (!isLocal(actor)) return;
+  const inboxes = [...(await followerInboxes(r.db, actor.id)), ...(await followingInboxes(r.db, actor.id))];
+  await send(r, actor.id, deleteActorActivity(actor.uri), inboxes);
+}
 
 export async function runFederate(db: DB, env: Env, origin: string, action: FederateAction): Promise<void> {
-  void db;
-  void env;
-  void origin;
-  void action;
+  const r: Run = { db, env, cfg: readConfig(env, origin) };
+  switch (action.kind) {
+    case "create":
+      return createOrUpdate(r, action.statusId, false);
+    case "update_status":
+      return createOrUpdate(r, action.statusId, true);
+    case "delete_status":
+      return deleteStatus(r, action);
+    case "announce":
+      return announce(r, action.reblogId);
+    case "undo_announce":
+      return undoAnnounce(r, action);
+    case "like":
+      return like(r, action, false);
+    case "undo_like":
+      return like(r, action, true);
+    case "follow":
+    case "undo_follow":
+    case "accept_follow":
+    case "reject_follow":
+    case "block":
+    case "undo_block":
+      return relationship(r, action);
+    case "update_actor":
+      return updateActor(r, action.accountId);
+    case "pin":
+      return pin(r, action);
+    case "flag":
+      return flag(r, action.reportId);
+    case "delete_actor":
+      return deleteActor(r, action.accountId);
+  }
 }

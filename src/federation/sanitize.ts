@@ -98,13 +98,16 @@ export async function sanitizeHtml(html: string): Promise<string> {
 /** Plain text from HTML (for names, summaries used as text, search): tags removed, entities kept escaped. */
 export async function htmlToText(html: string): Promise<string> {
   let text = "";
+  // Text is collected at document level: bare text (a display name with no markup) is inside no element.
   await new HTMLRewriter()
     .on("*", {
       element(el) {
         const tag = el.tagName.toLowerCase();
-        if (tag === "br") el.before("\n");
-        if (tag === "p" || HEADINGS.has(tag)) el.after("\n\n");
+        if (tag === "br") text += "\n";
+        if (tag === "p" || HEADINGS.has(tag)) el.onEndTag(() => void (text += "\n\n"));
       },
+    })
+    .onDocument({
       text(t) {
         text += t.text;
       },

@@ -9,15 +9,17 @@ import { cursorOrder, cursorWhere, inPageOrder, type AccountPageRow } from "./ac
 import { severStatements, writeThenRelationship } from "./follows";
 import type { JobMessage } from "./jobs";
 import { enqueue, loadPair, notSelf } from "./relationships";
+import { newActivityUri, type Federator } from "../federation/enqueue";
 
-export async function block(db: DB, jobs: Queue<JobMessage>, viewerId: string, targetId: string): Promise<MastodonRelationship> {
+export async function block(db: DB, jobs: Queue<JobMessage>, viewerId: string, targetId: string, fed?: Federator): Promise<MastodonRelationship> {
   notSelf(viewerId, targetId);
-  await loadPair(db, viewerId, targetId);
+  const p = await loadPair(db, viewerId, targetId);
+  const blockUri = fed && p.target.domain && !p.blocking ? newActivityUri(fed.origin) : null;
   const now = Date.now();
   const rel = await writeThenRelationship(
     db,
     [
-      db.insert(blocks).values({ id: snowflake(now), accountId: viewerId, targetAccountId: targetId, createdAt: now }).onConflictDoNothing(),
+      db.insert(blocks).values({ id: snowflake(now), accountId: viewerId, targetAccountId: targetId, uri: blockUri, createdAt: now }).onConflictDoNothing(),
       ...severStatements(db, viewerId, targetId),
       db
         .delete(accountPins)
@@ -35,12 +37,17 @@ export async function block(db: DB, jobs: Queue<JobMessage>, viewerId: string, t
     { type: "unmerge_feed", accountId: viewerId, targetAccountId: targetId },
     { type: "unmerge_feed", accountId: targetId, targetAccountId: viewerId },
   ]);
+  if (fed && blockUri) await fed.send({ kind: "block", accountId: viewerId, targetAccountId: targetId, blockUri });
   return rel;
 }
 
-export async function unblock(db: DB, viewerId: string, targetId: string): Promise<MastodonRelationship> {
+export async function unblock(db: DB, viewerId: string, targetId: string, fed?: Federator): Promise<MastodonRelationship> {
   notSelf(viewerId, targetId);
-  return writeThenRelationship(db, [db.delete(blocks).where(and(eq(blocks.accountId, viewerId), eq(blocks.targetAccountId, targetId)))], viewerId, targetId);
+  const mine = and(eq(blocks.accountId, viewerId), eq(blocks.targetAccountId, targetId));
+  const [prior] = fed ? await db.select({ uri: blocks.uri, domain: accounts.domain }).from(blocks).innerJoin(accounts, eq(accounts.id, blocks.targetAccountId)).where(mine).limit(1) : [];
+  const rel = await writeThenRelationship(db, [db.delete(blocks).where(mine)], viewerId, targetId);
+  if (fed && prior?.domain) await fed.send({ kind: "undo_block", accountId: viewerId, targetAccountId: targetId, blockUri: prior.uri ?? "" });
+  return rel;
 }
 
 export async function blocksPage(db: DB, viewerId: string, page: Page): Promise<AccountPageRow[]> {

@@ -9,6 +9,7 @@ import type { Config } from "../env";
 import { notFound } from "../lib/errors";
 import { padId } from "../lib/ids";
 import type { JobMessage } from "./jobs";
+import { federateJob } from "../federation/enqueue";
 
 export interface DeleteResult {
   status: Record<string, unknown>;
@@ -53,6 +54,9 @@ export async function deleteStatus(db: DB, cfg: Config, statusId: string, viewer
     { type: "unfanout", statusId, accountId: s.accountId, reblogOfId: s.reblogOfId },
     ...reblogs.map((r): JobMessage => ({ type: "unfanout", statusId: r.id, accountId: r.accountId, reblogOfId: statusId })),
   ];
+  const orig = s.reblogOfId ? b.statuses.get(s.reblogOfId) : undefined;
+  jobs.push(federateJob(cfg.origin, orig ? { kind: "undo_announce", accountId: s.accountId, reblogUri: s.uri, objectUri: orig.uri, objectAuthorId: orig.accountId }
+    : { kind: "delete_status", statusId, accountId: s.accountId, uri: s.uri, visibility: s.visibility, mentionUris: (b.mentions.get(statusId) ?? []).map((a) => a.uri) }));
   return { status: { ...rendered, text: s.text, spoiler_text: s.spoilerText }, jobs };
 }
 

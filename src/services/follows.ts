@@ -13,6 +13,7 @@ import { cursorOrder, cursorWhere, inPageOrder, type AccountPageRow } from "./ac
 import type { JobMessage } from "./jobs";
 import { notificationStatement, retractNotificationStatement } from "./notifications";
 import { enqueue, loadPair, notSelf } from "./relationships";
+import { newActivityUri, type Federator } from "../federation/enqueue";
 
 export interface FollowOptions {
   reblogs?: boolean;
@@ -41,7 +42,7 @@ function optionValues(opts: FollowOptions) {
   return set;
 }
 
-export async function follow(db: DB, jobs: Jobs, viewerId: string, targetId: string, opts: FollowOptions): Promise<MastodonRelationship> {
+export async function follow(db: DB, jobs: Jobs, viewerId: string, targetId: string, opts: FollowOptions, fed?: Federator): Promise<MastodonRelationship> {
   notSelf(viewerId, targetId);
   const p = await loadPair(db, viewerId, targetId);
   if (p.target.suspendedAt) throw notFound();
@@ -50,6 +51,7 @@ export async function follow(db: DB, jobs: Jobs, viewerId: string, targetId: str
   const stmts: BatchItem<"sqlite">[] = [];
   const now = Date.now();
   let merge = false;
+  const followUri = fed && p.target.domain && !p.follow && !p.request ? newActivityUri(fed.origin) : null;
   if (p.follow) {
     // A repeated follow updates the options of the existing one (spec state table).
     if (Object.keys(set).length) stmts.push(db.update(follows).set(set).where(eq(follows.id, p.follow.id)));
@@ -63,6 +65,7 @@ export async function follow(db: DB, jobs: Jobs, viewerId: string, targetId: str
       showReblogs: opts.reblogs ?? true,
       notify: opts.notify ?? false,
       languages: opts.languages ?? null,
+      uri: followUri,
       createdAt: now,
     };
     // Remote accounts are followed through a request until their server accepts (delivery: federation work).
@@ -77,6 +80,7 @@ export async function follow(db: DB, jobs: Jobs, viewerId: string, targetId: str
   }
   const rel = await writeThenRelationship(db, stmts, viewerId, targetId);
   if (merge) await enqueue(jobs, [{ type: "merge_feed", accountId: viewerId, targetAccountId: targetId }]);
+  if (fed && followUri) await fed.send({ kind: "follow", accountId: viewerId, targetAccountId: targetId, followUri });
   return rel;
 }
 
@@ -101,7 +105,7 @@ export function severStatements(db: DB, a: string, b: string): BatchItem<"sqlite
   ];
 }
 
-export async function unfollow(db: DB, jobs: Jobs, viewerId: string, targetId: string): Promise<MastodonRelationship> {
+export async function unfollow(db: DB, jobs: Jobs, viewerId: string, targetId: string, fed?: Federator): Promise<MastodonRelationship> {
   notSelf(viewerId, targetId);
   const p = await loadPair(db, viewerId, targetId);
   const stmts: BatchItem<"sqlite">[] = [];
@@ -116,15 +120,16 @@ export async function unfollow(db: DB, jobs: Jobs, viewerId: string, targetId: s
   }
   const rel = await writeThenRelationship(db, stmts, viewerId, targetId);
   if (p.follow) await enqueue(jobs, [{ type: "unmerge_feed", accountId: viewerId, targetAccountId: targetId }]);
+  if (fed && p.target.domain && (p.follow || p.request)) await fed.send({ kind: "undo_follow", accountId: viewerId, targetAccountId: targetId, followUri: p.follow?.uri ?? p.request?.uri ?? "" });
   return rel;
 }
 
 /** The viewer makes `followerId` stop following them. */
-export async function removeFromFollowers(db: DB, jobs: Jobs, viewerId: string, followerId: string): Promise<MastodonRelationship> {
+export async function removeFromFollowers(db: DB, jobs: Jobs, viewerId: string, followerId: string, fed?: Federator): Promise<MastodonRelationship> {
   notSelf(viewerId, followerId);
   const [t, f] = await db.batch([
-    db.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, followerId)).limit(1),
-    db.select({ id: follows.id }).from(follows).where(and(eq(follows.accountId, followerId), eq(follows.targetAccountId, viewerId))).limit(1),
+    db.select({ id: accounts.id, domain: accounts.domain }).from(accounts).where(eq(accounts.id, followerId)).limit(1),
+    db.select({ id: follows.id, uri: follows.uri }).from(follows).where(and(eq(follows.accountId, followerId), eq(follows.targetAccountId, viewerId))).limit(1),
   ]);
   if (!t[0]) throw notFound();
   const stmts: BatchItem<"sqlite">[] = [];
@@ -135,6 +140,7 @@ export async function removeFromFollowers(db: DB, jobs: Jobs, viewerId: string, 
   }
   const rel = await writeThenRelationship(db, stmts, viewerId, followerId);
   if (f[0]) await enqueue(jobs, [{ type: "unmerge_feed", accountId: followerId, targetAccountId: viewerId }]);
+  if (fed && f[0] && t[0].domain) await fed.send({ kind: "reject_follow", accountId: viewerId, followerId, followUri: f[0].uri ?? "" });
   return rel;
 }
 
@@ -150,7 +156,7 @@ async function pendingRequest(db: DB, viewerId: string, requesterId: string) {
   return rows[0];
 }
 
-export async function authorizeRequest(db: DB, jobs: Jobs, viewerId: string, requesterId: string): Promise<MastodonRelationship> {
+export async function authorizeRequest(db: DB, jobs: Jobs, viewerId: string, requesterId: string, fed?: Federator): Promise<MastodonRelationship> {
   const r = await pendingRequest(db, viewerId, requesterId);
   const now = Date.now();
   const rel = await writeThenRelationship(
@@ -176,17 +182,21 @@ export async function authorizeRequest(db: DB, jobs: Jobs, viewerId: string, req
     requesterId,
   );
   await enqueue(jobs, [{ type: "merge_feed", accountId: requesterId, targetAccountId: viewerId }]);
+  // Only requests that came from another server carry the remote Follow's id.
+  if (fed && r.uri) await fed.send({ kind: "accept_follow", accountId: viewerId, followerId: requesterId, followUri: r.uri });
   return rel;
 }
 
-export async function rejectRequest(db: DB, viewerId: string, requesterId: string): Promise<MastodonRelationship> {
+export async function rejectRequest(db: DB, viewerId: string, requesterId: string, fed?: Federator): Promise<MastodonRelationship> {
   const r = await pendingRequest(db, viewerId, requesterId);
-  return writeThenRelationship(
+  const rel = await writeThenRelationship(
     db,
     [db.delete(followRequests).where(eq(followRequests.id, r.id)), retractNotificationStatement(db, "follow_request", r.id)],
     viewerId,
     requesterId,
   );
+  if (fed && r.uri) await fed.send({ kind: "reject_follow", accountId: viewerId, followerId: requesterId, followUri: r.uri });
+  return rel;
 }
 
 /**
@@ -199,7 +209,7 @@ export function authorizeAllStatements(db: DB, accountId: string) {
     exec(db, sql`INSERT OR IGNORE INTO follows (id, account_id, target_account_id, show_reblogs, notify, languages, uri, created_at)
       SELECT id, account_id, target_account_id, show_reblogs, notify, languages, uri, ${Date.now()} FROM follow_requests WHERE target_account_id = ${p}`),
     exec(db, sql`DELETE FROM notifications WHERE account_id = ${p} AND type = 'follow_request'`),
-    db.delete(followRequests).where(eq(followRequests.targetAccountId, accountId)).returning({ accountId: followRequests.accountId }),
+    db.delete(followRequests).where(eq(followRequests.targetAccountId, accountId)).returning({ accountId: followRequests.accountId, uri: followRequests.uri }),
   ] as const;
 }
 

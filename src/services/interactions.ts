@@ -16,6 +16,7 @@ import type { AccountRow } from "../oauth/viewer";
 import type { JobMessage } from "./jobs";
 import { notificationStatement } from "./notifications";
 import { hiddenAuthorFor, statusReadableBy } from "./visibility";
+import { federateJob, type Federator } from "../federation/enqueue";
 
 export const MAX_PINNED_STATUSES = 5;
 
@@ -79,7 +80,7 @@ function isUniqueViolation(err: unknown, table: string): boolean {
 
 // ---- favourites ----
 
-export async function favourite(db: DB, cfg: Config, id: string, viewerId: string): Promise<Json> {
+export async function favourite(db: DB, cfg: Config, id: string, viewerId: string, fed?: Federator): Promise<Json> {
   const { b, target } = await loadVisible(db, cfg, id, viewerId);
   if (!b.viewer.favourited.has(target.id)) {
     const now = Date.now();
@@ -90,6 +91,7 @@ export async function favourite(db: DB, cfg: Config, id: string, viewerId: strin
         notificationStatement(db, { recipientId: target.accountId, fromAccountId: viewerId, type: "favourite", statusId: target.id, activityId: favId }),
       ]);
       bump(b, target.id, { favouritesCount: target.favouritesCount + 1 });
+      if (fed && b.accounts.get(target.accountId)?.domain) await fed.send({ kind: "like", accountId: viewerId, statusId: target.id, favouriteId: favId });
     } catch (err) {
       if (!isUniqueViolation(err, "favourites")) throw err; // a parallel request favourited it first
     }
@@ -98,16 +100,17 @@ export async function favourite(db: DB, cfg: Config, id: string, viewerId: strin
   return render(cfg, b, target.id);
 }
 
-export async function unfavourite(db: DB, cfg: Config, id: string, viewerId: string): Promise<Json> {
+export async function unfavourite(db: DB, cfg: Config, id: string, viewerId: string, fed?: Federator): Promise<Json> {
   const pv = padId(viewerId);
   const [, removed] = await db.batch([
     db.run(sql`DELETE FROM notifications WHERE type = 'favourite'
       AND activity_id IN (SELECT id FROM favourites WHERE account_id = ${pv} AND status_id = ${targetOf(id)})`),
-    db.delete(favourites).where(and(eq(favourites.accountId, viewerId), sql`${favourites.statusId} = ${targetOf(id)}`)).returning({ statusId: favourites.statusId }),
+    db.delete(favourites).where(and(eq(favourites.accountId, viewerId), sql`${favourites.statusId} = ${targetOf(id)}`)).returning({ statusId: favourites.statusId, id: favourites.id }),
   ]);
   const targetId = removed[0]?.statusId ?? id;
   const b = await loadStatusBundle(db, [targetId], viewerId);
   b.viewer.favourited.delete(targetId);
+  if (fed && removed[0] && b.accounts.get(b.statuses.get(targetId)?.accountId ?? "")?.domain) await fed.send({ kind: "undo_like", accountId: viewerId, statusId: targetId, favouriteId: removed[0].id });
   return removed.length ? renderAnyway(cfg, b, targetId) : render(cfg, b, targetId);
 }
 
@@ -175,7 +178,7 @@ export async function reblog(db: DB, cfg: Config, viewer: UserViewer, id: string
   bump(b, target.id, { reblogsCount: target.reblogsCount + 1 });
   b.viewer.reblogged.add(target.id);
   if (viewer.applicationId && viewer.application) b.apps.set(viewer.applicationId, viewer.application);
-  return { status: render(cfg, b, reblogId), jobs: [{ type: "fanout", statusId: reblogId }] };
+  return { status: render(cfg, b, reblogId), jobs: [federateJob(cfg.origin, { kind: "announce", reblogId }), { type: "fanout", statusId: reblogId }] };
 }
 
 async function existingReblog(db: DB, cfg: Config, viewerId: string, targetId: string): Promise<Json> {
@@ -202,14 +205,16 @@ export async function unreblog(db: DB, cfg: Config, id: string, viewerId: string
     db
       .delete(statuses)
       .where(and(eq(statuses.accountId, viewerId), sql`${statuses.reblogOfId} = ${targetOf(id)}`))
-      .returning({ id: statuses.id, reblogOfId: statuses.reblogOfId }),
+      .returning({ id: statuses.id, reblogOfId: statuses.reblogOfId, uri: statuses.uri }),
   ]);
-  const removed = res[res.length - 1] as { id: string; reblogOfId: string }[];
+  const removed = res[res.length - 1] as { id: string; reblogOfId: string; uri: string }[];
   const targetId = removed[0]?.reblogOfId ?? id;
   const b = await loadStatusBundle(db, [targetId], viewerId);
   b.viewer.reblogged.delete(targetId);
   const status = removed.length ? renderAnyway(cfg, b, targetId) : render(cfg, b, targetId);
-  const jobs = removed.map((r): JobMessage => ({ type: "unfanout", statusId: r.id, accountId: viewerId, reblogOfId: r.reblogOfId }));
+  const t = b.statuses.get(targetId);
+  const jobs = t ? removed.map((r) => federateJob(cfg.origin, { kind: "undo_announce", accountId: viewerId, reblogUri: r.uri, objectUri: t.uri, objectAuthorId: t.accountId })) : [];
+  jobs.push(...removed.map((r): JobMessage => ({ type: "unfanout", statusId: r.id, accountId: viewerId, reblogOfId: r.reblogOfId })));
   return { status, jobs };
 }
 
@@ -239,7 +244,7 @@ export async function unbookmark(db: DB, cfg: Config, id: string, viewerId: stri
 
 // ---- pins (own statuses of any visibility; not reblogs) ----
 
-export async function pin(db: DB, cfg: Config, id: string, viewerId: string): Promise<Json> {
+export async function pin(db: DB, cfg: Config, id: string, viewerId: string, fed?: Federator): Promise<Json> {
   const { b } = await loadVisible(db, cfg, id, viewerId);
   const s = b.statuses.get(id)!;
   if (s.reblogOfId) throw validationFailed("Boosts cannot be pinned");
@@ -252,15 +257,17 @@ export async function pin(db: DB, cfg: Config, id: string, viewerId: string): Pr
       WHERE (SELECT count(*) FROM status_pins WHERE account_id = ${pv}) < ${MAX_PINNED_STATUSES}`);
     if (!(r as D1Result).meta?.changes) throw validationFailed("You have already pinned the maximum number of posts");
     b.viewer.pinned.add(id);
+    await fed?.send({ kind: "pin", accountId: viewerId, statusId: id, remove: false });
   }
   return render(cfg, b, id);
 }
 
-export async function unpin(db: DB, cfg: Config, id: string, viewerId: string): Promise<Json> {
+export async function unpin(db: DB, cfg: Config, id: string, viewerId: string, fed?: Federator): Promise<Json> {
   const { b } = await loadVisible(db, cfg, id, viewerId);
   if (b.viewer.pinned.has(id)) {
     await db.run(sql`DELETE FROM status_pins WHERE account_id = ${padId(viewerId)} AND status_id = ${padId(id)}`);
     b.viewer.pinned.delete(id);
+    await fed?.send({ kind: "pin", accountId: viewerId, statusId: id, remove: true });
   }
   return render(cfg, b, id);
 }

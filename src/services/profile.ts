@@ -13,6 +13,7 @@ import type { AccountRow, UserRow } from "../oauth/viewer";
 import { authorizeAllStatements } from "./follows";
 import type { JobMessage } from "./jobs";
 import { enqueue } from "./relationships";
+import { federateJob } from "../federation/enqueue";
 
 export const MAX_DISPLAY_NAME = 30;
 export const MAX_NOTE = 500;
@@ -126,11 +127,12 @@ export async function updateProfile(db: DB, cfg: Config, env: Env, viewer: UserV
   const user = settingsChanged ? ((res[base + 1] as UserRow[])[0] ?? viewer.user) : viewer.user;
 
   if (unlocking) {
-    const requesters = res[base - 1] as { accountId: string }[];
-    await enqueue(
-      env.JOBS,
-      requesters.map((r): JobMessage => ({ type: "merge_feed", accountId: r.accountId, targetAccountId: a.id })),
-    );
+    const requesters = res[base - 1] as { accountId: string; uri: string | null }[];
+    await enqueue(env.JOBS, [
+      ...requesters.map((r): JobMessage => ({ type: "merge_feed", accountId: r.accountId, targetAccountId: a.id })),
+      // Requests from other servers carry their Follow's id: those servers get an Accept.
+      ...requesters.flatMap((r) => (r.uri ? [federateJob(cfg.origin, { kind: "accept_follow", accountId: a.id, followerId: r.accountId, followUri: r.uri })] : [])),
+    ]);
   }
   await deleteStored(env, replaced);
   return { account, user, followRequestsCount: unlocking ? 0 : viewer.followRequestsCount };

@@ -34,7 +34,7 @@ describe("POST /api/v1/statuses", () => {
     expect(s.favourited).toBe(false);
     expect(s.reblog).toBeNull();
     expect(res.headers.get("server-timing")).toMatch(/dur=2$/);
-    expect(jobs).toEqual([{ type: "fanout", statusId: s.id }]);
+    expect(jobs.filter((j) => j.type !== "federate")).toEqual([{ type: "fanout", statusId: s.id }]);
     // the rendered-from-memory response matches a fresh read
     const again = await u.api.get(`/api/v1/statuses/${s.id}`);
     expect(again.body).toEqual(s);
@@ -336,7 +336,7 @@ describe("DELETE /api/v1/statuses/:id", () => {
     const res = await a.api.delete(`/api/v1/statuses/${s.body.id}`);
     expect(res.status).toBe(200);
     expect(jobs[0]).toEqual({ type: "unfanout", statusId: s.body.id, accountId: a.id, reblogOfId: null });
-    expect(jobs.length).toBe(2);
+    expect(jobs.filter((j) => j.type !== "federate").length).toBe(2);
     expect(jobs[1]).toMatchObject({ type: "unfanout", accountId: b.id, reblogOfId: s.body.id });
     expect(res.body.id).toBe(s.body.id);
     expect(res.body.text).toBe("bye #gone");

@@ -33,6 +33,7 @@ import { endorse, endorsementsPage, unendorse } from "../../services/endorsement
 import { follow, removeFromFollowers, unfollow } from "../../services/follows";
 import { mute, unmute } from "../../services/mutes";
 import { updateProfile } from "../../services/profile";
+import { federate, federator } from "../../federation/enqueue";
 
 const r = new Hono<AppEnv>();
 
@@ -134,6 +135,7 @@ const updateCredentials = async (c: Ctx) => {
     avatar: p.avatar,
     header: p.header,
   });
+  await federate(c, c.get("config").origin, { kind: "update_actor", accountId: v.account.id });
   return c.json(renderCredentialAccount(c.get("config"), out.account, out.user, v.role, out.followRequestsCount));
 };
 r.patch("/update_credentials", requireUser("write:accounts"), updateCredentials);
@@ -294,17 +296,17 @@ export async function readFollowOptions(c: Ctx) {
 r.post("/:id/follow", requireUser("write:follows"), async (c) => {
   const id = pathId(c);
   const opts = await readFollowOptions(c);
-  return c.json(await follow(c.get("db"), c.env.JOBS, me(c).account.id, id, opts));
+  return c.json(await follow(c.get("db"), c.env.JOBS, me(c).account.id, id, opts, federator(c)));
 });
 
-r.post("/:id/unfollow", requireUser("write:follows"), async (c) => c.json(await unfollow(c.get("db"), c.env.JOBS, me(c).account.id, pathId(c))));
+r.post("/:id/unfollow", requireUser("write:follows"), async (c) => c.json(await unfollow(c.get("db"), c.env.JOBS, me(c).account.id, pathId(c), federator(c))));
 
 r.post("/:id/remove_from_followers", requireUser("write:follows"), async (c) =>
-  c.json(await removeFromFollowers(c.get("db"), c.env.JOBS, me(c).account.id, pathId(c))),
+  c.json(await removeFromFollowers(c.get("db"), c.env.JOBS, me(c).account.id, pathId(c), federator(c))),
 );
 
-r.post("/:id/block", requireUser("write:blocks"), async (c) => c.json(await block(c.get("db"), c.env.JOBS, me(c).account.id, pathId(c))));
-r.post("/:id/unblock", requireUser("write:blocks"), async (c) => c.json(await unblock(c.get("db"), me(c).account.id, pathId(c))));
+r.post("/:id/block", requireUser("write:blocks"), async (c) => c.json(await block(c.get("db"), c.env.JOBS, me(c).account.id, pathId(c), federator(c))));
+r.post("/:id/unblock", requireUser("write:blocks"), async (c) => c.json(await unblock(c.get("db"), me(c).account.id, pathId(c), federator(c))));
 
 const MAX_MUTE_SECONDS = 100 * 365 * 24 * 3600;
 const muteSchema = z

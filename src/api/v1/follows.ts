@@ -1,5 +1,5 @@
-// POST /api/v1/follows: follow by address (`user`, `@user@domain`). Remote accounts must already be known here;
-// resolving unknown ones arrives with federation.
+// POST /api/v1/follows: follow by address (`user`, `@user@domain`). Unknown remote accounts are resolved through
+// WebFinger first (src/federation/resolve.ts).
 import { Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../../context";
@@ -9,15 +9,18 @@ import { me, requireUser } from "../../oauth/guard";
 import { lookupAccount } from "../../services/account-queries";
 import { follow } from "../../services/follows";
 import { readFollowOptions } from "./accounts";
+import { federator } from "../../federation/enqueue";
+import { resolveForFollow } from "../../federation/resolve";
 
 const r = new Hono<AppEnv>();
 
 r.post("/", requireUser("write:follows"), async (c) => {
   const p = await parse(c, z.object({ uri: zStr(600) }).passthrough());
   const opts = await readFollowOptions(c);
-  const target = await lookupAccount(c.get("db"), c.get("config"), p.uri.replace(/^acct:/i, ""));
+  const acct = p.uri.replace(/^acct:/i, "");
+  const target = (await lookupAccount(c.get("db"), c.get("config"), acct)) ?? (await resolveForFollow(c.get("db"), c.get("config"), acct));
   if (!target || target.suspendedAt) throw notFound();
-  return c.json(await follow(c.get("db"), c.env.JOBS, me(c).account.id, target.id, opts));
+  return c.json(await follow(c.get("db"), c.env.JOBS, me(c).account.id, target.id, opts, federator(c)));
 });
 
 export default r;

@@ -8,6 +8,7 @@ import { parseId } from "../../lib/ids";
 import { parse, zArray, zBool, zId, zStr } from "../../lib/params";
 import { me, requireUser } from "../../oauth/guard";
 import { createReport, REPORT_CATEGORIES } from "../../services/reports";
+import { federate } from "../../federation/enqueue";
 
 const r = new Hono<AppEnv>();
 
@@ -39,6 +40,7 @@ r.post("/", requireUser("write:reports"), async (c) => {
     category: p.category,
     forward: p.forward ?? false,
   });
+  if (report.forward) await federate(c, c.get("config").origin, { kind: "flag", reportId: report.id });
   return c.json({
     id: report.id,
     action_taken: false,

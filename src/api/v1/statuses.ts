@@ -31,6 +31,7 @@ import {
 import type { JobMessage } from "../../services/jobs";
 import { postStatus } from "../../services/post-status";
 import { statusContext } from "../../services/status-context";
+import { federate, federateJob, federator } from "../../federation/enqueue";
 
 const r = new Hono<AppEnv>();
 
@@ -93,7 +94,7 @@ r.post("/", requireUser("write:statuses"), async (c) => {
   const input = await parse(c, postSchema);
   const v = me(c);
   const res = await postStatus(c.get("db"), c.get("config"), v, input, c.req.header("idempotency-key") ?? null);
-  if (res.created) await enqueue(c, [{ type: "fanout", statusId: res.id }]);
+  if (res.created) await enqueue(c, [{ type: "fanout", statusId: res.id }, federateJob(c.get("config").origin, { kind: "create", statusId: res.id })]);
   return c.json(res.status, res.created ? 201 : 200);
 });
 
@@ -120,7 +121,9 @@ r.delete("/:id", requireUser("write:statuses"), async (c) => {
 r.put("/:id", requireUser("write:statuses"), async (c) => {
   const id = pathId(c);
   const input = await parse(c, editSchema);
-  return c.json(await editStatus(c.get("db"), c.get("config"), me(c), id, input));
+  const out = await editStatus(c.get("db"), c.get("config"), me(c), id, input);
+  await federate(c, c.get("config").origin, { kind: "update_status", statusId: id });
+  return c.json(out);
 });
 
 r.get("/:id/history", scopeIfToken("read:statuses"), async (c) => {
@@ -138,10 +141,10 @@ r.get("/:id/context", scopeIfToken("read:statuses"), async (c) => {
 // ---- interactions ----
 
 r.post("/:id/favourite", requireUser("write:favourites"), async (c) =>
-  c.json(await favourite(c.get("db"), c.get("config"), pathId(c), me(c).account.id)),
+  c.json(await favourite(c.get("db"), c.get("config"), pathId(c), me(c).account.id, federator(c))),
 );
 r.post("/:id/unfavourite", requireUser("write:favourites"), async (c) =>
-  c.json(await unfavourite(c.get("db"), c.get("config"), pathId(c), me(c).account.id)),
+  c.json(await unfavourite(c.get("db"), c.get("config"), pathId(c), me(c).account.id, federator(c))),
 );
 
 r.post("/:id/reblog", requireUser("write:statuses"), async (c) => {
@@ -163,8 +166,8 @@ r.post("/:id/unbookmark", requireUser("write:bookmarks"), async (c) =>
   c.json(await unbookmark(c.get("db"), c.get("config"), pathId(c), me(c).account.id)),
 );
 
-r.post("/:id/pin", requireUser("write:accounts"), async (c) => c.json(await pin(c.get("db"), c.get("config"), pathId(c), me(c).account.id)));
-r.post("/:id/unpin", requireUser("write:accounts"), async (c) => c.json(await unpin(c.get("db"), c.get("config"), pathId(c), me(c).account.id)));
+r.post("/:id/pin", requireUser("write:accounts"), async (c) => c.json(await pin(c.get("db"), c.get("config"), pathId(c), me(c).account.id, federator(c))));
+r.post("/:id/unpin", requireUser("write:accounts"), async (c) => c.json(await unpin(c.get("db"), c.get("config"), pathId(c), me(c).account.id, federator(c))));
 
 r.post("/:id/mute", requireUser("write:mutes"), async (c) =>
   c.json(await muteConversation(c.get("db"), c.get("config"), pathId(c), me(c).account.id, true)),

@@ -12,6 +12,7 @@ import { viewerAccountId } from "../../oauth/guard";
 import { scopeAllows } from "../../oauth/scopes";
 import { searchAccounts, searchStatusIds, type SearchOptions } from "../../services/search";
 import { searchTags, validTagName } from "../../services/tags-follow";
+import { resolveForSearch } from "../../federation/resolve";
 
 const r = new Hono<AppEnv>();
 
@@ -39,8 +40,7 @@ r.get("/", async (c) => {
   const viewerId = viewerAccountId(c);
   const offset = Math.max(0, p.offset ?? 0);
   if (!viewerId && offset > 0) throw new ApiError(401, "Search queries pagination is not supported without authentication");
-  // resolve=true would fetch remote accounts and statuses; that needs a signed-in user (D9) and federation, so it is
-  // ignored here and only local data is searched.
+  // resolve=true fetches remote accounts and statuses only for a signed-in user (D9); signed out, only local data is searched.
   const type = p.type ?? "";
   const all = type === "";
   const opts: SearchOptions = {
@@ -52,13 +52,17 @@ r.get("/", async (c) => {
   };
   const db = c.get("db");
   const cfg = c.get("config");
+  const found = p.resolve && viewerId && offset === 0 ? await resolveForSearch(db, cfg, c.env.JOBS, q, type) : null;
+  // A resolved account is searched for by its acct, so blocks, mutes and domain blocks still apply.
+  const accountQ = found?.account ? `${found.account.username}@${found.account.domain}` : q;
   const tagName = !q.includes("@") && !/^https?:\/\//i.test(q) ? validTagName(q.replace(/^#/, "")) : null;
   const [accountRows, statusIds, tagRows] = await Promise.all([
-    all || type === "accounts" ? searchAccounts(db, cfg, q, opts) : [],
+    all || type === "accounts" ? searchAccounts(db, cfg, accountQ, opts) : [],
     all || type === "statuses" ? searchStatusIds(db, cfg, q, opts) : [],
     (all || type === "hashtags") && tagName ? searchTags(db, tagName, opts.limit, offset) : [],
   ]);
-  const statuses = statusIds.length ? await renderStatuses(db, cfg, statusIds, viewerId) : [];
+  const ids: string[] = found?.statusId && !(statusIds as string[]).includes(found.statusId) ? [found.statusId, ...statusIds] : statusIds;
+  const statuses = ids.length ? await renderStatuses(db, cfg, ids, viewerId) : [];
   return c.json({
     accounts: accountRows.map((a) => renderAccount(cfg, a)),
     statuses,

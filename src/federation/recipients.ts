@@ -1,0 +1,85 @@
+// Who receives an outbound activity (Mastodon's StatusReachFinder, simplified): remote followers (shared inboxes
+// collapsed), mentioned and otherwise involved remote accounts, never local accounts, suspended accounts or hosts
+// under a suspending domain block. Unavailable hosts are skipped later by deliverActivity.
+import { and, eq, isNotNull, isNull, sql } from "drizzle-orm";
+import type { DB } from "../db/client";
+import { accounts, domainBlocks, favourites, follows, statuses } from "../db/schema";
+import { padId } from "../lib/ids";
+import type { AccountRow } from "../oauth/viewer";
+import { followerInboxes } from "./delivery";
+
+type Remote = Pick<AccountRow, "domain" | "inboxUrl" | "sharedInboxUrl" | "suspendedAt">;
+
+const isRemote = (a: Remote | null | undefined): a is Remote => !!a && !!a.domain && !a.suspendedAt;
+
+/** The inbox for a status-level delivery: the shared one when the server has it. */
+export const preferredInbox = (a: Remote): string | null => a.sharedInboxUrl || a.inboxUrl || null;
+
+/** The account's own inbox, for activities addressed to it alone (Follow, Like, Block...). */
+export const personalInbox = (a: Remote): string | null => a.inboxUrl || a.sharedInboxUrl || null;
+
+export function remoteInboxes(list: (Remote | null | undefined)[], pick = preferredInbox): string[] {
+  return list.filter(isRemote).map(pick).filter((x): x is string => !!x);
+}
+
+/** Remote accounts with these actor URIs (a deleted status only left its mention URIs behind). */
+export async function accountsByUris(db: DB, uris: string[]): Promise<AccountRow[]> {
+  if (!uris.length) return [];
+  return db
+    .select()
+    .from(accounts)
+    .where(and(sql`${accounts.uri} IN (SELECT value FROM json_each(${JSON.stringify(uris)}))`, isNotNull(accounts.domain)));
+}
+
+/** Remote accounts that reblogged, favourited or replied to a status: they hold a copy an Update must reach. */
+export async function interactedInboxes(db: DB, statusId: string): Promise<string[]> {
+  const p = padId(statusId);
+  const rows = await db
+    .selectDistinct({ inbox: sql<string>`coalesce(${accounts.sharedInboxUrl}, ${accounts.inboxUrl})` })
+    .from(accounts)
+    .where(
+      and(
+        isNotNull(accounts.domain),
+        isNull(accounts.suspendedAt),
+        sql`${accounts.id} IN (SELECT account_id FROM ${statuses} WHERE reblog_of_id = ${p} OR in_reply_to_id = ${p}
+          UNION SELECT account_id FROM ${favourites} WHERE status_id = ${p})`,
+      ),
+    );
+  return rows.map((r) => r.inbox).filter(Boolean);
+}
+
+/** Inboxes of the remote accounts a local account follows (delete_actor reaches them too). */
+export async function followingInboxes(db: DB, accountId: string): Promise<string[]> {
+  const rows = await db
+    .selectDistinct({ inbox: sql<string>`coalesce(${accounts.sharedInboxUrl}, ${accounts.inboxUrl})` })
+    .from(follows)
+    .innerJoin(accounts, eq(accounts.id, follows.targetAccountId))
+    .where(and(eq(follows.accountId, accountId), isNotNull(accounts.domain), isNull(accounts.suspendedAt)));
+  return rows.map((r) => r.inbox).filter(Boolean);
+}
+
+export { followerInboxes };
+
+/** Drops inboxes on hosts under a suspending domain block (the host itself or a parent domain). */
+export async function withoutSuspended(db: DB, inboxes: Iterable<string>): Promise<string[]> {
+  const list = [...new Set(inboxes)].filter(Boolean);
+  if (!list.length) return [];
+  const hosts = new Map<string, string[]>();
+  for (const inbox of list) {
+    let u: URL;
+    try {
+      u = new URL(inbox);
+    } catch {
+      continue;
+    }
+    const parts = u.hostname.toLowerCase().split(".");
+    hosts.set(inbox, [u.host.toLowerCase(), ...parts.map((_, i) => parts.slice(i).join("."))]);
+  }
+  const candidates = [...new Set([...hosts.values()].flat())];
+  const rows = await db
+    .select({ domain: domainBlocks.domain })
+    .from(domainBlocks)
+    .where(and(eq(domainBlocks.severity, "suspend"), sql`lower(${domainBlocks.domain}) IN (SELECT value FROM json_each(${JSON.stringify(candidates)}))`));
+  const suspended = new Set(rows.map((r) => r.domain.toLowerCase()));
+  return [...hosts].filter(([, names]) => !names.some((n) => suspended.has(n))).map(([inbox]) => inbox);
+}
