@@ -13,7 +13,9 @@ export default defineWorkersConfig(async () => {
       hookTimeout: 60_000,
       poolOptions: {
         workers: {
-          singleWorker: true,
+          // One workerd per test file: vitest-pool-workers nests a Proxy per Durable Object construction, so a single
+          // runtime for the whole suite eventually overflows the stack (rate limiter DOs are built in many tests).
+          singleWorker: false,
           isolatedStorage: true,
           wrangler: { configPath: "./wrangler.toml" },
           miniflare: {
