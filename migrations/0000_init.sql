@@ -571,6 +571,7 @@ CREATE TABLE `inbox_seen` (
 	`received_at` integer NOT NULL
 );
 --> statement-breakpoint
+CREATE INDEX `inbox_seen_received` ON `inbox_seen` (`received_at`);--> statement-breakpoint
 CREATE TABLE `tombstones` (
 	`uri` text PRIMARY KEY NOT NULL,
 	`account_id` text,

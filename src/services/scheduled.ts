@@ -1,11 +1,15 @@
 // Cron (every 5 minutes): drop the home feeds of users inactive for 14 days (Mastodon's FeedCleanupScheduler; the
-// feed is rebuilt when they come back), expire temporary mutes, and send "poll" notifications for polls that ended.
+// feed is rebuilt when they come back), expire temporary mutes, send "poll" notifications for polls that ended, and
+// prune rows that only matter for a while (housekeeping.ts, expired codes and sessions).
 // Each task is bounded per run and independent: one failing does not stop the others.
 import { sql } from "drizzle-orm";
 import { createDb, idList, type DB } from "../db/client";
 import type { Env } from "../env";
 import { padId, snowflake, unpadId } from "../lib/ids";
 import { notificationStatement } from "./notifications";
+import { pruneFederationState } from "./housekeeping";
+import { purgeExpiredGrants } from "./oauth-grants";
+import { purgeExpiredWebSessions } from "./web-session";
 
 export const INACTIVE_AFTER_MS = 14 * 24 * 60 * 60 * 1000;
 const DROP_PER_RUN = 200;
@@ -18,6 +22,9 @@ export async function runScheduled(env: Env, at: number): Promise<void> {
     ["drop inactive feeds", () => dropInactiveFeeds(db, at)],
     ["expire mutes", () => expireMutes(db, at)],
     ["poll notifications", () => notifyEndedPolls(db, at)],
+    ["prune federation state and idempotency keys", () => pruneFederationState(db, at)],
+    ["purge expired authorization codes", () => purgeExpiredGrants(db, at)],
+    ["purge expired web sessions", () => purgeExpiredWebSessions(db, at)],
   ] as const) {
     try {
       await task();

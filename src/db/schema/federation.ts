@@ -14,10 +14,14 @@ export const activityOutbox = sqliteTable(
 );
 
 /** Inbound activities already processed (by id, or sha256 of the body when there is none): repeats are no-ops. */
-export const inboxSeen = sqliteTable("inbox_seen", {
-  activityId: text("activity_id").primaryKey(),
-  receivedAt: ms("received_at").notNull(),
-});
+export const inboxSeen = sqliteTable(
+  "inbox_seen",
+  {
+    activityId: text("activity_id").primaryKey(),
+    receivedAt: ms("received_at").notNull(),
+  },
+  (t) => [index("inbox_seen_received").on(t.receivedAt)],
+);
 
 /** URIs of deleted remote objects: a Create arriving after its Delete is ignored (C16). */
 export const tombstones = sqliteTable("tombstones", {
