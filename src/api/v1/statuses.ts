@@ -95,7 +95,8 @@ r.post("/", requireUser("write:statuses"), async (c) => {
   const v = me(c);
   const res = await postStatus(c.get("db"), c.get("config"), v, input, c.req.header("idempotency-key") ?? null);
   if (res.created) await enqueue(c, [{ type: "fanout", statusId: res.id }, federateJob(c.get("config").origin, { kind: "create", statusId: res.id })]);
-  return c.json(res.status, res.created ? 201 : 200);
+  // 200 as Mastodon answers (clients were written against it), for a new status and for an idempotent replay alike.
+  return c.json(res.status, 200);
 });
 
 r.get("/", scopeIfToken("read:statuses"), async (c) => {
