@@ -1,4 +1,4 @@
-import { env } from "cloudflare:test";
+import { env, fetchMock } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { padId } from "../../src/lib/ids";
 import { anon, links, makeUser } from "./helpers";
@@ -166,6 +166,10 @@ describe("POST /api/v1/follows", () => {
     const again = await a.api.post("/api/v1/follows", { uri: `@${b.username}` });
     expect(again.status).toBe(200);
     expect(again.body.following).toBe(true);
+    // An unknown remote handle is looked up by WebFinger; far.example (served here by fetchMock) knows nobody.
+    fetchMock.activate();
+    fetchMock.disableNetConnect();
+    fetchMock.get("https://far.example").intercept({ path: (p) => p.startsWith("/.well-known/webfinger") }).reply(404, "");
     expect((await a.api.post("/api/v1/follows", { uri: "someone@far.example" })).status).toBe(404);
     expect((await a.api.post("/api/v1/follows", {})).status).toBe(422);
     expect((await anon.post("/api/v1/follows", { uri: b.username })).status).toBe(401);
