@@ -4,6 +4,7 @@
 // ports 80/443 only, our own host never fetched, redirects followed by hand (≤3, each re-validated, no https→http
 // downgrade), 30 s total, and the body counted while streaming (decompressed) against a cap.
 // `allowLoopback` (config ALLOW_LOOPBACK_FETCH, off by default) lets tests federate between processes on 127.0.0.1.
+import { readCapped } from "../lib/capped-body";
 import { isBlockedAddress, isIpLiteral, isLoopback } from "./ip";
 
 export class FetchRefused extends Error {
@@ -54,33 +55,13 @@ export function checkUrl(raw: string, opts: Pick<SafeFetchOptions, "ownHosts" | 
   return u;
 }
 
-async function readCapped(res: Response, maxBytes: number): Promise<Uint8Array> {
+async function readResponseCapped(res: Response, maxBytes: number): Promise<Uint8Array> {
   const declared = Number(res.headers.get("content-length") ?? "NaN");
   if (Number.isFinite(declared) && declared > maxBytes) {
     await res.body?.cancel().catch(() => {});
     throw new FetchRefused("response too large");
   }
-  if (!res.body) return new Uint8Array(0);
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel().catch(() => {});
-      throw new FetchRefused("response too large");
-    }
-    chunks.push(value);
-  }
-  const out = new Uint8Array(size);
-  let o = 0;
-  for (const c of chunks) {
-    out.set(c, o);
-    o += c.byteLength;
-  }
-  return out;
+  return readCapped(res.body, maxBytes, () => new FetchRefused("response too large"));
 }
 
 export interface SafeResponse {
@@ -119,7 +100,7 @@ export async function safeFetch(rawUrl: string, opts: SafeFetchOptions = {}): Pr
       url = next;
       continue;
     }
-    const body = await readCapped(res, opts.maxBytes ?? 1024 * 1024);
+    const body = await readResponseCapped(res, opts.maxBytes ?? 1024 * 1024);
     return { status: res.status, headers: res.headers, url: url.toString(), body, text: () => new TextDecoder().decode(body) };
   }
 }

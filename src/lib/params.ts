@@ -3,6 +3,7 @@
 // that route schemas (zod) validate. Body size and JSON nesting are capped before parsing (security A11, A12, A25).
 import type { Context } from "hono";
 import { z } from "zod";
+import { cappedStream, readCapped } from "./capped-body";
 import { ApiError, badRequest, validationFailed } from "./errors";
 
 export type Params = Record<string, unknown>;
@@ -92,26 +93,7 @@ export function parseJsonText(text: string, maxDepth = MAX_DEPTH): unknown {
 export async function readBodyText(req: Request, limit: number): Promise<string> {
   const declared = Number(req.headers.get("content-length") ?? "NaN");
   if (Number.isFinite(declared) && declared > limit) throw new ApiError(413, "Payload too large");
-  if (!req.body) return "";
-  const reader = req.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => {});
-      throw new ApiError(413, "Payload too large");
-    }
-    chunks.push(value);
-  }
-  const all = new Uint8Array(size);
-  let o = 0;
-  for (const ch of chunks) {
-    all.set(ch, o);
-    o += ch.byteLength;
-  }
+  const all = await readCapped(req.body, limit, () => new ApiError(413, "Payload too large"));
   try {
     return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(all);
   } catch {
@@ -150,7 +132,7 @@ async function parseRequest(req: Request, url: string, maxBody: number): Promise
     if (!/boundary=/.test(type)) throw badRequest("Multipart body without a boundary");
     let form: FormData;
     // Counted while streaming: a chunked body has no Content-Length. The original header keeps the boundary's case.
-    const counted = countedBody(req, maxBody);
+    const counted = cappedStream(req.body, maxBody, () => new ApiError(413, "Payload too large"));
     const headers = { "content-type": req.headers.get("content-type") ?? type };
     try {
       form = await new Request(url, { method: req.method, headers, body: counted.body }).formData();
@@ -176,27 +158,6 @@ async function parseRequest(req: Request, url: string, maxBody: number): Promise
     }
   }
   return { ...query, ...body };
-}
-
-/** The request body as a stream that errors once more than `limit` bytes have passed (chunked uploads, A11). */
-function countedBody(req: Request, limit: number): { body: ReadableStream<Uint8Array> | null; over: () => boolean } {
-  let seen = 0;
-  let over = false;
-  const body =
-    req.body?.pipeThrough(
-      new TransformStream<Uint8Array, Uint8Array>({
-        transform(chunk, ctl) {
-          seen += chunk.byteLength;
-          if (seen > limit) {
-            over = true;
-            ctl.error(new ApiError(413, "Payload too large"));
-            return;
-          }
-          ctl.enqueue(chunk);
-        },
-      }),
-    ) ?? null;
-  return { body, over: () => over };
 }
 
 /** Validates parameters with a zod schema; failures are 422 with the field and message. */
