@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // `npm test`: the whole suite, in order: type check, vitest (workerd integration + unit), node:test (e2e against
-// `wrangler dev` + browser in chromium). Every stage runs even if an earlier one failed; the last line is the
-// aggregate `N passed, N failed[, N skipped]` and the exit code is non-zero if anything failed.
-//   npm test -- vitest node      only some stages (typecheck, vitest, node)
+// `wrangler dev` + browser in chromium), federation (a fedify ActivityPub server against `wrangler dev`). Every
+// stage runs even if an earlier one failed; the last line is the aggregate `N passed, N failed[, N skipped]` and
+// the exit code is non-zero if anything failed.
+//   npm test -- vitest node      only some stages (typecheck, vitest, node, federation)
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -15,7 +16,7 @@ const out = mkdtempSync(join(tmpdir(), "tern-test-"));
 const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
 const inCI = !!process.env.CI && process.env.CI !== "false" && process.env.CI !== "0";
 
-const STAGES = ["typecheck", "vitest", "node"];
+const STAGES = ["typecheck", "vitest", "node", "federation"];
 const wanted = process.argv.slice(2);
 for (const w of wanted) if (!STAGES.includes(w)) throw new Error(`unknown stage ${w}; stages: ${STAGES.join(", ")}`);
 const want = (name) => wanted.length === 0 || wanted.includes(name);
@@ -74,26 +75,17 @@ if (want("vitest")) {
   record("vitest", c, note);
 }
 
-// 3. node:test — e2e (masto against wrangler dev) and browser (chromium). TAP goes to a file for the counts,
-//    spec to the terminal for people.
-if (want("node")) {
-  header("node:test (e2e + browser)");
-  const list = (dir) =>
-    existsSync(join(root, dir))
-      ? readdirSync(join(root, dir)).filter((f) => f.endsWith(".test.mjs")).sort().map((f) => join(dir, f))
-      : [];
-  const files = list("test/e2e");
-  const browserFiles = list("test/browser");
-  let skippedFiles = 0;
-  if (existsSync(CHROMIUM) || inCI) {
-    // In CI a missing chromium is not skipped: the browser test runs and fails, saying why.
-    files.push(...browserFiles);
-  } else {
-    skippedFiles = browserFiles.length;
-    console.log(`⚠ Skipping the browser tests (${browserFiles.join(", ")}): no chromium at ${CHROMIUM}.`);
-    console.log("  Install it with `apt-get install chromium` (CI does, through .ci/run).\n");
-  }
-  const tapFile = join(out, "node-test.tap");
+// 3. node:test — e2e (masto against wrangler dev) and browser (chromium); 4. federation (a fedify peer against
+//    wrangler dev). TAP goes to a file for the counts, spec to the terminal for people.
+const listTests = (dir) =>
+  existsSync(join(root, dir))
+    ? readdirSync(join(root, dir)).filter((f) => f.endsWith(".test.mjs")).sort().map((f) => join(dir, f))
+    : [];
+
+function nodeTestStage(name, files, { skipped = 0, note = "" } = {}) {
+  // With no file arguments node --test would go looking for tests everywhere.
+  if (!files.length) return record(name, { passed: 0, failed: 0, skipped }, `${note}\n    no test files`);
+  const tapFile = join(out, `${name.replace(/\W+/g, "-")}.tap`);
   const code = run([
     "--test",
     "--test-concurrency=1",
@@ -104,8 +96,7 @@ if (want("node")) {
     `--test-reporter-destination=${tapFile}`,
     ...files,
   ]);
-  const c = { passed: 0, failed: 0, skipped: skippedFiles };
-  let note = skippedFiles ? `\n    ${skippedFiles} browser test file(s) skipped: chromium missing` : "";
+  const c = { passed: 0, failed: 0, skipped };
   if (existsSync(tapFile)) {
     const tap = readFileSync(tapFile, "utf8");
     // The summary is the last block of `# name N` lines at column 0.
@@ -121,14 +112,38 @@ if (want("node")) {
     c.failed = 1;
     note += `\n    node --test exited with code ${code} without a failing test (see its output above)`;
   }
-  record("node:test", c, note);
+  record(name, c, note);
+}
+
+if (want("node")) {
+  header("node:test (e2e + browser)");
+  const files = listTests("test/e2e");
+  const browserFiles = listTests("test/browser");
+  let skippedFiles = 0;
+  if (existsSync(CHROMIUM) || inCI) {
+    // In CI a missing chromium is not skipped: the browser test runs and fails, saying why.
+    files.push(...browserFiles);
+  } else {
+    skippedFiles = browserFiles.length;
+    console.log(`⚠ Skipping the browser tests (${browserFiles.join(", ")}): no chromium at ${CHROMIUM}.`);
+    console.log("  Install it with `apt-get install chromium` (CI does, through .ci/run).\n");
+  }
+  nodeTestStage("node:test", files, {
+    skipped: skippedFiles,
+    note: skippedFiles ? `\n    ${skippedFiles} browser test file(s) skipped: chromium missing` : "",
+  });
+}
+
+if (want("federation")) {
+  header("federation (fedify peer against wrangler dev)");
+  nodeTestStage("federation", listTests("test/federation"));
 }
 
 rmSync(out, { recursive: true, force: true });
 
 header("summary");
 for (const s of stages) {
-  console.log(`  ${s.failed ? "✖" : "✔"} ${s.name.padEnd(10)} ${s.passed} passed, ${s.failed} failed, ${s.skipped} skipped${s.note}`);
+  console.log(`  ${s.failed ? "✖" : "✔"} ${s.name.padEnd(11)} ${s.passed} passed, ${s.failed} failed, ${s.skipped} skipped${s.note}`);
 }
 console.log("");
 console.log(`${total.passed} passed, ${total.failed} failed${total.skipped ? `, ${total.skipped} skipped` : ""}`);

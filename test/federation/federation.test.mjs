@@ -1,0 +1,261 @@
+// Federation with a real, independent ActivityPub server: a fedify peer (test/federation/peer.mjs) and Tern under
+// `wrangler dev`, both on 127.0.0.1. Each side fetches the other's documents and verifies the other's HTTP
+// signatures; deliveries go through Tern's real Queues. Steps share state and run in order; a step whose
+// prerequisite failed fails with "blocked by ...".
+import "./polyfills.mjs";
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { Accept, Block, Create, Follow, Person } from "@fedify/fedify/vocab";
+import { startTern } from "../support/server.mjs";
+import { startPeer } from "./peer.mjs";
+import { poll, signUp } from "./tern-api.mjs";
+
+const PUBLIC = new Set(["https://www.w3.org/ns/activitystreams#Public", "as:Public", "Public"]);
+const list = (v) => (v == null ? [] : Array.isArray(v) ? v : [v]).map((x) => (typeof x === "string" ? x : x?.id ?? x?.href));
+const objectId = (raw) => (typeof raw?.object === "string" ? raw.object : raw?.object?.id);
+
+function need(value, prereq) {
+  if (!value) throw new Error(`blocked by an earlier step: ${prereq}`);
+  return value;
+}
+
+describe("federation: Tern ⇄ fedify peer over loopback", () => {
+  let tern;
+  let peer;
+  let alice; // unlocked Tern user
+  let bob; // locked Tern user
+  const s = {}; // shared state between steps
+
+  before(async () => {
+    tern = await startTern({ vars: { ALLOW_LOOPBACK_FETCH: "true" } });
+    peer = await startPeer({ ternHosts: [`127.0.0.1:${tern.port}`] });
+    const users = await signUp(tern.url, ["alice", "bob"]);
+    alice = users.alice;
+    bob = users.bob;
+    await bob.api.patch("/api/v1/accounts/update_credentials", { locked: true });
+  });
+
+  after(async () => {
+    if (process.env.TERN_FED_LOG) {
+      console.log("peer POSTs:", peer?.posts);
+      console.log("peer errors:", peer?.errors);
+    }
+    await peer?.stop();
+    await tern?.stop();
+  });
+
+  const ternHost = () => `127.0.0.1:${tern.port}`;
+
+  test("signatures are checked on both sides: unsigned activities get 401", async () => {
+    const forged = {
+      "@context": "https://www.w3.org/ns/activitystreams",
+      id: `${peer.origin}/forged/1`,
+      type: "Like",
+      actor: peer.actorUri.href,
+      object: `${tern.url}/users/alice`,
+    };
+    const headers = { "content-type": "application/activity+json" };
+    const toTern = await fetch(`${tern.url}/users/alice/inbox`, { method: "POST", headers, body: JSON.stringify(forged) });
+    assert.equal(toTern.status, 401, "Tern refuses an unsigned POST");
+    const toPeer = await fetch(`${peer.origin}/inbox`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ ...forged, id: `${tern.url}/forged/1`, actor: `${tern.url}/users/alice`, object: peer.actorUri.href }),
+    });
+    assert.equal(toPeer.status, 401, "fedify's signature verification is on");
+  });
+
+  test("1. the peer resolves a Tern user by WebFinger and fetches the actor", async () => {
+    const actor = await peer.lookup(`acct:alice@${ternHost()}`);
+    assert.ok(actor, `fedify resolved acct:alice@${ternHost()}`);
+    assert.ok(actor instanceof Person, `actor is a Person (got ${actor?.constructor?.name})`);
+    assert.equal(actor.id?.href, `${tern.url}/users/alice`);
+    assert.equal(actor.preferredUsername, "alice");
+    assert.equal(actor.inboxId?.href, `${tern.url}/users/alice/inbox`);
+    const key = await actor.getPublicKey();
+    assert.ok(key?.publicKey, "actor has a usable publicKey");
+    assert.equal(key.ownerId?.href, actor.id.href, "publicKey.owner is the actor");
+    s.alice = actor;
+
+    const locked = await peer.lookup(`acct:bob@${ternHost()}`);
+    assert.equal(locked?.id?.href, `${tern.url}/users/bob`);
+    assert.equal(locked.manuallyApprovesFollowers, true, "bob is locked");
+    s.bob = locked;
+  });
+
+  test("2a. the peer follows an unlocked Tern user and receives Accept", async () => {
+    const target = need(s.alice, "WebFinger lookup of alice");
+    const follow = await peer.follow(target);
+    const accept = await peer.waitFor(
+      (r) => r.activity instanceof Accept && (r.activity.objectId?.href === follow.id.href || objectId(r.raw) === follow.id.href),
+      { what: `Accept of ${follow.id.href}` },
+    );
+    assert.equal(accept.actor, target.id.href, "Accept comes from alice");
+    const peerAccount = await poll("alice's followers to list the peer", async () => {
+      const followers = await alice.api.get(`/api/v1/accounts/${alice.id}/followers`);
+      return followers.find((a) => a.acct === peer.handle);
+    });
+    s.peerAccountId = peerAccount.id;
+    s.aliceFollowed = true;
+  });
+
+  test("2b. the peer follows a locked Tern user: pending until authorized, then Accept", async () => {
+    const target = need(s.bob, "WebFinger lookup of bob");
+    const follow = await peer.follow(target);
+    const isAccept = (r) =>
+      r.activity instanceof Accept && (r.activity.objectId?.href === follow.id.href || objectId(r.raw) === follow.id.href);
+    const request = await poll("bob's follow requests to list the peer", async () => {
+      const reqs = await bob.api.get("/api/v1/follow_requests");
+      return reqs.find((a) => a.acct === peer.handle);
+    });
+    assert.equal(peer.received.some(isAccept), false, "no Accept before bob authorizes");
+    const rel = await bob.api.post(`/api/v1/follow_requests/${request.id}/authorize`);
+    assert.equal(rel.followed_by, true, "authorize returns followed_by: true");
+    const accept = await peer.waitFor(isAccept, { what: `Accept of ${follow.id.href} after authorize` });
+    assert.equal(accept.actor, target.id.href);
+  });
+
+  test("3. public, followers-only and direct statuses reach the peer, addressed correctly", async () => {
+    need(s.aliceFollowed, "peer follows alice");
+    const followersUri = `${tern.url}/users/alice/followers`;
+    const createFor = (status) =>
+      peer.waitFor((r) => r.activity instanceof Create && objectId(r.raw) === status.uri, { what: `Create for ${status.visibility} ${status.uri}` });
+
+    const pub = await alice.api.post("/api/v1/statuses", { status: "Hello fediverse (public)", visibility: "public" });
+    const priv = await alice.api.post("/api/v1/statuses", { status: "Only for followers", visibility: "private" });
+    const direct = await alice.api.post("/api/v1/statuses", { status: `@${peer.handle} just for you`, visibility: "direct" });
+    assert.ok(
+      direct.mentions?.some((m) => m.acct === peer.handle),
+      `the direct status mentions the peer (mentions: ${JSON.stringify(direct.mentions)})`,
+    );
+    s.publicStatus = pub;
+
+    const failures = [];
+    const check = async (label, status, verify) => {
+      try {
+        const got = await createFor(status);
+        verify(got.raw, list(got.raw.to), list(got.raw.cc));
+      } catch (e) {
+        failures.push(`${label}: ${e.message}`);
+      }
+    };
+    await check("public", pub, (raw, to, cc) => {
+      assert.ok(to.some((x) => PUBLIC.has(x)), `public: to has Public (to=${JSON.stringify(to)})`);
+      assert.ok(cc.includes(followersUri), `public: cc has the followers collection (cc=${JSON.stringify(cc)})`);
+      assert.match(String(raw.object?.content), /Hello fediverse/);
+    });
+    await check("followers-only", priv, (raw, to, cc) => {
+      assert.ok(to.includes(followersUri), `private: to has the followers collection (to=${JSON.stringify(to)})`);
+      assert.ok(![...to, ...cc].some((x) => PUBLIC.has(x)), "private: Public nowhere");
+    });
+    await check("direct", direct, (raw, to, cc) => {
+      assert.deepEqual(to, [peer.actorUri.href], `direct: to is the peer only (to=${JSON.stringify(to)})`);
+      assert.ok(![...to, ...cc].some((x) => PUBLIC.has(x) || x === followersUri), `direct: no Public/followers (cc=${JSON.stringify(cc)})`);
+    });
+    assert.deepEqual(failures, []);
+  });
+
+  test("4. the peer replies with a mention: the Tern user gets a mention notification", async () => {
+    const target = need(s.alice, "WebFinger lookup of alice");
+    const parent = need(s.publicStatus, "alice's public status");
+    const reply = await peer.post(target, { content: "Nice post!", mention: target, inReplyTo: parent.uri });
+    const n = await poll("a mention notification from the peer", async () => {
+      const all = await alice.api.get("/api/v1/notifications", { "types[]": "mention" });
+      return all.find((x) => x.type === "mention" && x.account?.acct === peer.handle && x.status?.uri === reply.id);
+    });
+    assert.equal(n.status.in_reply_to_id, parent.id, "the reply is threaded under alice's status");
+    assert.match(n.status.content, /Nice post!/);
+  });
+
+  test("5. the peer likes and boosts, then undoes both: counts and notifications follow", async () => {
+    const target = need(s.alice, "WebFinger lookup of alice");
+    const status = need(s.publicStatus, "alice's public status");
+    const counts = () => alice.api.get(`/api/v1/statuses/${status.id}`);
+    const notification = (type) =>
+      poll(`a ${type} notification from the peer`, async () => {
+        const all = await alice.api.get("/api/v1/notifications", { "types[]": type });
+        return all.find((x) => x.type === type && x.account?.acct === peer.handle && x.status?.id === status.id);
+      });
+
+    const like = await peer.like(target, status.uri);
+    await poll("favourites_count 1", async () => (await counts()).favourites_count === 1);
+    await notification("favourite");
+
+    const boost = await peer.announce(target, status.uri);
+    await poll("reblogs_count 1", async () => (await counts()).reblogs_count === 1);
+    await notification("reblog");
+
+    await peer.undo(target, like);
+    await poll("favourites_count back to 0", async () => (await counts()).favourites_count === 0);
+    await peer.undo(target, boost);
+    await poll("reblogs_count back to 0", async () => (await counts()).reblogs_count === 0);
+  });
+
+  test("6. the Tern user finds the peer by search and follows it: Follow, Accept, following", async () => {
+    const found = await alice.api.get("/api/v2/search", { q: `@${peer.handle}`, resolve: "true", type: "accounts" });
+    const account = found.accounts.find((a) => a.acct === peer.handle);
+    assert.ok(account, `search resolved @${peer.handle} (got ${JSON.stringify(found.accounts.map((a) => a.acct))})`);
+    s.peerAccountId = account.id;
+    await alice.api.post(`/api/v1/accounts/${account.id}/follow`);
+    const follow = await peer.waitFor((r) => r.activity instanceof Follow && r.actor === `${tern.url}/users/alice`, {
+      what: "Follow from alice",
+    });
+    assert.equal(follow.activity.objectId?.href, peer.actorUri.href);
+    await poll("relationship following: true", async () => {
+      const [rel] = await alice.api.get("/api/v1/accounts/relationships", { "id[]": account.id });
+      return rel?.following === true && rel.requested === false;
+    });
+    s.aliceFollowsPeer = true;
+  });
+
+  test("7. a peer post lands in the home timeline; Update adds history; Delete removes it", async () => {
+    need(s.aliceFollowsPeer, "alice follows the peer");
+    const posted = await peer.post("followers", { content: "A post from the fedify peer" });
+    const inHome = await poll("the peer's post in alice's home timeline", async () => {
+      const home = await alice.api.get("/api/v1/timelines/home");
+      return home.find((st) => st.uri === posted.id);
+    });
+    assert.equal(inHome.account.acct, peer.handle);
+
+    await peer.edit("followers", posted, "A post from the fedify peer (edited)");
+    let seen = [];
+    const history = await poll("2 history entries", async () => {
+      seen = await alice.api.get(`/api/v1/statuses/${inHome.id}/history`);
+      return seen.length === 2 ? seen : null;
+    }).catch((e) => {
+      throw new Error(`${e.message}; history had ${seen.length} entries: ${JSON.stringify(seen.map((h) => h.content))}`);
+    });
+    assert.match(history[1].content ?? "", /edited/);
+
+    await peer.remove("followers", posted);
+    await poll("GET /api/v1/statuses/:id to be 404", async () => {
+      const r = await alice.api.get(`/api/v1/statuses/${inHome.id}`, undefined, { allow: [200, 404] });
+      return r.status === 404;
+    });
+  });
+
+  test("8. the Tern user blocks the peer: Block is delivered and follows are removed", async () => {
+    const peerId = need(s.peerAccountId, "the peer's account on Tern");
+    await alice.api.post(`/api/v1/accounts/${peerId}/block`);
+    const block = await peer.waitFor((r) => r.activity instanceof Block && r.actor === `${tern.url}/users/alice`, {
+      what: "Block from alice",
+    });
+    assert.equal(block.activity.objectId?.href, peer.actorUri.href);
+    const [rel] = await alice.api.get("/api/v1/accounts/relationships", { "id[]": peerId });
+    assert.equal(rel.blocking, true);
+    assert.equal(rel.following, false, "alice no longer follows the peer");
+    assert.equal(rel.followed_by, false, "the peer no longer follows alice");
+    const followers = await alice.api.get(`/api/v1/accounts/${alice.id}/followers`);
+    assert.ok(!followers.some((a) => a.acct === peer.handle), "the peer is gone from alice's followers");
+  });
+
+  test("every delivery from Tern passed fedify's signature check", () => {
+    const fromTern = peer.posts.filter((p) => p.id?.startsWith(`${tern.url}/`) && !p.id.includes("/forged/"));
+    assert.ok(fromTern.length > 0, "Tern delivered to the peer");
+    const refused = fromTern.filter((p) => p.status >= 300);
+    assert.deepEqual(refused, [], "no delivery refused by the peer");
+    const unverified = peer.unverified.filter((u) => !u.id?.includes("/forged/"));
+    assert.deepEqual(unverified, [], "no activity from Tern failed verification");
+    assert.deepEqual(peer.errors, [], "no errors in the peer's inbox listeners or outbox");
+  });
+});

@@ -1,0 +1,371 @@
+// A real, independent ActivityPub server for the federation suite: fedify (createFederation with an in-memory KV
+// and queue) behind a small node:http adapter on 127.0.0.1. One actor, "peer", with an RSA key. Everything that
+// reaches its inboxes is recorded: `received` holds the activities fedify verified and handed to a listener,
+// `unverified` the ones it refused (bad or missing signature), `posts` every POST with the status it got.
+// Fedify's own checks stay on: HTTP signatures are verified, and only private-address fetching is relaxed so the
+// two servers can talk over loopback.
+import "./polyfills.mjs";
+import { randomUUID } from "node:crypto";
+import { setMaxListeners } from "node:events";
+import { createServer } from "node:http";
+import {
+  createFederation,
+  exportJwk,
+  generateCryptoKeyPair,
+  importJwk,
+  InProcessMessageQueue,
+  MemoryKvStore,
+} from "@fedify/fedify";
+import {
+  Accept,
+  Activity,
+  Announce,
+  Create,
+  Delete,
+  Endpoints,
+  Follow,
+  Like,
+  Mention,
+  Note,
+  Person,
+  PUBLIC_COLLECTION,
+  Tombstone,
+  Undo,
+  Update,
+} from "@fedify/fedify/vocab";
+import { Temporal } from "./polyfills.mjs";
+import { freePort } from "../support/server.mjs";
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const PEER = "peer";
+
+/**
+ * Fedify looks `acct:` handles up over https only; Tern under test speaks plain http on loopback. This shim is the
+ * test's stand-in for a TLS terminator: https://<loopback host:port> → http:// for the hosts given, nothing else.
+ */
+function downgradeHttpsFor(hosts) {
+  const original = globalThis.fetch;
+  const rewrite = (u) => (u.protocol === "https:" && hosts.has(u.host) ? new URL(`http://${u.host}${u.pathname}${u.search}`) : null);
+  globalThis.fetch = (input, init) => {
+    if (input instanceof Request) {
+      const to = rewrite(new URL(input.url));
+      return original(to ? new Request(to, input) : input, init);
+    }
+    const to = rewrite(new URL(String(input)));
+    return original(to ?? input, init);
+  };
+  return () => {
+    globalThis.fetch = original;
+  };
+}
+
+async function enableLogs() {
+  const { configure, getConsoleSink } = await import("@logtape/logtape");
+  await configure({
+    reset: true,
+    sinks: { console: getConsoleSink() },
+    loggers: [
+      { category: "fedify", lowestLevel: "debug", sinks: ["console"] },
+      { category: ["logtape", "meta"], lowestLevel: "warning", sinks: ["console"] },
+    ],
+  });
+}
+
+/**
+ * @param {{ ternHosts?: string[], log?: boolean }} [opts]
+ */
+export async function startPeer({ ternHosts = [], log = !!process.env.TERN_FED_LOG } = {}) {
+  if (log) await enableLogs();
+  const port = await freePort();
+  const origin = `http://127.0.0.1:${port}`;
+  const host = `127.0.0.1:${port}`;
+
+  const received = []; // { type, id, actor, activity (fedify object), raw (JSON as sent), at }
+  const unverified = []; // { type, id, reason }
+  const posts = []; // { path, type, id, status }
+  const errors = []; // inbox listener / outbox errors
+  const rawById = new Map();
+  const notes = new Map(); // note id (path segment) → Note, served by the object dispatcher
+  const followers = new Map(); // follower actor URI → fedify Actor (for "followers" deliveries)
+
+  const rsa = await generateCryptoKeyPair("RSASSA-PKCS1-v1_5");
+  const keyJwk = { privateKey: await exportJwk(rsa.privateKey), publicKey: await exportJwk(rsa.publicKey) };
+
+  const federation = createFederation({
+    kv: new MemoryKvStore(),
+    queue: new InProcessMessageQueue({ pollInterval: { milliseconds: 100 } }),
+    manuallyStartQueue: true,
+    origin,
+    allowPrivateAddress: true,
+    // Tern speaks draft-cavage, as Mastodon does. Fedify's default knocks with RFC 9421 first and falls back to
+    // draft-cavage on the 401 (that works too); starting with draft-cavage keeps one signed request per delivery.
+    firstKnock: "draft-cavage-http-signatures-12",
+    outboxRetryPolicy: () => null, // a failed delivery is a test failure, not something to retry for hours
+    inboxRetryPolicy: () => null,
+    onOutboxError: (error, activity) => errors.push({ where: "outbox", type: activity?.constructor?.name, error: String(error) }),
+  });
+
+  federation
+    .setActorDispatcher("/users/{identifier}", async (ctx, identifier) => {
+      if (identifier !== PEER) return null;
+      const keys = await ctx.getActorKeyPairs(identifier);
+      return new Person({
+        id: ctx.getActorUri(identifier),
+        preferredUsername: identifier,
+        name: "Fedify Peer",
+        summary: "An independent ActivityPub server (fedify) for Tern's federation tests.",
+        url: new URL(`/@${identifier}`, origin),
+        inbox: ctx.getInboxUri(identifier),
+        endpoints: new Endpoints({ sharedInbox: ctx.getInboxUri() }),
+        followers: ctx.getFollowersUri(identifier),
+        manuallyApprovesFollowers: false,
+        discoverable: true,
+        publicKey: keys[0].cryptographicKey,
+        assertionMethods: keys.map((k) => k.multikey),
+      });
+    })
+    .setKeyPairsDispatcher(async (_ctx, identifier) => {
+      if (identifier !== PEER) return [];
+      return [
+        {
+          privateKey: await importJwk(keyJwk.privateKey, "private"),
+          publicKey: await importJwk(keyJwk.publicKey, "public"),
+        },
+      ];
+    });
+
+  federation.setFollowersDispatcher("/users/{identifier}/followers", async (_ctx, identifier) => {
+    if (identifier !== PEER) return null;
+    return { items: [...followers.values()] };
+  });
+
+  federation.setObjectDispatcher(Note, "/users/{identifier}/notes/{id}", (_ctx, { identifier, id }) => {
+    if (identifier !== PEER) return null;
+    return notes.get(id) ?? null;
+  });
+
+  const record = async (ctx, activity) => {
+    const id = activity.id?.href ?? null;
+    received.push({
+      type: activity.constructor.name,
+      id,
+      actor: activity.actorId?.href ?? null,
+      activity,
+      raw: (id && rawById.get(id)) ?? (await activity.toJsonLd({ format: "compact" })),
+      at: Date.now(),
+    });
+  };
+
+  federation
+    .setInboxListeners("/users/{identifier}/inbox", "/inbox")
+    .on(Follow, async (ctx, follow) => {
+      await record(ctx, follow);
+      // The peer is unlocked: every Follow of it is accepted at once.
+      if (follow.objectId?.href !== ctx.getActorUri(PEER).href) return;
+      const follower = await follow.getActor(ctx);
+      if (!follower?.id) return;
+      followers.set(follower.id.href, follower);
+      await ctx.sendActivity(
+        { identifier: PEER },
+        follower,
+        new Accept({ id: new URL(`/activities/${randomUUID()}`, origin), actor: ctx.getActorUri(PEER), object: follow }),
+        { immediate: true },
+      );
+    })
+    .on(Undo, async (ctx, undo) => {
+      await record(ctx, undo);
+      const inner = await undo.getObject(ctx).catch(() => null);
+      if (inner instanceof Follow && undo.actorId) followers.delete(undo.actorId.href);
+    })
+    .on(Activity, record)
+    .onUnverifiedActivity((_ctx, activity, reason) => {
+      unverified.push({ type: activity.constructor.name, id: activity.id?.href ?? null, reason });
+    })
+    .onError((_ctx, error) => {
+      errors.push({ where: "inbox", error: String(error?.stack ?? error) });
+    });
+
+  const server = createServer(async (req, res) => {
+    try {
+      const chunks = [];
+      for await (const c of req) chunks.push(c);
+      const body = Buffer.concat(chunks);
+      const headers = new Headers();
+      for (const [k, v] of Object.entries(req.headers)) {
+        if (Array.isArray(v)) for (const x of v) headers.append(k, x);
+        else if (v != null) headers.set(k, v);
+      }
+      const url = new URL(req.url, origin);
+      let json = null;
+      if (req.method === "POST") {
+        try {
+          json = JSON.parse(body.toString("utf8"));
+          if (typeof json?.id === "string") rawById.set(json.id, json);
+        } catch {
+          /* not JSON: fedify answers it */
+        }
+      }
+      const request = new Request(url, {
+        method: req.method,
+        headers,
+        body: req.method === "GET" || req.method === "HEAD" ? undefined : body,
+      });
+      const response = await federation.fetch(request, {
+        contextData: undefined,
+        onNotFound: () => new Response("Not found", { status: 404 }),
+        onNotAcceptable: () => new Response("Not acceptable", { status: 406 }),
+      });
+      if (req.method === "POST") posts.push({ path: url.pathname, type: json?.type ?? null, id: json?.id ?? null, status: response.status });
+      const out = Buffer.from(await response.arrayBuffer());
+      res.writeHead(response.status, Object.fromEntries(response.headers));
+      res.end(out);
+    } catch (e) {
+      errors.push({ where: "http", error: String(e?.stack ?? e) });
+      res.writeHead(500, { "content-type": "text/plain" });
+      res.end(String(e));
+    }
+  });
+  await new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, "127.0.0.1", resolve);
+  });
+
+  const queueStop = new AbortController();
+  setMaxListeners(0, queueStop.signal); // fedify's queue adds a listener per poll
+  const queueDone = federation.startQueue(undefined, { signal: queueStop.signal }).catch(() => {});
+  const restoreFetch = downgradeHttpsFor(new Set(ternHosts));
+
+  const ctx = () => federation.createContext(new URL(origin), undefined);
+  const actorUri = ctx().getActorUri(PEER);
+  const newId = (kind = "activities") => new URL(`/${kind}/${randomUUID()}`, origin);
+  /** The peer's signed GETs (its key, draft-cavage): Tern may run in authorized-fetch mode. */
+  const loader = () => ctx().getDocumentLoader({ identifier: PEER });
+
+  const send = async (recipients, activity, opts = {}) => {
+    await ctx().sendActivity({ identifier: PEER }, recipients, activity, { immediate: true, ...opts });
+    return activity;
+  };
+
+  return {
+    origin,
+    host,
+    port,
+    handle: `${PEER}@${host}`,
+    actorUri,
+    received,
+    unverified,
+    posts,
+    errors,
+    followers,
+    federation,
+    ctx,
+
+    /** WebFinger (fedify's own lookup) then the actor document, both fetched by the peer. */
+    async lookup(handleOrUri) {
+      const c = ctx();
+      return c.lookupObject(handleOrUri, { documentLoader: await loader() });
+    },
+
+    /** Resolves when an activity matching `pred` has been received (verified), or rejects after `timeoutMs`. */
+    async waitFor(pred, { timeoutMs = 20_000, what = "activity" } = {}) {
+      const deadline = Date.now() + timeoutMs;
+      while (Date.now() < deadline) {
+        const hit = received.find(pred);
+        if (hit) return hit;
+        await sleep(100);
+      }
+      const seen = received.map((r) => `${r.type} ${r.id}`).join("\n    ") || "(nothing)";
+      const bad = unverified.map((u) => `${u.type} ${u.id}: ${JSON.stringify(u.reason)}`).join("\n    ") || "(none)";
+      const errs = errors.map((e) => `${e.where}: ${e.error.split("\n")[0]}`).join("\n    ") || "(none)";
+      throw new Error(
+        `peer did not receive ${what} within ${timeoutMs} ms.\n  received:\n    ${seen}\n  refused (signature):\n    ${bad}\n  errors:\n    ${errs}`,
+      );
+    },
+
+    follow(target) {
+      return send(target, new Follow({ id: newId(), actor: actorUri, object: target.id }));
+    },
+    undo(target, activity) {
+      return send(target, new Undo({ id: newId(), actor: actorUri, object: activity }));
+    },
+    like(target, objectUri) {
+      return send(target, new Like({ id: newId(), actor: actorUri, object: new URL(objectUri) }));
+    },
+    announce(target, objectUri) {
+      return send(
+        target,
+        new Announce({
+          id: newId(),
+          actor: actorUri,
+          object: new URL(objectUri),
+          published: Temporal.Now.instant(),
+          to: PUBLIC_COLLECTION,
+          ccs: [target.id, ctx().getFollowersUri(PEER)],
+        }),
+      );
+    },
+
+    /**
+     * Publishes a Note (public unless told otherwise), mentioning `mention` (an Actor) if given, replying to
+     * `inReplyTo` if given; delivered to `recipients` (an Actor, a list, or "followers").
+     */
+    async post(recipients, { content, mention, inReplyTo, visibility = "public" } = {}) {
+      const key = randomUUID();
+      const id = ctx().getObjectUri(Note, { identifier: PEER, id: key });
+      const followersUri = ctx().getFollowersUri(PEER);
+      const tags = [];
+      let html = `<p>${content ?? "hello from the peer"}</p>`;
+      if (mention) {
+        const name = `@${mention.preferredUsername}@${mention.id.host}`;
+        tags.push(new Mention({ href: mention.id, name }));
+        html = `<p><span class="h-card"><a href="${mention.url?.href ?? mention.id.href}" class="u-url mention">${name}</a></span> ${content ?? ""}</p>`;
+      }
+      const to = visibility === "public" ? [PUBLIC_COLLECTION] : visibility === "direct" ? (mention ? [mention.id] : []) : [followersUri];
+      const cc = visibility === "public" ? [followersUri, ...(mention ? [mention.id] : [])] : visibility === "direct" ? [] : mention ? [mention.id] : [];
+      const note = new Note({
+        id,
+        attribution: actorUri,
+        content: html,
+        published: Temporal.Now.instant(),
+        url: id,
+        tos: to,
+        ccs: cc,
+        tags,
+        replyTarget: inReplyTo ? new URL(inReplyTo) : undefined,
+      });
+      notes.set(key, note);
+      const create = new Create({ id: new URL(`${id.href}/activity`), actor: actorUri, object: note, tos: to, ccs: cc, published: note.published });
+      await send(recipients, create, recipients === "followers" ? { preferSharedInbox: true } : {});
+      return { id: id.href, key, note, create };
+    },
+
+    async edit(recipients, posted, content) {
+      const note = posted.note.clone({ content: `<p>${content}</p>`, updated: Temporal.Now.instant() });
+      notes.set(posted.key, note);
+      posted.note = note;
+      const update = new Update({ id: newId(), actor: actorUri, object: note, tos: note.toIds, ccs: note.ccIds });
+      await send(recipients, update, recipients === "followers" ? { preferSharedInbox: true } : {});
+      return update;
+    },
+
+    async remove(recipients, posted) {
+      notes.delete(posted.key);
+      const del = new Delete({
+        id: newId(),
+        actor: actorUri,
+        object: new Tombstone({ id: new URL(posted.id) }),
+        tos: [PUBLIC_COLLECTION],
+      });
+      await send(recipients, del, recipients === "followers" ? { preferSharedInbox: true } : {});
+      return del;
+    },
+
+    async stop() {
+      restoreFetch();
+      queueStop.abort();
+      await Promise.race([queueDone, sleep(1000)]);
+      await new Promise((r) => server.close(() => r()));
+      server.closeAllConnections?.();
+    },
+  };
+}
