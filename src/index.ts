@@ -4,6 +4,8 @@ import type { Env } from "./env";
 import { handleJobs } from "./services/job-runner";
 import { runScheduled } from "./services/scheduled";
 import { handleDeliveries } from "./federation/delivery";
+import { createDb } from "./db/client";
+import { storeDeadLetters } from "./services/dead-letters";
 
 export { HomeFeed } from "./timelines/home-feed-do";
 export { Streaming } from "./streaming/streaming-do";
@@ -16,11 +18,9 @@ export default {
   async queue(batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext) {
     if (batch.queue.startsWith("tern-jobs")) return handleJobs(batch as MessageBatch<any>, env, ctx);
     if (batch.queue.startsWith("tern-delivery")) return handleDeliveries(batch as MessageBatch<any>, env);
-    // Dead letters: logged; an admin view of them comes with the admin API.
-    for (const m of batch.messages) {
-      console.warn("dead letter", batch.queue, JSON.stringify(m.body).slice(0, 500));
-      m.ack();
-    }
+    // Dead letters: stored for staff (dead_letters table); an admin view of them comes with the admin API.
+    console.warn("dead letters", batch.queue, batch.messages.length);
+    return storeDeadLetters(createDb(env.DB), batch);
   },
   async scheduled(controller: ScheduledController, env: Env, ctx: ExecutionContext) {
     ctx.waitUntil(runScheduled(env, controller.scheduledTime));

@@ -16,16 +16,22 @@ const STALE_MS = 24 * 3600_000;
 
 export class ResolveError extends Error {}
 
-export async function isDomainSuspended(db: DB, host: string): Promise<boolean> {
+/** The instance's domain block for a host or any parent domain: the strongest severity, and reject_media. */
+export async function domainBlockFor(db: DB, host: string): Promise<{ severity: "suspend" | "silence" | "noop" | null; rejectMedia: boolean }> {
   const d = host.toLowerCase();
   const parts = d.split(".");
   const candidates = parts.map((_, i) => parts.slice(i).join(".")).filter((x) => x.includes("."));
   if (!candidates.includes(d)) candidates.unshift(d);
   const rows = await db
-    .select({ severity: domainBlocks.severity })
+    .select({ severity: domainBlocks.severity, rejectMedia: domainBlocks.rejectMedia })
     .from(domainBlocks)
     .where(sql`${domainBlocks.domain} IN (SELECT value FROM json_each(${JSON.stringify(candidates)}))`);
-  return rows.some((r) => r.severity === "suspend");
+  const severity = rows.some((r) => r.severity === "suspend") ? "suspend" : rows.some((r) => r.severity === "silence") ? "silence" : rows.length ? "noop" : null;
+  return { severity, rejectMedia: rows.some((r) => r.rejectMedia) };
+}
+
+export async function isDomainSuspended(db: DB, host: string): Promise<boolean> {
+  return (await domainBlockFor(db, host)).severity === "suspend";
 }
 
 async function fetchActorDoc(db: DB, cfg: Config, uri: string): Promise<NormalizedActor> {
@@ -50,6 +56,8 @@ async function fetchActorDoc(db: DB, cfg: Config, uri: string): Promise<Normaliz
 export async function upsertRemoteAccount(db: DB, actor: NormalizedActor): Promise<AccountRow> {
   const host = new URL(actor.id).host.toLowerCase();
   const now = Date.now();
+  // An account first seen on a silenced domain starts silenced (Mastodon applies the block to new accounts too).
+  const silenced = (await domainBlockFor(db, host)).severity === "silence";
   const note = await sanitizeHtml(actor.summary);
   const fields = await Promise.all(
     actor.fields.map(async (f) => ({ name: await htmlToText(f.name), value: await sanitizeHtml(f.value), verified_at: null })),
@@ -83,7 +91,7 @@ export async function upsertRemoteAccount(db: DB, actor: NormalizedActor): Promi
   await db.batch([
     db
       .insert(accounts)
-      .values({ id: snowflake(actor.published ?? now), uri: actor.id, createdAt: actor.published ?? now, ...values })
+      .values({ id: snowflake(actor.published ?? now), uri: actor.id, createdAt: actor.published ?? now, silencedAt: silenced ? now : null, ...values })
       .onConflictDoUpdate({ target: accounts.uri, set: values }),
     db.insert(instances).values({ domain: host, firstSeenAt: now }).onConflictDoNothing(),
   ]);

@@ -5,7 +5,7 @@ import { Hono, type Context, type Next } from "hono";
 import type { AppEnv } from "../context";
 import { inboxItems } from "../db/schema";
 import { loadStatusBundle } from "../entities/status";
-import { accountUri } from "../entities/urls";
+import { accountUri, statusUri } from "../entities/urls";
 import { errorResponse } from "../lib/errors";
 import { parseId, snowflake } from "../lib/ids";
 import { createActivity } from "./activities";
@@ -24,6 +24,7 @@ import { enforceRateLimit } from "../lib/rate-limit";
 import { AcceptWithoutProcessing, INBOX_HOST_LIMIT, verifyInboxRequest } from "./inbox-verify";
 import { instanceActorAccount } from "./instance-actor";
 import { renderNote, withContext } from "./note-doc";
+import { isTombstoned } from "./remote-statuses";
 
 const r = new Hono<AppEnv>();
 
@@ -68,7 +69,12 @@ async function noteResponse(c: Context<AppEnv>, username: string, rawId: string,
   const account = await localAccountByUsername(db, username);
   if (!id || !account) return apNotFound(c);
   const status = await localStatus(db, account.id, id);
-  if (!status || status.reblogOfId || (status.visibility !== "public" && status.visibility !== "unlisted")) return apNotFound(c);
+  if (!status) {
+    const uri = statusUri(cfg, account.username, id);
+    if (await isTombstoned(db, uri)) return ap(c, { "@context": AS, id: uri, type: "Tombstone" }, 410);
+    return apNotFound(c);
+  }
+  if (status.reblogOfId || (status.visibility !== "public" && status.visibility !== "unlisted")) return apNotFound(c);
   const bundle = await loadStatusBundle(db, [id], null);
   const note = renderNote(cfg, bundle, id);
   if (!note) return apNotFound(c);

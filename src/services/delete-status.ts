@@ -3,7 +3,7 @@
 // reuse the same media_ids.
 import { eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { statuses } from "../db/schema";
+import { statuses, tombstones } from "../db/schema";
 import { loadStatusBundle, renderStatusFrom } from "../entities/status";
 import type { Config } from "../env";
 import { notFound } from "../lib/errors";
@@ -46,7 +46,9 @@ export async function deleteStatus(db: DB, cfg: Config, statusId: string, viewer
   if (!s || s.accountId !== viewerId) throw notFound();
   const rendered = renderStatusFrom(cfg, b, statusId);
   if (!rendered) throw notFound();
-  const res = await db.batch(deleteStatusStatements(db, statusId) as unknown as [any, ...any[]]);
+  // A deleted status's URI answers 410 with a Tombstone from now on (federation/routes.ts), as Mastodon's does.
+  const tomb = s.reblogOfId ? [] : [db.insert(tombstones).values({ uri: s.uri, accountId: s.accountId, createdAt: Date.now() }).onConflictDoNothing()];
+  const res = await db.batch([...tomb, ...deleteStatusStatements(db, statusId)] as unknown as [any, ...any[]]);
   const gone = res[res.length - 1] as { id: string }[];
   if (gone.length === 0) throw notFound(); // deleted by a parallel request
   const reblogs = res[res.length - 2] as { id: string; accountId: string }[];
