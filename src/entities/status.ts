@@ -22,6 +22,7 @@ import {
   tags,
 } from "../db/schema";
 import type { Config } from "../env";
+import { padId } from "../lib/ids";
 import type { AccountRow } from "../oauth/viewer";
 import { acctOf, renderAccount, type MastodonAccount } from "./account";
 import { renderMedia } from "./media";
@@ -58,11 +59,12 @@ export interface StatusBundle {
 /** The page's ids plus the ids of the statuses they reblog. */
 function withReblogTargets(ids: string[]) {
   const list = idList(ids);
-  return sql`(SELECT value FROM json_each(${JSON.stringify(ids.map((i) => i.padStart(20, "0")))}) UNION SELECT ${statuses.reblogOfId} FROM ${statuses} WHERE ${statuses.id} IN ${list} AND ${statuses.reblogOfId} IS NOT NULL)`;
+  return sql`(SELECT value FROM json_each(${JSON.stringify(ids.map(padId))}) UNION SELECT ${statuses.reblogOfId} FROM ${statuses} WHERE ${statuses.id} IN ${list} AND ${statuses.reblogOfId} IS NOT NULL)`;
 }
 
-export async function loadStatusBundle(db: DB, ids: string[], viewerId: string | null): Promise<StatusBundle> {
-  const bundle: StatusBundle = {
+/** A bundle with nothing loaded yet (also used to render a status just written, without reading it back). */
+export function emptyBundle(viewerId: string | null): StatusBundle {
+  return {
     statuses: new Map(),
     accounts: new Map(),
     media: new Map(),
@@ -83,6 +85,10 @@ export async function loadStatusBundle(db: DB, ids: string[], viewerId: string |
       blockedBy: new Set(),
     },
   };
+}
+
+export async function loadStatusBundle(db: DB, ids: string[], viewerId: string | null): Promise<StatusBundle> {
+  const bundle = emptyBundle(viewerId);
   if (ids.length === 0) return bundle;
   const all = withReblogTargets(ids);
   const authorsOf = sql`(SELECT ${statuses.accountId} FROM ${statuses} WHERE ${statuses.id} IN ${all})`;

@@ -5,7 +5,7 @@ import { and, eq, gt, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { idList } from "../db/client";
 import { accounts, conversations, idempotencyKeys, mediaAttachments, polls, statuses, type Visibility } from "../db/schema";
-import { renderStatus, renderStatusFrom, type MediaRow, type StatusBundle, type StatusRow } from "../entities/status";
+import { emptyBundle, renderStatus, renderStatusFrom, type MediaRow, type StatusRow } from "../entities/status";
 import { renderAccount } from "../entities/account";
 import { accountUrl, statusUri, statusUrl, tagUrl } from "../entities/urls";
 import type { Config } from "../env";
@@ -146,30 +146,6 @@ export function mentionStatements(db: DB, statusId: string, authorId: string, me
       .filter((r) => !r.account.domain)
       .map((r) => notificationStatement(db, { recipientId: r.account.id, fromAccountId: authorId, type: "mention", statusId, activityId: r.id })),
   ];
-}
-
-export function emptyBundle(viewerId: string | null): StatusBundle {
-  return {
-    statuses: new Map(),
-    accounts: new Map(),
-    media: new Map(),
-    mentions: new Map(),
-    mentionIds: new Map(),
-    tags: new Map(),
-    polls: new Map(),
-    ownVotes: new Map(),
-    apps: new Map(),
-    viewer: {
-      id: viewerId,
-      favourited: new Set(),
-      reblogged: new Set(),
-      bookmarked: new Set(),
-      pinned: new Set(),
-      mutedConversations: new Set(),
-      following: new Set(),
-      blockedBy: new Set(),
-    },
-  };
 }
 
 function isIdempotencyConflict(err: unknown): boolean {
