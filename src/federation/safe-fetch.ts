@@ -55,13 +55,36 @@ export function checkUrl(raw: string, opts: Pick<SafeFetchOptions, "ownHosts" | 
   return u;
 }
 
-async function readResponseCapped(res: Response, maxBytes: number): Promise<Uint8Array> {
+/** Rejects when `signal` aborts, whatever `work` does: the deadline holds even if a transport ignores the signal. */
+function withDeadline<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(new FetchRefused("timed out"));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new FetchRefused("timed out"));
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(
+      (v) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(v);
+      },
+      (e) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(signal.aborted ? new FetchRefused("timed out") : e);
+      },
+    );
+  });
+}
+
+async function readResponseCapped(res: Response, maxBytes: number, signal: AbortSignal): Promise<Uint8Array> {
   const declared = Number(res.headers.get("content-length") ?? "NaN");
   if (Number.isFinite(declared) && declared > maxBytes) {
     await res.body?.cancel().catch(() => {});
     throw new FetchRefused("response too large");
   }
-  return readCapped(res.body, maxBytes, () => new FetchRefused("response too large"));
+  // A slow body (one byte every few seconds, D4) is cut off by the same total deadline as the request.
+  return withDeadline(readCapped(res.body, maxBytes, () => new FetchRefused("response too large")), signal).catch(async (e) => {
+    await res.body?.cancel().catch(() => {});
+    throw e;
+  });
 }
 
 export interface SafeResponse {
@@ -87,9 +110,9 @@ export async function safeFetch(rawUrl: string, opts: SafeFetchOptions = {}): Pr
     if (opts.sign) req = await opts.sign(req);
     let res: Response;
     try {
-      res = await fetch(req);
+      res = await withDeadline(fetch(req), signal);
     } catch (e) {
-      if (signal.aborted) throw new FetchRefused("timed out");
+      if (e instanceof FetchRefused) throw e;
       throw new FetchRefused(`network error: ${(e as Error).message}`);
     }
     if (res.status >= 300 && res.status < 400 && res.headers.get("location")) {
@@ -100,7 +123,7 @@ export async function safeFetch(rawUrl: string, opts: SafeFetchOptions = {}): Pr
       url = next;
       continue;
     }
-    const body = await readResponseCapped(res, opts.maxBytes ?? 1024 * 1024);
+    const body = await readResponseCapped(res, opts.maxBytes ?? 1024 * 1024, signal);
     return { status: res.status, headers: res.headers, url: url.toString(), body, text: () => new TextDecoder().decode(body) };
   }
 }
