@@ -37,11 +37,13 @@ CREATE TABLE `accounts` (
 	`following_count` integer DEFAULT 0 NOT NULL,
 	`last_status_at` integer,
 	`suspended_at` integer,
+	`suspension_origin` text,
 	`silenced_at` integer,
 	`moved_to_account_id` text,
 	`created_at` integer NOT NULL,
 	`updated_at` integer NOT NULL,
-	`fetched_at` integer
+	`fetched_at` integer,
+	`featured_fetched_at` integer
 );
 --> statement-breakpoint
 CREATE UNIQUE INDEX `accounts_uri` ON `accounts` (`uri`);--> statement-breakpoint
@@ -551,6 +553,12 @@ CREATE TABLE `dead_letters` (
 	`body` text NOT NULL,
 	`attempts` integer NOT NULL,
 	`created_at` integer NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE `delivery_circuits` (
+	`host` text PRIMARY KEY NOT NULL,
+	`consecutive_failures` integer DEFAULT 0 NOT NULL,
+	`open_until` integer
 );
 --> statement-breakpoint
 CREATE TABLE `delivery_failures` (

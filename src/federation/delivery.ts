@@ -2,11 +2,13 @@
 // each target inbox (shared inboxes collapsed) gets a message holding ids only, the request is signed at send time
 // (a Date older than an hour is refused by receivers), and Tern owns the retry schedule: n⁴ + 15 s (+ jitter),
 // capped at 12 h per hop, 16 attempts (about two days). A host whose deliveries exhaust their retries on 7 distinct
-// days is marked unavailable and skipped; any success clears its record.
+// days is marked unavailable and skipped; any success clears its record. A per-host circuit (kept in D1, read in the
+// same batch as the outbox row) opens after 10 consecutive salvageable failures: for 60 s messages to that host are
+// re-queued for the rest of the cool-off without a request and without spending an attempt.
 import { eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { createDb } from "../db/client";
-import { accounts, activityOutbox, deliveryFailures, follows, unavailableDomains } from "../db/schema";
+import { accounts, activityOutbox, deliveryCircuits, deliveryFailures, follows, unavailableDomains } from "../db/schema";
 import type { Config, Env } from "../env";
 import { readConfig } from "../env";
 import { padId, snowflake } from "../lib/ids";
@@ -25,6 +27,8 @@ export interface DeliveryMessage {
 
 export const MAX_ATTEMPTS = 16;
 const UNAVAILABLE_AFTER_DAYS = 7;
+export const CIRCUIT_THRESHOLD = 10;
+export const CIRCUIT_COOL_OFF_MS = 60_000;
 
 export function retryDelaySeconds(attempt: number, random = Math.random): number {
   const base = attempt ** 4 + 15;
@@ -63,7 +67,7 @@ export async function followerInboxes(db: DB, accountId: string): Promise<string
   return rows.map((r) => r.inbox);
 }
 
-type Outcome = "ok" | "drop" | { retryAfter?: number };
+type Outcome = "ok" | "drop" | { retryAfter?: number } | { openUntil: number };
 
 function classify(status: number, retryAfter: string | null): Outcome {
   if (status >= 200 && status < 300) return "ok";
@@ -76,9 +80,13 @@ function classify(status: number, retryAfter: string | null): Outcome {
   return {};
 }
 
-async function deliverOne(env: Env, db: DB, cfg: Config, m: DeliveryMessage): Promise<Outcome> {
-  const [row] = await db.select().from(activityOutbox).where(eq(activityOutbox.id, m.outboxId)).limit(1);
+async function deliverOne(env: Env, db: DB, cfg: Config, m: DeliveryMessage, host: string): Promise<Outcome> {
+  const [[row], [circuit]] = await db.batch([
+    db.select().from(activityOutbox).where(eq(activityOutbox.id, m.outboxId)).limit(1),
+    db.select({ openUntil: deliveryCircuits.openUntil }).from(deliveryCircuits).where(eq(deliveryCircuits.host, host)).limit(1),
+  ]);
   if (!row) return "drop";
+  if (circuit?.openUntil != null && circuit.openUntil > Date.now()) return { openUntil: circuit.openUntil };
   const [signer] = await db.select({ uri: accounts.uri }).from(accounts).where(eq(accounts.id, row.accountId)).limit(1);
   if (!signer) return "drop";
   const keys = await ensureActorKeys(db, row.accountId);
@@ -97,6 +105,21 @@ async function deliverOne(env: Env, db: DB, cfg: Config, m: DeliveryMessage): Pr
     if (e instanceof FetchRefused && /not allowed|own host|invalid|userinfo|scheme|control/.test(e.reason)) return "drop";
     return {};
   }
+}
+
+/** One statement, so concurrent failures of the same host in a batch all count. */
+function countCircuitFailure(db: DB, host: string) {
+  const c = deliveryCircuits.consecutiveFailures;
+  return db
+    .insert(deliveryCircuits)
+    .values({ host, consecutiveFailures: 1 })
+    .onConflictDoUpdate({
+      target: deliveryCircuits.host,
+      set: {
+        consecutiveFailures: sql`${c} + 1`,
+        openUntil: sql`CASE WHEN ${c} + 1 >= ${CIRCUIT_THRESHOLD} THEN ${Date.now() + CIRCUIT_COOL_OFF_MS} ELSE ${deliveryCircuits.openUntil} END`,
+      },
+    });
 }
 
 async function recordFailure(db: DB, host: string): Promise<void> {
@@ -121,13 +144,19 @@ export async function handleDeliveries(batch: MessageBatch<DeliveryMessage>, env
         msg.ack();
         return;
       }
-      const outcome = await deliverOne(env, db, cfg, m);
+      const outcome = await deliverOne(env, db, cfg, m, host);
       if (outcome === "ok") {
         await db.batch([
           db.delete(deliveryFailures).where(eq(deliveryFailures.host, host)),
           db.delete(unavailableDomains).where(eq(unavailableDomains.domain, host)),
+          db.delete(deliveryCircuits).where(eq(deliveryCircuits.host, host)),
         ]);
-      } else if (outcome !== "drop") {
+      } else if (outcome === "drop") {
+        // unsalvageable: neither retried nor counted against the host
+      } else if ("openUntil" in outcome) {
+        await env.DELIVERY.send({ ...m }, { delaySeconds: Math.max(1, Math.ceil((outcome.openUntil - Date.now()) / 1000)) });
+      } else {
+        await countCircuitFailure(db, host);
         if (m.attempt + 1 >= MAX_ATTEMPTS) await recordFailure(db, host);
         else await env.DELIVERY.send({ ...m, attempt: m.attempt + 1 }, { delaySeconds: outcome.retryAfter ?? retryDelaySeconds(m.attempt + 1) });
       }

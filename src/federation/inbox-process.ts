@@ -10,7 +10,7 @@ import { readConfig, type Env } from "../env";
 import { sha256Hex } from "../lib/crypto";
 import { parseJsonText } from "../lib/params";
 import { enqueue } from "../services/relationships";
-import { handleBlock, handleDeleteActor, handleUpdateActor } from "./handlers/account";
+import { handleBlock, handleDeleteActor, handleUpdateActor, liftsRemoteSuspension } from "./handlers/account";
 import { handleAnnounce, handleLike } from "./handlers/announce";
 import { DropActivity, type InboxContext } from "./handlers/context";
 import { handleFeatured } from "./handlers/featured";
@@ -96,8 +96,9 @@ export async function processInboxItem(db: DB, env: Env, itemId: string, origin:
   const cfg = readConfig(env, origin);
   const ctx: InboxContext = { db, env, cfg, signer, activity, json: json as Record<string, unknown>, r: newResolution(db, cfg) };
   try {
-    // C19: nothing from suspended accounts or domains (a suspension may have happened after the 202).
-    if (signer.suspendedAt) throw new DropActivity("signer suspended");
+    // C19: nothing from suspended accounts or domains (a suspension may have happened after the 202), except the
+    // Update that reverses a suspension the account's own server asked for.
+    if (signer.suspendedAt && !liftsRemoteSuspension(ctx)) throw new DropActivity("signer suspended");
     if (signer.domain && (await isDomainSuspended(db, signer.domain))) throw new DropActivity("domain suspended");
     await dispatch(ctx);
   } catch (e) {

@@ -24,6 +24,7 @@ import {
   users,
   webSessions,
 } from "../db/schema";
+import type { Federator } from "../federation/enqueue";
 import { INSTANCE_ACTOR_USERNAME } from "../federation/instance-actor";
 import { forbidden, notFound, validationFailed } from "../lib/errors";
 import { snowflake } from "../lib/ids";
@@ -202,7 +203,7 @@ export interface AccountActionInput {
  * POST /api/v1/admin/accounts/:id/action. `none` only resolves the named report; other types resolve every open
  * report about the account. `sensitive` is logged but has no effect: Tern keeps no sensitized flag.
  */
-export async function accountAction(db: DB, actor: Moderator, id: string, input: AccountActionInput): Promise<void> {
+export async function accountAction(db: DB, actor: Moderator, id: string, input: AccountActionInput, fed?: Federator): Promise<void> {
   const type = input.type?.trim() ?? "";
   if (!type) throw validationFailed("Type can't be blank");
   if (!(ACTION_TYPES as readonly string[]).includes(type)) throw validationFailed("Type is not included in the list");
@@ -240,7 +241,13 @@ export async function accountAction(db: DB, actor: Moderator, id: string, input:
     stmts.push(db.update(accounts).set({ silencedAt: sql`coalesce(${accounts.silencedAt}, ${now})`, updatedAt: now }).where(eq(accounts.id, a)));
     stmts.push(logStatement(db, actor, "silence", "Account", a, now));
   } else if (t === "suspend") {
-    stmts.push(db.update(accounts).set({ suspendedAt: sql`coalesce(${accounts.suspendedAt}, ${now})`, updatedAt: now }).where(eq(accounts.id, a)));
+    // Staff suspensions are marked local, so no activity from the account's own server can lift them.
+    stmts.push(
+      db
+        .update(accounts)
+        .set({ suspendedAt: sql`coalesce(${accounts.suspendedAt}, ${now})`, suspensionOrigin: "local", updatedAt: now })
+        .where(eq(accounts.id, a)),
+    );
     stmts.push(logStatement(db, actor, "suspend", "Account", a, now));
   } else if (t === "sensitive") {
     stmts.push(logStatement(db, actor, "sensitive", "Account", a, now));
@@ -250,6 +257,8 @@ export async function accountAction(db: DB, actor: Moderator, id: string, input:
     stmts.push(logStatement(db, actor, "resolve", "Report", r.id, now));
   }
   if (stmts.length) await db.batch(stmts as [any, ...any[]]);
+  // Mastodon tells the followers' and followed accounts' servers (Delete{Actor}); unsuspending sends Update{Person}.
+  if (t === "suspend" && !row.account.domain && !row.account.suspendedAt) await fed?.send({ kind: "delete_actor", accountId: a });
 }
 
 /** Re-enables a disabled local user (logged only when something changed, as Mastodon does). */
@@ -277,15 +286,17 @@ export async function unsilenceAccount(db: DB, actor: Moderator, id: string): Pr
 }
 
 /** Only a suspended account can be unsuspended (Mastodon's policy refuses otherwise). */
-export async function unsuspendAccount(db: DB, actor: Moderator, id: string): Promise<AdminAccountRow> {
+export async function unsuspendAccount(db: DB, actor: Moderator, id: string, fed?: Federator): Promise<AdminAccountRow> {
   const row = await getAdminAccount(db, id);
   if (!row.account.suspendedAt) throw forbidden();
   const now = Date.now();
   await db.batch([
-    db.update(accounts).set({ suspendedAt: null, updatedAt: now }).where(eq(accounts.id, row.account.id)),
+    db.update(accounts).set({ suspendedAt: null, suspensionOrigin: null, updatedAt: now }).where(eq(accounts.id, row.account.id)),
     logStatement(db, actor, "unsuspend", "Account", row.account.id, now),
   ]);
-  return { ...row, account: { ...row.account, suspendedAt: null, updatedAt: now } };
+  // Remote servers that took the earlier Delete{Actor} as a suspension restore the account on this Update.
+  if (!row.account.domain) await fed?.send({ kind: "update_actor", accountId: row.account.id });
+  return { ...row, account: { ...row.account, suspendedAt: null, suspensionOrigin: null, updatedAt: now } };
 }
 
 /** Nothing to undo: Tern keeps no sensitized flag. */

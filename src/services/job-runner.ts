@@ -8,6 +8,7 @@ import { regenerateHomeFeed } from "../timelines/regenerate";
 import type { JobMessage } from "./jobs";
 import { processInboxItem } from "../federation/inbox-process";
 import { runFederate } from "../federation/outbound";
+import { fetchFeaturedCollection } from "../federation/featured-collection";
 
 export async function runJob(db: DB, env: Env, job: JobMessage): Promise<void> {
   switch (job.type) {
@@ -28,6 +29,8 @@ export async function runJob(db: DB, env: Env, job: JobMessage): Promise<void> {
       return processInboxItem(db, env, job.itemId, job.origin);
     case "federate":
       return runFederate(db, env, job.origin, job.action);
+    case "fetch_featured":
+      return fetchFeaturedCollection(db, env, job.accountId, job.origin);
     default:
       console.warn("unknown job", JSON.stringify(job).slice(0, 200));
   }

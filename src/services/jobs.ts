@@ -11,7 +11,9 @@ export type JobMessage =
   // federation: a verified inbound activity stored in inbox_items, processed off the request path
   | { type: "inbox"; itemId: string; origin: string }
   // federation: an outbound effect of a local action, built and delivered after the response (src/federation/outbound.ts)
-  | { type: "federate"; origin: string; action: FederateAction };
+  | { type: "federate"; origin: string; action: FederateAction }
+  // federation: refresh a remote account's pinned statuses from its featured collection (src/federation/featured-collection.ts)
+  | { type: "fetch_featured"; accountId: string; origin: string };
 
 /** What a local action sends to other servers; ids only, the activity is built when the job runs. */
 export type FederateAction =

@@ -1,8 +1,9 @@
-// Reading, dismissing and counting one's notifications. A page is ONE query: notifications joined with their sender
-// (and report, for admin.report), newest first on notifications_account (account_id, id), hidden senders left out.
+// Reading, dismissing and counting one's notifications. A page is one query (plus one for reported accounts when
+// there are admin.report rows): notifications joined with their sender and report, newest first on
+// notifications_account (account_id, id), hidden senders left out.
 import { and, asc, desc, eq, gt, inArray, lt, notInArray, sql, type SQL } from "drizzle-orm";
-import { alias } from "drizzle-orm/sqlite-core";
 import type { DB } from "../db/client";
+import { idList } from "../db/client";
 import { accounts, notifications, reports, type NotificationType } from "../db/schema";
 import { padId } from "../lib/ids";
 import type { Page } from "../lib/pagination";
@@ -51,13 +52,22 @@ function filterConds(viewerId: string, f: NotificationFilter): SQL[] {
 }
 
 function selectWithRefs(db: DB) {
-  const target = alias(accounts, "report_target");
   return db
-    .select({ n: notifications, from: accounts, report: reports, reportTarget: target })
+    .select({ n: notifications, from: accounts, report: reports })
     .from(notifications)
     .innerJoin(accounts, eq(accounts.id, notifications.fromAccountId))
-    .leftJoin(reports, eq(reports.id, notifications.reportId))
-    .leftJoin(target, eq(target.id, reports.targetAccountId));
+    .leftJoin(reports, eq(reports.id, notifications.reportId));
+}
+
+/**
+ * Reported accounts come in a second query: joining accounts twice would pass D1's limit of 100 result columns as
+ * the accounts table grows.
+ */
+async function withReportTargets(db: DB, rows: Omit<NotificationWithRefs, "reportTarget">[]): Promise<NotificationWithRefs[]> {
+  const ids = [...new Set(rows.flatMap((r) => (r.report ? [r.report.targetAccountId] : [])))];
+  const targets = ids.length ? await db.select().from(accounts).where(inArray(accounts.id, idList(ids))) : [];
+  const byId = new Map(targets.map((a) => [a.id, a]));
+  return rows.map((r) => ({ ...r, reportTarget: r.report ? (byId.get(r.report.targetAccountId) ?? null) : null }));
 }
 
 export async function notificationPage(db: DB, viewerId: string, f: NotificationFilter, page: Page): Promise<NotificationWithRefs[]> {
@@ -70,7 +80,7 @@ export async function notificationPage(db: DB, viewerId: string, f: Notification
     .orderBy(page.minId ? asc(notifications.id) : desc(notifications.id))
     .limit(page.limit);
   if (page.minId) rows.reverse();
-  return rows as NotificationWithRefs[];
+  return withReportTargets(db, rows);
 }
 
 /** One of the viewer's notifications, or null (another user's is a 404, B14). */
@@ -78,7 +88,7 @@ export async function findNotification(db: DB, viewerId: string, id: string): Pr
   const [row] = await selectWithRefs(db)
     .where(and(eq(notifications.id, id), ...filterConds(viewerId, {})))
     .limit(1);
-  return (row as NotificationWithRefs) ?? null;
+  return row ? (await withReportTargets(db, [row]))[0] : null;
 }
 
 /** Deletes one of the viewer's notifications; false when there is none with that id. */

@@ -34,6 +34,7 @@ import { follow, removeFromFollowers, unfollow } from "../../services/follows";
 import { mute, unmute } from "../../services/mutes";
 import { updateProfile } from "../../services/profile";
 import { federate, federator } from "../../federation/enqueue";
+import { refreshFeaturedIfStale } from "../../federation/featured-collection";
 
 const r = new Hono<AppEnv>();
 
@@ -215,6 +216,8 @@ r.get("/:id/statuses", publicScope("read:statuses"), async (c) => {
   const a = await getAccount(db, id);
   if (!a) throw notFound();
   if (a.suspendedAt) return c.json([]);
+  // A remote account's pins come from its featured collection, refreshed off the request path; answer with what is known.
+  if (p.pinned && a.domain) await refreshFeaturedIfStale(db, c.env.JOBS, c.get("config").origin, a);
   const viewer = viewerAccountId(c);
   const ids = await accountStatusIds(
     db,

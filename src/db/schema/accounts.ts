@@ -48,11 +48,15 @@ export const accounts = sqliteTable(
     lastStatusAt: ms("last_status_at"),
     // Moderation
     suspendedAt: ms("suspended_at"),
+    // Who suspended: "local" (staff here) or "remote" (its server sent Delete{Actor}; a later Update lifts it).
+    suspensionOrigin: text("suspension_origin").$type<"local" | "remote">(),
     silencedAt: ms("silenced_at"),
     movedToAccountId: id("moved_to_account_id"),
     createdAt: ms("created_at").notNull(),
     updatedAt: ms("updated_at").notNull(),
     fetchedAt: ms("fetched_at"),
+    // Remote accounts: when the featured collection (pinned statuses) was last fetched or claimed for fetching.
+    featuredFetchedAt: ms("featured_fetched_at"),
   },
   (t) => [
     // accounts_username_domain (lower(username), coalesce(domain, '')) is an expression index: see migrations/0001.

@@ -40,6 +40,16 @@ export const deliveryFailures = sqliteTable(
   (t) => [primaryKey({ columns: [t.host, t.day] })],
 );
 
+/**
+ * Per-host circuit breaker (security §2.9, §3.3 item 6): 10 consecutive salvageable failures open it for 60 s, during
+ * which deliveries to the host are re-queued without a request; any success deletes the row.
+ */
+export const deliveryCircuits = sqliteTable("delivery_circuits", {
+  host: text("host").primaryKey(),
+  consecutiveFailures: integer("consecutive_failures").notNull().default(0),
+  openUntil: ms("open_until"),
+});
+
 export const unavailableDomains = sqliteTable("unavailable_domains", {
   domain: text("domain").primaryKey(),
   createdAt: ms("created_at").notNull(),

@@ -1,17 +1,64 @@
-// Activities about accounts: Update{Actor}, Delete{Actor} (purge), Block and Undo{Block}.
-import { and, eq, or, sql } from "drizzle-orm";
+// Activities about accounts: Update{Actor}, Delete{Actor} (a reversible suspension, as Mastodon ≥3.3 treats it),
+// Block and Undo{Block}.
+import { and, eq, isNull, or, sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { accountPins, accounts, blocks } from "../../db/schema";
 import { padId, snowflake } from "../../lib/ids";
 import { severStatements } from "../../services/follows";
 import { resolveActor } from "../remote-accounts";
 import { isUniqueViolation } from "../remote-statuses";
-import { drop, job, localAccountByUri, type InboxContext } from "./context";
+import { drop, job, localAccountByUri, typeOf, type InboxContext } from "./context";
 
-/** Update{Person}: only of the signer itself (C14); the document is re-fetched from its id, not taken from the body. */
+const ACTOR_TYPES = new Set(["Person", "Service", "Application", "Group", "Organization"]);
+
+/**
+ * Update{Person}: only of the signer itself (C14); the document is re-fetched from its id, not taken from the body.
+ * An account its own server had suspended (Delete{Actor}) comes back once the refetch succeeds, unless the update
+ * still says `suspended: true`; a suspension by our staff stays.
+ */
 export async function handleUpdateActor(ctx: InboxContext): Promise<void> {
   if (ctx.activity.objectId !== ctx.signer.uri) return drop("update of another actor");
   await resolveActor(ctx.db, ctx.cfg, ctx.signer.uri, { refresh: true });
+  if (ctx.signer.suspendedAt && ctx.signer.suspensionOrigin === "remote" && ctx.activity.object?.suspended !== true) {
+    await ctx.db
+      .update(accounts)
+      .set({ suspendedAt: null, suspensionOrigin: null, updatedAt: Date.now() })
+      .where(and(eq(accounts.id, ctx.signer.id), eq(accounts.suspensionOrigin, "remote")));
+  }
+}
+
+/** A remote-origin suspension of the signer lifts only through its own Update (anything else stays dropped). */
+export const liftsRemoteSuspension = (ctx: InboxContext): boolean => {
+  const t = typeOf(ctx.activity.object);
+  return (
+    ctx.signer.suspensionOrigin === "remote" &&
+    ctx.activity.type === "Update" &&
+    ctx.activity.objectId === ctx.signer.uri &&
+    (t === null || ACTOR_TYPES.has(t))
+  );
+};
+
+/**
+ * Statements suspending a remote account at its server's request (Delete{Actor}): the account and its statuses stay
+ * (hidden wherever a suspended author is), so an Update from it later restores them; follows both ways, follow
+ * requests, list memberships and feed rows of its statuses go. Set-based, so the count does not grow with its size.
+ */
+export function remoteSuspendStatements(db: DB, accountId: string, now = Date.now()) {
+  const a = padId(accountId);
+  const own = sql`(SELECT id FROM statuses WHERE account_id = ${a})`;
+  return [
+    db
+      .update(accounts)
+      .set({ suspendedAt: now, suspensionOrigin: "remote", updatedAt: now })
+      .where(and(eq(accounts.id, accountId), isNull(accounts.suspendedAt))),
+    db.run(sql`DELETE FROM home_feed WHERE status_id IN ${own}`),
+    db.run(sql`DELETE FROM home_feed WHERE reblog_of_id IN ${own}`),
+    db.run(sql`DELETE FROM list_feed WHERE status_id IN ${own}`),
+    db.run(sql`DELETE FROM list_feed WHERE reblog_of_id IN ${own}`),
+    db.run(sql`DELETE FROM follows WHERE account_id = ${a} OR target_account_id = ${a}`),
+    db.run(sql`DELETE FROM follow_requests WHERE account_id = ${a} OR target_account_id = ${a}`),
+    db.run(sql`DELETE FROM list_accounts WHERE account_id = ${a}`),
+  ] as const;
 }
 
 /**
@@ -52,7 +99,7 @@ export function purgeAccountStatements(db: DB, accountId: string, now = Date.now
 
 export async function handleDeleteActor(ctx: InboxContext): Promise<void> {
   if (ctx.activity.objectId !== ctx.signer.uri) return drop("delete of another actor");
-  await ctx.db.batch(purgeAccountStatements(ctx.db, ctx.signer.id) as unknown as [any, ...any[]]);
+  await ctx.db.batch(remoteSuspendStatements(ctx.db, ctx.signer.id) as unknown as [any, ...any[]]);
 }
 
 export async function handleBlock(ctx: InboxContext): Promise<void> {

@@ -1,0 +1,145 @@
+// A remote account's pinned statuses, read from its featured collection (Mastodon's FetchFeaturedCollectionService).
+// The REST API claims a stale account and enqueues JOBS "fetch_featured"; the job fetches the collection, resolves
+// its first items and makes status_pins match them. Notes are trusted as remote-statuses.ts trusts them: at their
+// own id, on their author's host; an item not attributed to the account is ignored.
+import { eq, sql } from "drizzle-orm";
+import type { DB } from "../db/client";
+import { accounts } from "../db/schema";
+import type { StatusRow } from "../entities/status";
+import { readConfig, type Env } from "../env";
+import { padId, snowflake } from "../lib/ids";
+import type { AccountRow } from "../oauth/viewer";
+import type { JobMessage } from "../services/jobs";
+import { enqueue } from "../services/relationships";
+import { signedFetchOptions } from "./fetch-options";
+import { asArray, iri, normalizeNote, sameHost } from "./normalize";
+import { isDomainSuspended, ResolveError } from "./remote-accounts";
+import { FETCH_BUDGET, ingestNote, isLocalUri, newResolution, resolveStatus, statusByUri, type Resolution } from "./remote-statuses";
+import { fetchActivityJson, FetchRefused } from "./safe-fetch";
+
+/** A featured collection is fetched again only after this long (Mastodon refreshes remote accounts about as often). */
+export const FEATURED_REFRESH_MS = 6 * 3600_000;
+/** Items read from a featured collection: Mastodon's limit on pins. */
+export const MAX_FEATURED_ITEMS = 5;
+
+type Doc = Record<string, unknown>;
+
+const wantsFeatured = (a: AccountRow) => !!a.domain && !!a.featuredUrl && !a.suspendedAt;
+
+/**
+ * Marks a remote account's featured collection as being fetched now, unless it was within FEATURED_REFRESH_MS;
+ * true when this caller won the claim (so concurrent requests enqueue one job between them).
+ */
+export async function claimFeaturedFetch(db: DB, account: AccountRow, now = Date.now()): Promise<boolean> {
+  if (!wantsFeatured(account)) return false;
+  if (account.featuredFetchedAt != null && account.featuredFetchedAt > now - FEATURED_REFRESH_MS) return false;
+  const res = await db.run(
+    sql`UPDATE accounts SET featured_fetched_at = ${now} WHERE id = ${padId(account.id)}
+      AND (featured_fetched_at IS NULL OR featured_fetched_at <= ${now - FEATURED_REFRESH_MS})`,
+  );
+  return ((res as D1Result).meta?.changes ?? 0) > 0;
+}
+
+/** Enqueues a refresh of `account`'s pins when they are stale; the caller answers from the pins known now. */
+export async function refreshFeaturedIfStale(db: DB, queue: Queue<JobMessage>, origin: string, account: AccountRow): Promise<boolean> {
+  if (!(await claimFeaturedFetch(db, account))) return false;
+  try {
+    await queue.send({ type: "fetch_featured", accountId: account.id, origin });
+    return true;
+  } catch (e) {
+    // The read still succeeds; the claim is released so that a later request tries again.
+    console.warn("featured: enqueue failed", e instanceof Error ? e.message : e);
+    await db.update(accounts).set({ featuredFetchedAt: account.featuredFetchedAt }).where(eq(accounts.id, account.id));
+    return false;
+  }
+}
+
+/** The items of a collection, or of its first page (one more fetch, same host, when `first` is an IRI). */
+async function collectionItems(doc: Doc, url: string, fetchDoc: (u: string) => Promise<Doc | null>): Promise<unknown[] | null> {
+  let page: Doc | null = doc;
+  if (doc.first !== undefined && doc.first !== null) {
+    if (typeof doc.first === "object" && !Array.isArray(doc.first)) {
+      page = doc.first as Doc;
+    } else {
+      const first = iri(doc.first);
+      if (!first || !sameHost(first, url)) return null;
+      page = await fetchDoc(first);
+    }
+  }
+  if (!page) return null;
+  const type = typeof page.type === "string" ? page.type : "";
+  let raw: unknown;
+  if (type === "OrderedCollection" || type === "OrderedCollectionPage") raw = page.orderedItems ?? page.items;
+  else if (type === "Collection" || type === "CollectionPage") raw = page.items ?? page.orderedItems;
+  else return null;
+  return asArray(raw, MAX_FEATURED_ITEMS);
+}
+
+/**
+ * One item → the account's status, or null. An embedded Note is taken as is: it came in a document served at its
+ * own id on the account's host, and names the account as author; anything else is fetched from its id.
+ */
+async function itemStatus(r: Resolution, account: AccountRow, item: unknown): Promise<StatusRow | null> {
+  const uri = iri(item);
+  if (!uri || isLocalUri(r.cfg, uri) || !sameHost(uri, account.uri)) return null;
+  let status: StatusRow | null;
+  if (typeof item === "object" && item !== null) {
+    const note = normalizeNote(item);
+    // An embedded object naming another author is ignored without a fetch.
+    if (note && note.attributedTo !== account.uri) return null;
+    status = await statusByUri(r.db, uri);
+    if (!status && note) status = await ingestNote(r, note, account);
+    if (!status) status = await resolveStatus(r, uri);
+  } else {
+    status = await resolveStatus(r, uri);
+  }
+  return status && status.accountId === account.id && !status.reblogOfId ? status : null;
+}
+
+/** status_pins of `accountId` become `statusIds` (first = most recently pinned), in one batch. */
+async function replacePins(db: DB, accountId: string, statusIds: string[], now: number): Promise<void> {
+  const keep = JSON.stringify(statusIds.map(padId));
+  const pa = padId(accountId);
+  const writes: any[] = [db.run(sql`DELETE FROM status_pins WHERE account_id = ${pa} AND status_id NOT IN (SELECT value FROM json_each(${keep}))`)];
+  statusIds.forEach((sid, i) => {
+    const at = now - i;
+    writes.push(db.run(sql`INSERT OR IGNORE INTO status_pins (id, account_id, status_id, created_at) VALUES (${padId(snowflake(at))}, ${pa}, ${padId(sid)}, ${at})`));
+  });
+  writes.push(db.update(accounts).set({ featuredFetchedAt: now }).where(eq(accounts.id, accountId)));
+  await db.batch(writes as [any, ...any[]]);
+}
+
+/**
+ * JOBS "fetch_featured": fetches the account's featured collection and replaces its pins with what it lists.
+ * Refusals by the remote side (bad documents, fetch errors) are logged and dropped; D1 and queue errors throw.
+ */
+export async function fetchFeaturedCollection(db: DB, env: Env, accountId: string, origin: string): Promise<void> {
+  const [account] = await db.select().from(accounts).where(eq(accounts.id, accountId)).limit(1);
+  if (!account || !wantsFeatured(account) || (await isDomainSuspended(db, account.domain!))) return;
+  const url = account.featuredUrl!;
+  if (!sameHost(url, account.uri)) return;
+  const cfg = readConfig(env, origin);
+  const opts = await signedFetchOptions(db, cfg);
+  // Like fetchObject in remote-statuses.ts: a document counts only when it was served at its own id.
+  const fetchDoc = async (u: string): Promise<Doc | null> => {
+    const { json } = await fetchActivityJson(u, opts);
+    return json.id === u ? json : null;
+  };
+  const r = newResolution(db, cfg);
+  r.budget = FETCH_BUDGET + 2 * MAX_FEATURED_ITEMS;
+  const ids: string[] = [];
+  try {
+    const doc = await fetchDoc(url);
+    const listed = doc ? await collectionItems(doc, url, fetchDoc) : null;
+    if (!listed) return console.info("featured: not a collection", url.slice(0, 200));
+    for (const item of listed) {
+      const s = await itemStatus(r, account, item);
+      if (s && !ids.includes(s.id)) ids.push(s.id);
+    }
+  } catch (e) {
+    if (e instanceof FetchRefused || e instanceof ResolveError) return console.info("featured: fetch refused", url.slice(0, 200), e.message);
+    throw e;
+  }
+  await replacePins(db, account.id, ids, Date.now());
+  await enqueue(env.JOBS, r.jobs);
+}
