@@ -22,7 +22,7 @@ export function renderActor(cfg: Config, a: AccountRow, publicKeyPem: string): R
     name: f.name,
     value: renderPlainText(f.value, noLinks).replace(/^<p>|<\/p>$/g, ""),
   }));
-  return {
+  const doc: Record<string, unknown> = {
     "@context": ACTOR_CONTEXT,
     id: a.uri,
     type: a.actorType === "Service" || a.actorType === "Application" ? "Service" : a.actorType === "Group" ? "Group" : "Person",
@@ -48,4 +48,8 @@ export function renderActor(cfg: Config, a: AccountRow, publicKeyPem: string): R
     icon: image(cfg, a.avatarKey, DEFAULT_AVATAR),
     image: image(cfg, a.headerKey, a.headerKey ? null : DEFAULT_HEADER),
   };
+  if (a.suspendedAt) {
+    Object.assign(doc, { suspended: true, name: "", summary: "", attachment: [], tag: [], icon: undefined, image: undefined });
+  }
+  return doc;
 }

@@ -13,6 +13,7 @@ export const ACTOR_CONTEXT = [
     discoverable: "toot:discoverable",
     indexable: "toot:indexable",
     memorial: "toot:memorial",
+    suspended: "toot:suspended",
     schema: "http://schema.org#",
     PropertyValue: "schema:PropertyValue",
     value: "schema:value",

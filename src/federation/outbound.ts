@@ -189,7 +189,8 @@ async function relationship(r: Run, a: FederateAction) {
 async function updateActor(r: Run, accountId: string) {
   const [actor] = (await accountsById(r.db, [accountId])).values();
   if (!isLocal(actor)) return;
-  const inboxes = await followerInboxes(r.db, actor.id);
+  // Followers and followed accounts' servers: a suspension (or its reversal) travels in this Update too.
+  const inboxes = [...new Set([...(await followerInboxes(r.db, actor.id)), ...(await followingInboxes(r.db, actor.id))])];
   if (!inboxes.length) return;
   const keys = await ensureActorKeys(r.db, actor.id);
   await send(r, actor.id, updateActorActivity(renderActor(r.cfg, actor, keys.publicKeyPem), Date.now()), inboxes);

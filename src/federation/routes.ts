@@ -37,7 +37,8 @@ async function actorResponse(c: Context<AppEnv>, username: string) {
   const db = c.get("db");
   const account = await localAccountByUsername(db, username);
   if (!account || account.username === "instance.actor") return apNotFound(c);
-  if (account.suspendedAt) return ap(c, { "@context": AS, id: account.uri, type: "Tombstone" }, 410);
+  // A suspended account's actor is still served, marked `suspended: true` with its profile blanked (Mastodon does the
+  // same while the suspension is reversible), so other servers keep its key and can undo the suspension later.
   const keys = await ensureActorKeys(db, account.id);
   return ap(c, renderActor(c.get("config"), account, keys.publicKeyPem));
 }

@@ -257,8 +257,9 @@ export async function accountAction(db: DB, actor: Moderator, id: string, input:
     stmts.push(logStatement(db, actor, "resolve", "Report", r.id, now));
   }
   if (stmts.length) await db.batch(stmts as [any, ...any[]]);
-  // Mastodon tells the followers' and followed accounts' servers (Delete{Actor}); unsuspending sends Update{Person}.
-  if (t === "suspend" && !row.account.domain && !row.account.suspendedAt) await fed?.send({ kind: "delete_actor", accountId: a });
+  // Mastodon (SuspendAccountService) tells followers' and followed accounts' servers with an Update{Person} carrying
+  // `suspended: true`, so the suspension stays reversible there; Delete{Actor} would mean a permanent deletion.
+  if (t === "suspend" && !row.account.domain && !row.account.suspendedAt) await fed?.send({ kind: "update_actor", accountId: a });
 }
 
 /** Re-enables a disabled local user (logged only when something changed, as Mastodon does). */

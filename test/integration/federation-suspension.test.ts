@@ -1,5 +1,5 @@
-// Reversible suspensions over ActivityPub (Mastodon ≥3.3): a staff suspension of a local account sends Delete{Actor}
-// and its undo an Update{Person}; a remote server's Delete{Actor} suspends its account here (statuses kept, hidden)
+// Reversible suspensions over ActivityPub (Mastodon ≥3.3): a staff suspension of a local account sends an
+// Update{Person} with `suspended: true` and its undo a plain Update{Person}; a remote server's Delete{Actor} suspends its account here (statuses kept, hidden)
 // until an Update{Person} from it; a suspension by our own staff is not lifted by the remote server.
 import { SELF } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -21,7 +21,7 @@ const deleteActor = (a: RemoteActor) => ({ id: `${a.uri}#delete`, type: "Delete"
 const updateActor = (a: RemoteActor) => ({ id: `${a.uri}#updates/${Date.now()}`, type: "Update", actor: a.uri, object: a.doc, to: [AS_PUBLIC] });
 
 describe("outbound: staff suspending a local account", () => {
-  it("suspend queues delete_actor -> Delete{Actor} to followers and followed; actor document is a 410 Tombstone", async () => {
+  it("suspend queues update_actor -> Update{Person} with suspended: true to followers and followed; the actor stays served, marked suspended", async () => {
     const admin = await makeUser("boss", ADMIN);
     const u = await makeUser("suzy");
     const fan = await remoteAccount("fan", "a.example");
@@ -33,16 +33,19 @@ describe("outbound: staff suspending a local account", () => {
 
     const res = await admin.api.post(`/api/v1/admin/accounts/${u.id}/action`, { type: "suspend" });
     expect(res.status).toBe(200);
-    expect(queued.jobs).toContainEqual({ type: "federate", origin: ORIGIN, action: { kind: "delete_actor", accountId: u.id } });
+    expect(queued.jobs).toContainEqual({ type: "federate", origin: ORIGIN, action: { kind: "update_actor", accountId: u.id } });
 
-    const [del, ...rest] = await take();
+    const [upd, ...rest] = await take();
     expect(rest).toEqual([]);
-    expect(del.activity).toMatchObject({ type: "Delete", actor: `${ORIGIN}/users/suzy`, object: `${ORIGIN}/users/suzy` });
-    expect(del.inboxes).toEqual(["https://a.example/inbox", solo.inbox, "https://c.example/inbox"].sort());
+    // Not a Delete: to Mastodon that would be a permanent deletion, not a reversible suspension.
+    expect(upd.activity).toMatchObject({ type: "Update", actor: `${ORIGIN}/users/suzy`, object: { id: `${ORIGIN}/users/suzy`, suspended: true, name: "" } });
+    expect([...upd.inboxes].sort()).toEqual(["https://a.example/inbox", solo.inbox, "https://c.example/inbox"].sort());
 
     const doc = await SELF.fetch(`${ORIGIN}/users/suzy`, { headers: { accept: "application/activity+json" } });
-    expect(doc.status).toBe(410);
-    expect(await doc.json()).toMatchObject({ id: `${ORIGIN}/users/suzy`, type: "Tombstone" });
+    expect(doc.status).toBe(200);
+    const actor = await doc.json<Record<string, any>>();
+    expect(actor).toMatchObject({ id: `${ORIGIN}/users/suzy`, suspended: true, summary: "" });
+    expect(actor.publicKey.publicKeyPem).toContain("PUBLIC KEY");
     expect((await anon.get(`/api/v1/accounts/${u.id}`)).status).toBe(410);
 
     // A second suspend of an already suspended account sends nothing more.
@@ -65,6 +68,7 @@ describe("outbound: staff suspending a local account", () => {
     const [upd, ...rest] = await take();
     expect(rest).toEqual([]);
     expect(upd.activity).toMatchObject({ type: "Update", actor: `${ORIGIN}/users/suzy`, object: { id: `${ORIGIN}/users/suzy`, type: "Person" } });
+    expect((upd.activity as any).object.suspended).toBeUndefined();
     expect(upd.inboxes).toEqual(["https://a.example/inbox"]);
 
     const doc = await SELF.fetch(`${ORIGIN}/users/suzy`, { headers: { accept: "application/activity+json" } });
@@ -121,6 +125,20 @@ describe("inbound: Delete{Actor} is a reversible suspension", () => {
     expect(list.body.map((s: any) => s.id)).toEqual([statusId]);
     const [after] = await sql("SELECT suspended_at, suspension_origin FROM accounts WHERE uri = ?", bob.uri);
     expect(after).toEqual({ suspended_at: null, suspension_origin: null });
+  });
+
+  it("Update{Person} with suspended: true suspends the account here; a later plain Update lifts it", async () => {
+    const carl = await remoteActor("carl");
+    const nia = await makeUser("nia2");
+    await deliver(carl, create(carl, note(carl, { content: "<p>before</p>" })));
+    const carlId = await accountIdOf(carl);
+    expect((await nia.api.get(`/api/v1/accounts/${carlId}`)).status).toBe(200);
+    await deliver(carl, { ...updateActor(carl), object: { ...carl.doc, suspended: true } });
+    expect((await nia.api.get(`/api/v1/accounts/${carlId}`)).status).toBe(410);
+    const [row] = await sql("SELECT suspension_origin FROM accounts WHERE uri = ?", carl.uri);
+    expect(row.suspension_origin).toBe("remote");
+    await deliver(carl, updateActor(carl));
+    expect((await nia.api.get(`/api/v1/accounts/${carlId}`)).status).toBe(200);
   });
 
   it("a staff suspension of a remote account is not lifted by its Update{Person} or Delete{Actor}", async () => {

@@ -13,13 +13,18 @@ const ACTOR_TYPES = new Set(["Person", "Service", "Application", "Group", "Organ
 
 /**
  * Update{Person}: only of the signer itself (C14); the document is re-fetched from its id, not taken from the body.
- * An account its own server had suspended (Delete{Actor}) comes back once the refetch succeeds, unless the update
- * still says `suspended: true`; a suspension by our staff stays.
+ * `suspended: true` in the update suspends the account here (origin remote, reversible); an account its own server
+ * had suspended (that way, or by Delete{Actor}) comes back with its next plain Update; a suspension by our staff stays.
  */
 export async function handleUpdateActor(ctx: InboxContext): Promise<void> {
   if (ctx.activity.objectId !== ctx.signer.uri) return drop("update of another actor");
   await resolveActor(ctx.db, ctx.cfg, ctx.signer.uri, { refresh: true });
-  if (ctx.signer.suspendedAt && ctx.signer.suspensionOrigin === "remote" && ctx.activity.object?.suspended !== true) {
+  // Mastodon federates a (reversible) suspension as an Update of the actor with `suspended: true`.
+  if (ctx.activity.object?.suspended === true) {
+    if (!ctx.signer.suspendedAt) await ctx.db.batch(remoteSuspendStatements(ctx.db, ctx.signer.id) as unknown as [any, ...any[]]);
+    return;
+  }
+  if (ctx.signer.suspendedAt && ctx.signer.suspensionOrigin === "remote") {
     await ctx.db
       .update(accounts)
       .set({ suspendedAt: null, suspensionOrigin: null, updatedAt: Date.now() })
