@@ -8,6 +8,7 @@ import type { DB } from "../db/client";
 import { accounts, inboxItems, inboxSeen } from "../db/schema";
 import { readConfig, type Env } from "../env";
 import { sha256Hex } from "../lib/crypto";
+import { snowflake } from "../lib/ids";
 import { parseJsonText } from "../lib/params";
 import { enqueue } from "../services/relationships";
 import { handleBlock, handleDeleteActor, handleUpdateActor, liftsRemoteSuspension } from "./handlers/account";
@@ -70,6 +71,13 @@ function isTransient(e: unknown): boolean {
   const msg = String((e as Error)?.message ?? e);
   if (/constraint failed|SQLITE_TOOBIG|too big|syntax error|no such (table|column)|datatype mismatch/i.test(msg)) return false;
   return /D1_|SQLITE_BUSY|SQLITE_IOERR|network connection|Network connection lost|timed? ?out|overloaded|storage|internal error|reset|Queue/i.test(msg);
+}
+
+/** Keeps a verified inbound activity for the JOBS consumer (bodies up to 1 MB do not fit a queue message). */
+export async function storeInboxItem(db: DB, signerAccountId: string, body: string): Promise<string> {
+  const id = snowflake();
+  await db.insert(inboxItems).values({ id, signerAccountId, body, receivedAt: Date.now() });
+  return id;
 }
 
 export async function processInboxItem(db: DB, env: Env, itemId: string, origin: string): Promise<void> {

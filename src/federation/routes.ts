@@ -3,11 +3,10 @@
 // otherwise. Inboxes verify, store and enqueue, then answer 202 (processing is off the request path).
 import { Hono, type Context, type Next } from "hono";
 import type { AppEnv } from "../context";
-import { inboxItems } from "../db/schema";
 import { loadStatusBundle } from "../entities/status";
 import { accountUri, statusUri } from "../entities/urls";
 import { errorResponse } from "../lib/errors";
-import { parseId, snowflake } from "../lib/ids";
+import { parseId } from "../lib/ids";
 import { createActivity } from "./activities";
 import { ensureActorKeys } from "./actor-keys";
 import { renderActor } from "./actor-doc";
@@ -23,6 +22,7 @@ import { AP_CONTENT_TYPE, AS, wantsActivityJson } from "./context";
 import { enforceRateLimit } from "../lib/rate-limit";
 import { AcceptWithoutProcessing, INBOX_HOST_LIMIT, verifyInboxRequest } from "./inbox-verify";
 import { instanceActorAccount } from "./instance-actor";
+import { storeInboxItem } from "./inbox-process";
 import { renderNote, withContext } from "./note-doc";
 import { isTombstoned } from "./remote-statuses";
 
@@ -163,8 +163,7 @@ async function inbox(c: Context<AppEnv>) {
   try {
     const v = await verifyInboxRequest(db, c.get("config"), c.req.raw);
     if (v.signer.domain) await enforceRateLimit(c, { name: "inbox_host", key: v.signer.domain, ...INBOX_HOST_LIMIT });
-    const id = snowflake();
-    await db.insert(inboxItems).values({ id, signerAccountId: v.signer.id, body: v.body, receivedAt: Date.now() });
+    const id = await storeInboxItem(db, v.signer.id, v.body);
     await c.env.JOBS.send({ type: "inbox", itemId: id, origin: c.get("config").origin });
     return c.body(null, 202);
   } catch (e) {
