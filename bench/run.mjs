@@ -1,8 +1,13 @@
 // `npm run bench`: seeds a throwaway local Tern (wrangler dev), then prints requests/s, p50/p99 latency at 1 and 10
 // concurrent connections, D1 round trips and Worker CPU per request for the hot routes, next to their targets.
 // Run by hand; it never fails on a missed target. Options: --quick, --only=home20,post, --n1=N, --n10=N, --keep, --log.
+// Federation figures (signed inbox POSTs, inbox processing, deliveries, actor/WebFinger): bench/federation.mjs.
 import { cpus } from "node:os";
+import { join } from "node:path";
 import { buildSeed, loadSeed, SHAPE } from "./seed.mjs";
+import { buildFedSeed } from "./fed-seed.mjs";
+import { startPeers } from "./fed-peers.mjs";
+import { createFederationBench, FED_KEYS } from "./federation.mjs";
 import { startBenchServer, root } from "./server.mjs";
 import { runLoad } from "./load.mjs";
 import { clockTickMs, cpuMs, cpuSupported, workerdPids } from "./cpu.mjs";
@@ -14,7 +19,10 @@ const quick = flag("quick");
 const N1 = Number(opt("n1") ?? (quick ? 60 : 300)); // sequential; CPU is measured over this phase
 const N10 = Number(opt("n10") ?? (quick ? 100 : 500));
 const WARMUP = quick ? 5 : 20;
-const only = opt("only")?.split(",");
+const only = opt("only")
+  ?.split(",")
+  .flatMap((k) => (k === "fed" ? FED_KEYS : [k]));
+const fedOn = !only || FED_KEYS.some((k) => only.includes(k));
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const log = (...a) => console.error("[bench]", ...a);
@@ -31,6 +39,7 @@ const SCENARIOS = [
   { key: "notifications", label: "GET /api/v1/notifications", path: "/api/v1/notifications", auth: true, ok: [200] },
   { key: "home20", label: "GET /api/v1/timelines/home?limit=20", path: "/api/v1/timelines/home?limit=20", auth: true, ok: [200, 206], target: { rt: 3, cpu: 5 }, items: 20 },
   { key: "home40", label: "GET /api/v1/timelines/home?limit=40", path: "/api/v1/timelines/home?limit=40", auth: true, ok: [200, 206], target: { rt: 3, cpu: 5 }, items: 40 },
+  // Federation scenarios (bench/federation.mjs) are inserted here, before POST.
   // Last: its fan-out work (queue consumers) would otherwise run under the other scenarios.
   // Mastodon answers 200; 201 is accepted so the figures still print, with a note.
   { key: "post", label: "POST /api/v1/statuses", path: "/api/v1/statuses", post: true, ok: [200, 201], expect: 200, target: { rt: 2, cpu: 10 } },
@@ -39,20 +48,35 @@ const SCENARIOS = [
 async function main() {
   const t0 = Date.now();
   let seedInfo;
+  let fedSeed = null;
+  // The remote side of federation (an actor to sign as, 200 stub inbox hosts) must exist before seeding: the seeded
+  // remote accounts carry its port.
+  const peers = fedOn ? await startPeers({ hosts: 200 }) : null;
+  if (peers) log(`federation peers on port ${peers.port} (${peers.mode})`);
   log("applying migrations and seeding a fresh local D1 ...");
   const server = await startBenchServer({
     keep: flag("keep"),
     log: flag("log"),
+    // Tern's entry plus counters/hold switches on the queue consumers (bench/worker-entry.js).
+    entry: join(root, "bench", "worker-entry.js"),
+    vars: { ALLOW_LOOPBACK_FETCH: "true" },
     seed: (persistTo, origin) => {
       const ts = Date.now();
       seedInfo = buildSeed({ origin });
-      seedInfo.method = loadSeed({ persistDir: persistTo, sql: seedInfo.sql, cwd: root, log });
+      let sql = seedInfo.sql;
+      if (peers) {
+        fedSeed = buildFedSeed({ origin, peerPort: peers.port, liked: 1 + WARMUP + N1 + N10 + 10 });
+        sql += fedSeed.sql;
+        seedInfo.counts.fed = fedSeed.counts;
+      }
+      seedInfo.method = loadSeed({ persistDir: persistTo, sql, cwd: root, log });
       seedInfo.ms = Date.now() - ts;
       delete seedInfo.sql;
       log(`seeded in ${(seedInfo.ms / 1000).toFixed(1)} s:`, JSON.stringify(seedInfo.counts));
     },
   });
   log(`wrangler dev up at ${server.url} (persist dir ${server.persistTo})`);
+  if (!server.snapshot) log("warning: not serving the bench entry; queue figures (federation) will be missing");
 
   const canCpu = cpuSupported();
   const port = Number(new URL(server.url).port);
@@ -64,7 +88,8 @@ async function main() {
   let seq = 0;
   const runId = Date.now().toString(36);
   const requestFor = (s) => (i) => {
-    const headers = {};
+    if (s.request) return s.request(i);
+    const headers = { ...(s.headers ?? {}) };
     if (s.post) {
       const n = seq++;
       headers.authorization = `Bearer ${seedInfo.posterTokens[n % seedInfo.posterTokens.length]}`;
@@ -90,20 +115,61 @@ async function main() {
   const results = [];
   let reloads = 0;
   let crashedDuring = null;
-  for (const s of SCENARIOS) {
+  const harnessNotes = [];
+  const fed = peers
+    ? createFederationBench({
+        server,
+        peers,
+        seed: fedSeed,
+        pids,
+        cpuMs,
+        canCpu,
+        runtimeAlive,
+        log,
+        idleMsPerSec: () => idleMsPerSec,
+        baselineCpu: () => results.find((r) => r.s.baseline && !r.broken)?.cpuRaw ?? null,
+      })
+    : null;
+  const scenarios = [...SCENARIOS];
+  if (fed) scenarios.splice(scenarios.findIndex((s) => s.key === "post"), 0, ...fed.scenarios);
+  const ran = {};
+  for (const s of scenarios) {
     if (only && !s.baseline && !s.d1cal && !only.includes(s.key)) continue;
     log(`${s.label} ...`);
-    const req = requestFor(s);
+    ran[s.key] = true;
     if (!runtimeAlive()) {
       results.push({ s, broken: true, crashed: true, warm: { errors: new Map() } });
       continue;
     }
+    if (s.custom) {
+      try {
+        await s.custom();
+      } catch (e) {
+        log(`  failed: ${e.stack ?? e}`);
+        harnessNotes.push(`${s.label}: the harness failed: ${e.message}`);
+      }
+      continue;
+    }
+    try {
+      await runScenario(s);
+    } catch (e) {
+      log(`  failed: ${e.stack ?? e}`);
+      harnessNotes.push(`${s.label}: the harness failed: ${e.message}`);
+    } finally {
+      await s.release?.();
+    }
+  }
+
+  async function runScenario(s) {
+    const req = requestFor(s);
+    await s.prepare?.();
     const warm = await runLoad({ request: req, ok: s.ok, count: WARMUP, concurrency: 1 });
     if (warm.okCount === 0) {
       log(`  not working yet: ${[...warm.errors].map(([k, v]) => `${k} ${v.sample}`).join(" | ")}`);
       results.push({ s, broken: true, warm });
-      continue;
+      return;
     }
+    await s.afterWarmup?.();
     // wrangler dev restarts workerd when a source file changes; a phase that spans a restart has no valid CPU
     // figure (the old process's ticks vanish), so it is run again.
     let p, c0, c1, r1;
@@ -137,7 +203,9 @@ async function main() {
       crashedDuring = s.label;
     }
     const cpu = canCpu && p.length && c0 !== null ? (c1 - c0) / N1 : null;
-    results.push({ s, warm, r1, r10, cpuRaw: cpu, afterMs });
+    const result = { s, warm, r1, r10, cpuRaw: cpu, afterMs };
+    results.push(result);
+    await s.after?.(result);
   }
 
   const base = results.find((r) => r.s.baseline && !r.broken);
@@ -167,7 +235,8 @@ async function main() {
       return m;
     }, new Map());
   await server.stop();
-  printReport({ results, seedInfo, baseCpu, base, perRt, reloads, serverErrors, crashedDuring, elapsed: (Date.now() - t0) / 1000, idleMsPerSec });
+  await peers?.close();
+  printReport({ results, seedInfo, baseCpu, base, perRt, reloads, serverErrors, crashedDuring, elapsed: (Date.now() - t0) / 1000, idleMsPerSec, fed, ran, harnessNotes });
 }
 
 const sameSet = (a, b) => a.length === b.length && a.every((x) => b.includes(x));
@@ -189,7 +258,7 @@ function table(rows) {
     .join("\n");
 }
 
-function printReport({ results, seedInfo, baseCpu, base, perRt, reloads, serverErrors, crashedDuring, elapsed, idleMsPerSec }) {
+function printReport({ results, seedInfo, baseCpu, base, perRt, reloads, serverErrors, crashedDuring, elapsed, idleMsPerSec, fed, ran, harnessNotes }) {
   const out = [];
   out.push("");
   out.push(`Tern benchmark — local wrangler dev (workerd + SQLite-backed D1), ${cpus().length} cores, node ${process.version}`);
@@ -198,6 +267,13 @@ function printReport({ results, seedInfo, baseCpu, base, perRt, reloads, serverE
       `(home feed ${seedInfo.counts.homeFeed} rows), ${seedInfo.counts.notifications} notifications ` +
       `[loaded with ${seedInfo.method} in ${(seedInfo.ms / 1000).toFixed(1)} s]`,
   );
+  if (seedInfo.counts.fed) {
+    const f = seedInfo.counts.fed;
+    out.push(
+      `Federation seed: ${f.likedStatuses} statuses to Like, ${f.remoteAccounts} remote accounts on 200 loopback hosts following ` +
+        `two local posters (1,000 each: shared inboxes / personal inboxes only); ALLOW_LOOPBACK_FETCH=true.`,
+    );
+  }
   out.push(`Requests per scenario: ${WARMUP} warm-up, ${N1} at c=1 (CPU measured here), ${N10} at c=10.`);
   out.push("");
   const rows = [["Scenario", "D1 RT", "target", "CPU ms", "target", "≈w/o D1", "c=1 req/s", "p50 ms", "p99 ms", "c=10 req/s", "p50 ms", "p99 ms", "errors"]];
@@ -245,6 +321,10 @@ function printReport({ results, seedInfo, baseCpu, base, perRt, reloads, serverE
   const post = results.find((r) => r.s.post && !r.broken);
   if (post?.afterMs != null)
     out.push(`POST /api/v1/statuses: a further ${fmt(post.afterMs, 2)} ms/request of workerd CPU ran after the responses (queued jobs), not counted above.`);
+  if (fed) {
+    const lines = fed.report({ perRt, table, wrap, ran });
+    if (lines.length) out.push("", ...lines);
+  }
 
   // Details: what the first page held and every error seen.
   const notes = [];
@@ -270,6 +350,7 @@ function printReport({ results, seedInfo, baseCpu, base, perRt, reloads, serverE
       if (x.rt?.missing) notes.push(`${r.s.label} ${phase}: ${x.rt.missing} responses without Server-Timing d1`);
     }
   }
+  for (const n of [...harnessNotes, ...(fed?.state.notes ?? [])]) notes.push(n);
   if (reloads) notes.push(`wrangler restarted workerd ${reloads} time(s) during the run (a source file changed); those phases were re-run`);
   if (crashedDuring) notes.push(`the workerd runtime exited during "${crashedDuring}"; scenarios after it did not run (see server log lines)`);
   for (const [l, n] of [...serverErrors].slice(0, 12)) notes.push(`server log${n > 1 ? ` (×${n})` : ""}: ${l.slice(0, 300)}`);
@@ -282,6 +363,9 @@ function printReport({ results, seedInfo, baseCpu, base, perRt, reloads, serverE
   out.push(`Done in ${elapsed.toFixed(0)} s. Idle workerd CPU was ${fmt(idleMsPerSec, 1)} ms/s.`);
   console.log(out.join("\n"));
 }
+
+// Ctrl-C / kill: exit through process.exit so the server's exit hook takes wrangler's process group down too.
+for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => process.exit(130));
 
 main().catch((e) => {
   console.error(e);

@@ -33,7 +33,7 @@ function mulberry32(seed) {
 }
 
 /** Snowflakes as Tern makes them ((ms << 16) | seq), unique per generator, stored zero-padded to 20 digits. */
-function idGen() {
+export function idGen() {
   const seqs = new Map();
   return (ms) => {
     const s = seqs.get(ms) ?? 0;
@@ -41,12 +41,12 @@ function idGen() {
     return ((BigInt(ms) << 16n) | BigInt(s)).toString();
   };
 }
-const pad = (id) => String(id).padStart(20, "0");
-const unpad = (id) => String(id).replace(/^0+/, "") || "0";
+export const pad = (id) => String(id).padStart(20, "0");
+export const unpad = (id) => String(id).replace(/^0+/, "") || "0";
 const q = (v) => (v === null || v === undefined ? "NULL" : typeof v === "number" ? String(v) : `'${String(v).replace(/'/g, "''")}'`);
-const sha256 = (s) => createHash("sha256").update(s).digest("hex");
+export const sha256 = (s) => createHash("sha256").update(s).digest("hex");
 
-class SqlWriter {
+export class SqlWriter {
   constructor() {
     this.parts = [];
   }

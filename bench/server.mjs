@@ -2,11 +2,12 @@
 // but the database is seeded between applying the migrations and starting the server: the seed goes straight into
 // the D1 file, which must not be open in a running workerd at the time. The Worker is bundled once up front
 // (`wrangler deploy --dry-run`) and served with --no-bundle, so editing src/ during a run does not restart workerd
-// under the measurement.
+// under the measurement. `entry` bundles another entry module instead of src/index.ts (the benchmark uses
+// bench/worker-entry.js: Tern plus queue counters); `vars` are added to the Worker's variables.
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { applyMigrations, freePort, quietEnv, root } from "../test/support/server.mjs";
 
 export { root };
@@ -17,14 +18,16 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
  * @param {{ seed: (persistTo: string, origin: string) => Promise<void> | void, keep?: boolean, log?: boolean }} opts
  * @returns {Promise<{ url: string, pid: number, persistTo: string, output: () => string, stop: () => Promise<void> }>}
  */
-export async function startBenchServer({ seed, keep = false, log = false, snapshot = true, timeoutMs = 90_000 }) {
+export async function startBenchServer({ seed, keep = false, log = false, snapshot = true, entry = null, vars: extraVars = {}, timeoutMs = 90_000 }) {
   const persistTo = mkdtempSync(join(tmpdir(), "tern-bench-"));
   applyMigrations(persistTo);
   let script = null;
   if (snapshot) {
     const outdir = join(persistTo, "build");
-    const r = spawnSync(process.execPath, [wranglerBin, "deploy", "--dry-run", "--outdir", outdir], { cwd: root, env: quietEnv, encoding: "utf8" });
-    if (r.status === 0 && existsSync(join(outdir, "index.js"))) script = join(outdir, "index.js");
+    const named = entry ? [entry, "--config", join(root, "wrangler.toml")] : [];
+    const r = spawnSync(process.execPath, [wranglerBin, "deploy", ...named, "--dry-run", "--outdir", outdir], { cwd: root, env: quietEnv, encoding: "utf8" });
+    const built = entry ? join(outdir, basename(entry).replace(/\.[jt]s$/, ".js")) : join(outdir, "index.js");
+    if (r.status === 0 && existsSync(built)) script = built;
     else console.error(`[bench] bundling failed, serving src/ directly:\n${r.stdout}\n${r.stderr}`);
   }
   const port = await freePort();
@@ -32,7 +35,7 @@ export async function startBenchServer({ seed, keep = false, log = false, snapsh
   await seed(persistTo, url);
 
   const inspectorPort = await freePort();
-  const vars = { REGISTRATIONS_MODE: "open", SETUP_TOKEN: "bench", SECRET_KEY_BASE: "bench" };
+  const vars = { REGISTRATIONS_MODE: "open", SETUP_TOKEN: "bench", SECRET_KEY_BASE: "bench", ...extraVars };
   const args = [
     wranglerBin, "dev",
     // The config must be named: with a script argument wrangler would look for one next to the script instead.

@@ -1,0 +1,109 @@
+// Seed for the federation figures, appended to the main seed (same SQL writer, same D1 file). Three local accounts:
+//   fedliked   — owns the statuses the remote actor Likes (one Like per status: a second Like by the same actor of
+//                the same status changes nothing, so N processed activities need N statuses);
+//   fedshared  — 1,000 remote followers on 200 hosts (5 per host) that share one inbox per host → 200 deliveries;
+//   fedpersonal — 1,000 other remote followers on the same hosts, personal inboxes only → 1,000 deliveries.
+// Remote accounts are stored as Tern stores fetched actors (domain = host:port, uri, inbox, shared inbox, fetched_at
+// now, so nothing refetches them). Ids are snowflakes ~40 days back, clear of the main seed's ranges.
+import { randomBytes } from "node:crypto";
+import { deliveryHost } from "./fed-peers.mjs";
+import { idGen, pad, sha256, SqlWriter, unpad } from "./seed.mjs";
+
+const DAY = 86_400_000;
+export const FED_SHAPE = { hosts: 200, followersPerHost: 5 };
+
+/**
+ * @param {{ origin: string, peerPort: number, liked: number, now?: number }} o
+ * @returns {{ sql: string, liked: { username: string, ids: string[], uris: string[] }, shared: Poster, personal: Poster, counts: object }}
+ */
+export function buildFedSeed({ origin, peerPort, liked, now = Date.now() }) {
+  const w = new SqlWriter();
+  const base = now - 40 * DAY;
+  const accId = idGen();
+  const local = ["fedliked", "fedshared", "fedpersonal"].map((username, i) => ({ username, id: accId(base + i), at: base + i }));
+  const uri = (u) => `${origin}/users/${u}`;
+  w.insert(
+    "accounts",
+    ["id", "username", "domain", "display_name", "uri", "url", "inbox_url", "shared_inbox_url", "outbox_url", "followers_url",
+      "following_url", "featured_url", "featured_tags_url", "discoverable", "created_at", "updated_at"],
+    local.map((a) => [pad(a.id), a.username, null, a.username, uri(a.username), `${origin}/@${a.username}`, `${uri(a.username)}/inbox`,
+      `${origin}/inbox`, `${uri(a.username)}/outbox`, `${uri(a.username)}/followers`, `${uri(a.username)}/following`,
+      `${uri(a.username)}/collections/featured`, `${uri(a.username)}/collections/tags`, 1, a.at, a.at]),
+  );
+  const userId = idGen();
+  const users = local.map((a) => ({ ...a, userId: userId(a.at) }));
+  w.insert(
+    "users",
+    ["id", "account_id", "email", "password_hash", "confirmed_at", "approved", "disabled", "settings", "created_at", "updated_at"],
+    users.map((u) => [pad(u.userId), pad(u.id), `${u.username}@bench.test`, "bench-no-password", u.at, 1, 0, "{}", u.at, u.at]),
+  );
+  const appId = idGen()(base);
+  w.insert(
+    "oauth_applications",
+    ["id", "name", "website", "redirect_uris", "scopes", "client_id", "client_secret", "created_at"],
+    [[pad(appId), "Tern bench (federation)", null, "urn:ietf:wg:oauth:2.0:oob", "read write follow push", `bench-fed-${randomBytes(8).toString("hex")}`, randomBytes(16).toString("hex"), base]],
+  );
+  const tokId = idGen();
+  const tokens = users.map((u) => {
+    const token = `bench-fed-${u.username}-${randomBytes(24).toString("base64url")}`;
+    w.insert(
+      "oauth_access_tokens",
+      ["id", "token_hash", "sealed", "application_id", "user_id", "scopes", "created_at"],
+      [[pad(tokId(base)), sha256(token), null, pad(appId), pad(u.userId), "read write follow push", base]],
+    );
+    return token;
+  });
+
+  // The statuses the Likes point at.
+  const stId = idGen();
+  const likedIds = Array.from({ length: liked }, (_, i) => stId(base + DAY + i * 1000));
+  const owner = local[0];
+  w.insert(
+    "statuses",
+    ["id", "uri", "url", "account_id", "local", "text", "content", "visibility", "language", "created_at", "updated_at"],
+    likedIds.map((id, i) => {
+      const at = base + DAY + i * 1000;
+      const text = `Federation bench status ${i}`;
+      return [pad(id), `${uri(owner.username)}/statuses/${id}`, `${origin}/@${owner.username}/${id}`, pad(owner.id), 1, text, `<p>${text}</p>`, "public", "en", at, at];
+    }),
+  );
+
+  // Remote followers: 5 per host on 200 hosts, once with a shared inbox per host and once with personal inboxes only.
+  const remote = [];
+  const follows = [];
+  const followId = idGen();
+  const variants = [
+    { prefix: "s", target: local[1], shared: true },
+    { prefix: "p", target: local[2], shared: false },
+  ];
+  for (const v of variants) {
+    for (let h = 1; h <= FED_SHAPE.hosts; h++) {
+      const host = `${deliveryHost(h)}:${peerPort}`;
+      for (let k = 0; k < FED_SHAPE.followersPerHost; k++) {
+        const username = `${v.prefix}${h}_${k}`;
+        const at = base + 2 * DAY + remote.length * 10;
+        const id = accId(at);
+        const actor = `http://${host}/users/${username}`;
+        remote.push([pad(id), username, host, username, actor, actor, `${actor}/inbox`, v.shared ? `http://${host}/inbox` : null,
+          `${actor}/outbox`, `${actor}/followers`, `${actor}/following`, `${actor}#main-key`, at, at, now]);
+        follows.push([pad(followId(at)), pad(id), pad(v.target.id), 1, 0, at]);
+      }
+    }
+  }
+  w.insert(
+    "accounts",
+    ["id", "username", "domain", "display_name", "uri", "url", "inbox_url", "shared_inbox_url", "outbox_url", "followers_url",
+      "following_url", "public_key_id", "created_at", "updated_at", "fetched_at"],
+    remote,
+  );
+  w.insert("follows", ["id", "account_id", "target_account_id", "show_reblogs", "notify", "created_at"], follows);
+
+  const poster = (i) => ({ username: local[i].username, id: unpad(local[i].id), token: tokens[i] });
+  return {
+    sql: w.toString(),
+    liked: { username: owner.username, ids: likedIds.map(unpad), uris: likedIds.map((id) => `${uri(owner.username)}/statuses/${id}`) },
+    shared: { ...poster(1), expect: FED_SHAPE.hosts, followers: FED_SHAPE.hosts * FED_SHAPE.followersPerHost },
+    personal: { ...poster(2), expect: FED_SHAPE.hosts * FED_SHAPE.followersPerHost, followers: FED_SHAPE.hosts * FED_SHAPE.followersPerHost },
+    counts: { localAccounts: local.length, likedStatuses: liked, remoteAccounts: remote.length, remoteFollows: follows.length },
+  };
+}
