@@ -5,10 +5,10 @@
 // days is marked unavailable and skipped; any success clears its record. A per-host circuit (kept in D1, read in the
 // same batch as the outbox row) opens after 10 consecutive salvageable failures: for 60 s messages to that host are
 // re-queued for the rest of the cool-off without a request and without spending an attempt.
-import { eq, sql } from "drizzle-orm";
+import { eq, inArray, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { createDb } from "../db/client";
-import { accounts, activityOutbox, deliveryCircuits, deliveryFailures, follows, unavailableDomains } from "../db/schema";
+import { createDb, idList } from "../db/client";
+import { accountKeys, accounts, activityOutbox, deliveryCircuits, deliveryFailures, follows, unavailableDomains } from "../db/schema";
 import type { Config, Env } from "../env";
 import { readConfig } from "../env";
 import { padId, snowflake } from "../lib/ids";
@@ -80,16 +80,50 @@ function classify(status: number, retryAfter: string | null): Outcome {
   return {};
 }
 
-async function deliverOne(env: Env, db: DB, cfg: Config, m: DeliveryMessage, host: string): Promise<Outcome> {
-  const [[row], [circuit]] = await db.batch([
-    db.select().from(activityOutbox).where(eq(activityOutbox.id, m.outboxId)).limit(1),
-    db.select({ openUntil: deliveryCircuits.openUntil }).from(deliveryCircuits).where(eq(deliveryCircuits.host, host)).limit(1),
+/** What a batch of deliveries needs, read once per queue batch (one D1 round trip, whatever the batch size). */
+interface BatchState {
+  outbox: Map<string, { accountId: string; json: string }>;
+  signers: Map<string, { uri: string; privateKeyPem: string | null }>;
+  openUntil: Map<string, number>;
+  /** Hosts with a failure record, an unavailable mark or a circuit row: only these need clearing on success. */
+  dirtyHosts: Set<string>;
+}
+
+async function loadBatchState(db: DB, messages: DeliveryMessage[], hosts: string[]): Promise<BatchState> {
+  const outboxIds = [...new Set(messages.map((m) => m.outboxId))];
+  const hostList = sql`(SELECT value FROM json_each(${JSON.stringify(hosts)}))`;
+  const [rows, signers, circuits, failures, unavailable] = await db.batch([
+    db.select({ id: activityOutbox.id, accountId: activityOutbox.accountId, json: activityOutbox.json }).from(activityOutbox).where(inArray(activityOutbox.id, idList(outboxIds))),
+    db
+      .select({ id: accounts.id, uri: accounts.uri, privateKeyPem: accountKeys.privateKeyPem })
+      .from(accounts)
+      .leftJoin(accountKeys, eq(accountKeys.accountId, accounts.id))
+      .where(inArray(accounts.id, sql`(SELECT ${activityOutbox.accountId} FROM ${activityOutbox} WHERE ${activityOutbox.id} IN ${idList(outboxIds)})`)),
+    db.select({ host: deliveryCircuits.host, openUntil: deliveryCircuits.openUntil }).from(deliveryCircuits).where(inArray(deliveryCircuits.host, hostList)),
+    db.selectDistinct({ host: deliveryFailures.host }).from(deliveryFailures).where(inArray(deliveryFailures.host, hostList)),
+    db.select({ host: unavailableDomains.domain }).from(unavailableDomains).where(inArray(unavailableDomains.domain, hostList)),
   ]);
+  const state: BatchState = { outbox: new Map(), signers: new Map(), openUntil: new Map(), dirtyHosts: new Set() };
+  for (const r of rows) state.outbox.set(r.id, { accountId: r.accountId, json: r.json });
+  for (const a of signers) state.signers.set(a.id, { uri: a.uri, privateKeyPem: a.privateKeyPem ?? null });
+  for (const c of circuits) {
+    state.dirtyHosts.add(c.host);
+    if (c.openUntil != null) state.openUntil.set(c.host, c.openUntil);
+  }
+  for (const f of failures) state.dirtyHosts.add(f.host);
+  for (const u of unavailable) state.dirtyHosts.add(u.host);
+  return state;
+}
+
+async function deliverOne(db: DB, cfg: Config, m: DeliveryMessage, host: string, state: BatchState): Promise<Outcome> {
+  const row = state.outbox.get(m.outboxId);
   if (!row) return "drop";
-  if (circuit?.openUntil != null && circuit.openUntil > Date.now()) return { openUntil: circuit.openUntil };
-  const [signer] = await db.select({ uri: accounts.uri }).from(accounts).where(eq(accounts.id, row.accountId)).limit(1);
+  const openUntil = state.openUntil.get(host);
+  if (openUntil != null && openUntil > Date.now()) return { openUntil };
+  const signer = state.signers.get(row.accountId);
   if (!signer) return "drop";
-  const keys = await ensureActorKeys(db, row.accountId);
+  // Keys are made on first need; a batch shares what it found, so the rare miss costs one lookup, not one per message.
+  const privateKeyPem = signer.privateKeyPem ?? (signer.privateKeyPem = (await ensureActorKeys(db, row.accountId)).privateKeyPem);
   try {
     const res = await safeFetch(m.inbox, {
       ...baseFetchOptions(cfg),
@@ -98,7 +132,7 @@ async function deliverOne(env: Env, db: DB, cfg: Config, m: DeliveryMessage, hos
       headers: { "content-type": "application/activity+json" },
       maxBytes: 64 * 1024,
       maxRedirects: 0,
-      sign: (req) => signRequest(req, `${signer.uri}#main-key`, keys.privateKeyPem, row.json),
+      sign: (req) => signRequest(req, `${signer.uri}#main-key`, privateKeyPem, row.json),
     });
     return classify(res.status, res.headers.get("retry-after"));
   } catch (e) {
@@ -122,6 +156,7 @@ function countCircuitFailure(db: DB, host: string) {
     });
 }
 
+
 async function recordFailure(db: DB, host: string): Promise<void> {
   const day = new Date().toISOString().slice(0, 10);
   await db.insert(deliveryFailures).values({ host, day }).onConflictDoNothing();
@@ -133,29 +168,40 @@ async function recordFailure(db: DB, host: string): Promise<void> {
 
 export async function handleDeliveries(batch: MessageBatch<DeliveryMessage>, env: Env): Promise<void> {
   const db = createDb(env.DB);
+  const hostOf = (m: DeliveryMessage): string | null => {
+    try {
+      return new URL(m.inbox).host;
+    } catch {
+      return null;
+    }
+  };
+  const hosts = [...new Set(batch.messages.map((msg) => hostOf(msg.body)).filter((h): h is string => !!h))];
+  const state = await loadBatchState(db, batch.messages.map((msg) => msg.body), hosts);
   await Promise.all(
     batch.messages.map(async (msg) => {
       const m = msg.body;
       const cfg = readConfig(env, m.origin);
-      let host: string;
-      try {
-        host = new URL(m.inbox).host;
-      } catch {
+      const host = hostOf(m);
+      if (!host) {
         msg.ack();
         return;
       }
-      const outcome = await deliverOne(env, db, cfg, m, host);
+      const outcome = await deliverOne(db, cfg, m, host, state);
       if (outcome === "ok") {
-        await db.batch([
-          db.delete(deliveryFailures).where(eq(deliveryFailures.host, host)),
-          db.delete(unavailableDomains).where(eq(unavailableDomains.domain, host)),
-          db.delete(deliveryCircuits).where(eq(deliveryCircuits.host, host)),
-        ]);
+        // A success clears the host's record; most hosts have none, so most successes cost no round trip.
+        if (state.dirtyHosts.delete(host)) {
+          await db.batch([
+            db.delete(deliveryFailures).where(eq(deliveryFailures.host, host)),
+            db.delete(unavailableDomains).where(eq(unavailableDomains.domain, host)),
+            db.delete(deliveryCircuits).where(eq(deliveryCircuits.host, host)),
+          ]);
+        }
       } else if (outcome === "drop") {
         // unsalvageable: neither retried nor counted against the host
       } else if ("openUntil" in outcome) {
         await env.DELIVERY.send({ ...m }, { delaySeconds: Math.max(1, Math.ceil((outcome.openUntil - Date.now()) / 1000)) });
       } else {
+        state.dirtyHosts.add(host);
         await countCircuitFailure(db, host);
         if (m.attempt + 1 >= MAX_ATTEMPTS) await recordFailure(db, host);
         else await env.DELIVERY.send({ ...m, attempt: m.attempt + 1 }, { delaySeconds: outcome.retryAfter ?? retryDelaySeconds(m.attempt + 1) });
