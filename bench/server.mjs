@@ -4,15 +4,14 @@
 // (`wrangler deploy --dry-run`) and served with --no-bundle, so editing src/ during a run does not restart workerd
 // under the measurement. `entry` bundles another entry module instead of src/index.ts (the benchmark uses
 // bench/worker-entry.js: Tern plus queue counters); `vars` are added to the Worker's variables.
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
-import { applyMigrations, freePort, quietEnv, root } from "../test/support/server.mjs";
+import { applyMigrations, freePort, quietEnv, root, superviseWranglerDev } from "../test/support/server.mjs";
 
 export { root };
 const wranglerBin = join(root, "node_modules", "wrangler", "bin", "wrangler.js");
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * @param {{ seed: (persistTo: string, origin: string) => Promise<void> | void, keep?: boolean, log?: boolean }} opts
@@ -49,58 +48,14 @@ export async function startBenchServer({ seed, keep = false, log = false, snapsh
     "--log-level", log ? "log" : "warn",
   ];
   for (const [k, v] of Object.entries(vars)) args.push("--var", `${k}:${v}`);
-  const child = spawn(process.execPath, args, { cwd: root, env: quietEnv, detached: true, stdio: ["ignore", "pipe", "pipe"] });
-  let out = "";
-  const collect = (chunk) => {
-    out += chunk;
-    if (out.length > 200_000) out = out.slice(-100_000);
-    if (log) process.stderr.write(chunk);
-  };
-  child.stdout.on("data", collect);
-  child.stderr.on("data", collect);
-  let exited = null;
-  child.on("exit", (code, signal) => (exited = { code, signal }));
-
-  const killGroup = (sig) => {
-    try {
-      process.kill(-child.pid, sig);
-    } catch {
-      /* already gone */
-    }
-  };
-  const onExit = () => killGroup("SIGKILL");
-  process.on("exit", onExit);
-  let stopped = false;
-  const stop = async () => {
-    if (stopped) return;
-    stopped = true;
-    process.off("exit", onExit);
-    if (!exited) {
-      killGroup("SIGTERM");
-      for (let i = 0; i < 50 && !exited; i++) await sleep(100);
-    }
-    killGroup("SIGKILL");
-    if (!keep) rmSync(persistTo, { recursive: true, force: true });
-  };
-
-  const deadline = Date.now() + timeoutMs;
-  while (true) {
-    if (exited) {
-      await stop();
-      throw new Error(`wrangler dev exited early (${JSON.stringify(exited)}):\n${out}`);
-    }
-    try {
-      const res = await fetch(`${url}/bench-noop`, { signal: AbortSignal.timeout(2000) });
-      await res.arrayBuffer();
-      break;
-    } catch {
-      /* not listening yet */
-    }
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error(`Tern did not answer at ${url} within ${timeoutMs} ms:\n${out}`);
-    }
-    await sleep(250);
-  }
-  return { url, pid: child.pid, persistTo, snapshot: !!script, output: () => out, stop };
+  const server = await superviseWranglerDev(args, {
+    url,
+    probePath: "/bench-noop",
+    timeoutMs,
+    log,
+    cleanup: () => {
+      if (!keep) rmSync(persistTo, { recursive: true, force: true });
+    },
+  });
+  return { url, pid: server.pid, persistTo, snapshot: !!script, output: server.output, stop: server.stop };
 }

@@ -46,37 +46,12 @@ export function applyMigrations(persistTo) {
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * @param {{ port?: number, vars?: Record<string, string>, timeoutMs?: number, log?: boolean }} [opts]
- * @returns {Promise<{ url: string, port: number, persistTo: string, output: () => string, stop: () => Promise<void> }>}
+ * Spawns `node <args>` (a `wrangler dev` command line) in its own process group, keeps the last of its output, and
+ * waits until `url + probePath` answers anything. `stop()` takes the group down (workerd children included) and then
+ * runs `cleanup`. Shared by the e2e server here and the benchmark's (bench/server.mjs).
+ * @returns {Promise<{ pid: number, output: () => string, stop: () => Promise<void> }>}
  */
-export async function startTern({ port, vars = {}, timeoutMs = 60_000, log = !!process.env.TERN_E2E_LOG } = {}) {
-  const persistTo = mkdtempSync(join(tmpdir(), "tern-e2e-"));
-  applyMigrations(persistTo);
-
-  port ??= await freePort();
-  // Parallel wrangler processes (other test files, `npm run dev`) would fight over the default inspector port 9229.
-  const inspectorPort = await freePort();
-  const allVars = {
-    REGISTRATIONS_MODE: "open",
-    SETUP_TOKEN: "e2e-setup",
-    SECRET_KEY_BASE: "e2e-secret",
-    ...vars,
-  };
-  // An explicit (empty) env file stops wrangler from loading the developer's .dev.vars: tests see only `vars`.
-  const envFile = join(persistTo, "empty.env");
-  writeFileSync(envFile, "");
-  const args = [
-    wranglerBin, "dev",
-    "--env-file", envFile,
-    "--port", String(port),
-    "--ip", "127.0.0.1",
-    "--inspector-port", String(inspectorPort),
-    "--persist-to", persistTo,
-    "--show-interactive-dev-session=false",
-    "--log-level", log ? "log" : "warn",
-  ];
-  for (const [k, v] of Object.entries(allVars)) args.push("--var", `${k}:${v}`);
-
+export async function superviseWranglerDev(args, { url, probePath, timeoutMs, log = false, cleanup = () => {} }) {
   const child = spawn(process.execPath, args, {
     cwd: root,
     env: quietEnv,
@@ -112,14 +87,12 @@ export async function startTern({ port, vars = {}, timeoutMs = 60_000, log = !!p
     if (!exited) {
       killGroup("SIGTERM");
       for (let i = 0; i < 50 && !exited; i++) await sleep(100);
-      if (!exited) killGroup("SIGKILL");
     }
     // workerd children may outlive the wrangler node process briefly.
     killGroup("SIGKILL");
-    rmSync(persistTo, { recursive: true, force: true });
+    cleanup();
   };
 
-  const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + timeoutMs;
   while (true) {
     if (exited) {
@@ -127,8 +100,7 @@ export async function startTern({ port, vars = {}, timeoutMs = 60_000, log = !!p
       throw new Error(`wrangler dev exited early (${JSON.stringify(exited)}):\n${out}`);
     }
     try {
-      // Any HTTP answer from the Worker means it is up (the route may still be a 404 while it is being built).
-      const res = await fetch(`${url}/api/v1/instance`, { signal: AbortSignal.timeout(2000) });
+      const res = await fetch(`${url}${probePath}`, { signal: AbortSignal.timeout(2000) });
       await res.arrayBuffer();
       break;
     } catch {
@@ -140,5 +112,49 @@ export async function startTern({ port, vars = {}, timeoutMs = 60_000, log = !!p
     }
     await sleep(250);
   }
-  return { url, port, persistTo, output: () => out, stop };
+  return { pid: child.pid, output: () => out, stop };
+}
+
+/**
+ * @param {{ port?: number, vars?: Record<string, string>, timeoutMs?: number, log?: boolean }} [opts]
+ * @returns {Promise<{ url: string, port: number, persistTo: string, output: () => string, stop: () => Promise<void> }>}
+ */
+export async function startTern({ port, vars = {}, timeoutMs = 60_000, log = !!process.env.TERN_E2E_LOG } = {}) {
+  const persistTo = mkdtempSync(join(tmpdir(), "tern-e2e-"));
+  applyMigrations(persistTo);
+
+  port ??= await freePort();
+  // Parallel wrangler processes (other test files, `npm run dev`) would fight over the default inspector port 9229.
+  const inspectorPort = await freePort();
+  const allVars = {
+    REGISTRATIONS_MODE: "open",
+    SETUP_TOKEN: "e2e-setup",
+    SECRET_KEY_BASE: "e2e-secret",
+    ...vars,
+  };
+  // An explicit (empty) env file stops wrangler from loading the developer's .dev.vars: tests see only `vars`.
+  const envFile = join(persistTo, "empty.env");
+  writeFileSync(envFile, "");
+  const args = [
+    wranglerBin, "dev",
+    "--env-file", envFile,
+    "--port", String(port),
+    "--ip", "127.0.0.1",
+    "--inspector-port", String(inspectorPort),
+    "--persist-to", persistTo,
+    "--show-interactive-dev-session=false",
+    "--log-level", log ? "log" : "warn",
+  ];
+  for (const [k, v] of Object.entries(allVars)) args.push("--var", `${k}:${v}`);
+
+  const url = `http://127.0.0.1:${port}`;
+  // Any HTTP answer from the Worker means it is up (the route may still be a 404 while it is being built).
+  const server = await superviseWranglerDev(args, {
+    url,
+    probePath: "/api/v1/instance",
+    timeoutMs,
+    log,
+    cleanup: () => rmSync(persistTo, { recursive: true, force: true }),
+  });
+  return { url, port, persistTo, output: server.output, stop: server.stop };
 }
