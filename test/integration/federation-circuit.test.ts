@@ -3,10 +3,8 @@
 // without spending an attempt; a success after the cool-off closes it.
 import { env, fetchMock } from "cloudflare:test";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { handleDeliveries, type DeliveryMessage } from "../../src/federation/delivery";
-import { makeUser } from "./helpers";
-import { addFollow, remoteAccount } from "./federation-outbound-fixtures";
-import { queued, runQueuedJobs } from "./queues";
+import { queued } from "./queues";
+import { deliverNow, pendingDelivery, peer, sendCalls } from "./federation-delivery-fixtures";
 
 beforeAll(() => {
   fetchMock.activate();
@@ -14,55 +12,22 @@ beforeAll(() => {
 });
 afterEach(() => fetchMock.assertNoPendingInterceptors());
 
-function batch(bodies: DeliveryMessage[]) {
-  const acked: DeliveryMessage[] = [];
-  const retried: DeliveryMessage[] = [];
-  const messages = bodies.map((body, i) => ({
-    id: String(i),
-    timestamp: new Date(),
-    attempts: 1,
-    body,
-    ack: () => acked.push(body),
-    retry: () => retried.push(body),
-  }));
-  return { b: { queue: "tern-delivery", messages, ackAll() {}, retryAll() {} } as unknown as MessageBatch<DeliveryMessage>, acked, retried };
-}
-
-/** A local user with one remote follower on a.example, who has just posted: one delivery queued. */
-async function pending(): Promise<DeliveryMessage> {
-  const u = await makeUser();
-  const r = await remoteAccount(`f${Math.random().toString(36).slice(2, 8)}`, "a.example");
-  await addFollow(r.id, u.id);
-  await u.api.post("/api/v1/statuses", { status: "deliver me" });
-  await runQueuedJobs();
-  expect(queued.deliveries).toHaveLength(1);
-  return queued.deliveries.shift()!;
-}
-
-async function deliver(m: DeliveryMessage) {
-  const out = batch([m]);
-  await handleDeliveries(out.b, env);
-  return out;
-}
-
-const peer = () => fetchMock.get("https://a.example").intercept({ path: "/inbox", method: "POST" });
-const sendCalls = () => (env.DELIVERY.send as unknown as { mock: { calls: [DeliveryMessage, { delaySeconds?: number }?][] } }).mock.calls;
 const circuit = () =>
   env.DB.prepare("SELECT consecutive_failures AS n, open_until AS until FROM delivery_circuits WHERE host = 'a.example'").first<{ n: number; until: number | null }>();
 
 describe("delivery circuit breaker", () => {
   it("opens after 10 consecutive failures, holds messages without a request, and closes on a later success", async () => {
-    const msg = await pending();
+    const msg = (await pendingDelivery()).msg;
     for (let i = 0; i < 9; i++) {
       peer().reply(500, "down");
-      await deliver(msg);
+      await deliverNow(msg);
     }
     expect(await circuit()).toEqual({ n: 9, until: null });
     queued.deliveries.length = 0;
 
     const before = Date.now();
     peer().reply(503, "down");
-    await deliver(msg);
+    await deliverNow(msg);
     const open = await circuit();
     expect(open!.n).toBe(10);
     expect(open!.until).toBeGreaterThanOrEqual(before + 60_000);
@@ -73,7 +38,7 @@ describe("delivery circuit breaker", () => {
     // The 11th message: no interceptor is registered, so any request would fail the delivery and count an 11th
     // failure; instead it is acked and re-queued for the rest of the cool-off with the same attempt.
     const held = { ...msg, attempt: 3 };
-    const out = await deliver(held);
+    const out = await deliverNow(held);
     expect(out.acked).toEqual([held]);
     expect(out.retried).toEqual([]);
     expect(queued.deliveries).toEqual([held]);
@@ -86,40 +51,40 @@ describe("delivery circuit breaker", () => {
     // Once the cool-off has passed, the next delivery is attempted; its success closes the circuit.
     await env.DB.prepare("UPDATE delivery_circuits SET open_until = ? WHERE host = 'a.example'").bind(Date.now() - 1000).run();
     peer().reply(202, "");
-    const ok = await deliver(held);
+    const ok = await deliverNow(held);
     expect(ok.acked).toEqual([held]);
     expect(queued.deliveries).toEqual([]);
     expect(await circuit()).toBeNull();
   });
 
   it("re-opens at once when the first delivery after the cool-off fails again", async () => {
-    const msg = await pending();
+    const msg = (await pendingDelivery()).msg;
     await env.DB.prepare("INSERT INTO delivery_circuits (host, consecutive_failures, open_until) VALUES ('a.example', 10, ?)").bind(Date.now() - 1000).run();
     peer().reply(500, "");
-    await deliver(msg);
+    await deliverNow(msg);
     const c = await circuit();
     expect(c!.n).toBe(11);
     expect(c!.until).toBeGreaterThan(Date.now() + 55_000);
   });
 
   it("does not count unsalvageable responses, and a success resets the count before the threshold", async () => {
-    const msg = await pending();
+    const msg = (await pendingDelivery()).msg;
     peer().reply(500, "");
-    await deliver(msg);
+    await deliverNow(msg);
     expect((await circuit())!.n).toBe(1);
     peer().reply(404, "");
-    await deliver(msg);
+    await deliverNow(msg);
     expect((await circuit())!.n).toBe(1);
     peer().reply(200, "");
-    await deliver(msg);
+    await deliverNow(msg);
     expect(await circuit()).toBeNull();
   });
 
   it("only holds messages for the failing host", async () => {
-    const msg = await pending();
+    const msg = (await pendingDelivery()).msg;
     await env.DB.prepare("INSERT INTO delivery_circuits (host, consecutive_failures, open_until) VALUES ('b.example', 10, ?)").bind(Date.now() + 60_000).run();
     peer().reply(202, "");
-    const out = await deliver(msg);
+    const out = await deliverNow(msg);
     expect(out.acked).toEqual([msg]);
     expect(queued.deliveries).toEqual([]);
   });

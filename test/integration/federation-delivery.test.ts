@@ -2,11 +2,10 @@
 // with growing delays, dropped 4xx, failure days and unavailable hosts, and recovery.
 import { env, fetchMock } from "cloudflare:test";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { handleDeliveries, type DeliveryMessage } from "../../src/federation/delivery";
 import { checkSignedRequest, parseSignatureHeader, verifyWithKey } from "../../src/federation/signatures";
-import { ORIGIN, makeUser } from "./helpers";
-import { addFollow, remoteAccount } from "./federation-outbound-fixtures";
-import { queued, runQueuedJobs } from "./queues";
+import { ORIGIN } from "./helpers";
+import { queued } from "./queues";
+import { deliverNow, pendingDelivery, peer, sendCalls } from "./federation-delivery-fixtures";
 
 beforeAll(() => {
   fetchMock.activate();
@@ -14,48 +13,13 @@ beforeAll(() => {
 });
 afterEach(() => fetchMock.assertNoPendingInterceptors());
 
-/** A MessageBatch-like object, recording what the consumer did with each message. */
-function batch(bodies: DeliveryMessage[]) {
-  const acked: DeliveryMessage[] = [];
-  const retried: DeliveryMessage[] = [];
-  const messages = bodies.map((body, i) => ({
-    id: String(i),
-    timestamp: new Date(),
-    attempts: 1,
-    body,
-    ack: () => acked.push(body),
-    retry: () => retried.push(body),
-  }));
-  return { b: { queue: "tern-delivery", messages, ackAll() {}, retryAll() {} } as unknown as MessageBatch<DeliveryMessage>, acked, retried };
-}
-
-/** A local user with one remote follower on a.example, who has just posted: one delivery queued. */
-async function pending(): Promise<{ msg: DeliveryMessage; userId: string; username: string }> {
-  const u = await makeUser();
-  const r = await remoteAccount(`f${Math.random().toString(36).slice(2, 8)}`, "a.example");
-  await addFollow(r.id, u.id);
-  await u.api.post("/api/v1/statuses", { status: "deliver me" });
-  await runQueuedJobs();
-  expect(queued.deliveries).toHaveLength(1);
-  const msg = queued.deliveries.shift()!;
-  return { msg, userId: u.id, username: u.username };
-}
-
-async function deliver(m: DeliveryMessage) {
-  const out = batch([m]);
-  await handleDeliveries(out.b, env);
-  return out;
-}
-
-const peer = () => fetchMock.get("https://a.example").intercept({ path: "/inbox", method: "POST" });
-const sendCalls = () => (env.DELIVERY.send as unknown as { mock: { calls: [DeliveryMessage, { delaySeconds?: number }?][] } }).mock.calls;
 const failures = async (host = "a.example") =>
   (await env.DB.prepare("SELECT day FROM delivery_failures WHERE host = ?").bind(host).all<{ day: string }>()).results.map((r) => r.day);
 const unavailable = async (host = "a.example") => !!(await env.DB.prepare("SELECT 1 AS x FROM unavailable_domains WHERE domain = ?").bind(host).first());
 
 describe("delivery", () => {
   it("signs each POST so that it verifies with the author's public key", async () => {
-    const { msg, userId, username } = await pending();
+    const { msg, userId, username } = await pendingDelivery();
     let seen: { headers: Headers; body: string; path: string } | null = null;
     peer().reply((opts) => {
       const h = new Headers(opts.headers as Record<string, string>);
@@ -63,7 +27,7 @@ describe("delivery", () => {
       seen = { headers: h, body, path: opts.path };
       return { statusCode: 202, data: "" };
     });
-    const out = await deliver(msg);
+    const out = await deliverNow(msg);
     expect(out.acked).toHaveLength(1);
     expect(seen).not.toBeNull();
     const { headers, body, path } = seen!;
@@ -81,10 +45,10 @@ describe("delivery", () => {
   });
 
   it("retries a 5xx with attempt + 1 and a delay, and clears the host's failure record once it answers 2xx", async () => {
-    const { msg } = await pending();
+    const { msg } = await pendingDelivery();
     await env.DB.prepare("INSERT INTO delivery_failures (host, day) VALUES ('a.example', '2001-01-01')").run();
     peer().reply(500, "oops");
-    const first = await deliver(msg);
+    const first = await deliverNow(msg);
     expect(first.acked).toHaveLength(1);
     expect(queued.deliveries).toEqual([{ ...msg, attempt: 1 }]);
     const delay = sendCalls().at(-1)![1]!.delaySeconds!;
@@ -93,31 +57,31 @@ describe("delivery", () => {
 
     const retry = queued.deliveries.shift()!;
     peer().reply(503, "still down");
-    await deliver(retry);
+    await deliverNow(retry);
     const second = queued.deliveries.shift()!;
     expect(second.attempt).toBe(2);
     expect(sendCalls().at(-1)![1]!.delaySeconds!).toBeGreaterThanOrEqual(2 ** 4 + 15);
 
     peer().reply(202, "");
-    await deliver(second);
+    await deliverNow(second);
     expect(queued.deliveries).toEqual([]);
     expect(await failures()).toEqual([]);
   });
 
   it("retries 401, 408 and 429 (honouring Retry-After) but drops other 4xx without a retry or failure mark", async () => {
-    const { msg } = await pending();
+    const { msg } = await pendingDelivery();
     peer().reply(429, "slow down", { headers: { "retry-after": "120" } });
-    await deliver(msg);
+    await deliverNow(msg);
     expect(queued.deliveries.shift()).toMatchObject({ attempt: 1 });
     expect(sendCalls().at(-1)![1]).toEqual({ delaySeconds: 120 });
 
     peer().reply(401, "");
-    await deliver(msg);
+    await deliverNow(msg);
     expect(queued.deliveries.shift()).toMatchObject({ attempt: 1 });
 
     for (const status of [400, 403, 404, 410, 422]) {
       peer().reply(status, "");
-      const out = await deliver(msg);
+      const out = await deliverNow(msg);
       expect(out.acked).toHaveLength(1);
       expect(out.retried).toHaveLength(0);
     }
@@ -126,9 +90,9 @@ describe("delivery", () => {
   });
 
   it("records a failure day after the 16th failed attempt, marks the host unavailable on the 7th day, and skips it", async () => {
-    const { msg } = await pending();
+    const { msg } = await pendingDelivery();
     peer().reply(500, "");
-    await deliver({ ...msg, attempt: 15 });
+    await deliverNow({ ...msg, attempt: 15 });
     expect(queued.deliveries).toEqual([]); // no 17th attempt
     const today = new Date().toISOString().slice(0, 10);
     expect(await failures()).toEqual([today]);
@@ -139,28 +103,28 @@ describe("delivery", () => {
     }
     await env.DB.prepare("DELETE FROM delivery_failures WHERE host = 'a.example' AND day = ?").bind(today).run();
     peer().reply(502, "");
-    await deliver({ ...msg, attempt: 15 });
+    await deliverNow({ ...msg, attempt: 15 });
     expect(await unavailable()).toBe(true);
 
     // New activities are no longer queued for that host.
-    const { msg: none } = await pending().catch(() => ({ msg: null }));
+    const { msg: none } = await pendingDelivery().catch(() => ({ msg: null }));
     expect(none).toBeNull();
     expect(queued.deliveries).toEqual([]);
   });
 
   it("brings an unavailable host back after a successful delivery", async () => {
-    const { msg } = await pending();
+    const { msg } = await pendingDelivery();
     await env.DB.prepare("INSERT INTO unavailable_domains (domain, created_at) VALUES ('a.example', 0)").run();
     await env.DB.prepare("INSERT INTO delivery_failures (host, day) VALUES ('a.example', '2000-01-01')").run();
     peer().reply(200, "");
-    await deliver(msg);
+    await deliverNow(msg);
     expect(await unavailable()).toBe(false);
     expect(await failures()).toEqual([]);
   });
 
   it("drops a message whose outbox row is gone without fetching", async () => {
     const spy = vi.spyOn(globalThis, "fetch");
-    const out = await deliver({ outboxId: "123", inbox: "https://a.example/inbox", attempt: 0, origin: ORIGIN });
+    const out = await deliverNow({ outboxId: "123", inbox: "https://a.example/inbox", attempt: 0, origin: ORIGIN });
     expect(out.acked).toHaveLength(1);
     expect(spy).not.toHaveBeenCalled();
     spy.mockRestore();
