@@ -1,6 +1,7 @@
 // Reads about accounts: lookup, search, follower/following pages, an account's statuses, familiar followers, the
 // viewer's lists holding an account, featured tags. Every list is cut in SQL after visibility filtering.
 import { and, asc, desc, eq, gt, inArray, isNull, lt, sql, type AnyColumn, type SQL } from "drizzle-orm";
+import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { DB } from "../db/client";
 import { idList } from "../db/client";
 import { accounts, featuredTags, follows, listAccounts, lists, mediaAttachments, statusPins, statuses, statusTags, tags } from "../db/schema";
@@ -31,6 +32,26 @@ export function inPageOrder<T>(rows: T[], page: Page): T[] {
 export interface AccountPageRow {
   cursor: string;
   account: AccountRow;
+}
+
+/** A relation table listing accounts for an owner (blocks, follow requests, endorsements ...), paged by its row id. */
+export interface AccountRelation {
+  table: SQLiteTable;
+  id: SQLiteColumn;
+  owner: SQLiteColumn;
+  account: SQLiteColumn;
+}
+
+/** One page of the accounts `ownerId` relates to through `rel`; `extra` narrows the rows (e.g. no suspended). */
+export async function accountsByRelation(db: DB, rel: AccountRelation, ownerId: string, page: Page, extra?: SQL): Promise<AccountPageRow[]> {
+  const rows = await db
+    .select({ cursor: sql`${rel.id}`.mapWith((v: string) => rel.id.mapFromDriverValue(v) as string), account: accounts })
+    .from(rel.table)
+    .innerJoin(accounts, eq(accounts.id, rel.account))
+    .where(and(eq(rel.owner, ownerId), extra, cursorWhere(rel.id, page)))
+    .orderBy(cursorOrder(rel.id, page))
+    .limit(page.limit);
+  return inPageOrder(rows, page);
 }
 
 // ---- single accounts ----

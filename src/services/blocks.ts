@@ -5,7 +5,7 @@ import { accountPins, accounts, blocks } from "../db/schema";
 import { snowflake } from "../lib/ids";
 import type { Page } from "../lib/pagination";
 import type { MastodonRelationship } from "../entities/relationship";
-import { cursorOrder, cursorWhere, inPageOrder, type AccountPageRow } from "./account-queries";
+import { accountsByRelation, type AccountPageRow } from "./account-queries";
 import { severStatements, writeThenRelationship } from "./follows";
 import type { JobMessage } from "./jobs";
 import { enqueue, loadPair, notSelf } from "./relationships";
@@ -50,13 +50,6 @@ export async function unblock(db: DB, viewerId: string, targetId: string, fed?: 
   return rel;
 }
 
-export async function blocksPage(db: DB, viewerId: string, page: Page): Promise<AccountPageRow[]> {
-  const rows = await db
-    .select({ cursor: blocks.id, account: accounts })
-    .from(blocks)
-    .innerJoin(accounts, eq(accounts.id, blocks.targetAccountId))
-    .where(and(eq(blocks.accountId, viewerId), cursorWhere(blocks.id, page)))
-    .orderBy(cursorOrder(blocks.id, page))
-    .limit(page.limit);
-  return inPageOrder(rows, page);
+export function blocksPage(db: DB, viewerId: string, page: Page): Promise<AccountPageRow[]> {
+  return accountsByRelation(db, { table: blocks, id: blocks.id, owner: blocks.accountId, account: blocks.targetAccountId }, viewerId, page);
 }

@@ -6,7 +6,7 @@ import { validationFailed } from "../lib/errors";
 import { snowflake } from "../lib/ids";
 import type { Page } from "../lib/pagination";
 import type { MastodonRelationship } from "../entities/relationship";
-import { cursorOrder, cursorWhere, inPageOrder, type AccountPageRow } from "./account-queries";
+import { accountsByRelation, type AccountPageRow } from "./account-queries";
 import { writeThenRelationship } from "./follows";
 import { loadPair, notSelf } from "./relationships";
 
@@ -32,13 +32,7 @@ export async function unendorse(db: DB, viewerId: string, targetId: string): Pro
   );
 }
 
-export async function endorsementsPage(db: DB, ownerId: string, page: Page): Promise<AccountPageRow[]> {
-  const rows = await db
-    .select({ cursor: accountPins.id, account: accounts })
-    .from(accountPins)
-    .innerJoin(accounts, eq(accounts.id, accountPins.targetAccountId))
-    .where(and(eq(accountPins.accountId, ownerId), isNull(accounts.suspendedAt), cursorWhere(accountPins.id, page)))
-    .orderBy(cursorOrder(accountPins.id, page))
-    .limit(page.limit);
-  return inPageOrder(rows, page);
+export function endorsementsPage(db: DB, ownerId: string, page: Page): Promise<AccountPageRow[]> {
+  const rel = { table: accountPins, id: accountPins.id, owner: accountPins.accountId, account: accountPins.targetAccountId };
+  return accountsByRelation(db, rel, ownerId, page, isNull(accounts.suspendedAt));
 }

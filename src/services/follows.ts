@@ -9,7 +9,7 @@ import { forbidden, notFound } from "../lib/errors";
 import { padId, snowflake } from "../lib/ids";
 import type { Page } from "../lib/pagination";
 import { relationshipQuery, toRelationships, type MastodonRelationship } from "../entities/relationship";
-import { cursorOrder, cursorWhere, inPageOrder, type AccountPageRow } from "./account-queries";
+import { accountsByRelation, type AccountPageRow } from "./account-queries";
 import type { JobMessage } from "./jobs";
 import { notificationStatement, retractNotificationStatement } from "./notifications";
 import { enqueue, loadPair, notSelf } from "./relationships";
@@ -213,13 +213,7 @@ export function authorizeAllStatements(db: DB, accountId: string) {
   ] as const;
 }
 
-export async function followRequestsPage(db: DB, viewerId: string, page: Page): Promise<AccountPageRow[]> {
-  const rows = await db
-    .select({ cursor: followRequests.id, account: accounts })
-    .from(followRequests)
-    .innerJoin(accounts, eq(accounts.id, followRequests.accountId))
-    .where(and(eq(followRequests.targetAccountId, viewerId), cursorWhere(followRequests.id, page)))
-    .orderBy(cursorOrder(followRequests.id, page))
-    .limit(page.limit);
-  return inPageOrder(rows, page);
+export function followRequestsPage(db: DB, viewerId: string, page: Page): Promise<AccountPageRow[]> {
+  const rel = { table: followRequests, id: followRequests.id, owner: followRequests.targetAccountId, account: followRequests.accountId };
+  return accountsByRelation(db, rel, viewerId, page);
 }
