@@ -1,7 +1,8 @@
 // Reads about accounts: lookup, search, follower/following pages, an account's statuses, familiar followers, the
 // viewer's lists holding an account, featured tags. Every list is cut in SQL after visibility filtering.
-import { and, asc, desc, eq, gt, inArray, isNull, lt, sql, type AnyColumn, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, isNull, sql, type AnyColumn, type SQL } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
+import { cursorOrder, cursorWhere, inPageOrder } from "../db/keyset";
 import type { DB } from "../db/client";
 import { idList } from "../db/client";
 import { accounts, featuredTags, follows, listAccounts, lists, mediaAttachments, statusPins, statuses, statusTags, tags } from "../db/schema";
@@ -11,23 +12,6 @@ import type { Page } from "../lib/pagination";
 import { normalizeTag } from "../lib/text";
 import type { AccountRow } from "../oauth/viewer";
 import { statusReadableBy } from "./visibility";
-
-// ---- keyset pagination over an id column (entity ids or internal row ids) ----
-
-export function cursorWhere(col: AnyColumn, page: Page): SQL | undefined {
-  const parts: SQL[] = [];
-  if (page.maxId) parts.push(lt(col, page.maxId));
-  if (page.minId) parts.push(gt(col, page.minId));
-  else if (page.sinceId) parts.push(gt(col, page.sinceId));
-  return parts.length ? and(...parts) : undefined;
-}
-
-/** min_id scans upwards from the cursor; the page is still returned newest first (see inPageOrder). */
-export const cursorOrder = (col: AnyColumn, page: Page) => (page.minId ? asc(col) : desc(col));
-
-export function inPageOrder<T>(rows: T[], page: Page): T[] {
-  return page.minId ? rows.reverse() : rows;
-}
 
 export interface AccountPageRow {
   cursor: string;

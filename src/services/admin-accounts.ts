@@ -31,7 +31,7 @@ import { snowflake } from "../lib/ids";
 import type { Page } from "../lib/pagination";
 import { PERMISSIONS, hasPermission } from "../lib/permissions";
 import type { AccountRow, RoleRow, UserRow } from "../oauth/viewer";
-import { cursorOrder, cursorWhere, inPageOrder } from "./account-queries";
+import { cursorOrder, cursorWhere, inPageOrder } from "../db/keyset";
 import { notificationStatement } from "./notifications";
 import { likeText } from "./search";
 

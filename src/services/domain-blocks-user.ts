@@ -5,7 +5,7 @@ import { accountDomainBlocks } from "../db/schema";
 import { validationFailed } from "../lib/errors";
 import { padId, snowflake } from "../lib/ids";
 import type { Page } from "../lib/pagination";
-import { cursorOrder, cursorWhere, inPageOrder } from "./account-queries";
+import { cursorOrder, cursorWhere, inPageOrder } from "../db/keyset";
 import { exec } from "./follows";
 
 /** Lower-case, IDNA (punycode) host without port or path; 422 for anything that is not a domain name. */

@@ -6,6 +6,7 @@ import type { DB } from "../db/client";
 import { bookmarks, favourites, lists } from "../db/schema";
 import { padId, unpadId } from "../lib/ids";
 import type { Page } from "../lib/pagination";
+import { cursorSql } from "../db/keyset";
 import { hiddenAuthorFor } from "./visibility";
 
 export interface PageIds {
@@ -15,16 +16,6 @@ export interface PageIds {
   first?: string;
   last?: string;
   full: boolean;
-}
-
-/** max_id / since_id / min_id on a padded-id column; min_id pages are read oldest first and reversed. */
-export function cursorSql(col: SQL, page: Page): { cond: SQL; ascending: boolean; dir: SQL } {
-  const parts: SQL[] = [];
-  if (page.maxId) parts.push(sql`${col} < ${padId(page.maxId)}`);
-  if (page.minId) parts.push(sql`${col} > ${padId(page.minId)}`);
-  else if (page.sinceId) parts.push(sql`${col} > ${padId(page.sinceId)}`);
-  const ascending = !!page.minId;
-  return { cond: parts.length ? sql` AND ${sql.join(parts, sql` AND `)}` : sql``, ascending, dir: ascending ? sql.raw("ASC") : sql.raw("DESC") };
 }
 
 function toPage(rows: { id: string }[], ascending: boolean, limit: number): PageIds {

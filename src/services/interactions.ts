@@ -2,8 +2,9 @@
 // (security B15: 404 otherwise); undoing one's own works even after access was lost (spec). The status is loaded
 // once with its viewer relations (one batch), the write is one batch, and the response is rendered from the loaded
 // bundle with the change applied in memory.
-import { and, asc, desc, eq, gt, lt, sql, type SQL } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
+import { cursorOrder, cursorWhere } from "../db/keyset";
 import { accounts, bookmarks, favourites, statuses } from "../db/schema";
 import { loadStatusBundle, renderStatus, renderStatusFrom, type StatusBundle, type StatusRow } from "../entities/status";
 import { statusUri } from "../entities/urls";
@@ -298,18 +299,10 @@ export interface AccountPage {
   full: boolean;
 }
 
-function cursorConditions(col: SQL | typeof favourites.id, page: Page): SQL[] {
-  const out: SQL[] = [];
-  if (page.maxId) out.push(lt(col as typeof favourites.id, page.maxId));
-  if (page.sinceId) out.push(gt(col as typeof favourites.id, page.sinceId));
-  if (page.minId) out.push(gt(col as typeof favourites.id, page.minId));
-  return out;
-}
-
 // Joined selects alias the cursor column: D1 batch results are keyed by column name, so a second `id` would
 // overwrite the account's.
 export async function favouritedBy(db: DB, statusId: string, viewerId: string | null, page: Page): Promise<AccountPage> {
-  const conds = [eq(favourites.statusId, statusId), sql`${accounts.suspendedAt} IS NULL`, ...cursorConditions(favourites.id, page)];
+  const conds = [eq(favourites.statusId, statusId), sql`${accounts.suspendedAt} IS NULL`, cursorWhere(favourites.id, page)];
   if (viewerId) conds.push(sql`NOT ${hiddenAuthorFor(viewerId, sql`${favourites.accountId}`)}`);
   const [root, rows] = await db.batch([
     db.select({ id: statuses.id }).from(statuses).where(and(eq(statuses.id, statusId), statusReadableBy(viewerId))).limit(1),
@@ -318,7 +311,7 @@ export async function favouritedBy(db: DB, statusId: string, viewerId: string | 
       .from(favourites)
       .innerJoin(accounts, eq(accounts.id, favourites.accountId))
       .where(and(...conds))
-      .orderBy(page.minId ? asc(favourites.id) : desc(favourites.id))
+      .orderBy(cursorOrder(favourites.id, page))
       .limit(page.limit),
   ]);
   if (!root.length) throw notFound();
@@ -326,7 +319,7 @@ export async function favouritedBy(db: DB, statusId: string, viewerId: string | 
 }
 
 export async function rebloggedBy(db: DB, statusId: string, viewerId: string | null, page: Page): Promise<AccountPage> {
-  const conds = [eq(statuses.reblogOfId, statusId), sql`${accounts.suspendedAt} IS NULL`, statusReadableBy(viewerId), ...cursorConditions(statuses.id as any, page)];
+  const conds = [eq(statuses.reblogOfId, statusId), sql`${accounts.suspendedAt} IS NULL`, statusReadableBy(viewerId), cursorWhere(statuses.id, page)];
   if (viewerId) conds.push(sql`NOT ${hiddenAuthorFor(viewerId, statuses.accountId)}`);
   const [root, rows] = await db.batch([
     db.select({ id: statuses.id }).from(statuses).where(and(eq(statuses.id, statusId), statusReadableBy(viewerId))).limit(1),
@@ -335,7 +328,7 @@ export async function rebloggedBy(db: DB, statusId: string, viewerId: string | n
       .from(statuses)
       .innerJoin(accounts, eq(accounts.id, statuses.accountId))
       .where(and(...conds))
-      .orderBy(page.minId ? asc(statuses.id) : desc(statuses.id))
+      .orderBy(cursorOrder(statuses.id, page))
       .limit(page.limit),
   ]);
   if (!root.length) throw notFound();

@@ -1,8 +1,9 @@
 // Lists of followed accounts (Mastodon's List/ListAccount). A list is visible only to its owner: any other id is a
 // 404 (security B14). At most 50 lists per user (spec limits), enforced inside the INSERT so two requests cannot
 // both pass a separate count.
-import { and, asc, desc, eq, gt, inArray, isNull, lt, sql } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, isNull, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
+import { cursorOrder, cursorWhere, inPageOrder } from "../db/keyset";
 import { idList } from "../db/client";
 import { accounts, followRequests, follows, listAccounts, listFeed, lists } from "../db/schema";
 import type { ListRow } from "../entities/list";
@@ -96,25 +97,18 @@ export interface ListMember {
 
 /** Members of an owned list, newest first, paged by list_accounts ids; `page.limit` 0 means all. */
 export async function listMembers(db: DB, ownerId: string, listId: string, page: Page | null): Promise<ListMember[]> {
-  const conds = [eq(listAccounts.listId, listId), isNull(accounts.suspendedAt)];
-  let order = desc(listAccounts.id);
-  if (page?.maxId) conds.push(lt(listAccounts.id, page.maxId));
-  if (page?.minId) {
-    conds.push(gt(listAccounts.id, page.minId));
-    order = asc(listAccounts.id);
-  } else if (page?.sinceId) conds.push(gt(listAccounts.id, page.sinceId));
   const q = db
     .select({ cursor: cursorCol, account: accounts })
     .from(listAccounts)
     .innerJoin(accounts, eq(accounts.id, listAccounts.accountId))
-    .where(and(...conds))
-    .orderBy(order);
+    .where(and(eq(listAccounts.listId, listId), isNull(accounts.suspendedAt), page ? cursorWhere(listAccounts.id, page) : undefined))
+    .orderBy(page ? cursorOrder(listAccounts.id, page) : desc(listAccounts.id));
   const [own, rows] = await db.batch([
     db.select({ id: lists.id }).from(lists).where(and(eq(lists.id, listId), eq(lists.accountId, ownerId))).limit(1),
     page ? q.limit(page.limit) : q.limit(10_000),
   ]);
   if (!own.length) throw notFound();
-  return page?.minId ? rows.reverse() : rows;
+  return page ? inPageOrder(rows, page) : rows;
 }
 
 /**

@@ -6,7 +6,7 @@ import { snowflake } from "../lib/ids";
 import type { Page } from "../lib/pagination";
 import type { MastodonRelationship } from "../entities/relationship";
 import type { AccountRow } from "../oauth/viewer";
-import { cursorOrder, cursorWhere, inPageOrder } from "./account-queries";
+import { cursorOrder, cursorWhere, inPageOrder } from "../db/keyset";
 import { writeThenRelationship } from "./follows";
 import type { JobMessage } from "./jobs";
 import { enqueue, loadPair, notSelf } from "./relationships";

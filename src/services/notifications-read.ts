@@ -1,8 +1,9 @@
 // Reading, dismissing and counting one's notifications. A page is one query (plus one for reported accounts when
 // there are admin.report rows): notifications joined with their sender and report, newest first on
 // notifications_account (account_id, id), hidden senders left out.
-import { and, asc, desc, eq, gt, inArray, lt, notInArray, sql, type SQL } from "drizzle-orm";
+import { and, eq, inArray, notInArray, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
+import { cursorOrder, cursorWhere, inPageOrder } from "../db/keyset";
 import { idList } from "../db/client";
 import { accounts, notifications, reports, type NotificationType } from "../db/schema";
 import { padId } from "../lib/ids";
@@ -71,16 +72,11 @@ async function withReportTargets(db: DB, rows: Omit<NotificationWithRefs, "repor
 }
 
 export async function notificationPage(db: DB, viewerId: string, f: NotificationFilter, page: Page): Promise<NotificationWithRefs[]> {
-  const conds = filterConds(viewerId, f);
-  if (page.maxId) conds.push(lt(notifications.id, page.maxId));
-  if (page.minId) conds.push(gt(notifications.id, page.minId));
-  else if (page.sinceId) conds.push(gt(notifications.id, page.sinceId));
   const rows = await selectWithRefs(db)
-    .where(and(...conds))
-    .orderBy(page.minId ? asc(notifications.id) : desc(notifications.id))
+    .where(and(...filterConds(viewerId, f), cursorWhere(notifications.id, page)))
+    .orderBy(cursorOrder(notifications.id, page))
     .limit(page.limit);
-  if (page.minId) rows.reverse();
-  return withReportTargets(db, rows);
+  return withReportTargets(db, inPageOrder(rows, page));
 }
 
 /** One of the viewer's notifications, or null (another user's is a 404, B14). */

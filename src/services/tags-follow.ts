@@ -1,7 +1,8 @@
 // Hashtags as things a user acts on: viewing one, following, featuring on the profile (4.4 /feature), and the
 // 7-day usage history clients draw. Tag rows are created on demand with INSERT OR IGNORE on the normalised name.
-import { and, asc, desc, eq, gt, gte, inArray, lt, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, gte, inArray, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
+import { cursorOrder, cursorWhere, inPageOrder } from "../db/keyset";
 import { idList } from "../db/client";
 import { featuredTags, statuses, statusTags, tagFollows, tags } from "../db/schema";
 import { historyDays, type TagHistoryDay, type TagRow } from "../entities/tag";
@@ -114,21 +115,14 @@ export interface FollowedTag {
 
 /** The viewer's followed tags, newest follow first, paged by tag_follows ids. */
 export async function followedTags(db: DB, accountId: string, page: Page): Promise<FollowedTag[]> {
-  const conds = [eq(tagFollows.accountId, accountId)];
-  let order = desc(tagFollows.id);
-  if (page.maxId) conds.push(lt(tagFollows.id, page.maxId));
-  if (page.minId) {
-    conds.push(gt(tagFollows.id, page.minId));
-    order = asc(tagFollows.id);
-  } else if (page.sinceId) conds.push(gt(tagFollows.id, page.sinceId));
   const rows = await db
     .select({ cursor: sql<string>`${tagFollows.id}`.mapWith(tagFollows.id).as("cursor"), tag: tags })
     .from(tagFollows)
     .innerJoin(tags, eq(tags.id, tagFollows.tagId))
-    .where(and(...conds))
-    .orderBy(order)
+    .where(and(eq(tagFollows.accountId, accountId), cursorWhere(tagFollows.id, page)))
+    .orderBy(cursorOrder(tagFollows.id, page))
     .limit(page.limit);
-  if (page.minId) rows.reverse();
+  inPageOrder(rows, page);
   if (!rows.length) return [];
   const h = historiesFrom(await historyStatement(db, rows.map((r) => r.tag.id)));
   return rows.map((r) => ({ cursor: r.cursor, tag: r.tag, history: h.get(r.tag.id) ?? historyDays(undefined) }));
