@@ -3,6 +3,7 @@
 import { and, asc, desc, eq, inArray, isNull, sql, type AnyColumn, type SQL } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { cursorOrder, cursorWhere, inPageOrder } from "../db/keyset";
+import { likeSql, likeText } from "../db/like";
 import type { DB } from "../db/client";
 import { idList } from "../db/client";
 import { accounts, featuredTags, follows, listAccounts, lists, mediaAttachments, statusPins, statuses, statusTags, tags } from "../db/schema";
@@ -147,26 +148,8 @@ export async function accountStatusIds(db: DB, accountId: string, viewerId: stri
 
 // ---- search ----
 
-/** D1 refuses LIKE patterns over 50 bytes, wildcards and escapes included (security A17). */
-const MAX_LIKE_BYTES = 50;
 
-/**
- * `text` escaped for LIKE (`\` is the ESCAPE character) and cut so that the pattern, with `reserve` bytes of
- * wildcards around it, stays within D1's limit. Code points and escape pairs are never split.
- */
-export function likeTerm(text: string, reserve: number): string {
-  const enc = new TextEncoder();
-  let out = "";
-  let n = 0;
-  for (const ch of text) {
-    const piece = ch === "\\" || ch === "%" || ch === "_" ? `\\${ch}` : ch;
-    const len = enc.encode(piece).length;
-    if (n + len > MAX_LIKE_BYTES - reserve) break;
-    out += piece;
-    n += len;
-  }
-  return out;
-}
+
 
 export interface AccountSearch {
   q: string;
@@ -185,16 +168,16 @@ export async function searchAccounts(db: DB, cfg: Config, viewerId: string, s: A
     q = q.slice(0, at);
     domain = d === cfg.domain.toLowerCase() ? null : d || undefined;
   }
-  const term = likeTerm(q.toLowerCase(), 2);
+  const term = likeText(q.toLowerCase(), 2);
   if (!term) return [];
   const conds: (SQL | undefined)[] = [
     isNull(accounts.suspendedAt),
     domain === undefined
-      ? sql`(lower(${accounts.username}) LIKE ${term + "%"} ESCAPE '\\' OR lower(${accounts.displayName}) LIKE ${"%" + term + "%"} ESCAPE '\\')`
-      : sql`lower(${accounts.username}) LIKE ${term + "%"} ESCAPE '\\'`,
+      ? sql`(${likeSql(sql`lower(${accounts.username})`, term + "%")} OR ${likeSql(sql`lower(${accounts.displayName})`, "%" + term + "%")})`
+      : likeSql(sql`lower(${accounts.username})`, term + "%"),
   ];
   if (domain === null) conds.push(isNull(accounts.domain));
-  else if (domain) conds.push(sql`${accounts.domain} LIKE ${likeTerm(domain, 1) + "%"} ESCAPE '\\'`);
+  else if (domain) conds.push(likeSql(accounts.domain, likeText(domain, 1) + "%"));
   const hidden = hiddenFromViewer(viewerId, accounts.id, true);
   if (hidden) conds.push(sql`NOT ${hidden}`);
   if (s.following) {

@@ -33,7 +33,7 @@ import { PERMISSIONS, hasPermission } from "../lib/permissions";
 import type { AccountRow, RoleRow, UserRow } from "../oauth/viewer";
 import { cursorOrder, cursorWhere, inPageOrder } from "../db/keyset";
 import { notificationStatement } from "./notifications";
-import { likeText } from "./search";
+import { likeSql, likeText } from "../db/like";
 
 export interface AdminAccountRow {
   account: AccountRow;
@@ -64,7 +64,7 @@ export interface AdminAccountFilter {
   ip?: string;
 }
 
-const like = (col: SQL, pattern: string) => sql`${col} LIKE ${pattern} ESCAPE '\\'`;
+const like = likeSql;
 const prefix = (raw: string) => `${likeText(raw.trim().toLowerCase(), 1)}%`;
 
 const STAFF_MASK = sql.raw(String(PERMISSIONS.administrator | PERMISSIONS.manage_reports));

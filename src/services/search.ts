@@ -6,34 +6,14 @@
 // other servers here (security D9): resolving remote accounts and statuses belongs to federation.
 import { and, asc, desc, eq, isNull, or, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
+import { likeSql, likeText } from "../db/like";
 import { accounts, bookmarks, favourites, follows, mentions, statuses } from "../db/schema";
 import type { Config } from "../env";
 import { padId, parseId } from "../lib/ids";
 import type { AccountRow } from "../oauth/viewer";
 import { hiddenAuthorFor, statusReadableBy } from "./visibility";
 
-/** D1 refuses LIKE patterns over 50 bytes, escapes and wildcards included. */
-export const MAX_LIKE_BYTES = 50;
-
-/**
- * A LIKE-safe version of user text: wildcards and the escape character escaped, cut so that the pattern, with
- * `reserve` bytes of wildcards added by the caller, stays within D1's 50-byte limit (security A17).
- */
-export function likeText(q: string, reserve: number): string {
-  const enc = new TextEncoder();
-  let out = "";
-  let bytes = 0;
-  for (const ch of q) {
-    const piece = ch === "\\" || ch === "%" || ch === "_" ? `\\${ch}` : ch;
-    const n = enc.encode(piece).length;
-    if (bytes + n > MAX_LIKE_BYTES - reserve) break;
-    bytes += n;
-    out += piece;
-  }
-  return out;
-}
-
-const like = (col: SQL | typeof accounts.username, pattern: string) => sql`${col} LIKE ${pattern} ESCAPE '\\'`;
+const like = likeSql;
 
 export type AccountQuery = { kind: "acct"; username: string; domain: string | null } | { kind: "url"; url: string } | { kind: "text"; text: string };
 

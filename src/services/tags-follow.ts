@@ -10,7 +10,7 @@ import { validationFailed } from "../lib/errors";
 import { padId, snowflake, snowflakeFloor } from "../lib/ids";
 import type { Page } from "../lib/pagination";
 import { normalizeTag } from "../lib/text";
-import { likeText } from "./search";
+import { likeSql, likeText } from "../db/like";
 
 const DAY_MS = 86_400_000;
 export const MAX_TAG_LENGTH = 100;
@@ -131,7 +131,7 @@ export async function followedTags(db: DB, accountId: string, page: Page): Promi
 /** Tags by name prefix (search), most recently used first, with history in the same round trip. */
 export async function searchTags(db: DB, prefix: string, limit: number, offset: number): Promise<{ tag: TagRow; history: TagHistoryDay[] }[]> {
   const like = `${likeText(prefix, 1)}%`;
-  const match = sql`${tags.name} LIKE ${like} ESCAPE '\\' AND ${tags.usable} = 1`;
+  const match = sql`${likeSql(tags.name, like)} AND ${tags.usable} = 1`;
   const matchIds = sql`(SELECT ${tags.id} FROM ${tags} WHERE ${match} ORDER BY (${tags.name} = ${prefix}) DESC, ${tags.lastStatusAt} DESC NULLS LAST, ${tags.name} LIMIT ${limit} OFFSET ${offset})`;
   const [rows, h] = await db.batch([
     db
