@@ -4,6 +4,8 @@ import { Hono } from "hono";
 import { cors } from "hono/cors";
 import type { AppEnv } from "./context";
 import { createDb } from "./db/client";
+import { Effects } from "./effects/collector";
+import { sendEffects } from "./effects/send";
 import { readConfig } from "./env";
 import { countingD1 } from "./lib/d1-counter";
 import { errorResponse, notFound } from "./lib/errors";
@@ -16,7 +18,9 @@ export function buildApp() {
   app.use("*", async (c, next) => {
     const counter = { n: 0 };
     c.set("d1", counter);
-    c.set("config", readConfig(c.env, c.req.url));
+    const config = readConfig(c.env, c.req.url);
+    c.set("config", config);
+    c.set("fx", new Effects(config.origin));
     c.set("db", createDb(countingD1(c.env.DB, counter)));
     c.set("viewer", null);
     c.set("invalidToken", false);
@@ -27,6 +31,8 @@ export function buildApp() {
       else c.set("invalidToken", true);
     }
     await next();
+    // Effects leave after the handler, whatever it answered: a service records them only once its write committed.
+    await sendEffects(c.env.JOBS, c.get("fx"));
     c.res.headers.append("Server-Timing", `d1;desc="round trips";dur=${counter.n}`);
   });
 

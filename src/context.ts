@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import type { DB } from "./db/client";
 import type { Config, Env } from "./env";
+import type { Effects } from "./effects/collector";
 import type { D1Count } from "./lib/d1-counter";
 import type { Viewer } from "./oauth/viewer";
 
@@ -10,6 +11,8 @@ export interface AppVariables {
   viewer: Viewer | null;
   invalidToken: boolean;
   d1: D1Count;
+  /** What the request's actions cause after their writes; sent once the handler has returned (app.ts). */
+  fx: Effects;
 }
 
 export type AppEnv = { Bindings: Env; Variables: AppVariables };

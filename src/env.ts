@@ -1,5 +1,5 @@
 // Bindings and typed configuration. Configuration is read per request from `env` (never at import time).
-import type { JobMessage } from "./services/jobs";
+import type { JobMessage } from "./effects/types";
 
 export interface Env {
   DB: D1Database;

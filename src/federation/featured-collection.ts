@@ -9,8 +9,7 @@ import type { StatusRow } from "../entities/status";
 import { readConfig, type Env } from "../env";
 import { padId, snowflake } from "../lib/ids";
 import type { AccountRow } from "../oauth/viewer";
-import type { JobMessage } from "../services/jobs";
-import { enqueue } from "../services/relationships";
+import type { Effects } from "../effects/collector";
 import { signedFetchOptions } from "./fetch-options";
 import { asArray, iri, normalizeNote, sameHost } from "./normalize";
 import { isDomainSuspended, ResolveError } from "./remote-accounts";
@@ -41,17 +40,10 @@ export async function claimFeaturedFetch(db: DB, account: AccountRow, now = Date
 }
 
 /** Enqueues a refresh of `account`'s pins when they are stale; the caller answers from the pins known now. */
-export async function refreshFeaturedIfStale(db: DB, queue: Queue<JobMessage>, origin: string, account: AccountRow): Promise<boolean> {
+export async function refreshFeaturedIfStale(db: DB, fx: Effects, account: AccountRow): Promise<boolean> {
   if (!(await claimFeaturedFetch(db, account))) return false;
-  try {
-    await queue.send({ type: "fetch_featured", accountId: account.id, origin });
-    return true;
-  } catch (e) {
-    // The read still succeeds; the claim is released so that a later request tries again.
-    console.warn("featured: enqueue failed", e instanceof Error ? e.message : e);
-    await db.update(accounts).set({ featuredFetchedAt: account.featuredFetchedAt }).where(eq(accounts.id, account.id));
-    return false;
-  }
+  fx.add({ type: "fetch_featured", accountId: account.id, origin: fx.origin });
+  return true;
 }
 
 /** The items of a collection, or of its first page (one more fetch, same host, when `first` is an IRI). */
@@ -113,7 +105,7 @@ async function replacePins(db: DB, accountId: string, statusIds: string[], now: 
  * JOBS "fetch_featured": fetches the account's featured collection and replaces its pins with what it lists.
  * Refusals by the remote side (bad documents, fetch errors) are logged and dropped; D1 and queue errors throw.
  */
-export async function fetchFeaturedCollection(db: DB, env: Env, accountId: string, origin: string): Promise<void> {
+export async function fetchFeaturedCollection(db: DB, env: Env, accountId: string, origin: string, fx: Effects): Promise<void> {
   const [account] = await db.select().from(accounts).where(eq(accounts.id, accountId)).limit(1);
   if (!account || !wantsFeatured(account) || (await isDomainSuspended(db, account.domain!))) return;
   const url = account.featuredUrl!;
@@ -125,7 +117,7 @@ export async function fetchFeaturedCollection(db: DB, env: Env, accountId: strin
     const { json } = await fetchActivityJson(u, opts);
     return json.id === u ? json : null;
   };
-  const r = newResolution(db, cfg);
+  const r = newResolution(db, cfg, fx);
   r.budget = FETCH_BUDGET + 2 * MAX_FEATURED_ITEMS;
   const ids: string[] = [];
   try {
@@ -141,5 +133,4 @@ export async function fetchFeaturedCollection(db: DB, env: Env, accountId: strin
     throw e;
   }
   await replacePins(db, account.id, ids, Date.now());
-  await enqueue(env.JOBS, r.jobs);
 }

@@ -10,7 +10,7 @@ import { readConfig, type Env } from "../env";
 import { sha256Hex } from "../lib/crypto";
 import { snowflake } from "../lib/ids";
 import { parseJsonText } from "../lib/params";
-import { enqueue } from "../services/relationships";
+import { Effects } from "../effects/collector";
 import { handleBlock, handleDeleteActor, handleUpdateActor, liftsRemoteSuspension } from "./handlers/account";
 import { handleAnnounce, handleLike } from "./handlers/announce";
 import { DropActivity, type InboxContext } from "./handlers/context";
@@ -80,7 +80,7 @@ export async function storeInboxItem(db: DB, signerAccountId: string, body: stri
   return id;
 }
 
-export async function processInboxItem(db: DB, env: Env, itemId: string, origin: string): Promise<void> {
+export async function processInboxItem(db: DB, env: Env, itemId: string, origin: string, fx: Effects): Promise<void> {
   const [item] = await db.select().from(inboxItems).where(eq(inboxItems.id, itemId)).limit(1);
   if (!item) return;
   const finish = async (key: string | null) => {
@@ -102,7 +102,11 @@ export async function processInboxItem(db: DB, env: Env, itemId: string, origin:
   if (seen) return finish(null);
 
   const cfg = readConfig(env, origin);
-  const ctx: InboxContext = { db, env, cfg, signer, activity, json: json as Record<string, unknown>, r: newResolution(db, cfg) };
+  // Effects are recorded on a collector of this activity's own: a transient failure retries the whole item, so they
+  // are handed on only once it has been handled (or dropped after a partial write).
+  const mine = new Effects(cfg.origin);
+  const r = newResolution(db, cfg, mine);
+  const ctx: InboxContext = { db, env, cfg, signer, activity, json: json as Record<string, unknown>, r, fx: mine };
   try {
     // C19: nothing from suspended accounts or domains (a suspension may have happened after the 202), except the
     // Update that reverses a suspension the account's own server asked for.
@@ -114,6 +118,6 @@ export async function processInboxItem(db: DB, env: Env, itemId: string, origin:
     const level = e instanceof DropActivity ? "info" : "warn";
     console[level]("inbox: dropped", activity.type, (activity.id ?? "").slice(0, 200), e instanceof Error ? e.message : e);
   }
-  await enqueue(env.JOBS, ctx.r.jobs);
   await finish(key);
+  fx.add(...mine.drain());
 }

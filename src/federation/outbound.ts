@@ -10,7 +10,7 @@ import { loadStatusBundle } from "../entities/status";
 import type { Config, Env } from "../env";
 import { readConfig } from "../env";
 import type { AccountRow } from "../oauth/viewer";
-import type { FederateAction } from "../services/jobs";
+import type { FederateAction } from "../effects/types";
 import {
   acceptActivity,
   addFeaturedActivity,
@@ -30,7 +30,7 @@ import {
 import { renderActor } from "./actor-doc";
 import { ensureActorKeys } from "./actor-keys";
 import { deliverActivity } from "./delivery";
-import { newActivityUri } from "./enqueue";
+import { newActivityUri } from "../effects/collector";
 import { instanceActorAccount } from "./instance-actor";
 import { audience, renderNote } from "./note-doc";
 import {

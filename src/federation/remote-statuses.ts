@@ -10,7 +10,8 @@ import type { Config } from "../env";
 import { padId, snowflake } from "../lib/ids";
 import { normalizeTag } from "../lib/text";
 import type { AccountRow } from "../oauth/viewer";
-import type { JobMessage } from "../services/jobs";
+import type { Effects } from "../effects/collector";
+import { isUniqueViolation } from "../db/unique";
 import { notificationStatement } from "../services/notifications";
 import { normalizeLanguage } from "../services/post-status";
 import { linkStatusTagsStatement, MAX_TAG_LENGTH, MAX_TAGS_PER_STATUS, upsertTagsStatements, type TagName } from "../services/tags";
@@ -29,17 +30,17 @@ export const REALTIME_WINDOW_MS = 6 * 3600_000;
 const MAX_MENTIONED = 100;
 const MAX_SPOILER = 1500;
 
-/** Shared by everything one activity resolves: the fetch budget, URIs already in progress, jobs to send after. */
+/** Shared by everything one activity resolves: the fetch budget, URIs already in progress, the effects collector. */
 export interface Resolution {
   db: DB;
   cfg: Config;
   budget: number;
   seen: Set<string>;
-  jobs: JobMessage[];
+  fx: Effects;
 }
 
-export function newResolution(db: DB, cfg: Config, jobs: JobMessage[] = []): Resolution {
-  return { db, cfg, budget: FETCH_BUDGET, seen: new Set(), jobs };
+export function newResolution(db: DB, cfg: Config, fx: Effects): Resolution {
+  return { db, cfg, budget: FETCH_BUDGET, seen: new Set(), fx };
 }
 
 export const isLocalUri = (cfg: Config, uri: string) => uri.startsWith(`${cfg.origin}/`);
@@ -52,14 +53,6 @@ export async function statusByUri(db: DB, uri: string): Promise<StatusRow | null
 export async function isTombstoned(db: DB, uri: string): Promise<boolean> {
   const [row] = await db.select({ uri: tombstones.uri }).from(tombstones).where(eq(tombstones.uri, uri)).limit(1);
   return !!row;
-}
-
-export function isUniqueViolation(err: unknown, table?: string): boolean {
-  for (let e: any = err, i = 0; e && i < 4; e = e.cause, i++) {
-    const m = String(e.message ?? e);
-    if (m.includes("UNIQUE constraint failed") && (!table || m.includes(`${table}.`))) return true;
-  }
-  return false;
 }
 
 /** Fetches an object document, trusting it only at its own id (re-fetched from there, same host). */
@@ -295,7 +288,7 @@ export async function ingestNote(r: Resolution, note: NormalizedNote, author: Ac
   if (realtime) {
     for (const m of mentioned) {
       if (m.silent && visibility !== "direct") continue;
-      writes.push(notificationStatement(db, { recipientId: m.account.id, fromAccountId: author.id, type: "mention", statusId: id, activityId: id }));
+      writes.push(notificationStatement(db, r.fx, { recipientId: m.account.id, fromAccountId: author.id, type: "mention", statusId: id, activityId: id }));
     }
   }
   try {
@@ -304,7 +297,7 @@ export async function ingestNote(r: Resolution, note: NormalizedNote, author: Ac
     if (isUniqueViolation(e, "statuses")) return statusByUri(db, note.id);
     throw e;
   }
-  if (realtime) r.jobs.push({ type: "fanout", statusId: id });
+  if (realtime) r.fx.add({ type: "fanout", statusId: id });
   return row;
 }
 
@@ -412,7 +405,7 @@ export async function applyNoteUpdate(r: Resolution, status: StatusRow, note: No
   if (added.length) writes.push(mentionRowsStatement(db, status.id, added, now));
   for (const m of added) {
     if (m.silent && status.visibility !== "direct") continue;
-    writes.push(notificationStatement(db, { recipientId: m.account.id, fromAccountId: author.id, type: "mention", statusId: status.id, activityId: status.id }));
+    writes.push(notificationStatement(db, r.fx, { recipientId: m.account.id, fromAccountId: author.id, type: "mention", statusId: status.id, activityId: status.id }));
   }
   const tags = tagNames(note.hashtags);
   writes.push(db.run(sql`DELETE FROM status_tags WHERE status_id = ${ps}`));
@@ -449,8 +442,9 @@ export async function applyNoteUpdate(r: Resolution, status: StatusRow, note: No
     }),
   );
   for (const rb of rebloggers as { accountId: string }[]) {
-    writes.push(notificationStatement(db, { recipientId: rb.accountId, fromAccountId: author.id, type: "update", statusId: status.id, activityId: editId }));
+    writes.push(notificationStatement(db, r.fx, { recipientId: rb.accountId, fromAccountId: author.id, type: "update", statusId: status.id, activityId: editId }));
   }
   await db.batch(writes as [any, ...any[]]);
+  r.fx.add({ type: "status_updated", statusId: status.id });
   return true;
 }

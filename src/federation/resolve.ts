@@ -7,8 +7,7 @@ import { accounts } from "../db/schema";
 import type { Config } from "../env";
 import { unprocessable } from "../lib/errors";
 import type { AccountRow } from "../oauth/viewer";
-import type { JobMessage } from "../services/jobs";
-import { enqueue } from "../services/relationships";
+import type { Effects } from "../effects/collector";
 import { resolveActor, resolveHandle, ResolveError } from "./remote-accounts";
 import { newResolution, resolveStatus } from "./remote-statuses";
 
@@ -88,9 +87,9 @@ export interface Resolved {
 
 /**
  * Search with resolve=true (Mastodon's ResolveURLService / ResolveAccountService): an account for a handle, an
- * account or a status for a URL. Errors mean "nothing found". Jobs made by ingesting a status go to `jobs`.
+ * account or a status for a URL. Errors mean "nothing found". Effects of ingesting a status go to `fx`.
  */
-export async function resolveForSearch(db: DB, cfg: Config, jobs: Queue<JobMessage>, q: string, type: string): Promise<Resolved> {
+export async function resolveForSearch(db: DB, fx: Effects, cfg: Config, q: string, type: string): Promise<Resolved> {
   const none: Resolved = { account: null, statusId: null };
   const rq = remoteQuery(cfg, q);
   if (!rq) return none;
@@ -99,10 +98,9 @@ export async function resolveForSearch(db: DB, cfg: Config, jobs: Queue<JobMessa
   const account = async () => (wantAccounts ? { ...none, account: await tryResolveAccount(db, cfg, rq) } : none);
   const status = async () => {
     if (!wantStatuses || rq.kind !== "url") return none;
-    const r = newResolution(db, cfg);
+    const r = newResolution(db, cfg, fx);
     try {
       const row = await resolveStatus(r, rq.url);
-      await enqueue(jobs, r.jobs);
       return { ...none, statusId: row?.id ?? null };
     } catch (e) {
       console.warn("status resolve failed", e instanceof Error ? e.message : e);

@@ -164,7 +164,7 @@ async function inbox(c: Context<AppEnv>) {
     const v = await verifyInboxRequest(db, c.get("config"), c.req.raw);
     if (v.signer.domain) await enforceRateLimit(c, { name: "inbox_host", key: v.signer.domain, ...INBOX_HOST_LIMIT });
     const id = await storeInboxItem(db, v.signer.id, v.body);
-    await c.env.JOBS.send({ type: "inbox", itemId: id, origin: c.get("config").origin });
+    c.get("fx").add({ type: "inbox", itemId: id, origin: c.get("config").origin });
     return c.body(null, 202);
   } catch (e) {
     if (e instanceof AcceptWithoutProcessing) return c.body(null, 202);

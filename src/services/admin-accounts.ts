@@ -24,7 +24,7 @@ import {
   users,
   webSessions,
 } from "../db/schema";
-import type { Federator } from "../federation/enqueue";
+import type { Effects } from "../effects/collector";
 import { INSTANCE_ACTOR_USERNAME } from "../federation/instance-actor";
 import { forbidden, notFound, validationFailed } from "../lib/errors";
 import { snowflake } from "../lib/ids";
@@ -203,7 +203,7 @@ export interface AccountActionInput {
  * POST /api/v1/admin/accounts/:id/action. `none` only resolves the named report; other types resolve every open
  * report about the account. `sensitive` is logged but has no effect: Tern keeps no sensitized flag.
  */
-export async function accountAction(db: DB, actor: Moderator, id: string, input: AccountActionInput, fed?: Federator): Promise<void> {
+export async function accountAction(db: DB, fx: Effects, actor: Moderator, id: string, input: AccountActionInput): Promise<void> {
   const type = input.type?.trim() ?? "";
   if (!type) throw validationFailed("Type can't be blank");
   if (!(ACTION_TYPES as readonly string[]).includes(type)) throw validationFailed("Type is not included in the list");
@@ -259,7 +259,7 @@ export async function accountAction(db: DB, actor: Moderator, id: string, input:
   if (stmts.length) await db.batch(stmts as [any, ...any[]]);
   // Mastodon (SuspendAccountService) tells followers' and followed accounts' servers with an Update{Person} carrying
   // `suspended: true`, so the suspension stays reversible there; Delete{Actor} would mean a permanent deletion.
-  if (t === "suspend" && !row.account.domain && !row.account.suspendedAt) await fed?.send({ kind: "update_actor", accountId: a });
+  if (t === "suspend" && !row.account.domain && !row.account.suspendedAt) fx.federate({ kind: "update_actor", accountId: a });
 }
 
 /** Re-enables a disabled local user (logged only when something changed, as Mastodon does). */
@@ -287,7 +287,7 @@ export async function unsilenceAccount(db: DB, actor: Moderator, id: string): Pr
 }
 
 /** Only a suspended account can be unsuspended (Mastodon's policy refuses otherwise). */
-export async function unsuspendAccount(db: DB, actor: Moderator, id: string, fed?: Federator): Promise<AdminAccountRow> {
+export async function unsuspendAccount(db: DB, fx: Effects, actor: Moderator, id: string): Promise<AdminAccountRow> {
   const row = await getAdminAccount(db, id);
   if (!row.account.suspendedAt) throw forbidden();
   const now = Date.now();
@@ -296,7 +296,7 @@ export async function unsuspendAccount(db: DB, actor: Moderator, id: string, fed
     logStatement(db, actor, "unsuspend", "Account", row.account.id, now),
   ]);
   // Remote servers that took the earlier Delete{Actor} as a suspension restore the account on this Update.
-  if (!row.account.domain) await fed?.send({ kind: "update_actor", accountId: row.account.id });
+  if (!row.account.domain) fx.federate({ kind: "update_actor", accountId: row.account.id });
   return { ...row, account: { ...row.account, suspendedAt: null, suspensionOrigin: null, updatedAt: now } };
 }
 
@@ -308,7 +308,7 @@ export async function unsensitiveAccount(db: DB, id: string): Promise<AdminAccou
 // ---- staff notifications ----
 
 /** admin.sign_up notifications for every active staff member who can manage users (Mastodon notifies them all). */
-export async function notifyStaffOfSignUp(db: DB, newAccountId: string): Promise<void> {
+export async function notifyStaffOfSignUp(db: DB, fx: Effects, newAccountId: string): Promise<void> {
   const staff = await db
     .select({ accountId: users.accountId, permissions: userRoles.permissions })
     .from(users)
@@ -318,7 +318,7 @@ export async function notifyStaffOfSignUp(db: DB, newAccountId: string): Promise
   if (!recipients.length) return;
   await db.batch(
     recipients.map((s) =>
-      notificationStatement(db, { recipientId: s.accountId, fromAccountId: newAccountId, type: "admin.sign_up", activityId: newAccountId }),
+      notificationStatement(db, fx, { recipientId: s.accountId, fromAccountId: newAccountId, type: "admin.sign_up", activityId: newAccountId }),
     ) as [any, ...any[]],
   );
 }

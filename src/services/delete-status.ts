@@ -1,20 +1,16 @@
-// Deleting a status (DELETE /api/v1/statuses/:id): the response is the status as it was, with its source text for
-// "delete & redraft"; everything hanging off it goes in one batch. Media is detached, not deleted, so a redraft can
-// reuse the same media_ids.
+// Deleting a status (DELETE /api/v1/statuses/:id, or Delete{Note} from its server): everything hanging off it goes
+// in one batch, with a tombstone so its URI answers 410 from now on, and it leaves every feed (`removeStatus`, shared
+// by both). The REST response is the status as it was, with its source text for "delete & redraft"; local media is
+// detached, not deleted, so a redraft can reuse the same media_ids.
 import { eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { statuses, tombstones } from "../db/schema";
-import { loadStatusBundle, renderStatusFrom } from "../entities/status";
+import type { BatchItem } from "drizzle-orm/batch";
+import { loadStatusBundle, renderStatusFrom, type StatusRow } from "../entities/status";
 import type { Config } from "../env";
 import { notFound } from "../lib/errors";
 import { padId } from "../lib/ids";
-import type { JobMessage } from "./jobs";
-import { federateJob } from "../federation/enqueue";
-
-export interface DeleteResult {
-  status: Record<string, unknown>;
-  jobs: JobMessage[];
-}
+import type { Effects } from "../effects/collector";
 
 /** Statements removing a status and everything hanging off it, reblogs of it included (those go last). */
 export function deleteStatusStatements(db: DB, statusId: string) {
@@ -40,25 +36,32 @@ export function deleteStatusStatements(db: DB, statusId: string) {
   ] as const;
 }
 
-export async function deleteStatus(db: DB, cfg: Config, statusId: string, viewerId: string): Promise<DeleteResult> {
+/** Removes a status (and its reblogs) everywhere; false when a parallel request or activity removed it first. */
+export async function removeStatus(db: DB, fx: Effects, s: Pick<StatusRow, "id" | "uri" | "accountId" | "reblogOfId">, extra: BatchItem<"sqlite">[] = []): Promise<boolean> {
+  const tomb = s.reblogOfId ? [] : [db.insert(tombstones).values({ uri: s.uri, accountId: s.accountId, createdAt: Date.now() }).onConflictDoNothing()];
+  const res = await db.batch([...tomb, ...extra, ...deleteStatusStatements(db, s.id)] as unknown as [BatchItem<"sqlite">]);
+  const gone = res[res.length - 1] as { id: string }[];
+  if (gone.length === 0) return false;
+  const reblogs = res[res.length - 2] as { id: string; accountId: string }[];
+  fx.add(
+    { type: "unfanout", statusId: s.id, accountId: s.accountId, reblogOfId: s.reblogOfId },
+    ...reblogs.map((r) => ({ type: "unfanout" as const, statusId: r.id, accountId: r.accountId, reblogOfId: s.id })),
+  );
+  return true;
+}
+
+export async function deleteStatus(db: DB, fx: Effects, cfg: Config, statusId: string, viewerId: string): Promise<Record<string, unknown>> {
   const b = await loadStatusBundle(db, [statusId], viewerId);
   const s = b.statuses.get(statusId);
   if (!s || s.accountId !== viewerId) throw notFound();
   const rendered = renderStatusFrom(cfg, b, statusId);
   if (!rendered) throw notFound();
-  // A deleted status's URI answers 410 with a Tombstone from now on (federation/routes.ts), as Mastodon's does.
-  const tomb = s.reblogOfId ? [] : [db.insert(tombstones).values({ uri: s.uri, accountId: s.accountId, createdAt: Date.now() }).onConflictDoNothing()];
-  const res = await db.batch([...tomb, ...deleteStatusStatements(db, statusId)] as unknown as [any, ...any[]]);
-  const gone = res[res.length - 1] as { id: string }[];
-  if (gone.length === 0) throw notFound(); // deleted by a parallel request
-  const reblogs = res[res.length - 2] as { id: string; accountId: string }[];
-  const jobs: JobMessage[] = [
-    { type: "unfanout", statusId, accountId: s.accountId, reblogOfId: s.reblogOfId },
-    ...reblogs.map((r): JobMessage => ({ type: "unfanout", statusId: r.id, accountId: r.accountId, reblogOfId: statusId })),
-  ];
+  if (!(await removeStatus(db, fx, s))) throw notFound(); // deleted by a parallel request
   const orig = s.reblogOfId ? b.statuses.get(s.reblogOfId) : undefined;
-  jobs.push(federateJob(cfg.origin, orig ? { kind: "undo_announce", accountId: s.accountId, reblogUri: s.uri, objectUri: orig.uri, objectAuthorId: orig.accountId }
-    : { kind: "delete_status", statusId, accountId: s.accountId, uri: s.uri, visibility: s.visibility, mentionUris: (b.mentions.get(statusId) ?? []).map((a) => a.uri) }));
-  return { status: { ...rendered, text: s.text, spoiler_text: s.spoilerText }, jobs };
+  fx.federate(
+    orig
+      ? { kind: "undo_announce", accountId: s.accountId, reblogUri: s.uri, objectUri: orig.uri, objectAuthorId: orig.accountId }
+      : { kind: "delete_status", statusId, accountId: s.accountId, uri: s.uri, visibility: s.visibility, mentionUris: (b.mentions.get(statusId) ?? []).map((a) => a.uri) },
+  );
+  return { ...rendered, text: s.text, spoiler_text: s.spoilerText };
 }
-

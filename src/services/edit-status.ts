@@ -13,6 +13,7 @@ import { padId, snowflake } from "../lib/ids";
 import { cleanText, extractEntities } from "../lib/text";
 import type { UserViewer } from "../oauth/guard";
 import type { AccountRow } from "../oauth/viewer";
+import type { Effects } from "../effects/collector";
 import { notificationStatement } from "./notifications";
 import { newPollRow, validatePoll, type PollInput, type PollRow } from "./polls";
 import {
@@ -54,7 +55,7 @@ function parseFocus(raw: string): [number, number] {
   return [Math.round(x * 1000), Math.round(y * 1000)];
 }
 
-export async function editStatus(db: DB, cfg: Config, viewer: UserViewer, statusId: string, input: EditInput) {
+export async function editStatus(db: DB, fx: Effects, cfg: Config, viewer: UserViewer, statusId: string, input: EditInput) {
   const now = Date.now();
   const me = viewer.account;
   const newMediaIds = input.media_ids !== undefined ? checkMediaIds(input.media_ids) : null;
@@ -179,7 +180,7 @@ export async function editStatus(db: DB, cfg: Config, viewer: UserViewer, status
   if (mentioned) {
     const keep = mentioned.map((a) => a.id);
     writes.push(db.run(sql`DELETE FROM mentions WHERE status_id = ${ps} AND account_id NOT IN ${idList(keep)}`));
-    writes.push(...mentionStatements(db, statusId, me.id, mentioned.filter((a) => !oldMentionIds.has(a.id)), now));
+    writes.push(...mentionStatements(db, fx, statusId, me.id, mentioned.filter((a) => !oldMentionIds.has(a.id)), now));
     const tagNames = hashtagsOf(text);
     writes.push(db.run(sql`DELETE FROM status_tags WHERE status_id = ${ps}`));
     if (tagNames.length) writes.push(...upsertTagsStatements(db, tagNames, now), linkStatusTagsStatement(db, statusId, tagNames.map((t) => t.name)));
@@ -200,9 +201,11 @@ export async function editStatus(db: DB, cfg: Config, viewer: UserViewer, status
     }),
   );
   for (const r of rebloggers) {
-    writes.push(notificationStatement(db, { recipientId: r, fromAccountId: me.id, type: "update", statusId, activityId: editId }));
+    writes.push(notificationStatement(db, fx, { recipientId: r, fromAccountId: me.id, type: "update", statusId, activityId: editId }));
   }
   await db.batch(writes as [any, ...any[]]);
+  fx.add({ type: "status_updated", statusId });
+  fx.federate({ kind: "update_status", statusId });
   const out = await renderStatus(db, cfg, statusId, me.id);
   if (!out) throw notFound();
   return out;

@@ -1,6 +1,8 @@
 // Following: follow (or request when the target is locked or remote), unfollow, remove a follower, authorize and
 // reject requests. Each action's writes, its notification and the resulting relationship go in ONE batch; feed
-// merging happens later on the JOBS queue.
+// merging and federation are effects. The two state changes that REST and ActivityPub share are written once here:
+// a request becoming a follow (`acceptRequest`: authorize, Accept received, profile unlocked) and a follow ending
+// (`endFollow`: unfollow, remove follower, Reject received, Undo{Follow} received).
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { batchable, type DB } from "../db/client";
@@ -10,18 +12,15 @@ import { padId, snowflake } from "../lib/ids";
 import type { Page } from "../lib/pagination";
 import { relationshipQuery, toRelationships, type MastodonRelationship } from "../entities/relationship";
 import { accountsByRelation, type AccountPageRow } from "./account-queries";
-import type { JobMessage } from "./jobs";
+import { newActivityUri, type Effects } from "../effects/collector";
 import { notificationStatement, retractNotificationStatement } from "./notifications";
-import { enqueue, loadPair, notSelf } from "./relationships";
-import { newActivityUri, type Federator } from "../federation/enqueue";
+import { loadPair, notSelf, type FollowRequestRow, type FollowRow } from "./relationships";
 
 export interface FollowOptions {
   reblogs?: boolean;
   notify?: boolean;
   languages?: string[] | null;
 }
-
-type Jobs = Queue<JobMessage>;
 
 /** A raw statement that can join a batch. */
 export const exec = (db: DB, q: SQL) => batchable(db, db.run(q));
@@ -42,7 +41,7 @@ function optionValues(opts: FollowOptions) {
   return set;
 }
 
-export async function follow(db: DB, jobs: Jobs, viewerId: string, targetId: string, opts: FollowOptions, fed?: Federator): Promise<MastodonRelationship> {
+export async function follow(db: DB, fx: Effects, viewerId: string, targetId: string, opts: FollowOptions): Promise<MastodonRelationship> {
   notSelf(viewerId, targetId);
   const p = await loadPair(db, viewerId, targetId);
   if (p.target.suspendedAt) throw notFound();
@@ -51,7 +50,7 @@ export async function follow(db: DB, jobs: Jobs, viewerId: string, targetId: str
   const stmts: BatchItem<"sqlite">[] = [];
   const now = Date.now();
   let merge = false;
-  const followUri = fed && p.target.domain && !p.follow && !p.request ? newActivityUri(fed.origin) : null;
+  const followUri = p.target.domain && !p.follow && !p.request ? newActivityUri(fx.origin) : null;
   if (p.follow) {
     // A repeated follow updates the options of the existing one (spec state table).
     if (Object.keys(set).length) stmts.push(db.update(follows).set(set).where(eq(follows.id, p.follow.id)));
@@ -68,19 +67,19 @@ export async function follow(db: DB, jobs: Jobs, viewerId: string, targetId: str
       uri: followUri,
       createdAt: now,
     };
-    // Remote accounts are followed through a request until their server accepts (delivery: federation work).
+    // Remote accounts are followed through a request until their server accepts.
     if (p.target.locked || p.target.domain) {
       stmts.push(db.insert(followRequests).values(row).onConflictDoNothing());
-      stmts.push(notificationStatement(db, { recipientId: targetId, fromAccountId: viewerId, type: "follow_request", activityId: row.id }));
+      stmts.push(notificationStatement(db, fx, { recipientId: targetId, fromAccountId: viewerId, type: "follow_request", activityId: row.id }));
     } else {
       stmts.push(db.insert(follows).values(row).onConflictDoNothing());
-      stmts.push(notificationStatement(db, { recipientId: targetId, fromAccountId: viewerId, type: "follow", activityId: row.id }));
+      stmts.push(notificationStatement(db, fx, { recipientId: targetId, fromAccountId: viewerId, type: "follow", activityId: row.id }));
       merge = true;
     }
   }
   const rel = await writeThenRelationship(db, stmts, viewerId, targetId);
-  if (merge) await enqueue(jobs, [{ type: "merge_feed", accountId: viewerId, targetAccountId: targetId }]);
-  if (fed && followUri) await fed.send({ kind: "follow", accountId: viewerId, targetAccountId: targetId, followUri });
+  if (merge) fx.add({ type: "merge_feed", accountId: viewerId, targetAccountId: targetId });
+  if (followUri) fx.federate({ kind: "follow", accountId: viewerId, targetAccountId: targetId, followUri });
   return rel;
 }
 
@@ -105,42 +104,81 @@ export function severStatements(db: DB, a: string, b: string): BatchItem<"sqlite
   ];
 }
 
-export async function unfollow(db: DB, jobs: Jobs, viewerId: string, targetId: string, fed?: Federator): Promise<MastodonRelationship> {
+/** A state change: the statements for the action's batch, and the effects to record once that batch committed. */
+export interface Change {
+  stmts: BatchItem<"sqlite">[];
+  effects: (fx: Effects) => void;
+}
+
+/**
+ * A follow and/or a pending request from `followerId` to `targetId` end (unfollow, remove follower, Reject or
+ * Undo{Follow} received): the rows, their notifications and the follower's list memberships go, and the target's
+ * posts leave the follower's home feed. Federation is the caller's business (it differs by who ended it).
+ */
+export function endFollow(db: DB, followerId: string, targetId: string, rows: { follow?: Pick<FollowRow, "id"> | null; request?: Pick<FollowRequestRow, "id"> | null }): Change {
+  const stmts: BatchItem<"sqlite">[] = [];
+  if (rows.follow) {
+    stmts.push(db.delete(follows).where(eq(follows.id, rows.follow.id)));
+    stmts.push(retractNotificationStatement(db, "follow", rows.follow.id));
+    stmts.push(leaveListsStatement(db, followerId, targetId) as unknown as BatchItem<"sqlite">);
+  }
+  if (rows.request) {
+    stmts.push(db.delete(followRequests).where(eq(followRequests.id, rows.request.id)));
+    stmts.push(retractNotificationStatement(db, "follow_request", rows.request.id));
+  }
+  const hadFollow = !!rows.follow;
+  return {
+    stmts,
+    effects: (fx) => {
+      if (hadFollow) fx.add({ type: "unmerge_feed", accountId: followerId, targetAccountId: targetId });
+    },
+  };
+}
+
+/**
+ * A pending request becomes a follow (authorized here, Accept received from the followee's server, or the followee
+ * unlocked their account). The followee's server is told with an Accept when the follower is remote (its request
+ * carries the remote Follow's id) and `acceptRemote` says this server is the followee's.
+ */
+export function acceptRequest(db: DB, req: FollowRequestRow, acceptRemote: boolean): Change {
+  const now = Date.now();
+  return {
+    stmts: [
+      exec(db, sql`INSERT OR IGNORE INTO follows (id, account_id, target_account_id, show_reblogs, notify, languages, uri, created_at)
+        SELECT ${padId(snowflake(now))}, account_id, target_account_id, show_reblogs, notify, languages, uri, ${now}
+        FROM follow_requests WHERE id = ${padId(req.id)}`),
+      db.delete(followRequests).where(eq(followRequests.id, req.id)),
+      retractNotificationStatement(db, "follow_request", req.id),
+    ],
+    effects: (fx) => {
+      fx.add({ type: "merge_feed", accountId: req.accountId, targetAccountId: req.targetAccountId });
+      if (acceptRemote && req.uri) fx.federate({ kind: "accept_follow", accountId: req.targetAccountId, followerId: req.accountId, followUri: req.uri });
+    },
+  };
+}
+
+export async function unfollow(db: DB, fx: Effects, viewerId: string, targetId: string): Promise<MastodonRelationship> {
   notSelf(viewerId, targetId);
   const p = await loadPair(db, viewerId, targetId);
-  const stmts: BatchItem<"sqlite">[] = [];
-  if (p.follow) {
-    stmts.push(db.delete(follows).where(eq(follows.id, p.follow.id)));
-    stmts.push(retractNotificationStatement(db, "follow", p.follow.id));
-    stmts.push(leaveListsStatement(db, viewerId, targetId));
-  }
-  if (p.request) {
-    stmts.push(db.delete(followRequests).where(eq(followRequests.id, p.request.id)));
-    stmts.push(retractNotificationStatement(db, "follow_request", p.request.id));
-  }
-  const rel = await writeThenRelationship(db, stmts, viewerId, targetId);
-  if (p.follow) await enqueue(jobs, [{ type: "unmerge_feed", accountId: viewerId, targetAccountId: targetId }]);
-  if (fed && p.target.domain && (p.follow || p.request)) await fed.send({ kind: "undo_follow", accountId: viewerId, targetAccountId: targetId, followUri: p.follow?.uri ?? p.request?.uri ?? "" });
+  const change = endFollow(db, viewerId, targetId, p);
+  const rel = await writeThenRelationship(db, change.stmts, viewerId, targetId);
+  change.effects(fx);
+  if (p.target.domain && (p.follow || p.request)) fx.federate({ kind: "undo_follow", accountId: viewerId, targetAccountId: targetId, followUri: p.follow?.uri ?? p.request?.uri ?? "" });
   return rel;
 }
 
 /** The viewer makes `followerId` stop following them. */
-export async function removeFromFollowers(db: DB, jobs: Jobs, viewerId: string, followerId: string, fed?: Federator): Promise<MastodonRelationship> {
+export async function removeFromFollowers(db: DB, fx: Effects, viewerId: string, followerId: string): Promise<MastodonRelationship> {
   notSelf(viewerId, followerId);
   const [t, f] = await db.batch([
     db.select({ id: accounts.id, domain: accounts.domain }).from(accounts).where(eq(accounts.id, followerId)).limit(1),
     db.select({ id: follows.id, uri: follows.uri }).from(follows).where(and(eq(follows.accountId, followerId), eq(follows.targetAccountId, viewerId))).limit(1),
   ]);
   if (!t[0]) throw notFound();
-  const stmts: BatchItem<"sqlite">[] = [];
-  if (f[0]) {
-    stmts.push(db.delete(follows).where(eq(follows.id, f[0].id)));
-    stmts.push(retractNotificationStatement(db, "follow", f[0].id));
-    stmts.push(leaveListsStatement(db, followerId, viewerId));
-  }
-  const rel = await writeThenRelationship(db, stmts, viewerId, followerId);
-  if (f[0]) await enqueue(jobs, [{ type: "unmerge_feed", accountId: followerId, targetAccountId: viewerId }]);
-  if (fed && f[0] && t[0].domain) await fed.send({ kind: "reject_follow", accountId: viewerId, followerId, followUri: f[0].uri ?? "" });
+  const change = endFollow(db, followerId, viewerId, { follow: f[0] });
+  const rel = await writeThenRelationship(db, change.stmts, viewerId, followerId);
+  change.effects(fx);
+  if (f[0] && t[0].domain) fx.federate({ kind: "reject_follow", accountId: viewerId, followerId, followUri: f[0].uri ?? "" });
   return rel;
 }
 
@@ -156,61 +194,28 @@ async function pendingRequest(db: DB, viewerId: string, requesterId: string) {
   return rows[0];
 }
 
-export async function authorizeRequest(db: DB, jobs: Jobs, viewerId: string, requesterId: string, fed?: Federator): Promise<MastodonRelationship> {
+export async function authorizeRequest(db: DB, fx: Effects, viewerId: string, requesterId: string): Promise<MastodonRelationship> {
   const r = await pendingRequest(db, viewerId, requesterId);
-  const now = Date.now();
-  const rel = await writeThenRelationship(
-    db,
-    [
-      db
-        .insert(follows)
-        .values({
-          id: snowflake(now),
-          accountId: requesterId,
-          targetAccountId: viewerId,
-          showReblogs: r.showReblogs,
-          notify: r.notify,
-          languages: r.languages,
-          uri: r.uri,
-          createdAt: now,
-        })
-        .onConflictDoNothing(),
-      db.delete(followRequests).where(eq(followRequests.id, r.id)),
-      retractNotificationStatement(db, "follow_request", r.id),
-    ],
-    viewerId,
-    requesterId,
-  );
-  await enqueue(jobs, [{ type: "merge_feed", accountId: requesterId, targetAccountId: viewerId }]);
+  const change = acceptRequest(db, r, true);
+  const rel = await writeThenRelationship(db, change.stmts, viewerId, requesterId);
+  change.effects(fx);
+  return rel;
+}
+
+export async function rejectRequest(db: DB, fx: Effects, viewerId: string, requesterId: string): Promise<MastodonRelationship> {
+  const r = await pendingRequest(db, viewerId, requesterId);
+  const change = endFollow(db, requesterId, viewerId, { request: r });
+  const rel = await writeThenRelationship(db, change.stmts, viewerId, requesterId);
+  change.effects(fx);
   // Only requests that came from another server carry the remote Follow's id.
-  if (fed && r.uri) await fed.send({ kind: "accept_follow", accountId: viewerId, followerId: requesterId, followUri: r.uri });
+  if (r.uri) fx.federate({ kind: "reject_follow", accountId: viewerId, followerId: requesterId, followUri: r.uri });
   return rel;
 }
 
-export async function rejectRequest(db: DB, viewerId: string, requesterId: string, fed?: Federator): Promise<MastodonRelationship> {
-  const r = await pendingRequest(db, viewerId, requesterId);
-  const rel = await writeThenRelationship(
-    db,
-    [db.delete(followRequests).where(eq(followRequests.id, r.id)), retractNotificationStatement(db, "follow_request", r.id)],
-    viewerId,
-    requesterId,
-  );
-  if (fed && r.uri) await fed.send({ kind: "reject_follow", accountId: viewerId, followerId: requesterId, followUri: r.uri });
-  return rel;
-}
-
-/**
- * Statements that authorize every pending request to `accountId` (the account was unlocked). The last one returns
- * the requesters, for merge_feed jobs.
- */
-export function authorizeAllStatements(db: DB, accountId: string) {
-  const p = padId(accountId);
-  return [
-    exec(db, sql`INSERT OR IGNORE INTO follows (id, account_id, target_account_id, show_reblogs, notify, languages, uri, created_at)
-      SELECT id, account_id, target_account_id, show_reblogs, notify, languages, uri, ${Date.now()} FROM follow_requests WHERE target_account_id = ${p}`),
-    exec(db, sql`DELETE FROM notifications WHERE account_id = ${p} AND type = 'follow_request'`),
-    db.delete(followRequests).where(eq(followRequests.targetAccountId, accountId)).returning({ accountId: followRequests.accountId, uri: followRequests.uri }),
-  ] as const;
+/** Every pending request to `accountId` (the account is being unlocked), at most this many at once. */
+export const MAX_AUTHORIZE_ALL = 200;
+export function pendingRequestsTo(db: DB, accountId: string) {
+  return db.select().from(followRequests).where(eq(followRequests.targetAccountId, accountId)).limit(MAX_AUTHORIZE_ALL);
 }
 
 export function followRequestsPage(db: DB, viewerId: string, page: Page): Promise<AccountPageRow[]> {

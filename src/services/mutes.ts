@@ -8,8 +8,8 @@ import type { MastodonRelationship } from "../entities/relationship";
 import type { AccountRow } from "../oauth/viewer";
 import { cursorOrder, cursorWhere, inPageOrder } from "../db/keyset";
 import { writeThenRelationship } from "./follows";
-import type { JobMessage } from "./jobs";
-import { enqueue, loadPair, notSelf } from "./relationships";
+import type { Effects } from "../effects/collector";
+import { loadPair, notSelf } from "./relationships";
 
 export interface MuteOptions {
   notifications: boolean;
@@ -17,7 +17,7 @@ export interface MuteOptions {
   duration: number;
 }
 
-export async function mute(db: DB, jobs: Queue<JobMessage>, viewerId: string, targetId: string, o: MuteOptions): Promise<MastodonRelationship> {
+export async function mute(db: DB, fx: Effects, viewerId: string, targetId: string, o: MuteOptions): Promise<MastodonRelationship> {
   notSelf(viewerId, targetId);
   await loadPair(db, viewerId, targetId);
   const now = Date.now();
@@ -33,7 +33,7 @@ export async function mute(db: DB, jobs: Queue<JobMessage>, viewerId: string, ta
     viewerId,
     targetId,
   );
-  await enqueue(jobs, [{ type: "unmerge_feed", accountId: viewerId, targetAccountId: targetId }]);
+  fx.add({ type: "unmerge_feed", accountId: viewerId, targetAccountId: targetId });
   return rel;
 }
 

@@ -4,6 +4,7 @@
 import { sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import type { NotificationType } from "../db/schema";
+import type { Effects } from "../effects/collector";
 import { padId, snowflake } from "../lib/ids";
 
 export interface NewNotification {
@@ -16,14 +17,20 @@ export interface NewNotification {
   activityId: string;
 }
 
-export function notificationStatement(db: DB, n: NewNotification) {
+/**
+ * The statement creating a notification, for the action's batch. Records the `notify` effect (streaming, Web Push)
+ * for the row's id: when the statement's conditions skip the row, the effect finds nothing and does nothing.
+ */
+export function notificationStatement(db: DB, fx: Effects, n: NewNotification) {
   const now = Date.now();
+  const id = snowflake(now);
+  fx.add({ type: "notify", notificationId: id });
   const r = padId(n.recipientId);
   const f = padId(n.fromAccountId);
   const st = n.statusId ? padId(n.statusId) : null;
   const rep = n.reportId ? padId(n.reportId) : null;
   return db.run(sql`INSERT OR IGNORE INTO notifications (id, account_id, from_account_id, type, status_id, report_id, activity_id, created_at)
-    SELECT ${padId(snowflake(now))}, ${r}, ${f}, ${n.type}, ${st}, ${rep}, ${padId(n.activityId)}, ${now}
+    SELECT ${padId(id)}, ${r}, ${f}, ${n.type}, ${st}, ${rep}, ${padId(n.activityId)}, ${now}
     WHERE ${r} <> ${f}
       AND EXISTS (SELECT 1 FROM users WHERE users.account_id = ${r})
       AND NOT EXISTS (SELECT 1 FROM blocks WHERE blocks.account_id = ${r} AND blocks.target_account_id = ${f})

@@ -15,6 +15,7 @@ import { padId, parseId, snowflake } from "../lib/ids";
 import { cleanText, extractEntities, MAX_SOURCE_CHARS, renderPlainText, statusLength, type Entity } from "../lib/text";
 import type { UserViewer } from "../oauth/guard";
 import type { AccountRow } from "../oauth/viewer";
+import type { Effects } from "../effects/collector";
 import { notificationStatement } from "./notifications";
 import { newPollRow, validatePoll, type PollInput, type PollRow, type ValidPoll } from "./polls";
 import { hashtagsOf, linkStatusTagsStatement, upsertTagsStatements, type TagName } from "./tags";
@@ -135,7 +136,7 @@ export function renderContent(cfg: Config, text: string, found: AccountRow[]): {
 }
 
 /** Mention rows (one statement) and mention notifications for the local ones. */
-export function mentionStatements(db: DB, statusId: string, authorId: string, mentioned: AccountRow[], now: number) {
+export function mentionStatements(db: DB, fx: Effects, statusId: string, authorId: string, mentioned: AccountRow[], now: number) {
   if (mentioned.length === 0) return [];
   const rows = mentioned.map((a) => ({ id: snowflake(now), account: a }));
   const json = JSON.stringify(rows.map((r) => [padId(r.id), padId(r.account.id)]));
@@ -144,7 +145,7 @@ export function mentionStatements(db: DB, statusId: string, authorId: string, me
       SELECT json_extract(j.value, '$[0]'), ${padId(statusId)}, json_extract(j.value, '$[1]'), 0 FROM json_each(${json}) j`),
     ...rows
       .filter((r) => !r.account.domain)
-      .map((r) => notificationStatement(db, { recipientId: r.account.id, fromAccountId: authorId, type: "mention", statusId, activityId: r.id })),
+      .map((r) => notificationStatement(db, fx, { recipientId: r.account.id, fromAccountId: authorId, type: "mention", statusId, activityId: r.id })),
   ];
 }
 
@@ -168,7 +169,7 @@ export interface PostResult {
   status: Record<string, unknown>;
 }
 
-export async function postStatus(db: DB, cfg: Config, viewer: UserViewer, input: StatusInput, idempotencyKey: string | null): Promise<PostResult> {
+export async function postStatus(db: DB, fx: Effects, cfg: Config, viewer: UserViewer, input: StatusInput, idempotencyKey: string | null): Promise<PostResult> {
   const now = Date.now();
   const me = viewer.account;
   if (input.scheduled_at) parseScheduledAt(input.scheduled_at, now);
@@ -288,8 +289,10 @@ export async function postStatus(db: DB, cfg: Config, viewer: UserViewer, input:
     updatedAt: now,
   };
   writes.push(db.insert(statuses).values(row));
+  // The author sees their own post at once, as on Mastodon: their feed row is written with it (fan-out does the rest).
+  writes.push(db.run(sql`INSERT OR IGNORE INTO home_feed (account_id, status_id, reblog_of_id, author_id) VALUES (${padId(me.id)}, ${padId(id)}, NULL, ${padId(me.id)})`));
   if (tagNames.length) writes.push(...upsertTagsStatements(db, tagNames, now), linkStatusTagsStatement(db, id, tagNames.map((t) => t.name)));
-  writes.push(...mentionStatements(db, id, me.id, mentioned, now));
+  writes.push(...mentionStatements(db, fx, id, me.id, mentioned, now));
   if (mediaIds.length) {
     writes.push(
       db.run(sql`UPDATE media_attachments SET status_id = ${padId(id)}
@@ -309,6 +312,9 @@ export async function postStatus(db: DB, cfg: Config, viewer: UserViewer, input:
     }
     throw err;
   }
+
+  fx.add({ type: "fanout", statusId: id });
+  fx.federate({ kind: "create", statusId: id });
 
   // ---- render from what we wrote ----
   const b = emptyBundle(me.id);

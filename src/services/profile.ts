@@ -10,10 +10,8 @@ import { cleanText, noLinks, renderPlainText } from "../lib/text";
 import { deleteStored, storeUpload } from "../media/store";
 import type { UserViewer } from "../oauth/guard";
 import type { AccountRow, UserRow } from "../oauth/viewer";
-import { authorizeAllStatements } from "./follows";
-import type { JobMessage } from "./jobs";
-import { enqueue } from "./relationships";
-import { federateJob } from "../federation/enqueue";
+import { acceptRequest, pendingRequestsTo } from "./follows";
+import type { Effects } from "../effects/collector";
 
 export const MAX_DISPLAY_NAME = 30;
 export const MAX_NOTE = 500;
@@ -62,7 +60,7 @@ export interface UpdatedProfile {
   followRequestsCount: number;
 }
 
-export async function updateProfile(db: DB, cfg: Config, env: Env, viewer: UserViewer, input: ProfileUpdate): Promise<UpdatedProfile> {
+export async function updateProfile(db: DB, fx: Effects, cfg: Config, env: Env, viewer: UserViewer, input: ProfileUpdate): Promise<UpdatedProfile> {
   const u: ProfileUpdate = {
     ...input,
     displayName: input.displayName === undefined ? undefined : cleanText(input.displayName).trim(),
@@ -118,7 +116,8 @@ export async function updateProfile(db: DB, cfg: Config, env: Env, viewer: UserV
 
   // Authorizing first lets the returned account row carry the new follower count (triggers run per statement).
   const unlocking = a.locked && u.locked === false;
-  const authorize = unlocking ? authorizeAllStatements(db, a.id) : [];
+  const accepted = unlocking ? (await pendingRequestsTo(db, a.id)).map((r) => acceptRequest(db, r, true)) : [];
+  const authorize = accepted.flatMap((ch) => ch.stmts);
   const stmts: BatchItem<"sqlite">[] = [...authorize, db.update(accounts).set(set).where(eq(accounts.id, a.id)).returning()];
   if (settingsChanged) stmts.push(db.update(users).set({ settings, updatedAt: now }).where(eq(users.id, viewer.user.id)).returning());
   const res = (await db.batch(stmts as unknown as [BatchItem<"sqlite">])) as unknown[];
@@ -126,14 +125,8 @@ export async function updateProfile(db: DB, cfg: Config, env: Env, viewer: UserV
   const account = (res[base] as AccountRow[])[0] ?? a;
   const user = settingsChanged ? ((res[base + 1] as UserRow[])[0] ?? viewer.user) : viewer.user;
 
-  if (unlocking) {
-    const requesters = res[base - 1] as { accountId: string; uri: string | null }[];
-    await enqueue(env.JOBS, [
-      ...requesters.map((r): JobMessage => ({ type: "merge_feed", accountId: r.accountId, targetAccountId: a.id })),
-      // Requests from other servers carry their Follow's id: those servers get an Accept.
-      ...requesters.flatMap((r) => (r.uri ? [federateJob(cfg.origin, { kind: "accept_follow", accountId: a.id, followerId: r.accountId, followUri: r.uri })] : [])),
-    ]);
-  }
+  for (const ch of accepted) ch.effects(fx);
+  fx.federate({ kind: "update_actor", accountId: a.id });
   await deleteStored(env, replaced);
   return { account, user, followRequestsCount: unlocking ? 0 : viewer.followRequestsCount };
 }

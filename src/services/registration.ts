@@ -5,6 +5,7 @@ import type { DB } from "../db/client";
 import { users } from "../db/schema";
 import type { Config, Env } from "../env";
 import { ApiError, forbidden, validationFailed } from "../lib/errors";
+import type { Effects } from "../effects/collector";
 import { notifyStaffOfSignUp } from "./admin-accounts";
 import { createLocalAccount, normalizeEmail } from "./local-accounts";
 import { issueToken, type IssuedToken } from "./tokens";
@@ -31,7 +32,7 @@ type Details = Record<string, { error: string; description: string }[]>;
  * Creates the user and returns a token for the app that signed it up, with that app token's scopes.
  * open → approved; approval → pending (the token works only once approved); closed → 403.
  */
-export async function registerAccount(db: DB, cfg: Config, env: Env, app: SignUpApp, input: SignUpInput, ip: string | null): Promise<IssuedToken> {
+export async function registerAccount(db: DB, fx: Effects, cfg: Config, env: Env, app: SignUpApp, input: SignUpInput, ip: string | null): Promise<IssuedToken> {
   if (cfg.registrations === "closed") throw forbidden();
   const details: Details = {};
   if (input.agreement !== true) details.agreement = [{ error: "ERR_ACCEPTED", description: "must be accepted" }];
@@ -53,7 +54,7 @@ export async function registerAccount(db: DB, cfg: Config, env: Env, app: SignUp
     reason: reason || null,
     signUpIp: ip,
   });
-  await notifyStaffOfSignUp(db, accountId);
+  await notifyStaffOfSignUp(db, fx, accountId);
   return issueToken(db, env.SECRET_KEY_BASE ?? "", { applicationId: app.applicationId, userId, scopes: app.scopes, reuse: false });
 }
 

@@ -4,7 +4,6 @@ import type { DB } from "../db/client";
 import { accounts, blocks, followRequests, follows } from "../db/schema";
 import { forbidden, notFound } from "../lib/errors";
 import type { AccountRow } from "../oauth/viewer";
-import type { JobMessage } from "./jobs";
 
 export type FollowRow = typeof follows.$inferSelect;
 export type FollowRequestRow = typeof followRequests.$inferSelect;
@@ -43,13 +42,4 @@ export async function loadPair(db: DB, viewerId: string, targetId: string): Prom
 /** Actions on oneself are refused like Mastodon does. */
 export function notSelf(viewerId: string, targetId: string): void {
   if (viewerId === targetId) throw forbidden();
-}
-
-/** Sends jobs (any count) to the JOBS queue; Queue.sendBatch takes at most 100 messages. */
-export async function enqueue(queue: Queue<JobMessage>, jobs: JobMessage[]): Promise<void> {
-  for (let i = 0; i < jobs.length; i += 100) {
-    const chunk = jobs.slice(i, i + 100);
-    if (chunk.length === 1) await queue.send(chunk[0]);
-    else await queue.sendBatch(chunk.map((body) => ({ body })));
-  }
 }

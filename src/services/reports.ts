@@ -8,6 +8,7 @@ import { notFound, validationFailed } from "../lib/errors";
 import { snowflake } from "../lib/ids";
 import { hasPermission } from "../lib/permissions";
 import type { AccountRow } from "../oauth/viewer";
+import type { Effects } from "../effects/collector";
 import { notificationStatement } from "./notifications";
 import { statusReadableBy } from "./visibility";
 
@@ -26,7 +27,7 @@ export interface NewReport {
   forward: boolean;
 }
 
-export async function createReport(db: DB, reporterId: string, input: NewReport): Promise<{ report: ReportRow; target: AccountRow }> {
+export async function createReport(db: DB, fx: Effects, reporterId: string, input: NewReport): Promise<{ report: ReportRow; target: AccountRow }> {
   if (Array.from(input.comment).length > MAX_REPORT_COMMENT) {
     throw validationFailed(`Comment is too long (maximum is ${MAX_REPORT_COMMENT} characters)`);
   }
@@ -76,8 +77,10 @@ export async function createReport(db: DB, reporterId: string, input: NewReport)
   await db.batch([
     db.insert(reports).values(report),
     ...moderators.map((m) =>
-      notificationStatement(db, { recipientId: m.accountId, fromAccountId: reporterId, type: "admin.report", reportId: report.id, activityId: report.id }),
+      notificationStatement(db, fx, { recipientId: m.accountId, fromAccountId: reporterId, type: "admin.report", reportId: report.id, activityId: report.id }),
     ),
   ]);
+  // forward=true sends a Flag to the reported account's server (the reporter's identity stays here).
+  if (report.forward) fx.federate({ kind: "flag", reportId: report.id });
   return { report, target: target[0] };
 }

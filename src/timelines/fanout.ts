@@ -10,6 +10,7 @@ import { sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { padId, unpadId } from "../lib/ids";
 import { boundSql } from "../db/bound-sql";
+import type { Effects } from "../effects/collector";
 import { notificationStatement } from "../services/notifications";
 import { feedFilter, MAX_FEED_ITEMS } from "./feed-filter";
 
@@ -47,7 +48,7 @@ export interface FanOutResult {
   next?: string;
 }
 
-export async function fanOut(db: DB, statusId: string, cursor: string | undefined, opts: { trim?: boolean } = {}): Promise<FanOutResult> {
+export async function fanOut(db: DB, fx: Effects, statusId: string, cursor: string | undefined, opts: { trim?: boolean } = {}): Promise<FanOutResult> {
   if (!/^\d{1,19}$/.test(statusId) || (cursor !== undefined && !/^\d{1,19}$/.test(cursor))) return {};
   const now = Date.now();
   const S = padId(statusId);
@@ -115,7 +116,7 @@ export async function fanOut(db: DB, statusId: string, cursor: string | undefine
   const notify = res[writes + 1] as { recipient: string; author: string }[];
   if (notify.length) {
     const ns = notify.map((n) =>
-      notificationStatement(db, { recipientId: unpadId(n.recipient), fromAccountId: unpadId(n.author), type: "status", statusId, activityId: statusId }),
+      notificationStatement(db, fx, { recipientId: unpadId(n.recipient), fromAccountId: unpadId(n.author), type: "status", statusId, activityId: statusId }),
     );
     for (let i = 0; i < ns.length; i += 100) await db.batch(ns.slice(i, i + 100) as any);
   }

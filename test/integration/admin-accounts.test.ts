@@ -1,5 +1,6 @@
 // Staff accounts API: /api/v1/admin/accounts (legacy filters, show, approve, reject, action, undos) and
 // /api/v2/admin/accounts (new filters); B17; the admin log; admin.sign_up notifications.
+import { Effects } from "../../src/effects/collector";
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { accounts } from "../../src/db/schema";
@@ -18,7 +19,7 @@ async function logRows() {
 async function signUpPending(name: string) {
   const app = await makeApp();
   const c = { ...cfg(), registrations: "approval" as const };
-  const t = await registerAccount(db(), c, env, { applicationId: app.id, scopes: ["read", "write"] }, {
+  const t = await registerAccount(db(), new Effects(""), c, env, { applicationId: app.id, scopes: ["read", "write"] }, {
     username: name,
     email: `${name}@example.net`,
     password: "a long enough password",

@@ -1,5 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { Effects } from "../../src/effects/collector";
 import { createDb } from "../../src/db/client";
 import { FANOUT_CHUNK, fanOut } from "../../src/timelines/fanout";
 import { db, eventually, makeUser } from "./helpers";
@@ -208,7 +209,7 @@ describe("fan-out on write", { timeout: 30000 }, () => {
     const stmt = env.DB.prepare("INSERT INTO home_feed (account_id, status_id, author_id) VALUES (?1, ?2, ?3)");
     await env.DB.batch(old.map((id) => stmt.bind(pad(f.id), pad(id), pad(a.id))));
     const s = await insertStatus(a);
-    await fanOut(createDb(env.DB), s, undefined, { trim: true });
+    await fanOut(createDb(env.DB), new Effects(""), s, undefined, { trim: true });
     const rows = await homeRows(f.id);
     expect(rows.length).toBe(800);
     expect(rows[0]).toBe(s);

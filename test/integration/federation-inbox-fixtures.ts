@@ -5,8 +5,8 @@ import { env, fetchMock, SELF } from "cloudflare:test";
 import { createDb } from "../../src/db/client";
 import { generateKeyPair } from "../../src/federation/keys";
 import { signRequest } from "../../src/federation/signatures";
-import { runJob } from "../../src/services/job-runner";
-import type { JobMessage } from "../../src/services/jobs";
+import { runJob } from "../../src/effects/run";
+import type { JobMessage } from "../../src/effects/types";
 import { ORIGIN } from "./helpers";
 import { queued } from "./queues";
 

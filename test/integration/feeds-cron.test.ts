@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { runScheduled, INACTIVE_AFTER_MS } from "../../src/services/scheduled";
+import { runScheduled, INACTIVE_AFTER_MS } from "../../src/background/cron";
 import { eventually, makeUser } from "./helpers";
 import { exec, homeRows, insertStatus, nextId, pad } from "./feeds-fixtures";
 

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { INBOX_SEEN_KEEP_MS, OUTBOX_KEEP_MS, pruneFederationState } from "../../src/services/housekeeping";
+import { INBOX_SEEN_KEEP_MS, OUTBOX_KEEP_MS, pruneFederationState } from "../../src/background/housekeeping";
 import { db } from "./helpers";
 
 const count = async (table: string) => ((await env.DB.prepare(`SELECT count(*) AS n FROM ${table}`).first()) as { n: number }).n;

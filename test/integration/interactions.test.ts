@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { JobMessage } from "../../src/services/jobs";
+import type { JobMessage } from "../../src/effects/types";
 import { anon, links, makeUser, type TestUser } from "./helpers";
 import { block, count, follow, pad, captureJobs } from "./statuses-fixtures";
 

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { JobMessage } from "../../src/services/jobs";
+import type { JobMessage } from "../../src/effects/types";
 import { anon, makeUser } from "./helpers";
 import { pad, captureJobs } from "./statuses-fixtures";
 

@@ -5,18 +5,23 @@ import { env } from "cloudflare:test";
 import { vi } from "vitest";
 import { createDb } from "../../src/db/client";
 import type { DeliveryMessage } from "../../src/federation/delivery";
-import { runJob } from "../../src/services/job-runner";
-import type { JobMessage } from "../../src/services/jobs";
+import { runJob } from "../../src/effects/run";
+import type { Effect, JobMessage } from "../../src/effects/types";
 
 export const queued = { jobs: [] as JobMessage[], deliveries: [] as DeliveryMessage[] };
 
-function capture<T>(q: Queue<T>, into: T[]) {
+/** The effects a JOBS message carries: one, or the pack an action's effects travel in (src/effects/send.ts). */
+export function unpack(m: JobMessage): Effect[] {
+  return m.type === "effects" ? m.effects : [m];
+}
+
+function capture<T>(q: Queue<T>, into: T[], split: (m: T) => T[] = (m) => [m]) {
   vi.spyOn(q, "send").mockImplementation(async (m: T) => {
-    into.push(m);
+    into.push(...split(m));
     return {} as QueueSendResponse;
   });
   vi.spyOn(q, "sendBatch").mockImplementation(async (ms: Iterable<MessageSendRequest<T>>) => {
-    for (const m of ms) into.push(m.body);
+    for (const m of ms) into.push(...split(m.body));
     return {} as QueueSendBatchResponse;
   });
 }
@@ -24,7 +29,7 @@ function capture<T>(q: Queue<T>, into: T[]) {
 export function installQueueCapture(): void {
   queued.jobs.length = 0;
   queued.deliveries.length = 0;
-  capture(env.JOBS, queued.jobs);
+  capture(env.JOBS, queued.jobs, unpack as (m: JobMessage) => JobMessage[]);
   capture(env.DELIVERY as Queue<DeliveryMessage>, queued.deliveries);
 }
 

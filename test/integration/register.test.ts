@@ -1,4 +1,5 @@
 // POST /api/v1/accounts (sign-up), POST /api/v1/emails/confirmations, registration modes (service level), B11/B12.
+import { Effects } from "../../src/effects/collector";
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { buildApp } from "../../src/app";
 import { describe, expect, it } from "vitest";
@@ -116,8 +117,8 @@ describe("registration modes (service)", () => {
   it("approval: reason required; the user is pending and cannot sign in by password", async () => {
     const c = { ...cfg(), registrations: "approval" as const };
     const a = await app();
-    await expect(registerAccount(db(), c, env, a, { ...valid("noreason") }, "192.0.2.1")).rejects.toMatchObject({ status: 422, extra: { details: { reason: [{ error: "ERR_BLANK" }] } } });
-    const t = await registerAccount(db(), c, env, a, { ...valid("pendinguser"), reason: "I like birds" }, "192.0.2.1");
+    await expect(registerAccount(db(), new Effects(""), c, env, a, { ...valid("noreason") }, "192.0.2.1")).rejects.toMatchObject({ status: 422, extra: { details: { reason: [{ error: "ERR_BLANK" }] } } });
+    const t = await registerAccount(db(), new Effects(""), c, env, a, { ...valid("pendinguser"), reason: "I like birds" }, "192.0.2.1");
     const row = await env.DB.prepare("SELECT approved, reason FROM users WHERE email = 'pendinguser@example.net'").first<any>();
     expect(row).toEqual({ approved: 0, reason: "I like birds" });
     expect(t.scopes).toBe("read write");
@@ -129,14 +130,14 @@ describe("registration modes (service)", () => {
 
   it("closed: 403 This action is not allowed", async () => {
     const c = { ...cfg(), registrations: "closed" as const };
-    await expect(registerAccount(db(), c, env, await app(), valid("closeduser"), null)).rejects.toMatchObject({ status: 403, message: "This action is not allowed" });
+    await expect(registerAccount(db(), new Effects(""), c, env, await app(), valid("closeduser"), null)).rejects.toMatchObject({ status: 403, message: "This action is not allowed" });
     const row = await env.DB.prepare("SELECT count(*) AS n FROM users WHERE email = 'closeduser@example.net'").first<any>();
     expect(row.n).toBe(0);
   });
 
   it("open with e-mail confirmation required: approved but unconfirmed", async () => {
     const c = { ...cfg(), registrations: "open" as const, requireEmailConfirmation: true };
-    await registerAccount(db(), c, env, await app(), valid("unconfirmed"), null);
+    await registerAccount(db(), new Effects(""), c, env, await app(), valid("unconfirmed"), null);
     const row = await env.DB.prepare("SELECT approved, confirmed_at FROM users WHERE email = 'unconfirmed@example.net'").first<any>();
     expect(row).toEqual({ approved: 1, confirmed_at: null });
   });

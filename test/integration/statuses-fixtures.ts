@@ -4,7 +4,8 @@ import { env } from "cloudflare:test";
 import { vi } from "vitest";
 import { mediaAttachments } from "../../src/db/schema";
 import { snowflake } from "../../src/lib/ids";
-import type { JobMessage } from "../../src/services/jobs";
+import type { JobMessage } from "../../src/effects/types";
+import { unpack } from "./queues";
 import { db } from "./helpers";
 
 export const pad = (id: string) => id.padStart(20, "0");
@@ -41,11 +42,11 @@ export async function count(sqlText: string, ...binds: unknown[]): Promise<numbe
 export function captureJobs(): JobMessage[] {
   const sent: JobMessage[] = [];
   vi.spyOn(env.JOBS, "send").mockImplementation(async (m: JobMessage) => {
-    sent.push(m);
+    sent.push(...unpack(m));
     return {} as QueueSendResponse;
   });
   vi.spyOn(env.JOBS, "sendBatch").mockImplementation(async (ms: Iterable<MessageSendRequest<JobMessage>>) => {
-    for (const m of ms) sent.push(m.body);
+    for (const m of ms) sent.push(...unpack(m.body));
     return {} as QueueSendBatchResponse;
   });
   return sent;

@@ -1,6 +1,6 @@
 import { env, SELF } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { JobMessage } from "../../src/services/jobs";
+import type { JobMessage } from "../../src/effects/types";
 import { anon, api, makeUser, ORIGIN } from "./helpers";
 import { follow, makeMedia, captureJobs } from "./statuses-fixtures";
 

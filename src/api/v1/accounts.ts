@@ -33,7 +33,6 @@ import { endorse, endorsementsPage, unendorse } from "../../services/endorsement
 import { follow, removeFromFollowers, unfollow } from "../../services/follows";
 import { mute, unmute } from "../../services/mutes";
 import { updateProfile } from "../../services/profile";
-import { federate, federator } from "../../federation/enqueue";
 import { refreshFeaturedIfStale } from "../../federation/featured-collection";
 
 const r = new Hono<AppEnv>();
@@ -121,7 +120,7 @@ const credentialsSchema = z.object({
 const updateCredentials = async (c: Ctx) => {
   const p = await parse(c, credentialsSchema, 2 * AVATAR_LIMIT + 1024 * 1024);
   const v = me(c);
-  const out = await updateProfile(c.get("db"), c.get("config"), c.env, v, {
+  const out = await updateProfile(c.get("db"), c.get("fx"), c.get("config"), c.env, v, {
     displayName: p.display_name,
     note: p.note,
     locked: p.locked,
@@ -136,7 +135,6 @@ const updateCredentials = async (c: Ctx) => {
     avatar: p.avatar,
     header: p.header,
   });
-  await federate(c, c.get("config").origin, { kind: "update_actor", accountId: v.account.id });
   return c.json(renderCredentialAccount(c.get("config"), out.account, out.user, v.role, out.followRequestsCount));
 };
 r.patch("/update_credentials", requireUser("write:accounts"), updateCredentials);
@@ -217,7 +215,7 @@ r.get("/:id/statuses", publicScope("read:statuses"), async (c) => {
   if (!a) throw notFound();
   if (a.suspendedAt) return c.json([]);
   // A remote account's pins come from its featured collection, refreshed off the request path; answer with what is known.
-  if (p.pinned && a.domain) await refreshFeaturedIfStale(db, c.env.JOBS, c.get("config").origin, a);
+  if (p.pinned && a.domain) await refreshFeaturedIfStale(db, c.get("fx"), a);
   const viewer = viewerAccountId(c);
   const ids = await accountStatusIds(
     db,
@@ -299,17 +297,17 @@ export async function readFollowOptions(c: Ctx) {
 r.post("/:id/follow", requireUser("write:follows"), async (c) => {
   const id = pathId(c);
   const opts = await readFollowOptions(c);
-  return c.json(await follow(c.get("db"), c.env.JOBS, me(c).account.id, id, opts, federator(c)));
+  return c.json(await follow(c.get("db"), c.get("fx"), me(c).account.id, id, opts));
 });
 
-r.post("/:id/unfollow", requireUser("write:follows"), async (c) => c.json(await unfollow(c.get("db"), c.env.JOBS, me(c).account.id, pathId(c), federator(c))));
+r.post("/:id/unfollow", requireUser("write:follows"), async (c) => c.json(await unfollow(c.get("db"), c.get("fx"), me(c).account.id, pathId(c))));
 
 r.post("/:id/remove_from_followers", requireUser("write:follows"), async (c) =>
-  c.json(await removeFromFollowers(c.get("db"), c.env.JOBS, me(c).account.id, pathId(c), federator(c))),
+  c.json(await removeFromFollowers(c.get("db"), c.get("fx"), me(c).account.id, pathId(c))),
 );
 
-r.post("/:id/block", requireUser("write:blocks"), async (c) => c.json(await block(c.get("db"), c.env.JOBS, me(c).account.id, pathId(c), federator(c))));
-r.post("/:id/unblock", requireUser("write:blocks"), async (c) => c.json(await unblock(c.get("db"), me(c).account.id, pathId(c), federator(c))));
+r.post("/:id/block", requireUser("write:blocks"), async (c) => c.json(await block(c.get("db"), c.get("fx"), me(c).account.id, pathId(c))));
+r.post("/:id/unblock", requireUser("write:blocks"), async (c) => c.json(await unblock(c.get("db"), c.get("fx"), me(c).account.id, pathId(c))));
 
 const MAX_MUTE_SECONDS = 100 * 365 * 24 * 3600;
 const muteSchema = z
@@ -319,7 +317,7 @@ const muteSchema = z
 r.post("/:id/mute", requireUser("write:mutes"), async (c) => {
   const id = pathId(c);
   const p = await parse(c, muteSchema);
-  return c.json(await mute(c.get("db"), c.env.JOBS, me(c).account.id, id, { notifications: p.notifications ?? true, duration: p.duration ?? 0 }));
+  return c.json(await mute(c.get("db"), c.get("fx"), me(c).account.id, id, { notifications: p.notifications ?? true, duration: p.duration ?? 0 }));
 });
 r.post("/:id/unmute", requireUser("write:mutes"), async (c) => c.json(await unmute(c.get("db"), me(c).account.id, pathId(c))));
 

@@ -8,7 +8,6 @@ import { readParams } from "../../lib/params";
 import { me, requireUser } from "../../oauth/guard";
 import { authorizeRequest, followRequestsPage, rejectRequest } from "../../services/follows";
 import { accountPage } from "./accounts";
-import { federator } from "../../federation/enqueue";
 
 const r = new Hono<AppEnv>();
 
@@ -24,9 +23,9 @@ r.get("/", requireUser("read:follows"), async (c) => {
 });
 
 r.post("/:id/authorize", requireUser("write:follows"), async (c) =>
-  c.json(await authorizeRequest(c.get("db"), c.env.JOBS, me(c).account.id, accountIdParam(c), federator(c))),
+  c.json(await authorizeRequest(c.get("db"), c.get("fx"), me(c).account.id, accountIdParam(c))),
 );
 
-r.post("/:id/reject", requireUser("write:follows"), async (c) => c.json(await rejectRequest(c.get("db"), me(c).account.id, accountIdParam(c), federator(c))));
+r.post("/:id/reject", requireUser("write:follows"), async (c) => c.json(await rejectRequest(c.get("db"), c.get("fx"), me(c).account.id, accountIdParam(c))));
 
 export default r;

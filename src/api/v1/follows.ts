@@ -9,7 +9,6 @@ import { me, requireUser } from "../../oauth/guard";
 import { lookupAccount } from "../../services/account-queries";
 import { follow } from "../../services/follows";
 import { readFollowOptions } from "./accounts";
-import { federator } from "../../federation/enqueue";
 import { resolveForFollow } from "../../federation/resolve";
 
 const r = new Hono<AppEnv>();
@@ -20,7 +19,7 @@ r.post("/", requireUser("write:follows"), async (c) => {
   const acct = p.uri.replace(/^acct:/i, "");
   const target = (await lookupAccount(c.get("db"), c.get("config"), acct)) ?? (await resolveForFollow(c.get("db"), c.get("config"), acct));
   if (!target || target.suspendedAt) throw notFound();
-  return c.json(await follow(c.get("db"), c.env.JOBS, me(c).account.id, target.id, opts, federator(c)));
+  return c.json(await follow(c.get("db"), c.get("fx"), me(c).account.id, target.id, opts));
 });
 
 export default r;

@@ -8,7 +8,6 @@ import { parseId } from "../../lib/ids";
 import { parse, zArray, zBool, zId, zStr } from "../../lib/params";
 import { me, requireUser } from "../../oauth/guard";
 import { createReport, REPORT_CATEGORIES } from "../../services/reports";
-import { federate } from "../../federation/enqueue";
 
 const r = new Hono<AppEnv>();
 
@@ -32,7 +31,7 @@ r.post("/", requireUser("write:reports"), async (c) => {
   const p = await parse(c, body);
   const targetId = parseId(p.account_id);
   if (!targetId) throw notFound();
-  const { report, target } = await createReport(c.get("db"), me(c).account.id, {
+  const { report, target } = await createReport(c.get("db"), c.get("fx"), me(c).account.id, {
     targetAccountId: targetId,
     statusIds: ids(p.status_ids),
     ruleIds: ids(p.rule_ids),
@@ -40,7 +39,6 @@ r.post("/", requireUser("write:reports"), async (c) => {
     category: p.category,
     forward: p.forward ?? false,
   });
-  if (report.forward) await federate(c, c.get("config").origin, { kind: "flag", reportId: report.id });
   return c.json({
     id: report.id,
     action_taken: false,

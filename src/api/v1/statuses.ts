@@ -14,24 +14,14 @@ import { me, requireUser, viewerAccountId } from "../../oauth/guard";
 import { scopeAllows } from "../../oauth/scopes";
 import { deleteStatus } from "../../services/delete-status";
 import { editStatus, statusHistory, statusSource } from "../../services/edit-status";
-import {
-  bookmark,
-  favourite,
-  favouritedBy,
-  muteConversation,
-  pin,
-  reblog,
-  rebloggedBy,
-  unbookmark,
-  unfavourite,
-  unpin,
-  unreblog,
-  type AccountPage,
-} from "../../services/interactions";
-import type { JobMessage } from "../../services/jobs";
+import { bookmark, unbookmark } from "../../services/bookmarks";
+import { muteConversation } from "../../services/conversation-mutes";
+import { favourite, unfavourite } from "../../services/favourites";
+import { favouritedBy, rebloggedBy, type AccountPage } from "../../services/interacted-by";
+import { pin, unpin } from "../../services/pins";
+import { reblog, unreblog } from "../../services/reblogs";
 import { postStatus } from "../../services/post-status";
 import { statusContext } from "../../services/status-context";
-import { federate, federateJob, federator } from "../../federation/enqueue";
 
 const r = new Hono<AppEnv>();
 
@@ -49,10 +39,6 @@ const pathId = (c: Ctx): string => {
   if (!id) throw notFound();
   return id;
 };
-
-async function enqueue(c: Ctx, jobs: JobMessage[]) {
-  for (let i = 0; i < jobs.length; i += 100) await c.env.JOBS.sendBatch(jobs.slice(i, i + 100).map((body) => ({ body })));
-}
 
 const blank = (v: unknown) => (v === null || v === "" ? undefined : v);
 const opt = <T extends z.ZodTypeAny>(s: T) => z.preprocess(blank, s.optional());
@@ -93,8 +79,7 @@ const editSchema = z.object({
 r.post("/", requireUser("write:statuses"), async (c) => {
   const input = await parse(c, postSchema);
   const v = me(c);
-  const res = await postStatus(c.get("db"), c.get("config"), v, input, c.req.header("idempotency-key") ?? null);
-  if (res.created) await enqueue(c, [{ type: "fanout", statusId: res.id }, federateJob(c.get("config").origin, { kind: "create", statusId: res.id })]);
+  const res = await postStatus(c.get("db"), c.get("fx"), c.get("config"), v, input, c.req.header("idempotency-key") ?? null);
   // 200 as Mastodon answers (clients were written against it), for a new status and for an idempotent replay alike.
   return c.json(res.status, 200);
 });
@@ -114,17 +99,13 @@ r.get("/:id", scopeIfToken("read:statuses"), async (c) => {
 });
 
 r.delete("/:id", requireUser("write:statuses"), async (c) => {
-  const res = await deleteStatus(c.get("db"), c.get("config"), pathId(c), me(c).account.id);
-  await enqueue(c, res.jobs);
-  return c.json(res.status);
+  return c.json(await deleteStatus(c.get("db"), c.get("fx"), c.get("config"), pathId(c), me(c).account.id));
 });
 
 r.put("/:id", requireUser("write:statuses"), async (c) => {
   const id = pathId(c);
   const input = await parse(c, editSchema);
-  const out = await editStatus(c.get("db"), c.get("config"), me(c), id, input);
-  await federate(c, c.get("config").origin, { kind: "update_status", statusId: id });
-  return c.json(out);
+  return c.json(await editStatus(c.get("db"), c.get("fx"), c.get("config"), me(c), id, input));
 });
 
 r.get("/:id/history", scopeIfToken("read:statuses"), async (c) => {
@@ -142,22 +123,18 @@ r.get("/:id/context", scopeIfToken("read:statuses"), async (c) => {
 // ---- interactions ----
 
 r.post("/:id/favourite", requireUser("write:favourites"), async (c) =>
-  c.json(await favourite(c.get("db"), c.get("config"), pathId(c), me(c).account.id, federator(c))),
+  c.json(await favourite(c.get("db"), c.get("fx"), c.get("config"), pathId(c), me(c).account.id)),
 );
 r.post("/:id/unfavourite", requireUser("write:favourites"), async (c) =>
-  c.json(await unfavourite(c.get("db"), c.get("config"), pathId(c), me(c).account.id, federator(c))),
+  c.json(await unfavourite(c.get("db"), c.get("fx"), c.get("config"), pathId(c), me(c).account.id)),
 );
 
 r.post("/:id/reblog", requireUser("write:statuses"), async (c) => {
   const { visibility } = await parse(c, z.object({ visibility: opt(z.enum(["public", "unlisted", "private"])) }));
-  const res = await reblog(c.get("db"), c.get("config"), me(c), pathId(c), visibility);
-  await enqueue(c, res.jobs);
-  return c.json(res.status);
+  return c.json((await reblog(c.get("db"), c.get("fx"), c.get("config"), me(c), pathId(c), visibility)).status);
 });
 r.post("/:id/unreblog", requireUser("write:statuses"), async (c) => {
-  const res = await unreblog(c.get("db"), c.get("config"), pathId(c), me(c).account.id);
-  await enqueue(c, res.jobs);
-  return c.json(res.status);
+  return c.json((await unreblog(c.get("db"), c.get("fx"), c.get("config"), pathId(c), me(c).account.id)).status);
 });
 
 r.post("/:id/bookmark", requireUser("write:bookmarks"), async (c) =>
@@ -167,8 +144,8 @@ r.post("/:id/unbookmark", requireUser("write:bookmarks"), async (c) =>
   c.json(await unbookmark(c.get("db"), c.get("config"), pathId(c), me(c).account.id)),
 );
 
-r.post("/:id/pin", requireUser("write:accounts"), async (c) => c.json(await pin(c.get("db"), c.get("config"), pathId(c), me(c).account.id, federator(c))));
-r.post("/:id/unpin", requireUser("write:accounts"), async (c) => c.json(await unpin(c.get("db"), c.get("config"), pathId(c), me(c).account.id, federator(c))));
+r.post("/:id/pin", requireUser("write:accounts"), async (c) => c.json(await pin(c.get("db"), c.get("fx"), c.get("config"), pathId(c), me(c).account.id)));
+r.post("/:id/unpin", requireUser("write:accounts"), async (c) => c.json(await unpin(c.get("db"), c.get("fx"), c.get("config"), pathId(c), me(c).account.id)));
 
 r.post("/:id/mute", requireUser("write:mutes"), async (c) =>
   c.json(await muteConversation(c.get("db"), c.get("config"), pathId(c), me(c).account.id, true)),

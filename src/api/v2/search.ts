@@ -52,7 +52,7 @@ r.get("/", async (c) => {
   };
   const db = c.get("db");
   const cfg = c.get("config");
-  const found = p.resolve && viewerId && offset === 0 ? await resolveForSearch(db, cfg, c.env.JOBS, q, type) : null;
+  const found = p.resolve && viewerId && offset === 0 ? await resolveForSearch(db, c.get("fx"), cfg, q, type) : null;
   // A resolved account is searched for by its acct, so blocks, mutes and domain blocks still apply.
   const accountQ = found?.account ? `${found.account.username}@${found.account.domain}` : q;
   const tagName = !q.includes("@") && !/^https?:\/\//i.test(q) ? validTagName(q.replace(/^#/, "")) : null;

@@ -4,10 +4,11 @@ import { and, eq, isNull, or, sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { accountPins, accounts, blocks } from "../../db/schema";
 import { padId, snowflake } from "../../lib/ids";
-import { severStatements } from "../../services/follows";
+import type { BatchItem } from "drizzle-orm/batch";
+import { blockChange } from "../../services/blocks";
 import { resolveActor } from "../remote-accounts";
-import { isUniqueViolation } from "../remote-statuses";
-import { drop, job, localAccountByUri, typeOf, type InboxContext } from "./context";
+import { isUniqueViolation } from "../../db/unique";
+import { drop, localAccountByUri, typeOf, type InboxContext } from "./context";
 
 const ACTOR_TYPES = new Set(["Person", "Service", "Application", "Group", "Organization"]);
 
@@ -111,25 +112,13 @@ export async function handleBlock(ctx: InboxContext): Promise<void> {
   const { db, signer, activity } = ctx;
   const target = await localAccountByUri(db, activity.objectId);
   if (!target) return drop("block of an unknown local account");
-  const now = Date.now();
+  const change = blockChange(db, signer.id, target.id, activity.id);
   try {
-    await db.batch([
-      db.insert(blocks).values({ id: snowflake(now), accountId: signer.id, targetAccountId: target.id, uri: activity.id, createdAt: now }).onConflictDoNothing(),
-      ...severStatements(db, signer.id, target.id),
-      db
-        .delete(accountPins)
-        .where(
-          or(
-            and(eq(accountPins.accountId, signer.id), eq(accountPins.targetAccountId, target.id)),
-            and(eq(accountPins.accountId, target.id), eq(accountPins.targetAccountId, signer.id)),
-          ),
-        ),
-    ] as [any, ...any[]]);
+    await db.batch(change.stmts as [BatchItem<"sqlite">]);
   } catch (e) {
     if (!isUniqueViolation(e, "blocks")) throw e;
   }
-  // The local account no longer follows the blocker: its posts leave the local home feed.
-  job(ctx, { type: "unmerge_feed", accountId: target.id, targetAccountId: signer.id });
+  change.effects(ctx.fx);
 }
 
 export async function undoBlock(ctx: InboxContext, blockUri: string | null, targetUri: string | null): Promise<boolean> {

@@ -1,13 +1,15 @@
 // Announce (boost), Like, and their Undo.
 import { and, eq, sql } from "drizzle-orm";
-import { accounts, favourites, statuses } from "../../db/schema";
+import { accounts, statuses } from "../../db/schema";
 import type { StatusRow } from "../../entities/status";
 import { padId, snowflake } from "../../lib/ids";
+import { applyFavourite, favouriteChange, unfavouriteStatements } from "../../services/favourites";
 import { notificationStatement } from "../../services/notifications";
 import { normalizeNote, sameHost, visibilityFromAudience } from "../normalize";
 import { isDomainSuspended } from "../remote-accounts";
-import { ingestNote, isUniqueViolation, resolveStatus, statusByUri } from "../remote-statuses";
-import { drop, job, type InboxContext } from "./context";
+import { isUniqueViolation } from "../../db/unique";
+import { ingestNote, resolveStatus, statusByUri } from "../remote-statuses";
+import { drop, type InboxContext } from "./context";
 
 /** The original an Announce points at. An embedded copy is used only when the signer wrote it (C13). */
 async function announcedStatus(ctx: InboxContext): Promise<StatusRow | null> {
@@ -56,35 +58,21 @@ export async function handleAnnounce(ctx: InboxContext): Promise<void> {
         createdAt,
         updatedAt: now,
       }),
-      notificationStatement(db, { recipientId: target.accountId, fromAccountId: signer.id, type: "reblog", statusId: target.id, activityId: id }),
+      notificationStatement(db, ctx.fx, { recipientId: target.accountId, fromAccountId: signer.id, type: "reblog", statusId: target.id, activityId: id }),
     ]);
   } catch (e) {
     if (isUniqueViolation(e, "statuses")) return;
     throw e;
   }
-  job(ctx, { type: "fanout", statusId: id });
+  ctx.fx.add({ type: "fanout", statusId: id });
 }
 
 export async function handleLike(ctx: InboxContext): Promise<void> {
   const { db, signer, activity } = ctx;
   const target = activity.objectId ? await statusByUri(db, activity.objectId) : null;
   if (!target || target.reblogOfId) return drop("like of an unknown status");
-  const [had] = await db
-    .select({ id: favourites.id })
-    .from(favourites)
-    .where(and(eq(favourites.accountId, signer.id), eq(favourites.statusId, target.id)))
-    .limit(1);
-  if (had) return;
-  const now = Date.now();
-  const id = snowflake(now);
-  try {
-    await db.batch([
-      db.insert(favourites).values({ id, accountId: signer.id, statusId: target.id, uri: activity.id, createdAt: now }),
-      notificationStatement(db, { recipientId: target.accountId, fromAccountId: signer.id, type: "favourite", statusId: target.id, activityId: id }),
-    ]);
-  } catch (e) {
-    if (!isUniqueViolation(e, "favourites")) throw e;
-  }
+  // The same favourite as a local one (services/favourites.ts): same rows, notification and effects.
+  await applyFavourite(db, ctx.fx, favouriteChange(db, ctx.fx, signer.id, target, activity.id, false));
 }
 
 export async function undoLike(ctx: InboxContext, likeUri: string | null, statusUri: string | null): Promise<boolean> {
@@ -92,11 +80,7 @@ export async function undoLike(ctx: InboxContext, likeUri: string | null, status
   const ps = padId(signer.id);
   const byUri = likeUri ? sql`uri = ${likeUri}` : sql`0`;
   const byStatus = statusUri ? sql`status_id = (SELECT id FROM statuses WHERE uri = ${statusUri})` : sql`0`;
-  const which = sql`(SELECT id FROM favourites WHERE account_id = ${ps} AND (${byUri} OR ${byStatus}))`;
-  const [, gone] = await db.batch([
-    db.run(sql`DELETE FROM notifications WHERE type = 'favourite' AND activity_id IN ${which}`),
-    db.delete(favourites).where(sql`${favourites.id} IN ${which}`).returning({ id: favourites.id }),
-  ]);
+  const [, gone] = await db.batch(unfavouriteStatements(db, sql`(SELECT id FROM favourites WHERE account_id = ${ps} AND (${byUri} OR ${byStatus}))`));
   return gone.length > 0;
 }
 
@@ -115,6 +99,6 @@ export async function undoAnnounce(ctx: InboxContext, announceUri: string | null
     db.run(sql`DELETE FROM favourites WHERE status_id = ${p}`),
     db.delete(statuses).where(eq(statuses.id, s.id)),
   ]);
-  job(ctx, { type: "unfanout", statusId: s.id, accountId: signer.id, reblogOfId: s.reblogOfId });
+  ctx.fx.add({ type: "unfanout", statusId: s.id, accountId: signer.id, reblogOfId: s.reblogOfId });
   return true;
 }

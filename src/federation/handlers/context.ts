@@ -4,7 +4,7 @@ import type { DB } from "../../db/client";
 import { accounts } from "../../db/schema";
 import type { Config, Env } from "../../env";
 import type { AccountRow } from "../../oauth/viewer";
-import type { FederateAction, JobMessage } from "../../services/jobs";
+import type { Effects } from "../../effects/collector";
 import type { NormalizedActivity } from "../normalize";
 import type { Resolution } from "../remote-statuses";
 
@@ -16,8 +16,9 @@ export interface InboxContext {
   signer: AccountRow;
   activity: NormalizedActivity;
   json: Record<string, unknown>;
-  /** Fetch budget and jobs for this activity; jobs are sent once it has been handled. */
+  /** Fetch budget for this activity and its effects collector (`fx` is `r.fx`), sent once it has been handled. */
   r: Resolution;
+  fx: Effects;
 }
 
 /** An activity we refuse or cannot use: logged and dropped (the sender already has its 202). */
@@ -26,14 +27,6 @@ export class DropActivity extends Error {}
 export const drop = (why: string): never => {
   throw new DropActivity(why);
 };
-
-export function federate(ctx: InboxContext, action: FederateAction): void {
-  ctx.r.jobs.push({ type: "federate", origin: ctx.cfg.origin, action });
-}
-
-export function job(ctx: InboxContext, j: JobMessage): void {
-  ctx.r.jobs.push(j);
-}
 
 /** A local account by its ActivityPub id (or profile URL), not suspended. */
 export async function localAccountByUri(db: DB, uri: string | null): Promise<AccountRow | null> {

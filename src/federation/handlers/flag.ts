@@ -57,7 +57,7 @@ export async function handleFlag(ctx: InboxContext): Promise<void> {
     );
     for (const m of moderators) {
       if (m.accountId === target.id) continue;
-      writes.push(notificationStatement(db, { recipientId: m.accountId, fromAccountId: signer.id, type: "admin.report", reportId: id, activityId: id }));
+      writes.push(notificationStatement(db, ctx.fx, { recipientId: m.accountId, fromAccountId: signer.id, type: "admin.report", reportId: id, activityId: id }));
     }
   }
   await db.batch(writes as [any, ...any[]]);

@@ -1,11 +1,13 @@
 // Follow, Accept{Follow}, Reject{Follow} and Undo{Follow} (Mastodon's ActivityPub::Activity::Follow/Accept/Reject).
-import { and, eq, or, sql } from "drizzle-orm";
+import { and, eq, or } from "drizzle-orm";
 import { accountDomainBlocks, blocks, followRequests, follows } from "../../db/schema";
-import { padId, snowflake } from "../../lib/ids";
+import { snowflake } from "../../lib/ids";
 import type { AccountRow } from "../../oauth/viewer";
-import { notificationStatement, retractNotificationStatement } from "../../services/notifications";
-import { isUniqueViolation } from "../remote-statuses";
-import { drop, federate, job, localAccountByUri, prop, typeOf, type InboxContext } from "./context";
+import type { BatchItem } from "drizzle-orm/batch";
+import { acceptRequest, endFollow } from "../../services/follows";
+import { notificationStatement } from "../../services/notifications";
+import { isUniqueViolation } from "../../db/unique";
+import { drop, localAccountByUri, prop, typeOf, type InboxContext } from "./context";
 
 export async function handleFollow(ctx: InboxContext): Promise<void> {
   const { db, signer, activity } = ctx;
@@ -23,13 +25,13 @@ export async function handleFollow(ctx: InboxContext): Promise<void> {
     db.select().from(followRequests).where(and(eq(followRequests.accountId, signer.id), eq(followRequests.targetAccountId, target.id))).limit(1),
   ]);
   if (blocked.length || domainBlocked.length || target.movedToAccountId) {
-    federate(ctx, { kind: "reject_follow", accountId: target.id, followerId: signer.id, followUri });
+    ctx.fx.federate({ kind: "reject_follow", accountId: target.id, followerId: signer.id, followUri });
     return;
   }
   if (existing[0]) {
     // A repeated Follow (the remote lost our Accept): fast-forward with the new id and accept again.
     await db.update(follows).set({ uri: followUri }).where(eq(follows.id, existing[0].id));
-    federate(ctx, { kind: "accept_follow", accountId: target.id, followerId: signer.id, followUri });
+    ctx.fx.federate({ kind: "accept_follow", accountId: target.id, followerId: signer.id, followUri });
     return;
   }
   if (request[0]) {
@@ -43,14 +45,14 @@ export async function handleFollow(ctx: InboxContext): Promise<void> {
     if (target.locked || signer.silencedAt) {
       await db.batch([
         db.insert(followRequests).values(row),
-        notificationStatement(db, { recipientId: target.id, fromAccountId: signer.id, type: "follow_request", activityId: id }),
+        notificationStatement(db, ctx.fx, { recipientId: target.id, fromAccountId: signer.id, type: "follow_request", activityId: id }),
       ]);
     } else {
       await db.batch([
         db.insert(follows).values(row),
-        notificationStatement(db, { recipientId: target.id, fromAccountId: signer.id, type: "follow", activityId: id }),
+        notificationStatement(db, ctx.fx, { recipientId: target.id, fromAccountId: signer.id, type: "follow", activityId: id }),
       ]);
-      federate(ctx, { kind: "accept_follow", accountId: target.id, followerId: signer.id, followUri });
+      ctx.fx.federate({ kind: "accept_follow", accountId: target.id, followerId: signer.id, followUri });
     }
   } catch (e) {
     // A parallel copy of the same Follow got there first.
@@ -91,14 +93,9 @@ export async function handleAccept(ctx: InboxContext): Promise<void> {
     .where(and(eq(followRequests.targetAccountId, signer.id), or(...matches)))
     .limit(1);
   if (!req) return drop("accept without a matching request from us to the signer");
-  const now = Date.now();
-  await db.batch([
-    db.run(sql`INSERT OR IGNORE INTO follows (id, account_id, target_account_id, show_reblogs, notify, languages, uri, created_at)
-      SELECT ${padId(snowflake(now))}, account_id, target_account_id, show_reblogs, notify, languages, uri, ${now}
-      FROM follow_requests WHERE id = ${padId(req.id)}`),
-    db.delete(followRequests).where(eq(followRequests.id, req.id)),
-  ]);
-  job(ctx, { type: "merge_feed", accountId: req.accountId, targetAccountId: signer.id });
+  const change = acceptRequest(db, req, false);
+  await db.batch(change.stmts as [BatchItem<"sqlite">]);
+  change.effects(ctx.fx);
 }
 
 export async function handleReject(ctx: InboxContext): Promise<void> {
@@ -115,14 +112,19 @@ export async function handleReject(ctx: InboxContext): Promise<void> {
     folMatch.push(eq(follows.accountId, local.id));
   }
   if (!reqMatch.length) return drop("reject of nothing we know");
-  const [, removed] = await db.batch([
-    db.delete(followRequests).where(and(eq(followRequests.targetAccountId, signer.id), or(...reqMatch))),
-    db
-      .delete(follows)
-      .where(and(eq(follows.targetAccountId, signer.id), or(...folMatch)))
-      .returning({ accountId: follows.accountId }),
+  const [f, r] = await db.batch([
+    db.select({ id: follows.id, accountId: follows.accountId }).from(follows).where(and(eq(follows.targetAccountId, signer.id), or(...folMatch))),
+    db.select({ id: followRequests.id, accountId: followRequests.accountId }).from(followRequests).where(and(eq(followRequests.targetAccountId, signer.id), or(...reqMatch))),
   ]);
-  for (const f of removed) job(ctx, { type: "unmerge_feed", accountId: f.accountId, targetAccountId: signer.id });
+  await endFollows(ctx, [...f.map((x) => ({ follow: x, accountId: x.accountId, targetId: signer.id })), ...r.map((x) => ({ request: x, accountId: x.accountId, targetId: signer.id }))]);
+}
+
+/** Ends the given follows and requests with the shared state change (services/follows.ts `endFollow`), one batch. */
+async function endFollows(ctx: InboxContext, rows: { follow?: { id: string }; request?: { id: string }; accountId: string; targetId: string }[]): Promise<void> {
+  if (!rows.length) return;
+  const changes = rows.map((x) => endFollow(ctx.db, x.accountId, x.targetId, x));
+  await ctx.db.batch(changes.flatMap((ch) => ch.stmts) as [BatchItem<"sqlite">]);
+  for (const ch of changes) ch.effects(ctx.fx);
 }
 
 /** Undo{Follow}: the signer stops following (or withdraws its request to) a local account. */
@@ -141,15 +143,10 @@ export async function undoFollow(ctx: InboxContext, followUri: string | null, em
   }
   if (!folMatch.length) return false;
   const [f, r] = await db.batch([
-    db.select({ id: follows.id }).from(follows).where(and(eq(follows.accountId, signer.id), or(...folMatch))),
-    db.select({ id: followRequests.id }).from(followRequests).where(and(eq(followRequests.accountId, signer.id), or(...reqMatch))),
+    db.select({ id: follows.id, targetId: follows.targetAccountId }).from(follows).where(and(eq(follows.accountId, signer.id), or(...folMatch))),
+    db.select({ id: followRequests.id, targetId: followRequests.targetAccountId }).from(followRequests).where(and(eq(followRequests.accountId, signer.id), or(...reqMatch))),
   ]);
   if (!f.length && !r.length) return false;
-  await db.batch([
-    ...f.map((x) => retractNotificationStatement(db, "follow", x.id)),
-    ...r.map((x) => retractNotificationStatement(db, "follow_request", x.id)),
-    db.delete(follows).where(and(eq(follows.accountId, signer.id), or(...folMatch))),
-    db.delete(followRequests).where(and(eq(followRequests.accountId, signer.id), or(...reqMatch))),
-  ] as unknown as [any, ...any[]]);
+  await endFollows(ctx, [...f.map((x) => ({ follow: x, accountId: signer.id, targetId: x.targetId })), ...r.map((x) => ({ request: x, accountId: signer.id, targetId: x.targetId }))]);
   return true;
 }

@@ -2,10 +2,10 @@
 import { sql } from "drizzle-orm";
 import { tombstones } from "../../db/schema";
 import { padId } from "../../lib/ids";
-import { deleteStatusStatements } from "../../services/delete-status";
+import { removeStatus } from "../../services/delete-status";
 import { normalizeNote, sameHost } from "../normalize";
 import { applyNoteUpdate, ingestNote, resolveStatus, statusByUri } from "../remote-statuses";
-import { drop, job, type InboxContext } from "./context";
+import { drop, type InboxContext } from "./context";
 
 export const OBJECT_TYPES = new Set(["Note", "Question", "Article", "Page"]);
 
@@ -45,19 +45,10 @@ export async function handleDeleteNote(ctx: InboxContext): Promise<void> {
   const status = await statusByUri(db, uri);
   if (status && status.accountId !== signer.id) return drop("delete of another's status"); // C14
   if (!status && !sameHost(uri, signer.uri)) return drop("delete of an object on another host");
-  const now = Date.now();
-  const tomb = db.insert(tombstones).values({ uri, accountId: signer.id, createdAt: now }).onConflictDoNothing();
   if (!status) {
-    await tomb;
+    await db.insert(tombstones).values({ uri, accountId: signer.id, createdAt: Date.now() }).onConflictDoNothing();
     return;
   }
-  const res = await db.batch([
-    tomb,
-    // Remote media is only a link: nothing to keep for a redraft.
-    db.run(sql`DELETE FROM media_attachments WHERE status_id = ${padId(status.id)} AND file_key IS NULL`),
-    ...deleteStatusStatements(db, status.id),
-  ] as unknown as [any, ...any[]]);
-  const reblogs = res[res.length - 2] as { id: string; accountId: string }[];
-  job(ctx, { type: "unfanout", statusId: status.id, accountId: status.accountId, reblogOfId: status.reblogOfId });
-  for (const rb of reblogs) job(ctx, { type: "unfanout", statusId: rb.id, accountId: rb.accountId, reblogOfId: status.id });
+  // Remote media is only a link: nothing to keep for a redraft.
+  await removeStatus(db, ctx.fx, status, [db.run(sql`DELETE FROM media_attachments WHERE status_id = ${padId(status.id)} AND file_key IS NULL`)]);
 }

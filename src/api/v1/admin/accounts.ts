@@ -4,7 +4,6 @@ import { Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv, Ctx } from "../../../context";
 import { renderAdminAccount } from "../../../entities/admin-account";
-import { federator } from "../../../federation/enqueue";
 import { notFound } from "../../../lib/errors";
 import { parseId } from "../../../lib/ids";
 import { readPage, setLinkHeader } from "../../../lib/pagination";
@@ -118,13 +117,13 @@ r.post("/:id/action", writeScope, async (c) => {
     reportId = parseId(p.report_id);
     if (!reportId) throw notFound();
   }
-  await accountAction(c.get("db"), moderator(c), id, { type: p.type, reportId }, federator(c));
+  await accountAction(c.get("db"), c.get("fx"), moderator(c), id, { type: p.type, reportId });
   return c.json({});
 });
 
 r.post("/:id/enable", writeScope, async (c) => render(c, await enableAccount(c.get("db"), moderator(c), pathId(c))));
 r.post("/:id/unsilence", writeScope, async (c) => render(c, await unsilenceAccount(c.get("db"), moderator(c), pathId(c))));
-r.post("/:id/unsuspend", writeScope, async (c) => render(c, await unsuspendAccount(c.get("db"), moderator(c), pathId(c), federator(c))));
+r.post("/:id/unsuspend", writeScope, async (c) => render(c, await unsuspendAccount(c.get("db"), c.get("fx"), moderator(c), pathId(c))));
 r.post("/:id/unsensitive", writeScope, async (c) => render(c, await unsensitiveAccount(c.get("db"), pathId(c))));
 
 export default r;

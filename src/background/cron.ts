@@ -4,12 +4,14 @@
 // Each task is bounded per run and independent: one failing does not stop the others.
 import { sql } from "drizzle-orm";
 import { createDb, idList, type DB } from "../db/client";
-import type { Env } from "../env";
+import { Effects } from "../effects/collector";
+import { sendEffects } from "../effects/send";
+import { readConfig, type Env } from "../env";
 import { padId, snowflake, unpadId } from "../lib/ids";
-import { notificationStatement } from "./notifications";
+import { notificationStatement } from "../services/notifications";
+import { purgeExpiredGrants } from "../services/oauth-grants";
+import { purgeExpiredWebSessions } from "../services/web-session";
 import { pruneFederationState } from "./housekeeping";
-import { purgeExpiredGrants } from "./oauth-grants";
-import { purgeExpiredWebSessions } from "./web-session";
 
 export const INACTIVE_AFTER_MS = 14 * 24 * 60 * 60 * 1000;
 const DROP_PER_RUN = 200;
@@ -18,10 +20,12 @@ const POLL_WATERMARK_KEY = "cron.polls_notified_until";
 
 export async function runScheduled(env: Env, at: number): Promise<void> {
   const db = createDb(env.DB);
+  // The cron has no request: its origin is the configured domain (LOCAL_DOMAIN), which federated effects need.
+  const fx = new Effects(readConfig(env, "http://localhost/").origin);
   for (const [name, task] of [
     ["drop inactive feeds", () => dropInactiveFeeds(db, at)],
     ["expire mutes", () => expireMutes(db, at)],
-    ["poll notifications", () => notifyEndedPolls(db, at)],
+    ["poll notifications", () => notifyEndedPolls(db, fx, at)],
     ["prune federation state and idempotency keys", () => pruneFederationState(db, at)],
     ["purge expired authorization codes", () => purgeExpiredGrants(db, at)],
     ["purge expired web sessions", () => purgeExpiredWebSessions(db, at)],
@@ -32,6 +36,7 @@ export async function runScheduled(env: Env, at: number): Promise<void> {
       console.error(`cron: ${name} failed`, e instanceof Error ? e.message : e);
     }
   }
+  await sendEffects(env.JOBS, fx);
 }
 
 /** Marks feeds of inactive users dropped and deletes their rows; returns the accounts dropped. */
@@ -60,7 +65,7 @@ export async function expireMutes(db: DB, at: number): Promise<void> {
  * PollExpirationNotifyWorker). A watermark in instance_settings says how far this got; notifications are unique per
  * (recipient, type, poll), so a poll seen twice notifies once.
  */
-export async function notifyEndedPolls(db: DB, at: number): Promise<number> {
+export async function notifyEndedPolls(db: DB, fx: Effects, at: number): Promise<number> {
   const [mark] = await db.all<{ value: string }>(sql`SELECT value FROM instance_settings WHERE key = ${POLL_WATERMARK_KEY}`);
   const since = mark ? Number(mark.value) : at - 60 * 60 * 1000;
   const ended = sql`SELECT id FROM polls WHERE expires_at >= ${since} AND expires_at <= ${at} AND status_id IS NOT NULL
@@ -77,7 +82,7 @@ export async function notifyEndedPolls(db: DB, at: number): Promise<number> {
     const p = byId.get(v.poll_id);
     if (!p || v.account_id === p.account_id) continue;
     stmts.push(
-      notificationStatement(db, {
+      notificationStatement(db, fx, {
         recipientId: unpadId(v.account_id),
         fromAccountId: unpadId(p.account_id),
         type: "poll",
@@ -88,9 +93,11 @@ export async function notifyEndedPolls(db: DB, at: number): Promise<number> {
   }
   // The author hears about their own poll too; notificationStatement skips self-notifications, so this is direct.
   for (const p of polls) {
+    const id = snowflake(at);
+    fx.add({ type: "notify", notificationId: id });
     stmts.push(
       db.run(sql`INSERT OR IGNORE INTO notifications (id, account_id, from_account_id, type, status_id, activity_id, created_at)
-        SELECT ${padId(snowflake(at))}, ${p.account_id}, ${p.account_id}, 'poll', ${p.status_id}, ${p.id}, ${at}
+        SELECT ${padId(id)}, ${p.account_id}, ${p.account_id}, 'poll', ${p.status_id}, ${p.id}, ${at}
         WHERE EXISTS (SELECT 1 FROM users WHERE users.account_id = ${p.account_id})`),
     );
   }

@@ -1,19 +1,28 @@
-// Work that must happen after a response and must not be lost: typed messages on the JOBS queue.
-// Messages carry ids, never bodies (a Queue message is at most 128 KB).
+// The effects of an action: what must happen after its write has committed and must not be lost (fan-out to home
+// feeds, deliveries to other servers, streaming events, Web Push). Services record them on an `Effects` collector
+// (./collector.ts); one helper sends them (./send.ts); one switch runs them (./run.ts). Effects carry ids, never
+// bodies (a Queue message is at most 128 KB), and running one twice changes nothing twice.
 
-export type JobMessage =
-  // cursor: the last follows.id handled; a fan-out over many followers continues in further messages.
+export type Effect =
+  // cursor: the last follows.id handled; a fan-out over many followers continues in further effects.
   | { type: "fanout"; statusId: string; cursor?: string }
   | { type: "unfanout"; statusId: string; accountId: string; reblogOfId?: string | null }
   | { type: "merge_feed"; accountId: string; targetAccountId: string }
   | { type: "unmerge_feed"; accountId: string; targetAccountId: string }
   | { type: "regenerate_feed"; accountId: string }
+  // A notification row was written (or would have been: a row the batch skipped is ignored): stream and push it.
+  | { type: "notify"; notificationId: string }
+  // A status changed in place (edit, poll counts): tell open streams.
+  | { type: "status_updated"; statusId: string }
   // federation: a verified inbound activity stored in inbox_items, processed off the request path
   | { type: "inbox"; itemId: string; origin: string }
   // federation: an outbound effect of a local action, built and delivered after the response (src/federation/outbound.ts)
   | { type: "federate"; origin: string; action: FederateAction }
   // federation: refresh a remote account's pinned statuses from its featured collection (src/federation/featured-collection.ts)
   | { type: "fetch_featured"; accountId: string; origin: string };
+
+/** One JOBS message: a single effect, or all the effects of one action packed together (one queue operation). */
+export type JobMessage = Effect | { type: "effects"; effects: Effect[] };
 
 /** What a local action sends to other servers; ids only, the activity is built when the job runs. */
 export type FederateAction =
@@ -35,4 +44,4 @@ export type FederateAction =
   | { kind: "flag"; reportId: string }
   | { kind: "delete_actor"; accountId: string };
 
-export type JobType = JobMessage["type"];
+export type EffectType = Effect["type"];

@@ -1,0 +1,79 @@
+// The one switch that runs effects (the JOBS queue consumer): what each effect does, and the effects that follow
+// from it. A failing effect is retried on its own: a single message through the queue's retry (max_retries, then the
+// dead-letter queue), a packed one by re-sending just the effects that failed.
+import { createDb, type DB } from "../db/client";
+import type { Env } from "../env";
+import { fetchFeaturedCollection } from "../federation/featured-collection";
+import { processInboxItem } from "../federation/inbox-process";
+import { runFederate } from "../federation/outbound";
+import { fanOut, unfanOut } from "../timelines/fanout";
+import { mergeIntoHome, unmergeFromHome } from "../timelines/feed-merge";
+import { regenerateHomeFeed } from "../timelines/regenerate";
+import { Effects } from "./collector";
+import { sendEffects } from "./send";
+import type { Effect, JobMessage } from "./types";
+
+/** Runs one effect; what follows from it is recorded on `fx`. */
+export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects): Promise<void> {
+  switch (effect.type) {
+    case "fanout": {
+      const { next } = await fanOut(db, fx, effect.statusId, effect.cursor);
+      if (next) fx.add({ type: "fanout", statusId: effect.statusId, cursor: next });
+      return;
+    }
+    case "unfanout":
+      return unfanOut(db, effect.statusId);
+    case "merge_feed":
+      return mergeIntoHome(db, effect.accountId, effect.targetAccountId);
+    case "unmerge_feed":
+      return unmergeFromHome(db, effect.accountId, effect.targetAccountId);
+    case "regenerate_feed":
+      return regenerateHomeFeed(db, effect.accountId);
+    case "notify":
+    case "status_updated":
+      // Streaming and Web Push hook in here.
+      return;
+    case "inbox":
+      return processInboxItem(db, env, effect.itemId, effect.origin, fx);
+    case "federate":
+      return runFederate(db, env, effect.origin, effect.action);
+    case "fetch_featured":
+      return fetchFeaturedCollection(db, env, effect.accountId, effect.origin, fx);
+    default:
+      console.warn("unknown effect", JSON.stringify(effect).slice(0, 200));
+  }
+}
+
+const originOf = (e: Effect): string => ("origin" in e ? e.origin : "");
+
+/** Runs one JOBS message (an effect or a pack) and sends what follows from it. Throws when a single effect fails. */
+export async function runJob(db: DB, env: Env, job: JobMessage): Promise<void> {
+  const effects = job.type === "effects" ? job.effects : [job];
+  const fx = new Effects(effects.map(originOf).find(Boolean) ?? "");
+  const failed: Effect[] = [];
+  for (const e of effects) {
+    try {
+      await runEffect(db, env, e, fx);
+    } catch (err) {
+      if (job.type !== "effects") throw err;
+      console.error("effect failed", e.type, err instanceof Error ? err.message : err);
+      failed.push(e);
+    }
+  }
+  await sendEffects(env.JOBS, fx);
+  // Each failed effect of a pack goes back on its own, so it gets the queue's retries without re-running the others.
+  if (failed.length) await env.JOBS.sendBatch(failed.map((body) => ({ body, delaySeconds: 5 })));
+}
+
+export async function handleJobs(batch: MessageBatch<JobMessage>, env: Env): Promise<void> {
+  const db = createDb(env.DB);
+  for (const m of batch.messages) {
+    try {
+      await runJob(db, env, m.body);
+      m.ack();
+    } catch (e) {
+      console.error("job failed", m.body?.type, e instanceof Error ? e.message : e);
+      m.retry({ delaySeconds: Math.min(600, 5 * 2 ** Math.min(m.attempts, 7)) });
+    }
+  }
+}
