@@ -57,13 +57,17 @@ export function feedFilter(o: FeedFilterOptions): string {
   }
   parts.push(`(s.account_id = ${F} OR (${others.join("\n AND ")}))`);
 
-  // Boosts: never of the receiver's own status, and once per feed (the original or another boost of it).
+  // Boosts: never of the receiver's own status, and once per feed (the original or another boost of it), whichever
+  // of the original and its boosts arrived first.
   const d = o.dedupe;
   // Two probes (primary key, then the partial reblog index) rather than an OR that would walk the whole feed.
   const keyCol = d.table === "home_feed" ? "account_id" : "list_id";
   const dup = `(EXISTS (SELECT 1 FROM ${d.table} ff_h WHERE ff_h.${keyCol} = ${d.key} AND ff_h.status_id = s.reblog_of_id)
        OR EXISTS (SELECT 1 FROM ${d.table} ff_h WHERE ff_h.reblog_of_id = s.reblog_of_id AND ff_h.${keyCol} = ${d.key}))`;
-  parts.push(`(s.reblog_of_id IS NULL OR (o.id IS NOT NULL AND o.account_id <> ${F} AND NOT ${dup}))`);
+  // An original that arrives after a boost of it (the boost's fan-out ran first, a merge, a late delivery) stays
+  // out too: Mastodon's FeedManager#add_to_feed skips an original whose reblog is already in the feed.
+  const boosted = `EXISTS (SELECT 1 FROM ${d.table} ff_h WHERE ff_h.reblog_of_id = s.id AND ff_h.${keyCol} = ${d.key})`;
+  parts.push(`((s.reblog_of_id IS NULL AND (s.account_id = ${F} OR NOT ${boosted})) OR (o.id IS NOT NULL AND o.account_id <> ${F} AND NOT ${dup}))`);
   return parts.join("\n AND ");
 }
 

@@ -50,6 +50,29 @@ describe("fan-out on write", { timeout: 30000 }, () => {
     expect(await homeRows(onlyA.id)).not.toContain(toX);
   });
 
+  it("never holds a status and its boost together, whichever fan-out runs first", async () => {
+    const [x, booster, f1, f2] = await Promise.all([makeUser(), makeUser(), makeUser(), makeUser()]);
+    for (const f of [f1, f2]) {
+      await follow(f, x);
+      await follow(f, booster);
+    }
+    const d = createDb(env.DB);
+    // Boost first, then the original (a slow original fan-out): f1 keeps the boost only.
+    const orig1 = await insertStatus(x);
+    const boost1 = await insertStatus(booster, { reblogOf: orig1 });
+    await fanOut(d, new Effects(""), boost1, undefined);
+    await fanOut(d, new Effects(""), orig1, undefined);
+    expect(await homeRows(f1.id)).toEqual([boost1]);
+    // Original first, then the boost: f2 keeps the original only.
+    const orig2 = await insertStatus(x);
+    const boost2 = await insertStatus(booster, { reblogOf: orig2 });
+    await fanOut(d, new Effects(""), orig2, undefined);
+    await fanOut(d, new Effects(""), boost2, undefined);
+    expect(await homeRows(f2.id)).toEqual([orig2, boost1]);
+    // The author still has their own original, whoever boosted it.
+    expect(await homeRows(x.id)).toEqual(expect.arrayContaining([orig1, orig2]));
+  });
+
   it("handles reblogs: show_reblogs=false, own statuses, and one entry per boosted status", async () => {
     const [a, x, noBoosts, boosts, fan] = await Promise.all([makeUser(), makeUser(), makeUser(), makeUser(), makeUser()]);
     await follow(noBoosts, a, { showReblogs: false });

@@ -15,6 +15,17 @@ afterEach(() => {
 const FAMILY = "👨‍👩‍👧‍👦";
 
 describe("POST /api/v1/statuses", () => {
+  it("puts the author's own post in their home timeline at once, before any fan-out has run", async () => {
+    const u = await makeUser();
+    const res = await u.api.post("/api/v1/statuses", { status: "first light" });
+    expect(res.status).toBe(200);
+    // The JOBS queue is only recorded here: nothing has fanned out.
+    expect(jobs.some((j) => j.type === "fanout" && j.statusId === res.body.id)).toBe(true);
+    const home = await u.api.get("/api/v1/timelines/home");
+    expect(home.status).toBe(200);
+    expect(home.body.map((x: { id: string }) => x.id)).toEqual([res.body.id]);
+  });
+
   it("posts a status and returns the Mastodon entity in two D1 round trips", async () => {
     const u = await makeUser();
     const res = await u.api.post("/api/v1/statuses", { status: "Hello #Tern world https://example.com/x", visibility: "unlisted", language: "en" });
