@@ -13,6 +13,7 @@ import type { AccountRow } from "../oauth/viewer";
 import type { Effects } from "../effects/collector";
 import { isUniqueViolation } from "../db/unique";
 import { notificationStatement } from "../services/notifications";
+import { accountCanRead } from "../services/visibility";
 import { normalizeLanguage } from "../services/post-status";
 import { linkStatusTagsStatement, MAX_TAG_LENGTH, MAX_TAGS_PER_STATUS, upsertTagsStatements, type TagName } from "../services/tags";
 import { signedFetchOptions } from "./fetch-options";
@@ -244,6 +245,8 @@ export async function ingestNote(r: Resolution, note: NormalizedNote, author: Ac
   if (note.inReplyTo && note.inReplyTo !== note.id) {
     parent = depth < MAX_REPLY_DEPTH ? await resolveStatus(r, note.inReplyTo, depth + 1) : await statusByUri(db, note.inReplyTo);
     if (parent?.reblogOfId) parent = null;
+    // A reply to a local status its author may not see is kept, but not threaded: no reply count, no notification.
+    if (parent?.local && !(await accountCanRead(db, author.id, parent.id))) parent = null;
   }
   const mentioned = await localMentions(db, note);
   const conv = await conversationFor(db, note, parent, now);

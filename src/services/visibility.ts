@@ -1,6 +1,7 @@
 // Who may see what: one place for every read path. In memory for rendered bundles (canSeeStatus), and as SQL
 // conditions for list queries (statusReadableBy, hiddenAuthorsFor) so pages are filtered before they are cut.
-import { sql, type SQL } from "drizzle-orm";
+import { and, eq, sql, type SQL } from "drizzle-orm";
+import type { DB } from "../db/client";
 import { accountDomainBlocks, accounts, blocks, follows, mentions, mutes, statuses } from "../db/schema";
 import { padId } from "../lib/ids";
 import type { AccountRow } from "../oauth/viewer";
@@ -41,4 +42,17 @@ export function hiddenAuthorFor(v: string, authorCol: SQL | typeof statuses.acco
   return sql`(EXISTS (SELECT 1 FROM ${blocks} WHERE (${blocks.accountId} = ${pv} AND ${blocks.targetAccountId} = ${authorCol}) OR (${blocks.accountId} = ${authorCol} AND ${blocks.targetAccountId} = ${pv}))
     OR EXISTS (SELECT 1 FROM ${mutes} WHERE ${mutes.accountId} = ${pv} AND ${mutes.targetAccountId} = ${authorCol} AND (${mutes.expiresAt} IS NULL OR ${mutes.expiresAt} > ${Date.now()}))
     OR EXISTS (SELECT 1 FROM ${accountDomainBlocks} JOIN ${accounts} da ON da.id = ${authorCol} WHERE ${accountDomainBlocks.accountId} = ${pv} AND ${accountDomainBlocks.domain} = da.domain))`;
+}
+
+/**
+ * Whether `accountId` (local or remote) may read the status: the rule REST applies, used for what other servers send
+ * too (a Like, Announce or reply from an actor who may not see a private status is not taken).
+ */
+export async function accountCanRead(db: DB, accountId: string, statusId: string): Promise<boolean> {
+  const rows = await db
+    .select({ id: statuses.id })
+    .from(statuses)
+    .where(and(eq(statuses.id, statusId), statusReadableBy(accountId)))
+    .limit(1);
+  return rows.length > 0;
 }

@@ -5,6 +5,7 @@ import type { StatusRow } from "../../entities/status";
 import { padId, snowflake } from "../../lib/ids";
 import { applyFavourite, favouriteChange, unfavouriteStatements } from "../../services/favourites";
 import { notificationStatement } from "../../services/notifications";
+import { accountCanRead } from "../../services/visibility";
 import { normalizeNote, sameHost, visibilityFromAudience } from "../normalize";
 import { isDomainSuspended } from "../remote-accounts";
 import { isUniqueViolation } from "../../db/unique";
@@ -33,6 +34,7 @@ export async function handleAnnounce(ctx: InboxContext): Promise<void> {
   if (!target) return drop("announced object unavailable");
   if (target.reblogOfId) return drop("announce of a boost");
   if (target.visibility !== "public" && target.visibility !== "unlisted") return drop("announce of a non-public status");
+  if (!(await accountCanRead(db, signer.id, target.id))) return drop("announce of a status the actor may not see");
   const [author] = await db.select().from(accounts).where(eq(accounts.id, target.accountId)).limit(1);
   // C19: boosts of suspended accounts' posts (old ones included) are dropped.
   if (!author || author.suspendedAt || (author.domain && (await isDomainSuspended(db, author.domain)))) return drop("announce of a suspended account's status");
@@ -71,6 +73,7 @@ export async function handleLike(ctx: InboxContext): Promise<void> {
   const { db, signer, activity } = ctx;
   const target = activity.objectId ? await statusByUri(db, activity.objectId) : null;
   if (!target || target.reblogOfId) return drop("like of an unknown status");
+  if (!(await accountCanRead(db, signer.id, target.id))) return drop("like of a status the actor may not see");
   // The same favourite as a local one (services/favourites.ts): same rows, notification and effects.
   await applyFavourite(db, ctx.fx, favouriteChange(db, ctx.fx, signer.id, target, activity.id, false));
 }
