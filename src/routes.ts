@@ -25,6 +25,7 @@ import media from "./api/v1/media";
 import mutes from "./api/v1/mutes";
 import notifications from "./api/v1/notifications";
 import preferences from "./api/v1/preferences";
+import push from "./api/v1/push";
 import reports from "./api/v1/reports";
 import statuses from "./api/v1/statuses";
 import stubs from "./api/v1/stubs";
@@ -67,6 +68,7 @@ export const mounts: [string, Hono<AppEnv>][] = [
   ["/api/v1/mutes", mutes],
   ["/api/v1/notifications", notifications],
   ["/api/v1/preferences", preferences],
+  ["/api/v1/push", push],
   ["/api/v1/reports", reports],
   ["/api/v1/statuses", statuses],
   ["/api/v1/tags", tags],

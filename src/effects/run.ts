@@ -2,7 +2,8 @@
 // from it. A failing effect is retried on its own: a single message through the queue's retry (max_retries, then the
 // dead-letter queue), a packed one by re-sending just the effects that failed.
 import { createDb, type DB } from "../db/client";
-import type { Env } from "../env";
+import { readConfig, type Env } from "../env";
+import { deliverPush, PushRetry, pushJobsForNotification, retryPushJob, type PushJob } from "../push";
 import { fetchFeaturedCollection } from "../federation/featured-collection";
 import { processInboxItem } from "../federation/inbox-process";
 import { runFederate } from "../federation/outbound";
@@ -30,8 +31,12 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects): 
     case "regenerate_feed":
       return regenerateHomeFeed(db, effect.accountId);
     case "notify":
+      // Each subscription that wants this notification gets its own push effect (retried on its own).
+      fx.add(...(await pushJobsForNotification(db, effect.notificationId)));
+      return;
+    case "push":
+      return pushOnce(db, env, effect, fx);
     case "status_updated":
-      // Streaming and Web Push hook in here.
       return;
     case "inbox":
       return processInboxItem(db, env, effect.itemId, effect.origin, fx);
@@ -39,8 +44,25 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects): 
       return runFederate(db, env, effect.origin, effect.action);
     case "fetch_featured":
       return fetchFeaturedCollection(db, env, effect.accountId, effect.origin, fx);
+    case "filters_changed":
+      // Streaming's filters_changed event hooks in here.
+      return;
     default:
       console.warn("unknown effect", JSON.stringify(effect).slice(0, 200));
+  }
+}
+
+/** Sends one push; a push service that asks to retry later gets the effect again after its delay (bounded tries). */
+async function pushOnce(db: DB, env: Env, job: PushJob, fx: Effects): Promise<void> {
+  try {
+    await deliverPush(db, env, readConfig(env, fx.origin || "http://localhost/"), job);
+  } catch (e) {
+    if (!(e instanceof PushRetry)) throw e;
+    const next = retryPushJob(job, e);
+    if (!next) return;
+    const retry = new Effects(fx.origin);
+    retry.add(next.job);
+    await sendEffects(env.JOBS, retry, next.delaySeconds);
   }
 }
 
@@ -49,7 +71,8 @@ const originOf = (e: Effect): string => ("origin" in e ? e.origin : "");
 /** Runs one JOBS message (an effect or a pack) and sends what follows from it. Throws when a single effect fails. */
 export async function runJob(db: DB, env: Env, job: JobMessage): Promise<void> {
   const effects = job.type === "effects" ? job.effects : [job];
-  const fx = new Effects(effects.map(originOf).find(Boolean) ?? "");
+  const origin = (job.type === "effects" ? job.origin : undefined) ?? effects.map(originOf).find(Boolean) ?? "";
+  const fx = new Effects(origin);
   const failed: Effect[] = [];
   for (const e of effects) {
     try {
@@ -62,7 +85,7 @@ export async function runJob(db: DB, env: Env, job: JobMessage): Promise<void> {
   }
   await sendEffects(env.JOBS, fx);
   // Each failed effect of a pack goes back on its own, so it gets the queue's retries without re-running the others.
-  if (failed.length) await env.JOBS.sendBatch(failed.map((body) => ({ body, delaySeconds: 5 })));
+  if (failed.length) await env.JOBS.sendBatch(failed.map((e) => ({ body: { type: "effects" as const, origin, effects: [e] }, delaySeconds: 5 })));
 }
 
 export async function handleJobs(batch: MessageBatch<JobMessage>, env: Env): Promise<void> {

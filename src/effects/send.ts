@@ -8,29 +8,29 @@ import type { Effect, JobMessage } from "./types";
 const MAX_PACK_BYTES = 96 * 1024;
 const MAX_BATCH = 100; // Queue.sendBatch takes at most 100 messages.
 
-export function packEffects(effects: Effect[]): JobMessage[] {
-  if (effects.length <= 1) return [...effects];
+export function packEffects(effects: Effect[], origin = ""): JobMessage[] {
+  const wrap = (list: Effect[]): JobMessage => (list.length === 1 && !origin ? (list[0] as Effect) : { type: "effects", ...(origin ? { origin } : {}), effects: list });
   const out: JobMessage[] = [];
   let pack: Effect[] = [];
   let bytes = 0;
   for (const e of effects) {
     const size = JSON.stringify(e).length + 1;
     if (pack.length && bytes + size > MAX_PACK_BYTES) {
-      out.push(pack.length === 1 ? (pack[0] as Effect) : { type: "effects", effects: pack });
+      out.push(wrap(pack));
       pack = [];
       bytes = 0;
     }
     pack.push(e);
     bytes += size;
   }
-  if (pack.length) out.push(pack.length === 1 ? (pack[0] as Effect) : { type: "effects", effects: pack });
+  if (pack.length) out.push(wrap(pack));
   return out;
 }
 
 /** Sends (and empties) what the collector holds. */
 export async function sendEffects(queue: Queue<JobMessage>, fx: Effects | Effect[], delaySeconds?: number): Promise<void> {
   const effects = Array.isArray(fx) ? fx : fx.drain();
-  const messages = packEffects(effects);
+  const messages = packEffects(effects, Array.isArray(fx) ? "" : fx.origin);
   const opts = delaySeconds ? { delaySeconds } : undefined;
   for (let i = 0; i < messages.length; i += MAX_BATCH) {
     const chunk = messages.slice(i, i + MAX_BATCH);

@@ -12,6 +12,8 @@ export type Effect =
   | { type: "regenerate_feed"; accountId: string }
   // A notification row was written (or would have been: a row the batch skipped is ignored): stream and push it.
   | { type: "notify"; notificationId: string }
+  // One Web Push message for one subscription (src/push); `attempt` counts its retries.
+  | { type: "push"; subscriptionId: string; notificationId: string; attempt?: number }
   // A status changed in place (edit, poll counts): tell open streams.
   | { type: "status_updated"; statusId: string }
   // federation: a verified inbound activity stored in inbox_items, processed off the request path
@@ -19,10 +21,15 @@ export type Effect =
   // federation: an outbound effect of a local action, built and delivered after the response (src/federation/outbound.ts)
   | { type: "federate"; origin: string; action: FederateAction }
   // federation: refresh a remote account's pinned statuses from its featured collection (src/federation/featured-collection.ts)
-  | { type: "fetch_featured"; accountId: string; origin: string };
+  | { type: "fetch_featured"; accountId: string; origin: string }
+  // An account's content filters changed (one per API call): streaming's filters_changed (src/services/filters.ts)
+  | { type: "filters_changed"; accountId: string };
 
-/** One JOBS message: a single effect, or all the effects of one action packed together (one queue operation). */
-export type JobMessage = Effect | { type: "effects"; effects: Effect[] };
+/**
+ * One JOBS message: a single effect, or all the effects of one action packed together (one queue operation) with the
+ * origin (scheme://host) of the request that caused them, which rendering needs when LOCAL_DOMAIN is not set.
+ */
+export type JobMessage = Effect | { type: "effects"; origin?: string; effects: Effect[] };
 
 /** What a local action sends to other servers; ids only, the activity is built when the job runs. */
 export type FederateAction =

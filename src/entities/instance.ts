@@ -113,7 +113,7 @@ export function renderInstanceV2(cfg: Config, env: Env, d: InstanceData) {
     languages: LANGUAGES,
     configuration: {
       urls,
-      vapid: { public_key: env.VAPID_PUBLIC_KEY ?? "" },
+      vapid: { public_key: d.vapidPublicKey },
       ...baseConfiguration(),
       translation: { enabled: false },
       timelines_access: timelinesAccess(cfg),

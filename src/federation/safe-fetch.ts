@@ -21,7 +21,7 @@ export interface SafeFetchOptions {
   maxRedirects?: number;
   headers?: Record<string, string>;
   method?: "GET" | "POST";
-  body?: string;
+  body?: string | Uint8Array;
   /** Signs each hop (URLs change on redirects, and so must the signature). */
   sign?: (req: Request) => Promise<Request>;
 }

@@ -5,6 +5,8 @@ import type { DB } from "../db/client";
 import { accounts, customEmojis, domainBlocks, instanceSettings, rules, statuses, userRoles, users } from "../db/schema";
 import type { AccountRow, RoleRow } from "../oauth/viewer";
 import { ROLE_IDS } from "../lib/permissions";
+import type { Env } from "../env";
+import { vapidPublicKey, vapidRowQuery } from "../push/keys";
 
 /**
  * Keys of instance_settings this module reads (the admin helper writes them). Missing keys fall back to env config.
@@ -104,13 +106,25 @@ export interface InstanceData {
   rules: RuleRow[];
   contact: { account: AccountRow; role: RoleRow | null } | null;
   activeMonth: number;
+  /** The VAPID public key push subscriptions are made with ("" only when it could not be made: no env given). */
+  vapidPublicKey: string;
 }
 
-/** Everything /api/v2/instance needs, in one round trip. */
-export async function loadInstanceV2(db: DB): Promise<InstanceData> {
+/**
+ * Everything /api/v2/instance needs, in one round trip. With `env`, a VAPID pair is made on the first call when the
+ * operator set none (src/push/keys.ts), so clients see push as available on a fresh deploy.
+ */
+export async function loadInstanceV2(db: DB, env?: Env): Promise<InstanceData> {
   const now = Date.now();
-  const [s, r, c, a] = await db.batch([settingsQuery(db), rulesQuery(db), contactQuery(db), activeSinceQuery(db, now - ACTIVE_MONTH_MS)]);
-  return { settings: toSettings(s), rules: r, contact: toContact(c[0]), activeMonth: Number(a[0]?.n ?? 0) };
+  const [s, r, c, a, v] = await db.batch([
+    settingsQuery(db),
+    rulesQuery(db),
+    contactQuery(db),
+    activeSinceQuery(db, now - ACTIVE_MONTH_MS),
+    vapidRowQuery(db),
+  ]);
+  const vapid = env ? await vapidPublicKey(db, env, v[0] ?? null) : (v[0]?.publicKey ?? "");
+  return { settings: toSettings(s), rules: r, contact: toContact(c[0]), activeMonth: Number(a[0]?.n ?? 0), vapidPublicKey: vapid };
 }
 
 export interface InstanceV1Data extends InstanceData {
@@ -136,6 +150,7 @@ export async function loadInstanceV1(db: DB): Promise<InstanceV1Data> {
     rules: r,
     contact: toContact(c[0]),
     activeMonth: Number(a[0]?.n ?? 0),
+    vapidPublicKey: "", // Mastodon's v1 document has no VAPID key
     userCount: Number(u[0]?.n ?? 0),
     statusCount: Number(p[0]?.n ?? 0),
     domainCount: Number(d[0]?.n ?? 0),

@@ -20,7 +20,7 @@ async function seal(secret: string, token: string): Promise<string> {
   return `${base64url(iv)}.${base64url(new Uint8Array(ct))}`;
 }
 
-async function unseal(secret: string, sealed: string): Promise<string | null> {
+export async function unseal(secret: string, sealed: string): Promise<string | null> {
   const [iv, ct] = sealed.split(".");
   if (!iv || !ct) return null;
   try {

@@ -1,5 +1,5 @@
 // POST /api/v1/apps and GET /api/v1/apps/verify_credentials (B6).
-import { env } from "cloudflare:test";
+import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { anon, api, makeUser } from "./helpers";
 import { tokenRequest } from "./oauth-helpers";
@@ -23,7 +23,7 @@ describe("POST /api/v1/apps", () => {
       client_id: expect.any(String),
       client_secret: expect.any(String),
       client_secret_expires_at: 0,
-      vapid_key: env.VAPID_PUBLIC_KEY ?? "",
+      vapid_key: await serverKey(),
     });
     expect(res.body.client_id.length).toBeGreaterThanOrEqual(32);
     expect(res.body.client_secret).not.toBe(res.body.client_id);
@@ -105,7 +105,7 @@ describe("GET /api/v1/apps/verify_credentials", () => {
       scopes: ["read", "write"],
       redirect_uri: "urn:ietf:wg:oauth:2.0:oob",
       redirect_uris: ["urn:ietf:wg:oauth:2.0:oob"],
-      vapid_key: env.VAPID_PUBLIC_KEY ?? "",
+      vapid_key: await serverKey(),
     });
     expect(res.body.client_secret).toBeUndefined();
     const u = await makeUser("appverifier");
@@ -121,3 +121,11 @@ describe("GET /api/v1/apps/verify_credentials", () => {
     expect(bad.body).toEqual({ error: "The access token is invalid" });
   });
 });
+
+/** The instance's Web Push key (made on first use), which apps must be given too. */
+async function serverKey(): Promise<string> {
+  const res = await SELF.fetch("http://tern.test/api/v2/instance");
+  const key = ((await res.json()) as { configuration: { vapid: { public_key: string } } }).configuration.vapid.public_key;
+  expect(key).toMatch(/^[A-Za-z0-9_-]{87}$/);
+  return key;
+}

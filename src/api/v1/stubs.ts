@@ -1,12 +1,12 @@
 // Endpoints clients call at start-up whose features Tern does not have yet (trends, suggestions, announcements,
-// filters, push, conversations, scheduled statuses, notification policy). They answer as Mastodon does when there
+// filters, conversations, scheduled statuses, notification policy). They answer as Mastodon does when there
 // is nothing, with Mastodon's scopes, so clients never crash on a 404 (the official iOS app does on trends).
 // The profile directory is real. Mounted at /api.
 import { Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../../context";
 import { renderAccount } from "../../entities/account";
-import { notFound, unprocessable } from "../../lib/errors";
+import { notFound } from "../../lib/errors";
 import { clampLimit } from "../../lib/pagination";
 import { parse, zBool, zInt } from "../../lib/params";
 import { requireUser, viewerAccountId } from "../../oauth/guard";
@@ -45,18 +45,6 @@ r.get("/v2/filters/:id", requireUser("read:filters"), () => {
 r.get("/v1/filters/:id", requireUser("read:filters"), () => {
   throw notFound();
 });
-
-// Web Push: no subscription can exist until delivery is built.
-r.get("/v1/push/subscription", requireUser("push"), () => {
-  throw notFound();
-});
-r.post("/v1/push/subscription", requireUser("push"), () => {
-  throw unprocessable("Push notifications are not available on this server yet");
-});
-r.put("/v1/push/subscription", requireUser("push"), () => {
-  throw notFound();
-});
-r.delete("/v1/push/subscription", requireUser("push"), (c) => c.json({}));
 
 r.get("/v1/conversations", requireUser("read:statuses"), empty());
 r.get("/v1/scheduled_statuses", requireUser("read:statuses"), empty());

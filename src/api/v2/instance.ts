@@ -7,7 +7,7 @@ const r = new Hono<AppEnv>();
 
 // Public and the same for everyone (Mastodon caches it for 3 minutes even when authenticated).
 r.get("/", async (c) => {
-  const data = await loadInstanceV2(c.get("db"));
+  const data = await loadInstanceV2(c.get("db"), c.env);
   c.header("Cache-Control", "public, max-age=180");
   return c.json(renderInstanceV2(c.get("config"), c.env, data));
 });

@@ -6,3 +6,4 @@ export * from "./feeds";
 export * from "./notifications";
 export * from "./instance";
 export * from "./federation";
+export * from "./push";
