@@ -15,6 +15,7 @@ import emails from "./api/v1/emails";
 import endorsements from "./api/v1/endorsements";
 import favourites from "./api/v1/favourites";
 import featuredTags from "./api/v1/featured-tags";
+import filtersV1 from "./api/v1/filters";
 import followRequests from "./api/v1/follow-requests";
 import followedTags from "./api/v1/followed-tags";
 import follows from "./api/v1/follows";
@@ -31,6 +32,7 @@ import statuses from "./api/v1/statuses";
 import stubs from "./api/v1/stubs";
 import tags from "./api/v1/tags";
 import timelines from "./api/v1/timelines";
+import filtersV2 from "./api/v2/filters";
 import instanceV2 from "./api/v2/instance";
 import mediaV2 from "./api/v2/media";
 import search from "./api/v2/search";
@@ -58,6 +60,7 @@ export const mounts: [string, Hono<AppEnv>][] = [
   ["/api/v1/endorsements", endorsements],
   ["/api/v1/favourites", favourites],
   ["/api/v1/featured_tags", featuredTags],
+  ["/api/v1/filters", filtersV1],
   ["/api/v1/follow_requests", followRequests],
   ["/api/v1/followed_tags", followedTags],
   ["/api/v1/follows", follows],
@@ -73,6 +76,7 @@ export const mounts: [string, Hono<AppEnv>][] = [
   ["/api/v1/statuses", statuses],
   ["/api/v1/tags", tags],
   ["/api/v1/timelines", timelines],
+  ["/api/v2/filters", filtersV2],
   ["/api/v2/instance", instanceV2],
   ["/api/v2/media", mediaV2],
   ["/api/v2/search", search],

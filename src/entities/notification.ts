@@ -25,7 +25,7 @@ function renderReport(cfg: Config, r: NonNullable<NotificationWithRefs["report"]
 
 export async function renderNotifications(db: DB, cfg: Config, rows: NotificationWithRefs[], viewerId: string): Promise<Record<string, unknown>[]> {
   const statusIds = [...new Set(rows.map((r) => r.n.statusId).filter((x): x is string => !!x))];
-  const rendered = await renderStatuses(db, cfg, statusIds, viewerId);
+  const rendered = await renderStatuses(db, cfg, statusIds, viewerId, "notifications");
   const byId = new Map(rendered.map((s) => [s.id as string, s]));
   const out: Record<string, unknown>[] = [];
   for (const { n, from, report, reportTarget } of rows) {

@@ -1,6 +1,7 @@
 // Statuses → Mastodon Status JSON, in batches: whatever the page size, ONE D1 batch (one round trip) loads the
 // statuses, their reblog targets, authors, media, mentions, tags, polls, applications and the viewer's relations.
-// Every query takes the page's ids as one JSON parameter (db/id-list.ts), so the statement count is fixed.
+// Every query takes the page's ids as one JSON parameter (db/id-list.ts), so the statement count is fixed. The same
+// batch loads the viewer's active content filters; they are compiled once and matched in memory (`filtered`).
 import { and, eq, inArray, or, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { idList } from "../db/client";
@@ -20,6 +21,7 @@ import {
   statuses,
   statusTags,
   tags,
+  type FilterContext,
 } from "../db/schema";
 import type { Config } from "../env";
 import { padId } from "../lib/ids";
@@ -29,6 +31,7 @@ import { renderMedia } from "./media";
 import { renderPoll } from "./poll";
 import { isoTime, statusUrl, tagUrl } from "./urls";
 import { canSeeStatus } from "../services/visibility";
+import { activeFilterRules, compileFilters, matchFilters, renderFilterResults, searchableText, type CompiledFilter, type FilterMatch } from "../services/filter-match";
 
 export type StatusRow = typeof statuses.$inferSelect;
 export type MediaRow = typeof mediaAttachments.$inferSelect;
@@ -44,6 +47,8 @@ export interface StatusBundle {
   polls: Map<string, PollRow>;
   ownVotes: Map<string, number[]>;
   apps: Map<string, { name: string; website: string | null }>;
+  /** The viewer's active filters, compiled; null when not loaded (no viewer, or a bundle built without a read). */
+  filters: CompiledFilter[] | null;
   viewer: {
     id: string | null;
     favourited: Set<string>;
@@ -74,6 +79,7 @@ export function emptyBundle(viewerId: string | null): StatusBundle {
     polls: new Map(),
     ownVotes: new Map(),
     apps: new Map(),
+    filters: null,
     viewer: {
       id: viewerId,
       favourited: new Set(),
@@ -117,6 +123,7 @@ export async function loadStatusBundle(db: DB, ids: string[], viewerId: string |
     db.select({ id: follows.targetAccountId }).from(follows).where(and(eq(follows.accountId, v), inArray(follows.targetAccountId, authorsOf))),
     db.select({ id: blocks.accountId }).from(blocks).where(and(eq(blocks.targetAccountId, v), inArray(blocks.accountId, authorsOf))),
     db.select({ pollId: pollVotes.pollId, choice: pollVotes.choice }).from(pollVotes).where(and(eq(pollVotes.accountId, v), inArray(pollVotes.pollId, sql`(SELECT ${statuses.pollId} FROM ${statuses} WHERE ${statuses.id} IN ${all})`))),
+    activeFilterRules(db, v, all, Date.now()),
   ] as const;
   const res = viewerId ? await db.batch([...q, ...viewerQ]) : await db.batch([...q]);
   const [sRows, aRows, mRows, menRows, tagRows, pollRows, appRows] = res as unknown as [
@@ -166,20 +173,56 @@ export async function loadStatusBundle(db: DB, ids: string[], viewerId: string |
       list.push(vt.choice);
       bundle.ownVotes.set(vt.pollId, list);
     }
+    bundle.filters = compileFilters(res[q.length + 8] as unknown as Parameters<typeof compileFilters>[0]);
   }
   return bundle;
 }
 
-export function renderStatusFrom(cfg: Config, b: StatusBundle, id: string, depth = 0): Record<string, unknown> | null {
+/** Where a status is shown, for content filters. */
+export interface StatusView {
+  /**
+   * The filter context of the place (home, notifications, public, thread, account): `filtered` lists only the filters
+   * that apply there, and a status a `hide` filter matches is left out (not the viewer's own). Without a context,
+   * `filtered` lists every active filter that matches (as Mastodon's REST API does) and nothing is left out.
+   */
+  filterContext?: FilterContext;
+  /** Keep statuses a `hide` filter matches (thread ancestors), still reporting the match in `filtered`. */
+  keepHidden?: boolean;
+}
+
+/** The viewer's filters that match a status (a boost: the boosted status's text, and both ids). */
+function filterMatches(b: StatusBundle, s: StatusRow, context: FilterContext | undefined): FilterMatch[] {
+  if (!b.filters?.length) return [];
+  const proper = (s.reblogOfId && b.statuses.get(s.reblogOfId)) || s;
+  const text = () =>
+    searchableText(
+      proper,
+      (b.media.get(proper.id) ?? []).map((m) => m.description),
+      b.polls.get(proper.id)?.options ?? null,
+    );
+  return matchFilters(b.filters, text, s.reblogOfId ? [s.id, s.reblogOfId] : [s.id], context);
+}
+
+export function renderStatusFrom(cfg: Config, b: StatusBundle, id: string, view: StatusView = {}): Record<string, unknown> | null {
+  return renderOne(cfg, b, id, 0, view, null);
+}
+
+function renderOne(cfg: Config, b: StatusBundle, id: string, depth: number, view: StatusView, inherited: FilterMatch[] | null): Record<string, unknown> | null {
   const s = b.statuses.get(id);
   if (!s) return null;
   const account = b.accounts.get(s.accountId);
   if (!account) return null;
   if (!canSeeStatus(b, s, account)) return null;
+  // A boost carries its own result, and the boosted status inside it the same one (Mastodon's filters_map).
+  const matches = b.viewer.id ? (inherited ?? filterMatches(b, s, view.filterContext)) : [];
+  if (depth === 0 && view.filterContext && !view.keepHidden && matches.some((m) => m.filter.action === "hide")) {
+    const authorId = s.reblogOfId ? b.statuses.get(s.reblogOfId)?.accountId : s.accountId;
+    if (authorId !== b.viewer.id) return null;
+  }
   let reblog: Record<string, unknown> | null = null;
   if (s.reblogOfId) {
     if (depth > 0) return null;
-    reblog = renderStatusFrom(cfg, b, s.reblogOfId, depth + 1);
+    reblog = renderOne(cfg, b, s.reblogOfId, depth + 1, view, matches);
     if (!reblog) return null;
   }
   const v = b.viewer;
@@ -227,17 +270,27 @@ export function renderStatusFrom(cfg: Config, b: StatusBundle, id: string, depth
     out.muted = s.conversationId ? v.mutedConversations.has(s.conversationId) : false;
     out.bookmarked = v.bookmarked.has(s.id);
     if (s.accountId === v.id) out.pinned = v.pinned.has(s.id);
-    out.filtered = [];
+    out.filtered = renderFilterResults(matches);
   }
   return out;
 }
 
-/** Renders statuses in the given order, dropping any the viewer may not see. */
-export async function renderStatuses(db: DB, cfg: Config, ids: string[], viewerId: string | null): Promise<Record<string, unknown>[]> {
+/**
+ * Renders statuses in the given order, dropping any the viewer may not see, and (given a filter context) any a
+ * `hide` filter of the viewer's matches there.
+ */
+export async function renderStatuses(
+  db: DB,
+  cfg: Config,
+  ids: string[],
+  viewerId: string | null,
+  view: FilterContext | StatusView = {},
+): Promise<Record<string, unknown>[]> {
   const b = await loadStatusBundle(db, ids, viewerId);
+  const v = typeof view === "string" ? { filterContext: view } : view;
   const out: Record<string, unknown>[] = [];
   for (const id of ids) {
-    const r = renderStatusFrom(cfg, b, id);
+    const r = renderStatusFrom(cfg, b, id, v);
     if (r) out.push(r);
   }
   return out;

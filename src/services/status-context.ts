@@ -4,7 +4,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { statuses } from "../db/schema";
-import { renderStatuses } from "../entities/status";
+import { loadStatusBundle, renderStatusFrom } from "../entities/status";
 import type { Config } from "../env";
 import { notFound } from "../lib/errors";
 import { padId, unpadId } from "../lib/ids";
@@ -40,9 +40,9 @@ export async function statusContext(db: DB, cfg: Config, id: string, viewerId: s
   const ancIds = [...new Set(anc.map((r) => unpadId(String(r.id))))];
   const ancSet = new Set(ancIds);
   const descIds = [...new Set(desc.map((r) => unpadId(String(r.id))))].filter((x) => !ancSet.has(x));
-  const rendered = await renderStatuses(db, cfg, [...ancIds, ...descIds], viewerId);
-  const ancestors: Record<string, unknown>[] = [];
-  const descendants: Record<string, unknown>[] = [];
-  for (const r of rendered) (ancSet.has(r.id as string) ? ancestors : descendants).push(r);
+  // Filters apply in the thread context: a `hide` match drops a descendant; ancestors stay, so the thread holds together.
+  const b = await loadStatusBundle(db, [...ancIds, ...descIds], viewerId);
+  const ancestors = ancIds.map((x) => renderStatusFrom(cfg, b, x, { filterContext: "thread", keepHidden: true })).filter((r) => r !== null);
+  const descendants = descIds.map((x) => renderStatusFrom(cfg, b, x, { filterContext: "thread" })).filter((r) => r !== null);
   return { ancestors, descendants };
 }

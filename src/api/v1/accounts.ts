@@ -225,7 +225,7 @@ r.get("/:id/statuses", publicScope("read:statuses"), async (c) => {
     page,
   );
   setLinkHeader(c, ids[0], ids[ids.length - 1], ids.length === page.limit);
-  return c.json(await renderStatuses(db, c.get("config"), ids, viewer));
+  return c.json(await renderStatuses(db, c.get("config"), ids, viewer, "account"));
 });
 
 const followList = (direction: "followers" | "following") => async (c: Ctx) => {

@@ -1,5 +1,5 @@
 // Endpoints clients call at start-up whose features Tern does not have yet (trends, suggestions, announcements,
-// filters, conversations, scheduled statuses, notification policy). They answer as Mastodon does when there
+// conversations, scheduled statuses, notification policy). They answer as Mastodon does when there
 // is nothing, with Mastodon's scopes, so clients never crash on a 404 (the official iOS app does on trends).
 // The profile directory is real. Mounted at /api.
 import { Hono } from "hono";
@@ -33,16 +33,6 @@ r.put("/v1/announcements/:id/reactions/:name", requireUser("write:favourites"), 
   throw notFound();
 });
 r.delete("/v1/announcements/:id/reactions/:name", requireUser("write:favourites"), () => {
-  throw notFound();
-});
-
-// Filters: none can be made yet.
-r.get("/v2/filters", requireUser("read:filters"), empty());
-r.get("/v1/filters", requireUser("read:filters"), empty());
-r.get("/v2/filters/:id", requireUser("read:filters"), () => {
-  throw notFound();
-});
-r.get("/v1/filters/:id", requireUser("read:filters"), () => {
   throw notFound();
 });
 

@@ -4,6 +4,7 @@ import { createMiddleware } from "hono/factory";
 import { z } from "zod";
 import type { AppEnv, Ctx } from "../../context";
 import { renderStatuses } from "../../entities/status";
+import type { FilterContext } from "../../db/schema";
 import { ApiError, notFound, unauthorized, wrongScope } from "../../lib/errors";
 import { parseId } from "../../lib/ids";
 import { readPage, setLinkHeader } from "../../lib/pagination";
@@ -32,8 +33,8 @@ function requireViewerUnlessPreview(c: Ctx): string | null {
   return viewer;
 }
 
-async function respond(c: Ctx, p: PageIds, viewerId: string | null, status: 200 | 206 = 200) {
-  const body = await renderStatuses(c.get("db"), c.get("config"), p.ids, viewerId);
+async function respond(c: Ctx, p: PageIds, viewerId: string | null, status: 200 | 206 = 200, filterContext?: FilterContext) {
+  const body = await renderStatuses(c.get("db"), c.get("config"), p.ids, viewerId, { filterContext });
   setLinkHeader(c, p.first, p.last, p.full);
   return c.json(body, status);
 }
@@ -48,7 +49,7 @@ r.get("/home", requireUser("read:statuses"), async (c) => {
   }
   touchLastActive(c, v);
   const p = await homeTimeline(c.get("db"), v.account.id, page);
-  return respond(c, p, v.account.id, status);
+  return respond(c, p, v.account.id, status, "home");
 });
 
 const publicSchema = z.object({ local: zBool, remote: zBool, only_media: zBool }).passthrough();
@@ -59,7 +60,7 @@ r.get("/public", optionalRead, async (c) => {
   const page = readPage(q, 20, 40);
   const languages = viewer ? c.get("viewer")?.user?.chosenLanguages ?? null : null;
   const p = await publicTimeline(c.get("db"), viewer, { local: q.local, remote: q.remote, onlyMedia: q.only_media, languages }, page);
-  return respond(c, p, viewer);
+  return respond(c, p, viewer, 200, "public");
 });
 
 /** Mastodon's TagFeed takes at most 4 extra tags per mode; more are ignored, not refused. */
@@ -88,7 +89,7 @@ r.get("/tag/:hashtag", optionalRead, async (c) => {
     { tag, any: q.any, all: q.all, none: q.none, local: q.local, remote: q.remote, onlyMedia: q.only_media, languages },
     page,
   );
-  return respond(c, p, viewer);
+  return respond(c, p, viewer, 200, "public");
 });
 
 r.get("/list/:list_id", requireUser("read:lists"), async (c) => {
@@ -98,7 +99,7 @@ r.get("/list/:list_id", requireUser("read:lists"), async (c) => {
   const page = readPage(await readParams(c), 20, 40);
   const p = await listTimeline(c.get("db"), v.account.id, id, page);
   if (!p) throw notFound();
-  return respond(c, p, v.account.id);
+  return respond(c, p, v.account.id, 200, "home");
 });
 
 r.get("/direct", requireUser("read:statuses"), async (c) => {

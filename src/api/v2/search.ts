@@ -62,7 +62,8 @@ r.get("/", async (c) => {
     (all || type === "hashtags") && tagName ? searchTags(db, tagName, opts.limit, offset) : [],
   ]);
   const ids: string[] = found?.statusId && !(statusIds as string[]).includes(found.statusId) ? [found.statusId, ...statusIds] : statusIds;
-  const statuses = ids.length ? await renderStatuses(db, cfg, ids, viewerId) : [];
+  // Search results are shown in the public filter context (Mastodon's web app maps its "search" column there).
+  const statuses = ids.length ? await renderStatuses(db, cfg, ids, viewerId, "public") : [];
   return c.json({
     accounts: accountRows.map((a) => renderAccount(cfg, a)),
     statuses,

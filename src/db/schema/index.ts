@@ -7,3 +7,4 @@ export * from "./notifications";
 export * from "./instance";
 export * from "./federation";
 export * from "./push";
+export * from "./filters";
