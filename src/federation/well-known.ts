@@ -1,8 +1,10 @@
-// Discovery: NodeInfo (links + 2.0 document), host-meta (XRD) and WebFinger (JRD) for local accounts.
+// Discovery: NodeInfo (links + 2.0 document), host-meta (XRD) and WebFinger (JRD) for local accounts and the instance
+// actor.
 import { Hono } from "hono";
 import type { AppEnv } from "../context";
 import { accountUri, accountUrl } from "../entities/urls";
 import { findLocalAccount, nodeInfo, parseResource } from "../services/nodeinfo";
+import { instanceActorAccount } from "./instance-actor";
 
 const r = new Hono<AppEnv>();
 
@@ -45,6 +47,18 @@ r.get("/.well-known/webfinger", async (c) => {
   const target = parseResource(cfg, resource);
   if (target.kind === "invalid") return jrdError(400, "Invalid resource");
   if (target.kind === "elsewhere") return jrdError(404, "Record not found");
+  if (target.kind === "instance") {
+    const actor = await instanceActorAccount(c.get("db"), cfg);
+    return jrdResponse({
+      subject: `acct:${cfg.domain}@${cfg.domain}`,
+      aliases: [actor.uri],
+      links: [
+        { rel: "http://webfinger.net/rel/profile-page", type: "text/html", href: `${cfg.origin}/about/more?instance_actor=true` },
+        { rel: "self", type: "application/activity+json", href: actor.uri },
+        { rel: "http://ostatus.org/schema/1.0/subscribe", template: `${cfg.origin}/authorize_interaction?uri={uri}` },
+      ],
+    });
+  }
   const account = await findLocalAccount(c.get("db"), target.username);
   if (!account) return jrdError(404, "Record not found");
   if (account.suspendedAt) return jrdError(410, "Gone");
@@ -59,9 +73,13 @@ r.get("/.well-known/webfinger", async (c) => {
       { rel: "http://ostatus.org/schema/1.0/subscribe", template: `${cfg.origin}/authorize_interaction?uri={uri}` },
     ],
   };
+  return jrdResponse(jrd);
+});
+
+function jrdResponse(jrd: unknown): Response {
   return new Response(JSON.stringify(jrd), {
     headers: { "content-type": "application/jrd+json; charset=utf-8", "cache-control": "max-age=259200, public", vary: "Accept" },
   });
-});
+}
 
 export default r;

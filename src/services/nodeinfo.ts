@@ -54,7 +54,7 @@ export async function nodeInfo(db: DB, cfg: Config) {
   };
 }
 
-export type WebfingerTarget = { kind: "account"; username: string } | { kind: "invalid" } | { kind: "elsewhere" };
+export type WebfingerTarget = { kind: "account"; username: string } | { kind: "instance" } | { kind: "invalid" } | { kind: "elsewhere" };
 
 /**
  * Reads a WebFinger `resource`: acct:user@domain (acct: optional, a leading @ tolerated) or a local profile or
@@ -70,6 +70,7 @@ export function parseResource(cfg: Config, resource: string): WebfingerTarget {
       return { kind: "invalid" };
     }
     if (u.host.toLowerCase() !== cfg.domain.toLowerCase()) return { kind: "elsewhere" };
+    if (u.pathname === "/actor") return { kind: "instance" };
     const m = /^\/(?:users\/|@)([A-Za-z0-9_]+)\/?$/.exec(u.pathname);
     return m ? { kind: "account", username: m[1] } : { kind: "elsewhere" };
   }
@@ -78,6 +79,9 @@ export function parseResource(cfg: Config, resource: string): WebfingerTarget {
   if (at <= 0) return { kind: "invalid" };
   const username = acct.slice(0, at);
   const domain = acct.slice(at + 1);
+  // The instance actor's handle is the domain itself (domain@domain), as on Mastodon: servers that look up the owner
+  // of a signing key by WebFinger (GoToSocial) must find it.
+  if (username.toLowerCase() === cfg.domain.toLowerCase() && domain.toLowerCase() === cfg.domain.toLowerCase()) return { kind: "instance" };
   if (!/^[A-Za-z0-9_]+$/.test(username) || !domain) return { kind: "invalid" };
   if (domain.toLowerCase() !== cfg.domain.toLowerCase()) return { kind: "elsewhere" };
   return { kind: "account", username };

@@ -38,6 +38,24 @@ describe("webfinger", () => {
     void u;
   });
 
+  it("finds the instance actor (the key that signs Tern's fetches) by domain@domain and by its id", async () => {
+    const domain = cfg().domain;
+    for (const resource of [`acct:${domain}@${domain}`, `${domain}@${domain}`, `${ORIGIN}/actor`]) {
+      const res = await wf(resource);
+      expect(res.status, resource).toBe(200);
+      const jrd = (await res.json()) as any;
+      expect(jrd.subject).toBe(`acct:${domain}@${domain}`);
+      expect(jrd.links).toContainEqual({ rel: "self", type: "application/activity+json", href: `${ORIGIN}/actor` });
+    }
+    // Its key id, its actor document and the WebFinger of its handle all name the same actor.
+    const actor = (await (await SELF.fetch(`${ORIGIN}/actor`, { headers: { accept: "application/activity+json" } })).json()) as any;
+    expect(actor.id).toBe(`${ORIGIN}/actor`);
+    expect(actor.publicKey.id).toBe(`${ORIGIN}/actor#main-key`);
+    expect(actor.publicKey.owner).toBe(actor.id);
+    const byHandle = (await (await wf(`acct:${actor.preferredUsername}@${domain}`)).json()) as any;
+    expect(byHandle.links.find((l: any) => l.rel === "self").href).toBe(actor.id);
+  });
+
   it("is 404 for unknown users and other domains, 400 for malformed resources", async () => {
     await makeUser("bob");
     expect((await wf(`acct:nobody@${cfg().domain}`)).status).toBe(404);
