@@ -1,8 +1,13 @@
 // Turns the ActivityStreams documents real servers send (Mastodon, GoToSocial, Misskey, Pleroma/Akkoma, Pixelfed)
 // into typed records: single values or arrays, embedded objects or IRIs, `as:Public`/`Public` spellings, and every
 // string and array capped (security §1.3 invariant 5, C22). zod validates the result's shape; nothing downstream
-// reads the raw JSON. HTML is NOT sanitised here (that is async, see sanitize.ts): callers sanitise on ingest.
+// reads the raw JSON. HTML fields (content, actor summary, field values) are sanitised by the callers on ingest; the
+// fields that are plain text (names, spoiler text, descriptions, poll options, field names, mention names) leave here
+// as plain text with no markup (`plainText`), and every URL that may be stored or linked is an absolute http(s) URL
+// (`httpUrl`) or is dropped.
 import { z } from "zod";
+import { httpUrl } from "../lib/urls";
+import { plainText } from "./sanitize";
 
 export const PUBLIC = "https://www.w3.org/ns/activitystreams#Public";
 const PUBLIC_SPELLINGS = new Set([PUBLIC, "as:Public", "Public"]);
@@ -61,6 +66,19 @@ function typeOf(v: Json): string | null {
   return null;
 }
 
+/** A capped plain-text field: markup removed (see plainText), null stays null. */
+function text(v: unknown, max: number): string | null {
+  const s = cap(v, max);
+  return s === null ? null : plainText(s);
+}
+
+// Mastodon's rule for remote usernames (Account USERNAME_RE).
+const USERNAME = /^[A-Za-z0-9_]+(?:[.-]+[A-Za-z0-9_]+)*$/;
+// Mastodon keeps a blurhash only when it is made of the blurhash alphabet.
+const BLURHASH = /^[0-9A-Za-z#$%*+,\-.:;=?@[\]^_{|}~]+$/;
+const MEDIA_TYPE = /^[A-Za-z0-9][\w.+-]*\/[\w.+-]+$/;
+const HASHTAG = /^[\p{L}\p{N}\p{M}_·]+$/u;
+
 function bool(v: Json): boolean | null {
   return typeof v === "boolean" ? v : null;
 }
@@ -71,13 +89,23 @@ function date(v: Json): number | null {
   return Number.isFinite(t) ? t : null;
 }
 
-/** The first URL of a `url` property (string, Link, or array of either, preferring text/html). */
-function urlOf(v: Json): string | null {
-  const list = asArray(v, 10);
-  for (const x of list) {
-    if (x && typeof x === "object" && (x as any).mediaType === "text/html") return iri(x);
+/**
+ * The URL of a `url`/`icon`/`image` property (a string, a Link, an Image or Document with its own `url`, or an array
+ * of these), preferring text/html: the first that is an absolute http(s) URL (httpUrl); null when none is.
+ */
+function urlOf(v: Json, depth = 0): string | null {
+  let first: string | null = null;
+  for (const x of asArray(v, 10)) {
+    let u: string | null = null;
+    if (typeof x === "string") u = httpUrl(x);
+    else if (x && typeof x === "object") {
+      const o = x as Record<string, unknown>;
+      u = typeof o.href === "string" ? httpUrl(o.href) : o.url !== undefined && depth < 2 ? urlOf(o.url, depth + 1) : httpUrl(o.id);
+      if (u && o.mediaType === "text/html") return u;
+    }
+    first ??= u;
   }
-  return list.length ? iri(list[0]) : null;
+  return first;
 }
 
 /** contentMap → (content, language) when `content` is missing, as Misskey and GoToSocial sometimes send. */
@@ -105,7 +133,7 @@ function depthOk(v: Json, max: number): boolean {
 export const ActorSchema = z.object({
   id: z.string().url(),
   type: z.enum(["Person", "Service", "Application", "Group", "Organization"]),
-  preferredUsername: z.string().min(1).max(100),
+  preferredUsername: z.string().min(1).max(100).regex(USERNAME),
   name: z.string().max(CAPS.name),
   summary: z.string(),
   url: z.string().nullable(),
@@ -136,33 +164,33 @@ export function normalizeActor(doc: Json): NormalizedActor | null {
   const pk = (Array.isArray(o.publicKey) ? o.publicKey[0] : o.publicKey) as Record<string, unknown> | undefined;
   const endpoints = (o.endpoints && typeof o.endpoints === "object" ? o.endpoints : {}) as Record<string, unknown>;
   const candidate = {
-    id: iri(o.id),
+    id: httpUrl(iri(o.id)),
     type: typeOf(o),
     preferredUsername: cap(o.preferredUsername, 100),
-    name: cap(o.name, CAPS.name) ?? "",
+    name: text(o.name, CAPS.name) ?? "",
     summary: cap(o.summary, CAPS.summary) ?? "",
     url: urlOf(o.url),
-    inbox: iri(o.inbox),
-    sharedInbox: iri(endpoints.sharedInbox) ?? iri(o.sharedInbox),
-    outbox: iri(o.outbox),
-    followers: iri(o.followers),
-    following: iri(o.following),
-    featured: iri(o.featured),
-    featuredTags: iri(o.featuredTags),
+    inbox: httpUrl(iri(o.inbox)),
+    sharedInbox: httpUrl(iri(endpoints.sharedInbox)) ?? httpUrl(iri(o.sharedInbox)),
+    outbox: httpUrl(iri(o.outbox)),
+    followers: httpUrl(iri(o.followers)),
+    following: httpUrl(iri(o.following)),
+    featured: httpUrl(iri(o.featured)),
+    featuredTags: httpUrl(iri(o.featuredTags)),
     publicKey:
       pk && typeof pk === "object" && typeof pk.publicKeyPem === "string"
         ? { id: iri(pk.id) ?? "", owner: iri(pk.owner) ?? "", publicKeyPem: cap(pk.publicKeyPem, 10_000)! }
         : null,
-    icon: urlOf((o.icon as any)?.url ?? o.icon) ?? null,
-    image: urlOf((o.image as any)?.url ?? o.image) ?? null,
+    icon: urlOf(o.icon),
+    image: urlOf(o.image),
     manuallyApprovesFollowers: bool(o.manuallyApprovesFollowers) ?? false,
     discoverable: bool(o.discoverable),
     indexable: bool(o.indexable) ?? false,
     memorial: bool(o.memorial) ?? false,
-    movedTo: iri(o.movedTo),
+    movedTo: httpUrl(iri(o.movedTo)),
     fields: asArray(o.attachment, CAPS.fields)
       .filter((a) => typeOf(a) === "PropertyValue")
-      .map((a) => ({ name: cap((a as any).name, 255) ?? "", value: cap((a as any).value, 2048) ?? "" })),
+      .map((a) => ({ name: text((a as any).name, 255) ?? "", value: cap((a as any).value, 2048) ?? "" })),
     emojis: emojisOf(o.tag),
     published: date(o.published),
   };
@@ -175,9 +203,9 @@ function emojisOf(tags: Json): { shortcode: string; url: string }[] {
   for (const t of asArray(tags, CAPS.tags)) {
     if (typeOf(t) !== "Emoji") continue;
     const name = cap((t as any).name, 100)?.replace(/^:|:$/g, "");
-    const url = urlOf((t as any).icon?.url ?? (t as any).icon);
-    // E7: shortcodes are word characters only; emoji images only over http(s)
-    if (name && /^[a-zA-Z0-9_]{1,64}$/.test(name) && url && /^https?:\/\//.test(url)) out.push({ shortcode: name, url });
+    const url = urlOf((t as any).icon);
+    // E7: shortcodes are word characters only; emoji images only over http(s) (urlOf)
+    if (name && /^[a-zA-Z0-9_]{1,64}$/.test(name) && url) out.push({ shortcode: name, url });
   }
   return out;
 }
@@ -236,11 +264,13 @@ export function normalizeNote(doc: Json): NormalizedNote | null {
   const isQuestion = type === "Question";
   const choices = isQuestion ? asArray(o.oneOf ?? o.anyOf, CAPS.pollOptions) : [];
   const candidate = {
-    id: iri(o.id),
+    id: httpUrl(iri(o.id)),
     type,
-    attributedTo: iri(asArray(o.attributedTo, 5).find((a) => typeof a === "string" || typeOf(a) === "Person" || typeOf(a) === "Service" || typeOf(a) === "Group") ?? o.attributedTo),
+    attributedTo: httpUrl(
+      iri(asArray(o.attributedTo, 5).find((a) => typeof a === "string" || typeOf(a) === "Person" || typeOf(a) === "Service" || typeOf(a) === "Group") ?? o.attributedTo),
+    ),
     content,
-    summary: cap(o.summary, CAPS.summary) ?? "",
+    summary: text(o.summary, CAPS.summary) ?? "",
     sensitive: bool(o.sensitive) ?? false,
     language,
     inReplyTo: iri(o.inReplyTo),
@@ -252,25 +282,28 @@ export function normalizeNote(doc: Json): NormalizedNote | null {
     conversation: iri(o.context) ?? iri(o.conversation),
     mentions: tags
       .filter((t) => typeOf(t) === "Mention")
-      .map((t) => ({ href: iri((t as any).href) ?? "", name: cap((t as any).name, 500) }))
+      .map((t) => ({ href: httpUrl(iri((t as any).href)) ?? "", name: text((t as any).name, 500) }))
       .filter((m) => m.href),
+    // A hashtag's name is kept only when it is a hashtag (Mastodon drops invalid ones); its href is not used.
     hashtags: tags
       .filter((t) => typeOf(t) === "Hashtag")
       .map((t) => cap((t as any).name, 100)?.replace(/^#/, "") ?? "")
-      .filter(Boolean),
+      .filter((n) => HASHTAG.test(n)),
     emojis: emojisOf(o.tag),
     attachments: asArray(o.attachment, CAPS.attachments)
       .map((a) => {
         if (!a || typeof a !== "object") return null;
         const x = a as Record<string, unknown>;
-        const url = urlOf(x.url) ?? iri(x.href);
+        const url = urlOf(x.url) ?? httpUrl(iri(x.href));
         if (!url) return null;
+        const mediaType = cap(x.mediaType, 100);
+        const blurhash = cap(x.blurhash, 100);
         const fp = Array.isArray(x.focalPoint) && x.focalPoint.length === 2 ? (x.focalPoint as unknown[]).map(Number) : null;
         return {
           url,
-          mediaType: cap(x.mediaType, 100),
-          description: cap(x.name ?? x.summary, 1500),
-          blurhash: cap(x.blurhash, 100),
+          mediaType: mediaType && MEDIA_TYPE.test(mediaType) ? mediaType : null,
+          description: text(x.name ?? x.summary, 1500),
+          blurhash: blurhash && BLURHASH.test(blurhash) ? blurhash : null,
           width: typeof x.width === "number" ? x.width : null,
           height: typeof x.height === "number" ? x.height : null,
           focus: fp && fp.every((n) => Number.isFinite(n) && n >= -1 && n <= 1) ? ([fp[0], fp[1]] as [number, number]) : null,
@@ -280,7 +313,7 @@ export function normalizeNote(doc: Json): NormalizedNote | null {
     poll: isQuestion
       ? {
           options: choices
-            .map((c) => ({ title: cap((c as any)?.name, 200) ?? "", votes: Number((c as any)?.replies?.totalItems ?? 0) || 0 }))
+            .map((c) => ({ title: text((c as any)?.name, 200) ?? "", votes: Number((c as any)?.replies?.totalItems ?? 0) || 0 }))
             .filter((c) => c.title),
           multiple: o.anyOf !== undefined,
           endTime: date(o.endTime) ?? date(o.closed),

@@ -21,7 +21,7 @@ export function audience(visibility: string, followersUrl: string, mentionUris: 
   }
 }
 
-export function renderNote(cfg: Config, b: StatusBundle, id: string): Record<string, unknown> | null {
+export function renderNote(cfg: Config, b: StatusBundle, id: string, now = Date.now()): Record<string, unknown> | null {
   const s = b.statuses.get(id);
   if (!s || s.reblogOfId) return null;
   const author = b.accounts.get(s.accountId);
@@ -63,10 +63,20 @@ export function renderNote(cfg: Config, b: StatusBundle, id: string): Record<str
   };
   if (s.editedAt) note.updated = new Date(s.editedAt).toISOString();
   if (poll) {
-    const choices = poll.options.map((name, i) => ({ type: "Note", name, replies: { type: "Collection", totalItems: poll.votesPerOption[i] ?? 0 } }));
+    // A poll that hides its totals shows no counts until it ends: Mastodon's Poll#loaded_options gives each option
+    // nil votes (so `totalItems: null`) unless `expired? || !hide_totals?`. Mastodon still sends votersCount; here it
+    // is withheld too, since for a single-choice poll it is the total of the hidden counts.
+    const expired = poll.expiresAt != null && poll.expiresAt <= now;
+    const showTotals = !poll.hideTotals || expired;
+    const choices = poll.options.map((name, i) => ({
+      type: "Note",
+      name,
+      replies: { type: "Collection", totalItems: showTotals ? (poll.votesPerOption[i] ?? 0) : null },
+    }));
     note[poll.multiple ? "anyOf" : "oneOf"] = choices;
     note.endTime = poll.expiresAt ? new Date(poll.expiresAt).toISOString() : undefined;
-    note.votersCount = poll.votersCount;
+    if (expired) note.closed = new Date(poll.expiresAt!).toISOString();
+    if (showTotals) note.votersCount = poll.votersCount;
   }
   return note;
 }

@@ -9,6 +9,7 @@ import type { MediaRow, PollRow, StatusRow } from "../entities/status";
 import type { Config } from "../env";
 import { padId, snowflake } from "../lib/ids";
 import { normalizeTag } from "../lib/text";
+import { httpUrl } from "../lib/urls";
 import type { AccountRow } from "../oauth/viewer";
 import type { Effects } from "../effects/collector";
 import { isUniqueViolation } from "../db/unique";
@@ -115,8 +116,6 @@ function mediaType(mime: string | null): string {
   if (m.startsWith("audio/")) return "audio";
   return "unknown";
 }
-
-const httpUrl = (u: string) => /^https?:\/\//i.test(u);
 
 function mediaRow(a: NormalizedNote["attachments"][number], accountId: string, statusId: string, now: number): MediaRow {
   const meta =

@@ -1,6 +1,8 @@
 // Local statuses are plain text: escaped, then linkified (URLs, @mentions, #hashtags) the way Mastodon's formatter
 // does. The scanner is hand-written and linear (security G4): no regular expression with nested quantifiers ever
-// sees user text, and input is capped before scanning.
+// sees user text, and input is capped before scanning. Every link written is checked (httpUrl, or a path on this
+// server): a mention of an account whose stored url is not http(s), or a URL that does not parse, stays text.
+import { httpUrl } from "./urls";
 
 export const MAX_SOURCE_CHARS = 20_000;
 export const URL_LENGTH = 23;
@@ -139,7 +141,13 @@ export interface RenderLinks {
   tagUrl(name: string): string;
 }
 
+/** A link target we write: an absolute http(s) URL (httpUrl), or a path on this server; null otherwise. */
+function linkTarget(url: string): string | null {
+  return httpUrl(url) ?? (/^\/(?![/\\])/.test(url) && !/[\u0000-\u0020\u007f]/.test(url) ? url : null);
+}
+
 function renderUrl(url: string): string {
+  if (!httpUrl(url)) return escapeHtml(url);
   const href = escapeHtml(url);
   const m = /^(https?:\/\/(?:www\.)?)(.*)$/i.exec(url)!;
   const prefix = m[1];
@@ -163,11 +171,14 @@ function renderInline(text: string, links: RenderLinks): string {
     if (e.kind === "url") html += renderUrl(e.url);
     else if (e.kind === "mention") {
       const acc = links.mention(e);
-      html += acc
-        ? `<span class="h-card" translate="no"><a href="${escapeHtml(acc.url)}" class="u-url mention">@<span>${escapeHtml(acc.username)}</span></a></span>`
-        : escapeHtml(raw);
+      const href = acc ? linkTarget(acc.url) : null;
+      html +=
+        acc && href
+          ? `<span class="h-card" translate="no"><a href="${escapeHtml(href)}" class="u-url mention">@<span>${escapeHtml(acc.username)}</span></a></span>`
+          : escapeHtml(raw);
     } else {
-      html += `<a href="${escapeHtml(links.tagUrl(normalizeTag(e.name)))}" class="mention hashtag" rel="tag">#<span>${escapeHtml(e.name)}</span></a>`;
+      const href = linkTarget(links.tagUrl(normalizeTag(e.name)));
+      html += href ? `<a href="${escapeHtml(href)}" class="mention hashtag" rel="tag">#<span>${escapeHtml(e.name)}</span></a>` : escapeHtml(raw);
     }
     last = e.end;
   }
