@@ -3,6 +3,7 @@ import type { Config } from "../env";
 import { escapeHtml, noLinks, renderPlainText } from "../lib/text";
 import type { AccountRow, RoleRow, UserRow } from "../oauth/viewer";
 import { accountUrl, DEFAULT_AVATAR, DEFAULT_HEADER, isoTime, mediaUrl } from "./urls";
+import { httpUrl } from "../lib/urls";
 
 export interface MastodonAccount {
   id: string;
@@ -75,7 +76,8 @@ export function renderAccount(cfg: Config, a: AccountRow, role?: RoleRow | null)
     group: a.actorType === "Group",
     created_at: midnight(a.createdAt),
     note: suspended ? "" : a.note,
-    url: a.url ?? (local ? accountUrl(cfg, a.username) : a.uri),
+    // Rows stored before remote URLs were checked may hold another scheme: such a url is never shown.
+    url: httpUrl(a.url) ?? (local ? accountUrl(cfg, a.username) : a.uri),
     uri: a.uri,
     avatar: suspended ? `${cfg.origin}${DEFAULT_AVATAR}` : picture(cfg, a.avatarKey, a.avatarRemoteUrl, DEFAULT_AVATAR),
     avatar_static: "",
