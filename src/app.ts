@@ -16,6 +16,7 @@ export function buildApp() {
   const app = new Hono<AppEnv>({ strict: false });
 
   app.use("*", async (c, next) => {
+    if (hostilePath(c.req.url)) return notFoundResponse(c.req.path);
     const counter = { n: 0 };
     c.set("d1", counter);
     const config = readConfig(c.env, c.req.url);
@@ -47,10 +48,7 @@ export function buildApp() {
 
   for (const [path, router] of mounts) app.route(path, router);
 
-  app.notFound((c) => {
-    if (c.req.path.startsWith("/api/") || c.req.path.startsWith("/oauth/")) return errorResponse(notFound());
-    return c.text("Not found", 404);
-  });
+  app.notFound((c) => notFoundResponse(c.req.path));
   app.onError((err) => errorResponse(err));
   return app;
 }
@@ -58,4 +56,33 @@ export function buildApp() {
 /** Only API and OAuth routes read bearer tokens; pages and federation do not. */
 function needsViewer(path: string): boolean {
   return path.startsWith("/api/") || path.startsWith("/oauth/");
+}
+
+function notFoundResponse(path: string): Response {
+  if (path.startsWith("/api/") || path.startsWith("/oauth/")) return errorResponse(notFound());
+  return new Response("Not found", { status: 404, headers: { "content-type": "text/plain; charset=UTF-8" } });
+}
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is this pattern's purpose
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+/**
+ * A path that names nothing on this server, whatever the route: control characters once decoded (NUL, CR/LF, TAB,
+ * DEL, C1) or percent-encoding that is not UTF-8. Answered 404 before any route can put the text in a header, a
+ * redirect or a query (where it used to surface as a 500).
+ */
+export function hostilePath(url: string): boolean {
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  if (start < 0) return false;
+  const q = url.indexOf("?", start);
+  const h = url.indexOf("#", start);
+  const end = Math.min(q < 0 ? url.length : q, h < 0 ? url.length : h);
+  const raw = url.slice(start, end);
+  if (CONTROL.test(raw)) return true;
+  if (!raw.includes("%")) return false;
+  try {
+    return CONTROL.test(decodeURIComponent(raw));
+  } catch {
+    return true; // malformed escapes or bytes that are not UTF-8
+  }
 }

@@ -9,8 +9,8 @@ import { ApiError } from "../lib/errors";
 import { parseJsonText, readBodyText } from "../lib/params";
 import type { AccountRow } from "../oauth/viewer";
 import { normalizeActivity, sameHost, type NormalizedActivity } from "./normalize";
-import { isDomainSuspended, resolveActor, ResolveError } from "./remote-accounts";
-import { checkSignedRequest, parseSignatureHeader, SignatureError, verifyWithKey } from "./signatures";
+import { isDomainSuspended, resolveActor } from "./remote-accounts";
+import { checkSignedRequest, parseSignatureHeader, SignatureError, verifyWithKey, type ParsedSignature } from "./signatures";
 
 export const MAX_INBOX_BODY = 1024 * 1024;
 /** C25: verified POSTs per remote host and window (senders retry 429, so a flood queues up on their side). */
@@ -24,6 +24,12 @@ export interface VerifiedInbox {
 }
 
 const unauthorized = (msg: string) => new ApiError(401, msg);
+/**
+ * The one answer for a signature that does not verify, whatever the reason behind it: the key could not be fetched
+ * (unreachable host, refused address, HTML, timeout ...), its owner does not confirm it, or the bytes do not verify.
+ * Echoing the fetch error would let any caller probe what the server can reach (its network, its timing of hosts).
+ */
+const invalidSignature = () => unauthorized("Verification failed");
 
 /** Thrown for activities answered 202 without verification or processing (see unknownActorSelfActivity). */
 export class AcceptWithoutProcessing extends Error {}
@@ -59,17 +65,17 @@ async function keyOwner(db: DB, cfg: Config, keyId: string, refresh: boolean): P
   let owner: AccountRow;
   try {
     owner = await resolveActor(db, cfg, actorUri, { refresh: true });
-  } catch (e) {
-    throw unauthorized(e instanceof ResolveError ? `Unable to fetch key ${keyId}: ${e.message}` : `Unable to fetch key ${keyId}`);
+  } catch {
+    throw invalidSignature();
   }
-  if (owner.publicKeyId !== keyId || !owner.publicKeyPem) throw unauthorized("Key owner does not confirm the key");
+  if (owner.publicKeyId !== keyId || !owner.publicKeyPem) throw invalidSignature();
   return owner;
 }
 
 export async function verifyInboxRequest(db: DB, cfg: Config, req: Request): Promise<VerifiedInbox> {
   const declared = Number(req.headers.get("content-length") ?? "NaN");
   if (Number.isFinite(declared) && declared > MAX_INBOX_BODY) throw new ApiError(413, "Payload too large");
-  let sig;
+  let sig: ParsedSignature;
   try {
     sig = parseSignatureHeader(req.headers.get("signature"));
   } catch (e) {
@@ -95,7 +101,7 @@ export async function verifyInboxRequest(db: DB, cfg: Config, req: Request): Pro
     signer = await keyOwner(db, cfg, sig.keyId, true);
     ok = await verifyWithKey(strings, sig, signer.publicKeyPem!);
   }
-  if (!ok) throw unauthorized("Verification failed");
+  if (!ok) throw invalidSignature();
   if (!signer.domain) throw unauthorized("Local keys do not sign inbound requests");
   if (await isDomainSuspended(db, signer.domain)) throw new ApiError(403, "Request from disallowed domain");
 

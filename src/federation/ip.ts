@@ -53,7 +53,8 @@ function inV4(ip: number[], net: number[], bits: number): boolean {
   return ((v4ToInt(ip) & mask) >>> 0) === ((v4ToInt(net) & mask) >>> 0);
 }
 
-export function isLoopback(host: string): boolean {
+export function isLoopback(rawHost: string): boolean {
+  const host = canonicalHostname(rawHost);
   const v4 = parseIPv4(host);
   if (v4) return v4[0] === 127;
   const v6 = parseIPv6(host);
@@ -92,4 +93,58 @@ export function isBlockedAddress(host: string): boolean {
 
 export function isIpLiteral(host: string): boolean {
   return parseIPv4(host) !== null || (host.startsWith("[") && parseIPv6(host) !== null);
+}
+
+/**
+ * A hostname as DNS sees it: lower case, without the trailing dots that make it "fully qualified" (`localhost.` and
+ * `127.0.0.1.` name the same machine as `localhost` and `127.0.0.1`). Every name check works on this form.
+ */
+export function canonicalHostname(host: string): string {
+  return host.toLowerCase().replace(/\.+$/, "");
+}
+
+/**
+ * Top-level names that only resolve inside a network (RFC 6761/6762/8375, cloud and router conventions) or not on the
+ * Internet at all. `.test` and `.example` are left alone: they resolve nowhere, and tests federate with them.
+ */
+const INTERNAL_TLDS = new Set([
+  "localhost", "local", "localdomain", "internal", "intranet", "lan", "home", "corp", "private", "priv", "domain",
+  "arpa", "onion", "i2p", "alt", "invalid", "svc", "cluster", "kubernetes",
+]);
+
+/** Names of cloud metadata services that are reachable under more than an internal suffix. */
+const METADATA_NAMES = new Set(["metadata", "instance-data", "metadata.google.internal", "metadata.goog", "metadata.azure.com", "metadata.tencentyun.com"]);
+
+/** An IPv4 address written into a name (`127.0.0.1.nip.io`, `www-10-0-0-1.sslip.io`, `7f000001.nip.io`), or null. */
+function embeddedIPv4(host: string): number[][] {
+  const found: number[][] = [];
+  const re = /(?:^|[.-])(\d{1,3})[.-](\d{1,3})[.-](\d{1,3})[.-](\d{1,3})(?=$|[.-])/g;
+  for (let m = re.exec(host); m; m = re.exec(host)) {
+    const p = m.slice(1, 5).map(Number);
+    if (p.every((x) => x <= 255)) found.push(p);
+    re.lastIndex = m.index + 1; // overlapping spellings (1.2.3.4.5)
+  }
+  for (const label of host.split(".")) {
+    if (/^[0-9a-f]{8}$/.test(label)) {
+      const n = parseInt(label, 16);
+      found.push([n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255]);
+    }
+  }
+  return found;
+}
+
+/**
+ * Why a host name (not an IP literal) must not be fetched, or null when it may be: names of this machine, single
+ * labels (resolved through the local search domain), internal suffixes, metadata services, and public wildcard-DNS
+ * names that spell a private address.
+ */
+export function internalNameReason(rawHost: string): string | null {
+  const host = canonicalHostname(rawHost);
+  if (!host) return "empty host";
+  if (!host.includes(".")) return "single-label host not allowed";
+  const tld = host.slice(host.lastIndexOf(".") + 1);
+  if (INTERNAL_TLDS.has(tld)) return "host not allowed";
+  if (METADATA_NAMES.has(host)) return "host not allowed";
+  if (embeddedIPv4(host).some(isBlockedIPv4)) return "host spells a private address";
+  return null;
 }

@@ -25,6 +25,7 @@ import { instanceActorAccount } from "./instance-actor";
 import { storeInboxItem } from "./inbox-process";
 import { renderNote, withContext } from "./note-doc";
 import { isTombstoned } from "./remote-statuses";
+import type { AccountRow } from "../oauth/viewer";
 
 const r = new Hono<AppEnv>();
 
@@ -32,6 +33,22 @@ const ap = (c: Context<AppEnv>, body: unknown, status = 200) =>
   c.body(JSON.stringify(body), status as 200, { "content-type": AP_CONTENT_TYPE, vary: "Accept", "cache-control": "max-age=60" });
 
 const apNotFound = (c: Context<AppEnv>) => c.json({ error: "Record not found" }, 404);
+
+/**
+ * Mastodon's AccountOwnedConcern for a staff suspension (reversible, data kept): everything the account owns answers
+ * 403 (statuses, their activities, outbox, followers, following, featured collections), cacheable for 3 minutes.
+ * Only the actor itself stays served, marked `suspended` and blanked (actorResponse), so other servers keep its key.
+ */
+const apSuspended = (c: Context<AppEnv>) =>
+  c.json({ error: "This action is not allowed" }, 403, { "cache-control": "public, max-age=180", vary: "Accept" });
+
+/** A local account whose collections and statuses may be served, or the response that replaces them. */
+async function ownerOrRefusal(c: Context<AppEnv>, username: string): Promise<{ account: AccountRow } | { refusal: Response }> {
+  const account = await localAccountByUsername(c.get("db"), username);
+  if (!account) return { refusal: apNotFound(c) };
+  if (account.suspendedAt) return { refusal: apSuspended(c) };
+  return { account };
+}
 
 async function actorResponse(c: Context<AppEnv>, username: string) {
   const db = c.get("db");
@@ -58,21 +75,28 @@ r.get("/users/:username", async (c) => {
   return c.redirect(`/@${username}`, 302);
 });
 
-r.get("/@:username", async (c: Context<AppEnv>, next: Next) => {
+// Hono reads a parameter only at the start of a segment, so `/@name` is matched with a pattern (as web/routes.tsx does).
+r.get("/:handle{@[^/]+}", async (c: Context<AppEnv>, next: Next) => {
   if (!wantsActivityJson(c.req.header("accept"))) return next();
-  return actorResponse(c, c.req.param("username")!);
+  return actorResponse(c, c.req.param("handle")!.slice(1));
 });
 
 async function noteResponse(c: Context<AppEnv>, username: string, rawId: string, activity: boolean) {
   const db = c.get("db");
   const cfg = c.get("config");
   const id = parseId(rawId);
-  const account = await localAccountByUsername(db, username);
-  if (!id || !account) return apNotFound(c);
+  if (!id) return apNotFound(c);
+  const owner = await ownerOrRefusal(c, username);
+  if ("refusal" in owner) {
+    // A deleted status of an account that is gone too is still a Tombstone, never a bare 404 that invites a refetch.
+    if (owner.refusal.status === 404 && (await isTombstoned(db, statusUri(cfg, username, id)))) return tombstone(c, statusUri(cfg, username, id));
+    return owner.refusal;
+  }
+  const { account } = owner;
   const status = await localStatus(db, account.id, id);
   if (!status) {
     const uri = statusUri(cfg, account.username, id);
-    if (await isTombstoned(db, uri)) return ap(c, { "@context": AS, id: uri, type: "Tombstone" }, 410);
+    if (await isTombstoned(db, uri)) return tombstone(c, uri);
     return apNotFound(c);
   }
   if (status.reblogOfId || (status.visibility !== "public" && status.visibility !== "unlisted")) return apNotFound(c);
@@ -82,6 +106,8 @@ async function noteResponse(c: Context<AppEnv>, username: string, rawId: string,
   return ap(c, activity ? createActivity(note) : withContext(note));
 }
 
+const tombstone = (c: Context<AppEnv>, uri: string) => ap(c, { "@context": AS, id: uri, type: "Tombstone" }, 410);
+
 r.get("/users/:username/statuses/:id", async (c) => {
   if (!wantsActivityJson(c.req.header("accept"))) return c.redirect(`/@${c.req.param("username")}/${c.req.param("id")}`, 302);
   return noteResponse(c, c.req.param("username"), c.req.param("id"), false);
@@ -89,16 +115,17 @@ r.get("/users/:username/statuses/:id", async (c) => {
 
 r.get("/users/:username/statuses/:id/activity", (c) => noteResponse(c, c.req.param("username"), c.req.param("id"), true));
 
-r.get("/@:username/:id", async (c: Context<AppEnv>, next: Next) => {
+r.get("/:handle{@[^/]+}/:id", async (c: Context<AppEnv>, next: Next) => {
   if (!wantsActivityJson(c.req.header("accept"))) return next();
-  return noteResponse(c, c.req.param("username")!, c.req.param("id")!, false);
+  return noteResponse(c, c.req.param("handle")!.slice(1), c.req.param("id")!, false);
 });
 
 r.get("/users/:username/outbox", async (c) => {
   const db = c.get("db");
   const cfg = c.get("config");
-  const account = await localAccountByUsername(db, c.req.param("username"));
-  if (!account) return apNotFound(c);
+  const owner = await ownerOrRefusal(c, c.req.param("username"));
+  if ("refusal" in owner) return owner.refusal;
+  const { account } = owner;
   const base = `${accountUri(cfg, account.username)}/outbox`;
   if (c.req.query("page") !== "true") {
     return ap(c, { "@context": AS, id: base, type: "OrderedCollection", totalItems: account.statusesCount, first: `${base}?page=true`, last: `${base}?min_id=0&page=true` });
@@ -115,8 +142,9 @@ r.get("/users/:username/outbox", async (c) => {
 for (const which of ["followers", "following"] as const) {
   r.get(`/users/:username/${which}`, async (c) => {
     const db = c.get("db");
-    const account = await localAccountByUsername(db, c.req.param("username"));
-    if (!account) return apNotFound(c);
+    const owner = await ownerOrRefusal(c, c.req.param("username"));
+    if ("refusal" in owner) return owner.refusal;
+    const { account } = owner;
     const base = `${account.uri}/${which}`;
     const total = which === "followers" ? account.followersCount : account.followingCount;
     const pageNo = Number(c.req.query("page") ?? "0");
@@ -135,8 +163,9 @@ for (const which of ["followers", "following"] as const) {
 r.get("/users/:username/collections/featured", async (c) => {
   const db = c.get("db");
   const cfg = c.get("config");
-  const account = await localAccountByUsername(db, c.req.param("username"));
-  if (!account) return apNotFound(c);
+  const owner = await ownerOrRefusal(c, c.req.param("username"));
+  if ("refusal" in owner) return owner.refusal;
+  const { account } = owner;
   const ids = await pinnedStatusIds(db, account.id);
   const bundle = await loadStatusBundle(db, ids, null);
   const items = ids.map((id) => renderNote(cfg, bundle, id)).filter(Boolean);
@@ -146,8 +175,9 @@ r.get("/users/:username/collections/featured", async (c) => {
 r.get("/users/:username/collections/tags", async (c) => {
   const db = c.get("db");
   const cfg = c.get("config");
-  const account = await localAccountByUsername(db, c.req.param("username"));
-  if (!account) return apNotFound(c);
+  const owner = await ownerOrRefusal(c, c.req.param("username"));
+  if ("refusal" in owner) return owner.refusal;
+  const { account } = owner;
   const names = await featuredTagNames(db, account.id);
   return ap(c, {
     "@context": AS,

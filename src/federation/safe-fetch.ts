@@ -1,11 +1,13 @@
 // The ONE outbound fetch for everything remote (actors, keys, objects, WebFinger, media, push endpoints). Workers'
 // fetch() gives no DNS hook, so the guard validates the URL itself (security §2.1 "Workers translation"): http(s)
-// only, no userinfo, no CR/LF, IP literals in every spelling checked against the denylist, local-ish names refused,
+// only, no userinfo, no CR/LF, IP literals in every spelling checked against the denylist, names of this machine or of
+// an internal network refused in every spelling (trailing dots, single labels, internal suffixes, metadata services,
+// wildcard-DNS names that spell a private address: ip.ts internalNameReason),
 // ports 80/443 only, our own host never fetched, redirects followed by hand (≤3, each re-validated, no https→http
 // downgrade), 30 s total, and the body counted while streaming (decompressed) against a cap.
 // `allowLoopback` (config ALLOW_LOOPBACK_FETCH, off by default) lets tests federate between processes on 127.0.0.1.
 import { readCapped } from "../lib/capped-body";
-import { isBlockedAddress, isIpLiteral, isLoopback } from "./ip";
+import { canonicalHostname, internalNameReason, isBlockedAddress, isIpLiteral, isLoopback } from "./ip";
 
 export class FetchRefused extends Error {
   constructor(readonly reason: string) {
@@ -26,8 +28,6 @@ export interface SafeFetchOptions {
   sign?: (req: Request) => Promise<Request>;
 }
 
-const LOCAL_SUFFIXES = [".localhost", ".local", ".internal", ".onion", ".i2p", ".home.arpa", ".lan"];
-
 /** Validates a URL for outbound use; throws FetchRefused. */
 export function checkUrl(raw: string, opts: Pick<SafeFetchOptions, "ownHosts" | "allowLoopback"> = {}): URL {
   if (raw.length > 2048) throw new FetchRefused("URL too long");
@@ -40,18 +40,22 @@ export function checkUrl(raw: string, opts: Pick<SafeFetchOptions, "ownHosts" | 
   }
   if (u.protocol !== "https:" && u.protocol !== "http:") throw new FetchRefused("scheme not allowed");
   if (u.username || u.password || raw.slice(0, raw.indexOf(u.host) + 1).includes("@")) throw new FetchRefused("userinfo not allowed");
-  const host = u.hostname.toLowerCase();
+  // One spelling from here on: `localhost.`, `Intranet.` and `127.0.0.1.` are judged (and fetched) without the dot.
+  const host = canonicalHostname(u.hostname);
+  if (!host) throw new FetchRefused("invalid URL");
+  if (host !== u.hostname) u.hostname = host;
   const loopbackOk = !!opts.allowLoopback && isLoopback(host);
   if (!loopbackOk) {
     if (isIpLiteral(host) || /^[\d.]+$/.test(host)) {
       if (isBlockedAddress(host)) throw new FetchRefused("address not allowed");
     } else {
-      if (host === "localhost" || LOCAL_SUFFIXES.some((s) => host.endsWith(s))) throw new FetchRefused("host not allowed");
-      if (!host.includes(".")) throw new FetchRefused("single-label host not allowed");
+      const why = internalNameReason(host);
+      if (why) throw new FetchRefused(why);
     }
     if (u.port && u.port !== "80" && u.port !== "443") throw new FetchRefused("port not allowed");
   }
-  if (opts.ownHosts?.some((h) => h.toLowerCase() === u.host.toLowerCase())) throw new FetchRefused("own host");
+  const hostPort = u.port ? `${host}:${u.port}` : host;
+  if (opts.ownHosts?.some((h) => canonicalHostname(h) === hostPort)) throw new FetchRefused("own host");
   return u;
 }
 

@@ -11,27 +11,43 @@ export interface ParsedSignature {
   algorithm: string | null;
   headers: string[];
   signature: string;
-  created: number | null;
-  expires: number | null;
+  /** The `created` / `expires` parameters as sent; they count only when `headers` covers `(created)` / `(expires)`. */
+  created: string | null;
+  expires: string | null;
 }
 
 const MAX_SKEW_FUTURE_MS = 60 * 60 * 1000; // created at most 1 h in the future
-const MAX_AGE_MS = 65 * 60 * 1000; // expires = created + 5 min, plus 1 h clock-skew margin
+const CLOCK_SKEW_MS = 60 * 60 * 1000; // accepted after expiry (Mastodon's CLOCK_SKEW_MARGIN)
+const DEFAULT_LIFETIME_MS = 5 * 60 * 1000; // a signature without a signed (expires) lives 5 min
+const MAX_LIFETIME_MS = 12 * 3600 * 1000; // a signed (expires) never reaches further than 12 h (EXPIRATION_WINDOW_LIMIT)
+
+/** The parameters that mean something here; any other parameter is ignored, whatever it says and however often. */
+const KNOWN_PARAMS = new Set(["keyid", "signature", "algorithm", "headers", "created", "expires"]);
+const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
+// RFC 9110 auth-param: token BWS "=" BWS ( token / quoted-string ), separated by commas.
+const PARAM = new RegExp(`[ \\t]*(${TOKEN})[ \\t]*=[ \\t]*(?:"((?:[^"\\\\]|\\\\.)*)"|(${TOKEN}))[ \\t]*(?:,|$)`, "y");
 
 export function parseSignatureHeader(value: string | null): ParsedSignature {
   if (!value) throw new SignatureError("Request not signed");
   if (value.length > 8192) throw new SignatureError("Signature header too long");
   const params = new Map<string, string>();
-  const re = /\s*([a-zA-Z]+)\s*=\s*(?:"([^"]*)"|(\d+))\s*(?:,|$)/y;
+  const repeated = new Set<string>();
   let pos = 0;
-  while (pos < value.length) {
-    re.lastIndex = pos;
-    const m = re.exec(value);
+  for (let n = 0; pos < value.length; n++) {
+    if (n >= 64) throw new SignatureError("Malformed Signature header");
+    PARAM.lastIndex = pos;
+    const m = PARAM.exec(value);
     if (!m) throw new SignatureError("Malformed Signature header");
+    pos = PARAM.lastIndex;
     const key = m[1].toLowerCase();
-    if (params.has(key)) throw new SignatureError("Duplicate parameter in Signature header");
-    params.set(key, m[2] ?? m[3]);
-    pos = re.lastIndex;
+    if (!KNOWN_PARAMS.has(key)) continue;
+    if (params.has(key)) repeated.add(key);
+    params.set(key, m[2] !== undefined ? m[2].replace(/\\(.)/g, "$1") : m[3]);
+  }
+  // A repeated parameter that decides what is verified (key, signature, algorithm, covered headers) is ambiguous:
+  // refused. A repeated created/expires is refused only if it is signed (checkSignedRequest), else it changes nothing.
+  for (const k of ["keyid", "signature", "algorithm", "headers"]) {
+    if (repeated.has(k)) throw new SignatureError("Duplicate parameter in Signature header");
   }
   const keyId = params.get("keyid");
   const signature = params.get("signature");
@@ -39,8 +55,17 @@ export function parseSignatureHeader(value: string | null): ParsedSignature {
   const algorithm = params.get("algorithm") ?? null;
   if (algorithm && !["rsa-sha256", "hs2019"].includes(algorithm.toLowerCase())) throw new SignatureError(`Unsupported signature algorithm ${algorithm}`);
   const headers = (params.get("headers") ?? "date").toLowerCase().split(/\s+/).filter(Boolean);
-  const num = (k: string) => (params.has(k) ? Number(params.get(k)) : null);
-  return { keyId, algorithm, headers, signature, created: num("created"), expires: num("expires") };
+  const raw = (k: string) => (repeated.has(k) ? "" : params.get(k) ?? null); // "" never passes as a time
+  return { keyId, algorithm, headers, signature, created: raw("created"), expires: raw("expires") };
+}
+
+const PSEUDO_HEADERS = new Set(["(request-target)", "(created)", "(expires)"]);
+const HEADER_NAME = new RegExp(`^${TOKEN}$`);
+
+/** Seconds since the epoch as a signature parameter (digits only), in ms; null when not a plausible time. */
+function epochParam(v: string | null): number | null {
+  if (v == null || !/^\d{1,12}$/.test(v)) return null;
+  return Number(v) * 1000;
 }
 
 export interface VerifiableRequest {
@@ -64,10 +89,17 @@ export async function checkSignedRequest(req: VerifiableRequest, sig: ParsedSign
   if (isPost && !h.includes("digest")) throw new SignatureError("Mastodon requires the Digest header to be signed when doing a POST request");
   if (!isPost && !h.includes("host")) throw new SignatureError("Mastodon requires the Host header to be signed when doing a GET request");
 
+  for (const name of h) {
+    if (name.startsWith("(") ? !PSEUDO_HEADERS.has(name) : !HEADER_NAME.test(name)) throw new SignatureError(`Unsupported signed header ${name.slice(0, 64)}`);
+  }
+
+  // The time window is decided only by what the signature covers: `created`/`expires` parameters that are not in
+  // `headers` (or are repeated) change nothing, so an unsigned parameter can never widen the window.
   let created: number;
   if (h.includes("(created)")) {
-    if (sig.created == null || !Number.isFinite(sig.created)) throw new SignatureError("Invalid (created) parameter");
-    created = sig.created * 1000;
+    const t = epochParam(sig.created);
+    if (t == null) throw new SignatureError("Invalid (created) parameter");
+    created = t;
   } else {
     const d = req.headers.get("date");
     const t = d ? Date.parse(d) : NaN;
@@ -75,8 +107,13 @@ export async function checkSignedRequest(req: VerifiableRequest, sig: ParsedSign
     created = t;
   }
   if (created - now > MAX_SKEW_FUTURE_MS) throw new SignatureError("Signed request date outside acceptable time window");
-  const expires = sig.expires != null ? Math.min(sig.expires * 1000, created + 12 * 3600_000) + 3600_000 : created + MAX_AGE_MS;
-  if (now > expires) throw new SignatureError("Signed request date outside acceptable time window");
+  let expires = created + DEFAULT_LIFETIME_MS;
+  if (h.includes("(expires)")) {
+    const t = epochParam(sig.expires);
+    if (t == null) throw new SignatureError("Invalid (expires) parameter");
+    expires = Math.min(t, created + MAX_LIFETIME_MS);
+  }
+  if (now > expires + CLOCK_SKEW_MS) throw new SignatureError("Signed request date outside acceptable time window");
 
   if (h.includes("digest") || isPost) {
     const digest = req.headers.get("digest");

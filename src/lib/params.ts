@@ -10,7 +10,13 @@ export type Params = Record<string, unknown>;
 
 export const MAX_JSON_BODY = 1024 * 1024;
 const MAX_DEPTH = 32;
-const MAX_KEYS = 1000;
+/**
+ * Parameters per request, whatever their shape: pairs of a query, form or multipart body, and array items plus object
+ * members of a JSON body. Counted while parsing, so an over-long list (200,000 `media_ids`) is refused before any
+ * route, schema or query sees it. The largest legitimate list (`id[]` of relationships, capped at 40 later) is far below.
+ */
+export const MAX_PARAMS = 1000;
+const tooManyParams = () => badRequest("Too many parameters");
 
 function setPath(target: Params, key: string, value: unknown): void {
   const m = /^([^[\]]+)((?:\[[^[\]]*\])*)$/.exec(key);
@@ -55,14 +61,19 @@ export function nestPairs(pairs: Iterable<[string, unknown]>): Params {
   const out: Params = Object.create(null);
   let n = 0;
   for (const [k, v] of pairs) {
-    if (++n > MAX_KEYS) throw badRequest("Too many parameters");
+    if (++n > MAX_PARAMS) throw tooManyParams();
     setPath(out, k, v);
   }
   return { ...out };
 }
 
-function jsonDepthExceeds(text: string, max: number): boolean {
+/**
+ * One pass over JSON text, before JSON.parse: the nesting depth, and (when `maxEntries` is given) the number of array
+ * items and object members in the whole document, counted by their separating commas. Returns the limit exceeded.
+ */
+function jsonShapeExceeds(text: string, maxDepth: number, maxEntries: number): "depth" | "entries" | null {
   let depth = 0;
+  let commas = 0;
   let inString = false;
   for (let i = 0; i < text.length; i++) {
     const ch = text.charCodeAt(i);
@@ -72,16 +83,20 @@ function jsonDepthExceeds(text: string, max: number): boolean {
       continue;
     }
     if (ch === 34) inString = true;
-    else if (ch === 91 || ch === 123) {
-      if (++depth > max) return true;
+    else if (ch === 44) {
+      if (++commas >= maxEntries) return "entries";
+    } else if (ch === 91 || ch === 123) {
+      if (++depth > maxDepth) return "depth";
     } else if (ch === 93 || ch === 125) depth--;
   }
-  return false;
+  return null;
 }
 
 /** Parses JSON text with a nesting cap; throws 400 on bad JSON. */
-export function parseJsonText(text: string, maxDepth = MAX_DEPTH): unknown {
-  if (jsonDepthExceeds(text, maxDepth)) throw badRequest("JSON nested too deeply");
+export function parseJsonText(text: string, maxDepth = MAX_DEPTH, maxEntries = Infinity): unknown {
+  const over = jsonShapeExceeds(text, maxDepth, maxEntries);
+  if (over === "depth") throw badRequest("JSON nested too deeply");
+  if (over === "entries") throw tooManyParams();
   try {
     return JSON.parse(text);
   } catch {
@@ -103,6 +118,46 @@ export async function readBodyText(req: Request, limit: number): Promise<string>
 
 function unprocessableEncoding() {
   return new ApiError(422, "Validation failed: Request body is not valid UTF-8");
+}
+
+/**
+ * A multipart body passed through while its parts are counted: once more than `max` parts have started, the stream
+ * errors (`over()` is then true), so workerd's FormData parser never builds a list longer than the parameter cap.
+ * Parts are counted by their delimiter lines (`--boundary`), found across chunk edges.
+ */
+export function countMultipartParts(
+  stream: ReadableStream<Uint8Array> | null,
+  contentType: string,
+  max = MAX_PARAMS,
+): { body: ReadableStream<Uint8Array> | null; over: () => boolean } {
+  const m = /boundary=(?:"([^"]{1,200})"|([^;\s]{1,200}))/i.exec(contentType);
+  if (!stream || !m) return { body: stream, over: () => false };
+  const delim = new TextEncoder().encode(`--${m[1] ?? m[2]}`);
+  let tail = new Uint8Array(0);
+  let parts = 0;
+  let over = false;
+  const body = stream.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, ctl) {
+        const hay = new Uint8Array(tail.length + chunk.length);
+        hay.set(tail);
+        hay.set(chunk, tail.length);
+        for (let i = hay.indexOf(delim[0]); i >= 0 && i + delim.length <= hay.length; i = hay.indexOf(delim[0], i + 1)) {
+          let j = 1;
+          while (j < delim.length && hay[i + j] === delim[j]) j++;
+          // The closing delimiter (`--boundary--`) is counted too: one more than the parts, hence max + 1.
+          if (j === delim.length && ++parts > max + 1) {
+            over = true;
+            ctl.error(tooManyParams());
+            return;
+          }
+        }
+        tail = hay.slice(Math.max(0, hay.length - (delim.length - 1)));
+        ctl.enqueue(chunk);
+      },
+    }),
+  );
+  return { body, over: () => over };
 }
 
 const cache = new WeakMap<Request, Promise<Params>>();
@@ -134,10 +189,12 @@ async function parseRequest(req: Request, url: string, maxBody: number): Promise
     // Counted while streaming: a chunked body has no Content-Length. The original header keeps the boundary's case.
     const counted = cappedStream(req.body, maxBody, () => new ApiError(413, "Payload too large"));
     const headers = { "content-type": req.headers.get("content-type") ?? type };
+    const parts = countMultipartParts(counted.body, headers["content-type"]);
     try {
-      form = await new Request(url, { method: req.method, headers, body: counted.body }).formData();
+      form = await new Request(url, { method: req.method, headers, body: parts.body }).formData();
     } catch {
-      throw counted.over() ? new ApiError(413, "Payload too large") : badRequest("Malformed multipart body");
+      if (counted.over()) throw new ApiError(413, "Payload too large");
+      throw parts.over() ? tooManyParams() : badRequest("Malformed multipart body");
     }
     body = nestPairs(form.entries());
   } else {
@@ -145,7 +202,7 @@ async function parseRequest(req: Request, url: string, maxBody: number): Promise
     const text = await readBodyText(req, Math.min(maxBody, MAX_JSON_BODY));
     if (text.trim() === "") body = {};
     else if (type.startsWith("application/json") || type.includes("+json")) {
-      const parsed = parseJsonText(text);
+      const parsed = parseJsonText(text, MAX_DEPTH, MAX_PARAMS);
       if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
         throw new ApiError(422, "Validation failed: The request body must be a JSON object");
       }

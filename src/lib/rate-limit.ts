@@ -29,12 +29,28 @@ export async function enforceRateLimit(c: Ctx, rule: RateRule): Promise<void> {
   throw err;
 }
 
-/** Sign-in attempts, from the form or the password grant: 25 / 5 min per IP and 25 / hour per e-mail (B11). */
-export async function throttleLogin(c: Ctx, email: unknown): Promise<void> {
-  await enforceRateLimit(c, { name: "login_ip", key: clientIp(c), limit: 25, periodSeconds: 5 * 60 });
-  if (typeof email === "string" && email.trim()) {
-    await enforceRateLimit(c, { name: "login_email", key: email.trim().toLowerCase().slice(0, 320), limit: 25, periodSeconds: 3600 });
-  }
+/** Sign-in attempts per client IP, form and password grant together (B11). */
+export const LOGIN_IP_LIMIT = { limit: 25, periodSeconds: 5 * 60 } as const;
+/** Failed sign-ins per e-mail address, whatever the IP (B11). */
+export const LOGIN_EMAIL_FAILURE_LIMIT = { limit: 25, periodSeconds: 3600 } as const;
+
+/**
+ * Every sign-in attempt, from the form or the password grant, counts against its IP before the password is checked:
+ * the 26th in 5 minutes is 429 whatever it carries (the IP is the caller's own budget).
+ */
+export async function throttleLogin(c: Ctx): Promise<void> {
+  await enforceRateLimit(c, { name: "login_ip", key: clientIp(c), ...LOGIN_IP_LIMIT });
+}
+
+/**
+ * A failed sign-in (wrong e-mail or password) counts against the e-mail it named; past 25 failures in an hour it is
+ * answered 429 instead of "invalid". Only failures count and the counter is consulted only after a failure, so
+ * strangers guessing from rotating addresses cannot lock the owner out: the right password always signs in (it is
+ * still refused by the owner's own per-IP budget, never by this one).
+ */
+export async function countLoginFailure(c: Ctx, email: unknown): Promise<void> {
+  if (typeof email !== "string" || !email.trim()) return;
+  await enforceRateLimit(c, { name: "login_email_failures", key: email.trim().toLowerCase().slice(0, 320), ...LOGIN_EMAIL_FAILURE_LIMIT });
 }
 
 /** The client IP: CF-Connecting-IP only (X-Forwarded-For is never trusted); IPv6 grouped by /64. */

@@ -1,12 +1,14 @@
 // Uploads into R2: the real type comes from the bytes (sniff.ts), the key is made here (never from the filename,
 // security F2), and the size, pixel and frame caps are applied before the object is written (F1, F3, F4).
 // There is no image service on Workers, so nothing is resized or transcoded: `small` describes the original, and
-// GIFs stay images (Mastodon turns them into gifv video).
+// GIFs stay images (Mastodon turns them into gifv video). Images are stored without their metadata (EXIF, XMP,
+// IPTC, comments: strip-metadata.ts), as Mastodon's processing drops them.
 import type { Config, Env } from "../env";
 import { toHex } from "../lib/crypto";
 import { unprocessable, validationFailed } from "../lib/errors";
 import { snowflake } from "../lib/ids";
 import { sniff, type Sniffed } from "./sniff";
+import { stripMetadata } from "./strip-metadata";
 
 export const IMAGE_LIMIT = 16 * 1024 * 1024;
 export const VIDEO_LIMIT = 99 * 1024 * 1024;
@@ -35,8 +37,10 @@ export interface StoredFile {
 
 interface Inspected {
   sniffed: Sniffed;
-  /** The whole file when it was read (images); video and audio go to R2 from the Blob without a copy. */
+  /** The whole file, metadata removed, when it was read (images); video and audio go to R2 from the Blob without a copy. */
   bytes: Uint8Array | null;
+  /** Bytes that will be stored. */
+  size: number;
 }
 
 const mb = (n: number) => `${Math.round(n / 1024 / 1024)} MB`;
@@ -57,11 +61,16 @@ export async function inspectFile(file: File, opts: { imagesOnly?: boolean; imag
     bytes = file.size <= HEAD_BYTES ? head : new Uint8Array(await file.arrayBuffer());
     s = sniff(bytes);
     if (!s) throw validationFailed("File content type is invalid");
+    checkCaps(s);
+    // What is stored and described is the stripped file; a file whose structure breaks before its picture is refused.
+    bytes = stripMetadata(bytes, s.mime);
+    s = sniff(bytes);
+    if (!s) throw validationFailed("File content type is invalid");
   } else if (s.ext === "mp4" || s.ext === "mov" || s.ext === "m4a") {
     if (file.size > HEAD_BYTES) s = (await sniffIsoFromBlob(file)) ?? s;
   }
   checkCaps(s);
-  return { sniffed: s, bytes };
+  return { sniffed: s, bytes, size: bytes?.length ?? file.size };
 }
 
 function checkCaps(s: Sniffed): void {
@@ -152,7 +161,7 @@ export async function storeUpload(env: Env, cfg: Config, file: File, purpose: Up
   const x = await inspectFile(file, avatarLike ? { imagesOnly: true, imageLimit: AVATAR_LIMIT } : {});
   const key = uploadKey(purpose, x.sniffed.ext);
   await putInspected(env, key, file, x);
-  return { key, contentType: x.sniffed.mime, size: file.size, type: x.sniffed.kind, meta: buildMeta(x.sniffed) };
+  return { key, contentType: x.sniffed.mime, size: x.size, type: x.sniffed.kind, meta: buildMeta(x.sniffed) };
 }
 
 /** Removes stored objects, ignoring ones already gone. */

@@ -2,7 +2,7 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../context";
 import { readParams } from "../lib/params";
-import { throttleLogin } from "../lib/rate-limit";
+import { countLoginFailure, throttleLogin } from "../lib/rate-limit";
 import { authenticateClient, readClientCredentials } from "../services/oauth-apps";
 import { missingParam, oauthError } from "../services/oauth-errors";
 import { exchangeCode } from "../services/oauth-grants";
@@ -24,7 +24,7 @@ r.post("/token", async (c) => {
   const grantType = str(p.grant_type);
   if (!grantType) throw missingParam("grant_type");
   if (!["authorization_code", "client_credentials", "password"].includes(grantType)) throw oauthError("unsupported_grant_type");
-  if (grantType === "password") await throttleLogin(c, p.username);
+  if (grantType === "password") await throttleLogin(c);
   const app = await authenticateClient(db, readClientCredentials(c.req.header("authorization"), p));
   c.header("Cache-Control", "no-store");
   c.header("Pragma", "no-cache");
@@ -33,7 +33,7 @@ r.post("/token", async (c) => {
     return c.json(renderToken(t));
   }
   if (grantType === "client_credentials") return c.json(renderToken(await clientCredentialsGrant(db, secret, app, p.scope)));
-  return c.json(renderToken(await passwordGrant(db, c.get("config"), secret, app, p)));
+  return c.json(renderToken(await passwordGrant(db, c.get("config"), secret, app, p, () => countLoginFailure(c, p.username))));
 });
 
 r.post("/revoke", async (c) => {

@@ -194,16 +194,36 @@ export async function searchAccounts(db: DB, cfg: Config, viewerId: string, s: A
 
 // ---- familiar followers, lists, featured tags ----
 
-/** For each target: the accounts the viewer follows who follow the target. */
+/**
+ * For each target: the accounts the viewer follows who follow the target, i.e. the accounts that both the viewer's
+ * following list and the target's follower list would show this viewer, under the same rules as those lists:
+ * - none when the target's follower list is hidden from the viewer (target suspended, target hides its collections
+ *   from others, target blocks the viewer), as Mastodon's FamiliarFollowersPresenter does for hide_followers;
+ * - never an account that hides its own collections (its following list would not show the target: Mastodon rejects
+ *   `hide_following?` accounts), is suspended, blocks or is blocked by the viewer, or is muted by the viewer.
+ */
 export async function familiarFollowers(db: DB, viewerId: string, targetIds: string[]): Promise<Map<string, AccountRow[]>> {
   const out = new Map<string, AccountRow[]>();
   if (!targetIds.length) return out;
+  const v = padId(viewerId);
+  const hidden = hiddenFromViewer(viewerId, accounts.id);
   const rows = await db
     .select({ target: sql<string>`f2.target_account_id`, account: accounts })
     .from(follows)
     .innerJoin(sql`follows f2`, sql`f2.account_id = ${follows.targetAccountId}`)
     .innerJoin(accounts, eq(accounts.id, follows.targetAccountId))
-    .where(and(eq(follows.accountId, viewerId), sql`f2.target_account_id IN ${idList(targetIds)}`, isNull(accounts.suspendedAt)))
+    .where(
+      and(
+        eq(follows.accountId, viewerId),
+        sql`f2.target_account_id IN ${idList(targetIds)}`,
+        isNull(accounts.suspendedAt),
+        sql`coalesce(${accounts.hideCollections}, 0) = 0`,
+        hidden ? sql`NOT ${hidden}` : undefined,
+        sql`NOT EXISTS (SELECT 1 FROM accounts ft WHERE ft.id = f2.target_account_id
+          AND (ft.suspended_at IS NOT NULL OR (coalesce(ft.hide_collections, 0) <> 0 AND ft.id <> ${v})))`,
+        sql`NOT EXISTS (SELECT 1 FROM blocks fb WHERE fb.account_id = f2.target_account_id AND fb.target_account_id = ${v})`,
+      ),
+    )
     .orderBy(desc(follows.id))
     .limit(40 * 40);
   for (const r of rows) {

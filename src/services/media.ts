@@ -71,7 +71,7 @@ export async function createMedia(db: DB, env: Env, accountId: string, input: Me
       type: x.sniffed.kind,
       fileKey: key,
       contentType: x.sniffed.mime,
-      fileSize: input.file.size,
+      fileSize: x.size,
       remoteUrl: null,
       previewKey,
       previewRemoteUrl: null,

@@ -66,12 +66,17 @@ export async function passwordGrant(
   secret: string,
   app: AppRow,
   p: { username?: unknown; password?: unknown; scope?: unknown },
+  /** Called when the e-mail or password is wrong (not for a refused account), before `invalid_grant`; may throw 429. */
+  onInvalidCredentials?: () => Promise<void>,
 ): Promise<IssuedToken> {
   if (typeof p.username !== "string" || !p.username) throw missingParam("username");
   if (typeof p.password !== "string" || !p.password) throw missingParam("password");
   const scopes = resolveScopes(p.scope, app);
   const r = await checkLogin(db, cfg, secret, p.username, p.password);
-  if (!r.ok) throw oauthError("invalid_grant");
+  if (!r.ok) {
+    if (r.reason === "invalid") await onInvalidCredentials?.();
+    throw oauthError("invalid_grant");
+  }
   return issueToken(db, secret, { applicationId: app.id, userId: r.user.userId, scopes });
 }
 

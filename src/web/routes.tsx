@@ -8,7 +8,7 @@ import { renderStatus, renderStatuses } from "../entities/status";
 import { ApiError } from "../lib/errors";
 import { parseId } from "../lib/ids";
 import { readParams } from "../lib/params";
-import { throttleLogin } from "../lib/rate-limit";
+import { countLoginFailure, throttleLogin } from "../lib/rate-limit";
 import { ALL_SCOPES } from "../oauth/scopes";
 import { checkLogin, type LoginRefusal } from "../services/oauth-token";
 import { createOwner, ownerExists } from "../services/registration";
@@ -76,15 +76,26 @@ r.post("/auth/sign_in", async (c) => {
   if (!preSessionCsrfValid(c, p.csrf)) return csrfRefused(c);
   const email = str(p.email).slice(0, 320);
   const returnTo = safeReturnTo(p.return_to);
-  try {
-    await throttleLogin(c, email);
-  } catch (e) {
+  const tooMany = (e: unknown) => {
     if (!(e instanceof ApiError) || e.status !== 429) throw e;
     for (const [k, v] of Object.entries(e.headers ?? {})) c.header(k, v);
     return page(c, <MessagePage siteTitle={title(c)} title="Too many attempts" message="Too many sign-in attempts. Please wait a few minutes and try again." />, 429);
+  };
+  try {
+    await throttleLogin(c);
+  } catch (e) {
+    return tooMany(e);
   }
   const result = await checkLogin(c.get("db"), c.get("config"), c.env.SECRET_KEY_BASE ?? "", email, str(p.password));
   if (!result.ok) {
+    // Only a wrong e-mail or password counts against the e-mail (never a success: see countLoginFailure).
+    if (result.reason === "invalid") {
+      try {
+        await countLoginFailure(c, email);
+      } catch (e) {
+        return tooMany(e);
+      }
+    }
     return page(c, <SignInPage siteTitle={title(c)} csrf={preSessionCsrf(c)} returnTo={returnTo} email={email} error={REFUSALS[result.reason]} />, 401);
   }
   const old = await currentSession(c);

@@ -27,7 +27,7 @@ describe("client_credentials", () => {
       scopes: ["read", "write", "follow", "push"],
       redirect_uri: "https://app.example/cb",
       redirect_uris: ["https://app.example/cb"],
-      vapid_key: env.VAPID_PUBLIC_KEY ?? "",
+      vapid_key: (await api().get("/api/v2/instance")).body.configuration.vapid.public_key,
     });
     const row = await env.DB.prepare("SELECT user_id FROM oauth_access_tokens WHERE application_id = ?").bind(app.id.padStart(20, "0")).first<{ user_id: string | null }>();
     expect(row!.user_id).toBeNull();

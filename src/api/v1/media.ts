@@ -6,7 +6,7 @@ import type { AppEnv, Ctx } from "../../context";
 import { renderMedia } from "../../entities/media";
 import { ApiError, badRequest, notFound } from "../../lib/errors";
 import { parseId } from "../../lib/ids";
-import { nestPairs, parseWith, readParams, zStr, type Params } from "../../lib/params";
+import { countMultipartParts, nestPairs, parseWith, readParams, zStr, type Params } from "../../lib/params";
 import { enforceRateLimit } from "../../lib/rate-limit";
 import { UPLOAD_BODY_LIMIT } from "../../media/store";
 import { me, requireUser } from "../../oauth/guard";
@@ -54,10 +54,12 @@ async function readUpload(c: Ctx): Promise<Params> {
       },
     }),
   );
+  const parts = countMultipartParts(counted, type);
   let form: FormData;
   try {
-    form = await new Request(c.req.url, { method: "POST", headers: { "content-type": type }, body: counted }).formData();
+    form = await new Request(c.req.url, { method: "POST", headers: { "content-type": type }, body: parts.body }).formData();
   } catch {
+    if (parts.over()) throw badRequest("Too many parameters");
     throw over ? tooLarge() : badRequest("Malformed multipart body");
   }
   return { ...nestPairs(new URL(c.req.url).searchParams.entries()), ...nestPairs(form.entries()) };

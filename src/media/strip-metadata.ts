@@ -1,0 +1,375 @@
+// Metadata removal for uploaded images: a photo must not carry its GPS position, camera serial, editing history or
+// author's name to everyone who sees it. There is no decoder on Workers, so this rewrites the container: it keeps the
+// segments and chunks that draw the picture (pixels, palettes, colour profiles, animation) and drops everything else.
+// Keeping is by allow-list, so a metadata block nobody thought of is dropped too.
+//
+// Orientation: Mastodon rotates the pixels (libvips autorotate) and then drops EXIF. Without a decoder the pixels
+// cannot turn, so when the original says it is rotated or mirrored (EXIF Orientation 2–8), a minimal EXIF holding that
+// one tag and nothing else is written back; viewers then show the picture the way the camera meant, and sniff.ts
+// reports the upright dimensions as before.
+//
+// Broken structure never lets anything through unread: the output stops where the structure stops (a truncated file
+// stays truncated, trailing bytes after the image's end are dropped).
+
+const u16be = (b: Uint8Array, o: number) => (b[o] << 8) | b[o + 1];
+const u16le = (b: Uint8Array, o: number) => b[o] | (b[o + 1] << 8);
+const u32be = (b: Uint8Array, o: number) => ((b[o] << 24) | (b[o + 1] << 16) | (b[o + 2] << 8) | b[o + 3]) >>> 0;
+const u32le = (b: Uint8Array, o: number) => ((b[o + 3] << 24) | (b[o + 2] << 16) | (b[o + 1] << 8) | b[o]) >>> 0;
+const ascii = (b: Uint8Array, o: number, n: number) =>
+  o >= 0 && o + n <= b.length ? String.fromCharCode(...b.subarray(o, o + n)) : "";
+
+/** Collects byte runs and joins them once. */
+class Out {
+  private parts: Uint8Array[] = [];
+  length = 0;
+  push(p: Uint8Array | number[]): void {
+    const a = p instanceof Uint8Array ? p : Uint8Array.from(p);
+    this.parts.push(a);
+    this.length += a.length;
+  }
+  bytes(): Uint8Array {
+    const out = new Uint8Array(this.length);
+    let o = 0;
+    for (const p of this.parts) {
+      out.set(p, o);
+      o += p.length;
+    }
+    return out;
+  }
+}
+
+/**
+ * `bytes` without metadata, for the image types sniff.ts accepts (JPEG, PNG, WebP, GIF); other types are returned as
+ * they are.
+ */
+export function stripMetadata(bytes: Uint8Array, mime: string): Uint8Array {
+  switch (mime) {
+    case "image/jpeg":
+      return stripJpeg(bytes);
+    case "image/png":
+      return stripPng(bytes);
+    case "image/webp":
+      return stripWebp(bytes);
+    case "image/gif":
+      return stripGif(bytes);
+    default:
+      return bytes;
+  }
+}
+
+// ---- EXIF Orientation: read it from any TIFF structure, write a TIFF holding only it ----
+
+/** Orientation (tag 0x0112 of IFD0) of a TIFF structure at `t`, or 1 when absent or unreadable. */
+export function tiffOrientation(b: Uint8Array, t: number, end = b.length): number {
+  const order = ascii(b, t, 2);
+  if (order !== "II" && order !== "MM") return 1;
+  const le = order === "II";
+  const r16 = (x: number) => (le ? u16le(b, x) : u16be(b, x));
+  const r32 = (x: number) => (le ? u32le(b, x) : u32be(b, x));
+  if (t + 8 > end || r16(t + 2) !== 42) return 1;
+  const ifd = t + r32(t + 4);
+  if (ifd + 2 > end) return 1;
+  const n = Math.min(r16(ifd), 512);
+  for (let i = 0; i < n; i++) {
+    const e = ifd + 2 + i * 12;
+    if (e + 12 > end) break;
+    if (r16(e) === 0x0112) {
+      const v = r16(e + 8);
+      return v >= 1 && v <= 8 ? v : 1;
+    }
+  }
+  return 1;
+}
+
+/** A big-endian TIFF structure with one IFD holding one entry: Orientation. */
+export function orientationTiff(orientation: number): Uint8Array {
+  return Uint8Array.from([
+    0x4d, 0x4d, 0x00, 0x2a, 0x00, 0x00, 0x00, 0x08, // "MM", 42, IFD0 at 8
+    0x00, 0x01, // one entry
+    0x01, 0x12, 0x00, 0x03, 0x00, 0x00, 0x00, 0x01, (orientation >> 8) & 0xff, orientation & 0xff, 0x00, 0x00, // SHORT ×1
+    0x00, 0x00, 0x00, 0x00, // no next IFD
+  ]);
+}
+
+const EXIF_HEADER = [0x45, 0x78, 0x69, 0x66, 0x00, 0x00]; // "Exif\0\0"
+
+// ---- JPEG ----
+
+/** Standalone markers: no length field. */
+const standalone = (m: number) => m === 0x01 || (m >= 0xd0 && m <= 0xd8);
+
+function keepJpegSegment(marker: number, b: Uint8Array, payload: number): boolean {
+  if (marker >= 0xe0 && marker <= 0xef) {
+    // APP0 JFIF (not the JFXX thumbnail extension), APP2 ICC profile chunks, APP14 Adobe (colour transform).
+    if (marker === 0xe0) return ascii(b, payload, 5) === "JFIF\0";
+    if (marker === 0xe2) return ascii(b, payload, 12) === "ICC_PROFILE\0";
+    if (marker === 0xee) return ascii(b, payload, 5) === "Adobe";
+    return false; // APP1 Exif/XMP, APP13 IPTC/Photoshop, MPF, Ducky, Samsung and vendor blocks
+  }
+  if (marker === 0xfe) return false; // COM
+  // Frame, table, scan and restart-interval segments (SOFn, DHT, DAC, SOS, DQT, DNL, DRI, DHP, EXP) draw the picture;
+  // the JPEG extension range (F0–FD) and anything else unknown carries no picture a baseline decoder reads.
+  return (marker >= 0xc0 && marker <= 0xcf) || (marker >= 0xda && marker <= 0xdf);
+}
+
+/** The JFIF APP0 without its embedded thumbnail (a thumbnail can show what a crop removed). */
+function jfifWithoutThumbnail(b: Uint8Array, payload: number): Uint8Array {
+  const head = b.subarray(payload, payload + 12); // "JFIF\0", version, units, densities
+  return Uint8Array.from([0xff, 0xe0, 0x00, 0x10, ...head, 0x00, 0x00]);
+}
+
+function stripJpeg(b: Uint8Array): Uint8Array {
+  if (b.length < 4 || b[0] !== 0xff || b[1] !== 0xd8) return b.subarray(0, 0);
+  const out = new Out();
+  out.push([0xff, 0xd8]);
+  let orientation = 1;
+  let exifAt = -1; // where the first Exif APP1 was: the minimal one goes there
+  const minimalExif = new Out();
+  let o = 2;
+  while (o + 2 <= b.length) {
+    if (b[o] !== 0xff) break; // structure lost: stop here
+    let m = b[o + 1];
+    while (m === 0xff && o + 2 < b.length) {
+      o++; // fill bytes before a marker
+      m = b[o + 1];
+    }
+    if (m === 0xd9) {
+      out.push([0xff, 0xd9]);
+      break; // trailing bytes (appended files, MPF secondary images with their own EXIF) are dropped
+    }
+    if (standalone(m)) {
+      out.push([0xff, m]);
+      o += 2;
+      continue;
+    }
+    if (o + 4 > b.length) break;
+    const len = u16be(b, o + 2);
+    if (len < 2 || o + 2 + len > b.length) break;
+    const payload = o + 4;
+    const end = o + 2 + len;
+    if (m === 0xe1 && orientation === 1 && ascii(b, payload, 6) === "Exif\0\0") {
+      orientation = tiffOrientation(b, payload + 6, end);
+      if (exifAt < 0) exifAt = out.length;
+    }
+    if (m === 0xe0 && ascii(b, payload, 5) === "JFIF\0" && len > 16) out.push(jfifWithoutThumbnail(b, payload));
+    else if (keepJpegSegment(m, b, payload)) out.push(b.subarray(o, end));
+    o = end;
+    if (m === 0xda) {
+      // Entropy-coded data runs to the next marker that is neither a stuffed 0xFF00 nor a restart marker.
+      let p = o;
+      while (p < b.length) {
+        if (b[p] === 0xff) {
+          let q = p + 1;
+          while (q < b.length && b[q] === 0xff) q++;
+          if (q >= b.length) break;
+          const next = b[q];
+          if (next === 0x00 || (next >= 0xd0 && next <= 0xd7)) {
+            p = q + 1;
+            continue;
+          }
+          break;
+        }
+        p++;
+      }
+      out.push(b.subarray(o, Math.min(p, b.length)));
+      o = p;
+    }
+  }
+  const bytes = out.bytes();
+  if (orientation === 1 || exifAt < 0) return bytes;
+  const tiff = orientationTiff(orientation);
+  const segLen = 2 + EXIF_HEADER.length + tiff.length;
+  minimalExif.push([0xff, 0xe1, (segLen >> 8) & 0xff, segLen & 0xff, ...EXIF_HEADER]);
+  minimalExif.push(tiff);
+  const app1 = minimalExif.bytes();
+  const withExif = new Uint8Array(bytes.length + app1.length);
+  withExif.set(bytes.subarray(0, exifAt));
+  withExif.set(app1, exifAt);
+  withExif.set(bytes.subarray(exifAt), exifAt + app1.length);
+  return withExif;
+}
+
+// ---- PNG ----
+
+/**
+ * Ancillary chunks that change how the picture looks (colour, transparency, gamma, pixel size, animation). Text
+ * (tEXt, zTXt, iTXt), eXIf, tIME and every other ancillary chunk are dropped. Critical chunks (upper-case first
+ * letter) are always kept: a decoder must understand them to draw the image.
+ */
+const PNG_KEEP = new Set([
+  "PLTE", "tRNS", "cHRM", "gAMA", "iCCP", "sBIT", "sRGB", "cICP", "mDCV", "cLLI", "mDCv", "cLLi", "bKGD", "hIST",
+  "pHYs", "sPLT", "acTL", "fcTL", "fdAT",
+]);
+
+const CRC_TABLE = (() => {
+  const t = new Uint32Array(256);
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    t[n] = c >>> 0;
+  }
+  return t;
+})();
+
+function crc32(bytes: Uint8Array): number {
+  let c = 0xffffffff;
+  for (let i = 0; i < bytes.length; i++) c = CRC_TABLE[(c ^ bytes[i]) & 0xff] ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+}
+
+const be32 = (n: number) => [(n >>> 24) & 255, (n >>> 16) & 255, (n >>> 8) & 255, n & 255];
+const le32 = (n: number) => [n & 255, (n >>> 8) & 255, (n >>> 16) & 255, (n >>> 24) & 255];
+
+function pngChunk(type: string, data: Uint8Array): Uint8Array {
+  const td = new Uint8Array(4 + data.length);
+  for (let i = 0; i < 4; i++) td[i] = type.charCodeAt(i);
+  td.set(data, 4);
+  const out = new Uint8Array(12 + data.length);
+  out.set(be32(data.length));
+  out.set(td, 4);
+  out.set(be32(crc32(td)), 8 + data.length);
+  return out;
+}
+
+const isCritical = (type: string) => type.charCodeAt(0) >= 0x41 && type.charCodeAt(0) <= 0x5a;
+
+function stripPng(b: Uint8Array): Uint8Array {
+  const out = new Out();
+  out.push(b.subarray(0, 8));
+  let o = 8;
+  let orientation = 1;
+  let exifAt = -1;
+  while (o + 12 <= b.length) {
+    const len = u32be(b, o);
+    const type = ascii(b, o + 4, 4);
+    const end = o + 12 + len;
+    if (end > b.length || !/^[A-Za-z]{4}$/.test(type)) break;
+    if (type === "eXIf") {
+      if (orientation === 1) orientation = tiffOrientation(b, o + 8, o + 8 + len);
+      if (exifAt < 0) exifAt = out.length;
+    } else if (isCritical(type) || PNG_KEEP.has(type)) {
+      out.push(b.subarray(o, end));
+    }
+    o = end;
+    if (type === "IEND") break; // trailing bytes dropped
+  }
+  const bytes = out.bytes();
+  if (orientation === 1 || exifAt < 0) return bytes;
+  // eXIf must come before the first IDAT; where the original had it satisfies that for a valid file.
+  const chunk = pngChunk("eXIf", orientationTiff(orientation));
+  const withExif = new Uint8Array(bytes.length + chunk.length);
+  withExif.set(bytes.subarray(0, exifAt));
+  withExif.set(chunk, exifAt);
+  withExif.set(bytes.subarray(exifAt), exifAt + chunk.length);
+  return withExif;
+}
+
+// ---- WebP ----
+
+/**
+ * Chunks that draw the picture. EXIF, XMP and unknown chunks are dropped. A simple-format file (no VP8X) may not
+ * hold EXIF at all, so an orientation found there is not kept: viewers ignore it in that format anyway.
+ */
+const WEBP_KEEP = new Set(["VP8 ", "VP8L", "VP8X", "ALPH", "ANIM", "ANMF", "ICCP"]);
+const VP8X_ICC = 0x20;
+const VP8X_EXIF = 0x08;
+const VP8X_XMP = 0x04;
+
+function stripWebp(b: Uint8Array): Uint8Array {
+  if (ascii(b, 0, 4) !== "RIFF" || ascii(b, 8, 4) !== "WEBP") return b.subarray(0, 0);
+  const riffEnd = Math.min(b.length, 8 + u32le(b, 4));
+  const chunks: Uint8Array[] = [];
+  let vp8x: Uint8Array | null = null;
+  let orientation = 1;
+  let hasIcc = false;
+  let o = 12;
+  while (o + 8 <= riffEnd) {
+    const type = ascii(b, o, 4);
+    const len = u32le(b, o + 4);
+    const end = o + 8 + len;
+    if (end > riffEnd) break;
+    const padded = Math.min(riffEnd, end + (len & 1));
+    if (type === "EXIF" && orientation === 1) {
+      // The payload is a TIFF structure; some writers put JPEG's "Exif\0\0" before it.
+      const t = ascii(b, o + 8, 6) === "Exif\0\0" ? o + 14 : o + 8;
+      orientation = tiffOrientation(b, t, end);
+    }
+    if (WEBP_KEEP.has(type)) {
+      const chunk = new Uint8Array(8 + len + (len & 1)); // padding byte written as 0
+      chunk.set(b.subarray(o, end));
+      if (type === "VP8X") vp8x = chunk;
+      if (type === "ICCP") hasIcc = true;
+      chunks.push(chunk);
+    }
+    o = padded;
+  }
+  if (vp8x && vp8x.length >= 18) {
+    // Flags say what the file holds: EXIF only when the minimal one is written, never XMP.
+    let flags = vp8x[8] & ~(VP8X_EXIF | VP8X_XMP | VP8X_ICC);
+    if (hasIcc) flags |= VP8X_ICC;
+    if (orientation !== 1) {
+      flags |= VP8X_EXIF;
+      const tiff = orientationTiff(orientation);
+      const exif = new Uint8Array(8 + tiff.length);
+      exif.set([0x45, 0x58, 0x49, 0x46, ...le32(tiff.length)]); // "EXIF" (tiff.length is even)
+      exif.set(tiff, 8);
+      chunks.push(exif); // EXIF goes after the image data, as the container spec orders it
+    }
+    vp8x[8] = flags;
+  }
+  const size = 4 + chunks.reduce((n, c) => n + c.length, 0);
+  const out = new Out();
+  out.push([0x52, 0x49, 0x46, 0x46, ...le32(size), 0x57, 0x45, 0x42, 0x50]);
+  for (const c of chunks) out.push(c);
+  return out.bytes();
+}
+
+// ---- GIF ----
+
+/** Application extensions that change playback or colour; XMP and other vendor data are dropped. */
+const GIF_APPS = new Set(["NETSCAPE2.0", "ANIMEXTS1.0", "ICCRGBG1012"]);
+
+/** End of the data sub-blocks starting at `o` (after the terminator), or -1 when truncated. */
+function subBlocksEnd(b: Uint8Array, o: number): number {
+  while (o < b.length) {
+    const n = b[o];
+    if (n === 0) return o + 1;
+    o += n + 1;
+  }
+  return -1;
+}
+
+function stripGif(b: Uint8Array): Uint8Array {
+  if (b.length < 13) return b.subarray(0, 0);
+  let o = 13;
+  if (b[10] & 0x80) o += 3 * (1 << ((b[10] & 7) + 1));
+  if (o > b.length) return b.subarray(0, 0);
+  const out = new Out();
+  out.push(b.subarray(0, o));
+  while (o < b.length) {
+    const block = b[o];
+    if (block === 0x3b) break;
+    if (block === 0x21) {
+      const label = b[o + 1];
+      const end = subBlocksEnd(b, o + 2);
+      if (end < 0) break;
+      const keep = label === 0xf9 || label === 0x01 || (label === 0xff && b[o + 2] === 11 && GIF_APPS.has(ascii(b, o + 3, 11)));
+      if (keep) out.push(b.subarray(o, end)); // comment (FE) and other extensions dropped
+      o = end;
+    } else if (block === 0x2c) {
+      let p = o + 10;
+      if (p > b.length) break;
+      const packed = b[o + 9];
+      if (packed & 0x80) p += 3 * (1 << ((packed & 7) + 1));
+      const end = subBlocksEnd(b, p + 1);
+      if (end < 0) {
+        out.push(b.subarray(o)); // a truncated frame: its own pixel data and nothing after it
+        break;
+      }
+      out.push(b.subarray(o, end));
+      o = end;
+    } else break;
+  }
+  out.push([0x3b]);
+  return out.bytes();
+}
