@@ -49,7 +49,20 @@ export function renderActor(cfg: Config, a: AccountRow, publicKeyPem: string): R
     image: image(cfg, a.headerKey, a.headerKey ? null : DEFAULT_HEADER),
   };
   if (a.suspendedAt) {
-    Object.assign(doc, { suspended: true, name: "", summary: "", attachment: [], tag: [], icon: undefined, image: undefined });
+    // As Mastodon serves a suspended actor: the key and endpoints stay (so others can verify its Update), nothing
+    // personal, and it asks for nothing (not discoverable, not indexable, no follows).
+    Object.assign(doc, {
+      suspended: true,
+      name: "",
+      summary: "",
+      attachment: [],
+      tag: [],
+      icon: undefined,
+      image: undefined,
+      discoverable: false,
+      indexable: false,
+      manuallyApprovesFollowers: true,
+    });
   }
   return doc;
 }

@@ -54,7 +54,7 @@ describe("a suspended local account over ActivityPub", () => {
       expect(actor.status, p).toBe(200);
       expect(actor.text).not.toContain("SECRET");
       const doc = JSON.parse(actor.text);
-      expect(doc).toMatchObject({ id: `${ORIGIN}/users/apsuzy`, suspended: true, summary: "", attachment: [], tag: [] });
+      expect(doc).toMatchObject({ id: `${ORIGIN}/users/apsuzy`, suspended: true, summary: "", attachment: [], tag: [], discoverable: false, indexable: false });
       expect(doc.icon).toBeUndefined();
       expect(doc.publicKey.publicKeyPem).toContain("PUBLIC KEY");
     }
