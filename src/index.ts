@@ -1,6 +1,6 @@
 // Worker entry: HTTP (Hono), Queue consumers, cron, and the Durable Object classes.
 import { buildApp } from "./app";
-import { runScheduled } from "./background/cron";
+import { runCronTrigger } from "./background/cron";
 import { handleQueue } from "./background/queues";
 import type { Env } from "./env";
 
@@ -14,6 +14,6 @@ export default {
   fetch: app.fetch,
   queue: (batch: MessageBatch<unknown>, env: Env, _ctx: ExecutionContext) => handleQueue(batch, env),
   async scheduled(controller: ScheduledController, env: Env, ctx: ExecutionContext) {
-    ctx.waitUntil(runScheduled(env, controller.scheduledTime));
+    ctx.waitUntil(runCronTrigger(env, controller.scheduledTime));
   },
 } satisfies ExportedHandler<Env>;

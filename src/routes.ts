@@ -28,6 +28,7 @@ import notifications from "./api/v1/notifications";
 import preferences from "./api/v1/preferences";
 import push from "./api/v1/push";
 import reports from "./api/v1/reports";
+import scheduledStatuses from "./api/v1/scheduled-statuses";
 import statuses from "./api/v1/statuses";
 import stubs from "./api/v1/stubs";
 import tags from "./api/v1/tags";
@@ -73,6 +74,7 @@ export const mounts: [string, Hono<AppEnv>][] = [
   ["/api/v1/preferences", preferences],
   ["/api/v1/push", push],
   ["/api/v1/reports", reports],
+  ["/api/v1/scheduled_statuses", scheduledStatuses],
   ["/api/v1/statuses", statuses],
   ["/api/v1/tags", tags],
   ["/api/v1/timelines", timelines],

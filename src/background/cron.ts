@@ -1,6 +1,8 @@
-// Cron (every 5 minutes): drop the home feeds of users inactive for 14 days (Mastodon's FeedCleanupScheduler; the
-// feed is rebuilt when they come back), expire temporary mutes, send "poll" notifications for polls that ended, and
-// prune rows that only matter for a while (housekeeping.ts, expired codes and sessions).
+// Cron (every minute, wrangler.toml): publish the scheduled statuses that are due (claimed here, one
+// `publish_scheduled` effect each, published by the JOBS consumer: src/services/publish-scheduled.ts). On every 5th
+// minute also: drop the home feeds of users inactive for 14 days (Mastodon's FeedCleanupScheduler; the feed is rebuilt
+// when they come back), expire temporary mutes, send "poll" notifications for polls that ended, and prune rows that
+// only matter for a while (housekeeping.ts, expired codes and sessions).
 // Each task is bounded per run and independent: one failing does not stop the others.
 import { sql } from "drizzle-orm";
 import { createDb, idList, type DB } from "../db/client";
@@ -10,6 +12,7 @@ import { readConfig, type Env } from "../env";
 import { padId, snowflake, unpadId } from "../lib/ids";
 import { notificationStatement } from "../services/notifications";
 import { purgeExpiredGrants } from "../services/oauth-grants";
+import { claimDueScheduledStatuses } from "../services/scheduled-statuses";
 import { purgeExpiredWebSessions } from "../services/web-session";
 import { pruneFederationState } from "./housekeeping";
 
@@ -18,18 +21,21 @@ const DROP_PER_RUN = 200;
 const POLLS_PER_RUN = 100;
 const POLL_WATERMARK_KEY = "cron.polls_notified_until";
 
-export async function runScheduled(env: Env, at: number): Promise<void> {
+/** The Worker's cron trigger (every minute): the heavier tasks run on every 5th minute only, as they did before. */
+export function runCronTrigger(env: Env, scheduledTime: number): Promise<void> {
+  return runScheduled(env, scheduledTime, { housekeeping: isFifthMinute(scheduledTime) });
+}
+
+export const isFifthMinute = (at: number) => new Date(at).getUTCMinutes() % 5 === 0;
+
+/** One cron run at `at`: due scheduled statuses always; the other tasks unless `housekeeping` is false. */
+export async function runScheduled(env: Env, at: number, opts: { housekeeping?: boolean } = {}): Promise<void> {
   const db = createDb(env.DB);
   // The cron has no request: its origin is the configured domain (LOCAL_DOMAIN), which federated effects need.
   const fx = new Effects(readConfig(env, "http://localhost/").origin);
-  for (const [name, task] of [
-    ["drop inactive feeds", () => dropInactiveFeeds(db, at)],
-    ["expire mutes", () => expireMutes(db, at)],
-    ["poll notifications", () => notifyEndedPolls(db, fx, at)],
-    ["prune federation state and idempotency keys", () => pruneFederationState(db, at)],
-    ["purge expired authorization codes", () => purgeExpiredGrants(db, at)],
-    ["purge expired web sessions", () => purgeExpiredWebSessions(db, at)],
-  ] as const) {
+  const tasks: (readonly [string, () => Promise<unknown>])[] = [["publish scheduled statuses", () => claimScheduled(db, fx, at)]];
+  if (opts.housekeeping ?? true) tasks.push(...housekeepingTasks(db, fx, at));
+  for (const [name, task] of tasks) {
     try {
       await task();
     } catch (e) {
@@ -37,6 +43,27 @@ export async function runScheduled(env: Env, at: number): Promise<void> {
     }
   }
   await sendEffects(env.JOBS, fx);
+}
+
+/**
+ * Claims the scheduled statuses due at `at` and records one publish effect per row. If the effects never leave
+ * (this run dies before sendEffects), the claims expire and a later run takes the rows again.
+ */
+export async function claimScheduled(db: DB, fx: Effects, at: number): Promise<number> {
+  const ids = await claimDueScheduledStatuses(db, at);
+  for (const scheduledStatusId of ids) fx.add({ type: "publish_scheduled", scheduledStatusId });
+  return ids.length;
+}
+
+function housekeepingTasks(db: DB, fx: Effects, at: number) {
+  return [
+    ["drop inactive feeds", () => dropInactiveFeeds(db, at)],
+    ["expire mutes", () => expireMutes(db, at)],
+    ["poll notifications", () => notifyEndedPolls(db, fx, at)],
+    ["prune federation state and idempotency keys", () => pruneFederationState(db, at)],
+    ["purge expired authorization codes", () => purgeExpiredGrants(db, at)],
+    ["purge expired web sessions", () => purgeExpiredWebSessions(db, at)],
+  ] as const;
 }
 
 /** Marks feeds of inactive users dropped and deletes their rows; returns the accounts dropped. */

@@ -10,6 +10,7 @@ import { runFederate } from "../federation/outbound";
 import { fanOut, unfanOut } from "../timelines/fanout";
 import { mergeIntoHome, unmergeFromHome } from "../timelines/feed-merge";
 import { regenerateHomeFeed } from "../timelines/regenerate";
+import { publishScheduledStatus } from "../services/publish-scheduled";
 import { Effects } from "./collector";
 import { sendEffects } from "./send";
 import type { Effect, JobMessage } from "./types";
@@ -23,7 +24,8 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects): 
       return;
     }
     case "unfanout":
-      return unfanOut(db, effect.statusId);
+      await unfanOut(db, effect.statusId);
+      return;
     case "merge_feed":
       return mergeIntoHome(db, effect.accountId, effect.targetAccountId);
     case "unmerge_feed":
@@ -46,6 +48,10 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects): 
       return fetchFeaturedCollection(db, env, effect.accountId, effect.origin, fx);
     case "filters_changed":
       // Streaming's filters_changed event hooks in here.
+      return;
+    case "publish_scheduled":
+      // Throws on a transient failure (the queue retries); a permanent one is recorded on the scheduled status.
+      await publishScheduledStatus(db, env, fx, effect.scheduledStatusId);
       return;
     default:
       console.warn("unknown effect", JSON.stringify(effect).slice(0, 200));

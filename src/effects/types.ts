@@ -23,7 +23,9 @@ export type Effect =
   // federation: refresh a remote account's pinned statuses from its featured collection (src/federation/featured-collection.ts)
   | { type: "fetch_featured"; accountId: string; origin: string }
   // An account's content filters changed (one per API call): streaming's filters_changed (src/services/filters.ts)
-  | { type: "filters_changed"; accountId: string };
+  | { type: "filters_changed"; accountId: string }
+  // A scheduled status the cron claimed: publish it through postStatus (src/services/publish-scheduled.ts)
+  | { type: "publish_scheduled"; scheduledStatusId: string };
 
 /**
  * One JOBS message: a single effect, or all the effects of one action packed together (one queue operation) with the

@@ -18,8 +18,10 @@ import type { AccountRow } from "../oauth/viewer";
 import type { Effects } from "../effects/collector";
 import { notificationStatement } from "./notifications";
 import { newPollRow, validatePoll, type PollInput, type PollRow, type ValidPoll } from "./polls";
+import { parseScheduledAt, scheduleStatus } from "./scheduled-statuses";
 import { hashtagsOf, linkStatusTagsStatement, upsertTagsStatements, type TagName } from "./tags";
 import { statusReadableBy } from "./visibility";
+import { httpUrl } from "../lib/urls";
 
 export const MAX_STATUS_CHARS = 500;
 export const MAX_MEDIA_ATTACHMENTS = 4;
@@ -71,13 +73,16 @@ export function checkMediaIds(raw: string[] | undefined): string[] {
   return ids;
 }
 
-/** Each id must be the poster's, finished, and unattached (or attached to `ownStatusId` when editing): A4, F6. */
-export function checkMediaRows(ids: string[], rows: MediaRow[], accountId: string, ownStatusId: string | null = null): MediaRow[] {
+/**
+ * Each id must be the poster's, finished, and unattached (or attached to `ownStatusId` when editing, or reserved for
+ * `ownScheduledId` when publishing that scheduled status): A4, F6.
+ */
+export function checkMediaRows(ids: string[], rows: MediaRow[], accountId: string, ownStatusId: string | null = null, ownScheduledId: string | null = null): MediaRow[] {
   const byId = new Map(rows.map((m) => [m.id, m]));
   const out: MediaRow[] = [];
   for (const id of ids) {
     const m = byId.get(id);
-    const attachedElsewhere = m && ((m.statusId && m.statusId !== ownStatusId) || m.scheduledStatusId);
+    const attachedElsewhere = m && ((m.statusId && m.statusId !== ownStatusId) || (m.scheduledStatusId && m.scheduledStatusId !== ownScheduledId));
     if (!m || m.accountId !== accountId || attachedElsewhere) throw validationFailed(`Media attachment not found: ${id}`);
     if (m.processing) throw validationFailed("Cannot attach files that have not finished processing. Try again in a moment!");
     out.push(m);
@@ -128,7 +133,9 @@ export function renderContent(cfg: Config, text: string, found: AccountRow[]): {
       const a = byKey.get(keyOf(e.username, d === local ? "" : d));
       if (!a) return null;
       used.set(a.id, a);
-      return { url: a.url ?? (a.domain ? a.uri : accountUrl(cfg, a.username)), username: a.username };
+      // Remote rows stored before URLs were checked may hold another scheme: such a mention stays plain text.
+      const url = httpUrl(a.url) ?? (a.domain ? httpUrl(a.uri) : accountUrl(cfg, a.username));
+      return url ? { url, username: a.username } : null;
     },
     tagUrl: (name) => tagUrl(cfg, name),
   });
@@ -156,23 +163,36 @@ function isIdempotencyConflict(err: unknown): boolean {
   return false;
 }
 
-function parseScheduledAt(raw: string, now: number): never {
-  const t = /^\d{4}-\d{2}-\d{2}/.test(raw) ? Date.parse(raw) : NaN;
-  if (Number.isNaN(t)) throw validationFailed("Scheduled at Invalid date supplied");
-  if (t < now + 5 * 60_000) throw validationFailed("Scheduled at The scheduled date must be in the future");
-  throw unprocessable("Scheduled statuses are not supported yet");
-}
-
 export interface PostResult {
   id: string;
   created: boolean;
+  /** The Status entity; with scheduled_at, the ScheduledStatus entity (POST /api/v1/statuses answers either). */
   status: Record<string, unknown>;
 }
 
-export async function postStatus(db: DB, fx: Effects, cfg: Config, viewer: UserViewer, input: StatusInput, idempotencyKey: string | null): Promise<PostResult> {
+export interface PostOptions {
+  /**
+   * Publishing a scheduled status (src/services/publish-scheduled.ts): its reserved media may be attached, and the
+   * write batch deletes the scheduled row and commits only while the row still exists under this claim (the
+   * idempotency key's row is inserted from it, so a reschedule, a delete or a second publication rolls it back).
+   * Requires an idempotency key (`scheduled:<id>`).
+   */
+  scheduled?: { id: string; claimedAt: number };
+}
+
+export async function postStatus(
+  db: DB,
+  fx: Effects,
+  cfg: Config,
+  viewer: UserViewer,
+  input: StatusInput,
+  idempotencyKey: string | null,
+  opts: PostOptions = {},
+): Promise<PostResult> {
   const now = Date.now();
   const me = viewer.account;
-  if (input.scheduled_at) parseScheduledAt(input.scheduled_at, now);
+  // With scheduled_at the post passes every check below, then is stored for later instead (Mastodon's schedule_status!).
+  const scheduledAt = input.scheduled_at && !opts.scheduled ? parseScheduledAt(input.scheduled_at, now) : null;
 
   const mediaIds = checkMediaIds(input.media_ids);
   const poll: ValidPoll | null = input.poll ? validatePoll(input.poll, now) : null;
@@ -196,10 +216,12 @@ export async function postStatus(db: DB, fx: Effects, cfg: Config, viewer: UserV
   let found: AccountRow[] = [];
   let parent: StatusRow | null = null;
   let mediaRows: MediaRow[] = [];
-  if (keys.length || replyId || mediaIds.length || idemKey) {
+  // A scheduled post's key names a scheduled status, not a status (scheduleStatus looks it up).
+  const idemLookup = !!idemKey && scheduledAt === null;
+  if (keys.length || replyId || mediaIds.length || idemLookup) {
     const q: any[] = [];
     const at: Record<string, number> = {};
-    if (idemKey) {
+    if (idemLookup) {
       at.idem = q.length;
       q.push(
         db
@@ -230,7 +252,7 @@ export async function postStatus(db: DB, fx: Effects, cfg: Config, viewer: UserV
       parent = (res[at.reply][0] as StatusRow | undefined) ?? null;
       if (!parent) throw notFound();
     }
-    if (at.media !== undefined) mediaRows = checkMediaRows(mediaIds, res[at.media] as MediaRow[], me.id);
+    if (at.media !== undefined) mediaRows = checkMediaRows(mediaIds, res[at.media] as MediaRow[], me.id, null, opts.scheduled?.id ?? null);
   }
 
   const { content, mentioned } = renderContent(cfg, text, found);
@@ -244,6 +266,39 @@ export async function postStatus(db: DB, fx: Effects, cfg: Config, viewer: UserV
     }
   }
 
+  if (scheduledAt !== null) {
+    const scheduled = await scheduleStatus(
+      db,
+      cfg,
+      me.id,
+      {
+        scheduledAt,
+        params: {
+          text,
+          media_ids: mediaIds.length ? mediaIds : null,
+          sensitive: input.sensitive ?? null,
+          spoiler_text: input.spoiler_text !== undefined ? spoiler : null,
+          visibility: input.visibility !== undefined ? visibility : null,
+          language: input.language != null ? language : null,
+          scheduled_at: null,
+          poll: poll ? { options: poll.options, expires_in: input.poll!.expires_in!, multiple: poll.multiple, hide_totals: poll.hideTotals } : null,
+          idempotency: null,
+          with_rate_limit: false,
+          in_reply_to_id: parent?.id ?? null,
+          quoted_status_id: null,
+          quote_approval_policy: "public",
+          ...(input.allowed_mentions ? { allowed_mentions: input.allowed_mentions.map((x) => parseId(x)).filter((x): x is string => !!x) } : {}),
+        },
+        media: mediaRows,
+        applicationId: viewer.applicationId,
+        origin: cfg.origin,
+        idempotencyKey: idemKey,
+      },
+      now,
+    );
+    return { id: scheduled.id, created: scheduled.created, status: scheduled.entity };
+  }
+
   // ---- the write batch ----
   const id = snowflake(now);
   let conversationId: string;
@@ -252,7 +307,12 @@ export async function postStatus(db: DB, fx: Effects, cfg: Config, viewer: UserV
     // First, so a parallel twin fails on the primary key before anything else is written.
     writes.push(
       db.run(sql`DELETE FROM idempotency_keys WHERE account_id = ${padId(me.id)} AND key = ${idemKey} AND created_at <= ${now - IDEMPOTENCY_TTL_MS}`),
-      db.insert(idempotencyKeys).values({ accountId: me.id, key: idemKey, statusId: id, createdAt: now }),
+      opts.scheduled
+        ? // The key comes from the scheduled row under this claim; without it the key is NULL and the batch fails.
+          db.run(sql`INSERT INTO idempotency_keys (account_id, key, status_id, created_at) VALUES (${padId(me.id)},
+            (SELECT ${idemKey} FROM scheduled_statuses WHERE id = ${padId(opts.scheduled.id)} AND claimed_at = ${opts.scheduled.claimedAt} AND failed_at IS NULL),
+            ${padId(id)}, ${now})`)
+        : db.insert(idempotencyKeys).values({ accountId: me.id, key: idemKey, statusId: id, createdAt: now }),
     );
   }
   if (parent?.conversationId) conversationId = parent.conversationId;
@@ -295,11 +355,13 @@ export async function postStatus(db: DB, fx: Effects, cfg: Config, viewer: UserV
   writes.push(...mentionStatements(db, fx, id, me.id, mentioned, now));
   if (mediaIds.length) {
     writes.push(
-      db.run(sql`UPDATE media_attachments SET status_id = ${padId(id)}
-        WHERE id IN ${idList(mediaIds)} AND account_id = ${padId(me.id)} AND status_id IS NULL`),
+      db.run(sql`UPDATE media_attachments SET status_id = ${padId(id)}, scheduled_status_id = NULL
+        WHERE id IN ${idList(mediaIds)} AND account_id = ${padId(me.id)} AND status_id IS NULL
+          AND (scheduled_status_id IS NULL OR scheduled_status_id = ${opts.scheduled ? padId(opts.scheduled.id) : ""})`),
     );
   }
   if (pollRow) writes.push(db.insert(polls).values(pollRow));
+  if (opts.scheduled) writes.push(db.run(sql`DELETE FROM scheduled_statuses WHERE id = ${padId(opts.scheduled.id)}`));
   try {
     await db.batch(writes as [any, ...any[]]);
   } catch (err) {

@@ -1,5 +1,5 @@
 // Endpoints clients call at start-up whose features Tern does not have yet (trends, suggestions, announcements,
-// conversations, scheduled statuses, notification policy). They answer as Mastodon does when there
+// conversations, notification policy). They answer as Mastodon does when there
 // is nothing, with Mastodon's scopes, so clients never crash on a 404 (the official iOS app does on trends).
 // The profile directory is real. Mounted at /api.
 import { Hono } from "hono";
@@ -37,10 +37,6 @@ r.delete("/v1/announcements/:id/reactions/:name", requireUser("write:favourites"
 });
 
 r.get("/v1/conversations", requireUser("read:statuses"), empty());
-r.get("/v1/scheduled_statuses", requireUser("read:statuses"), empty());
-r.get("/v1/scheduled_statuses/:id", requireUser("read:statuses"), () => {
-  throw notFound();
-});
 
 // Notification filtering policy: everything is accepted, nothing is pending.
 const policy = {

@@ -8,3 +8,4 @@ export * from "./instance";
 export * from "./federation";
 export * from "./push";
 export * from "./filters";
+export * from "./scheduled";

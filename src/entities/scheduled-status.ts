@@ -1,0 +1,20 @@
+// ScheduledStatus (Mastodon's REST::ScheduledStatusSerializer): id, scheduled_at, the stored params (without
+// application_id) and the media reserved for it, in the order of params.media_ids.
+import type { MediaRow } from "./status";
+import type { ScheduledStatusRow } from "../db/schema";
+import type { Config } from "../env";
+import { renderMedia } from "./media";
+import { isoTime } from "./urls";
+
+export function renderScheduledStatus(cfg: Config, row: ScheduledStatusRow, media: MediaRow[]) {
+  const byId = new Map(media.filter((m) => m.scheduledStatusId === row.id).map((m) => [m.id, m]));
+  const attached = (row.params.media_ids ?? []).map((id) => byId.get(id)).filter((m): m is MediaRow => !!m);
+  return {
+    id: row.id,
+    scheduled_at: isoTime(row.scheduledAt),
+    params: { ...row.params },
+    media_attachments: attached.map((m) => renderMedia(cfg, m)),
+  };
+}
+
+export type ScheduledStatusJson = ReturnType<typeof renderScheduledStatus>;
