@@ -116,9 +116,9 @@ export async function startPeers({ hosts = 200 } = {}) {
           res.writeHead(404).end();
           return;
         }
-        res.writeHead(200, { "content-type": "application/jrd+json" }).end(
-          JSON.stringify({ subject, links: [{ rel: "self", type: "application/activity+json", href: actorUri }] }),
-        );
+        res
+          .writeHead(200, { "content-type": "application/jrd+json" })
+          .end(JSON.stringify({ subject, links: [{ rel: "self", type: "application/activity+json", href: actorUri }] }));
         return;
       }
       received.other++;

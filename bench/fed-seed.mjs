@@ -24,11 +24,42 @@ export function buildFedSeed({ origin, peerPort, liked, now = Date.now() }) {
   const uri = (u) => `${origin}/users/${u}`;
   w.insert(
     "accounts",
-    ["id", "username", "domain", "display_name", "uri", "url", "inbox_url", "shared_inbox_url", "outbox_url", "followers_url",
-      "following_url", "featured_url", "featured_tags_url", "discoverable", "created_at", "updated_at"],
-    local.map((a) => [pad(a.id), a.username, null, a.username, uri(a.username), `${origin}/@${a.username}`, `${uri(a.username)}/inbox`,
-      `${origin}/inbox`, `${uri(a.username)}/outbox`, `${uri(a.username)}/followers`, `${uri(a.username)}/following`,
-      `${uri(a.username)}/collections/featured`, `${uri(a.username)}/collections/tags`, 1, a.at, a.at]),
+    [
+      "id",
+      "username",
+      "domain",
+      "display_name",
+      "uri",
+      "url",
+      "inbox_url",
+      "shared_inbox_url",
+      "outbox_url",
+      "followers_url",
+      "following_url",
+      "featured_url",
+      "featured_tags_url",
+      "discoverable",
+      "created_at",
+      "updated_at",
+    ],
+    local.map((a) => [
+      pad(a.id),
+      a.username,
+      null,
+      a.username,
+      uri(a.username),
+      `${origin}/@${a.username}`,
+      `${uri(a.username)}/inbox`,
+      `${origin}/inbox`,
+      `${uri(a.username)}/outbox`,
+      `${uri(a.username)}/followers`,
+      `${uri(a.username)}/following`,
+      `${uri(a.username)}/collections/featured`,
+      `${uri(a.username)}/collections/tags`,
+      1,
+      a.at,
+      a.at,
+    ]),
   );
   const userId = idGen();
   const users = local.map((a) => ({ ...a, userId: userId(a.at) }));
@@ -41,7 +72,18 @@ export function buildFedSeed({ origin, peerPort, liked, now = Date.now() }) {
   w.insert(
     "oauth_applications",
     ["id", "name", "website", "redirect_uris", "scopes", "client_id", "client_secret", "created_at"],
-    [[pad(appId), "Tern bench (federation)", null, "urn:ietf:wg:oauth:2.0:oob", "read write follow push", `bench-fed-${randomBytes(8).toString("hex")}`, randomBytes(16).toString("hex"), base]],
+    [
+      [
+        pad(appId),
+        "Tern bench (federation)",
+        null,
+        "urn:ietf:wg:oauth:2.0:oob",
+        "read write follow push",
+        `bench-fed-${randomBytes(8).toString("hex")}`,
+        randomBytes(16).toString("hex"),
+        base,
+      ],
+    ],
   );
   const tokId = idGen();
   const tokens = users.map((u) => {
@@ -64,7 +106,19 @@ export function buildFedSeed({ origin, peerPort, liked, now = Date.now() }) {
     likedIds.map((id, i) => {
       const at = base + DAY + i * 1000;
       const text = `Federation bench status ${i}`;
-      return [pad(id), `${uri(owner.username)}/statuses/${id}`, `${origin}/@${owner.username}/${id}`, pad(owner.id), 1, text, `<p>${text}</p>`, "public", "en", at, at];
+      return [
+        pad(id),
+        `${uri(owner.username)}/statuses/${id}`,
+        `${origin}/@${owner.username}/${id}`,
+        pad(owner.id),
+        1,
+        text,
+        `<p>${text}</p>`,
+        "public",
+        "en",
+        at,
+        at,
+      ];
     }),
   );
 
@@ -84,16 +138,46 @@ export function buildFedSeed({ origin, peerPort, liked, now = Date.now() }) {
         const at = base + 2 * DAY + remote.length * 10;
         const id = accId(at);
         const actor = `http://${host}/users/${username}`;
-        remote.push([pad(id), username, host, username, actor, actor, `${actor}/inbox`, v.shared ? `http://${host}/inbox` : null,
-          `${actor}/outbox`, `${actor}/followers`, `${actor}/following`, `${actor}#main-key`, at, at, now]);
+        remote.push([
+          pad(id),
+          username,
+          host,
+          username,
+          actor,
+          actor,
+          `${actor}/inbox`,
+          v.shared ? `http://${host}/inbox` : null,
+          `${actor}/outbox`,
+          `${actor}/followers`,
+          `${actor}/following`,
+          `${actor}#main-key`,
+          at,
+          at,
+          now,
+        ]);
         follows.push([pad(followId(at)), pad(id), pad(v.target.id), 1, 0, at]);
       }
     }
   }
   w.insert(
     "accounts",
-    ["id", "username", "domain", "display_name", "uri", "url", "inbox_url", "shared_inbox_url", "outbox_url", "followers_url",
-      "following_url", "public_key_id", "created_at", "updated_at", "fetched_at"],
+    [
+      "id",
+      "username",
+      "domain",
+      "display_name",
+      "uri",
+      "url",
+      "inbox_url",
+      "shared_inbox_url",
+      "outbox_url",
+      "followers_url",
+      "following_url",
+      "public_key_id",
+      "created_at",
+      "updated_at",
+      "fetched_at",
+    ],
     remote,
   );
   w.insert("follows", ["id", "account_id", "target_account_id", "show_reblogs", "notify", "created_at"], follows);

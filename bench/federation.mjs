@@ -31,7 +31,12 @@ export function createFederationBench(ctx) {
     if (!res.ok) throw new Error(`/__bench/queues answered ${res.status} (is the bench entry in use?)`);
     return res.json();
   };
-  const totals = (s) => Object.values(s.queues).reduce((a, q) => ({ arrived: a.arrived + q.arrived, batches: a.batches + q.batches, inflight: a.inflight + q.inflight }), { arrived: 0, batches: 0, inflight: 0 });
+  const totals = (s) =>
+    Object.values(s.queues).reduce((a, q) => ({ arrived: a.arrived + q.arrived, batches: a.batches + q.batches, inflight: a.inflight + q.inflight }), {
+      arrived: 0,
+      batches: 0,
+      inflight: 0,
+    });
 
   /** Waits until both consumers have been idle for a while (the broker flushes a partial batch after 1 s). */
   async function waitQuiet(maxMs = 60_000) {
@@ -124,7 +129,8 @@ export function createFederationBench(ctx) {
       rate: processed / seconds,
       polls,
     };
-    if (processed < expected) state.notes.push(`inbox processing: ${processed} of ${expected} held activities were processed within the wait (retried ${j.retried})`);
+    if (processed < expected)
+      state.notes.push(`inbox processing: ${processed} of ${expected} held activities were processed within the wait (retried ${j.retried})`);
     // The effect a user sees: each liked status shows favourites_count 1 (warm-up Likes included).
     const ids = seed.liked.ids.slice(0, likeSeq);
     let seen = 0;
@@ -150,7 +156,10 @@ export function createFederationBench(ctx) {
   async function drain(variant, label) {
     const poster = seed[variant];
     // The poster's key pair is made on first need (actor document or first delivery); make it outside the timing.
-    const actorRes = await fetch(`${server.url}/users/${poster.username}`, { headers: { accept: "application/activity+json" }, signal: AbortSignal.timeout(30_000) });
+    const actorRes = await fetch(`${server.url}/users/${poster.username}`, {
+      headers: { accept: "application/activity+json" },
+      signal: AbortSignal.timeout(30_000),
+    });
     const actor = actorRes.ok ? await actorRes.json() : null;
     await waitQuiet();
     await queues("reset=1");
@@ -210,7 +219,8 @@ export function createFederationBench(ctx) {
     const pem = actor?.publicKey?.publicKeyPem;
     d.signature = sample && pem ? verifyReceived(sample, pem) : { ok: false, why: sample ? "no actor key to check against" : "nothing received" };
     if (d.signature.ok && d.signature.keyId !== `${actor.id}#main-key`) d.signature = { ok: false, why: `keyId ${d.signature.keyId} is not the poster's` };
-    if (got < poster.expect) state.notes.push(`delivery (${variant}): ${got} of ${poster.expect} requests arrived within 150 s (acked ${q.acked}, retried ${q.retried})`);
+    if (got < poster.expect)
+      state.notes.push(`delivery (${variant}): ${got} of ${poster.expect} requests arrived within 150 s (acked ${q.acked}, retried ${q.retried})`);
     if (peers.received.count > poster.expect) state.notes.push(`delivery (${variant}): ${peers.received.count} requests arrived, expected ${poster.expect}`);
     state.drains.push(d);
   }
@@ -263,8 +273,17 @@ function report(state, { perRt, table, wrap, ran }, peers) {
   const noD1 = (cpu, rt) => (cpu == null || rt == null || perRt == null ? null : Math.max(0, cpu - rt * perRt));
   const pr = state.processing;
   if (pr) {
-    rows.push(["inbox activity processed (JOBS: Like → favourite)", String(pr.processed), fmt(pr.d1, 1), fmt(pr.cpu, 2), mark(pr.cpu, FED_TARGETS.processedCpu),
-      fmt(noD1(pr.cpu, pr.d1), 2), fmt(pr.seconds, 1), fmt(pr.rate, 0), ""]);
+    rows.push([
+      "inbox activity processed (JOBS: Like → favourite)",
+      String(pr.processed),
+      fmt(pr.d1, 1),
+      fmt(pr.cpu, 2),
+      mark(pr.cpu, FED_TARGETS.processedCpu),
+      fmt(noD1(pr.cpu, pr.d1), 2),
+      fmt(pr.seconds, 1),
+      fmt(pr.rate, 0),
+      "",
+    ]);
   } else if (ran.inbox) rows.push(["inbox activity processed (JOBS: Like → favourite)", "–", "–", "–", `≤${FED_TARGETS.processedCpu}`, "", "", "", ""]);
   for (const d of state.drains) {
     const label = `signed delivery, ${d.variant === "shared" ? "shared inboxes" : "personal inboxes"} (${d.expect})`;
@@ -273,8 +292,17 @@ function report(state, { perRt, table, wrap, ran }, peers) {
       continue;
     }
     const drained = d.received >= d.expect ? d.lastS : null;
-    rows.push([label, String(d.received), fmt(d.d1, 1), fmt(d.cpu, 2), mark(d.cpu, FED_TARGETS.deliveryCpu), fmt(noD1(d.cpu, d.d1), 2),
-      fmt(d.lastS, 1), fmt(d.rate, 0), drained === null ? `≤${FED_TARGETS.drainSeconds} s ✗ (incomplete)` : `≤${FED_TARGETS.drainSeconds} s ${drained <= FED_TARGETS.drainSeconds ? "✓" : "✗"}`]);
+    rows.push([
+      label,
+      String(d.received),
+      fmt(d.d1, 1),
+      fmt(d.cpu, 2),
+      mark(d.cpu, FED_TARGETS.deliveryCpu),
+      fmt(noD1(d.cpu, d.d1), 2),
+      fmt(d.lastS, 1),
+      fmt(d.rate, 0),
+      drained === null ? `≤${FED_TARGETS.drainSeconds} s ✗ (incomplete)` : `≤${FED_TARGETS.drainSeconds} s ${drained <= FED_TARGETS.drainSeconds ? "✓" : "✗"}`,
+    ]);
   }
   if (rows.length === 1) return out;
   out.push(table(rows));
@@ -305,7 +333,9 @@ function report(state, { perRt, table, wrap, ran }, peers) {
     );
     for (const d of state.drains) {
       if (d.received === undefined) continue;
-      const jobs = Object.entries(d.jobTypes).map(([k, v]) => `${k} ×${v}`).join(", ");
+      const jobs = Object.entries(d.jobTypes)
+        .map(([k, v]) => `${k} ×${v}`)
+        .join(", ");
       text.push(
         `  ${d.label}: ${d.received} requests to ${d.hosts} hosts (${d.paths} distinct inbox paths), first after ${fmt(d.firstS, 2)} s, ` +
           `last after ${fmt(d.lastS, 2)} s; ${d.batches} consumer batches, ${d.retried} retried; jobs before them: ${jobs || "none"} ` +
@@ -319,7 +349,7 @@ function report(state, { perRt, table, wrap, ran }, peers) {
     `For scale: one RSA-2048 signature costs ${fmt(rsa.sign, 2)} ms and a verification ${fmt(rsa.verify, 3)} ms in Node (OpenSSL) on this ` +
       `machine; workerd's WebCrypto (BoringSSL) is in the same range, so most of the per-item CPU above is D1 and request handling.`,
   );
-  for (const t of text) out.push(t.startsWith("  ") ? "  " + wrap(t.trim()).replace(/\n/g, "\n    ") : wrap(t));
+  for (const t of text) out.push(t.startsWith("  ") ? `  ${wrap(t.trim()).replace(/\n/g, "\n    ")}` : wrap(t));
   return out;
 }
 

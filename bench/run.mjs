@@ -37,8 +37,24 @@ const SCENARIOS = [
   { key: "instance", label: "GET /api/v2/instance", path: "/api/v2/instance", ok: [200], target: { rt: 1 } },
   { key: "verify", label: "GET /api/v1/accounts/verify_credentials", path: "/api/v1/accounts/verify_credentials", auth: true, ok: [200], target: { rt: 1 } },
   { key: "notifications", label: "GET /api/v1/notifications", path: "/api/v1/notifications", auth: true, ok: [200] },
-  { key: "home20", label: "GET /api/v1/timelines/home?limit=20", path: "/api/v1/timelines/home?limit=20", auth: true, ok: [200, 206], target: { rt: 3, cpu: 5 }, items: 20 },
-  { key: "home40", label: "GET /api/v1/timelines/home?limit=40", path: "/api/v1/timelines/home?limit=40", auth: true, ok: [200, 206], target: { rt: 3, cpu: 5 }, items: 40 },
+  {
+    key: "home20",
+    label: "GET /api/v1/timelines/home?limit=20",
+    path: "/api/v1/timelines/home?limit=20",
+    auth: true,
+    ok: [200, 206],
+    target: { rt: 3, cpu: 5 },
+    items: 20,
+  },
+  {
+    key: "home40",
+    label: "GET /api/v1/timelines/home?limit=40",
+    path: "/api/v1/timelines/home?limit=40",
+    auth: true,
+    ok: [200, 206],
+    target: { rt: 3, cpu: 5 },
+    items: 40,
+  },
   // Federation scenarios (bench/federation.mjs) are inserted here, before POST.
   // Last: its fan-out work (queue consumers) would otherwise run under the other scenarios.
   // Mastodon answers 200; 201 is accepted so the figures still print, with a note.
@@ -96,7 +112,11 @@ async function main() {
       headers["content-type"] = "application/json";
       return {
         url: server.url + s.path,
-        init: { method: "POST", headers, body: JSON.stringify({ status: `Bench post ${runId}-${n}: the quick brown fox jumps over the lazy dog.`, visibility: "public" }) },
+        init: {
+          method: "POST",
+          headers,
+          body: JSON.stringify({ status: `Bench post ${runId}-${n}: the quick brown fox jumps over the lazy dog.`, visibility: "public" }),
+        },
       };
     }
     if (s.auth) headers.authorization = `Bearer ${seedInfo.viewer.token}`;
@@ -131,7 +151,12 @@ async function main() {
       })
     : null;
   const scenarios = [...SCENARIOS];
-  if (fed) scenarios.splice(scenarios.findIndex((s) => s.key === "post"), 0, ...fed.scenarios);
+  if (fed)
+    scenarios.splice(
+      scenarios.findIndex((s) => s.key === "post"),
+      0,
+      ...fed.scenarios,
+    );
   const ran = {};
   for (const s of scenarios) {
     if (only && !s.baseline && !s.d1cal && !only.includes(s.key)) continue;
@@ -227,7 +252,12 @@ async function main() {
     .output()
     .split("\n")
     .filter((l) => /unhandled error|Error:|✘|Segmentation|signal #/.test(l))
-    .map((l) => l.replace(/\x1b\[[0-9;]*m/g, "").replace(/^[^✘]{0,3}✘/, "✘").trim())
+    .map((l) =>
+      l
+        .replace(/\x1b\[[0-9;]*m/g, "")
+        .replace(/^[^✘]{0,3}✘/, "✘")
+        .trim(),
+    )
     .filter(Boolean)
     .reduce((m, l) => {
       const k = l.replace(/reference = \w+/, "reference = …").replace(/^\d+ /, "");
@@ -236,7 +266,21 @@ async function main() {
     }, new Map());
   await server.stop();
   await peers?.close();
-  printReport({ results, seedInfo, baseCpu, base, perRt, reloads, serverErrors, crashedDuring, elapsed: (Date.now() - t0) / 1000, idleMsPerSec, fed, ran, harnessNotes });
+  printReport({
+    results,
+    seedInfo,
+    baseCpu,
+    base,
+    perRt,
+    reloads,
+    serverErrors,
+    crashedDuring,
+    elapsed: (Date.now() - t0) / 1000,
+    idleMsPerSec,
+    fed,
+    ran,
+    harnessNotes,
+  });
 }
 
 const sameSet = (a, b) => a.length === b.length && a.every((x) => b.includes(x));
@@ -281,7 +325,21 @@ function printReport({ results, seedInfo, baseCpu, base, perRt, reloads, serverE
     const t = r.s.target ?? {};
     if (r.broken) {
       const e = [...r.warm.errors.keys()].join(",");
-      rows.push([r.s.label, "–", check(null, t.rt).replace(" ?", ""), "–", t.cpu ? `≤${t.cpu}` : "", "", r.crashed ? "skipped" : "not working yet", "", "", "", "", "", `${r.warm.errors.size ? e : ""}`]);
+      rows.push([
+        r.s.label,
+        "–",
+        check(null, t.rt).replace(" ?", ""),
+        "–",
+        t.cpu ? `≤${t.cpu}` : "",
+        "",
+        r.crashed ? "skipped" : "not working yet",
+        "",
+        "",
+        "",
+        "",
+        "",
+        `${r.warm.errors.size ? e : ""}`,
+      ]);
       continue;
     }
     const rt = r.r1.rt ?? r.r10.rt;
@@ -291,7 +349,7 @@ function printReport({ results, seedInfo, baseCpu, base, perRt, reloads, serverE
     rows.push([
       r.s.label,
       rtText,
-      r.s.baseline ? "=0" + (rt?.max === 0 ? " ✓" : " ✗") : check(rt ? rtMax : null, t.rt),
+      r.s.baseline ? `=0${rt?.max === 0 ? " ✓" : " ✗"}` : check(rt ? rtMax : null, t.rt),
       r.s.baseline ? `(${fmt(r.cpu, 2)})` : fmt(r.cpu, 2),
       check(r.cpu, t.cpu),
       r.s.d1cal ? `(${fmt(perRt, 2)}/RT)` : fmt(r.cpuNoD1, 2),
@@ -310,7 +368,7 @@ function printReport({ results, seedInfo, baseCpu, base, perRt, reloads, serverE
   out.push(
     wrap(
       `CPU ms: utime+stime of the workerd runtime process (wrangler's proxy excluded) over the c=1 phase ÷ requests, ` +
-        `minus the baseline (${base ? fmt(baseCpu, 2) + " ms/request for a 404 that touches no D1" : "baseline unavailable"}). ` +
+        `minus the baseline (${base ? `${fmt(baseCpu, 2)} ms/request for a 404 that touches no D1` : "baseline unavailable"}). ` +
         `Clock tick ${clockTickMs()} ms ⇒ resolution ${fmt(clockTickMs() / N1, 3)} ms/request. Local D1 is simulated ` +
         `inside the same workerd, so CPU ms includes SQLite and simulator work that production bills to D1, not the ` +
         `Worker; "≈w/o D1" subtracts D1 RT × the bad-token calibration (${fmt(perRt, 2)} ms per round trip), a rough ` +
@@ -344,7 +402,11 @@ function printReport({ results, seedInfo, baseCpu, base, perRt, reloads, serverE
       }
     }
     if (r.s.expect && f && f.status !== r.s.expect) notes.push(`${r.s.label}: answered HTTP ${f.status}; Mastodon answers ${r.s.expect}`);
-    for (const [phase, x] of [["warm-up", r.warm], ["c=1", r.r1], ["c=10", r.r10]]) {
+    for (const [phase, x] of [
+      ["warm-up", r.warm],
+      ["c=1", r.r1],
+      ["c=10", r.r10],
+    ]) {
       for (const [status, e] of x.errors) notes.push(`${r.s.label} ${phase}: ${status} ×${e.n}: ${e.sample.replace(/\s+/g, " ")}`);
       if (x.timedOut) notes.push(`${r.s.label} ${phase}: gave up after repeated timeouts; ${x.count - x.okCount} requests failed or were not sent`);
       if (x.rt?.missing) notes.push(`${r.s.label} ${phase}: ${x.rt.missing} responses without Server-Timing d1`);

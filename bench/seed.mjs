@@ -56,7 +56,7 @@ export class SqlWriter {
     let values = [];
     let size = head.length;
     const flush = () => {
-      if (values.length) this.parts.push(head + values.join(",\n") + ";");
+      if (values.length) this.parts.push(`${head + values.join(",\n")};`);
       values = [];
       size = head.length;
     };
@@ -69,7 +69,7 @@ export class SqlWriter {
     flush();
   }
   toString() {
-    return this.parts.join("\n") + "\n";
+    return `${this.parts.join("\n")}\n`;
   }
 }
 
@@ -95,19 +95,77 @@ export function buildSeed({ origin, now = Date.now(), seed = 42 }) {
   const uri = (a) => `${origin}/users/${a.username}`;
   w.insert(
     "accounts",
-    ["id", "username", "domain", "display_name", "note", "note_source", "uri", "url", "inbox_url", "shared_inbox_url", "outbox_url",
-      "followers_url", "following_url", "featured_url", "featured_tags_url", "discoverable", "created_at", "updated_at"],
+    [
+      "id",
+      "username",
+      "domain",
+      "display_name",
+      "note",
+      "note_source",
+      "uri",
+      "url",
+      "inbox_url",
+      "shared_inbox_url",
+      "outbox_url",
+      "followers_url",
+      "following_url",
+      "featured_url",
+      "featured_tags_url",
+      "discoverable",
+      "created_at",
+      "updated_at",
+    ],
     accounts.map((a, i) => [
-      pad(a.id), a.username, null, i === 0 ? "The Viewer" : `User ${i}`, `<p>Bio of ${a.username}</p>`, `Bio of ${a.username}`,
-      uri(a), `${origin}/@${a.username}`, `${uri(a)}/inbox`, `${origin}/inbox`, `${uri(a)}/outbox`, `${uri(a)}/followers`,
-      `${uri(a)}/following`, `${uri(a)}/collections/featured`, `${uri(a)}/collections/tags`, 1, a.created, a.created,
+      pad(a.id),
+      a.username,
+      null,
+      i === 0 ? "The Viewer" : `User ${i}`,
+      `<p>Bio of ${a.username}</p>`,
+      `Bio of ${a.username}`,
+      uri(a),
+      `${origin}/@${a.username}`,
+      `${uri(a)}/inbox`,
+      `${origin}/inbox`,
+      `${uri(a)}/outbox`,
+      `${uri(a)}/followers`,
+      `${uri(a)}/following`,
+      `${uri(a)}/collections/featured`,
+      `${uri(a)}/collections/tags`,
+      1,
+      a.created,
+      a.created,
     ]),
   );
   w.insert(
     "users",
-    ["id", "account_id", "email", "password_hash", "confirmed_at", "approved", "disabled", "settings", "current_sign_in_at",
-      "last_active_at", "created_at", "updated_at"],
-    accounts.map((a, i) => [pad(userIds[i]), pad(a.id), `${a.username}@bench.test`, "bench-no-password", a.created, 1, 0, "{}", now, now, a.created, a.created]),
+    [
+      "id",
+      "account_id",
+      "email",
+      "password_hash",
+      "confirmed_at",
+      "approved",
+      "disabled",
+      "settings",
+      "current_sign_in_at",
+      "last_active_at",
+      "created_at",
+      "updated_at",
+    ],
+    accounts.map((a, i) => [
+      pad(userIds[i]),
+      pad(a.id),
+      `${a.username}@bench.test`,
+      "bench-no-password",
+      a.created,
+      1,
+      0,
+      "{}",
+      now,
+      now,
+      a.created,
+      a.created,
+    ]),
   );
 
   // Follows: viewer → accounts 1..200; accounts 201..350 → viewer; plus a random graph among the others.
@@ -183,14 +241,41 @@ export function buildSeed({ origin, now = Date.now(), seed = 42 }) {
   }
   w.insert(
     "statuses",
-    ["id", "uri", "url", "account_id", "local", "in_reply_to_id", "in_reply_to_account_id", "reblog_of_id", "text", "content",
-      "visibility", "language", "created_at", "updated_at"],
+    [
+      "id",
+      "uri",
+      "url",
+      "account_id",
+      "local",
+      "in_reply_to_id",
+      "in_reply_to_account_id",
+      "reblog_of_id",
+      "text",
+      "content",
+      "visibility",
+      "language",
+      "created_at",
+      "updated_at",
+    ],
     statuses.map((s) => {
       const a = accounts[s.author];
       const u = s.reblogOf ? `${uri(a)}/statuses/${s.id}/activity` : `${uri(a)}/statuses/${s.id}`;
-      return [pad(s.id), u, s.reblogOf ? null : `${origin}/@${a.username}/${s.id}`, pad(a.id), 1, s.replyTo && pad(s.replyTo),
-        s.replyToAccount && pad(s.replyToAccount), s.reblogOf && pad(s.reblogOf), s.text, s.content, s.visibility,
-        s.reblogOf ? null : "en", s.at, s.at];
+      return [
+        pad(s.id),
+        u,
+        s.reblogOf ? null : `${origin}/@${a.username}/${s.id}`,
+        pad(a.id),
+        1,
+        s.replyTo && pad(s.replyTo),
+        s.replyToAccount && pad(s.replyToAccount),
+        s.reblogOf && pad(s.reblogOf),
+        s.text,
+        s.content,
+        s.visibility,
+        s.reblogOf ? null : "en",
+        s.at,
+        s.at,
+      ];
     }),
   );
   w.insert("mentions", ["id", "status_id", "account_id", "silent"], mentions);
@@ -246,7 +331,18 @@ export function buildSeed({ origin, now = Date.now(), seed = 42 }) {
   w.insert(
     "oauth_applications",
     ["id", "name", "website", "redirect_uris", "scopes", "client_id", "client_secret", "created_at"],
-    [[pad(appId), "Tern bench", null, "urn:ietf:wg:oauth:2.0:oob", "read write follow push", `bench-${randomBytes(8).toString("hex")}`, randomBytes(16).toString("hex"), start]],
+    [
+      [
+        pad(appId),
+        "Tern bench",
+        null,
+        "urn:ietf:wg:oauth:2.0:oob",
+        "read write follow push",
+        `bench-${randomBytes(8).toString("hex")}`,
+        randomBytes(16).toString("hex"),
+        start,
+      ],
+    ],
   );
   const tokId = idGen();
   const tokens = [];
@@ -317,7 +413,7 @@ export function loadSeed({ persistDir, sql, cwd, log = () => {}, useCli = true }
   if (cur.length) files.push(cur.join("\n"));
   files.forEach((content, i) => {
     const f = join(persistDir, `bench-seed-${i}.sql`);
-    writeFileSync(f, content + "\n");
+    writeFileSync(f, `${content}\n`);
     log(`  wrangler d1 execute ${i + 1}/${files.length}`);
     execFileSync("npx", ["wrangler", "d1", "execute", "DB", "--local", "--persist-to", persistDir, "--file", f, "--yes"], {
       cwd,

@@ -36,16 +36,22 @@ export async function startBenchServer({ seed, keep = false, log = false, snapsh
   const inspectorPort = await freePort();
   const vars = { REGISTRATIONS_MODE: "open", SETUP_TOKEN: "bench", SECRET_KEY_BASE: "bench", ...extraVars };
   const args = [
-    wranglerBin, "dev",
+    wranglerBin,
+    "dev",
     // The config must be named: with a script argument wrangler would look for one next to the script instead.
     ...(script ? [script, "--no-bundle", "--config", join(root, "wrangler.toml")] : []),
-    "--port", String(port),
-    "--ip", "127.0.0.1",
-    "--inspector-port", String(inspectorPort),
-    "--persist-to", persistTo,
+    "--port",
+    String(port),
+    "--ip",
+    "127.0.0.1",
+    "--inspector-port",
+    String(inspectorPort),
+    "--persist-to",
+    persistTo,
     "--show-interactive-dev-session=false",
     // Request logging costs CPU in wrangler's node process on the same cores; keep it quiet.
-    "--log-level", log ? "log" : "warn",
+    "--log-level",
+    log ? "log" : "warn",
   ];
   for (const [k, v] of Object.entries(vars)) args.push("--var", `${k}:${v}`);
   const server = await superviseWranglerDev(args, {

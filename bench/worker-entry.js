@@ -70,8 +70,12 @@ export default {
     const wrapped = {
       queue: batch.queue,
       messages,
-      ackAll: () => messages.forEach((m) => m.ack()),
-      retryAll: (o) => messages.forEach((m) => m.retry(o)),
+      ackAll: () => {
+        for (const m of messages) m.ack();
+      },
+      retryAll: (o) => {
+        for (const m of messages) m.retry(o);
+      },
     };
     try {
       return await tern.queue(wrapped, { ...env, DB: countingD1(env.DB, counter) }, ctx);

@@ -41,10 +41,10 @@ function header(title) {
   console.log(`\n━━━ ${title} ${"━".repeat(Math.max(0, 70 - title.length))}\n`);
 }
 
-// 1. Type check: one check, pass or fail.
+// 1. The code gate (`npm run check`: types under the strict flags, lint, format): one check, pass or fail.
 if (want("typecheck")) {
-  header("type check (tsc --noEmit)");
-  const code = run([bin("typescript", "bin/tsc"), "--noEmit", "-p", "."]);
+  header("check (types, lint, format)");
+  const code = run([join(root, "scripts", "check.mjs")]);
   record("typecheck", { passed: code === 0 ? 1 : 0, failed: code === 0 ? 0 : 1, skipped: 0 });
 }
 
@@ -79,7 +79,10 @@ if (want("vitest")) {
 //    wrangler dev). TAP goes to a file for the counts, spec to the terminal for people.
 const listTests = (dir) =>
   existsSync(join(root, dir))
-    ? readdirSync(join(root, dir)).filter((f) => f.endsWith(".test.mjs")).sort().map((f) => join(dir, f))
+    ? readdirSync(join(root, dir))
+        .filter((f) => f.endsWith(".test.mjs"))
+        .sort()
+        .map((f) => join(dir, f))
     : [];
 
 function nodeTestStage(name, files, { skipped = 0, note = "" } = {}) {

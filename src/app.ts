@@ -63,7 +63,6 @@ function notFoundResponse(path: string): Response {
   return new Response("Not found", { status: 404, headers: { "content-type": "text/plain; charset=UTF-8" } });
 }
 
-// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is this pattern's purpose
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /**

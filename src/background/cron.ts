@@ -5,7 +5,7 @@
 // only matter for a while (housekeeping.ts, expired codes and sessions).
 // Each task is bounded per run and independent: one failing does not stop the others.
 import { sql } from "drizzle-orm";
-import { createDb, idList, type DB } from "../db/client";
+import { createDb, idList, type DB, runBatch } from "../db/client";
 import { Effects } from "../effects/collector";
 import { sendEffects } from "../effects/send";
 import { readConfig, type Env } from "../env";
@@ -137,6 +137,6 @@ export async function notifyEndedPolls(db: DB, fx: Effects, at: number): Promise
     db.run(sql`INSERT INTO instance_settings (key, value) VALUES (${POLL_WATERMARK_KEY}, ${String(next)})
       ON CONFLICT(key) DO UPDATE SET value = excluded.value`),
   );
-  for (let i = 0; i < stmts.length; i += 100) await db.batch(stmts.slice(i, i + 100) as any);
+  for (let i = 0; i < stmts.length; i += 100) await runBatch(db, stmts.slice(i, i + 100));
   return polls.length;
 }

@@ -1,7 +1,20 @@
+import type { BatchItem } from "drizzle-orm/batch";
 import { drizzle, type DrizzleD1Database } from "drizzle-orm/d1";
 import * as schema from "./schema";
 
 export type DB = DrizzleD1Database<typeof schema>;
+
+/** One statement of a D1 batch: a drizzle query or a raw `db.run/all(sql)`. */
+export type Statement = BatchItem<"sqlite">;
+
+/**
+ * Runs statements as ONE D1 batch (one round trip, one implicit transaction); results come back in order. An empty
+ * list does nothing (drizzle's batch wants at least one statement).
+ */
+export async function runBatch(db: DB, stmts: readonly Statement[]): Promise<unknown[]> {
+  if (!stmts.length) return [];
+  return (await db.batch(stmts as unknown as [Statement, ...Statement[]])) as unknown[];
+}
 
 export function createDb(d1: D1Database): DB {
   const db = drizzle(d1, { schema });

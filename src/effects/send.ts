@@ -9,7 +9,8 @@ const MAX_PACK_BYTES = 96 * 1024;
 const MAX_BATCH = 100; // Queue.sendBatch takes at most 100 messages.
 
 export function packEffects(effects: Effect[], origin = ""): JobMessage[] {
-  const wrap = (list: Effect[]): JobMessage => (list.length === 1 && !origin ? (list[0] as Effect) : { type: "effects", ...(origin ? { origin } : {}), effects: list });
+  const wrap = (list: Effect[]): JobMessage =>
+    list.length === 1 && !origin ? (list[0] as Effect) : { type: "effects", ...(origin ? { origin } : {}), effects: list };
   const out: JobMessage[] = [];
   let pack: Effect[] = [];
   let bytes = 0;

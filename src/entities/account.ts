@@ -90,7 +90,7 @@ export function renderAccount(cfg: Config, a: AccountRow, role?: RoleRow | null)
     hide_collections: a.hideCollections ?? null,
     noindex: !a.indexable,
     emojis: [],
-    roles: role && role.highlighted ? [{ id: role.id, name: role.name, color: role.color }] : [],
+    roles: role?.highlighted ? [{ id: role.id, name: role.name, color: role.color }] : [],
     fields: suspended ? [] : fields,
   };
   out.avatar_static = out.avatar;

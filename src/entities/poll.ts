@@ -13,7 +13,7 @@ export function renderPoll(p: PollRow, ownVotes: number[] | null, isOwner: boole
     multiple: p.multiple,
     votes_count: p.votesCount,
     voters_count: p.multiple ? p.votersCount : null,
-    options: p.options.map((title, i) => ({ title, votes_count: showTotals ? p.votesPerOption[i] ?? 0 : null })),
+    options: p.options.map((title, i) => ({ title, votes_count: showTotals ? (p.votesPerOption[i] ?? 0) : null })),
     emojis: [],
   };
   if (ownVotes) {

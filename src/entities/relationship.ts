@@ -57,8 +57,13 @@ export function relationshipQuery(db: DB, viewerId: string, targetIds: string[],
         sql`SELECT 1 FROM ${accountDomainBlocks} WHERE ${accountDomainBlocks.accountId} = ${v} AND ${accountDomainBlocks.domain} = ${accounts.domain}`,
         "rel_domain_blocking",
       ),
-      endorsed: flag(sql`SELECT 1 FROM ${accountPins} WHERE ${accountPins.accountId} = ${v} AND ${accountPins.targetAccountId} = ${accounts.id}`, "rel_endorsed"),
-      note: sql<string | null>`(SELECT ${accountNotes.comment} FROM ${accountNotes} WHERE ${accountNotes.accountId} = ${v} AND ${accountNotes.targetAccountId} = ${accounts.id})`.as(
+      endorsed: flag(
+        sql`SELECT 1 FROM ${accountPins} WHERE ${accountPins.accountId} = ${v} AND ${accountPins.targetAccountId} = ${accounts.id}`,
+        "rel_endorsed",
+      ),
+      note: sql<
+        string | null
+      >`(SELECT ${accountNotes.comment} FROM ${accountNotes} WHERE ${accountNotes.accountId} = ${v} AND ${accountNotes.targetAccountId} = ${accounts.id})`.as(
         "rel_note",
       ),
     })

@@ -31,7 +31,15 @@ import { renderMedia } from "./media";
 import { renderPoll } from "./poll";
 import { isoTime, statusUrl, tagUrl } from "./urls";
 import { canSeeStatus } from "../services/visibility";
-import { activeFilterRules, compileFilters, matchFilters, renderFilterResults, searchableText, type CompiledFilter, type FilterMatch } from "../services/filter-match";
+import {
+  activeFilterRules,
+  compileFilters,
+  matchFilters,
+  renderFilterResults,
+  searchableText,
+  type CompiledFilter,
+  type FilterMatch,
+} from "../services/filter-match";
 
 export type StatusRow = typeof statuses.$inferSelect;
 export type MediaRow = typeof mediaAttachments.$inferSelect;
@@ -102,8 +110,16 @@ export async function loadStatusBundle(db: DB, ids: string[], viewerId: string |
     db.select().from(statuses).where(inArray(statuses.id, all)),
     db.select().from(accounts).where(inArray(accounts.id, authorsOf)),
     db.select().from(mediaAttachments).where(inArray(mediaAttachments.statusId, all)),
-    db.select({ statusId: mentions.statusId, silent: mentions.silent, account: accounts }).from(mentions).innerJoin(accounts, eq(accounts.id, mentions.accountId)).where(inArray(mentions.statusId, all)),
-    db.select({ statusId: statusTags.statusId, name: tags.name }).from(statusTags).innerJoin(tags, eq(tags.id, statusTags.tagId)).where(inArray(statusTags.statusId, all)),
+    db
+      .select({ statusId: mentions.statusId, silent: mentions.silent, account: accounts })
+      .from(mentions)
+      .innerJoin(accounts, eq(accounts.id, mentions.accountId))
+      .where(inArray(mentions.statusId, all)),
+    db
+      .select({ statusId: statusTags.statusId, name: tags.name })
+      .from(statusTags)
+      .innerJoin(tags, eq(tags.id, statusTags.tagId))
+      .where(inArray(statusTags.statusId, all)),
     db.select().from(polls).where(inArray(polls.statusId, all)),
     db
       .select({ id: oauthApplications.id, name: oauthApplications.name, website: oauthApplications.website })
@@ -112,17 +128,43 @@ export async function loadStatusBundle(db: DB, ids: string[], viewerId: string |
   ] as const;
   const v = viewerId ?? "0";
   const viewerQ = [
-    db.select({ id: favourites.statusId }).from(favourites).where(and(eq(favourites.accountId, v), inArray(favourites.statusId, all))),
-    db.select({ id: statuses.reblogOfId }).from(statuses).where(and(eq(statuses.accountId, v), inArray(statuses.reblogOfId, all))),
-    db.select({ id: bookmarks.statusId }).from(bookmarks).where(and(eq(bookmarks.accountId, v), inArray(bookmarks.statusId, all))),
-    db.select({ id: statusPins.statusId }).from(statusPins).where(and(eq(statusPins.accountId, v), inArray(statusPins.statusId, all))),
+    db
+      .select({ id: favourites.statusId })
+      .from(favourites)
+      .where(and(eq(favourites.accountId, v), inArray(favourites.statusId, all))),
+    db
+      .select({ id: statuses.reblogOfId })
+      .from(statuses)
+      .where(and(eq(statuses.accountId, v), inArray(statuses.reblogOfId, all))),
+    db
+      .select({ id: bookmarks.statusId })
+      .from(bookmarks)
+      .where(and(eq(bookmarks.accountId, v), inArray(bookmarks.statusId, all))),
+    db
+      .select({ id: statusPins.statusId })
+      .from(statusPins)
+      .where(and(eq(statusPins.accountId, v), inArray(statusPins.statusId, all))),
     db
       .select({ id: conversationMutes.conversationId })
       .from(conversationMutes)
-      .where(and(eq(conversationMutes.accountId, v), inArray(conversationMutes.conversationId, sql`(SELECT ${statuses.conversationId} FROM ${statuses} WHERE ${statuses.id} IN ${all})`))),
-    db.select({ id: follows.targetAccountId }).from(follows).where(and(eq(follows.accountId, v), inArray(follows.targetAccountId, authorsOf))),
-    db.select({ id: blocks.accountId }).from(blocks).where(and(eq(blocks.targetAccountId, v), inArray(blocks.accountId, authorsOf))),
-    db.select({ pollId: pollVotes.pollId, choice: pollVotes.choice }).from(pollVotes).where(and(eq(pollVotes.accountId, v), inArray(pollVotes.pollId, sql`(SELECT ${statuses.pollId} FROM ${statuses} WHERE ${statuses.id} IN ${all})`))),
+      .where(
+        and(
+          eq(conversationMutes.accountId, v),
+          inArray(conversationMutes.conversationId, sql`(SELECT ${statuses.conversationId} FROM ${statuses} WHERE ${statuses.id} IN ${all})`),
+        ),
+      ),
+    db
+      .select({ id: follows.targetAccountId })
+      .from(follows)
+      .where(and(eq(follows.accountId, v), inArray(follows.targetAccountId, authorsOf))),
+    db
+      .select({ id: blocks.accountId })
+      .from(blocks)
+      .where(and(eq(blocks.targetAccountId, v), inArray(blocks.accountId, authorsOf))),
+    db
+      .select({ pollId: pollVotes.pollId, choice: pollVotes.choice })
+      .from(pollVotes)
+      .where(and(eq(pollVotes.accountId, v), inArray(pollVotes.pollId, sql`(SELECT ${statuses.pollId} FROM ${statuses} WHERE ${statuses.id} IN ${all})`))),
     activeFilterRules(db, v, all, Date.now()),
   ] as const;
   const res = viewerId ? await db.batch([...q, ...viewerQ]) : await db.batch([...q]);
@@ -160,13 +202,13 @@ export async function loadStatusBundle(db: DB, ids: string[], viewerId: string |
   if (viewerId) {
     const rest = res.slice(q.length) as unknown as { id: string }[][];
     const [fav, reb, bm, pin, cm, fol, blk] = rest;
-    fav.forEach((r) => bundle.viewer.favourited.add(r.id));
-    reb.forEach((r) => r.id && bundle.viewer.reblogged.add(r.id));
-    bm.forEach((r) => bundle.viewer.bookmarked.add(r.id));
-    pin.forEach((r) => bundle.viewer.pinned.add(r.id));
-    cm.forEach((r) => bundle.viewer.mutedConversations.add(r.id));
-    fol.forEach((r) => bundle.viewer.following.add(r.id));
-    blk.forEach((r) => bundle.viewer.blockedBy.add(r.id));
+    for (const r of fav) bundle.viewer.favourited.add(r.id);
+    for (const r of reb) if (r.id) bundle.viewer.reblogged.add(r.id);
+    for (const r of bm) bundle.viewer.bookmarked.add(r.id);
+    for (const r of pin) bundle.viewer.pinned.add(r.id);
+    for (const r of cm) bundle.viewer.mutedConversations.add(r.id);
+    for (const r of fol) bundle.viewer.following.add(r.id);
+    for (const r of blk) bundle.viewer.blockedBy.add(r.id);
     const votes = res[q.length + 7] as unknown as { pollId: string; choice: number }[];
     for (const vt of votes) {
       const list = bundle.ownVotes.get(vt.pollId) ?? [];
@@ -244,7 +286,7 @@ function renderOne(cfg: Config, b: StatusBundle, id: string, depth: number, view
     visibility: s.visibility,
     language: s.language,
     uri: s.uri,
-    url: s.reblogOfId ? null : s.url ?? (s.local ? statusUrl(cfg, account.username, s.id) : s.uri),
+    url: s.reblogOfId ? null : (s.url ?? (s.local ? statusUrl(cfg, account.username, s.id) : s.uri)),
     replies_count: s.repliesCount,
     reblogs_count: s.reblogsCount,
     favourites_count: s.favouritesCount,
@@ -259,7 +301,7 @@ function renderOne(cfg: Config, b: StatusBundle, id: string, depth: number, view
     tags: (b.tags.get(s.id) ?? []).map((name) => ({ name, url: tagUrl(cfg, name) })),
     emojis: [],
     card: null,
-    poll: poll ? renderPoll(poll, v.id ? b.ownVotes.get(poll.id) ?? [] : null, v.id === s.accountId) : null,
+    poll: poll ? renderPoll(poll, v.id ? (b.ownVotes.get(poll.id) ?? []) : null, v.id === s.accountId) : null,
     quote: null,
     quote_approval: { automatic: s.visibility === "public" || s.visibility === "unlisted" ? ["public"] : [], manual: [], current_user: "denied" },
   };

@@ -31,12 +31,7 @@ export interface TagViewerState {
   featuring?: boolean;
 }
 
-export function renderTag(
-  cfg: Config,
-  t: Pick<TagRow, "id" | "name" | "displayName">,
-  history: TagHistoryDay[],
-  viewer?: TagViewerState,
-) {
+export function renderTag(cfg: Config, t: Pick<TagRow, "id" | "name" | "displayName">, history: TagHistoryDay[], viewer?: TagViewerState) {
   const out: Record<string, unknown> = {
     id: t.id,
     name: t.displayName || t.name,

@@ -38,7 +38,15 @@ export const deleteNoteActivity = (actor: string, uri: string, to: string[], cc:
   object: { id: uri, type: "Tombstone", atomUri: uri },
 });
 
-export const announceActivity = (actor: string, reblogUri: string, objectUri: string, followers: string, originalAuthor: string, published: number, visibility: string): Obj => ({
+export const announceActivity = (
+  actor: string,
+  reblogUri: string,
+  objectUri: string,
+  followers: string,
+  originalAuthor: string,
+  published: number,
+  visibility: string,
+): Obj => ({
   "@context": AS,
   id: reblogUri,
   type: "Announce",

@@ -39,7 +39,7 @@ export function renderActor(cfg: Config, a: AccountRow, publicKeyPem: string): R
     manuallyApprovesFollowers: a.locked,
     discoverable: a.discoverable ?? false,
     indexable: a.indexable,
-    published: new Date(a.createdAt).toISOString().slice(0, 10) + "T00:00:00Z",
+    published: `${new Date(a.createdAt).toISOString().slice(0, 10)}T00:00:00Z`,
     memorial: a.memorial,
     publicKey: { id: `${a.uri}#main-key`, owner: a.uri, publicKeyPem },
     tag: [],

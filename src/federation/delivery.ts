@@ -36,12 +36,17 @@ export function retryDelaySeconds(attempt: number, random = Math.random): number
 }
 
 /** Stores the activity and enqueues one message per distinct inbox. */
-export async function deliverActivity(env: Env, db: DB, cfg: Config, signerAccountId: string, activity: Record<string, unknown>, inboxes: Iterable<string>): Promise<number> {
+export async function deliverActivity(
+  env: Env,
+  db: DB,
+  cfg: Config,
+  signerAccountId: string,
+  activity: Record<string, unknown>,
+  inboxes: Iterable<string>,
+): Promise<number> {
   const unique = [...new Set([...inboxes].filter(Boolean))];
   if (!unique.length) return 0;
-  const skip = new Set(
-    (await db.select({ d: unavailableDomains.domain }).from(unavailableDomains)).map((r) => r.d),
-  );
+  const skip = new Set((await db.select({ d: unavailableDomains.domain }).from(unavailableDomains)).map((r) => r.d));
   const targets = unique.filter((i) => {
     try {
       return !skip.has(new URL(i).host);
@@ -53,7 +58,9 @@ export async function deliverActivity(env: Env, db: DB, cfg: Config, signerAccou
   const id = snowflake();
   await db.insert(activityOutbox).values({ id, accountId: signerAccountId, json: JSON.stringify(activity), createdAt: Date.now() });
   for (let i = 0; i < targets.length; i += 100) {
-    await env.DELIVERY.sendBatch(targets.slice(i, i + 100).map((inbox) => ({ body: { outboxId: id, inbox, attempt: 0, origin: cfg.origin } satisfies DeliveryMessage })));
+    await env.DELIVERY.sendBatch(
+      targets.slice(i, i + 100).map((inbox) => ({ body: { outboxId: id, inbox, attempt: 0, origin: cfg.origin } satisfies DeliveryMessage })),
+    );
   }
   return targets.length;
 }
@@ -93,7 +100,10 @@ async function loadBatchState(db: DB, messages: DeliveryMessage[], hosts: string
   const outboxIds = [...new Set(messages.map((m) => m.outboxId))];
   const hostList = sql`(SELECT value FROM json_each(${JSON.stringify(hosts)}))`;
   const [rows, signers, circuits, failures, unavailable] = await db.batch([
-    db.select({ id: activityOutbox.id, accountId: activityOutbox.accountId, json: activityOutbox.json }).from(activityOutbox).where(inArray(activityOutbox.id, idList(outboxIds))),
+    db
+      .select({ id: activityOutbox.id, accountId: activityOutbox.accountId, json: activityOutbox.json })
+      .from(activityOutbox)
+      .where(inArray(activityOutbox.id, idList(outboxIds))),
     db
       .select({ id: accounts.id, uri: accounts.uri, privateKeyPem: accountKeys.privateKeyPem })
       .from(accounts)
@@ -123,7 +133,8 @@ async function deliverOne(db: DB, cfg: Config, m: DeliveryMessage, host: string,
   const signer = state.signers.get(row.accountId);
   if (!signer) return "drop";
   // Keys are made on first need; a batch shares what it found, so the rare miss costs one lookup, not one per message.
-  const privateKeyPem = signer.privateKeyPem ?? (signer.privateKeyPem = (await ensureActorKeys(db, row.accountId)).privateKeyPem);
+  if (!signer.privateKeyPem) signer.privateKeyPem = (await ensureActorKeys(db, row.accountId)).privateKeyPem;
+  const privateKeyPem = signer.privateKeyPem;
   try {
     const res = await safeFetch(m.inbox, {
       ...baseFetchOptions(cfg),
@@ -156,7 +167,6 @@ function countCircuitFailure(db: DB, host: string) {
     });
 }
 
-
 async function recordFailure(db: DB, host: string): Promise<void> {
   const day = new Date().toISOString().slice(0, 10);
   await db.insert(deliveryFailures).values({ host, day }).onConflictDoNothing();
@@ -176,7 +186,11 @@ export async function handleDeliveries(batch: MessageBatch<DeliveryMessage>, env
     }
   };
   const hosts = [...new Set(batch.messages.map((msg) => hostOf(msg.body)).filter((h): h is string => !!h))];
-  const state = await loadBatchState(db, batch.messages.map((msg) => msg.body), hosts);
+  const state = await loadBatchState(
+    db,
+    batch.messages.map((msg) => msg.body),
+    hosts,
+  );
   await Promise.all(
     batch.messages.map(async (msg) => {
       const m = msg.body;

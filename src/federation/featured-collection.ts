@@ -3,7 +3,7 @@
 // its first items and makes status_pins match them. Notes are trusted as remote-statuses.ts trusts them: at their
 // own id, on their author's host; an item not attributed to the account is ignored.
 import { eq, sql } from "drizzle-orm";
-import type { DB } from "../db/client";
+import { type DB, runBatch, type Statement } from "../db/client";
 import { accounts } from "../db/schema";
 import type { StatusRow } from "../entities/status";
 import { readConfig, type Env } from "../env";
@@ -92,13 +92,15 @@ async function itemStatus(r: Resolution, account: AccountRow, item: unknown): Pr
 async function replacePins(db: DB, accountId: string, statusIds: string[], now: number): Promise<void> {
   const keep = JSON.stringify(statusIds.map(padId));
   const pa = padId(accountId);
-  const writes: any[] = [db.run(sql`DELETE FROM status_pins WHERE account_id = ${pa} AND status_id NOT IN (SELECT value FROM json_each(${keep}))`)];
+  const writes: Statement[] = [db.run(sql`DELETE FROM status_pins WHERE account_id = ${pa} AND status_id NOT IN (SELECT value FROM json_each(${keep}))`)];
   statusIds.forEach((sid, i) => {
     const at = now - i;
-    writes.push(db.run(sql`INSERT OR IGNORE INTO status_pins (id, account_id, status_id, created_at) VALUES (${padId(snowflake(at))}, ${pa}, ${padId(sid)}, ${at})`));
+    writes.push(
+      db.run(sql`INSERT OR IGNORE INTO status_pins (id, account_id, status_id, created_at) VALUES (${padId(snowflake(at))}, ${pa}, ${padId(sid)}, ${at})`),
+    );
   });
   writes.push(db.update(accounts).set({ featuredFetchedAt: now }).where(eq(accounts.id, accountId)));
-  await db.batch(writes as [any, ...any[]]);
+  await runBatch(db, writes);
 }
 
 /**

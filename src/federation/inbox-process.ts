@@ -4,7 +4,7 @@
 // another inbox changes nothing twice (C3, C17). Content we refuse is logged and dropped (the sender already has its
 // 202); D1 or queue failures throw, so the queue retries the message.
 import { eq, sql } from "drizzle-orm";
-import type { DB } from "../db/client";
+import { type DB, runBatch, type Statement } from "../db/client";
 import { accounts, inboxItems, inboxSeen } from "../db/schema";
 import { readConfig, type Env } from "../env";
 import { sha256Hex } from "../lib/crypto";
@@ -84,9 +84,9 @@ export async function processInboxItem(db: DB, env: Env, itemId: string, origin:
   const [item] = await db.select().from(inboxItems).where(eq(inboxItems.id, itemId)).limit(1);
   if (!item) return;
   const finish = async (key: string | null) => {
-    const stmts: any[] = [db.delete(inboxItems).where(eq(inboxItems.id, itemId))];
+    const stmts: Statement[] = [db.delete(inboxItems).where(eq(inboxItems.id, itemId))];
     if (key) stmts.unshift(db.run(sql`INSERT OR IGNORE INTO inbox_seen (activity_id, received_at) VALUES (${key}, ${Date.now()})`));
-    await db.batch(stmts as [any, ...any[]]);
+    await runBatch(db, stmts);
   };
   let json: unknown;
   try {

@@ -86,10 +86,7 @@ export async function verifyInboxRequest(db: DB, cfg: Config, req: Request): Pro
   const u = new URL(req.url);
   let strings: string[];
   try {
-    strings = await checkSignedRequest(
-      { method: req.method, target: u.pathname + u.search, headers: req.headers, body: new TextEncoder().encode(body) },
-      sig,
-    );
+    strings = await checkSignedRequest({ method: req.method, target: u.pathname + u.search, headers: req.headers, body: new TextEncoder().encode(body) }, sig);
   } catch (e) {
     if (e instanceof SignatureError) throw unauthorized(e.message);
     throw e;

@@ -11,7 +11,11 @@ export const INSTANCE_ACTOR_USERNAME = "instance.actor";
 
 export async function instanceActorAccount(db: DB, cfg: Config) {
   const find = () =>
-    db.select().from(accounts).where(and(eq(accounts.username, INSTANCE_ACTOR_USERNAME), isNull(accounts.domain))).limit(1);
+    db
+      .select()
+      .from(accounts)
+      .where(and(eq(accounts.username, INSTANCE_ACTOR_USERNAME), isNull(accounts.domain)))
+      .limit(1);
   let [row] = await find();
   if (!row) {
     const now = Date.now();

@@ -38,10 +38,23 @@ export function parseIPv6(input: string): number[] | null {
 }
 
 const V4_BLOCKED: [number[], number][] = [
-  [[0, 0, 0, 0], 8], [[127, 0, 0, 0], 8], [[10, 0, 0, 0], 8], [[172, 16, 0, 0], 12], [[192, 168, 0, 0], 16],
-  [[169, 254, 0, 0], 16], [[198, 18, 0, 0], 15], [[100, 64, 0, 0], 10], [[255, 255, 255, 255], 32],
-  [[192, 0, 0, 0], 24], [[192, 0, 2, 0], 24], [[198, 51, 100, 0], 24], [[203, 0, 113, 0], 24], [[192, 88, 99, 0], 24],
-  [[192, 175, 48, 0], 24], [[224, 0, 0, 0], 4], [[240, 0, 0, 0], 4],
+  [[0, 0, 0, 0], 8],
+  [[127, 0, 0, 0], 8],
+  [[10, 0, 0, 0], 8],
+  [[172, 16, 0, 0], 12],
+  [[192, 168, 0, 0], 16],
+  [[169, 254, 0, 0], 16],
+  [[198, 18, 0, 0], 15],
+  [[100, 64, 0, 0], 10],
+  [[255, 255, 255, 255], 32],
+  [[192, 0, 0, 0], 24],
+  [[192, 0, 2, 0], 24],
+  [[198, 51, 100, 0], 24],
+  [[203, 0, 113, 0], 24],
+  [[192, 88, 99, 0], 24],
+  [[192, 175, 48, 0], 24],
+  [[224, 0, 0, 0], 4],
+  [[240, 0, 0, 0], 4],
 ];
 
 function v4ToInt(p: number[]): number {
@@ -50,7 +63,7 @@ function v4ToInt(p: number[]): number {
 
 function inV4(ip: number[], net: number[], bits: number): boolean {
   const mask = bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0;
-  return ((v4ToInt(ip) & mask) >>> 0) === ((v4ToInt(net) & mask) >>> 0);
+  return (v4ToInt(ip) & mask) >>> 0 === (v4ToInt(net) & mask) >>> 0;
 }
 
 export function isLoopback(rawHost: string): boolean {
@@ -108,8 +121,25 @@ export function canonicalHostname(host: string): string {
  * Internet at all. `.test` and `.example` are left alone: they resolve nowhere, and tests federate with them.
  */
 const INTERNAL_TLDS = new Set([
-  "localhost", "local", "localdomain", "internal", "intranet", "lan", "home", "corp", "private", "priv", "domain",
-  "arpa", "onion", "i2p", "alt", "invalid", "svc", "cluster", "kubernetes",
+  "localhost",
+  "local",
+  "localdomain",
+  "internal",
+  "intranet",
+  "lan",
+  "home",
+  "corp",
+  "private",
+  "priv",
+  "domain",
+  "arpa",
+  "onion",
+  "i2p",
+  "alt",
+  "invalid",
+  "svc",
+  "cluster",
+  "kubernetes",
 ]);
 
 /** Names of cloud metadata services that are reachable under more than an internal suffix. */

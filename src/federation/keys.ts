@@ -13,11 +13,10 @@ function fromPem(pem: string): Uint8Array {
 }
 
 export async function generateKeyPair(): Promise<{ publicKeyPem: string; privateKeyPem: string }> {
-  const pair = (await crypto.subtle.generateKey(
-    { ...ALG, modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]) },
-    true,
-    ["sign", "verify"],
-  )) as CryptoKeyPair;
+  const pair = (await crypto.subtle.generateKey({ ...ALG, modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]) }, true, [
+    "sign",
+    "verify",
+  ])) as CryptoKeyPair;
   const spki = (await crypto.subtle.exportKey("spki", pair.publicKey)) as ArrayBuffer;
   const pkcs8 = (await crypto.subtle.exportKey("pkcs8", pair.privateKey)) as ArrayBuffer;
   return { publicKeyPem: toPem(spki, "PUBLIC KEY"), privateKeyPem: toPem(pkcs8, "PRIVATE KEY") };

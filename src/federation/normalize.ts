@@ -27,6 +27,11 @@ export const CAPS = {
 
 type Json = unknown;
 
+/** `o[k]` when `o` is an object, else undefined: a property of a remote document whose shape is not known yet. */
+export function field(o: unknown, k: string): unknown {
+  return o && typeof o === "object" ? (o as Record<string, unknown>)[k] : undefined;
+}
+
 function cap(s: unknown, max: number): string | null {
   if (typeof s !== "string") return null;
   return s.length > max ? s.slice(0, max) : s;
@@ -111,7 +116,7 @@ function urlOf(v: Json, depth = 0): string | null {
 /** contentMap → (content, language) when `content` is missing, as Misskey and GoToSocial sometimes send. */
 function contentAndLanguage(o: Record<string, unknown>): { content: string; language: string | null } {
   const map = o.contentMap && typeof o.contentMap === "object" ? (o.contentMap as Record<string, unknown>) : null;
-  const lang = map ? Object.keys(map).find((k) => /^[a-z]{2,3}(-[A-Za-z0-9]+)?$/.test(k)) ?? null : null;
+  const lang = map ? (Object.keys(map).find((k) => /^[a-z]{2,3}(-[A-Za-z0-9]+)?$/.test(k)) ?? null) : null;
   const content = cap(o.content, CAPS.content) ?? (lang ? cap(map![lang], CAPS.content) : null) ?? "";
   return { content, language: lang ? lang.split("-")[0] : null };
 }
@@ -190,7 +195,7 @@ export function normalizeActor(doc: Json): NormalizedActor | null {
     movedTo: httpUrl(iri(o.movedTo)),
     fields: asArray(o.attachment, CAPS.fields)
       .filter((a) => typeOf(a) === "PropertyValue")
-      .map((a) => ({ name: text((a as any).name, 255) ?? "", value: cap((a as any).value, 2048) ?? "" })),
+      .map((a) => ({ name: text(field(a, "name"), 255) ?? "", value: cap(field(a, "value"), 2048) ?? "" })),
     emojis: emojisOf(o.tag),
     published: date(o.published),
   };
@@ -202,8 +207,8 @@ function emojisOf(tags: Json): { shortcode: string; url: string }[] {
   const out: { shortcode: string; url: string }[] = [];
   for (const t of asArray(tags, CAPS.tags)) {
     if (typeOf(t) !== "Emoji") continue;
-    const name = cap((t as any).name, 100)?.replace(/^:|:$/g, "");
-    const url = urlOf((t as any).icon);
+    const name = cap(field(t, "name"), 100)?.replace(/^:|:$/g, "");
+    const url = urlOf(field(t, "icon"));
     // E7: shortcodes are word characters only; emoji images only over http(s) (urlOf)
     if (name && /^[a-zA-Z0-9_]{1,64}$/.test(name) && url) out.push({ shortcode: name, url });
   }
@@ -267,7 +272,10 @@ export function normalizeNote(doc: Json): NormalizedNote | null {
     id: httpUrl(iri(o.id)),
     type,
     attributedTo: httpUrl(
-      iri(asArray(o.attributedTo, 5).find((a) => typeof a === "string" || typeOf(a) === "Person" || typeOf(a) === "Service" || typeOf(a) === "Group") ?? o.attributedTo),
+      iri(
+        asArray(o.attributedTo, 5).find((a) => typeof a === "string" || typeOf(a) === "Person" || typeOf(a) === "Service" || typeOf(a) === "Group") ??
+          o.attributedTo,
+      ),
     ),
     content,
     summary: text(o.summary, CAPS.summary) ?? "",
@@ -282,12 +290,12 @@ export function normalizeNote(doc: Json): NormalizedNote | null {
     conversation: iri(o.context) ?? iri(o.conversation),
     mentions: tags
       .filter((t) => typeOf(t) === "Mention")
-      .map((t) => ({ href: httpUrl(iri((t as any).href)) ?? "", name: text((t as any).name, 500) }))
+      .map((t) => ({ href: httpUrl(iri(field(t, "href"))) ?? "", name: text(field(t, "name"), 500) }))
       .filter((m) => m.href),
     // A hashtag's name is kept only when it is a hashtag (Mastodon drops invalid ones); its href is not used.
     hashtags: tags
       .filter((t) => typeOf(t) === "Hashtag")
-      .map((t) => cap((t as any).name, 100)?.replace(/^#/, "") ?? "")
+      .map((t) => cap(field(t, "name"), 100)?.replace(/^#/, "") ?? "")
       .filter((n) => HASHTAG.test(n)),
     emojis: emojisOf(o.tag),
     attachments: asArray(o.attachment, CAPS.attachments)
@@ -306,14 +314,14 @@ export function normalizeNote(doc: Json): NormalizedNote | null {
           blurhash: blurhash && BLURHASH.test(blurhash) ? blurhash : null,
           width: typeof x.width === "number" ? x.width : null,
           height: typeof x.height === "number" ? x.height : null,
-          focus: fp && fp.every((n) => Number.isFinite(n) && n >= -1 && n <= 1) ? ([fp[0], fp[1]] as [number, number]) : null,
+          focus: fp?.every((n) => Number.isFinite(n) && n >= -1 && n <= 1) ? ([fp[0], fp[1]] as [number, number]) : null,
         };
       })
       .filter((a): a is NonNullable<typeof a> => a !== null),
     poll: isQuestion
       ? {
           options: choices
-            .map((c) => ({ title: text((c as any)?.name, 200) ?? "", votes: Number((c as any)?.replies?.totalItems ?? 0) || 0 }))
+            .map((c) => ({ title: text(field(c, "name"), 200) ?? "", votes: Number(field(field(c, "replies"), "totalItems") ?? 0) || 0 }))
             .filter((c) => c.title),
           multiple: o.anyOf !== undefined,
           endTime: date(o.endTime) ?? date(o.closed),

@@ -7,6 +7,7 @@ import type { StatusBundle } from "../entities/status";
 import { mediaUrl, tagUrl } from "../entities/urls";
 import { NOTE_CONTEXT } from "./context";
 import { PUBLIC } from "./normalize";
+import { field } from "./normalize";
 
 export function audience(visibility: string, followersUrl: string, mentionUris: string[]): { to: string[]; cc: string[] } {
   switch (visibility) {
@@ -25,9 +26,13 @@ export function renderNote(cfg: Config, b: StatusBundle, id: string, now = Date.
   const s = b.statuses.get(id);
   if (!s || s.reblogOfId) return null;
   const author = b.accounts.get(s.accountId);
-  if (!author || !author.followersUrl) return null;
+  if (!author?.followersUrl) return null;
   const mentioned = b.mentions.get(s.id) ?? [];
-  const { to, cc } = audience(s.visibility, author.followersUrl, mentioned.map((m) => m.uri));
+  const { to, cc } = audience(
+    s.visibility,
+    author.followersUrl,
+    mentioned.map((m) => m.uri),
+  );
   const parent = s.inReplyToId ? b.statuses.get(s.inReplyToId) : undefined;
   const media = b.media.get(s.id) ?? [];
   const poll = b.polls.get(s.id);
@@ -53,8 +58,8 @@ export function renderNote(cfg: Config, b: StatusBundle, id: string, now = Date.
       name: m.description ?? null,
       blurhash: m.blurhash ?? undefined,
       focalPoint: m.focusX != null && m.focusY != null ? [m.focusX / 1000, m.focusY / 1000] : undefined,
-      width: (m.meta as any)?.original?.width,
-      height: (m.meta as any)?.original?.height,
+      width: field(field(m.meta, "original"), "width"),
+      height: field(field(m.meta, "original"), "height"),
     })),
     tag: [
       ...mentioned.map((m) => ({ type: "Mention", href: m.uri, name: `@${acctOf(m)}${m.domain ? "" : `@${cfg.domain}`}` })),

@@ -53,7 +53,12 @@ interface Run {
 }
 
 async function accountsById(db: DB, ids: string[]): Promise<Map<string, AccountRow>> {
-  const rows = ids.length ? await db.select().from(accounts).where(inArray(accounts.id, idList(ids))) : [];
+  const rows = ids.length
+    ? await db
+        .select()
+        .from(accounts)
+        .where(inArray(accounts.id, idList(ids)))
+    : [];
   return new Map(rows.map((r) => [r.id, r]));
 }
 
@@ -82,7 +87,7 @@ async function pair(r: Run, localId: string, remoteId: string) {
 
 async function createOrUpdate(r: Run, statusId: string, update: boolean) {
   const [s] = await r.db.select().from(statuses).where(eq(statuses.id, statusId)).limit(1);
-  if (!s || !s.local || s.reblogOfId) return;
+  if (!s?.local || s.reblogOfId) return;
   const b = await loadStatusBundle(r.db, s.inReplyToId ? [s.id, s.inReplyToId] : [s.id], null);
   const author = b.accounts.get(s.accountId);
   if (!isLocal(author)) return;
@@ -212,7 +217,12 @@ async function flag(r: Run, reportId: string) {
   const inbox = preferredInbox(target);
   if (!inbox) return;
   const uris = report.statusIds.length
-    ? (await r.db.select({ uri: statuses.uri }).from(statuses).where(inArray(statuses.id, idList(report.statusIds)))).map((x) => x.uri)
+    ? (
+        await r.db
+          .select({ uri: statuses.uri })
+          .from(statuses)
+          .where(inArray(statuses.id, idList(report.statusIds)))
+      ).map((x) => x.uri)
     : [];
   const id = report.uri ?? newActivityUri(r.cfg.origin);
   if (!report.uri) await r.db.update(reports).set({ uri: id }).where(eq(reports.id, report.id));

@@ -19,7 +19,10 @@ export const preferredInbox = (a: Remote): string | null => a.sharedInboxUrl || 
 export const personalInbox = (a: Remote): string | null => a.inboxUrl || a.sharedInboxUrl || null;
 
 export function remoteInboxes(list: (Remote | null | undefined)[], pick = preferredInbox): string[] {
-  return list.filter(isRemote).map(pick).filter((x): x is string => !!x);
+  return list
+    .filter(isRemote)
+    .map(pick)
+    .filter((x): x is string => !!x);
 }
 
 /** Remote accounts with these actor URIs (a deleted status only left its mention URIs behind). */

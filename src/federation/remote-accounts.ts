@@ -26,7 +26,13 @@ export async function domainBlockFor(db: DB, host: string): Promise<{ severity: 
     .select({ severity: domainBlocks.severity, rejectMedia: domainBlocks.rejectMedia })
     .from(domainBlocks)
     .where(sql`${domainBlocks.domain} IN (SELECT value FROM json_each(${JSON.stringify(candidates)}))`);
-  const severity = rows.some((r) => r.severity === "suspend") ? "suspend" : rows.some((r) => r.severity === "silence") ? "silence" : rows.length ? "noop" : null;
+  const severity = rows.some((r) => r.severity === "suspend")
+    ? "suspend"
+    : rows.some((r) => r.severity === "silence")
+      ? "silence"
+      : rows.length
+        ? "noop"
+        : null;
   return { severity, rejectMedia: rows.some((r) => r.rejectMedia) };
 }
 
@@ -59,9 +65,7 @@ export async function upsertRemoteAccount(db: DB, actor: NormalizedActor): Promi
   // An account first seen on a silenced domain starts silenced (Mastodon applies the block to new accounts too).
   const silenced = (await domainBlockFor(db, host)).severity === "silence";
   const note = await sanitizeHtml(actor.summary);
-  const fields = await Promise.all(
-    actor.fields.map(async (f) => ({ name: await htmlToText(f.name), value: await sanitizeHtml(f.value), verified_at: null })),
-  );
+  const fields = await Promise.all(actor.fields.map(async (f) => ({ name: await htmlToText(f.name), value: await sanitizeHtml(f.value), verified_at: null })));
   const values = {
     username: actor.preferredUsername,
     domain: host,
@@ -121,18 +125,20 @@ export async function resolveHandle(db: DB, cfg: Config, username: string, domai
     .from(accounts)
     .where(sql`lower(${accounts.username}) = ${username.toLowerCase()} AND ${accounts.domain} = ${domain.toLowerCase()}`)
     .limit(1);
-  if (known && known.fetchedAt && Date.now() - known.fetchedAt < STALE_MS) return known;
+  if (known?.fetchedAt && Date.now() - known.fetchedAt < STALE_MS) return known;
   if (/[\r\n\s/?#@]/.test(username) || /[\r\n\s/?#@]/.test(domain)) throw new ResolveError("invalid handle");
   if (await isDomainSuspended(db, domain)) throw new ResolveError("domain suspended");
   const url = `${schemeFor(cfg, domain)}://${domain}/.well-known/webfinger?resource=${encodeURIComponent(`acct:${username}@${domain}`)}`;
   let actorUri: string | null = null;
   try {
-    const res = await safeFetch(url, { ...(await signedFetchOptions(db, cfg)), sign: undefined, headers: { accept: "application/jrd+json, application/json" } });
+    const res = await safeFetch(url, {
+      ...(await signedFetchOptions(db, cfg)),
+      sign: undefined,
+      headers: { accept: "application/jrd+json, application/json" },
+    });
     if (res.status !== 200) throw new ResolveError(`webfinger status ${res.status}`);
     const jrd = JSON.parse(res.text()) as { links?: { rel?: string; type?: string; href?: string }[] };
-    const self = (jrd.links ?? []).find(
-      (l) => l.rel === "self" && typeof l.href === "string" && /application\/(activity\+json|ld\+json)/.test(l.type ?? ""),
-    );
+    const self = (jrd.links ?? []).find((l) => l.rel === "self" && typeof l.href === "string" && /application\/(activity\+json|ld\+json)/.test(l.type ?? ""));
     actorUri = self?.href ?? null;
   } catch (e) {
     if (known) return known;

@@ -3,7 +3,7 @@
 // object is trusted only at its own id, on the host of its attributedTo (security invariants 1–2, C10–C12), and
 // every fetch comes out of a small per-activity budget with loop detection (C24).
 import { and, asc, eq, sql } from "drizzle-orm";
-import type { DB } from "../db/client";
+import { type DB, runBatch, type Statement } from "../db/client";
 import { accounts, conversations, mediaAttachments, mentions, polls, statusEdits, statuses, tombstones } from "../db/schema";
 import type { MediaRow, PollRow, StatusRow } from "../entities/status";
 import type { Config } from "../env";
@@ -281,12 +281,21 @@ export async function ingestNote(r: Resolution, note: NormalizedNote, author: Ac
     updatedAt: now,
   };
   const realtime = createdAt >= now - REALTIME_WINDOW_MS;
-  const writes: any[] = [db.insert(statuses).values(row)];
+  const writes: Statement[] = [db.insert(statuses).values(row)];
   if (conv.insert) writes.push(db.insert(conversations).values(conv.insert));
   if (mentioned.length) writes.push(mentionRowsStatement(db, id, mentioned, now));
-  if (tags.length) writes.push(...upsertTagsStatements(db, tags, now), linkStatusTagsStatement(db, id, tags.map((t) => t.name)));
+  if (tags.length)
+    writes.push(
+      ...upsertTagsStatements(db, tags, now),
+      linkStatusTagsStatement(
+        db,
+        id,
+        tags.map((t) => t.name),
+      ),
+    );
   for (const m of media) writes.push(db.insert(mediaAttachments).values(m));
-  if (poll && pollId) writes.push(db.insert(polls).values({ id: pollId, statusId: id, accountId: author.id, hideTotals: false, createdAt: now, updatedAt: now, ...poll }));
+  if (poll && pollId)
+    writes.push(db.insert(polls).values({ id: pollId, statusId: id, accountId: author.id, hideTotals: false, createdAt: now, updatedAt: now, ...poll }));
   if (realtime) {
     for (const m of mentioned) {
       if (m.silent && visibility !== "direct") continue;
@@ -294,7 +303,7 @@ export async function ingestNote(r: Resolution, note: NormalizedNote, author: Ac
     }
   }
   try {
-    await db.batch(writes as [any, ...any[]]);
+    await runBatch(db, writes);
   } catch (e) {
     if (isUniqueViolation(e, "statuses")) return statusByUri(db, note.id);
     throw e;
@@ -333,28 +342,33 @@ export async function applyNoteUpdate(r: Resolution, status: StatusRow, note: No
   const byUrl = new Map((oldMedia as MediaRow[]).map((m) => [m.remoteUrl, m]));
 
   const pollOptionsChanged = JSON.stringify(newPoll?.options ?? null) !== JSON.stringify(oldPoll?.options ?? null);
-  const mediaChanged =
-    attachments.length !== (status.mediaIds ?? []).length ||
-    attachments.some((a, i) => byUrl.get(a.url)?.id !== (status.mediaIds ?? [])[i]);
+  const mediaChanged = attachments.length !== (status.mediaIds ?? []).length || attachments.some((a, i) => byUrl.get(a.url)?.id !== (status.mediaIds ?? [])[i]);
   const significant =
     text.content !== status.content || text.spoilerText !== status.spoilerText || text.sensitive !== status.sensitive || mediaChanged || pollOptionsChanged;
 
-  const writes: any[] = [];
+  const writes: Statement[] = [];
   // Poll: new options reset the local copy; otherwise only the counts the origin reports move.
   let pollId: string | null = oldPoll?.id ?? null;
   if (newPoll && oldPoll) {
-    writes.push(db.update(polls).set({ ...newPoll, updatedAt: now }).where(eq(polls.id, oldPoll.id)));
+    writes.push(
+      db
+        .update(polls)
+        .set({ ...newPoll, updatedAt: now })
+        .where(eq(polls.id, oldPoll.id)),
+    );
     if (pollOptionsChanged) writes.push(db.run(sql`DELETE FROM poll_votes WHERE poll_id = ${padId(oldPoll.id)}`));
   } else if (newPoll) {
     const newId = snowflake(now);
     pollId = newId;
-    writes.push(db.insert(polls).values({ id: newId, statusId: status.id, accountId: author.id, hideTotals: false, createdAt: now, updatedAt: now, ...newPoll }));
+    writes.push(
+      db.insert(polls).values({ id: newId, statusId: status.id, accountId: author.id, hideTotals: false, createdAt: now, updatedAt: now, ...newPoll }),
+    );
   } else if (oldPoll) {
     pollId = null;
     writes.push(db.run(sql`DELETE FROM poll_votes WHERE poll_id = ${padId(oldPoll.id)}`), db.delete(polls).where(eq(polls.id, oldPoll.id)));
   }
   if (!significant) {
-    if (writes.length) await db.batch(writes as [any, ...any[]]);
+    if (writes.length) await runBatch(db, writes);
     return writes.length > 0;
   }
 
@@ -407,11 +421,21 @@ export async function applyNoteUpdate(r: Resolution, status: StatusRow, note: No
   if (added.length) writes.push(mentionRowsStatement(db, status.id, added, now));
   for (const m of added) {
     if (m.silent && status.visibility !== "direct") continue;
-    writes.push(notificationStatement(db, r.fx, { recipientId: m.account.id, fromAccountId: author.id, type: "mention", statusId: status.id, activityId: status.id }));
+    writes.push(
+      notificationStatement(db, r.fx, { recipientId: m.account.id, fromAccountId: author.id, type: "mention", statusId: status.id, activityId: status.id }),
+    );
   }
   const tags = tagNames(note.hashtags);
   writes.push(db.run(sql`DELETE FROM status_tags WHERE status_id = ${ps}`));
-  if (tags.length) writes.push(...upsertTagsStatements(db, tags, now), linkStatusTagsStatement(db, status.id, tags.map((t) => t.name)));
+  if (tags.length)
+    writes.push(
+      ...upsertTagsStatements(db, tags, now),
+      linkStatusTagsStatement(
+        db,
+        status.id,
+        tags.map((t) => t.name),
+      ),
+    );
 
   writes.push(
     db
@@ -444,9 +468,11 @@ export async function applyNoteUpdate(r: Resolution, status: StatusRow, note: No
     }),
   );
   for (const rb of rebloggers as { accountId: string }[]) {
-    writes.push(notificationStatement(db, r.fx, { recipientId: rb.accountId, fromAccountId: author.id, type: "update", statusId: status.id, activityId: editId }));
+    writes.push(
+      notificationStatement(db, r.fx, { recipientId: rb.accountId, fromAccountId: author.id, type: "update", statusId: status.id, activityId: editId }),
+    );
   }
-  await db.batch(writes as [any, ...any[]]);
+  await runBatch(db, writes);
   r.fx.add({ type: "status_updated", statusId: status.id });
   return true;
 }

@@ -10,14 +10,7 @@ import { parseId } from "../lib/ids";
 import { createActivity } from "./activities";
 import { ensureActorKeys } from "./actor-keys";
 import { renderActor } from "./actor-doc";
-import {
-  featuredTagNames,
-  followCollectionPage,
-  localAccountByUsername,
-  localStatus,
-  pinnedStatusIds,
-  publicStatusIds,
-} from "./collections";
+import { featuredTagNames, followCollectionPage, localAccountByUsername, localStatus, pinnedStatusIds, publicStatusIds } from "./collections";
 import { AP_CONTENT_TYPE, AS, wantsActivityJson } from "./context";
 import { enforceRateLimit } from "../lib/rate-limit";
 import { AcceptWithoutProcessing, INBOX_HOST_LIMIT, verifyInboxRequest } from "./inbox-verify";
@@ -39,8 +32,7 @@ const apNotFound = (c: Context<AppEnv>) => c.json({ error: "Record not found" },
  * 403 (statuses, their activities, outbox, followers, following, featured collections), cacheable for 3 minutes.
  * Only the actor itself stays served, marked `suspended` and blanked (actorResponse), so other servers keep its key.
  */
-const apSuspended = (c: Context<AppEnv>) =>
-  c.json({ error: "This action is not allowed" }, 403, { "cache-control": "public, max-age=180", vary: "Accept" });
+const apSuspended = (c: Context<AppEnv>) => c.json({ error: "This action is not allowed" }, 403, { "cache-control": "public, max-age=180", vary: "Accept" });
 
 /** A local account whose collections and statuses may be served, or the response that replaces them. */
 async function ownerOrRefusal(c: Context<AppEnv>, username: string): Promise<{ account: AccountRow } | { refusal: Response }> {
@@ -128,13 +120,30 @@ r.get("/users/:username/outbox", async (c) => {
   const { account } = owner;
   const base = `${accountUri(cfg, account.username)}/outbox`;
   if (c.req.query("page") !== "true") {
-    return ap(c, { "@context": AS, id: base, type: "OrderedCollection", totalItems: account.statusesCount, first: `${base}?page=true`, last: `${base}?min_id=0&page=true` });
+    return ap(c, {
+      "@context": AS,
+      id: base,
+      type: "OrderedCollection",
+      totalItems: account.statusesCount,
+      first: `${base}?page=true`,
+      last: `${base}?min_id=0&page=true`,
+    });
   }
   const maxId = parseId(c.req.query("max_id"));
   const ids = await publicStatusIds(db, account.id, maxId, 20);
   const bundle = await loadStatusBundle(db, ids, null);
-  const items = ids.map((id) => renderNote(cfg, bundle, id)).filter((n): n is Record<string, unknown> => !!n).map(createActivity).map((a) => ({ ...a, "@context": undefined }));
-  const page: Record<string, unknown> = { "@context": AS, id: `${base}?page=true${maxId ? `&max_id=${maxId}` : ""}`, type: "OrderedCollectionPage", partOf: base, orderedItems: items };
+  const items = ids
+    .map((id) => renderNote(cfg, bundle, id))
+    .filter((n): n is Record<string, unknown> => !!n)
+    .map(createActivity)
+    .map((a) => ({ ...a, "@context": undefined }));
+  const page: Record<string, unknown> = {
+    "@context": AS,
+    id: `${base}?page=true${maxId ? `&max_id=${maxId}` : ""}`,
+    type: "OrderedCollectionPage",
+    partOf: base,
+    orderedItems: items,
+  };
   if (ids.length === 20) page.next = `${base}?max_id=${ids[ids.length - 1]}&page=true`;
   return ap(c, page);
 });
@@ -154,7 +163,14 @@ for (const which of ["followers", "following"] as const) {
       return ap(c, doc);
     }
     const items = await followCollectionPage(db, account.id, which, pageNo);
-    const doc: Record<string, unknown> = { "@context": AS, id: `${base}?page=${pageNo}`, type: "OrderedCollectionPage", totalItems: total, partOf: base, orderedItems: items };
+    const doc: Record<string, unknown> = {
+      "@context": AS,
+      id: `${base}?page=${pageNo}`,
+      type: "OrderedCollectionPage",
+      totalItems: total,
+      partOf: base,
+      orderedItems: items,
+    };
     if (items.length === 40) doc.next = `${base}?page=${pageNo + 1}`;
     return ap(c, doc);
   });

@@ -85,7 +85,10 @@ async function readResponseCapped(res: Response, maxBytes: number, signal: Abort
     throw new FetchRefused("response too large");
   }
   // A slow body (one byte every few seconds, D4) is cut off by the same total deadline as the request.
-  return withDeadline(readCapped(res.body, maxBytes, () => new FetchRefused("response too large")), signal).catch(async (e) => {
+  return withDeadline(
+    readCapped(res.body, maxBytes, () => new FetchRefused("response too large")),
+    signal,
+  ).catch(async (e) => {
     await res.body?.cancel().catch(() => {});
     throw e;
   });

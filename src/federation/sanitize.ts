@@ -44,11 +44,100 @@ const HEADINGS = new Set(["h1", "h2", "h3", "h4", "h5", "h6"]);
 const RAWTEXT = new Set(["script", "style", "xmp", "iframe", "noembed", "noframes", "noscript"]);
 // RCDATA: the contents are text (entities decoded); Mastodon unwraps these, so their text stays, escaped.
 const RCDATA = new Set(["textarea", "title"]);
-const VOID = new Set(["area", "base", "basefont", "bgsound", "br", "col", "embed", "frame", "hr", "image", "img", "input", "keygen", "link", "meta", "param", "source", "track", "wbr"]);
+const VOID = new Set([
+  "area",
+  "base",
+  "basefont",
+  "bgsound",
+  "br",
+  "col",
+  "embed",
+  "frame",
+  "hr",
+  "image",
+  "img",
+  "input",
+  "keygen",
+  "link",
+  "meta",
+  "param",
+  "source",
+  "track",
+  "wbr",
+]);
 // Unwrapped elements that Sanitize surrounds with a space so words on either side stay apart.
-const SPACED = new Set(["address", "article", "aside", "dd", "div", "dl", "dt", "footer", "header", "hgroup", "hr", "nav", "section", "table", "tr", "td", "th", "caption", "figure", "figcaption", "main", "details", "summary"]);
+const SPACED = new Set([
+  "address",
+  "article",
+  "aside",
+  "dd",
+  "div",
+  "dl",
+  "dt",
+  "footer",
+  "header",
+  "hgroup",
+  "hr",
+  "nav",
+  "section",
+  "table",
+  "tr",
+  "td",
+  "th",
+  "caption",
+  "figure",
+  "figcaption",
+  "main",
+  "details",
+  "summary",
+]);
 // HTML start tags that end foreign (SVG/MathML) content (the spec's "in foreign content" breakout list).
-const BREAKOUT = new Set(["b", "big", "blockquote", "body", "br", "center", "code", "dd", "div", "dl", "dt", "em", "embed", "h1", "h2", "h3", "h4", "h5", "h6", "head", "hr", "i", "img", "li", "listing", "menu", "meta", "nobr", "ol", "p", "pre", "ruby", "s", "small", "span", "strong", "strike", "sub", "sup", "table", "tt", "u", "ul", "var"]);
+const BREAKOUT = new Set([
+  "b",
+  "big",
+  "blockquote",
+  "body",
+  "br",
+  "center",
+  "code",
+  "dd",
+  "div",
+  "dl",
+  "dt",
+  "em",
+  "embed",
+  "h1",
+  "h2",
+  "h3",
+  "h4",
+  "h5",
+  "h6",
+  "head",
+  "hr",
+  "i",
+  "img",
+  "li",
+  "listing",
+  "menu",
+  "meta",
+  "nobr",
+  "ol",
+  "p",
+  "pre",
+  "ruby",
+  "s",
+  "small",
+  "span",
+  "strong",
+  "strike",
+  "sub",
+  "sup",
+  "table",
+  "tt",
+  "u",
+  "ul",
+  "var",
+]);
 // Inside these, HTML tags do not break out of foreign content.
 const INTEGRATION = new Set(["foreignobject", "desc", "title", "mi", "mo", "mn", "ms", "mtext", "annotation-xml"]);
 const LINK_PROTOCOLS = new Set(["http", "https", "dat", "dweb", "ipfs", "ipns", "ssb", "gopher", "xmpp", "magnet", "gemini"]);
@@ -65,9 +154,33 @@ const NAMED: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', a
 const LEGACY = ["amp", "lt", "gt", "quot", "AMP", "LT", "GT", "QUOT"];
 // Numeric references to 0x80–0x9F mean Windows-1252 characters (the spec's replacement table).
 const C1: Record<number, number> = {
-  0x80: 0x20ac, 0x82: 0x201a, 0x83: 0x0192, 0x84: 0x201e, 0x85: 0x2026, 0x86: 0x2020, 0x87: 0x2021, 0x88: 0x02c6, 0x89: 0x2030,
-  0x8a: 0x0160, 0x8b: 0x2039, 0x8c: 0x0152, 0x8e: 0x017d, 0x91: 0x2018, 0x92: 0x2019, 0x93: 0x201c, 0x94: 0x201d, 0x95: 0x2022,
-  0x96: 0x2013, 0x97: 0x2014, 0x98: 0x02dc, 0x99: 0x2122, 0x9a: 0x0161, 0x9b: 0x203a, 0x9c: 0x0153, 0x9e: 0x017e, 0x9f: 0x0178,
+  0x80: 0x20ac,
+  0x82: 0x201a,
+  0x83: 0x0192,
+  0x84: 0x201e,
+  0x85: 0x2026,
+  0x86: 0x2020,
+  0x87: 0x2021,
+  0x88: 0x02c6,
+  0x89: 0x2030,
+  0x8a: 0x0160,
+  0x8b: 0x2039,
+  0x8c: 0x0152,
+  0x8e: 0x017d,
+  0x91: 0x2018,
+  0x92: 0x2019,
+  0x93: 0x201c,
+  0x94: 0x201d,
+  0x95: 0x2022,
+  0x96: 0x2013,
+  0x97: 0x2014,
+  0x98: 0x02dc,
+  0x99: 0x2122,
+  0x9a: 0x0161,
+  0x9b: 0x203a,
+  0x9c: 0x0153,
+  0x9e: 0x017e,
+  0x9f: 0x0178,
 };
 const NUMERIC = /&#(?:[xX]([0-9a-fA-F]+)|([0-9]+));?/y;
 const NAMED_REF = /&([A-Za-z][A-Za-z0-9]{0,31});/y;
@@ -99,7 +212,7 @@ function charRef(s: string, i: number, inAttribute: boolean): Ref | null {
   if (!((c >= 65 && c <= 90) || (c >= 97 && c <= 122))) return null;
   NAMED_REF.lastIndex = i;
   const m = NAMED_REF.exec(s);
-  if (m) return { text: Object.prototype.hasOwnProperty.call(NAMED, m[1]) ? NAMED[m[1]] : null, length: m[0].length };
+  if (m) return { text: Object.hasOwn(NAMED, m[1]) ? NAMED[m[1]] : null, length: m[0].length };
   const legacy = LEGACY.find((name) => s.startsWith(name, i + 1));
   if (!legacy) return null;
   // In attribute values the spec leaves `&amp=` / `&ampx` alone (old query strings).
@@ -344,7 +457,7 @@ function tokenize(s: string, sink: Sink): void {
       // Everything up to the appropriate end tag is text: "</name" followed by whitespace, "/" or ">".
       let k = i;
       let end = -1;
-      while ((k = s.indexOf("</", k)) >= 0) {
+      for (k = s.indexOf("</", k); k >= 0; k = s.indexOf("</", k)) {
         const after = s[k + 2 + tag.name.length];
         if (asciiLower(s.slice(k + 2, k + 2 + tag.name.length)) === tag.name && (isWs(after) || after === "/" || after === ">")) {
           end = k;
@@ -414,7 +527,10 @@ abstract class BaseSink implements Sink {
     if (name === "svg" || name === "math") {
       if (!selfClosing) {
         this.foreign.push(name);
-        this.math = name === "math" ? { display: attrs.some((a) => a.name === "display" && a.value === "block"), firstChild: null, tex: null, plain: null, current: null } : null;
+        this.math =
+          name === "math"
+            ? { display: attrs.some((a) => a.name === "display" && a.value === "block"), firstChild: null, tex: null, plain: null, current: null }
+            : null;
       }
       return "data";
     }
@@ -663,7 +779,11 @@ class HtmlSink extends BaseSink {
     }
     if (name === "a" || name === "span" || name === "p") {
       const cls = attrs.find((a) => a.name === "class");
-      const kept = cls ? decodeAttribute(cls.value).split(/[\t\n\f\r ]+/).filter((c) => CLASS_OK.test(c)) : [];
+      const kept = cls
+        ? decodeAttribute(cls.value)
+            .split(/[\t\n\f\r ]+/)
+            .filter((c) => CLASS_OK.test(c))
+        : [];
       if (kept.length) extra += ` class="${kept.join(" ")}"`;
     }
     if (name === "a" || name === "span") {

@@ -55,7 +55,7 @@ export function parseSignatureHeader(value: string | null): ParsedSignature {
   const algorithm = params.get("algorithm") ?? null;
   if (algorithm && !["rsa-sha256", "hs2019"].includes(algorithm.toLowerCase())) throw new SignatureError(`Unsupported signature algorithm ${algorithm}`);
   const headers = (params.get("headers") ?? "date").toLowerCase().split(/\s+/).filter(Boolean);
-  const raw = (k: string) => (repeated.has(k) ? "" : params.get(k) ?? null); // "" never passes as a time
+  const raw = (k: string) => (repeated.has(k) ? "" : (params.get(k) ?? null)); // "" never passes as a time
   return { keyId, algorithm, headers, signature, created: raw("created"), expires: raw("expires") };
 }
 
@@ -85,7 +85,8 @@ export async function checkSignedRequest(req: VerifiableRequest, sig: ParsedSign
   const h = sig.headers;
   const isPost = req.method.toUpperCase() === "POST";
   if (!h.includes("date") && !h.includes("(created)")) throw new SignatureError("Mastodon requires the Date header or (created) pseudo-header to be signed");
-  if (!h.includes("(request-target)") && !h.includes("digest")) throw new SignatureError("Mastodon requires the Digest header or (request-target) pseudo-header to be signed");
+  if (!h.includes("(request-target)") && !h.includes("digest"))
+    throw new SignatureError("Mastodon requires the Digest header or (request-target) pseudo-header to be signed");
   if (isPost && !h.includes("digest")) throw new SignatureError("Mastodon requires the Digest header to be signed when doing a POST request");
   if (!isPost && !h.includes("host")) throw new SignatureError("Mastodon requires the Host header to be signed when doing a GET request");
 

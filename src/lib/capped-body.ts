@@ -27,7 +27,11 @@ export async function readCapped(stream: ReadableStream<Uint8Array> | null, limi
 }
 
 /** The stream passed through, erroring once more than `limit` bytes have passed (for consumers that parse as they read). */
-export function cappedStream(stream: ReadableStream<Uint8Array> | null, limit: number, tooLarge: () => Error): { body: ReadableStream<Uint8Array> | null; over: () => boolean } {
+export function cappedStream(
+  stream: ReadableStream<Uint8Array> | null,
+  limit: number,
+  tooLarge: () => Error,
+): { body: ReadableStream<Uint8Array> | null; over: () => boolean } {
   let seen = 0;
   let over = false;
   const body =

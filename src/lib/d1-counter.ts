@@ -14,13 +14,13 @@ export function countingD1(db: D1Database, counter: D1Count): D1Database {
           return (...args: unknown[]) => wrapStmt(target.bind(...args));
         }
         if (prop === "all" || prop === "first" || prop === "run" || prop === "raw") {
-          const fn = (target as any)[prop];
+          const fn = Reflect.get(target, prop) as (...a: unknown[]) => unknown;
           return (...args: unknown[]) => {
             counter.n++;
             return fn.apply(target, args);
           };
         }
-        const v = (target as any)[prop];
+        const v = Reflect.get(target, prop);
         return typeof v === "function" ? v.bind(target) : v;
       },
     });
@@ -42,7 +42,7 @@ export function countingD1(db: D1Database, counter: D1Count): D1Database {
           return target.exec(sql);
         };
       }
-      const v = (target as any)[prop];
+      const v = Reflect.get(target, prop);
       return typeof v === "function" ? v.bind(target) : v;
     },
   });

@@ -34,7 +34,13 @@ export function clampLimit(raw: unknown, def: number, max: number): number {
  * Sets `Link: <next>; rel="next", <prev>; rel="prev"` from the first and last cursor of the page.
  * `next` (older) is given only when the page was full, `prev` (newer) whenever the page is non-empty.
  */
-export function setLinkHeader(c: Context, firstCursor: string | undefined, lastCursor: string | undefined, full: boolean, extra: Record<string, string> = {}): void {
+export function setLinkHeader(
+  c: Context,
+  firstCursor: string | undefined,
+  lastCursor: string | undefined,
+  full: boolean,
+  extra: Record<string, string> = {},
+): void {
   if (!firstCursor || !lastCursor) return;
   const url = new URL(c.req.url);
   const base = `${publicOrigin(c)}${url.pathname}`;

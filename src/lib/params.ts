@@ -26,6 +26,8 @@ function setPath(target: Params, key: string, value: unknown): void {
   }
   const parts = [m[1], ...Array.from(m[2].matchAll(/\[([^[\]]*)\]/g), (x) => x[1])];
   if (parts.length > 6) return;
+  // A walk over nested objects and arrays being built: each step may be either, checked as it goes.
+  // biome-ignore lint/suspicious/noExplicitAny: the node is an object or an array, narrowed at each use below
   let node: any = target;
   for (let i = 0; i < parts.length; i++) {
     const part = parts[i];

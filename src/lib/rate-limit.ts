@@ -62,10 +62,16 @@ export function clientIp(c: Ctx): string {
 
 /** First four groups of an IPv6 address, with `::` expanded, so every spelling of one /64 is one key. */
 function ipv6Prefix64(ip: string): string {
-  const addr = ip.replace(/^\[|\]$/g, "").split("%")[0].toLowerCase();
+  const addr = ip
+    .replace(/^\[|\]$/g, "")
+    .split("%")[0]
+    .toLowerCase();
   const [head, tail] = addr.includes("::") ? addr.split("::", 2) : [addr, null];
   const h = head ? head.split(":") : [];
   const t = tail ? tail.split(":") : [];
   const groups = tail === null ? h : [...h, ...Array(Math.max(0, 8 - h.length - t.length)).fill("0"), ...t];
-  return groups.slice(0, 4).map((g) => (g.replace(/^0+/, "") || "0")).join(":") + "::/64";
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+/, "") || "0")
+    .join(":")}::/64`;
 }

@@ -17,7 +17,7 @@ export type Entity =
   | { kind: "hashtag"; start: number; end: number; name: string };
 
 const isUserChar = (c: string) => /[A-Za-z0-9_]/.test(c);
-const isDomainChar = (c: string) => /[\p{L}\p{N}.\-]/u.test(c);
+const isDomainChar = (c: string) => /[\p{L}\p{N}.-]/u.test(c);
 const isTagChar = (c: string) => /[\p{L}\p{N}\p{M}_·]/u.test(c);
 const isWordChar = (c: string) => /[\p{L}\p{N}_]/u.test(c);
 const URL_STOP = /[\s<>"]/;
@@ -116,7 +116,7 @@ export function statusLength(text: string, spoiler = ""): number {
   for (const e of extractEntities(text)) {
     total += graphemeLength(text.slice(last, e.start));
     if (e.kind === "url") total += URL_LENGTH;
-    else if (e.kind === "mention") total += graphemeLength("@" + e.username);
+    else if (e.kind === "mention") total += graphemeLength(`@${e.username}`);
     else total += graphemeLength(text.slice(e.start, e.end));
     last = e.end;
   }
@@ -191,7 +191,13 @@ export function renderPlainText(text: string, links: RenderLinks): string {
   if (!normalized) return "";
   return normalized
     .split(/\n{2,}/)
-    .map((para) => `<p>${para.split("\n").map((line) => renderInline(line, links)).join("<br />")}</p>`)
+    .map(
+      (para) =>
+        `<p>${para
+          .split("\n")
+          .map((line) => renderInline(line, links))
+          .join("<br />")}</p>`,
+    )
     .join("");
 }
 

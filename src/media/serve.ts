@@ -69,8 +69,8 @@ r.on(["GET", "HEAD"], "/*", async (c) => {
   }
   const range = obj.range as { offset?: number; length?: number; suffix?: number } | undefined;
   if (wantsRange && range) {
-    const start = range.suffix != null ? Math.max(0, obj.size - range.suffix) : range.offset ?? 0;
-    const length = range.suffix != null ? obj.size - start : range.length ?? obj.size - start;
+    const start = range.suffix != null ? Math.max(0, obj.size - range.suffix) : (range.offset ?? 0);
+    const length = range.suffix != null ? obj.size - start : (range.length ?? obj.size - start);
     h.set("content-range", `bytes ${start}-${start + length - 1}/${obj.size}`);
     h.set("content-length", String(length));
     return new Response(obj.body, { status: 206, headers: h });

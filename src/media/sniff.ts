@@ -304,7 +304,8 @@ function matroska(b: Uint8Array): Sniffed | null {
         if (t === 2) hasAudio = true;
       } else if (id.value === 0xb0) width = Math.max(width, readUint(b, start, end));
       else if (id.value === 0xba) height = Math.max(height, readUint(b, start, end));
-      else if (id.value === 0x1f43b675) return; // first Cluster: the headers are behind us
+      else if (id.value === 0x1f43b675)
+        return; // first Cluster: the headers are behind us
       else if (EBML_MASTERS.has(id.value)) walk(start, end);
       if (size.unknown) return;
       o = end;

@@ -116,8 +116,7 @@ async function sniffIsoFromBlob(file: File): Promise<Sniffed | null> {
 
 /** Mastodon-shaped `meta` for what the headers told us. */
 export function buildMeta(s: Sniffed): Record<string, unknown> {
-  const dims = (w?: number, h?: number) =>
-    w && h ? { width: w, height: h, size: `${w}x${h}`, aspect: w / h } : {};
+  const dims = (w?: number, h?: number) => (w && h ? { width: w, height: h, size: `${w}x${h}`, aspect: w / h } : {});
   if (s.kind === "image") {
     const original = dims(s.width, s.height);
     return { original, small: { ...original } };

@@ -15,8 +15,7 @@ const u16be = (b: Uint8Array, o: number) => (b[o] << 8) | b[o + 1];
 const u16le = (b: Uint8Array, o: number) => b[o] | (b[o + 1] << 8);
 const u32be = (b: Uint8Array, o: number) => ((b[o] << 24) | (b[o + 1] << 16) | (b[o + 2] << 8) | b[o + 3]) >>> 0;
 const u32le = (b: Uint8Array, o: number) => ((b[o + 3] << 24) | (b[o + 2] << 16) | (b[o + 1] << 8) | b[o]) >>> 0;
-const ascii = (b: Uint8Array, o: number, n: number) =>
-  o >= 0 && o + n <= b.length ? String.fromCharCode(...b.subarray(o, o + n)) : "";
+const ascii = (b: Uint8Array, o: number, n: number) => (o >= 0 && o + n <= b.length ? String.fromCharCode(...b.subarray(o, o + n)) : "");
 
 /** Collects byte runs and joins them once. */
 class Out {
@@ -84,10 +83,32 @@ export function tiffOrientation(b: Uint8Array, t: number, end = b.length): numbe
 /** A big-endian TIFF structure with one IFD holding one entry: Orientation. */
 export function orientationTiff(orientation: number): Uint8Array {
   return Uint8Array.from([
-    0x4d, 0x4d, 0x00, 0x2a, 0x00, 0x00, 0x00, 0x08, // "MM", 42, IFD0 at 8
-    0x00, 0x01, // one entry
-    0x01, 0x12, 0x00, 0x03, 0x00, 0x00, 0x00, 0x01, (orientation >> 8) & 0xff, orientation & 0xff, 0x00, 0x00, // SHORT ×1
-    0x00, 0x00, 0x00, 0x00, // no next IFD
+    0x4d,
+    0x4d,
+    0x00,
+    0x2a,
+    0x00,
+    0x00,
+    0x00,
+    0x08, // "MM", 42, IFD0 at 8
+    0x00,
+    0x01, // one entry
+    0x01,
+    0x12,
+    0x00,
+    0x03,
+    0x00,
+    0x00,
+    0x00,
+    0x01,
+    (orientation >> 8) & 0xff,
+    orientation & 0xff,
+    0x00,
+    0x00, // SHORT ×1
+    0x00,
+    0x00,
+    0x00,
+    0x00, // no next IFD
   ]);
 }
 
@@ -197,8 +218,25 @@ function stripJpeg(b: Uint8Array): Uint8Array {
  * letter) are always kept: a decoder must understand them to draw the image.
  */
 const PNG_KEEP = new Set([
-  "PLTE", "tRNS", "cHRM", "gAMA", "iCCP", "sBIT", "sRGB", "cICP", "mDCV", "cLLI", "mDCv", "cLLi", "bKGD", "hIST",
-  "pHYs", "sPLT", "acTL", "fcTL", "fdAT",
+  "PLTE",
+  "tRNS",
+  "cHRM",
+  "gAMA",
+  "iCCP",
+  "sBIT",
+  "sRGB",
+  "cICP",
+  "mDCV",
+  "cLLI",
+  "mDCv",
+  "cLLi",
+  "bKGD",
+  "hIST",
+  "pHYs",
+  "sPLT",
+  "acTL",
+  "fcTL",
+  "fdAT",
 ]);
 
 const CRC_TABLE = (() => {

@@ -55,7 +55,7 @@ export const requireStaff = (permission: Permission, ...scopes: string[]) =>
 /** The signed-in user (after requireUser). */
 export function me(c: Ctx): UserViewer {
   const v = c.get("viewer");
-  if (!v || !v.user || !v.account) throw unauthorized("This API requires an authenticated user");
+  if (!v?.user || !v.account) throw unauthorized("This API requires an authenticated user");
   return v as UserViewer;
 }
 

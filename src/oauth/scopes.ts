@@ -2,7 +2,21 @@
 // `follow` is a legacy alias covered by read and write.
 
 const READ = ["accounts", "blocks", "bookmarks", "favourites", "filters", "follows", "lists", "mutes", "notifications", "search", "statuses"];
-const WRITE = ["accounts", "blocks", "bookmarks", "conversations", "favourites", "filters", "follows", "lists", "media", "mutes", "notifications", "reports", "statuses"];
+const WRITE = [
+  "accounts",
+  "blocks",
+  "bookmarks",
+  "conversations",
+  "favourites",
+  "filters",
+  "follows",
+  "lists",
+  "media",
+  "mutes",
+  "notifications",
+  "reports",
+  "statuses",
+];
 const ADMIN_SUB = ["accounts", "reports", "domain_allows", "domain_blocks", "ip_blocks", "email_domain_blocks", "canonical_email_blocks"];
 
 export const ALL_SCOPES: ReadonlySet<string> = new Set([

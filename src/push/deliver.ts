@@ -153,7 +153,7 @@ const hostOf = (url: string) => {
  */
 export async function deliverPush(db: DB, env: Env, cfg: Config, job: PushJob): Promise<void> {
   const ctx = await loadContext(db, job);
-  if (!ctx || !ctx.sub.pushable) return;
+  if (!ctx?.sub.pushable) return;
   const { sub } = ctx;
   try {
     checkPushEndpoint(sub.endpoint, cfg);

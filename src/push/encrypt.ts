@@ -22,7 +22,7 @@ export interface ClientKeys {
 export async function parseClientKeys(keys: ClientKeys): Promise<{ publicKey: Uint8Array; auth: Uint8Array } | null> {
   const publicKey = decodeBase64(keys.p256dh);
   const auth = decodeBase64(keys.auth);
-  if (!publicKey || publicKey.length !== 65 || publicKey[0] !== 4 || !auth || auth.length !== 16) return null;
+  if (publicKey?.length !== 65 || publicKey[0] !== 4 || !auth || auth.length !== 16) return null;
   try {
     await crypto.subtle.importKey("raw", publicKey, { name: "ECDH", namedCurve: "P-256" }, false, []);
   } catch {

@@ -26,7 +26,7 @@ function envPair(env: Env): { publicKey: string; d: string } | null {
   if (!pub || !priv) return null;
   const p = decodeBase64(pub);
   const d = decodeBase64(priv);
-  if (!p || p.length !== 65 || p[0] !== 4 || !d || d.length !== 32) {
+  if (p?.length !== 65 || p[0] !== 4 || !d || d.length !== 32) {
     console.error("VAPID_PUBLIC_KEY / VAPID_PRIVATE_KEY are malformed; using the stored pair");
     return null;
   }
@@ -127,4 +127,3 @@ export async function vapidJwt(keys: VapidKeys, audience: string, subject: strin
   const sig = new Uint8Array(await crypto.subtle.sign({ name: "ECDSA", hash: "SHA-256" }, keys.privateKey, utf8(data)));
   return `${data}.${base64url(sig)}`;
 }
-

@@ -70,7 +70,10 @@ export function parseAcct(raw: string, cfg: Config): { username: string; domain:
 /** Accounts by id in the order asked; unknown ids are skipped. */
 export async function accountsByIds(db: DB, ids: string[]): Promise<AccountRow[]> {
   if (!ids.length) return [];
-  const rows = await db.select().from(accounts).where(inArray(accounts.id, idList(ids)));
+  const rows = await db
+    .select()
+    .from(accounts)
+    .where(inArray(accounts.id, idList(ids)));
   const byId = new Map(rows.map((r) => [r.id, r]));
   const seen = new Set<string>();
   const out: AccountRow[] = [];
@@ -96,7 +99,13 @@ export function hiddenFromViewer(viewerId: string | null, col: AnyColumn | SQL, 
 }
 
 /** Followers (`direction` "followers") or followed accounts of `ownerId`, cursored by follow row id. */
-export async function followPage(db: DB, ownerId: string, viewerId: string | null, direction: "followers" | "following", page: Page): Promise<AccountPageRow[]> {
+export async function followPage(
+  db: DB,
+  ownerId: string,
+  viewerId: string | null,
+  direction: "followers" | "following",
+  page: Page,
+): Promise<AccountPageRow[]> {
   const ownerCol = direction === "followers" ? follows.targetAccountId : follows.accountId;
   const otherCol = direction === "followers" ? follows.accountId : follows.targetAccountId;
   const hidden = hiddenFromViewer(viewerId, accounts.id, viewerId === ownerId);
@@ -148,9 +157,6 @@ export async function accountStatusIds(db: DB, accountId: string, viewerId: stri
 
 // ---- search ----
 
-
-
-
 export interface AccountSearch {
   q: string;
   limit: number;
@@ -173,11 +179,11 @@ export async function searchAccounts(db: DB, cfg: Config, viewerId: string, s: A
   const conds: (SQL | undefined)[] = [
     isNull(accounts.suspendedAt),
     domain === undefined
-      ? sql`(${likeSql(sql`lower(${accounts.username})`, term + "%")} OR ${likeSql(sql`lower(${accounts.displayName})`, "%" + term + "%")})`
-      : likeSql(sql`lower(${accounts.username})`, term + "%"),
+      ? sql`(${likeSql(sql`lower(${accounts.username})`, `${term}%`)} OR ${likeSql(sql`lower(${accounts.displayName})`, `%${term}%`)})`
+      : likeSql(sql`lower(${accounts.username})`, `${term}%`),
   ];
   if (domain === null) conds.push(isNull(accounts.domain));
-  else if (domain) conds.push(likeSql(accounts.domain, likeText(domain, 1) + "%"));
+  else if (domain) conds.push(likeSql(accounts.domain, `${likeText(domain, 1)}%`));
   const hidden = hiddenFromViewer(viewerId, accounts.id, true);
   if (hidden) conds.push(sql`NOT ${hidden}`);
   if (s.following) {
@@ -240,7 +246,10 @@ export async function listsContaining(db: DB, viewerId: string, accountId: strin
     .select({ id: lists.id, title: lists.title, repliesPolicy: lists.repliesPolicy, exclusive: lists.exclusive })
     .from(lists)
     .where(
-      and(eq(lists.accountId, viewerId), sql`EXISTS (SELECT 1 FROM ${listAccounts} WHERE ${listAccounts.listId} = ${lists.id} AND ${listAccounts.accountId} = ${padId(accountId)})`),
+      and(
+        eq(lists.accountId, viewerId),
+        sql`EXISTS (SELECT 1 FROM ${listAccounts} WHERE ${listAccounts.listId} = ${lists.id} AND ${listAccounts.accountId} = ${padId(accountId)})`,
+      ),
     )
     .orderBy(asc(lists.id));
 }

@@ -3,7 +3,7 @@
 // suspending. Every action and its admin_action_logs row are written in one batch.
 import { and, eq, inArray, isNotNull, isNull, ne, or, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { idList } from "../db/client";
+import { idList, runBatch, type Statement } from "../db/client";
 import {
   accountKeys,
   accountNotes,
@@ -233,12 +233,17 @@ export async function accountAction(db: DB, fx: Effects, actor: Moderator, id: s
 
   const now = Date.now();
   const a = row.account.id;
-  const stmts: any[] = [];
+  const stmts: Statement[] = [];
   if (t === "disable") {
     stmts.push(db.update(users).set({ disabled: true, updatedAt: now }).where(eq(users.id, row.user!.id)));
     stmts.push(logStatement(db, actor, "disable", "User", row.user!.id, now));
   } else if (t === "silence") {
-    stmts.push(db.update(accounts).set({ silencedAt: sql`coalesce(${accounts.silencedAt}, ${now})`, updatedAt: now }).where(eq(accounts.id, a)));
+    stmts.push(
+      db
+        .update(accounts)
+        .set({ silencedAt: sql`coalesce(${accounts.silencedAt}, ${now})`, updatedAt: now })
+        .where(eq(accounts.id, a)),
+    );
     stmts.push(logStatement(db, actor, "silence", "Account", a, now));
   } else if (t === "suspend") {
     // Staff suspensions are marked local, so no activity from the account's own server can lift them.
@@ -256,7 +261,7 @@ export async function accountAction(db: DB, fx: Effects, actor: Moderator, id: s
     stmts.push(db.update(reports).set({ actionTakenAt: now, updatedAt: now }).where(eq(reports.id, r.id)));
     stmts.push(logStatement(db, actor, "resolve", "Report", r.id, now));
   }
-  if (stmts.length) await db.batch(stmts as [any, ...any[]]);
+  if (stmts.length) await runBatch(db, stmts);
   // Mastodon (SuspendAccountService) tells followers' and followed accounts' servers with an Update{Person} carrying
   // `suspended: true`, so the suspension stays reversible there; Delete{Actor} would mean a permanent deletion.
   if (t === "suspend" && !row.account.domain && !row.account.suspendedAt) fx.federate({ kind: "update_actor", accountId: a });
@@ -316,9 +321,10 @@ export async function notifyStaffOfSignUp(db: DB, fx: Effects, newAccountId: str
     .where(and(eq(users.disabled, false), sql`${userRoles.permissions} <> 0`));
   const recipients = staff.filter((s) => hasPermission(s.permissions, "manage_users") && s.accountId !== newAccountId);
   if (!recipients.length) return;
-  await db.batch(
+  await runBatch(
+    db,
     recipients.map((s) =>
       notificationStatement(db, fx, { recipientId: s.accountId, fromAccountId: newAccountId, type: "admin.sign_up", activityId: newAccountId }),
-    ) as [any, ...any[]],
+    ),
   );
 }

@@ -16,7 +16,10 @@ export function blockChange(db: DB, blockerId: string, targetId: string, uri: st
   const now = Date.now();
   return {
     stmts: [
-      db.insert(blocks).values({ id: snowflake(now), accountId: blockerId, targetAccountId: targetId, uri, createdAt: now }).onConflictDoNothing(),
+      db
+        .insert(blocks)
+        .values({ id: snowflake(now), accountId: blockerId, targetAccountId: targetId, uri, createdAt: now })
+        .onConflictDoNothing(),
       ...severStatements(db, blockerId, targetId),
       db
         .delete(accountPins)
@@ -49,7 +52,12 @@ export async function block(db: DB, fx: Effects, viewerId: string, targetId: str
 export async function unblock(db: DB, fx: Effects, viewerId: string, targetId: string): Promise<MastodonRelationship> {
   notSelf(viewerId, targetId);
   const mine = and(eq(blocks.accountId, viewerId), eq(blocks.targetAccountId, targetId));
-  const [prior] = await db.select({ uri: blocks.uri, domain: accounts.domain }).from(blocks).innerJoin(accounts, eq(accounts.id, blocks.targetAccountId)).where(mine).limit(1);
+  const [prior] = await db
+    .select({ uri: blocks.uri, domain: accounts.domain })
+    .from(blocks)
+    .innerJoin(accounts, eq(accounts.id, blocks.targetAccountId))
+    .where(mine)
+    .limit(1);
   const rel = await writeThenRelationship(db, [db.delete(blocks).where(mine)], viewerId, targetId);
   if (prior?.domain) fx.federate({ kind: "undo_block", accountId: viewerId, targetAccountId: targetId, blockUri: prior.uri ?? "" });
   return rel;

@@ -37,7 +37,12 @@ export function deleteStatusStatements(db: DB, statusId: string) {
 }
 
 /** Removes a status (and its reblogs) everywhere; false when a parallel request or activity removed it first. */
-export async function removeStatus(db: DB, fx: Effects, s: Pick<StatusRow, "id" | "uri" | "accountId" | "reblogOfId">, extra: BatchItem<"sqlite">[] = []): Promise<boolean> {
+export async function removeStatus(
+  db: DB,
+  fx: Effects,
+  s: Pick<StatusRow, "id" | "uri" | "accountId" | "reblogOfId">,
+  extra: BatchItem<"sqlite">[] = [],
+): Promise<boolean> {
   const tomb = s.reblogOfId ? [] : [db.insert(tombstones).values({ uri: s.uri, accountId: s.accountId, createdAt: Date.now() }).onConflictDoNothing()];
   const res = await db.batch([...tomb, ...extra, ...deleteStatusStatements(db, s.id)] as unknown as [BatchItem<"sqlite">]);
   const gone = res[res.length - 1] as { id: string }[];
@@ -61,7 +66,14 @@ export async function deleteStatus(db: DB, fx: Effects, cfg: Config, statusId: s
   fx.federate(
     orig
       ? { kind: "undo_announce", accountId: s.accountId, reblogUri: s.uri, objectUri: orig.uri, objectAuthorId: orig.accountId }
-      : { kind: "delete_status", statusId, accountId: s.accountId, uri: s.uri, visibility: s.visibility, mentionUris: (b.mentions.get(statusId) ?? []).map((a) => a.uri) },
+      : {
+          kind: "delete_status",
+          statusId,
+          accountId: s.accountId,
+          uri: s.uri,
+          visibility: s.visibility,
+          mentionUris: (b.mentions.get(statusId) ?? []).map((a) => a.uri),
+        },
   );
   return { ...rendered, text: s.text, spoiler_text: s.spoilerText };
 }

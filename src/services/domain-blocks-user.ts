@@ -26,7 +26,10 @@ export async function blockDomain(db: DB, viewerId: string, domain: string): Pro
   const now = Date.now();
   const v = padId(viewerId);
   await db.batch([
-    db.insert(accountDomainBlocks).values({ id: snowflake(now), accountId: viewerId, domain, createdAt: now }).onConflictDoNothing(),
+    db
+      .insert(accountDomainBlocks)
+      .values({ id: snowflake(now), accountId: viewerId, domain, createdAt: now })
+      .onConflictDoNothing(),
     exec(db, sql`DELETE FROM follows WHERE target_account_id = ${v} AND account_id IN (SELECT id FROM accounts WHERE domain = ${domain})`),
     exec(db, sql`DELETE FROM follow_requests WHERE target_account_id = ${v} AND account_id IN (SELECT id FROM accounts WHERE domain = ${domain})`),
   ]);

@@ -2,7 +2,7 @@
 // original as a status_edits row, so history always starts at what was first posted.
 import { and, asc, eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { idList } from "../db/client";
+import { idList, runBatch, type Statement } from "../db/client";
 import { mediaAttachments, mentions, polls, statusEdits, statuses } from "../db/schema";
 import { loadStatusBundle, renderStatus, renderStatusFrom, type MediaRow, type StatusRow } from "../entities/status";
 import { renderMedia } from "../entities/media";
@@ -63,7 +63,11 @@ export async function editStatus(db: DB, fx: Effects, cfg: Config, viewer: UserV
   const keys = rawText !== undefined ? mentionKeys(extractEntities(cleanText(rawText)), cfg) : [];
 
   const q = [
-    db.select().from(statuses).where(and(eq(statuses.id, statusId), eq(statuses.accountId, me.id), sql`${statuses.reblogOfId} IS NULL`)).limit(1),
+    db
+      .select()
+      .from(statuses)
+      .where(and(eq(statuses.id, statusId), eq(statuses.accountId, me.id), sql`${statuses.reblogOfId} IS NULL`))
+      .limit(1),
     db.select({ n: sql<number>`count(*)` }).from(statusEdits).where(eq(statusEdits.statusId, statusId)),
     db.select({ accountId: mentions.accountId }).from(mentions).where(eq(mentions.statusId, statusId)),
     db
@@ -71,11 +75,7 @@ export async function editStatus(db: DB, fx: Effects, cfg: Config, viewer: UserV
       .from(mediaAttachments)
       .where(sql`${mediaAttachments.statusId} = ${padId(statusId)} OR ${mediaAttachments.id} IN ${idList(newMediaIds ?? [])}`),
     db.select().from(polls).where(eq(polls.statusId, statusId)).limit(1),
-    db
-      .selectDistinct({ accountId: statuses.accountId })
-      .from(statuses)
-      .where(eq(statuses.reblogOfId, statusId))
-      .limit(MAX_UPDATE_NOTIFICATIONS),
+    db.selectDistinct({ accountId: statuses.accountId }).from(statuses).where(eq(statuses.reblogOfId, statusId)).limit(MAX_UPDATE_NOTIFICATIONS),
   ] as const;
   const res = keys.length ? await db.batch([...q, mentionedAccountsQuery(db, keys)]) : await db.batch([...q]);
   const s = (res[0] as StatusRow[])[0];
@@ -94,8 +94,7 @@ export async function editStatus(db: DB, fx: Effects, cfg: Config, viewer: UserV
   const { text, spoiler } = checkText(rawText ?? s.text, input.spoiler_text ?? s.spoilerText, mediaIds.length > 0 || !!newPoll);
   const language = input.language !== undefined ? normalizeLanguage(input.language) : s.language;
   const sensitive = (input.sensitive ?? s.sensitive) || spoiler.trim() !== "";
-  const { content, mentioned } =
-    rawText !== undefined ? renderContent(cfg, text, found) : { content: s.content, mentioned: null as AccountRow[] | null };
+  const { content, mentioned } = rawText !== undefined ? renderContent(cfg, text, found) : { content: s.content, mentioned: null as AccountRow[] | null };
 
   // Descriptions and focus of the attached media may change with the edit (spec: allowed after posting).
   const attrUpdates: { id: string; description?: string; focus?: [number, number] }[] = [];
@@ -107,7 +106,7 @@ export async function editStatus(db: DB, fx: Effects, cfg: Config, viewer: UserV
   }
 
   const ps = padId(statusId);
-  const writes: any[] = [];
+  const writes: Statement[] = [];
   if (editCount === 0) {
     writes.push(
       db.insert(statusEdits).values({
@@ -175,15 +174,38 @@ export async function editStatus(db: DB, fx: Effects, cfg: Config, viewer: UserV
     const set: Partial<MediaRow> = {};
     if (a.description !== undefined) set.description = a.description;
     if (a.focus) [set.focusX, set.focusY] = a.focus;
-    if (Object.keys(set).length) writes.push(db.update(mediaAttachments).set(set).where(and(eq(mediaAttachments.id, a.id), eq(mediaAttachments.accountId, me.id))));
+    if (Object.keys(set).length)
+      writes.push(
+        db
+          .update(mediaAttachments)
+          .set(set)
+          .where(and(eq(mediaAttachments.id, a.id), eq(mediaAttachments.accountId, me.id))),
+      );
   }
   if (mentioned) {
     const keep = mentioned.map((a) => a.id);
     writes.push(db.run(sql`DELETE FROM mentions WHERE status_id = ${ps} AND account_id NOT IN ${idList(keep)}`));
-    writes.push(...mentionStatements(db, fx, statusId, me.id, mentioned.filter((a) => !oldMentionIds.has(a.id)), now));
+    writes.push(
+      ...mentionStatements(
+        db,
+        fx,
+        statusId,
+        me.id,
+        mentioned.filter((a) => !oldMentionIds.has(a.id)),
+        now,
+      ),
+    );
     const tagNames = hashtagsOf(text);
     writes.push(db.run(sql`DELETE FROM status_tags WHERE status_id = ${ps}`));
-    if (tagNames.length) writes.push(...upsertTagsStatements(db, tagNames, now), linkStatusTagsStatement(db, statusId, tagNames.map((t) => t.name)));
+    if (tagNames.length)
+      writes.push(
+        ...upsertTagsStatements(db, tagNames, now),
+        linkStatusTagsStatement(
+          db,
+          statusId,
+          tagNames.map((t) => t.name),
+        ),
+      );
   }
   const editId = snowflake(now);
   writes.push(
@@ -203,7 +225,7 @@ export async function editStatus(db: DB, fx: Effects, cfg: Config, viewer: UserV
   for (const r of rebloggers) {
     writes.push(notificationStatement(db, fx, { recipientId: r, fromAccountId: me.id, type: "update", statusId, activityId: editId }));
   }
-  await db.batch(writes as [any, ...any[]]);
+  await runBatch(db, writes);
   fx.add({ type: "status_updated", statusId });
   fx.federate({ kind: "update_status", statusId });
   const out = await renderStatus(db, cfg, statusId, me.id);
@@ -252,7 +274,10 @@ export async function statusHistory(db: DB, cfg: Config, statusId: string, viewe
       sensitive: e.sensitive,
       created_at: isoTime(e.createdAt),
       ...base,
-      media_attachments: (e.mediaIds ?? []).map((id) => byId.get(id)).filter((m): m is MediaRow => !!m).map((m) => renderMedia(cfg, m)),
+      media_attachments: (e.mediaIds ?? [])
+        .map((id) => byId.get(id))
+        .filter((m): m is MediaRow => !!m)
+        .map((m) => renderMedia(cfg, m)),
     };
     if (e.pollOptions?.length) item.poll = { options: e.pollOptions.map((title) => ({ title })) };
     return item;

@@ -17,7 +17,12 @@ export async function endorse(db: DB, viewerId: string, targetId: string): Promi
   const now = Date.now();
   return writeThenRelationship(
     db,
-    [db.insert(accountPins).values({ id: snowflake(now), accountId: viewerId, targetAccountId: targetId, createdAt: now }).onConflictDoNothing()],
+    [
+      db
+        .insert(accountPins)
+        .values({ id: snowflake(now), accountId: viewerId, targetAccountId: targetId, createdAt: now })
+        .onConflictDoNothing(),
+    ],
     viewerId,
     targetId,
   );

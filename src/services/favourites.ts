@@ -1,6 +1,6 @@
 // Favourites. `favouriteChange` and `unfavouriteChange` are the one favourite, whether a local user favourites
 // (REST) or a remote actor's Like arrives (federation/handlers/announce.ts): same rows, same notification, same effects.
-import { and, eq, sql } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { DB } from "../db/client";
 import { favourites } from "../db/schema";
@@ -17,7 +17,14 @@ import { notificationStatement } from "./notifications";
  * `accountId` favourites `target` (an original, never a reblog). `uri` is the remote Like's id when it came from
  * another server; a local favourite of a remote status is sent there as a Like.
  */
-export function favouriteChange(db: DB, fx: Effects, accountId: string, target: Pick<StatusRow, "id" | "accountId">, uri: string | null, federateTo: boolean): Change {
+export function favouriteChange(
+  db: DB,
+  fx: Effects,
+  accountId: string,
+  target: Pick<StatusRow, "id" | "accountId">,
+  uri: string | null,
+  federateTo: boolean,
+): Change {
   const now = Date.now();
   const favId = snowflake(now);
   return {
@@ -69,6 +76,7 @@ export async function unfavourite(db: DB, fx: Effects, cfg: Config, id: string, 
   const targetId = removed[0]?.statusId ?? id;
   const b = await loadStatusBundle(db, [targetId], viewerId);
   b.viewer.favourited.delete(targetId);
-  if (removed[0] && b.accounts.get(b.statuses.get(targetId)?.accountId ?? "")?.domain) fx.federate({ kind: "undo_like", accountId: viewerId, statusId: targetId, favouriteId: removed[0].id });
+  if (removed[0] && b.accounts.get(b.statuses.get(targetId)?.accountId ?? "")?.domain)
+    fx.federate({ kind: "undo_like", accountId: viewerId, statusId: targetId, favouriteId: removed[0].id });
   return removed.length ? renderAnyway(cfg, b, targetId) : render(cfg, b, targetId);
 }

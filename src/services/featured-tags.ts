@@ -48,7 +48,10 @@ export async function featureTag(db: DB, accountId: string, raw: string, normali
   const now = Date.now();
   const [, , ins] = await db.batch([
     ensureTagStatement(db, raw, normalized),
-    db.select({ id: featuredTags.id }).from(featuredTags).where(and(eq(featuredTags.accountId, accountId), inArray(featuredTags.tagId, byName))),
+    db
+      .select({ id: featuredTags.id })
+      .from(featuredTags)
+      .where(and(eq(featuredTags.accountId, accountId), inArray(featuredTags.tagId, byName))),
     db.run(sql`INSERT OR IGNORE INTO featured_tags (id, account_id, tag_id, created_at)
       SELECT ${padId(snowflake(now))}, ${acc}, ${byName}, ${now}
       WHERE (SELECT count(*) FROM featured_tags WHERE account_id = ${acc}) < ${MAX_FEATURED_TAGS}`),
@@ -63,7 +66,9 @@ export async function featureTag(db: DB, accountId: string, raw: string, normali
 }
 
 export async function unfeatureTag(db: DB, accountId: string, normalized: string): Promise<void> {
-  await db.delete(featuredTags).where(and(eq(featuredTags.accountId, accountId), inArray(featuredTags.tagId, sql`(SELECT id FROM tags WHERE name = ${normalized})`)));
+  await db
+    .delete(featuredTags)
+    .where(and(eq(featuredTags.accountId, accountId), inArray(featuredTags.tagId, sql`(SELECT id FROM tags WHERE name = ${normalized})`)));
 }
 
 export async function deleteFeaturedTag(db: DB, accountId: string, id: string): Promise<void> {
@@ -84,14 +89,16 @@ export async function featuredTagSuggestions(db: DB, accountId: string): Promise
     .select()
     .from(tags)
     .where(
-      and(
-        inArray(tags.id, recent),
-        notInArray(tags.id, db.select({ id: featuredTags.tagId }).from(featuredTags).where(eq(featuredTags.accountId, accountId))),
-      ),
+      and(inArray(tags.id, recent), notInArray(tags.id, db.select({ id: featuredTags.tagId }).from(featuredTags).where(eq(featuredTags.accountId, accountId)))),
     )
     .orderBy(desc(tags.lastStatusAt))
     .limit(10);
   if (!rows.length) return [];
-  const h = historiesFrom(await historyStatement(db, rows.map((t) => t.id)));
+  const h = historiesFrom(
+    await historyStatement(
+      db,
+      rows.map((t) => t.id),
+    ),
+  );
   return rows.map((t) => ({ tag: t, history: h.get(t.id) ?? historyDays(undefined) }));
 }

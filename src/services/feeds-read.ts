@@ -129,7 +129,11 @@ export async function listTimeline(db: DB, viewerId: string, listId: string, pag
   const c = cursorSql(sql.raw("lf.status_id"), page);
   const L = padId(listId);
   const [own, rows] = await db.batch([
-    db.select({ id: lists.id }).from(lists).where(and(eq(lists.id, listId), eq(lists.accountId, viewerId))).limit(1),
+    db
+      .select({ id: lists.id })
+      .from(lists)
+      .where(and(eq(lists.id, listId), eq(lists.accountId, viewerId)))
+      .limit(1),
     db.all<{ id: string }>(sql`SELECT lf.status_id AS id FROM list_feed lf
       WHERE lf.list_id = ${L} AND EXISTS (SELECT 1 FROM lists ol WHERE ol.id = ${L} AND ol.account_id = ${padId(viewerId)})${c.cond}
         AND NOT ${hiddenEntry(viewerId, "lf.author_id", "lf.reblog_of_id")}

@@ -98,7 +98,11 @@ function meaningful(attrs: KeywordAttribute[] | undefined): KeywordAttribute[] {
 // ---- reads ----
 
 const ownFilter = (db: DB, accountId: string, id: string) =>
-  db.select().from(customFilters).where(and(eq(customFilters.id, id), eq(customFilters.accountId, accountId))).limit(1);
+  db
+    .select()
+    .from(customFilters)
+    .where(and(eq(customFilters.id, id), eq(customFilters.accountId, accountId)))
+    .limit(1);
 const keywordsOf = (db: DB, accountId: string, filterId: string) =>
   db
     .select()
@@ -259,7 +263,10 @@ export async function updateFilter(db: DB, fx: Effects, accountId: string, id: s
 
 export async function deleteFilter(db: DB, fx: Effects, accountId: string, id: string): Promise<void> {
   const [gone] = await db.batch([
-    db.delete(customFilters).where(and(eq(customFilters.id, id), eq(customFilters.accountId, accountId))).returning({ id: customFilters.id }),
+    db
+      .delete(customFilters)
+      .where(and(eq(customFilters.id, id), eq(customFilters.accountId, accountId)))
+      .returning({ id: customFilters.id }),
     db.delete(customFilterKeywords).where(and(eq(customFilterKeywords.customFilterId, id), eq(customFilterKeywords.accountId, accountId))),
     db.delete(customFilterStatuses).where(and(eq(customFilterStatuses.customFilterId, id), eq(customFilterStatuses.accountId, accountId))),
   ]);
@@ -285,7 +292,13 @@ export async function getKeyword(db: DB, accountId: string, id: string): Promise
   return row;
 }
 
-export async function addKeyword(db: DB, fx: Effects, accountId: string, filterId: string, input: { keyword?: string; wholeWord?: boolean }): Promise<FilterKeywordRow> {
+export async function addKeyword(
+  db: DB,
+  fx: Effects,
+  accountId: string,
+  filterId: string,
+  input: { keyword?: string; wholeWord?: boolean },
+): Promise<FilterKeywordRow> {
   const [f, total] = await db.batch([
     ownFilter(db, accountId, filterId),
     db.select({ n: count() }).from(customFilterKeywords).where(eq(customFilterKeywords.accountId, accountId)),
@@ -303,7 +316,13 @@ export async function addKeyword(db: DB, fx: Effects, accountId: string, filterI
   return row;
 }
 
-export async function updateKeyword(db: DB, fx: Effects, accountId: string, id: string, input: { keyword?: string; wholeWord?: boolean }): Promise<FilterKeywordRow> {
+export async function updateKeyword(
+  db: DB,
+  fx: Effects,
+  accountId: string,
+  id: string,
+  input: { keyword?: string; wholeWord?: boolean },
+): Promise<FilterKeywordRow> {
   const e = new Errors();
   if (input.keyword !== undefined) checkKeyword(e, input.keyword);
   e.check();
@@ -400,7 +419,10 @@ export interface V1Input {
 }
 
 function selectV1(db: DB) {
-  return db.select({ keyword: customFilterKeywords, filter: customFilters }).from(customFilterKeywords).innerJoin(customFilters, eq(customFilters.id, customFilterKeywords.customFilterId));
+  return db
+    .select({ keyword: customFilterKeywords, filter: customFilters })
+    .from(customFilterKeywords)
+    .innerJoin(customFilters, eq(customFilters.id, customFilterKeywords.customFilterId));
 }
 
 export async function listV1Filters(db: DB, accountId: string): Promise<V1Filter[]> {
@@ -468,8 +490,7 @@ export async function updateV1Filter(db: DB, fx: Effects, accountId: string, key
   const now = Date.now();
   const action: FilterAction = input.irreversible === undefined ? cur.filter.action : input.irreversible ? "hide" : "warn";
   const expiresAt = input.expiresIn !== undefined ? expiresAtFrom(input.expiresIn, now) : cur.filter.expiresAt;
-  const filterChanged =
-    JSON.stringify(context) !== JSON.stringify(cur.filter.context) || action !== cur.filter.action || expiresAt !== cur.filter.expiresAt;
+  const filterChanged = JSON.stringify(context) !== JSON.stringify(cur.filter.context) || action !== cur.filter.action || expiresAt !== cur.filter.expiresAt;
   if (filterChanged && many) throw new ApiError(422, DEPRECATED_MULTIPLE_KEYWORDS);
   const keyword: FilterKeywordRow = {
     ...cur.keyword,
@@ -479,7 +500,14 @@ export async function updateV1Filter(db: DB, fx: Effects, accountId: string, key
   };
   // A filter of one keyword keeps its title equal to the phrase, as a filter made through v1 starts.
   const title = !many && input.phrase !== undefined ? input.phrase : cur.filter.title;
-  const filter: FilterRow = { ...cur.filter, title, context, action, expiresAt, updatedAt: filterChanged || title !== cur.filter.title ? now : cur.filter.updatedAt };
+  const filter: FilterRow = {
+    ...cur.filter,
+    title,
+    context,
+    action,
+    expiresAt,
+    updatedAt: filterChanged || title !== cur.filter.title ? now : cur.filter.updatedAt,
+  };
   await db.batch([
     db
       .update(customFilterKeywords)

@@ -95,8 +95,11 @@ export function severStatements(db: DB, a: string, b: string): BatchItem<"sqlite
   const pa = padId(a);
   const pb = padId(b);
   return [
-    exec(db, sql`DELETE FROM notifications WHERE type IN ('follow','follow_request')
-      AND ((account_id = ${pa} AND from_account_id = ${pb}) OR (account_id = ${pb} AND from_account_id = ${pa}))`),
+    exec(
+      db,
+      sql`DELETE FROM notifications WHERE type IN ('follow','follow_request')
+      AND ((account_id = ${pa} AND from_account_id = ${pb}) OR (account_id = ${pb} AND from_account_id = ${pa}))`,
+    ),
     exec(db, sql`DELETE FROM follows WHERE (account_id = ${pa} AND target_account_id = ${pb}) OR (account_id = ${pb} AND target_account_id = ${pa})`),
     exec(db, sql`DELETE FROM follow_requests WHERE (account_id = ${pa} AND target_account_id = ${pb}) OR (account_id = ${pb} AND target_account_id = ${pa})`),
     leaveListsStatement(db, a, b),
@@ -115,7 +118,12 @@ export interface Change {
  * Undo{Follow} received): the rows, their notifications and the follower's list memberships go, and the target's
  * posts leave the follower's home feed. Federation is the caller's business (it differs by who ended it).
  */
-export function endFollow(db: DB, followerId: string, targetId: string, rows: { follow?: Pick<FollowRow, "id"> | null; request?: Pick<FollowRequestRow, "id"> | null }): Change {
+export function endFollow(
+  db: DB,
+  followerId: string,
+  targetId: string,
+  rows: { follow?: Pick<FollowRow, "id"> | null; request?: Pick<FollowRequestRow, "id"> | null },
+): Change {
   const stmts: BatchItem<"sqlite">[] = [];
   if (rows.follow) {
     stmts.push(db.delete(follows).where(eq(follows.id, rows.follow.id)));
@@ -144,9 +152,12 @@ export function acceptRequest(db: DB, req: FollowRequestRow, acceptRemote: boole
   const now = Date.now();
   return {
     stmts: [
-      exec(db, sql`INSERT OR IGNORE INTO follows (id, account_id, target_account_id, show_reblogs, notify, languages, uri, created_at)
+      exec(
+        db,
+        sql`INSERT OR IGNORE INTO follows (id, account_id, target_account_id, show_reblogs, notify, languages, uri, created_at)
         SELECT ${padId(snowflake(now))}, account_id, target_account_id, show_reblogs, notify, languages, uri, ${now}
-        FROM follow_requests WHERE id = ${padId(req.id)}`),
+        FROM follow_requests WHERE id = ${padId(req.id)}`,
+      ),
       db.delete(followRequests).where(eq(followRequests.id, req.id)),
       retractNotificationStatement(db, "follow_request", req.id),
     ],
@@ -163,7 +174,8 @@ export async function unfollow(db: DB, fx: Effects, viewerId: string, targetId: 
   const change = endFollow(db, viewerId, targetId, p);
   const rel = await writeThenRelationship(db, change.stmts, viewerId, targetId);
   change.effects(fx);
-  if (p.target.domain && (p.follow || p.request)) fx.federate({ kind: "undo_follow", accountId: viewerId, targetAccountId: targetId, followUri: p.follow?.uri ?? p.request?.uri ?? "" });
+  if (p.target.domain && (p.follow || p.request))
+    fx.federate({ kind: "undo_follow", accountId: viewerId, targetAccountId: targetId, followUri: p.follow?.uri ?? p.request?.uri ?? "" });
   return rel;
 }
 
@@ -172,7 +184,11 @@ export async function removeFromFollowers(db: DB, fx: Effects, viewerId: string,
   notSelf(viewerId, followerId);
   const [t, f] = await db.batch([
     db.select({ id: accounts.id, domain: accounts.domain }).from(accounts).where(eq(accounts.id, followerId)).limit(1),
-    db.select({ id: follows.id, uri: follows.uri }).from(follows).where(and(eq(follows.accountId, followerId), eq(follows.targetAccountId, viewerId))).limit(1),
+    db
+      .select({ id: follows.id, uri: follows.uri })
+      .from(follows)
+      .where(and(eq(follows.accountId, followerId), eq(follows.targetAccountId, viewerId)))
+      .limit(1),
   ]);
   if (!t[0]) throw notFound();
   const change = endFollow(db, followerId, viewerId, { follow: f[0] });

@@ -75,7 +75,16 @@ type ContactRow = Awaited<ReturnType<typeof contactQuery>>[number];
 function toContact(r: ContactRow | undefined): InstanceData["contact"] {
   if (!r) return null;
   const role: RoleRow | null = r.roleId
-    ? { id: r.roleId, name: r.roleName ?? "", color: r.roleColor ?? "", highlighted: !!r.roleHighlighted, permissions: 0, position: 0, createdAt: 0, updatedAt: 0 }
+    ? {
+        id: r.roleId,
+        name: r.roleName ?? "",
+        color: r.roleColor ?? "",
+        highlighted: !!r.roleHighlighted,
+        permissions: 0,
+        position: 0,
+        createdAt: 0,
+        updatedAt: 0,
+      }
     : null;
   return { account: r.account, role };
 }
@@ -94,7 +103,10 @@ export function userCountQuery(db: DB) {
 }
 
 export function localPostsQuery(db: DB) {
-  return db.select({ n: sql<number>`count(*)` }).from(statuses).where(and(eq(statuses.local, true), isNull(statuses.reblogOfId)));
+  return db
+    .select({ n: sql<number>`count(*)` })
+    .from(statuses)
+    .where(and(eq(statuses.local, true), isNull(statuses.reblogOfId)));
 }
 
 function domainCountQuery(db: DB) {
@@ -116,13 +128,7 @@ export interface InstanceData {
  */
 export async function loadInstanceV2(db: DB, env?: Env): Promise<InstanceData> {
   const now = Date.now();
-  const [s, r, c, a, v] = await db.batch([
-    settingsQuery(db),
-    rulesQuery(db),
-    contactQuery(db),
-    activeSinceQuery(db, now - ACTIVE_MONTH_MS),
-    vapidRowQuery(db),
-  ]);
+  const [s, r, c, a, v] = await db.batch([settingsQuery(db), rulesQuery(db), contactQuery(db), activeSinceQuery(db, now - ACTIVE_MONTH_MS), vapidRowQuery(db)]);
   const vapid = env ? await vapidPublicKey(db, env, v[0] ?? null) : (v[0]?.publicKey ?? "");
   return { settings: toSettings(s), rules: r, contact: toContact(c[0]), activeMonth: Number(a[0]?.n ?? 0), vapidPublicKey: vapid };
 }
@@ -167,9 +173,7 @@ export async function loadRules(db: DB): Promise<RuleRow[]> {
 
 /** Known remote domains: the instances table plus every domain an account was seen on. */
 export async function listPeers(db: DB): Promise<string[]> {
-  const rows = await db.all<{ domain: string }>(
-    sql`SELECT domain FROM instances UNION SELECT domain FROM accounts WHERE domain IS NOT NULL ORDER BY domain`,
-  );
+  const rows = await db.all<{ domain: string }>(sql`SELECT domain FROM instances UNION SELECT domain FROM accounts WHERE domain IS NOT NULL ORDER BY domain`);
   return rows.map((r) => r.domain);
 }
 
@@ -202,10 +206,20 @@ export async function weeklyActivity(db: DB, now = Date.now()): Promise<WeekActi
     db
       .select({ b: bucket(sql`${statuses.createdAt}`), n: sql<number>`count(*)` })
       .from(statuses)
-      .where(and(eq(statuses.local, true), isNull(statuses.reblogOfId), sql`${statuses.visibility} IN ('public','unlisted')`, sql`${statuses.createdAt} >= ${from}`))
+      .where(
+        and(eq(statuses.local, true), isNull(statuses.reblogOfId), sql`${statuses.visibility} IN ('public','unlisted')`, sql`${statuses.createdAt} >= ${from}`),
+      )
       .groupBy(sql`1`),
-    db.select({ b: bucket(lastSeen), n: sql<number>`count(*)` }).from(users).where(sql`${lastSeen} >= ${from}`).groupBy(sql`1`),
-    db.select({ b: bucket(sql`${users.createdAt}`), n: sql<number>`count(*)` }).from(users).where(sql`${users.createdAt} >= ${from}`).groupBy(sql`1`),
+    db
+      .select({ b: bucket(lastSeen), n: sql<number>`count(*)` })
+      .from(users)
+      .where(sql`${lastSeen} >= ${from}`)
+      .groupBy(sql`1`),
+    db
+      .select({ b: bucket(sql`${users.createdAt}`), n: sql<number>`count(*)` })
+      .from(users)
+      .where(sql`${users.createdAt} >= ${from}`)
+      .groupBy(sql`1`),
   ]);
   const weeks: WeekActivity[] = [];
   for (let i = 0; i < 12; i++) weeks.push({ week: current - i * WEEK_MS, statuses: 0, logins: 0, registrations: 0 });

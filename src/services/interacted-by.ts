@@ -21,7 +21,11 @@ export async function favouritedBy(db: DB, statusId: string, viewerId: string | 
   const conds = [eq(favourites.statusId, statusId), sql`${accounts.suspendedAt} IS NULL`, cursorWhere(favourites.id, page)];
   if (viewerId) conds.push(sql`NOT ${hiddenAuthorFor(viewerId, sql`${favourites.accountId}`)}`);
   const [root, rows] = await db.batch([
-    db.select({ id: statuses.id }).from(statuses).where(and(eq(statuses.id, statusId), statusReadableBy(viewerId))).limit(1),
+    db
+      .select({ id: statuses.id })
+      .from(statuses)
+      .where(and(eq(statuses.id, statusId), statusReadableBy(viewerId)))
+      .limit(1),
     db
       .select({ cursor: sql`${favourites.id}`.mapWith(favourites.id).as("row_cursor"), account: accounts })
       .from(favourites)
@@ -38,7 +42,11 @@ export async function rebloggedBy(db: DB, statusId: string, viewerId: string | n
   const conds = [eq(statuses.reblogOfId, statusId), sql`${accounts.suspendedAt} IS NULL`, statusReadableBy(viewerId), cursorWhere(statuses.id, page)];
   if (viewerId) conds.push(sql`NOT ${hiddenAuthorFor(viewerId, statuses.accountId)}`);
   const [root, rows] = await db.batch([
-    db.select({ id: statuses.id }).from(statuses).where(and(eq(statuses.id, statusId), statusReadableBy(viewerId))).limit(1),
+    db
+      .select({ id: statuses.id })
+      .from(statuses)
+      .where(and(eq(statuses.id, statusId), statusReadableBy(viewerId)))
+      .limit(1),
     db
       .select({ cursor: sql`${statuses.id}`.mapWith(statuses.id).as("row_cursor"), account: accounts })
       .from(statuses)

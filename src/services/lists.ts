@@ -40,7 +40,11 @@ export async function listsContaining(db: DB, ownerId: string, accountId: string
 }
 
 export async function ownList(db: DB, ownerId: string, listId: string): Promise<ListRow> {
-  const [row] = await db.select().from(lists).where(and(eq(lists.id, listId), eq(lists.accountId, ownerId))).limit(1);
+  const [row] = await db
+    .select()
+    .from(lists)
+    .where(and(eq(lists.id, listId), eq(lists.accountId, ownerId)))
+    .limit(1);
   if (!row) throw notFound();
   return row;
 }
@@ -104,7 +108,11 @@ export async function listMembers(db: DB, ownerId: string, listId: string, page:
     .where(and(eq(listAccounts.listId, listId), isNull(accounts.suspendedAt), page ? cursorWhere(listAccounts.id, page) : undefined))
     .orderBy(page ? cursorOrder(listAccounts.id, page) : desc(listAccounts.id));
   const [own, rows] = await db.batch([
-    db.select({ id: lists.id }).from(lists).where(and(eq(lists.id, listId), eq(lists.accountId, ownerId))).limit(1),
+    db
+      .select({ id: lists.id })
+      .from(lists)
+      .where(and(eq(lists.id, listId), eq(lists.accountId, ownerId)))
+      .limit(1),
     page ? q.limit(page.limit) : q.limit(10_000),
   ]);
   if (!own.length) throw notFound();
@@ -118,13 +126,23 @@ export async function listMembers(db: DB, ownerId: string, listId: string, page:
 export async function addListAccounts(db: DB, ownerId: string, listId: string, accountIds: string[]): Promise<void> {
   const ids = [...new Set(accountIds)];
   const [own, followed, requested, existing] = await db.batch([
-    db.select({ id: lists.id }).from(lists).where(and(eq(lists.id, listId), eq(lists.accountId, ownerId))).limit(1),
-    db.select({ id: follows.targetAccountId }).from(follows).where(and(eq(follows.accountId, ownerId), inArray(follows.targetAccountId, idList(ids)))),
+    db
+      .select({ id: lists.id })
+      .from(lists)
+      .where(and(eq(lists.id, listId), eq(lists.accountId, ownerId)))
+      .limit(1),
+    db
+      .select({ id: follows.targetAccountId })
+      .from(follows)
+      .where(and(eq(follows.accountId, ownerId), inArray(follows.targetAccountId, idList(ids)))),
     db
       .select({ id: followRequests.targetAccountId })
       .from(followRequests)
       .where(and(eq(followRequests.accountId, ownerId), inArray(followRequests.targetAccountId, idList(ids)))),
-    db.select({ id: accounts.id }).from(accounts).where(inArray(accounts.id, idList(ids))),
+    db
+      .select({ id: accounts.id })
+      .from(accounts)
+      .where(inArray(accounts.id, idList(ids))),
   ]);
   if (!own.length) throw notFound();
   if (!ids.length) return;
@@ -132,9 +150,7 @@ export async function addListAccounts(db: DB, ownerId: string, listId: string, a
   if (ids.some((i) => !known.has(i))) throw notFound();
   const allowed = new Set([...followed, ...requested].map((r) => r.id));
   if (ids.some((i) => !allowed.has(i))) throw validationFailed("Account has not been followed");
-  const stmts = ids.map((accountId) =>
-    db.insert(listAccounts).values({ id: snowflake(), listId, accountId }).onConflictDoNothing(),
-  );
+  const stmts = ids.map((accountId) => db.insert(listAccounts).values({ id: snowflake(), listId, accountId }).onConflictDoNothing());
   await db.batch(stmts as [(typeof stmts)[number], ...(typeof stmts)[number][]]);
 }
 
@@ -143,7 +159,11 @@ export async function removeListAccounts(db: DB, ownerId: string, listId: string
   const ids = [...new Set(accountIds)];
   const owned = sql`EXISTS (SELECT 1 FROM lists WHERE id = ${padId(listId)} AND account_id = ${padId(ownerId)})`;
   const [own] = await db.batch([
-    db.select({ id: lists.id }).from(lists).where(and(eq(lists.id, listId), eq(lists.accountId, ownerId))).limit(1),
+    db
+      .select({ id: lists.id })
+      .from(lists)
+      .where(and(eq(lists.id, listId), eq(lists.accountId, ownerId)))
+      .limit(1),
     db.delete(listAccounts).where(and(eq(listAccounts.listId, listId), inArray(listAccounts.accountId, idList(ids)), owned)),
     db.delete(listFeed).where(and(eq(listFeed.listId, listId), inArray(listFeed.authorId, idList(ids)), owned)),
   ]);

@@ -10,9 +10,39 @@ import { ApiError } from "../lib/errors";
 import { snowflake } from "../lib/ids";
 
 export const RESERVED_USERNAMES = new Set([
-  "admin", "administrator", "root", "support", "help", "inbox", "outbox", "api", "users", "user", "well-known",
-  "webmaster", "postmaster", "abuse", "security", "mastodon", "tern", "instance", "actor", "oauth", "auth", "settings",
-  "about", "explore", "tags", "media", "nodeinfo", "system", "staff", "moderator", "owner", "null", "undefined",
+  "admin",
+  "administrator",
+  "root",
+  "support",
+  "help",
+  "inbox",
+  "outbox",
+  "api",
+  "users",
+  "user",
+  "well-known",
+  "webmaster",
+  "postmaster",
+  "abuse",
+  "security",
+  "mastodon",
+  "tern",
+  "instance",
+  "actor",
+  "oauth",
+  "auth",
+  "settings",
+  "about",
+  "explore",
+  "tags",
+  "media",
+  "nodeinfo",
+  "system",
+  "staff",
+  "moderator",
+  "owner",
+  "null",
+  "undefined",
 ]);
 
 export interface NewLocalAccount {
@@ -48,7 +78,7 @@ export function validateUsername(username: string, allowReserved = false): strin
 
 export function normalizeEmail(raw: string): string | null {
   const e = raw.trim();
-  if (e.length > 254 || /[\s"%\\<>()\[\],;]/.test(e)) return null;
+  if (e.length > 254 || /[\s"%\\<>()[\],;]/.test(e)) return null;
   const m = /^([^@]+)@([a-z0-9-]+(?:\.[a-z0-9-]+)+)$/i.exec(e);
   if (!m) return null;
   return `${m[1]}@${m[2].toLowerCase()}`;
@@ -65,7 +95,11 @@ export async function createLocalAccount(db: DB, cfg: Config, env: Env, input: N
   if (Object.keys(details).length) throw detailError(details);
 
   const taken = await db.batch([
-    db.select({ id: accounts.id }).from(accounts).where(sql`lower(${accounts.username}) = ${input.username.toLowerCase()} AND ${accounts.domain} IS NULL`).limit(1),
+    db
+      .select({ id: accounts.id })
+      .from(accounts)
+      .where(sql`lower(${accounts.username}) = ${input.username.toLowerCase()} AND ${accounts.domain} IS NULL`)
+      .limit(1),
     db.select({ id: users.id }).from(users).where(sql`lower(${users.email}) = ${email!.toLowerCase()}`).limit(1),
   ]);
   if (taken[0].length) details.username = [{ error: "ERR_TAKEN", description: "has already been taken" }];

@@ -24,7 +24,7 @@ export function parseFocus(raw: string): [number, number] {
   const parts = raw.split(",").map((p) => p.trim());
   const nums = parts.map((p) => (/^[-+]?(\d+(\.\d*)?|\.\d+)$/.test(p) ? Number(p) : NaN));
   if (nums.length !== 2 || nums.some((n) => !Number.isFinite(n) || n < -1 || n > 1)) {
-    throw validationFailed("Focus must be two numbers between -1.0 and 1.0, as \"x,y\"");
+    throw validationFailed('Focus must be two numbers between -1.0 and 1.0, as "x,y"');
   }
   return [Math.round(nums[0] * 1000), Math.round(nums[1] * 1000)];
 }

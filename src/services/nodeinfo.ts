@@ -6,16 +6,7 @@ import type { Config } from "../env";
 import { SOFTWARE_VERSION } from "../env";
 import { INSTANCE_VERSION } from "../entities/instance";
 import type { AccountRow } from "../oauth/viewer";
-import {
-  ACTIVE_HALFYEAR_MS,
-  ACTIVE_MONTH_MS,
-  activeSinceQuery,
-  localPostsQuery,
-  SETTING,
-  settingsQuery,
-  toSettings,
-  userCountQuery,
-} from "./instance";
+import { ACTIVE_HALFYEAR_MS, ACTIVE_MONTH_MS, activeSinceQuery, localPostsQuery, SETTING, settingsQuery, toSettings, userCountQuery } from "./instance";
 
 /**
  * The NodeInfo 2.0 document. Every object but metadata is closed by the schema, so nothing else goes in.
@@ -95,4 +86,3 @@ export async function findLocalAccount(db: DB, username: string): Promise<Accoun
     .limit(1);
   return rows[0] ?? null;
 }
-

@@ -66,7 +66,12 @@ function selectWithRefs(db: DB) {
  */
 async function withReportTargets(db: DB, rows: Omit<NotificationWithRefs, "reportTarget">[]): Promise<NotificationWithRefs[]> {
   const ids = [...new Set(rows.flatMap((r) => (r.report ? [r.report.targetAccountId] : [])))];
-  const targets = ids.length ? await db.select().from(accounts).where(inArray(accounts.id, idList(ids))) : [];
+  const targets = ids.length
+    ? await db
+        .select()
+        .from(accounts)
+        .where(inArray(accounts.id, idList(ids)))
+    : [];
   const byId = new Map(targets.map((a) => [a.id, a]));
   return rows.map((r) => ({ ...r, reportTarget: r.report ? (byId.get(r.report.targetAccountId) ?? null) : null }));
 }

@@ -89,7 +89,8 @@ export async function createApp(db: DB, input: AppInput, ownerAccountId: string 
   }
 
   let scopes: string[] | null = null;
-  if (input.scopes !== undefined && typeof input.scopes !== "string") details.scopes = [{ error: "ERR_INVALID", description: "doesn't match configured on the server." }];
+  if (input.scopes !== undefined && typeof input.scopes !== "string")
+    details.scopes = [{ error: "ERR_INVALID", description: "doesn't match configured on the server." }];
   else {
     scopes = parseScopes(input.scopes as string | undefined);
     if (!scopes) details.scopes = [{ error: "ERR_INVALID", description: "doesn't match configured on the server." }];

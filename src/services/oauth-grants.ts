@@ -49,7 +49,11 @@ export async function exchangeCode(db: DB, secret: string, app: AppRow, p: CodeE
   if (!p.code) throw missingParam("code");
   if (!p.redirectUri) throw missingParam("redirect_uri");
   if (p.code.length > 200) throw oauthError("invalid_grant");
-  const rows = await db.select().from(oauthAccessGrants).where(eq(oauthAccessGrants.codeHash, await sha256Hex(p.code))).limit(1);
+  const rows = await db
+    .select()
+    .from(oauthAccessGrants)
+    .where(eq(oauthAccessGrants.codeHash, await sha256Hex(p.code)))
+    .limit(1);
   const grant = rows[0];
   if (!grant) throw oauthError("invalid_grant");
   const now = Date.now();

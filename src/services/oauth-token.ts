@@ -86,7 +86,5 @@ export async function revokeToken(db: DB, app: AppRow, token: string): Promise<v
   await db
     .update(oauthAccessTokens)
     .set({ revokedAt: Date.now() })
-    .where(
-      and(eq(oauthAccessTokens.tokenHash, await sha256Hex(token)), eq(oauthAccessTokens.applicationId, app.id), isNull(oauthAccessTokens.revokedAt)),
-    );
+    .where(and(eq(oauthAccessTokens.tokenHash, await sha256Hex(token)), eq(oauthAccessTokens.applicationId, app.id), isNull(oauthAccessTokens.revokedAt)));
 }

@@ -72,7 +72,10 @@ async function loadPoll(db: DB, pollId: string, viewerId: string | null) {
       .innerJoin(statuses, eq(statuses.id, polls.statusId))
       .where(and(eq(polls.id, pollId), statusReadableBy(viewerId)))
       .limit(1),
-    db.select({ choice: pollVotes.choice }).from(pollVotes).where(and(eq(pollVotes.pollId, pollId), eq(pollVotes.accountId, viewerId ?? "0"))),
+    db
+      .select({ choice: pollVotes.choice })
+      .from(pollVotes)
+      .where(and(eq(pollVotes.pollId, pollId), eq(pollVotes.accountId, viewerId ?? "0"))),
   ]);
   const r = rows[0];
   if (!r) throw notFound();
@@ -114,10 +117,17 @@ export async function votePoll(db: DB, pollId: string, viewerId: string, rawChoi
     db.run(sql`UPDATE polls SET votes_count = votes_count + ${choices.length}, voters_count = voters_count + 1, updated_at = ${now}
       WHERE id = ${pp} AND ${mine}`),
     db.select().from(polls).where(eq(polls.id, pollId)).limit(1),
-    db.select({ id: pollVotes.id, choice: pollVotes.choice }).from(pollVotes).where(and(eq(pollVotes.pollId, pollId), eq(pollVotes.accountId, viewerId))),
+    db
+      .select({ id: pollVotes.id, choice: pollVotes.choice })
+      .from(pollVotes)
+      .where(and(eq(pollVotes.pollId, pollId), eq(pollVotes.accountId, viewerId))),
   ]);
   const fresh = (res[res.length - 2] as PollRow[])[0] ?? poll;
   const own = res[res.length - 1] as { id: string; choice: number }[];
   if (!own.some((v) => padId(v.id) === firstVote)) throw validationFailed("You have already voted on this poll");
-  return renderPoll(fresh, own.map((v) => v.choice), false);
+  return renderPoll(
+    fresh,
+    own.map((v) => v.choice),
+    false,
+  );
 }

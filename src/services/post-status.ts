@@ -3,7 +3,7 @@
 // the viewer lookup plus the write.
 import { and, eq, gt, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { idList } from "../db/client";
+import { idList, runBatch, type Statement } from "../db/client";
 import { accounts, conversations, idempotencyKeys, mediaAttachments, polls, statuses, type Visibility } from "../db/schema";
 import { emptyBundle, renderStatus, renderStatusFrom, type MediaRow, type StatusRow } from "../entities/status";
 import { renderAccount } from "../entities/account";
@@ -77,7 +77,13 @@ export function checkMediaIds(raw: string[] | undefined): string[] {
  * Each id must be the poster's, finished, and unattached (or attached to `ownStatusId` when editing, or reserved for
  * `ownScheduledId` when publishing that scheduled status): A4, F6.
  */
-export function checkMediaRows(ids: string[], rows: MediaRow[], accountId: string, ownStatusId: string | null = null, ownScheduledId: string | null = null): MediaRow[] {
+export function checkMediaRows(
+  ids: string[],
+  rows: MediaRow[],
+  accountId: string,
+  ownStatusId: string | null = null,
+  ownScheduledId: string | null = null,
+): MediaRow[] {
   const byId = new Map(rows.map((m) => [m.id, m]));
   const out: MediaRow[] = [];
   for (const id of ids) {
@@ -157,8 +163,8 @@ export function mentionStatements(db: DB, fx: Effects, statusId: string, authorI
 }
 
 function isIdempotencyConflict(err: unknown): boolean {
-  for (let e: any = err, i = 0; e && i < 4; e = e.cause, i++) {
-    if (/idempotency_keys/.test(String(e.message ?? e))) return true;
+  for (let e: unknown = err, i = 0; e && i < 4; e = (e as { cause?: unknown }).cause, i++) {
+    if (/idempotency_keys/.test(String((e as { message?: unknown }).message ?? e))) return true;
   }
   return false;
 }
@@ -219,7 +225,7 @@ export async function postStatus(
   // A scheduled post's key names a scheduled status, not a status (scheduleStatus looks it up).
   const idemLookup = !!idemKey && scheduledAt === null;
   if (keys.length || replyId || mediaIds.length || idemLookup) {
-    const q: any[] = [];
+    const q: Statement[] = [];
     const at: Record<string, number> = {};
     if (idemLookup) {
       at.idem = q.length;
@@ -236,13 +242,24 @@ export async function postStatus(
     }
     if (replyId) {
       at.reply = q.length;
-      q.push(db.select().from(statuses).where(and(eq(statuses.id, replyId), sql`${statuses.reblogOfId} IS NULL`, statusReadableBy(me.id))).limit(1));
+      q.push(
+        db
+          .select()
+          .from(statuses)
+          .where(and(eq(statuses.id, replyId), sql`${statuses.reblogOfId} IS NULL`, statusReadableBy(me.id)))
+          .limit(1),
+      );
     }
     if (mediaIds.length) {
       at.media = q.length;
-      q.push(db.select().from(mediaAttachments).where(sql`${mediaAttachments.id} IN ${idList(mediaIds)}`));
+      q.push(
+        db
+          .select()
+          .from(mediaAttachments)
+          .where(sql`${mediaAttachments.id} IN ${idList(mediaIds)}`),
+      );
     }
-    const res = (await db.batch(q as [any, ...any[]])) as unknown[][];
+    const res = (await runBatch(db, q)) as unknown[][];
     if (at.idem !== undefined) {
       const hit = res[at.idem][0] as { statusId: string } | undefined;
       if (hit) return existing(db, cfg, hit.statusId, me.id);
@@ -302,7 +319,7 @@ export async function postStatus(
   // ---- the write batch ----
   const id = snowflake(now);
   let conversationId: string;
-  const writes: any[] = [];
+  const writes: Statement[] = [];
   if (idemKey) {
     // First, so a parallel twin fails on the primary key before anything else is written.
     writes.push(
@@ -350,8 +367,18 @@ export async function postStatus(
   };
   writes.push(db.insert(statuses).values(row));
   // The author sees their own post at once, as on Mastodon: their feed row is written with it (fan-out does the rest).
-  writes.push(db.run(sql`INSERT OR IGNORE INTO home_feed (account_id, status_id, reblog_of_id, author_id) VALUES (${padId(me.id)}, ${padId(id)}, NULL, ${padId(me.id)})`));
-  if (tagNames.length) writes.push(...upsertTagsStatements(db, tagNames, now), linkStatusTagsStatement(db, id, tagNames.map((t) => t.name)));
+  writes.push(
+    db.run(sql`INSERT OR IGNORE INTO home_feed (account_id, status_id, reblog_of_id, author_id) VALUES (${padId(me.id)}, ${padId(id)}, NULL, ${padId(me.id)})`),
+  );
+  if (tagNames.length)
+    writes.push(
+      ...upsertTagsStatements(db, tagNames, now),
+      linkStatusTagsStatement(
+        db,
+        id,
+        tagNames.map((t) => t.name),
+      ),
+    );
   writes.push(...mentionStatements(db, fx, id, me.id, mentioned, now));
   if (mediaIds.length) {
     writes.push(
@@ -363,7 +390,7 @@ export async function postStatus(
   if (pollRow) writes.push(db.insert(polls).values(pollRow));
   if (opts.scheduled) writes.push(db.run(sql`DELETE FROM scheduled_statuses WHERE id = ${padId(opts.scheduled.id)}`));
   try {
-    await db.batch(writes as [any, ...any[]]);
+    await runBatch(db, writes);
   } catch (err) {
     if (idemKey && isIdempotencyConflict(err)) {
       const [hit] = await db
@@ -382,12 +409,20 @@ export async function postStatus(
   const b = emptyBundle(me.id);
   b.statuses.set(id, row);
   b.accounts.set(me.id, { ...me, statusesCount: me.statusesCount + 1, lastStatusAt: now });
-  if (mediaRows.length) b.media.set(id, mediaRows.map((m) => ({ ...m, statusId: id })));
+  if (mediaRows.length)
+    b.media.set(
+      id,
+      mediaRows.map((m) => ({ ...m, statusId: id })),
+    );
   if (mentioned.length) {
     b.mentions.set(id, mentioned);
     b.mentionIds.set(id, new Set(mentioned.map((a) => a.id)));
   }
-  if (tagNames.length) b.tags.set(id, tagNames.map((t: TagName) => t.name));
+  if (tagNames.length)
+    b.tags.set(
+      id,
+      tagNames.map((t: TagName) => t.name),
+    );
   if (pollRow) b.polls.set(id, pollRow);
   if (viewer.applicationId && viewer.application) b.apps.set(viewer.applicationId, viewer.application);
   return { id, created: true, status: renderStatusFrom(cfg, b, id)! };

@@ -66,9 +66,7 @@ export async function updateProfile(db: DB, fx: Effects, cfg: Config, env: Env, 
     displayName: input.displayName === undefined ? undefined : cleanText(input.displayName).trim(),
     note: input.note === undefined ? undefined : cleanText(input.note).trim(),
     // Clients send every row of the form; rows left blank are not fields.
-    fields: input.fields
-      ?.map((f) => ({ name: cleanText(f.name).trim(), value: cleanText(f.value).trim() }))
-      .filter((f) => f.name !== "" || f.value !== ""),
+    fields: input.fields?.map((f) => ({ name: cleanText(f.name).trim(), value: cleanText(f.value).trim() })).filter((f) => f.name !== "" || f.value !== ""),
   };
   validate(u);
   const a = viewer.account;

@@ -42,7 +42,11 @@ export function inputFromParams(row: ScheduledStatusRow): StatusInput {
 }
 
 async function stillClaimed(db: DB, id: string, claimedAt: number): Promise<boolean> {
-  const [row] = await db.select({ claimedAt: scheduledStatuses.claimedAt, failedAt: scheduledStatuses.failedAt }).from(scheduledStatuses).where(eq(scheduledStatuses.id, id)).limit(1);
+  const [row] = await db
+    .select({ claimedAt: scheduledStatuses.claimedAt, failedAt: scheduledStatuses.failedAt })
+    .from(scheduledStatuses)
+    .where(eq(scheduledStatuses.id, id))
+    .limit(1);
   return !!row && row.claimedAt === claimedAt && row.failedAt === null;
 }
 

@@ -27,7 +27,7 @@ export async function reblog(db: DB, fx: Effects, cfg: Config, viewer: UserViewe
   if (b.viewer.reblogged.has(target.id)) return { status: await existingReblog(db, cfg, me.id, target.id) };
 
   const def = viewer.user.settings?.["posting:default:visibility"];
-  const vis = target.visibility === "private" ? "private" : visibility ?? (def && def !== "direct" ? def : "public");
+  const vis = target.visibility === "private" ? "private" : (visibility ?? (def && def !== "direct" ? def : "public"));
   const now = Date.now();
   const reblogId = snowflake(now);
   const pt = padId(target.id);

@@ -66,7 +66,8 @@ export async function resendConfirmation(db: DB, user: { id: string; confirmedAt
   if (user.confirmedAt) throw forbidden("This method is only available while the e-mail is awaiting confirmation");
   if (email === undefined || email === "") return;
   const normalized = normalizeEmail(email);
-  if (!normalized) throw new ApiError(422, "Validation failed: Email is invalid", { details: { email: [{ error: "ERR_INVALID", description: "is invalid" }] } });
+  if (!normalized)
+    throw new ApiError(422, "Validation failed: Email is invalid", { details: { email: [{ error: "ERR_INVALID", description: "is invalid" }] } });
   const taken = await db
     .select({ id: users.id })
     .from(users)

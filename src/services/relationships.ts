@@ -20,13 +20,24 @@ export interface Pair {
 export async function loadPair(db: DB, viewerId: string, targetId: string): Promise<Pair> {
   const [t, f, r, b] = await db.batch([
     db.select().from(accounts).where(eq(accounts.id, targetId)).limit(1),
-    db.select().from(follows).where(and(eq(follows.accountId, viewerId), eq(follows.targetAccountId, targetId))).limit(1),
-    db.select().from(followRequests).where(and(eq(followRequests.accountId, viewerId), eq(followRequests.targetAccountId, targetId))).limit(1),
+    db
+      .select()
+      .from(follows)
+      .where(and(eq(follows.accountId, viewerId), eq(follows.targetAccountId, targetId)))
+      .limit(1),
+    db
+      .select()
+      .from(followRequests)
+      .where(and(eq(followRequests.accountId, viewerId), eq(followRequests.targetAccountId, targetId)))
+      .limit(1),
     db
       .select({ accountId: blocks.accountId })
       .from(blocks)
       .where(
-        or(and(eq(blocks.accountId, viewerId), eq(blocks.targetAccountId, targetId)), and(eq(blocks.accountId, targetId), eq(blocks.targetAccountId, viewerId))),
+        or(
+          and(eq(blocks.accountId, viewerId), eq(blocks.targetAccountId, targetId)),
+          and(eq(blocks.accountId, targetId), eq(blocks.targetAccountId, viewerId)),
+        ),
       ),
   ]);
   if (!t[0]) throw notFound();

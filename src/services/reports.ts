@@ -40,7 +40,10 @@ export async function createReport(db: DB, fx: Effects, reporterId: string, inpu
       .select({ id: statuses.id, accountId: statuses.accountId })
       .from(statuses)
       .where(and(inArray(statuses.id, idList(statusIds)), statusReadableBy(reporterId))),
-    db.select({ id: rules.id }).from(rules).where(inArray(rules.id, idList(ruleIds))),
+    db
+      .select({ id: rules.id })
+      .from(rules)
+      .where(inArray(rules.id, idList(ruleIds))),
     db
       .select({ accountId: users.accountId, permissions: userRoles.permissions })
       .from(users)

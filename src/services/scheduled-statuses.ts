@@ -13,8 +13,7 @@
 // alone. The owner sees it still pending, and either deletes it (freeing its media) or reschedules it with PUT
 // (which clears the failure and tries again at the new time).
 import { and, eq, sql, type SQL } from "drizzle-orm";
-import type { DB } from "../db/client";
-import { idList } from "../db/client";
+import { type DB, idList, runBatch, type Statement } from "../db/client";
 import { cursorOrder, cursorWhere, inPageOrder } from "../db/keyset";
 import { mediaAttachments, scheduledStatuses, type ScheduledParams, type ScheduledStatusRow } from "../db/schema";
 import { renderScheduledStatus, type ScheduledStatusJson } from "../entities/scheduled-status";
@@ -87,7 +86,7 @@ export async function scheduleStatus(db: DB, cfg: Config, accountId: string, inp
     ? sql`SELECT id FROM scheduled_statuses WHERE account_id = ${owner} AND idempotency_key = ${key} AND created_at > ${now - IDEMPOTENCY_TTL_MS}`
     : sql`SELECT NULL WHERE 0`;
   const mediaIds = input.media.map((m) => m.id);
-  const stmts: unknown[] = [
+  const stmts: Statement[] = [
     db.all<{ id: string }>(sql`${repeat} LIMIT 1`),
     db.all<{ total: number; day: number }>(sql`SELECT count(*) AS total,
         coalesce(sum(scheduled_at >= ${day} AND scheduled_at < ${day + DAY_MS}), 0) AS day
@@ -106,7 +105,7 @@ export async function scheduleStatus(db: DB, cfg: Config, accountId: string, inp
         ]
       : []),
   ];
-  const [repeated, counts, inserted] = (await db.batch(stmts as [any, ...any[]])) as [{ id: string }[], { total: number; day: number }[], D1Result];
+  const [repeated, counts, inserted] = (await runBatch(db, stmts)) as [{ id: string }[], { total: number; day: number }[], D1Result];
   if (repeated[0]) {
     const previous = unpadId(repeated[0].id);
     return { id: previous, created: false, entity: await showScheduledStatus(db, cfg, accountId, previous) };
@@ -133,7 +132,15 @@ export async function scheduleStatus(db: DB, cfg: Config, accountId: string, inp
     error: null,
     createdAt: now,
   };
-  return { id, created: true, entity: renderScheduledStatus(cfg, row, input.media.map((m) => ({ ...m, scheduledStatusId: id }))) };
+  return {
+    id,
+    created: true,
+    entity: renderScheduledStatus(
+      cfg,
+      row,
+      input.media.map((m) => ({ ...m, scheduledStatusId: id })),
+    ),
+  };
 }
 
 // ---- the owner's API ----
@@ -143,7 +150,12 @@ const owned = (accountId: string, id: string) => and(eq(scheduledStatuses.id, id
 /** The owner's scheduled statuses, newest id first, with their media: one batch. */
 export async function listScheduledStatuses(db: DB, cfg: Config, accountId: string, page: Page): Promise<ScheduledStatusJson[]> {
   const where = and(eq(scheduledStatuses.accountId, accountId), cursorWhere(scheduledStatuses.id, page));
-  const pageIds = db.select({ id: scheduledStatuses.id }).from(scheduledStatuses).where(where).orderBy(cursorOrder(scheduledStatuses.id, page)).limit(page.limit);
+  const pageIds = db
+    .select({ id: scheduledStatuses.id })
+    .from(scheduledStatuses)
+    .where(where)
+    .orderBy(cursorOrder(scheduledStatuses.id, page))
+    .limit(page.limit);
   const [rows, media] = await db.batch([
     db.select().from(scheduledStatuses).where(where).orderBy(cursorOrder(scheduledStatuses.id, page)).limit(page.limit),
     mediaOf(db, pageIds.getSQL()),

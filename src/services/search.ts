@@ -134,7 +134,10 @@ export async function searchStatusIds(db: DB, cfg: Config, q: string, o: SearchO
 export type DirectoryOrder = "active" | "new";
 
 /** The profile directory: discoverable, unsuspended accounts, minus those the viewer hides or is blocked by. */
-export async function directory(db: DB, o: { viewerId: string | null; order: DirectoryOrder; local: boolean; limit: number; offset: number }): Promise<AccountRow[]> {
+export async function directory(
+  db: DB,
+  o: { viewerId: string | null; order: DirectoryOrder; local: boolean; limit: number; offset: number },
+): Promise<AccountRow[]> {
   const conds: SQL[] = [
     eq(accounts.discoverable, true),
     isNull(accounts.suspendedAt),
@@ -144,7 +147,8 @@ export async function directory(db: DB, o: { viewerId: string | null; order: Dir
   ];
   if (o.local) conds.push(isNull(accounts.domain));
   if (o.viewerId) conds.push(sql`NOT ${hiddenAuthorFor(o.viewerId, sql`${accounts.id}`)}`);
-  const order = o.order === "new" ? [desc(accounts.createdAt), desc(accounts.id)] : [sql`${accounts.lastStatusAt} IS NULL`, desc(accounts.lastStatusAt), desc(accounts.id)];
+  const order =
+    o.order === "new" ? [desc(accounts.createdAt), desc(accounts.id)] : [sql`${accounts.lastStatusAt} IS NULL`, desc(accounts.lastStatusAt), desc(accounts.id)];
   return db
     .select()
     .from(accounts)

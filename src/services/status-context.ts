@@ -18,7 +18,11 @@ export async function statusContext(db: DB, cfg: Config, id: string, viewerId: s
   const p = padId(id);
   const visible = viewerId ? sql`${statusReadableBy(viewerId)} AND NOT ${hiddenAuthorFor(viewerId, statuses.accountId)}` : statusReadableBy(null);
   const [root, anc, desc] = await db.batch([
-    db.select({ id: statuses.id }).from(statuses).where(and(eq(statuses.id, id), statusReadableBy(viewerId))).limit(1),
+    db
+      .select({ id: statuses.id })
+      .from(statuses)
+      .where(and(eq(statuses.id, id), statusReadableBy(viewerId)))
+      .limit(1),
     db.all<{ id: string }>(sql`WITH RECURSIVE anc(id, depth) AS (
         SELECT in_reply_to_id, 1 FROM statuses WHERE id = ${p} AND in_reply_to_id IS NOT NULL
         UNION ALL

@@ -30,7 +30,10 @@ export function validTagName(raw: string): string | null {
 /** Statement: create the tag if missing (display name is the first spelling seen). */
 export function ensureTagStatement(db: DB, raw: string, normalized: string) {
   const now = Date.now();
-  return db.insert(tags).values({ id: snowflake(now), name: normalized, displayName: raw.replace(/^#/, ""), createdAt: now }).onConflictDoNothing();
+  return db
+    .insert(tags)
+    .values({ id: snowflake(now), name: normalized, displayName: raw.replace(/^#/, ""), createdAt: now })
+    .onConflictDoNothing();
 }
 
 /** Statement: uses per UTC day over the last 7 days for these tags (public and unlisted statuses). */
@@ -61,7 +64,10 @@ export function historiesFrom(rows: { tagId: string; day: number; uses: number; 
   const per = new Map<string, Map<number, { uses: number; accounts: number }>>();
   for (const r of rows) {
     let m = per.get(r.tagId);
-    if (!m) per.set(r.tagId, (m = new Map()));
+    if (!m) {
+      m = new Map();
+      per.set(r.tagId, m);
+    }
     m.set(Number(r.day), { uses: Number(r.uses), accounts: Number(r.accounts) });
   }
   const out = new Map<string, TagHistoryDay[]>();
@@ -83,8 +89,16 @@ export async function viewTag(db: DB, normalized: string, viewerId: string | nul
   const [t, h, f, ft] = await db.batch([
     db.select().from(tags).where(eq(tags.name, normalized)).limit(1),
     historyStatement(db, byName),
-    db.select({ id: tagFollows.id }).from(tagFollows).where(and(eq(tagFollows.accountId, v), inArray(tagFollows.tagId, byName))).limit(1),
-    db.select({ id: featuredTags.id }).from(featuredTags).where(and(eq(featuredTags.accountId, v), inArray(featuredTags.tagId, byName))).limit(1),
+    db
+      .select({ id: tagFollows.id })
+      .from(tagFollows)
+      .where(and(eq(tagFollows.accountId, v), inArray(tagFollows.tagId, byName)))
+      .limit(1),
+    db
+      .select({ id: featuredTags.id })
+      .from(featuredTags)
+      .where(and(eq(featuredTags.accountId, v), inArray(featuredTags.tagId, byName)))
+      .limit(1),
   ]);
   if (!t[0]) return null;
   return { tag: t[0], history: historiesFrom(h).get(t[0].id) ?? historyDays(undefined), following: f.length > 0, featuring: ft.length > 0 };
@@ -103,7 +117,10 @@ export async function followTag(db: DB, accountId: string, raw: string, normaliz
 
 export async function unfollowTag(db: DB, accountId: string, raw: string, normalized: string): Promise<TagView> {
   const byName = sql`(SELECT ${tags.id} FROM ${tags} WHERE ${tags.name} = ${normalized})`;
-  await db.batch([ensureTagStatement(db, raw, normalized), db.delete(tagFollows).where(and(eq(tagFollows.accountId, accountId), inArray(tagFollows.tagId, byName)))]);
+  await db.batch([
+    ensureTagStatement(db, raw, normalized),
+    db.delete(tagFollows).where(and(eq(tagFollows.accountId, accountId), inArray(tagFollows.tagId, byName))),
+  ]);
   return (await viewTag(db, normalized, accountId))!;
 }
 
@@ -124,7 +141,12 @@ export async function followedTags(db: DB, accountId: string, page: Page): Promi
     .limit(page.limit);
   inPageOrder(rows, page);
   if (!rows.length) return [];
-  const h = historiesFrom(await historyStatement(db, rows.map((r) => r.tag.id)));
+  const h = historiesFrom(
+    await historyStatement(
+      db,
+      rows.map((r) => r.tag.id),
+    ),
+  );
   return rows.map((r) => ({ cursor: r.cursor, tag: r.tag, history: h.get(r.tag.id) ?? historyDays(undefined) }));
 }
 
@@ -152,4 +174,3 @@ export function requireTagName(raw: string): string {
   if (!n) throw validationFailed("Name is invalid");
   return n;
 }
-

@@ -57,7 +57,13 @@ export async function findOrCreateTags(db: DB, rawNames: string[]): Promise<TagR
     const name = normalizeTag(raw.replace(/^[#＃]/, ""));
     if (!name || name.length > MAX_TAG_LENGTH || seen.has(name)) continue;
     seen.add(name);
-    list.push({ name, display: raw.replace(/^[#＃]/, "").normalize("NFKC").slice(0, MAX_TAG_LENGTH) });
+    list.push({
+      name,
+      display: raw
+        .replace(/^[#＃]/, "")
+        .normalize("NFKC")
+        .slice(0, MAX_TAG_LENGTH),
+    });
   }
   if (list.length === 0) return [];
   const now = Date.now();
@@ -66,7 +72,10 @@ export async function findOrCreateTags(db: DB, rawNames: string[]): Promise<TagR
     db.run(sql`INSERT OR IGNORE INTO tags (id, name, display_name, usable, trendable, created_at)
       SELECT json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'), json_extract(j.value, '$[2]'), 1, 1, ${now}
       FROM json_each(${rows}) j`),
-    db.select().from(tags).where(sql`${tags.name} IN (SELECT value FROM json_each(${JSON.stringify(list.map((t) => t.name))}))`),
+    db
+      .select()
+      .from(tags)
+      .where(sql`${tags.name} IN (SELECT value FROM json_each(${JSON.stringify(list.map((t) => t.name))}))`),
   ]);
   const byName = new Map((found as TagRow[]).map((t) => [t.name, t]));
   return list.map((t) => byName.get(t.name)).filter((t): t is TagRow => !!t);

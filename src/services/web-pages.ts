@@ -32,9 +32,7 @@ export async function publicStatusOf(db: DB, accountId: string, statusId: string
   const rows = await db
     .select({ id: statuses.id })
     .from(statuses)
-    .where(
-      and(eq(statuses.id, statusId), eq(statuses.accountId, accountId), inArray(statuses.visibility, ["public", "unlisted"]), isNull(statuses.reblogOfId)),
-    )
+    .where(and(eq(statuses.id, statusId), eq(statuses.accountId, accountId), inArray(statuses.visibility, ["public", "unlisted"]), isNull(statuses.reblogOfId)))
     .limit(1);
   return rows[0]?.id ?? null;
 }

@@ -1,6 +1,3 @@
-// Rebuilding a home feed that was dropped for inactivity (Mastodon's RegenerationWorker / populate_home): the newest
-// statuses of the account itself and of every account it follows, filtered like fan-out, newest MAX_FEED_ITEMS kept.
-import { sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { padId } from "../lib/ids";
 import { boundSql } from "../db/bound-sql";

@@ -50,8 +50,7 @@ export function ConsentPage(p: Site & { appName: string; website: string | null;
         <h1>Authorize {p.appName}?</h1>
         <p>
           <strong>{p.appName}</strong>
-          {p.website ? <span class="muted"> ({p.website})</span> : null} wants to use your account <strong>@{p.acct}</strong> with these
-          permissions:
+          {p.website ? <span class="muted"> ({p.website})</span> : null} wants to use your account <strong>@{p.acct}</strong> with these permissions:
         </p>
         <ul class="scopes">
           {p.scopes.map((s) => (

@@ -39,11 +39,15 @@ function refuse(c: Ctx, check: Exclude<AuthorizeCheck, { kind: "ok" }>) {
       400,
     );
   }
-  return respond(c, { redirectUri: check.redirectUri, responseMode: check.responseMode, appName: "" }, {
-    error: check.error,
-    error_description: check.description,
-    state: check.state,
-  });
+  return respond(
+    c,
+    { redirectUri: check.redirectUri, responseMode: check.responseMode, appName: "" },
+    {
+      error: check.error,
+      error_description: check.description,
+      state: check.state,
+    },
+  );
 }
 
 /** Where sign-in sends the browser back to: this request, minus force_login (else it would loop). */
@@ -60,7 +64,10 @@ export async function authorizeGet(c: Ctx) {
   const cfg = c.get("config");
   const session = truthy(p.force_login) ? null : await currentSession(c);
   if (!session) {
-    return page(c, <SignInPage siteTitle={cfg.title} csrf={preSessionCsrf(c)} returnTo={returnPath(c)} notice={`Sign in to continue to ${check.req.app.name}.`} />);
+    return page(
+      c,
+      <SignInPage siteTitle={cfg.title} csrf={preSessionCsrf(c)} returnTo={returnPath(c)} notice={`Sign in to continue to ${check.req.app.name}.`} />,
+    );
   }
   const req = check.req;
   return page(
@@ -93,7 +100,11 @@ export async function authorizePost(c: Ctx) {
   if (!session || !sessionCsrfValid(c, session, p.csrf)) {
     return page(
       c,
-      <MessagePage siteTitle={siteTitle} title="Request refused" message="The form could not be verified (missing or invalid CSRF token, or a cross-site request). Go back, reload the page and try again." />,
+      <MessagePage
+        siteTitle={siteTitle}
+        title="Request refused"
+        message="The form could not be verified (missing or invalid CSRF token, or a cross-site request). Go back, reload the page and try again."
+      />,
       403,
     );
   }

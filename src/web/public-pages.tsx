@@ -40,7 +40,9 @@ function Og(p: { title: string; description: string; url: string; image?: string
   );
 }
 
-export function LandingPage(p: Site & { description: string; domain: string; origin: string; signedInAs: string | null; csrf: string | null; registrations: string }) {
+export function LandingPage(
+  p: Site & { description: string; domain: string; origin: string; signedInAs: string | null; csrf: string | null; registrations: string },
+) {
   return (
     <Layout
       title={p.siteTitle}
@@ -74,6 +76,7 @@ export function LandingPage(p: Site & { description: string; domain: string; ori
   );
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: the Mastodon Status JSON this page shows (rendered by entities/status.ts)
 type RenderedStatus = Record<string, any>;
 
 function StatusBody(p: { s: RenderedStatus }) {
@@ -156,9 +159,7 @@ export function ProfilePage(p: Site & { account: MastodonAccount; domain: string
       }
     >
       <AccountHeader a={a} domain={p.domain} />
-      <div class="card">
-        {p.statuses.length ? p.statuses.map((s) => <StatusBody s={s} />) : <p class="muted">No public posts yet.</p>}
-      </div>
+      <div class="card">{p.statuses.length ? p.statuses.map((s) => <StatusBody s={s} />) : <p class="muted">No public posts yet.</p>}</div>
     </Layout>
   );
 }
@@ -168,14 +169,21 @@ export function StatusPage(p: Site & { status: RenderedStatus; domain: string })
   const a = s.account as MastodonAccount;
   const name = a.display_name || a.username;
   const description = s.spoiler_text ? `Content warning: ${s.spoiler_text}` : htmlToText(s.content ?? "");
-  const image = (s.media_attachments ?? []).find((m: any) => m.type === "image")?.preview_url;
+  const image = (s.media_attachments ?? []).find((m: { type?: string }) => m.type === "image")?.preview_url;
   return (
     <Layout
       title={`${name}: "${htmlToText(s.content ?? "", 60)}"`}
       siteTitle={p.siteTitle}
       head={
         <>
-          <Og title={`${name} (@${a.username}@${p.domain})`} description={description} url={s.url} image={image ?? a.avatar} type="article" siteName={p.siteTitle} />
+          <Og
+            title={`${name} (@${a.username}@${p.domain})`}
+            description={description}
+            url={s.url}
+            image={image ?? a.avatar}
+            type="article"
+            siteName={p.siteTitle}
+          />
           <meta property="article:published_time" content={s.created_at} />
           <link rel="alternate" type="application/activity+json" href={s.uri} />
           {a.noindex ? <meta name="robots" content="noindex, noarchive" /> : null}

@@ -28,7 +28,11 @@ const str = (v: unknown) => (typeof v === "string" ? v : "");
 function csrfRefused(c: Ctx) {
   return page(
     c,
-    <MessagePage siteTitle={title(c)} title="Request refused" message="The form could not be verified (missing or invalid CSRF token, or a cross-site request). Go back, reload the page and try again." />,
+    <MessagePage
+      siteTitle={title(c)}
+      title="Request refused"
+      message="The form could not be verified (missing or invalid CSRF token, or a cross-site request). Go back, reload the page and try again."
+    />,
     403,
   );
 }
@@ -79,7 +83,11 @@ r.post("/auth/sign_in", async (c) => {
   const tooMany = (e: unknown) => {
     if (!(e instanceof ApiError) || e.status !== 429) throw e;
     for (const [k, v] of Object.entries(e.headers ?? {})) c.header(k, v);
-    return page(c, <MessagePage siteTitle={title(c)} title="Too many attempts" message="Too many sign-in attempts. Please wait a few minutes and try again." />, 429);
+    return page(
+      c,
+      <MessagePage siteTitle={title(c)} title="Too many attempts" message="Too many sign-in attempts. Please wait a few minutes and try again." />,
+      429,
+    );
   };
   try {
     await throttleLogin(c);

@@ -148,7 +148,7 @@ describe("OAuth authorization code with PKCE in chromium", { skip }, () => {
 
     const approve = page.locator('button[name="decision"][value="approve"]');
     await approve.waitFor({ state: "visible" });
-    assert.match(await approve.innerText(), /Authorize/);
+    assert.match(await approve.textContent(), /Authorize/);
     assert.match(await page.content(), /PKCE app/, "the consent page names the app");
     mkdirSync(join(root, "test-results"), { recursive: true });
     await page.screenshot({ path: join(root, "test-results", "oauth-consent.png"), fullPage: true });
@@ -159,10 +159,7 @@ describe("OAuth authorization code with PKCE in chromium", { skip }, () => {
       if (!r.url().startsWith(server.url) || r.status() !== 200) continue;
       s.pagesCsp.push([new URL(r.url()).pathname, (await r.allHeaders())["content-security-policy"] ?? ""]);
     }
-    const hit = Promise.race([
-      callback.hit,
-      new Promise((_, rej) => setTimeout(() => rej(new Error("no redirect to the callback within 15 s")), 15_000)),
-    ]);
+    const hit = Promise.race([callback.hit, new Promise((_, rej) => setTimeout(() => rej(new Error("no redirect to the callback within 15 s")), 15_000))]);
     await approve.click();
     const q = await hit;
     assert.equal(q.state, STATE, "state is passed back unchanged");
@@ -175,7 +172,10 @@ describe("OAuth authorization code with PKCE in chromium", { skip }, () => {
 
   test("the sign-in and consent pages forbid framing (CSP frame-ancestors 'none')", async () => {
     const pages = need(s.pagesCsp?.length && s.pagesCsp, "browser flow reaching the consent page");
-    assert.ok(pages.some(([path]) => path === "/oauth/authorize"), `the authorize page was seen (${pages.map(([p]) => p)})`);
+    assert.ok(
+      pages.some(([path]) => path === "/oauth/authorize"),
+      `the authorize page was seen (${pages.map(([p]) => p)})`,
+    );
     for (const [path, csp] of pages) assert.match(csp, /frame-ancestors 'none'/, `CSP of ${path}: ${csp || "(none)"}`);
   });
 

@@ -92,9 +92,7 @@ describe("Mastodon client flow (masto 8 against wrangler dev)", () => {
     );
     assert.ok(token.accessToken, "access_token");
     assert.match(token.tokenType, /^bearer$/i);
-    const verified = await step("GET /api/v1/apps/verify_credentials", () =>
-      client(token.accessToken).v1.apps.verifyCredentials(),
-    );
+    const verified = await step("GET /api/v1/apps/verify_credentials", () => client(token.accessToken).v1.apps.verifyCredentials());
     assert.equal(verified.name, "Tern e2e");
     s.appToken = token.accessToken;
   });
@@ -143,9 +141,7 @@ describe("Mastodon client flow (masto 8 against wrangler dev)", () => {
 
   test("B posts a public status", async () => {
     const b = need(s.b?.id && s.b, "verify_credentials");
-    const status = await step("POST /api/v1/statuses", () =>
-      b.client.v1.statuses.create({ status: "Hello from B, the e2e test", visibility: "public" }),
-    );
+    const status = await step("POST /api/v1/statuses", () => b.client.v1.statuses.create({ status: "Hello from B, the e2e test", visibility: "public" }));
     assert.ok(/^\d+$/.test(status.id));
     assert.match(status.content, /Hello from B/);
     assert.equal(status.visibility, "public");
@@ -218,7 +214,10 @@ describe("Mastodon client flow (masto 8 against wrangler dev)", () => {
     const bm = await step("POST /api/v1/statuses/:id/bookmark", () => a.client.v1.statuses.$select(post.id).bookmark());
     assert.equal(bm.bookmarked, true);
     const list = await step("GET /api/v1/bookmarks", () => a.client.v1.bookmarks.list());
-    assert.deepEqual(list.map((x) => x.id), [post.id]);
+    assert.deepEqual(
+      list.map((x) => x.id),
+      [post.id],
+    );
     const un = await step("POST /api/v1/statuses/:id/unbookmark", () => a.client.v1.statuses.$select(post.id).unbookmark());
     assert.equal(un.bookmarked, false);
     assert.deepEqual(await a.client.v1.bookmarks.list(), []);
@@ -229,16 +228,11 @@ describe("Mastodon client flow (masto 8 against wrangler dev)", () => {
     const b = need(s.b?.id && s.b, "sign-up");
     const posted = [];
     for (let i = 1; i <= 25; i++) {
-      const st = await step(`POST /api/v1/statuses (#${i})`, () =>
-        b.client.v1.statuses.create({ status: `Paginated post ${i}`, visibility: "public" }),
-      );
+      const st = await step(`POST /api/v1/statuses (#${i})`, () => b.client.v1.statuses.create({ status: `Paginated post ${i}`, visibility: "public" }));
       posted.push(st.id);
     }
     const last = posted.at(-1);
-    const arrived = await eventually(
-      async () => (await a.client.v1.timelines.home.list({ limit: 5 })).some((x) => x.id === last),
-      { timeoutMs: 20_000 },
-    );
+    const arrived = await eventually(async () => (await a.client.v1.timelines.home.list({ limit: 5 })).some((x) => x.id === last), { timeoutMs: 20_000 });
     assert.ok(arrived, "the newest post reached A's home timeline");
 
     const pages = [];

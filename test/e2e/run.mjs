@@ -6,7 +6,10 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const dir = dirname(fileURLToPath(import.meta.url));
-const files = readdirSync(dir).filter((f) => f.endsWith(".test.mjs")).sort().map((f) => join(dir, f));
+const files = readdirSync(dir)
+  .filter((f) => f.endsWith(".test.mjs"))
+  .sort()
+  .map((f) => join(dir, f));
 const r = spawnSync(process.execPath, ["--test", "--test-concurrency=1", "--test-reporter=spec", ...process.argv.slice(2), ...files], {
   stdio: "inherit",
 });

@@ -11,7 +11,7 @@ import { startPeer } from "./peer.mjs";
 import { poll, signUp } from "./tern-api.mjs";
 
 const PUBLIC = new Set(["https://www.w3.org/ns/activitystreams#Public", "as:Public", "Public"]);
-const list = (v) => (v == null ? [] : Array.isArray(v) ? v : [v]).map((x) => (typeof x === "string" ? x : x?.id ?? x?.href));
+const list = (v) => (v == null ? [] : Array.isArray(v) ? v : [v]).map((x) => (typeof x === "string" ? x : (x?.id ?? x?.href)));
 const objectId = (raw) => (typeof raw?.object === "string" ? raw.object : raw?.object?.id);
 
 function need(value, prereq) {
@@ -102,8 +102,7 @@ describe("federation: Tern ⇄ fedify peer over loopback", () => {
   test("2b. the peer follows a locked Tern user: pending until authorized, then Accept", async () => {
     const target = need(s.bob, "WebFinger lookup of bob");
     const follow = await peer.follow(target);
-    const isAccept = (r) =>
-      r.activity instanceof Accept && (r.activity.objectId?.href === follow.id.href || objectId(r.raw) === follow.id.href);
+    const isAccept = (r) => r.activity instanceof Accept && (r.activity.objectId?.href === follow.id.href || objectId(r.raw) === follow.id.href);
     const request = await poll("bob's follow requests to list the peer", async () => {
       const reqs = await bob.api.get("/api/v1/follow_requests");
       return reqs.find((a) => a.acct === peer.handle);
@@ -140,15 +139,18 @@ describe("federation: Tern ⇄ fedify peer over loopback", () => {
       }
     };
     await check("public", pub, (raw, to, cc) => {
-      assert.ok(to.some((x) => PUBLIC.has(x)), `public: to has Public (to=${JSON.stringify(to)})`);
+      assert.ok(
+        to.some((x) => PUBLIC.has(x)),
+        `public: to has Public (to=${JSON.stringify(to)})`,
+      );
       assert.ok(cc.includes(followersUri), `public: cc has the followers collection (cc=${JSON.stringify(cc)})`);
       assert.match(String(raw.object?.content), /Hello fediverse/);
     });
-    await check("followers-only", priv, (raw, to, cc) => {
+    await check("followers-only", priv, (_raw, to, cc) => {
       assert.ok(to.includes(followersUri), `private: to has the followers collection (to=${JSON.stringify(to)})`);
       assert.ok(![...to, ...cc].some((x) => PUBLIC.has(x)), "private: Public nowhere");
     });
-    await check("direct", direct, (raw, to, cc) => {
+    await check("direct", direct, (_raw, to, cc) => {
       assert.deepEqual(to, [peer.actorUri.href], `direct: to is the peer only (to=${JSON.stringify(to)})`);
       assert.ok(![...to, ...cc].some((x) => PUBLIC.has(x) || x === followersUri), `direct: no Public/followers (cc=${JSON.stringify(cc)})`);
     });

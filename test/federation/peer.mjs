@@ -8,14 +8,7 @@ import "./polyfills.mjs";
 import { randomUUID } from "node:crypto";
 import { setMaxListeners } from "node:events";
 import { createServer } from "node:http";
-import {
-  createFederation,
-  exportJwk,
-  generateCryptoKeyPair,
-  importJwk,
-  InProcessMessageQueue,
-  MemoryKvStore,
-} from "@fedify/fedify";
+import { createFederation, exportJwk, generateCryptoKeyPair, importJwk, InProcessMessageQueue, MemoryKvStore } from "@fedify/fedify";
 import {
   Accept,
   Activity,
@@ -144,7 +137,7 @@ export async function startPeer({ ternHosts = [], log = !!process.env.TERN_FED_L
     return notes.get(id) ?? null;
   });
 
-  const record = async (ctx, activity) => {
+  const record = async (_ctx, activity) => {
     const id = activity.id?.href ?? null;
     received.push({
       type: activity.constructor.name,

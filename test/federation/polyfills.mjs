@@ -22,8 +22,20 @@ if (typeof globalThis.Iterator?.from !== "function") {
       [Symbol.iterator]() {
         return this;
       },
-      map: (fn) => wrap((function* () { let i = 0; for (const x of rest) yield fn(x, i++); })()),
-      filter: (fn) => wrap((function* () { let i = 0; for (const x of rest) if (fn(x, i++)) yield x; })()),
+      map: (fn) =>
+        wrap(
+          (function* () {
+            let i = 0;
+            for (const x of rest) yield fn(x, i++);
+          })(),
+        ),
+      filter: (fn) =>
+        wrap(
+          (function* () {
+            let i = 0;
+            for (const x of rest) if (fn(x, i++)) yield x;
+          })(),
+        ),
       toArray: () => [...rest],
     };
   };

@@ -3,10 +3,12 @@ import { describe, expect, it } from "vitest";
 import { padId, snowflake } from "../../src/lib/ids";
 import { anon, api, links, makeUser } from "./helpers";
 
-
 const BAD_IDS = ["abc", "1e3", "0x10", "99999999999999999999999"];
 
-async function insertStatus(accountId: string, opts: { visibility?: string; inReplyToId?: string; inReplyToAccountId?: string; reblogOfId?: string; text?: string } = {}) {
+async function insertStatus(
+  accountId: string,
+  opts: { visibility?: string; inReplyToId?: string; inReplyToAccountId?: string; reblogOfId?: string; text?: string } = {},
+) {
   const id = snowflake();
   const now = Date.now();
   await env.DB.prepare(
@@ -81,7 +83,7 @@ describe("update_credentials", () => {
     expect(res.status).toBe(200);
     expect(res.body.display_name).toBe("Alice A.");
     expect(res.body.note).toContain("<p>Hello &lt;world&gt;</p>");
-    expect(res.body.note).toContain("<a href=\"https://example.com\"");
+    expect(res.body.note).toContain('<a href="https://example.com"');
     expect(res.body.bot).toBe(true);
     expect(res.body.discoverable).toBe(true);
     expect(res.body.hide_collections).toBe(true);
@@ -115,9 +117,8 @@ describe("update_credentials", () => {
   it("stores an uploaded avatar", async () => {
     const u = await makeUser();
     // 1×1 transparent PNG
-    const png = Uint8Array.from(
-      atob("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="),
-      (ch) => ch.charCodeAt(0),
+    const png = Uint8Array.from(atob("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="), (ch) =>
+      ch.charCodeAt(0),
     );
     const form = new FormData();
     form.append("avatar", new File([png], "me.png", { type: "image/png" }));
@@ -289,7 +290,14 @@ describe("GET /api/v1/accounts/search", () => {
     const res = await u.api.get(`/api/v1/accounts/search?q=${encodeURIComponent("wild_")}`);
     expect(res.status).toBe(200);
     expect(res.body.map((a: any) => a.username)).toEqual(["wild_card"]);
-    for (const q of ["%", "%_%_%_%_%_%_%_%_%_%_%_%_%_%_%_%_%_%_%_%_%_%_%_%_%_%_%_%_%_", "\\", "'); DROP TABLE accounts;--", "ü".repeat(200), "a".repeat(5000)]) {
+    for (const q of [
+      "%",
+      "%_%_%_%_%_%_%_%_%_%_%_%_%_%_%_%_%_%_%_%_%_%_%_%_%_%_%_%_%_",
+      "\\",
+      "'); DROP TABLE accounts;--",
+      "ü".repeat(200),
+      "a".repeat(5000),
+    ]) {
       const r = await u.api.get(`/api/v1/accounts/search?q=${encodeURIComponent(q)}`);
       expect(r.status, q.slice(0, 20)).toBe(200);
       expect(Array.isArray(r.body)).toBe(true);
@@ -335,7 +343,9 @@ describe("notes, featured tags, lists, endorsements", () => {
       .run();
     const res = await anon.get(`/api/v1/accounts/${a.id}/featured_tags`);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual([{ id: expect.any(String), name: "Cats", url: `http://tern.test/@${a.username}/tagged/cats`, statuses_count: 0, last_status_at: null }]);
+    expect(res.body).toEqual([
+      { id: expect.any(String), name: "Cats", url: `http://tern.test/@${a.username}/tagged/cats`, statuses_count: 0, last_status_at: null },
+    ]);
     expect((await anon.get(`/api/v1/accounts/1e3/featured_tags`)).status).toBe(404);
   });
 
@@ -343,7 +353,9 @@ describe("notes, featured tags, lists, endorsements", () => {
     const a = await makeUser();
     const b = await makeUser();
     const listId = snowflake();
-    await env.DB.prepare("INSERT INTO lists (id, account_id, title, created_at) VALUES (?, ?, 'friends', ?)").bind(padId(listId), padId(a.id), Date.now()).run();
+    await env.DB.prepare("INSERT INTO lists (id, account_id, title, created_at) VALUES (?, ?, 'friends', ?)")
+      .bind(padId(listId), padId(a.id), Date.now())
+      .run();
     await env.DB.prepare("INSERT INTO list_accounts (id, list_id, account_id) VALUES (?, ?, ?)").bind(padId(snowflake()), padId(listId), padId(b.id)).run();
     const res = await a.api.get(`/api/v1/accounts/${b.id}/lists`);
     expect(res.status).toBe(200);

@@ -19,22 +19,44 @@ async function logRows() {
 async function signUpPending(name: string) {
   const app = await makeApp();
   const c = { ...cfg(), registrations: "approval" as const };
-  const t = await registerAccount(db(), new Effects(""), c, env, { applicationId: app.id, scopes: ["read", "write"] }, {
-    username: name,
-    email: `${name}@example.net`,
-    password: "a long enough password",
-    agreement: true,
-    locale: "de",
-    reason: "I watch terns",
-  }, "198.51.100.7");
-  const row = await env.DB.prepare("SELECT CAST(a.id AS TEXT) AS id, CAST(u.id AS TEXT) AS uid FROM accounts a JOIN users u ON u.account_id = a.id WHERE a.username = ?").bind(name).first<any>();
+  const t = await registerAccount(
+    db(),
+    new Effects(""),
+    c,
+    env,
+    { applicationId: app.id, scopes: ["read", "write"] },
+    {
+      username: name,
+      email: `${name}@example.net`,
+      password: "a long enough password",
+      agreement: true,
+      locale: "de",
+      reason: "I watch terns",
+    },
+    "198.51.100.7",
+  );
+  const row = await env.DB.prepare(
+    "SELECT CAST(a.id AS TEXT) AS id, CAST(u.id AS TEXT) AS uid FROM accounts a JOIN users u ON u.account_id = a.id WHERE a.username = ?",
+  )
+    .bind(name)
+    .first<any>();
   return { id: String(BigInt(row.id)), userId: String(BigInt(row.uid)), token: t.accessToken, api: api(t.accessToken) };
 }
 
 async function makeRemote(username: string, domain: string) {
   const id = snowflake();
   const now = Date.now();
-  await db().insert(accounts).values({ id, username, domain, uri: `https://${domain}/users/${username}`, inboxUrl: `https://${domain}/users/${username}/inbox`, createdAt: now, updatedAt: now });
+  await db()
+    .insert(accounts)
+    .values({
+      id,
+      username,
+      domain,
+      uri: `https://${domain}/users/${username}`,
+      inboxUrl: `https://${domain}/users/${username}/inbox`,
+      createdAt: now,
+      updatedAt: now,
+    });
   return id;
 }
 
@@ -43,7 +65,11 @@ describe("authorisation (B17)", () => {
     expect((await anon.get("/api/v1/admin/accounts")).status).toBe(401);
     expect((await anon.get("/api/v2/admin/accounts")).status).toBe(401);
     const plain = await makeUser("plainuser", { scopes: "read admin:read admin:write" });
-    for (const res of [await plain.api.get("/api/v1/admin/accounts"), await plain.api.get("/api/v2/admin/accounts"), await plain.api.post(`/api/v1/admin/accounts/${plain.id}/approve`)]) {
+    for (const res of [
+      await plain.api.get("/api/v1/admin/accounts"),
+      await plain.api.get("/api/v2/admin/accounts"),
+      await plain.api.post(`/api/v1/admin/accounts/${plain.id}/approve`),
+    ]) {
       expect(res.status).toBe(403);
       expect(res.body).toEqual({ error: "This action is not allowed" });
     }
@@ -144,7 +170,9 @@ describe("pending sign-ups", () => {
     expect((await mod.api.get(`/api/v1/admin/accounts/${p.id}`)).status).toBe(404);
     expect((await mod.api.get(`/api/v1/accounts/${p.id}`)).status).toBe(404);
     expect((await p.api.get("/api/v1/accounts/verify_credentials")).status).toBe(401);
-    const left = await env.DB.prepare("SELECT (SELECT count(*) FROM users WHERE email = 'spammer@example.net') AS u, (SELECT count(*) FROM notifications WHERE type = 'admin.sign_up') AS n").first<any>();
+    const left = await env.DB.prepare(
+      "SELECT (SELECT count(*) FROM users WHERE email = 'spammer@example.net') AS u, (SELECT count(*) FROM notifications WHERE type = 'admin.sign_up') AS n",
+    ).first<any>();
     expect(left).toEqual({ u: 0, n: 0 });
     expect(await logRows()).toEqual([{ account_id: mod.id, action: "reject", target_type: "User", target_id: p.userId }]);
     await signUpPending("spammer");
@@ -241,8 +269,7 @@ describe("moderation actions", () => {
     expect(r1.status).toBe(200);
     const none = await admin.api.post(`/api/v1/admin/accounts/${target.id}/action`, { type: "none", report_id: r1.body.id });
     expect(none.status).toBe(200);
-    const open = async () =>
-      (await env.DB.prepare("SELECT id FROM reports WHERE action_taken_at IS NULL").all<any>()).results.map((x) => String(BigInt(x.id)));
+    const open = async () => (await env.DB.prepare("SELECT id FROM reports WHERE action_taken_at IS NULL").all<any>()).results.map((x) => String(BigInt(x.id)));
     expect(await open()).toEqual([r2.body.id]);
     expect((await admin.api.post(`/api/v1/admin/accounts/${target.id}/action`, { type: "none", report_id: "12345" })).status).toBe(404);
     await admin.api.post(`/api/v1/admin/accounts/${target.id}/action`, { type: "silence" });

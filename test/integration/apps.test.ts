@@ -38,13 +38,21 @@ describe("POST /api/v1/apps", () => {
     expect(form.body.website).toBeNull();
     const arr = await anon.post("/api/v1/apps", { client_name: "Arr", redirect_uris: ["https://a.example/cb", "https://b.example/cb"] });
     expect(arr.body.redirect_uris).toEqual(["https://a.example/cb", "https://b.example/cb"]);
-    const bracket = new URLSearchParams([["client_name", "Brackets"], ["redirect_uris[]", "https://a.example/1"], ["redirect_uris[]", "https://a.example/2"]]);
+    const bracket = new URLSearchParams([
+      ["client_name", "Brackets"],
+      ["redirect_uris[]", "https://a.example/1"],
+      ["redirect_uris[]", "https://a.example/2"],
+    ]);
     const br = await anon.post("/api/v1/apps", bracket, "form");
     expect(br.body.redirect_uris).toEqual(["https://a.example/1", "https://a.example/2"]);
   });
 
   it("accepts custom URI schemes (Ivory) and loopback http", async () => {
-    const res = await anon.post("/api/v1/apps", { client_name: "Ivory", redirect_uris: "com.tapbots.Ivory.19:/request_token", scopes: "read write follow push" });
+    const res = await anon.post("/api/v1/apps", {
+      client_name: "Ivory",
+      redirect_uris: "com.tapbots.Ivory.19:/request_token",
+      scopes: "read write follow push",
+    });
     expect(res.status).toBe(200);
     expect(res.body.redirect_uris).toEqual(["com.tapbots.Ivory.19:/request_token"]);
     const loop = await anon.post("/api/v1/apps", { client_name: "CLI", redirect_uris: "http://127.0.0.1:8080/callback" });
@@ -94,7 +102,12 @@ describe("POST /api/v1/apps", () => {
 
 describe("GET /api/v1/apps/verify_credentials", () => {
   it("works with an app token and a user token", async () => {
-    const reg = await anon.post("/api/v1/apps", { client_name: "Verify", redirect_uris: "urn:ietf:wg:oauth:2.0:oob", scopes: "read write", website: "https://v.example" });
+    const reg = await anon.post("/api/v1/apps", {
+      client_name: "Verify",
+      redirect_uris: "urn:ietf:wg:oauth:2.0:oob",
+      scopes: "read write",
+      website: "https://v.example",
+    });
     const t = await tokenRequest({ grant_type: "client_credentials", client_id: reg.body.client_id, client_secret: reg.body.client_secret });
     const res = await api(t.body.access_token).get("/api/v1/apps/verify_credentials");
     expect(res.status).toBe(200);

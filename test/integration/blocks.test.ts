@@ -3,7 +3,6 @@ import { describe, expect, it } from "vitest";
 import { padId } from "../../src/lib/ids";
 import { anon, links, makeUser } from "./helpers";
 
-
 describe("block and unblock", () => {
   it("removes follows both ways and pending requests", async () => {
     const me = await makeUser();
@@ -18,7 +17,9 @@ describe("block and unblock", () => {
     expect((await anon.get(`/api/v1/accounts/${me.id}`)).body.followers_count).toBe(1);
     expect((await them.api.get("/api/v1/follow_requests")).body).toEqual([]);
     expect((await them.api.get(`/api/v1/accounts/relationships?id[]=${me.id}`)).body[0]).toMatchObject({ blocked_by: true, following: false });
-    const n = await env.DB.prepare("SELECT count(*) AS n FROM notifications WHERE account_id = ? AND from_account_id = ?").bind(padId(me.id), padId(them.id)).first<{ n: number }>();
+    const n = await env.DB.prepare("SELECT count(*) AS n FROM notifications WHERE account_id = ? AND from_account_id = ?")
+      .bind(padId(me.id), padId(them.id))
+      .first<{ n: number }>();
     expect(n?.n).toBe(0);
     // blocking twice is fine; the block is listed
     expect((await me.api.post(`/api/v1/accounts/${them.id}/block`)).status).toBe(200);
@@ -89,10 +90,14 @@ describe("/api/v1/domain_blocks", () => {
   it("removes followers from the blocked domain", async () => {
     const me = await makeUser();
     const remoteId = "5151515151";
-    await env.DB.prepare("INSERT INTO accounts (id, username, domain, uri, created_at, updated_at) VALUES (?, 'eve', 'evil.example', 'https://evil.example/users/eve', 1, 1)")
+    await env.DB.prepare(
+      "INSERT INTO accounts (id, username, domain, uri, created_at, updated_at) VALUES (?, 'eve', 'evil.example', 'https://evil.example/users/eve', 1, 1)",
+    )
       .bind(padId(remoteId))
       .run();
-    await env.DB.prepare("INSERT INTO follows (id, account_id, target_account_id, created_at) VALUES (?, ?, ?, 1)").bind(padId("77"), padId(remoteId), padId(me.id)).run();
+    await env.DB.prepare("INSERT INTO follows (id, account_id, target_account_id, created_at) VALUES (?, ?, ?, 1)")
+      .bind(padId("77"), padId(remoteId), padId(me.id))
+      .run();
     expect((await anon.get(`/api/v1/accounts/${me.id}`)).body.followers_count).toBe(1);
     await me.api.post("/api/v1/domain_blocks", { domain: "evil.example" });
     expect((await anon.get(`/api/v1/accounts/${me.id}`)).body.followers_count).toBe(0);

@@ -101,7 +101,12 @@ describe("fan-out on write", { timeout: 30000 }, () => {
     const [a, muter, blocker, german, ok] = await Promise.all([makeUser(), makeUser(), makeUser(), makeUser(), makeUser()]);
     for (const u of [muter, blocker, ok]) await follow(u, a);
     await follow(german, a, { languages: ["de"] });
-    await exec("INSERT INTO mutes (id, account_id, target_account_id, hide_notifications, created_at) VALUES (?1, ?2, ?3, 1, 0)", pad(nextId()), pad(muter.id), pad(a.id));
+    await exec(
+      "INSERT INTO mutes (id, account_id, target_account_id, hide_notifications, created_at) VALUES (?1, ?2, ?3, 1, 0)",
+      pad(nextId()),
+      pad(muter.id),
+      pad(a.id),
+    );
     await exec("INSERT INTO blocks (id, account_id, target_account_id, created_at) VALUES (?1, ?2, ?3, 0)", pad(nextId()), pad(blocker.id), pad(a.id));
     const en = await post(a, { language: "en" });
     const de = await post(a, { language: "de" });
@@ -116,10 +121,28 @@ describe("fan-out on write", { timeout: 30000 }, () => {
     const [a, m, bystander, owner] = await Promise.all([makeUser(), makeUser(), makeUser(), makeUser()]);
     await follow(owner, a);
     await follow(bystander, a);
-    await exec("INSERT INTO mutes (id, account_id, target_account_id, hide_notifications, created_at) VALUES (?1, ?2, ?3, 1, 0)", pad(nextId()), pad(bystander.id), pad(a.id));
+    await exec(
+      "INSERT INTO mutes (id, account_id, target_account_id, hide_notifications, created_at) VALUES (?1, ?2, ?3, 1, 0)",
+      pad(nextId()),
+      pad(bystander.id),
+      pad(a.id),
+    );
     const [mine, theirs] = [nextId(), nextId()];
-    await exec("INSERT INTO lists (id, account_id, title, exclusive, created_at) VALUES (?1, ?2, 'mine', 0, 0), (?3, ?4, 'excl', 1, 0)", pad(mine), pad(owner.id), pad(theirs), pad(bystander.id));
-    await exec("INSERT INTO list_accounts (id, list_id, account_id) VALUES (?1, ?2, ?4), (?3, ?5, ?4)", pad(nextId()), pad(mine), pad(nextId()), pad(a.id), pad(theirs));
+    await exec(
+      "INSERT INTO lists (id, account_id, title, exclusive, created_at) VALUES (?1, ?2, 'mine', 0, 0), (?3, ?4, 'excl', 1, 0)",
+      pad(mine),
+      pad(owner.id),
+      pad(theirs),
+      pad(bystander.id),
+    );
+    await exec(
+      "INSERT INTO list_accounts (id, list_id, account_id) VALUES (?1, ?2, ?4), (?3, ?5, ?4)",
+      pad(nextId()),
+      pad(mine),
+      pad(nextId()),
+      pad(a.id),
+      pad(theirs),
+    );
     const dm = await post(a, { visibility: "direct", mentions: [m.id] });
     const pub = await post(a);
     await delivered(a.id, pub);
@@ -153,8 +176,20 @@ describe("fan-out on write", { timeout: 30000 }, () => {
     await follow(owner, a);
     const listFollowed = nextId();
     const listNone = nextId();
-    await exec("INSERT INTO lists (id, account_id, title, replies_policy, exclusive, created_at) VALUES (?1, ?2, 'f', 'followed', 0, 0), (?3, ?2, 'n', 'none', 0, 0)", pad(listFollowed), pad(owner.id), pad(listNone));
-    await exec("INSERT INTO list_accounts (id, list_id, account_id) VALUES (?1, ?2, ?4), (?3, ?5, ?4)", pad(nextId()), pad(listFollowed), pad(nextId()), pad(a.id), pad(listNone));
+    await exec(
+      "INSERT INTO lists (id, account_id, title, replies_policy, exclusive, created_at) VALUES (?1, ?2, 'f', 'followed', 0, 0), (?3, ?2, 'n', 'none', 0, 0)",
+      pad(listFollowed),
+      pad(owner.id),
+      pad(listNone),
+    );
+    await exec(
+      "INSERT INTO list_accounts (id, list_id, account_id) VALUES (?1, ?2, ?4), (?3, ?5, ?4)",
+      pad(nextId()),
+      pad(listFollowed),
+      pad(nextId()),
+      pad(a.id),
+      pad(listNone),
+    );
     await follow(owner, x);
     const xs = await insertStatus(x);
     const plain = await post(a);
@@ -249,9 +284,24 @@ describe("fan-out on write", { timeout: 30000 }, () => {
       const acct = nextId();
       followers.push(acct);
       stmts.push(
-        env.DB.prepare("INSERT INTO accounts (id, username, uri, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4)").bind(pad(acct), `bulk${acct}`, `http://tern.test/users/bulk${acct}`, now),
-        env.DB.prepare("INSERT INTO users (id, account_id, email, password_hash, created_at, updated_at) VALUES (?1, ?2, ?3, 'x', ?4, ?4)").bind(pad(nextId()), pad(acct), `bulk${acct}@example.com`, now),
-        env.DB.prepare("INSERT INTO follows (id, account_id, target_account_id, created_at) VALUES (?1, ?2, ?3, ?4)").bind(pad(nextId()), pad(acct), pad(a.id), now),
+        env.DB.prepare("INSERT INTO accounts (id, username, uri, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4)").bind(
+          pad(acct),
+          `bulk${acct}`,
+          `http://tern.test/users/bulk${acct}`,
+          now,
+        ),
+        env.DB.prepare("INSERT INTO users (id, account_id, email, password_hash, created_at, updated_at) VALUES (?1, ?2, ?3, 'x', ?4, ?4)").bind(
+          pad(nextId()),
+          pad(acct),
+          `bulk${acct}@example.com`,
+          now,
+        ),
+        env.DB.prepare("INSERT INTO follows (id, account_id, target_account_id, created_at) VALUES (?1, ?2, ?3, ?4)").bind(
+          pad(nextId()),
+          pad(acct),
+          pad(a.id),
+          now,
+        ),
       );
     }
     for (let i = 0; i < stmts.length; i += 300) await env.DB.batch(stmts.slice(i, i + 300));

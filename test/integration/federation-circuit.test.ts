@@ -13,7 +13,10 @@ beforeAll(() => {
 afterEach(() => fetchMock.assertNoPendingInterceptors());
 
 const circuit = () =>
-  env.DB.prepare("SELECT consecutive_failures AS n, open_until AS until FROM delivery_circuits WHERE host = 'a.example'").first<{ n: number; until: number | null }>();
+  env.DB.prepare("SELECT consecutive_failures AS n, open_until AS until FROM delivery_circuits WHERE host = 'a.example'").first<{
+    n: number;
+    until: number | null;
+  }>();
 
 describe("delivery circuit breaker", () => {
   it("opens after 10 consecutive failures, holds messages without a request, and closes on a later success", async () => {
@@ -49,7 +52,9 @@ describe("delivery circuit breaker", () => {
     queued.deliveries.length = 0;
 
     // Once the cool-off has passed, the next delivery is attempted; its success closes the circuit.
-    await env.DB.prepare("UPDATE delivery_circuits SET open_until = ? WHERE host = 'a.example'").bind(Date.now() - 1000).run();
+    await env.DB.prepare("UPDATE delivery_circuits SET open_until = ? WHERE host = 'a.example'")
+      .bind(Date.now() - 1000)
+      .run();
     peer().reply(202, "");
     const ok = await deliverNow(held);
     expect(ok.acked).toEqual([held]);
@@ -59,7 +64,9 @@ describe("delivery circuit breaker", () => {
 
   it("re-opens at once when the first delivery after the cool-off fails again", async () => {
     const msg = (await pendingDelivery()).msg;
-    await env.DB.prepare("INSERT INTO delivery_circuits (host, consecutive_failures, open_until) VALUES ('a.example', 10, ?)").bind(Date.now() - 1000).run();
+    await env.DB.prepare("INSERT INTO delivery_circuits (host, consecutive_failures, open_until) VALUES ('a.example', 10, ?)")
+      .bind(Date.now() - 1000)
+      .run();
     peer().reply(500, "");
     await deliverNow(msg);
     const c = await circuit();
@@ -82,7 +89,9 @@ describe("delivery circuit breaker", () => {
 
   it("only holds messages for the failing host", async () => {
     const msg = (await pendingDelivery()).msg;
-    await env.DB.prepare("INSERT INTO delivery_circuits (host, consecutive_failures, open_until) VALUES ('b.example', 10, ?)").bind(Date.now() + 60_000).run();
+    await env.DB.prepare("INSERT INTO delivery_circuits (host, consecutive_failures, open_until) VALUES ('b.example', 10, ?)")
+      .bind(Date.now() + 60_000)
+      .run();
     peer().reply(202, "");
     const out = await deliverNow(msg);
     expect(out.acked).toEqual([msg]);

@@ -41,7 +41,7 @@ describe("delivery", () => {
     const key = await env.DB.prepare("SELECT public_key_pem AS pem FROM accounts WHERE id = ?").bind(userId.padStart(20, "0")).first<{ pem: string }>();
     expect(await verifyWithKey(strings, sig, key!.pem)).toBe(true);
     // A tampered body no longer matches its digest.
-    await expect(checkSignedRequest({ method: "POST", target: path, headers, body: new TextEncoder().encode(body + " ") }, sig)).rejects.toThrow(/Digest/);
+    await expect(checkSignedRequest({ method: "POST", target: path, headers, body: new TextEncoder().encode(`${body} `) }, sig)).rejects.toThrow(/Digest/);
   });
 
   it("retries a 5xx with attempt + 1 and a delay, and clears the host's failure record once it answers 2xx", async () => {

@@ -45,7 +45,11 @@ function note(author: string, n: number) {
   };
 }
 
-const serve = (doc: { id: string }) => fetchMock.get(HOST).intercept({ path: new URL(doc.id).pathname }).reply(200, JSON.stringify(doc), AP);
+const serve = (doc: { id: string }) =>
+  fetchMock
+    .get(HOST)
+    .intercept({ path: new URL(doc.id).pathname })
+    .reply(200, JSON.stringify(doc), AP);
 
 function serveCollection(a: Remote, items: unknown[], type = "OrderedCollection") {
   const key = type === "OrderedCollection" ? "orderedItems" : "items";
@@ -56,9 +60,7 @@ const pinned = (a: Remote) => anon.get(`/api/v1/accounts/${a.id}/statuses?pinned
 const featuredJobs = () => queued.jobs.filter((j) => j.type === "fetch_featured");
 
 async function pinRows(a: Remote): Promise<string[]> {
-  const { results } = await env.DB.prepare(
-    "SELECT s.uri FROM status_pins p JOIN statuses s ON s.id = p.status_id WHERE p.account_id = ? ORDER BY p.id DESC",
-  )
+  const { results } = await env.DB.prepare("SELECT s.uri FROM status_pins p JOIN statuses s ON s.id = p.status_id WHERE p.account_id = ? ORDER BY p.id DESC")
     .bind(padId(a.id))
     .all<{ uri: string }>();
   return results.map((r) => r.uri);
@@ -110,7 +112,9 @@ describe("pinned statuses of a remote account", () => {
     expect(featuredJobs()).toEqual([]);
 
     // After 6 hours: fetched again; the collection now has a first page (one more fetch) listing only note 2.
-    await env.DB.prepare("UPDATE accounts SET featured_fetched_at = ? WHERE id = ?").bind(Date.now() - 7 * 3600_000, padId(bob.id)).run();
+    await env.DB.prepare("UPDATE accounts SET featured_fetched_at = ? WHERE id = ?")
+      .bind(Date.now() - 7 * 3600_000, padId(bob.id))
+      .run();
     const pageId = `${bob.featured}?page=1`;
     serve({ "@context": "https://www.w3.org/ns/activitystreams", id: bob.featured, type: "OrderedCollection", totalItems: 1, first: pageId } as any);
     fetchMock
@@ -154,7 +158,10 @@ describe("pinned statuses of a remote account", () => {
 
   it("a collection that cannot be fetched leaves the pins as they were", async () => {
     const fay = await remoteAccount("fay");
-    fetchMock.get(HOST).intercept({ path: "/users/fay/collections/featured" }).reply(200, "<html></html>", { headers: { "content-type": "text/html" } });
+    fetchMock
+      .get(HOST)
+      .intercept({ path: "/users/fay/collections/featured" })
+      .reply(200, "<html></html>", { headers: { "content-type": "text/html" } });
     await pinned(fay);
     expect(featuredJobs()).toHaveLength(1);
     await eventually(() => expect(queued.jobs).toHaveLength(0));

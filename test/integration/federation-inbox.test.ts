@@ -2,7 +2,20 @@
 // consumer, observed through the REST API as a local user would see them.
 import { beforeAll, describe, expect, it } from "vitest";
 import { anon, makeUser, ORIGIN } from "./helpers";
-import { AS_PUBLIC, create, deliver, installFetchMock, newId, note, pad, postInbox, remoteActor, runJobs, sql, type RemoteActor } from "./federation-inbox-fixtures";
+import {
+  AS_PUBLIC,
+  create,
+  deliver,
+  installFetchMock,
+  newId,
+  note,
+  pad,
+  postInbox,
+  remoteActor,
+  runJobs,
+  sql,
+  type RemoteActor,
+} from "./federation-inbox-fixtures";
 
 beforeAll(() => installFetchMock());
 
@@ -117,13 +130,30 @@ describe("Create", () => {
     const bobId = await remoteAccountId(bob);
     await gus.api.post(`/api/v1/accounts/${bobId}/follow`);
     await sql("DELETE FROM follow_requests");
-    await sql("INSERT OR IGNORE INTO follows (id, account_id, target_account_id, show_reblogs, notify, created_at) VALUES (?, ?, ?, 1, 0, ?)", pad("991"), pad(gus.id), pad(bobId), Date.now());
+    await sql(
+      "INSERT OR IGNORE INTO follows (id, account_id, target_account_id, show_reblogs, notify, created_at) VALUES (?, ?, ?, 1, 0, ?)",
+      pad("991"),
+      pad(gus.id),
+      pad(bobId),
+      Date.now(),
+    );
     await runJobs();
     const n = note(bob, {
       content: '<p>hi <script>alert(1)</script><a href="https://x.example/tags/tern" class="mention hashtag" rel="tag">#<span>Tern</span></a></p>',
       tag: [{ type: "Hashtag", name: "#Tern", href: "https://x.example/tags/tern" }],
       contentMap: { en: "ignored" },
-      attachment: [{ type: "Document", mediaType: "image/png", url: "https://remote.example/m/1.png", name: "a cat", blurhash: "LEHV6nWB2yk8", width: 640, height: 480, focalPoint: [0.5, -0.25] }],
+      attachment: [
+        {
+          type: "Document",
+          mediaType: "image/png",
+          url: "https://remote.example/m/1.png",
+          name: "a cat",
+          blurhash: "LEHV6nWB2yk8",
+          width: 640,
+          height: 480,
+          focalPoint: [0.5, -0.25],
+        },
+      ],
     });
     const r = await deliver(bob, create(bob, n));
     expect(r.status).toBe(202);
@@ -134,7 +164,12 @@ describe("Create", () => {
     expect(s.account.acct).toBe("bob@remote.example");
     expect(s.visibility).toBe("public");
     expect(s.tags.map((t: any) => t.name)).toEqual(["tern"]);
-    expect(s.media_attachments[0]).toMatchObject({ type: "image", remote_url: "https://remote.example/m/1.png", description: "a cat", blurhash: "LEHV6nWB2yk8" });
+    expect(s.media_attachments[0]).toMatchObject({
+      type: "image",
+      remote_url: "https://remote.example/m/1.png",
+      description: "a cat",
+      blurhash: "LEHV6nWB2yk8",
+    });
     expect(s.media_attachments[0].meta.focus).toEqual({ x: 0.5, y: -0.25 });
     const pub = await anon.get("/api/v1/timelines/public");
     expect(pub.body.map((x: any) => x.uri)).toContain(n.id);
@@ -148,7 +183,7 @@ describe("Create", () => {
     const ivy = await makeUser("ivy");
     const bob = await remoteActor("bob");
     const direct = note(bob, {
-      content: '<p><span class="h-card"><a href="' + `${ORIGIN}/@hal` + '" class="u-url mention">@<span>hal</span></a></span> secret</p>',
+      content: `<p><span class="h-card"><a href="${ORIGIN}/@hal" class="u-url mention">@<span>hal</span></a></span> secret</p>`,
       to: [localUri("hal")],
       cc: [],
       tag: [{ type: "Mention", href: localUri("hal"), name: `@hal@tern.test` }],
@@ -221,7 +256,15 @@ describe("Like / Announce / Undo", () => {
     const bob = await remoteActor("bob");
     const post = await jo.api.post("/api/v1/statuses", { status: "boost me" });
     const like = { id: newId(bob, "likes"), type: "Like", actor: bob.uri, object: post.body.uri };
-    const announce = { id: newId(bob, "announces"), type: "Announce", actor: bob.uri, object: post.body.uri, to: [AS_PUBLIC], cc: [bob.followers], published: new Date().toISOString() };
+    const announce = {
+      id: newId(bob, "announces"),
+      type: "Announce",
+      actor: bob.uri,
+      object: post.body.uri,
+      to: [AS_PUBLIC],
+      cc: [bob.followers],
+      published: new Date().toISOString(),
+    };
     for (const path of ["/inbox", "/users/jo/inbox", "/inbox"]) {
       expect((await postInbox(bob, like, { path })).status).toBe(202);
       expect((await postInbox(bob, announce, { path })).status).toBe(202);

@@ -56,7 +56,11 @@ export interface OutboxRow {
 }
 
 export async function outbox(): Promise<OutboxRow[]> {
-  const { results } = await env.DB.prepare("SELECT id, account_id, json FROM activity_outbox ORDER BY id").all<{ id: string; account_id: string; json: string }>();
+  const { results } = await env.DB.prepare("SELECT id, account_id, json FROM activity_outbox ORDER BY id").all<{
+    id: string;
+    account_id: string;
+    json: string;
+  }>();
   return results.map((r) => ({ id: unpad(r.id), accountId: unpad(r.account_id), activity: JSON.parse(r.json) }));
 }
 

@@ -160,7 +160,12 @@ describe("interactions", () => {
 
     expect((await u.api.post(`/api/v1/statuses/${s.id}/unreblog`)).status).toBe(200);
     const [undo] = await take("Undo");
-    expect(undo.activity).toMatchObject({ type: "Undo", id: `${reblogUri}/undo`, actor: actorOf(u.username), object: { type: "Announce", id: reblogUri, object: s.uri } });
+    expect(undo.activity).toMatchObject({
+      type: "Undo",
+      id: `${reblogUri}/undo`,
+      actor: actorOf(u.username),
+      object: { type: "Announce", id: reblogUri, object: s.uri },
+    });
     expect(undo.inboxes).toContain(dave.sharedInbox);
   });
 
@@ -228,7 +233,13 @@ describe("relationships", () => {
     expect(row?.uri).toMatch(new RegExp(`^${ORIGIN}/[0-9a-f-]{36}$`));
     const [follow] = await take("Follow");
     expect(follow.inboxes).toEqual([bob.inbox]);
-    expect(follow.activity).toEqual({ "@context": "https://www.w3.org/ns/activitystreams", id: row!.uri, type: "Follow", actor: actorOf(u.username), object: bob.uri });
+    expect(follow.activity).toEqual({
+      "@context": "https://www.w3.org/ns/activitystreams",
+      id: row!.uri,
+      type: "Follow",
+      actor: actorOf(u.username),
+      object: bob.uri,
+    });
 
     // A second follow while the request is pending sends nothing new.
     await u.api.post(`/api/v1/accounts/${bob.id}/follow`);
@@ -338,7 +349,13 @@ describe("account-level", () => {
     await addFollow(u.id, bob.id);
     queued.jobs.push({ type: "federate", origin: ORIGIN, action: { kind: "delete_actor", accountId: u.id } });
     const [del] = await take("Delete");
-    expect(del.activity).toMatchObject({ type: "Delete", id: `${actorOf(u.username)}#delete`, actor: actorOf(u.username), object: actorOf(u.username), to: [PUBLIC] });
+    expect(del.activity).toMatchObject({
+      type: "Delete",
+      id: `${actorOf(u.username)}#delete`,
+      actor: actorOf(u.username),
+      object: actorOf(u.username),
+      to: [PUBLIC],
+    });
     expect(del.inboxes).toEqual(["https://a.example/inbox", "https://b.example/users/bea/inbox", bob.sharedInbox!].sort());
   });
 });

@@ -42,7 +42,11 @@ function webfinger(username: string, links?: unknown[]) {
     );
 }
 
-const serveActor = (username: string) => fetchMock.get(HOST).intercept({ path: `/users/${username}` }).reply(200, JSON.stringify(actorDoc(username)), AP);
+const serveActor = (username: string) =>
+  fetchMock
+    .get(HOST)
+    .intercept({ path: `/users/${username}` })
+    .reply(200, JSON.stringify(actorDoc(username)), AP);
 
 let fetchSpy: MockInstance<typeof fetch>;
 const fetchedUrls = () => fetchSpy.mock.calls.map(([input]) => (input instanceof Request ? input.url : String(input)));
@@ -125,7 +129,10 @@ describe("search with resolve=true", () => {
 
   it("answers an unresolvable query with empty results", async () => {
     const u = await makeUser();
-    fetchMock.get(HOST).intercept({ path: (p) => p.startsWith("/.well-known/webfinger") }).reply(404, "");
+    fetchMock
+      .get(HOST)
+      .intercept({ path: (p) => p.startsWith("/.well-known/webfinger") })
+      .reply(404, "");
     const res = await u.api.get(`/api/v2/search?q=${encodeURIComponent("nobody@remote.example")}&resolve=true`);
     expect(res.status).toBe(200);
     expect(res.body.accounts).toEqual([]);
@@ -167,7 +174,10 @@ describe("POST /api/v1/follows", () => {
 
   it("answers 404 when WebFinger does not know the account", async () => {
     const u = await makeUser();
-    fetchMock.get(HOST).intercept({ path: (p) => p.startsWith("/.well-known/webfinger") }).reply(404, "");
+    fetchMock
+      .get(HOST)
+      .intercept({ path: (p) => p.startsWith("/.well-known/webfinger") })
+      .reply(404, "");
     expect((await u.api.post("/api/v1/follows", { uri: "ghost@remote.example" })).status).toBe(404);
   });
 });
@@ -186,13 +196,19 @@ describe("fetch guard while resolving", () => {
   });
 
   it("refuses a redirect to a private address during an actor fetch (D3)", async () => {
-    fetchMock.get(HOST).intercept({ path: "/users/red" }).reply(302, "", { headers: { location: "http://10.0.0.1/" } });
+    fetchMock
+      .get(HOST)
+      .intercept({ path: "/users/red" })
+      .reply(302, "", { headers: { location: "http://10.0.0.1/" } });
     await refused(resolveActor(db(), cfg(), `${HOST}/users/red`));
     expect(fetchedUrls()).toEqual([`${HOST}/users/red`]);
   });
 
   it("refuses an actor answered as text/html (D6)", async () => {
-    fetchMock.get(HOST).intercept({ path: "/users/html" }).reply(200, JSON.stringify(actorDoc("html")), { headers: { "content-type": "text/html" } });
+    fetchMock
+      .get(HOST)
+      .intercept({ path: "/users/html" })
+      .reply(200, JSON.stringify(actorDoc("html")), { headers: { "content-type": "text/html" } });
     await expect(resolveActor(db(), cfg(), `${HOST}/users/html`)).rejects.toThrow(/content type text\/html/);
   });
 

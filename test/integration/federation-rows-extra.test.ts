@@ -27,7 +27,14 @@ describe("C15: Linked Data signatures are never trusted", () => {
     const a = await remoteActor("graphy");
     const inner = create(a, note(a, { content: "<p>graph</p>" }));
     for (const key of ["@graph", "@included", "@reverse"]) {
-      const wrapped = { "@context": "https://www.w3.org/ns/activitystreams", id: `${a.uri}/wrap/${key}`, type: "Create", actor: a.uri, to: [AS_PUBLIC], [key]: [inner] };
+      const wrapped = {
+        "@context": "https://www.w3.org/ns/activitystreams",
+        id: `${a.uri}/wrap/${key}`,
+        type: "Create",
+        actor: a.uri,
+        to: [AS_PUBLIC],
+        [key]: [inner],
+      };
       const res = await postInbox(a, wrapped);
       expect([202, 400]).toContain(res.status);
     }

@@ -99,7 +99,7 @@ describe("signatures at the inbox (C1-C10)", () => {
   it("C5: a digest that does not match the body, SHA-512 only, or not base64", async () => {
     const bob = await remoteActor("bob");
     const body = JSON.stringify(like(bob));
-    const tampered = await rawPost(bob, body, { digest: `SHA-256=${await sha256(body + " ")}` });
+    const tampered = await rawPost(bob, body, { digest: `SHA-256=${await sha256(`${body} `)}` });
     expect(tampered.status).toBe(401);
     expect((await tampered.json<any>()).error).toMatch(/Invalid Digest/);
     expect((await rawPost(bob, body, { digest: "SHA-512=abcd" })).status).toBe(401);
@@ -145,12 +145,18 @@ describe("signatures at the inbox (C1-C10)", () => {
 
   it("C9: the key's owner must list that key, and be on the key's host", async () => {
     const liar = await remoteActor("liar", "remote.example", { serve: false });
-    serveJson("remote.example", "/users/liar", { ...liar.doc, publicKey: { id: "https://remote.example/users/liar#other-key", owner: liar.uri, publicKeyPem: liar.keys.publicKeyPem } });
+    serveJson("remote.example", "/users/liar", {
+      ...liar.doc,
+      publicKey: { id: "https://remote.example/users/liar#other-key", owner: liar.uri, publicKeyPem: liar.keys.publicKeyPem },
+    });
     const r1 = await postInbox(liar, like(liar));
     expect(r1.status).toBe(401);
     expect((await r1.json<any>()).error).toBe("Verification failed");
     const stray = await remoteActor("stray", "remote.example", { serve: false });
-    serveJson("remote.example", "/users/stray", { ...stray.doc, publicKey: { id: stray.keyId, owner: "https://evil.example/users/x", publicKeyPem: stray.keys.publicKeyPem } });
+    serveJson("remote.example", "/users/stray", {
+      ...stray.doc,
+      publicKey: { id: stray.keyId, owner: "https://evil.example/users/x", publicKeyPem: stray.keys.publicKeyPem },
+    });
     expect((await postInbox(stray, like(stray))).status).toBe(401);
   });
 
@@ -169,7 +175,11 @@ describe("payload limits (C21)", () => {
   it("5 MB body 413, invalid JSON 400, array 400, missing type 400", async () => {
     const bob = await remoteActor("bob");
     const big = "x".repeat(5 * 1024 * 1024);
-    const res = await SELF.fetch(`${ORIGIN}/inbox`, { method: "POST", headers: { "content-length": String(big.length), signature: `keyId="${bob.keyId}",signature="a"` }, body: big });
+    const res = await SELF.fetch(`${ORIGIN}/inbox`, {
+      method: "POST",
+      headers: { "content-length": String(big.length), signature: `keyId="${bob.keyId}",signature="a"` },
+      body: big,
+    });
     expect(res.status).toBe(413);
     expect((await postInbox(bob, null, { body: "{not json" })).status).toBe(400);
     expect((await postInbox(bob, null, { body: JSON.stringify([like(bob)]) })).status).toBe(400);
@@ -223,7 +233,12 @@ describe("authorship of objects (C11-C14)", () => {
     expect(r.status).toBe(202);
     expect((await sql("SELECT display_name FROM accounts WHERE uri = ?", bob.uri))[0].display_name).toBe("BOB");
     await deliver(mal, { id: newId(mal), type: "Delete", actor: mal.uri, object: n.id });
-    await deliver(mal, { id: newId(mal), type: "Update", actor: mal.uri, object: { ...n, attributedTo: mal.uri, content: "<p>mal's</p>", updated: new Date().toISOString() } });
+    await deliver(mal, {
+      id: newId(mal),
+      type: "Update",
+      actor: mal.uri,
+      object: { ...n, attributedTo: mal.uri, content: "<p>mal's</p>", updated: new Date().toISOString() },
+    });
     const [s] = await sql("SELECT content FROM statuses WHERE uri = ?", n.id);
     expect(s.content).toBe("<p>bob's</p>");
     expect(await count("SELECT count(*) AS n FROM tombstones")).toBe(0);
@@ -289,7 +304,11 @@ describe("caps and loops (C22, C24)", () => {
     expect(await count("SELECT count(*) AS n FROM statuses WHERE uri IN (?, ?, ?)", a.id, b.id, c.id)).toBe(3);
 
     for (let i = 0; i < 30; i++) {
-      serveJson("remote.example", `/users/bob/statuses/chain-${i}`, note(bob, { id: `https://remote.example/users/bob/statuses/chain-${i}`, inReplyTo: `https://remote.example/users/bob/statuses/chain-${i + 1}` }));
+      serveJson(
+        "remote.example",
+        `/users/bob/statuses/chain-${i}`,
+        note(bob, { id: `https://remote.example/users/bob/statuses/chain-${i}`, inReplyTo: `https://remote.example/users/bob/statuses/chain-${i + 1}` }),
+      );
     }
     const tip = note(bob, { inReplyTo: "https://remote.example/users/bob/statuses/chain-0" });
     await deliver(bob, create(bob, tip));

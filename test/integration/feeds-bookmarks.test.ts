@@ -45,7 +45,8 @@ describe("bookmarks and favourites lists", { timeout: 30000 }, () => {
     const [me, a] = await Promise.all([makeUser(), makeUser()]);
     const priv = await insertStatus(a, { visibility: "private" });
     const pub = await insertStatus(a);
-    for (const s of [priv, pub]) await exec("INSERT INTO bookmarks (id, account_id, status_id, created_at) VALUES (?1, ?2, ?3, 0)", pad(nextId()), pad(me.id), pad(s));
+    for (const s of [priv, pub])
+      await exec("INSERT INTO bookmarks (id, account_id, status_id, created_at) VALUES (?1, ?2, ?3, 0)", pad(nextId()), pad(me.id), pad(s));
     expect((await me.api.get("/api/v1/bookmarks")).body.map((s: any) => s.id)).toEqual([pub]);
   });
 });

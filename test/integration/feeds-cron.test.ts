@@ -61,7 +61,13 @@ describe("cron", { timeout: 30000 }, () => {
     );
     await exec("UPDATE statuses SET poll_id = ?1 WHERE id = ?2", pad(pollId), pad(s));
     for (const choice of [0, 1]) {
-      await exec("INSERT INTO poll_votes (id, poll_id, account_id, choice, created_at) VALUES (?1, ?2, ?3, ?4, 0)", pad(nextId()), pad(pollId), pad(voter.id), choice);
+      await exec(
+        "INSERT INTO poll_votes (id, poll_id, account_id, choice, created_at) VALUES (?1, ?2, ?3, ?4, 0)",
+        pad(nextId()),
+        pad(pollId),
+        pad(voter.id),
+        choice,
+      );
     }
     const later = await insertStatus(author);
     await exec(

@@ -55,7 +55,11 @@ export async function post(author: { id: string; username?: string }, o: StatusO
   return id;
 }
 
-export async function follow(a: TestUser | { id: string }, b: TestUser | { id: string }, o: { showReblogs?: boolean; notify?: boolean; languages?: string[] | null } = {}) {
+export async function follow(
+  a: TestUser | { id: string },
+  b: TestUser | { id: string },
+  o: { showReblogs?: boolean; notify?: boolean; languages?: string[] | null } = {},
+) {
   await db()
     .insert(follows)
     .values({

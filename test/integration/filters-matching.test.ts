@@ -64,7 +64,10 @@ describe("filtered on statuses", { timeout: 60000 }, () => {
     const s2 = await insertStatus(a, { text: "nothing to see" });
     const s3 = await insertStatus(a, { text: "the end" });
     await exec("UPDATE statuses SET spoiler_text = 'Spoiler: the ending' WHERE id = ?", pad(s3));
-    await seedHome(me.id, [s1, s2, s3].map((id) => ({ id, author: a.id })));
+    await seedHome(
+      me.id,
+      [s1, s2, s3].map((id) => ({ id, author: a.id })),
+    );
     const home = await filter(me, "Spoilers", ["home", "thread"], "warn", ["spoiler"]);
     const pub = await filter(me, "Nothing", ["public"], "warn", ["nothing"]);
 
@@ -92,7 +95,10 @@ describe("filtered on statuses", { timeout: 60000 }, () => {
     const texts = ["Un CAFÉ noir", "cafés partout", "see #tag.", "#tags here", "I ♥ C++!", "abc++ no", "猫が好き", "猫。"];
     const ids: string[] = [];
     for (const t of texts) ids.push(await insertStatus(a, { text: t }));
-    await seedHome(me.id, ids.map((id) => ({ id, author: a.id })));
+    await seedHome(
+      me.id,
+      ids.map((id) => ({ id, author: a.id })),
+    );
     const fCafe = await filter(me, "cafe whole", ["home"], "warn", ["café"]);
     const fCaf = await filter(me, "caf substring", ["home"], "warn", [["caf", false]]);
     const fTag = await filter(me, "tag", ["home"], "warn", ["#tag"]);
@@ -115,11 +121,24 @@ describe("filtered on statuses", { timeout: 60000 }, () => {
     await exec("UPDATE media_attachments SET description = 'A sunset over the sea' WHERE id = ?", pad(m));
     const withPoll = await insertStatus(a, { text: "vote" });
     const pollId = nextId();
-    await db().insert(polls).values({ id: pollId, statusId: withPoll, accountId: a.id, options: ["Tea", "Sunset cocktails"], votesPerOption: [0, 0], createdAt: Date.now(), updatedAt: Date.now() });
+    await db()
+      .insert(polls)
+      .values({
+        id: pollId,
+        statusId: withPoll,
+        accountId: a.id,
+        options: ["Tea", "Sunset cocktails"],
+        votesPerOption: [0, 0],
+        createdAt: Date.now(),
+        updatedAt: Date.now(),
+      });
     await exec("UPDATE statuses SET poll_id = ? WHERE id = ?", pad(pollId), pad(withPoll));
     const remote = await insertStatus(a, { local: false });
     await exec("UPDATE statuses SET content = '<p>Fish &amp; <a href=\"x\">chips</a></p>' WHERE id = ?", pad(remote));
-    await seedHome(me.id, [withMedia, withPoll, remote].map((id) => ({ id, author: a.id })));
+    await seedHome(
+      me.id,
+      [withMedia, withPoll, remote].map((id) => ({ id, author: a.id })),
+    );
     const sun = await filter(me, "sun", ["home"], "warn", ["sunset"]);
     const fish = await filter(me, "fish", ["home"], "warn", ["fish & chips"]);
     const gone = await filter(me, "expired", ["home"], "hide", [["o", false]]);
@@ -238,7 +257,10 @@ describe("cost", { timeout: 60000 }, () => {
     const [me, a] = await Promise.all([makeUser(), makeUser()]);
     const ids: string[] = [];
     for (let i = 0; i < 40; i++) ids.push(await insertStatus(a, { text: i % 7 ? `word${i} plain` : `word${i} banned` }));
-    await seedHome(me.id, ids.map((id) => ({ id, author: a.id })));
+    await seedHome(
+      me.id,
+      ids.map((id) => ({ id, author: a.id })),
+    );
     const before = await me.api.get("/api/v1/timelines/home?limit=40");
     expect(before.body).toHaveLength(40);
     const n = roundTrips(before);

@@ -75,7 +75,13 @@ describe("v2 filters", { timeout: 60000 }, () => {
       ["bar", true],
     ]);
     // indexed form
-    const idx = new URLSearchParams({ title: "t2", "context[]": "home", "keywords_attributes[0][keyword]": "x", "keywords_attributes[1][keyword]": "y", "keywords_attributes[1][whole_word]": "0" });
+    const idx = new URLSearchParams({
+      title: "t2",
+      "context[]": "home",
+      "keywords_attributes[0][keyword]": "x",
+      "keywords_attributes[1][keyword]": "y",
+      "keywords_attributes[1][whole_word]": "0",
+    });
     const r2 = await u.api.post("/api/v2/filters", idx, "form");
     expect(r2.body.keywords.map((k: any) => [k.keyword, k.whole_word])).toEqual([
       ["x", true],
@@ -85,7 +91,11 @@ describe("v2 filters", { timeout: 60000 }, () => {
 
   it("edits, destroys and adds keywords in one PUT, with one change event", async () => {
     const u = await makeUser();
-    const f = await create(u, { title: "t", context: ["home"], keywords_attributes: [{ keyword: "foo" }, { keyword: "bar", whole_word: false }, { keyword: "baz" }] });
+    const f = await create(u, {
+      title: "t",
+      context: ["home"],
+      keywords_attributes: [{ keyword: "foo" }, { keyword: "bar", whole_word: false }, { keyword: "baz" }],
+    });
     const [foo, bar, baz] = f.keywords;
     jobs.length = 0;
     const res = await u.api.put(`/api/v2/filters/${f.id}`, {
@@ -130,12 +140,17 @@ describe("v2 filters", { timeout: 60000 }, () => {
     const f1 = await create(u, { title: "a", context: ["home"], keywords_attributes: [{ keyword: "one" }] });
     const f2 = await create(u, { title: "b", context: ["home"], keywords_attributes: [{ keyword: "two" }] });
     jobs.length = 0;
-    const res = await u.api.put(`/api/v2/filters/${f1.id}`, { title: "changed", keywords_attributes: [{ keyword: "added" }, { id: f2.keywords[0].id, keyword: "stolen" }] });
+    const res = await u.api.put(`/api/v2/filters/${f1.id}`, {
+      title: "changed",
+      keywords_attributes: [{ keyword: "added" }, { id: f2.keywords[0].id, keyword: "stolen" }],
+    });
     expect(res.status).toBe(404);
     expect((await u.api.get(`/api/v2/filters/${f1.id}`)).body).toEqual(f1);
     expect((await u.api.get(`/api/v2/filters/${f2.id}`)).body).toEqual(f2);
     // on create, naming a keyword id is a 404 too (Mastodon)
-    expect((await u.api.post("/api/v2/filters", { title: "c", context: ["home"], keywords_attributes: [{ id: f1.keywords[0].id, keyword: "x" }] })).status).toBe(404);
+    expect(
+      (await u.api.post("/api/v2/filters", { title: "c", context: ["home"], keywords_attributes: [{ id: f1.keywords[0].id, keyword: "x" }] })).status,
+    ).toBe(404);
     expect(changes(u)).toBe(0);
   });
 
@@ -154,7 +169,9 @@ describe("v2 filters", { timeout: 60000 }, () => {
     expect(await err({ title: "x", context: ["home", "timeline"] })).toBe("Validation failed: Context None or invalid context supplied");
     expect(await err({})).toBe("Validation failed: Title can't be blank, Context can't be blank, Context None or invalid context supplied");
     expect(await err({ title: "x", context: ["home"], filter_action: "delete" })).toBe("Validation failed: Action is not included in the list");
-    expect(await err({ title: "x", context: ["home"], keywords_attributes: [{ keyword: " ", whole_word: true }] })).toBe("Validation failed: Keywords keyword can't be blank");
+    expect(await err({ title: "x", context: ["home"], keywords_attributes: [{ keyword: " ", whole_word: true }] })).toBe(
+      "Validation failed: Keywords keyword can't be blank",
+    );
     expect(await err({ title: "x".repeat(257), context: ["home"] })).toBe("Validation failed: Title is too long (maximum is 256 characters)");
     expect(await err({ title: "x", context: ["home"], keywords_attributes: [{ keyword: "k".repeat(513) }] })).toContain("too long (maximum is 512 characters)");
     await err({ title: "x".repeat(100_001), context: ["home"] }); // A22
@@ -306,7 +323,13 @@ describe("v1 filters (legacy shape: one keyword of a filter)", { timeout: 60000 
   it("creates a one-keyword filter and shows it in both shapes", async () => {
     const u = await makeUser();
     jobs.length = 0;
-    const res = await u.api.post("/api/v1/filters", { phrase: "eurovision", context: ["home", "notifications"], irreversible: true, whole_word: false, expires_in: 600 });
+    const res = await u.api.post("/api/v1/filters", {
+      phrase: "eurovision",
+      context: ["home", "notifications"],
+      irreversible: true,
+      whole_word: false,
+      expires_in: 600,
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get("deprecation")).toBe("@1668384000");
     expect(res.body).toEqual({
@@ -366,7 +389,9 @@ describe("v1 filters (legacy shape: one keyword of a filter)", { timeout: 60000 
     expect((await u.api.post("/api/v1/filters", { phrase: "x", context: ["nowhere"] })).body.error).toBe(
       "Validation failed: Context None or invalid context supplied",
     );
-    expect((await u.api.post("/api/v1/filters", { phrase: "x" })).body.error).toBe("Validation failed: Context can't be blank, Context None or invalid context supplied");
+    expect((await u.api.post("/api/v1/filters", { phrase: "x" })).body.error).toBe(
+      "Validation failed: Context can't be blank, Context None or invalid context supplied",
+    );
     expect(changes(u)).toBe(0);
   });
 });

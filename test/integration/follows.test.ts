@@ -3,7 +3,6 @@ import { describe, expect, it } from "vitest";
 import { padId } from "../../src/lib/ids";
 import { anon, links, makeUser } from "./helpers";
 
-
 const BAD_IDS = ["abc", "1e3", "99999999999999999999999"];
 
 async function notificationTypes(recipientId: string): Promise<string[]> {
@@ -12,7 +11,9 @@ async function notificationTypes(recipientId: string): Promise<string[]> {
 }
 
 async function count(sql: string, ...args: string[]): Promise<number> {
-  const r = await env.DB.prepare(sql).bind(...args.map(padId)).first<{ n: number }>();
+  const r = await env.DB.prepare(sql)
+    .bind(...args.map(padId))
+    .first<{ n: number }>();
   return r?.n ?? 0;
 }
 
@@ -169,7 +170,10 @@ describe("POST /api/v1/follows", () => {
     // An unknown remote handle is looked up by WebFinger; far.example (served here by fetchMock) knows nobody.
     fetchMock.activate();
     fetchMock.disableNetConnect();
-    fetchMock.get("https://far.example").intercept({ path: (p) => p.startsWith("/.well-known/webfinger") }).reply(404, "");
+    fetchMock
+      .get("https://far.example")
+      .intercept({ path: (p) => p.startsWith("/.well-known/webfinger") })
+      .reply(404, "");
     expect((await a.api.post("/api/v1/follows", { uri: "someone@far.example" })).status).toBe(404);
     expect((await a.api.post("/api/v1/follows", {})).status).toBe(422);
     expect((await anon.post("/api/v1/follows", { uri: b.username })).status).toBe(401);

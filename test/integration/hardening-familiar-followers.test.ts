@@ -62,10 +62,22 @@ describe("familiar_followers = what both the viewer's following list and the tar
 
   const graph = fc.record({
     follows: fc.array(fc.boolean(), { minLength: pairs.length, maxLength: pairs.length }),
-    blocks: fc.array(fc.integer({ min: 0, max: 9 }).map((n) => n === 0), { minLength: pairs.length, maxLength: pairs.length }),
-    mutes: fc.array(fc.integer({ min: 0, max: 5 }).map((n) => n === 0), { minLength: N, maxLength: N }),
-    hidden: fc.array(fc.integer({ min: 0, max: 2 }).map((n) => n === 0), { minLength: N, maxLength: N }),
-    suspended: fc.array(fc.integer({ min: 0, max: 7 }).map((n) => n === 0), { minLength: N, maxLength: N }),
+    blocks: fc.array(
+      fc.integer({ min: 0, max: 9 }).map((n) => n === 0),
+      { minLength: pairs.length, maxLength: pairs.length },
+    ),
+    mutes: fc.array(
+      fc.integer({ min: 0, max: 5 }).map((n) => n === 0),
+      { minLength: N, maxLength: N },
+    ),
+    hidden: fc.array(
+      fc.integer({ min: 0, max: 2 }).map((n) => n === 0),
+      { minLength: N, maxLength: N },
+    ),
+    suspended: fc.array(
+      fc.integer({ min: 0, max: 7 }).map((n) => n === 0),
+      { minLength: N, maxLength: N },
+    ),
   });
 
   type Graph = typeof graph extends fc.Arbitrary<infer G> ? G : never;
@@ -74,18 +86,44 @@ describe("familiar_followers = what both the viewer's following list and the tar
     let seq = 900_000_000;
     pairs.forEach(([a, b], i) => {
       if (g.follows[i]) {
-        stmts.push(env.DB.prepare("INSERT INTO follows (id, account_id, target_account_id, created_at) VALUES (?, ?, ?, ?)").bind(pad(String(++seq)), pad(users[a].id), pad(users[b].id), Date.now()));
+        stmts.push(
+          env.DB.prepare("INSERT INTO follows (id, account_id, target_account_id, created_at) VALUES (?, ?, ?, ?)").bind(
+            pad(String(++seq)),
+            pad(users[a].id),
+            pad(users[b].id),
+            Date.now(),
+          ),
+        );
       }
       if (g.blocks[i]) {
-        stmts.push(env.DB.prepare("INSERT INTO blocks (id, account_id, target_account_id, created_at) VALUES (?, ?, ?, ?)").bind(pad(String(++seq)), pad(users[a].id), pad(users[b].id), Date.now()));
+        stmts.push(
+          env.DB.prepare("INSERT INTO blocks (id, account_id, target_account_id, created_at) VALUES (?, ?, ?, ?)").bind(
+            pad(String(++seq)),
+            pad(users[a].id),
+            pad(users[b].id),
+            Date.now(),
+          ),
+        );
       }
     });
     for (let b = 1; b < N; b++) {
-      if (g.mutes[b]) stmts.push(env.DB.prepare("INSERT INTO mutes (id, account_id, target_account_id, created_at) VALUES (?, ?, ?, ?)").bind(pad(String(++seq)), pad(users[0].id), pad(users[b].id), Date.now()));
+      if (g.mutes[b])
+        stmts.push(
+          env.DB.prepare("INSERT INTO mutes (id, account_id, target_account_id, created_at) VALUES (?, ?, ?, ?)").bind(
+            pad(String(++seq)),
+            pad(users[0].id),
+            pad(users[b].id),
+            Date.now(),
+          ),
+        );
     }
     for (let u = 0; u < N; u++) {
       stmts.push(
-        env.DB.prepare("UPDATE accounts SET hide_collections = ?, suspended_at = ? WHERE id = ?").bind(g.hidden[u] ? 1 : 0, u > 0 && g.suspended[u] ? Date.now() : null, pad(users[u].id)),
+        env.DB.prepare("UPDATE accounts SET hide_collections = ?, suspended_at = ? WHERE id = ?").bind(
+          g.hidden[u] ? 1 : 0,
+          u > 0 && g.suspended[u] ? Date.now() : null,
+          pad(users[u].id),
+        ),
       );
     }
     await env.DB.batch(stmts);

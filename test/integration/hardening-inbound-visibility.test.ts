@@ -18,7 +18,14 @@ describe("inbound interactions on statuses the actor may not see", () => {
       const uri = post.body.uri as string;
 
       await deliver(stranger, { id: newId(stranger, "likes"), type: "Like", actor: stranger.uri, object: uri });
-      await deliver(stranger, { id: newId(stranger, "announces"), type: "Announce", actor: stranger.uri, object: uri, to: [AS_PUBLIC], published: new Date().toISOString() });
+      await deliver(stranger, {
+        id: newId(stranger, "announces"),
+        type: "Announce",
+        actor: stranger.uri,
+        object: uri,
+        to: [AS_PUBLIC],
+        published: new Date().toISOString(),
+      });
       const reply = note(stranger, { inReplyTo: uri, content: "<p>I saw it anyway</p>", to: [AS_PUBLIC] });
       await deliver(stranger, create(stranger, reply));
 
@@ -54,7 +61,14 @@ describe("inbound interactions on statuses the actor may not see", () => {
     expect(trollId).toBeTruthy();
     await owner.api.post(`/api/v1/accounts/${trollId}/block`);
     await deliver(troll, { id: newId(troll, "likes"), type: "Like", actor: troll.uri, object: post.body.uri });
-    await deliver(troll, { id: newId(troll, "announces"), type: "Announce", actor: troll.uri, object: post.body.uri, to: [AS_PUBLIC], published: new Date().toISOString() });
+    await deliver(troll, {
+      id: newId(troll, "announces"),
+      type: "Announce",
+      actor: troll.uri,
+      object: post.body.uri,
+      to: [AS_PUBLIC],
+      published: new Date().toISOString(),
+    });
     const after = await owner.api.get(`/api/v1/statuses/${post.body.id}`);
     expect(after.body).toMatchObject({ favourites_count: 1, reblogs_count: 0 });
   });

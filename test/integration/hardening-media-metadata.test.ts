@@ -47,18 +47,21 @@ function cameraTiff(orientation?: number): Uint8Array {
   entries.push([...be16(0x8825), ...be16(4), ...be32(1), ...be32(gpsAt)]);
   const gpsSize = 2 + 2 * 12 + 4;
   const latAt = gpsAt + gpsSize;
-  const gps = [
-    ...be16(2),
-    ...be16(0x0001), ...be16(2), ...be32(2), ...ascii("N\0"), 0, 0,
-    ...be16(0x0002), ...be16(5), ...be32(3), ...be32(latAt),
-    ...be32(0),
-  ];
+  const gps = [...be16(2), ...be16(0x0001), ...be16(2), ...be32(2), ...ascii("N\0"), 0, 0, ...be16(0x0002), ...be16(5), ...be32(3), ...be32(latAt), ...be32(0)];
   const lat = [...be32(48), ...be32(1), ...be32(51), ...be32(1), ...be32(488584), ...be32(10000)]; // 48.8584
   return Uint8Array.from([
-    ...ascii("MM"), 0, 42, ...be32(8),
-    ...be16(ifd0Count), ...entries.flat(), ...be32(0),
-    ...make, ...(make.length & 1 ? [0] : []),
-    ...gps, ...lat, ...ascii("GPSLAT"),
+    ...ascii("MM"),
+    0,
+    42,
+    ...be32(8),
+    ...be16(ifd0Count),
+    ...entries.flat(),
+    ...be32(0),
+    ...make,
+    ...(make.length & 1 ? [0] : []),
+    ...gps,
+    ...lat,
+    ...ascii("GPSLAT"),
   ]);
 }
 
@@ -147,9 +150,8 @@ function cameraWebp(orientation?: number): { dirty: Uint8Array; clean: Uint8Arra
     riffChunk("XMP ", ascii(XMP)),
     riffChunk("SECR", ascii("SECRET unknown chunk")),
   );
-  const clean = orientation && orientation !== 1
-    ? riff(vp8x(0x20 | 0x08), iccp, image, riffChunk("EXIF", orientationTiff(orientation)))
-    : riff(vp8x(0x20), iccp, image);
+  const clean =
+    orientation && orientation !== 1 ? riff(vp8x(0x20 | 0x08), iccp, image, riffChunk("EXIF", orientationTiff(orientation))) : riff(vp8x(0x20), iccp, image);
   return { dirty: concat(dirty, ascii("SECRET after RIFF")), clean };
 }
 
@@ -281,16 +283,22 @@ describe("stripMetadata on generated inputs", () => {
 
   it("JPEG: any number of APPn/COM segments with any payload (0xFF bytes included) leave exactly the picture", () => {
     fc.assert(
-      fc.property(fc.array(fc.tuple(appMarker, blob), { maxLength: 8 }), fc.integer({ min: 1, max: 64 }), fc.integer({ min: 1, max: 64 }), blob, (segs, w, h, tail) => {
-        const base = jpeg(w, h);
-        const extra = segs
-          // APP0 JFIF would be kept by design; the generated APP0 payloads must not spell it.
-          .map(([m, p]) => segment(m, m === 0xe0 ? concat(ascii("NOTJ"), p) : p));
-        const dirty = concat(base.subarray(0, 20), ...extra, base.subarray(20), tail);
-        const out = stripMetadata(dirty, "image/jpeg");
-        expect(out).toEqual(base);
-        expect(sniff(out)).toMatchObject({ width: w, height: h });
-      }),
+      fc.property(
+        fc.array(fc.tuple(appMarker, blob), { maxLength: 8 }),
+        fc.integer({ min: 1, max: 64 }),
+        fc.integer({ min: 1, max: 64 }),
+        blob,
+        (segs, w, h, tail) => {
+          const base = jpeg(w, h);
+          const extra = segs
+            // APP0 JFIF would be kept by design; the generated APP0 payloads must not spell it.
+            .map(([m, p]) => segment(m, m === 0xe0 ? concat(ascii("NOTJ"), p) : p));
+          const dirty = concat(base.subarray(0, 20), ...extra, base.subarray(20), tail);
+          const out = stripMetadata(dirty, "image/jpeg");
+          expect(out).toEqual(base);
+          expect(sniff(out)).toMatchObject({ width: w, height: h });
+        },
+      ),
       { numRuns: 200 },
     );
   });
@@ -298,9 +306,17 @@ describe("stripMetadata on generated inputs", () => {
   it("PNG: any ancillary chunk outside the allow-list is dropped, whatever its name and content", async () => {
     const base = await png(3, 3);
     const lower = "abcdefghijklmnopqrstuvwxyz";
-    const name = fc.tuple(fc.constantFrom(...lower), fc.constantFrom(...(lower + "ABCXYZ")), fc.constantFrom(..."ABCDEFGHIJKLMNOPQRSTUVWXYZ"), fc.constantFrom(...(lower + "ABCXYZ")))
+    const name = fc
+      .tuple(
+        fc.constantFrom(...lower),
+        fc.constantFrom(...`${lower}ABCXYZ`),
+        fc.constantFrom(..."ABCDEFGHIJKLMNOPQRSTUVWXYZ"),
+        fc.constantFrom(...`${lower}ABCXYZ`),
+      )
       .map((c) => c.join(""))
-      .filter((n) => !["tRNS", "cHRM", "gAMA", "iCCP", "sBIT", "sRGB", "cICP", "mDCv", "cLLi", "bKGD", "hIST", "pHYs", "sPLT", "acTL", "fcTL", "fdAT"].includes(n));
+      .filter(
+        (n) => !["tRNS", "cHRM", "gAMA", "iCCP", "sBIT", "sRGB", "cICP", "mDCv", "cLLi", "bKGD", "hIST", "pHYs", "sPLT", "acTL", "fcTL", "fdAT"].includes(n),
+      );
     fc.assert(
       fc.property(fc.array(fc.tuple(name, blob), { maxLength: 6 }), blob, (chunks, tail) => {
         const dirty = concat(base.subarray(0, 33), ...chunks.map(([n, p]) => pngChunk(n, p)), base.subarray(33), tail);
@@ -312,7 +328,9 @@ describe("stripMetadata on generated inputs", () => {
 
   it("WebP: any chunk outside the allow-list is dropped and the RIFF size is exact", () => {
     const image = riffChunk("VP8L", VP8L);
-    const fourcc = fc.string({ minLength: 4, maxLength: 4 }).filter((s) => /^[\x20-\x7e]{4}$/.test(s) && !["VP8 ", "VP8L", "VP8X", "ALPH", "ANIM", "ANMF", "ICCP"].includes(s));
+    const fourcc = fc
+      .string({ minLength: 4, maxLength: 4 })
+      .filter((s) => /^[\x20-\x7e]{4}$/.test(s) && !["VP8 ", "VP8L", "VP8X", "ALPH", "ANIM", "ANMF", "ICCP"].includes(s));
     fc.assert(
       fc.property(fc.array(fc.tuple(fourcc, blob), { maxLength: 6 }), (chunks) => {
         const dirty = riff(image, ...chunks.map(([n, p]) => riffChunk(n, p)));
@@ -326,13 +344,18 @@ describe("stripMetadata on generated inputs", () => {
     const seeds = [jpeg(8, 8), await png(2, 2), riff(riffChunk("VP8L", VP8L)), gif(2, 2, 1)];
     const mimes = ["image/jpeg", "image/png", "image/webp", "image/gif"];
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 3 }), fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { maxLength: 12 }), fc.nat(), (k, flips, cut) => {
-        const b = Uint8Array.from(seeds[k]);
-        for (const [at, v] of flips) b[at % b.length] = v;
-        const input = b.subarray(0, Math.max(1, b.length - (cut % 8)));
-        const out = stripMetadata(input, mimes[k]);
-        expect(out.length).toBeLessThanOrEqual(input.length + 48);
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 3 }),
+        fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { maxLength: 12 }),
+        fc.nat(),
+        (k, flips, cut) => {
+          const b = Uint8Array.from(seeds[k]);
+          for (const [at, v] of flips) b[at % b.length] = v;
+          const input = b.subarray(0, Math.max(1, b.length - (cut % 8)));
+          const out = stripMetadata(input, mimes[k]);
+          expect(out.length).toBeLessThanOrEqual(input.length + 48);
+        },
+      ),
       { numRuns: 500 },
     );
   });

@@ -95,7 +95,11 @@ describe("over-long lists are refused by the parser", () => {
       JSON.stringify({ status: "x", poll: { options: Array.from({ length: MAX_PARAMS + 1 }, () => 0) } }),
     ];
     for (const body of bodies) {
-      const res = await SELF.fetch(`${ORIGIN}/api/v1/statuses`, { method: "POST", headers: { authorization: `Bearer ${u.token}`, "content-type": "application/json" }, body });
+      const res = await SELF.fetch(`${ORIGIN}/api/v1/statuses`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${u.token}`, "content-type": "application/json" },
+        body,
+      });
       expect(res.status).toBe(400);
       expect(roundTrips(res)).toBeLessThanOrEqual(1);
       expect(await res.json()).toEqual({ error: "Too many parameters" });
@@ -108,7 +112,11 @@ describe("over-long lists are refused by the parser", () => {
     const u = await makeUser("longforms");
     const auth = { authorization: `Bearer ${u.token}` };
     const pairs = Array.from({ length: 60_000 }, () => "media_ids[]=1").join("&");
-    const form = await SELF.fetch(`${ORIGIN}/api/v1/statuses`, { method: "POST", headers: { ...auth, "content-type": "application/x-www-form-urlencoded" }, body: `status=x&${pairs}` });
+    const form = await SELF.fetch(`${ORIGIN}/api/v1/statuses`, {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/x-www-form-urlencoded" },
+      body: `status=x&${pairs}`,
+    });
     expect(form.status).toBe(400);
     expect(roundTrips(form)).toBeLessThanOrEqual(1);
     await form.arrayBuffer();
@@ -129,18 +137,32 @@ describe("over-long lists are refused by the parser", () => {
   });
 
   it("parseJsonText: the cap counts array items and object members anywhere, never commas inside strings", () => {
-    const leaf = fc.oneof(fc.string({ maxLength: 6 }).map((s) => s + ",,"), fc.integer(), fc.boolean(), fc.constant(null));
+    const leaf = fc.oneof(
+      fc.string({ maxLength: 6 }).map((s) => `${s},,`),
+      fc.integer(),
+      fc.boolean(),
+      fc.constant(null),
+    );
     const tree = fc.letrec((tie) => ({
-      node: fc.oneof({ depthSize: "small" }, leaf, fc.array(tie("node"), { maxLength: 6 }), fc.dictionary(fc.string({ maxLength: 4 }), tie("node"), { maxKeys: 6 })),
+      node: fc.oneof(
+        { depthSize: "small" },
+        leaf,
+        fc.array(tie("node"), { maxLength: 6 }),
+        fc.dictionary(fc.string({ maxLength: 4 }), tie("node"), { maxKeys: 6 }),
+      ),
     })).node;
     const entries = (v: unknown): number =>
-      Array.isArray(v) ? v.length + v.reduce<number>((n, x) => n + entries(x), 0)
-      : v && typeof v === "object" ? Object.keys(v).length + Object.values(v).reduce<number>((n, x) => n + entries(x), 0)
-      : 0;
+      Array.isArray(v)
+        ? v.length + v.reduce<number>((n, x) => n + entries(x), 0)
+        : v && typeof v === "object"
+          ? Object.keys(v).length + Object.values(v).reduce<number>((n, x) => n + entries(x), 0)
+          : 0;
     const seps = (v: unknown): number =>
-      Array.isArray(v) ? Math.max(0, v.length - 1) + v.reduce<number>((n, x) => n + seps(x), 0)
-      : v && typeof v === "object" ? Math.max(0, Object.keys(v).length - 1) + Object.values(v).reduce<number>((n, x) => n + seps(x), 0)
-      : 0;
+      Array.isArray(v)
+        ? Math.max(0, v.length - 1) + v.reduce<number>((n, x) => n + seps(x), 0)
+        : v && typeof v === "object"
+          ? Math.max(0, Object.keys(v).length - 1) + Object.values(v).reduce<number>((n, x) => n + seps(x), 0)
+          : 0;
     fc.assert(
       fc.property(tree, fc.integer({ min: 1, max: 40 }), (value, cap) => {
         const text = JSON.stringify(value);

@@ -19,7 +19,28 @@ beforeAll(() => installFetchMock());
 type Node = DefaultTreeAdapterMap["node"];
 type Element = DefaultTreeAdapterMap["element"];
 
-const ELEMENTS = new Set(["p", "br", "span", "a", "del", "s", "pre", "blockquote", "code", "b", "strong", "u", "i", "em", "ul", "ol", "li", "ruby", "rt", "rp"]);
+const ELEMENTS = new Set([
+  "p",
+  "br",
+  "span",
+  "a",
+  "del",
+  "s",
+  "pre",
+  "blockquote",
+  "code",
+  "b",
+  "strong",
+  "u",
+  "i",
+  "em",
+  "ul",
+  "ol",
+  "li",
+  "ruby",
+  "rt",
+  "rp",
+]);
 const ATTRIBUTES = new Set(["href", "rel", "class", "translate", "target", "start", "reversed", "value", "lang"]);
 const context = defaultTreeAdapter.createElement("div", h.NS.HTML, []);
 
@@ -66,7 +87,7 @@ async function accountIdOf(uri: string): Promise<string> {
 
 /** An actor document carrying the hostile profile the probe used. */
 const hostileProfile = {
-  name: '<img src=x onerror=alert(1)>Mallory<xmp><img src=x onerror=alert(2)></xmp>',
+  name: "<img src=x onerror=alert(1)>Mallory<xmp><img src=x onerror=alert(2)></xmp>",
   summary:
     "<p>bio</p><xmp><img src=x onerror=alert(3)></xmp><noembed><img src=x onerror=alert(4)></noembed>" +
     '<textarea><img src=x onerror=alert(5)></textarea><svg><style><img src=x onerror=alert(6)></style></svg><a href="javascript:alert(1)">click</a>',
@@ -74,7 +95,11 @@ const hostileProfile = {
   icon: { type: "Image", mediaType: "image/png", url: "javascript:alert(1)" },
   image: { type: "Image", url: "data:image/svg+xml,<svg onload=alert(1)>" },
   attachment: [
-    { type: "PropertyValue", name: "<b>Site</b><xmp><img src=x onerror=alert(7)></xmp>", value: '<noframes><img src=x onerror=alert(8)></noframes><a href="jav&#x61;script:alert(1)">home</a>' },
+    {
+      type: "PropertyValue",
+      name: "<b>Site</b><xmp><img src=x onerror=alert(7)></xmp>",
+      value: '<noframes><img src=x onerror=alert(8)></noframes><a href="jav&#x61;script:alert(1)">home</a>',
+    },
     { type: "PropertyValue", name: "Web", value: '<a href="https://evil.example/" rel="me" onclick="alert(1)">evil.example</a>' },
   ],
 };
@@ -130,8 +155,8 @@ describe("a hostile Note (E1-E3, E7)", () => {
   const hostileNote = (a: Awaited<ReturnType<typeof remoteActor>>, extra: Record<string, unknown> = {}) =>
     note(a, {
       content:
-        '<p>ok</p><xmp><img src=x onerror=alert(1)></xmp><noembed><img src=x onerror=alert(2)></noembed><noframes><img src=x onerror=alert(3)></noframes>' +
-        '<svg><p><style><img src=x onerror=alert(4)></style></p></svg><!-- <img src=x onerror=alert(5)> -->' +
+        "<p>ok</p><xmp><img src=x onerror=alert(1)></xmp><noembed><img src=x onerror=alert(2)></noembed><noframes><img src=x onerror=alert(3)></noframes>" +
+        "<svg><p><style><img src=x onerror=alert(4)></style></p></svg><!-- <img src=x onerror=alert(5)> -->" +
         '<math><semantics><mi>x</mi><annotation encoding="application/x-tex">x^2</annotation></semantics></math>' +
         '<a href="jav&#x61;script:alert(1)">j</a> <a href="https://ok.example/a?b=1&amp;c=2" class="u-url evil" onclick="alert(1)">ok</a>' +
         "<plaintext><img src=x onerror=alert(6)>",

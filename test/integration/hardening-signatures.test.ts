@@ -14,14 +14,40 @@ beforeAll(() => installFetchMock());
 
 describe("outbound fetch guard: names of this machine and of internal networks", () => {
   const refusedSpellings = [
-    "http://localhost./", "https://localhost../x", "https://LOCALHOST./", "http://127.0.0.1./", "http://127.1./",
-    "https://foo.localhost./", "https://a.b.localhost/", "https://intranet/", "https://intranet./", "https://printer/",
-    "http://metadata/computeMetadata/v1/", "http://metadata./", "http://metadata.google.internal/", "http://metadata.google.internal./",
-    "http://instance-data/latest/", "http://instance-data.ec2.internal/", "https://router.local/", "https://nas.local./",
-    "https://box.localdomain/", "https://printer.home.arpa/", "https://x.internal./", "https://files.lan/", "https://wiki.corp/",
-    "https://api.default.svc.cluster.local/", "https://kubernetes.default.svc/", "https://1.0.0.127.in-addr.arpa/",
-    "https://127.0.0.1.nip.io/", "https://www-10-0-0-1.sslip.io/", "https://169.254.169.254.nip.io/", "https://7f000001.nip.io/",
-    "https://app.192-168-1-1.example.com/", "https://0a000001.example.net/", "https://x.invalid/", "https://y.onion/",
+    "http://localhost./",
+    "https://localhost../x",
+    "https://LOCALHOST./",
+    "http://127.0.0.1./",
+    "http://127.1./",
+    "https://foo.localhost./",
+    "https://a.b.localhost/",
+    "https://intranet/",
+    "https://intranet./",
+    "https://printer/",
+    "http://metadata/computeMetadata/v1/",
+    "http://metadata./",
+    "http://metadata.google.internal/",
+    "http://metadata.google.internal./",
+    "http://instance-data/latest/",
+    "http://instance-data.ec2.internal/",
+    "https://router.local/",
+    "https://nas.local./",
+    "https://box.localdomain/",
+    "https://printer.home.arpa/",
+    "https://x.internal./",
+    "https://files.lan/",
+    "https://wiki.corp/",
+    "https://api.default.svc.cluster.local/",
+    "https://kubernetes.default.svc/",
+    "https://1.0.0.127.in-addr.arpa/",
+    "https://127.0.0.1.nip.io/",
+    "https://www-10-0-0-1.sslip.io/",
+    "https://169.254.169.254.nip.io/",
+    "https://7f000001.nip.io/",
+    "https://app.192-168-1-1.example.com/",
+    "https://0a000001.example.net/",
+    "https://x.invalid/",
+    "https://y.onion/",
     "http://[::1]./",
   ];
 
@@ -36,7 +62,13 @@ describe("outbound fetch guard: names of this machine and of internal networks",
       }
       expect(ok, url).toBe(false);
     }
-    for (const url of ["https://intranet./", "http://metadata.google.internal./", "https://printer.home.arpa/", "https://127.0.0.1.nip.io/", "http://10.0.0.1./"]) {
+    for (const url of [
+      "https://intranet./",
+      "http://metadata.google.internal./",
+      "https://printer.home.arpa/",
+      "https://127.0.0.1.nip.io/",
+      "http://10.0.0.1./",
+    ]) {
       expect(() => checkUrl(url, { allowLoopback: true }), url).toThrow(FetchRefused);
     }
   });
@@ -104,7 +136,10 @@ describe("Signature parameters the signature does not cover change nothing", () 
     expect(res.status).toBe(401);
     expect((await res.json<any>()).error).toMatch(/time window/);
     // Unquoted, repeated, or with a created alongside: the same answer.
-    const res2 = await signedPost(a, { date: old, extra: `,created=${epoch(Date.now())},expires=${epoch(Date.now() + 10 * HOUR)},expires=${epoch(Date.now() + 11 * HOUR)}` });
+    const res2 = await signedPost(a, {
+      date: old,
+      extra: `,created=${epoch(Date.now())},expires=${epoch(Date.now() + 10 * HOUR)},expires=${epoch(Date.now() + 11 * HOUR)}`,
+    });
     expect(res2.status).toBe(401);
     // The same old request without the parameter: refused the same way.
     const res3 = await signedPost(a, { date: old });
@@ -121,7 +156,12 @@ describe("Signature parameters the signature does not cover change nothing", () 
     const tooFar = await signedPost(a, { names, created: epoch(Date.now() - 14 * HOUR), expires: epoch(Date.now() + HOUR) });
     expect(tooFar.status).toBe(401);
     // Signed but given twice: ambiguous, refused.
-    const twice = await signedPost(a, { names, created: epoch(created), expires: epoch(Date.now() + HOUR), header: (u) => `${u},expires=${epoch(Date.now() + 2 * HOUR)}` });
+    const twice = await signedPost(a, {
+      names,
+      created: epoch(created),
+      expires: epoch(Date.now() + HOUR),
+      header: (u) => `${u},expires=${epoch(Date.now() + 2 * HOUR)}`,
+    });
     expect(twice.status).toBe(401);
   });
 
@@ -161,7 +201,10 @@ describe("a 401 says only that the signature is invalid", () => {
     const html = await remoteActor("htmlkey", "remote.example", { contentType: "text/html" });
     serveJson("remote.example", "/users/missing", { error: "nope" }, "application/activity+json", 404);
     const liar = await remoteActor("liarkey", "remote.example", { serve: false });
-    serveJson("remote.example", "/users/liarkey", { ...liar.doc, publicKey: { id: `${liar.uri}#other`, owner: liar.uri, publicKeyPem: liar.keys.publicKeyPem } });
+    serveJson("remote.example", "/users/liarkey", {
+      ...liar.doc,
+      publicKey: { id: `${liar.uri}#other`, owner: liar.uri, publicKeyPem: liar.keys.publicKeyPem },
+    });
     const other = await remoteActor("otherkey");
 
     const keyIds = [

@@ -188,7 +188,8 @@ describe("bookmarks, pins, conversation mutes", () => {
     const a = await makeUser();
     const b = await makeUser();
     const ids = [];
-    for (const visibility of ["public", "unlisted", "private", "direct", "public", "public"]) ids.push(await post(a, { status: `p ${visibility}`, visibility }));
+    for (const visibility of ["public", "unlisted", "private", "direct", "public", "public"])
+      ids.push(await post(a, { status: `p ${visibility}`, visibility }));
     for (const id of ids.slice(0, 5)) {
       const res = await a.api.post(`/api/v1/statuses/${id}/pin`);
       expect(res.status).toBe(200);

@@ -6,7 +6,9 @@ import { anon, links, makeUser } from "./helpers";
 const pad = (id: string) => id.padStart(20, "0");
 
 async function follow(a: string, b: string) {
-  await env.DB.prepare("INSERT INTO follows (id, account_id, target_account_id, created_at) VALUES (?, ?, ?, ?)").bind(pad(snowflake()), pad(a), pad(b), Date.now()).run();
+  await env.DB.prepare("INSERT INTO follows (id, account_id, target_account_id, created_at) VALUES (?, ?, ?, ?)")
+    .bind(pad(snowflake()), pad(a), pad(b), Date.now())
+    .run();
 }
 
 describe("lists CRUD", () => {
@@ -54,7 +56,13 @@ describe("lists CRUD", () => {
     const u = await makeUser();
     const stmts = [];
     for (let i = 0; i < 50; i++) {
-      stmts.push(env.DB.prepare("INSERT INTO lists (id, account_id, title, replies_policy, exclusive, created_at) VALUES (?, ?, ?, 'list', 0, 0)").bind(pad(snowflake()), pad(u.id), `L${i}`));
+      stmts.push(
+        env.DB.prepare("INSERT INTO lists (id, account_id, title, replies_policy, exclusive, created_at) VALUES (?, ?, ?, 'list', 0, 0)").bind(
+          pad(snowflake()),
+          pad(u.id),
+          `L${i}`,
+        ),
+      );
     }
     await env.DB.batch(stmts);
     const res = await u.api.post("/api/v1/lists", { title: "one too many" });
@@ -104,7 +112,14 @@ describe("list members", () => {
     expect((await owner.api.get(`/api/v1/lists/${l.id}/accounts`)).body).toEqual([]);
     expect((await owner.api.post(`/api/v1/lists/${l.id}/accounts`, { account_ids: ["999999"] })).status).toBe(404);
 
-    const ok = await owner.api.post(`/api/v1/lists/${l.id}/accounts`, new URLSearchParams([["account_ids[]", x.id], ["account_ids[]", y.id]]), "form");
+    const ok = await owner.api.post(
+      `/api/v1/lists/${l.id}/accounts`,
+      new URLSearchParams([
+        ["account_ids[]", x.id],
+        ["account_ids[]", y.id],
+      ]),
+      "form",
+    );
     expect(ok.status).toBe(200);
     expect(ok.body).toEqual({});
     // Adding again is harmless.

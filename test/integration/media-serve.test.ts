@@ -25,7 +25,7 @@ describe("default avatar and header", () => {
 describe("GET /media/:key", () => {
   it("404s for missing objects and for keys the server would never make", async () => {
     await env.MEDIA.put("media_attachments/1/original.png", await png(1, 1), { httpMetadata: { contentType: "image/png" } });
-    expect((await statusOf(`${ORIGIN}/media/media_attachments/1/original.png`))).toBe(200);
+    expect(await statusOf(`${ORIGIN}/media/media_attachments/1/original.png`)).toBe(200);
     for (const bad of [
       "/media/media_attachments/2/original.png",
       "/media/media_attachments/%2e%2e/original.png",
@@ -34,7 +34,7 @@ describe("GET /media/:key", () => {
       "/media/a/b/.png",
       "/media/a/b c.png",
     ]) {
-      expect((await statusOf(`${ORIGIN}${bad}`)), bad).toBe(404);
+      expect(await statusOf(`${ORIGIN}${bad}`), bad).toBe(404);
     }
     expect(validKey("../x/original.png")).toBe(false);
     expect(validKey("a/b/c/original.webp")).toBe(true);
@@ -95,9 +95,47 @@ describe("sniff", () => {
     expect(sniff(Uint8Array.from([...enc("OggS"), ...new Array(22).fill(0), 1, 30, 1, ...enc("vorbis")]))?.kind).toBe("audio");
     // EBML header (DocType webm), Segment > Tracks > TrackEntry > {TrackType 1, Video {PixelWidth 1280, PixelHeight 720}}
     const webm = Uint8Array.from([
-      0x1a, 0x45, 0xdf, 0xa3, 0x87, 0x42, 0x82, 0x84, ...enc("webm"),
-      0x18, 0x53, 0x80, 0x67, 0x01, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-      0x16, 0x54, 0xae, 0x6b, 0x8f, 0xae, 0x8d, 0x83, 0x81, 0x01, 0xe0, 0x88, 0xb0, 0x82, 0x05, 0x00, 0xba, 0x82, 0x02, 0xd0,
+      0x1a,
+      0x45,
+      0xdf,
+      0xa3,
+      0x87,
+      0x42,
+      0x82,
+      0x84,
+      ...enc("webm"),
+      0x18,
+      0x53,
+      0x80,
+      0x67,
+      0x01,
+      0xff,
+      0xff,
+      0xff,
+      0xff,
+      0xff,
+      0xff,
+      0xff,
+      0x16,
+      0x54,
+      0xae,
+      0x6b,
+      0x8f,
+      0xae,
+      0x8d,
+      0x83,
+      0x81,
+      0x01,
+      0xe0,
+      0x88,
+      0xb0,
+      0x82,
+      0x05,
+      0x00,
+      0xba,
+      0x82,
+      0x02,
+      0xd0,
     ]);
     expect(sniff(webm)).toMatchObject({ mime: "video/webm", width: 1280, height: 720 });
     expect(sniff(new TextEncoder().encode("<html><body>hello</body></html>"))).toBeNull();

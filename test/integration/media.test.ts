@@ -79,7 +79,7 @@ describe("POST /api/v2/media", () => {
     expect(res.status).toBe(200);
     expect(res.body.preview_url).toBe(`${ORIGIN}/media/media_attachments/${res.body.id}/thumbnail.png`);
     expect(res.body.meta.small).toMatchObject({ width: 8, height: 6 });
-    expect((await statusOf(res.body.preview_url))).toBe(200);
+    expect(await statusOf(res.body.preview_url)).toBe(200);
   });
 
   it("F1: refuses HTML labelled image/png and any SVG", async () => {
@@ -213,7 +213,7 @@ describe("/api/v1/media/:id", () => {
     const del = await u.api.delete(`/api/v1/media/${m.id}`);
     expect(del.status).toBe(422);
     expect(del.body.error).toBe("Media attachment is currently used by a status");
-    expect((await statusOf(m.url))).toBe(200);
+    expect(await statusOf(m.url)).toBe(200);
   });
 
   it("deletes unattached media and its object", async () => {
@@ -223,7 +223,7 @@ describe("/api/v1/media/:id", () => {
     expect(del.status).toBe(200);
     expect(del.body).toEqual({});
     expect((await u.api.get(`/api/v1/media/${m.id}`)).status).toBe(404);
-    expect((await statusOf(m.url))).toBe(404);
+    expect(await statusOf(m.url)).toBe(404);
     expect(await env.MEDIA.head(path(m.url).replace("/media/", ""))).toBeNull();
   });
 

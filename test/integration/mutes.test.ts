@@ -3,7 +3,6 @@ import { describe, expect, it } from "vitest";
 import { padId } from "../../src/lib/ids";
 import { anon, links, makeUser } from "./helpers";
 
-
 describe("mute and unmute", () => {
   it("mutes forever by default, hiding notifications", async () => {
     const me = await makeUser();

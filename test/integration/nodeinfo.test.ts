@@ -38,7 +38,9 @@ it("serves a NodeInfo 2.0 document that passes the strict schema, with usage cou
   await makeUser();
   const now = Date.now();
   await env.DB.prepare("UPDATE users SET last_active_at = ? WHERE id = ?").bind(now, a.userId.padStart(20, "0")).run();
-  await env.DB.prepare("UPDATE users SET current_sign_in_at = ? WHERE id = ?").bind(now - 90 * 86400_000, b.userId.padStart(20, "0")).run();
+  await env.DB.prepare("UPDATE users SET current_sign_in_at = ? WHERE id = ?")
+    .bind(now - 90 * 86400_000, b.userId.padStart(20, "0"))
+    .run();
   const ins = (id: string, reblogOf: string | null) =>
     env.DB.prepare("INSERT INTO statuses (id, uri, account_id, local, visibility, reblog_of_id, created_at, updated_at) VALUES (?, ?, ?, 1, 'public', ?, ?, ?)")
       .bind(id.padStart(20, "0"), `${ORIGIN}/s/${id}`, a.id.padStart(20, "0"), reblogOf ? reblogOf.padStart(20, "0") : null, now, now)

@@ -67,7 +67,12 @@ describe("notifications", { timeout: 30000 }, () => {
     const priv = await insertStatus(a, { visibility: "private" });
     await notify(me, a, "status", priv);
     await exec("INSERT INTO blocks (id, account_id, target_account_id, created_at) VALUES (?1, ?2, ?3, 0)", pad(nextId()), pad(me.id), pad(b.id));
-    await exec("INSERT INTO mutes (id, account_id, target_account_id, hide_notifications, created_at) VALUES (?1, ?2, ?3, 1, 0)", pad(nextId()), pad(me.id), pad(c.id));
+    await exec(
+      "INSERT INTO mutes (id, account_id, target_account_id, hide_notifications, created_at) VALUES (?1, ?2, ?3, 1, 0)",
+      pad(nextId()),
+      pad(me.id),
+      pad(c.id),
+    );
     expect((await me.api.get("/api/v1/notifications")).body.map((n: any) => n.id)).toEqual([keep]);
   });
 

@@ -63,7 +63,12 @@ export function hidden(html: string, name: string): string | null {
 }
 
 export function decodeEntities(s: string): string {
-  return s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+  return s
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&amp;/g, "&");
 }
 
 export async function pkce() {
@@ -74,7 +79,10 @@ export async function pkce() {
 }
 
 function b64url(b: Uint8Array): string {
-  return btoa(String.fromCharCode(...b)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return btoa(String.fromCharCode(...b))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "");
 }
 
 export interface RegisteredApp {
@@ -107,7 +115,8 @@ export function authorizeUrl(app: RegisteredApp, extra: Record<string, string> =
 /** GET authorize with a session → consent page → approve; returns the Location of the redirect. */
 export async function approve(jar: Jar, app: RegisteredApp, extra: Record<string, string> = {}) {
   const consent = await web(authorizeUrl(app, extra), { jar });
-  if (consent.status !== 200 || !consent.text_.includes('value="approve"')) throw new Error(`no consent page: ${consent.status} ${consent.text_.slice(0, 300)}`);
+  if (consent.status !== 200 || !consent.text_.includes('value="approve"'))
+    throw new Error(`no consent page: ${consent.status} ${consent.text_.slice(0, 300)}`);
   const fields: Record<string, string> = {};
   for (const n of ["client_id", "redirect_uri", "scope", "state", "code_challenge", "code_challenge_method", "response_type", "response_mode", "csrf"]) {
     fields[n] = hidden(consent.text_, n) ?? "";

@@ -29,7 +29,9 @@ describe("client_credentials", () => {
       redirect_uris: ["https://app.example/cb"],
       vapid_key: (await api().get("/api/v2/instance")).body.configuration.vapid.public_key,
     });
-    const row = await env.DB.prepare("SELECT user_id FROM oauth_access_tokens WHERE application_id = ?").bind(app.id.padStart(20, "0")).first<{ user_id: string | null }>();
+    const row = await env.DB.prepare("SELECT user_id FROM oauth_access_tokens WHERE application_id = ?")
+      .bind(app.id.padStart(20, "0"))
+      .first<{ user_id: string | null }>();
     expect(row!.user_id).toBeNull();
   });
 
@@ -88,7 +90,14 @@ describe("password grant", () => {
   it("issues a user token and reuses it for the same app, user and scopes", async () => {
     const u = await makeUser("pwgrant");
     const app = await registerApp();
-    const body = { grant_type: "password", client_id: app.client_id, client_secret: app.client_secret, username: `${u.username}@example.com`, password: PASSWORD, scope: "read write" };
+    const body = {
+      grant_type: "password",
+      client_id: app.client_id,
+      client_secret: app.client_secret,
+      username: `${u.username}@example.com`,
+      password: PASSWORD,
+      scope: "read write",
+    };
     const a = await tokenRequest(body, { form: false });
     expect(a.status).toBe(200);
     expect(a.body.scope).toBe("read write");
@@ -98,7 +107,9 @@ describe("password grant", () => {
     expect(c.body.access_token).not.toBe(a.body.access_token);
     expect((await api(a.body.access_token).get("/api/v1/apps/verify_credentials")).status).toBe(200);
     // Stored as a hash only.
-    const raw = await env.DB.prepare("SELECT count(*) AS n FROM oauth_access_tokens WHERE token_hash = ? OR sealed = ?").bind(a.body.access_token, a.body.access_token).first<{ n: number }>();
+    const raw = await env.DB.prepare("SELECT count(*) AS n FROM oauth_access_tokens WHERE token_hash = ? OR sealed = ?")
+      .bind(a.body.access_token, a.body.access_token)
+      .first<{ n: number }>();
     expect(raw!.n).toBe(0);
   });
 
@@ -119,7 +130,13 @@ describe("password grant", () => {
     await env.DB.prepare("UPDATE users SET disabled = 1 WHERE id = ?").bind(disabled.userId.padStart(20, "0")).run();
     const app = await registerApp();
     for (const u of [pending, disabled]) {
-      const t = await tokenRequest({ grant_type: "password", client_id: app.client_id, client_secret: app.client_secret, username: `${u.username}@example.com`, password: PASSWORD });
+      const t = await tokenRequest({
+        grant_type: "password",
+        client_id: app.client_id,
+        client_secret: app.client_secret,
+        username: `${u.username}@example.com`,
+        password: PASSWORD,
+      });
       expect(t.status).toBe(400);
       expect(t.body.error).toBe("invalid_grant");
     }
@@ -128,7 +145,14 @@ describe("password grant", () => {
   it("B10: scopes beyond the app's -> invalid_scope", async () => {
     const u = await makeUser("pwscope");
     const app = await registerApp("https://app.example/cb", "read");
-    const t = await tokenRequest({ grant_type: "password", client_id: app.client_id, client_secret: app.client_secret, username: `${u.username}@example.com`, password: PASSWORD, scope: "read write" });
+    const t = await tokenRequest({
+      grant_type: "password",
+      client_id: app.client_id,
+      client_secret: app.client_secret,
+      username: `${u.username}@example.com`,
+      password: PASSWORD,
+      scope: "read write",
+    });
     expect(t.body.error).toBe("invalid_scope");
   });
 });
@@ -137,7 +161,13 @@ describe("revocation (B3, REST half)", () => {
   it("a revoked token gets 401 afterwards", async () => {
     const u = await makeUser("revoker");
     const app = await registerApp();
-    const t = await tokenRequest({ grant_type: "password", client_id: app.client_id, client_secret: app.client_secret, username: `${u.username}@example.com`, password: PASSWORD });
+    const t = await tokenRequest({
+      grant_type: "password",
+      client_id: app.client_id,
+      client_secret: app.client_secret,
+      username: `${u.username}@example.com`,
+      password: PASSWORD,
+    });
     const token = t.body.access_token;
     expect((await api(token).get("/api/v1/apps/verify_credentials")).status).toBe(200);
     const res = await web("/oauth/revoke", { form: { client_id: app.client_id, client_secret: app.client_secret, token } });
@@ -147,7 +177,13 @@ describe("revocation (B3, REST half)", () => {
     expect(after.status).toBe(401);
     expect(after.body).toEqual({ error: "The access token is invalid" });
     // A new password grant does not hand the revoked token back.
-    const again = await tokenRequest({ grant_type: "password", client_id: app.client_id, client_secret: app.client_secret, username: `${u.username}@example.com`, password: PASSWORD });
+    const again = await tokenRequest({
+      grant_type: "password",
+      client_id: app.client_id,
+      client_secret: app.client_secret,
+      username: `${u.username}@example.com`,
+      password: PASSWORD,
+    });
     expect(again.body.access_token).not.toBe(token);
   });
 

@@ -87,7 +87,14 @@ describe("authorization code flow", () => {
     const res = await approve(jar, app);
     expect(res.status).toBe(302);
     const t = await tokenRequest(
-      { grant_type: "authorization_code", code: codeFrom(res.headers.get("location")), redirect_uri: app.redirect_uri, client_id: app.client_id, client_secret: app.client_secret, scope: "read write" },
+      {
+        grant_type: "authorization_code",
+        code: codeFrom(res.headers.get("location")),
+        redirect_uri: app.redirect_uri,
+        client_id: app.client_id,
+        client_secret: app.client_secret,
+        scope: "read write",
+      },
       { form: false },
     );
     expect(t.status).toBe(200);
@@ -124,7 +131,13 @@ describe("authorization code flow", () => {
     expect(res.status).toBe(200);
     const m = /id="authorization-code">([^<]+)</.exec(res.text_);
     expect(m).not.toBeNull();
-    const t = await tokenRequest({ grant_type: "authorization_code", code: m![1], redirect_uri: app.redirect_uri, client_id: app.client_id, client_secret: app.client_secret });
+    const t = await tokenRequest({
+      grant_type: "authorization_code",
+      code: m![1],
+      redirect_uri: app.redirect_uri,
+      client_id: app.client_id,
+      client_secret: app.client_secret,
+    });
     expect(t.status).toBe(200);
   });
 
@@ -217,7 +230,14 @@ describe("B7: authorization codes", () => {
     return { app, code: codeFrom(res.headers.get("location")) };
   }
   const exchange = (app: { client_id: string; client_secret: string; redirect_uri: string }, code: string, extra: Record<string, string> = {}) =>
-    tokenRequest({ grant_type: "authorization_code", code, redirect_uri: app.redirect_uri, client_id: app.client_id, client_secret: app.client_secret, ...extra });
+    tokenRequest({
+      grant_type: "authorization_code",
+      code,
+      redirect_uri: app.redirect_uri,
+      client_id: app.client_id,
+      client_secret: app.client_secret,
+      ...extra,
+    });
 
   it("a code used twice fails and revokes the token from the first exchange", async () => {
     const { app, code } = await codeFor("twice");
@@ -250,7 +270,9 @@ describe("B7: authorization codes", () => {
 
   it("a code expires after 10 minutes", async () => {
     const { app, code } = await codeFor("expired");
-    await env.DB.prepare("UPDATE oauth_access_grants SET expires_at = ?").bind(Date.now() - 1).run();
+    await env.DB.prepare("UPDATE oauth_access_grants SET expires_at = ?")
+      .bind(Date.now() - 1)
+      .run();
     const res = await exchange(app, code);
     expect(res.body.error).toBe("invalid_grant");
   });

@@ -4,9 +4,9 @@ import type { JobMessage } from "../../src/effects/types";
 import { anon, makeUser } from "./helpers";
 import { pad, captureJobs } from "./statuses-fixtures";
 
-let jobs: JobMessage[] = [];
+let _jobs: JobMessage[] = [];
 beforeEach(() => {
-  jobs = captureJobs();
+  _jobs = captureJobs();
 });
 afterEach(() => {
   vi.restoreAllMocks();
@@ -80,7 +80,9 @@ describe("polls", () => {
     const a = await makeUser();
     const b = await makeUser();
     const s = await pollPost(a, { options: ["a", "b"], expires_in: 300 });
-    await env.DB.prepare("UPDATE polls SET expires_at = ? WHERE id = ?").bind(Date.now() - 1000, pad(s.poll.id)).run();
+    await env.DB.prepare("UPDATE polls SET expires_at = ? WHERE id = ?")
+      .bind(Date.now() - 1000, pad(s.poll.id))
+      .run();
     const res = await b.api.post(`/api/v1/polls/${s.poll.id}/votes`, { choices: [0] });
     expect(res.status).toBe(422);
     expect((await anon.get(`/api/v1/polls/${s.poll.id}`)).body.expired).toBe(true);

@@ -14,7 +14,12 @@ it("returns defaults, then the user's settings", async () => {
     "reading:expand:media": "default",
     "reading:expand:spoilers": false,
   });
-  const settings = { "posting:default:visibility": "unlisted", "posting:default:sensitive": true, "posting:default:language": "de", "reading:expand:spoilers": true };
+  const settings = {
+    "posting:default:visibility": "unlisted",
+    "posting:default:sensitive": true,
+    "posting:default:language": "de",
+    "reading:expand:spoilers": true,
+  };
   await env.DB.prepare("UPDATE users SET settings = ? WHERE id = ?").bind(JSON.stringify(settings), u.userId.padStart(20, "0")).run();
   const after = await u.api.get("/api/v1/preferences");
   expect(after.body).toMatchObject({ ...settings, "reading:expand:media": "default" });

@@ -67,8 +67,7 @@ async function jobsFor(notificationId: string): Promise<PushJob[]> {
   return pushJobsForNotification(db(), notificationId);
 }
 
-const subscriptionExists = async (id: string) =>
-  !!(await env.DB.prepare("SELECT 1 AS x FROM web_push_subscriptions WHERE id = ?").bind(padId(id)).first());
+const subscriptionExists = async (id: string) => !!(await env.DB.prepare("SELECT 1 AS x FROM web_push_subscriptions WHERE id = ?").bind(padId(id)).first());
 
 describe("push delivery", () => {
   it("sends a follow as an aes128gcm message the official apps can read, signed with the advertised VAPID key", async () => {

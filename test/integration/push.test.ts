@@ -95,7 +95,9 @@ describe("push subscription API", () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ standard: true, policy: "follower", alerts: { ...ALL_OFF, mention: true, "admin.sign_up": true } });
     // The spec's plural spelling of the create path works too.
-    const again = await u.api.post("/api/v1/push/subscriptions", { subscription: { endpoint: "https://push.example/p", keys: { p256dh: c.p256dh, auth: c.auth } } });
+    const again = await u.api.post("/api/v1/push/subscriptions", {
+      subscription: { endpoint: "https://push.example/p", keys: { p256dh: c.p256dh, auth: c.auth } },
+    });
     expect(again.status).toBe(200);
     expect(again.body).toMatchObject({ endpoint: "https://push.example/p", standard: false, policy: "all", alerts: ALL_OFF });
   });

@@ -52,7 +52,10 @@ describe("login throttles", () => {
       if (i % 2) {
         expect((await formAttempt(email.toUpperCase(), ip)).status).toBe(401);
       } else {
-        const t = await tokenRequest({ grant_type: "password", client_id: app.client_id, client_secret: app.client_secret, username: email, password: "nope" }, { ip });
+        const t = await tokenRequest(
+          { grant_type: "password", client_id: app.client_id, client_secret: app.client_secret, username: email, password: "nope" },
+          { ip },
+        );
         expect(t.status).toBe(400);
       }
     }

@@ -29,7 +29,9 @@ describe("POST /api/v1/accounts (open registrations)", () => {
     const res = await signUp(token, valid("newbie"));
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ token_type: "Bearer", scope: "read write follow push" });
-    const user = await env.DB.prepare("SELECT u.approved, u.confirmed_at, u.locale, u.sign_up_ip FROM users u JOIN accounts a ON a.id = u.account_id WHERE a.username = 'newbie'").first<any>();
+    const user = await env.DB.prepare(
+      "SELECT u.approved, u.confirmed_at, u.locale, u.sign_up_ip FROM users u JOIN accounts a ON a.id = u.account_id WHERE a.username = 'newbie'",
+    ).first<any>();
     expect(user.approved).toBe(1);
     expect(user.confirmed_at).not.toBeNull();
     expect(user.locale).toBe("en");
@@ -38,7 +40,13 @@ describe("POST /api/v1/accounts (open registrations)", () => {
     expect(vc.status).toBe(200);
     expect(vc.body.id).toBe(app.id);
     // The new user can sign in with the password.
-    const pw = await tokenRequest({ grant_type: "password", client_id: app.client_id, client_secret: app.client_secret, username: "newbie@example.net", password: "a long enough password" });
+    const pw = await tokenRequest({
+      grant_type: "password",
+      client_id: app.client_id,
+      client_secret: app.client_secret,
+      username: "newbie@example.net",
+      password: "a long enough password",
+    });
     expect(pw.status).toBe(200);
   });
 
@@ -117,20 +125,32 @@ describe("registration modes (service)", () => {
   it("approval: reason required; the user is pending and cannot sign in by password", async () => {
     const c = { ...cfg(), registrations: "approval" as const };
     const a = await app();
-    await expect(registerAccount(db(), new Effects(""), c, env, a, { ...valid("noreason") }, "192.0.2.1")).rejects.toMatchObject({ status: 422, extra: { details: { reason: [{ error: "ERR_BLANK" }] } } });
+    await expect(registerAccount(db(), new Effects(""), c, env, a, { ...valid("noreason") }, "192.0.2.1")).rejects.toMatchObject({
+      status: 422,
+      extra: { details: { reason: [{ error: "ERR_BLANK" }] } },
+    });
     const t = await registerAccount(db(), new Effects(""), c, env, a, { ...valid("pendinguser"), reason: "I like birds" }, "192.0.2.1");
     const row = await env.DB.prepare("SELECT approved, reason FROM users WHERE email = 'pendinguser@example.net'").first<any>();
     expect(row).toEqual({ approved: 0, reason: "I like birds" });
     expect(t.scopes).toBe("read write");
     // Pending users cannot get a token by password either.
     const reg = await registerApp();
-    const pw = await tokenRequest({ grant_type: "password", client_id: reg.client_id, client_secret: reg.client_secret, username: "pendinguser@example.net", password: "a long enough password" });
+    const pw = await tokenRequest({
+      grant_type: "password",
+      client_id: reg.client_id,
+      client_secret: reg.client_secret,
+      username: "pendinguser@example.net",
+      password: "a long enough password",
+    });
     expect(pw.body.error).toBe("invalid_grant");
   });
 
   it("closed: 403 This action is not allowed", async () => {
     const c = { ...cfg(), registrations: "closed" as const };
-    await expect(registerAccount(db(), new Effects(""), c, env, await app(), valid("closeduser"), null)).rejects.toMatchObject({ status: 403, message: "This action is not allowed" });
+    await expect(registerAccount(db(), new Effects(""), c, env, await app(), valid("closeduser"), null)).rejects.toMatchObject({
+      status: 403,
+      message: "This action is not allowed",
+    });
     const row = await env.DB.prepare("SELECT count(*) AS n FROM users WHERE email = 'closeduser@example.net'").first<any>();
     expect(row.n).toBe(0);
   });

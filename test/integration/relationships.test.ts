@@ -3,7 +3,6 @@ import { describe, expect, it } from "vitest";
 import { padId } from "../../src/lib/ids";
 import { anon, makeUser } from "./helpers";
 
-
 describe("GET /api/v1/accounts/relationships", () => {
   it("renders every field for each id, in order", async () => {
     const me = await makeUser();
@@ -61,7 +60,9 @@ describe("GET /api/v1/accounts/relationships", () => {
     const me = await makeUser();
     const them = await makeUser();
     const remoteId = "4242424242";
-    await env.DB.prepare("INSERT INTO accounts (id, username, domain, uri, created_at, updated_at) VALUES (?, 'bob', 'remote.example', 'https://remote.example/users/bob', 1, 1)")
+    await env.DB.prepare(
+      "INSERT INTO accounts (id, username, domain, uri, created_at, updated_at) VALUES (?, 'bob', 'remote.example', 'https://remote.example/users/bob', 1, 1)",
+    )
       .bind(padId(remoteId))
       .run();
     await me.api.post("/api/v1/domain_blocks", { domain: "Remote.Example" });

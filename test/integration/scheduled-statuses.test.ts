@@ -44,7 +44,9 @@ const row = (id: string) =>
     .bind(pad(id))
     .first<{ scheduled_at: number; claimed_at: number | null; claims: number; failed_at: number | null; error: string | null }>();
 const mediaRow = (id: string) =>
-  env.DB.prepare("SELECT status_id, scheduled_status_id FROM media_attachments WHERE id = ?1").bind(pad(id)).first<{ status_id: string | null; scheduled_status_id: string | null }>();
+  env.DB.prepare("SELECT status_id, scheduled_status_id FROM media_attachments WHERE id = ?1")
+    .bind(pad(id))
+    .first<{ status_id: string | null; scheduled_status_id: string | null }>();
 
 let fillerIds = 1000;
 
@@ -143,8 +145,7 @@ describe("POST /api/v1/statuses with scheduled_at", { timeout: 60000 }, () => {
 
   it("returns the same scheduled status for a repeated Idempotency-Key", async () => {
     const u = await makeUser();
-    const send = () =>
-      fetchJson(u, "/api/v1/statuses", { status: "once", scheduled_at: iso(ahead(15)) }, { "idempotency-key": "sched-1" });
+    const send = () => fetchJson(u, "/api/v1/statuses", { status: "once", scheduled_at: iso(ahead(15)) }, { "idempotency-key": "sched-1" });
     const first = await send();
     const second = await send();
     expect(second.status).toBe(200);
@@ -196,7 +197,12 @@ describe("POST /api/v1/statuses with scheduled_at", { timeout: 60000 }, () => {
     const bad = await u.api.post("/api/v1/statuses", { status: "x", poll: { options: ["only"], expires_in: 3600 }, scheduled_at: iso(ahead(10)) });
     expect(bad.status).toBe(422);
     const m = await upload(u);
-    const both = await u.api.post("/api/v1/statuses", { status: "x", media_ids: [m], poll: { options: ["a", "b"], expires_in: 3600 }, scheduled_at: iso(ahead(10)) });
+    const both = await u.api.post("/api/v1/statuses", {
+      status: "x",
+      media_ids: [m],
+      poll: { options: ["a", "b"], expires_in: 3600 },
+      scheduled_at: iso(ahead(10)),
+    });
     expect(both.status).toBe(422);
     expect(await count("SELECT count(*) AS n FROM polls")).toBe(0);
   });
@@ -320,7 +326,11 @@ describe("publishing by the cron", { timeout: 60000 }, () => {
     await runScheduled(env, at - 1000);
     expect(publishEffects()).toEqual([]);
     await runScheduled(env, at + MIN + 1000);
-    expect(publishEffects().map((e: any) => e.scheduledStatusId).sort()).toEqual([a.id, b.id].sort());
+    expect(
+      publishEffects()
+        .map((e: any) => e.scheduledStatusId)
+        .sort(),
+    ).toEqual([a.id, b.id].sort());
     // An overlapping run takes nothing that is claimed.
     const before = queued.jobs.length;
     await runScheduled(env, at + MIN + 2000);

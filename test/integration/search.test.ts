@@ -8,7 +8,9 @@ const pad = (id: string) => id.padStart(20, "0");
 async function post(accountId: string, text: string, visibility = "public") {
   const now = Date.now();
   const id = snowflake(now);
-  await env.DB.prepare("INSERT INTO statuses (id, uri, account_id, local, visibility, text, content, created_at, updated_at) VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?)")
+  await env.DB.prepare(
+    "INSERT INTO statuses (id, uri, account_id, local, visibility, text, content, created_at, updated_at) VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?)",
+  )
     .bind(pad(id), `${ORIGIN}/users/x/statuses/${id}`, pad(accountId), visibility, text, `<p>${text}</p>`, now, now)
     .run();
   return id;
@@ -16,7 +18,9 @@ async function post(accountId: string, text: string, visibility = "public") {
 
 async function relate(table: "blocks" | "mutes" | "favourites" | "bookmarks", a: string, b: string) {
   const col = table === "favourites" || table === "bookmarks" ? "status_id" : "target_account_id";
-  await env.DB.prepare(`INSERT INTO ${table} (id, account_id, ${col}, created_at) VALUES (?, ?, ?, ?)`).bind(pad(snowflake()), pad(a), pad(b), Date.now()).run();
+  await env.DB.prepare(`INSERT INTO ${table} (id, account_id, ${col}, created_at) VALUES (?, ?, ?, ?)`)
+    .bind(pad(snowflake()), pad(a), pad(b), Date.now())
+    .run();
 }
 
 describe("GET /api/v2/search accounts", () => {
@@ -73,7 +77,9 @@ describe("GET /api/v2/search accounts", () => {
     const me = await makeUser();
     const f = await makeUser("omega_followed");
     await makeUser("omega_other");
-    await env.DB.prepare("INSERT INTO follows (id, account_id, target_account_id, created_at) VALUES (?, ?, ?, ?)").bind(pad(snowflake()), pad(me.id), pad(f.id), 0).run();
+    await env.DB.prepare("INSERT INTO follows (id, account_id, target_account_id, created_at) VALUES (?, ?, ?, ?)")
+      .bind(pad(snowflake()), pad(me.id), pad(f.id), 0)
+      .run();
     expect((await me.api.get("/api/v2/search?q=omega&following=true")).body.accounts.map((a: any) => a.id)).toEqual([f.id]);
     const first = await me.api.get("/api/v2/search?q=omega&type=accounts&limit=1");
     expect(first.body.accounts.map((a: any) => a.id)).toEqual([f.id]); // followed ranks first
@@ -130,7 +136,9 @@ describe("GET /api/v2/search statuses", () => {
 
 describe("GET /api/v2/search hashtags and auth", () => {
   it("finds hashtags by normalised prefix", async () => {
-    await env.DB.prepare("INSERT INTO tags (id, name, display_name, created_at) VALUES ('00000000000000000001', 'caturday', 'Caturday', 0), ('00000000000000000002', 'cats', 'Cats', 0), ('00000000000000000003', 'dogs', 'dogs', 0)").run();
+    await env.DB.prepare(
+      "INSERT INTO tags (id, name, display_name, created_at) VALUES ('00000000000000000001', 'caturday', 'Caturday', 0), ('00000000000000000002', 'cats', 'Cats', 0), ('00000000000000000003', 'dogs', 'dogs', 0)",
+    ).run();
     const res = await anon.get("/api/v2/search?q=%23CAT&type=hashtags");
     expect(res.body.hashtags.map((t: any) => t.name).sort()).toEqual(["Cats", "Caturday"]);
     expect(res.body.hashtags[0].history).toHaveLength(7);

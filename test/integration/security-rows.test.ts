@@ -131,7 +131,13 @@ describe("A9: malformed cursors are ignored, never 500", () => {
   it("max_id=abc, since_id=-1, min_id= (empty) answer like no cursor", async () => {
     const u = await makeUser();
     const ids = await statusesBy(u, 3);
-    for (const base of [`/api/v1/accounts/${u.id}/statuses`, "/api/v1/timelines/public?local=true", `/api/v1/accounts/${u.id}/followers`, "/api/v1/favourites", "/api/v1/notifications"]) {
+    for (const base of [
+      `/api/v1/accounts/${u.id}/statuses`,
+      "/api/v1/timelines/public?local=true",
+      `/api/v1/accounts/${u.id}/followers`,
+      "/api/v1/favourites",
+      "/api/v1/notifications",
+    ]) {
       const sep = base.includes("?") ? "&" : "?";
       const plain = await u.api.get(base);
       for (const q of ["max_id=abc", "since_id=-1", "min_id=", "max_id=1e3&since_id=0x10", "min_id=99999999999999999999999", "max_id[]=1", "max_id[a]=1"]) {
@@ -164,7 +170,12 @@ describe("A11: a 2 MB body is 413 before parsing", () => {
       const broken = await raw(path, { method, token, headers: { "content-type": "application/json" }, body: `{${big}` });
       expect(broken.status, path).toBe(413);
     }
-    const form = await raw("/api/v1/statuses", { method: "POST", token: u.token, headers: { "content-type": "application/x-www-form-urlencoded" }, body: `status=${big}` });
+    const form = await raw("/api/v1/statuses", {
+      method: "POST",
+      token: u.token,
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: `status=${big}`,
+    });
     expect(form.status).toBe(413);
     expect((await u.api.get(`/api/v1/accounts/${u.id}/statuses`)).body).toEqual([]);
   });
@@ -205,7 +216,12 @@ describe("A11: a 2 MB body is 413 before parsing", () => {
         }
       },
     });
-    const r = await raw("/api/v1/statuses", { method: "POST", token: u.token, headers: { "content-type": "multipart/form-data; boundary=BoUnD" }, body: stream });
+    const r = await raw("/api/v1/statuses", {
+      method: "POST",
+      token: u.token,
+      headers: { "content-type": "multipart/form-data; boundary=BoUnD" },
+      body: stream,
+    });
     expect(r.status).toBe(413);
     // A small multipart body with a mixed-case boundary still works.
     const f = await raw("/api/v1/statuses", {
@@ -223,7 +239,7 @@ describe("A12: a body nested 100,000 deep is 400 over HTTP", () => {
 
   it("top-level and inside a parameter, on authenticated and anonymous endpoints", async () => {
     const u = await makeUser();
-    for (const body of [deep, `{"status":${deep}}`, `{"status":"hi","x":${"{\"a\":".repeat(100_000)}1${"}".repeat(100_000)}}`]) {
+    for (const body of [deep, `{"status":${deep}}`, `{"status":"hi","x":${'{"a":'.repeat(100_000)}1${"}".repeat(100_000)}}`]) {
       const r = await raw("/api/v1/statuses", { method: "POST", token: u.token, headers: { "content-type": "application/json" }, body });
       expect(r.status).toBe(400);
       expect(r.body).toEqual({ error: "JSON nested too deeply" });
@@ -231,9 +247,19 @@ describe("A12: a body nested 100,000 deep is 400 over HTTP", () => {
     const app = await raw("/api/v1/apps", { method: "POST", headers: { "content-type": "application/json" }, body: `{"client_name":${deep}}` });
     expect(app.status).toBe(400);
     // 33 levels is refused, 32 is fine (then the type check answers).
-    const d33 = await raw("/api/v1/statuses", { method: "POST", token: u.token, headers: { "content-type": "application/json" }, body: `{"status":"x","y":${"[".repeat(32)}${"]".repeat(32)}}` });
+    const d33 = await raw("/api/v1/statuses", {
+      method: "POST",
+      token: u.token,
+      headers: { "content-type": "application/json" },
+      body: `{"status":"x","y":${"[".repeat(32)}${"]".repeat(32)}}`,
+    });
     expect(d33.status).toBe(400);
-    const d32 = await raw("/api/v1/statuses", { method: "POST", token: u.token, headers: { "content-type": "application/json" }, body: `{"status":"x","y":${"[".repeat(31)}${"]".repeat(31)}}` });
+    const d32 = await raw("/api/v1/statuses", {
+      method: "POST",
+      token: u.token,
+      headers: { "content-type": "application/json" },
+      body: `{"status":"x","y":${"[".repeat(31)}${"]".repeat(31)}}`,
+    });
     expect(d32.status).toBe(200);
   });
 
@@ -329,7 +355,13 @@ describe("A21: hostile e-mail addresses at sign-up", () => {
     const app = await registerApp();
     const t = await tokenRequest({ grant_type: "client_credentials", client_id: app.client_id, client_secret: app.client_secret, scope: "write:accounts" });
     let i = 0;
-    for (const email of ["x@allowed.example%blocked.example", '"x@blocked"@allowed.example', "x@blocked.example.", "x@blocked.example\r\nBcc: y@z.example", "x@[127.0.0.1]"]) {
+    for (const email of [
+      "x@allowed.example%blocked.example",
+      '"x@blocked"@allowed.example',
+      "x@blocked.example.",
+      "x@blocked.example\r\nBcc: y@z.example",
+      "x@[127.0.0.1]",
+    ]) {
       const r = await web("/api/v1/accounts", {
         json: { username: `mail${++i}`, email, password: "a long enough password", agreement: true },
         ip: `192.0.2.${200 + i}`,
@@ -357,9 +389,20 @@ describe("A25: odd content types and bodies are 400/422, never 500", () => {
     }
     expect((await post("application/json", "{not json")).status).toBe(400);
     // Same on an anonymous endpoint and on the media upload.
-    expect([400, 422]).toContain((await raw("/api/v1/apps", { method: "POST", headers: { "content-type": "text/plain" }, body: '{"client_name":"x","redirect_uris":"urn:ietf:wg:oauth:2.0:oob"}' })).status);
+    expect([400, 422]).toContain(
+      (
+        await raw("/api/v1/apps", {
+          method: "POST",
+          headers: { "content-type": "text/plain" },
+          body: '{"client_name":"x","redirect_uris":"urn:ietf:wg:oauth:2.0:oob"}',
+        })
+      ).status,
+    );
     expect((await raw("/api/v2/media", { method: "POST", token: u.token, headers: { "content-type": "multipart/form-data" }, body: "x" })).status).toBe(400);
-    expect((await raw("/api/v1/accounts/update_credentials", { method: "PATCH", token: u.token, headers: { "content-type": "application/json" }, body: "null" })).status).toBe(422);
+    expect(
+      (await raw("/api/v1/accounts/update_credentials", { method: "PATCH", token: u.token, headers: { "content-type": "application/json" }, body: "null" }))
+        .status,
+    ).toBe(422);
     expect((await u.api.get(`/api/v1/accounts/${u.id}/statuses`)).body).toEqual([]);
   });
 });
@@ -426,14 +469,22 @@ describe("B13: rate-limit path variants land in the same bucket (limits are appl
     const attempt = async (path: string, password = "wrong password") => {
       const jar = new Jar();
       const page = await web("/auth/sign_in", { jar, ip });
-      return web(path, { jar, ip, form: { email: `${u.username}@example.com`, password, csrf: hidden(page.text_, "csrf")!, return_to: "/" }, headers: { origin: ORIGIN } });
+      return web(path, {
+        jar,
+        ip,
+        form: { email: `${u.username}@example.com`, password, csrf: hidden(page.text_, "csrf")!, return_to: "/" },
+        headers: { origin: ORIGIN },
+      });
     };
     await preHit("login_ip", ip, 25, 300, 24);
     expect((await attempt("/auth/sign_in/")).status).toBe(401); // the 25th, counted
     for (const path of ["/auth/sign_in", "/auth/sign_in/", "/auth/%73ign_in", "/auth/sign_in.json", "/AUTH/sign_in", "/auth/SIGN_IN", "/auth//sign_in"]) {
       const r = await attempt(path, PASSWORD);
       expect([404, 429], path).toContain(r.status);
-      expect(r.headers.getSetCookie().some((c) => /session/i.test(c) && !/max-age=0/i.test(c)), path).toBe(false);
+      expect(
+        r.headers.getSetCookie().some((c) => /session/i.test(c) && !/max-age=0/i.test(c)),
+        path,
+      ).toBe(false);
     }
     for (const path of ["/auth/sign_in.json", "/AUTH/sign_in"]) expect((await attempt(path, PASSWORD)).status, path).toBe(404);
   });
@@ -443,7 +494,11 @@ describe("B13: rate-limit path variants land in the same bucket (limits are appl
     const t = await tokenRequest({ grant_type: "client_credentials", client_id: app.client_id, client_secret: app.client_secret, scope: "write:accounts" });
     const ip = "198.51.100.200";
     const signUp = (path: string, name: string) =>
-      web(path, { ip, json: { username: name, email: `${name}@example.net`, password: "a long enough password", agreement: true }, headers: { authorization: `Bearer ${t.body.access_token}` } });
+      web(path, {
+        ip,
+        json: { username: name, email: `${name}@example.net`, password: "a long enough password", agreement: true },
+        headers: { authorization: `Bearer ${t.body.access_token}` },
+      });
     await preHit("sign_up_ip", ip, 5, 1800, 4);
     expect((await signUp("/api/v1/%61ccounts", "fifth")).status).toBe(200);
     for (const [i, path] of ["/api/v1/accounts", "/api/v1/accounts/", "/api/v1/%61ccounts", "/API/v1/accounts", "/api/v1/accounts.json"].entries()) {

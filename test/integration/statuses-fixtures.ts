@@ -14,7 +14,16 @@ export async function makeMedia(accountId: string, opts: { processing?: number; 
   const id = snowflake();
   await db()
     .insert(mediaAttachments)
-    .values({ id, accountId, type: "image", fileKey: "test/x.png", contentType: "image/png", processing: opts.processing ?? 0, statusId: opts.statusId ?? null, createdAt: Date.now() });
+    .values({
+      id,
+      accountId,
+      type: "image",
+      fileKey: "test/x.png",
+      contentType: "image/png",
+      processing: opts.processing ?? 0,
+      statusId: opts.statusId ?? null,
+      createdAt: Date.now(),
+    });
   return id;
 }
 
@@ -31,7 +40,9 @@ export async function block(accountId: string, targetId: string) {
 }
 
 export async function count(sqlText: string, ...binds: unknown[]): Promise<number> {
-  const r = await env.DB.prepare(sqlText).bind(...binds).first<{ n: number }>();
+  const r = await env.DB.prepare(sqlText)
+    .bind(...binds)
+    .first<{ n: number }>();
   return Number(r?.n ?? 0);
 }
 

@@ -62,7 +62,9 @@ describe("POST /api/v1/statuses", () => {
 
   it("uses the user's default visibility and accepts form bodies", async () => {
     const u = await makeUser();
-    await env.DB.prepare("UPDATE users SET settings = ? WHERE id = ?").bind(JSON.stringify({ "posting:default:visibility": "private" }), u.userId.padStart(20, "0")).run();
+    await env.DB.prepare("UPDATE users SET settings = ? WHERE id = ?")
+      .bind(JSON.stringify({ "posting:default:visibility": "private" }), u.userId.padStart(20, "0"))
+      .run();
     const res = await u.api.post("/api/v1/statuses", { status: "form post", sensitive: "false", spoiler_text: "cw" }, "form");
     expect(res.status).toBe(200);
     expect(res.body.visibility).toBe("private");
@@ -93,7 +95,7 @@ describe("POST /api/v1/statuses", () => {
     expect(fam.status).toBe(200);
     expect((await u.api.post("/api/v1/statuses", { status: FAMILY.repeat(501) })).status).toBe(422);
     // URLs count 23
-    const url = "https://example.com/" + "x".repeat(200);
+    const url = `https://example.com/${"x".repeat(200)}`;
     expect((await u.api.post("/api/v1/statuses", { status: `${url} ${"a".repeat(470)}` })).status).toBe(200);
     // a huge body is refused without being scanned
     expect((await u.api.post("/api/v1/statuses", { status: "@".repeat(100_000) })).status).toBe(422);
@@ -112,9 +114,27 @@ describe("POST /api/v1/statuses", () => {
 
   it("A13: arrays or objects where strings are expected are 422", async () => {
     const u = await makeUser();
-    const form = await u.api.post("/api/v1/statuses", new URLSearchParams([["status[]", "a"], ["status[]", "b"]]), "form");
+    const form = await u.api.post(
+      "/api/v1/statuses",
+      new URLSearchParams([
+        ["status[]", "a"],
+        ["status[]", "b"],
+      ]),
+      "form",
+    );
     expect(form.status).toBe(422);
-    expect((await u.api.post("/api/v1/statuses", new URLSearchParams([["status", "a"], ["visibility[]", "public"]]), "form")).status).toBe(422);
+    expect(
+      (
+        await u.api.post(
+          "/api/v1/statuses",
+          new URLSearchParams([
+            ["status", "a"],
+            ["visibility[]", "public"],
+          ]),
+          "form",
+        )
+      ).status,
+    ).toBe(422);
     expect((await u.api.post("/api/v1/statuses", { status: { $gt: "" } })).status).toBe(422);
     expect((await u.api.post("/api/v1/statuses", { status: "x", visibility: "everyone" })).status).toBe(422);
   });
@@ -124,7 +144,7 @@ describe("POST /api/v1/statuses", () => {
     const nul = await u.api.post("/api/v1/statuses", { status: "a\u0000b \uD800 <script>alert(1)</script>" });
     expect(nul.status).toBe(200);
     expect(nul.body.content).toBe("<p>ab \uFFFD &lt;script&gt;alert(1)&lt;/script&gt;</p>");
-    const zalgo = "Z" + "\u0301".repeat(10_000);
+    const zalgo = `Z${"\u0301".repeat(10_000)}`;
     const tricky = `\u202Etxt.exe \u200D${zalgo}`;
     const z = await u.api.post("/api/v1/statuses", { status: tricky });
     expect(z.status).toBe(200);
@@ -175,7 +195,12 @@ describe("POST /api/v1/statuses", () => {
     expect(ok.body.poll.multiple).toBe(true);
     const form = await u.api.post(
       "/api/v1/statuses",
-      new URLSearchParams([["status", "form poll"], ["poll[options][]", "yes"], ["poll[options][]", "no"], ["poll[expires_in]", "300"]]),
+      new URLSearchParams([
+        ["status", "form poll"],
+        ["poll[options][]", "yes"],
+        ["poll[options][]", "no"],
+        ["poll[expires_in]", "300"],
+      ]),
       "form",
     );
     expect(form.status).toBe(200);
@@ -191,7 +216,7 @@ describe("POST /api/v1/statuses", () => {
     const r2 = await u.api.post("/api/v1/statuses", { status: many });
     expect(r2.status).toBe(200);
     expect(r2.body.tags.length).toBe(20);
-    const long = await u.api.post("/api/v1/statuses", { status: "#" + "a".repeat(300) });
+    const long = await u.api.post("/api/v1/statuses", { status: `#${"a".repeat(300)}` });
     expect(long.status).toBe(200);
     expect(long.body.tags).toEqual([]);
     const n = await env.DB.prepare("SELECT count(*) AS n FROM tags WHERE name = 'abc'").first<any>();
@@ -208,7 +233,9 @@ describe("POST /api/v1/statuses", () => {
     expect(res.body.content).toContain("@nobody");
     const n = await bob.api.get("/api/v1/notifications");
     if (n.status === 200 && Array.isArray(n.body)) expect(n.body.some((x: any) => x.type === "mention")).toBe(true);
-    const row = await env.DB.prepare("SELECT count(*) AS n FROM notifications WHERE type = 'mention' AND account_id = ?").bind(bob.id.padStart(20, "0")).first<any>();
+    const row = await env.DB.prepare("SELECT count(*) AS n FROM notifications WHERE type = 'mention' AND account_id = ?")
+      .bind(bob.id.padStart(20, "0"))
+      .first<any>();
     expect(row.n).toBe(1);
   });
 
@@ -401,7 +428,9 @@ describe("PUT /api/v1/statuses/:id and history/source", () => {
     expect(h.body[0].content).toBe("<p>first version</p>");
     expect(h.body[1].content).toContain("second version");
     expect(h.body[1].media_attachments.length).toBe(1);
-    const note = await env.DB.prepare("SELECT count(*) AS n FROM notifications WHERE type = 'update' AND account_id = ?").bind(b.id.padStart(20, "0")).first<any>();
+    const note = await env.DB.prepare("SELECT count(*) AS n FROM notifications WHERE type = 'update' AND account_id = ?")
+      .bind(b.id.padStart(20, "0"))
+      .first<any>();
     expect(note.n).toBe(1);
     const src = await a.api.get(`/api/v1/statuses/${s.body.id}/source`);
     expect(src.body).toEqual({ id: s.body.id, text: "second version #edited", spoiler_text: "cw" });

@@ -86,7 +86,9 @@ describe("GET /api/v1/directory", () => {
     ] as const) {
       await env.DB.prepare("UPDATE accounts SET discoverable = 1, last_status_at = ? WHERE id = ?").bind(last, pad(u.id)).run();
     }
-    await env.DB.prepare("INSERT INTO blocks (id, account_id, target_account_id, created_at) VALUES ('00000000000000000001', ?, ?, 0)").bind(pad(viewer.id), pad(hidden.id)).run();
+    await env.DB.prepare("INSERT INTO blocks (id, account_id, target_account_id, created_at) VALUES ('00000000000000000001', ?, ?, 0)")
+      .bind(pad(viewer.id), pad(hidden.id))
+      .run();
 
     const active = await viewer.api.get("/api/v1/directory?local=true");
     expect(active.status).toBe(200);

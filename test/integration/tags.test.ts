@@ -9,7 +9,12 @@ async function taggedStatus(accountId: string, tag: string, visibility = "public
   const now = Date.now();
   const id = snowflake(now);
   await env.DB.batch([
-    env.DB.prepare("INSERT OR IGNORE INTO tags (id, name, display_name, created_at) VALUES (?, ?, ?, ?)").bind(pad(snowflake(now)), tag.toLowerCase(), tag, now),
+    env.DB.prepare("INSERT OR IGNORE INTO tags (id, name, display_name, created_at) VALUES (?, ?, ?, ?)").bind(
+      pad(snowflake(now)),
+      tag.toLowerCase(),
+      tag,
+      now,
+    ),
     env.DB.prepare("INSERT INTO statuses (id, uri, account_id, local, visibility, text, created_at, updated_at) VALUES (?, ?, ?, 1, ?, ?, ?, ?)").bind(
       pad(id),
       `${ORIGIN}/s/${id}`,

@@ -66,9 +66,20 @@ describe("home timeline", { timeout: 30000 }, () => {
     const rb = await insertStatus(booster, { reblogOf: orig });
     await seedHome(me.id, [s1, s2], a.id);
     await exec("UPDATE home_feed SET author_id = ?1 WHERE status_id = ?2", pad(muted.id), pad(s2));
-    await exec("INSERT INTO home_feed (account_id, status_id, reblog_of_id, author_id) VALUES (?1, ?2, ?3, ?4)", pad(me.id), pad(rb), pad(orig), pad(booster.id));
+    await exec(
+      "INSERT INTO home_feed (account_id, status_id, reblog_of_id, author_id) VALUES (?1, ?2, ?3, ?4)",
+      pad(me.id),
+      pad(rb),
+      pad(orig),
+      pad(booster.id),
+    );
     expect((await me.api.get("/api/v1/timelines/home")).body.map((s: any) => s.id)).toEqual([rb, s2, s1]);
-    await exec("INSERT INTO mutes (id, account_id, target_account_id, hide_notifications, created_at) VALUES (?1, ?2, ?3, 1, 0)", pad(nextId()), pad(me.id), pad(muted.id));
+    await exec(
+      "INSERT INTO mutes (id, account_id, target_account_id, hide_notifications, created_at) VALUES (?1, ?2, ?3, 1, 0)",
+      pad(nextId()),
+      pad(me.id),
+      pad(muted.id),
+    );
     expect((await me.api.get("/api/v1/timelines/home")).body.map((s: any) => s.id)).toEqual([s1]);
   });
 
@@ -174,8 +185,7 @@ describe("public timeline", { timeout: 30000 }, () => {
   });
 
   it("reads pages through ordered indexes, never scanning a table", async () => {
-    const plan = async (q: { query: SQL }) =>
-      (await db().all<{ detail: string }>(sql`EXPLAIN QUERY PLAN ${q.query}`)).map((r) => r.detail);
+    const plan = async (q: { query: SQL }) => (await db().all<{ detail: string }>(sql`EXPLAIN QUERY PLAN ${q.query}`)).map((r) => r.detail);
     const page = { limit: 20, maxId: "1000000000" };
     const scans = (lines: string[]) => lines.filter((l) => /^SCAN (?!\(|CONSTANT|json_each)/.test(l));
     const home = await plan(homeTimelineQuery("5", page));

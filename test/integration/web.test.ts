@@ -70,7 +70,11 @@ describe("landing and sign-in pages", () => {
     const u = await makeUser("laterdisabled");
     const jar = new Jar();
     const form = await web("/auth/sign_in", { jar });
-    await web("/auth/sign_in", { jar, form: { email: `${u.username}@example.com`, password: "correct horse battery staple", csrf: hidden(form.text_, "csrf")!, return_to: "/" }, headers: { origin: ORIGIN } });
+    await web("/auth/sign_in", {
+      jar,
+      form: { email: `${u.username}@example.com`, password: "correct horse battery staple", csrf: hidden(form.text_, "csrf")!, return_to: "/" },
+      headers: { origin: ORIGIN },
+    });
     expect((await web("/", { jar })).text_).toContain("@laterdisabled");
     await env.DB.prepare("UPDATE users SET disabled = 1 WHERE id = ?").bind(u.userId.padStart(20, "0")).run();
     expect((await web("/", { jar })).text_).not.toContain("@laterdisabled");
@@ -106,7 +110,9 @@ describe("first-owner setup", () => {
     const ok = await web("/setup", { jar, form: fields, headers: { origin: ORIGIN } });
     expect(ok.status).toBe(303);
     expect(ok.headers.get("location")).toBe("/");
-    const row = await env.DB.prepare("SELECT u.role_id, u.approved, u.confirmed_at, a.username FROM users u JOIN accounts a ON a.id = u.account_id WHERE u.email = 'owner@example.com'").first<any>();
+    const row = await env.DB.prepare(
+      "SELECT u.role_id, u.approved, u.confirmed_at, a.username FROM users u JOIN accounts a ON a.id = u.account_id WHERE u.email = 'owner@example.com'",
+    ).first<any>();
     expect(row.username).toBe("admin");
     expect(Number(row.role_id)).toBe(3);
     expect(row.approved).toBe(1);
@@ -117,7 +123,11 @@ describe("first-owner setup", () => {
     expect((await web("/setup?token=test-setup-token")).status).toBe(404);
     const jar2 = new Jar();
     await web("/auth/sign_in", { jar: jar2 });
-    const again = await web("/setup", { jar: jar2, form: { ...fields, csrf: jar2.cookies.get("tern_csrf")!, username: "attacker", email: "a@evil.example" }, headers: { origin: ORIGIN } });
+    const again = await web("/setup", {
+      jar: jar2,
+      form: { ...fields, csrf: jar2.cookies.get("tern_csrf")!, username: "attacker", email: "a@evil.example" },
+      headers: { origin: ORIGIN },
+    });
     expect(again.status).toBe(404);
     const owners = await env.DB.prepare("SELECT count(*) AS n FROM users WHERE CAST(role_id AS INTEGER) = 3").first<any>();
     expect(owners.n).toBe(1);
@@ -145,7 +155,9 @@ describe("first-owner setup", () => {
 describe("public profile and status pages", () => {
   it("renders a profile with OpenGraph tags and recent public posts only", async () => {
     const u = await makeUser("birdie");
-    await env.DB.prepare("UPDATE accounts SET display_name = ?, note = ? WHERE id = ?").bind("Birdie <Tweets>", "<p>I &amp; my <b>bio</b></p>", u.id.padStart(20, "0")).run();
+    await env.DB.prepare("UPDATE accounts SET display_name = ?, note = ? WHERE id = ?")
+      .bind("Birdie <Tweets>", "<p>I &amp; my <b>bio</b></p>", u.id.padStart(20, "0"))
+      .run();
     await postStatus(u.id, u.username, "public", "hello public world");
     await postStatus(u.id, u.username, "unlisted", "quiet unlisted post");
     await postStatus(u.id, u.username, "private", "secret followers post");

@@ -33,7 +33,11 @@ function params(h) {
   const out = {};
   for (const part of String(h ?? "").split(/[;,]/)) {
     const i = part.indexOf("=");
-    if (i > 0) out[part.slice(0, i).trim().toLowerCase()] = part.slice(i + 1).trim().replace(/^"|"$/g, "");
+    if (i > 0)
+      out[part.slice(0, i).trim().toLowerCase()] = part
+        .slice(i + 1)
+        .trim()
+        .replace(/^"|"$/g, "");
   }
   return out;
 }

@@ -136,14 +136,21 @@ export async function startTern({ port, vars = {}, timeoutMs = 60_000, log = !!p
   const envFile = join(persistTo, "empty.env");
   writeFileSync(envFile, "");
   const args = [
-    wranglerBin, "dev",
-    "--env-file", envFile,
-    "--port", String(port),
-    "--ip", "127.0.0.1",
-    "--inspector-port", String(inspectorPort),
-    "--persist-to", persistTo,
+    wranglerBin,
+    "dev",
+    "--env-file",
+    envFile,
+    "--port",
+    String(port),
+    "--ip",
+    "127.0.0.1",
+    "--inspector-port",
+    String(inspectorPort),
+    "--persist-to",
+    persistTo,
     "--show-interactive-dev-session=false",
-    "--log-level", log ? "log" : "warn",
+    "--log-level",
+    log ? "log" : "warn",
   ];
   for (const [k, v] of Object.entries(allVars)) args.push("--var", `${k}:${v}`);
 

@@ -65,12 +65,19 @@ describe("keyword matching", () => {
 describe("searchable text", () => {
   it("is the content warning, plain content, poll options and media descriptions", () => {
     const t = searchableText(
-      { local: false, text: "", content: '<p>Hello &amp; <a href="x"><span class="invisible">https://</span>example.com</a><br>line</p><p>two</p>', spoilerText: "CW" },
+      {
+        local: false,
+        text: "",
+        content: '<p>Hello &amp; <a href="x"><span class="invisible">https://</span>example.com</a><br>line</p><p>two</p>',
+        spoilerText: "CW",
+      },
       ["a cat photo", null],
       ["yes", "no"],
     );
     expect(t).toBe("CW\n\nHello & https://example.com\nline\n\ntwo\n\nyes\n\nno\n\na cat photo\n\n");
-    expect(searchableText({ local: true, text: "source *text*", content: "<p>source <em>text</em></p>", spoilerText: "" }, [], null)).toBe("\n\nsource *text*\n\n");
+    expect(searchableText({ local: true, text: "source *text*", content: "<p>source <em>text</em></p>", spoilerText: "" }, [], null)).toBe(
+      "\n\nsource *text*\n\n",
+    );
     expect(htmlToPlain("<p>a &lt;b&gt; &#x1F600; &#128512; &nbsp;</p>")).toBe("a <b> 😀 😀 \u00a0");
   });
 });

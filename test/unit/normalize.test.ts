@@ -54,7 +54,15 @@ describe("ActivityPub normaliser", () => {
 
   it("reads a Pleroma Question as a poll", () => {
     const n = normalizeNote(fx.pleromaQuestion)!;
-    expect(n.poll).toEqual({ options: [{ title: "yes", votes: 3 }, { title: "no", votes: 1 }], multiple: false, endTime: Date.parse("2026-12-01T00:00:00Z"), votersCount: 4 });
+    expect(n.poll).toEqual({
+      options: [
+        { title: "yes", votes: 3 },
+        { title: "no", votes: 1 },
+      ],
+      multiple: false,
+      endTime: Date.parse("2026-12-01T00:00:00Z"),
+      votersCount: 4,
+    });
     expect(n.conversation).toBe("https://pleroma.example/contexts/abc");
   });
 

@@ -9,19 +9,45 @@ const refused = (url: string, opts = {}) => {
 describe("SSRF guard (security D1, D2, D7)", () => {
   it("refuses private, loopback and reserved hosts in every spelling", () => {
     for (const h of [
-      "http://127.0.0.1/", "http://localhost/", "http://10.0.0.1/", "http://169.254.169.254/", "http://[::1]/", "http://[::]/",
-      "http://[::ffff:127.0.0.1]/", "http://0.0.0.0/", "http://100.64.0.1/", "http://[fd00::1]/", "http://2130706433/",
-      "http://0x7f000001/", "http://0177.0.0.1/", "http://127.1/", "http://a.localhost/", "http://x.internal/",
-      "http://[fe80::1]/", "http://192.168.1.1/", "http://172.16.5.4/", "http://[64:ff9b::7f00:1]/", "http://intranet/",
-    ]) refused(h);
+      "http://127.0.0.1/",
+      "http://localhost/",
+      "http://10.0.0.1/",
+      "http://169.254.169.254/",
+      "http://[::1]/",
+      "http://[::]/",
+      "http://[::ffff:127.0.0.1]/",
+      "http://0.0.0.0/",
+      "http://100.64.0.1/",
+      "http://[fd00::1]/",
+      "http://2130706433/",
+      "http://0x7f000001/",
+      "http://0177.0.0.1/",
+      "http://127.1/",
+      "http://a.localhost/",
+      "http://x.internal/",
+      "http://[fe80::1]/",
+      "http://192.168.1.1/",
+      "http://172.16.5.4/",
+      "http://[64:ff9b::7f00:1]/",
+      "http://intranet/",
+    ])
+      refused(h);
   });
 
   it("refuses userinfo, odd schemes, ports and control characters", () => {
     for (const u of [
-      "https://example.com@127.0.0.1/", "https://127.0.0.1#@example.com", "http://[::ffff:7f00:1]", "ftp://example.com/",
-      "file:///etc/passwd", "https://user:pw@example.com/", "https://example.com:8080/", "https://example.com/a\r\nX: y",
-      "https://example.com/%0d%0aX:y", "javascript:alert(1)",
-    ]) refused(u);
+      "https://example.com@127.0.0.1/",
+      "https://127.0.0.1#@example.com",
+      "http://[::ffff:7f00:1]",
+      "ftp://example.com/",
+      "file:///etc/passwd",
+      "https://user:pw@example.com/",
+      "https://example.com:8080/",
+      "https://example.com/a\r\nX: y",
+      "https://example.com/%0d%0aX:y",
+      "javascript:alert(1)",
+    ])
+      refused(u);
   });
 
   it("accepts ordinary public URLs and refuses its own host", () => {

@@ -13,7 +13,28 @@ type Element = DefaultTreeAdapterMap["element"];
 type ParentNode = DefaultTreeAdapterMap["parentNode"];
 
 // Mastodon's MASTODON_STRICT (lib/sanitize_ext/sanitize_config.rb) plus the attributes it adds to links.
-const ELEMENTS = new Set(["p", "br", "span", "a", "del", "s", "pre", "blockquote", "code", "b", "strong", "u", "i", "em", "ul", "ol", "li", "ruby", "rt", "rp"]);
+const ELEMENTS = new Set([
+  "p",
+  "br",
+  "span",
+  "a",
+  "del",
+  "s",
+  "pre",
+  "blockquote",
+  "code",
+  "b",
+  "strong",
+  "u",
+  "i",
+  "em",
+  "ul",
+  "ol",
+  "li",
+  "ruby",
+  "rt",
+  "rp",
+]);
 const ATTRIBUTES: Record<string, Set<string>> = {
   a: new Set(["href", "rel", "class", "translate", "target"]),
   span: new Set(["class", "translate"]),
@@ -78,7 +99,7 @@ function dump(node: ParentNode): unknown {
 }
 
 /** The failures for one input: unsafe output, or output whose parse is not stable. */
-export async function check(input: string): Promise<string[]> {
+async function check(input: string): Promise<string[]> {
   const out = await sanitizeHtml(input);
   const first = parse(out);
   const found = problems(first);
@@ -90,15 +111,71 @@ export async function check(input: string): Promise<string[]> {
 // ---------- the generator ----------
 
 const OTHER_TAGS = [
-  "h1", "h4", "div", "table", "tr", "td", "caption", "img", "image", "input", "hr", "wbr", "font", "form", "button", "select", "option",
-  "object", "embed", "body", "html", "head", "frameset", "listing", "dd", "dt", "center", "section", "big", "nobr",
+  "h1",
+  "h4",
+  "div",
+  "table",
+  "tr",
+  "td",
+  "caption",
+  "img",
+  "image",
+  "input",
+  "hr",
+  "wbr",
+  "font",
+  "form",
+  "button",
+  "select",
+  "option",
+  "object",
+  "embed",
+  "body",
+  "html",
+  "head",
+  "frameset",
+  "listing",
+  "dd",
+  "dt",
+  "center",
+  "section",
+  "big",
+  "nobr",
   // case variants
-  "A", "ScRiPt", "sVg", "TEXTAREA", "P", "LI",
+  "A",
+  "ScRiPt",
+  "sVg",
+  "TEXTAREA",
+  "P",
+  "LI",
 ];
 // Raw text, RCDATA, PLAINTEXT and template (their contents must never become markup), and foreign content.
 const SPECIAL_TAGS = [
-  "script", "style", "xmp", "iframe", "noembed", "noframes", "noscript", "textarea", "title", "plaintext", "template",
-  "svg", "math", "foreignObject", "desc", "mi", "mo", "mtext", "mglyph", "malignmark", "annotation", "annotation-xml", "semantics", "g", "use",
+  "script",
+  "style",
+  "xmp",
+  "iframe",
+  "noembed",
+  "noframes",
+  "noscript",
+  "textarea",
+  "title",
+  "plaintext",
+  "template",
+  "svg",
+  "math",
+  "foreignObject",
+  "desc",
+  "mi",
+  "mo",
+  "mtext",
+  "mglyph",
+  "malignmark",
+  "annotation",
+  "annotation-xml",
+  "semantics",
+  "g",
+  "use",
 ];
 const tagName = fc.oneof(
   { weight: 6, arbitrary: fc.constantFrom(...ELEMENTS) },
@@ -106,8 +183,33 @@ const tagName = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom(...SPECIAL_TAGS) },
 );
 const attrName = fc.constantFrom(
-  "href", "HREF", "class", "rel", "target", "translate", "lang", "start", "reversed", "value", "style", "src", "srcdoc", "encoding",
-  "display", "color", "xlink:href", "formaction", "onerror", "ONCLICK", "onload", "on", "=", "\"", "'", "<x", "data-x",
+  "href",
+  "HREF",
+  "class",
+  "rel",
+  "target",
+  "translate",
+  "lang",
+  "start",
+  "reversed",
+  "value",
+  "style",
+  "src",
+  "srcdoc",
+  "encoding",
+  "display",
+  "color",
+  "xlink:href",
+  "formaction",
+  "onerror",
+  "ONCLICK",
+  "onload",
+  "on",
+  "=",
+  '"',
+  "'",
+  "<x",
+  "data-x",
 );
 const scheme = fc.constantFrom(
   "https://x.example/p?a=1&b=2&amp;c=3",
@@ -133,52 +235,147 @@ const scheme = fc.constantFrom(
   "magnet:?xt=urn:btih:abc",
   "gemini://g.example",
   "ftp://f.example",
-  "https://x/\"><img src=x onerror=alert(1)>",
+  'https://x/"><img src=x onerror=alert(1)>',
   "&#x68;ttps://ok.example",
   "https&#58;//x.example",
   "https://x.example/&quot;onmouseover=&quot;alert(1)",
 );
 const value = fc.oneof(
   scheme,
-  fc.constantFrom("u-url mention evil", "h-card", "invisible", "ellipsis", "hashtag", "no", "yes", "3", "-1", "1e3", "en", "en-US", "x\"y", "block", "application/x-tex", "text/plain", "text/html", "alert(1)", "", "`"),
+  fc.constantFrom(
+    "u-url mention evil",
+    "h-card",
+    "invisible",
+    "ellipsis",
+    "hashtag",
+    "no",
+    "yes",
+    "3",
+    "-1",
+    "1e3",
+    "en",
+    "en-US",
+    'x"y',
+    "block",
+    "application/x-tex",
+    "text/plain",
+    "text/html",
+    "alert(1)",
+    "",
+    "`",
+  ),
   fc.string({ maxLength: 6 }),
 );
-const quoted = fc.tuple(value, fc.constantFrom('"', "'", "", "`", "unterminated")).map(([v, q]) =>
-  q === "unterminated" ? `"${v}` : q === "" ? v.replace(/[\s>]/g, "") : `${q}${v}${q}`,
-);
+const quoted = fc
+  .tuple(value, fc.constantFrom('"', "'", "", "`", "unterminated"))
+  .map(([v, q]) => (q === "unterminated" ? `"${v}` : q === "" ? v.replace(/[\s>]/g, "") : `${q}${v}${q}`));
 const attribute = fc.tuple(attrName, fc.option(quoted), fc.constantFrom(" ", "", "\n", "/")).map(([n, v, sep]) => `${sep}${n}${v === null ? "" : `=${v}`}`);
-const startTag = fc.tuple(tagName, fc.array(attribute, { maxLength: 3 }), fc.constantFrom("", "/", " /", " ", "\t")).map(([n, as, end]) => `<${n}${as.map((a) => ` ${a}`).join("")}${end}>`);
+const startTag = fc
+  .tuple(tagName, fc.array(attribute, { maxLength: 3 }), fc.constantFrom("", "/", " /", " ", "\t"))
+  .map(([n, as, end]) => `<${n}${as.map((a) => ` ${a}`).join("")}${end}>`);
 const endTag = fc.tuple(tagName, fc.constantFrom("", " x=1", " /", "/")).map(([n, tail]) => `</${n}${tail}>`);
 const text = fc.oneof(
   fc.string({ maxLength: 10 }),
   fc.string({ unit: "binary", maxLength: 4 }),
   fc.constantFrom(
-    "hello", "a < b", "x > y", "&amp;", "&lt;script&gt;alert(1)&lt;/script&gt;", "&notit;", "&#0;", "&#13;", "&#x0d;", "&#10;", "&#x80;",
-    "&#xD800;", "&#x110000;", "&#99999999999;", "&copy", "&ampx", "&NewLine;", "&Tab;", "&nbsp;", "&unknown;", "\n", "\n\n", "\r\n", "\r", "\u0000",
-    "\uD800", "\uDC00", "\uFEFF", "\u00a0", "\"'`", "]]>", "-->", "--!>", "<", "</", "<!", "<?", "&", "&#", "&#x", "\f", "\u2028",
+    "hello",
+    "a < b",
+    "x > y",
+    "&amp;",
+    "&lt;script&gt;alert(1)&lt;/script&gt;",
+    "&notit;",
+    "&#0;",
+    "&#13;",
+    "&#x0d;",
+    "&#10;",
+    "&#x80;",
+    "&#xD800;",
+    "&#x110000;",
+    "&#99999999999;",
+    "&copy",
+    "&ampx",
+    "&NewLine;",
+    "&Tab;",
+    "&nbsp;",
+    "&unknown;",
+    "\n",
+    "\n\n",
+    "\r\n",
+    "\r",
+    "\u0000",
+    "\uD800",
+    "\uDC00",
+    "\uFEFF",
+    "\u00a0",
+    "\"'`",
+    "]]>",
+    "-->",
+    "--!>",
+    "<",
+    "</",
+    "<!",
+    "<?",
+    "&",
+    "&#",
+    "&#x",
+    "\f",
+    "\u2028",
   ),
 );
 const markup = fc.constantFrom(
-  "<!-- c -->", "<!-->", "<!--->", "<!---->", "<!-- a --!>", "<!-- a --!", "<!-- unterminated", "<!--<script>-->",
-  "<![CDATA[ <img src=x onerror=alert(1)> ]]>", "<![CDATA[", "<?xml x?>", "<?php echo 1 ?>", "<!DOCTYPE html>", "<!DOCTYPE x PUBLIC \"a>b\">", "<!x>",
-  "</>", "</ x>", "</3>", "<a", "<a href=\"", "<img src=x onerror=alert(1)", "<p/>", "<br/>", "</br>", "</p>", "<3", "< p>",
+  "<!-- c -->",
+  "<!-->",
+  "<!--->",
+  "<!---->",
+  "<!-- a --!>",
+  "<!-- a --!",
+  "<!-- unterminated",
+  "<!--<script>-->",
+  "<![CDATA[ <img src=x onerror=alert(1)> ]]>",
+  "<![CDATA[",
+  "<?xml x?>",
+  "<?php echo 1 ?>",
+  "<!DOCTYPE html>",
+  '<!DOCTYPE x PUBLIC "a>b">',
+  "<!x>",
+  "</>",
+  "</ x>",
+  "</3>",
+  "<a",
+  '<a href="',
+  "<img src=x onerror=alert(1)",
+  "<p/>",
+  "<br/>",
+  "</br>",
+  "</p>",
+  "<3",
+  "< p>",
   "<svg><![CDATA[</svg><img src=x onerror=alert(1)>]]></svg>",
   "<math><mtext><table><mglyph><style><img src=x onerror=alert(1)>",
   "<svg><p><style><img src=x onerror=alert(1)></style>",
-  "<svg></p><style><a id=\"</style><img src=1 onerror=alert(1)>\">",
-  "<noscript><p title=\"</noscript><img src=x onerror=alert(1)>\">",
+  '<svg></p><style><a id="</style><img src=1 onerror=alert(1)>">',
+  '<noscript><p title="</noscript><img src=x onerror=alert(1)>">',
   "<form><math><mtext></form><form><mglyph><style></math><img src onerror=alert(1)>",
   "<select><template><style><!--</style><a rel=--><img src=x onerror=alert(1)>",
-  "<math><semantics><mi>x</mi><annotation encoding=\"application/x-tex\">x &lt; y</annotation></semantics></math>",
+  '<math><semantics><mi>x</mi><annotation encoding="application/x-tex">x &lt; y</annotation></semantics></math>',
   "<script><!--<script></script><img src=x onerror=alert(1)></script>",
   "<textarea></textarea ><img src=x onerror=alert(1)>",
-  "<title><a href=\"</title><img src=x onerror=alert(1)>\">",
-  "<a href=\"https://ok.example\"><a href=\"https://nested.example\">n</a></a>",
-  "<pre>\n\nlead</pre>", "<pre>&#10;&#10;x</pre>", "<pre>&NewLine;x</pre>",
-  "<ruby>a<rt>b<rt>c</ruby>", "<ul><li>a<li>b<p>c<li>d</ul>", "<p><b><ul><li>x</b></ul>", "<b><i><u><s><em><strong><code><del>deep",
+  '<title><a href="</title><img src=x onerror=alert(1)>">',
+  '<a href="https://ok.example"><a href="https://nested.example">n</a></a>',
+  "<pre>\n\nlead</pre>",
+  "<pre>&#10;&#10;x</pre>",
+  "<pre>&NewLine;x</pre>",
+  "<ruby>a<rt>b<rt>c</ruby>",
+  "<ul><li>a<li>b<p>c<li>d</ul>",
+  "<p><b><ul><li>x</b></ul>",
+  "<b><i><u><s><em><strong><code><del>deep",
 );
 const link = fc
-  .tuple(quoted, fc.option(fc.constantFrom("u-url mention", "mention hashtag evil", "invisible")), fc.option(fc.constantFrom("onclick=alert(1)", "rel=me", "target=_self")))
+  .tuple(
+    quoted,
+    fc.option(fc.constantFrom("u-url mention", "mention hashtag evil", "invisible")),
+    fc.option(fc.constantFrom("onclick=alert(1)", "rel=me", "target=_self")),
+  )
   .map(([href, cls, extra]) => `<a href=${href}${cls === null ? "" : ` class="${cls}"`}${extra === null ? "" : ` ${extra}`}>`);
 const nameOf = (tag: string) => /^<([^\s/>]+)/.exec(tag)?.[1] ?? "x";
 // Flat token soup (broken nesting, stray end tags) mixed with properly nested subtrees.
@@ -198,7 +395,7 @@ const { node } = fc.letrec<{ node: string }>((tie) => ({
     },
   ),
 }));
-export const document = fc.array(node, { maxLength: 12 }).map((ts) => ts.join(""));
+const document = fc.array(node, { maxLength: 12 }).map((ts) => ts.join(""));
 
 const RUNS = 6_000;
 
@@ -239,8 +436,8 @@ describe("sanitiser output under an HTML5 parser (parse5), generated inputs", ()
 
   it("known mutation-XSS shapes come out inert", async () => {
     const vectors = [
-      "<noscript><p title=\"</noscript><img src=x onerror=alert(1)>\">",
-      "<svg></p><style><a id=\"</style><img src=1 onerror=alert(1)>\">",
+      '<noscript><p title="</noscript><img src=x onerror=alert(1)>">',
+      '<svg></p><style><a id="</style><img src=1 onerror=alert(1)>">',
       "<math><mtext><table><mglyph><style><img src=x onerror=alert(1)>",
       "<form><math><mtext></form><form><mglyph><style></math><img src onerror=alert(1)>",
       "<textarea><img src=x onerror=alert(1)></textarea>",
@@ -281,7 +478,10 @@ describe("Mastodon's MASTODON_STRICT examples (spec/lib/sanitize/config_spec.rb)
     ['<a href="foo://bar">Test</a>', "Test"],
     ['<a href="foo://bar">Test&lt;a href="https://example.com"&gt;test&lt;/a&gt;</a>', 'Test&lt;a href="https://example.com"&gt;test&lt;/a&gt;'],
     ['<a href="http://example.com">Test</a>', '<a href="http://example.com" rel="nofollow noopener noreferrer" target="_blank">Test</a>'],
-    ['<a href="http://example.com" translate="no">Test</a>', '<a href="http://example.com" translate="no" rel="nofollow noopener noreferrer" target="_blank">Test</a>'],
+    [
+      '<a href="http://example.com" translate="no">Test</a>',
+      '<a href="http://example.com" translate="no" rel="nofollow noopener noreferrer" target="_blank">Test</a>',
+    ],
     ['<a href="http://example.com" translate="foo">Test</a>', '<a href="http://example.com" rel="nofollow noopener noreferrer" target="_blank">Test</a>'],
     ['<a href=" https://google.fr">Test</a>', "Test"],
     ['<a href="dweb:/a/foo">Test</a>', '<a href="dweb:/a/foo" rel="nofollow noopener noreferrer" target="_blank">Test</a>'],
@@ -328,7 +528,10 @@ describe("edge cases an HTML5 parser reads differently from a naive one", () => 
     // structure the parser would change is written the way it reads
     ["<p>a<ul><li>b</ul>", "<p>a</p><ul><li>b</li></ul>"],
     ["<li>orphan</li>", "orphan"],
-    ['<a href="https://a.example">1<a href="https://b.example">2</a>3</a>', '<a href="https://a.example" rel="nofollow noopener noreferrer" target="_blank">123</a>'],
+    [
+      '<a href="https://a.example">1<a href="https://b.example">2</a>3</a>',
+      '<a href="https://a.example" rel="nofollow noopener noreferrer" target="_blank">123</a>',
+    ],
     ["<pre>\n\ncode</pre>", "<pre>code</pre>"],
     // references: decoded where it matters, never turned into markup
     ["&lt;b&gt; &amp;amp; &#60;i&#62;", "&lt;b&gt; &amp;amp; &lt;i&gt;"],
@@ -351,4 +554,3 @@ describe("edge cases an HTML5 parser reads differently from a naive one", () => 
     expect(await plainText(input)).toBe(expected);
   });
 });
-

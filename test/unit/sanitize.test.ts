@@ -3,7 +3,9 @@ import { sanitizeHtml } from "../../src/federation/sanitize";
 
 describe("remote HTML sanitiser (security E1-E5, Mastodon's strict config)", () => {
   it("E1: strips scripts, handlers, styles and frames", async () => {
-    const out = await sanitizeHtml('<p>hi<script>alert(1)</script><img src=x onerror=alert(1)><svg onload=alert(1)><circle/></svg><style>p{}</style><iframe src="https://x"></iframe></p>');
+    const out = await sanitizeHtml(
+      '<p>hi<script>alert(1)</script><img src=x onerror=alert(1)><svg onload=alert(1)><circle/></svg><style>p{}</style><iframe src="https://x"></iframe></p>',
+    );
     expect(out).toBe("<p>hi</p>");
   });
 
@@ -24,7 +26,7 @@ describe("remote HTML sanitiser (security E1-E5, Mastodon's strict config)", () 
   it("E4/E5: math without encoding and headings, deep nesting", async () => {
     expect(await sanitizeHtml("<math><semantics><annotation>x</annotation></semantics></math>ok")).toBe("ok");
     expect(await sanitizeHtml("<h1>Title</h1>")).toBe("<p><strong>Title</strong></p>");
-    const deep = "<blockquote>".repeat(10_000) + "x" + "</blockquote>".repeat(10_000);
+    const deep = `${"<blockquote>".repeat(10_000)}x${"</blockquote>".repeat(10_000)}`;
     const out = await sanitizeHtml(deep);
     expect(out).toContain("x");
   });

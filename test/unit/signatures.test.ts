@@ -7,7 +7,11 @@ const KEY_ID = "https://a.example/users/alice#main-key";
 const body = JSON.stringify({ type: "Follow", actor: "https://a.example/users/alice" });
 
 async function signed(method = "POST", path = "/users/bob/inbox") {
-  const req = new Request(`https://b.example${path}`, { method, headers: { "content-type": "application/activity+json", accept: "application/activity+json" }, body: method === "POST" ? body : undefined });
+  const req = new Request(`https://b.example${path}`, {
+    method,
+    headers: { "content-type": "application/activity+json", accept: "application/activity+json" },
+    body: method === "POST" ? body : undefined,
+  });
   return signRequest(req, KEY_ID, keys.privateKeyPem, method === "POST" ? body : undefined);
 }
 
@@ -33,7 +37,13 @@ describe("HTTP signatures", () => {
 
   it("C1/C7: missing or malformed headers are errors, not crashes", () => {
     expect(() => parseSignatureHeader(null)).toThrow("Request not signed");
-    for (const bad of ['keyId="x",algorithm="hmac-sha256",signature="a"', 'keyId="x",signature=""', 'keyId="x",signature="a", keyId="y",signature="b"', "garbage", 'keyId="x"']) {
+    for (const bad of [
+      'keyId="x",algorithm="hmac-sha256",signature="a"',
+      'keyId="x",signature=""',
+      'keyId="x",signature="a", keyId="y",signature="b"',
+      "garbage",
+      'keyId="x"',
+    ]) {
       expect(() => parseSignatureHeader(bad), bad).toThrow(SignatureError);
     }
   });
@@ -57,7 +67,7 @@ describe("HTTP signatures", () => {
   });
 
   it("C5: tampered body, SHA-512 only, non-base64 digest", async () => {
-    await expect(verify(await signed(), { body: body + " " })).rejects.toThrow(/Invalid Digest/);
+    await expect(verify(await signed(), { body: `${body} ` })).rejects.toThrow(/Invalid Digest/);
     const req = await signed();
     const h = new Headers(req.headers);
     h.set("digest", "SHA-512=abc");

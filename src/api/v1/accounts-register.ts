@@ -32,7 +32,15 @@ r.post("/", signUpThrottle, requireToken("write:accounts"), async (c) => {
   // Mastodon's AppSignUpService signs users up on behalf of an app, not of another user.
   if (v.user || !v.applicationId) throw forbidden();
   const p = await parse(c, schema);
-  const token = await registerAccount(c.get("db"), c.get("fx"), c.get("config"), c.env, { applicationId: v.applicationId, scopes: [...v.scopes] }, p, clientIp(c));
+  const token = await registerAccount(
+    c.get("db"),
+    c.get("fx"),
+    c.get("config"),
+    c.env,
+    { applicationId: v.applicationId, scopes: [...v.scopes] },
+    p,
+    clientIp(c),
+  );
   return c.json(renderToken(token));
 });
 

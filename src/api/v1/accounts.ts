@@ -311,7 +311,10 @@ r.post("/:id/unblock", requireUser("write:blocks"), async (c) => c.json(await un
 
 const MAX_MUTE_SECONDS = 100 * 365 * 24 * 3600;
 const muteSchema = z
-  .object({ notifications: zBool, duration: z.preprocess((v) => (v === null ? undefined : v), zInt).pipe(z.number().int().min(0).max(MAX_MUTE_SECONDS).optional()) })
+  .object({
+    notifications: zBool,
+    duration: z.preprocess((v) => (v === null ? undefined : v), zInt).pipe(z.number().int().min(0).max(MAX_MUTE_SECONDS).optional()),
+  })
   .passthrough();
 
 r.post("/:id/mute", requireUser("write:mutes"), async (c) => {

@@ -8,17 +8,7 @@ import { parseId } from "../../lib/ids";
 import { readPage, setLinkHeader } from "../../lib/pagination";
 import { parse, readParams, zArray, zBool, zId, zStr } from "../../lib/params";
 import { me, requireUser } from "../../oauth/guard";
-import {
-  addListAccounts,
-  createList,
-  deleteList,
-  listMembers,
-  listsOf,
-  ownList,
-  removeListAccounts,
-  REPLIES_POLICIES,
-  updateList,
-} from "../../services/lists";
+import { addListAccounts, createList, deleteList, listMembers, listsOf, ownList, removeListAccounts, REPLIES_POLICIES, updateList } from "../../services/lists";
 
 const r = new Hono<AppEnv>();
 

@@ -137,19 +137,13 @@ r.post("/:id/unreblog", requireUser("write:statuses"), async (c) => {
   return c.json((await unreblog(c.get("db"), c.get("fx"), c.get("config"), pathId(c), me(c).account.id)).status);
 });
 
-r.post("/:id/bookmark", requireUser("write:bookmarks"), async (c) =>
-  c.json(await bookmark(c.get("db"), c.get("config"), pathId(c), me(c).account.id)),
-);
-r.post("/:id/unbookmark", requireUser("write:bookmarks"), async (c) =>
-  c.json(await unbookmark(c.get("db"), c.get("config"), pathId(c), me(c).account.id)),
-);
+r.post("/:id/bookmark", requireUser("write:bookmarks"), async (c) => c.json(await bookmark(c.get("db"), c.get("config"), pathId(c), me(c).account.id)));
+r.post("/:id/unbookmark", requireUser("write:bookmarks"), async (c) => c.json(await unbookmark(c.get("db"), c.get("config"), pathId(c), me(c).account.id)));
 
 r.post("/:id/pin", requireUser("write:accounts"), async (c) => c.json(await pin(c.get("db"), c.get("fx"), c.get("config"), pathId(c), me(c).account.id)));
 r.post("/:id/unpin", requireUser("write:accounts"), async (c) => c.json(await unpin(c.get("db"), c.get("fx"), c.get("config"), pathId(c), me(c).account.id)));
 
-r.post("/:id/mute", requireUser("write:mutes"), async (c) =>
-  c.json(await muteConversation(c.get("db"), c.get("config"), pathId(c), me(c).account.id, true)),
-);
+r.post("/:id/mute", requireUser("write:mutes"), async (c) => c.json(await muteConversation(c.get("db"), c.get("config"), pathId(c), me(c).account.id, true)));
 r.post("/:id/unmute", requireUser("write:mutes"), async (c) =>
   c.json(await muteConversation(c.get("db"), c.get("config"), pathId(c), me(c).account.id, false)),
 );

@@ -24,7 +24,10 @@ r.get("/:name", async (c) => {
   const viewer = viewerAccountId(c);
   const v = await viewTag(c.get("db"), name, viewer);
   // A tag nobody used yet still answers (Mastodon renders an unsaved tag with an empty id).
-  if (!v) return c.json(renderTag(c.get("config"), { id: "", name, displayName: raw }, historyDays(undefined), viewer ? { following: false, featuring: false } : undefined));
+  if (!v)
+    return c.json(
+      renderTag(c.get("config"), { id: "", name, displayName: raw }, historyDays(undefined), viewer ? { following: false, featuring: false } : undefined),
+    );
   return c.json(render(c, v, !!viewer));
 });
 

@@ -58,7 +58,7 @@ r.get("/public", optionalRead, async (c) => {
   const viewer = requireViewerUnlessPreview(c);
   const q = await parse(c, publicSchema);
   const page = readPage(q, 20, 40);
-  const languages = viewer ? c.get("viewer")?.user?.chosenLanguages ?? null : null;
+  const languages = viewer ? (c.get("viewer")?.user?.chosenLanguages ?? null) : null;
   const p = await publicTimeline(c.get("db"), viewer, { local: q.local, remote: q.remote, onlyMedia: q.only_media, languages }, page);
   return respond(c, p, viewer, 200, "public");
 });
@@ -82,7 +82,7 @@ r.get("/tag/:hashtag", optionalRead, async (c) => {
   const page = readPage(q, 20, 40);
   const tag = normalizeTag(c.req.param("hashtag").slice(0, 200));
   if (!tag) return c.json([]);
-  const languages = viewer ? c.get("viewer")?.user?.chosenLanguages ?? null : null;
+  const languages = viewer ? (c.get("viewer")?.user?.chosenLanguages ?? null) : null;
   const p = await tagTimeline(
     c.get("db"),
     viewer,

@@ -48,7 +48,7 @@ r.get("/", async (c) => {
     limit: clampLimit(p.limit, 20, 40),
     offset,
     following: !!p.following,
-    accountId: p.account_id ? parseId(p.account_id) ?? "0" : null,
+    accountId: p.account_id ? (parseId(p.account_id) ?? "0") : null,
   };
   const db = c.get("db");
   const cfg = c.get("config");

@@ -105,7 +105,11 @@ export const favourites = sqliteTable(
     uri: text("uri"),
     createdAt: ms("created_at").notNull(),
   },
-  (t) => [uniqueIndex("favourites_pair").on(t.accountId, t.statusId), index("favourites_status").on(t.statusId, t.id), index("favourites_account").on(t.accountId, t.id)],
+  (t) => [
+    uniqueIndex("favourites_pair").on(t.accountId, t.statusId),
+    index("favourites_status").on(t.statusId, t.id),
+    index("favourites_account").on(t.accountId, t.id),
+  ],
 );
 
 export const bookmarks = sqliteTable(

@@ -1,9 +1,9 @@
 // Activities about accounts: Update{Actor}, Delete{Actor} (a reversible suspension, as Mastodon ≥3.3 treats it),
 // Block and Undo{Block}.
 import { and, eq, isNull, or, sql } from "drizzle-orm";
-import type { DB } from "../../db/client";
-import { accountPins, accounts, blocks } from "../../db/schema";
-import { padId, snowflake } from "../../lib/ids";
+import { type DB, runBatch } from "../../db/client";
+import { accounts, blocks } from "../../db/schema";
+import { padId } from "../../lib/ids";
 import type { BatchItem } from "drizzle-orm/batch";
 import { blockChange } from "../../services/blocks";
 import { resolveActor } from "../remote-accounts";
@@ -22,7 +22,7 @@ export async function handleUpdateActor(ctx: InboxContext): Promise<void> {
   await resolveActor(ctx.db, ctx.cfg, ctx.signer.uri, { refresh: true });
   // Mastodon federates a (reversible) suspension as an Update of the actor with `suspended: true`.
   if (ctx.activity.object?.suspended === true) {
-    if (!ctx.signer.suspendedAt) await ctx.db.batch(remoteSuspendStatements(ctx.db, ctx.signer.id) as unknown as [any, ...any[]]);
+    if (!ctx.signer.suspendedAt) await runBatch(ctx.db, remoteSuspendStatements(ctx.db, ctx.signer.id));
     return;
   }
   if (ctx.signer.suspendedAt && ctx.signer.suspensionOrigin === "remote") {
@@ -37,10 +37,7 @@ export async function handleUpdateActor(ctx: InboxContext): Promise<void> {
 export const liftsRemoteSuspension = (ctx: InboxContext): boolean => {
   const t = typeOf(ctx.activity.object);
   return (
-    ctx.signer.suspensionOrigin === "remote" &&
-    ctx.activity.type === "Update" &&
-    ctx.activity.objectId === ctx.signer.uri &&
-    (t === null || ACTOR_TYPES.has(t))
+    ctx.signer.suspensionOrigin === "remote" && ctx.activity.type === "Update" && ctx.activity.objectId === ctx.signer.uri && (t === null || ACTOR_TYPES.has(t))
   );
 };
 
@@ -105,7 +102,7 @@ export function purgeAccountStatements(db: DB, accountId: string, now = Date.now
 
 export async function handleDeleteActor(ctx: InboxContext): Promise<void> {
   if (ctx.activity.objectId !== ctx.signer.uri) return drop("delete of another actor");
-  await ctx.db.batch(remoteSuspendStatements(ctx.db, ctx.signer.id) as unknown as [any, ...any[]]);
+  await runBatch(ctx.db, remoteSuspendStatements(ctx.db, ctx.signer.id));
 }
 
 export async function handleBlock(ctx: InboxContext): Promise<void> {

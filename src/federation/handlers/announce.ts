@@ -90,8 +90,12 @@ export async function undoLike(ctx: InboxContext, likeUri: string | null, status
 export async function undoAnnounce(ctx: InboxContext, announceUri: string | null): Promise<boolean> {
   const { db, signer } = ctx;
   if (!announceUri) return false;
-  const [s] = await db.select().from(statuses).where(and(eq(statuses.uri, announceUri), eq(statuses.accountId, signer.id))).limit(1);
-  if (!s || !s.reblogOfId) return false;
+  const [s] = await db
+    .select()
+    .from(statuses)
+    .where(and(eq(statuses.uri, announceUri), eq(statuses.accountId, signer.id)))
+    .limit(1);
+  if (!s?.reblogOfId) return false;
   const p = padId(s.id);
   await db.batch([
     db.run(sql`DELETE FROM notifications WHERE type = 'reblog' AND activity_id = ${p}`),

@@ -1,5 +1,6 @@
 // Flag: a remote server reports local accounts (and their statuses) to our moderators (Mastodon's Activity::Flag).
 import { and, eq, isNotNull, sql } from "drizzle-orm";
+import { runBatch, type Statement } from "../../db/client";
 import { accounts, domainBlocks, reports, statuses, userRoles, users } from "../../db/schema";
 import { snowflake } from "../../lib/ids";
 import { hasPermission } from "../../lib/permissions";
@@ -13,15 +14,27 @@ const MAX_COMMENT = 5000;
 
 export async function handleFlag(ctx: InboxContext): Promise<void> {
   const { db, signer, json } = ctx;
-  const uris = [...new Set(asArray(json.object, MAX_OBJECTS).map(iri).filter((u): u is string => !!u))];
+  const uris = [
+    ...new Set(
+      asArray(json.object, MAX_OBJECTS)
+        .map(iri)
+        .filter((u): u is string => !!u),
+    ),
+  ];
   if (!uris.length) return drop("flag without objects");
   const list = JSON.stringify(uris);
   const [blocked, targets, listed, staff] = await db.batch([
-    db.select({ id: domainBlocks.id }).from(domainBlocks).where(and(eq(domainBlocks.domain, signer.domain ?? ""), eq(domainBlocks.rejectReports, true))).limit(1),
+    db
+      .select({ id: domainBlocks.id })
+      .from(domainBlocks)
+      .where(and(eq(domainBlocks.domain, signer.domain ?? ""), eq(domainBlocks.rejectReports, true)))
+      .limit(1),
     db
       .select()
       .from(accounts)
-      .where(sql`${accounts.domain} IS NULL AND ${accounts.suspendedAt} IS NULL AND (${accounts.uri} IN (SELECT value FROM json_each(${list})) OR ${accounts.url} IN (SELECT value FROM json_each(${list})))`),
+      .where(
+        sql`${accounts.domain} IS NULL AND ${accounts.suspendedAt} IS NULL AND (${accounts.uri} IN (SELECT value FROM json_each(${list})) OR ${accounts.url} IN (SELECT value FROM json_each(${list})))`,
+      ),
     db
       .select({ id: statuses.id, accountId: statuses.accountId })
       .from(statuses)
@@ -37,7 +50,7 @@ export async function handleFlag(ctx: InboxContext): Promise<void> {
   const comment = (await htmlToText(typeof json.content === "string" ? json.content : "")).slice(0, MAX_COMMENT);
   const moderators = staff.filter((s) => hasPermission(s.permissions, "manage_reports"));
   const now = Date.now();
-  const writes: any[] = [];
+  const writes: Statement[] = [];
   for (const target of targets) {
     const id = snowflake(now);
     writes.push(
@@ -57,8 +70,10 @@ export async function handleFlag(ctx: InboxContext): Promise<void> {
     );
     for (const m of moderators) {
       if (m.accountId === target.id) continue;
-      writes.push(notificationStatement(db, ctx.fx, { recipientId: m.accountId, fromAccountId: signer.id, type: "admin.report", reportId: id, activityId: id }));
+      writes.push(
+        notificationStatement(db, ctx.fx, { recipientId: m.accountId, fromAccountId: signer.id, type: "admin.report", reportId: id, activityId: id }),
+      );
     }
   }
-  await db.batch(writes as [any, ...any[]]);
+  await runBatch(db, writes);
 }

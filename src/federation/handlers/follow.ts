@@ -15,14 +15,26 @@ export async function handleFollow(ctx: InboxContext): Promise<void> {
   if (!target || target.username === "instance.actor") return drop("follow of an unknown local account");
   const followUri = activity.id ?? `${signer.uri}#follows/${target.id}`;
   const [blocked, domainBlocked, existing, request] = await db.batch([
-    db.select({ id: blocks.id }).from(blocks).where(and(eq(blocks.accountId, target.id), eq(blocks.targetAccountId, signer.id))).limit(1),
+    db
+      .select({ id: blocks.id })
+      .from(blocks)
+      .where(and(eq(blocks.accountId, target.id), eq(blocks.targetAccountId, signer.id)))
+      .limit(1),
     db
       .select({ id: accountDomainBlocks.id })
       .from(accountDomainBlocks)
       .where(and(eq(accountDomainBlocks.accountId, target.id), eq(accountDomainBlocks.domain, signer.domain ?? "")))
       .limit(1),
-    db.select().from(follows).where(and(eq(follows.accountId, signer.id), eq(follows.targetAccountId, target.id))).limit(1),
-    db.select().from(followRequests).where(and(eq(followRequests.accountId, signer.id), eq(followRequests.targetAccountId, target.id))).limit(1),
+    db
+      .select()
+      .from(follows)
+      .where(and(eq(follows.accountId, signer.id), eq(follows.targetAccountId, target.id)))
+      .limit(1),
+    db
+      .select()
+      .from(followRequests)
+      .where(and(eq(followRequests.accountId, signer.id), eq(followRequests.targetAccountId, target.id)))
+      .limit(1),
   ]);
   if (blocked.length || domainBlocked.length || target.movedToAccountId) {
     ctx.fx.federate({ kind: "reject_follow", accountId: target.id, followerId: signer.id, followUri });
@@ -74,7 +86,7 @@ async function answeredFollower(ctx: InboxContext): Promise<{ local: AccountRow 
     return { local: await localAccountByUri(ctx.db, prop(obj, "actor")), uri };
   }
   // Our Follow ids are `${origin}/<uuid>` or `<actor>#follows/<id>`: the latter names the local follower.
-  if (uri && uri.startsWith(`${cfg.origin}/`) && uri.includes("#follows/")) {
+  if (uri?.startsWith(`${cfg.origin}/`) && uri.includes("#follows/")) {
     return { local: await localAccountByUri(ctx.db, uri.slice(0, uri.indexOf("#"))), uri };
   }
   return { local: null, uri };
@@ -113,14 +125,26 @@ export async function handleReject(ctx: InboxContext): Promise<void> {
   }
   if (!reqMatch.length) return drop("reject of nothing we know");
   const [f, r] = await db.batch([
-    db.select({ id: follows.id, accountId: follows.accountId }).from(follows).where(and(eq(follows.targetAccountId, signer.id), or(...folMatch))),
-    db.select({ id: followRequests.id, accountId: followRequests.accountId }).from(followRequests).where(and(eq(followRequests.targetAccountId, signer.id), or(...reqMatch))),
+    db
+      .select({ id: follows.id, accountId: follows.accountId })
+      .from(follows)
+      .where(and(eq(follows.targetAccountId, signer.id), or(...folMatch))),
+    db
+      .select({ id: followRequests.id, accountId: followRequests.accountId })
+      .from(followRequests)
+      .where(and(eq(followRequests.targetAccountId, signer.id), or(...reqMatch))),
   ]);
-  await endFollows(ctx, [...f.map((x) => ({ follow: x, accountId: x.accountId, targetId: signer.id })), ...r.map((x) => ({ request: x, accountId: x.accountId, targetId: signer.id }))]);
+  await endFollows(ctx, [
+    ...f.map((x) => ({ follow: x, accountId: x.accountId, targetId: signer.id })),
+    ...r.map((x) => ({ request: x, accountId: x.accountId, targetId: signer.id })),
+  ]);
 }
 
 /** Ends the given follows and requests with the shared state change (services/follows.ts `endFollow`), one batch. */
-async function endFollows(ctx: InboxContext, rows: { follow?: { id: string }; request?: { id: string }; accountId: string; targetId: string }[]): Promise<void> {
+async function endFollows(
+  ctx: InboxContext,
+  rows: { follow?: { id: string }; request?: { id: string }; accountId: string; targetId: string }[],
+): Promise<void> {
   if (!rows.length) return;
   const changes = rows.map((x) => endFollow(ctx.db, x.accountId, x.targetId, x));
   await ctx.db.batch(changes.flatMap((ch) => ch.stmts) as [BatchItem<"sqlite">]);
@@ -143,10 +167,19 @@ export async function undoFollow(ctx: InboxContext, followUri: string | null, em
   }
   if (!folMatch.length) return false;
   const [f, r] = await db.batch([
-    db.select({ id: follows.id, targetId: follows.targetAccountId }).from(follows).where(and(eq(follows.accountId, signer.id), or(...folMatch))),
-    db.select({ id: followRequests.id, targetId: followRequests.targetAccountId }).from(followRequests).where(and(eq(followRequests.accountId, signer.id), or(...reqMatch))),
+    db
+      .select({ id: follows.id, targetId: follows.targetAccountId })
+      .from(follows)
+      .where(and(eq(follows.accountId, signer.id), or(...folMatch))),
+    db
+      .select({ id: followRequests.id, targetId: followRequests.targetAccountId })
+      .from(followRequests)
+      .where(and(eq(followRequests.accountId, signer.id), or(...reqMatch))),
   ]);
   if (!f.length && !r.length) return false;
-  await endFollows(ctx, [...f.map((x) => ({ follow: x, accountId: signer.id, targetId: x.targetId })), ...r.map((x) => ({ request: x, accountId: signer.id, targetId: x.targetId }))]);
+  await endFollows(ctx, [
+    ...f.map((x) => ({ follow: x, accountId: signer.id, targetId: x.targetId })),
+    ...r.map((x) => ({ request: x, accountId: signer.id, targetId: x.targetId })),
+  ]);
   return true;
 }

@@ -1,0 +1,24 @@
+#!/usr/bin/env node
+// `npm run check`: the gate every change passes, and the first stage of `npm test`.
+//   1. types: src/ under the strict flags (tsconfig.json), tests and tools under tsconfig.test.json;
+//   2. lint and format: Biome (one fast native tool for both; see docs/architecture.md "Code gate").
+// Prints each part and exits non-zero if any failed. `npm run format` applies Biome's formatting and safe fixes.
+import { spawnSync } from "node:child_process";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const bin = (pkg, file) => join(root, "node_modules", pkg, file);
+const parts = [
+  ["types: src (strict flags)", [process.execPath, bin("typescript", "bin/tsc"), "--noEmit", "-p", "tsconfig.json"]],
+  ["types: tests and tools", [process.execPath, bin("typescript", "bin/tsc"), "--noEmit", "-p", "tsconfig.test.json"]],
+  ["lint + format (biome)", [process.execPath, bin("@biomejs/biome", "bin/biome"), "check", "--max-diagnostics=50", "."]],
+];
+let failed = 0;
+for (const [name, [cmd, ...args]] of parts) {
+  const r = spawnSync(cmd, args, { cwd: root, stdio: "inherit" });
+  const ok = r.status === 0;
+  if (!ok) failed++;
+  console.log(`${ok ? "✔" : "✖"} ${name}`);
+}
+process.exit(failed ? 1 : 0);
