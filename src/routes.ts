@@ -30,6 +30,7 @@ import push from "./api/v1/push";
 import reports from "./api/v1/reports";
 import scheduledStatuses from "./api/v1/scheduled-statuses";
 import statuses from "./api/v1/statuses";
+import streaming from "./api/v1/streaming";
 import stubs from "./api/v1/stubs";
 import tags from "./api/v1/tags";
 import timelines from "./api/v1/timelines";
@@ -76,6 +77,7 @@ export const mounts: [string, Hono<AppEnv>][] = [
   ["/api/v1/reports", reports],
   ["/api/v1/scheduled_statuses", scheduledStatuses],
   ["/api/v1/statuses", statuses],
+  ["/api/v1/streaming", streaming],
   ["/api/v1/tags", tags],
   ["/api/v1/timelines", timelines],
   ["/api/v2/filters", filtersV2],

@@ -11,6 +11,15 @@ import { fanOut, unfanOut } from "../timelines/fanout";
 import { mergeIntoHome, unmergeFromHome } from "../timelines/feed-merge";
 import { regenerateHomeFeed } from "../timelines/regenerate";
 import { publishScheduledStatus } from "../services/publish-scheduled";
+import {
+  type DeletedStatusInfo,
+  publishDelete,
+  publishNotification,
+  publishRelationsChanged,
+  publishStatus,
+  publishStatusUpdate,
+  publishToAccount,
+} from "../streaming/publish";
 import { Effects } from "./collector";
 import { sendEffects } from "./send";
 import type { Effect, JobMessage } from "./types";
@@ -19,9 +28,10 @@ import type { Effect, JobMessage } from "./types";
 export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects): Promise<void> {
   switch (effect.type) {
     case "fanout": {
-      const { next } = await fanOut(db, fx, effect.statusId, effect.cursor);
-      if (next) fx.add({ type: "fanout", statusId: effect.statusId, cursor: next });
-      return;
+      const delivered = await fanOut(db, fx, effect.statusId, effect.cursor);
+      if (delivered.next) fx.add({ type: "fanout", statusId: effect.statusId, cursor: delivered.next });
+      // Each chunk announces itself to the streams of the feeds it reached (shared streams with the first chunk).
+      return publishStatus(db, env, configFor(env, fx), effect.statusId, delivered);
     }
     case "unfanout":
       await unfanOut(db, effect.statusId);
@@ -35,11 +45,15 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects): 
     case "notify":
       // Each subscription that wants this notification gets its own push effect (retried on its own).
       fx.add(...(await pushJobsForNotification(db, effect.notificationId)));
-      return;
+      return publishNotification(db, env, configFor(env, fx), effect.notificationId);
     case "push":
       return pushOnce(db, env, effect, fx);
     case "status_updated":
-      return;
+      return publishStatusUpdate(db, env, configFor(env, fx), effect.statusId);
+    case "stream_delete":
+      return publishDelete(env, effect.statusId, { home: effect.home, lists: effect.lists }, effect.info as DeletedStatusInfo | null);
+    case "relations_changed":
+      return publishRelationsChanged(env, effect.accountIds);
     case "inbox":
       return processInboxItem(db, env, effect.itemId, effect.origin, fx);
     case "federate":
@@ -47,8 +61,7 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects): 
     case "fetch_featured":
       return fetchFeaturedCollection(db, env, effect.accountId, effect.origin, fx);
     case "filters_changed":
-      // Streaming's filters_changed event hooks in here.
-      return;
+      return publishToAccount(env, effect.accountId, "filters_changed");
     case "publish_scheduled":
       // Throws on a transient failure (the queue retries); a permanent one is recorded on the scheduled status.
       await publishScheduledStatus(db, env, fx, effect.scheduledStatusId);
@@ -58,10 +71,13 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects): 
   }
 }
 
+/** The configuration effects render with: the origin of the request that caused them (LOCAL_DOMAIN wins when set). */
+const configFor = (env: Env, fx: Effects) => readConfig(env, fx.origin || "http://localhost/");
+
 /** Sends one push; a push service that asks to retry later gets the effect again after its delay (bounded tries). */
 async function pushOnce(db: DB, env: Env, job: PushJob, fx: Effects): Promise<void> {
   try {
-    await deliverPush(db, env, readConfig(env, fx.origin || "http://localhost/"), job);
+    await deliverPush(db, env, configFor(env, fx), job);
   } catch (e) {
     if (!(e instanceof PushRetry)) throw e;
     const next = retryPushJob(job, e);

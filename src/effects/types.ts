@@ -14,6 +14,16 @@ export type Effect =
   | { type: "notify"; notificationId: string }
   // One Web Push message for one subscription (src/push); `attempt` counts its retries.
   | { type: "push"; subscriptionId: string; notificationId: string; attempt?: number }
+  // A status (and its boosts) left these feeds: tell open streams (`info` says which shared streams had it).
+  | {
+      type: "stream_delete";
+      statusId: string;
+      info: { visibility: string; local: boolean; reblog: boolean; tags: string[] } | null;
+      home: { accountId: string; statusId: string }[];
+      lists: { listId: string; accountId: string; statusId: string }[];
+    }
+  // Blocks, mutes or domain blocks of these accounts changed: their open streams re-read them.
+  | { type: "relations_changed"; accountIds: string[] }
   // A status changed in place (edit, poll counts): tell open streams.
   | { type: "status_updated"; statusId: string }
   // federation: a verified inbound activity stored in inbox_items, processed off the request path

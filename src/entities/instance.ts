@@ -4,6 +4,7 @@ import type { Config, Env } from "../env";
 import { SOFTWARE_VERSION, TERN_VERSION } from "../env";
 import { sha256Hex } from "../lib/crypto";
 import { SETTING, type DomainBlockRow, type InstanceData, type InstanceV1Data, type RuleRow, type Settings } from "../services/instance";
+import { streamingOrigin } from "../streaming/streams";
 import { renderAccount } from "./account";
 import { DEFAULT_HEADER } from "./urls";
 
@@ -14,7 +15,9 @@ import { DEFAULT_HEADER } from "./urls";
 export const INSTANCE_VERSION = `${SOFTWARE_VERSION}+tern.${TERN_VERSION}`;
 
 // Mastodon's API version gates client features: Phanpy uses grouped notifications (/api/v2/notifications) from 2
-// on, quotes from 7. Tern serves v1 notifications only, so it claims 1 until grouped notifications exist.
+// on, quotes from 7. Tern serves v1 notifications only, so it claims 1 until grouped notifications exist. Streaming
+// is not gated on it: Mastodon 4.3 serves 2 (4.5: 7), but Phanpy, Elk (masto.js createStreamingAPIClient) and Ice
+// Cubes open the WebSocket whenever configuration.urls.streaming (v2) or urls.streaming_api (v1) is present.
 export const API_VERSION = 1;
 export const LANGUAGES = ["en"];
 
@@ -98,8 +101,10 @@ function timelinesAccess(cfg: Config) {
 export function renderInstanceV2(cfg: Config, env: Env, d: InstanceData) {
   const s = d.settings;
   const urls: Record<string, string> = {};
-  // configuration.urls.streaming is left out until the streaming API exists: Elk and Phanpy then poll.
-  if (s[SETTING.statusPageUrl]) urls.status = s[SETTING.statusPageUrl];
+  // Clients open the streaming WebSocket only when this is present (Elk, Phanpy; without it they poll).
+  urls.streaming = streamingOrigin(cfg.origin);
+  const statusPage = s[SETTING.statusPageUrl];
+  if (statusPage) urls.status = statusPage;
   return {
     domain: cfg.domain,
     title: title(cfg, s),
@@ -145,8 +150,7 @@ export function renderInstanceV1(cfg: Config, d: InstanceV1Data) {
     description: s[SETTING.description] || shortDescription(cfg, s),
     email: contactEmail(cfg, s),
     version: INSTANCE_VERSION,
-    // streaming_api is added when the streaming API exists.
-    urls: {},
+    urls: { streaming_api: streamingOrigin(cfg.origin) },
     stats: { user_count: d.userCount, status_count: d.statusCount, domain_count: d.domainCount },
     thumbnail: thumbnailUrl(cfg),
     languages: LANGUAGES,

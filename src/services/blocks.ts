@@ -34,6 +34,8 @@ export function blockChange(db: DB, blockerId: string, targetId: string, uri: st
       fx.add(
         { type: "unmerge_feed", accountId: blockerId, targetAccountId: targetId },
         { type: "unmerge_feed", accountId: targetId, targetAccountId: blockerId },
+        // Open public and hashtag streams of both filter by blocks both ways.
+        { type: "relations_changed", accountIds: [blockerId, targetId] },
       ),
   };
 }
@@ -59,6 +61,7 @@ export async function unblock(db: DB, fx: Effects, viewerId: string, targetId: s
     .where(mine)
     .limit(1);
   const rel = await writeThenRelationship(db, [db.delete(blocks).where(mine)], viewerId, targetId);
+  fx.add({ type: "relations_changed", accountIds: [viewerId, targetId] });
   if (prior?.domain) fx.federate({ kind: "undo_block", accountId: viewerId, targetAccountId: targetId, blockUri: prior.uri ?? "" });
   return rel;
 }

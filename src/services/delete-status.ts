@@ -3,7 +3,7 @@
 // by both). The REST response is the status as it was, with its source text for "delete & redraft"; local media is
 // detached, not deleted, so a redraft can reuse the same media_ids.
 import { eq, sql } from "drizzle-orm";
-import type { DB } from "../db/client";
+import { type DB, runBatch } from "../db/client";
 import { statuses, tombstones } from "../db/schema";
 import type { BatchItem } from "drizzle-orm/batch";
 import { loadStatusBundle, renderStatusFrom, type StatusRow } from "../entities/status";
@@ -11,6 +11,8 @@ import type { Config } from "../env";
 import { notFound } from "../lib/errors";
 import { padId } from "../lib/ids";
 import type { Effects } from "../effects/collector";
+import { type DeletedStatusRow, statusStreamInfoStatement, toDeletedStatusInfo } from "../streaming/publish";
+import { type FeedEntryRow, feedEntriesStatement, toFeedRemoval } from "../timelines/fanout";
 
 /** Statements removing a status and everything hanging off it, reblogs of it included (those go last). */
 export function deleteStatusStatements(db: DB, statusId: string) {
@@ -36,6 +38,9 @@ export function deleteStatusStatements(db: DB, statusId: string) {
   ] as const;
 }
 
+/** Feed entries per stream_delete effect (about 60 bytes each). */
+const STREAM_DELETE_CHUNK = 1000;
+
 /** Removes a status (and its reblogs) everywhere; false when a parallel request or activity removed it first. */
 export async function removeStatus(
   db: DB,
@@ -44,7 +49,8 @@ export async function removeStatus(
   extra: BatchItem<"sqlite">[] = [],
 ): Promise<boolean> {
   const tomb = s.reblogOfId ? [] : [db.insert(tombstones).values({ uri: s.uri, accountId: s.accountId, createdAt: Date.now() }).onConflictDoNothing()];
-  const res = await db.batch([...tomb, ...extra, ...deleteStatusStatements(db, s.id)] as unknown as [BatchItem<"sqlite">]);
+  // Who had it in a feed, and which shared streams showed it, read in the same batch before the rows go.
+  const res = await runBatch(db, [feedEntriesStatement(db, s.id), statusStreamInfoStatement(db, s.id), ...tomb, ...extra, ...deleteStatusStatements(db, s.id)]);
   const gone = res[res.length - 1] as { id: string }[];
   if (gone.length === 0) return false;
   const reblogs = res[res.length - 2] as { id: string; accountId: string }[];
@@ -52,6 +58,13 @@ export async function removeStatus(
     { type: "unfanout", statusId: s.id, accountId: s.accountId, reblogOfId: s.reblogOfId },
     ...reblogs.map((r) => ({ type: "unfanout" as const, statusId: r.id, accountId: r.accountId, reblogOfId: s.id })),
   );
+  const removed = toFeedRemoval(res[0] as FeedEntryRow[]);
+  const info = toDeletedStatusInfo(res[1] as DeletedStatusRow[]);
+  // Home feeds exist for local accounts only; chunks keep each effect far below a queue message's size.
+  for (let i = 0; i === 0 || i < removed.home.length; i += STREAM_DELETE_CHUNK) {
+    const lists = i === 0 ? removed.lists : [];
+    fx.add({ type: "stream_delete", statusId: s.id, info: i === 0 ? info : null, home: removed.home.slice(i, i + STREAM_DELETE_CHUNK), lists });
+  }
   return true;
 }
 

@@ -7,6 +7,7 @@ import { padId, snowflake } from "../lib/ids";
 import type { Page } from "../lib/pagination";
 import { cursorOrder, cursorWhere, inPageOrder } from "../db/keyset";
 import { exec } from "./follows";
+import type { Effects } from "../effects/collector";
 
 /** Lower-case, IDNA (punycode) host without port or path; 422 for anything that is not a domain name. */
 export function normalizeDomain(raw: string): string {
@@ -22,7 +23,7 @@ export function normalizeDomain(raw: string): string {
   return host;
 }
 
-export async function blockDomain(db: DB, viewerId: string, domain: string): Promise<void> {
+export async function blockDomain(db: DB, fx: Effects, viewerId: string, domain: string): Promise<void> {
   const now = Date.now();
   const v = padId(viewerId);
   await db.batch([
@@ -33,10 +34,12 @@ export async function blockDomain(db: DB, viewerId: string, domain: string): Pro
     exec(db, sql`DELETE FROM follows WHERE target_account_id = ${v} AND account_id IN (SELECT id FROM accounts WHERE domain = ${domain})`),
     exec(db, sql`DELETE FROM follow_requests WHERE target_account_id = ${v} AND account_id IN (SELECT id FROM accounts WHERE domain = ${domain})`),
   ]);
+  fx.add({ type: "relations_changed", accountIds: [viewerId] });
 }
 
-export async function unblockDomain(db: DB, viewerId: string, domain: string): Promise<void> {
+export async function unblockDomain(db: DB, fx: Effects, viewerId: string, domain: string): Promise<void> {
   await db.delete(accountDomainBlocks).where(and(eq(accountDomainBlocks.accountId, viewerId), eq(accountDomainBlocks.domain, domain)));
+  fx.add({ type: "relations_changed", accountIds: [viewerId] });
 }
 
 export async function domainBlocksPage(db: DB, viewerId: string, page: Page): Promise<{ cursor: string; domain: string }[]> {

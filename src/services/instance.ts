@@ -226,7 +226,8 @@ export async function weeklyActivity(db: DB, now = Date.now()): Promise<WeekActi
   const put = (rows: { b: number; n: number }[], key: "statuses" | "logins" | "registrations") => {
     for (const r of rows) {
       const idx = 11 - Math.floor(Number(r.b));
-      if (idx >= 0 && idx < 12) weeks[idx][key] += Number(r.n);
+      const week = weeks[idx];
+      if (week) week[key] += Number(r.n);
     }
   };
   put(st, "statuses");

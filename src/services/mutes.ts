@@ -33,13 +33,20 @@ export async function mute(db: DB, fx: Effects, viewerId: string, targetId: stri
     viewerId,
     targetId,
   );
-  fx.add({ type: "unmerge_feed", accountId: viewerId, targetAccountId: targetId });
+  fx.add({ type: "unmerge_feed", accountId: viewerId, targetAccountId: targetId }, { type: "relations_changed", accountIds: [viewerId] });
   return rel;
 }
 
-export async function unmute(db: DB, viewerId: string, targetId: string): Promise<MastodonRelationship> {
+export async function unmute(db: DB, fx: Effects, viewerId: string, targetId: string): Promise<MastodonRelationship> {
   notSelf(viewerId, targetId);
-  return writeThenRelationship(db, [db.delete(mutes).where(and(eq(mutes.accountId, viewerId), eq(mutes.targetAccountId, targetId)))], viewerId, targetId);
+  const rel = await writeThenRelationship(
+    db,
+    [db.delete(mutes).where(and(eq(mutes.accountId, viewerId), eq(mutes.targetAccountId, targetId)))],
+    viewerId,
+    targetId,
+  );
+  fx.add({ type: "relations_changed", accountIds: [viewerId] });
+  return rel;
 }
 
 export async function mutesPage(db: DB, viewerId: string, page: Page): Promise<{ cursor: string; account: AccountRow; expiresAt: number | null }[]> {

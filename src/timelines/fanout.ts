@@ -6,8 +6,11 @@
 // whatever its size. Followers are taken FANOUT_CHUNK at a time in follows.id order; when a chunk is full the job
 // re-enqueues itself with the last follows.id as cursor, so an account with many followers never runs into the
 // per-invocation limits (CPU, 30 s per query, statements per batch).
+//
+// Both directions report which feeds changed (INSERT ... RETURNING, or a read before the DELETEs, in the same batch: no
+// extra round trip), so the streaming API can tell exactly those feeds' owners (src/streaming/publish.ts).
 import { sql } from "drizzle-orm";
-import type { DB } from "../db/client";
+import { type DB, runBatch } from "../db/client";
 import { padId, unpadId } from "../lib/ids";
 import { boundSql } from "../db/bound-sql";
 import type { Effects } from "../effects/collector";
@@ -44,12 +47,25 @@ export function trimListFeedsSql(lists: string) {
       SELECT h.rowid FROM cuts JOIN list_feed h ON h.list_id = cuts.l AND h.status_id < cuts.cut WHERE cuts.cut IS NOT NULL)`;
 }
 
+/** A list feed and its owner (whose streaming `list` subscription shows it). */
+export interface FeedList {
+  listId: string;
+  accountId: string;
+}
+
 export interface FanOutResult {
+  /** Cursor of the next chunk of followers, if any. */
   next?: string;
+  /** Accounts whose home feed received the status in this chunk (author, followers, mentioned, tag followers). */
+  homeAccountIds: string[];
+  /** Lists whose feed received it (first chunk only: lists are not chunked). */
+  lists: FeedList[];
+  /** The first chunk: the one after which public and hashtag streams hear of the status (once per status). */
+  shared: boolean;
 }
 
 export async function fanOut(db: DB, fx: Effects, statusId: string, cursor: string | undefined, opts: { trim?: boolean } = {}): Promise<FanOutResult> {
-  if (!/^\d{1,19}$/.test(statusId) || (cursor !== undefined && !/^\d{1,19}$/.test(cursor))) return {};
+  if (!/^\d{1,19}$/.test(statusId) || (cursor !== undefined && !/^\d{1,19}$/.test(cursor))) return { homeAccountIds: [], lists: [], shared: false };
   const now = Date.now();
   const S = padId(statusId);
   const C = padId(cursor ?? "0");
@@ -64,27 +80,41 @@ export async function fanOut(db: DB, fx: Effects, statusId: string, cursor: stri
 
   // ?1 = status id, ?2 = cursor (placeholders every statement reuses).
   const stmts: string[] = [];
+  // Statements whose RETURNING rows are the home feeds (account_id) or list feeds (list_id) that received the status.
+  const homeInserts: number[] = [];
+  let listInsert = -1;
+  let listOwners = -1;
   // Followers in this chunk.
+  homeInserts.push(stmts.length);
   stmts.push(`WITH ${chunk}
     INSERT OR IGNORE INTO home_feed (account_id, status_id, reblog_of_id, author_id)
     SELECT c.account_id, s.id, s.reblog_of_id, s.account_id FROM chunk c JOIN statuses s ON s.id = ?1 LEFT JOIN statuses o ON o.id = s.reblog_of_id
-    WHERE s.visibility IN ${VISIBLE_TO_FOLLOWERS} AND ${home("c.account_id", "c")}`);
+    WHERE s.visibility IN ${VISIBLE_TO_FOLLOWERS} AND ${home("c.account_id", "c")}
+    RETURNING account_id`);
   if (first) {
-    // The author's own feed.
+    // The author's own feed. postStatus writes a local author's row itself (they see their post at once), so the
+    // author is reported whenever the row is there, not only when this statement wrote it.
     stmts.push(`INSERT OR IGNORE INTO home_feed (account_id, status_id, reblog_of_id, author_id)
       SELECT s.account_id, s.id, s.reblog_of_id, s.account_id FROM ${status} WHERE s.id = ?1 AND ${home("s.account_id")}`);
+    homeInserts.push(stmts.length);
+    stmts.push(`SELECT account_id FROM home_feed WHERE account_id = ${author} AND status_id = ?1`);
     // Direct statuses reach the mentioned local accounts (and nobody else).
+    homeInserts.push(stmts.length);
     stmts.push(`INSERT OR IGNORE INTO home_feed (account_id, status_id, reblog_of_id, author_id)
       SELECT m.account_id, s.id, s.reblog_of_id, s.account_id FROM ${status} JOIN mentions m ON m.status_id = s.id
-      WHERE s.id = ?1 AND s.visibility = 'direct' AND ${home("m.account_id")}`);
+      WHERE s.id = ?1 AND s.visibility = 'direct' AND ${home("m.account_id")}
+      RETURNING account_id`);
     // Followed hashtags: public, original statuses of accounts that are not silenced (Mastodon's broadcastable?).
+    homeInserts.push(stmts.length);
     stmts.push(`INSERT OR IGNORE INTO home_feed (account_id, status_id, reblog_of_id, author_id)
       SELECT DISTINCT tf.account_id, s.id, s.reblog_of_id, s.account_id FROM ${status}
       JOIN status_tags st ON st.status_id = s.id JOIN tag_follows tf ON tf.tag_id = st.tag_id
       WHERE s.id = ?1 AND s.visibility = 'public' AND s.reblog_of_id IS NULL
         AND NOT EXISTS (SELECT 1 FROM accounts sa WHERE sa.id = s.account_id AND sa.silenced_at IS NOT NULL)
-        AND ${home("tf.account_id", undefined, { replyRule: false })}`);
+        AND ${home("tf.account_id", undefined, { replyRule: false })}
+      RETURNING account_id`);
     // Lists that contain the author, when their owner follows the author; replies by the list's replies_policy.
+    listInsert = stmts.length;
     stmts.push(`INSERT OR IGNORE INTO list_feed (list_id, status_id, reblog_of_id, author_id)
       SELECT l.id, s.id, s.reblog_of_id, s.account_id FROM ${status}
       JOIN list_accounts la ON la.account_id = s.account_id JOIN lists l ON l.id = la.list_id
@@ -93,7 +123,11 @@ export async function fanOut(db: DB, fx: Effects, statusId: string, cursor: stri
         AND (s.in_reply_to_account_id IS NULL OR s.in_reply_to_account_id = s.account_id OR s.in_reply_to_account_id = l.account_id
              OR l.replies_policy = 'followed'
              OR (l.replies_policy = 'list' AND EXISTS (SELECT 1 FROM list_accounts la2 WHERE la2.list_id = l.id AND la2.account_id = s.in_reply_to_account_id)))
-        AND ${feedFilter({ receiver: "l.account_id", follow: "lf", dedupe: { table: "list_feed", key: "l.id" } })}`);
+        AND ${feedFilter({ receiver: "l.account_id", follow: "lf", dedupe: { table: "list_feed", key: "l.id" } })}
+      RETURNING list_id`);
+    // Owners of the lists holding the status (the RETURNING rows above say which of them received it now).
+    listOwners = stmts.length;
+    stmts.push(`SELECT l.id AS list_id, l.account_id AS account_id FROM lists l WHERE l.id IN (SELECT list_id FROM list_feed WHERE status_id = ?1)`);
   }
   if (trim) {
     const receivers = `SELECT account_id AS id FROM follows WHERE target_account_id = ${author} AND follows.id > ?2 ORDER BY follows.id LIMIT ${FANOUT_CHUNK}`;
@@ -111,25 +145,73 @@ export async function fanOut(db: DB, fx: Effects, statusId: string, cursor: stri
       AND s.visibility IN ${VISIBLE_TO_FOLLOWERS} AND ${feedFilter({ receiver: "c.account_id", follow: "c", dedupe: { table: "home_feed", key: "c.account_id" } })}`);
 
   const bind = (q: string) => db.all(boundSql(q.replaceAll("?1", "$s").replaceAll("?2", "$c"), { s: S, c: C, now }));
-  const res = (await db.batch(stmts.map(bind) as any)) as unknown as Record<string, unknown>[][];
-  const nextRow = res[writes][0] as { id: string } | undefined;
-  const notify = res[writes + 1] as { recipient: string; author: string }[];
+  const res = (await runBatch(db, stmts.map(bind))) as Record<string, unknown>[][];
+  const nextRow = res[writes]?.[0] as { id: string } | undefined;
+  const notify = (res[writes + 1] ?? []) as { recipient: string; author: string }[];
   if (notify.length) {
     const ns = notify.map((n) =>
       notificationStatement(db, fx, { recipientId: unpadId(n.recipient), fromAccountId: unpadId(n.author), type: "status", statusId, activityId: statusId }),
     );
-    for (let i = 0; i < ns.length; i += 100) await db.batch(ns.slice(i, i + 100) as any);
+    for (let i = 0; i < ns.length; i += 100) await runBatch(db, ns.slice(i, i + 100));
   }
-  return nextRow ? { next: unpadId(nextRow.id) } : {};
+  const homeAccountIds = [...new Set(homeInserts.flatMap((i) => (res[i] as { account_id: string }[]).map((r) => unpadId(String(r.account_id)))))];
+  const lists: FeedList[] = [];
+  if (listInsert >= 0) {
+    const owners = new Map((res[listOwners] as { list_id: string; account_id: string }[]).map((r) => [String(r.list_id), unpadId(String(r.account_id))]));
+    for (const r of res[listInsert] as { list_id: string }[]) {
+      const owner = owners.get(String(r.list_id));
+      if (owner) lists.push({ listId: unpadId(String(r.list_id)), accountId: owner });
+    }
+  }
+  return { ...(nextRow ? { next: unpadId(nextRow.id) } : {}), homeAccountIds, lists, shared: first };
 }
 
-/** Removes a deleted status (or undone reblog) from every feed, and boosts of it with it. */
-export async function unfanOut(db: DB, statusId: string): Promise<void> {
+/** What unfanOut took out: the feed entries (a boost of the status is its own entry, with its own id). */
+export interface FeedRemoval {
+  home: { accountId: string; statusId: string }[];
+  lists: { listId: string; accountId: string; statusId: string }[];
+}
+
+/**
+ * The feed entries of a status and of its boosts (home feeds, and list feeds with their owners), as one statement.
+ * Put it in a batch before statements that delete those rows (deleting a status, undoing a boost) to learn who had
+ * it; toFeedRemoval reads its rows.
+ */
+export function feedEntriesStatement(db: DB, statusId: string) {
   const S = padId(statusId);
-  await db.batch([
+  return db.all<FeedEntryRow>(sql`SELECT h.account_id AS account_id, NULL AS list_id, h.status_id AS status_id FROM home_feed h WHERE h.status_id = ${S}
+    UNION ALL SELECT h.account_id, NULL, h.status_id FROM home_feed h WHERE h.reblog_of_id = ${S}
+    UNION ALL SELECT l.account_id, lf.list_id, lf.status_id FROM list_feed lf JOIN lists l ON l.id = lf.list_id WHERE lf.status_id = ${S}
+    UNION ALL SELECT l.account_id, lf.list_id, lf.status_id FROM list_feed lf JOIN lists l ON l.id = lf.list_id WHERE lf.reblog_of_id = ${S}`);
+}
+
+export interface FeedEntryRow {
+  account_id: string;
+  list_id: string | null;
+  status_id: string;
+}
+
+export function toFeedRemoval(rows: FeedEntryRow[]): FeedRemoval {
+  const out: FeedRemoval = { home: [], lists: [] };
+  for (const r of rows) {
+    const accountId = unpadId(String(r.account_id));
+    const statusId = unpadId(String(r.status_id));
+    if (r.list_id == null) out.home.push({ accountId, statusId });
+    else out.lists.push({ listId: unpadId(String(r.list_id)), accountId, statusId });
+  }
+  return out;
+}
+
+/** Removes a deleted status (or undone reblog) from every feed, and boosts of it with it. One D1 batch. */
+export async function unfanOut(db: DB, statusId: string): Promise<FeedRemoval> {
+  const S = padId(statusId);
+  const res = await db.batch([
+    // Who loses an entry (read before the deletes, in the same transaction).
+    feedEntriesStatement(db, statusId),
     db.run(sql`DELETE FROM home_feed WHERE status_id = ${S}`),
     db.run(sql`DELETE FROM home_feed WHERE reblog_of_id = ${S}`),
     db.run(sql`DELETE FROM list_feed WHERE status_id = ${S}`),
     db.run(sql`DELETE FROM list_feed WHERE reblog_of_id = ${S}`),
   ]);
+  return toFeedRemoval(res[0] as FeedEntryRow[]);
 }

@@ -19,28 +19,30 @@ const instanceV2 = z.object({
   thumbnail: z.object({ url: z.string().url() }).passthrough(),
   icon: z.array(z.unknown()),
   languages: z.array(z.string()),
-  configuration: z.object({
-    urls: z.record(z.string()),
-    vapid: z.object({ public_key: z.string() }),
-    accounts: z.object({ max_featured_tags: int, max_pinned_statuses: int }),
-    statuses: z.object({ max_characters: int, max_media_attachments: int, characters_reserved_per_url: int }),
-    media_attachments: z.object({
-      supported_mime_types: z.array(z.string()).nonempty(),
-      description_limit: int,
-      image_size_limit: int,
-      image_matrix_limit: int,
-      video_size_limit: int,
-      video_frame_rate_limit: int,
-      video_matrix_limit: int,
-    }),
-    polls: z.object({ max_options: int, max_characters_per_option: int, min_expiration: int, max_expiration: int }),
-    translation: z.object({ enabled: z.boolean() }),
-    timelines_access: z.object({
-      live_feeds: z.object({ local: z.string(), remote: z.string() }),
-      hashtag_feeds: z.object({ local: z.string(), remote: z.string() }),
-      trending_link_feeds: z.object({ local: z.string(), remote: z.string() }),
-    }),
-  }).passthrough(),
+  configuration: z
+    .object({
+      urls: z.record(z.string()),
+      vapid: z.object({ public_key: z.string() }),
+      accounts: z.object({ max_featured_tags: int, max_pinned_statuses: int }),
+      statuses: z.object({ max_characters: int, max_media_attachments: int, characters_reserved_per_url: int }),
+      media_attachments: z.object({
+        supported_mime_types: z.array(z.string()).nonempty(),
+        description_limit: int,
+        image_size_limit: int,
+        image_matrix_limit: int,
+        video_size_limit: int,
+        video_frame_rate_limit: int,
+        video_matrix_limit: int,
+      }),
+      polls: z.object({ max_options: int, max_characters_per_option: int, min_expiration: int, max_expiration: int }),
+      translation: z.object({ enabled: z.boolean() }),
+      timelines_access: z.object({
+        live_feeds: z.object({ local: z.string(), remote: z.string() }),
+        hashtag_feeds: z.object({ local: z.string(), remote: z.string() }),
+        trending_link_feeds: z.object({ local: z.string(), remote: z.string() }),
+      }),
+    })
+    .passthrough(),
   registrations: z.object({
     enabled: z.boolean(),
     approval_required: z.boolean(),
@@ -55,7 +57,9 @@ const instanceV2 = z.object({
 });
 
 async function addRule(id: string, text: string, priority = 0) {
-  await env.DB.prepare("INSERT INTO rules (id, text, hint, priority, created_at) VALUES (?, ?, '', ?, ?)").bind(id.padStart(20, "0"), text, priority, Date.now()).run();
+  await env.DB.prepare("INSERT INTO rules (id, text, hint, priority, created_at) VALUES (?, ?, '', ?, ?)")
+    .bind(id.padStart(20, "0"), text, priority, Date.now())
+    .run();
 }
 
 describe("GET /api/v2/instance", () => {
@@ -72,7 +76,7 @@ describe("GET /api/v2/instance", () => {
     expect(body.version).toBe("4.5.0+tern.0.1.0");
     // 1: grouped notifications (v2) are not served, so clients such as Phanpy must use v1 notifications.
     expect(body.api_versions.mastodon).toBe(1);
-    expect(body.configuration.urls.streaming).toBeUndefined();
+    expect(body.configuration.urls.streaming).toBe("ws://tern.test");
     expect(body.configuration.statuses.max_characters).toBe(500);
     expect(body.configuration.media_attachments.supported_mime_types).toContain("image/webp");
     expect(body.configuration.timelines_access.live_feeds.local).toBe("public");
@@ -113,7 +117,7 @@ describe("GET /api/v1/instance", () => {
     expect(typeof b.description).toBe("string");
     expect(typeof b.email).toBe("string");
     expect(b.version).toBe("4.5.0+tern.0.1.0");
-    expect(b.urls).toEqual({});
+    expect(b.urls).toEqual({ streaming_api: "ws://tern.test" });
     expect(b.stats).toEqual({ user_count: 1, status_count: 0, domain_count: 0 });
     expect(typeof b.thumbnail).toBe("string");
     expect(b.registrations).toBe(true);
@@ -176,7 +180,9 @@ describe("instance sub-resources", () => {
     expect(typeof pp.body.updated_at).toBe("string");
 
     expect((await anon.get("/api/v1/instance/terms_of_service")).status).toBe(404);
-    await env.DB.prepare("INSERT INTO instance_settings (key, value) VALUES ('site_terms_of_service', '<p>Terms</p>'), ('site_extended_description', '<p>About</p>')").run();
+    await env.DB.prepare(
+      "INSERT INTO instance_settings (key, value) VALUES ('site_terms_of_service', '<p>Terms</p>'), ('site_extended_description', '<p>About</p>')",
+    ).run();
     const tos = await anon.get("/api/v1/instance/terms_of_service");
     expect(tos.status).toBe(200);
     expect(tos.body).toMatchObject({ effective: true, content: "<p>Terms</p>", succeeded_by: null });

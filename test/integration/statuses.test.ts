@@ -374,7 +374,18 @@ describe("DELETE /api/v1/statuses/:id", () => {
     const res = await a.api.delete(`/api/v1/statuses/${s.body.id}`);
     expect(res.status).toBe(200);
     expect(jobs[0]).toEqual({ type: "unfanout", statusId: s.body.id, accountId: a.id, reblogOfId: null });
-    expect(jobs.filter((j) => j.type !== "federate").length).toBe(2);
+    // The status and its boost leave every feed; open streams hear of it from one more effect (tested below).
+    expect(jobs.filter((j) => j.type !== "federate" && j.type !== "stream_delete").length).toBe(2);
+    const streamed = jobs.filter((j) => j.type === "stream_delete");
+    expect(streamed).toEqual([
+      {
+        type: "stream_delete",
+        statusId: s.body.id,
+        info: { visibility: "public", local: true, reblog: false, tags: ["gone"] },
+        home: [{ accountId: a.id, statusId: s.body.id }],
+        lists: [],
+      },
+    ]);
     expect(jobs[1]).toMatchObject({ type: "unfanout", accountId: b.id, reblogOfId: s.body.id });
     expect(res.body.id).toBe(s.body.id);
     expect(res.body.text).toBe("bye #gone");

@@ -39,18 +39,24 @@ async function nextUpdates(c: WsClient, n: number): Promise<[string, string][]> 
 async function makeRemote(username: string, domain: string) {
   const id = snowflake();
   const now = Date.now();
-  await db().insert(accounts).values({ id, username, domain, uri: `https://${domain}/users/${username}`, createdAt: now, updatedAt: now });
+  await db()
+    .insert(accounts)
+    .values({ id, username, domain, uri: `https://${domain}/users/${username}`, createdAt: now, updatedAt: now });
   return { id, username };
 }
 
 async function addMedia(statusId: string, accountId: string) {
-  await env.DB.prepare("INSERT INTO media_attachments (id, account_id, status_id, type, file_key, content_type, processing, created_at) VALUES (?, ?, ?, 'image', 'x', 'image/png', 0, ?)")
+  await env.DB.prepare(
+    "INSERT INTO media_attachments (id, account_id, status_id, type, file_key, content_type, processing, created_at) VALUES (?, ?, ?, 'image', 'x', 'image/png', 0, ?)",
+  )
     .bind(pad(snowflake()), pad(accountId), pad(statusId), Date.now())
     .run();
 }
 
 async function addTag(statusId: string, name: string) {
-  await env.DB.prepare("INSERT OR IGNORE INTO tags (id, name, display_name, created_at) VALUES (?, ?, ?, ?)").bind(pad(snowflake()), name, name, Date.now()).run();
+  await env.DB.prepare("INSERT OR IGNORE INTO tags (id, name, display_name, created_at) VALUES (?, ?, ?, ?)")
+    .bind(pad(snowflake()), name, name, Date.now())
+    .run();
   await env.DB.prepare("INSERT INTO status_tags (status_id, tag_id) SELECT ?, id FROM tags WHERE name = ?").bind(pad(statusId), name).run();
 }
 
@@ -209,7 +215,12 @@ describe("streaming delivery", () => {
     expect(await nextUpdates(pc, 1)).toEqual([["public", warmup]]);
     expect(await nextUpdates(uc, 1)).toEqual([["user", warmup]]);
 
-    const hide = await v.api.post("/api/v2/filters", { title: "no spoilers", context: ["public", "home"], filter_action: "hide", keywords_attributes: [{ keyword: "spoiler" }] });
+    const hide = await v.api.post("/api/v2/filters", {
+      title: "no spoilers",
+      context: ["public", "home"],
+      filter_action: "hide",
+      keywords_attributes: [{ keyword: "spoiler" }],
+    });
     expect(hide.status).toBe(200);
     const warn = await v.api.post("/api/v2/filters", { title: "cats", context: ["public"], filter_action: "warn", keywords_attributes: [{ keyword: "cat" }] });
     expect(warn.status).toBe(200);
@@ -264,7 +275,11 @@ describe("streaming delivery", () => {
     await fanOutAndPublish(pub);
     expect(await nextUpdates(fc, 1)).toEqual([["user", pub]]);
     await publishToAccount(env, m.id, "conversation", { id: "1", unread: true, accounts: [], last_status: null });
-    expect(await mc.next()).toEqual({ stream: ["direct"], event: "conversation", payload: JSON.stringify({ id: "1", unread: true, accounts: [], last_status: null }) });
+    expect(await mc.next()).toEqual({
+      stream: ["direct"],
+      event: "conversation",
+      payload: JSON.stringify({ id: "1", unread: true, accounts: [], last_status: null }),
+    });
   });
 
   itStreams("notifications go to user:notification, and to user only for tokens that may read notifications", async () => {
@@ -274,7 +289,9 @@ describe("streaming delivery", () => {
     const notes = await ws({ token: a.token }, { stream: "user:notification" });
     const id = await insertStatus(a);
     expect((await fan.api.post(`/api/v1/statuses/${id}/favourite`)).status).toBe(200);
-    const row = await env.DB.prepare("SELECT CAST(id AS TEXT) AS id FROM notifications WHERE account_id = ? AND type = 'favourite'").bind(pad(a.id)).first<{ id: string }>();
+    const row = await env.DB.prepare("SELECT CAST(id AS TEXT) AS id FROM notifications WHERE account_id = ? AND type = 'favourite'")
+      .bind(pad(a.id))
+      .first<{ id: string }>();
     const nid = row!.id.replace(/^0+/, "");
     await publishNotification(db(), env, cfg(), nid);
     for (const [c, stream] of [
@@ -291,7 +308,9 @@ describe("streaming delivery", () => {
     const sc = await ws({ token: statusesOnly.token }, { stream: "user" });
     const id2 = await insertStatus(statusesOnly);
     expect((await fan.api.post(`/api/v1/statuses/${id2}/favourite`)).status).toBe(200);
-    const row2 = await env.DB.prepare("SELECT CAST(id AS TEXT) AS id FROM notifications WHERE account_id = ?").bind(pad(statusesOnly.id)).first<{ id: string }>();
+    const row2 = await env.DB.prepare("SELECT CAST(id AS TEXT) AS id FROM notifications WHERE account_id = ?")
+      .bind(pad(statusesOnly.id))
+      .first<{ id: string }>();
     await publishNotification(db(), env, cfg(), row2!.id.replace(/^0+/, ""));
     await publishToAccount(env, statusesOnly.id, "filters_changed");
     expect(await sc.next()).toEqual({ stream: ["user"], event: "filters_changed" });
@@ -363,7 +382,8 @@ describe("streaming delivery", () => {
     const bc = await ws({ token: b.token }, { stream: "user" });
     const anonc = await ws(null, { stream: "public" });
     await publishToAllUsers(env, "announcement", { id: "3", content: "<p>hi</p>" });
-    for (const c of [ac, bc]) expect(await c.next()).toEqual({ stream: ["user"], event: "announcement", payload: JSON.stringify({ id: "3", content: "<p>hi</p>" }) });
+    for (const c of [ac, bc])
+      expect(await c.next()).toEqual({ stream: ["user"], event: "announcement", payload: JSON.stringify({ id: "3", content: "<p>hi</p>" }) });
     await publishToAccount(env, a.id, "announcement.reaction", { name: "👍", count: 1, announcement_id: "3" });
     expect(payloadOf(await ac.next())).toEqual({ name: "👍", count: 1, announcement_id: "3" });
     const s = await insertStatus(a);

@@ -322,7 +322,7 @@ r.post("/:id/mute", requireUser("write:mutes"), async (c) => {
   const p = await parse(c, muteSchema);
   return c.json(await mute(c.get("db"), c.get("fx"), me(c).account.id, id, { notifications: p.notifications ?? true, duration: p.duration ?? 0 }));
 });
-r.post("/:id/unmute", requireUser("write:mutes"), async (c) => c.json(await unmute(c.get("db"), me(c).account.id, pathId(c))));
+r.post("/:id/unmute", requireUser("write:mutes"), async (c) => c.json(await unmute(c.get("db"), c.get("fx"), me(c).account.id, pathId(c))));
 
 r.post("/:id/note", requireUser("write:accounts"), async (c) => {
   const id = pathId(c);

@@ -20,13 +20,13 @@ r.get("/", requireUser("read:blocks"), async (c) => {
 
 r.post("/", requireUser("write:blocks"), async (c) => {
   const p = await parse(c, domainSchema);
-  await blockDomain(c.get("db"), me(c).account.id, normalizeDomain(p.domain));
+  await blockDomain(c.get("db"), c.get("fx"), me(c).account.id, normalizeDomain(p.domain));
   return c.json({});
 });
 
 r.delete("/", requireUser("write:blocks"), async (c) => {
   const p = await parse(c, domainSchema);
-  await unblockDomain(c.get("db"), me(c).account.id, normalizeDomain(p.domain));
+  await unblockDomain(c.get("db"), c.get("fx"), me(c).account.id, normalizeDomain(p.domain));
   return c.json({});
 });
 

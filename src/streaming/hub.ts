@@ -1,0 +1,467 @@
+// A hub: the object that holds the connections of one account (name `user:<accountId>`) or a share of the signed-out
+// ones (`anon:<n>`). WebSockets are accepted with the Hibernation API: between events the object is evicted from
+// memory and costs nothing, each socket's state (who, which token, which scopes, which subscriptions) lives in its
+// serialised attachment. Server-sent event streams are held in memory (they keep the object awake while open).
+//
+// Everything that changes or reads the connections runs on one chain, so subscriptions, deliveries and closes happen
+// in the order they arrived, and the router is told the hub's stream keys after every change.
+import { and, eq, sql } from "drizzle-orm";
+import { createDb, type DB } from "../db/client";
+import { lists } from "../db/schema";
+import { renderStatuses } from "../entities/status";
+import type { FilterContext } from "../db/schema";
+import type { Env } from "../env";
+import { padId } from "../lib/ids";
+import type { Conn, Envelope, HubItem, Session } from "./protocol";
+import { routerStub, type HubState } from "./router";
+import { firstParam, isAccountKey, listIdOf, resolveStream, seesNotifications, streamArray, type StreamError, type Sub } from "./streams";
+import { CACHE_MS, loadViewerState, sharedPayloadFor, type ViewerState } from "./viewer-state";
+
+/** How often a hub with signed-in connections re-checks their tokens (revoked, login disabled, account suspended). */
+export const TOKEN_CHECK_MS = 5 * 60 * 1000;
+/** Mastodon's SSE heartbeat. */
+export const SSE_HEARTBEAT_MS = 15_000;
+export const MAX_CONNECTIONS_PER_HUB = 64;
+export const MAX_ANON_CONNECTIONS_PER_HUB = 2000;
+export const MAX_SUBSCRIPTIONS = 24;
+/**
+ * Subscription changes a hub accepts per minute (each one may cost the router a storage write); more are refused with
+ * an error message. In memory: an object woken from hibernation starts a new window.
+ */
+export const MAX_CHANGES_PER_MINUTE = 120;
+/** A client message longer than this is ignored (subscribe messages are tiny). */
+export const MAX_CLIENT_MESSAGE = 4096;
+/** serializeAttachment allows 2,048 bytes. */
+const MAX_ATTACHMENT = 2000;
+/** An event stream whose reader fell this many chunks behind is closed (the client reconnects and refetches). */
+const MAX_SSE_BACKLOG = 256;
+
+const enc = new TextEncoder();
+
+interface SseConn {
+  conn: Conn;
+  writer: WritableStreamDefaultWriter<Uint8Array>;
+  timer: ReturnType<typeof setInterval> | null;
+  open: boolean;
+}
+
+/** A status rendered for the hub's account: its JSON, and whether it is a direct one (the `direct` stream's rule). */
+interface Rendered {
+  json: string;
+  direct: boolean;
+}
+
+type Target = { kind: "ws"; ws: WebSocket; conn: Conn } | { kind: "sse"; sse: SseConn; conn: Conn };
+
+export class Hub {
+  private chain: Promise<unknown> = Promise.resolve();
+  private sse = new Set<SseConn>();
+  private name: string | null = null;
+  private viewer: ViewerState | null = null;
+  /** The keys last told to the router (in memory only: after a wake the next change is always sent). */
+  private synced: string | null = null;
+  private seq = 0;
+  private changes = { windowStart: 0, count: 0 };
+
+  constructor(
+    private readonly ctx: DurableObjectState,
+    private readonly env: Env,
+  ) {}
+
+  private db(): DB {
+    return createDb(this.env.DB);
+  }
+
+  /** Runs `fn` after everything queued before it; its result or error goes to the caller only. */
+  private enqueue<T>(fn: () => Promise<T>): Promise<T> {
+    const p = this.chain.then(fn);
+    this.chain = p.catch(() => {});
+    return p;
+  }
+
+  // ---- connections -------------------------------------------------------------------------------------------
+
+  private sockets(exclude?: WebSocket): { ws: WebSocket; conn: Conn }[] {
+    const out: { ws: WebSocket; conn: Conn }[] = [];
+    for (const ws of this.ctx.getWebSockets()) {
+      if (ws === exclude || ws.readyState !== WebSocket.READY_STATE_OPEN) continue;
+      const conn = ws.deserializeAttachment() as Conn | null;
+      if (conn) out.push({ ws, conn });
+    }
+    return out;
+  }
+
+  private targets(): Target[] {
+    const out: Target[] = this.sockets().map(({ ws, conn }) => ({ kind: "ws" as const, ws, conn }));
+    for (const sse of this.sse) if (sse.open) out.push({ kind: "sse", sse, conn: sse.conn });
+    return out;
+  }
+
+  private hubName(): string | null {
+    if (this.name) return this.name;
+    const first = this.sockets()[0];
+    if (first) this.name = first.conn.hub;
+    return this.name;
+  }
+
+  /** The union of the subscriptions' keys, or null when no connection is left. */
+  private currentKeys(exclude?: WebSocket): string[] | null {
+    const socks = this.sockets(exclude);
+    const live = [...this.sse].filter((s) => s.open);
+    if (!socks.length && !live.length) return null;
+    const keys = new Set<string>();
+    for (const { conn } of socks) for (const s of conn.subs) keys.add(s.k);
+    for (const s of live) for (const sub of s.conn.subs) keys.add(sub.k);
+    return [...keys].sort();
+  }
+
+  /**
+   * Versions of this hub's reports to the router, increasing across the object's lifetimes (the clock moves between
+   * them; within one instant the counter orders them). Reports are made on the chain, so versions follow its order.
+   */
+  private nextVersion(): number {
+    return Date.now() * 1000 + (this.seq++ % 1000);
+  }
+
+  /** Tells the router this hub's keys when they changed. */
+  private async syncRouter(exclude?: WebSocket): Promise<void> {
+    const name = this.hubName();
+    if (!name) return;
+    const keys = this.currentKeys(exclude);
+    const sig = keys ? keys.join("\n") : "\u0000";
+    if (sig === this.synced) return;
+    await routerStub(this.env).routerSetHub(name, keys, this.nextVersion());
+    this.synced = sig;
+  }
+
+  private connectionCount(): number {
+    return this.sockets().length + [...this.sse].filter((s) => s.open).length;
+  }
+
+  private limitFor(session: Session): number {
+    return session.acct ? MAX_CONNECTIONS_PER_HUB : MAX_ANON_CONNECTIONS_PER_HUB;
+  }
+
+  async fetch(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    const raw = request.headers.get("x-tern-session");
+    if (!raw) return json({ error: "Not found" }, 404);
+    const session = JSON.parse(raw) as Session;
+    this.name = session.hub;
+    if (this.connectionCount() >= this.limitFor(session)) return json({ error: "Too many connections" }, 429);
+    const q = url.searchParams;
+    if (url.pathname === "/ws") return this.acceptSocket(session, q);
+    if (url.pathname === "/sse") return this.openEventStream(session, q);
+    return json({ error: "Not found" }, 404);
+  }
+
+  // ---- WebSocket -----------------------------------------------------------------------------------------------
+
+  private async acceptSocket(session: Session, q: URLSearchParams): Promise<Response> {
+    const pair = new WebSocketPair();
+    const [client, server] = [pair[0], pair[1]];
+    this.ctx.acceptWebSocket(server);
+    const conn: Conn = { ...session, subs: [] };
+    server.serializeAttachment(conn);
+    // The query's stream is subscribed before the handshake completes, so the first event after "open" is not missed.
+    const stream = q.get("stream");
+    await this.enqueue(async () => {
+      if (stream) await this.subscribeSocket(server, stream, { tag: q.get("tag") ?? undefined, list: q.get("list") ?? undefined });
+      await this.syncRouter();
+    });
+    if (session.tok) await this.ensureAlarm();
+    return new Response(null, { status: 101, webSocket: client });
+  }
+
+  async onMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    if (typeof message !== "string") {
+      ws.close(1003, "The mastodon streaming server does not support binary messages");
+      await this.enqueue(() => this.syncRouter(ws));
+      return;
+    }
+    if (message.length > MAX_CLIENT_MESSAGE) return;
+    let msg: unknown;
+    try {
+      msg = JSON.parse(message);
+    } catch {
+      return;
+    }
+    if (!msg || typeof msg !== "object" || Array.isArray(msg)) return;
+    const { type, stream, tag, list } = msg as Record<string, unknown>;
+    const name = firstParam(stream);
+    try {
+      if (type === "subscribe") await this.enqueue(() => this.subscribeSocket(ws, name, { tag, list }));
+      else if (type === "unsubscribe") await this.enqueue(() => this.unsubscribeSocket(ws, name, { tag, list }));
+    } catch (e) {
+      console.error("streaming: subscription failed", e instanceof Error ? e.message : e);
+      sendSocket(ws, { error: "An unexpected error occurred", status: 500 });
+    }
+  }
+
+  async onClose(ws: WebSocket, code: number, reason: string): Promise<void> {
+    // The router hears of it first, then the closing handshake completes: a client that saw its socket close knows the
+    // server is done with it.
+    await this.enqueue(() => this.syncRouter(ws)).catch(() => {});
+    try {
+      // Codes 1005/1006/1015 only describe what happened and cannot be sent.
+      ws.close(code >= 1000 && code < 5000 && code !== 1005 && code !== 1006 && code !== 1015 ? code : 1000, reason.slice(0, 120));
+    } catch {}
+  }
+
+  private async subscribeSocket(ws: WebSocket, name: string | undefined, params: { tag?: unknown; list?: unknown }): Promise<void> {
+    const conn = ws.deserializeAttachment() as Conn | null;
+    if (!conn || ws.readyState !== WebSocket.READY_STATE_OPEN) return;
+    const checked = await this.check(conn, name, params);
+    if ("error" in checked) return sendSocket(ws, { error: checked.error, status: checked.status });
+    const sub = checked;
+    if (conn.subs.some((s) => s.k === sub.k)) return;
+    const next: Conn = { ...conn, subs: [...conn.subs, sub] };
+    if (next.subs.length > MAX_SUBSCRIPTIONS || JSON.stringify(next).length > MAX_ATTACHMENT) {
+      return sendSocket(ws, { error: "Too many subscriptions", status: 400 });
+    }
+    if (!this.allowChange()) return sendSocket(ws, { error: "Too many requests", status: 429 });
+    ws.serializeAttachment(next);
+    await this.syncRouter();
+  }
+
+  private async unsubscribeSocket(ws: WebSocket, name: string | undefined, params: { tag?: unknown; list?: unknown }): Promise<void> {
+    const conn = ws.deserializeAttachment() as Conn | null;
+    if (!conn || ws.readyState !== WebSocket.READY_STATE_OPEN) return;
+    const r = resolveStream(name, params, conn.acct, conn.sc);
+    if (!r.ok) return sendSocket(ws, { error: "Error unsubscribing from channel" });
+    const subs = conn.subs.filter((s) => s.k !== r.sub.k);
+    if (subs.length === conn.subs.length) return;
+    if (!this.allowChange()) return sendSocket(ws, { error: "Too many requests", status: 429 });
+    ws.serializeAttachment({ ...conn, subs });
+    await this.syncRouter();
+  }
+
+  private allowChange(): boolean {
+    const now = Date.now();
+    if (now - this.changes.windowStart >= 60_000) this.changes = { windowStart: now, count: 0 };
+    return ++this.changes.count <= MAX_CHANGES_PER_MINUTE;
+  }
+
+  /** A subscription request checked as Mastodon does, list ownership included. */
+  private async check(conn: Conn, name: string | undefined, params: { tag?: unknown; list?: unknown }): Promise<Sub | StreamError> {
+    const r = resolveStream(name, params, conn.acct, conn.sc);
+    if (!r.ok) return r.err;
+    const listId = listIdOf(r.sub.k);
+    if (listId && conn.acct) {
+      const own = await this.db()
+        .select({ id: lists.id })
+        .from(lists)
+        .where(and(eq(lists.id, listId), eq(lists.accountId, conn.acct)))
+        .limit(1);
+      if (!own.length) return { status: 401, error: "Not authorized to stream this list" };
+    }
+    return r.sub;
+  }
+
+  // ---- server-sent events --------------------------------------------------------------------------------------
+
+  private async openEventStream(session: Session, q: URLSearchParams): Promise<Response> {
+    const conn: Conn = { ...session, subs: [] };
+    const checked = await this.enqueue(() =>
+      this.check(conn, q.get("stream") ?? undefined, { tag: q.get("tag") ?? undefined, list: q.get("list") ?? undefined }),
+    );
+    if ("error" in checked) return json({ error: checked.error }, checked.status);
+    conn.subs.push(checked);
+    const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+    const writer = writable.getWriter();
+    const sse: SseConn = { conn, writer, timer: null, open: true };
+    this.sse.add(sse);
+    writeSse(sse, ":)\n");
+    // An open event stream keeps the object in memory anyway, so its heartbeat also re-checks the token (no alarm,
+    // no storage: an object holding only event streams never touches its storage).
+    let beats = 0;
+    sse.timer = setInterval(() => {
+      if (!writeSse(sse, ":thump\n")) return this.dropSse(sse);
+      if (session.tok && ++beats % Math.round(TOKEN_CHECK_MS / SSE_HEARTBEAT_MS) === 0) void this.enqueue(() => this.checkTokens(false)).catch(() => {});
+    }, SSE_HEARTBEAT_MS);
+    writer.closed.then(
+      () => this.dropSse(sse),
+      () => this.dropSse(sse),
+    );
+    await this.enqueue(() => this.syncRouter());
+    return new Response(readable, {
+      headers: { "content-type": "text/event-stream", "cache-control": "no-store", "x-accel-buffering": "no" },
+    });
+  }
+
+  private dropSse(sse: SseConn) {
+    if (!this.sse.has(sse)) return;
+    sse.open = false;
+    if (sse.timer) clearInterval(sse.timer);
+    this.sse.delete(sse);
+    sse.writer.close().catch(() => {});
+    void this.enqueue(() => this.syncRouter()).catch(() => {});
+  }
+
+  // ---- delivery ------------------------------------------------------------------------------------------------
+
+  /** Events from the router, in order; answers with this hub's keys afterwards (null: no connections). */
+  deliver(items: HubItem[]): Promise<HubState> {
+    return this.enqueue(async () => {
+      for (const item of items) {
+        try {
+          await this.handle(item);
+        } catch (e) {
+          // One event that cannot be rendered (D1 unavailable) does not hold back the ones after it.
+          console.error("streaming: delivery failed", item.envelope.kind, e instanceof Error ? e.message : e);
+        }
+      }
+      return { keys: this.currentKeys(), version: this.nextVersion() };
+    });
+  }
+
+  private async handle(item: HubItem): Promise<void> {
+    const e = item.envelope;
+    if (e.kind === "relations") {
+      this.viewer = null;
+      return;
+    }
+    if (e.kind === "raw" && e.event === "filters_changed") this.viewer = null;
+    const keys = new Set(item.keys);
+    const rendered = new Map<string, Promise<Rendered | null>>();
+    for (const t of this.targets()) {
+      for (const sub of t.conn.subs) {
+        if (!keys.has(sub.k)) continue;
+        if (e.kind === "raw") {
+          if (e.event === "notification" && sub.k === "user" && !seesNotifications(t.conn.sc)) continue;
+          this.emit(t, sub, e.event, e.payload);
+          continue;
+        }
+        const payload = await this.statusPayload(e, sub, t.conn, rendered);
+        if (payload !== null) this.emit(t, sub, e.event, payload);
+      }
+    }
+  }
+
+  /**
+   * An update or status.update for one subscription. Account streams: rendered for the account as its REST timeline
+   * would (home context for user and list, none for direct; direct only for direct statuses). Shared streams: the
+   * signed-out rendering, filtered for the account.
+   */
+  private async statusPayload(
+    e: Extract<Envelope, { kind: "status" }>,
+    sub: Sub,
+    conn: Conn,
+    cache: Map<string, Promise<Rendered | null>>,
+  ): Promise<string | null> {
+    if (isAccountKey(sub.k)) {
+      if (!conn.acct) return null;
+      const context: FilterContext | undefined = sub.k === "direct" ? undefined : "home";
+      const cacheKey = `${conn.acct}:${context ?? ""}`;
+      let p = cache.get(cacheKey);
+      if (!p) {
+        p = renderStatuses(this.db(), e.cfg, [e.statusId], conn.acct, context ? { filterContext: context } : {}).then((r) =>
+          r[0] ? { json: JSON.stringify(r[0]), direct: r[0].visibility === "direct" } : null,
+        );
+        cache.set(cacheKey, p);
+      }
+      const out = await p;
+      if (!out || (sub.k === "direct" && !out.direct)) return null;
+      return out.json;
+    }
+    if (!e.payload) return null;
+    if (!conn.acct || !e.meta) return e.payload;
+    return sharedPayloadFor(await this.viewerState(conn.acct), e.meta, e.payload);
+  }
+
+  private async viewerState(accountId: string): Promise<ViewerState> {
+    if (this.viewer && this.viewer.accountId === accountId && Date.now() - this.viewer.loadedAt < CACHE_MS) return this.viewer;
+    this.viewer = await loadViewerState(this.db(), accountId);
+    return this.viewer;
+  }
+
+  private emit(t: Target, sub: Sub, event: string, payload: string | undefined) {
+    if (t.kind === "ws") {
+      sendSocket(t.ws, payload === undefined ? { stream: streamArray(sub), event } : { stream: streamArray(sub), event, payload });
+    } else if (!writeSse(t.sse, `event: ${event}\ndata: ${payload ?? "undefined"}\n\n`)) {
+      this.dropSse(t.sse);
+    }
+  }
+
+  // ---- closing ---------------------------------------------------------------------------------------------------
+
+  /** Closes the connections of one token (all of the hub's when null): token revoked, login disabled, suspended. */
+  kill(tokenId: string | null): Promise<void> {
+    return this.enqueue(async () => {
+      for (const { ws, conn } of this.sockets()) {
+        if (tokenId === null || conn.tok === tokenId) {
+          try {
+            ws.close(1000, "Access token is no longer valid");
+          } catch {}
+        }
+      }
+      for (const sse of [...this.sse]) if (tokenId === null || sse.conn.tok === tokenId) this.dropSseNow(sse);
+      await this.syncRouter();
+    });
+  }
+
+  private dropSseNow(sse: SseConn) {
+    sse.open = false;
+    if (sse.timer) clearInterval(sse.timer);
+    this.sse.delete(sse);
+    sse.writer.close().catch(() => {});
+  }
+
+  private async ensureAlarm(): Promise<void> {
+    if ((await this.ctx.storage.getAlarm()) == null) await this.ctx.storage.setAlarm(Date.now() + TOKEN_CHECK_MS);
+  }
+
+  /** Periodic re-check of the tokens behind signed-in sockets; re-armed while any remain. */
+  async alarm(): Promise<void> {
+    await this.enqueue(() => this.checkTokens(true));
+  }
+
+  /** Closes the connections whose token no longer authorises streaming (one D1 query). */
+  private async checkTokens(rearm: boolean): Promise<void> {
+    const tokens = new Set<string>();
+    for (const { conn } of this.sockets()) if (conn.tok) tokens.add(conn.tok);
+    for (const sse of this.sse) if (sse.conn.tok) tokens.add(sse.conn.tok);
+    if (!tokens.size) return;
+    const valid = await validTokens(this.db(), [...tokens]);
+    for (const { ws, conn } of this.sockets()) {
+      if (conn.tok && !valid.has(conn.tok)) {
+        try {
+          ws.close(1000, "Access token is no longer valid");
+        } catch {}
+      }
+    }
+    for (const sse of [...this.sse]) if (sse.conn.tok && !valid.has(sse.conn.tok)) this.dropSseNow(sse);
+    await this.syncRouter();
+    if (rearm && this.sockets().some(({ conn }) => conn.tok)) await this.ctx.storage.setAlarm(Date.now() + TOKEN_CHECK_MS);
+  }
+}
+
+/** The tokens among `ids` that still authorise streaming: not revoked, their user approved, enabled and not suspended. */
+export async function validTokens(db: DB, ids: string[]): Promise<Set<string>> {
+  const rows = await db.all<{ id: string }>(sql`SELECT t.id AS id FROM oauth_access_tokens t
+    JOIN users u ON u.id = t.user_id JOIN accounts a ON a.id = u.account_id
+    WHERE t.id IN (SELECT value FROM json_each(${JSON.stringify(ids.map(padId))}))
+      AND t.revoked_at IS NULL AND u.disabled = 0 AND u.approved = 1 AND a.suspended_at IS NULL`);
+  return new Set(rows.map((r) => String(r.id).replace(/^0+(?=\d)/, "")));
+}
+
+function sendSocket(ws: WebSocket, msg: Record<string, unknown>) {
+  try {
+    ws.send(JSON.stringify(msg));
+  } catch {}
+}
+
+/** Queues a chunk on an event stream; false when the stream is gone or its reader is too far behind. */
+function writeSse(sse: SseConn, text: string): boolean {
+  if (!sse.open) return false;
+  const backlog = sse.writer.desiredSize;
+  if (backlog !== null && backlog < -MAX_SSE_BACKLOG) return false;
+  sse.writer.write(enc.encode(text)).catch(() => {
+    sse.open = false;
+  });
+  return true;
+}
+
+function json(body: unknown, status: number): Response {
+  return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json; charset=utf-8" } });
+}

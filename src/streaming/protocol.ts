@@ -1,0 +1,89 @@
+// What travels between the Worker, the router object and the hub objects of the STREAMING namespace. Everything here
+// is plain data (structured-cloned by Durable Object RPC); ids are decimal strings.
+import type { Config } from "../env";
+import type { Sub } from "./streams";
+
+/** Name of the one router object (presence of hubs and who listens to which shared stream). */
+export const ROUTER = "router";
+/** Sockets of signed-out clients are spread over this many hubs at random (they only read shared streams). */
+export const ANON_SHARDS = 8;
+
+/** The value of `key` in `map`, made and stored first when missing. */
+export function entry<K, V>(map: Map<K, V>, key: K, make: () => V): V {
+  let v = map.get(key);
+  if (v === undefined) {
+    v = make();
+    map.set(key, v);
+  }
+  return v;
+}
+
+export const userHub = (accountId: string) => `user:${accountId}`;
+export const anonHub = (n: number) => `anon:${n}`;
+export const accountOfHub = (hub: string): string | null => (hub.startsWith("user:") ? hub.slice(5) : null);
+
+/** Who a connection is, as the Worker established it before handing the connection to a hub. */
+export interface Session {
+  hub: string;
+  /** Account of a functional user, else null (signed out, or an app token). */
+  acct: string | null;
+  /** Access token id, re-checked by the hub (revocation, suspension, disabled login). */
+  tok: string | null;
+  /** Read scopes as bits (streams.ts scopeBits). */
+  sc: number;
+}
+
+/** A connection's state, kept as the WebSocket's serialised attachment so it survives hibernation (≤ 2 KB). */
+export interface Conn extends Session {
+  subs: Sub[];
+}
+
+/** Filtering facts of a status on shared streams (blocks, mutes, domain blocks, language, content filters). */
+export interface StatusMeta {
+  statusId: string;
+  authorId: string;
+  /** null for local authors. */
+  authorDomain: string | null;
+  /** Mentioned accounts (Mastodon drops statuses mentioning someone the viewer blocks or mutes). */
+  mentionIds: string[];
+  language: string | null;
+  /** What content filters match against (filter-match.ts searchableText). */
+  filterText: string;
+}
+
+/**
+ * One event as the router hands it to hubs.
+ * - `status`: update/status.update. Account streams (user, list, direct) get the status rendered for their viewer by
+ *   the hub (REST's rules: visibility, filters with their context, the viewer's flags); shared streams get `payload`,
+ *   the status rendered once for a signed-out viewer, filtered per viewer with `meta`.
+ * - `raw`: delivered as is (delete, notification, conversation, announcement..., filters_changed).
+ * - `relations`: not sent to clients; the hub forgets its cached blocks, mutes and domain blocks.
+ */
+export type Envelope =
+  | { kind: "status"; event: "update" | "status.update"; statusId: string; cfg: Config; payload?: string; meta?: StatusMeta }
+  | { kind: "raw"; event: string; payload?: string }
+  | { kind: "relations" };
+
+/** An envelope and where it goes: account streams of some accounts, shared stream keys, or every signed-in user. */
+export interface Routed {
+  envelope: Envelope;
+  accounts?: { id: string; keys: string[] }[];
+  shared?: string[];
+  /** Keys to deliver on for every connected account (announcements). */
+  allUsers?: string[];
+}
+
+/** What a hub receives: envelopes in order, each with the hub's keys it is for. */
+export interface HubItem {
+  envelope: Envelope;
+  keys: string[];
+}
+
+export interface Presence {
+  /** The asked accounts that have a hub with connections (every connected account when asked for null). */
+  accounts: string[];
+  /** Whether any account has connections. */
+  anyUser: boolean;
+  /** Shared stream keys with at least one subscriber. */
+  shared: string[];
+}

@@ -1,0 +1,296 @@
+// The publish side of the streaming API: what the effects consumer calls once a write has committed. Each function
+// first asks the router who is listening (one RPC) and stops there when nobody is: no rendering, no D1 read. Then it
+// hands the router the event with its targets; account streams (user, list, direct) are rendered by each account's
+// hub for its viewer, shared streams (public, hashtag) get one signed-out rendering per event, filtered per viewer.
+//
+// Which streams a status reaches mirrors the REST timelines:
+// - `user`: the accounts whose home feed received it (fan-out's RETURNING rows);
+// - `list`: the lists whose feed received it;
+// - `direct`: for direct statuses, the same home feeds (the author and the mentioned local accounts);
+// - `public`, `public:local|remote` (+`:media`): public, not a boost, author neither suspended nor silenced, not a
+//   reply to someone else (feeds-read.ts publicConds); `:media` with attachments;
+// - `hashtag`, `hashtag:local`: the same without the reply rule, per tag of the status.
+import { sql } from "drizzle-orm";
+import { type DB, runBatch } from "../db/client";
+import type { Visibility } from "../db/schema";
+import { loadStatusBundle, renderStatusFrom, type StatusBundle, type StatusRow } from "../entities/status";
+import { renderNotifications } from "../entities/notification";
+import type { Config, Env } from "../env";
+import { padId, unpadId } from "../lib/ids";
+import type { AccountRow } from "../oauth/viewer";
+import { searchableText } from "../services/filter-match";
+import { findNotification } from "../services/notifications-read";
+import type { FanOutResult, FeedRemoval } from "../timelines/fanout";
+import { type Envelope, entry, type Routed, type StatusMeta } from "./protocol";
+import { routerStub } from "./router";
+import { hubStub } from "./streaming-do";
+import { userHub } from "./protocol";
+
+/** What fan-out delivered (fanOut's result can be passed as is). */
+export type Delivered = Pick<FanOutResult, "homeAccountIds" | "lists" | "shared">;
+
+/** What a deleted status was, read before its row went: decides the shared streams that hear of the deletion. */
+export interface DeletedStatusInfo {
+  visibility: Visibility;
+  local: boolean;
+  reblog: boolean;
+  /** Normalised tag names. */
+  tags: string[];
+}
+
+/** Events the account streams carry as given (payload: a JSON string or object, an id, or nothing). */
+export type AccountEvent =
+  | "filters_changed"
+  | "announcement"
+  | "announcement.reaction"
+  | "announcement.delete"
+  | "conversation"
+  | "notifications_merged"
+  | "notification"
+  | "delete";
+
+type AccountTargets = Map<string, Set<string>>;
+
+function addTarget(t: AccountTargets, accountId: string, ...keys: string[]) {
+  const set = entry(t, accountId, () => new Set<string>());
+  for (const k of keys) set.add(k);
+}
+
+function accountsOf(t: AccountTargets, online: Iterable<string>): { id: string; keys: string[] }[] {
+  const out: { id: string; keys: string[] }[] = [];
+  for (const id of online) {
+    const keys = t.get(id);
+    if (keys?.size) out.push({ id, keys: [...keys] });
+  }
+  return out;
+}
+
+/** The shared stream keys a status belongs on (empty for everything REST's public and tag timelines leave out). */
+export function sharedKeysOf(b: StatusBundle, s: StatusRow, author: AccountRow): string[] {
+  if (s.visibility !== "public" || s.reblogOfId || author.suspendedAt || author.silencedAt) return [];
+  const keys: string[] = [];
+  const where = s.local ? "local" : "remote";
+  const media = (b.media.get(s.id) ?? []).length > 0;
+  const replyToOther = s.inReplyToId != null && s.inReplyToAccountId !== s.accountId;
+  if (!replyToOther) {
+    keys.push("public", `public:${where}`);
+    if (media) keys.push("public:media", `public:${where}:media`);
+  }
+  for (const tag of new Set(b.tags.get(s.id) ?? [])) {
+    keys.push(`hashtag:${tag}`);
+    if (s.local) keys.push(`hashtag:local:${tag}`);
+  }
+  return keys;
+}
+
+function metaOf(b: StatusBundle, s: StatusRow, author: AccountRow): StatusMeta {
+  return {
+    statusId: s.id,
+    authorId: s.accountId,
+    authorDomain: author.domain,
+    mentionIds: [...(b.mentionIds.get(s.id) ?? [])],
+    language: s.language,
+    filterText: searchableText(
+      s,
+      (b.media.get(s.id) ?? []).map((m) => m.description),
+      b.polls.get(s.id)?.options ?? null,
+    ),
+  };
+}
+
+/**
+ * The signed-out rendering and filtering facts of a status for the shared keys that have listeners, or null when it
+ * belongs on none of them. One D1 batch.
+ */
+async function sharedPart(db: DB, cfg: Config, statusId: string, listened: string[]): Promise<{ keys: string[]; payload: string; meta: StatusMeta } | null> {
+  if (!listened.length) return null;
+  const b = await loadStatusBundle(db, [statusId], null);
+  const s = b.statuses.get(statusId);
+  const author = s && b.accounts.get(s.accountId);
+  if (!s || !author) return null;
+  const wanted = new Set(listened);
+  const keys = sharedKeysOf(b, s, author).filter((k) => wanted.has(k));
+  if (!keys.length) return null;
+  const rendered = renderStatusFrom(cfg, b, statusId);
+  if (!rendered) return null;
+  return { keys, payload: JSON.stringify(rendered), meta: metaOf(b, s, author) };
+}
+
+/**
+ * A new status after a fan-out chunk committed: `update` on the user streams of the home feeds that received it, the
+ * list streams of the lists that did, `direct` for direct statuses, and (for the first chunk, `delivered.shared`) the
+ * public and hashtag streams it belongs on.
+ */
+export async function publishStatus(db: DB, env: Env, cfg: Config, statusId: string, delivered: Delivered): Promise<void> {
+  const targets: AccountTargets = new Map();
+  // `direct` is offered for every home feed: the hub sends it only when the rendered status is a direct one.
+  for (const id of delivered.homeAccountIds) addTarget(targets, id, "user", "direct");
+  for (const l of delivered.lists) addTarget(targets, l.accountId, `list:${l.listId}`);
+  if (!targets.size && !delivered.shared) return;
+  const router = routerStub(env);
+  const presence = await router.routerPresence([...targets.keys()]);
+  const accounts = accountsOf(targets, presence.accounts);
+  const shared = delivered.shared ? await sharedPart(db, cfg, statusId, presence.shared) : null;
+  if (!accounts.length && !shared) return;
+  const envelope: Envelope = { kind: "status", event: "update", statusId, cfg, ...(shared ? { payload: shared.payload, meta: shared.meta } : {}) };
+  await router.routerPublish([{ envelope, accounts, shared: shared?.keys ?? [] }]);
+}
+
+/**
+ * An edited status (or one whose poll changed): `status.update` to every home and list feed holding it, `direct` for
+ * direct ones, and the public and hashtag streams it belongs on.
+ */
+export async function publishStatusUpdate(db: DB, env: Env, cfg: Config, statusId: string): Promise<void> {
+  const router = routerStub(env);
+  const presence = await router.routerPresence(null);
+  if (!presence.anyUser && !presence.shared.length) return;
+  const online = new Set(presence.accounts);
+  const targets: AccountTargets = new Map();
+  if (online.size) {
+    const S = padId(statusId);
+    const [homes, listRows] = (await runBatch(db, [
+      db.all<{ account_id: string }>(sql`SELECT account_id FROM home_feed WHERE status_id = ${S}`),
+      db.all<{ list_id: string; account_id: string }>(
+        sql`SELECT lf.list_id AS list_id, l.account_id AS account_id FROM list_feed lf JOIN lists l ON l.id = lf.list_id WHERE lf.status_id = ${S}`,
+      ),
+    ])) as unknown as [{ account_id: string }[], { list_id: string; account_id: string }[]];
+    for (const h of homes) addTarget(targets, unpadId(String(h.account_id)), "user", "direct");
+    for (const l of listRows) addTarget(targets, unpadId(String(l.account_id)), `list:${unpadId(String(l.list_id))}`);
+  }
+  const accounts = accountsOf(targets, online);
+  const shared = await sharedPart(db, cfg, statusId, presence.shared);
+  if (!accounts.length && !shared) return;
+  const envelope: Envelope = { kind: "status", event: "status.update", statusId, cfg, ...(shared ? { payload: shared.payload, meta: shared.meta } : {}) };
+  await router.routerPublish([{ envelope, accounts, shared: shared?.keys ?? [] }]);
+}
+
+/**
+ * A status left the feeds (deleted, or a boost undone): `delete` with each removed entry's id to its feed's owner
+ * (user, list, and direct for direct statuses), and with the status id to the public and hashtag streams when it was
+ * on them. `info`: what the status was (statusStreamInfo, read before the row was deleted); null when unknown or it
+ * was never on a shared stream.
+ */
+export async function publishDelete(env: Env, statusId: string, removed: FeedRemoval, info: DeletedStatusInfo | null): Promise<void> {
+  const byId = new Map<string, AccountTargets>();
+  const target = (id: string) => entry(byId, id, () => new Map<string, Set<string>>());
+  for (const h of removed.home) addTarget(target(h.statusId), h.accountId, ...(info?.visibility === "direct" ? ["user", "direct"] : ["user"]));
+  for (const l of removed.lists) addTarget(target(l.statusId), l.accountId, `list:${l.listId}`);
+  const shared: string[] = [];
+  if (info && info.visibility === "public" && !info.reblog) {
+    const where = info.local ? "local" : "remote";
+    shared.push("public", `public:${where}`, "public:media", `public:${where}:media`);
+    for (const t of info.tags) {
+      shared.push(`hashtag:${t}`);
+      if (info.local) shared.push(`hashtag:local:${t}`);
+    }
+  }
+  const everyone = new Set<string>();
+  for (const t of byId.values()) for (const a of t.keys()) everyone.add(a);
+  const router = routerStub(env);
+  const presence = await router.routerPresence([...everyone]);
+  const listened = new Set(presence.shared);
+  const sharedLive = shared.filter((k) => listened.has(k));
+  const events: Routed[] = [];
+  if (sharedLive.length) events.push({ envelope: { kind: "raw", event: "delete", payload: statusId }, shared: sharedLive });
+  for (const [id, t] of byId) {
+    const accounts = accountsOf(t, presence.accounts);
+    if (accounts.length) events.push({ envelope: { kind: "raw", event: "delete", payload: id }, accounts });
+  }
+  if (events.length) await router.routerPublish(events);
+}
+
+/**
+ * What publishDelete needs to know of a status, as one statement to put in the deleting batch before the status row
+ * goes (toDeletedStatusInfo reads its rows), or to run alone with statusStreamInfo.
+ */
+export function statusStreamInfoStatement(db: DB, statusId: string) {
+  return db.all<DeletedStatusRow>(sql`SELECT s.visibility AS visibility, s.local AS local, s.reblog_of_id AS reblog,
+      (SELECT json_group_array(t.name) FROM status_tags st JOIN tags t ON t.id = st.tag_id WHERE st.status_id = s.id) AS tags
+    FROM statuses s WHERE s.id = ${padId(statusId)} LIMIT 1`);
+}
+
+export interface DeletedStatusRow {
+  visibility: Visibility;
+  local: number;
+  reblog: string | null;
+  tags: string | null;
+}
+
+export function toDeletedStatusInfo(rows: DeletedStatusRow[]): DeletedStatusInfo | null {
+  const r = rows[0];
+  if (!r) return null;
+  let tags: string[] = [];
+  try {
+    tags = r.tags ? (JSON.parse(r.tags) as string[]) : [];
+  } catch {}
+  return { visibility: r.visibility, local: Number(r.local) === 1, reblog: r.reblog != null, tags };
+}
+
+export async function statusStreamInfo(db: DB, statusId: string): Promise<DeletedStatusInfo | null> {
+  return toDeletedStatusInfo(await statusStreamInfoStatement(db, statusId));
+}
+
+/**
+ * A committed notification: `notification` on the recipient's `user:notification` stream and on `user` for tokens
+ * with read or read:notifications. Rendered for the recipient; nothing is read when they have no connection.
+ */
+export async function publishNotification(db: DB, env: Env, cfg: Config, notificationId: string): Promise<void> {
+  const rows = await db.all<{ account_id: string }>(sql`SELECT account_id FROM notifications WHERE id = ${padId(notificationId)} LIMIT 1`);
+  if (!rows[0]) return;
+  const recipient = unpadId(String(rows[0].account_id));
+  const router = routerStub(env);
+  const presence = await router.routerPresence([recipient]);
+  if (!presence.accounts.length) return;
+  const found = await findNotification(db, recipient, notificationId);
+  if (!found) return;
+  const [rendered] = await renderNotifications(db, cfg, [found], recipient);
+  if (!rendered) return;
+  await router.routerPublish([
+    { envelope: { kind: "raw", event: "notification", payload: JSON.stringify(rendered) }, accounts: [{ id: recipient, keys: ["user", "user:notification"] }] },
+  ]);
+}
+
+function encodePayload(payload: unknown): string | undefined {
+  if (payload === undefined || payload === null) return undefined;
+  return typeof payload === "string" ? payload : JSON.stringify(payload);
+}
+
+/** Where Mastodon publishes an account event: conversation on `direct`, notifications_merged on the notification streams. */
+function keysFor(event: AccountEvent): string[] {
+  if (event === "conversation") return ["direct"];
+  if (event === "notification" || event === "notifications_merged") return ["user", "user:notification"];
+  return ["user"];
+}
+
+/**
+ * An event for one account's streams, as given: filters_changed (no payload; the hub also reloads the account's
+ * filters), conversation (a Conversation rendered for the account), announcement, announcement.reaction,
+ * announcement.delete (the id), notifications_merged. An object payload is JSON-encoded.
+ */
+export async function publishToAccount(env: Env, accountId: string, event: AccountEvent, payload?: unknown): Promise<void> {
+  await routerStub(env).routerPublish([
+    { envelope: { kind: "raw", event, payload: encodePayload(payload) }, accounts: [{ id: accountId, keys: keysFor(event) }] },
+  ]);
+}
+
+/** An event for every connected account's `user` stream (announcement, announcement.delete ...). */
+export async function publishToAllUsers(env: Env, event: AccountEvent, payload?: unknown): Promise<void> {
+  await routerStub(env).routerPublish([{ envelope: { kind: "raw", event, payload: encodePayload(payload) }, allUsers: keysFor(event) }]);
+}
+
+/**
+ * The blocks, mutes or domain blocks of these accounts changed: their hubs drop what they cached (no client event).
+ * Without this, a cached relation heals within viewer-state.ts CACHE_MS.
+ */
+export async function publishRelationsChanged(env: Env, accountIds: string[]): Promise<void> {
+  if (!accountIds.length) return;
+  await routerStub(env).routerPublish([{ envelope: { kind: "relations" }, accounts: accountIds.map((id) => ({ id, keys: [] })) }]);
+}
+
+/**
+ * Closes an account's streaming connections at once: those of one token (revoked), or all (login disabled, account
+ * suspended, application deleted). Hubs also re-check their tokens every few minutes (hub.ts TOKEN_CHECK_MS).
+ */
+export async function disconnectStreams(env: Env, accountId: string, tokenId: string | null = null): Promise<void> {
+  await hubStub(env, userHub(accountId)).kill(tokenId);
+}

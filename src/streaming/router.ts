@@ -1,0 +1,153 @@
+// The router: one object (name "router") that knows which hubs have connections and which stream keys each hub
+// listens to. Publishers ask it who is listening before rendering anything (presence), then hand it the events
+// (publish); it forwards each event to the hubs that listen, one RPC per hub per publish call, in order per hub.
+// Its table is persisted in the object's storage (one key per hub), so an evicted router comes back with it; a hub
+// that lost its connections without saying so (a deploy drops every socket) answers the next delivery with what it
+// really has and the entry is corrected.
+import type { Env } from "../env";
+import { accountOfHub, entry, type HubItem, type Presence, ROUTER, type Routed, userHub } from "./protocol";
+import { isAccountKey } from "./streams";
+
+/** A hub's keys as of `version` (null keys: no connections). Versions order a hub's reports; the router keeps the newest. */
+export interface HubState {
+  keys: string[] | null;
+  version: number;
+}
+
+export interface HubDeliver {
+  deliver(items: HubItem[]): Promise<HubState>;
+}
+
+type HubStubFor = (hub: string) => HubDeliver;
+
+export class Router {
+  /** hub name → the keys its connections subscribe to (a hub with connections but no subscriptions has an empty set). */
+  private hubs = new Map<string, Set<string>>();
+  /** shared key (public..., hashtag:...) → hubs subscribing to it. */
+  private shared = new Map<string, Set<string>>();
+  private ready: Promise<void> | null = null;
+  /** The version of each hub's last applied report (kept after a hub's entry is removed, in memory only). */
+  private versions = new Map<string, number>();
+  /** Per-hub delivery chains: events reach a hub in the order they were published here. */
+  private chains = new Map<string, Promise<unknown>>();
+
+  constructor(
+    private readonly storage: DurableObjectStorage,
+    private readonly hubStub: HubStubFor,
+  ) {}
+
+  private load(): Promise<void> {
+    this.ready ??= (async () => {
+      const rows = await this.storage.list<{ k: string[]; v: number }>({ prefix: "hub:" });
+      for (const [key, row] of rows) {
+        this.index(key.slice(4), new Set(row.k));
+        this.versions.set(key.slice(4), row.v);
+      }
+    })();
+    return this.ready;
+  }
+
+  private index(hub: string, keys: Set<string> | null) {
+    const old = this.hubs.get(hub);
+    if (old) for (const k of old) if (!isAccountKey(k)) this.shared.get(k)?.delete(hub);
+    for (const [k, set] of this.shared) if (!set.size) this.shared.delete(k);
+    if (!keys) {
+      this.hubs.delete(hub);
+      return;
+    }
+    this.hubs.set(hub, keys);
+    for (const k of keys) {
+      if (isAccountKey(k)) continue;
+      entry(this.shared, k, () => new Set<string>()).add(hub);
+    }
+  }
+
+  /**
+   * A hub's keys (null: no connections left), unless a newer report was already applied: a hub's own update and the
+   * answer to a delivery can cross, and the older must not undo the newer. A stale entry that comes back this way only
+   * costs one delivery, which the hub answers with what it has.
+   */
+  async setHub(hub: string, keys: string[] | null, version: number): Promise<void> {
+    await this.load();
+    if (version < (this.versions.get(hub) ?? Number.NEGATIVE_INFINITY)) return;
+    this.versions.set(hub, version);
+    const next = keys ? new Set(keys) : null;
+    const old = this.hubs.get(hub) ?? null;
+    // Unchanged keys: nothing to store (the version is kept in memory only).
+    if (sameKeys(old, next)) return;
+    this.index(hub, next);
+    if (next) await this.storage.put(`hub:${hub}`, { k: [...next], v: version });
+    else await this.storage.delete(`hub:${hub}`);
+  }
+
+  /** Which of `accountIds` have connections (every connected account when null), and the shared keys listened to. */
+  async presence(accountIds: string[] | null): Promise<Presence> {
+    await this.load();
+    const online: string[] = [];
+    for (const h of this.hubs.keys()) {
+      const a = accountOfHub(h);
+      if (a) online.push(a);
+    }
+    const accounts = accountIds === null ? online : [...new Set(accountIds)].filter((a) => this.hubs.has(userHub(a)));
+    return { accounts, anyUser: online.length > 0, shared: [...this.shared.keys()] };
+  }
+
+  /** Forwards each event to the hubs listening; resolves once every hub has taken its events. */
+  async publish(events: Routed[]): Promise<void> {
+    await this.load();
+    const perHub = new Map<string, HubItem[]>();
+    const add = (hub: string, item: HubItem) => entry(perHub, hub, () => [] as HubItem[]).push(item);
+    for (const ev of events) {
+      const keysByHub = new Map<string, Set<string>>();
+      const want = (hub: string, key: string) => {
+        const has = this.hubs.get(hub);
+        if (!has?.has(key)) return;
+        entry(keysByHub, hub, () => new Set<string>()).add(key);
+      };
+      for (const a of ev.accounts ?? []) for (const k of a.keys) want(userHub(a.id), k);
+      for (const k of ev.shared ?? []) for (const hub of this.shared.get(k) ?? []) want(hub, k);
+      if (ev.allUsers?.length) for (const hub of this.hubs.keys()) if (accountOfHub(hub)) for (const k of ev.allUsers) want(hub, k);
+      // Cache invalidation reaches a hub whatever it subscribes to.
+      if (ev.envelope.kind === "relations") for (const a of ev.accounts ?? []) if (this.hubs.has(userHub(a.id))) keysByHub.set(userHub(a.id), new Set());
+      for (const [hub, keys] of keysByHub) add(hub, { envelope: ev.envelope, keys: [...keys] });
+    }
+    await Promise.all([...perHub].map(([hub, items]) => this.sendInOrder(hub, items)));
+  }
+
+  private sendInOrder(hub: string, items: HubItem[]): Promise<unknown> {
+    const prev = this.chains.get(hub) ?? Promise.resolve();
+    const next = prev.then(async () => {
+      let actual: HubState;
+      try {
+        actual = await this.hubStub(hub).deliver(items);
+      } catch (e) {
+        // A hub that cannot be reached keeps its entry; it corrects it when it next changes.
+        console.error("streaming: delivery to hub failed", hub, e instanceof Error ? e.message : e);
+        return;
+      }
+      await this.setHub(hub, actual.keys, actual.version);
+    });
+    const settled = next.catch(() => {});
+    this.chains.set(hub, settled);
+    void settled.then(() => {
+      if (this.chains.get(hub) === settled) this.chains.delete(hub);
+    });
+    return next;
+  }
+}
+
+function sameKeys(a: Set<string> | null, b: Set<string> | null): boolean {
+  if (!a || !b) return a === b;
+  if (a.size !== b.size) return false;
+  for (const k of a) if (!b.has(k)) return false;
+  return true;
+}
+
+/** The router's stub (RPC methods of the Streaming class). */
+export function routerStub(env: Env) {
+  return env.STREAMING.get(env.STREAMING.idFromName(ROUTER)) as unknown as {
+    routerSetHub(hub: string, keys: string[] | null, version: number): Promise<void>;
+    routerPresence(accountIds: string[] | null): Promise<Presence>;
+    routerPublish(events: Routed[]): Promise<void>;
+  };
+}

@@ -1,0 +1,91 @@
+// What a hub knows about its account to filter shared streams (public, hashtag) the way the REST timelines do: whom
+// it blocks, who blocks it, whom it mutes, which domains it blocks, its chosen languages and its content filters.
+// Loaded in ONE D1 batch when first needed, kept in memory, dropped on a relations_changed or filters_changed event
+// and after CACHE_MS anyway (a missed invalidation heals by itself).
+import { sql } from "drizzle-orm";
+import { type DB, runBatch } from "../db/client";
+import { padId, unpadId } from "../lib/ids";
+import { activeFilterRules, compileFilters, matchFilters, renderFilterResults, type CompiledFilter, type FilterRuleRow } from "../services/filter-match";
+import type { StatusMeta } from "./protocol";
+
+export const CACHE_MS = 10 * 60 * 1000;
+
+export interface ViewerState {
+  accountId: string;
+  blocks: Set<string>;
+  blockedBy: Set<string>;
+  /** muted account → expiry (ms) or null. */
+  mutes: Map<string, number | null>;
+  domains: Set<string>;
+  languages: string[] | null;
+  filters: CompiledFilter[];
+  loadedAt: number;
+}
+
+export async function loadViewerState(db: DB, accountId: string): Promise<ViewerState> {
+  const v = padId(accountId);
+  const now = Date.now();
+  const [out, inc, mut, dom, usr, rules] = (await runBatch(db, [
+    db.all<{ id: string }>(sql`SELECT target_account_id AS id FROM blocks WHERE account_id = ${v}`),
+    db.all<{ id: string }>(sql`SELECT account_id AS id FROM blocks WHERE target_account_id = ${v}`),
+    db.all<{ id: string; exp: number | null }>(sql`SELECT target_account_id AS id, expires_at AS exp FROM mutes WHERE account_id = ${v}`),
+    db.all<{ domain: string }>(sql`SELECT domain FROM account_domain_blocks WHERE account_id = ${v}`),
+    db.all<{ langs: string | null }>(sql`SELECT chosen_languages AS langs FROM users WHERE account_id = ${v} LIMIT 1`),
+    // Every status filter of the account, not just those naming a page's statuses.
+    activeFilterRules(db, accountId, sql`(SELECT status_id FROM custom_filter_statuses WHERE account_id = ${v})`, now),
+  ])) as unknown as [
+    { id: string }[],
+    { id: string }[],
+    { id: string; exp: number | null }[],
+    { domain: string }[],
+    { langs: string | null }[],
+    FilterRuleRow[],
+  ];
+  let languages: string[] | null = null;
+  try {
+    const parsed = usr[0]?.langs ? JSON.parse(usr[0].langs) : null;
+    if (Array.isArray(parsed) && parsed.length) languages = parsed.filter((x): x is string => typeof x === "string");
+  } catch {}
+  return {
+    accountId,
+    blocks: new Set(out.map((r) => unpadId(r.id))),
+    blockedBy: new Set(inc.map((r) => unpadId(r.id))),
+    mutes: new Map(mut.map((r) => [unpadId(r.id), r.exp == null ? null : Number(r.exp)])),
+    domains: new Set(dom.map((r) => r.domain.toLowerCase())),
+    languages,
+    filters: compileFilters(rules),
+    loadedAt: now,
+  };
+}
+
+function muted(st: ViewerState, id: string, now: number): boolean {
+  if (!st.mutes.has(id)) return false;
+  const exp = st.mutes.get(id);
+  return exp == null || exp > now;
+}
+
+/**
+ * A status of a shared stream as this viewer gets it: null when REST's public and hashtag timelines would leave it
+ * out for them (author or a mentioned account blocked or muted, author blocking them, author's domain blocked,
+ * language not chosen, a `hide` filter of the public context), else the payload, with `filtered` added when the
+ * viewer has filters (as Mastodon's streaming server adds it).
+ */
+export function sharedPayloadFor(st: ViewerState, meta: StatusMeta, payload: string): string | null {
+  const now = Date.now();
+  const own = meta.authorId === st.accountId;
+  if (!own) {
+    if (st.blocks.has(meta.authorId) || st.blockedBy.has(meta.authorId) || muted(st, meta.authorId, now)) return null;
+    if (meta.authorDomain && st.domains.has(meta.authorDomain.toLowerCase())) return null;
+    for (const m of meta.mentionIds) if (m !== st.accountId && (st.blocks.has(m) || muted(st, m, now))) return null;
+  }
+  if (st.languages && !(meta.language && st.languages.includes(meta.language))) return null;
+  const live = st.filters.filter((f) => f.expiresAt == null || f.expiresAt > now);
+  if (!live.length) return payload;
+  const matches = matchFilters(live, () => meta.filterText, [meta.statusId], "public");
+  if (!own && matches.some((m) => m.filter.action === "hide")) return null;
+  try {
+    return JSON.stringify({ ...JSON.parse(payload), filtered: renderFilterResults(matches) });
+  } catch {
+    return payload;
+  }
+}
