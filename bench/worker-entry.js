@@ -51,7 +51,9 @@ export default {
     while (held.has(name)) await new Promise((resolve) => setTimeout(resolve, 100));
     s.inflight++;
     const counter = { n: 0 };
-    const kind = (m) => (name === "jobs" ? String(m.body?.type ?? "?") : name);
+    // A JOBS message is one effect or a pack of an action's effects (src/effects/send.ts): count each effect.
+    const kinds = (m) =>
+      name !== "jobs" ? [name] : m.body?.type === "effects" ? m.body.effects.map((e) => String(e?.type ?? "?")) : [String(m.body?.type ?? "?")];
     const messages = batch.messages.map((m) => ({
       id: m.id,
       timestamp: m.timestamp,
@@ -59,7 +61,7 @@ export default {
       attempts: m.attempts,
       ack() {
         s.acked++;
-        s.byType[kind(m)] = (s.byType[kind(m)] ?? 0) + 1;
+        for (const k of kinds(m)) s.byType[k] = (s.byType[k] ?? 0) + 1;
         m.ack();
       },
       retry(o) {
