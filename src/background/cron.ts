@@ -11,9 +11,9 @@ import { sendEffects } from "../effects/send";
 import { readConfig, type Env } from "../env";
 import { padId, snowflake, unpadId } from "../lib/ids";
 import { notificationStatement } from "../services/notifications";
-import { purgeExpiredGrants } from "../services/oauth-grants";
+import { purgeExpiredGrants } from "../oauth/grants";
 import { claimDueScheduledStatuses } from "../services/scheduled-statuses";
-import { purgeExpiredWebSessions } from "../services/web-session";
+import { purgeExpiredWebSessions } from "../web/session-store";
 import { pruneFederationState } from "./housekeeping";
 
 export const INACTIVE_AFTER_MS = 14 * 24 * 60 * 60 * 1000;

@@ -1,7 +1,7 @@
 // Account rows → Mastodon Account JSON. Counts live on the row, so rendering needs no query.
 import type { Config } from "../env";
 import { escapeHtml, noLinks, renderPlainText } from "../lib/text";
-import type { AccountRow, RoleRow, UserRow } from "../oauth/viewer";
+import type { AccountRow, RoleRow, UserRow } from "../db/schema";
 import { accountUrl, DEFAULT_AVATAR, DEFAULT_HEADER, isoTime, mediaUrl } from "./urls";
 import { httpUrl } from "../lib/urls";
 

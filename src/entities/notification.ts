@@ -3,7 +3,7 @@
 // as Mastodon does. Accounts come joined with the page query, so they cost nothing here.
 import type { DB } from "../db/client";
 import type { Config } from "../env";
-import type { NotificationWithRefs } from "../services/notifications-read";
+import type { NotificationWithRefs } from "../queries/notifications";
 import { renderAccount } from "./account";
 import { renderStatuses } from "./status";
 import { isoTime } from "./urls";

@@ -25,7 +25,7 @@ import {
 } from "../db/schema";
 import type { Config } from "../env";
 import { padId } from "../lib/ids";
-import type { AccountRow } from "../oauth/viewer";
+import type { AccountRow } from "../db/schema";
 import { acctOf, renderAccount, type MastodonAccount } from "./account";
 import { renderMedia } from "./media";
 import { renderPoll } from "./poll";

@@ -1,7 +1,7 @@
 // Local account → ActivityPub actor document (Person, or Service for bot accounts), as Mastodon shapes it.
 import type { Config } from "../env";
 import { escapeHtml, noLinks, renderPlainText } from "../lib/text";
-import type { AccountRow } from "../oauth/viewer";
+import type { AccountRow } from "../db/schema";
 import { DEFAULT_AVATAR, DEFAULT_HEADER, mediaUrl } from "../entities/urls";
 import { ACTOR_CONTEXT } from "./context";
 

@@ -2,7 +2,7 @@
 import { and, desc, eq, inArray, isNull, lt, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { accounts, featuredTags, follows, statusPins, statuses, tags } from "../db/schema";
-import type { AccountRow } from "../oauth/viewer";
+import type { AccountRow } from "../db/schema";
 
 export async function localAccountByUsername(db: DB, username: string): Promise<AccountRow | null> {
   if (!/^[A-Za-z0-9_.]{1,64}$/.test(username)) return null;

@@ -8,7 +8,7 @@ import { accounts } from "../db/schema";
 import type { StatusRow } from "../entities/status";
 import { readConfig, type Env } from "../env";
 import { padId, snowflake } from "../lib/ids";
-import type { AccountRow } from "../oauth/viewer";
+import type { AccountRow } from "../db/schema";
 import type { Effects } from "../effects/collector";
 import { signedFetchOptions } from "./fetch-options";
 import { asArray, iri, normalizeNote, sameHost } from "./normalize";

@@ -7,7 +7,7 @@ import { accounts } from "../db/schema";
 import type { Config } from "../env";
 import { ApiError } from "../lib/errors";
 import { parseJsonText, readBodyText } from "../lib/params";
-import type { AccountRow } from "../oauth/viewer";
+import type { AccountRow } from "../db/schema";
 import { normalizeActivity, sameHost, type NormalizedActivity } from "./normalize";
 import { isDomainSuspended, resolveActor } from "./remote-accounts";
 import { checkSignedRequest, parseSignatureHeader, SignatureError, verifyWithKey, type ParsedSignature } from "./signatures";

@@ -9,7 +9,7 @@ import { accounts, favourites, reports, statuses } from "../db/schema";
 import { loadStatusBundle } from "../entities/status";
 import type { Config, Env } from "../env";
 import { readConfig } from "../env";
-import type { AccountRow } from "../oauth/viewer";
+import type { AccountRow } from "../db/schema";
 import type { FederateAction } from "../effects/types";
 import {
   acceptActivity,

@@ -5,7 +5,7 @@ import { and, eq, isNotNull, isNull, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { accounts, domainBlocks, favourites, follows, statuses } from "../db/schema";
 import { padId } from "../lib/ids";
-import type { AccountRow } from "../oauth/viewer";
+import type { AccountRow } from "../db/schema";
 import { followerInboxes } from "./delivery";
 
 type Remote = Pick<AccountRow, "domain" | "inboxUrl" | "sharedInboxUrl" | "suspendedAt">;

@@ -6,7 +6,7 @@ import type { DB } from "../db/client";
 import { accounts, domainBlocks, instances } from "../db/schema";
 import type { Config } from "../env";
 import { snowflake } from "../lib/ids";
-import type { AccountRow } from "../oauth/viewer";
+import type { AccountRow } from "../db/schema";
 import { schemeFor, signedFetchOptions } from "./fetch-options";
 import { normalizeActor, sameHost, type NormalizedActor } from "./normalize";
 import { fetchActivityJson, FetchRefused, safeFetch } from "./safe-fetch";

@@ -10,7 +10,7 @@ import type { Config } from "../env";
 import { padId, snowflake } from "../lib/ids";
 import { normalizeTag } from "../lib/text";
 import { httpUrl } from "../lib/urls";
-import type { AccountRow } from "../oauth/viewer";
+import type { AccountRow } from "../db/schema";
 import type { Effects } from "../effects/collector";
 import { isUniqueViolation } from "../db/unique";
 import { notificationStatement } from "../services/notifications";

@@ -6,7 +6,7 @@ import type { DB } from "../db/client";
 import { accounts } from "../db/schema";
 import type { Config } from "../env";
 import { unprocessable } from "../lib/errors";
-import type { AccountRow } from "../oauth/viewer";
+import type { AccountRow } from "../db/schema";
 import type { Effects } from "../effects/collector";
 import { resolveActor, resolveHandle, ResolveError } from "./remote-accounts";
 import { newResolution, resolveStatus } from "./remote-statuses";

@@ -18,7 +18,7 @@ import { instanceActorAccount } from "./instance-actor";
 import { storeInboxItem } from "./inbox-process";
 import { renderNote, withContext } from "./note-doc";
 import { isTombstoned } from "./remote-statuses";
-import type { AccountRow } from "../oauth/viewer";
+import type { AccountRow } from "../db/schema";
 
 const r = new Hono<AppEnv>();
 

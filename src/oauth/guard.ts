@@ -5,7 +5,8 @@ import type { AppEnv, Ctx } from "../context";
 import { ApiError, forbidden, unauthorized, wrongScope } from "../lib/errors";
 import { hasPermission, type Permission } from "../lib/permissions";
 import { scopeAllows } from "./scopes";
-import type { AccountRow, UserRow, Viewer } from "./viewer";
+import type { AccountRow, UserRow } from "../db/schema";
+import type { Viewer } from "./viewer";
 
 export interface UserViewer extends Viewer {
   user: UserRow;

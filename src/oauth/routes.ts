@@ -3,11 +3,11 @@ import { Hono } from "hono";
 import type { AppEnv } from "../context";
 import { readParams } from "../lib/params";
 import { countLoginFailure, throttleLogin } from "../lib/rate-limit";
-import { authenticateClient, readClientCredentials } from "../services/oauth-apps";
-import { missingParam, oauthError } from "../services/oauth-errors";
-import { exchangeCode } from "../services/oauth-grants";
-import { clientCredentialsGrant, passwordGrant, revokeToken } from "../services/oauth-token";
-import { renderToken } from "../services/tokens";
+import { authenticateClient, readClientCredentials } from "./apps";
+import { missingParam, oauthError } from "./errors";
+import { exchangeCode } from "./grants";
+import { clientCredentialsGrant, passwordGrant, revokeToken } from "./token";
+import { renderToken } from "./tokens";
 import { authorizeGet, authorizePost } from "../web/authorize";
 
 const r = new Hono<AppEnv>();

@@ -1,13 +1,10 @@
 // Bearer token → viewer: ONE D1 query joins token, user, account, role and application, so authenticated routes
 // (verify_credentials among them) spend a single round trip on identity.
+import type { AccountRow, RoleRow, UserRow } from "../db/schema";
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { accounts, feedStates, followRequests, oauthAccessTokens, oauthApplications, userRoles, users } from "../db/schema";
 import { sha256Hex } from "../lib/crypto";
-
-export type AccountRow = typeof accounts.$inferSelect;
-export type UserRow = typeof users.$inferSelect;
-export type RoleRow = typeof userRoles.$inferSelect;
 
 export interface Viewer {
   tokenId: string;

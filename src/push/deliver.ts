@@ -13,7 +13,7 @@ import type { Config, Env } from "../env";
 import { FetchRefused, safeFetch } from "../federation/safe-fetch";
 import { padId } from "../lib/ids";
 import { SETTING } from "../services/instance";
-import { unseal } from "../services/tokens";
+import { unseal } from "../oauth/tokens";
 import { base64url, utf8 } from "./base64";
 import { encryptAes128gcm, encryptAesgcm } from "./encrypt";
 import { checkPushEndpoint } from "./endpoint";

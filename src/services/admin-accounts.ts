@@ -30,7 +30,7 @@ import { forbidden, notFound, validationFailed } from "../lib/errors";
 import { snowflake } from "../lib/ids";
 import type { Page } from "../lib/pagination";
 import { PERMISSIONS, hasPermission } from "../lib/permissions";
-import type { AccountRow, RoleRow, UserRow } from "../oauth/viewer";
+import type { AccountRow, RoleRow, UserRow } from "../db/schema";
 import { cursorOrder, cursorWhere, inPageOrder } from "../db/keyset";
 import { notificationStatement } from "./notifications";
 import { likeSql, likeText } from "../db/like";

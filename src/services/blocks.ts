@@ -7,7 +7,7 @@ import { newActivityUri, type Effects } from "../effects/collector";
 import type { MastodonRelationship } from "../entities/relationship";
 import { snowflake } from "../lib/ids";
 import type { Page } from "../lib/pagination";
-import { accountsByRelation, type AccountPageRow } from "./account-queries";
+import { accountsByRelation, type AccountPageRow } from "../queries/accounts";
 import { severStatements, writeThenRelationship, type Change } from "./follows";
 import { loadPair, notSelf } from "./relationships";
 

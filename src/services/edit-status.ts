@@ -12,7 +12,7 @@ import { notFound, validationFailed } from "../lib/errors";
 import { padId, snowflake } from "../lib/ids";
 import { cleanText, extractEntities } from "../lib/text";
 import type { UserViewer } from "../oauth/guard";
-import type { AccountRow } from "../oauth/viewer";
+import type { AccountRow } from "../db/schema";
 import type { Effects } from "../effects/collector";
 import { notificationStatement } from "./notifications";
 import { newPollRow, validatePoll, type PollInput, type PollRow } from "./polls";

@@ -6,7 +6,7 @@ import { validationFailed } from "../lib/errors";
 import { snowflake } from "../lib/ids";
 import type { Page } from "../lib/pagination";
 import type { MastodonRelationship } from "../entities/relationship";
-import { accountsByRelation, type AccountPageRow } from "./account-queries";
+import { accountsByRelation, type AccountPageRow } from "../queries/accounts";
 import { writeThenRelationship } from "./follows";
 import { loadPair, notSelf } from "./relationships";
 

@@ -11,7 +11,7 @@ import { forbidden, notFound } from "../lib/errors";
 import { padId, snowflake } from "../lib/ids";
 import type { Page } from "../lib/pagination";
 import { relationshipQuery, toRelationships, type MastodonRelationship } from "../entities/relationship";
-import { accountsByRelation, type AccountPageRow } from "./account-queries";
+import { accountsByRelation, type AccountPageRow } from "../queries/accounts";
 import { newActivityUri, type Effects } from "../effects/collector";
 import { notificationStatement, retractNotificationStatement } from "./notifications";
 import { loadPair, notSelf, type FollowRequestRow, type FollowRow } from "./relationships";

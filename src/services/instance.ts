@@ -3,7 +3,7 @@
 import { and, asc, desc, eq, isNull, or, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { accounts, customEmojis, domainBlocks, instanceSettings, rules, statuses, userRoles, users } from "../db/schema";
-import type { AccountRow, RoleRow } from "../oauth/viewer";
+import type { AccountRow, RoleRow } from "../db/schema";
 import { ROLE_IDS } from "../lib/permissions";
 import type { Env } from "../env";
 import { vapidPublicKey, vapidRowQuery } from "../push/keys";

@@ -10,7 +10,7 @@ import type { ListRow } from "../entities/list";
 import { notFound, validationFailed } from "../lib/errors";
 import { padId, snowflake } from "../lib/ids";
 import type { Page } from "../lib/pagination";
-import type { AccountRow } from "../oauth/viewer";
+import type { AccountRow } from "../db/schema";
 
 export const MAX_LISTS = 50;
 export const MAX_TITLE = 100;

@@ -5,7 +5,7 @@ import { accounts, mutes } from "../db/schema";
 import { snowflake } from "../lib/ids";
 import type { Page } from "../lib/pagination";
 import type { MastodonRelationship } from "../entities/relationship";
-import type { AccountRow } from "../oauth/viewer";
+import type { AccountRow } from "../db/schema";
 import { cursorOrder, cursorWhere, inPageOrder } from "../db/keyset";
 import { writeThenRelationship } from "./follows";
 import type { Effects } from "../effects/collector";

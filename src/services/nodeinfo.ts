@@ -5,7 +5,7 @@ import { accounts } from "../db/schema";
 import type { Config } from "../env";
 import { SOFTWARE_VERSION } from "../env";
 import { INSTANCE_VERSION } from "../entities/instance";
-import type { AccountRow } from "../oauth/viewer";
+import type { AccountRow } from "../db/schema";
 import { ACTIVE_HALFYEAR_MS, ACTIVE_MONTH_MS, activeSinceQuery, localPostsQuery, SETTING, settingsQuery, toSettings, userCountQuery } from "./instance";
 
 /**

@@ -14,7 +14,7 @@ import { notFound, unprocessable, validationFailed } from "../lib/errors";
 import { padId, parseId, snowflake } from "../lib/ids";
 import { cleanText, extractEntities, MAX_SOURCE_CHARS, renderPlainText, statusLength, type Entity } from "../lib/text";
 import type { UserViewer } from "../oauth/guard";
-import type { AccountRow } from "../oauth/viewer";
+import type { AccountRow } from "../db/schema";
 import type { Effects } from "../effects/collector";
 import { notificationStatement } from "./notifications";
 import { newPollRow, validatePoll, type PollInput, type PollRow, type ValidPoll } from "./polls";

@@ -9,7 +9,7 @@ import { validationFailed } from "../lib/errors";
 import { cleanText, noLinks, renderPlainText } from "../lib/text";
 import { deleteStored, storeUpload } from "../media/store";
 import type { UserViewer } from "../oauth/guard";
-import type { AccountRow, UserRow } from "../oauth/viewer";
+import type { AccountRow, UserRow } from "../db/schema";
 import { acceptRequest, pendingRequestsTo } from "./follows";
 import type { Effects } from "../effects/collector";
 

@@ -8,7 +8,7 @@ import { ApiError, forbidden, validationFailed } from "../lib/errors";
 import type { Effects } from "../effects/collector";
 import { notifyStaffOfSignUp } from "./admin-accounts";
 import { createLocalAccount, normalizeEmail } from "./local-accounts";
-import { issueToken, type IssuedToken } from "./tokens";
+import { issueToken, type IssuedToken } from "../oauth/tokens";
 
 export const OWNER_ROLE_ID = "3";
 

@@ -3,7 +3,7 @@ import { and, eq, or } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { accounts, blocks, followRequests, follows } from "../db/schema";
 import { forbidden, notFound } from "../lib/errors";
-import type { AccountRow } from "../oauth/viewer";
+import type { AccountRow } from "../db/schema";
 
 export type FollowRow = typeof follows.$inferSelect;
 export type FollowRequestRow = typeof followRequests.$inferSelect;

@@ -7,7 +7,7 @@ import { accounts, reports, rules, statuses, userRoles, users } from "../db/sche
 import { notFound, validationFailed } from "../lib/errors";
 import { snowflake } from "../lib/ids";
 import { hasPermission } from "../lib/permissions";
-import type { AccountRow } from "../oauth/viewer";
+import type { AccountRow } from "../db/schema";
 import type { Effects } from "../effects/collector";
 import { notificationStatement } from "./notifications";
 import { statusReadableBy } from "./visibility";

@@ -17,9 +17,9 @@ import { loadStatusBundle, renderStatusFrom, type StatusBundle, type StatusRow }
 import { renderNotifications } from "../entities/notification";
 import type { Config, Env } from "../env";
 import { padId, unpadId } from "../lib/ids";
-import type { AccountRow } from "../oauth/viewer";
+import type { AccountRow } from "../db/schema";
 import { searchableText } from "../services/filter-match";
-import { findNotification } from "../services/notifications-read";
+import { findNotification } from "../queries/notifications";
 import type { FanOutResult, FeedRemoval } from "../timelines/fanout";
 import { type Envelope, entry, type Routed, type StatusMeta } from "./protocol";
 import { routerStub } from "./router";

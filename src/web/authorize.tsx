@@ -3,9 +3,9 @@
 import type { Ctx } from "../context";
 import { randomToken } from "../lib/crypto";
 import { readParams, truthy } from "../lib/params";
-import { checkAuthorizeRequest, isOob, redirectWith, type AuthorizeCheck, type ResponseMode } from "../services/oauth-authorize";
-import { OAUTH_DESCRIPTIONS } from "../services/oauth-errors";
-import { createGrant } from "../services/oauth-grants";
+import { checkAuthorizeRequest, isOob, redirectWith, type AuthorizeCheck, type ResponseMode } from "../oauth/authorize";
+import { OAUTH_DESCRIPTIONS } from "../oauth/errors";
+import { createGrant } from "../oauth/grants";
 import { CodePage, ConsentPage, FormPostPage, MessagePage, SignInPage } from "./auth-pages";
 import { page } from "./layout";
 import { currentSession, preSessionCsrf, sessionCsrfValid } from "./session";

@@ -5,7 +5,7 @@
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import type { Ctx } from "../context";
 import { randomToken, safeEqual } from "../lib/crypto";
-import { SESSION_TTL_MS, loadWebSession, type WebSession } from "../services/web-session";
+import { SESSION_TTL_MS, loadWebSession, type WebSession } from "./session-store";
 
 const isHttps = (c: Ctx) => new URL(c.req.url).protocol === "https:";
 const cookieName = (c: Ctx, base: string) => (isHttps(c) ? `__Host-${base}` : base);

@@ -7,7 +7,7 @@ import { FetchRefused } from "../../src/federation/safe-fetch";
 import { padId } from "../../src/lib/ids";
 import { checkPushEndpoint } from "../../src/push/endpoint";
 import { loadVapidKeys, vapidJwt, vapidPublicKey } from "../../src/push/keys";
-import { issueToken } from "../../src/services/tokens";
+import { issueToken } from "../../src/oauth/tokens";
 import { anon, api, db, makeApp, makeUser, ORIGIN } from "./helpers";
 import { b64u, makePushClient, unb64u, verifyVapid } from "./push-fixtures";
 

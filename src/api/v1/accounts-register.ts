@@ -9,7 +9,7 @@ import { parse, zBool, zStr } from "../../lib/params";
 import { clientIp, enforceRateLimit } from "../../lib/rate-limit";
 import { requireToken } from "../../oauth/guard";
 import { registerAccount } from "../../services/registration";
-import { renderToken } from "../../services/tokens";
+import { renderToken } from "../../oauth/tokens";
 
 const r = new Hono<AppEnv>();
 

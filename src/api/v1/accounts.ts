@@ -27,7 +27,7 @@ import {
   lookupAccount,
   searchAccounts,
   type AccountPageRow,
-} from "../../services/account-queries";
+} from "../../queries/accounts";
 import { block, unblock } from "../../services/blocks";
 import { endorse, endorsementsPage, unendorse } from "../../services/endorsements";
 import { follow, removeFromFollowers, unfollow } from "../../services/follows";

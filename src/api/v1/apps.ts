@@ -6,7 +6,7 @@ import { notFound } from "../../lib/errors";
 import { readParams } from "../../lib/params";
 import { requireToken } from "../../oauth/guard";
 import { vapidPublicKey } from "../../push";
-import { createApp, findAppById, renderApplication, renderCredentialApplication } from "../../services/oauth-apps";
+import { createApp, findAppById, renderApplication, renderCredentialApplication } from "../../oauth/apps";
 
 const r = new Hono<AppEnv>();
 

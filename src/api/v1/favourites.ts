@@ -5,7 +5,7 @@ import { renderStatuses } from "../../entities/status";
 import { readPage, setLinkHeader } from "../../lib/pagination";
 import { readParams } from "../../lib/params";
 import { me, requireUser } from "../../oauth/guard";
-import { favouritePage } from "../../services/feeds-read";
+import { favouritePage } from "../../queries/feeds";
 
 const r = new Hono<AppEnv>();
 

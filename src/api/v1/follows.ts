@@ -6,7 +6,7 @@ import type { AppEnv } from "../../context";
 import { notFound } from "../../lib/errors";
 import { parse, zStr } from "../../lib/params";
 import { me, requireUser } from "../../oauth/guard";
-import { lookupAccount } from "../../services/account-queries";
+import { lookupAccount } from "../../queries/accounts";
 import { follow } from "../../services/follows";
 import { readFollowOptions } from "./accounts";
 import { resolveForFollow } from "../../federation/resolve";

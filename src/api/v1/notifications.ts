@@ -8,14 +8,7 @@ import { parseId } from "../../lib/ids";
 import { clampLimit, readPage, setLinkHeader } from "../../lib/pagination";
 import { parse, readParams } from "../../lib/params";
 import { me, requireUser } from "../../oauth/guard";
-import {
-  clearNotifications,
-  dismissNotification,
-  findNotification,
-  notificationPage,
-  unreadCount,
-  type NotificationFilter,
-} from "../../services/notifications-read";
+import { clearNotifications, dismissNotification, findNotification, notificationPage, unreadCount, type NotificationFilter } from "../../queries/notifications";
 
 const r = new Hono<AppEnv>();
 

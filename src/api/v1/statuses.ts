@@ -17,11 +17,11 @@ import { editStatus, statusHistory, statusSource } from "../../services/edit-sta
 import { bookmark, unbookmark } from "../../services/bookmarks";
 import { muteConversation } from "../../services/conversation-mutes";
 import { favourite, unfavourite } from "../../services/favourites";
-import { favouritedBy, rebloggedBy, type AccountPage } from "../../services/interacted-by";
+import { favouritedBy, rebloggedBy, type AccountPage } from "../../queries/interacted-by";
 import { pin, unpin } from "../../services/pins";
 import { reblog, unreblog } from "../../services/reblogs";
 import { postStatus } from "../../services/post-status";
-import { statusContext } from "../../services/status-context";
+import { statusContext } from "../../queries/status-context";
 
 const r = new Hono<AppEnv>();
 

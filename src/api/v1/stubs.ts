@@ -10,7 +10,7 @@ import { notFound } from "../../lib/errors";
 import { clampLimit } from "../../lib/pagination";
 import { parse, zBool, zInt } from "../../lib/params";
 import { requireUser, viewerAccountId } from "../../oauth/guard";
-import { directory } from "../../services/search";
+import { directory } from "../../queries/search";
 
 const r = new Hono<AppEnv>();
 

@@ -12,7 +12,7 @@ import { parse, readParams, zBool } from "../../lib/params";
 import { normalizeTag } from "../../lib/text";
 import { me, requireUser, viewerAccountId } from "../../oauth/guard";
 import { scopeAllows } from "../../oauth/scopes";
-import { directTimeline, homeTimeline, listTimeline, publicTimeline, tagTimeline, type PageIds } from "../../services/feeds-read";
+import { directTimeline, homeTimeline, listTimeline, publicTimeline, tagTimeline, type PageIds } from "../../queries/feeds";
 import { touchLastActive } from "../../timelines/activity";
 import { startRegeneration } from "../../timelines/home-feed-do";
 

@@ -10,7 +10,7 @@ import { clampLimit } from "../../lib/pagination";
 import { parse, zBool, zInt } from "../../lib/params";
 import { viewerAccountId } from "../../oauth/guard";
 import { scopeAllows } from "../../oauth/scopes";
-import { searchAccounts, searchStatusIds, type SearchOptions } from "../../services/search";
+import { searchAccounts, searchStatusIds, type SearchOptions } from "../../queries/search";
 import { searchTags, validTagName } from "../../services/tags-follow";
 import { resolveForSearch } from "../../federation/resolve";
 

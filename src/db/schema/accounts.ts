@@ -118,3 +118,8 @@ export const users = sqliteTable(
   // users_email (lower(email)) is an expression index: see migrations/0001.
   (t) => [uniqueIndex("users_account").on(t.accountId)],
 );
+
+/** Rows as D1 returns them (hidden fields such as password hashes stay in UserRow and never reach an entity). */
+export type AccountRow = typeof accounts.$inferSelect;
+export type UserRow = typeof users.$inferSelect;
+export type RoleRow = typeof userRoles.$inferSelect;

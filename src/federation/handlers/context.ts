@@ -3,7 +3,7 @@ import { and, sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { accounts } from "../../db/schema";
 import type { Config, Env } from "../../env";
-import type { AccountRow } from "../../oauth/viewer";
+import type { AccountRow } from "../../db/schema";
 import type { Effects } from "../../effects/collector";
 import type { NormalizedActivity } from "../normalize";
 import type { Resolution } from "../remote-statuses";

@@ -2,7 +2,7 @@
 import { and, eq, or } from "drizzle-orm";
 import { accountDomainBlocks, blocks, followRequests, follows } from "../../db/schema";
 import { snowflake } from "../../lib/ids";
-import type { AccountRow } from "../../oauth/viewer";
+import type { AccountRow } from "../../db/schema";
 import type { BatchItem } from "drizzle-orm/batch";
 import { acceptRequest, endFollow } from "../../services/follows";
 import { notificationStatement } from "../../services/notifications";

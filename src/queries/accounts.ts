@@ -6,13 +6,13 @@ import { cursorOrder, cursorWhere, inPageOrder } from "../db/keyset";
 import { likeSql, likeText } from "../db/like";
 import type { DB } from "../db/client";
 import { idList } from "../db/client";
-import { accounts, featuredTags, follows, listAccounts, lists, mediaAttachments, statusPins, statuses, statusTags, tags } from "../db/schema";
+import { accounts, featuredTags, follows, listAccounts, lists, mediaAttachments, statusPins, statuses, statusTags, tags } from "../db/schema/index";
 import type { Config } from "../env";
 import { padId } from "../lib/ids";
 import type { Page } from "../lib/pagination";
 import { normalizeTag } from "../lib/text";
-import type { AccountRow } from "../oauth/viewer";
-import { statusReadableBy } from "./visibility";
+import type { AccountRow } from "../db/schema";
+import { statusReadableBy } from "../services/visibility";
 
 export interface AccountPageRow {
   cursor: string;

@@ -2,9 +2,9 @@
 // exact redirect URI (B5), response type, scopes within the app's (B10), PKCE S256 only (B8). Errors before the
 // redirect URI is trusted are shown on our own page; later errors go back to the client (RFC 6749 §4.1.2.1).
 import type { DB } from "../db/client";
-import { parseScopes, scopesWithin } from "../oauth/scopes";
-import { appRedirectUris, findAppByClientId, OOB_URI, type AppRow } from "./oauth-apps";
-import { OAUTH_DESCRIPTIONS, type OAuthErrorCode } from "./oauth-errors";
+import { parseScopes, scopesWithin } from "./scopes";
+import { appRedirectUris, findAppByClientId, OOB_URI, type AppRow } from "./apps";
+import { OAUTH_DESCRIPTIONS, type OAuthErrorCode } from "./errors";
 
 export type ResponseMode = "query" | "fragment" | "form_post";
 

@@ -2,11 +2,11 @@
 // twice revokes every token issued from it (RFC 6749 §4.1.2, security B7).
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { oauthAccessGrants, oauthAccessTokens } from "../db/schema";
+import { oauthAccessGrants, oauthAccessTokens } from "../db/schema/index";
 import { randomToken, safeEqual, sha256Base64url, sha256Hex } from "../lib/crypto";
 import { snowflake } from "../lib/ids";
-import type { AppRow } from "./oauth-apps";
-import { missingParam, oauthError } from "./oauth-errors";
+import type { AppRow } from "./apps";
+import { missingParam, oauthError } from "./errors";
 import { issueToken, type IssuedToken } from "./tokens";
 
 export const CODE_TTL_MS = 10 * 60 * 1000;

@@ -2,11 +2,11 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { cursorOrder, cursorWhere } from "../db/keyset";
-import { accounts, favourites, statuses } from "../db/schema";
+import { accounts, favourites, statuses } from "../db/schema/index";
 import { notFound } from "../lib/errors";
 import type { Page } from "../lib/pagination";
-import type { AccountRow } from "../oauth/viewer";
-import { hiddenAuthorFor, statusReadableBy } from "./visibility";
+import type { AccountRow } from "../db/schema";
+import { hiddenAuthorFor, statusReadableBy } from "../services/visibility";
 
 export interface AccountPage {
   accounts: AccountRow[];

@@ -2,8 +2,8 @@
 // visibility again; these queries only pick candidates.
 import { and, desc, eq, inArray, isNull, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { accounts, statuses } from "../db/schema";
-import type { AccountRow } from "../oauth/viewer";
+import { accounts, statuses } from "../db/schema/index";
+import type { AccountRow } from "../db/schema";
 
 /** A local, not suspended account by username (case-insensitive). */
 export async function findLocalAccount(db: DB, username: string): Promise<AccountRow | null> {

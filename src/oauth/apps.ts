@@ -2,12 +2,12 @@
 // entity. Redirect URIs follow Doorkeeper's validator with Mastodon's `forbid_redirect_uri` (B6).
 import { eq } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { oauthApplications } from "../db/schema";
+import { oauthApplications } from "../db/schema/index";
 import { randomToken, safeEqual } from "../lib/crypto";
 import { ApiError } from "../lib/errors";
 import { snowflake } from "../lib/ids";
-import { parseScopes } from "../oauth/scopes";
-import { oauthError } from "./oauth-errors";
+import { parseScopes } from "./scopes";
+import { oauthError } from "./errors";
 
 export type AppRow = typeof oauthApplications.$inferSelect;
 

@@ -3,11 +3,11 @@
 // favourites_account), with hidden authors filtered before the page is cut. Rendering is renderStatuses' one batch.
 import { and, asc, desc, eq, gt, lt, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { bookmarks, favourites, lists } from "../db/schema";
+import { bookmarks, favourites, lists } from "../db/schema/index";
 import { padId, unpadId } from "../lib/ids";
 import type { Page } from "../lib/pagination";
 import { cursorSql } from "../db/keyset";
-import { hiddenAuthorFor } from "./visibility";
+import { hiddenAuthorFor } from "../services/visibility";
 
 export interface PageIds {
   /** Status ids, newest first. */

@@ -2,9 +2,9 @@
 // replayed as a cookie) and the session's CSRF token. Sessions of disabled or suspended users do not load.
 import { and, eq, gt, lt } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { accounts, users, webSessions } from "../db/schema";
+import { accounts, users, webSessions } from "../db/schema/index";
 import { randomToken, sha256Hex } from "../lib/crypto";
-import type { AccountRow, UserRow } from "../oauth/viewer";
+import type { AccountRow, UserRow } from "../db/schema";
 
 export const SESSION_TTL_MS = 30 * 24 * 3600 * 1000;
 

@@ -3,12 +3,12 @@
 // Loops in reply chains terminate: ancestors by the depth cap, descendants by refusing an id already on the path.
 import { and, eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { statuses } from "../db/schema";
+import { statuses } from "../db/schema/index";
 import { loadStatusBundle, renderStatusFrom } from "../entities/status";
 import type { Config } from "../env";
 import { notFound } from "../lib/errors";
 import { padId, unpadId } from "../lib/ids";
-import { hiddenAuthorFor, statusReadableBy } from "./visibility";
+import { hiddenAuthorFor, statusReadableBy } from "../services/visibility";
 
 export const MAX_ANCESTORS = 40;
 export const MAX_DESCENDANTS = 4096;

@@ -7,11 +7,11 @@
 import { and, asc, desc, eq, isNull, or, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { likeSql, likeText } from "../db/like";
-import { accounts, bookmarks, favourites, follows, mentions, statuses } from "../db/schema";
+import { accounts, bookmarks, favourites, follows, mentions, statuses } from "../db/schema/index";
 import type { Config } from "../env";
 import { padId, parseId } from "../lib/ids";
-import type { AccountRow } from "../oauth/viewer";
-import { hiddenAuthorFor, statusReadableBy } from "./visibility";
+import type { AccountRow } from "../db/schema";
+import { hiddenAuthorFor, statusReadableBy } from "../services/visibility";
 
 const like = likeSql;
 

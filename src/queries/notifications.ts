@@ -5,11 +5,11 @@ import { and, eq, inArray, notInArray, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { cursorOrder, cursorWhere, inPageOrder } from "../db/keyset";
 import { idList } from "../db/client";
-import { accounts, notifications, reports, type NotificationType } from "../db/schema";
+import { accounts, notifications, reports, type NotificationType } from "../db/schema/index";
 import { padId } from "../lib/ids";
 import type { Page } from "../lib/pagination";
-import type { AccountRow } from "../oauth/viewer";
-import { hiddenAuthorFor } from "./visibility";
+import type { AccountRow } from "../db/schema";
+import { hiddenAuthorFor } from "../services/visibility";
 
 export type NotificationRow = typeof notifications.$inferSelect;
 export type ReportRow = typeof reports.$inferSelect;

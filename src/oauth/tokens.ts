@@ -3,7 +3,7 @@
 // a D1 dump or Time Travel copy alone holds no usable bearer token.
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { oauthAccessTokens } from "../db/schema";
+import { oauthAccessTokens } from "../db/schema/index";
 import { base64url, fromBase64, randomToken, sha256Hex } from "../lib/crypto";
 import { snowflake } from "../lib/ids";
 

@@ -3,12 +3,12 @@
 // holds one for the same user and scopes (reuse_access_token).
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { accounts, oauthAccessTokens, users } from "../db/schema";
+import { accounts, oauthAccessTokens, users } from "../db/schema/index";
 import type { Config } from "../env";
 import { sha256Hex, verifyPassword } from "../lib/crypto";
-import { parseScopes, scopesWithin } from "../oauth/scopes";
-import type { AppRow } from "./oauth-apps";
-import { missingParam, oauthError } from "./oauth-errors";
+import { parseScopes, scopesWithin } from "./scopes";
+import type { AppRow } from "./apps";
+import { missingParam, oauthError } from "./errors";
 import { issueToken, type IssuedToken } from "./tokens";
 
 /** Requested scopes (default `read`), each within the app's registered scopes, or `invalid_scope`. */
