@@ -4,7 +4,8 @@
 import type { Context } from "hono";
 import { z } from "zod";
 import { cappedStream, readCapped } from "./capped-body";
-import { ApiError, badRequest, validationFailed } from "./errors";
+import { ApiError, badRequest, notFound, validationFailed } from "./errors";
+import { parseId } from "./ids";
 
 export type Params = Record<string, unknown>;
 
@@ -275,3 +276,10 @@ export const zInt = z.preprocess((v) => {
   if (typeof v === "string" && /^-?\d{1,15}$/.test(v.trim())) return Number(v.trim());
   return v;
 }, z.number().int().optional());
+
+/** The `:id` (or another) path parameter as an id; anything that is not one is a 404, as Mastodon answers. */
+export function pathId(c: Context, name = "id"): string {
+  const id = parseId(c.req.param(name));
+  if (!id) throw notFound();
+  return id;
+}

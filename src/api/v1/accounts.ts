@@ -11,7 +11,7 @@ import { tagUrl } from "../../entities/urls";
 import { gone, notFound, unauthorized, wrongScope } from "../../lib/errors";
 import { parseId } from "../../lib/ids";
 import { clampLimit, readPage, setLinkHeader, type Page } from "../../lib/pagination";
-import { parse, readParams, zArray, zBool, zInt, zStr } from "../../lib/params";
+import { parse, readParams, zArray, zBool, zInt, zStr, pathId } from "../../lib/params";
 import { AVATAR_LIMIT } from "../../media/store";
 import { me, requireUser, viewerAccountId } from "../../oauth/guard";
 import { scopeAllows } from "../../oauth/scopes";
@@ -63,12 +63,6 @@ export function accountPage(c: Ctx, rows: AccountPageRow[], page: Page) {
   const cfg = c.get("config");
   setLinkHeader(c, rows[0]?.cursor, rows[rows.length - 1]?.cursor, rows.length === page.limit);
   return c.json(rows.map((x) => renderAccount(cfg, x.account)));
-}
-
-function pathId(c: Ctx): string {
-  const id = parseId(c.req.param("id"));
-  if (!id) throw notFound();
-  return id;
 }
 
 // ---- the own account ----

@@ -5,9 +5,7 @@ import { createMiddleware } from "hono/factory";
 import { z } from "zod";
 import type { AppEnv, Ctx } from "../../context";
 import { renderV1Filter } from "../../entities/filter";
-import { notFound } from "../../lib/errors";
-import { parseId } from "../../lib/ids";
-import { parse, zArray, zBool, zStr } from "../../lib/params";
+import { parse, zArray, zBool, zStr, pathId } from "../../lib/params";
 import { me, requireUser } from "../../oauth/guard";
 import { createV1Filter, deleteV1Filter, getV1Filter, listV1Filters, updateV1Filter, type V1Input } from "../../services/filters";
 import { zExpiresIn } from "../v2/filters";
@@ -37,12 +35,6 @@ const body = z.object({
 async function input(c: Ctx): Promise<V1Input> {
   const p = await parse(c, body);
   return { phrase: p.phrase, context: p.context, irreversible: p.irreversible, wholeWord: p.whole_word, expiresIn: p.expires_in };
-}
-
-function pathId(c: Ctx): string {
-  const id = parseId(c.req.param("id"));
-  if (!id) throw notFound();
-  return id;
 }
 
 r.get("/", read, async (c) => c.json((await listV1Filters(c.get("db"), me(c).account.id)).map((x) => renderV1Filter(x.keyword, x.filter))));

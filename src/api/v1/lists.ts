@@ -6,7 +6,7 @@ import { renderList } from "../../entities/list";
 import { notFound } from "../../lib/errors";
 import { parseId } from "../../lib/ids";
 import { readPage, setLinkHeader } from "../../lib/pagination";
-import { parse, readParams, zArray, zBool, zId, zStr } from "../../lib/params";
+import { parse, readParams, zArray, zBool, zId, zStr, pathId } from "../../lib/params";
 import { me, requireUser } from "../../oauth/guard";
 import { addListAccounts, createList, deleteList, listMembers, listsOf, ownList, removeListAccounts, REPLIES_POLICIES, updateList } from "../../services/lists";
 
@@ -24,11 +24,7 @@ const listBody = z.object({
 
 const accountIdsBody = z.object({ account_ids: zArray(zId, 1000) });
 
-function listId(c: Ctx): string {
-  const id = parseId(c.req.param("id"));
-  if (!id) throw notFound();
-  return id;
-}
+const listId = (c: Ctx): string => pathId(c);
 
 r.get("/", read, async (c) => c.json((await listsOf(c.get("db"), me(c).account.id)).map(renderList)));
 

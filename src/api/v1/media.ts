@@ -4,9 +4,8 @@ import { Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv, Ctx } from "../../context";
 import { renderMedia } from "../../entities/media";
-import { ApiError, badRequest, notFound } from "../../lib/errors";
-import { parseId } from "../../lib/ids";
-import { countMultipartParts, nestPairs, parseWith, readParams, zStr, type Params } from "../../lib/params";
+import { ApiError, badRequest } from "../../lib/errors";
+import { countMultipartParts, nestPairs, parseWith, readParams, zStr, type Params, pathId } from "../../lib/params";
 import { enforceRateLimit } from "../../lib/rate-limit";
 import { UPLOAD_BODY_LIMIT } from "../../media/store";
 import { me, requireUser } from "../../oauth/guard";
@@ -79,15 +78,13 @@ export async function uploadMedia(c: Ctx) {
 r.post("/", requireUser("write:media"), uploadMedia);
 
 r.get("/:id", requireUser("write:media"), async (c) => {
-  const id = parseId(c.req.param("id"));
-  if (!id) throw notFound();
+  const id = pathId(c);
   const row = await findOwnUnattached(c.get("db"), me(c).account.id, id);
   return c.json(renderMedia(c.get("config"), row), status(row));
 });
 
 r.put("/:id", requireUser("write:media"), async (c) => {
-  const id = parseId(c.req.param("id"));
-  if (!id) throw notFound();
+  const id = pathId(c);
   const row = await findOwnUnattached(c.get("db"), me(c).account.id, id);
   const p = parseWith(updateSchema, await readUpload(c));
   const next = await updateMedia(c.get("db"), c.env, row, p);
@@ -95,8 +92,7 @@ r.put("/:id", requireUser("write:media"), async (c) => {
 });
 
 r.delete("/:id", requireUser("write:media"), async (c) => {
-  const id = parseId(c.req.param("id"));
-  if (!id) throw notFound();
+  const id = pathId(c);
   await deleteMedia(c.get("db"), c.env, me(c).account.id, id);
   return c.json({});
 });

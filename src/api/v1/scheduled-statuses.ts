@@ -3,11 +3,9 @@
 // scheduled status is a 404 (B14). Creating one is POST /api/v1/statuses with scheduled_at.
 import { Hono } from "hono";
 import { z } from "zod";
-import type { AppEnv, Ctx } from "../../context";
-import { notFound } from "../../lib/errors";
-import { parseId } from "../../lib/ids";
+import type { AppEnv } from "../../context";
 import { readPage, setLinkHeader } from "../../lib/pagination";
-import { parse, readParams, zStr } from "../../lib/params";
+import { parse, readParams, zStr, pathId } from "../../lib/params";
 import { me, requireUser } from "../../oauth/guard";
 import { deleteScheduledStatus, listScheduledStatuses, rescheduleStatus, showScheduledStatus } from "../../services/scheduled-statuses";
 
@@ -15,12 +13,6 @@ const r = new Hono<AppEnv>();
 
 const read = requireUser("read:statuses");
 const write = requireUser("write:statuses");
-
-function pathId(c: Ctx): string {
-  const id = parseId(c.req.param("id"));
-  if (!id) throw notFound();
-  return id;
-}
 
 r.get("/", read, async (c) => {
   const page = readPage(await readParams(c), 20, 40);

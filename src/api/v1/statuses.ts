@@ -9,7 +9,7 @@ import { renderStatus, renderStatuses } from "../../entities/status";
 import { notFound, unauthorized, wrongScope } from "../../lib/errors";
 import { parseId } from "../../lib/ids";
 import { readPage, setLinkHeader } from "../../lib/pagination";
-import { parse, zArray, zBool, zId, zInt, zStr } from "../../lib/params";
+import { parse, zArray, zBool, zId, zInt, zStr, pathId } from "../../lib/params";
 import { me, requireUser, viewerAccountId } from "../../oauth/guard";
 import { scopeAllows } from "../../oauth/scopes";
 import { deleteStatus } from "../../services/delete-status";
@@ -33,12 +33,6 @@ export const scopeIfToken = (scope: string) =>
     if (v && !scopeAllows(v.scopes, scope)) throw wrongScope();
     await next();
   });
-
-const pathId = (c: Ctx): string => {
-  const id = parseId(c.req.param("id"));
-  if (!id) throw notFound();
-  return id;
-};
 
 const blank = (v: unknown) => (v === null || v === "" ? undefined : v);
 const opt = <T extends z.ZodTypeAny>(s: T) => z.preprocess(blank, s.optional());

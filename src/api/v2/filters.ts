@@ -5,9 +5,8 @@ import { Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv, Ctx } from "../../context";
 import { renderFilter, renderFilterKeyword, renderFilterStatus } from "../../entities/filter";
-import { notFound } from "../../lib/errors";
 import { parseId } from "../../lib/ids";
-import { parse, parseWith, readParams, zArray, zBool, zId, zStr } from "../../lib/params";
+import { parse, parseWith, readParams, zArray, zBool, zId, zStr, pathId } from "../../lib/params";
 import { me, requireUser } from "../../oauth/guard";
 import {
   addFilterStatus,
@@ -89,12 +88,6 @@ async function filterInput(c: Ctx): Promise<FilterInput> {
     expiresIn: p.expires_in,
     keywords: p.keywords_attributes?.map((k) => ({ id: k.id, keyword: k.keyword, wholeWord: k.whole_word, destroy: k._destroy })),
   };
-}
-
-function pathId(c: Ctx): string {
-  const id = parseId(c.req.param("id"));
-  if (!id) throw notFound();
-  return id;
 }
 
 const keywordBody = z.object({ keyword: zStr(MAX_TEXT).optional(), whole_word: zBool });

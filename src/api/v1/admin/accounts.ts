@@ -7,7 +7,7 @@ import { renderAdminAccount } from "../../../entities/admin-account";
 import { notFound } from "../../../lib/errors";
 import { parseId } from "../../../lib/ids";
 import { readPage, setLinkHeader } from "../../../lib/pagination";
-import { parse, readParams, zBool, zId, zStr } from "../../../lib/params";
+import { parse, readParams, zBool, zId, zStr, pathId } from "../../../lib/params";
 import { me, requireStaff } from "../../../oauth/guard";
 import {
   accountAction,
@@ -76,12 +76,6 @@ r.get("/", readScope, async (c) => {
   filter.ip = p.ip;
   return adminAccountList(c, filter);
 });
-
-function pathId(c: Ctx): string {
-  const id = parseId(c.req.param("id"));
-  if (!id) throw notFound();
-  return id;
-}
 
 function moderator(c: Ctx): Moderator {
   const v = me(c);
