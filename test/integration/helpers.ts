@@ -5,7 +5,7 @@ import { oauthApplications } from "../../src/db/schema";
 import { readConfig } from "../../src/env";
 import { snowflake } from "../../src/lib/ids";
 import { createLocalAccount } from "../../src/services/local-accounts";
-import { issueToken } from "../../src/services/tokens";
+import { issueToken } from "../../src/oauth/tokens";
 
 export const ORIGIN = "http://tern.test";
 export const cfg = () => readConfig(env, ORIGIN);
