@@ -24,6 +24,7 @@ import lists from "./api/v1/lists";
 import markers from "./api/v1/markers";
 import media from "./api/v1/media";
 import mutes from "./api/v1/mutes";
+import notificationRequests from "./api/v1/notification-requests";
 import notifications from "./api/v1/notifications";
 import preferences from "./api/v1/preferences";
 import push from "./api/v1/push";
@@ -37,6 +38,7 @@ import timelines from "./api/v1/timelines";
 import filtersV2 from "./api/v2/filters";
 import instanceV2 from "./api/v2/instance";
 import mediaV2 from "./api/v2/media";
+import notificationsV2 from "./api/v2/notifications";
 import search from "./api/v2/search";
 import wellKnown from "./federation/well-known";
 import federation from "./federation/routes";
@@ -71,6 +73,8 @@ export const mounts: [string, Hono<AppEnv>][] = [
   ["/api/v1/markers", markers],
   ["/api/v1/media", media],
   ["/api/v1/mutes", mutes],
+  // requests and policy before /:id
+  ["/api/v1/notifications", notificationRequests],
   ["/api/v1/notifications", notifications],
   ["/api/v1/preferences", preferences],
   ["/api/v1/push", push],
@@ -83,6 +87,7 @@ export const mounts: [string, Hono<AppEnv>][] = [
   ["/api/v2/filters", filtersV2],
   ["/api/v2/instance", instanceV2],
   ["/api/v2/media", mediaV2],
+  ["/api/v2/notifications", notificationsV2],
   ["/api/v2/search", search],
   ["/oauth", oauth],
   ["/media", media_files],

@@ -15,10 +15,9 @@ import { DEFAULT_HEADER } from "./urls";
 export const INSTANCE_VERSION = `${SOFTWARE_VERSION}+tern.${TERN_VERSION}`;
 
 // Mastodon's API version gates client features: Phanpy uses grouped notifications (/api/v2/notifications) from 2
-// on, quotes from 7. Tern serves v1 notifications only, so it claims 1 until grouped notifications exist. Streaming
-// is not gated on it: Mastodon 4.3 serves 2 (4.5: 7), but Phanpy, Elk (masto.js createStreamingAPIClient) and Ice
+// on, quotes from 7 (quotes are not built, so Tern claims 2). Streaming is not gated on it: Mastodon 4.3 serves 2 (4.5: 7), but Phanpy, Elk (masto.js createStreamingAPIClient) and Ice
 // Cubes open the WebSocket whenever configuration.urls.streaming (v2) or urls.streaming_api (v1) is present.
-export const API_VERSION = 1;
+export const API_VERSION = 2; // 2 = Mastodon 4.3: grouped notifications (/api/v2/notifications) are served
 export const LANGUAGES = ["en"];
 
 export const LIMITS = {

@@ -8,7 +8,7 @@ import { renderAccount } from "./account";
 import { renderStatuses } from "./status";
 import { isoTime } from "./urls";
 
-function renderReport(cfg: Config, r: NonNullable<NotificationWithRefs["report"]>, target: NotificationWithRefs["reportTarget"]) {
+export function renderReport(cfg: Config, r: NonNullable<NotificationWithRefs["report"]>, target: NotificationWithRefs["reportTarget"]) {
   return {
     id: r.id,
     action_taken: r.actionTakenAt != null,
@@ -33,7 +33,7 @@ export async function renderNotifications(db: DB, cfg: Config, rows: Notificatio
       id: n.id,
       type: n.type,
       created_at: isoTime(n.createdAt),
-      group_key: `ungrouped-${n.id}`,
+      group_key: n.groupKey ?? `ungrouped-${n.id}`,
       account: renderAccount(cfg, from),
     };
     if (n.statusId) {

@@ -135,7 +135,7 @@ export function deleteSubscriptionById(db: DB, id: string) {
  * policy must admit the sender (Mastodon's policy_allows_notification?): `followed` = the recipient follows the
  * sender, `follower` = the sender follows the recipient, `none` = nobody. Its token must still be live.
  */
-export const PUSHABLE = sql`json_extract(s.alerts, '$."' || n.type || '"') = 1
+export const PUSHABLE = sql`json_extract(s.alerts, '$."' || n.type || '"') = 1 AND n.filtered = 0
   AND EXISTS (SELECT 1 FROM oauth_access_tokens t WHERE t.id = s.access_token_id AND t.revoked_at IS NULL)
   AND (s.policy = 'all'
     OR (s.policy = 'followed' AND EXISTS (SELECT 1 FROM follows f WHERE f.account_id = n.account_id AND f.target_account_id = n.from_account_id))

@@ -38,21 +38,24 @@ export interface NotificationFilter {
   types?: string[];
   excludeTypes?: string[];
   accountId?: string | null;
+  /** Show notifications the policy held back too (always, when `accountId` is given: Mastodon's browserable). */
+  includeFiltered?: boolean;
 }
 
-function filterConds(viewerId: string, f: NotificationFilter): SQL[] {
+export function filterConds(viewerId: string, f: NotificationFilter): SQL[] {
   const conds: SQL[] = [
     eq(notifications.accountId, viewerId),
     sql`NOT ${hiddenAuthorFor(viewerId, sql`${notifications.fromAccountId}`)}`,
     sql`NOT EXISTS (SELECT 1 FROM accounts fa WHERE fa.id = ${notifications.fromAccountId} AND fa.suspended_at IS NOT NULL)`,
   ];
+  if (!f.includeFiltered && !f.accountId) conds.push(eq(notifications.filtered, false));
   if (f.types?.length) conds.push(inArray(notifications.type, f.types as NotificationType[]));
   if (f.excludeTypes?.length) conds.push(notInArray(notifications.type, f.excludeTypes as NotificationType[]));
   if (f.accountId) conds.push(eq(notifications.fromAccountId, f.accountId));
   return conds;
 }
 
-function selectWithRefs(db: DB) {
+export function selectWithRefs(db: DB) {
   return db
     .select({ n: notifications, from: accounts, report: reports })
     .from(notifications)
@@ -64,7 +67,7 @@ function selectWithRefs(db: DB) {
  * Reported accounts come in a second query: joining accounts twice would pass D1's limit of 100 result columns as
  * the accounts table grows.
  */
-async function withReportTargets(db: DB, rows: Omit<NotificationWithRefs, "reportTarget">[]): Promise<NotificationWithRefs[]> {
+export async function withReportTargets(db: DB, rows: Omit<NotificationWithRefs, "reportTarget">[]): Promise<NotificationWithRefs[]> {
   const ids = [...new Set(rows.flatMap((r) => (r.report ? [r.report.targetAccountId] : [])))];
   const targets = ids.length
     ? await db
@@ -84,10 +87,13 @@ export async function notificationPage(db: DB, viewerId: string, f: Notification
   return withReportTargets(db, inPageOrder(rows, page));
 }
 
-/** One of the viewer's notifications, or null (another user's is a 404, B14). */
-export async function findNotification(db: DB, viewerId: string, id: string): Promise<NotificationWithRefs | null> {
+/**
+ * One of the viewer's notifications, or null (another user's is a 404, B14). A filtered one only with
+ * `includeFiltered` (GET /api/v1/notifications/:id shows it, as Mastodon does; streaming never sends it).
+ */
+export async function findNotification(db: DB, viewerId: string, id: string, includeFiltered = false): Promise<NotificationWithRefs | null> {
   const [row] = await selectWithRefs(db)
-    .where(and(eq(notifications.id, id), ...filterConds(viewerId, {})))
+    .where(and(eq(notifications.id, id), ...filterConds(viewerId, { includeFiltered })))
     .limit(1);
   return row ? (await withReportTargets(db, [row]))[0] : null;
 }

@@ -1,4 +1,5 @@
-// /api/v1/notifications: list (types[], exclude_types[], account_id), show, dismiss, clear, unread_count.
+// /api/v1/notifications: list (types[], exclude_types[], account_id, include_filtered), show, dismiss, clear, unread_count.
+// Notifications the policy filtered stay out of the list and the count unless include_filtered or account_id is given.
 import { Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv, Ctx } from "../../context";
@@ -6,14 +7,14 @@ import { renderNotifications } from "../../entities/notification";
 import { notFound } from "../../lib/errors";
 import { parseId } from "../../lib/ids";
 import { clampLimit, readPage, setLinkHeader } from "../../lib/pagination";
-import { parse, readParams } from "../../lib/params";
+import { parse, readParams, zBool } from "../../lib/params";
 import { me, requireUser } from "../../oauth/guard";
 import { clearNotifications, dismissNotification, findNotification, notificationPage, unreadCount, type NotificationFilter } from "../../queries/notifications";
 
 const r = new Hono<AppEnv>();
 
 /** `types[]` and the like: unknown values are ignored (clients send types this server may not know). */
-const typeList = z.preprocess((v) => {
+export const typeList = z.preprocess((v) => {
   if (v === undefined || v === null || v === "") return undefined;
   const arr = Array.isArray(v) ? v : typeof v === "object" ? Object.values(v as object) : [v];
   return arr.filter((x): x is string => typeof x === "string" && x.length <= 40).slice(0, 50);
@@ -24,12 +25,14 @@ const filterSchema = z
     types: typeList,
     exclude_types: typeList,
     account_id: z.unknown().optional(),
+    include_filtered: zBool,
   })
   .passthrough();
 
-async function readFilter(c: Ctx): Promise<NotificationFilter> {
+/** types[], exclude_types[], account_id, include_filtered (shared with /api/v2/notifications). */
+export async function readFilter(c: Ctx): Promise<NotificationFilter> {
   const q = await parse(c, filterSchema);
-  const f: NotificationFilter = { types: q.types, excludeTypes: q.exclude_types };
+  const f: NotificationFilter = { types: q.types, excludeTypes: q.exclude_types, includeFiltered: !!q.include_filtered };
   if (q.account_id !== undefined && q.account_id !== "") {
     // An account id that cannot exist matches nothing.
     f.accountId = parseId(q.account_id) ?? "0";
@@ -72,7 +75,7 @@ r.get("/:id", requireUser("read:notifications"), async (c) => {
   const id = parseId(c.req.param("id"));
   if (!id) throw notFound();
   const db = c.get("db");
-  const row = await findNotification(db, v.account.id, id);
+  const row = await findNotification(db, v.account.id, id, true);
   if (!row) throw notFound();
   const [out] = await renderNotifications(db, c.get("config"), [row], v.account.id);
   if (!out) throw notFound();

@@ -1,5 +1,5 @@
 // Endpoints clients call at start-up whose features Tern does not have yet (trends, suggestions, announcements,
-// conversations, notification policy). They answer as Mastodon does when there
+// conversations). They answer as Mastodon does when there
 // is nothing, with Mastodon's scopes, so clients never crash on a 404 (the official iOS app does on trends).
 // The profile directory is real. Mounted at /api.
 import { Hono } from "hono";
@@ -37,19 +37,6 @@ r.delete("/v1/announcements/:id/reactions/:name", requireUser("write:favourites"
 });
 
 r.get("/v1/conversations", requireUser("read:statuses"), empty());
-
-// Notification filtering policy: everything is accepted, nothing is pending.
-const policy = {
-  for_not_following: "accept",
-  for_not_followers: "accept",
-  for_new_accounts: "accept",
-  for_private_mentions: "accept",
-  for_limited_accounts: "filter",
-  summary: { pending_requests_count: 0, pending_notifications_count: 0 },
-};
-r.get("/v2/notifications/policy", requireUser("read:notifications"), (c) => c.json(policy));
-r.get("/v1/notifications/requests", requireUser("read:notifications"), empty());
-r.get("/v1/notifications/requests/merged", requireUser("read:notifications"), (c) => c.json({ merged: true }));
 
 const directoryParams = z.object({
   offset: zInt,
