@@ -2,6 +2,7 @@
 // `npm run check`: the gate every change passes, and the first stage of `npm test`.
 //   1. types: src/ under the strict flags (tsconfig.json), tests and tools under tsconfig.test.json;
 //   2. lint and format: Biome (one fast native tool for both; see docs/architecture.md "Code gate").
+//   0. the lockfile names every optional dependency (npm ci refuses otherwise; see scripts/check-lockfile.mjs);
 // Prints each part and exits non-zero if any failed. `npm run format` applies Biome's formatting and safe fixes.
 import { spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
@@ -10,6 +11,7 @@ import { fileURLToPath } from "node:url";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const bin = (pkg, file) => join(root, "node_modules", pkg, file);
 const parts = [
+  ["lockfile: every optional dependency locked", [process.execPath, join(root, "scripts", "check-lockfile.mjs")]],
   ["types: src (strict flags)", [process.execPath, bin("typescript", "bin/tsc"), "--noEmit", "-p", "tsconfig.json"]],
   ["types: tests and tools", [process.execPath, bin("typescript", "bin/tsc"), "--noEmit", "-p", "tsconfig.test.json"]],
   ["lint + format (biome)", [process.execPath, bin("@biomejs/biome", "bin/biome"), "check", "--max-diagnostics=50", "."]],
