@@ -141,13 +141,19 @@ describe("a hostile actor document (E1-E3)", () => {
     expect(markupProblems(post.body.content)).toEqual([]);
     expect(elements(post.body.content, "a").map(hrefOf)).toEqual([mallory.uri]);
 
-    // A row stored before URLs were checked: the mention stays text instead of carrying the bad link.
+    // A row stored before URLs were checked: the bad `url` is never used; the mention links to the actor's id,
+    // which is itself checked (an http(s) URL), as Mastodon links a mention to `url || uri`.
     await sql("UPDATE accounts SET url = 'javascript:alert(1)' WHERE uri = ?", mallory.uri);
     const again = await alice.api.post("/api/v1/statuses", { status: "again @mallory@evil.example" });
     expect(again.status).toBe(200);
     expect(again.body.content).not.toContain("javascript:");
-    expect(elements(again.body.content, "a")).toEqual([]);
-    expect(again.body.content).toBe("<p>again @mallory@evil.example</p>");
+    expect(elements(again.body.content, "a").map(hrefOf)).toEqual([mallory.uri]);
+
+    // And with neither an http(s) url nor an http(s) id, the mention stays plain text.
+    await sql("UPDATE accounts SET uri = 'javascript:alert(2)' WHERE uri = ?", mallory.uri);
+    const third = await alice.api.post("/api/v1/statuses", { status: "third @mallory@evil.example" });
+    expect(third.status).toBe(200);
+    expect(third.body.content).toBe("<p>third @mallory@evil.example</p>");
   });
 });
 
