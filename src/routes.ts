@@ -9,6 +9,7 @@ import polls from "./api/v1/polls";
 import apps from "./api/v1/apps";
 import blocks from "./api/v1/blocks";
 import bookmarks from "./api/v1/bookmarks";
+import conversations from "./api/v1/conversations";
 import customEmojis from "./api/v1/custom-emojis";
 import domainBlocks from "./api/v1/domain-blocks";
 import emails from "./api/v1/emails";
@@ -58,6 +59,7 @@ export const mounts: [string, Hono<AppEnv>][] = [
   ["/api/v1/apps", apps],
   ["/api/v1/blocks", blocks],
   ["/api/v1/bookmarks", bookmarks],
+  ["/api/v1/conversations", conversations],
   ["/api/v1/custom_emojis", customEmojis],
   ["/api/v1/domain_blocks", domainBlocks],
   ["/api/v1/emails", emails],

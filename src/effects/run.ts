@@ -13,6 +13,7 @@ import { regenerateHomeFeed } from "../timelines/regenerate";
 import { publishScheduledStatus } from "../services/publish-scheduled";
 import {
   type DeletedStatusInfo,
+  publishConversations,
   publishDelete,
   publishNotification,
   publishRelationsChanged,
@@ -31,7 +32,8 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects): 
       const delivered = await fanOut(db, fx, effect.statusId, effect.cursor);
       if (delivered.next) fx.add({ type: "fanout", statusId: effect.statusId, cursor: delivered.next });
       // Each chunk announces itself to the streams of the feeds it reached (shared streams with the first chunk).
-      return publishStatus(db, env, configFor(env, fx), effect.statusId, delivered);
+      await publishStatus(db, env, configFor(env, fx), effect.statusId, delivered);
+      return publishConversations(db, env, configFor(env, fx), delivered.conversations);
     }
     case "unfanout":
       await unfanOut(db, effect.statusId);

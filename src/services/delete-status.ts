@@ -11,6 +11,7 @@ import type { Config } from "../env";
 import { notFound } from "../lib/errors";
 import { padId } from "../lib/ids";
 import type { Effects } from "../effects/collector";
+import { conversationsAfterDeleteStatements } from "./conversations";
 import { type DeletedStatusRow, statusStreamInfoStatement, toDeletedStatusInfo } from "../streaming/publish";
 import { type FeedEntryRow, feedEntriesStatement, toFeedRemoval } from "../timelines/fanout";
 
@@ -33,6 +34,7 @@ export function deleteStatusStatements(db: DB, statusId: string) {
     db.run(sql`DELETE FROM polls WHERE status_id = ${p}`),
     db.run(sql`DELETE FROM status_edits WHERE status_id = ${p}`),
     db.run(sql`DELETE FROM idempotency_keys WHERE status_id = ${p}`),
+    ...conversationsAfterDeleteStatements(db, statusId),
     db.delete(statuses).where(sql`${statuses.id} IN ${reblogs}`).returning({ id: statuses.id, accountId: statuses.accountId }),
     db.delete(statuses).where(eq(statuses.id, statusId)).returning({ id: statuses.id }),
   ] as const;

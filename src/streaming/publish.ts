@@ -6,18 +6,20 @@
 // Which streams a status reaches mirrors the REST timelines:
 // - `user`: the accounts whose home feed received it (fan-out's RETURNING rows);
 // - `list`: the lists whose feed received it;
-// - `direct`: for direct statuses, the same home feeds (the author and the mentioned local accounts);
+// - `direct`: `conversation` events (the participant's Conversation, rendered for them) when a direct status joins a
+//   conversation, as Mastodon's PushConversationWorker; deletes of direct statuses;
 // - `public`, `public:local|remote` (+`:media`): public, not a boost, author neither suspended nor silenced, not a
 //   reply to someone else (feeds-read.ts publicConds); `:media` with attachments;
 // - `hashtag`, `hashtag:local`: the same without the reply rule, per tag of the status.
-import { sql } from "drizzle-orm";
+import { inArray, sql } from "drizzle-orm";
 import { type DB, runBatch } from "../db/client";
 import type { Visibility } from "../db/schema";
 import { loadStatusBundle, renderStatusFrom, type StatusBundle, type StatusRow } from "../entities/status";
 import { renderNotifications } from "../entities/notification";
 import type { Config, Env } from "../env";
 import { padId, unpadId } from "../lib/ids";
-import type { AccountRow } from "../db/schema";
+import { type AccountRow, accountConversations } from "../db/schema";
+import { renderConversations } from "../entities/conversation";
 import { searchableText } from "../services/filter-match";
 import { findNotification } from "../queries/notifications";
 import type { FanOutResult, FeedRemoval } from "../timelines/fanout";
@@ -123,8 +125,8 @@ async function sharedPart(db: DB, cfg: Config, statusId: string, listened: strin
  */
 export async function publishStatus(db: DB, env: Env, cfg: Config, statusId: string, delivered: Delivered): Promise<void> {
   const targets: AccountTargets = new Map();
-  // `direct` is offered for every home feed: the hub sends it only when the rendered status is a direct one.
-  for (const id of delivered.homeAccountIds) addTarget(targets, id, "user", "direct");
+  // A direct status is not an `update` on `direct`: that stream hears `conversation` (publishConversations).
+  for (const id of delivered.homeAccountIds) addTarget(targets, id, "user");
   for (const l of delivered.lists) addTarget(targets, l.accountId, `list:${l.listId}`);
   if (!targets.size && !delivered.shared) return;
   const router = routerStub(env);
@@ -154,7 +156,7 @@ export async function publishStatusUpdate(db: DB, env: Env, cfg: Config, statusI
         sql`SELECT lf.list_id AS list_id, l.account_id AS account_id FROM list_feed lf JOIN lists l ON l.id = lf.list_id WHERE lf.status_id = ${S}`,
       ),
     ])) as unknown as [{ account_id: string }[], { list_id: string; account_id: string }[]];
-    for (const h of homes) addTarget(targets, unpadId(String(h.account_id)), "user", "direct");
+    for (const h of homes) addTarget(targets, unpadId(String(h.account_id)), "user");
     for (const l of listRows) addTarget(targets, unpadId(String(l.account_id)), `list:${unpadId(String(l.list_id))}`);
   }
   const accounts = accountsOf(targets, online);
@@ -228,6 +230,41 @@ export function toDeletedStatusInfo(rows: DeletedStatusRow[]): DeletedStatusInfo
 
 export async function statusStreamInfo(db: DB, statusId: string): Promise<DeletedStatusInfo | null> {
   return toDeletedStatusInfo(await statusStreamInfoStatement(db, statusId));
+}
+
+/**
+ * Direct statuses that joined conversations (fan-out's `conversations`): `conversation` on each owner's `direct`
+ * stream, the Conversation rendered for them. Nothing is read for owners with no connection.
+ */
+export async function publishConversations(db: DB, env: Env, cfg: Config, rows: { id: string; accountId: string }[]): Promise<void> {
+  if (!rows.length) return;
+  const router = routerStub(env);
+  const presence = await router.routerPresence([...new Set(rows.map((r) => r.accountId))]);
+  const online = new Set(presence.accounts);
+  const wanted = rows.filter((r) => online.has(r.accountId));
+  if (!wanted.length) return;
+  const found = await db
+    .select()
+    .from(accountConversations)
+    .where(
+      inArray(
+        accountConversations.id,
+        wanted.map((r) => Number(r.id)),
+      ),
+    );
+  const batches = await Promise.all(found.map(async (row) => ({ row, rendered: (await renderConversations(db, cfg, [row], row.accountId))[0] })));
+  await router.routerPublish(
+    batches.flatMap(({ row, rendered }) =>
+      rendered
+        ? [
+            {
+              envelope: { kind: "raw" as const, event: "conversation", payload: JSON.stringify(rendered) },
+              accounts: [{ id: row.accountId, keys: ["direct"] }],
+            },
+          ]
+        : [],
+    ),
+  );
 }
 
 /**

@@ -62,10 +62,29 @@ export interface FanOutResult {
   lists: FeedList[];
   /** The first chunk: the one after which public and hashtag streams hear of the status (once per status). */
   shared: boolean;
+  /** Account conversations a direct status joined (first chunk only): their owners' `direct` streams hear of it. */
+  conversations: { id: string; accountId: string }[];
 }
 
+/**
+ * Upserts the account_conversations of a direct status (?1): one per local account whose home feed holds it, keyed
+ * by thread and the other participants (author and mentioned accounts, sorted). The newest status wins; it is unread
+ * for everyone but its author. RETURNING: the rows written.
+ */
+const conversationUpsertSql = `INSERT INTO account_conversations (account_id, conversation_id, participant_ids, last_status_id, unread)
+    SELECT h.account_id, s.conversation_id,
+      (SELECT json_group_array(p) FROM (SELECT p FROM (SELECT s.account_id AS p UNION SELECT m.account_id FROM mentions m WHERE m.status_id = s.id) WHERE p <> h.account_id ORDER BY p)),
+      s.id, h.account_id <> s.account_id
+    FROM home_feed h JOIN statuses s ON s.id = h.status_id
+    WHERE h.status_id = ?1 AND s.visibility = 'direct' AND s.reblog_of_id IS NULL AND s.conversation_id IS NOT NULL
+    ON CONFLICT (account_id, conversation_id, participant_ids) DO UPDATE SET
+      unread = CASE WHEN excluded.last_status_id >= account_conversations.last_status_id THEN excluded.unread ELSE account_conversations.unread END,
+      last_status_id = max(account_conversations.last_status_id, excluded.last_status_id)
+    RETURNING id, account_id`;
+
 export async function fanOut(db: DB, fx: Effects, statusId: string, cursor: string | undefined, opts: { trim?: boolean } = {}): Promise<FanOutResult> {
-  if (!/^\d{1,19}$/.test(statusId) || (cursor !== undefined && !/^\d{1,19}$/.test(cursor))) return { homeAccountIds: [], lists: [], shared: false };
+  if (!/^\d{1,19}$/.test(statusId) || (cursor !== undefined && !/^\d{1,19}$/.test(cursor)))
+    return { homeAccountIds: [], lists: [], shared: false, conversations: [] };
   const now = Date.now();
   const S = padId(statusId);
   const C = padId(cursor ?? "0");
@@ -84,6 +103,7 @@ export async function fanOut(db: DB, fx: Effects, statusId: string, cursor: stri
   const homeInserts: number[] = [];
   let listInsert = -1;
   let listOwners = -1;
+  let conversationUpserts = -1;
   // Followers in this chunk.
   homeInserts.push(stmts.length);
   stmts.push(`WITH ${chunk}
@@ -128,6 +148,10 @@ export async function fanOut(db: DB, fx: Effects, statusId: string, cursor: stri
     // Owners of the lists holding the status (the RETURNING rows above say which of them received it now).
     listOwners = stmts.length;
     stmts.push(`SELECT l.id AS list_id, l.account_id AS account_id FROM lists l WHERE l.id IN (SELECT list_id FROM list_feed WHERE status_id = ?1)`);
+    // A direct status joins the conversation of every local participant whose home feed has it (the author and the
+    // mentioned accounts the feed rules let it reach): Mastodon's AccountConversation.add_status.
+    conversationUpserts = stmts.length;
+    stmts.push(conversationUpsertSql);
   }
   if (trim) {
     const receivers = `SELECT account_id AS id FROM follows WHERE target_account_id = ${author} AND follows.id > ?2 ORDER BY follows.id LIMIT ${FANOUT_CHUNK}`;
@@ -163,7 +187,11 @@ export async function fanOut(db: DB, fx: Effects, statusId: string, cursor: stri
       if (owner) lists.push({ listId: unpadId(String(r.list_id)), accountId: owner });
     }
   }
-  return { ...(nextRow ? { next: unpadId(nextRow.id) } : {}), homeAccountIds, lists, shared: first };
+  const conversations =
+    conversationUpserts >= 0
+      ? (res[conversationUpserts] as { id: number; account_id: string }[]).map((r) => ({ id: String(r.id), accountId: unpadId(String(r.account_id)) }))
+      : [];
+  return { ...(nextRow ? { next: unpadId(nextRow.id) } : {}), homeAccountIds, lists, shared: first, conversations };
 }
 
 /** What unfanOut took out: the feed entries (a boost of the status is its own entry, with its own id). */

@@ -22,6 +22,8 @@ export interface StatusOpts {
   mentions?: string[];
   text?: string;
   local?: boolean;
+  /** The thread (statuses.conversation_id); a direct status starts its own when not given. */
+  conversationId?: string;
 }
 
 export async function insertStatus(author: { id: string; username?: string }, o: StatusOpts = {}): Promise<string> {
@@ -37,6 +39,7 @@ export async function insertStatus(author: { id: string; username?: string }, o:
       inReplyToId: o.inReplyTo?.id ?? null,
       inReplyToAccountId: o.inReplyTo?.accountId ?? null,
       reblogOfId: o.reblogOf ?? null,
+      conversationId: o.conversationId ?? (o.visibility === "direct" ? id : null),
       content: o.reblogOf ? "" : `<p>${o.text ?? `status ${id}`}</p>`,
       text: o.text ?? "",
       visibility: o.visibility ?? "public",

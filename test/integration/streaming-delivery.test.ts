@@ -255,7 +255,7 @@ describe("streaming delivery", () => {
     expect(payloadOf(m).id).toBe(id);
   });
 
-  itStreams("direct statuses reach the author's and the mentioned accounts' direct streams, nobody else's", async () => {
+  itStreams("a direct status is a conversation event on the author's and the mentioned accounts' direct streams, nobody else's", async () => {
     const [a, m, f] = await Promise.all([makeUser(), makeUser(), makeUser()]);
     await follow(f, a);
     const ac = await ws({ token: a.token }, { stream: "direct" });
@@ -265,10 +265,17 @@ describe("streaming delivery", () => {
     await fc.sub("user");
     const dm = await insertStatus(a, { visibility: "direct", mentions: [m.id] });
     await fanOutAndPublish(dm);
-    for (const c of [ac, mc]) {
+    for (const [c, unread, other] of [
+      [ac, false, m.id],
+      [mc, true, a.id],
+    ] as const) {
       const msg = await c.next();
       expect(msg.stream).toEqual(["direct"]);
-      expect(payloadOf(msg).id).toBe(dm);
+      expect(msg.event).toBe("conversation");
+      const conv = payloadOf(msg);
+      expect(conv.last_status.id).toBe(dm);
+      expect(conv.unread).toBe(unread);
+      expect(conv.accounts.map((x: { id: string }) => x.id)).toEqual([other]);
     }
     // A public status reaches the follower's user stream but not the direct streams.
     const pub = await insertStatus(a);

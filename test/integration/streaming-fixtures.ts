@@ -3,7 +3,7 @@
 import { SELF, env } from "cloudflare:test";
 import { expect, it } from "vitest";
 import { Effects } from "../../src/effects/collector";
-import { disconnectStreams, publishStatus } from "../../src/streaming/publish";
+import { disconnectStreams, publishConversations, publishStatus } from "../../src/streaming/publish";
 import { fanOut } from "../../src/timelines/fanout";
 import { cfg, db, ORIGIN } from "./helpers";
 
@@ -202,6 +202,7 @@ export async function fanOutAndPublish(statusId: string): Promise<void> {
   do {
     const r = await fanOut(db(), new Effects(ORIGIN), statusId, cursor);
     await publishStatus(db(), env, cfg(), statusId, r);
+    await publishConversations(db(), env, cfg(), r.conversations);
     cursor = r.next;
   } while (cursor);
 }

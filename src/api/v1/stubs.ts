@@ -1,5 +1,4 @@
-// Endpoints clients call at start-up whose features Tern does not have yet (trends, suggestions, announcements,
-// conversations). They answer as Mastodon does when there
+// Endpoints clients call at start-up whose features Tern does not have yet (trends, suggestions, announcements). They answer as Mastodon does when there
 // is nothing, with Mastodon's scopes, so clients never crash on a 404 (the official iOS app does on trends).
 // The profile directory is real. Mounted at /api.
 import { Hono } from "hono";
@@ -35,8 +34,6 @@ r.put("/v1/announcements/:id/reactions/:name", requireUser("write:favourites"), 
 r.delete("/v1/announcements/:id/reactions/:name", requireUser("write:favourites"), () => {
   throw notFound();
 });
-
-r.get("/v1/conversations", requireUser("read:statuses"), empty());
 
 const directoryParams = z.object({
   offset: zInt,

@@ -71,6 +71,25 @@ export const conversations = sqliteTable(
   (t) => [index("conversations_uri").on(t.uri)],
 );
 
+/** A direct-message thread as one local participant sees it (migrations/0008_conversations.sql). */
+export const accountConversations = sqliteTable(
+  "account_conversations",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    accountId: id("account_id").notNull(),
+    conversationId: id("conversation_id").notNull(),
+    /** JSON array of the other participants' (padded) account ids, sorted. */
+    participantIds: text("participant_ids").notNull(),
+    lastStatusId: id("last_status_id").notNull(),
+    unread: bool("unread").notNull().default(false),
+  },
+  (t) => [
+    uniqueIndex("account_conversations_key").on(t.accountId, t.conversationId, t.participantIds),
+    index("account_conversations_page").on(t.accountId, t.lastStatusId),
+    index("account_conversations_last").on(t.lastStatusId),
+  ],
+);
+
 export const mediaAttachments = sqliteTable(
   "media_attachments",
   {
