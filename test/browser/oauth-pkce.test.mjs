@@ -7,7 +7,7 @@ import { createServer } from "node:http";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { chromium } from "playwright-core";
-import { freePort, root, startTern } from "../support/server.mjs";
+import { root, startTern } from "../support/server.mjs";
 
 const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
 const hasChromium = existsSync(CHROMIUM);
@@ -27,15 +27,16 @@ function need(value, prereq) {
 
 /** A stand-in for the client app's redirect endpoint: records the query of the first hit. */
 async function startCallbackServer() {
-  const port = await freePort();
   let resolveHit;
   const hit = new Promise((r) => (resolveHit = r));
   const srv = createServer((req, res) => {
-    const u = new URL(req.url, `http://127.0.0.1:${port}`);
+    const u = new URL(req.url, "http://127.0.0.1");
     if (u.pathname === "/callback") resolveHit(Object.fromEntries(u.searchParams));
     res.writeHead(200, { "content-type": "text/html" }).end("<!doctype html><title>callback</title><p>Done.</p>");
   });
-  await new Promise((r) => srv.listen(port, "127.0.0.1", r));
+  // Port 0: the kernel picks a free port as it binds (no window for another process to take it first).
+  await new Promise((r) => srv.listen(0, "127.0.0.1", r));
+  const { port } = srv.address();
   return { redirectUri: `http://127.0.0.1:${port}/callback`, hit, close: () => new Promise((r) => srv.close(r)) };
 }
 

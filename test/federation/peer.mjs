@@ -27,7 +27,6 @@ import {
   Update,
 } from "@fedify/fedify/vocab";
 import { Temporal } from "./polyfills.mjs";
-import { freePort } from "../support/server.mjs";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const PEER = "peer";
@@ -69,7 +68,15 @@ async function enableLogs() {
  */
 export async function startPeer({ ternHosts = [], log = !!process.env.TERN_FED_LOG } = {}) {
   if (log) await enableLogs();
-  const port = await freePort();
+  // Listen on a port the kernel picks (no window between choosing a free port and binding it, in which another test
+  // process could take it); requests are handled once everything below is set up.
+  let handle = (_req, res) => res.writeHead(503).end();
+  const server = createServer((req, res) => handle(req, res));
+  await new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", resolve);
+  });
+  const { port } = server.address();
   const origin = `http://127.0.0.1:${port}`;
   const host = `127.0.0.1:${port}`;
 
@@ -137,6 +144,7 @@ export async function startPeer({ ternHosts = [], log = !!process.env.TERN_FED_L
     return notes.get(id) ?? null;
   });
 
+  const arrivals = new Set(); // waitFor() checks, run each time an activity is recorded
   const record = async (_ctx, activity) => {
     const id = activity.id?.href ?? null;
     received.push({
@@ -147,6 +155,7 @@ export async function startPeer({ ternHosts = [], log = !!process.env.TERN_FED_L
       raw: (id && rawById.get(id)) ?? (await activity.toJsonLd({ format: "compact" })),
       at: Date.now(),
     });
+    for (const check of arrivals) check();
   };
 
   federation
@@ -178,7 +187,7 @@ export async function startPeer({ ternHosts = [], log = !!process.env.TERN_FED_L
       errors.push({ where: "inbox", error: String(error?.stack ?? error) });
     });
 
-  const server = createServer(async (req, res) => {
+  handle = async (req, res) => {
     try {
       const chunks = [];
       for await (const c of req) chunks.push(c);
@@ -217,11 +226,7 @@ export async function startPeer({ ternHosts = [], log = !!process.env.TERN_FED_L
       res.writeHead(500, { "content-type": "text/plain" });
       res.end(String(e));
     }
-  });
-  await new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, "127.0.0.1", resolve);
-  });
+  };
 
   const queueStop = new AbortController();
   setMaxListeners(0, queueStop.signal); // fedify's queue adds a listener per poll
@@ -259,20 +264,38 @@ export async function startPeer({ ternHosts = [], log = !!process.env.TERN_FED_L
       return c.lookupObject(handleOrUri, { documentLoader: await loader() });
     },
 
-    /** Resolves when an activity matching `pred` has been received (verified), or rejects after `timeoutMs`. */
-    async waitFor(pred, { timeoutMs = 20_000, what = "activity" } = {}) {
-      const deadline = Date.now() + timeoutMs;
-      while (Date.now() < deadline) {
-        const hit = received.find(pred);
-        if (hit) return hit;
-        await sleep(100);
-      }
-      const seen = received.map((r) => `${r.type} ${r.id}`).join("\n    ") || "(nothing)";
-      const bad = unverified.map((u) => `${u.type} ${u.id}: ${JSON.stringify(u.reason)}`).join("\n    ") || "(none)";
-      const errs = errors.map((e) => `${e.where}: ${e.error.split("\n")[0]}`).join("\n    ") || "(none)";
-      throw new Error(
-        `peer did not receive ${what} within ${timeoutMs} ms.\n  received:\n    ${seen}\n  refused (signature):\n    ${bad}\n  errors:\n    ${errs}`,
-      );
+    /**
+     * Resolves when an activity matching `pred` has been received (verified): checked now and on every arrival, no
+     * polling. `timeoutMs` only bounds a failure; it leaves room for one of Tern's queue retries (10-16 s later).
+     */
+    waitFor(pred, { timeoutMs = 45_000, what = "activity" } = {}) {
+      const hit = received.find(pred);
+      if (hit) return Promise.resolve(hit);
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const found = received.find(pred);
+          if (!found) return;
+          done();
+          resolve(found);
+        };
+        const timer = setTimeout(() => {
+          done();
+          const seen = received.map((r) => `${r.type} ${r.id}`).join("\n    ") || "(nothing)";
+          const bad = unverified.map((u) => `${u.type} ${u.id}: ${JSON.stringify(u.reason)}`).join("\n    ") || "(none)";
+          const errs = errors.map((e) => `${e.where}: ${e.error.split("\n")[0]}`).join("\n    ") || "(none)";
+          const http = posts.map((p) => `${p.status} ${p.path} ${p.type} ${p.id}`).join("\n    ") || "(none)";
+          reject(
+            new Error(
+              `peer did not receive ${what} within ${timeoutMs} ms.\n  received:\n    ${seen}\n  refused (signature):\n    ${bad}\n  errors:\n    ${errs}\n  POSTs to the peer:\n    ${http}`,
+            ),
+          );
+        }, timeoutMs);
+        const done = () => {
+          clearTimeout(timer);
+          arrivals.delete(check);
+        };
+        arrivals.add(check);
+      });
     },
 
     follow(target) {

@@ -67,8 +67,12 @@ export async function signUp(base, usernames) {
   return users;
 }
 
-/** Polls `fn` until it returns a truthy value; throws with `what` (and the last value) after `timeoutMs`. */
-export async function poll(what, fn, { timeoutMs = 20_000, intervalMs = 250 } = {}) {
+/**
+ * Polls `fn` until it returns a truthy value; throws with `what` (and the last value) after `timeoutMs`. Tern's state
+ * has no event a client could wait on, so this asks again every `intervalMs`. `timeoutMs` only bounds a failure: it
+ * leaves room for one of Tern's queue retries (a failed JOBS message comes back after 10 s, a delivery after 16 s).
+ */
+export async function poll(what, fn, { timeoutMs = 45_000, intervalMs = 250 } = {}) {
   const deadline = Date.now() + timeoutMs;
   let last;
   let lastError;

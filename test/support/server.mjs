@@ -1,10 +1,11 @@
 // Starts a throwaway Tern under `wrangler dev` for the e2e and browser tests: fresh state in a temp directory,
 // migrations applied there, a free port on 127.0.0.1. Nothing is written into the repository's own state.
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -67,7 +68,12 @@ export async function superviseWranglerDev(args, { url, probePath, timeoutMs, lo
   child.stdout.on("data", collect);
   child.stderr.on("data", collect);
   let exited = null;
-  child.on("exit", (code, signal) => (exited = { code, signal }));
+  const exit = new Promise((resolve) =>
+    child.on("exit", (code, signal) => {
+      exited = { code, signal };
+      resolve(exited);
+    }),
+  );
 
   const killGroup = (sig) => {
     try {
@@ -86,82 +92,143 @@ export async function superviseWranglerDev(args, { url, probePath, timeoutMs, lo
     process.off("exit", onExit);
     if (!exited) {
       killGroup("SIGTERM");
-      for (let i = 0; i < 50 && !exited; i++) await sleep(100);
+      await Promise.race([exit, sleep(5000)]); // a clean exit, or SIGKILL after 5 s
     }
     // workerd children may outlive the wrangler node process briefly.
     killGroup("SIGKILL");
     cleanup();
   };
 
+  // Ready = the Worker answers an HTTP request. Until wrangler listens, a probe is refused at once (then we try again
+  // shortly: nothing announces the port at --log-level warn); once it listens, the first request may take long on a
+  // busy machine (the Worker is built and started on demand), so a probe that connected is never cut short.
   const deadline = Date.now() + timeoutMs;
   while (true) {
-    if (exited) {
-      await stop();
-      throw new Error(`wrangler dev exited early (${JSON.stringify(exited)}):\n${out}`);
-    }
-    try {
-      const res = await fetch(`${url}${probePath}`, { signal: AbortSignal.timeout(2000) });
-      await res.arrayBuffer();
-      break;
-    } catch {
-      /* not listening yet */
-    }
-    if (Date.now() > deadline) {
+    const remaining = deadline - Date.now();
+    if (remaining <= 0) {
       await stop();
       throw new Error(`Tern did not answer at ${url} within ${timeoutMs} ms:\n${out}`);
     }
-    await sleep(250);
+    const probe = fetch(`${url}${probePath}`, { signal: AbortSignal.timeout(remaining) }).then(
+      async (res) => {
+        await res.arrayBuffer();
+        return "up";
+      },
+      () => "refused",
+    );
+    const state = await Promise.race([probe, exit.then(() => "exited")]);
+    if (state === "up") break;
+    if (state === "exited") {
+      await stop();
+      throw new Error(`wrangler dev exited early (${JSON.stringify(exited)}):\n${out}`);
+    }
+    await Promise.race([sleep(250), exit]);
   }
   return { pid: child.pid, output: () => out, stop };
+}
+
+/**
+ * Local state with every migration applied, made once per set of migrations (and wrangler.toml) and copied for each
+ * server: `wrangler d1 migrations apply` is a whole wrangler process (several seconds of CPU), the copy is a few files.
+ * The template is built in a scratch directory and renamed into place, so concurrent test processes never see half of
+ * one; a process that loses the race uses the winner's.
+ */
+function migratedTemplate() {
+  const hash = createHash("sha256").update(readFileSync(join(root, "wrangler.toml")));
+  const dir = join(root, "migrations");
+  const files = readdirSync(dir).filter((f) => f.endsWith(".sql"));
+  for (const f of files.sort()) hash.update(f).update(readFileSync(join(dir, f)));
+  const template = join(tmpdir(), `tern-e2e-migrated-${hash.digest("hex").slice(0, 16)}`);
+  if (existsSync(template)) return template;
+  const scratch = mkdtempSync(join(tmpdir(), "tern-e2e-migrating-"));
+  try {
+    applyMigrations(scratch);
+    renameSync(scratch, template);
+  } catch (e) {
+    rmSync(scratch, { recursive: true, force: true });
+    if (!existsSync(template)) throw e;
+  }
+  return template;
+}
+
+/**
+ * wrangler.toml for tests, written into `dir`: relative paths made absolute (wrangler reads them relative to the
+ * config file) and every queue consumer's max_batch_timeout set to 0. Production waits up to 1 s to fill a batch; in
+ * a test each hop through JOBS or DELIVERY then costs a second of wall time for nothing (the federation suite makes
+ * dozens of hops), so messages are delivered as soon as they are sent, as the vitest config does for the same reason.
+ */
+function testWranglerConfig(dir) {
+  const abs = (p) => JSON.stringify(resolve(root, p));
+  const source = readFileSync(join(root, "wrangler.toml"), "utf8");
+  if (!/^main\s*=\s*"[^"]+"/m.test(source)) throw new Error('wrangler.toml has no `main = "..."` line to rewrite for the test config');
+  const text = source
+    .replace(/^(main\s*=\s*)"([^"]+)"/m, (_, key, p) => `${key}${abs(p)}`)
+    .replace(/^(\s*migrations_dir\s*=\s*)"([^"]+)"/gm, (_, key, p) => `${key}${abs(p)}`)
+    .replace(/^(\s*max_batch_timeout\s*=\s*)[0-9.]+/gm, (_, key) => `${key}0`);
+  const file = join(dir, "wrangler.toml");
+  writeFileSync(file, text);
+  return file;
 }
 
 /**
  * @param {{ port?: number, vars?: Record<string, string>, timeoutMs?: number, log?: boolean }} [opts]
  * @returns {Promise<{ url: string, port: number, persistTo: string, output: () => string, stop: () => Promise<void> }>}
  */
-export async function startTern({ port, vars = {}, timeoutMs = 60_000, log = !!process.env.TERN_E2E_LOG } = {}) {
+export async function startTern({ port: fixedPort, vars = {}, timeoutMs = 120_000, log = !!process.env.TERN_E2E_LOG } = {}) {
   const persistTo = mkdtempSync(join(tmpdir(), "tern-e2e-"));
-  applyMigrations(persistTo);
-
-  port ??= await freePort();
-  // Parallel wrangler processes (other test files, `npm run dev`) would fight over the default inspector port 9229.
-  const inspectorPort = await freePort();
-  const allVars = {
-    REGISTRATIONS_MODE: "open",
-    SETUP_TOKEN: "e2e-setup",
-    SECRET_KEY_BASE: "e2e-secret",
-    ...vars,
-  };
-  // An explicit (empty) env file stops wrangler from loading the developer's .dev.vars: tests see only `vars`.
-  const envFile = join(persistTo, "empty.env");
-  writeFileSync(envFile, "");
-  const args = [
-    wranglerBin,
-    "dev",
-    "--env-file",
-    envFile,
-    "--port",
-    String(port),
-    "--ip",
-    "127.0.0.1",
-    "--inspector-port",
-    String(inspectorPort),
-    "--persist-to",
-    persistTo,
-    "--show-interactive-dev-session=false",
-    "--log-level",
-    log ? "log" : "warn",
-  ];
-  for (const [k, v] of Object.entries(allVars)) args.push("--var", `${k}:${v}`);
-
-  const url = `http://127.0.0.1:${port}`;
-  // Any HTTP answer from the Worker means it is up (the route may still be a 404 while it is being built).
-  const server = await superviseWranglerDev(args, {
-    url,
-    probePath: "/api/v1/instance",
-    timeoutMs,
-    log,
-    cleanup: () => rmSync(persistTo, { recursive: true, force: true }),
-  });
-  return { url, port, persistTo, output: server.output, stop: server.stop };
+  try {
+    cpSync(migratedTemplate(), persistTo, { recursive: true });
+    const configFile = testWranglerConfig(persistTo);
+    // An explicit (empty) env file stops wrangler from loading the developer's .dev.vars: tests see only `vars`.
+    const envFile = join(persistTo, "empty.env");
+    writeFileSync(envFile, "");
+    const allVars = {
+      REGISTRATIONS_MODE: "open",
+      SETUP_TOKEN: "e2e-setup",
+      SECRET_KEY_BASE: "e2e-secret",
+      ...vars,
+    };
+    // A free port is only free until someone binds it: other test processes (other engineers' runs, the browser
+    // test's callback server) pick ports the same way. wrangler exits with "Address already in use" then; try others.
+    for (let attempt = 1; ; attempt++) {
+      const port = fixedPort ?? (await freePort());
+      // Parallel wrangler processes (other test files, `npm run dev`) would fight over the default inspector port 9229.
+      const inspectorPort = await freePort();
+      const args = [
+        wranglerBin,
+        "dev",
+        "--config",
+        configFile,
+        "--env-file",
+        envFile,
+        "--port",
+        String(port),
+        "--ip",
+        "127.0.0.1",
+        "--inspector-port",
+        String(inspectorPort),
+        "--persist-to",
+        persistTo,
+        "--show-interactive-dev-session=false",
+        "--log-level",
+        log ? "log" : "warn",
+      ];
+      for (const [k, v] of Object.entries(allVars)) args.push("--var", `${k}:${v}`);
+      const url = `http://127.0.0.1:${port}`;
+      try {
+        // Any HTTP answer from the Worker means it is up (the route may still be a 404 while it is being built).
+        const server = await superviseWranglerDev(args, { url, probePath: "/api/v1/instance", timeoutMs, log });
+        const stop = async () => {
+          await server.stop();
+          rmSync(persistTo, { recursive: true, force: true });
+        };
+        return { url, port, persistTo, output: server.output, stop };
+      } catch (e) {
+        if (fixedPort !== undefined || attempt >= 3 || !/already in use/i.test(String(e?.message))) throw e;
+      }
+    }
+  } catch (e) {
+    rmSync(persistTo, { recursive: true, force: true });
+    throw e;
+  }
 }
