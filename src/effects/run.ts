@@ -13,6 +13,7 @@ import { regenerateHomeFeed } from "../timelines/regenerate";
 import { publishScheduledStatus } from "../services/publish-scheduled";
 import {
   type DeletedStatusInfo,
+  disconnectStreams,
   publishConversations,
   publishDelete,
   publishNotification,
@@ -62,6 +63,8 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects): 
       return runFederate(db, env, effect.origin, effect.action);
     case "fetch_featured":
       return fetchFeaturedCollection(db, env, effect.accountId, effect.origin, fx);
+    case "disconnect_streams":
+      return disconnectStreams(env, effect.accountId, effect.tokenId);
     case "filters_changed":
       return publishToAccount(env, effect.accountId, "filters_changed");
     case "publish_scheduled":

@@ -34,6 +34,8 @@ export type Effect =
   | { type: "fetch_featured"; accountId: string; origin: string }
   // An account's content filters changed (one per API call): streaming's filters_changed (src/services/filters.ts)
   | { type: "filters_changed"; accountId: string }
+  // A token was revoked (tokenId) or the account may no longer sign in (tokenId null): close its open streams now
+  | { type: "disconnect_streams"; accountId: string; tokenId: string | null }
   // A scheduled status the cron claimed: publish it through postStatus (src/services/publish-scheduled.ts)
   | { type: "publish_scheduled"; scheduledStatusId: string };
 

@@ -41,7 +41,7 @@ r.post("/revoke", async (c) => {
   const db = c.get("db");
   const app = await authenticateClient(db, readClientCredentials(c.req.header("authorization"), p));
   const token = str(p.token);
-  if (token) await revokeToken(db, app, token);
+  if (token) await revokeToken(db, c.get("fx"), app, token);
   return c.json({});
 });
 

@@ -4,7 +4,9 @@
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { accounts, oauthAccessTokens, users } from "../db/schema/index";
+import type { Effects } from "../effects/collector";
 import type { Config } from "../env";
+import { unpadId } from "../lib/ids";
 import { sha256Hex, verifyPassword } from "../lib/crypto";
 import { parseScopes, scopesWithin } from "./scopes";
 import type { AppRow } from "./apps";
@@ -80,11 +82,19 @@ export async function passwordGrant(
   return issueToken(db, secret, { applicationId: app.id, userId: r.user.userId, scopes });
 }
 
-/** RFC 7009: revoking an unknown token, or another app's, is not an error (and does nothing). */
-export async function revokeToken(db: DB, app: AppRow, token: string): Promise<void> {
+/**
+ * RFC 7009: revoking an unknown token, or another app's, is not an error (and does nothing). A revoked user token's
+ * open streaming connections are closed at once (an effect), not at the hub's next token check.
+ */
+export async function revokeToken(db: DB, fx: Effects, app: AppRow, token: string): Promise<void> {
   if (!token || token.length > 200) return;
-  await db
+  const revoked = await db
     .update(oauthAccessTokens)
     .set({ revokedAt: Date.now() })
-    .where(and(eq(oauthAccessTokens.tokenHash, await sha256Hex(token)), eq(oauthAccessTokens.applicationId, app.id), isNull(oauthAccessTokens.revokedAt)));
+    .where(and(eq(oauthAccessTokens.tokenHash, await sha256Hex(token)), eq(oauthAccessTokens.applicationId, app.id), isNull(oauthAccessTokens.revokedAt)))
+    .returning({
+      id: oauthAccessTokens.id,
+      accountId: sql<string | null>`(SELECT ${users.accountId} FROM ${users} WHERE ${users.id} = ${oauthAccessTokens.userId})`,
+    });
+  for (const t of revoked) if (t.accountId) fx.add({ type: "disconnect_streams", accountId: unpadId(String(t.accountId)), tokenId: t.id });
 }

@@ -265,6 +265,8 @@ export async function accountAction(db: DB, fx: Effects, actor: Moderator, id: s
   // Mastodon (SuspendAccountService) tells followers' and followed accounts' servers with an Update{Person} carrying
   // `suspended: true`, so the suspension stays reversible there; Delete{Actor} would mean a permanent deletion.
   if (t === "suspend" && !row.account.domain && !row.account.suspendedAt) fx.federate({ kind: "update_actor", accountId: a });
+  // A disabled or suspended local account's open streams close now (their tokens no longer authenticate).
+  if ((t === "disable" || t === "suspend") && !row.account.domain) fx.add({ type: "disconnect_streams", accountId: a, tokenId: null });
 }
 
 /** Re-enables a disabled local user (logged only when something changed, as Mastodon does). */

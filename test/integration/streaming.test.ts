@@ -261,6 +261,31 @@ describe("streaming routes", () => {
     expect(await k.next()).toEqual({ stream: ["user"], event: "filters_changed" });
   });
 
+  itStreams("POST /oauth/revoke closes that token's sockets at once, not the account's other ones; staff suspension closes all", async () => {
+    const { runQueuedJobs } = await import("./queues");
+    const u = await makeUser();
+    const app = await makeApp();
+    const second = await issueToken(db(), env.SECRET_KEY_BASE ?? "", { applicationId: app.id, userId: u.userId, scopes: ["read"], reuse: false });
+    const doomed = await ws({ token: second.accessToken }, { stream: "user" });
+    const kept = await ws({ token: u.token }, { stream: "user" });
+    const revoke = await SELF.fetch(`${ORIGIN}/oauth/revoke`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ client_id: app.clientId, client_secret: app.clientSecret, token: second.accessToken }),
+    });
+    expect(revoke.status).toBe(200);
+    await runQueuedJobs();
+    expect((await doomed.closed).code).toBe(1000);
+    // The other token's socket still hears events.
+    await publishToAccount(env, u.id, "filters_changed");
+    expect(await kept.next()).toEqual({ stream: ["user"], event: "filters_changed" });
+
+    const admin = await makeUser(undefined, { roleId: "2", scopes: "read write admin:read admin:write" });
+    expect((await admin.api.post(`/api/v1/admin/accounts/${u.id}/action`, { type: "suspend" })).status).toBe(200);
+    await runQueuedJobs();
+    expect((await kept.closed).code).toBe(1000);
+  });
+
   itStreams("advertises the streaming URL in both instance documents", async () => {
     const v2 = await anon.get("/api/v2/instance");
     expect(v2.body.configuration.urls.streaming).toBe("ws://tern.test");
