@@ -11,6 +11,7 @@ import { notFound, unprocessable } from "../lib/errors";
 import { padId, snowflake } from "../lib/ids";
 import type { UserViewer } from "../oauth/guard";
 import { bump, loadVisible, render, renderAnyway, targetOf, type Json } from "./interaction-target";
+import { removeStatus } from "./delete-status";
 import { notificationStatement } from "./notifications";
 
 export interface ReblogResult {
@@ -91,29 +92,19 @@ async function existingReblog(db: DB, cfg: Config, viewerId: string, targetId: s
 }
 
 export async function unreblog(db: DB, fx: Effects, cfg: Config, id: string, viewerId: string): Promise<ReblogResult> {
-  const pv = padId(viewerId);
-  const mine = sql`(SELECT id FROM statuses WHERE account_id = ${pv} AND reblog_of_id = ${targetOf(id)})`;
-  const res = await db.batch([
-    db.run(sql`DELETE FROM notifications WHERE type = 'reblog' AND activity_id IN ${mine}`),
-    db.run(sql`DELETE FROM home_feed WHERE status_id IN ${mine}`),
-    db.run(sql`DELETE FROM list_feed WHERE status_id IN ${mine}`),
-    db.run(sql`DELETE FROM status_pins WHERE status_id IN ${mine}`),
-    db.run(sql`DELETE FROM bookmarks WHERE status_id IN ${mine}`),
-    db.run(sql`DELETE FROM favourites WHERE status_id IN ${mine}`),
-    db
-      .delete(statuses)
-      .where(and(eq(statuses.accountId, viewerId), sql`${statuses.reblogOfId} = ${targetOf(id)}`))
-      .returning({ id: statuses.id, reblogOfId: statuses.reblogOfId, uri: statuses.uri }),
-  ]);
-  const removed = res[res.length - 1] as { id: string; reblogOfId: string; uri: string }[];
+  // Each of the viewer's boosts of the status goes the way any status goes (removeStatus): feeds, notifications,
+  // open streams (a delete event for the boost) and fan-out, in one batch per boost.
+  const mine = await db
+    .select({ id: statuses.id, uri: statuses.uri, accountId: statuses.accountId, reblogOfId: statuses.reblogOfId })
+    .from(statuses)
+    .where(and(eq(statuses.accountId, viewerId), sql`${statuses.reblogOfId} = ${targetOf(id)}`));
+  const removed: typeof mine = [];
+  for (const r of mine) if (await removeStatus(db, fx, r)) removed.push(r);
   const targetId = removed[0]?.reblogOfId ?? id;
   const b = await loadStatusBundle(db, [targetId], viewerId);
   b.viewer.reblogged.delete(targetId);
   const status = removed.length ? renderAnyway(cfg, b, targetId) : render(cfg, b, targetId);
   const t = b.statuses.get(targetId);
-  for (const r of removed) {
-    if (t) fx.federate({ kind: "undo_announce", accountId: viewerId, reblogUri: r.uri, objectUri: t.uri, objectAuthorId: t.accountId });
-    fx.add({ type: "unfanout", statusId: r.id, accountId: viewerId, reblogOfId: r.reblogOfId });
-  }
+  if (t) for (const r of removed) fx.federate({ kind: "undo_announce", accountId: viewerId, reblogUri: r.uri, objectUri: t.uri, objectAuthorId: t.accountId });
   return { status };
 }

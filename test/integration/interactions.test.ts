@@ -132,7 +132,7 @@ describe("reblogs", () => {
 
     const un = await b.api.post(`/api/v1/statuses/${id}/unreblog`);
     expect(un.status).toBe(200);
-    expect(jobs.at(-1)).toEqual({ type: "unfanout", statusId: rb.body.id, accountId: b.id, reblogOfId: id });
+    expect(jobs).toContainEqual({ type: "unfanout", statusId: rb.body.id, accountId: b.id, reblogOfId: id });
     expect(un.body.id).toBe(id);
     expect(un.body.reblogged).toBe(false);
     expect(un.body.reblogs_count).toBe(0);

@@ -289,6 +289,23 @@ describe("streaming delivery", () => {
     });
   });
 
+  itStreams("undoing a boost is a delete of the boost on the streams that showed it", async () => {
+    const { runQueuedJobs } = await import("./queues");
+    const [author, booster, fan] = await Promise.all([makeUser(), makeUser(), makeUser()]);
+    await follow(fan, booster);
+    const original = await insertStatus(author);
+    const fc = await ws({ token: fan.token }, { stream: "user" });
+    const boost = await booster.api.post(`/api/v1/statuses/${original}/reblog`);
+    expect(boost.status).toBe(200);
+    await runQueuedJobs();
+    const shown = await fc.next();
+    expect(shown.event).toBe("update");
+    expect(payloadOf(shown)).toMatchObject({ id: boost.body.id, reblog: { id: original } });
+    expect((await booster.api.post(`/api/v1/statuses/${original}/unreblog`)).status).toBe(200);
+    await runQueuedJobs();
+    expect(await fc.next()).toEqual({ stream: ["user"], event: "delete", payload: boost.body.id });
+  });
+
   itStreams("notifications go to user:notification, and to user only for tokens that may read notifications", async () => {
     const [a, fan] = await Promise.all([makeUser(), makeUser()]);
     const statusesOnly = await makeUser(undefined, { scopes: "read:statuses write" });

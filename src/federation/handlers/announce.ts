@@ -4,6 +4,7 @@ import { accounts, statuses } from "../../db/schema";
 import type { StatusRow } from "../../entities/status";
 import { padId, snowflake } from "../../lib/ids";
 import { applyFavourite, favouriteChange, unfavouriteStatements } from "../../services/favourites";
+import { removeStatus } from "../../services/delete-status";
 import { notificationStatement } from "../../services/notifications";
 import { accountCanRead } from "../../services/visibility";
 import { normalizeNote, sameHost, visibilityFromAudience } from "../normalize";
@@ -96,16 +97,7 @@ export async function undoAnnounce(ctx: InboxContext, announceUri: string | null
     .where(and(eq(statuses.uri, announceUri), eq(statuses.accountId, signer.id)))
     .limit(1);
   if (!s?.reblogOfId) return false;
-  const p = padId(s.id);
-  await db.batch([
-    db.run(sql`DELETE FROM notifications WHERE type = 'reblog' AND activity_id = ${p}`),
-    db.run(sql`DELETE FROM home_feed WHERE status_id = ${p}`),
-    db.run(sql`DELETE FROM list_feed WHERE status_id = ${p}`),
-    db.run(sql`DELETE FROM status_pins WHERE status_id = ${p}`),
-    db.run(sql`DELETE FROM bookmarks WHERE status_id = ${p}`),
-    db.run(sql`DELETE FROM favourites WHERE status_id = ${p}`),
-    db.delete(statuses).where(eq(statuses.id, s.id)),
-  ]);
-  ctx.fx.add({ type: "unfanout", statusId: s.id, accountId: signer.id, reblogOfId: s.reblogOfId });
+  // The boost goes the way any status goes: feeds, notifications, open streams (a delete event) and fan-out.
+  await removeStatus(db, ctx.fx, s);
   return true;
 }
