@@ -2,7 +2,7 @@
 // `publish_scheduled` effect each, published by the JOBS consumer: src/services/publish-scheduled.ts). On every 5th
 // minute also: drop the home feeds of users inactive for 14 days (Mastodon's FeedCleanupScheduler; the feed is rebuilt
 // when they come back), expire temporary mutes, send "poll" notifications for polls that ended, and prune rows that
-// only matter for a while (housekeeping.ts, expired codes and sessions).
+// only matter for a while (housekeeping.ts, expired codes and sessions), and delete media nothing holds after a day.
 // Each task is bounded per run and independent: one failing does not stop the others.
 import { sql } from "drizzle-orm";
 import { createDb, idList, type DB, runBatch } from "../db/client";
@@ -14,7 +14,7 @@ import { notificationStatement } from "../services/notifications";
 import { purgeExpiredGrants } from "../oauth/grants";
 import { claimDueScheduledStatuses } from "../services/scheduled-statuses";
 import { purgeExpiredWebSessions } from "../web/session-store";
-import { pruneFederationState } from "./housekeeping";
+import { cleanupUnattachedMedia, pruneFederationState } from "./housekeeping";
 
 export const INACTIVE_AFTER_MS = 14 * 24 * 60 * 60 * 1000;
 const DROP_PER_RUN = 200;
@@ -34,7 +34,7 @@ export async function runScheduled(env: Env, at: number, opts: { housekeeping?: 
   // The cron has no request: its origin is the configured domain (LOCAL_DOMAIN), which federated effects need.
   const fx = new Effects(readConfig(env, "http://localhost/").origin);
   const tasks: (readonly [string, () => Promise<unknown>])[] = [["publish scheduled statuses", () => claimScheduled(db, fx, at)]];
-  if (opts.housekeeping ?? true) tasks.push(...housekeepingTasks(db, fx, at));
+  if (opts.housekeeping ?? true) tasks.push(...housekeepingTasks(env, db, fx, at));
   for (const [name, task] of tasks) {
     try {
       await task();
@@ -55,7 +55,7 @@ export async function claimScheduled(db: DB, fx: Effects, at: number): Promise<n
   return ids.length;
 }
 
-function housekeepingTasks(db: DB, fx: Effects, at: number) {
+function housekeepingTasks(env: Env, db: DB, fx: Effects, at: number) {
   return [
     ["drop inactive feeds", () => dropInactiveFeeds(db, at)],
     ["expire mutes", () => expireMutes(db, at)],
@@ -63,6 +63,7 @@ function housekeepingTasks(db: DB, fx: Effects, at: number) {
     ["prune federation state and idempotency keys", () => pruneFederationState(db, at)],
     ["purge expired authorization codes", () => purgeExpiredGrants(db, at)],
     ["purge expired web sessions", () => purgeExpiredWebSessions(db, at)],
+    ["clean up unattached media", () => cleanupUnattachedMedia(db, env, fx, at)],
   ] as const;
 }
 

@@ -11,6 +11,7 @@ import { fanOut, unfanOut } from "../timelines/fanout";
 import { mergeIntoHome, unmergeFromHome } from "../timelines/feed-merge";
 import { regenerateHomeFeed } from "../timelines/regenerate";
 import { publishScheduledStatus } from "../services/publish-scheduled";
+import { deleteStored } from "../media/store";
 import {
   type DeletedStatusInfo,
   disconnectStreams,
@@ -71,6 +72,8 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects): 
       // Throws on a transient failure (the queue retries); a permanent one is recorded on the scheduled status.
       await publishScheduledStatus(db, env, fx, effect.scheduledStatusId);
       return;
+    case "delete_media":
+      return deleteStored(env, effect.keys);
     default:
       console.warn("unknown effect", JSON.stringify(effect).slice(0, 200));
   }

@@ -37,7 +37,9 @@ export type Effect =
   // A token was revoked (tokenId) or the account may no longer sign in (tokenId null): close its open streams now
   | { type: "disconnect_streams"; accountId: string; tokenId: string | null }
   // A scheduled status the cron claimed: publish it through postStatus (src/services/publish-scheduled.ts)
-  | { type: "publish_scheduled"; scheduledStatusId: string };
+  | { type: "publish_scheduled"; scheduledStatusId: string }
+  // R2 objects whose media rows are gone (a status deleted with its media, src/services/delete-status.ts): remove them
+  | { type: "delete_media"; keys: string[] };
 
 /**
  * One JOBS message: a single effect, or all the effects of one action packed together (one queue operation) with the

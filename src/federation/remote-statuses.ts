@@ -141,6 +141,7 @@ function mediaRow(a: NormalizedNote["attachments"][number], accountId: string, s
     blurhash: a.blurhash,
     processing: 0,
     createdAt: now,
+    detachedAt: null,
   };
 }
 

@@ -1,8 +1,13 @@
 // GET/HEAD /media/<key>: R2 objects with the content type sniffed at upload. Keys are only ever made by the server,
 // so anything not shaped like one is a 404 before R2 is asked (no "..", no encoded bytes). Responses are nosniff,
 // sandboxed by CSP, inline only for image/video/audio types, and immutable (a key never changes content).
+// An attachment's object is served only while its row names it and it is not waiting, detached from a deleted
+// status, for a redraft (`servableAttachment`): one primary-key read, the row id being the key's second segment.
+import { eq } from "drizzle-orm";
 import { Hono } from "hono";
 import type { AppEnv } from "../context";
+import type { DB } from "../db/client";
+import { mediaAttachments } from "../db/schema";
 
 const r = new Hono<AppEnv>();
 
@@ -40,11 +45,37 @@ function keyOf(path: string): string | null {
   return key !== path && validKey(key) ? key : null;
 }
 
+const ATTACHMENT_ID = /^\d{1,20}$/;
+
+/**
+ * Whether an attachment key (`media_attachments/<row id>/...`) may be served: its row still exists and names it, and
+ * the row is not detached from a deleted status (kept only so the author can post it again). Other keys (avatars,
+ * headers) are not attachments and pass.
+ */
+export async function servableAttachment(db: DB, key: string): Promise<boolean> {
+  const [top, id] = key.split("/");
+  if (top !== "media_attachments") return true;
+  if (!ATTACHMENT_ID.test(id)) return false;
+  const row = await db
+    .select({
+      fileKey: mediaAttachments.fileKey,
+      previewKey: mediaAttachments.previewKey,
+      statusId: mediaAttachments.statusId,
+      scheduledStatusId: mediaAttachments.scheduledStatusId,
+      detachedAt: mediaAttachments.detachedAt,
+    })
+    .from(mediaAttachments)
+    .where(eq(mediaAttachments.id, id))
+    .get();
+  if (!row || (row.fileKey !== key && row.previewKey !== key)) return false;
+  return !(row.detachedAt != null && row.statusId == null && row.scheduledStatusId == null);
+}
+
 const missing = () => new Response("Not found", { status: 404, headers: { "content-type": "text/plain; charset=utf-8" } });
 
 r.on(["GET", "HEAD"], "/*", async (c) => {
   const key = keyOf(c.req.path);
-  if (!key) return missing();
+  if (!key || !(await servableAttachment(c.get("db"), key))) return missing();
   const req = c.req.raw;
   if (req.method === "HEAD") {
     const obj = await c.env.MEDIA.head(key);

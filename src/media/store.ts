@@ -142,13 +142,20 @@ export async function putInspected(env: Env, key: string, file: File, x: Inspect
   await env.MEDIA.put(key, x.bytes ?? file, { httpMetadata: { contentType: x.sniffed.mime } });
 }
 
-const randomHex = () => toHex(crypto.getRandomValues(new Uint8Array(16)));
+/** 128 random bits from the platform's CSPRNG, as 32 hex digits: what makes a media URL unguessable. */
+export const randomKeyPart = () => toHex(crypto.getRandomValues(new Uint8Array(16)));
 
-/** Key for a new upload; `id` names attachment folders so the row and the object share it. */
+/**
+ * Key for a new upload. Attachments live under their row id (so serve.ts can find the row in one primary-key read)
+ * plus a random folder: the id alone is a timestamp and a sequence, guessable by anyone who saw a neighbour's.
+ */
 export function uploadKey(purpose: UploadPurpose, ext: string, id?: string): string {
-  if (purpose === "attachment") return `media_attachments/${id ?? snowflake()}/original.${ext}`;
-  return `accounts/${purpose === "avatar" ? "avatars" : "headers"}/${randomHex()}/original.${ext}`;
+  if (purpose === "attachment") return `media_attachments/${id ?? snowflake()}/${randomKeyPart()}/original.${ext}`;
+  return `accounts/${purpose === "avatar" ? "avatars" : "headers"}/${randomKeyPart()}/original.${ext}`;
 }
+
+/** Key for an attachment's thumbnail; a new one each time, as served objects are cached as immutable. */
+export const thumbnailKey = (id: string, ext: string) => `media_attachments/${id}/${randomKeyPart()}/thumbnail.${ext}`;
 
 /**
  * Validates and stores one uploaded file. Avatars and headers must be still or animated images up to 8 MB;
@@ -163,8 +170,11 @@ export async function storeUpload(env: Env, cfg: Config, file: File, purpose: Up
   return { key, contentType: x.sniffed.mime, size: x.size, type: x.sniffed.kind, meta: buildMeta(x.sniffed) };
 }
 
-/** Removes stored objects, ignoring ones already gone. */
-export async function deleteStored(env: Env, keys: (string | null | undefined)[]): Promise<void> {
-  const list = keys.filter((k): k is string => !!k);
-  if (list.length) await env.MEDIA.delete(list);
+/** R2 deletes at most 1000 keys per call. */
+const DELETE_CHUNK = 1000;
+
+/** Removes stored objects, ignoring ones already gone (so running it twice changes nothing). */
+export async function deleteStored(env: Pick<Env, "MEDIA">, keys: (string | null | undefined)[]): Promise<void> {
+  const list = [...new Set(keys.filter((k): k is string => !!k))];
+  for (let i = 0; i < list.length; i += DELETE_CHUNK) await env.MEDIA.delete(list.slice(i, i + DELETE_CHUNK));
 }

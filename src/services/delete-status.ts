@@ -1,10 +1,15 @@
 // Deleting a status (DELETE /api/v1/statuses/:id, or Delete{Note} from its server): everything hanging off it goes
 // in one batch, with a tombstone so its URI answers 410 from now on, and it leaves every feed (`removeStatus`, shared
-// by both). The REST response is the status as it was, with its source text for "delete & redraft"; local media is
-// detached, not deleted, so a redraft can reuse the same media_ids.
+// by both). The REST response is the status as it was, with its source text for "delete & redraft".
+//
+// Media (the security issue's class 9): the author's REST delete without `delete_media` detaches the attachments and
+// stamps `detached_at`, so "delete & redraft" can post the same media_ids within a day (Mastodon's `redraft`); until
+// then they are not served (src/media/serve.ts), and the cron removes what nobody took back (background/housekeeping).
+// Every other removal (delete_media=true, a Delete from the author's server, staff) deletes the rows in the batch and
+// the R2 objects right after, through a `delete_media` effect.
 import { eq, sql } from "drizzle-orm";
 import { type DB, runBatch } from "../db/client";
-import { statuses, tombstones } from "../db/schema";
+import { mediaAttachments, statuses, tombstones } from "../db/schema";
 import type { BatchItem } from "drizzle-orm/batch";
 import { loadStatusBundle, renderStatusFrom, type StatusRow } from "../entities/status";
 import type { Config } from "../env";
@@ -26,7 +31,6 @@ export function deleteStatusStatements(db: DB, statusId: string) {
     db.run(sql`DELETE FROM list_feed WHERE status_id IN ${both}`),
     db.run(sql`DELETE FROM mentions WHERE status_id = ${p}`),
     db.run(sql`DELETE FROM status_tags WHERE status_id = ${p}`),
-    db.run(sql`UPDATE media_attachments SET status_id = NULL WHERE status_id = ${p}`),
     db.run(sql`DELETE FROM status_pins WHERE status_id IN ${both}`),
     db.run(sql`DELETE FROM bookmarks WHERE status_id IN ${both}`),
     db.run(sql`DELETE FROM favourites WHERE status_id IN ${both}`),
@@ -43,16 +47,48 @@ export function deleteStatusStatements(db: DB, statusId: string) {
 /** Feed entries per stream_delete effect (about 60 bytes each). */
 const STREAM_DELETE_CHUNK = 1000;
 
-/** Removes a status (and its reblogs) everywhere; false when a parallel request or activity removed it first. */
+/**
+ * Statements for a status's attachments: the ones it has, and the ones its earlier versions had (an edit detaches what
+ * it drops, but the edit history still shows them). `keep`: detach them for a redraft; otherwise delete the rows,
+ * returning their R2 keys. They must run before `status_edits` goes.
+ */
+export function statusMediaStatements(db: DB, s: Pick<StatusRow, "id" | "accountId">, keep: boolean, now = Date.now()) {
+  const p = padId(s.id);
+  // Earlier versions' attachments (media_ids hold unpadded ids), still the author's own and not taken by another post.
+  const history = sql`id IN (SELECT substr('00000000000000000000' || j.value, -20, 20) FROM status_edits e, json_each(e.media_ids) j
+      WHERE e.status_id = ${p}) AND account_id = ${padId(s.accountId)} AND status_id IS NULL AND scheduled_status_id IS NULL`;
+  if (keep) {
+    return [
+      db.run(sql`UPDATE media_attachments SET detached_at = ${now} WHERE ${history}`),
+      db.run(sql`UPDATE media_attachments SET status_id = NULL, detached_at = ${now} WHERE status_id = ${p}`),
+    ];
+  }
+  const keys = { fileKey: mediaAttachments.fileKey, previewKey: mediaAttachments.previewKey };
+  return [db.delete(mediaAttachments).where(history).returning(keys), db.delete(mediaAttachments).where(sql`status_id = ${p}`).returning(keys)];
+}
+
+type MediaKeys = { fileKey: string | null; previewKey: string | null };
+
+/**
+ * Removes a status (and its reblogs) everywhere; false when a parallel request or activity removed it first.
+ * `keepMedia`: the author's delete for a redraft (see the top of this file); otherwise its media go with it.
+ */
 export async function removeStatus(
   db: DB,
   fx: Effects,
   s: Pick<StatusRow, "id" | "uri" | "accountId" | "reblogOfId">,
   extra: BatchItem<"sqlite">[] = [],
+  opts: { keepMedia?: boolean } = {},
 ): Promise<boolean> {
   const tomb = s.reblogOfId ? [] : [db.insert(tombstones).values({ uri: s.uri, accountId: s.accountId, createdAt: Date.now() }).onConflictDoNothing()];
+  const media = statusMediaStatements(db, s, opts.keepMedia ?? false);
   // Who had it in a feed, and which shared streams showed it, read in the same batch before the rows go.
-  const res = await runBatch(db, [feedEntriesStatement(db, s.id), statusStreamInfoStatement(db, s.id), ...tomb, ...extra, ...deleteStatusStatements(db, s.id)]);
+  const head = [feedEntriesStatement(db, s.id), statusStreamInfoStatement(db, s.id), ...tomb, ...extra];
+  const res = await runBatch(db, [...head, ...media, ...deleteStatusStatements(db, s.id)]);
+  // Objects of rows this batch deleted (whoever removed the status): gone from R2 now that the rows are.
+  const keys = opts.keepMedia ? [] : (res.slice(head.length, head.length + media.length) as MediaKeys[][]).flat().flatMap((m) => [m.fileKey, m.previewKey]);
+  const stored = keys.filter((k): k is string => !!k);
+  if (stored.length) fx.add({ type: "delete_media", keys: stored });
   const gone = res[res.length - 1] as { id: string }[];
   if (gone.length === 0) return false;
   const reblogs = res[res.length - 2] as { id: string; accountId: string }[];
@@ -70,13 +106,21 @@ export async function removeStatus(
   return true;
 }
 
-export async function deleteStatus(db: DB, fx: Effects, cfg: Config, statusId: string, viewerId: string): Promise<Record<string, unknown>> {
+/** DELETE /api/v1/statuses/:id. `deleteMedia`: Mastodon's `delete_media`, the attachments go at once (no redraft). */
+export async function deleteStatus(
+  db: DB,
+  fx: Effects,
+  cfg: Config,
+  statusId: string,
+  viewerId: string,
+  opts: { deleteMedia?: boolean } = {},
+): Promise<Record<string, unknown>> {
   const b = await loadStatusBundle(db, [statusId], viewerId);
   const s = b.statuses.get(statusId);
   if (!s || s.accountId !== viewerId) throw notFound();
   const rendered = renderStatusFrom(cfg, b, statusId);
   if (!rendered) throw notFound();
-  if (!(await removeStatus(db, fx, s))) throw notFound(); // deleted by a parallel request
+  if (!(await removeStatus(db, fx, s, [], { keepMedia: !opts.deleteMedia }))) throw notFound(); // deleted by a parallel request
   const orig = s.reblogOfId ? b.statuses.get(s.reblogOfId) : undefined;
   fx.federate(
     orig

@@ -6,7 +6,7 @@ import { mediaAttachments } from "../db/schema";
 import type { Env } from "../env";
 import { notFound, unprocessable, validationFailed } from "../lib/errors";
 import { snowflake } from "../lib/ids";
-import { buildMeta, deleteStored, inspectFile, putInspected, uploadKey } from "../media/store";
+import { buildMeta, deleteStored, inspectFile, putInspected, thumbnailKey, uploadKey } from "../media/store";
 
 export type MediaRow = typeof mediaAttachments.$inferSelect;
 
@@ -37,7 +37,7 @@ function checkDescription(d: string | undefined): void {
 
 async function storeThumbnail(env: Env, id: string, thumb: File, checked?: Awaited<ReturnType<typeof inspectFile>>) {
   const x = checked ?? (await inspectFile(thumb, { imagesOnly: true }));
-  const key = `media_attachments/${id}/thumbnail.${x.sniffed.ext}`;
+  const key = thumbnailKey(id, x.sniffed.ext);
   await putInspected(env, key, thumb, x);
   return { key, small: (buildMeta(x.sniffed).original ?? {}) as Record<string, unknown> };
 }
@@ -82,6 +82,7 @@ export async function createMedia(db: DB, env: Env, accountId: string, input: Me
       blurhash: null,
       processing: 0,
       createdAt: Date.now(),
+      detachedAt: null,
     };
     await db.insert(mediaAttachments).values(row);
     return row;
@@ -110,14 +111,16 @@ export async function updateMedia(db: DB, env: Env, row: MediaRow, input: Omit<M
   const thumbnail = input.thumbnail instanceof File && input.thumbnail.size > 0 ? input.thumbnail : null;
   if (thumbnail) {
     const t = await storeThumbnail(env, row.id, thumbnail);
-    if (row.previewKey && row.previewKey !== t.key) await deleteStored(env, [row.previewKey]);
     next.previewKey = t.key;
     next.meta = { ...(row.meta ?? {}), small: t.small };
   }
-  await db
+  const updated = await db
     .update(mediaAttachments)
     .set({ description: next.description, focusX: next.focusX, focusY: next.focusY, previewKey: next.previewKey, meta: next.meta })
-    .where(and(eq(mediaAttachments.id, row.id), isNull(mediaAttachments.statusId)));
+    .where(and(eq(mediaAttachments.id, row.id), isNull(mediaAttachments.statusId)))
+    .returning({ id: mediaAttachments.id });
+  // The replaced thumbnail goes once the row points at the new one; if a status took the row meanwhile, the new one goes.
+  if (next.previewKey !== row.previewKey) await deleteStored(env, [updated.length ? row.previewKey : next.previewKey]);
   return next;
 }
 

@@ -8,6 +8,12 @@ import { validKey } from "../../src/media/serve";
 
 const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 
+/** An attachment object is served only while its row names it (src/media/serve.ts). */
+const attachmentRow = (id: string, key: string, contentType: string) =>
+  env.DB.prepare("INSERT INTO media_attachments (id, account_id, status_id, type, file_key, content_type, created_at) VALUES (?, ?, ?, 'image', ?, ?, ?)")
+    .bind(id.padStart(20, "0"), "1".padStart(20, "0"), "1".padStart(20, "0"), key, contentType, Date.now())
+    .run();
+
 describe("default avatar and header", () => {
   for (const p of ["/avatars/original/missing.png", "/headers/original/missing.png"]) {
     it(`serves ${p} as a PNG`, async () => {
@@ -25,6 +31,7 @@ describe("default avatar and header", () => {
 describe("GET /media/:key", () => {
   it("404s for missing objects and for keys the server would never make", async () => {
     await env.MEDIA.put("media_attachments/1/original.png", await png(1, 1), { httpMetadata: { contentType: "image/png" } });
+    await attachmentRow("1", "media_attachments/1/original.png", "image/png");
     expect(await statusOf(`${ORIGIN}/media/media_attachments/1/original.png`)).toBe(200);
     for (const bad of [
       "/media/media_attachments/2/original.png",
@@ -53,6 +60,7 @@ describe("GET /media/:key", () => {
   it("answers byte ranges and conditional requests", async () => {
     const bytes = mp4(320, 240, 1, { mdatBytes: 4000 });
     await env.MEDIA.put("media_attachments/7/original.mp4", bytes, { httpMetadata: { contentType: "video/mp4" } });
+    await attachmentRow("7", "media_attachments/7/original.mp4", "video/mp4");
     const url = `${ORIGIN}/media/media_attachments/7/original.mp4`;
     const part = await SELF.fetch(url, { headers: { range: "bytes=10-19" } });
     expect(part.status).toBe(206);

@@ -93,7 +93,8 @@ r.get("/:id", scopeIfToken("read:statuses"), async (c) => {
 });
 
 r.delete("/:id", requireUser("write:statuses"), async (c) => {
-  return c.json(await deleteStatus(c.get("db"), c.get("fx"), c.get("config"), pathId(c), me(c).account.id));
+  const { delete_media } = await parse(c, z.object({ delete_media: zBool }));
+  return c.json(await deleteStatus(c.get("db"), c.get("fx"), c.get("config"), pathId(c), me(c).account.id, { deleteMedia: delete_media === true }));
 });
 
 r.put("/:id", requireUser("write:statuses"), async (c) => {

@@ -111,8 +111,15 @@ export const mediaAttachments = sqliteTable(
     blurhash: text("blurhash"),
     processing: integer("processing").notNull().default(0), // 0 done, 1 processing
     createdAt: ms("created_at").notNull(),
+    // Set when its status was deleted and it was kept for a redraft; not served until attached again, removed by the
+    // cron a day later (migrations/0009_media_lifecycle.sql).
+    detachedAt: ms("detached_at"),
   },
-  (t) => [index("media_status").on(t.statusId), index("media_account").on(t.accountId, t.id)],
+  (t) => [
+    index("media_status").on(t.statusId),
+    index("media_account").on(t.accountId, t.id),
+    index("media_unattached").on(sql`coalesce(${t.detachedAt}, ${t.createdAt})`).where(sql`${t.statusId} IS NULL AND ${t.scheduledStatusId} IS NULL`),
+  ],
 );
 
 export const mentions = sqliteTable(
