@@ -3,6 +3,8 @@ import type { Hono } from "hono";
 import type { AppEnv } from "./context";
 import accounts from "./api/v1/accounts";
 import accountsRegister from "./api/v1/accounts-register";
+import adminAnnouncements from "./api/v1/admin/announcements";
+import announcements from "./api/v1/announcements";
 import adminAccounts from "./api/v1/admin/accounts";
 import adminAccountsV2 from "./api/v2/admin/accounts";
 import polls from "./api/v1/polls";
@@ -55,6 +57,8 @@ export const mounts: [string, Hono<AppEnv>][] = [
   ["/api/v1/accounts", accounts],
   ["/api/v1/admin/accounts", adminAccounts],
   ["/api/v2/admin/accounts", adminAccountsV2],
+  ["/api/v1/admin/announcements", adminAnnouncements],
+  ["/api/v1/announcements", announcements],
   ["/api/v1/polls", polls],
   ["/api/v1/apps", apps],
   ["/api/v1/blocks", blocks],

@@ -22,6 +22,7 @@ import {
   publishStatus,
   publishStatusUpdate,
   publishToAccount,
+  publishAnnouncementEvent,
 } from "../streaming/publish";
 import { Effects } from "./collector";
 import { sendEffects } from "./send";
@@ -66,6 +67,8 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects): 
       return fetchFeaturedCollection(db, env, effect.accountId, effect.origin, fx);
     case "disconnect_streams":
       return disconnectStreams(env, effect.accountId, effect.tokenId);
+    case "announcement":
+      return publishAnnouncementEvent(db, env, configFor(env, fx), effect);
     case "filters_changed":
       return publishToAccount(env, effect.accountId, "filters_changed");
     case "publish_scheduled":

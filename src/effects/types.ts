@@ -36,6 +36,8 @@ export type Effect =
   | { type: "filters_changed"; accountId: string }
   // A token was revoked (tokenId) or the account may no longer sign in (tokenId null): close its open streams now
   | { type: "disconnect_streams"; accountId: string; tokenId: string | null }
+  // An announcement was published or edited, lost a reaction or gained one, or went: every open user stream hears it
+  | { type: "announcement"; event: "announcement" | "announcement.reaction" | "announcement.delete"; announcementId: string; name?: string }
   // A scheduled status the cron claimed: publish it through postStatus (src/services/publish-scheduled.ts)
   | { type: "publish_scheduled"; scheduledStatusId: string }
   // R2 objects whose media rows are gone (a status deleted with its media, src/services/delete-status.ts): remove them

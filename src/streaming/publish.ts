@@ -11,14 +11,15 @@
 // - `public`, `public:local|remote` (+`:media`): public, not a boost, author neither suspended nor silenced, not a
 //   reply to someone else (feeds-read.ts publicConds); `:media` with attachments;
 // - `hashtag`, `hashtag:local`: the same without the reply rule, per tag of the status.
-import { inArray, sql } from "drizzle-orm";
+import { eq, inArray, sql } from "drizzle-orm";
 import { type DB, runBatch } from "../db/client";
 import type { Visibility } from "../db/schema";
 import { loadStatusBundle, renderStatusFrom, type StatusBundle, type StatusRow } from "../entities/status";
 import { renderNotifications } from "../entities/notification";
 import type { Config, Env } from "../env";
 import { padId, unpadId } from "../lib/ids";
-import { type AccountRow, accountConversations } from "../db/schema";
+import { type AccountRow, accountConversations, announcements } from "../db/schema";
+import { renderAnnouncements } from "../entities/announcement";
 import { renderConversations } from "../entities/conversation";
 import { searchableText } from "../services/filter-match";
 import { findNotification } from "../queries/notifications";
@@ -313,6 +314,30 @@ export async function publishToAccount(env: Env, accountId: string, event: Accou
 /** An event for every connected account's `user` stream (announcement, announcement.delete ...). */
 export async function publishToAllUsers(env: Env, event: AccountEvent, payload?: unknown): Promise<void> {
   await routerStub(env).routerPublish([{ envelope: { kind: "raw", event, payload: encodePayload(payload) }, allUsers: keysFor(event) }]);
+}
+
+/**
+ * An announcement event for every connected user (Mastodon renders it once, for no account): `announcement` with the
+ * published announcement, `announcement.reaction` with the name's new count, `announcement.delete` with the id.
+ */
+export async function publishAnnouncementEvent(
+  db: DB,
+  env: Env,
+  cfg: Config,
+  e: { event: "announcement" | "announcement.reaction" | "announcement.delete"; announcementId: string; name?: string },
+): Promise<void> {
+  if (e.event === "announcement.delete") return publishToAllUsers(env, e.event, e.announcementId);
+  if (e.event === "announcement.reaction") {
+    const name = e.name ?? "";
+    const [row] = await db.all<{ n: number }>(
+      sql`SELECT count(*) AS n FROM announcement_reactions WHERE announcement_id = ${padId(e.announcementId)} AND name = ${name}`,
+    );
+    return publishToAllUsers(env, e.event, { name, count: Number(row?.n ?? 0), announcement_id: e.announcementId });
+  }
+  const rows = await db.select().from(announcements).where(eq(announcements.id, e.announcementId)).limit(1);
+  if (!rows[0]?.published) return;
+  const [rendered] = await renderAnnouncements(db, cfg, rows, null);
+  if (rendered) await publishToAllUsers(env, "announcement", rendered);
 }
 
 /**

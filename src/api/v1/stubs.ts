@@ -1,11 +1,10 @@
-// Endpoints clients call at start-up whose features Tern does not have yet (trends, suggestions, announcements). They answer as Mastodon does when there
+// Endpoints clients call at start-up whose features Tern does not have yet (trends, suggestions). They answer as Mastodon does when there
 // is nothing, with Mastodon's scopes, so clients never crash on a 404 (the official iOS app does on trends).
 // The profile directory is real. Mounted at /api.
 import { Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../../context";
 import { renderAccount } from "../../entities/account";
-import { notFound } from "../../lib/errors";
 import { clampLimit } from "../../lib/pagination";
 import { parse, zBool, zInt } from "../../lib/params";
 import { requireUser, viewerAccountId } from "../../oauth/guard";
@@ -22,18 +21,6 @@ for (const path of ["/v1/trends", "/v1/trends/tags", "/v1/trends/statuses", "/v1
 r.get("/v1/suggestions", requireUser("read:accounts"), empty());
 r.get("/v2/suggestions", requireUser("read:accounts"), empty());
 r.delete("/v1/suggestions/:id", requireUser("write:accounts"), (c) => c.json({}));
-
-// Announcements: none exist, so dismissing or reacting to one is a 404.
-r.get("/v1/announcements", requireUser("read"), empty());
-r.post("/v1/announcements/:id/dismiss", requireUser("write:accounts"), () => {
-  throw notFound();
-});
-r.put("/v1/announcements/:id/reactions/:name", requireUser("write:favourites"), () => {
-  throw notFound();
-});
-r.delete("/v1/announcements/:id/reactions/:name", requireUser("write:favourites"), () => {
-  throw notFound();
-});
 
 const directoryParams = z.object({
   offset: zInt,

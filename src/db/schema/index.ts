@@ -9,3 +9,4 @@ export * from "./federation";
 export * from "./push";
 export * from "./filters";
 export * from "./scheduled";
+export * from "./announcements";

@@ -1,0 +1,110 @@
+// Announcement entity (docs.joinmastodon.org/entities/Announcement), for a signed-in reader (`read`, reactions' `me`)
+// or for everyone (streaming: Mastodon renders it without an account). Everything a page needs is read in one batch.
+import { sql } from "drizzle-orm";
+import { type DB, runBatch } from "../db/client";
+import type { Config } from "../env";
+import { padId, unpadId } from "../lib/ids";
+import type { AnnouncementRow } from "../services/announcements";
+import { accountUrl, mediaUrl, tagUrl } from "./urls";
+import { acctOf } from "./account";
+
+export interface MastodonAnnouncementReaction {
+  name: string;
+  count: number;
+  me?: boolean;
+  url?: string;
+  static_url?: string;
+}
+
+const iso = (ms: number | null) => (ms == null ? null : new Date(ms).toISOString());
+
+function linksOf(row: AnnouncementRow): { mentions: string[]; tags: string[] } {
+  try {
+    const l = JSON.parse(row.links) as { mentions?: unknown; tags?: unknown };
+    return {
+      mentions: Array.isArray(l.mentions) ? l.mentions.map(String) : [],
+      tags: Array.isArray(l.tags) ? l.tags.map(String) : [],
+    };
+  } catch {
+    return { mentions: [], tags: [] };
+  }
+}
+
+interface ReactionRow {
+  announcement_id: string;
+  name: string;
+  n: number;
+  me: number;
+}
+
+interface EmojiRow {
+  shortcode: string;
+  image_key: string | null;
+  image_remote_url: string | null;
+}
+
+interface MentionRow {
+  id: string;
+  username: string;
+  domain: string | null;
+  url: string | null;
+  uri: string;
+}
+
+/** Renders announcements in order; `viewerId` null renders them for everyone (no `read`, no `me`). */
+export async function renderAnnouncements(db: DB, cfg: Config, rows: AnnouncementRow[], viewerId: string | null): Promise<Record<string, unknown>[]> {
+  if (!rows.length) return [];
+  const ids = JSON.stringify(rows.map((r) => padId(r.id)));
+  const mentionIds = JSON.stringify([...new Set(rows.flatMap((r) => linksOf(r).mentions))].map(padId));
+  const v = viewerId ? padId(viewerId) : "";
+  const [reactions, dismissed, emojis, mentioned] = (await runBatch(db, [
+    db.all(sql`SELECT announcement_id, name, count(*) AS n, max(account_id = ${v}) AS me, min(created_at) AS first
+      FROM announcement_reactions WHERE announcement_id IN (SELECT value FROM json_each(${ids}))
+      GROUP BY announcement_id, name ORDER BY first`),
+    db.all(sql`SELECT announcement_id FROM announcement_dismissals WHERE account_id = ${v} AND announcement_id IN (SELECT value FROM json_each(${ids}))`),
+    db.all(sql`SELECT shortcode, image_key, image_remote_url FROM custom_emojis WHERE domain IS NULL AND disabled = 0
+      AND shortcode IN (SELECT name FROM announcement_reactions WHERE announcement_id IN (SELECT value FROM json_each(${ids})))`),
+    db.all(sql`SELECT id, username, domain, url, uri FROM accounts WHERE id IN (SELECT value FROM json_each(${mentionIds})) AND suspended_at IS NULL`),
+  ])) as [ReactionRow[], { announcement_id: string }[], EmojiRow[], MentionRow[]];
+  const read = new Set(dismissed.map((d) => unpadId(String(d.announcement_id))));
+  const emojiUrl = new Map(
+    emojis.flatMap((e) => {
+      const url = e.image_key ? mediaUrl(cfg, e.image_key) : e.image_remote_url;
+      return url ? [[e.shortcode, url] as const] : [];
+    }),
+  );
+  const byAnnouncement = new Map<string, MastodonAnnouncementReaction[]>();
+  for (const r of reactions) {
+    const id = unpadId(String(r.announcement_id));
+    const url = emojiUrl.get(r.name);
+    const reaction: MastodonAnnouncementReaction = { name: r.name, count: Number(r.n) };
+    if (viewerId) reaction.me = Number(r.me) === 1;
+    if (url) Object.assign(reaction, { url, static_url: url });
+    const list = byAnnouncement.get(id) ?? [];
+    list.push(reaction);
+    byAnnouncement.set(id, list);
+  }
+  const accounts = new Map(mentioned.map((a) => [unpadId(String(a.id)), a]));
+  return rows.map((row) => {
+    const links = linksOf(row);
+    const out: Record<string, unknown> = {
+      id: row.id,
+      content: row.content,
+      starts_at: iso(row.startsAt),
+      ends_at: iso(row.endsAt),
+      all_day: row.allDay,
+      published_at: iso(row.publishedAt),
+      updated_at: iso(row.updatedAt),
+      mentions: links.mentions.flatMap((id) => {
+        const a = accounts.get(id);
+        return a ? [{ id, username: a.username, url: a.url ?? (a.domain ? a.uri : accountUrl(cfg, a.username)), acct: acctOf(a) }] : [];
+      }),
+      statuses: [],
+      tags: links.tags.map((name) => ({ name, url: tagUrl(cfg, name) })),
+      emojis: [],
+      reactions: byAnnouncement.get(row.id) ?? [],
+    };
+    if (viewerId) out.read = read.has(row.id);
+    return out;
+  });
+}
