@@ -36,6 +36,7 @@ import scheduledStatuses from "./api/v1/scheduled-statuses";
 import statuses from "./api/v1/statuses";
 import streaming from "./api/v1/streaming";
 import stubs from "./api/v1/stubs";
+import suggestions from "./api/v1/suggestions";
 import tags from "./api/v1/tags";
 import timelines from "./api/v1/timelines";
 import filtersV2 from "./api/v2/filters";
@@ -53,6 +54,7 @@ import web from "./web/routes";
 export const mounts: [string, Hono<AppEnv>][] = [
   // First: fixed paths such as /api/v1/notifications/requests must win over /:id routes of the resource modules.
   ["/api", stubs],
+  ["/api", suggestions],
   ["/api/v1/accounts", accountsRegister],
   ["/api/v1/accounts", accounts],
   ["/api/v1/admin/accounts", adminAccounts],

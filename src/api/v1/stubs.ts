@@ -1,4 +1,4 @@
-// Endpoints clients call at start-up whose features Tern does not have yet (trends, suggestions). They answer as Mastodon does when there
+// Endpoints clients call at start-up whose features Tern does not have yet (trends). They answer as Mastodon does when there
 // is nothing, with Mastodon's scopes, so clients never crash on a 404 (the official iOS app does on trends).
 // The profile directory is real. Mounted at /api.
 import { Hono } from "hono";
@@ -7,7 +7,7 @@ import type { AppEnv } from "../../context";
 import { renderAccount } from "../../entities/account";
 import { clampLimit } from "../../lib/pagination";
 import { parse, zBool, zInt } from "../../lib/params";
-import { requireUser, viewerAccountId } from "../../oauth/guard";
+import { viewerAccountId } from "../../oauth/guard";
 import { directory } from "../../queries/search";
 
 const r = new Hono<AppEnv>();
@@ -16,11 +16,6 @@ const empty = () => (c: import("../../context").Ctx) => c.json([]);
 
 // Trends are public.
 for (const path of ["/v1/trends", "/v1/trends/tags", "/v1/trends/statuses", "/v1/trends/links"]) r.get(path, empty());
-
-// Follow suggestions.
-r.get("/v1/suggestions", requireUser("read:accounts"), empty());
-r.get("/v2/suggestions", requireUser("read:accounts"), empty());
-r.delete("/v1/suggestions/:id", requireUser("write:accounts"), (c) => c.json({}));
 
 const directoryParams = z.object({
   offset: zInt,

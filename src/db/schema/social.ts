@@ -199,3 +199,14 @@ export const markers = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.accountId, t.timeline] })],
 );
+
+/** Follow suggestions an account dismissed (migrations/0012_suggestion_dismissals.sql). */
+export const suggestionDismissals = sqliteTable(
+  "suggestion_dismissals",
+  {
+    accountId: id("account_id").notNull(),
+    targetAccountId: id("target_account_id").notNull(),
+    createdAt: ms("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.targetAccountId] })],
+);
