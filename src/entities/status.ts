@@ -307,10 +307,12 @@ function renderOne(cfg: Config, b: StatusBundle, id: string, depth: number, view
   };
   if (out.application === undefined) delete out.application;
   if (v.id) {
-    out.favourited = v.favourited.has(target) && !s.reblogOfId ? true : v.favourited.has(s.id);
-    out.reblogged = v.reblogged.has(s.id);
-    out.muted = s.conversationId ? v.mutedConversations.has(s.conversationId) : false;
-    out.bookmarked = v.bookmarked.has(s.id);
+    // A boost shows the viewer's relation to the boosted status (Mastodon reads them from `proper`).
+    const conversationId = s.reblogOfId ? b.statuses.get(target)?.conversationId : s.conversationId;
+    out.favourited = v.favourited.has(target) || v.favourited.has(s.id);
+    out.reblogged = v.reblogged.has(target) || v.reblogged.has(s.id);
+    out.muted = conversationId ? v.mutedConversations.has(conversationId) : false;
+    out.bookmarked = v.bookmarked.has(target) || v.bookmarked.has(s.id);
     if (s.accountId === v.id) out.pinned = v.pinned.has(s.id);
     out.filtered = renderFilterResults(matches);
   }

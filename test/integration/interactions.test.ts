@@ -140,6 +140,21 @@ describe("reblogs", () => {
     expect(await count("SELECT count(*) AS n FROM notifications WHERE type = 'reblog'")).toBe(0);
   });
 
+  it("a boost shows the viewer's flags of the boosted status: reblogged, favourited, bookmarked, muted", async () => {
+    const a = await makeUser();
+    const b = await makeUser();
+    const id = await post(a, { status: "boost me" });
+    const rb = await b.api.post(`/api/v1/statuses/${id}/reblog`);
+    expect(rb.body).toMatchObject({ reblogged: true, reblog: { id, reblogged: true } });
+    for (const action of ["favourite", "bookmark", "mute"]) expect((await b.api.post(`/api/v1/statuses/${id}/${action}`)).status).toBe(200);
+    const wrapper = await b.api.get(`/api/v1/statuses/${rb.body.id}`);
+    expect(wrapper.body).toMatchObject({ reblogged: true, favourited: true, bookmarked: true, muted: true });
+    expect(wrapper.body.reblog).toMatchObject({ reblogged: true, favourited: true, bookmarked: true, muted: true });
+    // Someone else sees none of b's flags on b's boost.
+    const c = await makeUser();
+    expect((await c.api.get(`/api/v1/statuses/${rb.body.id}`)).body).toMatchObject({ reblogged: false, favourited: false, bookmarked: false, muted: false });
+  });
+
   it("reblog of a private status is 422; the author may boost their own; direct never", async () => {
     const a = await makeUser();
     const b = await makeUser();
