@@ -35,6 +35,7 @@ import reports from "./api/v1/reports";
 import scheduledStatuses from "./api/v1/scheduled-statuses";
 import statuses from "./api/v1/statuses";
 import streaming from "./api/v1/streaming";
+import health from "./api/health";
 import stubs from "./api/v1/stubs";
 import suggestions from "./api/v1/suggestions";
 import tags from "./api/v1/tags";
@@ -53,6 +54,7 @@ import web from "./web/routes";
 
 export const mounts: [string, Hono<AppEnv>][] = [
   // First: fixed paths such as /api/v1/notifications/requests must win over /:id routes of the resource modules.
+  ["/health", health],
   ["/api", stubs],
   ["/api", suggestions],
   ["/api/v1/accounts", accountsRegister],

@@ -95,13 +95,49 @@ function jsonShapeExceeds(text: string, maxDepth: number, maxEntries: number): "
   return null;
 }
 
-/** Parses JSON text with a nesting cap; throws 400 on bad JSON. */
+/**
+ * JSON text with every integer literal of 16 digits or more turned into a string literal of the same digits, so
+ * JSON.parse keeps it exact: clients send snowflake ids (~2^57) as JSON numbers, which a double would round to a
+ * neighbouring id (Rails keeps them exact). Ids are read as strings anyway; shorter integers are exact as numbers.
+ * Text without such a literal is returned as is (one regex test).
+ */
+export function quoteLongIntegers(text: string): string {
+  if (!/\d{16}/.test(text)) return text;
+  let out = "";
+  let last = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (inString) {
+      if (ch === 92) i++;
+      else if (ch === 34) inString = false;
+      continue;
+    }
+    if (ch === 34) {
+      inString = true;
+      continue;
+    }
+    if (ch !== 45 && (ch < 48 || ch > 57)) continue;
+    // A number token: -?digits(.digits)?(e[+-]digits)?
+    const m = /^-?\d+(\.\d+)?([eE][+-]?\d+)?/.exec(text.slice(i, i + 400));
+    if (!m) continue;
+    const token = m[0];
+    if (!m[1] && !m[2] && token.replace("-", "").length >= 16) {
+      out += `${text.slice(last, i)}"${token}"`;
+      last = i + token.length;
+    }
+    i += token.length - 1;
+  }
+  return out + text.slice(last);
+}
+
+/** Parses JSON text with a nesting cap, long integers kept exact (as strings); throws 400 on bad JSON. */
 export function parseJsonText(text: string, maxDepth = MAX_DEPTH, maxEntries = Infinity): unknown {
   const over = jsonShapeExceeds(text, maxDepth, maxEntries);
   if (over === "depth") throw badRequest("JSON nested too deeply");
   if (over === "entries") throw tooManyParams();
   try {
-    return JSON.parse(text);
+    return JSON.parse(quoteLongIntegers(text));
   } catch {
     throw badRequest("Invalid JSON in request body");
   }
@@ -181,8 +217,15 @@ export function readParams(c: Context, maxBody = MAX_JSON_BODY): Promise<Params>
 
 async function parseRequest(req: Request, url: string, maxBody: number): Promise<Params> {
   const query = nestPairs(new URL(url).searchParams.entries());
-  if (req.method === "GET" || req.method === "HEAD") return query;
   const type = (req.headers.get("content-type") ?? "").toLowerCase();
+  if (req.method === "GET" || req.method === "HEAD") {
+    // Rails reads a JSON body on every method; some client libraries send GET parameters that way.
+    if (!req.body || !(type.startsWith("application/json") || type.includes("+json"))) return query;
+    const text = await readBodyText(req, MAX_JSON_BODY);
+    if (text.trim() === "") return query;
+    const parsed = parseJsonText(text, MAX_DEPTH, MAX_PARAMS);
+    return parsed && typeof parsed === "object" && !Array.isArray(parsed) ? { ...query, ...(parsed as Params) } : query;
+  }
   let body: Params = {};
   if (type.startsWith("multipart/form-data")) {
     const declared = Number(req.headers.get("content-length") ?? "NaN");

@@ -2,6 +2,7 @@
 // Steps share state and run in order; a step whose prerequisite failed fails with "blocked by ...".
 import "../support/polyfills.mjs";
 import assert from "node:assert/strict";
+import { request as httpRequest } from "node:http";
 import { after, before, describe, test } from "node:test";
 import { createOAuthAPIClient, createRestAPIClient } from "masto";
 import { startTern } from "../support/server.mjs";
@@ -112,7 +113,7 @@ describe("Mastodon client flow (masto 8 against wrangler dev)", () => {
         }),
       );
       assert.ok(token.accessToken, `access_token for ${who}`);
-      s[who] = { username, client: client(token.accessToken) };
+      s[who] = { username, token: token.accessToken, client: client(token.accessToken) };
     }
   });
 
@@ -249,4 +250,40 @@ describe("Mastodon client flow (masto 8 against wrangler dev)", () => {
     for (const id of posted) assert.ok(ids.includes(id), `post ${id} is on some page`);
     assert.ok(ids.includes(s.post.id), "the first post is reachable too");
   });
+  test("reads a JSON body on GET, as Rails does, and keeps JSON integer ids above 2^53 exact", async () => {
+    const a = need(s.a, "sign-up");
+    const bId = (await s.b.client.v1.accounts.verifyCredentials()).id;
+    // node:http sends a body with GET (fetch refuses to); Tern must read it as Mastodon does.
+    const rels = await rawJson("GET", "/api/v1/accounts/relationships", a.token, JSON.stringify({ id: [bId] }));
+    assert.equal(rels.status, 200);
+    assert.deepEqual(
+      rels.body.map((r) => [r.id, r.following]),
+      [[bId, true]],
+    );
+    // A status id as a bare JSON number (as some libraries send it) is kept digit for digit.
+    const id = need(s.post, "B posts").id;
+    assert.ok(BigInt(id) > 2n ** 53n, "snowflake ids are beyond a double's exact range");
+    const saved = await rawJson("POST", "/api/v1/markers", a.token, `{"home":{"last_read_id":${id}}}`);
+    assert.equal(saved.status, 200);
+    assert.equal(saved.body.home.last_read_id, id);
+  });
+
+  /** A request through node:http (which, unlike fetch, may send a body with GET); the parsed JSON answer. */
+  function rawJson(method, path, token, body) {
+    return new Promise((resolve, reject) => {
+      const u = new URL(path, server.url);
+      const req = httpRequest(
+        u,
+        { method, headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "content-length": Buffer.byteLength(body) } },
+        (res) => {
+          let text = "";
+          res.setEncoding("utf8");
+          res.on("data", (c) => (text += c));
+          res.on("end", () => resolve({ status: res.statusCode, body: text ? JSON.parse(text) : null }));
+        },
+      );
+      req.on("error", reject);
+      req.end(body);
+    });
+  }
 });

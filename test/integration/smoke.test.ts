@@ -12,3 +12,10 @@ it("has the counter triggers", async () => {
   const r = await env.DB.prepare("SELECT name FROM sqlite_master WHERE type='trigger' ORDER BY name").all();
   expect(r.results.map((x: any) => x.name)).toContain("follows_after_insert");
 });
+
+it("GET /health answers OK without touching storage (Mastodon's health check)", async () => {
+  const res = await SELF.fetch("http://tern.test/health");
+  expect(res.status).toBe(200);
+  expect(await res.text()).toBe("OK");
+  expect((await SELF.fetch("http://tern.test/health", { method: "HEAD" })).status).toBe(200);
+});
