@@ -30,6 +30,7 @@ import mutes from "./api/v1/mutes";
 import notificationRequests from "./api/v1/notification-requests";
 import notifications from "./api/v1/notifications";
 import preferences from "./api/v1/preferences";
+import profile from "./api/v1/profile";
 import push from "./api/v1/push";
 import reports from "./api/v1/reports";
 import scheduledStatuses from "./api/v1/scheduled-statuses";
@@ -87,6 +88,7 @@ export const mounts: [string, Hono<AppEnv>][] = [
   ["/api/v1/notifications", notificationRequests],
   ["/api/v1/notifications", notifications],
   ["/api/v1/preferences", preferences],
+  ["/api/v1/profile", profile],
   ["/api/v1/push", push],
   ["/api/v1/reports", reports],
   ["/api/v1/scheduled_statuses", scheduledStatuses],

@@ -33,6 +33,9 @@ export interface ProfileUpdate {
   language?: string | null;
   avatar?: File;
   header?: File;
+  /** DELETE /api/v1/profile/avatar and /header: back to the default picture. */
+  removeAvatar?: boolean;
+  removeHeader?: boolean;
 }
 
 /** Mastodon counts characters (code points), not UTF-16 units. */
@@ -94,6 +97,14 @@ export async function updateProfile(db: DB, fx: Effects, cfg: Config, env: Env, 
   }
   if (u.header) {
     set.headerKey = (await storeUpload(env, cfg, u.header, "header")).key;
+    replaced.push(a.headerKey);
+  }
+  if (u.removeAvatar && !u.avatar) {
+    set.avatarKey = null;
+    replaced.push(a.avatarKey);
+  }
+  if (u.removeHeader && !u.header) {
+    set.headerKey = null;
     replaced.push(a.headerKey);
   }
 
