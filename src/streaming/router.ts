@@ -107,8 +107,15 @@ export class Router {
       for (const a of ev.accounts ?? []) for (const k of a.keys) want(userHub(a.id), k);
       for (const k of ev.shared ?? []) for (const hub of this.shared.get(k) ?? []) want(hub, k);
       if (ev.allUsers?.length) for (const hub of this.hubs.keys()) if (accountOfHub(hub)) for (const k of ev.allUsers) want(hub, k);
-      // Cache invalidation reaches a hub whatever it subscribes to.
-      if (ev.envelope.kind === "relations") for (const a of ev.accounts ?? []) if (this.hubs.has(userHub(a.id))) keysByHub.set(userHub(a.id), new Set());
+      // Cache invalidation reaches a hub whatever it subscribes to: blocks and mutes, and filters_changed (which also
+      // drops the hub's compiled filters, used on public and hashtag streams with no `user` stream to carry the event).
+      const invalidates = ev.envelope.kind === "relations" || (ev.envelope.kind === "raw" && ev.envelope.event === "filters_changed");
+      if (invalidates) {
+        for (const a of ev.accounts ?? []) {
+          const hub = userHub(a.id);
+          if (this.hubs.has(hub) && !keysByHub.has(hub)) keysByHub.set(hub, new Set());
+        }
+      }
       for (const [hub, keys] of keysByHub) add(hub, { envelope: ev.envelope, keys: [...keys] });
     }
     await Promise.all([...perHub].map(([hub, items]) => this.sendInOrder(hub, items)));
