@@ -59,7 +59,7 @@ export interface NewLocalAccount {
   allowReserved?: boolean;
 }
 
-type Details = Record<string, { error: string; description: string }[]>;
+export type Details = Record<string, { error: string; description: string }[]>;
 
 function detailError(details: Details): ApiError {
   const msg = Object.entries(details)
@@ -84,26 +84,36 @@ export function normalizeEmail(raw: string): string | null {
   return `${m[1]}@${m[2].toLowerCase()}`;
 }
 
-export async function createLocalAccount(db: DB, cfg: Config, env: Env, input: NewLocalAccount) {
-  const details: Details = {};
+/**
+ * Creates a local account and its user. Every invalid field is reported at once, Mastodon's way (`details` with
+ * ERR_* codes), together with `extra` errors the caller found (sign-up's agreement and reason).
+ */
+export async function createLocalAccount(db: DB, cfg: Config, env: Env, input: NewLocalAccount, extra: Details = {}) {
+  const details: Details = { ...extra };
   const uErr = validateUsername(input.username, input.allowReserved);
   if (uErr) details.username = [{ error: uErr === "is reserved" ? "ERR_RESERVED" : uErr.startsWith("can't") ? "ERR_BLANK" : "ERR_INVALID", description: uErr }];
   const email = normalizeEmail(input.email);
-  if (!email) details.email = [{ error: "ERR_INVALID", description: "is invalid" }];
-  if (input.password.length < 8) details.password = [{ error: "ERR_TOO_SHORT", description: "is too short (minimum is 8 characters)" }];
+  if (!input.email.trim()) details.email = [{ error: "ERR_BLANK", description: "can't be blank" }];
+  else if (!email) details.email = [{ error: "ERR_INVALID", description: "is invalid" }];
+  if (!input.password) details.password = [{ error: "ERR_BLANK", description: "can't be blank" }];
+  else if (input.password.length < 8) details.password = [{ error: "ERR_TOO_SHORT", description: "is too short (minimum is 8 characters)" }];
   else if (input.password.length > 72) details.password = [{ error: "ERR_TOO_LONG", description: "is too long (maximum is 72 characters)" }];
-  if (Object.keys(details).length) throw detailError(details);
 
-  const taken = await db.batch([
+  // Uniqueness of whichever of the two is well formed, in the same answer as the other errors.
+  const [takenName, takenEmail] = await db.batch([
     db
       .select({ id: accounts.id })
       .from(accounts)
-      .where(sql`lower(${accounts.username}) = ${input.username.toLowerCase()} AND ${accounts.domain} IS NULL`)
+      .where(sql`${uErr ? sql`0` : sql`1`} AND lower(${accounts.username}) = ${input.username.toLowerCase()} AND ${accounts.domain} IS NULL`)
       .limit(1),
-    db.select({ id: users.id }).from(users).where(sql`lower(${users.email}) = ${email!.toLowerCase()}`).limit(1),
+    db
+      .select({ id: users.id })
+      .from(users)
+      .where(sql`lower(${users.email}) = ${(email ?? "").toLowerCase()}`)
+      .limit(1),
   ]);
-  if (taken[0].length) details.username = [{ error: "ERR_TAKEN", description: "has already been taken" }];
-  if (taken[1].length) details.email = [{ error: "ERR_TAKEN", description: "has already been taken" }];
+  if (takenName.length) details.username = [{ error: "ERR_TAKEN", description: "has already been taken" }];
+  if (email && takenEmail.length) details.email = [{ error: "ERR_TAKEN", description: "has already been taken" }];
   if (Object.keys(details).length) throw detailError(details);
 
   const now = Date.now();

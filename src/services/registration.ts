@@ -7,7 +7,7 @@ import type { Config, Env } from "../env";
 import { ApiError, forbidden, validationFailed } from "../lib/errors";
 import type { Effects } from "../effects/collector";
 import { notifyStaffOfSignUp } from "./admin-accounts";
-import { createLocalAccount, normalizeEmail } from "./local-accounts";
+import { createLocalAccount, type Details, normalizeEmail } from "./local-accounts";
 import { issueToken, type IssuedToken } from "../oauth/tokens";
 
 export const OWNER_ROLE_ID = "3";
@@ -26,8 +26,6 @@ export interface SignUpApp {
   scopes: string[];
 }
 
-type Details = Record<string, { error: string; description: string }[]>;
-
 /**
  * Creates the user and returns a token for the app that signed it up, with that app token's scopes.
  * open → approved; approval → pending (the token works only once approved); closed → 403.
@@ -38,22 +36,23 @@ export async function registerAccount(db: DB, fx: Effects, cfg: Config, env: Env
   if (input.agreement !== true) details.agreement = [{ error: "ERR_ACCEPTED", description: "must be accepted" }];
   const reason = input.reason?.trim() ?? "";
   if (cfg.registrations === "approval" && !reason) details.reason = [{ error: "ERR_BLANK", description: "can't be blank" }];
-  if (Object.keys(details).length) {
-    const msg = Object.entries(details)
-      .map(([k, v]) => `${k[0].toUpperCase()}${k.slice(1)} ${v[0].description}`)
-      .join(", ");
-    throw new ApiError(422, `Validation failed: ${msg}`, { details });
-  }
-  const { userId, accountId } = await createLocalAccount(db, cfg, env, {
-    username: input.username ?? "",
-    email: input.email ?? "",
-    password: input.password ?? "",
-    approved: cfg.registrations === "open",
-    confirmed: !cfg.requireEmailConfirmation,
-    locale: input.locale || null,
-    reason: reason || null,
-    signUpIp: ip,
-  });
+  // These errors go out with the account fields' own, all in one answer.
+  const { userId, accountId } = await createLocalAccount(
+    db,
+    cfg,
+    env,
+    {
+      username: input.username ?? "",
+      email: input.email ?? "",
+      password: input.password ?? "",
+      approved: cfg.registrations === "open",
+      confirmed: !cfg.requireEmailConfirmation,
+      locale: input.locale || null,
+      reason: reason || null,
+      signUpIp: ip,
+    },
+    details,
+  );
   await notifyStaffOfSignUp(db, fx, accountId);
   return issueToken(db, env.SECRET_KEY_BASE ?? "", { applicationId: app.applicationId, userId, scopes: app.scopes, reuse: false });
 }

@@ -72,6 +72,26 @@ describe("POST /api/v1/accounts (open registrations)", () => {
     expect((await signUp(granular, valid("granular"))).status).toBe(200);
   });
 
+  it("reports every failing field at once with Mastodon's codes: blank e-mail and password are ERR_BLANK", async () => {
+    const { token } = await appToken();
+    const blank = await signUp(token, { username: "", email: "", password: "", agreement: false });
+    expect(blank.status).toBe(422);
+    expect(blank.body.details).toEqual({
+      agreement: [{ error: "ERR_ACCEPTED", description: "must be accepted" }],
+      username: [{ error: "ERR_BLANK", description: "can't be blank" }],
+      email: [{ error: "ERR_BLANK", description: "can't be blank" }],
+      password: [{ error: "ERR_BLANK", description: "can't be blank" }],
+    });
+    // A taken e-mail is reported together with the other fields' errors.
+    await makeUser("allatonce");
+    const mixed = await signUp(token, { username: "fresh_name", email: "allatonce@example.com", password: "short", agreement: false });
+    expect(Object.fromEntries(Object.entries(mixed.body.details).map(([k, v]) => [k, (v as { error: string }[])[0]?.error]))).toEqual({
+      agreement: "ERR_ACCEPTED",
+      email: "ERR_TAKEN",
+      password: "ERR_TOO_SHORT",
+    });
+  });
+
   it("requires agreement and reports validation details", async () => {
     const { token } = await appToken();
     const noAgreement = await signUp(token, { ...valid("noagree"), agreement: false });
