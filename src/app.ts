@@ -9,6 +9,7 @@ import { sendEffects } from "./effects/send";
 import { readConfig } from "./env";
 import { countingD1 } from "./lib/d1-counter";
 import { errorResponse, notFound } from "./lib/errors";
+import { applyRateLimits, startRateLimits } from "./lib/rate-limit";
 import { bearerToken, loadViewer } from "./oauth/viewer";
 import { mounts } from "./routes";
 
@@ -26,7 +27,10 @@ export function buildApp() {
     c.set("viewer", null);
     c.set("invalidToken", false);
     const token = bearerToken(c.req.raw);
-    if (token && needsViewer(c.req.path)) {
+    const resolve = !!token && needsViewer(c.req.path);
+    // The general rate limits count while the token is looked up (src/lib/rate-limit.ts).
+    startRateLimits(c, resolve ? token : null);
+    if (token && resolve) {
       const viewer = await loadViewer(c.get("db"), token);
       if (viewer) c.set("viewer", viewer);
       else c.set("invalidToken", true);
@@ -45,6 +49,8 @@ export function buildApp() {
     maxAge: 86400,
   });
   for (const p of ["/api/*", "/oauth/token", "/oauth/revoke", "/.well-known/*", "/nodeinfo/*"]) app.use(p, corsMw);
+  // After CORS, so a 429 carries the CORS headers too.
+  app.use("*", applyRateLimits);
 
   for (const [path, router] of mounts) app.route(path, router);
 

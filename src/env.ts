@@ -24,6 +24,19 @@ export interface Env {
   VAPID_PRIVATE_KEY?: string;
   REQUIRE_EMAIL_CONFIRMATION?: string;
   SOURCE_URL?: string;
+  /** Rate limits (src/lib/rate-limit.ts): `N` per Mastodon's period, `N/SECONDS`, or `off`; empty: Mastodon's figure. */
+  RATE_LIMIT_API_PER_ACCOUNT?: string;
+  RATE_LIMIT_API_PER_TOKEN?: string;
+  RATE_LIMIT_API_PER_IP?: string;
+  RATE_LIMIT_PAGING?: string;
+  RATE_LIMIT_MEDIA?: string;
+  RATE_LIMIT_DELETES?: string;
+  RATE_LIMIT_STATUSES?: string;
+  RATE_LIMIT_FOLLOWS?: string;
+  RATE_LIMIT_REPORTS?: string;
+  RATE_LIMIT_FAVOURITES?: string;
+  /** Client IPs exempt from the general API budgets, comma-separated; empty: 127.0.0.1 and ::1; `none`: nobody. */
+  RATE_LIMIT_SAFELIST?: string;
 }
 
 export type RegistrationsMode = "open" | "approval" | "closed";

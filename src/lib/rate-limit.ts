@@ -1,9 +1,29 @@
-// Mastodon-compatible rate limits (fixed windows) counted in the RateLimiter Durable Object, keyed by rule + key.
-// Rules are applied by the handlers that own the action (sign-in, password grant, sign-up...), not by matching
-// request paths, so path variants such as `/auth/sign_in.json` or `/API/v1/...` cannot land in another bucket (B13).
-import type { Ctx } from "../context";
+// Mastodon-compatible rate limits (fixed windows) counted in the RateLimiter Durable Object (src/lib/rate-limiter-do.ts).
+//
+// Three kinds, all answering 429 `{"error":"Too many requests"}` with X-RateLimit-Limit/Remaining/Reset and
+// Retry-After past the limit:
+// - single rules keyed by (rule, key), applied by the handlers that own the action: sign-in, password grant, sign-up,
+//   media uploads, inbox hosts (`enforceRateLimit`);
+// - the general budgets of rack-attack, counted by the app middleware for every /api request (per account and per
+//   token when signed in, per IP otherwise) and for every paging request (`startRateLimits`);
+// - the per-account action families (statuses, favourites, follows, reports, deletes), declared by the route that
+//   owns the action with `rateLimited(family)`. The middleware sees the declaration among the matched routes and
+//   counts the family in the same Durable Object call as the general budget; the declared middleware then refuses.
+// No rule or family is picked by matching request paths, so path variants such as `/auth/sign_in.json` or
+// `/API/v1/...` cannot land in another bucket (B13); the general budget covers every path under /api, as
+// rack-attack's `api_request?` does.
+//
+// Cost: one Durable Object call per request at most (the subject's object counts every budget of the request at
+// once). It starts while the bearer token is looked up in D1 when the token's account is already known to this
+// isolate (a small token-hash → account map); a token's first request in an isolate counts after the lookup.
+import type { MiddlewareHandler } from "hono";
+import { createMiddleware } from "hono/factory";
+import { matchedRoutes } from "hono/route";
+import type { AppEnv, Ctx } from "../context";
+import type { Env } from "../env";
+import { sha256Hex } from "./crypto";
 import { tooManyRequests } from "./errors";
-import type { RateLimiter } from "./rate-limiter-do";
+import type { CounterHit, CounterSpec, RateLimiter } from "./rate-limiter-do";
 
 export interface RateRule {
   /** e.g. "login_ip", "login_email", "sign_up_ip", "media_upload" */
@@ -13,20 +33,347 @@ export interface RateRule {
   periodSeconds: number;
 }
 
-/** Counts one hit; throws 429 `Too many requests` with X-RateLimit-* headers when over the limit. */
-export async function enforceRateLimit(c: Ctx, rule: RateRule): Promise<void> {
-  const ns = c.env.RATE_LIMITER as unknown as DurableObjectNamespace<RateLimiter>;
-  const stub = ns.get(ns.idFromName(`${rule.name}:${rule.key}`));
-  const hit = await stub.hit(rule.limit, rule.periodSeconds);
-  if (hit.allowed) return;
+export interface Budget {
+  limit: number;
+  periodSeconds: number;
+}
+
+/**
+ * Mastodon's figures. General budgets: `config/initializers/rack_attack.rb` (throttle_authenticated_api 1,500 / 5 min
+ * per user, throttle_per_token_api 300 / 5 min per token, throttle_unauthenticated_api 300 / 5 min per IP (IPv6 /64),
+ * throttle_authenticated_paging and throttle_unauthenticated_paging 300 / 15 min, throttle_api_media 30 / 30 min,
+ * throttle_api_delete 30 / 30 min for DELETE /api/v1/statuses/:id and POST /api/v1/statuses/:id/unreblog).
+ * Families: `app/lib/rate_limiter.rb` FAMILIES (statuses 300 / 3 h, follows 400 / 24 h, reports 400 / 24 h), used by
+ * the models that `include RateLimitable`: Status and StatusEdit (`family: :statuses`, so reblogs and edits count),
+ * Follow, FollowRequest and TagFollow (`family: :follows`), Report (`family: :reports`).
+ * `favourites` is Tern's own: Mastodon has no favourites family (favourites only meet the general budgets); it
+ * mirrors the statuses figure.
+ */
+export const RATE_LIMIT_DEFAULTS = {
+  apiAccount: { limit: 1500, periodSeconds: 5 * 60 },
+  apiToken: { limit: 300, periodSeconds: 5 * 60 },
+  apiIp: { limit: 300, periodSeconds: 5 * 60 },
+  paging: { limit: 300, periodSeconds: 15 * 60 },
+  media: { limit: 30, periodSeconds: 30 * 60 },
+  deletes: { limit: 30, periodSeconds: 30 * 60 },
+  statuses: { limit: 300, periodSeconds: 3 * 3600 },
+  follows: { limit: 400, periodSeconds: 24 * 3600 },
+  reports: { limit: 400, periodSeconds: 24 * 3600 },
+  favourites: { limit: 300, periodSeconds: 3 * 3600 },
+} as const satisfies Record<string, Budget>;
+
+export type BudgetName = keyof typeof RATE_LIMIT_DEFAULTS;
+export type ActionFamily = "statuses" | "favourites" | "follows" | "reports" | "deletes";
+
+/** The variable that overrides each budget: `N` (per Mastodon's period), `N/SECONDS`, or `off`. */
+export const RATE_LIMIT_VARS: Record<BudgetName, keyof Env> = {
+  apiAccount: "RATE_LIMIT_API_PER_ACCOUNT",
+  apiToken: "RATE_LIMIT_API_PER_TOKEN",
+  apiIp: "RATE_LIMIT_API_PER_IP",
+  paging: "RATE_LIMIT_PAGING",
+  media: "RATE_LIMIT_MEDIA",
+  deletes: "RATE_LIMIT_DELETES",
+  statuses: "RATE_LIMIT_STATUSES",
+  follows: "RATE_LIMIT_FOLLOWS",
+  reports: "RATE_LIMIT_REPORTS",
+  favourites: "RATE_LIMIT_FAVOURITES",
+};
+
+/**
+ * Families that count what was created, as Mastodon's RateLimitable records on create and rolls back with the
+ * transaction: a refused request (4xx) takes its hit back. Deletes are a rack-attack throttle in Mastodon: every
+ * authenticated attempt counts.
+ */
+const UNDO_ON_CLIENT_ERROR: Record<ActionFamily, boolean> = { statuses: true, favourites: true, follows: true, reports: true, deletes: false };
+
+export interface RateLimitConfig {
+  budgets: Record<BudgetName, Budget | null>;
+  /** Client IPs exempt from the general budgets (Mastodon's `allow from localhost` safelist). */
+  safelist: ReadonlySet<string>;
+}
+
+const configCache = new WeakMap<object, RateLimitConfig>();
+
+export function rateLimitConfig(env: Env): RateLimitConfig {
+  const hit = configCache.get(env);
+  if (hit) return hit;
+  const budgets = {} as Record<BudgetName, Budget | null>;
+  for (const name of Object.keys(RATE_LIMIT_DEFAULTS) as BudgetName[]) {
+    budgets[name] = parseBudget(env[RATE_LIMIT_VARS[name]] as string | undefined, RATE_LIMIT_DEFAULTS[name]);
+  }
+  const raw = (env.RATE_LIMIT_SAFELIST ?? "").trim();
+  const list = raw === "" ? ["127.0.0.1", "::1"] : /^none$/i.test(raw) ? [] : raw.split(",");
+  const cfg = { budgets, safelist: new Set(list.map((x) => x.trim().toLowerCase()).filter(Boolean)) };
+  configCache.set(env, cfg);
+  return cfg;
+}
+
+function parseBudget(v: string | undefined, def: Budget): Budget | null {
+  const s = (v ?? "").trim();
+  if (!s) return def;
+  if (/^(off|none|false|0)$/i.test(s)) return null;
+  const m = /^(\d{1,9})(?:\s*\/\s*(\d{1,9}))?$/.exec(s);
+  if (!m) return def;
+  const limit = Number(m[1]);
+  const periodSeconds = m[2] ? Number(m[2]) : def.periodSeconds;
+  return limit > 0 && periodSeconds > 0 ? { limit, periodSeconds } : null;
+}
+
+/** X-RateLimit-Reset as Mastodon writes it (`iso8601(6)`: microseconds, UTC). */
+export function resetHeader(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
+}
+
+function limitError(limit: number, resetAt: number) {
   const err = tooManyRequests();
   err.headers = {
-    "X-RateLimit-Limit": String(rule.limit),
+    "X-RateLimit-Limit": String(limit),
     "X-RateLimit-Remaining": "0",
-    "X-RateLimit-Reset": new Date(hit.resetAt).toISOString(),
-    "Retry-After": String(Math.max(1, Math.ceil((hit.resetAt - Date.now()) / 1000))),
+    "X-RateLimit-Reset": resetHeader(resetAt),
+    "Retry-After": String(Math.max(1, Math.ceil((resetAt - Date.now()) / 1000))),
   };
-  throw err;
+  return err;
+}
+
+function limiter(c: Ctx, name: string) {
+  const ns = c.env.RATE_LIMITER as unknown as DurableObjectNamespace<RateLimiter>;
+  return ns.get(ns.idFromName(name));
+}
+
+/** Counts one hit; throws 429 `Too many requests` with X-RateLimit-* headers when over the limit. */
+export async function enforceRateLimit(c: Ctx, rule: RateRule): Promise<void> {
+  const hit = await limiter(c, `${rule.name}:${rule.key}`).hit(rule.limit, rule.periodSeconds);
+  if (!hit.allowed) throw limitError(rule.limit, hit.resetAt);
+  // The response reports whichever budget is closest to running out (Mastodon's RateLimitHeaders).
+  state(c)?.reported.push({ limit: rule.limit, remaining: Math.max(0, rule.limit - hit.count), resetAt: hit.resetAt });
+}
+
+/** POST /api/v1/media and /api/v2/media per account (throttle_api_media); every attempt counts, as in rack-attack. */
+export async function throttleMediaUpload(c: Ctx, accountId: string): Promise<void> {
+  const budget = rateLimitConfig(c.env).budgets.media;
+  if (budget) await enforceRateLimit(c, { name: "media_upload", key: accountId, ...budget });
+}
+
+// ---- general budgets and action families ----
+
+interface Reported {
+  limit: number;
+  remaining: number;
+  resetAt: number;
+}
+
+type Subject = { kind: "account"; accountId: string; tokenId: string } | { kind: "ip" };
+
+interface RequestState {
+  api: boolean;
+  paging: boolean;
+  family: ActionFamily | null;
+  /** What the subject's object answered for the general budgets (and the family, when batched). */
+  hits: CounterHit[];
+  familyHit: CounterHit | null;
+  /** The object that counted the family (`acct:<id>`). */
+  familySubject: string | null;
+  /** The declared family middleware ran (the action was attempted). */
+  familyRan: boolean;
+  reported: Reported[];
+}
+
+const states = new WeakMap<object, RequestState>();
+const state = (c: Ctx) => states.get(c);
+
+/** Token hash → whose budget its requests use; a token belongs to one account forever, so entries never go stale. */
+const tokenSubjects = new Map<string, Subject>();
+const TOKEN_SUBJECTS_MAX = 5000;
+
+/** Handlers marked by `rateLimited`, found among a request's matched routes before the route runs. */
+const declared = new WeakMap<object, ActionFamily>();
+
+/**
+ * Route middleware for an action with a per-account family budget: put it after the route's `requireUser(...)`.
+ * Past the budget the request is 429 and the handler does not run, so nothing is written.
+ */
+export function rateLimited(family: ActionFamily): MiddlewareHandler<AppEnv> {
+  const mw = createMiddleware<AppEnv>(async (c, next) => {
+    await enforceAction(c, family);
+    await next();
+  });
+  declared.set(mw, family);
+  return mw;
+}
+
+/** The family check: the batched answer when the middleware counted it, else one call now. */
+async function enforceAction(c: Ctx, family: ActionFamily): Promise<void> {
+  const st = state(c);
+  if (st) st.familyRan = true;
+  let hit = st?.family === family ? st.familyHit : null;
+  if (!hit) {
+    const budget = rateLimitConfig(c.env).budgets[family];
+    const account = c.get("viewer")?.account;
+    if (!budget || !account) return;
+    [hit] = await limiter(c, `acct:${account.id}`).count([{ name: family, ...budget }]);
+    if (st) {
+      st.family = family;
+      st.familyHit = hit;
+      st.familySubject = `acct:${account.id}`;
+    }
+  }
+  if (!hit.allowed) throw limitError(hit.limit, hit.resetAt);
+}
+
+const PAGING_PARAMS = ["page", "min_id", "max_id", "since_id"];
+
+function isApiPath(path: string): boolean {
+  if (path !== "/api" && !path.startsWith("/api/")) return false;
+  // Mastodon's streaming server is not behind rack-attack: the socket and its health check are not counted.
+  return !/^\/api\/v1\/streaming(?:[/.]|$)/.test(path);
+}
+
+export interface RequestLimits {
+  /** After the viewer is known: counts the request (if not already under way) and throws 429 past a budget. */
+  check(): Promise<void>;
+  /** After the handler: X-RateLimit-* on /api responses; takes back the hit of an action that did not happen. */
+  finish(): Promise<void>;
+}
+
+const NOOP: RequestLimits = { check: async () => {}, finish: async () => {} };
+const started = new WeakMap<object, RequestLimits>();
+
+/**
+ * Refuses a request past a general budget, then sets the headers once the handler answered. Mounted after CORS, so a
+ * 429 carries the CORS headers browser clients need to read it (Mastodon's Rack::Cors runs before rack-attack).
+ */
+export const applyRateLimits: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const limits = started.get(c) ?? NOOP;
+  await limits.check();
+  await next();
+  await limits.finish();
+};
+
+/**
+ * Starts counting a request against Mastodon's general budgets (rack-attack): every /api request except the
+ * streaming API and CORS preflights, and every paging request (`page`, `min_id`, `max_id`, `since_id`) anywhere.
+ * `token` is the bearer token when the viewer will be resolved from it. When the token's account is known, or there
+ * is no token, the Durable Object call starts now, while the caller looks the token up; `applyRateLimits` waits for
+ * it.
+ */
+export function startRateLimits(c: Ctx, token: string | null): void {
+  const limits = requestLimits(c, token);
+  if (limits !== NOOP) started.set(c, limits);
+}
+
+function requestLimits(c: Ctx, token: string | null): RequestLimits {
+  if (c.req.method === "OPTIONS") return NOOP;
+  const api = isApiPath(c.req.path);
+  const paging = PAGING_PARAMS.some((p) => !!c.req.query(p)?.trim());
+  if (!api && !paging) return NOOP;
+  const family = api ? familyOf(c) : null;
+  const st: RequestState = { api, paging, family, hits: [], familyHit: null, familySubject: null, familyRan: false, reported: [] };
+  states.set(c, st);
+  const cfg = rateLimitConfig(c.env);
+  let hash: Promise<string> | null = null;
+
+  const count = async (subject: Subject): Promise<void> => {
+    const name = subject.kind === "account" ? `acct:${subject.accountId}` : `ip:${clientIp(c)}`;
+    const specs = countersFor(c, cfg, st, subject);
+    if (!specs.length) return;
+    const hits = await limiter(c, name).count(specs);
+    st.hits = hits;
+    st.familyHit = st.family ? (hits.find((h) => h.name === st.family) ?? null) : null;
+    if (st.familyHit) st.familySubject = name;
+  };
+
+  let early: Promise<boolean>;
+  if (token) {
+    hash = sha256Hex(token);
+    early = hash.then((h) => {
+      const s = tokenSubjects.get(h);
+      return s ? count(s).then(() => true) : false;
+    });
+  } else early = count({ kind: "ip" }).then(() => true);
+  // Settled in check(); never an unhandled rejection if the token lookup throws first.
+  early.catch(() => {});
+
+  return {
+    async check() {
+      const counted = await early;
+      const v = c.get("viewer");
+      if (token && hash) {
+        const h = await hash;
+        if (v) {
+          if (!tokenSubjects.has(h)) {
+            if (tokenSubjects.size >= TOKEN_SUBJECTS_MAX) tokenSubjects.delete(tokenSubjects.keys().next().value as string);
+            tokenSubjects.set(h, v.account ? { kind: "account", accountId: v.account.id, tokenId: v.tokenId } : { kind: "ip" });
+          }
+        } else tokenSubjects.delete(h); // revoked since: its requests count per IP from now on
+      }
+      if (!counted) await count(v?.account ? { kind: "account", accountId: v.account.id, tokenId: v.tokenId } : { kind: "ip" });
+      // A refused family answers from its route (after the route's own auth checks), not here.
+      const refused = st.hits.filter((h) => !h.allowed && h.name !== st.family);
+      if (refused.length) {
+        const worst = refused.reduce((a, b) => (b.resetAt > a.resetAt ? b : a));
+        throw limitError(worst.limit, worst.resetAt);
+      }
+    },
+    async finish() {
+      const fh = st.familyHit;
+      if (fh?.counted && st.family && st.familySubject) {
+        // The action did not happen: its route was not reached (another route answered, or auth refused it) or, for a
+        // family that counts creations, it was refused (4xx). Only failures pay this second call.
+        const status = c.res.status;
+        if (!st.familyRan || (UNDO_ON_CLIENT_ERROR[st.family] && status >= 400 && status < 500)) {
+          try {
+            await limiter(c, st.familySubject).undo(fh.name, fh.resetAt);
+          } catch (e) {
+            console.error("rate limit undo failed", e);
+          }
+        }
+      }
+      if (!st.api || c.res.headers.has("X-RateLimit-Limit")) return;
+      // The budget closest to running out (Mastodon's RateLimitHeaders); an action's family wins a tie, as Mastodon's
+      // override_rate_limit_headers replaces the general figures unless they are strictly lower.
+      const report = (h: CounterHit): Reported => ({ limit: h.limit, remaining: Math.max(0, h.limit - h.count), resetAt: h.resetAt });
+      const all: Reported[] = [...st.reported, ...st.hits.filter((h) => h.name !== st.family).map(report)];
+      if (fh?.counted && st.familyRan && !(st.family && UNDO_ON_CLIENT_ERROR[st.family] && c.res.status >= 400)) all.unshift(report(fh));
+      if (!all.length) return;
+      const low = all.reduce((a, b) => (b.remaining < a.remaining ? b : a));
+      c.res.headers.set("X-RateLimit-Limit", String(low.limit));
+      c.res.headers.set("X-RateLimit-Remaining", String(low.remaining));
+      c.res.headers.set("X-RateLimit-Reset", resetHeader(low.resetAt));
+    },
+  };
+}
+
+/** The budgets one request counts in its subject's object, general ones first, the declared family last (gated). */
+function countersFor(c: Ctx, cfg: RateLimitConfig, st: RequestState, subject: Subject): CounterSpec[] {
+  const b = cfg.budgets;
+  const specs: CounterSpec[] = [];
+  const add = (name: string, budget: Budget | null, gated = false) => {
+    if (budget) specs.push({ name, limit: budget.limit, periodSeconds: budget.periodSeconds, gated });
+  };
+  const safelisted = cfg.safelist.has((c.req.header("cf-connecting-ip") ?? "").trim().toLowerCase());
+  if (!safelisted) {
+    if (subject.kind === "account") {
+      if (st.api) {
+        add("api", b.apiAccount);
+        add(`tok:${subject.tokenId}`, b.apiToken);
+      }
+      if (st.paging) add("paging", b.paging);
+    } else {
+      if (st.api) add("api", b.apiIp);
+      if (st.paging) add("paging", b.paging);
+    }
+  }
+  // An action family is an account's budget; signed out (or with an app token) the route refuses anyway.
+  if (st.family && subject.kind === "account") add(st.family, b[st.family], true);
+  return specs;
+}
+
+function familyOf(c: Ctx): ActionFamily | null {
+  for (const r of matchedRoutes(c)) {
+    const f = declared.get(r.handler);
+    if (f) return f;
+  }
+  return null;
 }
 
 /** Sign-in attempts per client IP, form and password grant together (B11). */

@@ -12,6 +12,7 @@ import { gone, notFound, unauthorized, wrongScope } from "../../lib/errors";
 import { parseId } from "../../lib/ids";
 import { clampLimit, readPage, setLinkHeader, type Page } from "../../lib/pagination";
 import { parse, readParams, zArray, zBool, zInt, zStr, pathId } from "../../lib/params";
+import { rateLimited } from "../../lib/rate-limit";
 import { AVATAR_LIMIT } from "../../media/store";
 import { me, requireUser, viewerAccountId } from "../../oauth/guard";
 import { scopeAllows } from "../../oauth/scopes";
@@ -288,7 +289,7 @@ export async function readFollowOptions(c: Ctx) {
   return { reblogs: p.reblogs, notify: p.notify, languages: langs };
 }
 
-r.post("/:id/follow", requireUser("write:follows"), async (c) => {
+r.post("/:id/follow", requireUser("write:follows"), rateLimited("follows"), async (c) => {
   const id = pathId(c);
   const opts = await readFollowOptions(c);
   return c.json(await follow(c.get("db"), c.get("fx"), me(c).account.id, id, opts));

@@ -5,6 +5,7 @@ import { z } from "zod";
 import type { AppEnv } from "../../context";
 import { notFound } from "../../lib/errors";
 import { parse, zStr } from "../../lib/params";
+import { rateLimited } from "../../lib/rate-limit";
 import { me, requireUser } from "../../oauth/guard";
 import { lookupAccount } from "../../queries/accounts";
 import { follow } from "../../services/follows";
@@ -13,7 +14,7 @@ import { resolveForFollow } from "../../federation/resolve";
 
 const r = new Hono<AppEnv>();
 
-r.post("/", requireUser("write:follows"), async (c) => {
+r.post("/", requireUser("write:follows"), rateLimited("follows"), async (c) => {
   const p = await parse(c, z.object({ uri: zStr(600) }).passthrough());
   const opts = await readFollowOptions(c);
   const acct = p.uri.replace(/^acct:/i, "");

@@ -6,7 +6,7 @@ import type { AppEnv, Ctx } from "../../context";
 import { renderMedia } from "../../entities/media";
 import { ApiError, badRequest } from "../../lib/errors";
 import { countMultipartParts, nestPairs, parseWith, readParams, zStr, type Params, pathId } from "../../lib/params";
-import { enforceRateLimit } from "../../lib/rate-limit";
+import { throttleMediaUpload } from "../../lib/rate-limit";
 import { UPLOAD_BODY_LIMIT } from "../../media/store";
 import { me, requireUser } from "../../oauth/guard";
 import { createMedia, deleteMedia, findOwnUnattached, updateMedia, type MediaRow } from "../../services/media";
@@ -69,7 +69,7 @@ const status = (m: MediaRow) => (m.processing ? 206 : 200);
 /** POST /api/v1/media and /api/v2/media: we process synchronously, so the attachment is ready (200, url set). */
 export async function uploadMedia(c: Ctx) {
   const v = me(c);
-  await enforceRateLimit(c, { name: "media_upload", key: v.account.id, limit: 30, periodSeconds: 1800 });
+  await throttleMediaUpload(c, v.account.id);
   const p = parseWith(uploadSchema, await readUpload(c));
   const row = await createMedia(c.get("db"), c.env, v.account.id, p);
   return c.json(renderMedia(c.get("config"), row), 200);

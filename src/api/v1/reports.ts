@@ -6,6 +6,7 @@ import { isoTime } from "../../entities/urls";
 import { notFound } from "../../lib/errors";
 import { parseId } from "../../lib/ids";
 import { parse, zArray, zBool, zId, zStr } from "../../lib/params";
+import { rateLimited } from "../../lib/rate-limit";
 import { me, requireUser } from "../../oauth/guard";
 import { createReport, REPORT_CATEGORIES } from "../../services/reports";
 
@@ -27,7 +28,7 @@ const ids = (raw: string[] | undefined) =>
     return id;
   });
 
-r.post("/", requireUser("write:reports"), async (c) => {
+r.post("/", requireUser("write:reports"), rateLimited("reports"), async (c) => {
   const p = await parse(c, body);
   const targetId = parseId(p.account_id);
   if (!targetId) throw notFound();

@@ -10,6 +10,7 @@ import { notFound, unauthorized, wrongScope } from "../../lib/errors";
 import { parseId } from "../../lib/ids";
 import { readPage, setLinkHeader } from "../../lib/pagination";
 import { parse, zArray, zBool, zId, zInt, zStr, pathId } from "../../lib/params";
+import { rateLimited } from "../../lib/rate-limit";
 import { me, requireUser, viewerAccountId } from "../../oauth/guard";
 import { scopeAllows } from "../../oauth/scopes";
 import { deleteStatus } from "../../services/delete-status";
@@ -70,7 +71,7 @@ const editSchema = z.object({
 
 // ---- collection ----
 
-r.post("/", requireUser("write:statuses"), async (c) => {
+r.post("/", requireUser("write:statuses"), rateLimited("statuses"), async (c) => {
   const input = await parse(c, postSchema);
   const v = me(c);
   const res = await postStatus(c.get("db"), c.get("fx"), c.get("config"), v, input, c.req.header("idempotency-key") ?? null);
@@ -92,12 +93,12 @@ r.get("/:id", scopeIfToken("read:statuses"), async (c) => {
   return c.json(out);
 });
 
-r.delete("/:id", requireUser("write:statuses"), async (c) => {
+r.delete("/:id", requireUser("write:statuses"), rateLimited("deletes"), async (c) => {
   const { delete_media } = await parse(c, z.object({ delete_media: zBool }));
   return c.json(await deleteStatus(c.get("db"), c.get("fx"), c.get("config"), pathId(c), me(c).account.id, { deleteMedia: delete_media === true }));
 });
 
-r.put("/:id", requireUser("write:statuses"), async (c) => {
+r.put("/:id", requireUser("write:statuses"), rateLimited("statuses"), async (c) => {
   const id = pathId(c);
   const input = await parse(c, editSchema);
   return c.json(await editStatus(c.get("db"), c.get("fx"), c.get("config"), me(c), id, input));
@@ -117,18 +118,18 @@ r.get("/:id/context", scopeIfToken("read:statuses"), async (c) => {
 
 // ---- interactions ----
 
-r.post("/:id/favourite", requireUser("write:favourites"), async (c) =>
+r.post("/:id/favourite", requireUser("write:favourites"), rateLimited("favourites"), async (c) =>
   c.json(await favourite(c.get("db"), c.get("fx"), c.get("config"), pathId(c), me(c).account.id)),
 );
 r.post("/:id/unfavourite", requireUser("write:favourites"), async (c) =>
   c.json(await unfavourite(c.get("db"), c.get("fx"), c.get("config"), pathId(c), me(c).account.id)),
 );
 
-r.post("/:id/reblog", requireUser("write:statuses"), async (c) => {
+r.post("/:id/reblog", requireUser("write:statuses"), rateLimited("statuses"), async (c) => {
   const { visibility } = await parse(c, z.object({ visibility: opt(z.enum(["public", "unlisted", "private"])) }));
   return c.json((await reblog(c.get("db"), c.get("fx"), c.get("config"), me(c), pathId(c), visibility)).status);
 });
-r.post("/:id/unreblog", requireUser("write:statuses"), async (c) => {
+r.post("/:id/unreblog", requireUser("write:statuses"), rateLimited("deletes"), async (c) => {
   return c.json((await unreblog(c.get("db"), c.get("fx"), c.get("config"), pathId(c), me(c).account.id)).status);
 });
 

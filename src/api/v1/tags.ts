@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import type { AppEnv, Ctx } from "../../context";
 import { historyDays, renderTag } from "../../entities/tag";
 import { notFound } from "../../lib/errors";
+import { rateLimited } from "../../lib/rate-limit";
 import { me, requireUser, viewerAccountId } from "../../oauth/guard";
 import { featureTag, unfeatureTag } from "../../services/featured-tags";
 import { followTag, unfollowTag, validTagName, viewTag, type TagView } from "../../services/tags-follow";
@@ -33,7 +34,7 @@ r.get("/:name", async (c) => {
 
 const follows = requireUser("write:follows");
 
-r.post("/:name/follow", follows, async (c) => {
+r.post("/:name/follow", follows, rateLimited("follows"), async (c) => {
   const { raw, name } = tagParam(c);
   return c.json(render(c, await followTag(c.get("db"), me(c).account.id, raw, name), true));
 });
