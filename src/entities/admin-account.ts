@@ -19,7 +19,7 @@ export function renderAdminAccount(cfg: Config, { account: a, user: u, role }: A
     confirmed: !!u?.confirmedAt,
     suspended: !!a.suspendedAt,
     silenced: !!a.silencedAt,
-    sensitized: false,
+    sensitized: a.sensitizedAt != null,
     disabled: !!u?.disabled,
     approved: !!u?.approved,
     locale: u?.locale ?? null,

@@ -281,7 +281,8 @@ function renderOne(cfg: Config, b: StatusBundle, id: string, depth: number, view
     created_at: isoTime(s.createdAt),
     in_reply_to_id: s.inReplyToId,
     in_reply_to_account_id: s.inReplyToAccountId,
-    sensitive: s.sensitive,
+    // Staff's "mark media as sensitive" covers every status of the account with media (Mastodon's sensitized).
+    sensitive: s.sensitive || (account.sensitizedAt != null && media.length > 0),
     spoiler_text: s.spoilerText,
     visibility: s.visibility,
     language: s.language,

@@ -46,7 +46,7 @@ export function renderNote(cfg: Config, b: StatusBundle, id: string, now = Date.
     attributedTo: author.uri,
     to,
     cc,
-    sensitive: s.sensitive,
+    sensitive: s.sensitive || (author.sensitizedAt != null && media.length > 0),
     atomUri: s.uri,
     inReplyToAtomUri: parent?.uri ?? null,
     content: s.content,

@@ -93,8 +93,7 @@ function filterConditions(f: AdminAccountFilter): SQL[] {
       conds.push(isNotNull(accounts.suspendedAt));
       break;
     case "sensitized":
-      // Tern does not keep a sensitized flag, so no account is sensitized.
-      conds.push(sql`0`);
+      conds.push(isNotNull(accounts.sensitizedAt));
       break;
   }
   if (f.staff) conds.push(sql`${users.roleId} IN (SELECT id FROM ${userRoles} WHERE (${userRoles.permissions} & ${STAFF_MASK}) <> 0)`);
@@ -201,7 +200,7 @@ export interface AccountActionInput {
 
 /**
  * POST /api/v1/admin/accounts/:id/action. `none` only resolves the named report; other types resolve every open
- * report about the account. `sensitive` is logged but has no effect: Tern keeps no sensitized flag.
+ * report about the account. `sensitive` marks every status of the account with media sensitive until lifted.
  */
 export async function accountAction(db: DB, fx: Effects, actor: Moderator, id: string, input: AccountActionInput): Promise<void> {
   const type = input.type?.trim() ?? "";
@@ -255,6 +254,12 @@ export async function accountAction(db: DB, fx: Effects, actor: Moderator, id: s
     );
     stmts.push(logStatement(db, actor, "suspend", "Account", a, now));
   } else if (t === "sensitive") {
+    stmts.push(
+      db
+        .update(accounts)
+        .set({ sensitizedAt: sql`coalesce(${accounts.sensitizedAt}, ${now})`, updatedAt: now })
+        .where(eq(accounts.id, a)),
+    );
     stmts.push(logStatement(db, actor, "sensitive", "Account", a, now));
   }
   for (const r of open) {
@@ -307,9 +312,16 @@ export async function unsuspendAccount(db: DB, fx: Effects, actor: Moderator, id
   return { ...row, account: { ...row.account, suspendedAt: null, suspensionOrigin: null, updatedAt: now } };
 }
 
-/** Nothing to undo: Tern keeps no sensitized flag. */
-export async function unsensitiveAccount(db: DB, id: string): Promise<AdminAccountRow> {
-  return getAdminAccount(db, id);
+/** Lifts "mark media as sensitive" (logged only when something changed). */
+export async function unsensitiveAccount(db: DB, actor: Moderator, id: string): Promise<AdminAccountRow> {
+  const row = await getAdminAccount(db, id);
+  if (!row.account.sensitizedAt) return row;
+  const now = Date.now();
+  await db.batch([
+    db.update(accounts).set({ sensitizedAt: null, updatedAt: now }).where(eq(accounts.id, row.account.id)),
+    logStatement(db, actor, "unsensitive", "Account", row.account.id, now),
+  ]);
+  return { ...row, account: { ...row.account, sensitizedAt: null, updatedAt: now } };
 }
 
 // ---- staff notifications ----

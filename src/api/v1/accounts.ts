@@ -83,7 +83,7 @@ const fieldsParam = z.preprocess((v) => {
   if (v === undefined || v === null || v === "") return undefined;
   if (Array.isArray(v)) return v;
   if (typeof v === "object") return Object.values(v as object);
-  return v;
+  return undefined; // neither a list nor a map (a string, a number): ignored, as Rails' permitted params do
 }, z.array(fieldItem).max(50).optional());
 const sourceParam = z.preprocess(
   (v) => (v && typeof v === "object" && !Array.isArray(v) ? v : undefined),
@@ -265,6 +265,12 @@ r.get("/:id/endorsements", publicScope("read:accounts"), async (c) => {
   if (!a) throw notFound();
   if (a.suspendedAt) return c.json([]);
   return accountPage(c, await endorsementsPage(db, id, page), page);
+});
+
+// Identity proofs were removed from Mastodon (3.5); the endpoint stays and answers an empty list.
+r.get("/:id/identity_proofs", requireUser("read:accounts"), async (c) => {
+  if (!(await getAccount(c.get("db"), pathId(c)))) throw notFound();
+  return c.json([]);
 });
 
 r.get("/:id/lists", requireUser("read:lists"), async (c) => {

@@ -51,6 +51,8 @@ export const accounts = sqliteTable(
     // Who suspended: "local" (staff here) or "remote" (its server sent Delete{Actor}; a later Update lifts it).
     suspensionOrigin: text("suspension_origin").$type<"local" | "remote">(),
     silencedAt: ms("silenced_at"),
+    /** Staff marked the account's media sensitive (migrations/0014_sensitized.sql). */
+    sensitizedAt: ms("sensitized_at"),
     movedToAccountId: id("moved_to_account_id"),
     createdAt: ms("created_at").notNull(),
     updatedAt: ms("updated_at").notNull(),

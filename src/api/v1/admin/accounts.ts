@@ -118,6 +118,6 @@ r.post("/:id/action", writeScope, async (c) => {
 r.post("/:id/enable", writeScope, async (c) => render(c, await enableAccount(c.get("db"), moderator(c), pathId(c))));
 r.post("/:id/unsilence", writeScope, async (c) => render(c, await unsilenceAccount(c.get("db"), moderator(c), pathId(c))));
 r.post("/:id/unsuspend", writeScope, async (c) => render(c, await unsuspendAccount(c.get("db"), c.get("fx"), moderator(c), pathId(c))));
-r.post("/:id/unsensitive", writeScope, async (c) => render(c, await unsensitiveAccount(c.get("db"), pathId(c))));
+r.post("/:id/unsensitive", writeScope, async (c) => render(c, await unsensitiveAccount(c.get("db"), moderator(c), pathId(c))));
 
 export default r;
