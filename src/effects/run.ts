@@ -8,7 +8,7 @@ import { fetchFeaturedCollection } from "../federation/featured-collection";
 import { processInboxItem } from "../federation/inbox-process";
 import { runFederate } from "../federation/outbound";
 import { fanOut, unfanOut } from "../timelines/fanout";
-import { mergeIntoHome, unmergeFromHome } from "../timelines/feed-merge";
+import { mergeIntoHome, mergeIntoList, unmergeFromHome } from "../timelines/feed-merge";
 import { regenerateHomeFeed } from "../timelines/regenerate";
 import { publishScheduledStatus } from "../services/publish-scheduled";
 import { deleteStored } from "../media/store";
@@ -43,6 +43,8 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects): 
       return;
     case "merge_feed":
       return mergeIntoHome(db, effect.accountId, effect.targetAccountId);
+    case "merge_list":
+      return mergeIntoList(db, effect.listId, effect.accountId);
     case "unmerge_feed":
       return unmergeFromHome(db, effect.accountId, effect.targetAccountId);
     case "regenerate_feed":

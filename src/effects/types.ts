@@ -9,6 +9,8 @@ export type Effect =
   | { type: "unfanout"; statusId: string; accountId: string; reblogOfId?: string | null }
   | { type: "merge_feed"; accountId: string; targetAccountId: string }
   | { type: "unmerge_feed"; accountId: string; targetAccountId: string }
+  // An account was added to a list: its recent statuses go into the list's feed
+  | { type: "merge_list"; listId: string; accountId: string }
   | { type: "regenerate_feed"; accountId: string }
   // A notification row was written (or would have been: a row the batch skipped is ignored): stream and push it.
   | { type: "notify"; notificationId: string }

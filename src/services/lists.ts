@@ -7,6 +7,7 @@ import { cursorOrder, cursorWhere, inPageOrder } from "../db/keyset";
 import { idList } from "../db/client";
 import { accounts, followRequests, follows, listAccounts, listFeed, lists } from "../db/schema";
 import type { ListRow } from "../entities/list";
+import type { Effects } from "../effects/collector";
 import { notFound, validationFailed } from "../lib/errors";
 import { padId, snowflake } from "../lib/ids";
 import type { Page } from "../lib/pagination";
@@ -123,7 +124,7 @@ export async function listMembers(db: DB, ownerId: string, listId: string, page:
  * Adds accounts to an owned list. Like Mastodon, only accounts the owner follows (or has asked to follow) can be
  * added; anything else fails the whole request with 422.
  */
-export async function addListAccounts(db: DB, ownerId: string, listId: string, accountIds: string[]): Promise<void> {
+export async function addListAccounts(db: DB, fx: Effects, ownerId: string, listId: string, accountIds: string[]): Promise<void> {
   const ids = [...new Set(accountIds)];
   const [own, followed, requested, existing] = await db.batch([
     db
@@ -150,8 +151,12 @@ export async function addListAccounts(db: DB, ownerId: string, listId: string, a
   if (ids.some((i) => !known.has(i))) throw notFound();
   const allowed = new Set([...followed, ...requested].map((r) => r.id));
   if (ids.some((i) => !allowed.has(i))) throw validationFailed("Account has not been followed");
-  const stmts = ids.map((accountId) => db.insert(listAccounts).values({ id: snowflake(), listId, accountId }).onConflictDoNothing());
-  await db.batch(stmts as [(typeof stmts)[number], ...(typeof stmts)[number][]]);
+  const stmts = ids.map((accountId) =>
+    db.insert(listAccounts).values({ id: snowflake(), listId, accountId }).onConflictDoNothing().returning({ accountId: listAccounts.accountId }),
+  );
+  const added = (await db.batch(stmts as [(typeof stmts)[number], ...(typeof stmts)[number][]])) as { accountId: string }[][];
+  // Each newly added member's recent statuses fill the list's feed (src/timelines/feed-merge.ts).
+  for (const rows of added) for (const r of rows) fx.add({ type: "merge_list", listId, accountId: r.accountId });
 }
 
 /** Removes accounts from an owned list, with their entries in the list's feed. */

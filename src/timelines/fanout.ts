@@ -47,6 +47,14 @@ export function trimListFeedsSql(lists: string) {
       SELECT h.rowid FROM cuts JOIN list_feed h ON h.list_id = cuts.l AND h.status_id < cuts.cut WHERE cuts.cut IS NOT NULL)`;
 }
 
+/**
+ * Whether status `s` belongs in list `l` by the list's replies_policy (Mastodon's FeedManager#filter_from_list?):
+ * not a reply, a self-reply, a reply to the list's owner; else `followed` takes any reply, `list` replies to members.
+ */
+export const LIST_REPLIES_RULE = `(s.in_reply_to_account_id IS NULL OR s.in_reply_to_account_id = s.account_id OR s.in_reply_to_account_id = l.account_id
+             OR l.replies_policy = 'followed'
+             OR (l.replies_policy = 'list' AND EXISTS (SELECT 1 FROM list_accounts la2 WHERE la2.list_id = l.id AND la2.account_id = s.in_reply_to_account_id)))`;
+
 /** A list feed and its owner (whose streaming `list` subscription shows it). */
 export interface FeedList {
   listId: string;
@@ -140,9 +148,7 @@ export async function fanOut(db: DB, fx: Effects, statusId: string, cursor: stri
       JOIN list_accounts la ON la.account_id = s.account_id JOIN lists l ON l.id = la.list_id
       JOIN follows lf ON lf.account_id = l.account_id AND lf.target_account_id = s.account_id
       WHERE s.id = ?1 AND s.visibility IN ${VISIBLE_TO_FOLLOWERS}
-        AND (s.in_reply_to_account_id IS NULL OR s.in_reply_to_account_id = s.account_id OR s.in_reply_to_account_id = l.account_id
-             OR l.replies_policy = 'followed'
-             OR (l.replies_policy = 'list' AND EXISTS (SELECT 1 FROM list_accounts la2 WHERE la2.list_id = l.id AND la2.account_id = s.in_reply_to_account_id)))
+        AND ${LIST_REPLIES_RULE}
         AND ${feedFilter({ receiver: "l.account_id", follow: "lf", dedupe: { table: "list_feed", key: "l.id" } })}
       RETURNING list_id`);
     // Owners of the lists holding the status (the RETURNING rows above say which of them received it now).

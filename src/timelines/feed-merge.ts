@@ -6,7 +6,7 @@ import type { DB } from "../db/client";
 import { padId } from "../lib/ids";
 import { boundSql } from "../db/bound-sql";
 import { feedFilter } from "./feed-filter";
-import { trimHomeFeedsSql } from "./fanout";
+import { LIST_REPLIES_RULE, trimHomeFeedsSql, trimListFeedsSql } from "./fanout";
 
 /** How many of the target's newest statuses a follow brings into the feed. */
 export const MERGE_LIMIT = 40;
@@ -32,6 +32,33 @@ export async function mergeIntoHome(db: DB, accountId: string, targetAccountId: 
       ),
     ),
     db.run(boundSql(trimHomeFeedsSql(`SELECT ${F} AS id`), params)),
+  ]);
+}
+
+/**
+ * An account added to a list: its newest statuses the list would have shown go into the list's feed, by the same
+ * rules as fan-out (the owner follows the author, the replies policy, the owner's feed filters), as Mastodon fills a
+ * list when an account is added.
+ */
+export async function mergeIntoList(db: DB, listId: string, targetAccountId: string): Promise<void> {
+  if (!digits(listId) || !digits(targetAccountId)) return;
+  const params = { l: padId(listId), t: padId(targetAccountId), now: Date.now() };
+  const filter = feedFilter({ receiver: "l.account_id", follow: "lf", dedupe: { table: "list_feed", key: "l.id" } });
+  await db.batch([
+    db.run(
+      boundSql(
+        `INSERT OR IGNORE INTO list_feed (list_id, status_id, reblog_of_id, author_id)
+      SELECT l.id, s.id, s.reblog_of_id, s.account_id
+      FROM lists l
+      JOIN list_accounts la ON la.list_id = l.id AND la.account_id = $t
+      JOIN follows lf ON lf.account_id = l.account_id AND lf.target_account_id = $t
+      JOIN (SELECT * FROM statuses WHERE account_id = $t AND visibility IN ('public','unlisted','private') ORDER BY id DESC LIMIT ${MERGE_LIMIT}) s
+      LEFT JOIN statuses o ON o.id = s.reblog_of_id
+      WHERE l.id = $l AND ${LIST_REPLIES_RULE} AND ${filter}`,
+        params,
+      ),
+    ),
+    db.run(boundSql(trimListFeedsSql("SELECT $l AS id"), params)),
   ]);
 }
 

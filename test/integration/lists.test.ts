@@ -133,6 +133,24 @@ describe("list members", () => {
     expect((await owner.api.get(`/api/v1/lists/${l.id}/accounts`)).body.map((a: any) => a.id)).toEqual([y.id]);
   });
 
+  it("adding an account fills the list's timeline with its recent statuses, by the list's rules", async () => {
+    const { eventually } = await import("./helpers");
+    const [owner, member, other] = await Promise.all([makeUser(), makeUser(), makeUser()]);
+    expect((await owner.api.post(`/api/v1/accounts/${member.id}/follow`)).status).toBe(200);
+    const pub = await member.api.post("/api/v1/statuses", { status: "public" });
+    const priv = await member.api.post("/api/v1/statuses", { status: "followers only", visibility: "private" });
+    const otherPost = await other.api.post("/api/v1/statuses", { status: "someone else" });
+    const replyToOther = await member.api.post("/api/v1/statuses", { status: `@${other.username} hi`, in_reply_to_id: otherPost.body.id });
+    const list = await owner.api.post("/api/v1/lists", { title: "members", replies_policy: "list" });
+    expect((await owner.api.get(`/api/v1/timelines/list/${list.body.id}`)).body).toEqual([]);
+    expect((await owner.api.post(`/api/v1/lists/${list.body.id}/accounts`, { account_ids: [member.id] })).status).toBe(200);
+    await eventually(async () => {
+      const tl = await owner.api.get(`/api/v1/timelines/list/${list.body.id}`);
+      expect(tl.body.map((s: { id: string }) => s.id)).toEqual([priv.body.id, pub.body.id]);
+    });
+    expect(replyToOther.status).toBe(200); // a reply to a non-member stays out under replies_policy=list
+  });
+
   it("paginates members with Link headers of membership ids, and limit=0 returns all", async () => {
     const owner = await makeUser();
     const l = (await owner.api.post("/api/v1/lists", { title: "Big" })).body;

@@ -63,7 +63,7 @@ r.get("/:id/accounts", read, async (c) => {
 r.post("/:id/accounts", write, async (c) => {
   const id = listId(c);
   const p = await parse(c, accountIdsBody);
-  await addListAccounts(c.get("db"), me(c).account.id, id, validIds(p.account_ids));
+  await addListAccounts(c.get("db"), c.get("fx"), me(c).account.id, id, validIds(p.account_ids));
   return c.json({});
 });
 
