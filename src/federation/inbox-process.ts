@@ -25,6 +25,8 @@ import { newResolution } from "./remote-statuses";
 import { FetchRefused } from "./safe-fetch";
 
 const ACTOR_TYPES = new Set(["Person", "Service", "Application", "Group", "Organization"]);
+/** Activities whose effect depends only on the current state (see processInboxItem): not deduplicated by id. */
+const STATE_CHANGES = new Set(["Follow", "Accept", "Reject", "Undo", "Block", "Like", "Announce"]);
 
 async function dispatch(ctx: InboxContext): Promise<void> {
   const { activity } = ctx;
@@ -98,8 +100,14 @@ export async function processInboxItem(db: DB, env: Env, itemId: string, origin:
   const [signer] = await db.select().from(accounts).where(eq(accounts.id, item.signerAccountId)).limit(1);
   if (!activity || !signer || activity.actor !== signer.uri) return finish(null);
   const key = activity.id ?? `sha256:${await sha256Hex(item.body)}`;
-  const [seen] = await db.select({ id: inboxSeen.activityId }).from(inboxSeen).where(eq(inboxSeen.activityId, key)).limit(1);
-  if (seen) return finish(null);
+  // A state change is applied whenever it is valid now, whatever its id: servers reuse ids (Hollo sends one Accept id
+  // for every follow of the same follower), and follow → unfollow → follow must end following. Their handlers act
+  // on the current state only (an Accept needs a pending request, a Follow of an existing follow re-accepts, an Undo
+  // of nothing does nothing), so a replay of the same change changes nothing. Everything else is taken once per id.
+  if (!STATE_CHANGES.has(activity.type)) {
+    const [seen] = await db.select({ id: inboxSeen.activityId }).from(inboxSeen).where(eq(inboxSeen.activityId, key)).limit(1);
+    if (seen) return finish(null);
+  }
 
   const cfg = readConfig(env, origin);
   // Effects are recorded on a collector of this activity's own: a transient failure retries the whole item, so they
