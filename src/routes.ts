@@ -41,6 +41,7 @@ import stubs from "./api/v1/stubs";
 import suggestions from "./api/v1/suggestions";
 import tags from "./api/v1/tags";
 import timelines from "./api/v1/timelines";
+import trends from "./api/v1/trends";
 import filtersV2 from "./api/v2/filters";
 import instanceV2 from "./api/v2/instance";
 import mediaV2 from "./api/v2/media";
@@ -96,6 +97,7 @@ export const mounts: [string, Hono<AppEnv>][] = [
   ["/api/v1/streaming", streaming],
   ["/api/v1/tags", tags],
   ["/api/v1/timelines", timelines],
+  ["/api/v1/trends", trends],
   ["/api/v2/filters", filtersV2],
   ["/api/v2/instance", instanceV2],
   ["/api/v2/media", mediaV2],

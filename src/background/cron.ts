@@ -2,7 +2,8 @@
 // `publish_scheduled` effect each, published by the JOBS consumer: src/services/publish-scheduled.ts). On every 5th
 // minute also: drop the home feeds of users inactive for 14 days (Mastodon's FeedCleanupScheduler; the feed is rebuilt
 // when they come back), expire temporary mutes, send "poll" notifications for polls that ended, and prune rows that
-// only matter for a while (housekeeping.ts, expired codes and sessions), and delete media nothing holds after a day.
+// only matter for a while (housekeeping.ts, expired codes and sessions), delete media nothing holds after a day,
+// score trends (src/trends/refresh.ts, Mastodon's 5-minute RefreshScheduler) and drop preview cards nothing links.
 // Each task is bounded per run and independent: one failing does not stop the others.
 import { sql } from "drizzle-orm";
 import { createDb, idList, type DB, runBatch } from "../db/client";
@@ -12,7 +13,9 @@ import { readConfig, type Env } from "../env";
 import { padId, snowflake, unpadId } from "../lib/ids";
 import { notificationStatement } from "../services/notifications";
 import { purgeExpiredGrants } from "../oauth/grants";
+import { pruneOrphanCards } from "../services/preview-cards";
 import { claimDueScheduledStatuses } from "../services/scheduled-statuses";
+import { refreshTrends } from "../trends/refresh";
 import { purgeExpiredWebSessions } from "../web/session-store";
 import { cleanupUnattachedMedia, pruneFederationState } from "./housekeeping";
 
@@ -64,6 +67,8 @@ function housekeepingTasks(env: Env, db: DB, fx: Effects, at: number) {
     ["purge expired authorization codes", () => purgeExpiredGrants(db, at)],
     ["purge expired web sessions", () => purgeExpiredWebSessions(db, at)],
     ["clean up unattached media", () => cleanupUnattachedMedia(db, env, fx, at)],
+    ["refresh trends", () => refreshTrends(db, at)],
+    ["prune unused preview cards", () => pruneOrphanCards(db, at)],
   ] as const;
 }
 

@@ -12,6 +12,7 @@ import { mergeIntoHome, mergeIntoList, unmergeFromHome } from "../timelines/feed
 import { regenerateHomeFeed } from "../timelines/regenerate";
 import { publishScheduledStatus } from "../services/publish-scheduled";
 import { deleteStored } from "../media/store";
+import { fetchCardForStatus } from "../services/preview-cards";
 import {
   type DeletedStatusInfo,
   disconnectStreams,
@@ -79,6 +80,9 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects): 
       return;
     case "delete_media":
       return deleteStored(env, effect.keys);
+    case "fetch_card":
+      await fetchCardForStatus(db, configFor(env, fx), effect.statusId);
+      return;
     default:
       console.warn("unknown effect", JSON.stringify(effect).slice(0, 200));
   }

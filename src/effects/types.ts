@@ -43,7 +43,9 @@ export type Effect =
   // A scheduled status the cron claimed: publish it through postStatus (src/services/publish-scheduled.ts)
   | { type: "publish_scheduled"; scheduledStatusId: string }
   // R2 objects whose media rows are gone (a status deleted with its media, src/services/delete-status.ts): remove them
-  | { type: "delete_media"; keys: string[] };
+  | { type: "delete_media"; keys: string[] }
+  // A new or re-edited status may link a page: fetch its preview card (src/services/preview-cards.ts)
+  | { type: "fetch_card"; statusId: string };
 
 /**
  * One JOBS message: a single effect, or all the effects of one action packed together (one queue operation) with the

@@ -17,7 +17,9 @@ import {
   oauthApplications,
   polls,
   pollVotes,
+  previewCards,
   statusPins,
+  statusPreviewCards,
   statuses,
   statusTags,
   tags,
@@ -29,6 +31,7 @@ import type { AccountRow } from "../db/schema";
 import { acctOf, renderAccount, type MastodonAccount } from "./account";
 import { renderMedia } from "./media";
 import { renderPoll } from "./poll";
+import { renderPreviewCard, type PreviewCardRow } from "./preview-card";
 import { isoTime, statusUrl, tagUrl } from "./urls";
 import { canSeeStatus } from "../services/visibility";
 import {
@@ -55,6 +58,8 @@ export interface StatusBundle {
   polls: Map<string, PollRow>;
   ownVotes: Map<string, number[]>;
   apps: Map<string, { name: string; website: string | null }>;
+  /** Each status's preview card, with the link as the status wrote it. */
+  cards: Map<string, { card: PreviewCardRow; url: string }>;
   /** The viewer's active filters, compiled; null when not loaded (no viewer, or a bundle built without a read). */
   filters: CompiledFilter[] | null;
   viewer: {
@@ -87,6 +92,7 @@ export function emptyBundle(viewerId: string | null): StatusBundle {
     polls: new Map(),
     ownVotes: new Map(),
     apps: new Map(),
+    cards: new Map(),
     filters: null,
     viewer: {
       id: viewerId,
@@ -125,6 +131,12 @@ export async function loadStatusBundle(db: DB, ids: string[], viewerId: string |
       .select({ id: oauthApplications.id, name: oauthApplications.name, website: oauthApplications.website })
       .from(oauthApplications)
       .where(inArray(oauthApplications.id, sql`(SELECT ${statuses.applicationId} FROM ${statuses} WHERE ${statuses.id} IN ${all} AND ${statuses.local} = 1)`)),
+    // The card's own `url` column and the link's collide by name in a batch result: the link's is aliased.
+    db
+      .select({ statusId: statusPreviewCards.statusId, originalUrl: sql<string>`${statusPreviewCards.url}`.as("original_url"), card: previewCards })
+      .from(statusPreviewCards)
+      .innerJoin(previewCards, eq(previewCards.id, statusPreviewCards.previewCardId))
+      .where(inArray(statusPreviewCards.statusId, all)),
   ] as const;
   const v = viewerId ?? "0";
   const viewerQ = [
@@ -168,7 +180,7 @@ export async function loadStatusBundle(db: DB, ids: string[], viewerId: string |
     activeFilterRules(db, v, all, Date.now()),
   ] as const;
   const res = viewerId ? await db.batch([...q, ...viewerQ]) : await db.batch([...q]);
-  const [sRows, aRows, mRows, menRows, tagRows, pollRows, appRows] = res as unknown as [
+  const [sRows, aRows, mRows, menRows, tagRows, pollRows, appRows, cardRows] = res as unknown as [
     StatusRow[],
     AccountRow[],
     MediaRow[],
@@ -176,6 +188,7 @@ export async function loadStatusBundle(db: DB, ids: string[], viewerId: string |
     { statusId: string; name: string }[],
     PollRow[],
     { id: string; name: string; website: string | null }[],
+    { statusId: string; originalUrl: string; card: PreviewCardRow }[],
   ];
   for (const s of sRows) bundle.statuses.set(s.id, s);
   for (const a of aRows) bundle.accounts.set(a.id, a);
@@ -199,6 +212,7 @@ export async function loadStatusBundle(db: DB, ids: string[], viewerId: string |
   }
   for (const p of pollRows) if (p.statusId) bundle.polls.set(p.statusId, p);
   for (const a of appRows) bundle.apps.set(a.id, { name: a.name, website: a.website });
+  for (const c of cardRows) bundle.cards.set(c.statusId, { card: c.card, url: c.originalUrl });
   if (viewerId) {
     const rest = res.slice(q.length) as unknown as { id: string }[][];
     const [fav, reb, bm, pin, cm, fol, blk] = rest;
@@ -276,6 +290,7 @@ function renderOne(cfg: Config, b: StatusBundle, id: string, depth: number, view
   }
   const poll = b.polls.get(s.id);
   const app = s.applicationId ? b.apps.get(s.applicationId) : undefined;
+  const card = s.reblogOfId ? undefined : b.cards.get(s.id);
   const out: Record<string, unknown> = {
     id: s.id,
     created_at: isoTime(s.createdAt),
@@ -301,7 +316,7 @@ function renderOne(cfg: Config, b: StatusBundle, id: string, depth: number, view
     mentions: (b.mentions.get(s.id) ?? []).map((a) => ({ id: a.id, username: a.username, url: a.url ?? a.uri, acct: acctOf(a) })),
     tags: (b.tags.get(s.id) ?? []).map((name) => ({ name, url: tagUrl(cfg, name) })),
     emojis: [],
-    card: null,
+    card: card ? renderPreviewCard(card.card, card.url) : null,
     poll: poll ? renderPoll(poll, v.id ? (b.ownVotes.get(poll.id) ?? []) : null, v.id === s.accountId) : null,
     quote: null,
     quote_approval: { automatic: s.visibility === "public" || s.visibility === "unlisted" ? ["public"] : [], manual: [], current_user: "denied" },

@@ -14,6 +14,7 @@ import type { AccountRow } from "../db/schema";
 import type { Effects } from "../effects/collector";
 import { isUniqueViolation } from "../db/unique";
 import { notificationStatement } from "../services/notifications";
+import { cardUrlOfHtml, resetCardStatement } from "../services/preview-cards";
 import { accountCanRead } from "../services/visibility";
 import { normalizeLanguage } from "../services/post-status";
 import { linkStatusTagsStatement, MAX_TAG_LENGTH, MAX_TAGS_PER_STATUS, upsertTagsStatements, type TagName } from "../services/tags";
@@ -160,6 +161,9 @@ interface Mentioned {
   account: AccountRow;
   silent: boolean;
 }
+
+/** The hrefs of a Note's Mention tags: links to them are not the status's card link. */
+const mentionUrlsOf = (note: NormalizedNote) => new Set(note.mentions.map((m) => m.href));
 
 /** Local accounts named by Mention tags (by uri or url), and local recipients in to/cc as silent mentions. */
 async function localMentions(db: DB, note: NormalizedNote): Promise<Mentioned[]> {
@@ -310,6 +314,8 @@ export async function ingestNote(r: Resolution, note: NormalizedNote, author: Ac
     throw e;
   }
   if (realtime) r.fx.add({ type: "fanout", statusId: id });
+  // Mastodon crawls the first link of every status it creates from a Create (LinkCrawlWorker), realtime or not.
+  if (await cardUrlOfHtml(row.content, r.cfg, mentionUrlsOf(note))) r.fx.add({ type: "fetch_card", statusId: id });
   return row;
 }
 
@@ -438,6 +444,9 @@ export async function applyNoteUpdate(r: Resolution, status: StatusRow, note: No
       ),
     );
 
+  // Changed content loses its card and is crawled again (ProcessStatusUpdateService#reset_preview_card!).
+  const contentChanged = text.content !== status.content;
+  if (contentChanged) writes.push(resetCardStatement(db, status.id));
   writes.push(
     db
       .update(statuses)
@@ -475,5 +484,6 @@ export async function applyNoteUpdate(r: Resolution, status: StatusRow, note: No
   }
   await runBatch(db, writes);
   r.fx.add({ type: "status_updated", statusId: status.id });
+  if (contentChanged && (await cardUrlOfHtml(text.content, r.cfg, mentionUrlsOf(note)))) r.fx.add({ type: "fetch_card", statusId: status.id });
   return true;
 }

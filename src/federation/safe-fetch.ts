@@ -26,6 +26,10 @@ export interface SafeFetchOptions {
   body?: string | Uint8Array;
   /** Signs each hop (URLs change on redirects, and so must the signature). */
   sign?: (req: Request) => Promise<Request>;
+  /** Keep the first `maxBytes` and stop reading, instead of failing (link previews only need a page's head). */
+  truncate?: boolean;
+  /** Asked before the body is read: false leaves it unread (an empty body is returned), e.g. not HTML. */
+  wantBody?: (status: number, headers: Headers) => boolean;
 }
 
 /** Validates a URL for outbound use; throws FetchRefused. */
@@ -78,7 +82,25 @@ function withDeadline<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
-async function readResponseCapped(res: Response, maxBytes: number, signal: AbortSignal): Promise<Uint8Array> {
+/** The first `limit` bytes of a stream; the rest is never read. */
+async function readUpTo(stream: ReadableStream<Uint8Array> | null, limit: number): Promise<Uint8Array> {
+  if (!stream) return new Uint8Array(0);
+  const reader = stream.getReader();
+  const out = new Uint8Array(limit);
+  let size = 0;
+  while (size < limit) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    const take = Math.min(value.byteLength, limit - size);
+    out.set(value.subarray(0, take), size);
+    size += take;
+  }
+  await reader.cancel().catch(() => {});
+  return out.slice(0, size);
+}
+
+async function readResponseCapped(res: Response, maxBytes: number, signal: AbortSignal, truncate = false): Promise<Uint8Array> {
+  if (truncate) return withDeadline(readUpTo(res.body, maxBytes), signal);
   const declared = Number(res.headers.get("content-length") ?? "NaN");
   if (Number.isFinite(declared) && declared > maxBytes) {
     await res.body?.cancel().catch(() => {});
@@ -130,7 +152,11 @@ export async function safeFetch(rawUrl: string, opts: SafeFetchOptions = {}): Pr
       url = next;
       continue;
     }
-    const body = await readResponseCapped(res, opts.maxBytes ?? 1024 * 1024, signal);
+    if (opts.wantBody && !opts.wantBody(res.status, res.headers)) {
+      await res.body?.cancel().catch(() => {});
+      return { status: res.status, headers: res.headers, url: url.toString(), body: new Uint8Array(0), text: () => "" };
+    }
+    const body = await readResponseCapped(res, opts.maxBytes ?? 1024 * 1024, signal, opts.truncate);
     return { status: res.status, headers: res.headers, url: url.toString(), body, text: () => new TextDecoder().decode(body) };
   }
 }

@@ -26,6 +26,7 @@ import {
   normalizeLanguage,
   renderContent,
 } from "./post-status";
+import { cardUrlOfText, resetCardStatement } from "./preview-cards";
 import { hashtagsOf, linkStatusTagsStatement, upsertTagsStatements } from "./tags";
 
 const MAX_DESCRIPTION = 1500;
@@ -207,6 +208,9 @@ export async function editStatus(db: DB, fx: Effects, cfg: Config, viewer: UserV
         ),
       );
   }
+  // Changed text loses its card and is crawled again (Mastodon's UpdateStatusService#reset_preview_card!).
+  const textChanged = text !== s.text;
+  if (textChanged) writes.push(resetCardStatement(db, statusId));
   const editId = snowflake(now);
   writes.push(
     db.insert(statusEdits).values({
@@ -228,6 +232,7 @@ export async function editStatus(db: DB, fx: Effects, cfg: Config, viewer: UserV
   await runBatch(db, writes);
   fx.add({ type: "status_updated", statusId });
   fx.federate({ kind: "update_status", statusId });
+  if (textChanged && cardUrlOfText(text, cfg)) fx.add({ type: "fetch_card", statusId });
   const out = await renderStatus(db, cfg, statusId, me.id);
   if (!out) throw notFound();
   return out;

@@ -18,6 +18,7 @@ import type { AccountRow } from "../db/schema";
 import type { Effects } from "../effects/collector";
 import { notificationStatement } from "./notifications";
 import { newPollRow, validatePoll, type PollInput, type PollRow, type ValidPoll } from "./polls";
+import { cardUrlOfText } from "./preview-cards";
 import { parseScheduledAt, scheduleStatus } from "./scheduled-statuses";
 import { hashtagsOf, linkStatusTagsStatement, upsertTagsStatements, type TagName } from "./tags";
 import { statusReadableBy } from "./visibility";
@@ -404,6 +405,8 @@ export async function postStatus(
 
   fx.add({ type: "fanout", statusId: id });
   fx.federate({ kind: "create", statusId: id });
+  // Its first link's preview card, fetched after the response (Mastodon's LinkCrawlWorker).
+  if (cardUrlOfText(text, cfg)) fx.add({ type: "fetch_card", statusId: id });
 
   // ---- render from what we wrote ----
   const b = emptyBundle(me.id);

@@ -45,7 +45,11 @@ describe("POST /api/v1/statuses", () => {
     expect(s.favourited).toBe(false);
     expect(s.reblog).toBeNull();
     expect(res.headers.get("server-timing")).toMatch(/dur=2$/);
-    expect(jobs.filter((j) => j.type !== "federate")).toEqual([{ type: "fanout", statusId: s.id }]);
+    // The link's preview card is fetched afterwards (preview-cards.test.ts).
+    expect(jobs.filter((j) => j.type !== "federate")).toEqual([
+      { type: "fanout", statusId: s.id },
+      { type: "fetch_card", statusId: s.id },
+    ]);
     // the rendered-from-memory response matches a fresh read
     const again = await u.api.get(`/api/v1/statuses/${s.id}`);
     expect(again.body).toEqual(s);

@@ -1,6 +1,5 @@
-// Endpoints clients call at start-up whose features Tern does not have yet (trends). They answer as Mastodon does when there
-// is nothing, with Mastodon's scopes, so clients never crash on a 404 (the official iOS app does on trends).
-// The profile directory is real. Mounted at /api.
+// Endpoints clients call at start-up that have no module of their own (trends now live in api/v1/trends.ts). The
+// profile directory is real. Mounted at /api.
 import { Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../../context";
@@ -11,11 +10,6 @@ import { viewerAccountId } from "../../oauth/guard";
 import { directory } from "../../queries/search";
 
 const r = new Hono<AppEnv>();
-
-const empty = () => (c: import("../../context").Ctx) => c.json([]);
-
-// Trends are public.
-for (const path of ["/v1/trends", "/v1/trends/tags", "/v1/trends/statuses", "/v1/trends/links"]) r.get(path, empty());
 
 const directoryParams = z.object({
   offset: zInt,

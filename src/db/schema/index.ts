@@ -10,3 +10,4 @@ export * from "./push";
 export * from "./filters";
 export * from "./scheduled";
 export * from "./announcements";
+export * from "./trends";

@@ -1,0 +1,37 @@
+// PreviewCard (docs.joinmastodon.org/entities/PreviewCard) and Trends::Link (the card with its 7-day history), as
+// Mastodon's REST::PreviewCardSerializer and REST::Trends::LinkSerializer write them. Text fields are plain text;
+// `html` is empty or an <iframe> Tern wrote itself (federation/link-details.ts). `image` is the remote URL.
+import type { previewCards } from "../db/schema";
+import type { TagHistoryDay } from "./tag";
+import { isoTime } from "./urls";
+
+export type PreviewCardRow = typeof previewCards.$inferSelect;
+
+/** `originalUrl`: the link as the status wrote it (Mastodon shows that, not the page's canonical URL). */
+export function renderPreviewCard(c: PreviewCardRow, originalUrl?: string | null): Record<string, unknown> {
+  return {
+    url: originalUrl || c.url,
+    title: c.title,
+    description: c.description,
+    language: c.language,
+    type: c.type,
+    author_name: c.authorName,
+    author_url: c.authorUrl,
+    provider_name: c.providerName,
+    provider_url: c.providerUrl,
+    html: c.html,
+    width: c.width,
+    height: c.height,
+    image: c.image,
+    image_description: c.imageDescription,
+    embed_url: c.embedUrl,
+    blurhash: null,
+    published_at: isoTime(c.publishedAt),
+    // Fediverse accounts of the authors: none are resolved (no fediverse:creator lookup); the page's author, if named.
+    authors: c.authorName || c.authorUrl ? [{ name: c.authorName, url: c.authorUrl, account: null }] : [],
+  };
+}
+
+export function renderTrendLink(c: PreviewCardRow, history: TagHistoryDay[]): Record<string, unknown> {
+  return { ...renderPreviewCard(c), history };
+}

@@ -1,0 +1,269 @@
+// Trends, computed by the cron every 5th minute (Mastodon's Scheduler::Trends::RefreshScheduler runs every 5 minutes)
+// from what D1 already holds, local and remote alike, into three small tables the API reads with one query each
+// (src/queries/trends.ts). Mastodon counts uses in Redis as they happen (Trends::History); Tern counts the same
+// things from the statuses of the last two UTC days instead, so nothing extra is written on the posting path.
+//
+// Formulas and thresholds are Mastodon's (app/models/trends/{tags,statuses,links}.rb, main):
+//   score = observed < threshold || expected > observed ? 0 : (observed − expected)² / expected
+// - tags:     observed/expected = distinct accounts using the tag in public, non-boost statuses today/yesterday
+//             (UTC days; authors not silenced or suspended; tag usable); expected 0 counts as 1. The peak score
+//             (max_score) decays with a 4 h half-life for a 2-day cooldown; listed while the decayed score ≥ 1.
+// - statuses: observed = reblogs + favourites, expected = 1; public, not a reply, no content warning, not
+//             sensitive, author discoverable, not silenced/suspended and not sensitized by staff; score × ½^(age / 1 h);
+//             listed while ≥ 0.3.
+// - links:    observed/expected = distinct accounts sharing the card today/yesterday (a public status or public
+//             boost of one, no CW, not sensitive, neither author silenced/suspended); only article cards with a
+//             title, description, image and provider name (PreviewCard#appropriate_for_trends?). Threshold 15
+//             distinct accounts (the spec's Limits table; Mastodon's default is 5), 8 h half-life, 2-day cooldown,
+//             listed while ≥ 1.
+// Mastodon requires staff review before anything trends publicly; Tern has no review screen, so items are approved
+// automatically: a tag unless marked not trendable or not usable, a status when its author is discoverable (the
+// eligibility rule), a link always. Mastodon also drops items whose language is not a known locale; Tern keeps items
+// without a language and only orders by the reader's languages (README, Compatibility).
+//
+// Bounded per run: the candidates of each kind are capped, and a trend row lives only while its peak is within the
+// cooldown or its score is above the listing threshold.
+import { sql } from "drizzle-orm";
+import { type DB, runBatch, type Statement } from "../db/client";
+import { historyDays, type TagHistoryDay } from "../entities/tag";
+import { padId, snowflakeFloor } from "../lib/ids";
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+/** Trends::Tags.default_options */
+export const TAG_TRENDS = { threshold: 5, maxScoreCooldown: 2 * DAY, maxScoreHalflife: 4 * HOUR, decayThreshold: 1 } as const;
+/** Trends::Statuses.default_options */
+export const STATUS_TRENDS = { threshold: 5, scoreHalflife: HOUR, decayThreshold: 0.3 } as const;
+/** Trends::Links.default_options, with the spec's threshold of 15 unique accounts */
+export const LINK_TRENDS = { threshold: 15, maxScoreCooldown: 2 * DAY, maxScoreHalflife: 8 * HOUR, decayThreshold: 1 } as const;
+
+const TAG_CANDIDATES = 1000;
+const STATUS_CANDIDATES = 2000;
+const LINK_CANDIDATES = 500;
+/** Links listed at most (their history is computed each run). */
+const LINK_HISTORY_ROWS = 100;
+
+/** Mastodon's score: how far observed exceeds expected, once observed reaches the threshold. */
+export function trendScore(observed: number, expected: number, threshold: number): number {
+  const e = expected > 0 ? expected : 1;
+  if (e > observed || observed < threshold) return 0;
+  return (observed - e) ** 2 / e;
+}
+
+interface Peak {
+  maxScore: number;
+  maxScoreAt: number | null;
+}
+
+/** The peak within the cooldown (raised by a higher score now) and its decayed value at `at`. */
+export function decayPeak(score: number, prev: Peak | undefined, at: number, opts: { maxScoreCooldown: number; maxScoreHalflife: number }) {
+  let maxScore = prev?.maxScore ?? 0;
+  let maxScoreAt = prev?.maxScoreAt ?? null;
+  if (maxScoreAt === null || maxScoreAt < at - opts.maxScoreCooldown) maxScore = 0;
+  if (score > maxScore) {
+    maxScore = score;
+    maxScoreAt = at;
+  }
+  const decayed = maxScore > 0 && maxScoreAt !== null ? maxScore * 0.5 ** ((at - maxScoreAt) / opts.maxScoreHalflife) : 0;
+  return { maxScore, maxScoreAt, decayed };
+}
+
+const dayStart = (at: number) => Math.floor(at / DAY) * DAY;
+const floorOf = (ms: number) => padId(snowflakeFloor(ms));
+
+export async function refreshTrends(db: DB, at: number): Promise<void> {
+  await refreshTagTrends(db, at);
+  await refreshStatusTrends(db, at);
+  await refreshLinkTrends(db, at);
+}
+
+/** Runs the writes of a refresh: upserted rows as one JSON parameter, dropped ids as another. */
+async function write(db: DB, stmts: Statement[]): Promise<void> {
+  await runBatch(db, stmts);
+}
+
+export async function refreshTagTrends(db: DB, at: number): Promise<void> {
+  const today = dayStart(at);
+  const [counts, existing] = await db.batch([
+    db.all<{ tag_id: string; observed: number; expected: number; allowed: number }>(sql`SELECT st.tag_id AS tag_id,
+        count(DISTINCT CASE WHEN st.status_id >= ${floorOf(today)} THEN s.account_id END) AS observed,
+        count(DISTINCT CASE WHEN st.status_id < ${floorOf(today)} THEN s.account_id END) AS expected,
+        max(t.trendable) AS allowed
+      FROM status_tags st
+      JOIN statuses s ON s.id = st.status_id
+      JOIN accounts a ON a.id = s.account_id
+      JOIN tags t ON t.id = st.tag_id
+      WHERE st.status_id >= ${floorOf(today - DAY)} AND st.status_id < ${floorOf(today + DAY)}
+        AND s.visibility = 'public' AND s.reblog_of_id IS NULL AND s.created_at <= ${at}
+        AND a.silenced_at IS NULL AND a.suspended_at IS NULL AND t.usable = 1
+      GROUP BY st.tag_id
+      ORDER BY observed DESC
+      LIMIT ${TAG_CANDIDATES}`),
+    db.all<{ tag_id: string; max_score: number; max_score_at: number | null; allowed: number | null }>(
+      sql`SELECT tt.tag_id, tt.max_score, tt.max_score_at, (t.trendable = 1 AND t.usable = 1) AS allowed FROM tag_trends tt LEFT JOIN tags t ON t.id = tt.tag_id`,
+    ),
+  ]);
+  const prev = new Map(existing.map((r) => [r.tag_id, r]));
+  const seen = new Map(counts.map((c) => [c.tag_id, c]));
+  const keep: unknown[] = [];
+  const drop: string[] = [];
+  for (const id of new Set([...seen.keys(), ...prev.keys()])) {
+    const c = seen.get(id);
+    const p = prev.get(id);
+    const score = c ? trendScore(Number(c.observed), Number(c.expected), TAG_TRENDS.threshold) : 0;
+    const peak = decayPeak(score, p ? { maxScore: Number(p.max_score), maxScoreAt: p.max_score_at } : undefined, at, TAG_TRENDS);
+    const alive =
+      peak.maxScore > 0 && peak.maxScoreAt !== null && (peak.decayed >= TAG_TRENDS.decayThreshold || peak.maxScoreAt >= at - TAG_TRENDS.maxScoreCooldown);
+    // A tag the cron saw used stays as usable as the query found it; one it did not see keeps its tag row's state.
+    const allowed = c ? Number(c.allowed) === 1 : Number(p?.allowed) === 1;
+    if (alive) keep.push([id, peak.decayed, peak.maxScore, peak.maxScoreAt, allowed ? 1 : 0]);
+    else if (p) drop.push(id);
+  }
+  const stmts: Statement[] = [];
+  if (keep.length)
+    stmts.push(
+      db.run(sql`INSERT INTO tag_trends (tag_id, score, max_score, max_score_at, allowed, updated_at)
+        SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'), json_extract(value, '$[3]'),
+          json_extract(value, '$[4]'), ${at} FROM json_each(${JSON.stringify(keep)}) WHERE true
+        ON CONFLICT(tag_id) DO UPDATE SET score = excluded.score, max_score = excluded.max_score, max_score_at = excluded.max_score_at,
+          allowed = excluded.allowed, updated_at = excluded.updated_at`),
+    );
+  if (drop.length) stmts.push(db.run(sql`DELETE FROM tag_trends WHERE tag_id IN (SELECT value FROM json_each(${JSON.stringify(drop)}))`));
+  await write(db, stmts);
+}
+
+export async function refreshStatusTrends(db: DB, at: number): Promise<void> {
+  const since = floorOf(at - DAY);
+  // Statuses favourited or boosted in the last day (Mastodon registers them as used when that happens), and those
+  // trending now.
+  const rows = await db.all<{
+    id: string;
+    account_id: string;
+    language: string | null;
+    created_at: number;
+    observed: number;
+    eligible: number;
+    existing: number;
+  }>(sql`WITH candidates(id) AS (
+      SELECT status_id FROM favourites WHERE id >= ${since}
+      UNION SELECT reblog_of_id FROM statuses WHERE id >= ${since} AND reblog_of_id IS NOT NULL
+      UNION SELECT status_id FROM status_trends
+    )
+    SELECT s.id, s.account_id, s.language, s.created_at, s.reblogs_count + s.favourites_count AS observed,
+      (s.visibility = 'public' AND s.reblog_of_id IS NULL AND s.in_reply_to_id IS NULL AND s.spoiler_text = '' AND s.sensitive = 0
+        AND s.created_at <= ${at} AND a.discoverable = 1 AND a.silenced_at IS NULL AND a.suspended_at IS NULL
+        AND a.sensitized_at IS NULL) AS eligible,
+      EXISTS (SELECT 1 FROM status_trends st WHERE st.status_id = s.id) AS existing
+    FROM statuses s JOIN accounts a ON a.id = s.account_id
+    WHERE s.id IN (SELECT id FROM candidates)
+    LIMIT ${STATUS_CANDIDATES}`);
+  const keep: unknown[] = [];
+  const drop: string[] = [];
+  for (const r of rows) {
+    const score = trendScore(Number(r.observed), 1, STATUS_TRENDS.threshold);
+    const decayed = score > 0 && Number(r.eligible) === 1 ? score * 0.5 ** ((at - r.created_at) / STATUS_TRENDS.scoreHalflife) : 0;
+    if (decayed >= STATUS_TRENDS.decayThreshold) keep.push([r.id, r.account_id, decayed, r.language]);
+    else if (Number(r.existing) === 1) drop.push(r.id);
+  }
+  const stmts: Statement[] = [];
+  if (keep.length)
+    stmts.push(
+      db.run(sql`INSERT INTO status_trends (status_id, account_id, score, language, allowed, updated_at)
+        SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'), json_extract(value, '$[3]'), 1, ${at}
+        FROM json_each(${JSON.stringify(keep)}) WHERE true
+        ON CONFLICT(status_id) DO UPDATE SET score = excluded.score, language = excluded.language, allowed = excluded.allowed,
+          updated_at = excluded.updated_at`),
+    );
+  if (drop.length) stmts.push(db.run(sql`DELETE FROM status_trends WHERE status_id IN (SELECT value FROM json_each(${JSON.stringify(drop)}))`));
+  // A trending status whose row the candidates missed (deleted statuses go with their trigger) is not left behind.
+  stmts.push(db.run(sql`DELETE FROM status_trends WHERE updated_at < ${at}`));
+  await write(db, stmts);
+}
+
+export async function refreshLinkTrends(db: DB, at: number): Promise<void> {
+  const today = dayStart(at);
+  const [counts, existing] = await db.batch([
+    db.all<{ card_id: string; observed: number; expected: number; language: string | null }>(sql`SELECT spc.preview_card_id AS card_id,
+        count(DISTINCT CASE WHEN s.id >= ${floorOf(today)} THEN s.account_id END) AS observed,
+        count(DISTINCT CASE WHEN s.id < ${floorOf(today)} THEN s.account_id END) AS expected,
+        max(pc.language) AS language
+      FROM statuses s
+      JOIN statuses o ON o.id = coalesce(s.reblog_of_id, s.id)
+      JOIN status_preview_cards spc ON spc.status_id = o.id
+      JOIN preview_cards pc ON pc.id = spc.preview_card_id
+      JOIN accounts a ON a.id = s.account_id
+      JOIN accounts oa ON oa.id = o.account_id
+      WHERE s.id >= ${floorOf(today - DAY)} AND s.id < ${floorOf(today + DAY)} AND s.created_at <= ${at}
+        AND s.visibility = 'public' AND o.visibility = 'public' AND o.spoiler_text = '' AND o.sensitive = 0
+        AND a.silenced_at IS NULL AND a.suspended_at IS NULL AND oa.silenced_at IS NULL AND oa.suspended_at IS NULL
+        AND pc.type = 'link' AND pc.link_type = 'article' AND pc.title != '' AND pc.description != '' AND pc.image IS NOT NULL
+        AND pc.provider_name != ''
+      GROUP BY spc.preview_card_id
+      ORDER BY observed DESC
+      LIMIT ${LINK_CANDIDATES}`),
+    db.all<{ card_id: string; max_score: number; max_score_at: number | null; language: string | null }>(
+      sql`SELECT t.preview_card_id AS card_id, t.max_score, t.max_score_at, pc.language FROM preview_card_trends t
+        LEFT JOIN preview_cards pc ON pc.id = t.preview_card_id`,
+    ),
+  ]);
+  const prev = new Map(existing.map((r) => [r.card_id, r]));
+  const seen = new Map(counts.map((c) => [c.card_id, c]));
+  const keep: { id: string; decayed: number; maxScore: number; maxScoreAt: number | null; language: string | null }[] = [];
+  const drop: string[] = [];
+  for (const id of new Set([...seen.keys(), ...prev.keys()])) {
+    const c = seen.get(id);
+    const p = prev.get(id);
+    const score = c ? trendScore(Number(c.observed), Number(c.expected), LINK_TRENDS.threshold) : 0;
+    const peak = decayPeak(score, p ? { maxScore: Number(p.max_score), maxScoreAt: p.max_score_at } : undefined, at, LINK_TRENDS);
+    const alive =
+      peak.maxScore > 0 && peak.maxScoreAt !== null && (peak.decayed >= LINK_TRENDS.decayThreshold || peak.maxScoreAt >= at - LINK_TRENDS.maxScoreCooldown);
+    if (alive) keep.push({ id, decayed: peak.decayed, maxScore: peak.maxScore, maxScoreAt: peak.maxScoreAt, language: c?.language ?? p?.language ?? null });
+    else if (p) drop.push(id);
+  }
+  // The 7-day history of the links that are listed (as Trends::Link shows it).
+  const listed = keep
+    .filter((k) => k.decayed >= LINK_TRENDS.decayThreshold)
+    .sort((x, y) => y.decayed - x.decayed)
+    .slice(0, LINK_HISTORY_ROWS)
+    .map((k) => k.id);
+  const history = listed.length ? await linkHistories(db, listed, at) : new Map<string, TagHistoryDay[]>();
+  const rows = keep.map((k) => [k.id, k.decayed, k.maxScore, k.maxScoreAt, k.language, JSON.stringify(history.get(k.id) ?? historyDays(undefined, at))]);
+  const stmts: Statement[] = [];
+  if (rows.length)
+    stmts.push(
+      db.run(sql`INSERT INTO preview_card_trends (preview_card_id, score, max_score, max_score_at, language, allowed, history, updated_at)
+        SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'), json_extract(value, '$[3]'),
+          json_extract(value, '$[4]'), 1, json_extract(value, '$[5]'), ${at} FROM json_each(${JSON.stringify(rows)}) WHERE true
+        ON CONFLICT(preview_card_id) DO UPDATE SET score = excluded.score, max_score = excluded.max_score, max_score_at = excluded.max_score_at,
+          language = excluded.language, allowed = excluded.allowed, history = excluded.history, updated_at = excluded.updated_at`),
+    );
+  if (drop.length) stmts.push(db.run(sql`DELETE FROM preview_card_trends WHERE preview_card_id IN (SELECT value FROM json_each(${JSON.stringify(drop)}))`));
+  await write(db, stmts);
+}
+
+/** Uses (public statuses and boosts carrying the card) and distinct accounts per UTC day over the last 7 days. */
+async function linkHistories(db: DB, cardIds: string[], at: number): Promise<Map<string, TagHistoryDay[]>> {
+  const since = floorOf(dayStart(at) - 6 * DAY);
+  const ids = JSON.stringify(cardIds.map(padId));
+  const d = sql.raw(String(DAY));
+  const rows = await db.all<{ card_id: string; day: number; uses: number; accounts: number }>(sql`SELECT card_id, (created_at / ${d}) * ${d} AS day,
+      count(*) AS uses, count(DISTINCT account_id) AS accounts
+    FROM (
+      SELECT spc.preview_card_id AS card_id, s.created_at, s.account_id FROM status_preview_cards spc JOIN statuses s ON s.id = spc.status_id
+        WHERE spc.preview_card_id IN (SELECT value FROM json_each(${ids})) AND s.id >= ${since} AND s.visibility = 'public'
+      UNION ALL
+      SELECT spc.preview_card_id, r.created_at, r.account_id FROM status_preview_cards spc JOIN statuses r ON r.reblog_of_id = spc.status_id
+        WHERE spc.preview_card_id IN (SELECT value FROM json_each(${ids})) AND r.id >= ${since} AND r.visibility = 'public'
+    )
+    GROUP BY card_id, day`);
+  const per = new Map<string, Map<number, { uses: number; accounts: number }>>();
+  for (const r of rows) {
+    const m = per.get(r.card_id) ?? new Map<number, { uses: number; accounts: number }>();
+    per.set(r.card_id, m);
+    m.set(Number(r.day), { uses: Number(r.uses), accounts: Number(r.accounts) });
+  }
+  const out = new Map<string, TagHistoryDay[]>();
+  for (const [id, m] of per) out.set(id, historyDays(m, at));
+  return out;
+}
