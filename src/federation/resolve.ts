@@ -115,3 +115,29 @@ export async function resolveForSearch(db: DB, fx: Effects, cfg: Config, q: stri
   const a = await first();
   return a.account || a.statusId ? a : second();
 }
+
+/** At most this many never-seen handles are looked up for one post, together within MENTION_LOOKUP_BUDGET_MS. */
+export const MENTION_LOOKUP_LIMIT = 5;
+export const MENTION_LOOKUP_BUDGET_MS = 5_000;
+
+/**
+ * Mentions of remote accounts never seen here, resolved by WebFinger while posting (Mastodon's ProcessMentionsService
+ * does the same): through the SSRF-guarded fetch, side by side, within a fixed time budget. What cannot be had in
+ * time stays plain text; a lookup never fails the post.
+ */
+export async function resolveMentionHandles(db: DB, cfg: Config, handles: { username: string; domain: string }[]): Promise<AccountRow[]> {
+  const picked = handles.slice(0, MENTION_LOOKUP_LIMIT);
+  if (!picked.length) return [];
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const budget = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), MENTION_LOOKUP_BUDGET_MS);
+  });
+  try {
+    const found = await Promise.all(
+      picked.map((h) => Promise.race([tryResolveAccount(db, cfg, { kind: "acct", username: h.username, domain: h.domain }), budget])),
+    );
+    return found.filter((a): a is AccountRow => !!a);
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+  }
+}

@@ -16,6 +16,7 @@ import { cleanText, extractEntities, MAX_SOURCE_CHARS, renderPlainText, statusLe
 import type { UserViewer } from "../oauth/guard";
 import type { AccountRow } from "../db/schema";
 import type { Effects } from "../effects/collector";
+import { resolveMentionHandles } from "../federation/resolve";
 import { notificationStatement } from "./notifications";
 import { newPollRow, validatePoll, type PollInput, type PollRow, type ValidPoll } from "./polls";
 import { cardUrlOfText } from "./preview-cards";
@@ -266,6 +267,10 @@ export async function postStatus(
       if (hit) return existing(db, cfg, hit.statusId, me.id);
     }
     if (at.mentions !== undefined) found = res[at.mentions] as AccountRow[];
+    // Remote handles never seen here are looked up now, so the mention is in the post's first delivery.
+    const known = new Set(found.map((a) => keyOf(a.username, a.domain)));
+    const unseen = keys.filter((k) => k.domain && !known.has(keyOf(k.username, k.domain)));
+    if (unseen.length) found = [...found, ...(await resolveMentionHandles(db, cfg, unseen))];
     if (at.reply !== undefined) {
       parent = (res[at.reply][0] as StatusRow | undefined) ?? null;
       if (!parent) throw notFound();
