@@ -79,6 +79,15 @@ function text(v: unknown, max: number): string | null {
 
 // Mastodon's rule for remote usernames (Account USERNAME_RE).
 const USERNAME = /^[A-Za-z0-9_]+(?:[.-]+[A-Za-z0-9_]+)*$/;
+/** A pixel size: a positive integer (a number or a numeric string), at most 100,000; else null. */
+function dimension(v: unknown): number | null {
+  const n = typeof v === "number" ? v : typeof v === "string" && /^\d{1,6}$/.test(v.trim()) ? Number(v) : Number.NaN;
+  return Number.isInteger(n) && n > 0 && n <= 100_000 ? n : null;
+}
+
+/** The first item of a value that may be a list. */
+const firstOf = (v: unknown): unknown => (Array.isArray(v) ? v[0] : v);
+
 // Mastodon keeps a blurhash only when it is made of the blurhash alphabet.
 const BLURHASH = /^[0-9A-Za-z#$%*+,\-.:;=?@[\]^_{|}~]+$/;
 const MEDIA_TYPE = /^[A-Za-z0-9][\w.+-]*\/[\w.+-]+$/;
@@ -312,8 +321,9 @@ export function normalizeNote(doc: Json): NormalizedNote | null {
           mediaType: mediaType && MEDIA_TYPE.test(mediaType) ? mediaType : null,
           description: text(x.name ?? x.summary, 1500),
           blurhash: blurhash && BLURHASH.test(blurhash) ? blurhash : null,
-          width: typeof x.width === "number" ? x.width : null,
-          height: typeof x.height === "number" ? x.height : null,
+          // On the attachment, or on its `url` Link (as some servers send them), as a number or a numeric string.
+          width: dimension(x.width) ?? dimension(field(firstOf(x.url), "width")),
+          height: dimension(x.height) ?? dimension(field(firstOf(x.url), "height")),
           focus: fp?.every((n) => Number.isFinite(n) && n >= -1 && n <= 1) ? ([fp[0], fp[1]] as [number, number]) : null,
         };
       })

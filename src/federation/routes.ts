@@ -58,7 +58,14 @@ r.get("/actor", async (c) => {
   const actor = await instanceActorAccount(db, cfg);
   const keys = await ensureActorKeys(db, actor.id);
   const doc = renderActor(cfg, actor, keys.publicKeyPem);
+  // As Mastodon's: no collections of its own beyond an empty outbox (no `featured: null` for peers to trip over).
+  for (const k of ["featured", "featuredTags", "following", "followers"]) if (doc[k] == null) delete doc[k];
   return ap(c, { ...doc, type: "Application", preferredUsername: cfg.domain, manuallyApprovesFollowers: true });
+});
+
+r.get("/actor/outbox", async (c) => {
+  const cfg = c.get("config");
+  return ap(c, { "@context": AS, id: `${cfg.origin}/actor/outbox`, type: "OrderedCollection", totalItems: 0, orderedItems: [] });
 });
 
 r.get("/users/:username", async (c) => {

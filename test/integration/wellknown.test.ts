@@ -54,6 +54,11 @@ describe("webfinger", () => {
     expect(actor.publicKey.owner).toBe(actor.id);
     const byHandle = (await (await wf(`acct:${actor.preferredUsername}@${domain}`)).json()) as any;
     expect(byHandle.links.find((l: any) => l.rel === "self").href).toBe(actor.id);
+    // No null collections for peers to trip over; its outbox answers (empty).
+    for (const k of ["featured", "featuredTags", "following", "followers"]) expect(actor[k], k).not.toBeNull();
+    const outbox = await SELF.fetch(actor.outbox, { headers: { accept: "application/activity+json" } });
+    expect(outbox.status).toBe(200);
+    expect(await outbox.json()).toMatchObject({ id: actor.outbox, type: "OrderedCollection", totalItems: 0 });
   });
 
   it("is 404 for unknown users and other domains, 400 for malformed resources", async () => {
