@@ -57,7 +57,8 @@ export type JobMessage = Effect | { type: "effects"; origin?: string; effects: E
 export type FederateAction =
   | { kind: "create"; statusId: string }
   | { kind: "update_status"; statusId: string }
-  | { kind: "delete_status"; statusId: string; accountId: string; uri: string; visibility: string; mentionUris: string[] }
+  // reachedInboxes: servers that boosted, favourited or replied (read before the rows went)
+  | { kind: "delete_status"; statusId: string; accountId: string; uri: string; visibility: string; mentionUris: string[]; reachedInboxes?: string[] }
   | { kind: "announce"; reblogId: string }
   | { kind: "undo_announce"; accountId: string; reblogUri: string; objectUri: string; objectAuthorId: string }
   | { kind: "like"; accountId: string; statusId: string; favouriteId: string }

@@ -110,7 +110,7 @@ async function deleteStatus(r: Run, a: Extract<FederateAction, { kind: "delete_s
   if (!isLocal(author) || !author.followersUrl) return;
   const mentioned = await accountsByUris(r.db, a.mentionUris);
   const inboxes = remoteInboxes(mentioned);
-  if (a.visibility !== "direct") inboxes.push(...(await followerInboxes(r.db, author.id)));
+  if (a.visibility !== "direct") inboxes.push(...(await followerInboxes(r.db, author.id)), ...(a.reachedInboxes ?? []));
   const { to, cc } = audience(a.visibility, author.followersUrl, a.mentionUris);
   await send(r, author.id, deleteNoteActivity(author.uri, a.uri, to, cc), inboxes);
 }

@@ -19,6 +19,7 @@ import type { Effects } from "../effects/collector";
 import { conversationsAfterDeleteStatements } from "./conversations";
 import { type DeletedStatusRow, statusStreamInfoStatement, toDeletedStatusInfo } from "../streaming/publish";
 import { type FeedEntryRow, feedEntriesStatement, toFeedRemoval } from "../timelines/fanout";
+import { interactedInboxes } from "../federation/recipients";
 
 /** Statements removing a status and everything hanging off it, reblogs of it included (those go last). */
 export function deleteStatusStatements(db: DB, statusId: string) {
@@ -43,6 +44,9 @@ export function deleteStatusStatements(db: DB, statusId: string) {
     db.delete(statuses).where(eq(statuses.id, statusId)).returning({ id: statuses.id }),
   ] as const;
 }
+
+/** Inboxes of interacting servers a delete carries (shared inboxes: one per server, so this is a lot of servers). */
+const MAX_REACHED_INBOXES = 500;
 
 /** Feed entries per stream_delete effect (about 60 bytes each). */
 const STREAM_DELETE_CHUNK = 1000;
@@ -115,7 +119,9 @@ export async function deleteStatus(
   viewerId: string,
   opts: { deleteMedia?: boolean } = {},
 ): Promise<Record<string, unknown>> {
-  const b = await loadStatusBundle(db, [statusId], viewerId);
+  // Servers that hold a copy through a boost, a favourite or a reply must hear of the delete: who they are is read now,
+  // beside the status, since the rows that say it go with the status.
+  const [b, reached] = await Promise.all([loadStatusBundle(db, [statusId], viewerId), interactedInboxes(db, statusId)]);
   const s = b.statuses.get(statusId);
   if (!s || s.accountId !== viewerId) throw notFound();
   const rendered = renderStatusFrom(cfg, b, statusId);
@@ -132,6 +138,7 @@ export async function deleteStatus(
           uri: s.uri,
           visibility: s.visibility,
           mentionUris: (b.mentions.get(statusId) ?? []).map((a) => a.uri),
+          reachedInboxes: reached.slice(0, MAX_REACHED_INBOXES),
         },
   );
   return { ...rendered, text: s.text, spoiler_text: s.spoilerText };

@@ -128,6 +128,33 @@ describe("statuses", () => {
     expect(del.inboxes).toEqual(expect.arrayContaining(["https://a.example/inbox", carol.sharedInbox]));
   });
 
+  it("a Delete also reaches the servers of remote accounts that boosted, favourited or replied to the status", async () => {
+    const u = await makeUser();
+    const booster = await remoteAccount("booster", "boost.example");
+    const faver = await remoteAccount("faver", "fave.example", { shared: false });
+    const replier = await remoteAccount("replier", "reply.example");
+    const res = await u.api.post("/api/v1/statuses", { status: "widely seen" });
+    await take();
+    const p = res.body.id.padStart(20, "0");
+    const now = Date.now();
+    await env.DB.prepare(
+      "INSERT INTO statuses (id, uri, account_id, local, visibility, reblog_of_id, created_at, updated_at) VALUES (?1, ?2, ?3, 0, 'public', ?4, ?5, ?5)",
+    )
+      .bind("00000000000000009001", `${booster.uri}/statuses/9001/activity`, booster.id.padStart(20, "0"), p, now)
+      .run();
+    await env.DB.prepare(
+      "INSERT INTO statuses (id, uri, account_id, local, visibility, in_reply_to_id, created_at, updated_at) VALUES (?1, ?2, ?3, 0, 'public', ?4, ?5, ?5)",
+    )
+      .bind("00000000000000009002", `${replier.uri}/statuses/9002`, replier.id.padStart(20, "0"), p, now)
+      .run();
+    await env.DB.prepare("INSERT INTO favourites (id, account_id, status_id, created_at) VALUES ('00000000000000009003', ?1, ?2, ?3)")
+      .bind(faver.id.padStart(20, "0"), p, now)
+      .run();
+    expect((await u.api.delete(`/api/v1/statuses/${res.body.id}`)).status).toBe(200);
+    const [del] = await take("Delete");
+    expect(del?.inboxes).toEqual([booster.sharedInbox, faver.inbox, replier.sharedInbox].sort());
+  });
+
   it("skips hosts under a suspending domain block and unavailable hosts", async () => {
     const { u, b1 } = await withRemoteFollowers();
     await remoteAccount("x", "c.example").then((c) => addFollow(c.id, u.id));
