@@ -165,21 +165,31 @@ interface Mentioned {
 /** The hrefs of a Note's Mention tags: links to them are not the status's card link. */
 const mentionUrlsOf = (note: NormalizedNote) => new Set(note.mentions.map((m) => m.href));
 
-/** Local accounts named by Mention tags (by uri or url), and local recipients in to/cc as silent mentions. */
-async function localMentions(db: DB, note: NormalizedNote): Promise<Mentioned[]> {
+/**
+ * The accounts a Note mentions: local and known remote accounts named by Mention tags (by uri or url), and local
+ * recipients in to/cc as silent mentions. Remote ones matter for the status's `mentions`, its context and who a reply
+ * reaches; only local ones are notified.
+ */
+async function noteMentions(db: DB, note: NormalizedNote): Promise<Mentioned[]> {
   const tagged = [...new Set(note.mentions.map((m) => m.href))].slice(0, MAX_MENTIONED);
   const audience = [...new Set([...note.to, ...note.cc])].slice(0, 2 * MAX_MENTIONED);
   const all = JSON.stringify([...new Set([...tagged, ...audience])]);
   if (all === "[]") return [];
+  const tags = JSON.stringify(tagged);
   const rows = await db
     .select()
     .from(accounts)
     .where(
-      sql`${accounts.domain} IS NULL AND ${accounts.suspendedAt} IS NULL AND (${accounts.uri} IN (SELECT value FROM json_each(${all})) OR ${accounts.url} IN (SELECT value FROM json_each(${all})))`,
+      sql`${accounts.suspendedAt} IS NULL AND (
+        (${accounts.domain} IS NULL AND (${accounts.uri} IN (SELECT value FROM json_each(${all})) OR ${accounts.url} IN (SELECT value FROM json_each(${all}))))
+        OR (${accounts.domain} IS NOT NULL AND (${accounts.uri} IN (SELECT value FROM json_each(${tags})) OR ${accounts.url} IN (SELECT value FROM json_each(${tags})))))`,
     )
-    .limit(MAX_MENTIONED);
+    .limit(2 * MAX_MENTIONED);
   const taggedSet = new Set(tagged);
-  return rows.map((a) => ({ account: a, silent: !(taggedSet.has(a.uri) || (a.url != null && taggedSet.has(a.url))) }));
+  const seen = new Set<string>();
+  return rows
+    .filter((a) => !seen.has(a.id) && seen.add(a.id))
+    .map((a) => ({ account: a, silent: !(taggedSet.has(a.uri) || (a.url != null && taggedSet.has(a.url))) }));
 }
 
 function mentionRowsStatement(db: DB, statusId: string, list: Mentioned[], now: number) {
@@ -252,7 +262,7 @@ export async function ingestNote(r: Resolution, note: NormalizedNote, author: Ac
     // A reply to a local status its author may not see is kept, but not threaded: no reply count, no notification.
     if (parent?.local && !(await accountCanRead(db, author.id, parent.id))) parent = null;
   }
-  const mentioned = await localMentions(db, note);
+  const mentioned = await noteMentions(db, note);
   const conv = await conversationFor(db, note, parent, now);
   const tags = tagNames(note.hashtags);
   const media = note.attachments.filter((a) => httpUrl(a.url)).map((a) => mediaRow(a, author.id, id, now));
@@ -303,7 +313,7 @@ export async function ingestNote(r: Resolution, note: NormalizedNote, author: Ac
     writes.push(db.insert(polls).values({ id: pollId, statusId: id, accountId: author.id, hideTotals: false, createdAt: now, updatedAt: now, ...poll }));
   if (realtime) {
     for (const m of mentioned) {
-      if (m.silent && visibility !== "direct") continue;
+      if (m.account.domain || (m.silent && visibility !== "direct")) continue;
       writes.push(notificationStatement(db, r.fx, { recipientId: m.account.id, fromAccountId: author.id, type: "mention", statusId: id, activityId: id }));
     }
   }
@@ -420,14 +430,14 @@ export async function applyNoteUpdate(r: Resolution, status: StatusRow, note: No
   if (gone.length) writes.push(db.run(sql`UPDATE media_attachments SET status_id = NULL WHERE id IN (SELECT value FROM json_each(${JSON.stringify(gone)}))`));
 
   const ps = padId(status.id);
-  const mentioned = await localMentions(db, note);
+  const mentioned = await noteMentions(db, note);
   const had = new Set((oldMentions as { accountId: string }[]).map((m) => m.accountId));
   const keep = mentioned.map((m) => padId(m.account.id));
   writes.push(db.run(sql`DELETE FROM mentions WHERE status_id = ${ps} AND account_id NOT IN (SELECT value FROM json_each(${JSON.stringify(keep)}))`));
   const added = mentioned.filter((m) => !had.has(m.account.id));
   if (added.length) writes.push(mentionRowsStatement(db, status.id, added, now));
   for (const m of added) {
-    if (m.silent && status.visibility !== "direct") continue;
+    if (m.account.domain || (m.silent && status.visibility !== "direct")) continue;
     writes.push(
       notificationStatement(db, r.fx, { recipientId: m.account.id, fromAccountId: author.id, type: "mention", statusId: status.id, activityId: status.id }),
     );
