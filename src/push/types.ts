@@ -1,5 +1,5 @@
 // Web Push vocabulary shared by the route, the subscription service and delivery.
-import type { NotificationType, PushPolicy } from "../db/schema";
+import { NOTIFICATION_TYPES, type PushPolicy } from "../db/schema";
 
 export type { PushPolicy };
 
@@ -9,19 +9,8 @@ export type { PushPolicy };
  */
 export type PushJob = { type: "push"; subscriptionId: string; notificationId: string; attempt?: number };
 
-/** Alert keys a subscription can switch on: Mastodon's notification types that can be pushed. */
-export const ALERT_TYPES = [
-  "mention",
-  "status",
-  "reblog",
-  "follow",
-  "follow_request",
-  "favourite",
-  "poll",
-  "update",
-  "admin.sign_up",
-  "admin.report",
-] as const satisfies readonly NotificationType[];
+/** Alert keys a subscription can switch on: every notification type can be pushed (Mastodon's alerts). */
+export const ALERT_TYPES = NOTIFICATION_TYPES;
 
 export type AlertType = (typeof ALERT_TYPES)[number];
 

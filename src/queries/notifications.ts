@@ -21,19 +21,6 @@ export interface NotificationWithRefs {
   reportTarget: AccountRow | null;
 }
 
-export const NOTIFICATION_TYPES: readonly NotificationType[] = [
-  "mention",
-  "status",
-  "reblog",
-  "follow",
-  "follow_request",
-  "favourite",
-  "poll",
-  "update",
-  "admin.sign_up",
-  "admin.report",
-];
-
 export interface NotificationFilter {
   types?: string[];
   excludeTypes?: string[];
@@ -95,7 +82,7 @@ export async function findNotification(db: DB, viewerId: string, id: string, inc
   const [row] = await selectWithRefs(db)
     .where(and(eq(notifications.id, id), ...filterConds(viewerId, { includeFiltered })))
     .limit(1);
-  return row ? (await withReportTargets(db, [row]))[0] : null;
+  return row ? ((await withReportTargets(db, [row]))[0] ?? null) : null;
 }
 
 /** Deletes one of the viewer's notifications; false when there is none with that id. */

@@ -5,9 +5,8 @@
 import { parseId } from "../lib/ids";
 import { normalizeTag } from "../lib/text";
 
-export const STREAM_NAMES = [
-  "user",
-  "user:notification",
+/** Channels that need no user (Mastodon's PUBLIC_CHANNELS): no scope is checked for them. */
+const PUBLIC_STREAM_NAMES = [
   "public",
   "public:media",
   "public:local",
@@ -16,22 +15,12 @@ export const STREAM_NAMES = [
   "public:remote:media",
   "hashtag",
   "hashtag:local",
-  "list",
-  "direct",
 ] as const;
+
+export const STREAM_NAMES = ["user", "user:notification", ...PUBLIC_STREAM_NAMES, "list", "direct"] as const;
 export type StreamName = (typeof STREAM_NAMES)[number];
 
-/** Channels that need no user (Mastodon's PUBLIC_CHANNELS): no scope is checked for them. */
-export const PUBLIC_STREAMS: ReadonlySet<string> = new Set([
-  "public",
-  "public:media",
-  "public:local",
-  "public:local:media",
-  "public:remote",
-  "public:remote:media",
-  "hashtag",
-  "hashtag:local",
-]);
+export const PUBLIC_STREAMS: ReadonlySet<string> = new Set(PUBLIC_STREAM_NAMES);
 
 /** One subscription of a connection: stream name, the parameter as sent (tag or list id), routing key. */
 export interface Sub {

@@ -30,22 +30,19 @@ export const TRIM_EVERY = 16;
 
 const VISIBLE_TO_FOLLOWERS = `('public','unlisted','private')`;
 
-/** Deletes all but the newest MAX_FEED_ITEMS rows of the home feeds listed by `accounts` (a SELECT of ids). */
-export function trimHomeFeedsSql(accounts: string) {
+/** Deletes all but the newest MAX_FEED_ITEMS rows of each feed listed by `ids` (a SELECT of feed keys as `id`). */
+function trimFeedsSql(table: "home_feed" | "list_feed", key: "account_id" | "list_id", ids: string) {
   return `WITH cuts AS MATERIALIZED (
-      SELECT t.id AS a, (SELECT h2.status_id FROM home_feed h2 WHERE h2.account_id = t.id ORDER BY h2.status_id DESC LIMIT 1 OFFSET ${MAX_FEED_ITEMS - 1}) AS cut
-      FROM (${accounts}) t)
-    DELETE FROM home_feed WHERE rowid IN (
-      SELECT h.rowid FROM cuts JOIN home_feed h ON h.account_id = cuts.a AND h.status_id < cuts.cut WHERE cuts.cut IS NOT NULL)`;
+      SELECT t.id AS k, (SELECT h2.status_id FROM ${table} h2 WHERE h2.${key} = t.id ORDER BY h2.status_id DESC LIMIT 1 OFFSET ${MAX_FEED_ITEMS - 1}) AS cut
+      FROM (${ids}) t)
+    DELETE FROM ${table} WHERE rowid IN (
+      SELECT h.rowid FROM cuts JOIN ${table} h ON h.${key} = cuts.k AND h.status_id < cuts.cut WHERE cuts.cut IS NOT NULL)`;
 }
 
-export function trimListFeedsSql(lists: string) {
-  return `WITH cuts AS MATERIALIZED (
-      SELECT t.id AS l, (SELECT h2.status_id FROM list_feed h2 WHERE h2.list_id = t.id ORDER BY h2.status_id DESC LIMIT 1 OFFSET ${MAX_FEED_ITEMS - 1}) AS cut
-      FROM (${lists}) t)
-    DELETE FROM list_feed WHERE rowid IN (
-      SELECT h.rowid FROM cuts JOIN list_feed h ON h.list_id = cuts.l AND h.status_id < cuts.cut WHERE cuts.cut IS NOT NULL)`;
-}
+/** Trims the home feeds of the accounts `accounts` selects (as `id`). */
+export const trimHomeFeedsSql = (accounts: string) => trimFeedsSql("home_feed", "account_id", accounts);
+/** Trims the list feeds of the lists `lists` selects (as `id`). */
+export const trimListFeedsSql = (lists: string) => trimFeedsSql("list_feed", "list_id", lists);
 
 /**
  * Whether status `s` belongs in list `l` by the list's replies_policy (Mastodon's FeedManager#filter_from_list?):

@@ -13,26 +13,27 @@ export const MERGE_LIMIT = 40;
 
 const digits = (id: string) => /^\d{1,19}$/.test(id);
 
+/** The target's newest statuses a follower may see (`s`, with its boosted status `o`), as a FROM fragment. */
+const RECENT_OF_TARGET = `(SELECT * FROM statuses WHERE account_id = $t AND visibility IN ('public','unlisted','private') ORDER BY id DESC LIMIT ${MERGE_LIMIT}) s
+      LEFT JOIN statuses o ON o.id = s.reblog_of_id`;
+
+/** One batch: the insert of the target's recent statuses into a feed, then that feed's trim. */
+async function mergeRecent(db: DB, params: Record<string, string | number>, insert: string, trim: string): Promise<void> {
+  await db.batch([db.run(boundSql(insert, params)), db.run(boundSql(trim, params))]);
+}
+
 export async function mergeIntoHome(db: DB, accountId: string, targetAccountId: string): Promise<void> {
   if (!digits(accountId) || !digits(targetAccountId)) return;
-  const F = "$f";
-  const T = "$t";
-  const params = { f: padId(accountId), t: padId(targetAccountId), now: Date.now() };
-  const filter = feedFilter({ receiver: F, follow: "f", dedupe: { table: "home_feed", key: F }, skipDropped: true });
-  await db.batch([
-    db.run(
-      boundSql(
-        `INSERT OR IGNORE INTO home_feed (account_id, status_id, reblog_of_id, author_id)
+  const filter = feedFilter({ receiver: "$f", follow: "f", dedupe: { table: "home_feed", key: "$f" }, skipDropped: true });
+  await mergeRecent(
+    db,
+    { f: padId(accountId), t: padId(targetAccountId), now: Date.now() },
+    `INSERT OR IGNORE INTO home_feed (account_id, status_id, reblog_of_id, author_id)
       SELECT f.account_id, s.id, s.reblog_of_id, s.account_id
-      FROM follows f
-      JOIN (SELECT * FROM statuses WHERE account_id = ${T} AND visibility IN ('public','unlisted','private') ORDER BY id DESC LIMIT ${MERGE_LIMIT}) s
-      LEFT JOIN statuses o ON o.id = s.reblog_of_id
-      WHERE f.account_id = ${F} AND f.target_account_id = ${T} AND ${filter}`,
-        params,
-      ),
-    ),
-    db.run(boundSql(trimHomeFeedsSql(`SELECT ${F} AS id`), params)),
-  ]);
+      FROM follows f JOIN ${RECENT_OF_TARGET}
+      WHERE f.account_id = $f AND f.target_account_id = $t AND ${filter}`,
+    trimHomeFeedsSql("SELECT $f AS id"),
+  );
 }
 
 /**
@@ -42,24 +43,19 @@ export async function mergeIntoHome(db: DB, accountId: string, targetAccountId: 
  */
 export async function mergeIntoList(db: DB, listId: string, targetAccountId: string): Promise<void> {
   if (!digits(listId) || !digits(targetAccountId)) return;
-  const params = { l: padId(listId), t: padId(targetAccountId), now: Date.now() };
   const filter = feedFilter({ receiver: "l.account_id", follow: "lf", dedupe: { table: "list_feed", key: "l.id" } });
-  await db.batch([
-    db.run(
-      boundSql(
-        `INSERT OR IGNORE INTO list_feed (list_id, status_id, reblog_of_id, author_id)
+  await mergeRecent(
+    db,
+    { l: padId(listId), t: padId(targetAccountId), now: Date.now() },
+    `INSERT OR IGNORE INTO list_feed (list_id, status_id, reblog_of_id, author_id)
       SELECT l.id, s.id, s.reblog_of_id, s.account_id
       FROM lists l
       JOIN list_accounts la ON la.list_id = l.id AND la.account_id = $t
       JOIN follows lf ON lf.account_id = l.account_id AND lf.target_account_id = $t
-      JOIN (SELECT * FROM statuses WHERE account_id = $t AND visibility IN ('public','unlisted','private') ORDER BY id DESC LIMIT ${MERGE_LIMIT}) s
-      LEFT JOIN statuses o ON o.id = s.reblog_of_id
+      JOIN ${RECENT_OF_TARGET}
       WHERE l.id = $l AND ${LIST_REPLIES_RULE} AND ${filter}`,
-        params,
-      ),
-    ),
-    db.run(boundSql(trimListFeedsSql("SELECT $l AS id"), params)),
-  ]);
+    trimListFeedsSql("SELECT $l AS id"),
+  );
 }
 
 export async function unmergeFromHome(db: DB, accountId: string, targetAccountId: string): Promise<void> {

@@ -6,17 +6,21 @@ import { sql } from "drizzle-orm";
 import { index, primaryKey, sqliteTable, text, uniqueIndex, integer } from "drizzle-orm/sqlite-core";
 import { bool, id, ms } from "./types";
 
-export type NotificationType =
-  | "mention"
-  | "status"
-  | "reblog"
-  | "follow"
-  | "follow_request"
-  | "favourite"
-  | "poll"
-  | "update"
-  | "admin.sign_up"
-  | "admin.report";
+/** Mastodon's notification types, in its order (each can also be pushed: src/push/types.ts). */
+export const NOTIFICATION_TYPES = [
+  "mention",
+  "status",
+  "reblog",
+  "follow",
+  "follow_request",
+  "favourite",
+  "poll",
+  "update",
+  "admin.sign_up",
+  "admin.report",
+] as const;
+
+export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
 
 export const notifications = sqliteTable(
   "notifications",
