@@ -135,8 +135,9 @@ export async function notifyEndedPolls(db: DB, fx: Effects, at: number): Promise
     );
   }
   let next = at;
-  if (polls.length >= POLLS_PER_RUN) {
-    const last = polls[polls.length - 1].expires_at;
+  const lastPoll = polls[polls.length - 1];
+  if (polls.length >= POLLS_PER_RUN && lastPoll) {
+    const last = lastPoll.expires_at;
     next = last > since ? last : since + 1;
   }
   stmts.push(

@@ -9,8 +9,9 @@ export function boundSql(text: string, params: Record<string, string | number | 
   const chunks: SQL[] = [];
   let last = 0;
   for (const m of text.matchAll(/\$([a-z][a-z0-9_]*)\b/g)) {
-    if (!(m[1] in params)) throw new Error(`boundSql: no value for $${m[1]}`);
-    chunks.push(sql.raw(text.slice(last, m.index)), sql`${params[m[1]]}`);
+    const name = m[1] ?? ""; // the group always participates
+    if (!(name in params)) throw new Error(`boundSql: no value for $${name}`);
+    chunks.push(sql.raw(text.slice(last, m.index)), sql`${params[name]}`);
     last = m.index! + m[0].length;
   }
   chunks.push(sql.raw(text.slice(last)));

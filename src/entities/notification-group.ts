@@ -45,7 +45,8 @@ export async function renderGroupedNotifications(
     const grouped = !key.startsWith("ungrouped-");
     if (grouped && !data) continue; // every member went between the two queries
     const sampleIds = (grouped ? data!.sampleIds : [from.id]).filter((id) => page.accounts.has(id));
-    if (!sampleIds.length) continue;
+    const latest = sampleIds[0];
+    if (latest === undefined) continue;
     const g: Record<string, unknown> = {
       group_key: key,
       notifications_count: grouped ? data!.count : 1,
@@ -71,7 +72,7 @@ export async function renderGroupedNotifications(
     groups.push(g);
     // Mastodon's GroupedNotificationsPresenter: with partial_avatars only each group's most recent account is
     // rendered in full; the others come as partial accounts.
-    note(full, sampleIds[0]);
+    note(full, latest);
     for (const id of sampleIds.slice(1)) note(expand === "full" ? full : partial, id);
   }
   const out: Record<string, unknown> = {

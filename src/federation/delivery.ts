@@ -170,7 +170,8 @@ function countCircuitFailure(db: DB, host: string) {
 async function recordFailure(db: DB, host: string): Promise<void> {
   const day = new Date().toISOString().slice(0, 10);
   await db.insert(deliveryFailures).values({ host, day }).onConflictDoNothing();
-  const [{ n }] = await db.select({ n: sql<number>`count(*)` }).from(deliveryFailures).where(eq(deliveryFailures.host, host));
+  const [row] = await db.select({ n: sql<number>`count(*)` }).from(deliveryFailures).where(eq(deliveryFailures.host, host));
+  const n = row?.n ?? 0; // count(*) always answers one row
   if (Number(n) >= UNAVAILABLE_AFTER_DAYS) {
     await db.insert(unavailableDomains).values({ domain: host, createdAt: Date.now() }).onConflictDoNothing();
   }

@@ -61,7 +61,7 @@ async function keyOwner(db: DB, cfg: Config, keyId: string, refresh: boolean): P
   }
   // Mastodon's key ids are `<actor>#main-key`; others serve the key at its own URL with an `owner`. Either way the
   // owner actor must list this exact key id (C9).
-  const actorUri = keyId.split("#")[0];
+  const actorUri = keyId.split("#")[0] ?? ""; // split yields at least one element
   let owner: AccountRow;
   try {
     owner = await resolveActor(db, cfg, actorUri, { refresh: true });

@@ -38,6 +38,8 @@ export async function instanceActorAccount(db: DB, cfg: Config) {
       })
       .onConflictDoNothing();
     [row] = await find();
+    // Inserted just above, or by a concurrent request whose insert won: either way the row exists now.
+    if (!row) throw new Error("instance actor row missing after insert");
   }
   return row;
 }

@@ -20,13 +20,15 @@ export function parseIPv6(input: string): number[] | null {
     const lastColon = s.lastIndexOf(":");
     const v4 = parseIPv4(s.slice(lastColon + 1));
     if (!v4) return null;
-    s = `${s.slice(0, lastColon + 1)}${((v4[0] << 8) | v4[1]).toString(16)}:${((v4[2] << 8) | v4[3]).toString(16)}`;
+    const [a = 0, b = 0, c = 0, d = 0] = v4; // parseIPv4 returns exactly four parts
+    s = `${s.slice(0, lastColon + 1)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
   }
   const halves = s.split("::");
   if (halves.length > 2) return null;
   const parse = (h: string) => (h === "" ? [] : h.split(":").map((g) => (/^[0-9a-f]{1,4}$/.test(g) ? parseInt(g, 16) : NaN)));
-  const head = parse(halves[0]);
-  const rest = halves.length === 2 ? parse(halves[1]) : [];
+  const [first = "", second = ""] = halves; // split always yields at least one element
+  const head = parse(first);
+  const rest = halves.length === 2 ? parse(second) : [];
   if ([...head, ...rest].some((n) => Number.isNaN(n))) return null;
   let groups = head;
   if (halves.length === 2) {
@@ -58,7 +60,10 @@ const V4_BLOCKED: [number[], number][] = [
 ];
 
 function v4ToInt(p: number[]): number {
-  return ((p[0] << 24) >>> 0) + (p[1] << 16) + (p[2] << 8) + p[3];
+  const [a, b, c, d] = p;
+  // Not four parts: NaN, as the arithmetic always gave; (NaN & mask) is 0, so it lands in 0.0.0.0/8 and is blocked.
+  if (a === undefined || b === undefined || c === undefined || d === undefined) return Number.NaN;
+  return ((a << 24) >>> 0) + (b << 16) + (c << 8) + d;
 }
 
 function inV4(ip: number[], net: number[], bits: number): boolean {
@@ -85,13 +90,17 @@ export function isBlockedIPv6(g: number[]): boolean {
   if (all0(g.slice(0, 7)) && g[7] === 1) return true; // ::1
   // IPv4-mapped ::ffff:0:0/96 and IPv4-compatible: judge the embedded IPv4 (and block anyway: no reason to use them)
   if (all0(g.slice(0, 5)) && (g[5] === 0xffff || g[5] === 0)) return true;
-  if (g[0] === 0x64 && g[1] === 0xff9b) return true; // 64:ff9b::/96 and 64:ff9b:1::/48
-  if (g[0] === 0x100 && all0(g.slice(1, 4))) return true; // 100::/64
-  if (g[0] === 0x2001 && (g[1] === 0 || (g[1] & 0xfff0) === 0x10 || (g[1] & 0xfff0) === 0x20 || g[1] === 0xdb8)) return true;
-  if (g[0] === 0x2002) return true; // 6to4
-  if ((g[0] & 0xfe00) === 0xfc00) return true; // fc00::/7
-  if ((g[0] & 0xffc0) === 0xfe80) return true; // fe80::/10
-  if ((g[0] & 0xff00) === 0xff00) return true; // multicast
+  const [g0, g1] = g;
+  // A missing group masks to 0, as bitwise operators always treated undefined.
+  const m0 = g0 ?? 0;
+  const m1 = g1 ?? 0;
+  if (g0 === 0x64 && g1 === 0xff9b) return true; // 64:ff9b::/96 and 64:ff9b:1::/48
+  if (g0 === 0x100 && all0(g.slice(1, 4))) return true; // 100::/64
+  if (g0 === 0x2001 && (g1 === 0 || (m1 & 0xfff0) === 0x10 || (m1 & 0xfff0) === 0x20 || g1 === 0xdb8)) return true;
+  if (g0 === 0x2002) return true; // 6to4
+  if ((m0 & 0xfe00) === 0xfc00) return true; // fc00::/7
+  if ((m0 & 0xffc0) === 0xfe80) return true; // fe80::/10
+  if ((m0 & 0xff00) === 0xff00) return true; // multicast
   return false;
 }
 

@@ -99,7 +99,7 @@ export function decodeEntities(s: string): string {
       if (!Number.isFinite(cp) || cp === 0 || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return "\ufffd";
       return String.fromCodePoint(cp);
     }
-    return Object.hasOwn(NAMED, ref) ? NAMED[ref] : all;
+    return Object.hasOwn(NAMED, ref) ? (NAMED[ref] ?? all) : all;
   });
 }
 
@@ -150,7 +150,7 @@ function headOf(body: Uint8Array): Uint8Array {
   const pat = [0x3c, 0x2f, 0x68, 0x65, 0x61, 0x64];
   outer: for (let i = 0; i + pat.length <= body.length; i++) {
     for (let k = 0; k < pat.length; k++) {
-      const b = body[i + k] | (k >= 2 ? 0x20 : 0);
+      const b = (body[i + k] ?? 0) | (k >= 2 ? 0x20 : 0); // in range: i + pat.length <= body.length
       if (b !== pat[k]) continue outer;
     }
     return body.subarray(0, i);
@@ -223,7 +223,7 @@ export async function parsePage(body: Uint8Array, contentType: string): Promise<
 function languageOf(raw: string | null | undefined): string | null {
   if (!raw) return null;
   const m = /^\s*([a-zA-Z]{2,3})(?:[-_][a-zA-Z0-9]{1,8})*\s*$/.exec(raw);
-  return m ? m[1].toLowerCase() : null;
+  return m?.[1]?.toLowerCase() ?? null;
 }
 
 function dateOf(raw: string | null | undefined): number | null {

@@ -27,9 +27,10 @@ export function remoteQuery(cfg: Config, q: string): RemoteQuery | null {
   }
   const m = /^@?([A-Za-z0-9_.-]{1,64})@([A-Za-z0-9.-]{1,253}(?::\d{1,5})?)$/.exec(t.replace(/^acct:/i, ""));
   if (!m) return null;
-  const domain = m[2].toLowerCase();
+  const [, username = "", rawDomain = ""] = m; // both groups always participate
+  const domain = rawDomain.toLowerCase();
   if (domain === cfg.domain.toLowerCase() || domain === new URL(cfg.origin).host.toLowerCase()) return null;
-  return { kind: "acct", username: m[1], domain };
+  return { kind: "acct", username, domain };
 }
 
 /** Message of the ResolveError that means "this account speaks an older protocol, not ActivityPub". */

@@ -170,7 +170,7 @@ export async function fetchActivityJson(url: string, opts: SafeFetchOptions = {}
     headers: { accept: 'application/activity+json, application/ld+json; profile="https://www.w3.org/ns/activitystreams"', ...(opts.headers ?? {}) },
   });
   if (res.status !== 200) throw new FetchRefused(`status ${res.status}`);
-  const type = (res.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
+  const type = ((res.headers.get("content-type") ?? "").split(";")[0] ?? "").trim().toLowerCase(); // split yields at least one element
   if (!AS_TYPES.includes(type)) throw new FetchRefused(`content type ${type || "missing"}`);
   let json: unknown;
   try {

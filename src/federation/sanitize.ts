@@ -189,7 +189,7 @@ function numericChar(hex: string | undefined, dec: string | undefined): string {
   const digits = (hex ?? dec)!.replace(/^0+/, "");
   let cp = digits.length > 8 ? 0x110000 : parseInt(digits || "0", hex !== undefined ? 16 : 10);
   if (cp === 0 || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) cp = 0xfffd;
-  else if (C1[cp]) cp = C1[cp];
+  else cp = C1[cp] || cp;
   // A carriage return would not survive a parse of our own output (the parser turns it into a line feed).
   if (cp === 0x0d) cp = 0x0a;
   return String.fromCodePoint(cp);
@@ -212,12 +212,15 @@ function charRef(s: string, i: number, inAttribute: boolean): Ref | null {
   if (!((c >= 65 && c <= 90) || (c >= 97 && c <= 122))) return null;
   NAMED_REF.lastIndex = i;
   const m = NAMED_REF.exec(s);
-  if (m) return { text: Object.hasOwn(NAMED, m[1]) ? NAMED[m[1]] : null, length: m[0].length };
+  if (m) {
+    const name = m[1] ?? ""; // the group always participates
+    return { text: Object.hasOwn(NAMED, name) ? (NAMED[name] ?? null) : null, length: m[0].length };
+  }
   const legacy = LEGACY.find((name) => s.startsWith(name, i + 1));
   if (!legacy) return null;
   // In attribute values the spec leaves `&amp=` / `&ampx` alone (old query strings).
   if (inAttribute && /[A-Za-z0-9=]/.test(s[i + 1 + legacy.length] ?? "")) return null;
-  return { text: NAMED[legacy.toLowerCase()], length: 1 + legacy.length };
+  return { text: NAMED[legacy.toLowerCase()] ?? null, length: 1 + legacy.length }; // every LEGACY name is in NAMED
 }
 
 const escapeChar = (c: string) => (c === "&" ? "&amp;" : c === "<" ? "&lt;" : c === ">" ? "&gt;" : "&quot;");
@@ -516,7 +519,7 @@ abstract class BaseSink implements Sink {
       return rawMode(name);
     }
     if (this.foreign.length) {
-      const top = this.foreign[this.foreign.length - 1];
+      const top = this.foreign[this.foreign.length - 1]!; // non-empty: checked just above
       const breaks = BREAKOUT.has(name) || (name === "font" && attrs.some((a) => a.name === "color" || a.name === "face" || a.name === "size"));
       if (!breaks || INTEGRATION.has(top)) {
         this.foreignStart(name, attrs, selfClosing);
@@ -679,14 +682,15 @@ class HtmlSink extends BaseSink {
    */
   private closeTo(k: number): void {
     if (this.stack.length <= k) return;
-    let j = this.owner[k];
+    let j = this.owner[k]!; // owner is pushed and popped with stack, which has more than k entries
     while (this.stack.length > k) {
       this.write(`</${this.stack.pop()}>`);
       this.owner.pop();
     }
-    if (j >= this.open.length) return;
-    if (this.open[j].e < k) j++; // a heading whose <strong> closes keeps its <p>
-    for (let x = j; x < this.open.length; x++) if (this.open[x].textOnly) this.textOnly--;
+    const at = this.open[j];
+    if (at === undefined) return; // j >= open.length
+    if (at.e < k) j++; // a heading whose <strong> closes keeps its <p>
+    for (const o of this.open.slice(j)) if (o.textOnly) this.textOnly--;
     if (j < this.open.length) this.open.length = j;
   }
 
@@ -814,19 +818,11 @@ class HtmlSink extends BaseSink {
       return;
     }
     const heading = HEADINGS.has(name);
-    let idx = -1;
-    for (let j = this.open.length - 1; j >= 0; j--) {
-      const o = this.open[j].name;
-      if (o === name || (heading && HEADINGS.has(o))) {
-        idx = j;
-        break;
-      }
-    }
+    const idx = this.open.findLastIndex((o) => o.name === name || (heading && HEADINGS.has(o.name)));
     if (idx < 0) return; // an end tag that closes nothing
     let first = Infinity;
     let spaced = false;
-    for (let j = idx; j < this.open.length; j++) {
-      const o = this.open[j];
+    for (const o of this.open.slice(idx)) {
       if (o.e >= 0) first = Math.min(first, o.e);
       if (o.textOnly) this.textOnly--;
       if (o.spaced) spaced = true;
@@ -852,10 +848,10 @@ function linkHref(attrs: Attr[]): string | null {
   const href = decodeAttribute(a.value);
   // Whitespace or controls anywhere (Mastodon: a leading space makes the href unparsable), or no scheme (relative).
   if (href.length > 4096 || /[\u0000-\u0020\u007f-\u009f]/.test(href)) return null;
-  const m = /^([a-zA-Z][a-zA-Z0-9+.-]*):/.exec(href);
-  if (!m || !LINK_PROTOCOLS.has(m[1].toLowerCase())) return null;
+  const scheme = /^([a-zA-Z][a-zA-Z0-9+.-]*):/.exec(href)?.[1]?.toLowerCase();
+  if (!scheme || !LINK_PROTOCOLS.has(scheme)) return null;
   try {
-    if (new URL(href).protocol !== `${m[1].toLowerCase()}:`) return null;
+    if (new URL(href).protocol !== `${scheme}:`) return null;
   } catch {
     return null;
   }

@@ -39,10 +39,11 @@ export function parseSignatureHeader(value: string | null): ParsedSignature {
     const m = PARAM.exec(value);
     if (!m) throw new SignatureError("Malformed Signature header");
     pos = PARAM.lastIndex;
-    const key = m[1].toLowerCase();
+    const key = (m[1] ?? "").toLowerCase(); // the name group always participates
     if (!KNOWN_PARAMS.has(key)) continue;
     if (params.has(key)) repeated.add(key);
-    params.set(key, m[2] !== undefined ? m[2].replace(/\\(.)/g, "$1") : m[3]);
+    // Exactly one of the quoted (2) and token (3) alternatives participates.
+    params.set(key, m[2] !== undefined ? m[2].replace(/\\(.)/g, "$1") : (m[3] ?? ""));
   }
   // A repeated parameter that decides what is verified (key, signature, algorithm, covered headers) is ambiguous:
   // refused. A repeated created/expires is refused only if it is signed (checkSignedRequest), else it changes nothing.

@@ -39,7 +39,7 @@ export function snowflake(at: number | Date = Date.now()): string {
     seq = (seq + 1) & 0xffff;
   } else {
     lastMs = ms;
-    seq = crypto.getRandomValues(new Uint16Array(1))[0] & 0xfff0;
+    seq = (crypto.getRandomValues(new Uint16Array(1))[0] ?? 0) & 0xfff0;
   }
   return ((BigInt(Math.max(0, Math.floor(ms))) << 16n) | BigInt(seq)).toString();
 }

@@ -25,13 +25,13 @@ function setPath(target: Params, key: string, value: unknown): void {
     target[key] = value;
     return;
   }
-  const parts = [m[1], ...Array.from(m[2].matchAll(/\[([^[\]]*)\]/g), (x) => x[1])];
+  // Every group here always participates (the bracket run may be empty), so the fallbacks never apply.
+  const parts = [m[1] ?? "", ...Array.from((m[2] ?? "").matchAll(/\[([^[\]]*)\]/g), (x) => x[1] ?? "")];
   if (parts.length > 6) return;
   // A walk over nested objects and arrays being built: each step may be either, checked as it goes.
   // biome-ignore lint/suspicious/noExplicitAny: the node is an object or an array, narrowed at each use below
   let node: any = target;
-  for (let i = 0; i < parts.length; i++) {
-    const part = parts[i];
+  for (const [i, part] of parts.entries()) {
     const last = i === parts.length - 1;
     const nextIsArray = !last && parts[i + 1] === "";
     if (part === "") {
@@ -48,7 +48,7 @@ function setPath(target: Params, key: string, value: unknown): void {
     if (Array.isArray(node)) return;
     if (last) {
       if (Array.isArray(node[part])) node[part].push(value);
-      else if (part in node && !parts[i].endsWith("]")) node[part] = value;
+      else if (part in node && !part.endsWith("]")) node[part] = value;
       else node[part] = value;
     } else {
       if (node[part] === undefined || typeof node[part] !== "object" || node[part] === null) {
@@ -181,7 +181,8 @@ export function countMultipartParts(
         const hay = new Uint8Array(tail.length + chunk.length);
         hay.set(tail);
         hay.set(chunk, tail.length);
-        for (let i = hay.indexOf(delim[0]); i >= 0 && i + delim.length <= hay.length; i = hay.indexOf(delim[0], i + 1)) {
+        const lead = delim[0] ?? 0x2d; // every delimiter starts with "--"
+        for (let i = hay.indexOf(lead); i >= 0 && i + delim.length <= hay.length; i = hay.indexOf(lead, i + 1)) {
           let j = 1;
           while (j < delim.length && hay[i + j] === delim[j]) j++;
           // The closing delimiter (`--boundary--`) is counted too: one more than the parts, hence max + 1.
@@ -272,7 +273,7 @@ export async function parse<T extends z.ZodTypeAny>(c: Context, schema: T, maxBo
 export function parseWith<T extends z.ZodTypeAny>(schema: T, params: unknown): z.infer<T> {
   const r = schema.safeParse(params);
   if (!r.success) {
-    const issue = r.error.issues[0];
+    const issue = r.error.issues[0]!; // a failed parse always carries at least one issue
     const field = issue.path.join(".");
     throw validationFailed(field ? `${field} ${issue.message}` : issue.message);
   }

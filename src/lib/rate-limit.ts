@@ -210,7 +210,8 @@ async function enforceAction(c: Ctx, family: ActionFamily): Promise<void> {
     const budget = rateLimitConfig(c.env).budgets[family];
     const account = c.get("viewer")?.account;
     if (!budget || !account) return;
-    [hit] = await limiter(c, `acct:${account.id}`).count([{ name: family, ...budget }]);
+    // One spec counted, so one hit answered.
+    hit = (await limiter(c, `acct:${account.id}`).count([{ name: family, ...budget }]))[0]!;
     if (st) {
       st.family = family;
       st.familyHit = hit;
@@ -411,7 +412,7 @@ export function clientIp(c: Ctx): string {
 function ipv6Prefix64(ip: string): string {
   const addr = ip
     .replace(/^\[|\]$/g, "")
-    .split("%")[0]
+    .split("%")[0]! // split always yields at least one element
     .toLowerCase();
   const [head, tail] = addr.includes("::") ? addr.split("::", 2) : [addr, null];
   const h = head ? head.split(":") : [];

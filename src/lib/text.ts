@@ -30,16 +30,16 @@ export function extractEntities(text: string): Entity[] {
   let i = 0;
   while (i < n) {
     const ch = text[i];
-    const prev = i > 0 ? text[i - 1] : "";
+    const prev = text.charAt(i - 1); // "" at the start
     if ((ch === "h" || ch === "H") && (prev === "" || !isWordChar(prev))) {
       const head = text.slice(i, i + 8).toLowerCase();
       const schemeLen = head.startsWith("https://") ? 8 : head.startsWith("http://") ? 7 : 0;
       if (schemeLen) {
         let j = i + schemeLen;
-        while (j < n && !URL_STOP.test(text[j])) j++;
+        while (j < n && !URL_STOP.test(text.charAt(j))) j++;
         let end = j;
         // Trailing punctuation is not part of the URL, except a ')' that closes a '(' inside it.
-        while (end > i + schemeLen && TRAILING_PUNCT.test(text[end - 1])) {
+        while (end > i + schemeLen && TRAILING_PUNCT.test(text.charAt(end - 1))) {
           if (text[end - 1] === ")" && text.slice(i, end).split("(").length > text.slice(i, end).split(")").length - 1) break;
           end--;
         }
@@ -52,16 +52,16 @@ export function extractEntities(text: string): Entity[] {
     }
     if (ch === "@" && (prev === "" || !(isWordChar(prev) || prev === "/" || prev === "@"))) {
       let j = i + 1;
-      while (j < n && (isUserChar(text[j]) || text[j] === "." || text[j] === "-")) j++;
+      while (j < n && (isUserChar(text.charAt(j)) || text[j] === "." || text[j] === "-")) j++;
       let userEnd = j;
-      while (userEnd > i + 1 && !isUserChar(text[userEnd - 1])) userEnd--;
+      while (userEnd > i + 1 && !isUserChar(text.charAt(userEnd - 1))) userEnd--;
       const username = text.slice(i + 1, userEnd);
       if (username && /^[A-Za-z0-9_]/.test(username)) {
         let end = userEnd;
         let domain: string | null = null;
         if (text[userEnd] === "@") {
           let k = userEnd + 1;
-          while (k < n && isDomainChar(text[k])) k++;
+          while (k < n && isDomainChar(text.charAt(k))) k++;
           let dEnd = k;
           while (dEnd > userEnd + 1 && (text[dEnd - 1] === "." || text[dEnd - 1] === "-")) dEnd--;
           const d = text.slice(userEnd + 1, dEnd);
@@ -71,7 +71,7 @@ export function extractEntities(text: string): Entity[] {
             if (text[end] === ":" && /\d/.test(text[end + 1] ?? "")) {
               // host:port (local development)
               let p = end + 1;
-              while (p < n && /\d/.test(text[p])) p++;
+              while (p < n && /\d/.test(text.charAt(p))) p++;
               domain = text.slice(userEnd + 1, p);
               end = p;
             }
@@ -84,7 +84,7 @@ export function extractEntities(text: string): Entity[] {
     }
     if ((ch === "#" || ch === "＃") && (prev === "" || !(isWordChar(prev) || prev === "/" || prev === ")" || prev === "&"))) {
       let j = i + 1;
-      while (j < n && isTagChar(text[j])) j++;
+      while (j < n && isTagChar(text.charAt(j))) j++;
       const name = text.slice(i + 1, j);
       if (name && !/^[\d_·]+$/.test(name) && name.length <= 100) {
         out.push({ kind: "hashtag", start: i, end: j, name });
@@ -150,8 +150,8 @@ function renderUrl(url: string): string {
   if (!httpUrl(url)) return escapeHtml(url);
   const href = escapeHtml(url);
   const m = /^(https?:\/\/(?:www\.)?)(.*)$/i.exec(url)!;
-  const prefix = m[1];
-  const rest = m[2];
+  const prefix = m[1] ?? ""; // both groups always participate
+  const rest = m[2] ?? "";
   const display = rest.length > 30 ? rest.slice(0, 30) : rest;
   const tail = rest.length > 30 ? rest.slice(30) : "";
   const cls = tail ? "ellipsis" : "";

@@ -19,7 +19,7 @@ export function validKey(key: string): boolean {
   if (key.length > 256) return false;
   const parts = key.split("/");
   if (parts.length < 2 || parts.length > 6) return false;
-  return parts.slice(0, -1).every((p) => SEGMENT.test(p)) && FILE.test(parts[parts.length - 1]);
+  return parts.slice(0, -1).every((p) => SEGMENT.test(p)) && FILE.test(parts[parts.length - 1] ?? "");
 }
 
 const INLINE = /^(image\/(png|jpeg|gif|webp|avif)|video\/(mp4|quicktime|webm|ogg)|audio\/[a-z0-9.+-]+)$/;
@@ -55,7 +55,7 @@ const ATTACHMENT_ID = /^\d{1,20}$/;
 export async function servableAttachment(db: DB, key: string): Promise<boolean> {
   const [top, id] = key.split("/");
   if (top !== "media_attachments") return true;
-  if (!ATTACHMENT_ID.test(id)) return false;
+  if (id === undefined || !ATTACHMENT_ID.test(id)) return false;
   const row = await db
     .select({
       fileKey: mediaAttachments.fileKey,

@@ -16,11 +16,13 @@ export interface Sniffed {
   duration?: number;
 }
 
-const u16be = (b: Uint8Array, o: number) => (b[o] << 8) | b[o + 1];
-const u16le = (b: Uint8Array, o: number) => b[o] | (b[o + 1] << 8);
-const u24le = (b: Uint8Array, o: number) => b[o] | (b[o + 1] << 8) | (b[o + 2] << 16);
-const u32be = (b: Uint8Array, o: number) => ((b[o] << 24) | (b[o + 1] << 16) | (b[o + 2] << 8) | b[o + 3]) >>> 0;
-const u32le = (b: Uint8Array, o: number) => ((b[o + 3] << 24) | (b[o + 2] << 16) | (b[o + 1] << 8) | b[o]) >>> 0;
+/** The byte at `i`, or 0 past the end (the bitwise readers below already treated a missing byte as 0). */
+const u8 = (b: Uint8Array, i: number): number => b[i] ?? 0;
+const u16be = (b: Uint8Array, o: number) => (u8(b, o) << 8) | u8(b, o + 1);
+const u16le = (b: Uint8Array, o: number) => u8(b, o) | (u8(b, o + 1) << 8);
+const u24le = (b: Uint8Array, o: number) => u8(b, o) | (u8(b, o + 1) << 8) | (u8(b, o + 2) << 16);
+const u32be = (b: Uint8Array, o: number) => ((u8(b, o) << 24) | (u8(b, o + 1) << 16) | (u8(b, o + 2) << 8) | u8(b, o + 3)) >>> 0;
+const u32le = (b: Uint8Array, o: number) => ((u8(b, o + 3) << 24) | (u8(b, o + 2) << 16) | (u8(b, o + 1) << 8) | u8(b, o)) >>> 0;
 const ascii = (b: Uint8Array, o: number, n: number) => (o + n <= b.length ? String.fromCharCode(...b.subarray(o, o + n)) : "");
 const startsWith = (b: Uint8Array, sig: number[], at = 0) => sig.every((x, i) => b[at + i] === x);
 
@@ -81,7 +83,7 @@ function jpeg(b: Uint8Array): Sniffed | null {
   let orientation = 1;
   while (o + 4 <= b.length) {
     if (b[o] !== 0xff) return null;
-    const marker = b[o + 1];
+    const marker = u8(b, o + 1); // in range: o + 4 <= b.length
     if (marker === 0xff) {
       o++; // fill byte
       continue;
@@ -110,7 +112,7 @@ function jpeg(b: Uint8Array): Sniffed | null {
 /** Skips GIF data sub-blocks starting at `o`; returns the offset after the terminator, or -1 if truncated. */
 function skipSubBlocks(b: Uint8Array, o: number): number {
   while (o < b.length) {
-    const n = b[o];
+    const n = u8(b, o); // in range: o < b.length
     if (n === 0) return o + 1;
     o += n + 1;
   }
@@ -124,12 +126,13 @@ function gif(b: Uint8Array): Sniffed | null {
   if (b.length < 13) return null;
   const out: Sniffed = { mime: "image/gif", ext: "gif", kind: "image", width: u16le(b, 6), height: u16le(b, 8), frames: 0 };
   let o = 13;
-  if (b[10] & 0x80) o += 3 * (1 << ((b[10] & 7) + 1));
+  const flags = u8(b, 10);
+  if (flags & 0x80) o += 3 * (1 << ((flags & 7) + 1));
   let frames = 0;
   let maxW = 0;
   let maxH = 0;
   while (o < b.length && frames < GIF_FRAME_SCAN_LIMIT) {
-    const block = b[o];
+    const block = u8(b, o); // in range: o < b.length
     if (block === 0x3b) break; // trailer
     if (block === 0x21) {
       o = skipSubBlocks(b, o + 2);
@@ -139,7 +142,7 @@ function gif(b: Uint8Array): Sniffed | null {
       // A frame may be larger than the logical screen; decoders allocate for it, so it counts for the pixel cap.
       maxW = Math.max(maxW, u16le(b, o + 5));
       maxH = Math.max(maxH, u16le(b, o + 7));
-      const packed = b[o + 9];
+      const packed = u8(b, o + 9); // in range: o + 10 <= b.length
       o += 10;
       if (packed & 0x80) o += 3 * (1 << ((packed & 7) + 1));
       o = skipSubBlocks(b, o + 1); // after the LZW minimum code size
@@ -168,7 +171,7 @@ function webp(b: Uint8Array): Sniffed | null {
   } else if (chunk === "VP8X" && b.length >= d + 10) {
     out.width = u24le(b, d + 4) + 1;
     out.height = u24le(b, d + 7) + 1;
-    if (b[d] & 0x02) out.frames = countWebpFrames(b);
+    if (u8(b, d) & 0x02) out.frames = countWebpFrames(b);
   } else return null;
   return out;
 }
@@ -272,8 +275,9 @@ function vint(b: Uint8Array, o: number, keepMarker: boolean): { value: number; l
   let value = keepMarker ? first : first & (0xff >> len);
   let allOnes = value === 0xff >> len;
   for (let i = 1; i < len; i++) {
-    value = value * 256 + b[o + i];
-    if (b[o + i] !== 0xff) allOnes = false;
+    const byte = u8(b, o + i); // in range: o + len <= b.length
+    value = value * 256 + byte;
+    if (byte !== 0xff) allOnes = false;
   }
   return { value, len, unknown: !keepMarker && allOnes };
 }
@@ -324,7 +328,7 @@ function matroska(b: Uint8Array): Sniffed | null {
 
 function readUint(b: Uint8Array, start: number, end: number): number {
   let v = 0;
-  for (let i = start; i < end && i < start + 6; i++) v = v * 256 + b[i];
+  for (let i = start; i < end && i < start + 6; i++) v = v * 256 + u8(b, i); // end <= b.length
   return v;
 }
 
@@ -340,10 +344,12 @@ function ogg(b: Uint8Array): Sniffed {
 
 /** An MPEG-1/2 layer III frame header at `o` (no ID3 tag). */
 function mpegAudioFrame(b: Uint8Array, o: number): boolean {
-  if (b[o] !== 0xff || (b[o + 1] & 0xe0) !== 0xe0) return false;
-  const version = (b[o + 1] >> 3) & 3;
-  const layer = (b[o + 1] >> 1) & 3;
-  const bitrate = b[o + 2] >> 4;
-  const rate = (b[o + 2] >> 2) & 3;
+  const b1 = u8(b, o + 1);
+  const b2 = u8(b, o + 2);
+  if (b[o] !== 0xff || (b1 & 0xe0) !== 0xe0) return false;
+  const version = (b1 >> 3) & 3;
+  const layer = (b1 >> 1) & 3;
+  const bitrate = b2 >> 4;
+  const rate = (b2 >> 2) & 3;
   return version !== 1 && layer === 1 && bitrate !== 0 && bitrate !== 15 && rate !== 3;
 }

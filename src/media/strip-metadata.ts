@@ -11,10 +11,12 @@
 // Broken structure never lets anything through unread: the output stops where the structure stops (a truncated file
 // stays truncated, trailing bytes after the image's end are dropped).
 
-const u16be = (b: Uint8Array, o: number) => (b[o] << 8) | b[o + 1];
-const u16le = (b: Uint8Array, o: number) => b[o] | (b[o + 1] << 8);
-const u32be = (b: Uint8Array, o: number) => ((b[o] << 24) | (b[o + 1] << 16) | (b[o + 2] << 8) | b[o + 3]) >>> 0;
-const u32le = (b: Uint8Array, o: number) => ((b[o + 3] << 24) | (b[o + 2] << 16) | (b[o + 1] << 8) | b[o]) >>> 0;
+/** The byte at `i`, or 0 past the end (the bitwise readers below already treated a missing byte as 0). */
+const u8 = (b: Uint8Array, i: number): number => b[i] ?? 0;
+const u16be = (b: Uint8Array, o: number) => (u8(b, o) << 8) | u8(b, o + 1);
+const u16le = (b: Uint8Array, o: number) => u8(b, o) | (u8(b, o + 1) << 8);
+const u32be = (b: Uint8Array, o: number) => ((u8(b, o) << 24) | (u8(b, o + 1) << 16) | (u8(b, o + 2) << 8) | u8(b, o + 3)) >>> 0;
+const u32le = (b: Uint8Array, o: number) => ((u8(b, o + 3) << 24) | (u8(b, o + 2) << 16) | (u8(b, o + 1) << 8) | u8(b, o)) >>> 0;
 const ascii = (b: Uint8Array, o: number, n: number) => (o >= 0 && o + n <= b.length ? String.fromCharCode(...b.subarray(o, o + n)) : "");
 
 /** Collects byte runs and joins them once. */
@@ -149,10 +151,10 @@ function stripJpeg(b: Uint8Array): Uint8Array {
   let o = 2;
   while (o + 2 <= b.length) {
     if (b[o] !== 0xff) break; // structure lost: stop here
-    let m = b[o + 1];
+    let m = u8(b, o + 1); // in range: o + 2 <= b.length
     while (m === 0xff && o + 2 < b.length) {
       o++; // fill bytes before a marker
-      m = b[o + 1];
+      m = u8(b, o + 1); // in range: the old o + 2 < b.length
     }
     if (m === 0xd9) {
       out.push([0xff, 0xd9]);
@@ -183,7 +185,7 @@ function stripJpeg(b: Uint8Array): Uint8Array {
           let q = p + 1;
           while (q < b.length && b[q] === 0xff) q++;
           if (q >= b.length) break;
-          const next = b[q];
+          const next = u8(b, q); // in range: q < b.length
           if (next === 0x00 || (next >= 0xd0 && next <= 0xd7)) {
             p = q + 1;
             continue;
@@ -251,7 +253,8 @@ const CRC_TABLE = (() => {
 
 function crc32(bytes: Uint8Array): number {
   let c = 0xffffffff;
-  for (let i = 0; i < bytes.length; i++) c = CRC_TABLE[(c ^ bytes[i]) & 0xff] ^ (c >>> 8);
+  // `& 0xff` keeps the index inside the 256-entry table.
+  for (let i = 0; i < bytes.length; i++) c = CRC_TABLE[(c ^ u8(bytes, i)) & 0xff]! ^ (c >>> 8);
   return (c ^ 0xffffffff) >>> 0;
 }
 
@@ -343,7 +346,7 @@ function stripWebp(b: Uint8Array): Uint8Array {
   }
   if (vp8x && vp8x.length >= 18) {
     // Flags say what the file holds: EXIF only when the minimal one is written, never XMP.
-    let flags = vp8x[8] & ~(VP8X_EXIF | VP8X_XMP | VP8X_ICC);
+    let flags = u8(vp8x, 8) & ~(VP8X_EXIF | VP8X_XMP | VP8X_ICC);
     if (hasIcc) flags |= VP8X_ICC;
     if (orientation !== 1) {
       flags |= VP8X_EXIF;
@@ -370,7 +373,7 @@ const GIF_APPS = new Set(["NETSCAPE2.0", "ANIMEXTS1.0", "ICCRGBG1012"]);
 /** End of the data sub-blocks starting at `o` (after the terminator), or -1 when truncated. */
 function subBlocksEnd(b: Uint8Array, o: number): number {
   while (o < b.length) {
-    const n = b[o];
+    const n = u8(b, o); // in range: o < b.length
     if (n === 0) return o + 1;
     o += n + 1;
   }
@@ -380,7 +383,8 @@ function subBlocksEnd(b: Uint8Array, o: number): number {
 function stripGif(b: Uint8Array): Uint8Array {
   if (b.length < 13) return b.subarray(0, 0);
   let o = 13;
-  if (b[10] & 0x80) o += 3 * (1 << ((b[10] & 7) + 1));
+  const flags = u8(b, 10);
+  if (flags & 0x80) o += 3 * (1 << ((flags & 7) + 1));
   if (o > b.length) return b.subarray(0, 0);
   const out = new Out();
   out.push(b.subarray(0, o));
@@ -397,7 +401,7 @@ function stripGif(b: Uint8Array): Uint8Array {
     } else if (block === 0x2c) {
       let p = o + 10;
       if (p > b.length) break;
-      const packed = b[o + 9];
+      const packed = u8(b, o + 9); // in range: o + 10 <= b.length
       if (packed & 0x80) p += 3 * (1 << ((packed & 7) + 1));
       const end = subBlocksEnd(b, p + 1);
       if (end < 0) {

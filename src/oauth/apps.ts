@@ -22,7 +22,7 @@ const LABELS: Record<string, string> = { name: "Application name", redirect_uri:
 
 function fail(details: Details): ApiError {
   const msg = Object.entries(details)
-    .map(([k, v]) => `${LABELS[k] ?? k} ${v[0].description}`)
+    .flatMap(([k, v]) => v.slice(0, 1).map((d) => `${LABELS[k] ?? k} ${d.description}`)) // each field's first error
     .join(", ");
   return new ApiError(422, `Validation failed: ${msg}`, { details });
 }
@@ -150,7 +150,7 @@ export function readClientCredentials(authorization: string | undefined, params:
   const m = authorization ? /^Basic\s+([A-Za-z0-9+/=._~-]+)\s*$/i.exec(authorization) : null;
   if (m) {
     try {
-      const decoded = atob(m[1]);
+      const decoded = atob(m[1] ?? ""); // the group always participates
       const i = decoded.indexOf(":");
       if (i > 0) {
         const dec = (s: string) => decodeURIComponent(s.replace(/\+/g, " "));

@@ -52,7 +52,7 @@ export function scopeAllows(granted: ReadonlySet<string>, required: string): boo
   if (parts[0] === "admin") {
     return parts.length === 3 && granted.has(`admin:${parts[1]}`);
   }
-  if (parts.length === 2 && granted.has(parts[0])) return true;
+  if (parts.length === 2 && granted.has(parts[0] ?? "")) return true; // split yields at least one element
   if (FOLLOW_COVERS.has(required) && granted.has("follow")) return true;
   if (required === "follow") return granted.has("read") && granted.has("write");
   return false;

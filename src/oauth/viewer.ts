@@ -22,8 +22,7 @@ export interface Viewer {
 export function bearerToken(req: Request): string | null {
   const h = req.headers.get("authorization");
   if (h) {
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
-    return m ? m[1] : null;
+    return /^Bearer\s+(\S+)\s*$/i.exec(h)?.[1] ?? null;
   }
   return null;
 }

@@ -95,7 +95,8 @@ export async function createSubscription(db: DB, env: Env, cfg: Config, owner: S
       .returning(),
     vapidRowQuery(db),
   ]);
-  return renderSubscription(inserted[0], await vapidPublicKey(db, env, key[0] ?? null));
+  // A plain insert (no conflict clause) returns the one row it wrote.
+  return renderSubscription(inserted[0]!, await vapidPublicKey(db, env, key[0] ?? null));
 }
 
 /** GET: the token's subscription, or null. */

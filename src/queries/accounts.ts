@@ -64,7 +64,7 @@ export function parseAcct(raw: string, cfg: Config): { username: string; domain:
   if (!m) return null;
   let domain: string | null = m[2]?.toLowerCase() ?? null;
   if (domain && (domain === cfg.domain.toLowerCase() || domain === new URL(cfg.origin).host.toLowerCase())) domain = null;
-  return { username: m[1], domain };
+  return { username: m[1] ?? "", domain }; // the username group always participates
 }
 
 /** Accounts by id in the order asked; unknown ids are skipped. */

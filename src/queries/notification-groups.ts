@@ -195,8 +195,10 @@ export async function groupedPage(db: DB, viewerId: string, f: GroupedFilter, pa
     .orderBy(cursorOrder(notifications.id, page))
     .limit(page.limit);
   const rows = inPageOrder(found, page).map((r) => ({ ...r, key: effectiveKey(r.n, f.groupedTypes) }));
-  if (!rows.length) return { rows: [], groups: new Map(), accounts: new Map(), paginated: true };
-  const range: Range = { begin: rows[rows.length - 1].n.id, end: rows[0].n.id };
+  const first = rows[0];
+  const last = rows[rows.length - 1];
+  if (!first || !last) return { rows: [], groups: new Map(), accounts: new Map(), paginated: true };
+  const range: Range = { begin: last.n.id, end: first.n.id };
   if (rows.length < page.limit) {
     if (page.minId) {
       range.end = page.maxId;

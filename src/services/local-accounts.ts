@@ -63,7 +63,7 @@ export type Details = Record<string, { error: string; description: string }[]>;
 
 function detailError(details: Details): ApiError {
   const msg = Object.entries(details)
-    .map(([k, v]) => `${k[0].toUpperCase()}${k.slice(1)} ${v[0].description}`)
+    .flatMap(([k, v]) => v.slice(0, 1).map((d) => `${k.charAt(0).toUpperCase()}${k.slice(1)} ${d.description}`)) // each field's first error
     .join(", ");
   return new ApiError(422, `Validation failed: ${msg}`, { details });
 }
@@ -81,7 +81,7 @@ export function normalizeEmail(raw: string): string | null {
   if (e.length > 254 || /[\s"%\\<>()[\],;]/.test(e)) return null;
   const m = /^([^@]+)@([a-z0-9-]+(?:\.[a-z0-9-]+)+)$/i.exec(e);
   if (!m) return null;
-  return `${m[1]}@${m[2].toLowerCase()}`;
+  return `${m[1]}@${(m[2] ?? "").toLowerCase()}`; // both groups always participate
 }
 
 /**

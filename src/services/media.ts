@@ -23,10 +23,11 @@ export interface MediaInput {
 export function parseFocus(raw: string): [number, number] {
   const parts = raw.split(",").map((p) => p.trim());
   const nums = parts.map((p) => (/^[-+]?(\d+(\.\d*)?|\.\d+)$/.test(p) ? Number(p) : NaN));
-  if (nums.length !== 2 || nums.some((n) => !Number.isFinite(n) || n < -1 || n > 1)) {
+  const [x, y] = nums;
+  if (nums.length !== 2 || x === undefined || y === undefined || nums.some((n) => !Number.isFinite(n) || n < -1 || n > 1)) {
     throw validationFailed('Focus must be two numbers between -1.0 and 1.0, as "x,y"');
   }
-  return [Math.round(nums[0] * 1000), Math.round(nums[1] * 1000)];
+  return [Math.round(x * 1000), Math.round(y * 1000)];
 }
 
 function checkDescription(d: string | undefined): void {

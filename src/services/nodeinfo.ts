@@ -62,8 +62,8 @@ export function parseResource(cfg: Config, resource: string): WebfingerTarget {
     }
     if (u.host.toLowerCase() !== cfg.domain.toLowerCase()) return { kind: "elsewhere" };
     if (u.pathname === "/actor") return { kind: "instance" };
-    const m = /^\/(?:users\/|@)([A-Za-z0-9_]+)\/?$/.exec(u.pathname);
-    return m ? { kind: "account", username: m[1] } : { kind: "elsewhere" };
+    const username = /^\/(?:users\/|@)([A-Za-z0-9_]+)\/?$/.exec(u.pathname)?.[1];
+    return username ? { kind: "account", username } : { kind: "elsewhere" };
   }
   const acct = resource.replace(/^acct:/i, "").replace(/^@/, "");
   const at = acct.lastIndexOf("@");

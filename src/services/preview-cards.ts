@@ -26,7 +26,7 @@ const PAGE_TIMEOUT_MS = 15_000;
 const OEMBED_TIMEOUT_MS = 10_000;
 const HTML_TYPES = ["text/html", "application/xhtml+xml"];
 
-const mimeOf = (h: Headers) => (h.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
+const mimeOf = (h: Headers) => ((h.get("content-type") ?? "").split(";")[0] ?? "").trim().toLowerCase(); // split yields at least one element
 
 /** Addressable's normalize, near enough: parsed and re-serialised (host lower case, default port dropped). */
 function normalizeUrl(raw: string): string | null {

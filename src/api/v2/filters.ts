@@ -58,9 +58,9 @@ function rackGroups(items: unknown[]): unknown[] {
   const out: Record<string, unknown>[] = [];
   for (const item of items) {
     if (!item || typeof item !== "object" || Array.isArray(item)) return items;
-    const keys = Object.keys(item);
+    const [key, ...more] = Object.keys(item);
     const last = out[out.length - 1];
-    if (last && keys.length === 1 && !(keys[0] in last)) Object.assign(last, item);
+    if (last && key !== undefined && !more.length && !(key in last)) Object.assign(last, item);
     else out.push({ ...(item as Record<string, unknown>) });
   }
   return out;

@@ -44,8 +44,8 @@ export function prop(o: Record<string, unknown> | null, key: string): string | n
   const v = o?.[key];
   if (typeof v === "string") return v;
   if (Array.isArray(v)) return prop({ x: v[0] }, "x");
-  if (v && typeof v === "object" && typeof (v as Record<string, unknown>).id === "string") return (v as Record<string, string>).id;
-  return null;
+  const id = v && typeof v === "object" ? (v as Record<string, unknown>).id : undefined;
+  return typeof id === "string" ? id : null;
 }
 
 export function typeOf(o: Record<string, unknown> | null): string | null {
