@@ -103,33 +103,13 @@ function jsonShapeExceeds(text: string, maxDepth: number, maxEntries: number): "
  */
 export function quoteLongIntegers(text: string): string {
   if (!/\d{16}/.test(text)) return text;
-  let out = "";
-  let last = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text.charCodeAt(i);
-    if (inString) {
-      if (ch === 92) i++;
-      else if (ch === 34) inString = false;
-      continue;
-    }
-    if (ch === 34) {
-      inString = true;
-      continue;
-    }
-    if (ch !== 45 && (ch < 48 || ch > 57)) continue;
-    // A number token: -?digits(.digits)?(e[+-]digits)?
-    const m = /^-?\d+(\.\d+)?([eE][+-]?\d+)?/.exec(text.slice(i, i + 400));
-    if (!m) continue;
-    const token = m[0];
-    if (!m[1] && !m[2] && token.replace("-", "").length >= 16) {
-      out += `${text.slice(last, i)}"${token}"`;
-      last = i + token.length;
-    }
-    i += token.length - 1;
-  }
-  return out + text.slice(last);
+  // String literals are matched whole (and kept), so digits inside them are never touched.
+  return text.replace(JSON_STRING_OR_NUMBER, (token, fraction, exponent) =>
+    token[0] !== '"' && !fraction && !exponent && token.replace("-", "").length >= 16 ? `"${token}"` : token,
+  );
 }
+
+const JSON_STRING_OR_NUMBER = /"(?:[^"\\]|\\.)*"|-?\d+(\.\d+)?([eE][+-]?\d+)?/g;
 
 /** Parses JSON text with a nesting cap, long integers kept exact (as strings); throws 400 on bad JSON. */
 export function parseJsonText(text: string, maxDepth = MAX_DEPTH, maxEntries = Infinity): unknown {
