@@ -35,6 +35,8 @@ export interface Env {
   RATE_LIMIT_FOLLOWS?: string;
   RATE_LIMIT_REPORTS?: string;
   RATE_LIMIT_FAVOURITES?: string;
+  /** Seconds between votes on a local poll and the Update{Question} with its counts (Mastodon: 180); one per wait. */
+  POLL_UPDATE_DELAY_SECONDS?: string;
   /** Client IPs exempt from the general API budgets, comma-separated; empty: 127.0.0.1 and ::1; `none`: nobody. */
   RATE_LIMIT_SAFELIST?: string;
 }

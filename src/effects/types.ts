@@ -72,6 +72,11 @@ export type FederateAction =
   | { kind: "update_actor"; accountId: string }
   | { kind: "pin"; accountId: string; statusId: string; remove: boolean }
   | { kind: "flag"; reportId: string }
-  | { kind: "delete_actor"; accountId: string };
+  | { kind: "delete_actor"; accountId: string }
+  // A local voter's votes on a remote poll: one Create{Note} per choice to the poll's author
+  | { kind: "vote"; accountId: string; pollId: string }
+  // A local poll got votes: Update{Question} with the new counts, sent after POLL_UPDATE_DELAY_SECONDS (`delayed`
+  // once the job has waited), to voters, boosters, mentioned accounts and followers
+  | { kind: "update_poll"; statusId: string; delayed?: boolean };
 
 export type EffectType = Effect["type"];

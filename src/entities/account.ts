@@ -4,6 +4,7 @@ import { escapeHtml, noLinks, renderPlainText } from "../lib/text";
 import type { AccountRow, RoleRow, UserRow } from "../db/schema";
 import { accountUrl, DEFAULT_AVATAR, DEFAULT_HEADER, isoTime, mediaUrl } from "./urls";
 import { httpUrl } from "../lib/urls";
+import { renderEmojis, type MastodonCustomEmoji } from "./custom-emoji";
 
 export interface MastodonAccount {
   id: string;
@@ -29,7 +30,7 @@ export interface MastodonAccount {
   last_status_at: string | null;
   hide_collections: boolean | null;
   noindex: boolean;
-  emojis: unknown[];
+  emojis: MastodonCustomEmoji[];
   roles: { id: string; name: string; color: string }[];
   fields: { name: string; value: string; verified_at: string | null }[];
   suspended?: boolean;
@@ -89,7 +90,8 @@ export function renderAccount(cfg: Config, a: AccountRow, role?: RoleRow | null)
     last_status_at: a.lastStatusAt ? new Date(a.lastStatusAt).toISOString().slice(0, 10) : null,
     hide_collections: a.hideCollections ?? null,
     noindex: !a.indexable,
-    emojis: [],
+    // Resolved when the profile was written (accounts.emojis): no query here.
+    emojis: suspended ? [] : renderEmojis(cfg, a.emojis),
     roles: role?.highlighted ? [{ id: role.id, name: role.name, color: role.color }] : [],
     fields: suspended ? [] : fields,
   };

@@ -5,7 +5,8 @@ import { type DB, runBatch } from "../db/client";
 import type { Config } from "../env";
 import { padId, unpadId } from "../lib/ids";
 import type { AnnouncementRow } from "../services/announcements";
-import { accountUrl, mediaUrl, tagUrl } from "./urls";
+import { accountUrl, tagUrl } from "./urls";
+import { emojiUrl } from "./custom-emoji";
 import { acctOf } from "./account";
 
 export interface MastodonAnnouncementReaction {
@@ -38,9 +39,43 @@ interface ReactionRow {
 }
 
 interface EmojiRow {
-  shortcode: string;
+  name: string;
   image_key: string | null;
   image_remote_url: string | null;
+}
+
+/**
+ * The custom emojis of the reactions to the announcements in `ids` (a JSON list of padded ids), by reaction name: a
+ * local shortcode, or `shortcode@domain` for a remote emoji. Disabled emojis have none.
+ */
+function reactionEmojisStatement(db: DB, ids: string) {
+  return db.all<EmojiRow>(sql`WITH r AS (SELECT DISTINCT name FROM announcement_reactions WHERE announcement_id IN (SELECT value FROM json_each(${ids})))
+    SELECT r.name, e.image_key, e.image_remote_url FROM r JOIN custom_emojis e ON e.shortcode = r.name AND e.domain IS NULL AND e.disabled = 0
+    UNION ALL
+    SELECT r.name, e.image_key, e.image_remote_url FROM r JOIN custom_emojis e
+      ON e.shortcode = substr(r.name, 1, instr(r.name, '@') - 1) AND e.domain = substr(r.name, instr(r.name, '@') + 1) AND e.disabled = 0
+    WHERE instr(r.name, '@') > 1`);
+}
+
+/** The emoji image of each reaction name that is a custom emoji. */
+function emojiUrls(cfg: Config, rows: EmojiRow[]): Map<string, string> {
+  return new Map(
+    rows.flatMap((e) => {
+      const url = emojiUrl(cfg, e);
+      return url ? [[e.name, url] as const] : [];
+    }),
+  );
+}
+
+/** The streaming `announcement.reaction` payload (Mastodon's ReactionSerializer plus the announcement id): the name's count, and its image for a custom emoji. */
+export async function renderReactionEvent(db: DB, cfg: Config, announcementId: string, name: string): Promise<Record<string, unknown>> {
+  const p = padId(announcementId);
+  const [[count], emojis] = (await runBatch(db, [
+    db.all(sql`SELECT count(*) AS n FROM announcement_reactions WHERE announcement_id = ${p} AND name = ${name}`),
+    reactionEmojisStatement(db, JSON.stringify([p])),
+  ])) as [{ n: number }[], EmojiRow[]];
+  const url = emojiUrls(cfg, emojis).get(name);
+  return { name, count: Number(count?.n ?? 0), ...(url ? { url, static_url: url } : {}), announcement_id: announcementId };
 }
 
 interface MentionRow {
@@ -62,21 +97,15 @@ export async function renderAnnouncements(db: DB, cfg: Config, rows: Announcemen
       FROM announcement_reactions WHERE announcement_id IN (SELECT value FROM json_each(${ids}))
       GROUP BY announcement_id, name ORDER BY first`),
     db.all(sql`SELECT announcement_id FROM announcement_dismissals WHERE account_id = ${v} AND announcement_id IN (SELECT value FROM json_each(${ids}))`),
-    db.all(sql`SELECT shortcode, image_key, image_remote_url FROM custom_emojis WHERE domain IS NULL AND disabled = 0
-      AND shortcode IN (SELECT name FROM announcement_reactions WHERE announcement_id IN (SELECT value FROM json_each(${ids})))`),
+    reactionEmojisStatement(db, ids),
     db.all(sql`SELECT id, username, domain, url, uri FROM accounts WHERE id IN (SELECT value FROM json_each(${mentionIds})) AND suspended_at IS NULL`),
   ])) as [ReactionRow[], { announcement_id: string }[], EmojiRow[], MentionRow[]];
   const read = new Set(dismissed.map((d) => unpadId(String(d.announcement_id))));
-  const emojiUrl = new Map(
-    emojis.flatMap((e) => {
-      const url = e.image_key ? mediaUrl(cfg, e.image_key) : e.image_remote_url;
-      return url ? [[e.shortcode, url] as const] : [];
-    }),
-  );
+  const reactionUrl = emojiUrls(cfg, emojis);
   const byAnnouncement = new Map<string, MastodonAnnouncementReaction[]>();
   for (const r of reactions) {
     const id = unpadId(String(r.announcement_id));
-    const url = emojiUrl.get(r.name);
+    const url = reactionUrl.get(r.name);
     const reaction: MastodonAnnouncementReaction = { name: r.name, count: Number(r.n) };
     if (viewerId) reaction.me = Number(r.me) === 1;
     if (url) Object.assign(reaction, { url, static_url: url });

@@ -26,12 +26,15 @@ import {
   type FilterContext,
 } from "../db/schema";
 import type { Config } from "../env";
-import { padId } from "../lib/ids";
+import { padId, unpadId } from "../lib/ids";
 import type { AccountRow } from "../db/schema";
 import { acctOf, renderAccount, type MastodonAccount } from "./account";
 import { renderMedia } from "./media";
 import { renderPoll } from "./poll";
 import { renderPreviewCard, type PreviewCardRow } from "./preview-card";
+import { renderEmojis } from "./custom-emoji";
+import { statusEmojisStatement, type StatusEmojiRow } from "../services/custom-emojis";
+import type { StoredEmoji } from "../db/schema";
 import { isoTime, statusUrl, tagUrl } from "./urls";
 import { canSeeStatus } from "../services/visibility";
 import {
@@ -60,6 +63,8 @@ export interface StatusBundle {
   apps: Map<string, { name: string; website: string | null }>;
   /** Each status's preview card, with the link as the status wrote it. */
   cards: Map<string, { card: PreviewCardRow; url: string }>;
+  /** The custom emojis each status's text and content warning use (of its author's domain; local ones for local). */
+  emojis: Map<string, StoredEmoji[]>;
   /** The viewer's active filters, compiled; null when not loaded (no viewer, or a bundle built without a read). */
   filters: CompiledFilter[] | null;
   viewer: {
@@ -93,6 +98,7 @@ export function emptyBundle(viewerId: string | null): StatusBundle {
     ownVotes: new Map(),
     apps: new Map(),
     cards: new Map(),
+    emojis: new Map(),
     filters: null,
     viewer: {
       id: viewerId,
@@ -137,6 +143,7 @@ export async function loadStatusBundle(db: DB, ids: string[], viewerId: string |
       .from(statusPreviewCards)
       .innerJoin(previewCards, eq(previewCards.id, statusPreviewCards.previewCardId))
       .where(inArray(statusPreviewCards.statusId, all)),
+    statusEmojisStatement(db, all),
   ] as const;
   const v = viewerId ?? "0";
   const viewerQ = [
@@ -180,7 +187,7 @@ export async function loadStatusBundle(db: DB, ids: string[], viewerId: string |
     activeFilterRules(db, v, all, Date.now()),
   ] as const;
   const res = viewerId ? await db.batch([...q, ...viewerQ]) : await db.batch([...q]);
-  const [sRows, aRows, mRows, menRows, tagRows, pollRows, appRows, cardRows] = res as unknown as [
+  const [sRows, aRows, mRows, menRows, tagRows, pollRows, appRows, cardRows, emojiRows] = res as unknown as [
     StatusRow[],
     AccountRow[],
     MediaRow[],
@@ -189,6 +196,7 @@ export async function loadStatusBundle(db: DB, ids: string[], viewerId: string |
     PollRow[],
     { id: string; name: string; website: string | null }[],
     { statusId: string; originalUrl: string; card: PreviewCardRow }[],
+    StatusEmojiRow[],
   ];
   for (const s of sRows) bundle.statuses.set(s.id, s);
   for (const a of aRows) bundle.accounts.set(a.id, a);
@@ -213,6 +221,12 @@ export async function loadStatusBundle(db: DB, ids: string[], viewerId: string |
   for (const p of pollRows) if (p.statusId) bundle.polls.set(p.statusId, p);
   for (const a of appRows) bundle.apps.set(a.id, { name: a.name, website: a.website });
   for (const c of cardRows) bundle.cards.set(c.statusId, { card: c.card, url: c.originalUrl });
+  for (const { status_id, ...e } of emojiRows) {
+    const sid = unpadId(String(status_id));
+    const list = bundle.emojis.get(sid) ?? [];
+    list.push(e);
+    bundle.emojis.set(sid, list);
+  }
   if (viewerId) {
     const rest = res.slice(q.length) as unknown as { id: string }[][];
     const [fav, reb, bm, pin, cm, fol, blk] = rest;
@@ -315,7 +329,7 @@ function renderOne(cfg: Config, b: StatusBundle, id: string, depth: number, view
     media_attachments: media.map((m) => renderMedia(cfg, m)),
     mentions: (b.mentions.get(s.id) ?? []).map((a) => ({ id: a.id, username: a.username, url: a.url ?? a.uri, acct: acctOf(a) })),
     tags: (b.tags.get(s.id) ?? []).map((name) => ({ name, url: tagUrl(cfg, name) })),
-    emojis: [],
+    emojis: s.reblogOfId ? [] : renderEmojis(cfg, b.emojis.get(s.id)),
     card: card ? renderPreviewCard(card.card, card.url) : null,
     poll: poll ? renderPoll(poll, v.id ? (b.ownVotes.get(poll.id) ?? []) : null, v.id === s.accountId) : null,
     quote: null,

@@ -4,6 +4,7 @@ import { escapeHtml, noLinks, renderPlainText } from "../lib/text";
 import type { AccountRow } from "../db/schema";
 import { DEFAULT_AVATAR, DEFAULT_HEADER, mediaUrl } from "../entities/urls";
 import { ACTOR_CONTEXT } from "./context";
+import { emojiTags } from "./emoji-tags";
 
 function image(cfg: Config, key: string | null, fallback: string | null) {
   if (key) return { type: "Image", mediaType: guessType(key), url: mediaUrl(cfg, key) };
@@ -42,7 +43,7 @@ export function renderActor(cfg: Config, a: AccountRow, publicKeyPem: string): R
     published: `${new Date(a.createdAt).toISOString().slice(0, 10)}T00:00:00Z`,
     memorial: a.memorial,
     publicKey: { id: `${a.uri}#main-key`, owner: a.uri, publicKeyPem },
-    tag: [],
+    tag: emojiTags(cfg, a.emojis),
     attachment: fields,
     endpoints: { sharedInbox: `${cfg.origin}/inbox` },
     icon: image(cfg, a.avatarKey, DEFAULT_AVATAR),

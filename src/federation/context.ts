@@ -34,6 +34,7 @@ export const NOTE_CONTEXT = [
     blurhash: "toot:blurhash",
     focalPoint: { "@container": "@list", "@id": "toot:focalPoint" },
     Hashtag: "as:Hashtag",
+    Emoji: "toot:Emoji",
   },
 ];
 

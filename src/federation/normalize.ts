@@ -22,6 +22,7 @@ export const CAPS = {
   attachments: 16,
   pollOptions: 20,
   fields: 16,
+  emojis: 50,
   depth: 32,
 } as const;
 
@@ -144,6 +145,8 @@ function depthOk(v: Json, max: number): boolean {
 
 // ---------- actors ----------
 
+const EmojiSchema = z.object({ shortcode: z.string(), url: z.string(), uri: z.string().nullable() });
+
 export const ActorSchema = z.object({
   id: z.string().url(),
   type: z.enum(["Person", "Service", "Application", "Group", "Organization"]),
@@ -167,7 +170,7 @@ export const ActorSchema = z.object({
   memorial: z.boolean(),
   movedTo: z.string().nullable(),
   fields: z.array(z.object({ name: z.string(), value: z.string() })),
-  emojis: z.array(z.object({ shortcode: z.string(), url: z.string() })),
+  emojis: z.array(EmojiSchema),
   published: z.number().nullable(),
 });
 export type NormalizedActor = z.infer<typeof ActorSchema>;
@@ -212,14 +215,22 @@ export function normalizeActor(doc: Json): NormalizedActor | null {
   return r.success ? r.data : null;
 }
 
-function emojisOf(tags: Json): { shortcode: string; url: string }[] {
-  const out: { shortcode: string; url: string }[] = [];
+/**
+ * The Emoji tags of an object (Mastodon's process_emoji): a shortcode of word characters (`:name:` with or without the
+ * colons, `[a-zA-Z0-9_]{2,}` as Mastodon's SHORTCODE_RE_FRAGMENT, at most 64), an http(s) icon URL (urlOf), and the
+ * tag's id when it is one; the first tag per shortcode counts, at most 50 are kept. Anything else is dropped (E7).
+ */
+function emojisOf(tags: Json): { shortcode: string; url: string; uri: string | null }[] {
+  const out: { shortcode: string; url: string; uri: string | null }[] = [];
+  const seen = new Set<string>();
   for (const t of asArray(tags, CAPS.tags)) {
     if (typeOf(t) !== "Emoji") continue;
     const name = cap(field(t, "name"), 100)?.replace(/^:|:$/g, "");
     const url = urlOf(field(t, "icon"));
-    // E7: shortcodes are word characters only; emoji images only over http(s) (urlOf)
-    if (name && /^[a-zA-Z0-9_]{1,64}$/.test(name) && url) out.push({ shortcode: name, url });
+    if (!name || !/^[a-zA-Z0-9_]{2,64}$/.test(name) || !url || seen.has(name)) continue;
+    seen.add(name);
+    out.push({ shortcode: name, url, uri: httpUrl(iri(field(t, "id"))) });
+    if (out.length >= CAPS.emojis) break;
   }
   return out;
 }
@@ -243,7 +254,7 @@ export const NoteSchema = z.object({
   conversation: z.string().nullable(),
   mentions: z.array(z.object({ href: z.string(), name: z.string().nullable() })),
   hashtags: z.array(z.string()),
-  emojis: z.array(z.object({ shortcode: z.string(), url: z.string() })),
+  emojis: z.array(EmojiSchema),
   attachments: z.array(
     z.object({
       url: z.string(),

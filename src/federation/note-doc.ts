@@ -6,6 +6,7 @@ import { acctOf } from "../entities/account";
 import type { StatusBundle } from "../entities/status";
 import { mediaUrl, tagUrl } from "../entities/urls";
 import { NOTE_CONTEXT } from "./context";
+import { emojiTags } from "./emoji-tags";
 import { PUBLIC } from "./normalize";
 import { field } from "./normalize";
 
@@ -64,6 +65,7 @@ export function renderNote(cfg: Config, b: StatusBundle, id: string, now = Date.
     tag: [
       ...mentioned.map((m) => ({ type: "Mention", href: m.uri, name: `@${acctOf(m)}${m.domain ? "" : `@${cfg.domain}`}` })),
       ...(b.tags.get(s.id) ?? []).map((t) => ({ type: "Hashtag", href: tagUrl(cfg, t), name: `#${t}` })),
+      ...emojiTags(cfg, b.emojis.get(s.id)),
     ],
   };
   if (s.editedAt) note.updated = new Date(s.editedAt).toISOString();

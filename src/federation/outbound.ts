@@ -2,10 +2,10 @@
 // picks the inboxes (src/federation/recipients.ts) and hands the activity to deliverActivity; when no remote party
 // is involved it returns without storing anything. Rows an action removed (a deleted status, an undone follow)
 // travel in the action itself.
-import { eq, inArray } from "drizzle-orm";
+import { and, asc, eq, inArray } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { idList } from "../db/client";
-import { accounts, favourites, reports, statuses } from "../db/schema";
+import { accounts, favourites, polls, pollVotes, reports, statuses } from "../db/schema";
 import { loadStatusBundle } from "../entities/status";
 import type { Config, Env } from "../env";
 import { readConfig } from "../env";
@@ -30,6 +30,8 @@ import {
 import { renderActor } from "./actor-doc";
 import { ensureActorKeys } from "./actor-keys";
 import { deliverActivity } from "./delivery";
+import { sendEffects } from "../effects/send";
+import { pollAudienceInboxes, voteActivity } from "./poll-votes";
 import { newActivityUri } from "../effects/collector";
 import { instanceActorAccount } from "./instance-actor";
 import { audience, renderNote } from "./note-doc";
@@ -238,6 +240,62 @@ async function deleteActor(r: Run, accountId: string) {
   await send(r, actor.id, deleteActorActivity(actor.uri), inboxes);
 }
 
+// ---- polls ----
+
+/** A local voter's votes on a remote poll: one Create{Note} per choice, to the poll's author (VoteService#deliver_votes!). */
+async function vote(r: Run, a: Extract<FederateAction, { kind: "vote" }>) {
+  const [rows, votes] = await r.db.batch([
+    r.db.select({ poll: polls, uri: statuses.uri }).from(polls).innerJoin(statuses, eq(statuses.id, polls.statusId)).where(eq(polls.id, a.pollId)).limit(1),
+    r.db
+      .select({ id: pollVotes.id, choice: pollVotes.choice })
+      .from(pollVotes)
+      .where(and(eq(pollVotes.pollId, a.pollId), eq(pollVotes.accountId, a.accountId)))
+      .orderBy(asc(pollVotes.id)),
+  ]);
+  const row = rows[0];
+  if (!row || !votes.length) return;
+  const [voter, author] = await pair(r, a.accountId, row.poll.accountId);
+  if (!isLocal(voter) || !isRemote(author)) return;
+  const inbox = personalInbox(author);
+  if (!inbox) return;
+  for (const v of votes) {
+    const name = row.poll.options[v.choice];
+    if (name !== undefined) await send(r, voter.id, voteActivity(voter.uri, v.id, name, row.uri, author.uri), [inbox]);
+  }
+}
+
+/** Seconds an update_poll waits, so that the votes of those minutes travel in one Update (Mastodon waits 3 minutes). */
+const pollUpdateDelay = (env: Env) => {
+  const n = Number(env.POLL_UPDATE_DELAY_SECONDS ?? "");
+  return env.POLL_UPDATE_DELAY_SECONDS != null && env.POLL_UPDATE_DELAY_SECONDS !== "" && Number.isFinite(n) && n >= 0 ? Math.min(n, 43_200) : 180;
+};
+
+/**
+ * The counts of a local poll after votes, as Update{Question} (DistributePollUpdateWorker): to the remote voters,
+ * boosters and mentioned accounts, and to followers unless the status is direct. Runs once per queued update: the
+ * first run only waits (the job comes back after the delay), the second frees the poll's slot and sends what the
+ * counts are by then.
+ */
+async function updatePoll(r: Run, origin: string, a: Extract<FederateAction, { kind: "update_poll" }>) {
+  const delay = pollUpdateDelay(r.env);
+  if (!a.delayed && delay > 0) {
+    await sendEffects(r.env.JOBS, [{ type: "federate", origin, action: { ...a, delayed: true } }], delay);
+    return;
+  }
+  await r.db.update(polls).set({ updateQueuedAt: null }).where(eq(polls.statusId, a.statusId));
+  const b = await loadStatusBundle(r.db, [a.statusId], null);
+  const s = b.statuses.get(a.statusId);
+  const poll = b.polls.get(a.statusId);
+  if (!s?.local || !poll || poll.hideTotals) return;
+  const author = b.accounts.get(s.accountId);
+  if (!isLocal(author)) return;
+  const note = renderNote(r.cfg, b, s.id);
+  if (!note) return;
+  const inboxes = [...remoteInboxes(b.mentions.get(s.id) ?? []), ...(await pollAudienceInboxes(r.db, poll))];
+  if (s.visibility !== "direct") inboxes.push(...(await followerInboxes(r.db, author.id)));
+  await send(r, author.id, updateNoteActivity(note, poll.updatedAt), inboxes);
+}
+
 export async function runFederate(db: DB, env: Env, origin: string, action: FederateAction): Promise<void> {
   const r: Run = { db, env, cfg: readConfig(env, origin) };
   switch (action.kind) {
@@ -270,5 +328,9 @@ export async function runFederate(db: DB, env: Env, origin: string, action: Fede
       return flag(r, action.reportId);
     case "delete_actor":
       return deleteActor(r, action.accountId);
+    case "vote":
+      return vote(r, action);
+    case "update_poll":
+      return updatePoll(r, origin, action);
   }
 }

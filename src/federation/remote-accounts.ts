@@ -2,11 +2,12 @@
 // only at its own id (C10): the document's id must be the URL asked for (or, after a redirect, be re-fetched by its
 // id), on the same host. Domain blocks with severity suspend refuse the fetch altogether.
 import { eq, sql } from "drizzle-orm";
-import type { DB } from "../db/client";
+import { type DB, runBatch } from "../db/client";
 import { accounts, domainBlocks, instances } from "../db/schema";
 import type { Config } from "../env";
 import { snowflake } from "../lib/ids";
 import type { AccountRow } from "../db/schema";
+import { accountEmojisSql, accountShortcodes, upsertRemoteEmojisStatement } from "../services/custom-emojis";
 import { schemeFor, signedFetchOptions } from "./fetch-options";
 import { normalizeActor, sameHost, type NormalizedActor } from "./normalize";
 import { fetchActivityJson, FetchRefused, safeFetch } from "./safe-fetch";
@@ -66,12 +67,15 @@ export async function upsertRemoteAccount(db: DB, actor: NormalizedActor): Promi
   const silenced = (await domainBlockFor(db, host)).severity === "silence";
   const note = await sanitizeHtml(actor.summary);
   const fields = await Promise.all(actor.fields.map(async (f) => ({ name: await htmlToText(f.name), value: await sanitizeHtml(f.value), verified_at: null })));
+  const displayName = (await htmlToText(actor.name)).slice(0, 100);
   const values = {
     username: actor.preferredUsername,
     domain: host,
-    displayName: (await htmlToText(actor.name)).slice(0, 100),
+    displayName,
     note,
     fields,
+    // The actor's Emoji tags are stored first in the batch below; this picks those its texts use.
+    emojis: accountEmojisSql(accountShortcodes(displayName, note, fields), host),
     avatarRemoteUrl: actor.icon,
     headerRemoteUrl: actor.image,
     actorType: actor.type,
@@ -92,7 +96,9 @@ export async function upsertRemoteAccount(db: DB, actor: NormalizedActor): Promi
     updatedAt: now,
     fetchedAt: now,
   };
-  await db.batch([
+  const emojis = upsertRemoteEmojisStatement(db, host, actor.emojis, now);
+  await runBatch(db, [
+    ...(emojis ? [emojis] : []),
     db
       .insert(accounts)
       .values({ id: snowflake(actor.published ?? now), uri: actor.id, createdAt: actor.published ?? now, silencedAt: silenced ? now : null, ...values })

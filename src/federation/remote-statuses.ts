@@ -15,6 +15,8 @@ import type { Effects } from "../effects/collector";
 import { isUniqueViolation } from "../db/unique";
 import { notificationStatement } from "../services/notifications";
 import { cardUrlOfHtml, resetCardStatement } from "../services/preview-cards";
+import { htmlSearchText, searchIndexStatement } from "../services/search-index";
+import { statusShortcodes, upsertRemoteEmojisStatement } from "../services/custom-emojis";
 import { accountCanRead } from "../services/visibility";
 import { normalizeLanguage } from "../services/post-status";
 import { linkStatusTagsStatement, MAX_TAG_LENGTH, MAX_TAGS_PER_STATUS, upsertTagsStatements, type TagName } from "../services/tags";
@@ -288,6 +290,7 @@ export async function ingestNote(r: Resolution, note: NormalizedNote, author: Ac
     applicationId: null,
     pollId,
     mediaIds: media.length ? media.map((m) => m.id) : null,
+    emojiShortcodes: statusShortcodes(text.spoilerText, text.content),
     repliesCount: 0,
     reblogsCount: 0,
     favouritesCount: 0,
@@ -297,6 +300,8 @@ export async function ingestNote(r: Resolution, note: NormalizedNote, author: Ac
   };
   const realtime = createdAt >= now - REALTIME_WINDOW_MS;
   const writes: Statement[] = [db.insert(statuses).values(row)];
+  const emojis = upsertRemoteEmojisStatement(db, author.domain, note.emojis, now);
+  if (emojis) writes.push(emojis);
   if (conv.insert) writes.push(db.insert(conversations).values(conv.insert));
   if (mentioned.length) writes.push(mentionRowsStatement(db, id, mentioned, now));
   if (tags.length)
@@ -309,6 +314,14 @@ export async function ingestNote(r: Resolution, note: NormalizedNote, author: Ac
       ),
     );
   for (const m of media) writes.push(db.insert(mediaAttachments).values(m));
+  writes.push(
+    searchIndexStatement(db, id, {
+      spoilerText: text.spoilerText,
+      text: htmlSearchText(text.content),
+      pollOptions: poll?.options,
+      mediaDescriptions: media.map((m) => m.description),
+    }),
+  );
   if (poll && pollId)
     writes.push(db.insert(polls).values({ id: pollId, statusId: id, accountId: author.id, hideTotals: false, createdAt: now, updatedAt: now, ...poll }));
   if (realtime) {
@@ -457,6 +470,15 @@ export async function applyNoteUpdate(r: Resolution, status: StatusRow, note: No
   // Changed content loses its card and is crawled again (ProcessStatusUpdateService#reset_preview_card!).
   const contentChanged = text.content !== status.content;
   if (contentChanged) writes.push(resetCardStatement(db, status.id));
+  const searchable = {
+    spoilerText: text.spoilerText,
+    text: htmlSearchText(text.content),
+    pollOptions: newPoll?.options,
+    mediaDescriptions: attachments.map((a) => a.description),
+  };
+  writes.push(searchIndexStatement(db, status.id, searchable));
+  const emojis = author.domain ? upsertRemoteEmojisStatement(db, author.domain, note.emojis, now) : null;
+  if (emojis) writes.push(emojis);
   writes.push(
     db
       .update(statuses)
@@ -466,6 +488,7 @@ export async function applyNoteUpdate(r: Resolution, status: StatusRow, note: No
         sensitive: text.sensitive,
         language: text.language ?? status.language,
         mediaIds: mediaIds.length ? mediaIds : null,
+        emojiShortcodes: statusShortcodes(text.spoilerText, text.content),
         pollId,
         editedAt,
         updatedAt: now,

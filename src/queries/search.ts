@@ -1,15 +1,17 @@
-// Search without a full-text index (Mastodon's behaviour when Elasticsearch is off): accounts by username or
-// display-name prefix and by exact acct or URL; statuses only among those the viewer wrote, favourited,
-// bookmarked or was mentioned in, plus exact URL/URI lookups; hashtags by name prefix. Everything honours blocks,
-// mutes and domain blocks (spec: search follows blocking and muting rules). User text only ever reaches SQL as a
-// bound LIKE pattern with its wildcards escaped, capped at 50 bytes (security A16, A17). Nothing is fetched from
-// other servers here (security D9): resolving remote accounts and statuses belongs to federation.
+// Search: accounts by username or display-name prefix and by exact acct or URL; hashtags by name prefix; statuses
+// by URL, or full-text through the FTS5 index (migrations/0018_status_search.sql, written by services/search-index.ts)
+// under Mastodon's rules: what the viewer wrote or interacted with, plus public statuses of `indexable` accounts, with
+// Mastodon's operators (lib/search-query.ts). Everything honours blocks, mutes and domain blocks (spec: search follows
+// blocking and muting rules). User text reaches SQL only as bound values: LIKE patterns with their wildcards escaped,
+// capped at 50 bytes (security A16, A17), and FTS5 queries in which every word is a quoted string. Nothing is fetched
+// from other servers here (security D9): resolving remote accounts and statuses belongs to federation.
 import { and, asc, desc, eq, isNull, or, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { likeSql, likeText } from "../db/like";
-import { accounts, bookmarks, favourites, follows, mentions, statuses } from "../db/schema/index";
+import { accounts, follows, statuses } from "../db/schema/index";
 import type { Config } from "../env";
-import { padId, parseId } from "../lib/ids";
+import { padId, parseId, snowflakeFloor, unpadId } from "../lib/ids";
+import { ftsMatch, parseSearchQuery, type ParsedSearch, type SearchScope } from "../lib/search-query";
 import type { AccountRow } from "../db/schema";
 import { hiddenAuthorFor, statusReadableBy } from "../services/visibility";
 
@@ -59,6 +61,9 @@ export interface SearchOptions {
   offset: number;
   following: boolean;
   accountId: string | null;
+  /** Statuses only: newer than min_id, older than max_id. */
+  minId?: string | null;
+  maxId?: string | null;
 }
 
 export async function searchAccounts(db: DB, cfg: Config, q: string, o: SearchOptions): Promise<AccountRow[]> {
@@ -100,35 +105,185 @@ export async function searchAccounts(db: DB, cfg: Config, q: string, o: SearchOp
     .offset(o.offset);
 }
 
-/** Status ids matching q, newest first. Signed-out visitors get none (Mastodon requires a login for this). */
-export async function searchStatusIds(db: DB, cfg: Config, q: string, o: SearchOptions): Promise<string[]> {
-  const v = o.viewerId;
-  if (!v) return [];
-  const pv = padId(v);
-  const t = q.trim();
-  const conds: SQL[] = [statusReadableBy(v), isNull(statuses.reblogOfId)];
-  if (/^https?:\/\//i.test(t)) {
-    const localId = localStatusIdFromUrl(cfg, t);
-    conds.push(localId ? eq(statuses.id, localId) : or(eq(statuses.uri, t), eq(statuses.url, t))!);
-  } else {
-    if (!t) return [];
-    const p = `%${likeText(t, 2)}%`;
-    conds.push(sql`(${like(sql`${statuses.text}`, p)} OR ${like(sql`${statuses.content}`, p)} OR ${like(sql`${statuses.spoilerText}`, p)})`);
-    conds.push(sql`(${statuses.accountId} = ${pv} OR ${statuses.id} IN (
-      SELECT ${favourites.statusId} FROM ${favourites} WHERE ${favourites.accountId} = ${pv}
-      UNION SELECT ${bookmarks.statusId} FROM ${bookmarks} WHERE ${bookmarks.accountId} = ${pv}
-      UNION SELECT ${mentions.statusId} FROM ${mentions} WHERE ${mentions.accountId} = ${pv}))`);
-  }
-  conds.push(sql`(${statuses.accountId} = ${pv} OR NOT ${hiddenAuthorFor(v, statuses.accountId)})`);
+/** A local status URL (/@user/ID or /users/user/statuses/ID), or any status's uri/url: the status, if the viewer may see it. */
+async function statusByUrl(db: DB, cfg: Config, url: string, o: SearchOptions & { viewerId: string }): Promise<string[]> {
+  const localId = localStatusIdFromUrl(cfg, url);
+  const conds: SQL[] = [
+    statusReadableBy(o.viewerId),
+    isNull(statuses.reblogOfId),
+    localId ? eq(statuses.id, localId) : or(eq(statuses.uri, url), eq(statuses.url, url))!,
+    sql`(${statuses.accountId} = ${padId(o.viewerId)} OR NOT ${hiddenAuthorFor(o.viewerId, statuses.accountId)})`,
+  ];
   if (o.accountId) conds.push(eq(statuses.accountId, o.accountId));
   const rows = await db
     .select({ id: statuses.id })
     .from(statuses)
     .where(and(...conds))
-    .orderBy(desc(statuses.id))
-    .limit(o.limit)
+    .limit(1)
     .offset(o.offset);
   return rows.map((r) => r.id);
+}
+
+/** The first status id at a time (ms, clamped so that ids stay int64 and non-negative). */
+const idAt = (ms: number) => BigInt(snowflakeFloor(Math.min(ms, 2 ** 47 - 1)));
+
+/** The bounds of `statuses.id` the query and min_id/max_id allow: [gte, lt). */
+function idBounds(p: ParsedSearch, o: SearchOptions): { gte: bigint | null; lt: bigint | null } {
+  let gte: bigint | null = o.minId ? BigInt(o.minId) + 1n : null;
+  let lt: bigint | null = o.maxId ? BigInt(o.maxId) : null;
+  for (const d of p.dates) {
+    if (d.negated) continue;
+    if (d.lo !== null) {
+      const v = idAt(d.lo);
+      if (gte === null || v > gte) gte = v;
+    }
+    if (d.hi !== null) {
+      const v = idAt(d.hi);
+      if (lt === null || v < lt) lt = v;
+    }
+  }
+  return { gte, lt };
+}
+
+const MAX_RESULT_WINDOW = 10_000;
+const MAX_ID = 2n ** 63n - 1n;
+
+const MEDIA_TYPES: Record<string, string> = { image: "image", video: "video", audio: "audio" };
+
+/** has: (Mastodon's Status#searchable_properties). An unknown value matches nothing. */
+function hasCondition(value: string): SQL {
+  if (value === "media") return sql`EXISTS (SELECT 1 FROM media_attachments ma WHERE ma.status_id = statuses.id)`;
+  if (MEDIA_TYPES[value]) return sql`EXISTS (SELECT 1 FROM media_attachments ma WHERE ma.status_id = statuses.id AND ma.type = ${MEDIA_TYPES[value]})`;
+  if (value === "poll") return sql`statuses.poll_id IS NOT NULL`;
+  if (value === "link") return sql`EXISTS (SELECT 1 FROM status_preview_cards spc WHERE spc.status_id = statuses.id)`;
+  if (value === "embed")
+    return sql`EXISTS (SELECT 1 FROM status_preview_cards spc JOIN preview_cards pc ON pc.id = spc.preview_card_id WHERE spc.status_id = statuses.id AND pc.type = 'video')`;
+  return sql`0`;
+}
+
+function isCondition(value: string): SQL {
+  if (value === "reply") return sql`statuses.in_reply_to_id IS NOT NULL`;
+  if (value === "sensitive") return sql`statuses.sensitive = 1`;
+  return sql`0`;
+}
+
+/** from: the viewer, a local account, or a known remote one; an unknown account matches nothing (NULL). */
+function fromCondition(cfg: Config, value: string | null, pv: string): SQL {
+  if (value === "me") return sql`statuses.account_id = ${pv}`;
+  if (value === null) return sql`NULL`;
+  const [username, domain] = value.split("@") as [string, string | undefined];
+  const local = !domain || domain.toLowerCase() === cfg.domain.toLowerCase();
+  const where = local
+    ? sql`lower(a.username) = ${username.toLowerCase()} AND a.domain IS NULL`
+    : sql`lower(a.username) = ${username.toLowerCase()} AND lower(a.domain) = ${domain!.toLowerCase()}`;
+  return sql`statuses.account_id = (SELECT a.id FROM accounts a WHERE ${where} LIMIT 1)`;
+}
+
+/** A clause's condition, or its negation (NULL, e.g. a status without a language, counts as "not matching"). */
+const clause = (cond: SQL, negated: boolean) => (negated ? sql`NOT coalesce((${cond}), 0)` : sql`(${cond})`);
+
+/**
+ * The statuses viewer `pv` may find (Mastodon's StatusesIndex `searchable_by` and PublicStatusesIndex): `library` is
+ * what they wrote, were mentioned in, favourited, bookmarked, boosted or voted in; `public` is the public statuses of
+ * accounts that opted in with `indexable`.
+ */
+function searchableBy(pv: string, scope: SearchScope): SQL {
+  const library = sql`(statuses.account_id = ${pv}
+    OR EXISTS (SELECT 1 FROM mentions sm WHERE sm.status_id = statuses.id AND sm.account_id = ${pv})
+    OR EXISTS (SELECT 1 FROM favourites sf WHERE sf.account_id = ${pv} AND sf.status_id = statuses.id)
+    OR EXISTS (SELECT 1 FROM bookmarks sb WHERE sb.account_id = ${pv} AND sb.status_id = statuses.id)
+    OR EXISTS (SELECT 1 FROM statuses sr WHERE sr.reblog_of_id = statuses.id AND sr.account_id = ${pv})
+    OR (statuses.poll_id IS NOT NULL AND EXISTS (SELECT 1 FROM poll_votes sv WHERE sv.poll_id = statuses.poll_id AND sv.account_id = ${pv})))`;
+  const indexable = sql`(statuses.visibility = 'public' AND EXISTS (SELECT 1 FROM accounts ia WHERE ia.id = statuses.account_id AND ia.indexable = 1))`;
+  if (scope === "library") return library;
+  if (scope === "public") return indexable;
+  return sql`(${library} OR ${indexable})`;
+}
+
+/**
+ * Full-text status search for a signed-in viewer, newest first (Mastodon orders by id): ONE statement. With words or
+ * phrases the FTS5 index drives it (matches walked newest first by rowid, each joined to its status by primary key
+ * and kept if the viewer may find and see it); with only operators it is a scan of statuses newest first. Blocks,
+ * mutes, domain blocks and silenced authors the viewer does not follow are left out (Mastodon's StatusFilter), and
+ * the REST visibility rule applies on top. Null when the query asks for nothing (or for an empty id range).
+ */
+export function statusSearchQuery(cfg: Config, q: string, o: SearchOptions & { viewerId: string }): SQL | null {
+  const p = parseSearchQuery(q);
+  const { match, exclude } = ftsMatch(p.text);
+  const pv = padId(o.viewerId);
+  const filters = p.tags.length + p.has.length + p.is.length + p.languages.length + p.from.length + p.dates.length;
+  if (!match && !exclude && !filters && p.scope === "all") return null;
+
+  const own = sql`statuses.account_id = ${pv}`;
+  const conds: SQL[] = [
+    sql`statuses.reblog_of_id IS NULL`,
+    searchableBy(pv, p.scope),
+    statusReadableBy(o.viewerId),
+    sql`(${own} OR NOT ${hiddenAuthorFor(o.viewerId, statuses.accountId)})`,
+    sql`(${own} OR NOT EXISTS (SELECT 1 FROM accounts sa WHERE sa.id = statuses.account_id AND sa.silenced_at IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM follows sfo WHERE sfo.account_id = ${pv} AND sfo.target_account_id = statuses.account_id)))`,
+  ];
+  if (o.accountId) conds.push(sql`statuses.account_id = ${padId(o.accountId)}`);
+  for (const t of p.tags)
+    conds.push(
+      clause(sql`EXISTS (SELECT 1 FROM status_tags st JOIN tags tg ON tg.id = st.tag_id WHERE st.status_id = statuses.id AND tg.name = ${t.value})`, t.negated),
+    );
+  for (const h of p.has) conds.push(clause(hasCondition(h.value), h.negated));
+  for (const h of p.is) conds.push(clause(isCondition(h.value), h.negated));
+  for (const l of p.languages) conds.push(clause(sql`statuses.language = ${l.value}`, l.negated));
+  for (const f of p.from) conds.push(clause(fromCondition(cfg, f.value, pv), f.negated));
+  for (const d of p.dates) {
+    if (!d.negated) continue; // the others are id bounds
+    const lo = d.lo !== null ? sql`statuses.id >= ${padId(idAt(d.lo).toString())}` : sql`1`;
+    const hi = d.hi !== null ? sql`statuses.id < ${padId(idAt(d.hi).toString())}` : sql`1`;
+    conds.push(clause(sql`${lo} AND ${hi}`, true));
+  }
+  const { gte, lt } = idBounds(p, o);
+  if ((gte !== null && lt !== null && gte >= lt) || (gte !== null && gte > MAX_ID)) return null;
+  if (gte !== null) conds.push(sql`statuses.id >= ${padId(gte.toString())}`);
+  if (lt !== null) conds.push(sql`statuses.id < ${padId(lt.toString())}`);
+
+  if (match) {
+    // The same bounds on the FTS rowid let FTS5 skip what is out of range; the id goes in as TEXT (exact).
+    const ftsBounds: SQL[] = [];
+    if (gte !== null) ftsBounds.push(sql`AND statuses_fts.rowid >= CAST(${gte.toString()} AS INTEGER)`);
+    if (lt !== null) ftsBounds.push(sql`AND statuses_fts.rowid < CAST(${lt.toString()} AS INTEGER)`);
+    return sql`SELECT statuses.id AS id FROM statuses_fts JOIN statuses ON statuses.id = printf('%020d', statuses_fts.rowid)
+      WHERE statuses_fts MATCH ${match} ${sql.join(ftsBounds, sql` `)} AND ${and(...conds)}
+      ORDER BY statuses_fts.rowid DESC LIMIT ${o.limit} OFFSET ${o.offset}`;
+  }
+  if (exclude) conds.push(sql`statuses.id NOT IN (SELECT printf('%020d', rowid) FROM statuses_fts WHERE statuses_fts MATCH ${exclude})`);
+  return sql`SELECT statuses.id AS id FROM statuses WHERE ${and(...conds)} ORDER BY statuses.id DESC LIMIT ${o.limit} OFFSET ${o.offset}`;
+}
+
+async function fullTextStatusIds(db: DB, cfg: Config, q: string, o: SearchOptions & { viewerId: string }): Promise<string[]> {
+  const query = statusSearchQuery(cfg, q, o);
+  if (!query) return [];
+  try {
+    const rows = await db.all<{ id: string }>(query);
+    return rows.map((r) => unpadId(r.id));
+  } catch (e) {
+    // Every string is quoted, so FTS5 has nothing to choke on; should it still, a search finds nothing rather than 500.
+    if (/fts5/i.test(String((e as Error)?.message ?? e))) {
+      console.warn("status search failed", String((e as Error)?.message ?? e).slice(0, 200));
+      return [];
+    }
+    throw e;
+  }
+}
+
+/**
+ * Status ids matching q, newest first. Signed-out visitors get none (Mastodon requires a login for this). A URL finds
+ * the status it names (if visible); anything else is a full-text search (`fullTextStatusIds`).
+ */
+export async function searchStatusIds(db: DB, cfg: Config, q: string, o: SearchOptions): Promise<string[]> {
+  const viewerId = o.viewerId;
+  if (!viewerId) return [];
+  const t = q.trim();
+  // Elasticsearch's max_result_window (10,000) bounds Mastodon's paging the same way.
+  if (!t || o.offset + o.limit > MAX_RESULT_WINDOW) return [];
+  if (/^https?:\/\//i.test(t)) return statusByUrl(db, cfg, t, { ...o, viewerId });
+  return fullTextStatusIds(db, cfg, t, { ...o, viewerId });
 }
 
 export type DirectoryOrder = "active" | "new";

@@ -142,17 +142,21 @@ export async function dismissAnnouncement(db: DB, accountId: string, id: string)
 
 /**
  * A reaction's name: a Unicode emoji (one emoji sequence: pictographs, flags, keycaps, with their modifiers and
- * joiners), or the shortcode of an enabled local custom emoji. Returns the name to store, or throws 422.
+ * joiners), the shortcode of an enabled local custom emoji, or `shortcode@domain` for an enabled remote one this server
+ * knows (Mastodon takes local ones only; the `@domain` form is glitch-soc's and Misskey's, so reactions can use the
+ * emojis users see on remote posts). Colons around it are dropped. Returns the name to store, or throws 422.
  */
 async function reactionName(db: DB, raw: string): Promise<string> {
   const name = raw.trim();
   if (name.length > 0 && name.length <= 32 && UNICODE_EMOJI.test(name) && /\p{Extended_Pictographic}|\p{Regional_Indicator}|\u20E3/u.test(name)) return name;
-  const shortcode = name.replace(/^:|:$/g, "");
-  if (/^[A-Za-z0-9_]{2,64}$/.test(shortcode)) {
-    const rows = await db.all<{ shortcode: string }>(
-      sql`SELECT shortcode FROM custom_emojis WHERE shortcode = ${shortcode} AND domain IS NULL AND disabled = 0 LIMIT 1`,
+  const m = /^:?([A-Za-z0-9_]{2,64})(?:@([A-Za-z0-9.-]{1,253}(?::\d{1,5})?))?:?$/.exec(name);
+  if (m) {
+    const [, shortcode, domain] = m;
+    const rows = await db.all<{ shortcode: string; domain: string | null }>(
+      sql`SELECT shortcode, domain FROM custom_emojis WHERE shortcode = ${shortcode} AND domain IS ${domain?.toLowerCase() ?? null} AND disabled = 0 LIMIT 1`,
     );
-    if (rows[0]) return rows[0].shortcode;
+    const e = rows[0];
+    if (e) return e.domain ? `${e.shortcode}@${e.domain}` : e.shortcode;
   }
   throw unprocessable("Validation failed: Name is not a recognized emoji");
 }
@@ -180,7 +184,10 @@ export async function addReaction(db: DB, fx: Effects, accountId: string, id: st
 
 export async function removeReaction(db: DB, fx: Effects, accountId: string, id: string, raw: string): Promise<void> {
   await publishedAnnouncement(db, id);
-  const name = raw.trim().replace(/^:|:$/g, "");
+  const name = raw
+    .trim()
+    .replace(/^:|:$/g, "")
+    .replace(/@.*$/, (d) => d.toLowerCase());
   const gone = await db
     .delete(announcementReactions)
     .where(

@@ -26,7 +26,9 @@ import {
   normalizeLanguage,
   renderContent,
 } from "./post-status";
+import { statusShortcodes } from "./custom-emojis";
 import { cardUrlOfText, resetCardStatement } from "./preview-cards";
+import { searchIndexStatement } from "./search-index";
 import { hashtagsOf, linkStatusTagsStatement, upsertTagsStatements } from "./tags";
 
 const MAX_DESCRIPTION = 1500;
@@ -161,7 +163,18 @@ export async function editStatus(db: DB, fx: Effects, cfg: Config, viewer: UserV
   writes.push(
     db
       .update(statuses)
-      .set({ text, content, spoilerText: spoiler, sensitive, language, mediaIds: mediaIds.length ? mediaIds : null, pollId, editedAt: now, updatedAt: now })
+      .set({
+        text,
+        content,
+        spoilerText: spoiler,
+        sensitive,
+        language,
+        mediaIds: mediaIds.length ? mediaIds : null,
+        emojiShortcodes: statusShortcodes(spoiler, text),
+        pollId,
+        editedAt: now,
+        updatedAt: now,
+      })
       .where(eq(statuses.id, statusId)),
     db.run(sql`UPDATE media_attachments SET status_id = NULL WHERE status_id = ${ps} AND id NOT IN ${idList(mediaIds)}`),
   );
@@ -211,6 +224,8 @@ export async function editStatus(db: DB, fx: Effects, cfg: Config, viewer: UserV
   // Changed text loses its card and is crawled again (Mastodon's UpdateStatusService#reset_preview_card!).
   const textChanged = text !== s.text;
   if (textChanged) writes.push(resetCardStatement(db, statusId));
+  const descriptions = media.map((m) => attrUpdates.find((a) => a.id === m.id)?.description ?? m.description);
+  writes.push(searchIndexStatement(db, statusId, { spoilerText: spoiler, text, pollOptions: newPoll?.options, mediaDescriptions: descriptions }));
   const editId = snowflake(now);
   writes.push(
     db.insert(statusEdits).values({

@@ -14,12 +14,14 @@ import { notFound, unprocessable, validationFailed } from "../lib/errors";
 import { padId, parseId, snowflake } from "../lib/ids";
 import { cleanText, extractEntities, MAX_SOURCE_CHARS, renderPlainText, statusLength, type Entity } from "../lib/text";
 import type { UserViewer } from "../oauth/guard";
-import type { AccountRow } from "../db/schema";
+import type { AccountRow, StoredEmoji } from "../db/schema";
 import type { Effects } from "../effects/collector";
 import { resolveMentionHandles } from "../federation/resolve";
 import { notificationStatement } from "./notifications";
 import { newPollRow, validatePoll, type PollInput, type PollRow, type ValidPoll } from "./polls";
 import { cardUrlOfText } from "./preview-cards";
+import { searchIndexStatement } from "./search-index";
+import { localEmojisStatement, statusShortcodes } from "./custom-emojis";
 import { parseScheduledAt, scheduleStatus } from "./scheduled-statuses";
 import { hashtagsOf, linkStatusTagsStatement, upsertTagsStatements, type TagName } from "./tags";
 import { statusReadableBy } from "./visibility";
@@ -364,6 +366,7 @@ export async function postStatus(
     applicationId: viewer.applicationId,
     pollId: pollRow?.id ?? null,
     mediaIds: mediaIds.length ? mediaIds : null,
+    emojiShortcodes: statusShortcodes(spoiler, text),
     repliesCount: 0,
     reblogsCount: 0,
     favouritesCount: 0,
@@ -394,9 +397,15 @@ export async function postStatus(
     );
   }
   if (pollRow) writes.push(db.insert(polls).values(pollRow));
+  writes.push(
+    searchIndexStatement(db, id, { spoilerText: spoiler, text, pollOptions: pollRow?.options, mediaDescriptions: mediaRows.map((m) => m.description) }),
+  );
   if (opts.scheduled) writes.push(db.run(sql`DELETE FROM scheduled_statuses WHERE id = ${padId(opts.scheduled.id)}`));
+  // The custom emojis the response shows, read in the write batch (last, so the indexes above do not move).
+  if (row.emojiShortcodes) writes.push(localEmojisStatement(db, row.emojiShortcodes));
+  let written: unknown[];
   try {
-    await runBatch(db, writes);
+    written = await runBatch(db, writes);
   } catch (err) {
     if (idemKey && isIdempotencyConflict(err)) {
       const [hit] = await db
@@ -433,6 +442,7 @@ export async function postStatus(
     );
   if (pollRow) b.polls.set(id, pollRow);
   if (viewer.applicationId && viewer.application) b.apps.set(viewer.applicationId, viewer.application);
+  if (row.emojiShortcodes) b.emojis.set(id, written.at(-1) as StoredEmoji[]);
   return { id, created: true, status: renderStatusFrom(cfg, b, id)! };
 }
 

@@ -3,7 +3,7 @@
 import { eq } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { DB } from "../db/client";
-import { accounts, users, type ProfileField, type UserSettings } from "../db/schema";
+import { accounts, users, type ProfileField, type StoredEmoji, type UserSettings } from "../db/schema";
 import type { Config, Env } from "../env";
 import { validationFailed } from "../lib/errors";
 import { cleanText, noLinks, renderPlainText } from "../lib/text";
@@ -11,6 +11,7 @@ import { deleteStored, storeUpload } from "../media/store";
 import type { UserViewer } from "../oauth/guard";
 import type { AccountRow, UserRow } from "../db/schema";
 import { acceptRequest, pendingRequestsTo } from "./follows";
+import { accountEmojisSql, accountShortcodes } from "./custom-emojis";
 import type { Effects } from "../effects/collector";
 
 export const MAX_DISPLAY_NAME = 30;
@@ -88,6 +89,12 @@ export async function updateProfile(db: DB, fx: Effects, cfg: Config, env: Env, 
   if (u.fields) {
     const before = new Map(a.fields.map((f) => [`${f.name}\u0000${f.value}`, f.verified_at]));
     set.fields = u.fields.map((f): ProfileField => ({ name: f.name, value: f.value, verified_at: before.get(`${f.name}\u0000${f.value}`) ?? null }));
+  }
+  // The local custom emojis the name, note and fields use, resolved in the same statement (services/custom-emojis.ts).
+  if (set.displayName !== undefined || set.noteSource !== undefined || set.fields) {
+    const codes = accountShortcodes(set.displayName ?? a.displayName, set.noteSource ?? a.noteSource, set.fields ?? a.fields);
+    // drizzle takes SQL for any column of an update; the row type just does not say so.
+    set.emojis = accountEmojisSql(codes, null) as unknown as StoredEmoji[];
   }
   // Pictures are stored first; their old objects are deleted only once the row points at the new ones.
   const replaced: (string | null)[] = [];

@@ -52,6 +52,7 @@ export async function reblog(db: DB, fx: Effects, cfg: Config, viewer: UserViewe
     applicationId: viewer.applicationId,
     pollId: null,
     mediaIds: null,
+    emojiShortcodes: null,
     repliesCount: 0,
     reblogsCount: 0,
     favouritesCount: 0,

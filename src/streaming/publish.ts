@@ -19,7 +19,7 @@ import { renderNotifications } from "../entities/notification";
 import type { Config, Env } from "../env";
 import { padId, unpadId } from "../lib/ids";
 import { type AccountRow, accountConversations, announcements } from "../db/schema";
-import { renderAnnouncements } from "../entities/announcement";
+import { renderAnnouncements, renderReactionEvent } from "../entities/announcement";
 import { renderConversations } from "../entities/conversation";
 import { searchableText } from "../services/filter-match";
 import { findNotification } from "../queries/notifications";
@@ -327,13 +327,7 @@ export async function publishAnnouncementEvent(
   e: { event: "announcement" | "announcement.reaction" | "announcement.delete"; announcementId: string; name?: string },
 ): Promise<void> {
   if (e.event === "announcement.delete") return publishToAllUsers(env, e.event, e.announcementId);
-  if (e.event === "announcement.reaction") {
-    const name = e.name ?? "";
-    const [row] = await db.all<{ n: number }>(
-      sql`SELECT count(*) AS n FROM announcement_reactions WHERE announcement_id = ${padId(e.announcementId)} AND name = ${name}`,
-    );
-    return publishToAllUsers(env, e.event, { name, count: Number(row?.n ?? 0), announcement_id: e.announcementId });
-  }
+  if (e.event === "announcement.reaction") return publishToAllUsers(env, e.event, await renderReactionEvent(db, cfg, e.announcementId, e.name ?? ""));
   const rows = await db.select().from(announcements).where(eq(announcements.id, e.announcementId)).limit(1);
   if (!rows[0]?.published) return;
   const [rendered] = await renderAnnouncements(db, cfg, rows, null);

@@ -5,7 +5,7 @@
 import "./polyfills.mjs";
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { Accept, Block, Create, Follow, Person } from "@fedify/fedify/vocab";
+import { Accept, Block, Create, Follow, Person, Update } from "@fedify/fedify/vocab";
 import { startTern } from "../support/server.mjs";
 import { startPeer } from "./peer.mjs";
 import { poll, signUp } from "./tern-api.mjs";
@@ -27,7 +27,8 @@ describe("federation: Tern ⇄ fedify peer over loopback", () => {
   const s = {}; // shared state between steps
 
   before(async () => {
-    tern = await startTern({ vars: { ALLOW_LOOPBACK_FETCH: "true" } });
+    // Poll counts go out 1 s after votes instead of Mastodon's 3 minutes.
+    tern = await startTern({ vars: { ALLOW_LOOPBACK_FETCH: "true", POLL_UPDATE_DELAY_SECONDS: "1" } });
     peer = await startPeer({ ternHosts: [`127.0.0.1:${tern.port}`] });
     const users = await signUp(tern.url, ["alice", "bob"]);
     alice = users.alice;
@@ -169,6 +170,23 @@ describe("federation: Tern ⇄ fedify peer over loopback", () => {
     assert.match(n.status.content, /Nice post!/);
   });
 
+  test("4a. custom emojis: the peer's Emoji tags show in Tern's `emojis` on its account and its status", async () => {
+    const target = need(s.alice, "WebFinger lookup of alice");
+    const expected = (shortcode) => ({ shortcode, url: peer.emojiUrl(shortcode), static_url: peer.emojiUrl(shortcode), visible_in_picker: true });
+    const posted = await peer.post(target, { content: "Custom emoji :fedify_party: time", mention: target, emojis: ["fedify_party"] });
+    const n = await poll("a mention notification for the post with an emoji", async () => {
+      const all = await alice.api.get("/api/v1/notifications", { "types[]": "mention" });
+      return all.find((x) => x.status?.uri === posted.id);
+    });
+    assert.deepEqual(n.status.emojis, [expected("fedify_party")], "the status lists the emoji its content uses");
+    assert.match(n.status.content, /:fedify_party:/);
+    // The actor document (fetched when the peer first reached Tern) has one in its display name.
+    assert.equal(n.account.display_name, "Fedify Peer :fedify_blob:");
+    assert.deepEqual(n.account.emojis, [expected("fedify_blob")], "the account lists the emoji of its display name");
+    const status = await alice.api.get(`/api/v1/statuses/${n.status.id}`);
+    assert.deepEqual(status.emojis, [expected("fedify_party")]);
+  });
+
   test("5. the peer likes and boosts, then undoes both: counts and notifications follow", async () => {
     const target = need(s.alice, "WebFinger lookup of alice");
     const status = need(s.publicStatus, "alice's public status");
@@ -234,6 +252,85 @@ describe("federation: Tern ⇄ fedify peer over loopback", () => {
       const r = await alice.api.get(`/api/v1/statuses/${inHome.id}`, undefined, { allow: [200, 404] });
       return r.status === 404;
     });
+  });
+
+  test("7a. polls: the Tern user votes on the peer's Question; the peer counts it and its counts come back", async () => {
+    need(s.aliceFollowsPeer, "alice follows the peer");
+    const aliceUri = `${tern.url}/users/alice`;
+    const q = await peer.postQuestion("followers", { content: "Tabs or spaces?", options: ["tabs", "spaces"], tallies: [3, 4], otherVoters: 7 });
+    const status = await poll("the peer's Question in alice's home timeline", async () => {
+      const home = await alice.api.get("/api/v1/timelines/home");
+      return home.find((st) => st.uri === q.id);
+    });
+    assert.deepEqual(
+      status.poll?.options.map((o) => [o.title, o.votes_count]),
+      [
+        ["tabs", 3],
+        ["spaces", 4],
+      ],
+    );
+
+    const voted = await alice.api.post(`/api/v1/polls/${status.poll.id}/votes`, { choices: [1] });
+    assert.deepEqual(voted.own_votes, [1]);
+    const vote = await peer.waitFor((r) => r.activity instanceof Create && r.actor === aliceUri && r.raw?.object?.inReplyTo === q.id, {
+      what: "alice's vote (Create{Note} in reply to the Question)",
+    });
+    assert.equal(vote.raw.object.type, "Note");
+    assert.equal(vote.raw.object.name, "spaces");
+    assert.equal(vote.raw.object.attributedTo, aliceUri);
+    assert.deepEqual(list(vote.raw.to), [peer.actorUri.href], "a vote is addressed to the poll's author only");
+    assert.deepEqual(q.tallies, [3, 5], "the peer counted the vote");
+    assert.ok(q.voters.has(aliceUri));
+
+    // Votes from elsewhere: the peer's Update{Question} sets the counts Tern shows.
+    await peer.countElsewhere(s.alice, q, "tabs", 2);
+    const counted = await poll("the peer's counts on Tern", async () => {
+      const p = await alice.api.get(`/api/v1/polls/${status.poll.id}`);
+      return p.options[0].votes_count === 5 ? p : null;
+    });
+    assert.deepEqual(
+      counted.options.map((o) => o.votes_count),
+      [5, 5],
+    );
+    assert.equal(counted.votes_count, 10);
+    assert.deepEqual(counted.own_votes, [1]);
+  });
+
+  test("7b. polls: the peer votes on a Tern poll; it counts, stays no status, and the counts go back in an Update", async () => {
+    need(s.aliceFollowed, "the peer follows alice");
+    const st = await alice.api.post("/api/v1/statuses", { status: "Coffee or tea?", poll: { options: ["coffee", "tea"], expires_in: 3600 } });
+    const created = await peer.waitFor((r) => r.activity instanceof Create && objectId(r.raw) === st.uri, { what: "the Question's Create" });
+    assert.equal(created.raw.object.type, "Question");
+
+    await peer.vote(need(s.alice, "WebFinger lookup of alice"), st.uri, "tea");
+    const counted = await poll("the peer's vote counted", async () => {
+      const p = await alice.api.get(`/api/v1/polls/${st.poll.id}`);
+      return p.votes_count === 1 ? p : null;
+    });
+    assert.deepEqual(
+      counted.options.map((o) => [o.title, o.votes_count]),
+      [
+        ["coffee", 0],
+        ["tea", 1],
+      ],
+    );
+    const context = await alice.api.get(`/api/v1/statuses/${st.id}/context`);
+    assert.deepEqual(context.descendants, [], "a vote is not a reply");
+    assert.equal((await alice.api.get(`/api/v1/statuses/${st.id}`)).replies_count, 0);
+    const notes = await alice.api.get("/api/v1/notifications");
+    assert.ok(!notes.some((n) => n.status?.id === st.id || n.status?.in_reply_to_id === st.id), "no notification for a vote");
+
+    const update = await peer.waitFor((r) => r.activity instanceof Update && objectId(r.raw) === st.uri, { what: "Update{Question} with the counts" });
+    assert.equal(update.actor, `${tern.url}/users/alice`);
+    assert.equal(update.raw.object.type, "Question");
+    assert.deepEqual(
+      update.raw.object.oneOf.map((o) => [o.name, o.replies.totalItems]),
+      [
+        ["coffee", 0],
+        ["tea", 1],
+      ],
+    );
+    assert.equal(update.raw.object.votersCount, 1);
   });
 
   test("8. the Tern user blocks the peer: Block is delivered and follows are removed", async () => {

@@ -1,7 +1,10 @@
 // A real, independent ActivityPub server for the federation suite: fedify (createFederation with an in-memory KV
 // and queue) behind a small node:http adapter on 127.0.0.1. One actor, "peer", with an RSA key. Everything that
 // reaches its inboxes is recorded: `received` holds the activities fedify verified and handed to a listener,
-// `unverified` the ones it refused (bad or missing signature), `posts` every POST with the status it got.
+// `unverified` the ones it refused (bad or missing signature), `posts` every POST with the status it got. Polls work
+// as Mastodon's do: a vote (Create{Note} with `name` = option, `inReplyTo` = the Question) on one of the peer's
+// Questions is counted, and the Question goes back to the voter in an Update with its new counts.
+// The actor has a custom emoji in its display name, and `post` can tag the Note with Emoji tags (Mastodon's shape).
 // Fedify's own checks stay on: HTTP signatures are verified, and only private-address fetching is relaxed so the
 // two servers can talk over loopback.
 import "./polyfills.mjs";
@@ -13,15 +16,19 @@ import {
   Accept,
   Activity,
   Announce,
+  Collection,
   Create,
   Delete,
+  Emoji,
   Endpoints,
   Follow,
+  Image,
   Like,
   Mention,
   Note,
   Person,
   PUBLIC_COLLECTION,
+  Question,
   Tombstone,
   Undo,
   Update,
@@ -30,6 +37,7 @@ import { Temporal } from "./polyfills.mjs";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const PEER = "peer";
+const PEER_EMOJI = "fedify_blob";
 
 /**
  * Fedify looks `acct:` handles up over https only; Tern under test speaks plain http on loopback. This shim is the
@@ -87,6 +95,15 @@ export async function startPeer({ ternHosts = [], log = !!process.env.TERN_FED_L
   const rawById = new Map();
   const notes = new Map(); // note id (path segment) → Note, served by the object dispatcher
   const followers = new Map(); // follower actor URI → fedify Actor (for "followers" deliveries)
+  const questions = new Map(); // question id (href) → its state: options, tallies, voters (see postQuestion)
+
+  /** The peer's custom emoji `shortcode` as an Emoji tag (Mastodon's shape); its image is never fetched by Tern. */
+  const peerEmoji = (shortcode) =>
+    new Emoji({
+      id: new URL(`/emojis/${shortcode}`, origin),
+      name: `:${shortcode}:`,
+      icon: new Image({ url: new URL(`/emojis/${shortcode}.png`, origin), mediaType: "image/png" }),
+    });
 
   const rsa = await generateCryptoKeyPair("RSASSA-PKCS1-v1_5");
   const keyJwk = { privateKey: await exportJwk(rsa.privateKey), publicKey: await exportJwk(rsa.publicKey) };
@@ -112,7 +129,9 @@ export async function startPeer({ ternHosts = [], log = !!process.env.TERN_FED_L
       return new Person({
         id: ctx.getActorUri(identifier),
         preferredUsername: identifier,
-        name: "Fedify Peer",
+        // A custom emoji in the display name, as Mastodon users have them (Tern shows it in the account's `emojis`).
+        name: `Fedify Peer :${PEER_EMOJI}:`,
+        tags: [peerEmoji(PEER_EMOJI)],
         summary: "An independent ActivityPub server (fedify) for Tern's federation tests.",
         url: new URL(`/@${identifier}`, origin),
         inbox: ctx.getInboxUri(identifier),
@@ -143,6 +162,46 @@ export async function startPeer({ ternHosts = [], log = !!process.env.TERN_FED_L
     if (identifier !== PEER) return null;
     return notes.get(id) ?? null;
   });
+
+  federation.setObjectDispatcher(Question, "/users/{identifier}/questions/{id}", (_ctx, { identifier, id }) => {
+    if (identifier !== PEER) return null;
+    const q = [...questions.values()].find((x) => x.key === id);
+    return q ? questionOf(q) : null;
+  });
+
+  /** The peer's Question a vote counted in, or null when `create` is no (valid) vote. */
+  async function countVote(ctx, create) {
+    const object = await create.getObject(ctx).catch(() => null);
+    const q = object instanceof Note && object.replyTargetId ? questions.get(object.replyTargetId.href) : undefined;
+    const voter = create.actorId?.href;
+    if (!q || !voter || object.attributionId?.href !== voter) return null;
+    const choice = q.options.indexOf(String(object.name ?? ""));
+    const mine = q.votes.get(voter) ?? new Set();
+    if (choice < 0 || mine.has(choice) || (!q.multiple && mine.size > 0)) return null;
+    if (Temporal.Instant.compare(Temporal.Now.instant(), q.endTime) >= 0) return null;
+    mine.add(choice);
+    q.votes.set(voter, mine);
+    q.voters.add(voter);
+    q.tallies[choice]++;
+    return q;
+  }
+
+  /** The Question as it stands: one Note per option with its count (`replies.totalItems`), and the voters' count. */
+  function questionOf(q) {
+    const options = q.options.map((name, i) => new Note({ name, replies: new Collection({ totalItems: q.tallies[i] }) }));
+    return new Question({
+      id: new URL(q.id),
+      attribution: q.actorUri,
+      content: `<p>${q.content}</p>`,
+      published: q.published,
+      url: new URL(q.id),
+      tos: q.to,
+      ccs: q.cc,
+      endTime: q.endTime,
+      voters: q.voters.size + q.otherVoters,
+      ...(q.multiple ? { inclusiveOptions: options } : { exclusiveOptions: options }),
+    });
+  }
 
   const arrivals = new Set(); // waitFor() checks, run each time an activity is recorded
   const record = async (_ctx, activity) => {
@@ -178,6 +237,15 @@ export async function startPeer({ ternHosts = [], log = !!process.env.TERN_FED_L
       await record(ctx, undo);
       const inner = await undo.getObject(ctx).catch(() => null);
       if (inner instanceof Follow && undo.actorId) followers.delete(undo.actorId.href);
+    })
+    .on(Create, async (ctx, create) => {
+      // A vote on one of the peer's polls: counted once per voter and option (once per voter on a single-choice
+      // poll, none after the end) before it is recorded, then the Question goes back to the voter with its counts.
+      const q = await countVote(ctx, create);
+      await record(ctx, create);
+      if (!q) return;
+      const actor = await create.getActor(ctx);
+      if (actor) await sendQuestionUpdate(q, actor);
     })
     .on(Activity, record)
     .onUnverifiedActivity((_ctx, activity, reason) => {
@@ -244,11 +312,20 @@ export async function startPeer({ ternHosts = [], log = !!process.env.TERN_FED_L
     return activity;
   };
 
+  const sendQuestionUpdate = (q, recipients) =>
+    send(
+      recipients,
+      new Update({ id: newId(), actor: actorUri, object: questionOf(q), tos: q.to, ccs: q.cc }),
+      recipients === "followers" ? { preferSharedInbox: true } : {},
+    );
+
   return {
     origin,
     host,
     port,
+    questions,
     handle: `${PEER}@${host}`,
+    emojiUrl: (shortcode = PEER_EMOJI) => new URL(`/emojis/${shortcode}.png`, origin).href,
     actorUri,
     received,
     unverified,
@@ -325,11 +402,11 @@ export async function startPeer({ ternHosts = [], log = !!process.env.TERN_FED_L
      * Publishes a Note (public unless told otherwise), mentioning `mention` (an Actor) if given, replying to
      * `inReplyTo` if given; delivered to `recipients` (an Actor, a list, or "followers").
      */
-    async post(recipients, { content, mention, inReplyTo, visibility = "public" } = {}) {
+    async post(recipients, { content, mention, inReplyTo, visibility = "public", emojis = [] } = {}) {
       const key = randomUUID();
       const id = ctx().getObjectUri(Note, { identifier: PEER, id: key });
       const followersUri = ctx().getFollowersUri(PEER);
-      const tags = [];
+      const tags = emojis.map(peerEmoji); // `emojis`: shortcodes the content uses, each sent as an Emoji tag
       let html = `<p>${content ?? "hello from the peer"}</p>`;
       if (mention) {
         const name = `@${mention.preferredUsername}@${mention.id.host}`;
@@ -353,6 +430,49 @@ export async function startPeer({ ternHosts = [], log = !!process.env.TERN_FED_L
       const create = new Create({ id: new URL(`${id.href}/activity`), actor: actorUri, object: note, tos: to, ccs: cc, published: note.published });
       await send(recipients, create, recipients === "followers" ? { preferSharedInbox: true } : {});
       return { id: id.href, key, note, create };
+    },
+
+    /**
+     * Publishes a public Question (a poll) to `recipients`; `tallies` and `otherVoters` stand for votes it already
+     * has from elsewhere. Votes that arrive are counted in its state (returned, and in `questions`).
+     */
+    async postQuestion(recipients, { content = "a poll", options, multiple = false, tallies, otherVoters = 0, expiresInMs = 3_600_000 }) {
+      const key = randomUUID();
+      const id = new URL(`/users/${PEER}/questions/${key}`, origin).href;
+      const q = {
+        key,
+        id,
+        actorUri,
+        content,
+        options,
+        multiple,
+        tallies: tallies ? [...tallies] : options.map(() => 0),
+        otherVoters,
+        voters: new Set(),
+        votes: new Map(),
+        published: Temporal.Now.instant(),
+        endTime: Temporal.Now.instant().add({ milliseconds: expiresInMs }),
+        to: [PUBLIC_COLLECTION],
+        cc: [ctx().getFollowersUri(PEER)],
+      };
+      questions.set(id, q);
+      const create = new Create({ id: new URL(`${id}/activity`), actor: actorUri, object: questionOf(q), tos: q.to, ccs: q.cc, published: q.published });
+      await send(recipients, create, recipients === "followers" ? { preferSharedInbox: true } : {});
+      return q;
+    },
+
+    /** Counts `n` votes for `option` from other servers and sends the Question's new counts to `recipients`. */
+    countElsewhere(recipients, q, option, n = 1) {
+      q.tallies[q.options.indexOf(option)] += n;
+      q.otherVoters += n;
+      return sendQuestionUpdate(q, recipients);
+    },
+
+    /** Votes on someone's poll as Mastodon does: a Create{Note} whose `name` is the option, to the poll's author. */
+    vote(author, questionUri, option) {
+      const id = new URL(`${actorUri.href}#votes/${randomUUID()}`);
+      const note = new Note({ id, attribution: actorUri, name: option, replyTarget: new URL(questionUri), tos: [author.id] });
+      return send(author, new Create({ id: new URL(`${id.href}/activity`), actor: actorUri, object: note, tos: [author.id] }));
     },
 
     async edit(recipients, posted, content) {

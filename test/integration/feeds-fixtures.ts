@@ -4,6 +4,7 @@ import { env } from "cloudflare:test";
 import { sql } from "drizzle-orm";
 import { follows, mentions, statuses, type Visibility } from "../../src/db/schema";
 import { padId, snowflake } from "../../src/lib/ids";
+import { searchIndexStatement } from "../../src/services/search-index";
 import { db, type TestUser } from "./helpers";
 
 let clock = Date.now() - 10 * 60 * 1000;
@@ -48,6 +49,8 @@ export async function insertStatus(author: { id: string; username?: string }, o:
       updatedAt: now,
     });
   for (const m of o.mentions ?? []) await db().insert(mentions).values({ id: nextId(), statusId: id, accountId: m });
+  // Indexed for search as postStatus does in its batch.
+  if (!o.reblogOf) await searchIndexStatement(db(), id, { spoilerText: "", text: o.text ?? `status ${id}` });
   return id;
 }
 

@@ -13,6 +13,7 @@ async function post(accountId: string, text: string, visibility = "public") {
   )
     .bind(pad(id), `${ORIGIN}/users/x/statuses/${id}`, pad(accountId), visibility, text, `<p>${text}</p>`, now, now)
     .run();
+  await env.DB.prepare("INSERT INTO status_search (id, text) VALUES (CAST(? AS INTEGER), ?)").bind(pad(id), text).run();
   return id;
 }
 

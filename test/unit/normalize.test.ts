@@ -17,7 +17,7 @@ describe("ActivityPub normaliser", () => {
     });
     expect(a.publicKey?.id).toBe("https://mastodon.example/users/alice#main-key");
     expect(a.fields).toHaveLength(1);
-    expect(a.emojis).toEqual([{ shortcode: "blobcat", url: "https://mastodon.example/e/blobcat.png" }]);
+    expect(a.emojis).toEqual([{ shortcode: "blobcat", url: "https://mastodon.example/e/blobcat.png", uri: "https://mastodon.example/emojis/1" }]);
   });
 
   it("reads an Akkoma Service actor and drops hostile emoji (E7)", () => {

@@ -24,7 +24,7 @@ r.get("/:id", scopeIfToken("read:statuses"), async (c) => {
 r.post("/:id/votes", requireUser("write:statuses"), async (c) => {
   const id = pollId(c.req.param("id"));
   const { choices } = await parse(c, z.object({ choices: zArray(zInt.pipe(z.number().int()), 10) }));
-  return c.json(await votePoll(c.get("db"), id, me(c).account.id, choices ?? []));
+  return c.json(await votePoll(c.get("db"), c.get("fx"), id, me(c).account.id, choices ?? []));
 });
 
 export default r;

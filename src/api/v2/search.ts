@@ -24,6 +24,8 @@ const params = z.object({
   resolve: zBool,
   following: zBool,
   account_id: z.string().max(25).optional(),
+  min_id: z.string().max(25).optional(),
+  max_id: z.string().max(25).optional(),
   limit: z.unknown().optional(),
   offset: zInt,
   exclude_unreviewed: zBool,
@@ -49,6 +51,8 @@ r.get("/", async (c) => {
     offset,
     following: !!p.following,
     accountId: p.account_id ? (parseId(p.account_id) ?? "0") : null,
+    minId: p.min_id ? parseId(p.min_id) : null,
+    maxId: p.max_id ? parseId(p.max_id) : null,
   };
   const db = c.get("db");
   const cfg = c.get("config");
@@ -56,9 +60,11 @@ r.get("/", async (c) => {
   // A resolved account is searched for by its acct, so blocks, mutes and domain blocks still apply.
   const accountQ = found?.account ? `${found.account.username}@${found.account.domain}` : q;
   const tagName = !q.includes("@") && !/^https?:\/\//i.test(q) ? validTagName(q.replace(/^#/, "")) : null;
+  // Mastodon's full_text_searchable?: a lone `#tag` or handle is a hashtag or account search, unless statuses are asked for.
+  const searchStatuses = type === "statuses" || (all && !/^(#\S+|@?[A-Za-z0-9_]+@[A-Za-z0-9.:-]+|@[A-Za-z0-9_]+)$/.test(q));
   const [accountRows, statusIds, tagRows] = await Promise.all([
     all || type === "accounts" ? searchAccounts(db, cfg, accountQ, opts) : [],
-    all || type === "statuses" ? searchStatusIds(db, cfg, q, opts) : [],
+    searchStatuses ? searchStatusIds(db, cfg, q, opts) : [],
     (all || type === "hashtags") && tagName ? searchTags(db, tagName, opts.limit, offset) : [],
   ]);
   const ids: string[] = found?.statusId && !(statusIds as string[]).includes(found.statusId) ? [found.statusId, ...statusIds] : statusIds;

@@ -2,6 +2,18 @@ import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { bool, id, json, ms } from "./types";
 
+/** A custom emoji as an account row keeps it (the columns of custom_emojis that rendering needs). */
+export interface StoredEmoji {
+  /** custom_emojis.id as stored (zero-padded). */
+  id: string;
+  shortcode: string;
+  image_key: string | null;
+  image_remote_url: string | null;
+  visible_in_picker: number | boolean;
+  /** Where a remote emoji lives (its Emoji tag's id); null for local ones. */
+  uri: string | null;
+}
+
 export interface ProfileField {
   name: string;
   value: string; // raw text for local accounts; sanitised HTML for remote ones
@@ -19,6 +31,8 @@ export const accounts = sqliteTable(
     note: text("note").notNull().default(""), // rendered HTML
     noteSource: text("note_source").notNull().default(""), // raw text (local)
     fields: json<ProfileField[]>()("fields").notNull().default(sql`'[]'`),
+    /** The custom emojis the name, note and fields use, resolved when they are written (services/custom-emojis.ts). */
+    emojis: json<StoredEmoji[] | null>()("emojis"),
     avatarKey: text("avatar_key"), // R2 key (local upload)
     avatarRemoteUrl: text("avatar_remote_url"),
     headerKey: text("header_key"),

@@ -38,7 +38,7 @@ export const announcementReactions = sqliteTable(
   {
     accountId: id("account_id").notNull(),
     announcementId: id("announcement_id").notNull(),
-    /** A Unicode emoji, or a local custom emoji's shortcode. */
+    /** A Unicode emoji, a local custom emoji's shortcode, or `shortcode@domain` for a remote one. */
     name: text("name").notNull(),
     createdAt: ms("created_at").notNull(),
   },

@@ -11,3 +11,4 @@ export * from "./filters";
 export * from "./scheduled";
 export * from "./announcements";
 export * from "./trends";
+export * from "./search";

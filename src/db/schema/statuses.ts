@@ -26,6 +26,8 @@ export const statuses = sqliteTable(
     applicationId: id("application_id"),
     pollId: id("poll_id"),
     mediaIds: json<string[]>()("media_ids"), // ordered attachment ids
+    /** The `:shortcode:`s in the text and content warning (services/custom-emojis.ts); null when none. */
+    emojiShortcodes: json<string[] | null>()("emoji_shortcodes"),
     repliesCount: integer("replies_count").notNull().default(0),
     reblogsCount: integer("reblogs_count").notNull().default(0),
     favouritesCount: integer("favourites_count").notNull().default(0),
@@ -171,6 +173,8 @@ export const polls = sqliteTable(
     expiresAt: ms("expires_at"),
     createdAt: ms("created_at").notNull(),
     updatedAt: ms("updated_at").notNull(),
+    // A local poll's Update{Question} (new counts) is queued: at most one pending (src/services/polls.ts).
+    updateQueuedAt: ms("update_queued_at"),
   },
   // The cron notifies voters when polls end.
   (t) => [index("polls_expires").on(t.expiresAt).where(sql`expires_at IS NOT NULL`)],

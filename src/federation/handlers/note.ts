@@ -4,6 +4,7 @@ import { tombstones } from "../../db/schema";
 import { padId } from "../../lib/ids";
 import { removeStatus } from "../../services/delete-status";
 import { normalizeNote, sameHost } from "../normalize";
+import { applyPollCounts, handleVoteCreate, voteNoteOf } from "../poll-votes";
 import { applyNoteUpdate, ingestNote, resolveStatus, statusByUri } from "../remote-statuses";
 import { drop, type InboxContext } from "./context";
 
@@ -14,6 +15,9 @@ export async function handleCreate(ctx: InboxContext): Promise<void> {
   const uri = activity.objectId;
   if (!uri) return drop("create without object");
   if (!sameHost(uri, signer.uri)) return drop("object id not on the actor's host"); // C11
+  // A poll vote is a Create{Note} too: it counts, and is never stored as a status (Mastodon's poll_vote?).
+  const vote = voteNoteOf(activity.object);
+  if (vote && (await handleVoteCreate(ctx, vote))) return;
   if (!activity.object) {
     // Only an IRI: fetch it from its origin (it must still be the signer's).
     const s = await resolveStatus(ctx.r, uri);
@@ -34,6 +38,11 @@ export async function handleUpdateNote(ctx: InboxContext): Promise<void> {
   const status = await statusByUri(db, note.id);
   if (!status) return drop("update of an unknown status");
   if (status.accountId !== signer.id || note.attributedTo !== signer.uri || !sameHost(note.id, signer.uri)) return drop("update of another's status"); // C14
+  // An Update that is no newer edit still brings a poll's counts (sent after votes, as Mastodon does).
+  if (note.poll && status.editedAt != null && (note.updated == null || note.updated <= status.editedAt)) {
+    await applyPollCounts(db, status.id, note);
+    return;
+  }
   await applyNoteUpdate(ctx.r, status, note, signer);
 }
 
