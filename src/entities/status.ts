@@ -229,7 +229,7 @@ export async function loadStatusBundle(db: DB, ids: string[], viewerId: string |
   }
   if (viewerId) {
     const rest = res.slice(q.length) as unknown as { id: string }[][];
-    const [fav, reb, bm, pin, cm, fol, blk] = rest;
+    const [fav = [], reb = [], bm = [], pin = [], cm = [], fol = [], blk = []] = rest;
     for (const r of fav) bundle.viewer.favourited.add(r.id);
     for (const r of reb) if (r.id) bundle.viewer.reblogged.add(r.id);
     for (const r of bm) bundle.viewer.bookmarked.add(r.id);

@@ -128,7 +128,7 @@ function contentAndLanguage(o: Record<string, unknown>): { content: string; lang
   const map = o.contentMap && typeof o.contentMap === "object" ? (o.contentMap as Record<string, unknown>) : null;
   const lang = map ? (Object.keys(map).find((k) => /^[a-z]{2,3}(-[A-Za-z0-9]+)?$/.test(k)) ?? null) : null;
   const content = cap(o.content, CAPS.content) ?? (lang ? cap(map![lang], CAPS.content) : null) ?? "";
-  return { content, language: lang ? lang.split("-")[0] : null };
+  return { content, language: lang ? (lang.split("-")[0] ?? null) : null };
 }
 
 function depthOk(v: Json, max: number): boolean {

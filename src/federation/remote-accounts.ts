@@ -106,6 +106,7 @@ export async function upsertRemoteAccount(db: DB, actor: NormalizedActor): Promi
     db.insert(instances).values({ domain: host, firstSeenAt: now }).onConflictDoNothing(),
   ]);
   const [row] = await db.select().from(accounts).where(eq(accounts.uri, actor.id)).limit(1);
+  if (!row) throw new Error(`account ${actor.id} missing right after its upsert`);
   return row;
 }
 

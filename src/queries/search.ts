@@ -25,8 +25,9 @@ export function readAccountQuery(cfg: Config, q: string): AccountQuery {
   if (/^https?:\/\//i.test(t)) return { kind: "url", url: t };
   const m = /^@?([A-Za-z0-9_]+)@([A-Za-z0-9.-]+(?::\d+)?)$/.exec(t);
   if (m) {
-    const domain = m[2].toLowerCase() === cfg.domain.toLowerCase() ? null : m[2].toLowerCase();
-    return { kind: "acct", username: m[1], domain };
+    const [, username = "", host = ""] = m; // both groups always participate
+    const domain = host.toLowerCase() === cfg.domain.toLowerCase() ? null : host.toLowerCase();
+    return { kind: "acct", username, domain };
   }
   return { kind: "text", text: t.replace(/^@/, "") };
 }
@@ -37,7 +38,7 @@ function localUsernameFromUrl(cfg: Config, url: string): string | null {
     const u = new URL(url);
     if (u.host.toLowerCase() !== cfg.domain.toLowerCase()) return null;
     const m = /^\/(?:users\/|@)([A-Za-z0-9_]+)\/?$/.exec(u.pathname);
-    return m ? m[1] : null;
+    return m?.[1] ?? null;
   } catch {
     return null;
   }

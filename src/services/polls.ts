@@ -126,7 +126,7 @@ async function castVotes(db: DB, v: CastVotes): Promise<{ poll: PollRow; updateQ
   const rows = choices.map((choice) => [padId(snowflake(now)), choice]);
   const pv = padId(v.voterId);
   const pp = padId(v.pollId);
-  const firstVote = rows[0][0];
+  const firstVote = rows[0]?.[0];
   const earlier = v.addToOwnVotes
     ? sql`SELECT 1 FROM poll_votes o WHERE o.poll_id = ${pp} AND o.account_id = ${pv} AND o.choice = json_extract(j.value, '$[1]')`
     : sql`SELECT 1 FROM poll_votes o WHERE o.poll_id = ${pp} AND o.account_id = ${pv}`;

@@ -62,7 +62,7 @@ export function checkText(rawText: string | undefined, rawSpoiler: string | unde
 export function normalizeLanguage(raw: string | null | undefined): string | null {
   if (!raw) return null;
   const m = /^([a-zA-Z]{2,3})(?:[-_][a-zA-Z0-9]{2,8})?$/.exec(raw.trim());
-  return m ? m[1].toLowerCase() : null;
+  return m?.[1]?.toLowerCase() ?? null;
 }
 
 /** Distinct media ids in the order given; at most 4 (A3). */
@@ -265,7 +265,7 @@ export async function postStatus(
     }
     const res = (await runBatch(db, q)) as unknown[][];
     if (at.idem !== undefined) {
-      const hit = res[at.idem][0] as { statusId: string } | undefined;
+      const hit = res[at.idem]?.[0] as { statusId: string } | undefined;
       if (hit) return existing(db, cfg, hit.statusId, me.id);
     }
     if (at.mentions !== undefined) found = res[at.mentions] as AccountRow[];
@@ -274,7 +274,7 @@ export async function postStatus(
     const unseen = keys.filter((k) => k.domain && !known.has(keyOf(k.username, k.domain)));
     if (unseen.length) found = [...found, ...(await resolveMentionHandles(db, cfg, unseen))];
     if (at.reply !== undefined) {
-      parent = (res[at.reply][0] as StatusRow | undefined) ?? null;
+      parent = (res[at.reply]?.[0] as StatusRow | undefined) ?? null;
       if (!parent) throw notFound();
     }
     if (at.media !== undefined) mediaRows = checkMediaRows(mediaIds, res[at.media] as MediaRow[], me.id, null, opts.scheduled?.id ?? null);
