@@ -48,6 +48,10 @@ import {
 } from "../services/filter-match";
 
 export type StatusRow = typeof statuses.$inferSelect;
+
+/** The fields every new status row starts with: no replies, boosts or favourites yet, never edited. */
+export const newStatusFields = (createdAt: number, now = createdAt) =>
+  ({ repliesCount: 0, reblogsCount: 0, favouritesCount: 0, createdAt, editedAt: null, updatedAt: now }) as const;
 export type MediaRow = typeof mediaAttachments.$inferSelect;
 export type PollRow = typeof polls.$inferSelect;
 

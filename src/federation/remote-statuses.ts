@@ -5,7 +5,7 @@
 import { and, asc, eq, sql } from "drizzle-orm";
 import { type DB, runBatch, type Statement } from "../db/client";
 import { accounts, conversations, mediaAttachments, mentions, polls, statusEdits, statuses, tombstones } from "../db/schema";
-import type { MediaRow, PollRow, StatusRow } from "../entities/status";
+import { type MediaRow, newStatusFields, type PollRow, type StatusRow } from "../entities/status";
 import type { Config } from "../env";
 import { padId, snowflake } from "../lib/ids";
 import { normalizeTag } from "../lib/text";
@@ -15,11 +15,12 @@ import type { Effects } from "../effects/collector";
 import { isUniqueViolation } from "../db/unique";
 import { notificationStatement } from "../services/notifications";
 import { cardUrlOfHtml, resetCardStatement } from "../services/preview-cards";
+import { originalVersionStatement } from "../services/edit-status";
 import { htmlSearchText, searchIndexStatement } from "../services/search-index";
 import { statusShortcodes, upsertRemoteEmojisStatement } from "../services/custom-emojis";
 import { accountCanRead } from "../services/visibility";
 import { normalizeLanguage } from "../services/post-status";
-import { linkStatusTagsStatement, MAX_TAG_LENGTH, MAX_TAGS_PER_STATUS, upsertTagsStatements, type TagName } from "../services/tags";
+import { MAX_TAG_LENGTH, MAX_TAGS_PER_STATUS, statusTagsStatements, type TagName } from "../services/tags";
 import { signedFetchOptions } from "./fetch-options";
 import { normalizeNote, sameHost, visibilityFromAudience, type NormalizedNote } from "./normalize";
 import { isDomainSuspended, resolveActor } from "./remote-accounts";
@@ -291,12 +292,7 @@ export async function ingestNote(r: Resolution, note: NormalizedNote, author: Ac
     pollId,
     mediaIds: media.length ? media.map((m) => m.id) : null,
     emojiShortcodes: statusShortcodes(text.spoilerText, text.content),
-    repliesCount: 0,
-    reblogsCount: 0,
-    favouritesCount: 0,
-    createdAt,
-    editedAt: null,
-    updatedAt: now,
+    ...newStatusFields(createdAt, now),
   };
   const realtime = createdAt >= now - REALTIME_WINDOW_MS;
   const writes: Statement[] = [db.insert(statuses).values(row)];
@@ -304,15 +300,7 @@ export async function ingestNote(r: Resolution, note: NormalizedNote, author: Ac
   if (emojis) writes.push(emojis);
   if (conv.insert) writes.push(db.insert(conversations).values(conv.insert));
   if (mentioned.length) writes.push(mentionRowsStatement(db, id, mentioned, now));
-  if (tags.length)
-    writes.push(
-      ...upsertTagsStatements(db, tags, now),
-      linkStatusTagsStatement(
-        db,
-        id,
-        tags.map((t) => t.name),
-      ),
-    );
+  writes.push(...statusTagsStatements(db, id, tags, now));
   for (const m of media) writes.push(db.insert(mediaAttachments).values(m));
   writes.push(
     searchIndexStatement(db, id, {
@@ -404,20 +392,7 @@ export async function applyNoteUpdate(r: Resolution, status: StatusRow, note: No
 
   const editedAt = Math.max(Math.min(note.updated ?? now, now), status.createdAt);
   if (!(editRows as unknown[]).length) {
-    writes.push(
-      db.insert(statusEdits).values({
-        id: snowflake(status.createdAt),
-        statusId: status.id,
-        accountId: author.id,
-        text: "",
-        content: status.content,
-        spoilerText: status.spoilerText,
-        sensitive: status.sensitive,
-        mediaIds: status.mediaIds ?? [],
-        pollOptions: oldPoll?.options ?? null,
-        createdAt: status.createdAt,
-      }),
-    );
+    writes.push(originalVersionStatement(db, status, oldPoll?.options ?? null, snowflake(status.createdAt)));
   }
   // Media: an attachment with the same URL keeps its row (and id); others are new rows; dropped ones are detached
   // but kept, so the history can still show them.
@@ -457,15 +432,7 @@ export async function applyNoteUpdate(r: Resolution, status: StatusRow, note: No
   }
   const tags = tagNames(note.hashtags);
   writes.push(db.run(sql`DELETE FROM status_tags WHERE status_id = ${ps}`));
-  if (tags.length)
-    writes.push(
-      ...upsertTagsStatements(db, tags, now),
-      linkStatusTagsStatement(
-        db,
-        status.id,
-        tags.map((t) => t.name),
-      ),
-    );
+  writes.push(...statusTagsStatements(db, status.id, tags, now));
 
   // Changed content loses its card and is crawled again (ProcessStatusUpdateService#reset_preview_card!).
   const contentChanged = text.content !== status.content;

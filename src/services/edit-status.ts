@@ -29,10 +29,26 @@ import {
 import { statusShortcodes } from "./custom-emojis";
 import { cardUrlOfText, resetCardStatement } from "./preview-cards";
 import { searchIndexStatement } from "./search-index";
-import { hashtagsOf, linkStatusTagsStatement, upsertTagsStatements } from "./tags";
+import { hashtagsOf, statusTagsStatements } from "./tags";
 
 const MAX_DESCRIPTION = 1500;
 const MAX_UPDATE_NOTIFICATIONS = 500;
+
+/** The status as first written, kept as the first entry of its edit history when it is edited the first time. */
+export function originalVersionStatement(db: DB, s: StatusRow, pollOptions: string[] | null, id: string) {
+  return db.insert(statusEdits).values({
+    id,
+    statusId: s.id,
+    accountId: s.accountId,
+    text: s.text,
+    content: s.content,
+    spoilerText: s.spoilerText,
+    sensitive: s.sensitive,
+    mediaIds: s.mediaIds ?? [],
+    pollOptions,
+    createdAt: s.createdAt,
+  });
+}
 
 export interface MediaAttributeInput {
   id?: string;
@@ -111,20 +127,7 @@ export async function editStatus(db: DB, fx: Effects, cfg: Config, viewer: UserV
   const ps = padId(statusId);
   const writes: Statement[] = [];
   if (editCount === 0) {
-    writes.push(
-      db.insert(statusEdits).values({
-        id: snowflake(now),
-        statusId,
-        accountId: me.id,
-        text: s.text,
-        content: s.content,
-        spoilerText: s.spoilerText,
-        sensitive: s.sensitive,
-        mediaIds: s.mediaIds ?? [],
-        pollOptions: oldPoll?.options ?? null,
-        createdAt: s.createdAt,
-      }),
-    );
+    writes.push(originalVersionStatement(db, s, oldPoll?.options ?? null, snowflake(now)));
   }
 
   // Poll: a changed option list (or kind) resets the votes; no poll in the edit removes it.
@@ -211,15 +214,7 @@ export async function editStatus(db: DB, fx: Effects, cfg: Config, viewer: UserV
     );
     const tagNames = hashtagsOf(text);
     writes.push(db.run(sql`DELETE FROM status_tags WHERE status_id = ${ps}`));
-    if (tagNames.length)
-      writes.push(
-        ...upsertTagsStatements(db, tagNames, now),
-        linkStatusTagsStatement(
-          db,
-          statusId,
-          tagNames.map((t) => t.name),
-        ),
-      );
+    writes.push(...statusTagsStatements(db, statusId, tagNames, now));
   }
   // Changed text loses its card and is crawled again (Mastodon's UpdateStatusService#reset_preview_card!).
   const textChanged = text !== s.text;

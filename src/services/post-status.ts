@@ -5,7 +5,7 @@ import { and, eq, gt, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { idList, runBatch, type Statement } from "../db/client";
 import { accounts, conversations, idempotencyKeys, mediaAttachments, polls, statuses, type Visibility } from "../db/schema";
-import { emptyBundle, renderStatus, renderStatusFrom, type MediaRow, type StatusRow } from "../entities/status";
+import { emptyBundle, newStatusFields, renderStatus, renderStatusFrom, type MediaRow, type StatusRow } from "../entities/status";
 import { renderAccount } from "../entities/account";
 import { accountUrl, statusUri, statusUrl, tagUrl } from "../entities/urls";
 import type { Config } from "../env";
@@ -23,7 +23,7 @@ import { cardUrlOfText } from "./preview-cards";
 import { searchIndexStatement } from "./search-index";
 import { localEmojisStatement, statusShortcodes } from "./custom-emojis";
 import { parseScheduledAt, scheduleStatus } from "./scheduled-statuses";
-import { hashtagsOf, linkStatusTagsStatement, upsertTagsStatements, type TagName } from "./tags";
+import { hashtagsOf, statusTagsStatements, type TagName } from "./tags";
 import { statusReadableBy } from "./visibility";
 import { httpUrl } from "../lib/urls";
 
@@ -367,27 +367,14 @@ export async function postStatus(
     pollId: pollRow?.id ?? null,
     mediaIds: mediaIds.length ? mediaIds : null,
     emojiShortcodes: statusShortcodes(spoiler, text),
-    repliesCount: 0,
-    reblogsCount: 0,
-    favouritesCount: 0,
-    createdAt: now,
-    editedAt: null,
-    updatedAt: now,
+    ...newStatusFields(now),
   };
   writes.push(db.insert(statuses).values(row));
   // The author sees their own post at once, as on Mastodon: their feed row is written with it (fan-out does the rest).
   writes.push(
     db.run(sql`INSERT OR IGNORE INTO home_feed (account_id, status_id, reblog_of_id, author_id) VALUES (${padId(me.id)}, ${padId(id)}, NULL, ${padId(me.id)})`),
   );
-  if (tagNames.length)
-    writes.push(
-      ...upsertTagsStatements(db, tagNames, now),
-      linkStatusTagsStatement(
-        db,
-        id,
-        tagNames.map((t) => t.name),
-      ),
-    );
+  writes.push(...statusTagsStatements(db, id, tagNames, now));
   writes.push(...mentionStatements(db, fx, id, me.id, mentioned, now));
   if (mediaIds.length) {
     writes.push(

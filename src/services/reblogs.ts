@@ -4,7 +4,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { statuses } from "../db/schema";
 import type { Effects } from "../effects/collector";
-import { loadStatusBundle, renderStatus, type StatusRow } from "../entities/status";
+import { loadStatusBundle, newStatusFields, renderStatus, type StatusRow } from "../entities/status";
 import { statusUri } from "../entities/urls";
 import type { Config } from "../env";
 import { notFound, unprocessable } from "../lib/errors";
@@ -53,12 +53,7 @@ export async function reblog(db: DB, fx: Effects, cfg: Config, viewer: UserViewe
     pollId: null,
     mediaIds: null,
     emojiShortcodes: null,
-    repliesCount: 0,
-    reblogsCount: 0,
-    favouritesCount: 0,
-    createdAt: now,
-    editedAt: null,
-    updatedAt: now,
+    ...newStatusFields(now),
   };
   const [ins] = await db.batch([
     // Conditional, so two parallel boosts make one reblog.

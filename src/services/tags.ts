@@ -49,6 +49,19 @@ export function linkStatusTagsStatement(db: DB, statusId: string, names: string[
     SELECT ${padId(statusId)}, id FROM tags WHERE name IN (SELECT value FROM json_each(${JSON.stringify(names)}))`);
 }
 
+/** A status's hashtags: the tags made when new, then linked to the status (nothing when there are none). */
+export function statusTagsStatements(db: DB, statusId: string, list: TagName[], now = Date.now()) {
+  if (!list.length) return [];
+  return [
+    ...upsertTagsStatements(db, list, now),
+    linkStatusTagsStatement(
+      db,
+      statusId,
+      list.map((t) => t.name),
+    ),
+  ];
+}
+
 /** Find-or-create tags by (raw or normalised) names in one round trip; rows come back in input order. */
 export async function findOrCreateTags(db: DB, rawNames: string[]): Promise<TagRow[]> {
   const list: TagName[] = [];
