@@ -13,7 +13,8 @@ import type { Effects } from "../effects/collector";
 import { signedFetchOptions } from "./fetch-options";
 import { asArray, iri, normalizeNote, sameHost } from "./normalize";
 import { isDomainSuspended, ResolveError } from "./remote-accounts";
-import { FETCH_BUDGET, ingestNote, isLocalUri, newResolution, resolveStatus, statusByUri, type Resolution } from "./remote-statuses";
+import { ingestNote } from "./remote-statuses";
+import { FETCH_BUDGET, isLocalUri, newResolution, resolveStatus, statusByUri, type Resolution } from "./resolve-status";
 import { fetchActivityJson, FetchRefused } from "./safe-fetch";
 
 /** A featured collection is fetched again only after this long (Mastodon refreshes remote accounts about as often). */

@@ -21,7 +21,7 @@ import { handleCreate, handleDeleteNote, handleUpdateNote, OBJECT_TYPES } from "
 import { handleUndo } from "./handlers/undo";
 import { normalizeActivity } from "./normalize";
 import { isDomainSuspended, ResolveError } from "./remote-accounts";
-import { newResolution } from "./remote-statuses";
+import { newResolution } from "./resolve-status";
 import { FetchRefused } from "./safe-fetch";
 
 const ACTOR_TYPES = new Set(["Person", "Service", "Application", "Group", "Organization"]);

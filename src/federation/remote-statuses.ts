@@ -1,17 +1,13 @@
-// Remote statuses: finding one by URI (fetching it from its origin when unknown), ingesting a normalised Note or
-// Question into statuses with its mentions, tags, media, poll and thread, and applying an Update to it. A fetched
-// object is trusted only at its own id, on the host of its attributedTo (security invariants 1–2, C10–C12), and
-// every fetch comes out of a small per-activity budget with loop detection (C24).
+// Remote statuses: ingesting a normalised Note or Question into statuses with its mentions, tags, media, poll and
+// thread, and applying an Update to it. Finding one by URI (and fetching it) is resolve-status.ts.
 import { and, asc, eq, sql } from "drizzle-orm";
 import { type DB, runBatch, type Statement } from "../db/client";
-import { accounts, conversations, mediaAttachments, mentions, polls, statusEdits, statuses, tombstones } from "../db/schema";
+import { accounts, conversations, mediaAttachments, mentions, polls, statusEdits, statuses } from "../db/schema";
 import { type MediaRow, newStatusFields, type PollRow, type StatusRow } from "../entities/status";
-import type { Config } from "../env";
 import { padId, snowflake } from "../lib/ids";
 import { normalizeTag } from "../lib/text";
 import { httpUrl } from "../lib/urls";
 import type { AccountRow } from "../db/schema";
-import type { Effects } from "../effects/collector";
 import { isUniqueViolation } from "../db/unique";
 import { notificationStatement } from "../services/notifications";
 import { cardUrlOfHtml, resetCardStatement } from "../services/preview-cards";
@@ -21,97 +17,14 @@ import { statusShortcodes, upsertRemoteEmojisStatement } from "../services/custo
 import { accountCanRead } from "../services/visibility";
 import { normalizeLanguage } from "../services/post-status";
 import { MAX_TAG_LENGTH, MAX_TAGS_PER_STATUS, statusTagsStatements, type TagName } from "../services/tags";
-import { signedFetchOptions } from "./fetch-options";
-import { normalizeNote, sameHost, visibilityFromAudience, type NormalizedNote } from "./normalize";
-import { isDomainSuspended, resolveActor } from "./remote-accounts";
-import { fetchActivityJson } from "./safe-fetch";
+import { sameHost, visibilityFromAudience, type NormalizedNote } from "./normalize";
+import { isTombstoned, MAX_REPLY_DEPTH, type Resolution, resolveStatus, statusByUri } from "./resolve-status";
 import { htmlToText, sanitizeHtml } from "./sanitize";
 
-/** How far up a reply chain unknown parents are fetched. */
-export const MAX_REPLY_DEPTH = 5;
-/** Remote documents fetched while processing one activity (parents, announced objects, their authors). */
-export const FETCH_BUDGET = 8;
 /** Mastodon fans out and notifies only for statuses younger than this (Status::REAL_TIME_WINDOW). */
 export const REALTIME_WINDOW_MS = 6 * 3600_000;
 const MAX_MENTIONED = 100;
 const MAX_SPOILER = 1500;
-
-/** Shared by everything one activity resolves: the fetch budget, URIs already in progress, the effects collector. */
-export interface Resolution {
-  db: DB;
-  cfg: Config;
-  budget: number;
-  seen: Set<string>;
-  fx: Effects;
-}
-
-export function newResolution(db: DB, cfg: Config, fx: Effects): Resolution {
-  return { db, cfg, budget: FETCH_BUDGET, seen: new Set(), fx };
-}
-
-export const isLocalUri = (cfg: Config, uri: string) => uri.startsWith(`${cfg.origin}/`);
-
-export async function statusByUri(db: DB, uri: string): Promise<StatusRow | null> {
-  const [row] = await db.select().from(statuses).where(eq(statuses.uri, uri)).limit(1);
-  return row ?? null;
-}
-
-export async function isTombstoned(db: DB, uri: string): Promise<boolean> {
-  const [row] = await db.select({ uri: tombstones.uri }).from(tombstones).where(eq(tombstones.uri, uri)).limit(1);
-  return !!row;
-}
-
-/** Fetches an object document, trusting it only at its own id (re-fetched from there, same host). */
-async function fetchObject(r: Resolution, uri: string): Promise<Record<string, unknown> | null> {
-  if (r.budget <= 0) return null;
-  r.budget--;
-  const opts = await signedFetchOptions(r.db, r.cfg);
-  let { json } = await fetchActivityJson(uri, opts);
-  const id = typeof json.id === "string" ? json.id : null;
-  if (id === uri) return json;
-  if (!id || !sameHost(id, uri) || r.budget <= 0) return null;
-  r.budget--;
-  ({ json } = await fetchActivityJson(id, opts));
-  return json.id === id ? json : null;
-}
-
-/**
- * The status at `uri`: a known one, or the remote object fetched, checked and ingested. Null when it cannot be had
- * (local and unknown, deleted, blocked, over budget, in a loop, not a status, forged).
- */
-export async function resolveStatus(r: Resolution, uri: string, depth = 0): Promise<StatusRow | null> {
-  const known = await statusByUri(r.db, uri);
-  if (known) return known;
-  if (isLocalUri(r.cfg, uri) || r.seen.has(uri) || depth > MAX_REPLY_DEPTH) return null;
-  r.seen.add(uri);
-  let host: string;
-  try {
-    host = new URL(uri).host;
-  } catch {
-    return null;
-  }
-  if ((await isDomainSuspended(r.db, host)) || (await isTombstoned(r.db, uri))) return null;
-  let doc: Record<string, unknown> | null;
-  try {
-    doc = await fetchObject(r, uri);
-  } catch (e) {
-    console.warn("status fetch failed", uri.slice(0, 200), e instanceof Error ? e.message : e);
-    return null;
-  }
-  const note = doc ? normalizeNote(doc) : null;
-  if (!note || !sameHost(note.id, uri) || !sameHost(note.attributedTo, note.id)) return null;
-  if (note.id !== uri) {
-    const again = await statusByUri(r.db, note.id);
-    if (again) return again;
-  }
-  let author: AccountRow;
-  try {
-    author = await resolveActor(r.db, r.cfg, note.attributedTo);
-  } catch {
-    return null;
-  }
-  return ingestNote(r, note, author, depth);
-}
 
 function mediaType(mime: string | null): string {
   const m = (mime ?? "").toLowerCase();

@@ -9,7 +9,7 @@ import { unprocessable } from "../lib/errors";
 import type { AccountRow } from "../db/schema";
 import type { Effects } from "../effects/collector";
 import { resolveActor, resolveHandle, ResolveError } from "./remote-accounts";
-import { newResolution, resolveStatus } from "./remote-statuses";
+import { newResolution, resolveStatus } from "./resolve-status";
 
 export type RemoteQuery = { kind: "acct"; username: string; domain: string } | { kind: "url"; url: string };
 

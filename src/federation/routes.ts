@@ -17,7 +17,7 @@ import { AcceptWithoutProcessing, INBOX_HOST_LIMIT, verifyInboxRequest } from ".
 import { instanceActorAccount } from "./instance-actor";
 import { storeInboxItem } from "./inbox-process";
 import { renderNote, withContext } from "./note-doc";
-import { isTombstoned } from "./remote-statuses";
+import { isTombstoned } from "./resolve-status";
 import type { AccountRow } from "../db/schema";
 
 const r = new Hono<AppEnv>();

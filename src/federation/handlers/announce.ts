@@ -10,7 +10,8 @@ import { accountCanRead } from "../../services/visibility";
 import { normalizeNote, sameHost, visibilityFromAudience } from "../normalize";
 import { isDomainSuspended } from "../remote-accounts";
 import { isUniqueViolation } from "../../db/unique";
-import { ingestNote, resolveStatus, statusByUri } from "../remote-statuses";
+import { ingestNote } from "../remote-statuses";
+import { resolveStatus, statusByUri } from "../resolve-status";
 import { drop, type InboxContext } from "./context";
 
 /** The original an Announce points at. An embedded copy is used only when the signer wrote it (C13). */

@@ -2,7 +2,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import { statusPins } from "../../db/schema";
 import { padId, snowflake } from "../../lib/ids";
-import { resolveStatus, statusByUri } from "../remote-statuses";
+import { resolveStatus, statusByUri } from "../resolve-status";
 import { drop, type InboxContext } from "./context";
 
 export async function handleFeatured(ctx: InboxContext, add: boolean): Promise<void> {

@@ -5,7 +5,8 @@ import { padId } from "../../lib/ids";
 import { removeStatus } from "../../services/delete-status";
 import { normalizeNote, sameHost } from "../normalize";
 import { applyPollCounts, handleVoteCreate, voteNoteOf } from "../poll-votes";
-import { applyNoteUpdate, ingestNote, resolveStatus, statusByUri } from "../remote-statuses";
+import { applyNoteUpdate, ingestNote } from "../remote-statuses";
+import { resolveStatus, statusByUri } from "../resolve-status";
 import { drop, type InboxContext } from "./context";
 
 export const OBJECT_TYPES = new Set(["Note", "Question", "Article", "Page"]);
