@@ -25,8 +25,9 @@ export const MAX_CONNECTIONS_PER_HUB = 64;
 export const MAX_ANON_CONNECTIONS_PER_HUB = 2000;
 export const MAX_SUBSCRIPTIONS = 24;
 /**
- * Subscription changes a hub accepts per minute (each one may cost the router a storage write); more are refused with
- * an error message. In memory: an object woken from hibernation starts a new window.
+ * Changes to a hub's set of stream keys it accepts per minute (each one costs the router a storage write); more are
+ * refused with an error message. Subscribing a key another connection of the hub already holds is not counted. In
+ * memory: an object woken from hibernation starts a new window.
  */
 export const MAX_CHANGES_PER_MINUTE = 120;
 /** A client message longer than this is ignored (subscribe messages are tiny). */
@@ -199,6 +200,13 @@ export class Hub {
   }
 
   async onClose(ws: WebSocket, code: number, reason: string): Promise<void> {
+    // Woken from hibernation by the close of its last socket, the object has no open socket left to learn its name
+    // from; the closing one's attachment still says it, and the router must hear that no connection is left.
+    if (!this.name) {
+      try {
+        this.name = (ws.deserializeAttachment() as Conn | null)?.hub ?? null;
+      } catch {}
+    }
     // The router hears of it first, then the closing handshake completes: a client that saw its socket close knows the
     // server is done with it.
     await this.enqueue(() => this.syncRouter(ws)).catch(() => {});
@@ -219,7 +227,7 @@ export class Hub {
     if (next.subs.length > MAX_SUBSCRIPTIONS || JSON.stringify(next).length > MAX_ATTACHMENT) {
       return sendSocket(ws, { error: "Too many subscriptions", status: 400 });
     }
-    if (!this.allowChange()) return sendSocket(ws, { error: "Too many requests", status: 429 });
+    if (!this.allowChange(sub.k, ws)) return sendSocket(ws, { error: "Too many requests", status: 429 });
     ws.serializeAttachment(next);
     await this.syncRouter();
   }
@@ -231,12 +239,21 @@ export class Hub {
     if (!r.ok) return sendSocket(ws, { error: "Error unsubscribing from channel" });
     const subs = conn.subs.filter((s) => s.k !== r.sub.k);
     if (subs.length === conn.subs.length) return;
-    if (!this.allowChange()) return sendSocket(ws, { error: "Too many requests", status: 429 });
+    if (!this.allowChange(r.sub.k, ws)) return sendSocket(ws, { error: "Too many requests", status: 429 });
     ws.serializeAttachment({ ...conn, subs });
     await this.syncRouter();
   }
 
-  private allowChange(): boolean {
+  /**
+   * Whether `ws` may add or drop key `k` now. Only a change to the hub's set of keys reaches the router (a storage
+   * write), so only those count: a key another connection of the hub holds is free (every signed-out socket of an
+   * `anon` hub subscribing `public` as it connects, which a burst of reconnections after a restart would otherwise
+   * exhaust in seconds).
+   */
+  private allowChange(k: string, ws: WebSocket): boolean {
+    const held =
+      this.sockets(ws).some(({ conn }) => conn.subs.some((s) => s.k === k)) || [...this.sse].some((s) => s.open && s.conn.subs.some((x) => x.k === k));
+    if (held) return true;
     const now = Date.now();
     if (now - this.changes.windowStart >= 60_000) this.changes = { windowStart: now, count: 0 };
     return ++this.changes.count <= MAX_CHANGES_PER_MINUTE;

@@ -6,6 +6,7 @@ import "./polyfills.mjs";
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { Accept, Block, Create, Follow, Person, Update } from "@fedify/fedify/vocab";
+import WebSocket from "ws";
 import { startTern } from "../support/server.mjs";
 import { startPeer } from "./peer.mjs";
 import { poll, signUp } from "./tern-api.mjs";
@@ -331,6 +332,71 @@ describe("federation: Tern ⇄ fedify peer over loopback", () => {
       ],
     );
     assert.equal(update.raw.object.votersCount, 1);
+  });
+
+  test("7c. streaming: a public Note from the peer arrives as `update` on the follower's open `user` WebSocket", async () => {
+    need(s.aliceFollowsPeer, "alice follows the peer");
+    const url = `${tern.url.replace(/^http/, "ws")}/api/v1/streaming?stream=user`;
+    const socket = new WebSocket(url, { headers: { authorization: `Bearer ${alice.token}` } });
+    const received = [];
+    let notify = () => {};
+    let ended = null;
+    socket.on("message", (data) => {
+      received.push(String(data));
+      notify();
+    });
+    socket.on("close", (code) => {
+      ended = `closed (${code})`;
+      notify();
+    });
+    socket.on("error", (e) => {
+      ended = `error: ${e.message}`;
+      notify();
+    });
+    /** The first message matching `pred`, once it is there; fails when the socket ends or after `ms`. */
+    const next = (pred, what, ms = 60_000) =>
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(() => done(new Error(`${what}: nothing within ${ms} ms; got ${JSON.stringify(received).slice(0, 600)}`)), ms);
+        const check = () => {
+          for (const text of received) {
+            let msg;
+            try {
+              msg = JSON.parse(text);
+            } catch {
+              continue;
+            }
+            if (pred(msg)) return done(null, msg);
+          }
+          if (ended) done(new Error(`${what}: the socket ${ended} after ${received.length} messages`));
+        };
+        const done = (err, value) => {
+          clearTimeout(timer);
+          notify = () => {};
+          if (err) reject(err);
+          else resolve(value);
+        };
+        notify = check;
+        check();
+      });
+    try {
+      // Tern subscribes the query's stream before it answers 101: once open, nothing published later is missed.
+      await new Promise((resolve, reject) => {
+        socket.once("open", resolve);
+        socket.once("unexpected-response", (_req, res) => reject(new Error(`streaming handshake answered HTTP ${res.statusCode}`)));
+        socket.once("error", reject);
+      });
+      const posted = await peer.post("followers", { content: "Streaming from the fedify peer" });
+      const msg = await next((m) => m.event === "update" && JSON.parse(m.payload ?? "{}").uri === posted.id, `update for ${posted.id}`);
+      assert.deepEqual(msg.stream, ["user"]);
+      const status = JSON.parse(msg.payload);
+      assert.equal(status.account.acct, peer.handle);
+      assert.equal(status.visibility, "public");
+      assert.match(status.content, /Streaming from the fedify peer/);
+      const fetched = await alice.api.get(`/api/v1/statuses/${status.id}`);
+      assert.equal(fetched.uri, posted.id, "the streamed id is the status REST serves");
+    } finally {
+      socket.close();
+    }
   });
 
   test("8. the Tern user blocks the peer: Block is delivered and follows are removed", async () => {
