@@ -35,6 +35,9 @@ export default defineWorkersConfig(async () => {
               REGISTRATIONS_MODE: "open",
               SETUP_TOKEN: "test-setup-token",
               SECRET_KEY_BASE: "test-pepper",
+              // Tests write rows directly and run in one isolate: the instance documents check D1 on every read
+              // (test/integration/instance-cache.test.ts turns the in-memory cache on where it tests it).
+              INSTANCE_CACHE_SECONDS: "0",
             },
           },
         },

@@ -3,12 +3,14 @@
 //   user         1,000 followers of the poster, each with one `user` socket (fan-out to 1,000 account hubs);
 //   public       1,000 signed-out sockets on `public:local` (one shared stream; they sit in the 8 `anon:<n>` hubs);
 //   public-auth  the 1,000 followers on `public:local` instead (the shared stream reaching 1,000 account hubs);
+//   notify       the 1,000 followers on `user:notification`, each having asked to be notified of the poster's posts
+//                (one `status` notification each per post; timed to the `notification` event);
 // with Worker CPU per published event (workerd's runtime process, from /proc, as bench/run.mjs reads it), a
 // no-listener baseline (the same POSTs with nobody connected: the POST and its home-feed fan-out only), and the
 // hibernation evidence: the hubs' sockets left idle with text `ping`s that the runtime answers itself, workerd CPU
 // over that time, and what woke up for the next event. Prints figures; asserts nothing. Design: docs/architecture.md
 // "Streaming (as built)"; figures and how to read them: bench/README.md ("Streaming"). Options: --sockets=N --posts=N
-// --warmup=N --idle=S --ping-for=S --ping-every=S --concurrency=N --only=user,public,public-auth --keep --log.
+// --warmup=N --idle=S --ping-for=S --ping-every=S --concurrency=N --only=user,public,public-auth,notify --keep --log.
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import WebSocket from "ws";
@@ -30,7 +32,9 @@ const CONCURRENCY = Number(opt("concurrency") ?? 50);
 const EVENT_TIMEOUT_MS = 60_000;
 /** No queue batch running or finished for this long while sockets wait for an event: the local broker is stuck. */
 const KICK_AFTER_MS = 3000;
-const ALL_SCENARIOS = ["user", "public", "public-auth"];
+// `notify` last: it turns on notify for every follow (each post then raises 1,000 notifications), which would change
+// the work behind the scenarios after it.
+const ALL_SCENARIOS = ["user", "public", "public-auth", "notify"];
 const only = opt("only")?.split(",") ?? ALL_SCENARIOS;
 /** The scenario whose sockets are left idle afterwards (account hubs when there are any). */
 const HIBERNATION_ON = ALL_SCENARIOS.find((k) => only.includes(k) && k !== "public") ?? "public";
@@ -172,8 +176,10 @@ function table(rows) {
  * searching the raw bytes (no JSON.parse of 1,000 payloads per event): the harness shares 2 cores with workerd.
  */
 class Fleet {
-  constructor(n) {
+  /** `event`: the event each socket waits for per status, `update` or `notification` (of type status). */
+  constructor(n, event = "update") {
     this.n = n;
+    this.event = event;
     this.sockets = [];
     /** status id → { times: Float64Array(n) (NaN until it arrived), count, done: resolve fn } */
     this.events = new Map();
@@ -213,7 +219,7 @@ class Fleet {
       this.pongs++;
       return;
     }
-    const ev = buf.indexOf('"event":"update"');
+    const ev = buf.indexOf(this.event === "notification" ? '"event":"notification"' : '"event":"update"');
     if (ev < 0) {
       const k = buf.toString("utf8", 0, 80);
       const kind = k.replace(/\d+/g, "#");
@@ -221,11 +227,13 @@ class Fleet {
       this.other.get(kind).n++;
       return;
     }
-    // The payload is the status JSON as a string; its first key is the id: "payload":"{\"id\":\"123…\"
-    const at = buf.indexOf('\\"id\\":\\"');
+    // The payload is the status JSON as a string; its first key is the id: "payload":"{\"id\":\"123…\"; a
+    // notification's status is under "status" (the event is keyed by the status id either way).
+    const key = this.event === "notification" ? '\\"status\\":{\\"id\\":\\"' : '\\"id\\":\\"';
+    const at = buf.indexOf(key);
     if (at < 0) return;
-    const end = buf.indexOf("\\", at + 9);
-    const id = buf.toString("latin1", at + 9, end);
+    const end = buf.indexOf("\\", at + key.length);
+    const id = buf.toString("latin1", at + key.length, end);
     const e = this.expect(id);
     if (!Number.isNaN(e.times[i])) return;
     e.times[i] = t;
@@ -543,7 +551,7 @@ async function main() {
   }
 
   async function scenario(key) {
-    const fleet = new Fleet(SOCKETS);
+    const fleet = new Fleet(SOCKETS, key === "notify" ? "notification" : "update");
     try {
       await runScenario(key, fleet);
     } finally {
@@ -556,7 +564,8 @@ async function main() {
 
   async function runScenario(key, fleet) {
     const signedIn = key !== "public";
-    const stream = key === "user" ? "user" : "public:local";
+    const stream = key === "user" ? "user" : key === "notify" ? "user:notification" : "public:local";
+    if (key === "notify") await notifyOnPosts();
     log(`${key}: opening ${SOCKETS} sockets (stream=${stream}, ${signedIn ? "one per follower" : "signed out"}, ${CONCURRENCY} at a time) ...`);
     await control("?reset=1");
     const c0 = cpuNow();
@@ -571,7 +580,7 @@ async function main() {
     if (fleet.failed.length) notes.push(`${key}: ${fleet.failed.length} sockets failed to open, e.g. ${fleet.failed.slice(0, 3).join("; ")}`);
     // Tern subscribes the query's stream before it answers 101, so an open socket is a subscribed one: no barrier needed.
     const run = await measurePosts(fleet, key);
-    const chunkOf = key === "public" ? () => 0 : key === "public-auth" ? () => 0 : (i) => Math.floor(i / FANOUT_CHUNK);
+    const chunkOf = key === "public" || key === "public-auth" ? () => 0 : (i) => Math.floor(i / FANOUT_CHUNK);
     const a = analyse(run, fleet, chunkOf);
     const result = {
       key,
@@ -594,6 +603,27 @@ async function main() {
     if (key === HIBERNATION_ON) hibernation = await hibernationPhase(fleet, key);
     if (fleet.other.size) for (const [, v] of fleet.other) notes.push(`${key}: ${v.n} other messages, e.g. ${v.sample}`);
     if (fleet.closed) notes.push(`${key}: ${fleet.closed} sockets were closed by the server during the scenario`);
+  }
+
+  /** Every listener asks to be notified of the poster's posts (the bell: POST /follow with notify), 20 at a time. */
+  async function notifyOnPosts() {
+    const c0 = cpuNow();
+    let next = 0;
+    const one = async () => {
+      while (next < seed.listeners.length) {
+        const l = seed.listeners[next++];
+        const res = await fetch(`${server.url}/api/v1/accounts/${seed.poster.accountId}/follow`, {
+          method: "POST",
+          signal: AbortSignal.timeout(60_000),
+          headers: { authorization: `Bearer ${l.token}`, "content-type": "application/json" },
+          body: JSON.stringify({ notify: true }),
+        });
+        const rel = await res.json();
+        if (res.status !== 200 || rel.notifying !== true) throw new Error(`follow with notify answered ${res.status}: ${JSON.stringify(rel).slice(0, 200)}`);
+      }
+    };
+    await Promise.all(Array.from({ length: 20 }, one));
+    log(`  notify on for ${seed.listeners.length} follows in ${fmt(cpuSince(c0).wall / 1000, 1)} s`);
   }
 
   /**
@@ -720,8 +750,8 @@ function printReport({ results, baseline, idleRate, hibernation, notes, serverEr
   }
   rows.push(["no listeners (baseline)", "0", "", "", "", "", "", fmt(baseline.queue.p50), "", fmt(baseline.cpu, 1), "", "0"]);
   out.push(table(rows));
-  // The issue's goal is for one shared stream (every socket on the same stream, one post); `user` is 1,000 streams.
-  for (const r of results.filter((x) => x.stream !== "user")) {
+  // The issue's goal is for one shared stream (every socket on the same stream, one post); `user` and `notify` are 1,000 streams.
+  for (const r of results.filter((x) => x.stream.startsWith("public"))) {
     const worst = r.a.lastPerEvent.max;
     out.push(`Goal, ${r.key}: all ${r.fleet.opened} sockets within 150 ms of the POST: worst event ${fmt(worst)} ms ${worst <= 150 ? "✓" : "✗"}`);
   }

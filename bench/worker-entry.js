@@ -1,8 +1,8 @@
 // Bench-only Worker entry (never deployed): Tern's own entry, with the queue consumers instrumented so the benchmark
 // can see work that runs off the request path. Per queue it counts batches, messages (acked / retried, by job type)
-// and D1 round trips (the same counter as the Server-Timing header), and it can HOLD a queue: a held consumer waits
-// before running its batch, and miniflare's broker sends one batch at a time per queue, so everything behind it
-// waits too. That separates the CPU of an inbox POST from the CPU of processing it. The wait is a 100 ms timer in
+// and D1 round trips, statements, rows read and written (the same counter as the Server-Timing header), and it can
+// HOLD a queue: a held consumer waits before running its batch, and miniflare's broker sends one batch at a time per
+// queue, so everything behind it waits too. That separates the CPU of an inbox POST from the CPU of processing it. The wait is a 100 ms timer in
 // the queue event itself (workerd cancels continuations resolved from another request's context, so a promise
 // released by the control request would never resume). Everything else is Tern as is; the only extra work on
 // requests is one string comparison.
@@ -18,7 +18,19 @@ const PATH = "/__bench/queues";
 const held = new Set();
 let stats = {};
 
-const emptyQueue = () => ({ batches: 0, arrived: 0, acked: 0, retried: 0, d1: 0, inflight: 0, lastActivity: Date.now(), byType: {} });
+const emptyQueue = () => ({
+  batches: 0,
+  arrived: 0,
+  acked: 0,
+  retried: 0,
+  d1: 0,
+  statements: 0,
+  rowsRead: 0,
+  rowsWritten: 0,
+  inflight: 0,
+  lastActivity: Date.now(),
+  byType: {},
+});
 const q = (name) => (stats[name] ??= emptyQueue());
 
 function control(url) {
@@ -80,11 +92,14 @@ export default {
       },
     };
     try {
-      return await tern.queue(wrapped, { ...env, DB: countingD1(env.DB, counter) }, ctx);
+      return await tern.queue(wrapped, { ...env, DB: countingD1(env.DB, counter, { rows: true }) }, ctx);
     } finally {
       s.inflight--;
       s.batches++;
       s.d1 += counter.n;
+      s.statements += counter.q ?? 0;
+      s.rowsRead += counter.r ?? 0;
+      s.rowsWritten += counter.w ?? 0;
       s.lastActivity = Date.now();
     }
   },

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npm run dev`: the one command to run Tern locally. Creates .dev.vars with fresh secrets on first run, applies the
-// D1 migrations to the local state under .wrangler/, then starts `wrangler dev` with open registrations.
+// D1 migrations to the local state under .wrangler/, then starts `wrangler dev` with open registrations and rows
+// read/written in Server-Timing.
 //   PORT=9000 npm run dev            another port
 //   npm run dev -- --ip 0.0.0.0      extra arguments go to `wrangler dev`
 import { spawn, spawnSync } from "node:child_process";
@@ -87,7 +88,9 @@ console.log(applied ? `  applied ${applied} migration file(s)` : "  already up t
 const port = argValue(extra, "--port") ?? process.env.PORT ?? "8787";
 const args = [wranglerBin, "dev"];
 if (!argValue(extra, "--port")) args.push("--port", String(port));
-args.push("--var", "REGISTRATIONS_MODE:open", ...extra);
+// DEV_SERVER_TIMING: every response's Server-Timing also carries the D1 statements, rows read and rows written
+// (d1q, d1r, d1w; src/lib/d1-counter.ts). Never set in production unless an operator asks for it.
+args.push("--var", "REGISTRATIONS_MODE:open", "--var", "DEV_SERVER_TIMING:true", ...extra);
 
 const base = `http://localhost:${port}`;
 const ip = argValue(extra, "--ip");

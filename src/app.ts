@@ -7,8 +7,9 @@ import { createDb } from "./db/client";
 import { Effects } from "./effects/collector";
 import { sendEffects } from "./effects/send";
 import { readConfig } from "./env";
-import { countingD1 } from "./lib/d1-counter";
+import { countingD1, serverTiming } from "./lib/d1-counter";
 import { errorResponse, notFound } from "./lib/errors";
+import { expireInstanceCache, mayChangeInstance } from "./lib/instance-cache";
 import { applyRateLimits, startRateLimits } from "./lib/rate-limit";
 import { bearerToken, loadViewer } from "./oauth/viewer";
 import { mounts } from "./routes";
@@ -23,7 +24,8 @@ export function buildApp() {
     const config = readConfig(c.env, c.req.url);
     c.set("config", config);
     c.set("fx", new Effects(config.origin));
-    c.set("db", createDb(countingD1(c.env.DB, counter)));
+    // Rows read and written are summed only in development and the benchmark (DEV_SERVER_TIMING, set by npm run dev).
+    c.set("db", createDb(countingD1(c.env.DB, counter, { rows: c.env.DEV_SERVER_TIMING === "true" })));
     c.set("viewer", null);
     c.set("invalidToken", false);
     const token = bearerToken(c.req.raw);
@@ -36,9 +38,11 @@ export function buildApp() {
       else c.set("invalidToken", true);
     }
     await next();
+    // A staff write may have changed what the instance documents show: this isolate checks D1 on its next read.
+    if (mayChangeInstance(c.req.method, c.req.path)) expireInstanceCache();
     // Effects leave after the handler, whatever it answered: a service records them only once its write committed.
     await sendEffects(c.env.JOBS, c.get("fx"));
-    c.res.headers.append("Server-Timing", `d1;desc="round trips";dur=${counter.n}`);
+    c.res.headers.append("Server-Timing", serverTiming(counter));
   });
 
   const corsMw = cors({

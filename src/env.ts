@@ -37,8 +37,14 @@ export interface Env {
   RATE_LIMIT_FAVOURITES?: string;
   /** Seconds between votes on a local poll and the Update{Question} with its counts (Mastodon: 180); one per wait. */
   POLL_UPDATE_DELAY_SECONDS?: string;
+  /** "true" in development (scripts/dev.mjs) and the benchmark: Server-Timing also carries D1 statements, rows read and written. */
+  DEV_SERVER_TIMING?: string;
+  /** Seconds an isolate serves the instance documents from memory before checking D1 again (default 15; 0: every request). */
+  INSTANCE_CACHE_SECONDS?: string;
   /** Client IPs exempt from the general API budgets, comma-separated; empty: 127.0.0.1 and ::1; `none`: nobody. */
   RATE_LIMIT_SAFELIST?: string;
+  /** `true`: limited federation (allowlist) mode, only domains in domain_allows federate (src/federation/remote-accounts.ts). */
+  LIMITED_FEDERATION?: string;
 }
 
 export type RegistrationsMode = "open" | "approval" | "closed";
@@ -55,6 +61,8 @@ export interface Config {
   showActivity: boolean;
   allowLoopbackFetch: boolean;
   requireEmailConfirmation: boolean;
+  /** Limited federation mode: only allowed domains (domain_allows) federate. */
+  limitedFederation: boolean;
 }
 
 const on = (v: string | undefined, def: boolean) => (v === undefined || v === "" ? def : /^(1|true|yes|on)$/i.test(v));
@@ -76,6 +84,7 @@ export function readConfig(env: Env, requestUrl: string): Config {
     showActivity: on(env.SHOW_ACTIVITY, true),
     allowLoopbackFetch: on(env.ALLOW_LOOPBACK_FETCH, false),
     requireEmailConfirmation: on(env.REQUIRE_EMAIL_CONFIRMATION, false),
+    limitedFederation: on(env.LIMITED_FEDERATION, false),
   };
 }
 

@@ -4,8 +4,15 @@ import type { AppEnv } from "./context";
 import accounts from "./api/v1/accounts";
 import accountsRegister from "./api/v1/accounts-register";
 import adminAnnouncements from "./api/v1/admin/announcements";
+import adminDomainAllows from "./api/v1/admin/domain-allows";
+import adminDomainBlocks from "./api/v1/admin/domain-blocks";
+import { canonicalEmailBlocks as adminCanonicalEmailBlocks, emailDomainBlocks as adminEmailDomainBlocks } from "./api/v1/admin/email-blocks";
+import adminIpBlocks from "./api/v1/admin/ip-blocks";
 import announcements from "./api/v1/announcements";
 import adminAccounts from "./api/v1/admin/accounts";
+import adminMeasures from "./api/v1/admin/measures";
+import adminReports from "./api/v1/admin/reports";
+import adminTrends from "./api/v1/admin/trends";
 import adminAccountsV2 from "./api/v2/admin/accounts";
 import polls from "./api/v1/polls";
 import apps from "./api/v1/apps";
@@ -60,9 +67,19 @@ export const mounts: [string, Hono<AppEnv>][] = [
   ["/api", suggestions],
   ["/api/v1/accounts", accountsRegister],
   ["/api/v1/accounts", accounts],
+  // Admin API part B (reports, dashboard measures, trend review)
+  ["/api/v1/admin/reports", adminReports],
+  ["/api/v1/admin/trends", adminTrends],
+  ["/api/v1/admin", adminMeasures],
   ["/api/v1/admin/accounts", adminAccounts],
   ["/api/v2/admin/accounts", adminAccountsV2],
   ["/api/v1/admin/announcements", adminAnnouncements],
+  // Admin API part A (federation and access blocks)
+  ["/api/v1/admin/domain_blocks", adminDomainBlocks],
+  ["/api/v1/admin/domain_allows", adminDomainAllows],
+  ["/api/v1/admin/canonical_email_blocks", adminCanonicalEmailBlocks],
+  ["/api/v1/admin/email_domain_blocks", adminEmailDomainBlocks],
+  ["/api/v1/admin/ip_blocks", adminIpBlocks],
   ["/api/v1/announcements", announcements],
   ["/api/v1/polls", polls],
   ["/api/v1/apps", apps],

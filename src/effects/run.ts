@@ -3,7 +3,7 @@
 // dead-letter queue), a packed one by re-sending just the effects that failed.
 import { createDb, type DB } from "../db/client";
 import { readConfig, type Env } from "../env";
-import { deliverPush, PushRetry, pushJobsForNotification, retryPushJob, type PushJob } from "../push";
+import { deliverPush, PushRetry, pushJobsForNotifications, retryPushJob, type PushJob } from "../push";
 import { fetchFeaturedCollection } from "../federation/featured-collection";
 import { processInboxItem } from "../federation/inbox-process";
 import { runFederate } from "../federation/outbound";
@@ -13,12 +13,14 @@ import { regenerateHomeFeed } from "../timelines/regenerate";
 import { publishScheduledStatus } from "../services/publish-scheduled";
 import { deleteStored } from "../media/store";
 import { fetchCardForStatus } from "../services/preview-cards";
+import { applyDomainBlockRound } from "../services/admin-domain-blocks";
+import { deleteAccountChunk } from "../services/delete-account";
 import {
   type DeletedStatusInfo,
   disconnectStreams,
   publishConversations,
   publishDelete,
-  publishNotification,
+  publishNotifications,
   publishRelationsChanged,
   publishStatus,
   publishStatusUpdate,
@@ -51,9 +53,7 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects): 
     case "regenerate_feed":
       return regenerateHomeFeed(db, effect.accountId);
     case "notify":
-      // Each subscription that wants this notification gets its own push effect (retried on its own).
-      fx.add(...(await pushJobsForNotification(db, effect.notificationId)));
-      return publishNotification(db, env, configFor(env, fx), effect.notificationId);
+      return notifyAll(db, env, [effect.notificationId], fx);
     case "push":
       return pushOnce(db, env, effect, fx);
     case "status_updated":
@@ -83,9 +83,23 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects): 
     case "fetch_card":
       await fetchCardForStatus(db, configFor(env, fx), effect.statusId);
       return;
+    case "domain_block_apply":
+      return applyDomainBlockRound(db, fx, effect.domainBlockId);
+    case "delete_account":
+      return deleteAccountChunk(db, fx, effect.accountId);
     default:
       console.warn("unknown effect", JSON.stringify(effect).slice(0, 200));
   }
+}
+
+/**
+ * Streams and pushes notifications: each subscription that wants one gets its own push effect (retried on its own).
+ * The `notify` effects of one pack run together (runJob), so a fan-out chunk's 500 `status` notifications cost a few
+ * queries, not a few per notification.
+ */
+async function notifyAll(db: DB, env: Env, notificationIds: string[], fx: Effects): Promise<void> {
+  fx.add(...(await pushJobsForNotifications(db, notificationIds)));
+  await publishNotifications(db, env, configFor(env, fx), notificationIds);
 }
 
 /** The configuration effects render with: the origin of the request that caused them (LOCAL_DOMAIN wins when set). */
@@ -113,13 +127,18 @@ export async function runJob(db: DB, env: Env, job: JobMessage): Promise<void> {
   const origin = (job.type === "effects" ? job.origin : undefined) ?? effects.map(originOf).find(Boolean) ?? "";
   const fx = new Effects(origin);
   const failed: Effect[] = [];
+  // A pack's notify effects run as one, where the first of them stands (and fail or succeed together).
+  const notifies = effects.filter((e) => e.type === "notify");
+  const notifyIds = notifies.map((n) => n.notificationId);
   for (const e of effects) {
+    const grouped = e.type === "notify" && notifies.length > 1;
+    if (grouped && e !== notifies[0]) continue;
     try {
-      await runEffect(db, env, e, fx);
+      await (grouped ? notifyAll(db, env, notifyIds, fx) : runEffect(db, env, e, fx));
     } catch (err) {
       if (job.type !== "effects") throw err;
       console.error("effect failed", e.type, err instanceof Error ? err.message : err);
-      failed.push(e);
+      failed.push(...(grouped ? notifies : [e]));
     }
   }
   await sendEffects(env.JOBS, fx);

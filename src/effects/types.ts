@@ -45,7 +45,12 @@ export type Effect =
   // R2 objects whose media rows are gone (a status deleted with its media, src/services/delete-status.ts): remove them
   | { type: "delete_media"; keys: string[] }
   // A new or re-edited status may link a page: fetch its preview card (src/services/preview-cards.ts)
-  | { type: "fetch_card"; statusId: string };
+  | { type: "fetch_card"; statusId: string }
+  // An instance domain block was created or changed: silence or suspend its domain's accounts, one bounded round per
+  // effect (src/services/admin-domain-blocks.ts applyDomainBlockRound; a round records the next while accounts are left)
+  | { type: "domain_block_apply"; domainBlockId: string }
+  // An account's data is being deleted (src/services/delete-account.ts): the next bounded chunk of it
+  | { type: "delete_account"; accountId: string };
 
 /**
  * One JOBS message: a single effect, or all the effects of one action packed together (one queue operation) with the
@@ -72,11 +77,19 @@ export type FederateAction =
   | { kind: "update_actor"; accountId: string }
   | { kind: "pin"; accountId: string; statusId: string; remove: boolean }
   | { kind: "flag"; reportId: string }
-  | { kind: "delete_actor"; accountId: string }
+  // inboxes: read before the account's follows were deleted (src/services/delete-account.ts); else read when run
+  | { kind: "delete_actor"; accountId: string; inboxes?: string[] }
   // A local voter's votes on a remote poll: one Create{Note} per choice to the poll's author
   | { kind: "vote"; accountId: string; pollId: string }
   // A local poll got votes: Update{Question} with the new counts, sent after POLL_UPDATE_DELAY_SECONDS (`delayed`
   // once the job has waited), to voters, boosters, mentioned accounts and followers
-  | { kind: "update_poll"; statusId: string; delayed?: boolean };
+  | { kind: "update_poll"; statusId: string; delayed?: boolean }
+  // Quote posts (src/federation/quote-outbound.ts): our QuoteRequest for a quote of a remote status; our answer to
+  // theirs (Accept with a QuoteAuthorization, or Reject: no row is kept, so the ids travel); the Delete of a
+  // QuoteAuthorization we granted, when the quoted author revokes it
+  | { kind: "quote_request"; quoteId: string }
+  | { kind: "accept_quote_request"; quoteId: string }
+  | { kind: "reject_quote_request"; accountId: string; requesterId: string; activityUri: string; quotedUri: string; instrumentUri: string }
+  | { kind: "revoke_quote"; quoteId: string };
 
 export type EffectType = Effect["type"];

@@ -14,7 +14,7 @@ import { isoTime } from "./urls";
 export type ExpandAccounts = "full" | "partial_avatars";
 
 /** Types whose group names a status (the serializer's status_type?). */
-const STATUS_TYPES = new Set(["favourite", "reblog", "status", "mention", "poll", "update"]);
+const STATUS_TYPES = new Set(["favourite", "reblog", "status", "mention", "poll", "update", "quote", "quoted_update"]);
 
 /** The stripped-down account of `partial_accounts` (DedupNotificationGroupSerializer::PartialAccountSerializer). */
 function renderPartialAccount(cfg: Config, a: AccountRow) {

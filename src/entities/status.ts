@@ -18,6 +18,7 @@ import {
   polls,
   pollVotes,
   previewCards,
+  quotes,
   statusPins,
   statusPreviewCards,
   statuses,
@@ -27,7 +28,8 @@ import {
 } from "../db/schema";
 import type { Config } from "../env";
 import { padId, unpadId } from "../lib/ids";
-import type { AccountRow } from "../db/schema";
+import type { AccountRow, QuoteRow } from "../db/schema";
+import { quoteShown, renderQuote, renderQuoteApproval } from "./quote";
 import { acctOf, renderAccount, type MastodonAccount } from "./account";
 import { renderMedia } from "./media";
 import { renderPoll } from "./poll";
@@ -51,7 +53,7 @@ export type StatusRow = typeof statuses.$inferSelect;
 
 /** The fields every new status row starts with: no replies, boosts or favourites yet, never edited. */
 export const newStatusFields = (createdAt: number, now = createdAt) =>
-  ({ repliesCount: 0, reblogsCount: 0, favouritesCount: 0, createdAt, editedAt: null, updatedAt: now }) as const;
+  ({ repliesCount: 0, reblogsCount: 0, favouritesCount: 0, quotesCount: 0, quoteApprovalPolicy: 0, createdAt, editedAt: null, updatedAt: now }) as const;
 export type MediaRow = typeof mediaAttachments.$inferSelect;
 export type PollRow = typeof polls.$inferSelect;
 
@@ -69,6 +71,8 @@ export interface StatusBundle {
   cards: Map<string, { card: PreviewCardRow; url: string }>;
   /** The custom emojis each status's text and content warning use (of its author's domain; local ones for local). */
   emojis: Map<string, StoredEmoji[]>;
+  /** Each quoting status's quote row (src/entities/quote.ts); the quoted statuses are loaded with the page. */
+  quotes: Map<string, QuoteRow>;
   /** The viewer's active filters, compiled; null when not loaded (no viewer, or a bundle built without a read). */
   filters: CompiledFilter[] | null;
   viewer: {
@@ -80,6 +84,10 @@ export interface StatusBundle {
     mutedConversations: Set<string>;
     following: Set<string>;
     blockedBy: Set<string>;
+    /** Among the loaded authors: those the viewer blocks or mutes, and the viewer's blocked domains (quote states). */
+    blocking: Set<string>;
+    muting: Set<string>;
+    blockedDomains: Set<string>;
   };
 }
 
@@ -87,6 +95,13 @@ export interface StatusBundle {
 function withReblogTargets(ids: string[]) {
   const list = idList(ids);
   return sql`(SELECT value FROM json_each(${JSON.stringify(ids.map(padId))}) UNION SELECT ${statuses.reblogOfId} FROM ${statuses} WHERE ${statuses.id} IN ${list} AND ${statuses.reblogOfId} IS NOT NULL)`;
+}
+
+/** …plus the statuses those quote (one level: a quoted status's own quote is shown by id only). */
+function withQuoteTargets(ids: string[]) {
+  const base = withReblogTargets(ids);
+  return sql`(SELECT value FROM json_each(${JSON.stringify(ids.map(padId))}) UNION SELECT ${statuses.reblogOfId} FROM ${statuses} WHERE ${statuses.id} IN ${idList(ids)} AND ${statuses.reblogOfId} IS NOT NULL
+    UNION SELECT ${quotes.quotedStatusId} FROM ${quotes} WHERE ${quotes.statusId} IN ${base} AND ${quotes.quotedStatusId} IS NOT NULL)`;
 }
 
 /** A bundle with nothing loaded yet (also used to render a status just written, without reading it back). */
@@ -103,6 +118,7 @@ export function emptyBundle(viewerId: string | null): StatusBundle {
     apps: new Map(),
     cards: new Map(),
     emojis: new Map(),
+    quotes: new Map(),
     filters: null,
     viewer: {
       id: viewerId,
@@ -113,6 +129,9 @@ export function emptyBundle(viewerId: string | null): StatusBundle {
       mutedConversations: new Set(),
       following: new Set(),
       blockedBy: new Set(),
+      blocking: new Set(),
+      muting: new Set(),
+      blockedDomains: new Set(),
     },
   };
 }
@@ -120,7 +139,7 @@ export function emptyBundle(viewerId: string | null): StatusBundle {
 export async function loadStatusBundle(db: DB, ids: string[], viewerId: string | null): Promise<StatusBundle> {
   const bundle = emptyBundle(viewerId);
   if (ids.length === 0) return bundle;
-  const all = withReblogTargets(ids);
+  const all = withQuoteTargets(ids);
   const authorsOf = sql`(SELECT ${statuses.accountId} FROM ${statuses} WHERE ${statuses.id} IN ${all})`;
   const q = [
     db.select().from(statuses).where(inArray(statuses.id, all)),
@@ -148,6 +167,7 @@ export async function loadStatusBundle(db: DB, ids: string[], viewerId: string |
       .innerJoin(previewCards, eq(previewCards.id, statusPreviewCards.previewCardId))
       .where(inArray(statusPreviewCards.statusId, all)),
     statusEmojisStatement(db, all),
+    db.select().from(quotes).where(inArray(quotes.statusId, all)),
   ] as const;
   const v = viewerId ?? "0";
   const viewerQ = [
@@ -189,9 +209,16 @@ export async function loadStatusBundle(db: DB, ids: string[], viewerId: string |
       .from(pollVotes)
       .where(and(eq(pollVotes.accountId, v), inArray(pollVotes.pollId, sql`(SELECT ${statuses.pollId} FROM ${statuses} WHERE ${statuses.id} IN ${all})`))),
     activeFilterRules(db, v, all, Date.now()),
+    // Who the viewer hides among the authors, for the states of quotes (blocked_account, muted_account, blocked_domain).
+    db.all<{
+      k: string;
+      id: string;
+    }>(sql`SELECT 'b' AS k, target_account_id AS id FROM blocks WHERE account_id = ${padId(v)} AND target_account_id IN ${authorsOf}
+      UNION ALL SELECT 'm', target_account_id FROM mutes WHERE account_id = ${padId(v)} AND target_account_id IN ${authorsOf} AND (expires_at IS NULL OR expires_at > ${Date.now()})
+      UNION ALL SELECT 'd', domain FROM account_domain_blocks WHERE account_id = ${padId(v)}`),
   ] as const;
   const res = viewerId ? await db.batch([...q, ...viewerQ]) : await db.batch([...q]);
-  const [sRows, aRows, mRows, menRows, tagRows, pollRows, appRows, cardRows, emojiRows] = res as unknown as [
+  const [sRows, aRows, mRows, menRows, tagRows, pollRows, appRows, cardRows, emojiRows, quoteRows] = res as unknown as [
     StatusRow[],
     AccountRow[],
     MediaRow[],
@@ -201,6 +228,7 @@ export async function loadStatusBundle(db: DB, ids: string[], viewerId: string |
     { id: string; name: string; website: string | null }[],
     { statusId: string; originalUrl: string; card: PreviewCardRow }[],
     StatusEmojiRow[],
+    QuoteRow[],
   ];
   for (const s of sRows) bundle.statuses.set(s.id, s);
   for (const a of aRows) bundle.accounts.set(a.id, a);
@@ -225,6 +253,7 @@ export async function loadStatusBundle(db: DB, ids: string[], viewerId: string |
   for (const p of pollRows) if (p.statusId) bundle.polls.set(p.statusId, p);
   for (const a of appRows) bundle.apps.set(a.id, { name: a.name, website: a.website });
   for (const c of cardRows) bundle.cards.set(c.statusId, { card: c.card, url: c.originalUrl });
+  for (const q of quoteRows) bundle.quotes.set(q.statusId, q);
   for (const { status_id, ...e } of emojiRows) {
     const sid = unpadId(String(status_id));
     const list = bundle.emojis.get(sid) ?? [];
@@ -248,6 +277,10 @@ export async function loadStatusBundle(db: DB, ids: string[], viewerId: string |
       bundle.ownVotes.set(vt.pollId, list);
     }
     bundle.filters = compileFilters(res[q.length + 8] as unknown as Parameters<typeof compileFilters>[0]);
+    for (const h of res[q.length + 9] as unknown as { k: string; id: string }[]) {
+      if (h.k === "d") bundle.viewer.blockedDomains.add(h.id);
+      else (h.k === "b" ? bundle.viewer.blocking : bundle.viewer.muting).add(unpadId(String(h.id)));
+    }
   }
   return bundle;
 }
@@ -281,7 +314,40 @@ export function renderStatusFrom(cfg: Config, b: StatusBundle, id: string, view:
   return renderOne(cfg, b, id, 0, view, null);
 }
 
-function renderOne(cfg: Config, b: StatusBundle, id: string, depth: number, view: StatusView, inherited: FilterMatch[] | null): Record<string, unknown> | null {
+/** `quote` of a status: the quoted status in full (inside a quote: by id only, Mastodon's ShallowStatusSerializer). */
+function quoteOf(cfg: Config, b: StatusBundle, s: StatusRow, view: StatusView, inQuote: boolean): Record<string, unknown> | null {
+  const q = b.quotes.get(s.id);
+  if (!q || !quoteShown(q)) return null;
+  // Inside a quote only the id is given, and the status it names is not loaded (one level).
+  if (inQuote)
+    return { state: q.state === "accepted" && !q.quotedStatusId ? "deleted" : q.state, quoted_status_id: q.state === "accepted" ? q.quotedStatusId : null };
+  const quoted = q.quotedStatusId ? b.statuses.get(q.quotedStatusId) : undefined;
+  const author = quoted ? b.accounts.get(quoted.accountId) : undefined;
+  const v = b.viewer;
+  const rendered = quoted && !quoted.reblogOfId ? renderOne(cfg, b, quoted.id, 1, { ...view, filterContext: undefined }, null, true) : null;
+  return renderQuote(
+    q,
+    {
+      rendered,
+      exists: !!quoted && !!author,
+      ownedByViewer: !!quoted && quoted.accountId === v.id,
+      blockedDomain: !!author?.domain && v.blockedDomains.has(author.domain),
+      blockedAccount: !!quoted && v.blocking.has(quoted.accountId),
+      mutedAccount: !!quoted && v.muting.has(quoted.accountId),
+    },
+    false,
+  );
+}
+
+function renderOne(
+  cfg: Config,
+  b: StatusBundle,
+  id: string,
+  depth: number,
+  view: StatusView,
+  inherited: FilterMatch[] | null,
+  inQuote = false,
+): Record<string, unknown> | null {
   const s = b.statuses.get(id);
   if (!s) return null;
   const account = b.accounts.get(s.accountId);
@@ -324,7 +390,7 @@ function renderOne(cfg: Config, b: StatusBundle, id: string, depth: number, view
     replies_count: s.repliesCount,
     reblogs_count: s.reblogsCount,
     favourites_count: s.favouritesCount,
-    quotes_count: 0,
+    quotes_count: s.quotesCount,
     edited_at: isoTime(s.editedAt),
     content: s.reblogOfId ? "" : s.content,
     reblog,
@@ -336,8 +402,9 @@ function renderOne(cfg: Config, b: StatusBundle, id: string, depth: number, view
     emojis: s.reblogOfId ? [] : renderEmojis(cfg, b.emojis.get(s.id)),
     card: card ? renderPreviewCard(card.card, card.url) : null,
     poll: poll ? renderPoll(poll, v.id ? (b.ownVotes.get(poll.id) ?? []) : null, v.id === s.accountId) : null,
-    quote: null,
-    quote_approval: { automatic: s.visibility === "public" || s.visibility === "unlisted" ? ["public"] : [], manual: [], current_user: "denied" },
+    quote: s.reblogOfId ? null : quoteOf(cfg, b, s, view, inQuote),
+    // A boost answers for the boosted status (Mastodon's `object.proper`).
+    quote_approval: quoteApprovalOf(b, (s.reblogOfId && b.statuses.get(s.reblogOfId)) || s),
   };
   if (out.application === undefined) delete out.application;
   if (v.id) {
@@ -351,6 +418,10 @@ function renderOne(cfg: Config, b: StatusBundle, id: string, depth: number, view
     out.filtered = renderFilterResults(matches);
   }
   return out;
+}
+
+function quoteApprovalOf(b: StatusBundle, s: StatusRow) {
+  return renderQuoteApproval(s, b.viewer.id, b.viewer.following.has(s.accountId));
 }
 
 /**

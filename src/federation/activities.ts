@@ -1,7 +1,7 @@
 // Builders for every outbound activity kind (spec, Events): Create, Announce, Like, Follow, Accept, Reject, Block,
 // Undo of each, Delete, Update, Add/Remove (featured collection), Flag. Ids are stable so a retry is the same
 // activity, and receivers dedupe it.
-import { AS, NOTE_CONTEXT } from "./context";
+import { AS, NOTE_CONTEXT, QUOTE_CONTEXT } from "./context";
 import { PUBLIC } from "./normalize";
 
 type Obj = Record<string, unknown>;
@@ -119,4 +119,54 @@ export const deleteActorActivity = (actor: string): Obj => ({
   actor,
   to: [PUBLIC],
   object: actor,
+});
+
+// ---- quote posts (FEP-044f, Mastodon 4.5) ----
+
+/** What a QuoteRequest, its Accept and Reject are about. `instrument` may be the quoting Note itself (inlined). */
+export interface QuoteRequestParts {
+  id: string;
+  actor: string;
+  quotedUri: string;
+  instrument: string | Obj;
+}
+
+const quoteRequestObject = (p: QuoteRequestParts): Obj => ({ id: p.id, type: "QuoteRequest", actor: p.actor, object: p.quotedUri, instrument: p.instrument });
+
+export const quoteRequestActivity = (p: QuoteRequestParts): Obj => ({ "@context": QUOTE_CONTEXT, ...quoteRequestObject(p) });
+
+export const acceptQuoteRequestActivity = (quotedAuthor: string, quoteId: string, p: QuoteRequestParts, approvalUri: string): Obj => ({
+  "@context": QUOTE_CONTEXT,
+  id: `${quotedAuthor}#accepts/quote_requests/${quoteId}`,
+  type: "Accept",
+  actor: quotedAuthor,
+  object: quoteRequestObject(p),
+  result: approvalUri,
+});
+
+export const rejectQuoteRequestActivity = (quotedAuthor: string, p: QuoteRequestParts): Obj => ({
+  "@context": QUOTE_CONTEXT,
+  id: `${quotedAuthor}#rejects/quote_requests/${encodeURIComponent(p.id)}`,
+  type: "Reject",
+  actor: quotedAuthor,
+  object: quoteRequestObject(p),
+});
+
+/** The stamp a quoted author grants, dereferenceable at its id (ActivityPub::QuoteAuthorizationSerializer). */
+export const quoteAuthorizationDoc = (id: string, quotedAuthor: string, quotingUri: string, quotedUri: string): Obj => ({
+  "@context": QUOTE_CONTEXT,
+  id,
+  type: "QuoteAuthorization",
+  attributedTo: quotedAuthor,
+  interactingObject: quotingUri,
+  interactionTarget: quotedUri,
+});
+
+export const deleteQuoteAuthorizationActivity = (quotedAuthor: string, approvalUri: string): Obj => ({
+  "@context": AS,
+  id: `${approvalUri}#delete`,
+  type: "Delete",
+  actor: quotedAuthor,
+  to: [PUBLIC],
+  object: approvalUri,
 });

@@ -35,6 +35,27 @@ export const NOTE_CONTEXT = [
     focalPoint: { "@container": "@list", "@id": "toot:focalPoint" },
     Hashtag: "as:Hashtag",
     Emoji: "toot:Emoji",
+    // Quote posts (FEP-044f, Mastodon 4.5's quotes and interaction_policies context extensions)
+    quote: { "@id": "https://w3id.org/fep/044f#quote", "@type": "@id" },
+    quoteUri: "http://fedibird.com/ns#quoteUri",
+    _misskey_quote: "https://misskey-hub.net/ns#_misskey_quote",
+    quoteAuthorization: { "@id": "https://w3id.org/fep/044f#quoteAuthorization", "@type": "@id" },
+    gts: "https://gotosocial.org/ns#",
+    interactionPolicy: { "@id": "gts:interactionPolicy", "@type": "@id" },
+    canQuote: { "@id": "gts:canQuote", "@type": "@id" },
+    automaticApproval: { "@id": "gts:automaticApproval", "@type": "@id" },
+  },
+];
+
+/** QuoteRequest, QuoteAuthorization and their Accept/Reject/Delete (Mastodon's quote_requests/quote_authorizations). */
+export const QUOTE_CONTEXT = [
+  AS,
+  {
+    QuoteRequest: "https://w3id.org/fep/044f#QuoteRequest",
+    QuoteAuthorization: "https://w3id.org/fep/044f#QuoteAuthorization",
+    gts: "https://gotosocial.org/ns#",
+    interactingObject: { "@id": "gts:interactingObject", "@type": "@id" },
+    interactionTarget: { "@id": "gts:interactionTarget", "@type": "@id" },
   },
 ];
 

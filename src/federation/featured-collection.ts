@@ -110,10 +110,10 @@ async function replacePins(db: DB, accountId: string, statusIds: string[], now: 
  */
 export async function fetchFeaturedCollection(db: DB, env: Env, accountId: string, origin: string, fx: Effects): Promise<void> {
   const [account] = await db.select().from(accounts).where(eq(accounts.id, accountId)).limit(1);
-  if (!account || !wantsFeatured(account) || (await isDomainSuspended(db, account.domain!))) return;
+  const cfg = readConfig(env, origin);
+  if (!account || !wantsFeatured(account) || (await isDomainSuspended(db, account.domain!, cfg))) return;
   const url = account.featuredUrl!;
   if (!sameHost(url, account.uri)) return;
-  const cfg = readConfig(env, origin);
   const opts = await signedFetchOptions(db, cfg);
   // Like fetchObject in remote-statuses.ts: a document counts only when it was served at its own id.
   const fetchDoc = async (u: string): Promise<Doc | null> => {

@@ -19,6 +19,7 @@ import { handleFlag } from "./handlers/flag";
 import { handleAccept, handleFollow, handleReject } from "./handlers/follow";
 import { handleCreate, handleDeleteNote, handleUpdateNote, OBJECT_TYPES } from "./handlers/note";
 import { handleUndo } from "./handlers/undo";
+import { answersQuoteRequest, handleDeleteAuthorization, handleQuoteAnswer, handleQuoteRequest, revokedQuote } from "./handlers/quote-request";
 import { normalizeActivity } from "./normalize";
 import { isDomainSuspended, ResolveError } from "./remote-accounts";
 import { newResolution } from "./resolve-status";
@@ -39,15 +40,26 @@ async function dispatch(ctx: InboxContext): Promise<void> {
       if (objType && OBJECT_TYPES.has(objType)) return handleUpdateNote(ctx);
       if (!objType && activity.objectId === ctx.signer.uri) return handleUpdateActor(ctx);
       throw new DropActivity(`update of ${objType ?? "an unknown object"}`);
-    case "Delete":
+    case "Delete": {
       if (activity.objectId && activity.objectId === ctx.signer.uri) return handleDeleteActor(ctx);
+      // A QuoteAuthorization withdrawn (Mastodon tries a status first unless the type says which).
+      if (objType === "QuoteAuthorization") return handleDeleteAuthorization(ctx, await revokedQuote(ctx));
+      if (!objType || !OBJECT_TYPES.has(objType)) {
+        const revoked = await revokedQuote(ctx);
+        if (revoked) return handleDeleteAuthorization(ctx, revoked);
+      }
       return handleDeleteNote(ctx);
+    }
     case "Follow":
       return handleFollow(ctx);
     case "Accept":
+      if (await answersQuoteRequest(ctx)) return handleQuoteAnswer(ctx, true);
       return handleAccept(ctx);
     case "Reject":
+      if (await answersQuoteRequest(ctx)) return handleQuoteAnswer(ctx, false);
       return handleReject(ctx);
+    case "QuoteRequest":
+      return handleQuoteRequest(ctx);
     case "Undo":
       return handleUndo(ctx);
     case "Announce":
@@ -119,7 +131,7 @@ export async function processInboxItem(db: DB, env: Env, itemId: string, origin:
     // C19: nothing from suspended accounts or domains (a suspension may have happened after the 202), except the
     // Update that reverses a suspension the account's own server asked for.
     if (signer.suspendedAt && !liftsRemoteSuspension(ctx)) throw new DropActivity("signer suspended");
-    if (signer.domain && (await isDomainSuspended(db, signer.domain))) throw new DropActivity("domain suspended");
+    if (signer.domain && (await isDomainSuspended(db, signer.domain, cfg))) throw new DropActivity("domain suspended");
     await dispatch(ctx);
   } catch (e) {
     if (isTransient(e)) throw e;

@@ -100,7 +100,7 @@ export async function verifyInboxRequest(db: DB, cfg: Config, req: Request): Pro
   }
   if (!ok) throw invalidSignature();
   if (!signer.domain) throw unauthorized("Local keys do not sign inbound requests");
-  if (await isDomainSuspended(db, signer.domain)) throw new ApiError(403, "Request from disallowed domain");
+  if (await isDomainSuspended(db, signer.domain, cfg)) throw new ApiError(403, "Request from disallowed domain");
 
   let json: unknown;
   try {

@@ -237,6 +237,35 @@ function emojisOf(tags: Json): { shortcode: string; url: string; uri: string | n
 
 // ---------- objects (Note, Question, Article, Page, ...) ----------
 
+/**
+ * A Note's quote (Mastodon's ActivityPub::Parser::StatusParser): the quoted IRI from FEP-044f `quote`, else
+ * `_misskey_quote`, `quoteUrl` or `quoteUri` (legacy: not FEP-044f); a `quote` Tombstone names a deleted one.
+ */
+const QuoteSchema = z.object({
+  uri: z.string().nullable(),
+  legacy: z.boolean(),
+  deleted: z.boolean(),
+  authorization: z.string().nullable(),
+});
+
+function quoteOf(o: Record<string, unknown>) {
+  const keys = ["quote", "_misskey_quote", "quoteUrl", "quoteUri"];
+  if (!keys.some((k) => o[k] !== undefined && o[k] !== null && o[k] !== "")) return null;
+  const deleted = typeOf(firstOf(o.quote)) === "Tombstone";
+  const uri = deleted ? null : (keys.map((k) => httpUrl(iri(o[k]))).find(Boolean) ?? null);
+  return { uri, legacy: o.quote === undefined, deleted, authorization: httpUrl(iri(o.quoteAuthorization)) };
+}
+
+function canQuoteOf(o: Record<string, unknown>) {
+  const policy = field(field(o, "interactionPolicy"), "canQuote");
+  if (!policy || typeof policy !== "object") return null;
+  const list = (v: unknown) =>
+    asArray(v, 20)
+      .filter((x): x is string => typeof x === "string")
+      .map((x) => cap(x, CAPS.url)!);
+  return { automatic: list(field(policy, "automaticApproval")), manual: list(field(policy, "manualApproval")) };
+}
+
 export const NoteSchema = z.object({
   id: z.string().url(),
   type: z.string(),
@@ -274,6 +303,9 @@ export const NoteSchema = z.object({
       votersCount: z.number().nullable(),
     })
     .nullable(),
+  quote: QuoteSchema.nullable(),
+  /** interactionPolicy.canQuote: the actors (or collections) approved automatically and manually; null when absent. */
+  canQuote: z.object({ automatic: z.array(z.string()), manual: z.array(z.string()) }).nullable(),
 });
 export type NormalizedNote = z.infer<typeof NoteSchema>;
 
@@ -349,6 +381,8 @@ export function normalizeNote(doc: Json): NormalizedNote | null {
           votersCount: typeof o.votersCount === "number" ? o.votersCount : null,
         }
       : null,
+    quote: quoteOf(o),
+    canQuote: canQuoteOf(o),
   };
   const r = NoteSchema.safeParse(candidate);
   return r.success ? r.data : null;

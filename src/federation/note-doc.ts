@@ -9,6 +9,8 @@ import { NOTE_CONTEXT } from "./context";
 import { emojiTags } from "./emoji-tags";
 import { PUBLIC } from "./normalize";
 import { field } from "./normalize";
+import { canQuotePolicy } from "../entities/quote";
+import { approvalUriFor } from "../services/quotes";
 
 export function audience(visibility: string, followersUrl: string, mentionUris: string[]): { to: string[]; cc: string[] } {
   switch (visibility) {
@@ -69,6 +71,9 @@ export function renderNote(cfg: Config, b: StatusBundle, id: string, now = Date.
     ],
   };
   if (s.editedAt) note.updated = new Date(s.editedAt).toISOString();
+  Object.assign(note, quoteFields(b, s.id));
+  // Who may quote it, with automatic approval (the only kind Mastodon sends for its own posts).
+  note.interactionPolicy = canQuotePolicy(s.quoteApprovalPolicy, author.uri, author.followersUrl, null, PUBLIC);
   if (poll) {
     // A poll that hides its totals shows no counts until it ends: Mastodon's Poll#loaded_options gives each option
     // nil votes (so `totalItems: null`) unless `expired? || !hide_totals?`. Mastodon still sends votersCount; here it
@@ -86,6 +91,26 @@ export function renderNote(cfg: Config, b: StatusBundle, id: string, now = Date.
     if (showTotals) note.votersCount = poll.votersCount;
   }
   return note;
+}
+
+/**
+ * The quote of a Note (ActivityPub::NoteSerializer): `quote` (FEP-044f; a Tombstone once the quoted status is gone),
+ * `_misskey_quote` and `quoteUri` for older readers, and `quoteAuthorization`: the stamp the quoted author granted
+ * (ours, made from the row, for a local quoted author; theirs otherwise).
+ */
+function quoteFields(b: StatusBundle, statusId: string): Record<string, unknown> {
+  const q = b.quotes.get(statusId);
+  if (!q) return {};
+  const quoted = q.quotedStatusId ? b.statuses.get(q.quotedStatusId) : undefined;
+  const out: Record<string, unknown> = { quote: quoted ? quoted.uri : { type: "Tombstone" } };
+  if (quoted) {
+    out._misskey_quote = quoted.uri;
+    out.quoteUri = quoted.uri;
+  }
+  const quotedAuthor = q.quotedAccountId ? b.accounts.get(q.quotedAccountId) : undefined;
+  const approval = quotedAuthor && !quotedAuthor.domain ? (q.state === "accepted" ? approvalUriFor(quotedAuthor.uri, q.id) : null) : q.approvalUri;
+  if (approval) out.quoteAuthorization = approval;
+  return out;
 }
 
 export function withContext(obj: Record<string, unknown>): Record<string, unknown> {

@@ -34,6 +34,7 @@ import { sendEffects } from "../effects/send";
 import { pollAudienceInboxes, voteActivity } from "./poll-votes";
 import { newActivityUri } from "../effects/collector";
 import { instanceActorAccount } from "./instance-actor";
+import { runQuoteFederate } from "./quote-outbound";
 import { audience, renderNote } from "./note-doc";
 import {
   accountsByUris,
@@ -48,13 +49,13 @@ import {
 
 type Obj = Record<string, unknown>;
 
-interface Run {
+export interface Run {
   db: DB;
   env: Env;
   cfg: Config;
 }
 
-async function accountsById(db: DB, ids: string[]): Promise<Map<string, AccountRow>> {
+export async function accountsById(db: DB, ids: string[]): Promise<Map<string, AccountRow>> {
   const rows = ids.length
     ? await db
         .select()
@@ -64,17 +65,17 @@ async function accountsById(db: DB, ids: string[]): Promise<Map<string, AccountR
   return new Map(rows.map((r) => [r.id, r]));
 }
 
-const isLocal = (a: AccountRow | undefined): a is AccountRow => !!a && !a.domain;
-const isRemote = (a: AccountRow | undefined): a is AccountRow => !!a && !!a.domain && !a.suspendedAt;
+export const isLocal = (a: AccountRow | undefined): a is AccountRow => !!a && !a.domain;
+export const isRemote = (a: AccountRow | undefined): a is AccountRow => !!a && !!a.domain && !a.suspendedAt;
 
-async function send(r: Run, signerId: string, activity: Obj, inboxes: Iterable<string>): Promise<number> {
-  const targets = await withoutSuspended(r.db, inboxes);
+export async function send(r: Run, signerId: string, activity: Obj, inboxes: Iterable<string>): Promise<number> {
+  const targets = await withoutSuspended(r.db, inboxes, r.cfg);
   if (!targets.length) return 0;
   return deliverActivity(r.env, r.db, r.cfg, signerId, activity, targets);
 }
 
 /** Sends `activity` from `local` to one remote account's own inbox. */
-async function toAccount(r: Run, local: AccountRow | undefined, remote: AccountRow | undefined, build: (l: AccountRow, t: AccountRow) => Obj) {
+export async function toAccount(r: Run, local: AccountRow | undefined, remote: AccountRow | undefined, build: (l: AccountRow, t: AccountRow) => Obj) {
   if (!isLocal(local) || !isRemote(remote)) return;
   const inbox = personalInbox(remote);
   if (inbox) await send(r, local.id, build(local, remote), [inbox]);
@@ -101,6 +102,9 @@ async function createOrUpdate(r: Run, statusId: string, update: boolean) {
   if (parent && (s.visibility === "public" || s.visibility === "unlisted")) {
     inboxes.push(...remoteInboxes([b.accounts.get(parent.accountId)]));
   }
+  const quote = b.quotes.get(s.id);
+  if (quote?.quotedAccountId && (s.visibility === "public" || s.visibility === "unlisted"))
+    inboxes.push(...remoteInboxes([b.accounts.get(quote.quotedAccountId)]));
   // Servers holding a copy through a boost, favourite or reply must see an edit even if they follow nobody here.
   if (update && s.visibility !== "direct") inboxes.push(...(await interactedInboxes(r.db, s.id)));
   const activity = update ? updateNoteActivity(note, s.editedAt ?? Date.now()) : createActivity(note);
@@ -233,10 +237,10 @@ async function flag(r: Run, reportId: string) {
   await send(r, actor.id, flagActivity(id, actor.uri, [target.uri, ...uris], report.comment), [inbox]);
 }
 
-async function deleteActor(r: Run, accountId: string) {
+async function deleteActor(r: Run, accountId: string, known?: string[]) {
   const [actor] = (await accountsById(r.db, [accountId])).values();
   if (!isLocal(actor)) return;
-  const inboxes = [...(await followerInboxes(r.db, actor.id)), ...(await followingInboxes(r.db, actor.id))];
+  const inboxes = known ?? [...(await followerInboxes(r.db, actor.id)), ...(await followingInboxes(r.db, actor.id))];
   await send(r, actor.id, deleteActorActivity(actor.uri), inboxes);
 }
 
@@ -327,10 +331,15 @@ export async function runFederate(db: DB, env: Env, origin: string, action: Fede
     case "flag":
       return flag(r, action.reportId);
     case "delete_actor":
-      return deleteActor(r, action.accountId);
+      return deleteActor(r, action.accountId, action.inboxes);
     case "vote":
       return vote(r, action);
     case "update_poll":
       return updatePoll(r, origin, action);
+    case "quote_request":
+    case "accept_quote_request":
+    case "reject_quote_request":
+    case "revoke_quote":
+      return runQuoteFederate(r, action);
   }
 }

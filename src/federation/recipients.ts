@@ -3,7 +3,8 @@
 // under a suspending domain block. Unavailable hosts are skipped later by deliverActivity.
 import { and, eq, isNotNull, isNull, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { accounts, domainBlocks, favourites, follows, statuses } from "../db/schema";
+import { accounts, domainAllows, domainBlocks, favourites, follows, statuses } from "../db/schema";
+import type { Config } from "../env";
 import { padId } from "../lib/ids";
 import type { AccountRow } from "../db/schema";
 import { followerInboxes } from "./delivery";
@@ -63,8 +64,11 @@ export async function followingInboxes(db: DB, accountId: string): Promise<strin
 
 export { followerInboxes };
 
-/** Drops inboxes on hosts under a suspending domain block (the host itself or a parent domain). */
-export async function withoutSuspended(db: DB, inboxes: Iterable<string>): Promise<string[]> {
+/**
+ * Drops inboxes on hosts under a suspending domain block (the host itself or a parent domain) and, in limited
+ * federation mode, on hosts no domain allow names. One statement whatever the number of inboxes.
+ */
+export async function withoutSuspended(db: DB, inboxes: Iterable<string>, mode: Pick<Config, "limitedFederation">): Promise<string[]> {
   const list = [...new Set(inboxes)].filter(Boolean);
   if (!list.length) return [];
   const hosts = new Map<string, string[]>();
@@ -78,11 +82,15 @@ export async function withoutSuspended(db: DB, inboxes: Iterable<string>): Promi
     const parts = u.hostname.toLowerCase().split(".");
     hosts.set(inbox, [u.host.toLowerCase(), ...parts.map((_, i) => parts.slice(i).join("."))]);
   }
-  const candidates = [...new Set([...hosts.values()].flat())];
-  const rows = await db
-    .select({ domain: domainBlocks.domain })
-    .from(domainBlocks)
-    .where(and(eq(domainBlocks.severity, "suspend"), sql`lower(${domainBlocks.domain}) IN (SELECT value FROM json_each(${JSON.stringify(candidates)}))`));
-  const suspended = new Set(rows.map((r) => r.domain.toLowerCase()));
-  return [...hosts].filter(([, names]) => !names.some((n) => suspended.has(n))).map(([inbox]) => inbox);
+  const candidates = JSON.stringify([...new Set([...hosts.values()].flat())]);
+  const rows = await db.all<{ domain: string; allow: number }>(sql`
+    SELECT lower(domain) AS domain, 0 AS allow FROM ${domainBlocks} WHERE severity = 'suspend' AND lower(domain) IN (SELECT value FROM json_each(${candidates}))
+    UNION ALL
+    SELECT lower(domain), 1 FROM ${domainAllows} WHERE ${mode.limitedFederation ? 1 : 0} = 1 AND lower(domain) IN (SELECT value FROM json_each(${candidates}))`);
+  const suspended = new Set(rows.filter((r) => !r.allow).map((r) => r.domain));
+  const allowed = new Set(rows.filter((r) => r.allow).map((r) => r.domain));
+  return [...hosts]
+    .filter(([, names]) => !names.some((n) => suspended.has(n)))
+    .filter(([, names]) => !mode.limitedFederation || allowed.has(names[0]!) || allowed.has(names[1]!))
+    .map(([inbox]) => inbox);
 }

@@ -3,7 +3,7 @@
 // id), on the same host. Domain blocks with severity suspend refuse the fetch altogether.
 import { eq, sql } from "drizzle-orm";
 import { type DB, runBatch } from "../db/client";
-import { accounts, domainBlocks, instances } from "../db/schema";
+import { accounts, domainAllows, domainBlocks, instances } from "../db/schema";
 import type { Config } from "../env";
 import { snowflake } from "../lib/ids";
 import type { AccountRow } from "../db/schema";
@@ -17,14 +17,20 @@ const STALE_MS = 24 * 3600_000;
 
 export class ResolveError extends Error {}
 
-/** The instance's domain block for a host or any parent domain: the strongest severity, and reject_media. */
-export async function domainBlockFor(db: DB, host: string): Promise<{ severity: "suspend" | "silence" | "noop" | null; rejectMedia: boolean }> {
+/**
+ * The instance's domain block for a host or any parent domain: the strongest severity, and reject_media; `silencedAt`
+ * is the created_at of a silencing block, which accounts it limits carry (so lifting the block finds them).
+ */
+export async function domainBlockFor(
+  db: DB,
+  host: string,
+): Promise<{ severity: "suspend" | "silence" | "noop" | null; rejectMedia: boolean; silencedAt: number | null }> {
   const d = host.toLowerCase();
   const parts = d.split(".");
   const candidates = parts.map((_, i) => parts.slice(i).join(".")).filter((x) => x.includes("."));
   if (!candidates.includes(d)) candidates.unshift(d);
   const rows = await db
-    .select({ severity: domainBlocks.severity, rejectMedia: domainBlocks.rejectMedia })
+    .select({ severity: domainBlocks.severity, rejectMedia: domainBlocks.rejectMedia, createdAt: domainBlocks.createdAt })
     .from(domainBlocks)
     .where(sql`${domainBlocks.domain} IN (SELECT value FROM json_each(${JSON.stringify(candidates)}))`);
   const severity = rows.some((r) => r.severity === "suspend")
@@ -34,11 +40,29 @@ export async function domainBlockFor(db: DB, host: string): Promise<{ severity: 
       : rows.length
         ? "noop"
         : null;
-  return { severity, rejectMedia: rows.some((r) => r.rejectMedia) };
+  const silencedAt = rows.find((r) => r.severity === "silence")?.createdAt ?? null;
+  return { severity, rejectMedia: rows.some((r) => r.rejectMedia), silencedAt };
 }
 
-export async function isDomainSuspended(db: DB, host: string): Promise<boolean> {
+/**
+ * Whether this server refuses to federate with `host`: a domain block with severity suspend on it or a parent domain,
+ * or, in limited federation mode (LIMITED_FEDERATION), no domain allow for it (Mastodon's DomainAllow: exact host).
+ */
+export async function isDomainSuspended(db: DB, host: string, mode: Pick<Config, "limitedFederation">): Promise<boolean> {
+  if (mode.limitedFederation && !(await isDomainAllowed(db, host))) return true;
   return (await domainBlockFor(db, host)).severity === "suspend";
+}
+
+/** A domain allow names `host` (with or without its port). */
+export async function isDomainAllowed(db: DB, host: string): Promise<boolean> {
+  const h = host.toLowerCase();
+  const names = [...new Set([h, h.replace(/:\d+$/, "")])];
+  const rows = await db
+    .select({ id: domainAllows.id })
+    .from(domainAllows)
+    .where(sql`${domainAllows.domain} IN (SELECT value FROM json_each(${JSON.stringify(names)}))`)
+    .limit(1);
+  return rows.length > 0;
 }
 
 async function fetchActorDoc(db: DB, cfg: Config, uri: string): Promise<NormalizedActor> {
@@ -64,7 +88,8 @@ export async function upsertRemoteAccount(db: DB, actor: NormalizedActor): Promi
   const host = new URL(actor.id).host.toLowerCase();
   const now = Date.now();
   // An account first seen on a silenced domain starts silenced (Mastodon applies the block to new accounts too).
-  const silenced = (await domainBlockFor(db, host)).severity === "silence";
+  const block = await domainBlockFor(db, host);
+  const silencedAt = block.severity === "silence" ? block.silencedAt : null;
   const note = await sanitizeHtml(actor.summary);
   const fields = await Promise.all(actor.fields.map(async (f) => ({ name: await htmlToText(f.name), value: await sanitizeHtml(f.value), verified_at: null })));
   const displayName = (await htmlToText(actor.name)).slice(0, 100);
@@ -101,7 +126,7 @@ export async function upsertRemoteAccount(db: DB, actor: NormalizedActor): Promi
     ...(emojis ? [emojis] : []),
     db
       .insert(accounts)
-      .values({ id: snowflake(actor.published ?? now), uri: actor.id, createdAt: actor.published ?? now, silencedAt: silenced ? now : null, ...values })
+      .values({ id: snowflake(actor.published ?? now), uri: actor.id, createdAt: actor.published ?? now, silencedAt, ...values })
       .onConflictDoUpdate({ target: accounts.uri, set: values }),
     db.insert(instances).values({ domain: host, firstSeenAt: now }).onConflictDoNothing(),
   ]);
@@ -116,7 +141,7 @@ export async function resolveActor(db: DB, cfg: Config, uri: string, opts: { ref
   if (known && !known.domain) return known;
   if (known && !opts.refresh && known.fetchedAt && Date.now() - known.fetchedAt < STALE_MS) return known;
   const host = new URL(uri).host;
-  if (await isDomainSuspended(db, host)) throw new ResolveError("domain suspended");
+  if (await isDomainSuspended(db, host, cfg)) throw new ResolveError("domain suspended");
   try {
     return await upsertRemoteAccount(db, await fetchActorDoc(db, cfg, uri));
   } catch (e) {
@@ -134,7 +159,7 @@ export async function resolveHandle(db: DB, cfg: Config, username: string, domai
     .limit(1);
   if (known?.fetchedAt && Date.now() - known.fetchedAt < STALE_MS) return known;
   if (/[\r\n\s/?#@]/.test(username) || /[\r\n\s/?#@]/.test(domain)) throw new ResolveError("invalid handle");
-  if (await isDomainSuspended(db, domain)) throw new ResolveError("domain suspended");
+  if (await isDomainSuspended(db, domain, cfg)) throw new ResolveError("domain suspended");
   const url = `${schemeFor(cfg, domain)}://${domain}/.well-known/webfinger?resource=${encodeURIComponent(`acct:${username}@${domain}`)}`;
   let actorUri: string | null = null;
   try {

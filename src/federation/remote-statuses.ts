@@ -4,6 +4,8 @@ import { and, asc, eq, sql } from "drizzle-orm";
 import { type DB, runBatch, type Statement } from "../db/client";
 import { accounts, conversations, mediaAttachments, mentions, polls, statusEdits, statuses } from "../db/schema";
 import { type MediaRow, newStatusFields, type PollRow, type StatusRow } from "../entities/status";
+import { incomingQuoteStatement, remoteQuotePolicy } from "./quotes-inbound";
+import { localQuotesOfQuery, quotedUpdateStatements } from "../services/quotes";
 import { padId, snowflake } from "../lib/ids";
 import { normalizeTag } from "../lib/text";
 import { httpUrl } from "../lib/urls";
@@ -206,9 +208,13 @@ export async function ingestNote(r: Resolution, note: NormalizedNote, author: Ac
     mediaIds: media.length ? media.map((m) => m.id) : null,
     emojiShortcodes: statusShortcodes(text.spoilerText, text.content),
     ...newStatusFields(createdAt, now),
+    quoteApprovalPolicy: remoteQuotePolicy(note.canQuote, author),
   };
+  // A quote: the quoted status resolved and the authorization checked before the batch (quotes-inbound.ts).
+  const quote = await incomingQuoteStatement(r, note, author, id, depth);
   const realtime = createdAt >= now - REALTIME_WINDOW_MS;
   const writes: Statement[] = [db.insert(statuses).values(row)];
+  if (quote) writes.push(quote.stmt);
   const emojis = upsertRemoteEmojisStatement(db, author.domain, note.emojis, now);
   if (emojis) writes.push(emojis);
   if (conv.insert) writes.push(db.insert(conversations).values(conv.insert));
@@ -254,7 +260,7 @@ export async function applyNoteUpdate(r: Resolution, status: StatusRow, note: No
   if (status.reblogOfId || status.accountId !== author.id || note.id !== status.uri || note.attributedTo !== author.uri) return false;
   if (status.editedAt != null && (note.updated == null || note.updated <= status.editedAt)) return false;
 
-  const [editRows, oldMedia, pollRows, oldMentions, rebloggers] = await db.batch([
+  const [editRows, oldMedia, pollRows, oldMentions, rebloggers, quoters] = await db.batch([
     db.select({ id: statusEdits.id }).from(statusEdits).where(eq(statusEdits.statusId, status.id)).orderBy(asc(statusEdits.id)).limit(1),
     db.select().from(mediaAttachments).where(eq(mediaAttachments.statusId, status.id)),
     db.select().from(polls).where(eq(polls.statusId, status.id)).limit(1),
@@ -265,6 +271,7 @@ export async function applyNoteUpdate(r: Resolution, status: StatusRow, note: No
       .innerJoin(accounts, and(eq(accounts.id, statuses.accountId), sql`${accounts.domain} IS NULL`))
       .where(eq(statuses.reblogOfId, status.id))
       .limit(500),
+    localQuotesOfQuery(db, status.id, 500),
   ]);
   const oldPoll = (pollRows as PollRow[])[0] ?? null;
   const text = await renderNoteText(note);
@@ -369,6 +376,7 @@ export async function applyNoteUpdate(r: Resolution, status: StatusRow, note: No
         language: text.language ?? status.language,
         mediaIds: mediaIds.length ? mediaIds : null,
         emojiShortcodes: statusShortcodes(text.spoilerText, text.content),
+        quoteApprovalPolicy: remoteQuotePolicy(note.canQuote, author),
         pollId,
         editedAt,
         updatedAt: now,
@@ -395,6 +403,7 @@ export async function applyNoteUpdate(r: Resolution, status: StatusRow, note: No
       notificationStatement(db, r.fx, { recipientId: rb.accountId, fromAccountId: author.id, type: "update", statusId: status.id, activityId: editId }),
     );
   }
+  writes.push(...quotedUpdateStatements(db, r.fx, quoters, author.id, editId));
   await runBatch(db, writes);
   r.fx.add({ type: "status_updated", statusId: status.id });
   if (contentChanged && (await cardUrlOfHtml(text.content, r.cfg, mentionUrlsOf(note)))) r.fx.add({ type: "fetch_card", statusId: status.id });

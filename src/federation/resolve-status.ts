@@ -74,7 +74,7 @@ export async function resolveStatus(r: Resolution, uri: string, depth = 0): Prom
   } catch {
     return null;
   }
-  if ((await isDomainSuspended(r.db, host)) || (await isTombstoned(r.db, uri))) return null;
+  if ((await isDomainSuspended(r.db, host, r.cfg)) || (await isTombstoned(r.db, uri))) return null;
   let doc: Record<string, unknown> | null;
   try {
     doc = await fetchObject(r, uri);

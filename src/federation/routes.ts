@@ -7,7 +7,8 @@ import { loadStatusBundle } from "../entities/status";
 import { accountUri, statusUri } from "../entities/urls";
 import { errorResponse } from "../lib/errors";
 import { parseId } from "../lib/ids";
-import { createActivity } from "./activities";
+import { createActivity, quoteAuthorizationDoc } from "./activities";
+import { grantedAuthorization } from "../queries/quotes";
 import { ensureActorKeys } from "./actor-keys";
 import { renderActor } from "./actor-doc";
 import { featuredTagNames, followCollectionPage, localAccountByUsername, localStatus, pinnedStatusIds, publicStatusIds } from "./collections";
@@ -117,6 +118,17 @@ r.get("/users/:username/statuses/:id/activity", (c) => noteResponse(c, c.req.par
 r.get("/:handle{@[^/]+}/:id", async (c: Context<AppEnv>, next: Next) => {
   if (!wantsActivityJson(c.req.header("accept"))) return next();
   return noteResponse(c, c.req.param("handle")!.slice(1), c.req.param("id")!, false);
+});
+
+// A QuoteAuthorization a local author granted (FEP-044f): what other servers fetch to verify a quote; gone once revoked.
+r.get("/users/:username/quote_authorizations/:id", async (c) => {
+  const id = parseId(c.req.param("id"));
+  const owner = await ownerOrRefusal(c, c.req.param("username"));
+  if ("refusal" in owner) return owner.refusal;
+  const granted = id ? await grantedAuthorization(c.get("db"), owner.account.id, id) : null;
+  if (!granted) return apNotFound(c);
+  const uri = `${owner.account.uri}/quote_authorizations/${id}`;
+  return ap(c, quoteAuthorizationDoc(uri, owner.account.uri, granted.quotingUri, granted.quotedUri));
 });
 
 r.get("/users/:username/outbox", async (c) => {

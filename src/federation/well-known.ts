@@ -3,6 +3,7 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../context";
 import { accountUri, accountUrl } from "../entities/urls";
+import { instanceDocument } from "../lib/instance-cache";
 import { findLocalAccount, nodeInfo, parseResource } from "../services/nodeinfo";
 import { instanceActorAccount } from "./instance-actor";
 
@@ -16,17 +17,22 @@ r.get("/.well-known/nodeinfo", (c) => {
   return c.json({ links: [{ rel: NODEINFO_PROFILE, href: `${cfg.origin}/nodeinfo/2.0` }] });
 });
 
-const nodeInfoHandler = async (c: import("../context").Ctx) => {
-  const doc = await nodeInfo(c.get("db"), c.get("config"));
-  return new Response(JSON.stringify(doc), {
+// From the isolate's memory, like the instance documents (src/lib/instance-cache.ts). 2.1 is served, not advertised
+// (Mastodon advertises 2.0 only).
+const nodeInfoHandler = (version: "2.0" | "2.1") => async (c: import("../context").Ctx) => {
+  const cfg = c.get("config");
+  const body = await instanceDocument(c.get("db"), c.env, `nodeinfo ${version} ${cfg.origin}`, (s) => nodeInfo(cfg, s, version, c.env.SOURCE_URL));
+  return new Response(body, {
     headers: {
-      "content-type": `application/json; profile="${NODEINFO_PROFILE}#"`,
+      "content-type": `application/json; profile="http://nodeinfo.diaspora.software/ns/schema/${version}#"`,
       "cache-control": "public, max-age=1800",
     },
   });
 };
-r.get("/nodeinfo/2.0", nodeInfoHandler);
-r.get("/nodeinfo/2.0.json", nodeInfoHandler);
+r.get("/nodeinfo/2.0", nodeInfoHandler("2.0"));
+r.get("/nodeinfo/2.0.json", nodeInfoHandler("2.0"));
+r.get("/nodeinfo/2.1", nodeInfoHandler("2.1"));
+r.get("/nodeinfo/2.1.json", nodeInfoHandler("2.1"));
 
 r.get("/.well-known/host-meta", (c) => {
   const origin = c.get("config").origin;

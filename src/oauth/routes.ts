@@ -8,6 +8,8 @@ import { missingParam, oauthError } from "./errors";
 import { exchangeCode } from "./grants";
 import { clientCredentialsGrant, passwordGrant, revokeToken } from "./token";
 import { renderToken } from "./tokens";
+import { forbidden } from "../lib/errors";
+import { ipRuleFor } from "../services/admin-ip-blocks";
 import { authorizeGet, authorizePost } from "../web/authorize";
 
 const r = new Hono<AppEnv>();
@@ -24,7 +26,11 @@ r.post("/token", async (c) => {
   const grantType = str(p.grant_type);
   if (!grantType) throw missingParam("grant_type");
   if (!["authorization_code", "client_credentials", "password"].includes(grantType)) throw oauthError("unsupported_grant_type");
-  if (grantType === "password") await throttleLogin(c);
+  if (grantType === "password") {
+    await throttleLogin(c);
+    // An IP rule with severity no_access refuses sign-in (Mastodon refuses such clients outright, with 403).
+    if ((await ipRuleFor(db, c.req.header("cf-connecting-ip")?.trim())) === "no_access") throw forbidden("Forbidden");
+  }
   const app = await authenticateClient(db, readClientCredentials(c.req.header("authorization"), p));
   c.header("Cache-Control", "no-store");
   c.header("Pragma", "no-cache");

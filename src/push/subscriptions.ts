@@ -145,11 +145,17 @@ export const PUSHABLE = sql`json_extract(s.alerts, '$."' || n.type || '"') = 1 A
 /** A recipient has one subscription per signed-in app; this bounds the fan-out of one notification. */
 const MAX_SUBSCRIPTIONS_PER_NOTIFICATION = 50;
 
-/** The pushes one notification causes: one job per subscription of its recipient that wants it (none if skipped). */
-export async function pushJobsForNotification(db: DB, notificationId: string): Promise<PushJob[]> {
-  const rows = await db.all<{ id: string }>(sql`SELECT s.id AS id FROM notifications n
-    JOIN web_push_subscriptions s ON s.account_id = n.account_id
-    WHERE n.id = ${padId(notificationId)} AND ${PUSHABLE}
-    ORDER BY s.id LIMIT ${sql.raw(String(MAX_SUBSCRIPTIONS_PER_NOTIFICATION))}`);
-  return rows.map((r) => ({ type: "push", subscriptionId: unpadId(String(r.id)), notificationId }));
+/**
+ * The pushes some notifications cause, in one query: one job per subscription of each recipient that wants it (none
+ * for a skipped notification), at most MAX_SUBSCRIPTIONS_PER_NOTIFICATION per notification.
+ */
+export async function pushJobsForNotifications(db: DB, notificationIds: string[]): Promise<PushJob[]> {
+  if (!notificationIds.length) return [];
+  const ids = JSON.stringify(notificationIds.map(padId));
+  const rows = await db.all<{ id: string; nid: string }>(sql`SELECT id, nid FROM (
+      SELECT s.id AS id, n.id AS nid, row_number() OVER (PARTITION BY n.id ORDER BY s.id) AS k FROM notifications n
+      JOIN web_push_subscriptions s ON s.account_id = n.account_id
+      WHERE n.id IN (SELECT value FROM json_each(${ids})) AND ${PUSHABLE})
+    WHERE k <= ${sql.raw(String(MAX_SUBSCRIPTIONS_PER_NOTIFICATION))} ORDER BY nid, id`);
+  return rows.map((r) => ({ type: "push", subscriptionId: unpadId(String(r.id)), notificationId: unpadId(String(r.nid)) }));
 }

@@ -10,7 +10,9 @@ export type { PushPolicy };
 export type PushJob = { type: "push"; subscriptionId: string; notificationId: string; attempt?: number };
 
 /** Alert keys a subscription can switch on: every notification type can be pushed (Mastodon's alerts). */
-export const ALERT_TYPES = NOTIFICATION_TYPES;
+export const ALERT_TYPES = NOTIFICATION_TYPES.filter(
+  (t): t is Exclude<(typeof NOTIFICATION_TYPES)[number], "quote" | "quoted_update"> => t !== "quote" && t !== "quoted_update",
+);
 
 export type AlertType = (typeof ALERT_TYPES)[number];
 

@@ -142,7 +142,10 @@ function requireLocalUser(row: AdminAccountRow): asserts row is AdminAccountRow 
   if (row.account.domain || !row.user) throw forbidden();
 }
 
-const logStatement = (db: DB, actor: Moderator, action: string, targetType: "User" | "Account" | "Report", targetId: string, now: number) =>
+/** What admin_action_logs rows point at (Mastodon's target_type). */
+export type AdminLogTarget = "User" | "Account" | "Report" | "Tag" | "PreviewCard" | "Status" | "PreviewCardProvider";
+
+export const logStatement = (db: DB, actor: Moderator, action: string, targetType: AdminLogTarget, targetId: string, now: number) =>
   db.insert(adminActionLogs).values({ id: snowflake(now), accountId: actor.accountId, action, targetType, targetId, createdAt: now });
 
 // ---- pending sign-ups ----
@@ -196,6 +199,8 @@ export type ActionType = (typeof ACTION_TYPES)[number];
 export interface AccountActionInput {
   type: string | undefined;
   reportId?: string | null;
+  /** Accepted as Mastodon does; Tern sends no e-mail, so it changes nothing. */
+  sendEmailNotification?: boolean;
 }
 
 /**
@@ -262,8 +267,9 @@ export async function accountAction(db: DB, fx: Effects, actor: Moderator, id: s
     );
     stmts.push(logStatement(db, actor, "sensitive", "Account", a, now));
   }
+  // The report named and (for a real action) every other open one about the account are resolved by this moderator.
   for (const r of open) {
-    stmts.push(db.update(reports).set({ actionTakenAt: now, updatedAt: now }).where(eq(reports.id, r.id)));
+    stmts.push(db.update(reports).set({ actionTakenAt: now, actionTakenByAccountId: actor.accountId, updatedAt: now }).where(eq(reports.id, r.id)));
     stmts.push(logStatement(db, actor, "resolve", "Report", r.id, now));
   }
   if (stmts.length) await runBatch(db, stmts);

@@ -15,6 +15,7 @@ import type { UserViewer } from "../oauth/guard";
 import type { AccountRow } from "../db/schema";
 import type { Effects } from "../effects/collector";
 import { notificationStatement } from "./notifications";
+import { localQuotesOfQuery, quotedUpdateStatements } from "./quotes";
 import { newPollRow, validatePoll, type PollInput, type PollRow } from "./polls";
 import {
   checkMediaIds,
@@ -95,6 +96,7 @@ export async function editStatus(db: DB, fx: Effects, cfg: Config, viewer: UserV
       .where(sql`${mediaAttachments.statusId} = ${padId(statusId)} OR ${mediaAttachments.id} IN ${idList(newMediaIds ?? [])}`),
     db.select().from(polls).where(eq(polls.statusId, statusId)).limit(1),
     db.selectDistinct({ accountId: statuses.accountId }).from(statuses).where(eq(statuses.reblogOfId, statusId)).limit(MAX_UPDATE_NOTIFICATIONS),
+    localQuotesOfQuery(db, statusId, MAX_UPDATE_NOTIFICATIONS),
   ] as const;
   const res = keys.length ? await db.batch([...q, mentionedAccountsQuery(db, keys)]) : await db.batch([...q]);
   const s = (res[0] as StatusRow[])[0];
@@ -104,7 +106,8 @@ export async function editStatus(db: DB, fx: Effects, cfg: Config, viewer: UserV
   const mediaRows = res[3] as MediaRow[];
   const oldPoll = (res[4] as PollRow[])[0] ?? null;
   const rebloggers = (res[5] as { accountId: string }[]).map((r) => r.accountId);
-  const found = keys.length ? (res[6] as AccountRow[]) : [];
+  const quoters = res[6] as { status_id: string; account_id: string }[];
+  const found = keys.length ? (res[7] as AccountRow[]) : [];
 
   const mediaIds = newMediaIds ?? s.mediaIds ?? [];
   const media = checkMediaRows(mediaIds, mediaRows, me.id, statusId);
@@ -239,6 +242,7 @@ export async function editStatus(db: DB, fx: Effects, cfg: Config, viewer: UserV
   for (const r of rebloggers) {
     writes.push(notificationStatement(db, fx, { recipientId: r, fromAccountId: me.id, type: "update", statusId, activityId: editId }));
   }
+  writes.push(...quotedUpdateStatements(db, fx, quoters, me.id, editId));
   await runBatch(db, writes);
   fx.add({ type: "status_updated", statusId });
   fx.federate({ kind: "update_status", statusId });

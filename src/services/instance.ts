@@ -1,8 +1,9 @@
-// What the instance documents are made of: admin settings over env defaults, rules, the contact account and usage
-// counts. Each document is read in ONE D1 batch (clients fetch /api/v2/instance on every start-up).
-import { and, asc, desc, eq, isNull, or, sql, type SQL } from "drizzle-orm";
+// What the instance documents are made of: admin settings over env defaults, rules, the contact account, custom emojis,
+// domain blocks and usage counts, read together in ONE D1 batch (loadInstanceSnapshot) that src/lib/instance-cache.ts
+// keeps in memory: clients fetch /api/v2/instance on every start-up.
+import { and, asc, desc, eq, getTableColumns, isNull, or, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { accounts, customEmojis, domainBlocks, instanceSettings, rules, statuses, userRoles, users } from "../db/schema";
+import { accounts, customEmojis, domainBlocks, instanceSettings, instanceStats, rules, statuses, userRoles, users } from "../db/schema";
 import type { AccountRow, RoleRow } from "../db/schema";
 import { ROLE_IDS } from "../lib/permissions";
 import type { Env } from "../env";
@@ -45,15 +46,38 @@ export function toSettings(rows: { key: string; value: string }[]): Settings {
   return out;
 }
 
-function rulesQuery(db: DB) {
-  return db.select().from(rules).orderBy(asc(rules.priority), asc(rules.id));
+/**
+ * The parts of the instance documents are read FROM the counter row CROSS JOIN their table, with the generation as a
+ * condition on that row: SQLite keeps the left table of a CROSS JOIN as the outer loop, so when the generation is
+ * the one given, the statement reads the counter row and never enters the table (a condition on the generation alone,
+ * as a subquery, is checked per row instead). "" (never a generation) reads them always.
+ */
+function generationIsNot(generation: string) {
+  return and(eq(instanceStats.id, 1), sql`${instanceStats.generation} IS NOT ${generation}`);
+}
+
+function changedSettingsQuery(db: DB, changedSince = "") {
+  return db
+    .select({ key: instanceSettings.key, value: instanceSettings.value })
+    .from(instanceStats)
+    .crossJoin(instanceSettings)
+    .where(generationIsNot(changedSince));
+}
+
+function rulesQuery(db: DB, changedSince = "") {
+  return db
+    .select(getTableColumns(rules))
+    .from(instanceStats)
+    .crossJoin(rules)
+    .where(generationIsNot(changedSince))
+    .orderBy(asc(rules.priority), asc(rules.id));
 }
 
 /**
  * The contact account: the owner (role 3), else the first admin; never a suspended one. Role columns are aliased:
  * D1 batches return rows as objects, so two columns with one name (id, created_at) would overwrite each other.
  */
-function contactQuery(db: DB) {
+function contactQuery(db: DB, changedSince = "") {
   return db
     .select({
       account: accounts,
@@ -62,10 +86,18 @@ function contactQuery(db: DB) {
       roleColor: sql<string>`${userRoles.color}`.as("role_color"),
       roleHighlighted: sql<number>`${userRoles.highlighted}`.as("role_highlighted"),
     })
-    .from(users)
+    .from(instanceStats)
+    .crossJoin(users)
     .innerJoin(accounts, eq(accounts.id, users.accountId))
     .leftJoin(userRoles, eq(userRoles.id, users.roleId))
-    .where(and(or(eq(users.roleId, ROLE_IDS.owner), eq(users.roleId, ROLE_IDS.admin)), isNull(accounts.suspendedAt), eq(users.disabled, false)))
+    .where(
+      and(
+        generationIsNot(changedSince),
+        or(eq(users.roleId, ROLE_IDS.owner), eq(users.roleId, ROLE_IDS.admin)),
+        isNull(accounts.suspendedAt),
+        eq(users.disabled, false),
+      ),
+    )
     .orderBy(desc(users.roleId), asc(users.id))
     .limit(1);
 }
@@ -109,10 +141,6 @@ export function localPostsQuery(db: DB) {
     .where(and(eq(statuses.local, true), isNull(statuses.reblogOfId)));
 }
 
-function domainCountQuery(db: DB) {
-  return db.select({ n: sql<number>`count(*)` }).from(sql`(SELECT domain FROM instances UNION SELECT domain FROM accounts WHERE domain IS NOT NULL)`);
-}
-
 export interface InstanceData {
   settings: Settings;
   rules: RuleRow[];
@@ -122,45 +150,111 @@ export interface InstanceData {
   vapidPublicKey: string;
 }
 
-/**
- * Everything /api/v2/instance needs, in one round trip. With `env`, a VAPID pair is made on the first call when the
- * operator set none (src/push/keys.ts), so clients see push as available on a fresh deploy.
- */
-export async function loadInstanceV2(db: DB, env?: Env): Promise<InstanceData> {
-  const now = Date.now();
-  const [s, r, c, a, v] = await db.batch([settingsQuery(db), rulesQuery(db), contactQuery(db), activeSinceQuery(db, now - ACTIVE_MONTH_MS), vapidRowQuery(db)]);
-  const vapid = env ? await vapidPublicKey(db, env, v[0] ?? null) : (v[0]?.publicKey ?? "");
-  return { settings: toSettings(s), rules: r, contact: toContact(c[0]), activeMonth: Number(a[0]?.n ?? 0), vapidPublicKey: vapid };
-}
-
 export interface InstanceV1Data extends InstanceData {
   userCount: number;
   statusCount: number;
   domainCount: number;
 }
 
-/** Everything /api/v1/instance needs, in one round trip. */
-export async function loadInstanceV1(db: DB): Promise<InstanceV1Data> {
-  const now = Date.now();
-  const [s, r, c, a, u, p, d] = await db.batch([
-    settingsQuery(db),
-    rulesQuery(db),
-    contactQuery(db),
-    activeSinceQuery(db, now - ACTIVE_MONTH_MS),
-    userCountQuery(db),
-    localPostsQuery(db),
-    domainCountQuery(db),
+/** What changes only with `instance_stats.generation` (migrations/0021_instance_stats.sql). */
+export interface InstanceParts {
+  generation: string;
+  settings: Settings;
+  rules: RuleRow[];
+  contact: InstanceData["contact"];
+  emojis: CustomEmojiRow[];
+  domainBlocks: DomainBlockRow[];
+}
+
+export interface InstanceCounts {
+  userCount: number;
+  statusCount: number;
+  domainCount: number;
+  activeMonth: number;
+  activeHalfyear: number;
+}
+
+/** Everything the instance documents (v1, v2, NodeInfo, rules, custom emojis, texts, domain blocks) are made of. */
+export interface InstanceSnapshot {
+  parts: InstanceParts;
+  counts: InstanceCounts;
+  vapidPublicKey: string;
+}
+
+function statsQuery(db: DB) {
+  return db.select().from(instanceStats).where(eq(instanceStats.id, 1));
+}
+
+/**
+ * Users seen since `since` (last activity or sign-in), through the two indexes of migration 0021: the same set as
+ * `lastSeen >= since`, but the rows read are the active users only.
+ */
+function activeUsersQuery(db: DB, since: number) {
+  return db
+    .select({ n: sql<number>`count(*)` })
+    .from(users)
+    .where(or(sql`${users.lastActiveAt} >= ${since}`, sql`${users.currentSignInAt} >= ${since}`));
+}
+
+/**
+ * Everything the instance documents need, in ONE round trip. Counts come from the counter row and two indexed counts
+ * of active users. The other parts are read only when the generation moved since `prev` (generationIsNot), so an
+ * unchanged generation costs the counter row once more per part. No VAPID pair is made here (see ensureVapidKey).
+ */
+export async function loadInstanceSnapshot(db: DB, env: Env | undefined, prev: InstanceParts | null, now = Date.now()): Promise<InstanceSnapshot> {
+  const since = prev?.generation ?? "";
+  const [st, m, h, v, s, r, c, e, d] = await db.batch([
+    statsQuery(db),
+    activeUsersQuery(db, now - ACTIVE_MONTH_MS),
+    activeUsersQuery(db, now - ACTIVE_HALFYEAR_MS),
+    vapidRowQuery(db),
+    changedSettingsQuery(db, since),
+    rulesQuery(db, since),
+    contactQuery(db, since),
+    customEmojisQuery(db, since),
+    domainBlocksQuery(db, since),
   ]);
+  const stats = st[0];
+  const generation = stats?.generation ?? "";
+  const parts: InstanceParts =
+    prev && prev.generation === generation && generation !== ""
+      ? prev
+      : { generation, settings: toSettings(s), rules: r, contact: toContact(c[0]), emojis: e, domainBlocks: d };
+  // The operator's key, else the stored one; "" until the first v2 request makes the pair (ensureVapidKey).
+  const operatorKey = !!(env?.VAPID_PUBLIC_KEY && env.VAPID_PRIVATE_KEY);
+  const vapid = env && (v[0] || operatorKey) ? await vapidPublicKey(db, env, v[0] ?? null) : (v[0]?.publicKey ?? "");
   return {
-    settings: toSettings(s),
-    rules: r,
-    contact: toContact(c[0]),
-    activeMonth: Number(a[0]?.n ?? 0),
-    vapidPublicKey: "", // Mastodon's v1 document has no VAPID key
-    userCount: Number(u[0]?.n ?? 0),
-    statusCount: Number(p[0]?.n ?? 0),
-    domainCount: Number(d[0]?.n ?? 0),
+    parts,
+    counts: {
+      userCount: Number(stats?.userCount ?? 0),
+      statusCount: Number(stats?.statusCount ?? 0),
+      domainCount: Number(stats?.domainCount ?? 0),
+      activeMonth: Number(m[0]?.n ?? 0),
+      activeHalfyear: Number(h[0]?.n ?? 0),
+    },
+    vapidPublicKey: vapid,
   };
+}
+
+/**
+ * Makes and stores the VAPID pair when the operator set none and none exists yet (src/push/keys.ts), so clients see
+ * push as available on a fresh deploy. True when it made one (the snapshot is then stale).
+ */
+export async function ensureVapidKey(db: DB, env: Env, s: InstanceSnapshot): Promise<boolean> {
+  if (s.vapidPublicKey) return false;
+  return (await vapidPublicKey(db, env, null)) !== "";
+}
+
+/** The v2 document's data from a snapshot. */
+export function instanceV2Data(s: InstanceSnapshot): InstanceData {
+  const p = s.parts;
+  return { settings: p.settings, rules: p.rules, contact: p.contact, activeMonth: s.counts.activeMonth, vapidPublicKey: s.vapidPublicKey };
+}
+
+/** The v1 document's data from a snapshot (Mastodon's v1 document has no VAPID key). */
+export function instanceV1Data(s: InstanceSnapshot): InstanceV1Data {
+  const c = s.counts;
+  return { ...instanceV2Data(s), vapidPublicKey: "", userCount: c.userCount, statusCount: c.statusCount, domainCount: c.domainCount };
 }
 
 export async function loadSettings(db: DB): Promise<Settings> {
@@ -239,21 +333,31 @@ export async function weeklyActivity(db: DB, now = Date.now()): Promise<WeekActi
 export type DomainBlockRow = typeof domainBlocks.$inferSelect;
 
 /** Domain blocks with limitations users would notice (Mastodon's with_user_facing_limitations). */
-export async function publicDomainBlocks(db: DB): Promise<DomainBlockRow[]> {
+function domainBlocksQuery(db: DB, changedSince = "") {
   return db
-    .select()
-    .from(domainBlocks)
-    .where(or(sql`${domainBlocks.severity} IN ('silence','suspend')`, eq(domainBlocks.rejectMedia, true)))
+    .select(getTableColumns(domainBlocks))
+    .from(instanceStats)
+    .crossJoin(domainBlocks)
+    .where(and(generationIsNot(changedSince), or(sql`${domainBlocks.severity} IN ('silence','suspend')`, eq(domainBlocks.rejectMedia, true))))
     .orderBy(asc(domainBlocks.domain));
+}
+
+export async function publicDomainBlocks(db: DB): Promise<DomainBlockRow[]> {
+  return domainBlocksQuery(db);
 }
 
 export type CustomEmojiRow = typeof customEmojis.$inferSelect;
 
 /** Local, enabled custom emojis (the picker list). */
-export async function localCustomEmojis(db: DB): Promise<CustomEmojiRow[]> {
+function customEmojisQuery(db: DB, changedSince = "") {
   return db
-    .select()
-    .from(customEmojis)
-    .where(and(isNull(customEmojis.domain), eq(customEmojis.disabled, false)))
+    .select(getTableColumns(customEmojis))
+    .from(instanceStats)
+    .crossJoin(customEmojis)
+    .where(and(generationIsNot(changedSince), isNull(customEmojis.domain), eq(customEmojis.disabled, false)))
     .orderBy(asc(customEmojis.shortcode));
+}
+
+export async function localCustomEmojis(db: DB): Promise<CustomEmojiRow[]> {
+  return customEmojisQuery(db);
 }

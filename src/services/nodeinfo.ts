@@ -1,4 +1,4 @@
-// Discovery documents other servers and clients read before anything else: NodeInfo 2.0 and WebFinger lookups.
+// Discovery documents other servers and clients read before anything else: NodeInfo 2.0/2.1 and WebFinger lookups.
 import { and, isNull, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { accounts } from "../db/schema";
@@ -6,36 +6,31 @@ import type { Config } from "../env";
 import { SOFTWARE_VERSION } from "../env";
 import { INSTANCE_VERSION } from "../entities/instance";
 import type { AccountRow } from "../db/schema";
-import { ACTIVE_HALFYEAR_MS, ACTIVE_MONTH_MS, activeSinceQuery, localPostsQuery, SETTING, settingsQuery, toSettings, userCountQuery } from "./instance";
+import { SETTING, type InstanceSnapshot } from "./instance";
 
 /**
- * The NodeInfo 2.0 document. Every object but metadata is closed by the schema, so nothing else goes in.
+ * The NodeInfo 2.0 (or 2.1) document, from the instance snapshot (src/lib/instance-cache.ts). Every object but
+ * metadata is closed by the schema, so nothing else goes in (2.1 adds software.repository and homepage).
  * metadata.upstream tells megalodon (Whalebird, Fedistar) to treat the server as Mastodon.
  */
-export async function nodeInfo(db: DB, cfg: Config) {
-  const now = Date.now();
-  const [s, u, m, h, p] = await db.batch([
-    settingsQuery(db),
-    userCountQuery(db),
-    activeSinceQuery(db, now - ACTIVE_MONTH_MS),
-    activeSinceQuery(db, now - ACTIVE_HALFYEAR_MS),
-    localPostsQuery(db),
-  ]);
-  const settings = toSettings(s);
+export function nodeInfo(cfg: Config, snapshot: InstanceSnapshot, version: "2.0" | "2.1" = "2.0", sourceUrl?: string) {
+  const settings = snapshot.parts.settings;
+  const c = snapshot.counts;
+  // The same version string as the instance document (spec: versioning 3).
+  const software: Record<string, string> = { name: "tern", version: INSTANCE_VERSION };
+  if (version === "2.1") {
+    software.repository = sourceUrl || `${cfg.origin}/`;
+    software.homepage = sourceUrl || `${cfg.origin}/`;
+  }
   return {
-    version: "2.0",
-    // The same version string as the instance document (spec: versioning 3).
-    software: { name: "tern", version: INSTANCE_VERSION },
+    version,
+    software,
     protocols: ["activitypub"],
     services: { inbound: [], outbound: [] },
     openRegistrations: cfg.registrations === "open",
     usage: {
-      users: {
-        total: Number(u[0]?.n ?? 0),
-        activeHalfyear: Number(h[0]?.n ?? 0),
-        activeMonth: Number(m[0]?.n ?? 0),
-      },
-      localPosts: Number(p[0]?.n ?? 0),
+      users: { total: c.userCount, activeHalfyear: c.activeHalfyear, activeMonth: c.activeMonth },
+      localPosts: c.statusCount,
     },
     metadata: {
       nodeName: settings[SETTING.title] || cfg.title,

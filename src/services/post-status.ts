@@ -26,6 +26,17 @@ import { parseScheduledAt, scheduleStatus } from "./scheduled-statuses";
 import { hashtagsOf, statusTagsStatements, type TagName } from "./tags";
 import { statusReadableBy } from "./visibility";
 import { httpUrl } from "../lib/urls";
+import {
+  attachQuoteStatements,
+  checkQuote,
+  policyFromParam,
+  QUOTED_NOT_FOUND,
+  quotedStatusQuery,
+  quotedTargetOf,
+  type QuotePolicyParam,
+  type QuotedTarget,
+} from "./quotes";
+import { ApiError } from "../lib/errors";
 
 export const MAX_STATUS_CHARS = 500;
 export const MAX_MEDIA_ATTACHMENTS = 4;
@@ -43,6 +54,8 @@ export interface StatusInput {
   poll?: PollInput;
   scheduled_at?: string;
   allowed_mentions?: string[];
+  quoted_status_id?: string;
+  quote_approval_policy?: QuotePolicyParam;
 }
 
 // ---- pieces shared with editing ----
@@ -220,15 +233,18 @@ export async function postStatus(
   const tagNames = hashtagsOf(entities);
   const replyId = input.in_reply_to_id ? parseId(input.in_reply_to_id) : null;
   if (input.in_reply_to_id && !replyId) throw notFound();
+  const quotedId = input.quoted_status_id ? parseId(input.quoted_status_id) : null;
+  if (input.quoted_status_id && !quotedId) throw new ApiError(404, QUOTED_NOT_FOUND);
   const idemKey = idempotencyKey ? (idempotencyKey.length > 200 ? await sha256Hex(idempotencyKey) : idempotencyKey) : null;
 
   // ---- the one read batch, only with the parts this post needs ----
   let found: AccountRow[] = [];
   let parent: StatusRow | null = null;
   let mediaRows: MediaRow[] = [];
+  let quoted: QuotedTarget | null = null;
   // A scheduled post's key names a scheduled status, not a status (scheduleStatus looks it up).
   const idemLookup = !!idemKey && scheduledAt === null;
-  if (keys.length || replyId || mediaIds.length || idemLookup) {
+  if (keys.length || replyId || mediaIds.length || idemLookup || quotedId) {
     const q: Statement[] = [];
     const at: Record<string, number> = {};
     if (idemLookup) {
@@ -263,6 +279,10 @@ export async function postStatus(
           .where(sql`${mediaAttachments.id} IN ${idList(mediaIds)}`),
       );
     }
+    if (quotedId) {
+      at.quote = q.length;
+      q.push(quotedStatusQuery(db, me.id, quotedId));
+    }
     const res = (await runBatch(db, q)) as unknown[][];
     if (at.idem !== undefined) {
       const hit = res[at.idem]?.[0] as { statusId: string } | undefined;
@@ -278,9 +298,20 @@ export async function postStatus(
       if (!parent) throw notFound();
     }
     if (at.media !== undefined) mediaRows = checkMediaRows(mediaIds, res[at.media] as MediaRow[], me.id, null, opts.scheduled?.id ?? null);
+    if (at.quote !== undefined) quoted = quotedTargetOf(res[at.quote]);
   }
 
   const { content, mentioned } = renderContent(cfg, text, found);
+  // Quoting (Mastodon 4.5): the quoted status must be quotable; a private one keeps the post private at most.
+  const postVisibility = quotedId
+    ? (checkQuote(
+        quoted,
+        me.id,
+        visibility,
+        mentioned.map((a) => a.id),
+      ) as Visibility)
+    : visibility;
+  const quotePolicy = policyFromParam(input.quote_approval_policy ?? "public", postVisibility);
   if (input.allowed_mentions) {
     const allowed = new Set(input.allowed_mentions.map((x) => parseId(x)).filter(Boolean));
     const unexpected = mentioned.filter((a) => !allowed.has(a.id));
@@ -361,13 +392,14 @@ export async function postStatus(
     content,
     spoilerText: spoiler,
     sensitive,
-    visibility,
+    visibility: postVisibility,
     language,
     applicationId: viewer.applicationId,
     pollId: pollRow?.id ?? null,
     mediaIds: mediaIds.length ? mediaIds : null,
     emojiShortcodes: statusShortcodes(spoiler, text),
     ...newStatusFields(now),
+    quoteApprovalPolicy: quotePolicy,
   };
   writes.push(db.insert(statuses).values(row));
   // The author sees their own post at once, as on Mastodon: their feed row is written with it (fan-out does the rest).
@@ -384,6 +416,8 @@ export async function postStatus(
     );
   }
   if (pollRow) writes.push(db.insert(polls).values(pollRow));
+  const quote = quoted ? attachQuoteStatements(db, fx, { statusId: id, author: me, target: quoted, now }) : null;
+  if (quote) writes.push(...quote.stmts);
   writes.push(
     searchIndexStatement(db, id, { spoilerText: spoiler, text, pollOptions: pollRow?.options, mediaDescriptions: mediaRows.map((m) => m.description) }),
   );
@@ -406,8 +440,13 @@ export async function postStatus(
 
   fx.add({ type: "fanout", statusId: id });
   fx.federate({ kind: "create", statusId: id });
+  // A quote of a remote status asks its author for an authorization once the post is out (QuoteRequestWorker).
+  if (quote?.quote.state === "pending") fx.federate({ kind: "quote_request", quoteId: quote.quote.id });
   // Its first link's preview card, fetched after the response (Mastodon's LinkCrawlWorker).
   if (cardUrlOfText(text, cfg)) fx.add({ type: "fetch_card", statusId: id });
+
+  // A quote shows the quoted status in full: read back in one batch rather than rebuilt here.
+  if (quote) return existing(db, cfg, id, me.id, true);
 
   // ---- render from what we wrote ----
   const b = emptyBundle(me.id);
@@ -433,8 +472,8 @@ export async function postStatus(
   return { id, created: true, status: renderStatusFrom(cfg, b, id)! };
 }
 
-async function existing(db: DB, cfg: Config, statusId: string, viewerId: string): Promise<PostResult> {
+async function existing(db: DB, cfg: Config, statusId: string, viewerId: string, created = false): Promise<PostResult> {
   const status = await renderStatus(db, cfg, statusId, viewerId);
   if (!status) throw notFound();
-  return { id: statusId, created: false, status };
+  return { id: statusId, created, status };
 }

@@ -7,6 +7,8 @@ import type { Config, Env } from "../env";
 import { ApiError, forbidden, validationFailed } from "../lib/errors";
 import type { Effects } from "../effects/collector";
 import { notifyStaffOfSignUp } from "./admin-accounts";
+import { emailBlockQueries } from "./admin-email-blocks";
+import { activeIpRulesQuery, strongestIpRule } from "./admin-ip-blocks";
 import { createLocalAccount, type Details, normalizeEmail } from "./local-accounts";
 import { issueToken, type IssuedToken } from "../oauth/tokens";
 
@@ -29,10 +31,18 @@ export interface SignUpApp {
 /**
  * Creates the user and returns a token for the app that signed it up, with that app token's scopes.
  * open → approved; approval → pending (the token works only once approved); closed → 403.
+ * Admin blocks (Mastodon's RegistrationHelper#ip_blocked? and UserEmailValidator): an IP rule sign_up_block or
+ * no_access → 403; sign_up_requires_approval → pending; a blocked e-mail domain (or parent domain) → 422 ERR_BLOCKED;
+ * a blocked canonical e-mail → 422 ERR_TAKEN (as Mastodon words it, so the block is not revealed).
  */
 export async function registerAccount(db: DB, fx: Effects, cfg: Config, env: Env, app: SignUpApp, input: SignUpInput, ip: string | null): Promise<IssuedToken> {
   if (cfg.registrations === "closed") throw forbidden();
+  const [ipRules, domainBlocked, canonicalBlocked] = await db.batch([activeIpRulesQuery(db), ...(await emailBlockQueries(db, input.email ?? ""))]);
+  const ipRule = strongestIpRule(ipRules, ip);
+  if (ipRule === "sign_up_block" || ipRule === "no_access") throw forbidden();
   const details: Details = {};
+  if (domainBlocked.length) details.email = [{ error: "ERR_BLOCKED", description: "uses a disallowed e-mail provider" }];
+  else if (canonicalBlocked.length) details.email = [{ error: "ERR_TAKEN", description: "has already been taken" }];
   if (input.agreement !== true) details.agreement = [{ error: "ERR_ACCEPTED", description: "must be accepted" }];
   const reason = input.reason?.trim() ?? "";
   if (cfg.registrations === "approval" && !reason) details.reason = [{ error: "ERR_BLANK", description: "can't be blank" }];
@@ -45,7 +55,7 @@ export async function registerAccount(db: DB, fx: Effects, cfg: Config, env: Env
       username: input.username ?? "",
       email: input.email ?? "",
       password: input.password ?? "",
-      approved: cfg.registrations === "open",
+      approved: cfg.registrations === "open" && ipRule !== "sign_up_requires_approval",
       confirmed: !cfg.requireEmailConfirmation,
       locale: input.locale || null,
       reason: reason || null,

@@ -72,6 +72,7 @@ export async function createReport(db: DB, fx: Effects, reporterId: string, inpu
     forward: input.forward && !!target[0].domain,
     actionTakenAt: null,
     assignedAccountId: null,
+    actionTakenByAccountId: null,
     uri: null,
     createdAt: now,
     updatedAt: now,

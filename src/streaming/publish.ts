@@ -269,23 +269,46 @@ export async function publishConversations(db: DB, env: Env, cfg: Config, rows: 
 }
 
 /**
- * A committed notification: `notification` on the recipient's `user:notification` stream and on `user` for tokens
- * with read or read:notifications. Rendered for the recipient; nothing is read when they have no connection.
+ * Committed notifications: `notification` on each recipient's `user:notification` stream and on `user` for tokens
+ * with read or read:notifications, rendered for the recipient; nothing is read for one with no connection. However many (a fan-out chunk raises up
+ * to 500 `status` notifications at once): one query for the recipients, one presence call, a rendering per connected
+ * recipient (six at a time), one publish.
  */
-export async function publishNotification(db: DB, env: Env, cfg: Config, notificationId: string): Promise<void> {
-  const rows = await db.all<{ account_id: string }>(sql`SELECT account_id FROM notifications WHERE id = ${padId(notificationId)} LIMIT 1`);
-  if (!rows[0]) return;
-  const recipient = unpadId(String(rows[0].account_id));
+export async function publishNotifications(db: DB, env: Env, cfg: Config, notificationIds: string[]): Promise<void> {
+  if (!notificationIds.length) return;
+  const rows = await db.all<{ id: string; account_id: string }>(
+    sql`SELECT id, account_id FROM notifications WHERE id IN (SELECT value FROM json_each(${JSON.stringify(notificationIds.map(padId))}))`,
+  );
+  if (!rows.length) return;
+  const byRecipient = new Map<string, string[]>();
+  for (const r of rows) {
+    const recipient = unpadId(String(r.account_id));
+    byRecipient.set(recipient, [...(byRecipient.get(recipient) ?? []), unpadId(String(r.id))]);
+  }
   const router = routerStub(env);
-  const presence = await router.routerPresence([recipient]);
+  const presence = await router.routerPresence([...byRecipient.keys()]);
   if (!presence.accounts.length) return;
-  const found = await findNotification(db, recipient, notificationId);
-  if (!found) return;
-  const [rendered] = await renderNotifications(db, cfg, [found], recipient);
-  if (!rendered) return;
-  await router.routerPublish([
-    { envelope: { kind: "raw", event: "notification", payload: JSON.stringify(rendered) }, accounts: [{ id: recipient, keys: ["user", "user:notification"] }] },
-  ]);
+  const routed: Routed[] = [];
+  const queue = [...presence.accounts];
+  const renderOne = async () => {
+    for (let recipient = queue.shift(); recipient !== undefined; recipient = queue.shift()) {
+      const found = await Promise.all((byRecipient.get(recipient) ?? []).map((id) => findNotification(db, recipient, id)));
+      const rendered = await renderNotifications(
+        db,
+        cfg,
+        found.filter((f) => f !== null),
+        recipient,
+      );
+      for (const n of rendered) {
+        routed.push({
+          envelope: { kind: "raw", event: "notification", payload: JSON.stringify(n) },
+          accounts: [{ id: recipient, keys: ["user", "user:notification"] }],
+        });
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(6, queue.length) }, renderOne));
+  if (routed.length) await router.routerPublish(routed);
 }
 
 function encodePayload(payload: unknown): string | undefined {

@@ -16,17 +16,24 @@
 //             title, description, image and provider name (PreviewCard#appropriate_for_trends?). Threshold 15
 //             distinct accounts (the spec's Limits table; Mastodon's default is 5), 8 h half-life, 2-day cooldown,
 //             listed while ≥ 1.
-// Mastodon requires staff review before anything trends publicly; Tern has no review screen, so items are approved
-// automatically: a tag unless marked not trendable or not usable, a status when its author is discoverable (the
-// eligibility rule), a link always. Mastodon also drops items whose language is not a known locale; Tern keeps items
+// Mastodon requires staff review before anything trends publicly; Tern approves automatically until staff review
+// (/api/v1/admin/trends, src/services/admin-trends.ts): a tag unless marked not trendable or not usable, a status
+// when its author is discoverable (the eligibility rule) and staff did not reject it, a link unless staff rejected it
+// or, when it was not reviewed itself, its publisher. Mastodon also drops items whose language is not a known locale; Tern keeps items
 // without a language and only orders by the reader's languages (README, Compatibility).
 //
 // Bounded per run: the candidates of each kind are capped, and a trend row lives only while its peak is within the
 // cooldown or its score is above the listing threshold.
-import { sql } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import { type DB, runBatch, type Statement } from "../db/client";
 import { historyDays, type TagHistoryDay } from "../entities/tag";
-import { padId, snowflakeFloor } from "../lib/ids";
+import { padId, snowflake, snowflakeFloor } from "../lib/ids";
+
+/** SQL: the host of a URL column (scheme://host[:port]/...), as the publishers are keyed. */
+export const urlHost = (col: SQL) =>
+  sql`lower(CASE WHEN instr(substr(${col}, instr(${col}, '://') + 3), '/') > 0
+    THEN substr(substr(${col}, instr(${col}, '://') + 3), 1, instr(substr(${col}, instr(${col}, '://') + 3), '/') - 1)
+    ELSE substr(${col}, instr(${col}, '://') + 3) END)`;
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -169,8 +176,10 @@ export async function refreshStatusTrends(db: DB, at: number): Promise<void> {
   const stmts: Statement[] = [];
   if (keep.length)
     stmts.push(
+      // Allowed unless staff rejected it (status_trend_reviews, src/services/admin-trends.ts).
       db.run(sql`INSERT INTO status_trends (status_id, account_id, score, language, allowed, updated_at)
-        SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'), json_extract(value, '$[3]'), 1, ${at}
+        SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'), json_extract(value, '$[3]'),
+          coalesce((SELECT r.trendable FROM status_trend_reviews r WHERE r.status_id = json_extract(value, '$[0]')), 1), ${at}
         FROM json_each(${JSON.stringify(keep)}) WHERE true
         ON CONFLICT(status_id) DO UPDATE SET score = excluded.score, language = excluded.language, allowed = excluded.allowed,
           updated_at = excluded.updated_at`),
@@ -230,11 +239,23 @@ export async function refreshLinkTrends(db: DB, at: number): Promise<void> {
   const history = listed.length ? await linkHistories(db, listed, at) : new Map<string, TagHistoryDay[]>();
   const rows = keep.map((k) => [k.id, k.decayed, k.maxScore, k.maxScoreAt, k.language, JSON.stringify(history.get(k.id) ?? historyDays(undefined, at))]);
   const stmts: Statement[] = [];
+  // Publishers of trending links are listed for review (Mastodon's preview_card_providers); a link is allowed unless
+  // staff rejected it, or (not reviewed itself) its publisher (src/services/admin-trends.ts).
+  if (listed.length)
+    stmts.push(
+      db.run(sql`INSERT OR IGNORE INTO preview_card_providers (id, domain, created_at)
+        SELECT printf('%020d', CAST(${snowflake(at)} AS INTEGER) + row_number() OVER (ORDER BY host)), host, ${at} FROM (
+          SELECT DISTINCT ${urlHost(sql`pc.url`)} AS host FROM preview_cards pc
+          WHERE pc.id IN (SELECT value FROM json_each(${JSON.stringify(listed.map(padId))})) AND instr(pc.url, '://') > 0)
+        WHERE host <> '' AND host NOT IN (SELECT domain FROM preview_card_providers)`),
+    );
   if (rows.length)
     stmts.push(
       db.run(sql`INSERT INTO preview_card_trends (preview_card_id, score, max_score, max_score_at, language, allowed, history, updated_at)
         SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'), json_extract(value, '$[3]'),
-          json_extract(value, '$[4]'), 1, json_extract(value, '$[5]'), ${at} FROM json_each(${JSON.stringify(rows)}) WHERE true
+          json_extract(value, '$[4]'), coalesce(pc.trendable, (SELECT p.trendable FROM preview_card_providers p WHERE p.domain = ${urlHost(sql`pc.url`)}), 1),
+          json_extract(value, '$[5]'), ${at}
+        FROM json_each(${JSON.stringify(rows)}) LEFT JOIN preview_cards pc ON pc.id = json_extract(value, '$[0]') WHERE true
         ON CONFLICT(preview_card_id) DO UPDATE SET score = excluded.score, max_score = excluded.max_score, max_score_at = excluded.max_score_at,
           language = excluded.language, allowed = excluded.allowed, history = excluded.history, updated_at = excluded.updated_at`),
     );

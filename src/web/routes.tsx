@@ -12,6 +12,7 @@ import { countLoginFailure, throttleLogin } from "../lib/rate-limit";
 import { ALL_SCOPES } from "../oauth/scopes";
 import { checkLogin, type LoginRefusal } from "../oauth/token";
 import { createOwner, ownerExists } from "../services/registration";
+import { ipRuleFor } from "../services/admin-ip-blocks";
 import { findLocalAccount, publicStatusOf, recentPublicStatusIds } from "./page-queries";
 import { createWebSession, destroyWebSession } from "./session-store";
 import { sha256Hex, safeEqual } from "../lib/crypto";
@@ -93,6 +94,10 @@ r.post("/auth/sign_in", async (c) => {
     await throttleLogin(c);
   } catch (e) {
     return tooMany(e);
+  }
+  // An IP rule with severity no_access refuses sign-in (Mastodon refuses such clients outright, with 403).
+  if ((await ipRuleFor(c.get("db"), c.req.header("cf-connecting-ip")?.trim())) === "no_access") {
+    return page(c, <MessagePage siteTitle={title(c)} title="Access denied" message="Sign-in from your network is not allowed on this server." />, 403);
   }
   const result = await checkLogin(c.get("db"), c.get("config"), c.env.SECRET_KEY_BASE ?? "", email, str(p.password));
   if (!result.ok) {

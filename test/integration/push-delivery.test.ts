@@ -6,7 +6,7 @@ import { env, fetchMock } from "cloudflare:test";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Effect } from "../../src/effects/types";
 import { padId } from "../../src/lib/ids";
-import { deliverPush, MAX_PUSH_ATTEMPTS, pushJobsForNotification, PushRetry, retryPushJob, type PushJob } from "../../src/push";
+import { deliverPush, MAX_PUSH_ATTEMPTS, pushJobsForNotifications, PushRetry, retryPushJob, type PushJob } from "../../src/push";
 import { issueToken } from "../../src/oauth/tokens";
 import { api, cfg, db, makeApp, makeUser, type TestUser } from "./helpers";
 import { decryptAes128gcm, decryptAesgcm, makePushClient, pushService, verifyVapid, type PushClient } from "./push-fixtures";
@@ -64,7 +64,7 @@ async function latestNotification(accountId: string): Promise<{ id: string; type
 
 /** What the effects pipeline will do with `notify`: the jobs for that notification. */
 async function jobsFor(notificationId: string): Promise<PushJob[]> {
-  return pushJobsForNotification(db(), notificationId);
+  return pushJobsForNotifications(db(), [notificationId]);
 }
 
 const subscriptionExists = async (id: string) => !!(await env.DB.prepare("SELECT 1 AS x FROM web_push_subscriptions WHERE id = ?").bind(padId(id)).first());
@@ -149,6 +149,20 @@ describe("push delivery", () => {
     const ids = (await jobsFor((await latestNotification(s.user.id)).id)).map((j) => j.subscriptionId).sort();
     expect(ids).toEqual([s.subscriptionId, second.subscriptionId].sort());
     expect(ids).not.toContain(third.subscriptionId);
+
+    // Several notifications at once (a pack's notify effects run together): each gets its own jobs, in one query.
+    const mentionId = (await latestNotification(s.user.id)).id;
+    await s.user.api.post(`/api/v1/accounts/${other.id}/follow`);
+    const theirs = (await latestNotification(other.id)).id;
+    const otherSub = await subscriber({ alerts: { follow: true } }, other);
+    const both = await pushJobsForNotifications(db(), [mentionId, theirs]);
+    expect(
+      both
+        .filter((j) => j.notificationId === mentionId)
+        .map((j) => j.subscriptionId)
+        .sort(),
+    ).toEqual(ids);
+    expect(both.filter((j) => j.notificationId === theirs)).toEqual([{ type: "push", subscriptionId: otherSub.subscriptionId, notificationId: theirs }]);
 
     // Dotted alert keys (admin.sign_up, admin.report) are matched as keys, not JSON paths.
     const staff = await subscriber({ alerts: { "admin.sign_up": true } });

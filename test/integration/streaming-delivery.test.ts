@@ -10,7 +10,7 @@ import { countingD1 } from "../../src/lib/d1-counter";
 import { snowflake } from "../../src/lib/ids";
 import {
   publishDelete,
-  publishNotification,
+  publishNotifications,
   publishRelationsChanged,
   publishStatus,
   publishStatusUpdate,
@@ -23,6 +23,7 @@ import { unfanOut } from "../../src/timelines/fanout";
 import { cfg, db, makeUser, ORIGIN } from "./helpers";
 import { follow, insertStatus } from "./feeds-fixtures";
 import { fanOutAndPublish, itStreams, payloadOf, ws, type StreamMessage, type WsClient } from "./streaming-fixtures";
+import { runQueuedJobs } from "./queues";
 
 const pad = (id: string) => id.padStart(20, "0");
 
@@ -290,7 +291,6 @@ describe("streaming delivery", () => {
   });
 
   itStreams("undoing a boost is a delete of the boost on the streams that showed it", async () => {
-    const { runQueuedJobs } = await import("./queues");
     const [author, booster, fan] = await Promise.all([makeUser(), makeUser(), makeUser()]);
     await follow(fan, booster);
     const original = await insertStatus(author);
@@ -317,7 +317,7 @@ describe("streaming delivery", () => {
       .bind(pad(a.id))
       .first<{ id: string }>();
     const nid = row!.id.replace(/^0+/, "");
-    await publishNotification(db(), env, cfg(), nid);
+    await publishNotifications(db(), env, cfg(), [nid]);
     for (const [c, stream] of [
       [full, "user"],
       [notes, "user:notification"],
@@ -335,9 +335,24 @@ describe("streaming delivery", () => {
     const row2 = await env.DB.prepare("SELECT CAST(id AS TEXT) AS id FROM notifications WHERE account_id = ?")
       .bind(pad(statusesOnly.id))
       .first<{ id: string }>();
-    await publishNotification(db(), env, cfg(), row2!.id.replace(/^0+/, ""));
+    await publishNotifications(db(), env, cfg(), [row2!.id.replace(/^0+/, "")]);
     await publishToAccount(env, statusesOnly.id, "filters_changed");
     expect(await sc.next()).toEqual({ stream: ["user"], event: "filters_changed" });
+  });
+
+  itStreams("a post's `status` notifications to followers who rang the bell reach each one's notification stream", async () => {
+    const author = await makeUser();
+    const fans = await Promise.all([makeUser(), makeUser(), makeUser()]);
+    for (const f of fans) expect((await f.api.post(`/api/v1/accounts/${author.id}/follow`, { notify: true })).body.notifying).toBe(true);
+    const sockets = await Promise.all(fans.map((f) => ws({ token: f.token }, { stream: "user:notification" })));
+    await runQueuedJobs();
+    const posted = await author.api.post("/api/v1/statuses", { status: "ring ring" });
+    await runQueuedJobs();
+    for (const c of sockets) {
+      const m = await c.next();
+      expect([m.stream, m.event]).toEqual([["user:notification"], "notification"]);
+      expect(payloadOf(m)).toMatchObject({ type: "status", account: { id: author.id }, status: { id: posted.body.id } });
+    }
   });
 
   itStreams("deletes reach the feeds that held the status and, for public ones, the public and hashtag streams", async () => {

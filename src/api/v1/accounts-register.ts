@@ -39,7 +39,8 @@ r.post("/", signUpThrottle, requireToken("write:accounts"), async (c) => {
     c.env,
     { applicationId: v.applicationId, scopes: [...v.scopes] },
     p,
-    clientIp(c),
+    // The address itself (IP rules match networks; clientIp groups IPv6 by /64 for rate limits).
+    c.req.header("cf-connecting-ip")?.trim() || clientIp(c),
   );
   return c.json(renderToken(token));
 });

@@ -1,21 +1,21 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../../context";
 import { mediaUrl } from "../../entities/urls";
-import { localCustomEmojis } from "../../services/instance";
+import { instanceDocument } from "../../lib/instance-cache";
 
 const r = new Hono<AppEnv>();
 
+// From the isolate's memory, like the instance documents (src/lib/instance-cache.ts).
 r.get("/", async (c) => {
   const cfg = c.get("config");
-  const rows = await localCustomEmojis(c.get("db"));
-  c.header("Cache-Control", "public, max-age=180");
-  return c.json(
-    rows.flatMap((e) => {
+  const body = await instanceDocument(c.get("db"), c.env, `emojis ${cfg.origin}`, (s) =>
+    s.parts.emojis.flatMap((e) => {
       const url = e.imageKey ? mediaUrl(cfg, e.imageKey) : e.imageRemoteUrl;
       if (!url) return [];
       return [{ shortcode: e.shortcode, url, static_url: url, visible_in_picker: e.visibleInPicker, category: e.category ?? null }];
     }),
   );
+  return c.body(body, 200, { "content-type": "application/json", "cache-control": "public, max-age=180" });
 });
 
 export default r;

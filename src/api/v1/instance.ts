@@ -1,20 +1,28 @@
 // Legacy instance document and the small public documents under /api/v1/instance.
 import { Hono } from "hono";
-import type { AppEnv } from "../../context";
+import type { AppEnv, Ctx } from "../../context";
 import { renderDomainBlock, renderInstanceV1, renderLanguages, renderPolicyText, renderRule, renderTerms } from "../../entities/instance";
 import { notFound } from "../../lib/errors";
 import { viewerAccountId } from "../../oauth/guard";
-import { listPeers, loadInstanceV1, loadRules, loadSettings, publicDomainBlocks, SETTING, weeklyActivity } from "../../services/instance";
+import { type CachedInstance, instanceCache } from "../../lib/instance-cache";
+import { instanceV1Data, listPeers, SETTING, weeklyActivity } from "../../services/instance";
 
 const r = new Hono<AppEnv>();
 
 const publicCache = "public, max-age=180";
 
-r.get("/", async (c) => {
-  const data = await loadInstanceV1(c.get("db"));
-  c.header("Cache-Control", publicCache);
-  return c.json(renderInstanceV1(c.get("config"), data));
-});
+// The documents made only of settings, rules, counts and domain blocks come from the isolate's memory
+// (src/lib/instance-cache.ts); peers and activity grow with the database and are read when asked (an hour of
+// Cache-Control each).
+const cached = async (c: Ctx, key: string, render: Parameters<CachedInstance["document"]>[1], cacheControl?: string, from?: CachedInstance) => {
+  const cache = from ?? (await instanceCache(c.get("db"), c.env));
+  const body = await cache.document(`${key} ${c.get("config").origin}`, render);
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (cacheControl) headers["cache-control"] = cacheControl;
+  return c.body(body, 200, headers);
+};
+
+r.get("/", (c) => cached(c, "v1", (s) => renderInstanceV1(c.get("config"), instanceV1Data(s)), publicCache));
 
 // Both can be switched off; Mastodon then answers 404.
 r.get("/peers", async (c) => {
@@ -37,22 +45,16 @@ r.get("/activity", async (c) => {
   );
 });
 
-r.get("/rules", async (c) => c.json((await loadRules(c.get("db"))).map(renderRule)));
+r.get("/rules", (c) => cached(c, "rules", (s) => s.parts.rules.map(renderRule)));
 
-r.get("/extended_description", async (c) => {
-  const s = await loadSettings(c.get("db"));
-  return c.json(renderPolicyText(s, SETTING.extendedDescription, null));
-});
+r.get("/extended_description", (c) => cached(c, "extended_description", (s) => renderPolicyText(s.parts.settings, SETTING.extendedDescription, null)));
 
-r.get("/privacy_policy", async (c) => {
-  const s = await loadSettings(c.get("db"));
-  return c.json(renderPolicyText(s, SETTING.privacyPolicy, c.get("config")));
-});
+r.get("/privacy_policy", (c) => cached(c, "privacy_policy", (s) => renderPolicyText(s.parts.settings, SETTING.privacyPolicy, c.get("config"))));
 
 r.get("/terms_of_service", async (c) => {
-  const terms = renderTerms(await loadSettings(c.get("db")));
-  if (!terms) throw notFound();
-  return c.json(terms);
+  const cache = await instanceCache(c.get("db"), c.env);
+  if (!renderTerms(cache.snapshot.parts.settings)) throw notFound();
+  return cached(c, "terms_of_service", (s) => renderTerms(s.parts.settings), undefined, cache);
 });
 
 r.get("/languages", (c) => {
@@ -63,12 +65,10 @@ r.get("/languages", (c) => {
 r.get("/translation_languages", (c) => c.json({}));
 
 r.get("/domain_blocks", async (c) => {
-  const db = c.get("db");
-  const s = await loadSettings(db);
-  const mode = s[SETTING.showDomainBlocks] ?? "all";
+  const cache = await instanceCache(c.get("db"), c.env);
+  const mode = cache.snapshot.parts.settings[SETTING.showDomainBlocks] ?? "all";
   if (mode === "disabled" || (mode === "users" && !viewerAccountId(c))) throw notFound();
-  const rows = await publicDomainBlocks(db);
-  return c.json(await Promise.all(rows.map(renderDomainBlock)));
+  return cached(c, "domain_blocks", (s) => Promise.all(s.parts.domainBlocks.map(renderDomainBlock)), undefined, cache);
 });
 
 export default r;

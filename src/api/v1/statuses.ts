@@ -23,6 +23,7 @@ import { pin, unpin } from "../../services/pins";
 import { reblog, unreblog } from "../../services/reblogs";
 import { postStatus } from "../../services/post-status";
 import { statusContext } from "../../queries/status-context";
+import { quoteRoutes } from "./quotes";
 
 const r = new Hono<AppEnv>();
 
@@ -57,6 +58,8 @@ const postSchema = z.object({
   poll: opt(pollSchema),
   scheduled_at: opt(zStr(100)),
   allowed_mentions: zArray(zId, 500),
+  quoted_status_id: opt(zId),
+  quote_approval_policy: opt(z.enum(["public", "followers", "nobody"])),
 });
 
 const editSchema = z.object({
@@ -143,6 +146,10 @@ r.post("/:id/mute", requireUser("write:mutes"), async (c) => c.json(await muteCo
 r.post("/:id/unmute", requireUser("write:mutes"), async (c) =>
   c.json(await muteConversation(c.get("db"), c.get("config"), pathId(c), me(c).account.id, false)),
 );
+
+// ---- quotes (Mastodon 4.5) ----
+
+quoteRoutes(r);
 
 // ---- who interacted ----
 

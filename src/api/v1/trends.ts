@@ -16,14 +16,14 @@ const r = new Hono<AppEnv>();
 
 const pageParams = z.object({ offset: zInt, limit: z.unknown().optional() });
 
-async function readTrendPage(c: Ctx, def: number, max: number): Promise<TrendPage> {
+export async function readTrendPage(c: Ctx, def: number, max: number): Promise<TrendPage> {
   const p = await parse(c, pageParams);
   const offset = Math.min(Math.max(0, p.offset ?? 0), 10_000);
   return { offset, limit: clampLimit(p.limit, def, max) };
 }
 
 /** `Link` with the next offset when the page was full and the previous one when this is not the first page. */
-function setOffsetLinks(c: Ctx, page: TrendPage, count: number): void {
+export function setOffsetLinks(c: Ctx, page: TrendPage, count: number): void {
   const url = new URL(c.req.url);
   const build = (offset: number) => {
     const q = new URLSearchParams();

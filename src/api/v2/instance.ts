@@ -1,15 +1,24 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../../context";
 import { renderInstanceV2 } from "../../entities/instance";
-import { loadInstanceV2 } from "../../services/instance";
+import { expireInstanceCache, instanceCache } from "../../lib/instance-cache";
+import { ensureVapidKey, instanceV2Data } from "../../services/instance";
 
 const r = new Hono<AppEnv>();
 
-// Public and the same for everyone (Mastodon caches it for 3 minutes even when authenticated).
+// Public and the same for everyone (Mastodon caches it for 3 minutes even when authenticated). Served from the
+// isolate's memory (src/lib/instance-cache.ts).
 r.get("/", async (c) => {
-  const data = await loadInstanceV2(c.get("db"), c.env);
-  c.header("Cache-Control", "public, max-age=180");
-  return c.json(renderInstanceV2(c.get("config"), c.env, data));
+  const cfg = c.get("config");
+  const db = c.get("db");
+  let cache = await instanceCache(db, c.env);
+  // The first request a server ever gets makes its VAPID pair; later ones serve from memory.
+  if (await ensureVapidKey(db, c.env, cache.snapshot)) {
+    expireInstanceCache();
+    cache = await instanceCache(db, c.env);
+  }
+  const body = await cache.document(`v2 ${cfg.origin}`, (s) => renderInstanceV2(cfg, c.env, instanceV2Data(s)));
+  return c.body(body, 200, { "content-type": "application/json", "cache-control": "public, max-age=180" });
 });
 
 export default r;

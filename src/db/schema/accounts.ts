@@ -132,7 +132,12 @@ export const users = sqliteTable(
     updatedAt: ms("updated_at").notNull(),
   },
   // users_email (lower(email)) is an expression index: see migrations/0001.
-  (t) => [uniqueIndex("users_account").on(t.accountId)],
+  (t) => [
+    uniqueIndex("users_account").on(t.accountId),
+    // migrations/0021_instance_stats.sql: active users are counted through these (instance documents, NodeInfo).
+    index("users_last_active_at").on(t.lastActiveAt),
+    index("users_current_sign_in_at").on(t.currentSignInAt),
+  ],
 );
 
 /** Rows as D1 returns them (hidden fields such as password hashes stay in UserRow and never reach an entity). */

@@ -46,10 +46,16 @@ export const reports = sqliteTable(
     actionTakenAt: ms("action_taken_at"),
     assignedAccountId: id("assigned_account_id"),
     uri: text("uri"),
+    // migrations/0020_admin_reports_trends.sql: who resolved it (cleared on reopen)
+    actionTakenByAccountId: id("action_taken_by_account_id"),
     createdAt: ms("created_at").notNull(),
     updatedAt: ms("updated_at").notNull(),
   },
-  (t) => [index("reports_target").on(t.targetAccountId)],
+  (t) => [
+    index("reports_target").on(t.targetAccountId),
+    index("reports_action_taken").on(t.actionTakenAt, t.id),
+    index("reports_account").on(t.accountId, t.id),
+  ],
 );
 
 /** Instance-level domain blocks (admin). Enforcement lives in services/visibility and federation. */
@@ -93,3 +99,43 @@ export const instances = sqliteTable("instances", {
   domain: text("domain").primaryKey(),
   firstSeenAt: ms("first_seen_at").notNull(),
 });
+
+// ---- admin access blocks (migrations/0019_admin_blocks.sql; src/services/admin-email-blocks.ts, admin-ip-blocks.ts) ----
+
+/** Sign-up blocks by canonical e-mail: SHA-256 hex of the address lower-cased, dots and +tag cut from the local part. */
+export const canonicalEmailBlocks = sqliteTable(
+  "canonical_email_blocks",
+  {
+    id: id("id").primaryKey(),
+    canonicalEmailHash: text("canonical_email_hash").notNull(),
+    referenceAccountId: id("reference_account_id"),
+    createdAt: ms("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("canonical_email_blocks_hash").on(t.canonicalEmailHash)],
+);
+
+/** Sign-up blocks by e-mail domain (subdomains included). */
+export const emailDomainBlocks = sqliteTable(
+  "email_domain_blocks",
+  {
+    id: id("id").primaryKey(),
+    domain: text("domain").notNull(),
+    createdAt: ms("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("email_domain_blocks_domain").on(t.domain)],
+);
+
+/** IP rules: `ip` is the masked network in CIDR form; severity sign_up_requires_approval | sign_up_block | no_access. */
+export const ipBlocks = sqliteTable(
+  "ip_blocks",
+  {
+    id: id("id").primaryKey(),
+    ip: text("ip").notNull(),
+    severity: text("severity").notNull(),
+    comment: text("comment").notNull().default(""),
+    expiresAt: ms("expires_at"),
+    createdAt: ms("created_at").notNull(),
+    updatedAt: ms("updated_at").notNull(),
+  },
+  (t) => [uniqueIndex("ip_blocks_ip").on(t.ip)],
+);

@@ -16,6 +16,9 @@ export const NOTIFICATION_TYPES = [
   "favourite",
   "poll",
   "update",
+  // Quote posts (Mastodon 4.5): one of your statuses was quoted; a status you quoted was edited.
+  "quote",
+  "quoted_update",
   "admin.sign_up",
   "admin.report",
 ] as const;

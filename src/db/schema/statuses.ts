@@ -31,6 +31,9 @@ export const statuses = sqliteTable(
     repliesCount: integer("replies_count").notNull().default(0),
     reblogsCount: integer("reblogs_count").notNull().default(0),
     favouritesCount: integer("favourites_count").notNull().default(0),
+    // Quote posts (migrations/0022_quotes.sql): Mastodon's policy bitmap and the count of accepted quotes.
+    quoteApprovalPolicy: integer("quote_approval_policy").notNull().default(0),
+    quotesCount: integer("quotes_count").notNull().default(0),
     createdAt: ms("created_at").notNull(),
     editedAt: ms("edited_at"),
     updatedAt: ms("updated_at").notNull(),
@@ -145,6 +148,9 @@ export const tags = sqliteTable(
     trendable: bool("trendable").notNull().default(true),
     lastStatusAt: ms("last_status_at"),
     createdAt: ms("created_at").notNull(),
+    // Trend review by staff (migrations/0020_admin_reports_trends.sql): null until reviewed
+    reviewedAt: ms("reviewed_at"),
+    requestedReviewAt: ms("requested_review_at"),
   },
   (t) => [uniqueIndex("tags_name").on(t.name)],
 );

@@ -30,6 +30,8 @@ export const previewCards = sqliteTable(
     publishedAt: ms("published_at"),
     createdAt: ms("created_at").notNull(),
     fetchedAt: ms("fetched_at").notNull(),
+    /** Staff review (0020): null = not reviewed (trends unless its provider is rejected), false = rejected, true = approved. */
+    trendable: bool("trendable"),
   },
   (t) => [uniqueIndex("preview_cards_url").on(t.url), index("preview_cards_fetched").on(t.fetchedAt)],
 );
@@ -91,4 +93,25 @@ export const previewCardTrends = sqliteTable(
     updatedAt: ms("updated_at").notNull(),
   },
   (t) => [index("preview_card_trends_score").on(t.allowed, t.score)],
+);
+
+/** Staff review of a status as a trend (Mastodon's statuses.trendable); a row only once reviewed (0020). */
+export const statusTrendReviews = sqliteTable("status_trend_reviews", {
+  statusId: id("status_id").primaryKey(),
+  trendable: bool("trendable").notNull(),
+  reviewedAt: ms("reviewed_at").notNull(),
+});
+
+/** Publishers of trending links (Mastodon's preview_card_providers), by domain, with their review state (0020). */
+export const previewCardProviders = sqliteTable(
+  "preview_card_providers",
+  {
+    id: id("id").primaryKey(),
+    domain: text("domain").notNull(),
+    trendable: bool("trendable"),
+    reviewedAt: ms("reviewed_at"),
+    requestedReviewAt: ms("requested_review_at"),
+    createdAt: ms("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("preview_card_providers_domain").on(t.domain)],
 );

@@ -39,7 +39,8 @@ export async function handleAnnounce(ctx: InboxContext): Promise<void> {
   if (!(await accountCanRead(db, signer.id, target.id))) return drop("announce of a status the actor may not see");
   const [author] = await db.select().from(accounts).where(eq(accounts.id, target.accountId)).limit(1);
   // C19: boosts of suspended accounts' posts (old ones included) are dropped.
-  if (!author || author.suspendedAt || (author.domain && (await isDomainSuspended(db, author.domain)))) return drop("announce of a suspended account's status");
+  if (!author || author.suspendedAt || (author.domain && (await isDomainSuspended(db, author.domain, ctx.cfg))))
+    return drop("announce of a suspended account's status");
   const [mine] = await db
     .select({ id: statuses.id })
     .from(statuses)

@@ -2,6 +2,7 @@
 import { and, eq, isNotNull, sql } from "drizzle-orm";
 import { runBatch, type Statement } from "../../db/client";
 import { accounts, domainBlocks, reports, statuses, userRoles, users } from "../../db/schema";
+import { domainAndParents } from "../../lib/domain-name";
 import { snowflake } from "../../lib/ids";
 import { hasPermission } from "../../lib/permissions";
 import { notificationStatement } from "../../services/notifications";
@@ -24,11 +25,11 @@ export async function handleFlag(ctx: InboxContext): Promise<void> {
   if (!uris.length) return drop("flag without objects");
   const list = JSON.stringify(uris);
   const [blocked, targets, listed, staff] = await db.batch([
+    // Mastodon's DomainBlock.rule_for: the block on the signer's domain or its nearest blocked parent decides.
     db
-      .select({ id: domainBlocks.id })
+      .select({ domain: domainBlocks.domain, rejectReports: domainBlocks.rejectReports })
       .from(domainBlocks)
-      .where(and(eq(domainBlocks.domain, signer.domain ?? ""), eq(domainBlocks.rejectReports, true)))
-      .limit(1),
+      .where(sql`${domainBlocks.domain} IN (SELECT value FROM json_each(${JSON.stringify(domainAndParents(signer.domain ?? ""))}))`),
     db
       .select()
       .from(accounts)
@@ -45,7 +46,7 @@ export async function handleFlag(ctx: InboxContext): Promise<void> {
       .innerJoin(userRoles, eq(userRoles.id, users.roleId))
       .where(and(isNotNull(users.roleId), eq(users.disabled, false), sql`${userRoles.permissions} <> 0`)),
   ]);
-  if (blocked.length) return drop("reports from this domain are rejected");
+  if (blocked.sort((a, b) => b.domain.length - a.domain.length)[0]?.rejectReports) return drop("reports from this domain are rejected");
   if (!targets.length) return drop("flag of no local account");
   const comment = (await htmlToText(typeof json.content === "string" ? json.content : "")).slice(0, MAX_COMMENT);
   const moderators = staff.filter((s) => hasPermission(s.permissions, "manage_reports"));

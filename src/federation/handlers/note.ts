@@ -7,6 +7,7 @@ import { normalizeNote, sameHost } from "../normalize";
 import { applyPollCounts, handleVoteCreate, voteNoteOf } from "../poll-votes";
 import { applyNoteUpdate, ingestNote } from "../remote-statuses";
 import { resolveStatus, statusByUri } from "../resolve-status";
+import { refreshIncomingQuote } from "../quotes-inbound";
 import { drop, type InboxContext } from "./context";
 
 export const OBJECT_TYPES = new Set(["Note", "Question", "Article", "Page"]);
@@ -45,6 +46,8 @@ export async function handleUpdateNote(ctx: InboxContext): Promise<void> {
     return;
   }
   await applyNoteUpdate(ctx.r, status, note, signer);
+  // A pending quote may now carry the quoted author's stamp.
+  await refreshIncomingQuote(ctx.r, status, note);
 }
 
 /** Delete{Note} (or Delete{Tombstone}): only by the author (C14); an unknown object is tombstoned for later (C16). */

@@ -22,6 +22,7 @@ import {
   type AdminAccountFilter,
   type Moderator,
 } from "../../../services/admin-accounts";
+import { adminDeleteAccount } from "../../../services/delete-account";
 
 const r = new Hono<AppEnv>();
 
@@ -111,9 +112,14 @@ r.post("/:id/action", writeScope, async (c) => {
     reportId = parseId(p.report_id);
     if (!reportId) throw notFound();
   }
-  await accountAction(c.get("db"), c.get("fx"), moderator(c), id, { type: p.type, reportId });
+  await accountAction(c.get("db"), c.get("fx"), moderator(c), id, { type: p.type, reportId, sendEmailNotification: p.send_email_notification });
   return c.json({});
 });
+
+// Deletes a suspended account's data (src/services/delete-account.ts); answers with the account as it was.
+r.delete("/:id", requireStaff("delete_user_data", "admin:write:accounts"), async (c) =>
+  render(c, await adminDeleteAccount(c.get("db"), c.get("fx"), moderator(c), pathId(c))),
+);
 
 r.post("/:id/enable", writeScope, async (c) => render(c, await enableAccount(c.get("db"), moderator(c), pathId(c))));
 r.post("/:id/unsilence", writeScope, async (c) => render(c, await unsilenceAccount(c.get("db"), moderator(c), pathId(c))));

@@ -1,0 +1,41 @@
+// /api/v1/admin/ip_blocks (Mastodon's Api::V1::Admin::IpBlocksController): list, show, create, update and delete IP
+// rules. manage_blocks; admin:read:ip_blocks / admin:write:ip_blocks.
+import { Hono } from "hono";
+import { z } from "zod";
+import type { AppEnv, Ctx } from "../../../context";
+import { renderAdminIpBlock } from "../../../entities/admin-access-block";
+import { parse, pathId, zStr } from "../../../lib/params";
+import { requireStaff } from "../../../oauth/guard";
+import { createIpBlock, deleteIpBlock, getIpBlock, type IpBlockInput, ipBlocksPage, updateIpBlock } from "../../../services/admin-ip-blocks";
+import { adminPage, staff } from "./staff";
+
+const r = new Hono<AppEnv>();
+const read = requireStaff("manage_blocks", "admin:read:ip_blocks");
+const write = requireStaff("manage_blocks", "admin:write:ip_blocks");
+
+const body = z
+  .object({ ip: zStr(100).optional(), severity: zStr(50).optional(), comment: zStr(5000).optional(), expires_in: zStr(20).optional() })
+  .passthrough();
+
+async function input(c: Ctx): Promise<IpBlockInput> {
+  const p = await parse(c, body);
+  return { ip: p.ip, severity: p.severity, comment: p.comment, expiresIn: p.expires_in };
+}
+
+r.get("/", read, async (c) => c.json((await adminPage(c, (page) => ipBlocksPage(c.get("db"), page))).map(renderAdminIpBlock)));
+r.get("/:id", read, async (c) => c.json(renderAdminIpBlock(await getIpBlock(c.get("db"), pathId(c)))));
+r.post("/", write, async (c) => c.json(renderAdminIpBlock(await createIpBlock(c.get("db"), staff(c), await input(c)))));
+
+const update = async (c: Ctx) => {
+  const id = pathId(c);
+  return c.json(renderAdminIpBlock(await updateIpBlock(c.get("db"), staff(c), id, await input(c))));
+};
+r.put("/:id", write, update);
+r.patch("/:id", write, update);
+
+r.delete("/:id", write, async (c) => {
+  await deleteIpBlock(c.get("db"), staff(c), pathId(c));
+  return c.json({});
+});
+
+export default r;

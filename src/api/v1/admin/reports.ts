@@ -1,0 +1,71 @@
+// Staff report handling (Mastodon's /api/v1/admin/reports): the list (open by default; `resolved`, `account_id`,
+// `target_account_id`), one report, category and rules, assignment, resolve and reopen. manage_reports only.
+import { Hono } from "hono";
+import { z } from "zod";
+import type { AppEnv, Ctx } from "../../../context";
+import { renderAdminReports } from "../../../entities/admin-report";
+import { notFound } from "../../../lib/errors";
+import { parseId } from "../../../lib/ids";
+import { readPage, setLinkHeader } from "../../../lib/pagination";
+import { parse, pathId, readParams, zArray, zBool, zId, zStr } from "../../../lib/params";
+import { me, requireStaff } from "../../../oauth/guard";
+import type { Moderator } from "../../../services/admin-accounts";
+import { adminReportsPage, assignReportToSelf, getReport, reopenReport, resolveReport, unassignReport, updateReport } from "../../../services/admin-reports";
+import type { ReportRow } from "../../../services/reports";
+
+const r = new Hono<AppEnv>();
+
+const readScope = requireStaff("manage_reports", "admin:read:reports");
+const writeScope = requireStaff("manage_reports", "admin:write:reports");
+
+const LIMIT = 100;
+const MAX = 200;
+
+const filters = z.object({ resolved: zBool, account_id: zId.optional(), target_account_id: zId.optional() }).passthrough();
+
+/** An id filter that is not an id matches nothing (rather than everything). */
+const filterId = (raw: string | undefined) => (raw === undefined || raw === "" ? undefined : (parseId(raw) ?? "0"));
+
+function moderator(c: Ctx): Moderator {
+  const v = me(c);
+  return { accountId: v.account.id, role: v.role };
+}
+
+const renderOne = async (c: Ctx, report: ReportRow) => {
+  const [body] = await renderAdminReports(c.get("db"), c.get("config"), [report]);
+  return c.json(body);
+};
+
+r.get("/", readScope, async (c) => {
+  const p = await parse(c, filters);
+  const page = readPage(await readParams(c), LIMIT, MAX);
+  const rows = await adminReportsPage(
+    c.get("db"),
+    { resolved: !!p.resolved, accountId: filterId(p.account_id), targetAccountId: filterId(p.target_account_id) },
+    page,
+  );
+  setLinkHeader(c, rows[0]?.id, rows.at(-1)?.id, rows.length === page.limit);
+  return c.json(await renderAdminReports(c.get("db"), c.get("config"), rows));
+});
+
+r.get("/:id", readScope, async (c) => renderOne(c, await getReport(c.get("db"), pathId(c))));
+
+const updateBody = z.object({ category: zStr(50).optional(), rule_ids: zArray(zId, 100) }).passthrough();
+
+r.put("/:id", writeScope, async (c) => {
+  const id = pathId(c);
+  const p = await parse(c, updateBody);
+  const ruleIds = p.rule_ids?.map((x) => {
+    const rid = parseId(x);
+    if (!rid) throw notFound();
+    return rid;
+  });
+  return renderOne(c, await updateReport(c.get("db"), moderator(c), id, { category: p.category, ruleIds }));
+});
+
+r.post("/:id/assign_to_self", writeScope, async (c) => renderOne(c, await assignReportToSelf(c.get("db"), moderator(c), pathId(c))));
+r.post("/:id/unassign", writeScope, async (c) => renderOne(c, await unassignReport(c.get("db"), moderator(c), pathId(c))));
+r.post("/:id/resolve", writeScope, async (c) => renderOne(c, await resolveReport(c.get("db"), moderator(c), pathId(c))));
+r.post("/:id/reopen", writeScope, async (c) => renderOne(c, await reopenReport(c.get("db"), moderator(c), pathId(c))));
+
+export default r;

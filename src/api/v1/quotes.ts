@@ -1,0 +1,32 @@
+// Quote posts on /api/v1/statuses (Mastodon 4.5): the quotes of a status, revoking one, and a status's quote policy.
+// Mounted by ./statuses.ts.
+import type { Hono } from "hono";
+import { z } from "zod";
+import type { AppEnv } from "../../context";
+import { parseId } from "../../lib/ids";
+import { notFound } from "../../lib/errors";
+import { readPage, setLinkHeader } from "../../lib/pagination";
+import { parse, pathId } from "../../lib/params";
+import { me, requireUser } from "../../oauth/guard";
+import { listQuotes } from "../../queries/quotes";
+import { revokeQuote, setQuotePolicy } from "../../services/quotes";
+
+export function quoteRoutes(r: Hono<AppEnv>) {
+  r.get("/:id/quotes", requireUser("read:statuses"), async (c) => {
+    const page = readPage(c.req.query(), 20, 40);
+    const res = await listQuotes(c.get("db"), c.get("config"), pathId(c), me(c).account.id, page);
+    setLinkHeader(c, res.firstCursor, res.lastCursor, res.full);
+    return c.json(res.statuses);
+  });
+
+  r.post("/:id/quotes/:quoting_status_id/revoke", requireUser("write:statuses"), async (c) => {
+    const quotingId = parseId(c.req.param("quoting_status_id"));
+    if (!quotingId) throw notFound();
+    return c.json(await revokeQuote(c.get("db"), c.get("fx"), c.get("config"), pathId(c), quotingId, me(c).account.id));
+  });
+
+  r.put("/:id/interaction_policy", requireUser("write:statuses"), async (c) => {
+    const { quote_approval_policy } = await parse(c, z.object({ quote_approval_policy: z.enum(["public", "followers", "nobody"]) }));
+    return c.json(await setQuotePolicy(c.get("db"), c.get("fx"), c.get("config"), pathId(c), me(c).account.id, quote_approval_policy));
+  });
+}

@@ -1,0 +1,32 @@
+// Admin::DomainBlock and Admin::DomainAllow (REST::Admin::DomainBlockSerializer, DomainAllowSerializer). `digest` is
+// the SHA-256 hex of the domain, as Mastodon's domain_digest.
+import { sha256Hex } from "../lib/crypto";
+import type { DomainAllowRow } from "../services/admin-domain-allows";
+import type { DomainBlockRow } from "../services/admin-domain-blocks";
+import { isoTime } from "./urls";
+
+export async function renderAdminDomainBlock(b: DomainBlockRow) {
+  return {
+    id: b.id,
+    domain: b.domain,
+    digest: await sha256Hex(b.domain),
+    created_at: isoTime(b.createdAt),
+    severity: b.severity,
+    reject_media: b.rejectMedia,
+    reject_reports: b.rejectReports,
+    private_comment: b.privateComment,
+    public_comment: b.publicComment,
+    obfuscate: b.obfuscate,
+  };
+}
+
+export const renderAdminDomainBlocks = (rows: DomainBlockRow[]) => Promise.all(rows.map(renderAdminDomainBlock));
+
+/** The 422 body of a create refused because a block already covers the domain (ExistingDomainBlockErrorSerializer). */
+export async function renderExistingDomainBlockError(message: string, existing: DomainBlockRow) {
+  return { error: message, existing_domain_block: await renderAdminDomainBlock(existing) };
+}
+
+export function renderAdminDomainAllow(a: DomainAllowRow) {
+  return { id: a.id, domain: a.domain, created_at: isoTime(a.createdAt) };
+}

@@ -1,0 +1,89 @@
+// Admin::Report (REST::Admin::ReportSerializer): the report with the reporter, the reported account, the assignee and
+// who resolved it as Admin::Account, the reported statuses as Status and the broken rules as Rule. A page renders in
+// two D1 round trips whatever its size: the accounts and rules in one batch, then the statuses' bundle.
+import { inArray } from "drizzle-orm";
+import type { DB } from "../db/client";
+import { idList } from "../db/client";
+import { accounts, rules, userRoles, users } from "../db/schema";
+import type { Config } from "../env";
+import type { AdminAccountRow } from "../services/admin-accounts";
+import type { ReportRow } from "../services/reports";
+import { renderAdminAccount } from "./admin-account";
+import { renderRule } from "./instance";
+import { loadStatusBundle, renderStatusFrom } from "./status";
+import { isoTime } from "./urls";
+
+export async function renderAdminReports(db: DB, cfg: Config, list: ReportRow[]): Promise<Record<string, unknown>[]> {
+  if (!list.length) return [];
+  const accountIds = new Set<string>();
+  for (const r of list) {
+    for (const id of [r.accountId, r.targetAccountId, r.assignedAccountId, r.actionTakenByAccountId]) if (id) accountIds.add(id);
+  }
+  const ruleIds = [...new Set(list.flatMap((r) => r.ruleIds))];
+  const statusIds = [...new Set(list.flatMap((r) => r.statusIds))];
+  // Separate selects, not a join: D1 batches return rows keyed by column name, where joined tables' `id`s collide.
+  const ids = idList([...accountIds]);
+  const [accountRows, userRows, roleRows, ruleRows] = await db.batch([
+    db.select().from(accounts).where(inArray(accounts.id, ids)),
+    db.select().from(users).where(inArray(users.accountId, ids)),
+    db.select().from(userRoles),
+    db
+      .select()
+      .from(rules)
+      .where(inArray(rules.id, idList(ruleIds))),
+  ]);
+  const userOf = new Map(userRows.map((u) => [u.accountId, u]));
+  const roleOf = new Map(roleRows.map((r) => [r.id, r]));
+  const byId = new Map<string, AdminAccountRow>(
+    accountRows.map((account) => {
+      const user = userOf.get(account.id) ?? null;
+      return [account.id, { account, user, role: (user?.roleId && roleOf.get(user.roleId)) || null }];
+    }),
+  );
+  const ruleById = new Map(ruleRows.map((r) => [r.id, r]));
+  const statuses = await renderReportedStatuses(db, cfg, statusIds);
+  const account = (id: string | null) => {
+    const row = id ? byId.get(id) : undefined;
+    return row ? renderAdminAccount(cfg, row) : null;
+  };
+  return list.map((r) => ({
+    id: r.id,
+    action_taken: r.actionTakenAt != null,
+    action_taken_at: isoTime(r.actionTakenAt),
+    category: r.category,
+    comment: r.comment,
+    forwarded: r.forward,
+    created_at: isoTime(r.createdAt),
+    updated_at: isoTime(r.updatedAt),
+    account: account(r.accountId),
+    target_account: account(r.targetAccountId),
+    assigned_account: account(r.assignedAccountId),
+    action_taken_by_account: account(r.actionTakenByAccountId),
+    statuses: r.statusIds.map((id) => statuses.get(id)).filter((s) => !!s),
+    rules: r.ruleIds.flatMap((id) => {
+      const rule = ruleById.get(id);
+      return rule ? [renderRule(rule)] : [];
+    }),
+  }));
+}
+
+/**
+ * Staff see every reported status whatever its visibility and whether its author is suspended (Mastodon's admin
+ * serializer does not apply the visibility policy): each status is rendered as its author would see it, with the
+ * author's row unsuspended for the check only; the viewer flags are left at their defaults.
+ */
+async function renderReportedStatuses(db: DB, cfg: Config, ids: string[]): Promise<Map<string, Record<string, unknown>>> {
+  const out = new Map<string, Record<string, unknown>>();
+  if (!ids.length) return out;
+  const b = await loadStatusBundle(db, ids, null);
+  for (const [id, a] of b.accounts) if (a.suspendedAt) b.accounts.set(id, { ...a, suspendedAt: null });
+  for (const id of ids) {
+    const s = b.statuses.get(id);
+    if (!s) continue;
+    b.viewer.id = s.accountId;
+    const rendered = renderStatusFrom(cfg, b, id);
+    if (rendered) out.set(id, rendered);
+  }
+  b.viewer.id = null;
+  return out;
+}

@@ -1,0 +1,33 @@
+// The staff views of trends: Admin::Tag (REST::Admin::TagSerializer: the tag with id, trendable, usable and
+// requires_review), Admin trends links (Trends::Link with id and requires_review), statuses (Status with
+// requires_review) and link publishers (REST::Admin::Trends::Links::PreviewCardProviderSerializer).
+import type { Config } from "../env";
+import type { AdminTrendLink, ProviderRow } from "../services/admin-trends";
+import { renderTrendLink } from "./preview-card";
+import { renderTag, type TagHistoryDay, type TagRow } from "./tag";
+import { isoTime } from "./urls";
+
+export function renderAdminTag(cfg: Config, tag: TagRow, history: TagHistoryDay[], following: boolean) {
+  return {
+    ...renderTag(cfg, tag, history, { following }),
+    id: tag.id,
+    trendable: tag.trendable,
+    usable: tag.usable,
+    requires_review: tag.reviewedAt == null,
+  };
+}
+
+export function renderAdminTrendLink(l: AdminTrendLink) {
+  return { ...renderTrendLink(l.card, l.history), id: l.card.id, requires_review: l.requiresReview };
+}
+
+export function renderPreviewCardProvider(p: ProviderRow) {
+  return {
+    id: p.id,
+    domain: p.domain,
+    trendable: p.trendable ?? false,
+    reviewed_at: isoTime(p.reviewedAt),
+    requested_review_at: isoTime(p.requestedReviewAt),
+    requires_review: p.reviewedAt == null,
+  };
+}

@@ -1,0 +1,122 @@
+// Quotes arriving on remote Notes (Mastodon 4.5's Create handling of `quote` and ActivityPub::VerifyQuoteService):
+// the quoted status is resolved through resolve-status.ts (within the activity's fetch budget), and the quote is
+// accepted only when the quoted author authorised it: a self-quote, or a QuoteAuthorization fetched from the quoted
+// author's host that names exactly this quoting Note, the quoted status and its author. Anything else stays pending
+// (a quote of a local status waits for the QuoteRequest, answered in handlers/quote-request.ts).
+import { sql } from "drizzle-orm";
+import type { DB, Statement } from "../db/client";
+import type { AccountRow } from "../db/schema";
+import type { StatusRow } from "../entities/status";
+import { QUOTE_FLAGS } from "../entities/quote";
+import { padId, snowflake } from "../lib/ids";
+import { signedFetchOptions } from "./fetch-options";
+import { iri, type NormalizedNote, PUBLIC, sameHost } from "./normalize";
+import { isLocalUri, MAX_REPLY_DEPTH, resolveStatus, statusByUri, type Resolution } from "./resolve-status";
+import { fetchActivityJson } from "./safe-fetch";
+
+const PUBLIC_SPELLINGS = new Set([PUBLIC, "as:Public", "Public"]);
+
+/** A remote Note's interactionPolicy.canQuote as Mastodon's bitmap (ActivityPub::Parser::StatusParser#quote_policy). */
+export function remoteQuotePolicy(canQuote: NormalizedNote["canQuote"], author: AccountRow): number {
+  if (!canQuote) return 0;
+  const bits = (actors: string[]) => {
+    let flags = 0;
+    let rest = 0;
+    for (const a of new Set(actors)) {
+      if (PUBLIC_SPELLINGS.has(a)) flags |= QUOTE_FLAGS.public;
+      else if (author.followersUrl && a === author.followersUrl) flags |= QUOTE_FLAGS.followers;
+      else if (a === `${author.uri}/following`) flags |= QUOTE_FLAGS.following;
+      else if (a !== author.uri) rest++;
+    }
+    return rest ? flags | QUOTE_FLAGS.unsupported_policy : flags;
+  };
+  return (bits(canQuote.automatic) << 16) | bits(canQuote.manual);
+}
+
+/** Whether the QuoteAuthorization at `approvalUri` authorises `quotingUri` to quote `quoted` (by `quotedAuthor`). */
+async function verifyAuthorization(r: Resolution, approvalUri: string, quotingUri: string, quotedUri: string, quotedAuthorUri: string): Promise<boolean> {
+  if (r.budget <= 0 || isLocalUri(r.cfg, approvalUri) || !sameHost(approvalUri, quotedAuthorUri)) return false;
+  r.budget--;
+  let json: Record<string, unknown>;
+  try {
+    ({ json } = await fetchActivityJson(approvalUri, await signedFetchOptions(r.db, r.cfg)));
+  } catch (e) {
+    console.warn("quote authorization fetch failed", approvalUri.slice(0, 200), e instanceof Error ? e.message : e);
+    return false;
+  }
+  const type = Array.isArray(json.type) ? json.type : [json.type];
+  const attributedTo = iri(json.attributedTo);
+  return (
+    json.id === approvalUri &&
+    type.includes("QuoteAuthorization") &&
+    !!attributedTo &&
+    sameHost(approvalUri, attributedTo) &&
+    attributedTo === quotedAuthorUri &&
+    iri(json.interactingObject) === quotingUri &&
+    iri(json.interactionTarget) === quotedUri
+  );
+}
+
+async function accountUri(db: DB, id: string): Promise<string | null> {
+  const rows = await db.all<{ uri: string }>(sql`SELECT uri FROM accounts WHERE id = ${padId(id)}`);
+  return rows[0]?.uri ?? null;
+}
+
+/**
+ * The statement that stores the quote of a remote Note being ingested as status `statusId` (in the ingest batch), or
+ * null when the Note quotes nothing. Resolving the quoted status may fetch (and ingest) it first.
+ */
+export async function incomingQuoteStatement(
+  r: Resolution,
+  note: NormalizedNote,
+  author: AccountRow,
+  statusId: string,
+  depth: number,
+): Promise<{ stmt: Statement } | null> {
+  const q = note.quote;
+  if (!q) return null;
+  const { db } = r;
+  let quoted: StatusRow | null = null;
+  if (q.uri && q.uri !== note.id) {
+    quoted = depth < MAX_REPLY_DEPTH ? await resolveStatus(r, q.uri, depth + 1) : await statusByUri(db, q.uri);
+    if (quoted?.reblogOfId) quoted = null;
+  }
+  let state: "pending" | "accepted" = "pending";
+  const quotedLocal = !!quoted?.local;
+  if (quoted && quoted.accountId === author.id) state = "accepted";
+  else if (quoted && !quotedLocal && q.authorization) {
+    const quotedAuthorUri = await accountUri(db, quoted.accountId);
+    if (quotedAuthorUri && (await verifyAuthorization(r, q.authorization, note.id, quoted.uri, quotedAuthorUri))) state = "accepted";
+  }
+  const now = Date.now();
+  // Wrapped: a drizzle statement is thenable, and an async function would run it instead of returning it.
+  const stmt =
+    db.run(sql`INSERT OR IGNORE INTO quotes (id, status_id, account_id, quoted_status_id, quoted_account_id, state, approval_uri, activity_uri, legacy, created_at, updated_at)
+    VALUES (${padId(snowflake(now))}, ${padId(statusId)}, ${padId(author.id)}, ${quoted ? padId(quoted.id) : null}, ${quoted ? padId(quoted.accountId) : null},
+      ${state}, ${quotedLocal ? null : q.authorization}, NULL, ${q.legacy ? 1 : 0}, ${now}, ${now})`);
+  return { stmt };
+}
+
+/**
+ * Update{Note} of a quoting status whose quote is still pending: the author may now carry the quoted author's stamp
+ * (Mastodon re-verifies the quote on every update). Accepts it when the stamp checks out.
+ */
+export async function refreshIncomingQuote(r: Resolution, status: StatusRow, note: NormalizedNote): Promise<void> {
+  const auth = note.quote?.authorization;
+  if (!auth) return;
+  const { db } = r;
+  const rows = await db.all<{ id: string; quoted_status_id: string | null; state: string }>(
+    sql`SELECT id, quoted_status_id, state FROM quotes WHERE status_id = ${padId(status.id)}`,
+  );
+  const q = rows[0];
+  if (!q?.quoted_status_id || q.state !== "pending") return;
+  const quoted = await db.all<{ uri: string; account_id: string; local: number }>(
+    sql`SELECT uri, account_id, local FROM statuses WHERE id = ${q.quoted_status_id}`,
+  );
+  const target = quoted[0];
+  if (!target || target.local) return;
+  const quotedAuthorUri = await accountUri(db, String(target.account_id));
+  if (!quotedAuthorUri || !(await verifyAuthorization(r, auth, status.uri, target.uri, quotedAuthorUri))) return;
+  await db.run(sql`UPDATE quotes SET state = 'accepted', approval_uri = ${auth}, updated_at = ${Date.now()} WHERE id = ${q.id} AND state = 'pending'`);
+  r.fx.add({ type: "status_updated", statusId: status.id });
+}

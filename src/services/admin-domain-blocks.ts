@@ -1,0 +1,234 @@
+// Instance domain blocks (Mastodon's Admin::DomainBlocksController, BlockDomainService, UnblockDomainService).
+// The row and its audit-log entry are written in one batch; the accounts of the domain (and its subdomains) are then
+// silenced or suspended by the `domain_block_apply` effect in bounded rounds. A suspension also cuts follows and
+// follow requests both ways and removes the domain's statuses from home and list feeds (Mastodon sends nothing to a
+// suspended domain); the statuses stay stored but hidden, since every read path skips suspended authors. Accounts carry
+// the block's created_at as their silenced_at / suspended_at, which is how lifting the block (or changing its
+// severity) finds exactly the accounts the block limited. Follows are not restored.
+import { and, eq, inArray, isNull, or, sql, type SQL } from "drizzle-orm";
+import type { DB } from "../db/client";
+import { batchable, idList, runBatch, type Statement } from "../db/client";
+import { accounts, domainBlocks, followRequests, follows } from "../db/schema";
+import type { Effects } from "../effects/collector";
+import { cursorOrder, cursorWhere, inPageOrder } from "../db/keyset";
+import { domainAndParents, normalizeDomain } from "../lib/domain-name";
+import { notFound, validationFailed } from "../lib/errors";
+import { padId, snowflake } from "../lib/ids";
+import type { Page } from "../lib/pagination";
+import { adminLogStatement, type Staff } from "./admin-log";
+
+export type DomainBlockRow = typeof domainBlocks.$inferSelect;
+export const DOMAIN_BLOCK_SEVERITIES = ["silence", "suspend", "noop"] as const;
+type Severity = (typeof DOMAIN_BLOCK_SEVERITIES)[number];
+
+/** Accounts handled per round of `domain_block_apply` (each round is one read and one batch). */
+export const DOMAIN_BLOCK_ROUND = 200;
+
+export interface DomainBlockInput {
+  domain?: string;
+  severity?: string;
+  rejectMedia?: boolean;
+  rejectReports?: boolean;
+  privateComment?: string;
+  publicComment?: string;
+  obfuscate?: boolean;
+}
+
+/** A create for a domain already covered by a block at least as strict (the route renders it). */
+export class DomainBlockConflict extends Error {
+  constructor(readonly existing: DomainBlockRow) {
+    super(`You have already imposed stricter limits on ${existing.domain}.`);
+  }
+}
+
+export async function domainBlocksPage(db: DB, page: Page): Promise<DomainBlockRow[]> {
+  const rows = await db.select().from(domainBlocks).where(cursorWhere(domainBlocks.id, page)).orderBy(cursorOrder(domainBlocks.id, page)).limit(page.limit);
+  return inPageOrder(rows, page);
+}
+
+export async function getDomainBlock(db: DB, id: string): Promise<DomainBlockRow> {
+  const [row] = await db.select().from(domainBlocks).where(eq(domainBlocks.id, id)).limit(1);
+  if (!row) throw notFound();
+  return row;
+}
+
+/** Mastodon's DomainBlock.rule_for: the block on the domain itself or its nearest blocked parent. */
+async function ruleFor(db: DB, domain: string): Promise<DomainBlockRow | undefined> {
+  const rows = await db
+    .select()
+    .from(domainBlocks)
+    .where(sql`${domainBlocks.domain} IN (SELECT value FROM json_each(${JSON.stringify(domainAndParents(domain))}))`);
+  return rows.sort((a, b) => b.domain.length - a.domain.length)[0];
+}
+
+/** Mastodon's DomainBlock#stricter_than?. */
+function stricterThan(a: Pick<DomainBlockRow, "severity" | "rejectMedia" | "rejectReports">, b: DomainBlockRow): boolean {
+  if (a.severity === "suspend") return true;
+  if (b.severity === "suspend" && a.severity !== "suspend") return false;
+  if (b.severity === "silence" && a.severity === "noop") return false;
+  return (a.rejectMedia || !b.rejectMedia) && (a.rejectReports || !b.rejectReports);
+}
+
+function checkSeverity(raw: string | undefined): Severity | undefined {
+  if (raw === undefined || raw === "") return undefined;
+  if (!(DOMAIN_BLOCK_SEVERITIES as readonly string[]).includes(raw)) throw validationFailed("Severity is not included in the list");
+  return raw as Severity;
+}
+
+const text = (v: string | undefined) => (v === undefined ? undefined : v.trim() === "" ? null : v);
+
+/** Accounts of `domain` and its subdomains (Mastodon's Account.by_domain_and_subdomains). */
+export function accountsOfDomain(domain: string): SQL {
+  return sql`(${accounts.domain} = ${domain} OR substr(${accounts.domain}, -${domain.length + 1}) = ${`.${domain}`})`;
+}
+
+/** Lifts what a block did to its domain's accounts: those whose silenced_at / suspended_at is the block's created_at. */
+function undoStatements(db: DB, block: DomainBlockRow, undo: { silence: boolean; suspend: boolean }, now: number): Statement[] {
+  const stmts: Statement[] = [];
+  const d = accountsOfDomain(block.domain);
+  if (undo.silence) {
+    stmts.push(
+      db
+        .update(accounts)
+        .set({ silencedAt: null, updatedAt: now })
+        .where(and(d, eq(accounts.silencedAt, block.createdAt))),
+    );
+  }
+  if (undo.suspend) {
+    stmts.push(
+      db
+        .update(accounts)
+        .set({ suspendedAt: null, suspensionOrigin: null, updatedAt: now })
+        .where(and(d, eq(accounts.suspendedAt, block.createdAt))),
+    );
+  }
+  return stmts;
+}
+
+export async function createDomainBlock(db: DB, fx: Effects, staff: Staff, input: DomainBlockInput): Promise<DomainBlockRow> {
+  if (!input.domain?.trim()) throw validationFailed("Domain can't be blank");
+  const domain = normalizeDomain(input.domain);
+  if (!domain) throw validationFailed("Domain is invalid");
+  const now = Date.now();
+  const row: DomainBlockRow = {
+    id: snowflake(now),
+    domain,
+    severity: checkSeverity(input.severity) ?? "silence",
+    rejectMedia: input.rejectMedia ?? false,
+    rejectReports: input.rejectReports ?? false,
+    privateComment: text(input.privateComment) ?? null,
+    publicComment: text(input.publicComment) ?? null,
+    obfuscate: input.obfuscate ?? false,
+    createdAt: now,
+  };
+  // A subdomain of a blocked domain may get its own block only when it is stricter (mastodon#30119).
+  const existing = await ruleFor(db, domain);
+  if (existing && (existing.domain === domain || !stricterThan(row, existing))) throw new DomainBlockConflict(existing);
+  try {
+    await db.batch([db.insert(domainBlocks).values(row), adminLogStatement(db, staff, "create", "DomainBlock", row.id, now)]);
+  } catch (e) {
+    // Created at the same moment by someone else.
+    const again = String(e).includes("UNIQUE") ? await ruleFor(db, domain) : undefined;
+    if (again) throw new DomainBlockConflict(again);
+    throw e;
+  }
+  if (row.severity !== "noop") fx.add({ type: "domain_block_apply", domainBlockId: row.id });
+  return row;
+}
+
+export async function updateDomainBlock(db: DB, fx: Effects, staff: Staff, id: string, input: DomainBlockInput): Promise<DomainBlockRow> {
+  const old = await getDomainBlock(db, id);
+  const severity = checkSeverity(input.severity) ?? (old.severity as Severity);
+  const next: DomainBlockRow = {
+    ...old,
+    severity,
+    rejectMedia: input.rejectMedia ?? old.rejectMedia,
+    rejectReports: input.rejectReports ?? old.rejectReports,
+    privateComment: text(input.privateComment) === undefined ? old.privateComment : (text(input.privateComment) ?? null),
+    publicComment: text(input.publicComment) === undefined ? old.publicComment : (text(input.publicComment) ?? null),
+    obfuscate: input.obfuscate ?? old.obfuscate,
+  };
+  const now = Date.now();
+  const changed = severity !== old.severity;
+  await runBatch(db, [
+    // BlockDomainService#process_retroactive_updates: a changed severity first lifts what the old one imposed.
+    ...(changed ? undoStatements(db, old, { silence: severity !== "silence", suspend: severity !== "suspend" }, now) : []),
+    db
+      .update(domainBlocks)
+      .set({
+        severity: next.severity,
+        rejectMedia: next.rejectMedia,
+        rejectReports: next.rejectReports,
+        privateComment: next.privateComment,
+        publicComment: next.publicComment,
+        obfuscate: next.obfuscate,
+      })
+      .where(eq(domainBlocks.id, id)),
+    adminLogStatement(db, staff, "update", "DomainBlock", id, now),
+  ]);
+  if (next.severity !== "noop") fx.add({ type: "domain_block_apply", domainBlockId: id });
+  return next;
+}
+
+/** UnblockDomainService: unsilences / unsuspends the accounts the block limited, then removes it. */
+export async function deleteDomainBlock(db: DB, staff: Staff, id: string): Promise<void> {
+  const block = await getDomainBlock(db, id);
+  const now = Date.now();
+  await runBatch(db, [
+    ...undoStatements(db, block, { silence: block.severity !== "noop", suspend: block.severity === "suspend" }, now),
+    db.delete(domainBlocks).where(eq(domainBlocks.id, id)),
+    adminLogStatement(db, staff, "destroy", "DomainBlock", id, now),
+  ]);
+}
+
+/**
+ * JOBS `domain_block_apply`: one round of a block's effect on its domain's accounts (at most DOMAIN_BLOCK_ROUND
+ * accounts, one read and one batch); records the next round while accounts are left. A block lifted or changed in the
+ * meantime is read afresh each round, so a stale round does nothing wrong.
+ */
+export async function applyDomainBlockRound(db: DB, fx: Effects, domainBlockId: string): Promise<void> {
+  const [block] = await db.select().from(domainBlocks).where(eq(domainBlocks.id, domainBlockId)).limit(1);
+  if (!block || (block.severity !== "silence" && block.severity !== "suspend")) return;
+  const suspend = block.severity === "suspend";
+  const col = suspend ? accounts.suspendedAt : accounts.silencedAt;
+  const picked = await db
+    .select({ id: accounts.id })
+    .from(accounts)
+    .where(and(accountsOfDomain(block.domain), isNull(col)))
+    .limit(DOMAIN_BLOCK_ROUND);
+  if (!picked.length) return;
+  const ids = picked.map((r) => r.id);
+  const list = idList(ids);
+  const now = Date.now();
+  const mark = suspend
+    ? db
+        .update(accounts)
+        .set({ suspendedAt: block.createdAt, suspensionOrigin: "local", updatedAt: now })
+        .where(and(inArray(accounts.id, list), isNull(accounts.suspendedAt)))
+    : db
+        .update(accounts)
+        .set({ silencedAt: block.createdAt, updatedAt: now })
+        .where(and(inArray(accounts.id, list), isNull(accounts.silencedAt)));
+  if (!suspend) {
+    await runBatch(db, [mark]);
+  } else {
+    const json = JSON.stringify(ids.map(padId));
+    const authored = sql`(SELECT id FROM statuses WHERE account_id IN (SELECT value FROM json_each(${json})))`;
+    const [, , cut] = await db.batch([
+      mark,
+      // Their statuses leave home and list feeds now; nothing puts them back when the block is lifted.
+      batchable(db, db.run(sql`DELETE FROM home_feed WHERE status_id IN ${authored}`)),
+      db
+        .delete(follows)
+        .where(or(inArray(follows.accountId, list), inArray(follows.targetAccountId, list)))
+        .returning({ accountId: follows.accountId, targetAccountId: follows.targetAccountId }),
+      db.delete(followRequests).where(or(inArray(followRequests.accountId, list), inArray(followRequests.targetAccountId, list))),
+      batchable(db, db.run(sql`DELETE FROM list_feed WHERE status_id IN ${authored}`)),
+    ]);
+    const picked = new Set(ids);
+    const locals = [...new Set(cut.flatMap((f) => [f.accountId, f.targetAccountId]).filter((a) => !picked.has(a)))];
+    // Relationships of the local side changed: their open streams re-read what they cache.
+    if (locals.length) fx.add({ type: "relations_changed", accountIds: locals.slice(0, 500) });
+  }
+  if (ids.length === DOMAIN_BLOCK_ROUND) fx.add({ type: "domain_block_apply", domainBlockId });
+}
