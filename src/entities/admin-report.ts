@@ -10,6 +10,7 @@ import type { AdminAccountRow } from "../services/admin-accounts";
 import type { ReportRow } from "../services/reports";
 import { renderAdminAccount } from "./admin-account";
 import { renderRule } from "./instance";
+import { reportFields } from "./report";
 import { loadStatusBundle, renderStatusFrom } from "./status";
 import { isoTime } from "./urls";
 
@@ -47,13 +48,7 @@ export async function renderAdminReports(db: DB, cfg: Config, list: ReportRow[])
     return row ? renderAdminAccount(cfg, row) : null;
   };
   return list.map((r) => ({
-    id: r.id,
-    action_taken: r.actionTakenAt != null,
-    action_taken_at: isoTime(r.actionTakenAt),
-    category: r.category,
-    comment: r.comment,
-    forwarded: r.forward,
-    created_at: isoTime(r.createdAt),
+    ...reportFields(r),
     updated_at: isoTime(r.updatedAt),
     account: account(r.accountId),
     target_account: account(r.targetAccountId),

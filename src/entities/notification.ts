@@ -5,18 +5,13 @@ import type { DB } from "../db/client";
 import type { Config } from "../env";
 import type { NotificationWithRefs } from "../queries/notifications";
 import { renderAccount } from "./account";
+import { reportFields } from "./report";
 import { renderStatuses } from "./status";
 import { isoTime } from "./urls";
 
 export function renderReport(cfg: Config, r: NonNullable<NotificationWithRefs["report"]>, target: NotificationWithRefs["reportTarget"]) {
   return {
-    id: r.id,
-    action_taken: r.actionTakenAt != null,
-    action_taken_at: isoTime(r.actionTakenAt),
-    category: r.category,
-    comment: r.comment,
-    forwarded: r.forward,
-    created_at: isoTime(r.createdAt),
+    ...reportFields(r),
     status_ids: r.statusIds.length ? r.statusIds : null,
     rule_ids: r.ruleIds.length ? r.ruleIds : null,
     target_account: target ? renderAccount(cfg, target) : null,

@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../../context";
 import { renderAccount } from "../../entities/account";
-import { isoTime } from "../../entities/urls";
+import { reportFields } from "../../entities/report";
 import { notFound } from "../../lib/errors";
 import { parseId } from "../../lib/ids";
 import { parse, zArray, zBool, zId, zStr } from "../../lib/params";
@@ -41,13 +41,7 @@ r.post("/", requireUser("write:reports"), rateLimited("reports"), async (c) => {
     forward: p.forward ?? false,
   });
   return c.json({
-    id: report.id,
-    action_taken: false,
-    action_taken_at: null,
-    category: report.category,
-    comment: report.comment,
-    forwarded: report.forward,
-    created_at: isoTime(report.createdAt),
+    ...reportFields(report),
     status_ids: report.statusIds,
     rule_ids: report.ruleIds,
     target_account: renderAccount(c.get("config"), target),

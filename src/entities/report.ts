@@ -1,0 +1,16 @@
+// Mastodon's Report entity, the fields every rendering shares: the reporter's answer to POST /api/v1/reports, the
+// report in an admin.report notification, and staff's Admin::Report (./admin-report.ts) add their own around these.
+import type { ReportRow } from "../services/reports";
+import { isoTime } from "./urls";
+
+export function reportFields(r: ReportRow) {
+  return {
+    id: r.id,
+    action_taken: r.actionTakenAt != null,
+    action_taken_at: isoTime(r.actionTakenAt),
+    category: r.category,
+    comment: r.comment,
+    forwarded: r.forward,
+    created_at: isoTime(r.createdAt),
+  };
+}
