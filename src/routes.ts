@@ -59,6 +59,9 @@ import oauth from "./oauth/routes";
 import media_files from "./media/serve";
 import mediaDefaults from "./media/defaults";
 import web from "./web/routes";
+import ternExports from "./api/tern/exports";
+import ternImports from "./api/tern/imports";
+import settingsData from "./web/settings-data";
 
 export const mounts: [string, Hono<AppEnv>][] = [
   // First: fixed paths such as /api/v1/notifications/requests must win over /:id routes of the resource modules.
@@ -119,6 +122,10 @@ export const mounts: [string, Hono<AppEnv>][] = [
   ["/api/v2/media", mediaV2],
   ["/api/v2/notifications", notificationsV2],
   ["/api/v2/search", search],
+  // Account data export and import: Tern's API, and the settings pages at Mastodon's paths
+  ["/api/tern/exports", ternExports],
+  ["/api/tern/imports", ternImports],
+  ["/settings", settingsData],
   ["/oauth", oauth],
   ["/media", media_files],
   ["/", mediaDefaults],

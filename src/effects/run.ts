@@ -15,6 +15,8 @@ import { deleteStored } from "../media/store";
 import { fetchCardForStatus } from "../services/preview-cards";
 import { applyDomainBlockRound } from "../services/admin-domain-blocks";
 import { deleteAccountChunk } from "../services/delete-account";
+import { runArchiveRound } from "../services/export-archive";
+import { runImportRound } from "../services/imports";
 import {
   type DeletedStatusInfo,
   disconnectStreams,
@@ -87,6 +89,11 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects): 
       return applyDomainBlockRound(db, fx, effect.domainBlockId);
     case "delete_account":
       return deleteAccountChunk(db, fx, effect.accountId);
+    // account data import and export
+    case "import_rows":
+      return runImportRound(db, fx, configFor(env, fx), effect.importId);
+    case "export_archive":
+      return runArchiveRound(db, env, fx, configFor(env, fx), effect.backupId);
     default:
       console.warn("unknown effect", JSON.stringify(effect).slice(0, 200));
   }

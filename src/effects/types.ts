@@ -50,7 +50,10 @@ export type Effect =
   // effect (src/services/admin-domain-blocks.ts applyDomainBlockRound; a round records the next while accounts are left)
   | { type: "domain_block_apply"; domainBlockId: string }
   // An account's data is being deleted (src/services/delete-account.ts): the next bounded chunk of it
-  | { type: "delete_account"; accountId: string };
+  | { type: "delete_account"; accountId: string }
+  // Account data import and export (src/services/imports.ts, export-archive.ts): the next bounded round of each
+  | { type: "import_rows"; importId: string; origin: string }
+  | { type: "export_archive"; backupId: string; origin: string };
 
 /**
  * One JOBS message: a single effect, or all the effects of one action packed together (one queue operation) with the

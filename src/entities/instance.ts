@@ -3,10 +3,10 @@
 import type { Config, Env } from "../env";
 import { SOFTWARE_VERSION, TERN_VERSION } from "../env";
 import { sha256Hex } from "../lib/crypto";
-import { SETTING, type DomainBlockRow, type InstanceData, type InstanceV1Data, type RuleRow, type Settings } from "../services/instance";
+import { SETTING, registrationsMode, type DomainBlockRow, type InstanceData, type InstanceV1Data, type RuleRow, type Settings } from "../services/instance";
 import { streamingOrigin } from "../streaming/streams";
 import { renderAccount } from "./account";
-import { DEFAULT_HEADER } from "./urls";
+import { DEFAULT_HEADER, mediaUrl } from "./urls";
 
 /**
  * Mastodon's version with Tern as semver build metadata: clients (Phanpy, Elk) gate features on the semver of
@@ -63,7 +63,11 @@ export function renderRule(r: RuleRow) {
 const title = (cfg: Config, s: Settings) => s[SETTING.title] || cfg.title;
 const shortDescription = (cfg: Config, s: Settings) => s[SETTING.shortDescription] || cfg.description;
 const contactEmail = (cfg: Config, s: Settings) => s[SETTING.contactEmail] ?? cfg.contactEmail;
-const thumbnailUrl = (cfg: Config) => `${cfg.origin}${DEFAULT_HEADER}`;
+/** The thumbnail uploaded on the admin settings page, else the default header image. */
+function thumbnailUrl(cfg: Config, s: Settings): string {
+  const key = s[SETTING.thumbnail];
+  return key ? mediaUrl(cfg, key) : `${cfg.origin}${DEFAULT_HEADER}`;
+}
 
 function baseConfiguration() {
   return {
@@ -112,7 +116,7 @@ export function renderInstanceV2(cfg: Config, env: Env, d: InstanceData) {
     source_url: env.SOURCE_URL || `${cfg.origin}/`,
     description: shortDescription(cfg, s),
     usage: { users: { active_month: d.activeMonth } },
-    thumbnail: { url: thumbnailUrl(cfg), blurhash: null, versions: {} },
+    thumbnail: { url: thumbnailUrl(cfg, s), blurhash: null, versions: {} },
     icon: [],
     languages: LANGUAGES,
     configuration: {
@@ -124,8 +128,8 @@ export function renderInstanceV2(cfg: Config, env: Env, d: InstanceData) {
       limited_federation: false,
     },
     registrations: {
-      enabled: cfg.registrations !== "closed",
-      approval_required: cfg.registrations === "approval",
+      enabled: registrationsMode(cfg, s) !== "closed",
+      approval_required: registrationsMode(cfg, s) === "approval",
       message: s[SETTING.registrationsMessage] || null,
       url: null,
       min_age: null,
@@ -151,10 +155,10 @@ export function renderInstanceV1(cfg: Config, d: InstanceV1Data) {
     version: INSTANCE_VERSION,
     urls: { streaming_api: streamingOrigin(cfg.origin) },
     stats: { user_count: d.userCount, status_count: d.statusCount, domain_count: d.domainCount },
-    thumbnail: thumbnailUrl(cfg),
+    thumbnail: thumbnailUrl(cfg, s),
     languages: LANGUAGES,
-    registrations: cfg.registrations !== "closed",
-    approval_required: cfg.registrations === "approval",
+    registrations: registrationsMode(cfg, s) !== "closed",
+    approval_required: registrationsMode(cfg, s) === "approval",
     invites_enabled: false,
     configuration: baseConfiguration(),
     contact_account: d.contact ? renderAccount(cfg, d.contact.account, d.contact.role) : null,

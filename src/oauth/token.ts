@@ -3,7 +3,7 @@
 // holds one for the same user and scopes (reuse_access_token).
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { accounts, oauthAccessTokens, users } from "../db/schema/index";
+import { accounts, oauthAccessTokens, users, userTwoFactor } from "../db/schema/index";
 import type { Effects } from "../effects/collector";
 import type { Config } from "../env";
 import { unpadId } from "../lib/ids";
@@ -12,6 +12,7 @@ import { parseScopes, scopesWithin } from "./scopes";
 import type { AppRow } from "./apps";
 import { missingParam, oauthError } from "./errors";
 import { issueToken, type IssuedToken } from "./tokens";
+import { verifySecondFactor } from "../services/two-factor";
 
 /** Requested scopes (default `read`), each within the app's registered scopes, or `invalid_scope`. */
 export function resolveScopes(raw: unknown, app: AppRow): string[] {
@@ -34,6 +35,8 @@ export type LoginRefusal = "invalid" | "disabled" | "pending" | "unconfirmed";
 export interface LoginUser {
   userId: string;
   accountId: string;
+  /** Two-factor sign-in is on: a code must follow (src/services/two-factor.ts). */
+  otpRequired: boolean;
 }
 
 /** Checks e-mail and password and whether the user may sign in at all. */
@@ -47,9 +50,10 @@ export async function checkLogin(
   const rows =
     email && email.length <= 254
       ? await db
-          .select({ user: users, suspendedAt: accounts.suspendedAt })
+          .select({ user: users, suspendedAt: accounts.suspendedAt, otpEnabledAt: userTwoFactor.enabledAt })
           .from(users)
           .innerJoin(accounts, eq(accounts.id, users.accountId))
+          .leftJoin(userTwoFactor, eq(userTwoFactor.userId, users.id))
           .where(sql`lower(${users.email}) = ${email.trim().toLowerCase()}`)
           .limit(1)
       : [];
@@ -59,7 +63,7 @@ export async function checkLogin(
   if (row.user.disabled || row.suspendedAt) return { ok: false, reason: "disabled" };
   if (!row.user.approved) return { ok: false, reason: "pending" };
   if (cfg.requireEmailConfirmation && !row.user.confirmedAt) return { ok: false, reason: "unconfirmed" };
-  return { ok: true, user: { userId: row.user.id, accountId: row.user.accountId } };
+  return { ok: true, user: { userId: row.user.id, accountId: row.user.accountId, otpRequired: !!row.otpEnabledAt } };
 }
 
 export async function passwordGrant(
@@ -67,8 +71,8 @@ export async function passwordGrant(
   cfg: Config,
   secret: string,
   app: AppRow,
-  p: { username?: unknown; password?: unknown; scope?: unknown },
-  /** Called when the e-mail or password is wrong (not for a refused account), before `invalid_grant`; may throw 429. */
+  p: { username?: unknown; password?: unknown; scope?: unknown; otp_attempt?: unknown },
+  /** Called when the e-mail, password or two-factor code is wrong (not for a refused account), before `invalid_grant`; may throw 429. */
   onInvalidCredentials?: () => Promise<void>,
 ): Promise<IssuedToken> {
   if (typeof p.username !== "string" || !p.username) throw missingParam("username");
@@ -77,6 +81,13 @@ export async function passwordGrant(
   const r = await checkLogin(db, cfg, secret, p.username, p.password);
   if (!r.ok) {
     if (r.reason === "invalid") await onInvalidCredentials?.();
+    throw oauthError("invalid_grant");
+  }
+  // Mastodon refuses the password grant outright to a user with two-factor sign-in (doorkeeper.rb:
+  // `user unless user&.otp_required_for_login?`). Tern refuses it the same way unless `otp_attempt` carries a current
+  // code or an unused recovery code; a wrong one counts as a failed sign-in.
+  if (r.user.otpRequired && !(await verifySecondFactor(db, secret, r.user.userId, p.otp_attempt))) {
+    if (p.otp_attempt !== undefined) await onInvalidCredentials?.();
     throw oauthError("invalid_grant");
   }
   return issueToken(db, secret, { applicationId: app.id, userId: r.user.userId, scopes });

@@ -6,7 +6,7 @@ import type { DB } from "../db/client";
 import { accounts, customEmojis, domainBlocks, instanceSettings, instanceStats, rules, statuses, userRoles, users } from "../db/schema";
 import type { AccountRow, RoleRow } from "../db/schema";
 import { ROLE_IDS } from "../lib/permissions";
-import type { Env } from "../env";
+import type { Config, Env, RegistrationsMode } from "../env";
 import { vapidPublicKey, vapidRowQuery } from "../push/keys";
 
 /**
@@ -25,9 +25,19 @@ export const SETTING = {
   statusPageUrl: "status_page_url",
   /** all | users | disabled (Mastodon's show_domain_blocks). */
   showDomainBlocks: "show_domain_blocks",
+  /** open | approval | closed, over REGISTRATIONS_MODE (the admin settings page writes it). */
+  registrationsMode: "registrations_mode",
+  /** R2 key of the instance thumbnail (the admin settings page uploads it). */
+  thumbnail: "site_thumbnail",
 } as const;
 
 export type Settings = Record<string, string>;
+
+/** The registrations mode: the admin setting when one is stored, else the env's. */
+export function registrationsMode(cfg: Config, s: Settings): RegistrationsMode {
+  const v = s[SETTING.registrationsMode];
+  return v === "open" || v === "approval" || v === "closed" ? v : cfg.registrations;
+}
 export type RuleRow = typeof rules.$inferSelect;
 
 export const ACTIVE_MONTH_MS = 30 * 24 * 3600 * 1000;

@@ -84,6 +84,14 @@ export function normalizeEmail(raw: string): string | null {
   return `${m[1]}@${(m[2] ?? "").toLowerCase()}`; // both groups always participate
 }
 
+/** Sign-up's password rules (also applied by a password change, src/services/password-change.ts). */
+export function passwordProblem(password: string): { error: string; description: string } | null {
+  if (!password) return { error: "ERR_BLANK", description: "can't be blank" };
+  if (password.length < 8) return { error: "ERR_TOO_SHORT", description: "is too short (minimum is 8 characters)" };
+  if (password.length > 72) return { error: "ERR_TOO_LONG", description: "is too long (maximum is 72 characters)" };
+  return null;
+}
+
 /**
  * Creates a local account and its user. Every invalid field is reported at once, Mastodon's way (`details` with
  * ERR_* codes), together with `extra` errors the caller found (sign-up's agreement and reason).
@@ -95,9 +103,8 @@ export async function createLocalAccount(db: DB, cfg: Config, env: Env, input: N
   const email = normalizeEmail(input.email);
   if (!input.email.trim()) details.email = [{ error: "ERR_BLANK", description: "can't be blank" }];
   else if (!email) details.email = [{ error: "ERR_INVALID", description: "is invalid" }];
-  if (!input.password) details.password = [{ error: "ERR_BLANK", description: "can't be blank" }];
-  else if (input.password.length < 8) details.password = [{ error: "ERR_TOO_SHORT", description: "is too short (minimum is 8 characters)" }];
-  else if (input.password.length > 72) details.password = [{ error: "ERR_TOO_LONG", description: "is too long (maximum is 72 characters)" }];
+  const pErr = passwordProblem(input.password);
+  if (pErr) details.password = [pErr];
 
   // Uniqueness of whichever of the two is well formed, in the same answer as the other errors.
   const [takenName, takenEmail] = await db.batch([

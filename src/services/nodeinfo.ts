@@ -6,7 +6,7 @@ import type { Config } from "../env";
 import { SOFTWARE_VERSION } from "../env";
 import { INSTANCE_VERSION } from "../entities/instance";
 import type { AccountRow } from "../db/schema";
-import { SETTING, type InstanceSnapshot } from "./instance";
+import { registrationsMode, SETTING, type InstanceSnapshot } from "./instance";
 
 /**
  * The NodeInfo 2.0 (or 2.1) document, from the instance snapshot (src/lib/instance-cache.ts). Every object but
@@ -27,7 +27,7 @@ export function nodeInfo(cfg: Config, snapshot: InstanceSnapshot, version: "2.0"
     software,
     protocols: ["activitypub"],
     services: { inbound: [], outbound: [] },
-    openRegistrations: cfg.registrations === "open",
+    openRegistrations: registrationsMode(cfg, settings) === "open",
     usage: {
       users: { total: c.userCount, activeHalfyear: c.activeHalfyear, activeMonth: c.activeMonth },
       localPosts: c.statusCount,

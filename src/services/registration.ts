@@ -1,14 +1,16 @@
 // Sign-up through the API (POST /api/v1/accounts, Mastodon's AppSignUpService), e-mail confirmation resends, and the
-// first-owner setup. The registration mode comes in through `cfg`, so each mode can be tested without changing env.
+// first-owner setup. The registration mode comes in through `cfg` (so each mode can be tested without changing env),
+// unless the admin settings page stored one.
 import { and, eq, ne, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { users } from "../db/schema";
+import { instanceSettings, users } from "../db/schema";
 import type { Config, Env } from "../env";
 import { ApiError, forbidden, validationFailed } from "../lib/errors";
 import type { Effects } from "../effects/collector";
 import { notifyStaffOfSignUp } from "./admin-accounts";
 import { emailBlockQueries } from "./admin-email-blocks";
 import { activeIpRulesQuery, strongestIpRule } from "./admin-ip-blocks";
+import { registrationsMode, SETTING, toSettings } from "./instance";
 import { createLocalAccount, type Details, normalizeEmail } from "./local-accounts";
 import { issueToken, type IssuedToken } from "../oauth/tokens";
 
@@ -36,8 +38,14 @@ export interface SignUpApp {
  * a blocked canonical e-mail → 422 ERR_TAKEN (as Mastodon words it, so the block is not revealed).
  */
 export async function registerAccount(db: DB, fx: Effects, cfg: Config, env: Env, app: SignUpApp, input: SignUpInput, ip: string | null): Promise<IssuedToken> {
-  if (cfg.registrations === "closed") throw forbidden();
-  const [ipRules, domainBlocked, canonicalBlocked] = await db.batch([activeIpRulesQuery(db), ...(await emailBlockQueries(db, input.email ?? ""))]);
+  // The mode set on the admin settings page, if any, is read in the same batch as the blocks.
+  const [modeRows, ipRules, domainBlocked, canonicalBlocked] = await db.batch([
+    db.select({ key: instanceSettings.key, value: instanceSettings.value }).from(instanceSettings).where(eq(instanceSettings.key, SETTING.registrationsMode)),
+    activeIpRulesQuery(db),
+    ...(await emailBlockQueries(db, input.email ?? "")),
+  ]);
+  const mode = registrationsMode(cfg, toSettings(modeRows));
+  if (mode === "closed") throw forbidden();
   const ipRule = strongestIpRule(ipRules, ip);
   if (ipRule === "sign_up_block" || ipRule === "no_access") throw forbidden();
   const details: Details = {};
@@ -45,7 +53,7 @@ export async function registerAccount(db: DB, fx: Effects, cfg: Config, env: Env
   else if (canonicalBlocked.length) details.email = [{ error: "ERR_TAKEN", description: "has already been taken" }];
   if (input.agreement !== true) details.agreement = [{ error: "ERR_ACCEPTED", description: "must be accepted" }];
   const reason = input.reason?.trim() ?? "";
-  if (cfg.registrations === "approval" && !reason) details.reason = [{ error: "ERR_BLANK", description: "can't be blank" }];
+  if (mode === "approval" && !reason) details.reason = [{ error: "ERR_BLANK", description: "can't be blank" }];
   // These errors go out with the account fields' own, all in one answer.
   const { userId, accountId } = await createLocalAccount(
     db,
@@ -55,7 +63,7 @@ export async function registerAccount(db: DB, fx: Effects, cfg: Config, env: Env
       username: input.username ?? "",
       email: input.email ?? "",
       password: input.password ?? "",
-      approved: cfg.registrations === "open" && ipRule !== "sign_up_requires_approval",
+      approved: mode === "open" && ipRule !== "sign_up_requires_approval",
       confirmed: !cfg.requireEmailConfirmation,
       locale: input.locale || null,
       reason: reason || null,

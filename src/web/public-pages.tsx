@@ -41,7 +41,16 @@ function Og(p: { title: string; description: string; url: string; image?: string
 }
 
 export function LandingPage(
-  p: Site & { description: string; domain: string; origin: string; signedInAs: string | null; csrf: string | null; registrations: string },
+  p: Site & {
+    description: string;
+    domain: string;
+    origin: string;
+    signedInAs: string | null;
+    csrf: string | null;
+    registrations: string;
+    /** Signed in with a staff role: the page links to /admin. */
+    staff?: boolean;
+  },
 ) {
   return (
     <Layout
@@ -61,6 +70,14 @@ export function LandingPage(
             <p>
               Signed in as <a href={`/@${p.signedInAs}`}>@{p.signedInAs}</a>.
             </p>
+            <p>
+              <a href="/settings/profile">Settings</a>
+            </p>
+            {p.staff ? (
+              <p>
+                <a href="/admin">Administration</a>
+              </p>
+            ) : null}
             <input type="hidden" name="csrf" value={p.csrf ?? ""} />
             <button type="submit" class="secondary">
               Sign out

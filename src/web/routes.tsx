@@ -12,16 +12,27 @@ import { countLoginFailure, throttleLogin } from "../lib/rate-limit";
 import { ALL_SCOPES } from "../oauth/scopes";
 import { checkLogin, type LoginRefusal } from "../oauth/token";
 import { createOwner, ownerExists } from "../services/registration";
+import { registrationsMode } from "../services/instance";
+import { instanceCache } from "../lib/instance-cache";
+import { isStaffUser } from "./admin/staff-link";
 import { ipRuleFor } from "../services/admin-ip-blocks";
 import { findLocalAccount, publicStatusOf, recentPublicStatusIds } from "./page-queries";
 import { createWebSession, destroyWebSession } from "./session-store";
 import { sha256Hex, safeEqual } from "../lib/crypto";
 import { MessagePage, SetupPage, SignInPage } from "./auth-pages";
 import { page } from "./layout";
+import admin from "./admin/routes";
+import settings from "./settings/routes";
+import { startOtpStep } from "./settings/sign-in-otp";
 import { LandingPage, NotFoundPage, ProfilePage, StatusPage } from "./public-pages";
 import { clearSessionCookie, currentSession, preSessionCsrf, preSessionCsrfValid, safeReturnTo, sessionCsrfValid, setSessionCookie } from "./session";
 
 const r = new Hono<AppEnv>();
+
+// Admin pages (src/web/admin/routes.tsx): staff sessions only, each section behind its permission.
+r.route("/admin", admin);
+// Account settings pages (src/web/settings/routes.tsx): /settings/*, /auth/edit, /oauth/authorized_applications, /auth/sign_in/otp.
+r.route("/", settings);
 
 const title = (c: Ctx) => c.get("config").title;
 const str = (v: unknown) => (typeof v === "string" ? v : "");
@@ -56,7 +67,8 @@ r.get("/", async (c) => {
       origin={cfg.origin}
       signedInAs={session?.account.username ?? null}
       csrf={session?.csrf ?? null}
-      registrations={cfg.registrations}
+      staff={!!session && (await isStaffUser(c.get("db"), session.user.roleId))}
+      registrations={registrationsMode(cfg, (await instanceCache(c.get("db"), c.env)).snapshot.parts.settings)}
     />,
   );
 });
@@ -111,6 +123,8 @@ r.post("/auth/sign_in", async (c) => {
     }
     return page(c, <SignInPage siteTitle={title(c)} csrf={preSessionCsrf(c)} returnTo={returnTo} email={email} error={REFUSALS[result.reason]} />, 401);
   }
+  // Two-factor sign-in: the password was right; the code is asked in a second step (src/web/settings/sign-in-otp.tsx).
+  if (result.user.otpRequired) return startOtpStep(c, result.user.userId, returnTo);
   const old = await currentSession(c);
   if (old) await destroyWebSession(c.get("db"), old.idHash);
   const s = await createWebSession(c.get("db"), result.user.userId);

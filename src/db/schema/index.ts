@@ -14,3 +14,5 @@ export * from "./announcements";
 export * from "./trends";
 export * from "./search";
 export * from "./quotes";
+export * from "./export-import";
+export * from "./two-factor";

@@ -1,0 +1,87 @@
+// Announcements (manage_announcements): every announcement, newest first, with publish / unpublish, edit and delete,
+// and a form for a new one (text, optional start and end in UTC, all day, published). Changes go through
+// src/services/announcements.ts; the text is shown as the staff wrote it (escaped), not as rendered HTML.
+import type { Ctx } from "../../context";
+import { allAnnouncements } from "../../queries/announcements";
+import type { AnnouncementRow } from "../../services/announcements";
+import { AdminLayout, adminPage, Csrf, frameOf, PostButton, when, type View } from "./kit";
+
+const local = (ms: number | null) => (ms ? new Date(ms).toISOString().slice(0, 16) : "");
+
+function Fields(p: { a?: AnnouncementRow; values?: Record<string, string> }) {
+  const v = p.values;
+  return (
+    <>
+      <label>
+        Text
+        <textarea name="text" required maxlength={10000}>
+          {v?.text ?? p.a?.text ?? ""}
+        </textarea>
+      </label>
+      <div class="row">
+        <label>
+          Starts (UTC) <input type="datetime-local" name="starts_at" value={v?.starts_at ?? local(p.a?.startsAt ?? null)} />
+        </label>
+        <label>
+          Ends (UTC) <input type="datetime-local" name="ends_at" value={v?.ends_at ?? local(p.a?.endsAt ?? null)} />
+        </label>
+        <label>
+          <input type="checkbox" name="all_day" value="1" checked={v ? v.all_day === "1" : !!p.a?.allDay} /> All day
+        </label>
+        {p.a ? null : (
+          <label>
+            <input type="checkbox" name="published" value="1" checked={v ? v.published === "1" : true} /> Publish now
+          </label>
+        )}
+      </div>
+    </>
+  );
+}
+
+export async function showAnnouncements(c: Ctx, view: View) {
+  const f = frameOf(c);
+  const rows = await allAnnouncements(c.get("db"));
+  const creating = view.values?.form === "create" ? view.values : undefined;
+  return adminPage(
+    c,
+    <AdminLayout frame={f} title="Announcements" current="/admin/announcements" view={view}>
+      <div class="card">
+        <h2>New announcement</h2>
+        <form method="post" action="/admin/announcements">
+          <Csrf token={f.csrf} />
+          <input type="hidden" name="form" value="create" />
+          <Fields values={creating} />
+          <button type="submit">Create</button>
+        </form>
+      </div>
+      {rows.map((a) => (
+        <div class="card" data-announcement={a.id}>
+          <p class="pre">{a.text}</p>
+          <p class="muted">
+            {a.published ? `Published ${when(a.publishedAt)}` : "Not published"}
+            {a.startsAt ? ` · ${when(a.startsAt)} to ${when(a.endsAt)}` : ""}
+            {a.allDay ? " · all day" : ""}
+          </p>
+          <div class="row">
+            {a.published ? (
+              <PostButton action={`/admin/announcements/${a.id}/unpublish`} csrf={f.csrf} label="Unpublish" />
+            ) : (
+              <PostButton action={`/admin/announcements/${a.id}/publish`} csrf={f.csrf} label="Publish" />
+            )}
+            <PostButton action={`/admin/announcements/${a.id}/delete`} csrf={f.csrf} label="Delete" danger />
+          </div>
+          <details>
+            <summary>Edit</summary>
+            <form method="post" action={`/admin/announcements/${a.id}`}>
+              <Csrf token={f.csrf} />
+              <Fields a={a} values={view.values?.form === a.id ? view.values : undefined} />
+              <input type="hidden" name="form" value={a.id} />
+              <button type="submit">Save</button>
+            </form>
+          </details>
+        </div>
+      ))}
+    </AdminLayout>,
+    view.status,
+  );
+}

@@ -1,0 +1,138 @@
+// Domain blocks and allows (manage_federation): the lists, a form to block a domain (severity, reject media and
+// reports, obfuscation, private and public comments), an edit form per block, delete; allows with add and delete.
+// Changes go through src/services/admin-domain-blocks.ts and admin-domain-allows.ts, as the API's do.
+import type { Ctx } from "../../context";
+import { domainAllowsPage } from "../../services/admin-domain-allows";
+import { DOMAIN_BLOCK_SEVERITIES, type DomainBlockRow, domainBlocksPage } from "../../services/admin-domain-blocks";
+import { AdminLayout, adminPage, Csrf, frameOf, PostButton, when, type View } from "./kit";
+
+const LIMIT = 200;
+
+function BlockFields(p: { b?: Partial<DomainBlockRow>; values?: Record<string, string> }) {
+  const v = p.values;
+  const severity = v?.severity ?? p.b?.severity ?? "silence";
+  const checked = (name: string, current: boolean | undefined) => (v ? v[name] === "1" : !!current);
+  return (
+    <>
+      <div class="row">
+        <label>
+          Severity{" "}
+          <select name="severity">
+            {DOMAIN_BLOCK_SEVERITIES.map((s) => (
+              <option value={s} selected={s === severity}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          <input type="checkbox" name="reject_media" value="1" checked={checked("reject_media", p.b?.rejectMedia)} /> Reject media
+        </label>
+        <label>
+          <input type="checkbox" name="reject_reports" value="1" checked={checked("reject_reports", p.b?.rejectReports)} /> Reject reports
+        </label>
+        <label>
+          <input type="checkbox" name="obfuscate" value="1" checked={checked("obfuscate", p.b?.obfuscate)} /> Obfuscate domain name
+        </label>
+      </div>
+      <label>
+        Private comment
+        <input type="text" name="private_comment" maxlength={5000} value={v?.private_comment ?? p.b?.privateComment ?? ""} />
+      </label>
+      <label>
+        Public comment
+        <input type="text" name="public_comment" maxlength={5000} value={v?.public_comment ?? p.b?.publicComment ?? ""} />
+      </label>
+    </>
+  );
+}
+
+export async function showDomains(c: Ctx, view: View) {
+  const f = frameOf(c);
+  const db = c.get("db");
+  const [blocks, allows] = await Promise.all([domainBlocksPage(db, { limit: LIMIT }), domainAllowsPage(db, { limit: LIMIT })]);
+  const creating = view.values?.form === "block" ? view.values : undefined;
+  return adminPage(
+    c,
+    <AdminLayout frame={f} title="Domains" current="/admin/domains" view={view}>
+      <div class="card">
+        <h2>Block a domain</h2>
+        <form method="post" action="/admin/domains/blocks">
+          <Csrf token={f.csrf} />
+          <input type="hidden" name="form" value="block" />
+          <label for="block-domain">Domain</label>
+          <input type="text" id="block-domain" name="domain" required maxlength={300} value={creating?.domain ?? ""} />
+          <BlockFields values={creating} />
+          <button type="submit">Block domain</button>
+        </form>
+      </div>
+      <div class="card">
+        <h2>Domain blocks</h2>
+        {blocks.length ? (
+          <table>
+            <tbody>
+              {blocks.map((b) => (
+                <tr data-domain-block={b.domain}>
+                  <td>
+                    <strong>{b.domain}</strong>
+                    <div class="muted">
+                      {b.severity}
+                      {b.rejectMedia ? " · reject media" : ""}
+                      {b.rejectReports ? " · reject reports" : ""}
+                      {b.obfuscate ? " · obfuscated" : ""} · {when(b.createdAt)}
+                    </div>
+                    {b.publicComment ? <div>Public: {b.publicComment}</div> : null}
+                    {b.privateComment ? <div class="muted">Private: {b.privateComment}</div> : null}
+                    <details>
+                      <summary>Edit</summary>
+                      <form method="post" action={`/admin/domains/blocks/${b.id}`}>
+                        <Csrf token={f.csrf} />
+                        <BlockFields b={b} />
+                        <button type="submit">Save</button>
+                      </form>
+                    </details>
+                  </td>
+                  <td>
+                    <PostButton action={`/admin/domains/blocks/${b.id}/delete`} csrf={f.csrf} label="Unblock" danger />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        ) : (
+          <p class="muted">No domain is blocked.</p>
+        )}
+      </div>
+      <div class="card">
+        <h2>Allowed domains</h2>
+        <p class="muted">Used in limited federation mode (LIMITED_FEDERATION): only these domains federate.</p>
+        <form method="post" action="/admin/domains/allows" class="row">
+          <Csrf token={f.csrf} />
+          <input type="hidden" name="form" value="allow" />
+          <label>
+            Domain <input type="text" name="domain" required maxlength={300} value={view.values?.form === "allow" ? (view.values.domain ?? "") : ""} />
+          </label>
+          <button type="submit">Allow domain</button>
+        </form>
+        {allows.length ? (
+          <table>
+            <tbody>
+              {allows.map((a) => (
+                <tr data-domain-allow={a.domain}>
+                  <td>{a.domain}</td>
+                  <td class="muted">{when(a.createdAt)}</td>
+                  <td>
+                    <PostButton action={`/admin/domains/allows/${a.id}/delete`} csrf={f.csrf} label="Remove" danger />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        ) : (
+          <p class="muted">No domain is on the allow list.</p>
+        )}
+      </div>
+    </AdminLayout>,
+    view.status,
+  );
+}

@@ -1,0 +1,137 @@
+// Shared pieces of the admin pages: the frame with the section menu and the flash message, small POST forms (each
+// carries the session's CSRF token), and the page response with the headers of every HTML page (src/web/layout.tsx).
+// Everything shown is text that Hono JSX escapes; nothing here takes HTML.
+import { raw } from "hono/html";
+import type { Child } from "hono/jsx";
+import type { Ctx } from "../../context";
+import { hasPermission, type Permission } from "../../lib/permissions";
+import { Layout, page } from "../layout";
+import { adminOf } from "./guard";
+
+export interface Section {
+  path: string;
+  label: string;
+  permission: Permission;
+}
+
+/** The sections, in menu order, with the permission each one needs (the same as its API). */
+export const SECTIONS: Section[] = [
+  { path: "/admin/dashboard", label: "Dashboard", permission: "view_dashboard" },
+  { path: "/admin/pending", label: "Pending sign-ups", permission: "manage_users" },
+  { path: "/admin/reports", label: "Reports", permission: "manage_reports" },
+  { path: "/admin/domains", label: "Domains", permission: "manage_federation" },
+  { path: "/admin/emojis", label: "Custom emojis", permission: "manage_custom_emojis" },
+  { path: "/admin/announcements", label: "Announcements", permission: "manage_announcements" },
+  { path: "/admin/rules", label: "Rules", permission: "manage_rules" },
+  { path: "/admin/settings", label: "Server settings", permission: "manage_settings" },
+  { path: "/admin/roles", label: "Roles", permission: "manage_roles" },
+  { path: "/admin/log", label: "Audit log", permission: "view_audit_log" },
+];
+
+/** What a section page shows besides its data: the flash of the last action, or the error of this one. */
+export interface View {
+  notice?: string | null;
+  error?: string | null;
+  /** The submitted form, to fill the form again after an error. */
+  values?: Record<string, string>;
+  status?: 200 | 400 | 403 | 404 | 422;
+}
+
+export interface Frame {
+  siteTitle: string;
+  csrf: string;
+  permissions: number;
+  username: string;
+  accountId: string;
+}
+
+const CSS = `
+body main{max-width:72rem}
+.row input[type=text]{width:auto}
+nav.admin{display:flex;flex-wrap:wrap;gap:.25rem .9rem;margin:0 0 1rem}
+nav.admin a[aria-current]{font-weight:700;color:inherit}
+table{width:100%;border-collapse:collapse;font-size:.95rem}
+th,td{text-align:left;vertical-align:top;padding:.4rem .5rem;border-top:1px solid #eef0f2}
+form.inline{display:inline}
+form.inline button,td button{margin-top:0;padding:.25rem .7rem;font-size:.9rem}
+button.danger{background:#fff;color:#b42318;border-color:#b42318}
+.notice{background:#ecfdf3;border:1px solid #8fd5a6;color:#05603a;padding:.75rem;border-radius:6px}
+input[type=number],input[type=date],input[type=datetime-local],input[type=file],select,textarea{font:inherit;padding:.4rem;border:1px solid #aab;border-radius:6px}
+textarea{width:100%;min-height:5rem}
+.row{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:center}
+.row label{display:inline;margin:0;font-weight:400}
+img.emoji{width:32px;height:32px;object-fit:contain}
+.stat{display:inline-block;min-width:10rem;margin:0 1rem 1rem 0}
+.stat strong{display:block;font-size:1.6rem}
+.pre{white-space:pre-wrap}
+.thumb{max-width:100%;max-height:12rem}
+fieldset{border:1px solid #d8dce1;border-radius:6px;margin:.75rem 0}
+`;
+
+export function AdminLayout(p: { frame: Frame; title: string; current: string; view: View; children?: Child }) {
+  const sections = SECTIONS.filter((s) => hasPermission(p.frame.permissions, s.permission));
+  return (
+    <Layout title={p.title} siteTitle={p.frame.siteTitle} head={<style>{raw(CSS)}</style>}>
+      <div class="card">
+        <nav class="admin" aria-label="Administration">
+          <a href="/admin" aria-current={p.current === "/admin" ? "page" : undefined}>
+            Administration
+          </a>
+          {sections.map((s) => (
+            <a href={s.path} aria-current={p.current === s.path ? "page" : undefined}>
+              {s.label}
+            </a>
+          ))}
+        </nav>
+        <h1>{p.title}</h1>
+        {p.view.notice ? (
+          <p class="notice" role="status">
+            {p.view.notice}
+          </p>
+        ) : null}
+        {p.view.error ? (
+          <p class="error" role="alert">
+            {p.view.error}
+          </p>
+        ) : null}
+      </div>
+      {p.children}
+    </Layout>
+  );
+}
+
+export const Csrf = (p: { token: string }) => <input type="hidden" name="csrf" value={p.token} />;
+
+/** A one-button form: POST `action` with the CSRF token and `fields` as hidden inputs. */
+export function PostButton(p: { action: string; csrf: string; label: string; fields?: Record<string, string>; danger?: boolean; name?: string }) {
+  return (
+    <form method="post" action={p.action} class="inline">
+      <Csrf token={p.csrf} />
+      {Object.entries(p.fields ?? {}).map(([name, value]) => (
+        <input type="hidden" name={name} value={value} />
+      ))}
+      <button type="submit" class={p.danger ? "danger" : "secondary"}>
+        {p.label}
+      </button>
+    </form>
+  );
+}
+
+export const when = (ms: number | null | undefined) => (ms ? `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC` : "");
+
+/** An admin page with the headers every HTML page carries. */
+export function adminPage(c: Ctx, body: Child, status: View["status"] = 200) {
+  return page(c, body, status);
+}
+
+/** The frame of the signed-in staff member's pages. */
+export function frameOf(c: Ctx): Frame {
+  const a = adminOf(c);
+  return {
+    siteTitle: c.get("config").title,
+    csrf: a.session.csrf,
+    permissions: a.role?.permissions ?? 0,
+    username: a.session.account.username,
+    accountId: a.session.account.id,
+  };
+}

@@ -1,0 +1,60 @@
+// Pending sign-ups (manage_users): local accounts awaiting approval, newest first, 50 a page, with approve and reject
+// (src/services/admin-accounts.ts approveAccount / rejectAccount).
+import type { Ctx } from "../../context";
+import { parseId } from "../../lib/ids";
+import { adminAccountsPage } from "../../services/admin-accounts";
+import { AdminLayout, adminPage, frameOf, PostButton, when, type View } from "./kit";
+
+const LIMIT = 50;
+
+export async function showPending(c: Ctx, view: View) {
+  const f = frameOf(c);
+  const maxId = parseId(c.req.query("max_id"));
+  const rows = await adminAccountsPage(c.get("db"), { origin: "local", status: "pending" }, { limit: LIMIT, ...(maxId ? { maxId } : {}) });
+  const last = rows.at(-1);
+  return adminPage(
+    c,
+    <AdminLayout frame={f} title="Pending sign-ups" current="/admin/pending" view={view}>
+      <div class="card">
+        {rows.length ? (
+          <table>
+            <thead>
+              <tr>
+                <th>Account</th>
+                <th>E-mail</th>
+                <th>Reason</th>
+                <th>Signed up</th>
+                <th>Actions</th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((r) => (
+                <tr data-account={r.account.username}>
+                  <td>@{r.account.username}</td>
+                  <td>{r.user?.email ?? ""}</td>
+                  <td>{r.user?.reason ?? ""}</td>
+                  <td>
+                    {when(r.account.createdAt)}
+                    {r.user?.signUpIp ? <div class="muted">{r.user.signUpIp}</div> : null}
+                  </td>
+                  <td>
+                    <PostButton action={`/admin/pending/${r.account.id}/approve`} csrf={f.csrf} label="Approve" />{" "}
+                    <PostButton action={`/admin/pending/${r.account.id}/reject`} csrf={f.csrf} label="Reject" danger />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        ) : (
+          <p class="muted">No one is waiting for approval.</p>
+        )}
+        {rows.length === LIMIT && last ? (
+          <p>
+            <a href={`/admin/pending?max_id=${last.account.id}`}>Older</a>
+          </p>
+        ) : null}
+      </div>
+    </AdminLayout>,
+    view.status,
+  );
+}

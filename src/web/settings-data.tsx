@@ -1,0 +1,198 @@
+// The settings pages for an account's data, in the signed-in web session, at Mastodon's paths: /settings/exports
+// (the CSV downloads at /settings/exports/<kind>.csv and the archive) and /settings/imports (the upload form and the
+// progress of each import). Plain forms with the session's CSRF token; no client-side JavaScript.
+import { Hono } from "hono";
+import type { AppEnv, Ctx } from "../context";
+import { ApiError, notFound } from "../lib/errors";
+import { readParams } from "../lib/params";
+import { archiveDownload, csvDownload, IMPORT_BODY_LIMIT, importUpload } from "../api/tern/data-responses";
+import { latestArchive, requestArchive } from "../services/export-archive";
+import { EXPORT_KINDS, isExportKind } from "../services/export-csv";
+import { IMPORT_TYPES } from "../services/import-csv";
+import { importJson, importsOf } from "../services/imports";
+import type { BackupRow } from "../db/schema";
+import { Layout, page } from "./layout";
+import { currentSession, sessionCsrfValid } from "./session";
+import type { WebSession } from "./session-store";
+
+const r = new Hono<AppEnv>();
+
+const LABELS: Record<(typeof EXPORT_KINDS)[number], string> = {
+  follows: "Follows",
+  followers: "Followers",
+  lists: "Lists",
+  blocks: "You block",
+  mutes: "You mute",
+  domain_blocks: "Domain blocks",
+  bookmarks: "Bookmarks",
+};
+
+async function session(c: Ctx): Promise<WebSession | Response> {
+  const s = await currentSession(c);
+  if (s) return s;
+  const url = new URL(c.req.url);
+  return c.redirect(`/auth/sign_in?return_to=${encodeURIComponent(url.pathname)}`, 303);
+}
+
+function ExportsPage(p: { siteTitle: string; csrf: string; archive: BackupRow | null; error?: string }) {
+  const a = p.archive;
+  return (
+    <Layout title="Export" siteTitle={p.siteTitle}>
+      <div class="card">
+        <h1>Export your data</h1>
+        <ul>
+          {EXPORT_KINDS.map((k) => (
+            <li>
+              <a href={`/settings/exports/${k}.csv`}>{LABELS[k]}</a> (CSV)
+            </li>
+          ))}
+        </ul>
+      </div>
+      <div class="card">
+        <h2>Archive</h2>
+        <p class="muted">Your profile, posts, media, favourites and bookmarks in ActivityPub format (a zip file).</p>
+        {p.error ? (
+          <p class="error" role="alert">
+            {p.error}
+          </p>
+        ) : null}
+        {a ? (
+          <p id="archive-state">
+            {a.state === "ready" ? (
+              <a href="/settings/exports/archive.zip">Download the archive of {new Date(a.createdAt).toISOString()}</a>
+            ) : (
+              `Archive: ${a.state}`
+            )}
+          </p>
+        ) : null}
+        <form method="post" action="/settings/exports/archive">
+          <input type="hidden" name="csrf" value={p.csrf} />
+          <button type="submit">Request your archive</button>
+        </form>
+      </div>
+    </Layout>
+  );
+}
+
+function ImportsPage(p: { siteTitle: string; csrf: string; imports: ReturnType<typeof importJson>[]; error?: string }) {
+  return (
+    <Layout title="Import" siteTitle={p.siteTitle}>
+      <div class="card">
+        <h1>Import</h1>
+        {p.error ? (
+          <p class="error" role="alert">
+            {p.error}
+          </p>
+        ) : null}
+        <form method="post" action="/settings/imports" enctype="multipart/form-data">
+          <input type="hidden" name="csrf" value={p.csrf} />
+          <label for="type">Import type</label>
+          <select id="type" name="type">
+            {IMPORT_TYPES.map((t) => (
+              <option value={t}>{t.replace("_", " ")}</option>
+            ))}
+          </select>
+          <label for="data">CSV file</label>
+          <input id="data" type="file" name="data" accept=".csv,text/csv" />
+          <label>
+            <input type="radio" name="mode" value="merge" checked /> Merge (keep existing records, add new ones)
+          </label>
+          <label>
+            <input type="radio" name="mode" value="overwrite" /> Overwrite (replace existing records with the file's)
+          </label>
+          <button type="submit">Upload</button>
+        </form>
+      </div>
+      <div class="card">
+        <h2>Recent imports</h2>
+        <table id="imports">
+          <tr>
+            <th>Type</th>
+            <th>Mode</th>
+            <th>State</th>
+            <th>Processed</th>
+            <th>Failed</th>
+          </tr>
+          {p.imports.map((i) => (
+            <tr>
+              <td>{i.type}</td>
+              <td>{i.mode}</td>
+              <td>{i.state}</td>
+              <td>
+                {i.processed_items} / {i.total_items}
+              </td>
+              <td>{i.failed_items}</td>
+            </tr>
+          ))}
+        </table>
+      </div>
+    </Layout>
+  );
+}
+
+const csrfRefused = (c: Ctx) => c.text("The form could not be verified (CSRF). Reload the page and try again.", 403);
+
+r.get("/exports", async (c) => {
+  const s = await session(c);
+  if (s instanceof Response) return s;
+  const archive = await latestArchive(c.get("db"), s.account.id);
+  return page(c, <ExportsPage siteTitle={c.get("config").title} csrf={s.csrf} archive={archive} />);
+});
+
+r.get("/exports/archive.zip", async (c) => {
+  const s = await session(c);
+  if (s instanceof Response) return s;
+  return archiveDownload(c, await latestArchive(c.get("db"), s.account.id));
+});
+
+r.post("/exports/archive", async (c) => {
+  const s = await session(c);
+  if (s instanceof Response) return s;
+  const p = await readParams(c);
+  if (!sessionCsrfValid(c, s, p.csrf)) return csrfRefused(c);
+  try {
+    await requestArchive(c.get("db"), c.get("fx"), s.account.id);
+  } catch (e) {
+    if (!(e instanceof ApiError)) throw e;
+    const archive = await latestArchive(c.get("db"), s.account.id);
+    return page(c, <ExportsPage siteTitle={c.get("config").title} csrf={s.csrf} archive={archive} error={e.message} />, 422);
+  }
+  return c.redirect("/settings/exports", 303);
+});
+
+r.get("/exports/:file{[a-z_]+\\.csv}", async (c) => {
+  const s = await session(c);
+  if (s instanceof Response) return s;
+  const kind = c.req.param("file").slice(0, -4);
+  if (!isExportKind(kind)) throw notFound();
+  return csvDownload(c, s.account.id, kind);
+});
+
+const importsPage = async (c: Ctx, s: WebSession, error?: string, status: 200 | 422 = 200) =>
+  page(
+    c,
+    <ImportsPage siteTitle={c.get("config").title} csrf={s.csrf} imports={(await importsOf(c.get("db"), s.account.id)).map(importJson)} error={error} />,
+    status,
+  );
+
+r.get("/imports", async (c) => {
+  const s = await session(c);
+  if (s instanceof Response) return s;
+  return importsPage(c, s);
+});
+
+r.post("/imports", async (c) => {
+  const s = await session(c);
+  if (s instanceof Response) return s;
+  const p = await readParams(c, IMPORT_BODY_LIMIT);
+  if (!sessionCsrfValid(c, s, p.csrf)) return csrfRefused(c);
+  try {
+    await importUpload(c, s.account.id);
+  } catch (e) {
+    if (!(e instanceof ApiError)) throw e;
+    return importsPage(c, s, e.message, 422);
+  }
+  return c.redirect("/settings/imports", 303);
+});
+
+export default r;

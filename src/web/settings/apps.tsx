@@ -1,0 +1,85 @@
+// /oauth/authorized_applications: the applications holding access to the account (live tokens grouped by application)
+// and the browser sessions, each with a revoke button.
+import type { AuthorizedApp, BrowserSession } from "../../services/authorized-apps";
+import { Csrf, SettingsLayout, when } from "./kit";
+
+export function AppsPage(p: {
+  siteTitle: string;
+  csrf: string;
+  apps: AuthorizedApp[];
+  sessions: BrowserSession[];
+  currentSession: string;
+  flash?: string;
+  error?: string;
+}) {
+  return (
+    <SettingsLayout siteTitle={p.siteTitle} title="Apps and sessions" path="/oauth/authorized_applications" flash={p.flash} error={p.error}>
+      <div class="card">
+        <h1>Authorized apps</h1>
+        {p.apps.length ? (
+          <table id="authorized-apps">
+            <tr>
+              <th>Application</th>
+              <th>Permissions</th>
+              <th>Last used</th>
+              <th />
+            </tr>
+            {p.apps.map((a) => (
+              <tr>
+                <td>
+                  {a.website ? <a href={/^https?:\/\//i.test(a.website) ? a.website : undefined}>{a.name}</a> : <strong>{a.name}</strong>}
+                  <div class="muted">Authorized {when(a.createdAt)}</div>
+                </td>
+                <td>
+                  {a.scopes.map((s) => (
+                    <code>{s} </code>
+                  ))}
+                </td>
+                <td>{when(a.lastUsedAt)}</td>
+                <td>
+                  <form method="post" action={`/oauth/authorized_applications/${a.applicationId}/revoke`}>
+                    <Csrf token={p.csrf} />
+                    <button type="submit" class="secondary" aria-label={`Revoke ${a.name}`}>
+                      Revoke
+                    </button>
+                  </form>
+                </td>
+              </tr>
+            ))}
+          </table>
+        ) : (
+          <p class="muted">No application has access to your account.</p>
+        )}
+      </div>
+      <div class="card">
+        <h2>Browser sessions</h2>
+        <table id="sessions">
+          <tr>
+            <th>Signed in</th>
+            <th>Expires</th>
+            <th />
+          </tr>
+          {p.sessions.map((s) => (
+            <tr>
+              <td>{when(s.createdAt)}</td>
+              <td>{when(s.expiresAt)}</td>
+              <td>
+                {s.idHash === p.currentSession ? (
+                  <span class="muted">This session</span>
+                ) : (
+                  <form method="post" action="/settings/sessions/revoke">
+                    <Csrf token={p.csrf} />
+                    <input type="hidden" name="session" value={s.idHash} />
+                    <button type="submit" class="secondary">
+                      Sign out
+                    </button>
+                  </form>
+                )}
+              </td>
+            </tr>
+          ))}
+        </table>
+      </div>
+    </SettingsLayout>
+  );
+}

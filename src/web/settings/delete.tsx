@@ -1,0 +1,37 @@
+// /settings/delete: "delete my account", with the password (src/services/delete-own-account.ts).
+import { Layout } from "../layout";
+import { Csrf, SettingsLayout } from "./kit";
+
+export function DeletePage(p: { siteTitle: string; csrf: string; acct: string; error?: string }) {
+  return (
+    <SettingsLayout siteTitle={p.siteTitle} title="Delete account" path="/settings/delete" error={p.error}>
+      <div class="card">
+        <h1>Delete account</h1>
+        <p>
+          This deletes <strong>@{p.acct}</strong> for good: your posts, media, follows and everything else are removed, and the servers that know your account
+          are told it is gone. Your username stays reserved. This cannot be undone.
+        </p>
+        <p class="muted">To keep your data, download it first from the Export page.</p>
+        <form method="post" action="/settings/delete">
+          <Csrf token={p.csrf} />
+          <label for="password">Current password</label>
+          <input type="password" id="password" name="password" required autocomplete="current-password" />
+          <button type="submit" class="danger">
+            Delete my account
+          </button>
+        </form>
+      </div>
+    </SettingsLayout>
+  );
+}
+
+export function DeletedPage(p: { siteTitle: string }) {
+  return (
+    <Layout title="Account deleted" siteTitle={p.siteTitle}>
+      <div class="card">
+        <h1>Your account is being deleted</h1>
+        <p id="deleted">You are signed out. Your data is being removed, and other servers are being told.</p>
+      </div>
+    </Layout>
+  );
+}

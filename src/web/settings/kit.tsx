@@ -1,0 +1,92 @@
+// Shared pieces of the account settings pages: the frame with the section links, flash and error boxes, the session
+// guard (signed-out visitors go to the sign-in page and come back) and the CSRF refusal.
+import type { Child } from "hono/jsx";
+import { raw } from "hono/html";
+import type { Ctx } from "../../context";
+import { MessagePage } from "../auth-pages";
+import { Layout, page } from "../layout";
+import { currentSession, sessionCsrfValid } from "../session";
+import type { WebSession } from "../session-store";
+
+const CSS = `
+nav.settings{display:flex;flex-wrap:wrap;gap:.25rem 1rem;margin-bottom:1rem}
+nav.settings a{text-decoration:none}
+nav.settings a[aria-current=page]{font-weight:700;text-decoration:underline}
+textarea,select,input[type=url],input[type=number]{width:100%;padding:.5rem;border:1px solid #aab;border-radius:6px;font:inherit}
+textarea{min-height:6rem}
+label.check{font-weight:400;display:flex;gap:.5rem;align-items:center}
+.notice{background:#effaf1;border:1px solid #9fd5ab;color:#1d5b2a;padding:.75rem;border-radius:6px}
+table{width:100%;border-collapse:collapse}
+td,th{text-align:left;padding:.35rem .25rem;border-top:1px solid #eef0f2;vertical-align:top}
+ol.codes{font-family:ui-monospace,monospace;columns:2}
+button.danger{background:#c92a2a;border-color:#c92a2a}
+.fieldrow{display:grid;grid-template-columns:1fr 1fr;gap:.5rem}
+`;
+
+export const SECTIONS = [
+  ["/settings/profile", "Profile"],
+  ["/settings/preferences", "Preferences"],
+  ["/auth/edit", "E-mail and password"],
+  ["/settings/otp_authentication", "Two-factor authentication"],
+  ["/oauth/authorized_applications", "Apps and sessions"],
+  ["/settings/exports", "Export"],
+  ["/settings/imports", "Import"],
+  ["/settings/delete", "Delete account"],
+] as const;
+
+export function SettingsLayout(p: { siteTitle: string; title: string; path: string; flash?: string; error?: string; children?: Child }) {
+  return (
+    <Layout title={p.title} siteTitle={p.siteTitle} head={<style>{raw(CSS)}</style>}>
+      <nav class="settings" aria-label="Settings">
+        {SECTIONS.map(([href, label]) => (
+          <a href={href} aria-current={href === p.path ? "page" : undefined}>
+            {label}
+          </a>
+        ))}
+      </nav>
+      {p.flash ? (
+        <p class="notice" role="status">
+          {p.flash}
+        </p>
+      ) : null}
+      {p.error ? (
+        <p class="error" role="alert">
+          {p.error}
+        </p>
+      ) : null}
+      {p.children}
+    </Layout>
+  );
+}
+
+export const Csrf = (p: { token: string }) => <input type="hidden" name="csrf" value={p.token} />;
+
+/** The signed-in session, or a redirect to the sign-in page that comes back here. */
+export async function settingsSession(c: Ctx): Promise<WebSession | Response> {
+  const s = await currentSession(c);
+  if (s) return s;
+  const url = new URL(c.req.url);
+  return c.redirect(`/auth/sign_in?return_to=${encodeURIComponent(url.pathname)}`, 303);
+}
+
+export function csrfRefused(c: Ctx) {
+  return page(
+    c,
+    <MessagePage
+      siteTitle={c.get("config").title}
+      title="Request refused"
+      message="The form could not be verified (missing or invalid CSRF token, or a cross-site request). Go back, reload the page and try again."
+    />,
+    403,
+  );
+}
+
+/** The session of a form POST, with its CSRF token checked; a Response (redirect or 403) otherwise. */
+export async function postSession(c: Ctx, params: Record<string, unknown>): Promise<WebSession | Response> {
+  const s = await settingsSession(c);
+  if (s instanceof Response) return s;
+  if (!sessionCsrfValid(c, s, params.csrf)) return csrfRefused(c);
+  return s;
+}
+
+export const when = (ms: number | null | undefined) => (ms ? `${new Date(ms).toISOString().replace("T", " ").slice(0, 16)} UTC` : "never");

@@ -1,0 +1,341 @@
+// The account settings pages of every signed-in user, at Mastodon's paths: /settings/profile, /settings/preferences,
+// /auth/edit (e-mail and password), /settings/otp_authentication (two-factor), /oauth/authorized_applications (apps
+// and browser sessions), /settings/delete, and the sign-in page's two-factor step (/auth/sign_in/otp). Plain forms
+// with the session's CSRF token, no client-side JavaScript; every change goes through a service and answers with a
+// redirect and a flash message (POST-redirect-GET); a refused change shows the page again with the reason.
+// Mounted at "/" by src/web/routes.tsx. The data pages (/settings/exports, /settings/imports) are src/web/settings-data.tsx.
+import { Hono } from "hono";
+import type { AppEnv, Ctx } from "../../context";
+import { renderAccount } from "../../entities/account";
+import { ApiError } from "../../lib/errors";
+import { parseId } from "../../lib/ids";
+import { readParams, truthy } from "../../lib/params";
+import { AVATAR_LIMIT } from "../../media/store";
+import type { UserViewer } from "../../oauth/guard";
+import { authorizedApps, browserSessions, revokeAuthorizedApp, revokeBrowserSession } from "../../services/authorized-apps";
+import { deleteOwnAccount } from "../../services/delete-own-account";
+import { changeEmail } from "../../services/email-change";
+import { changePassword } from "../../services/password-change";
+import { EXPAND_MEDIA, type ExpandMedia, updateReadingPreferences } from "../../services/preferences";
+import { updateProfile } from "../../services/profile";
+import { beginTwoFactorSetup, confirmTwoFactor, disableTwoFactor, pendingSetup, regenerateRecoveryCodes, twoFactorState } from "../../services/two-factor";
+import { page } from "../layout";
+import { clearSessionCookie } from "../session";
+import type { WebSession } from "../session-store";
+import { AccountPage } from "./account";
+import { AppsPage } from "./apps";
+import { DeletedPage, DeletePage } from "./delete";
+import { redirectWithFlash, takeFlash } from "./flash";
+import { postSession, settingsSession } from "./kit";
+import { PreferencesPage } from "./preferences";
+import { ProfileSettingsPage } from "./profile";
+import { otpStepPost } from "./sign-in-otp";
+import { RecoveryCodesPage, TwoFactorPage } from "./two-factor";
+
+const r = new Hono<AppEnv>();
+
+const title = (c: Ctx) => c.get("config").title;
+const pepper = (c: Ctx) => c.env.SECRET_KEY_BASE ?? "";
+const str = (v: unknown) => (typeof v === "string" ? v : "");
+
+/** A refusal a service explains (4xx): the page again, with the reason. Anything else is a server error. */
+function refusal(e: unknown): { message: string; status: 403 | 404 | 422 } {
+  if (e instanceof ApiError && (e.status === 403 || e.status === 404 || e.status === 422)) {
+    return { message: e.message.replace(/^Validation failed: /, ""), status: e.status };
+  }
+  if (e instanceof ApiError && e.status >= 400 && e.status < 500) return { message: e.message, status: 422 };
+  throw e;
+}
+
+/** The session as the viewer the API's services take (updateProfile). */
+const viewerOf = (s: WebSession): UserViewer => ({
+  tokenId: "",
+  scopes: new Set(),
+  applicationId: null,
+  application: null,
+  user: s.user,
+  account: s.account,
+  role: null,
+  feedDroppedAt: null,
+  followRequestsCount: 0,
+});
+
+r.get("/settings", (c) => c.redirect("/settings/profile", 303));
+
+// ---- profile ----
+
+const profilePage = (c: Ctx, s: WebSession, o: { flash?: string; error?: string; status?: 200 | 403 | 404 | 422 } = {}) => {
+  const rendered = renderAccount(c.get("config"), s.account);
+  return page(
+    c,
+    <ProfileSettingsPage
+      siteTitle={title(c)}
+      csrf={s.csrf}
+      account={s.account}
+      avatar={rendered.avatar}
+      header={rendered.header}
+      flash={o.flash}
+      error={o.error}
+    />,
+    o.status ?? 200,
+  );
+};
+
+r.get("/settings/profile", async (c) => {
+  const s = await settingsSession(c);
+  if (s instanceof Response) return s;
+  return profilePage(c, s, { flash: takeFlash(c) });
+});
+
+const fileOf = (v: unknown) => (v instanceof File && v.size > 0 ? v : undefined);
+
+r.post("/settings/profile", async (c) => {
+  const p = await readParams(c, 2 * AVATAR_LIMIT + 1024 * 1024);
+  const s = await postSession(c, p);
+  if (s instanceof Response) return s;
+  const raw = p.fields_attributes;
+  const rows = raw && typeof raw === "object" ? Object.values(raw as object).slice(0, 50) : [];
+  const fields = rows.map((f) =>
+    f && typeof f === "object" ? { name: str((f as Record<string, unknown>).name), value: str((f as Record<string, unknown>).value) } : { name: "", value: "" },
+  );
+  try {
+    await updateProfile(c.get("db"), c.get("fx"), c.get("config"), c.env, viewerOf(s), {
+      displayName: str(p.display_name).slice(0, 10_000),
+      note: str(p.note).slice(0, 100_000),
+      fields,
+      locked: truthy(p.locked),
+      bot: truthy(p.bot),
+      discoverable: truthy(p.discoverable),
+      indexable: truthy(p.indexable),
+      avatar: fileOf(p.avatar),
+      header: fileOf(p.header),
+    });
+  } catch (e) {
+    const f = refusal(e);
+    return profilePage(c, s, { error: f.message, status: f.status });
+  }
+  return redirectWithFlash(c, "/settings/profile", "profile_saved");
+});
+
+// ---- preferences ----
+
+const preferencesPage = (c: Ctx, s: WebSession, o: { flash?: string; error?: string; status?: 200 | 422 } = {}) =>
+  page(c, <PreferencesPage siteTitle={title(c)} csrf={s.csrf} settings={s.user.settings ?? {}} flash={o.flash} error={o.error} />, o.status ?? 200);
+
+r.get("/settings/preferences", async (c) => {
+  const s = await settingsSession(c);
+  if (s instanceof Response) return s;
+  return preferencesPage(c, s, { flash: takeFlash(c) });
+});
+
+const VISIBILITIES = ["public", "unlisted", "private"] as const;
+const LANGUAGE = /^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/;
+
+r.post("/settings/preferences", async (c) => {
+  const p = await readParams(c);
+  const s = await postSession(c, p);
+  if (s instanceof Response) return s;
+  const privacy = VISIBILITIES.find((v) => v === p.privacy);
+  const language = str(p.language).trim();
+  const expandMedia = EXPAND_MEDIA.find((v) => v === p.expand_media) as ExpandMedia | undefined;
+  if (!privacy) return preferencesPage(c, s, { error: "Choose a default visibility.", status: 422 });
+  if (language && !LANGUAGE.test(language)) return preferencesPage(c, s, { error: "The default language is not a valid language code.", status: 422 });
+  const db = c.get("db");
+  const out = await updateProfile(db, c.get("fx"), c.get("config"), c.env, viewerOf(s), {
+    privacy,
+    sensitive: truthy(p.sensitive) ?? false,
+    language: language || null,
+  });
+  await updateReadingPreferences(db, out.user, { expandSpoilers: truthy(p.expand_spoilers) ?? false, expandMedia });
+  return redirectWithFlash(c, "/settings/preferences", "preferences_saved");
+});
+
+// ---- e-mail and password ----
+
+const accountPage = (c: Ctx, s: WebSession, o: { flash?: string; error?: string; status?: 200 | 403 | 404 | 422 } = {}) =>
+  page(c, <AccountPage siteTitle={title(c)} csrf={s.csrf} email={s.user.email} flash={o.flash} error={o.error} />, o.status ?? 200);
+
+r.get("/auth/edit", async (c) => {
+  const s = await settingsSession(c);
+  if (s instanceof Response) return s;
+  return accountPage(c, s, { flash: takeFlash(c) });
+});
+
+r.post("/auth/edit/email", async (c) => {
+  const p = await readParams(c);
+  const s = await postSession(c, p);
+  if (s instanceof Response) return s;
+  try {
+    await changeEmail(c.get("db"), pepper(c), s.user, { email: p.email, password: p.current_password });
+  } catch (e) {
+    const f = refusal(e);
+    return accountPage(c, s, { error: f.message, status: f.status });
+  }
+  return redirectWithFlash(c, "/auth/edit", "email_changed");
+});
+
+r.post("/auth/edit/password", async (c) => {
+  const p = await readParams(c);
+  const s = await postSession(c, p);
+  if (s instanceof Response) return s;
+  try {
+    await changePassword(
+      c.get("db"),
+      c.get("fx"),
+      pepper(c),
+      { user: s.user, accountId: s.account.id },
+      { current: p.current_password, password: p.password, confirmation: p.password_confirmation },
+      s.idHash,
+    );
+  } catch (e) {
+    const f = refusal(e);
+    return accountPage(c, s, { error: f.message, status: f.status });
+  }
+  return redirectWithFlash(c, "/auth/edit", "password_changed");
+});
+
+// ---- two-factor authentication ----
+
+const twoFactorPage = async (c: Ctx, s: WebSession, o: { flash?: string; error?: string; status?: 200 | 403 | 404 | 422 } = {}) => {
+  const db = c.get("db");
+  const [state, setup] = await Promise.all([twoFactorState(db, s.user.id), pendingSetup(db, pepper(c), s.user, c.get("config").domain)]);
+  return page(c, <TwoFactorPage siteTitle={title(c)} csrf={s.csrf} state={state} setup={setup} flash={o.flash} error={o.error} />, o.status ?? 200);
+};
+
+r.get("/settings/otp_authentication", async (c) => {
+  const s = await settingsSession(c);
+  if (s instanceof Response) return s;
+  return twoFactorPage(c, s, { flash: takeFlash(c) });
+});
+
+r.post("/settings/otp_authentication", async (c) => {
+  const p = await readParams(c);
+  const s = await postSession(c, p);
+  if (s instanceof Response) return s;
+  try {
+    await beginTwoFactorSetup(c.get("db"), pepper(c), s.user.id);
+  } catch (e) {
+    const f = refusal(e);
+    return twoFactorPage(c, s, { error: f.message, status: f.status });
+  }
+  return c.redirect("/settings/otp_authentication", 303);
+});
+
+// The recovery codes are shown in the answer that made them (as Mastodon does): they exist in clear nowhere else.
+r.post("/settings/two_factor_authentication/confirmation", async (c) => {
+  const p = await readParams(c);
+  const s = await postSession(c, p);
+  if (s instanceof Response) return s;
+  let codes: string[];
+  try {
+    codes = await confirmTwoFactor(c.get("db"), pepper(c), s.user.id, p.otp_attempt);
+  } catch (e) {
+    const f = refusal(e);
+    return twoFactorPage(c, s, { error: f.message, status: f.status });
+  }
+  return page(c, <RecoveryCodesPage siteTitle={title(c)} codes={codes} enabledNow />);
+});
+
+r.post("/settings/two_factor_authentication/recovery_codes", async (c) => {
+  const p = await readParams(c);
+  const s = await postSession(c, p);
+  if (s instanceof Response) return s;
+  let codes: string[];
+  try {
+    codes = await regenerateRecoveryCodes(c.get("db"), pepper(c), s.user.id, p.otp_attempt);
+  } catch (e) {
+    const f = refusal(e);
+    return twoFactorPage(c, s, { error: f.message, status: f.status });
+  }
+  return page(c, <RecoveryCodesPage siteTitle={title(c)} codes={codes} enabledNow={false} />);
+});
+
+r.post("/settings/two_factor_authentication_methods/disable", async (c) => {
+  const p = await readParams(c);
+  const s = await postSession(c, p);
+  if (s instanceof Response) return s;
+  try {
+    await disableTwoFactor(c.get("db"), pepper(c), s.user, p.current_password, p.otp_attempt);
+  } catch (e) {
+    const f = refusal(e);
+    return twoFactorPage(c, s, { error: f.message, status: f.status });
+  }
+  return redirectWithFlash(c, "/settings/otp_authentication", "otp_disabled");
+});
+
+// ---- authorized applications and browser sessions ----
+
+const appsPage = async (c: Ctx, s: WebSession, o: { flash?: string; error?: string; status?: 200 | 403 | 404 | 422 } = {}) => {
+  const db = c.get("db");
+  const [apps, sessions] = await Promise.all([authorizedApps(db, s.user.id), browserSessions(db, s.user.id)]);
+  return page(
+    c,
+    <AppsPage siteTitle={title(c)} csrf={s.csrf} apps={apps} sessions={sessions} currentSession={s.idHash} flash={o.flash} error={o.error} />,
+    o.status ?? 200,
+  );
+};
+
+r.get("/oauth/authorized_applications", async (c) => {
+  const s = await settingsSession(c);
+  if (s instanceof Response) return s;
+  return appsPage(c, s, { flash: takeFlash(c) });
+});
+
+r.post("/oauth/authorized_applications/:id/revoke", async (c) => {
+  const p = await readParams(c);
+  const s = await postSession(c, p);
+  if (s instanceof Response) return s;
+  const id = parseId(c.req.param("id"));
+  try {
+    if (!id) throw new ApiError(404, "Record not found");
+    await revokeAuthorizedApp(c.get("db"), c.get("fx"), { userId: s.user.id, accountId: s.account.id }, id);
+  } catch (e) {
+    const f = refusal(e);
+    return appsPage(c, s, { error: f.status === 404 ? "That application has no access to your account." : f.message, status: f.status });
+  }
+  return redirectWithFlash(c, "/oauth/authorized_applications", "app_revoked");
+});
+
+r.post("/settings/sessions/revoke", async (c) => {
+  const p = await readParams(c);
+  const s = await postSession(c, p);
+  if (s instanceof Response) return s;
+  const target = str(p.session);
+  try {
+    // The current session signs out with the sign-out button, not from here.
+    if (!/^[0-9a-f]{64}$/.test(target) || target === s.idHash) throw new ApiError(404, "Record not found");
+    await revokeBrowserSession(c.get("db"), s.user.id, target);
+  } catch (e) {
+    const f = refusal(e);
+    return appsPage(c, s, { error: f.status === 404 ? "No such session." : f.message, status: f.status });
+  }
+  return redirectWithFlash(c, "/oauth/authorized_applications", "session_revoked");
+});
+
+// ---- delete my account ----
+
+r.get("/settings/delete", async (c) => {
+  const s = await settingsSession(c);
+  if (s instanceof Response) return s;
+  return page(c, <DeletePage siteTitle={title(c)} csrf={s.csrf} acct={s.account.username} />);
+});
+
+r.post("/settings/delete", async (c) => {
+  const p = await readParams(c);
+  const s = await postSession(c, p);
+  if (s instanceof Response) return s;
+  try {
+    await deleteOwnAccount(c.get("db"), c.get("fx"), pepper(c), s, p.password);
+  } catch (e) {
+    const f = refusal(e);
+    return page(c, <DeletePage siteTitle={title(c)} csrf={s.csrf} acct={s.account.username} error={f.message} />, f.status);
+  }
+  clearSessionCookie(c);
+  return page(c, <DeletedPage siteTitle={title(c)} />);
+});
+
+// ---- the sign-in page's two-factor step ----
+
+r.post("/auth/sign_in/otp", (c) => otpStepPost(c));
+
+export default r;
