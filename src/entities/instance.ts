@@ -14,10 +14,11 @@ import { DEFAULT_HEADER, mediaUrl } from "./urls";
  */
 export const INSTANCE_VERSION = `${SOFTWARE_VERSION}+tern.${TERN_VERSION}`;
 
-// Mastodon's API version gates client features: Phanpy uses grouped notifications (/api/v2/notifications) from 2
-// on, quotes from 7 (quotes are not built, so Tern claims 2). Streaming is not gated on it: Mastodon 4.3 serves 2 (4.5: 7), but Phanpy, Elk (masto.js createStreamingAPIClient) and Ice
-// Cubes open the WebSocket whenever configuration.urls.streaming (v2) or urls.streaming_api (v1) is present.
-export const API_VERSION = 2; // 2 = Mastodon 4.3: grouped notifications (/api/v2/notifications) are served
+// Mastodon's API version gates client features: Phanpy uses grouped notifications (/api/v2/notifications) from 2 on,
+// quote posts from 7 (docs.joinmastodon.org/client/quotes: "available starting with mastodon API version 7"; Mastodon
+// 4.5 serves 7). Streaming is not gated on it: Phanpy, Elk (masto.js createStreamingAPIClient) and Ice Cubes open the
+// WebSocket whenever configuration.urls.streaming (v2) or urls.streaming_api (v1) is present.
+export const API_VERSION = 7;
 export const LANGUAGES = ["en"];
 
 export const LIMITS = {

@@ -74,8 +74,8 @@ describe("GET /api/v2/instance", () => {
     const body = instanceV2.parse(res.body);
     expect(body.domain).toBe(cfg().domain);
     expect(body.version).toBe("4.5.0+tern.0.1.0");
-    // 2: grouped notifications (/api/v2/notifications) are served, as from Mastodon 4.3 (Phanpy uses them from 2).
-    expect(body.api_versions.mastodon).toBe(2);
+    // 7, as Mastodon 4.5: grouped notifications (Phanpy uses them from 2) and quote posts (clients offer them from 7).
+    expect(body.api_versions.mastodon).toBe(7);
     expect(body.configuration.urls.streaming).toBe("ws://tern.test");
     expect(body.configuration.statuses.max_characters).toBe(500);
     expect(body.configuration.media_attachments.supported_mime_types).toContain("image/webp");
