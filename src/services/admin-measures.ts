@@ -129,6 +129,24 @@ function seriesPart(
   };
 }
 
+/**
+ * An instance_* measure counting rows of one table for the accounts of a domain (`a`): all-time total, per day by the
+ * rows' snowflake ids (index-backed ranges). `from` and `alias` are fixed strings written here, never input.
+ */
+function instanceRows(key: string, from: string, alias: string) {
+  return (db: DB, span: Span, p: Params): Part => {
+    const rows = sql`FROM ${sql.raw(from)} WHERE ${domainCond(p, key, sql.raw("a.domain"))}`;
+    const t = sql.raw(alias);
+    return seriesPart(
+      db,
+      key,
+      (x, y) => sql`SELECT ${t}.created_at / ${D} AS d, count(*) AS v ${rows} AND ${t}.id >= ${fl(x)} AND ${t}.id < ${fl(y)} GROUP BY d`,
+      span,
+      { total: sql`SELECT count(*) AS v ${rows}` },
+    );
+  };
+}
+
 const MEASURES: Record<string, (db: DB, span: Span, p: Params) => Part> = {
   active_users: (db, span) =>
     seriesPart(
@@ -223,60 +241,12 @@ const MEASURES: Record<string, (db: DB, span: Span, p: Params) => Part> = {
       { unit: "bytes", total: sql`SELECT coalesce(sum(m.file_size), 0) AS v ${from}` },
     );
   },
-  instance_reports: (db, span, p) => {
-    const dom = domainCond(p, "instance_reports", sql.raw("a.domain"));
-    const from = sql`FROM reports r JOIN accounts a ON a.id = r.target_account_id WHERE ${dom}`;
-    return seriesPart(
-      db,
-      "instance_reports",
-      (x, y) => sql`SELECT r.created_at / ${D} AS d, count(*) AS v ${from} AND r.id >= ${fl(x)} AND r.id < ${fl(y)} GROUP BY d`,
-      span,
-      {
-        total: sql`SELECT count(*) AS v ${from}`,
-      },
-    );
-  },
-  instance_statuses: (db, span, p) => {
-    const dom = domainCond(p, "instance_statuses", sql.raw("a.domain"));
-    const from = sql`FROM accounts a JOIN statuses s ON s.account_id = a.id WHERE ${dom}`;
-    return seriesPart(
-      db,
-      "instance_statuses",
-      (x, y) => sql`SELECT s.created_at / ${D} AS d, count(*) AS v ${from} AND s.id >= ${fl(x)} AND s.id < ${fl(y)} GROUP BY d`,
-      span,
-      {
-        total: sql`SELECT count(*) AS v ${from}`,
-      },
-    );
-  },
+  instance_reports: instanceRows("instance_reports", "reports r JOIN accounts a ON a.id = r.target_account_id", "r"),
+  instance_statuses: instanceRows("instance_statuses", "accounts a JOIN statuses s ON s.account_id = a.id", "s"),
   // Follows by the instance's accounts (of local accounts).
-  instance_follows: (db, span, p) => {
-    const dom = domainCond(p, "instance_follows", sql.raw("a.domain"));
-    const from = sql`FROM accounts a JOIN follows f ON f.account_id = a.id WHERE ${dom}`;
-    return seriesPart(
-      db,
-      "instance_follows",
-      (x, y) => sql`SELECT f.created_at / ${D} AS d, count(*) AS v ${from} AND f.id >= ${fl(x)} AND f.id < ${fl(y)} GROUP BY d`,
-      span,
-      {
-        total: sql`SELECT count(*) AS v ${from}`,
-      },
-    );
-  },
+  instance_follows: instanceRows("instance_follows", "accounts a JOIN follows f ON f.account_id = a.id", "f"),
   // Follows of the instance's accounts (by local accounts).
-  instance_followers: (db, span, p) => {
-    const dom = domainCond(p, "instance_followers", sql.raw("a.domain"));
-    const from = sql`FROM accounts a JOIN follows f ON f.target_account_id = a.id WHERE ${dom}`;
-    return seriesPart(
-      db,
-      "instance_followers",
-      (x, y) => sql`SELECT f.created_at / ${D} AS d, count(*) AS v ${from} AND f.id >= ${fl(x)} AND f.id < ${fl(y)} GROUP BY d`,
-      span,
-      {
-        total: sql`SELECT count(*) AS v ${from}`,
-      },
-    );
-  },
+  instance_followers: instanceRows("instance_followers", "accounts a JOIN follows f ON f.target_account_id = a.id", "f"),
 };
 
 const knownKeys = (keys: string[], table: Record<string, unknown>) => [...new Set(keys)].filter((k) => Object.hasOwn(table, k));
