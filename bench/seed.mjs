@@ -200,6 +200,7 @@ export function buildSeed({ origin, now = Date.now(), seed = 42 }) {
   const mentions = [];
   const mentionNotifs = [];
   const viewerStatuses = [];
+  const replyCount = new Map();
   const step = Math.floor((30 * DAY) / SHAPE.statuses);
   const mentionOdds = SHAPE.mentionsOfViewer / SHAPE.statuses;
   for (let i = 0; i < SHAPE.statuses; i++) {
@@ -238,7 +239,12 @@ export function buildSeed({ origin, now = Date.now(), seed = 42 }) {
     }
     statuses.push(row);
     if (author === 0 && !row.reblogOf && row.visibility !== "private") viewerStatuses.push(row);
+    if (row.replyTo) replyCount.set(row.replyTo, (replyCount.get(row.replyTo) ?? 0) + 1);
   }
+  // The public status with the most replies: the thread the `context` scenario reads.
+  let threadId = null;
+  let threadReplies = -1;
+  for (const [sid, n] of replyCount) if (n > threadReplies) [threadId, threadReplies] = [sid, n];
   w.insert(
     "statuses",
     [
@@ -359,6 +365,8 @@ export function buildSeed({ origin, now = Date.now(), seed = 42 }) {
   return {
     sql: w.toString(),
     viewer: { accountId: unpad(accounts[0].id), token: tokens[0] },
+    // Ids the per-page scenarios address (bench/run.mjs): an account the viewer follows, a thread with replies.
+    samples: { followedAccountId: unpad(accounts[1].id), threadId, threadReplies },
     posterTokens: tokens,
     counts: {
       accounts: accounts.length,

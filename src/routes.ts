@@ -8,6 +8,7 @@ import adminDomainAllows from "./api/v1/admin/domain-allows";
 import adminDomainBlocks from "./api/v1/admin/domain-blocks";
 import { canonicalEmailBlocks as adminCanonicalEmailBlocks, emailDomainBlocks as adminEmailDomainBlocks } from "./api/v1/admin/email-blocks";
 import adminIpBlocks from "./api/v1/admin/ip-blocks";
+import adminRelays from "./api/v1/admin/relays";
 import announcements from "./api/v1/announcements";
 import adminAccounts from "./api/v1/admin/accounts";
 import adminMeasures from "./api/v1/admin/measures";
@@ -61,6 +62,8 @@ import mediaDefaults from "./media/defaults";
 import web from "./web/routes";
 import ternExports from "./api/tern/exports";
 import ternImports from "./api/tern/imports";
+import ternAliases from "./api/tern/aliases";
+import ternMigration from "./api/tern/migration";
 import settingsData from "./web/settings-data";
 
 export const mounts: [string, Hono<AppEnv>][] = [
@@ -83,6 +86,7 @@ export const mounts: [string, Hono<AppEnv>][] = [
   ["/api/v1/admin/canonical_email_blocks", adminCanonicalEmailBlocks],
   ["/api/v1/admin/email_domain_blocks", adminEmailDomainBlocks],
   ["/api/v1/admin/ip_blocks", adminIpBlocks],
+  ["/api/v1/admin/relays", adminRelays],
   ["/api/v1/announcements", announcements],
   ["/api/v1/polls", polls],
   ["/api/v1/apps", apps],
@@ -125,6 +129,9 @@ export const mounts: [string, Hono<AppEnv>][] = [
   // Account data export and import: Tern's API, and the settings pages at Mastodon's paths
   ["/api/tern/exports", ternExports],
   ["/api/tern/imports", ternImports],
+  // Account migration: aliases (alsoKnownAs) and moving out (src/services/account-migration.ts)
+  ["/api/tern/aliases", ternAliases],
+  ["/api/tern/migration", ternMigration],
   ["/settings", settingsData],
   ["/oauth", oauth],
   ["/media", media_files],

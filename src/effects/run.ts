@@ -6,6 +6,7 @@ import { readConfig, type Env } from "../env";
 import { deliverPush, PushRetry, pushJobsForNotifications, retryPushJob, type PushJob } from "../push";
 import { fetchFeaturedCollection } from "../federation/featured-collection";
 import { processInboxItem } from "../federation/inbox-process";
+import { backfillThread, JOB_BUDGET } from "../federation/backfill";
 import { runFederate } from "../federation/outbound";
 import { fanOut, unfanOut } from "../timelines/fanout";
 import { mergeIntoHome, mergeIntoList, unmergeFromHome } from "../timelines/feed-merge";
@@ -94,6 +95,9 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects): 
       return runImportRound(db, fx, configFor(env, fx), effect.importId);
     case "export_archive":
       return runArchiveRound(db, env, fx, configFor(env, fx), effect.backupId);
+    case "backfill_thread":
+      await backfillThread(db, configFor(env, fx), fx, effect.statusId, JOB_BUDGET);
+      return;
     default:
       console.warn("unknown effect", JSON.stringify(effect).slice(0, 200));
   }

@@ -53,7 +53,9 @@ export type Effect =
   | { type: "delete_account"; accountId: string }
   // Account data import and export (src/services/imports.ts, export-archive.ts): the next bounded round of each
   | { type: "import_rows"; importId: string; origin: string }
-  | { type: "export_archive"; backupId: string; origin: string };
+  | { type: "export_archive"; backupId: string; origin: string }
+  // What a context request's backfill could not fetch within its budget (src/federation/backfill.ts)
+  | { type: "backfill_thread"; statusId: string };
 
 /**
  * One JOBS message: a single effect, or all the effects of one action packed together (one queue operation) with the
@@ -93,6 +95,13 @@ export type FederateAction =
   | { kind: "quote_request"; quoteId: string }
   | { kind: "accept_quote_request"; quoteId: string }
   | { kind: "reject_quote_request"; accountId: string; requesterId: string; activityUri: string; quotedUri: string; instrumentUri: string }
-  | { kind: "revoke_quote"; quoteId: string };
+  | { kind: "revoke_quote"; quoteId: string }
+  // Relays (src/federation/relays.ts): the instance actor's Follow of as:Public to a relay's inbox, and its Undo
+  | { kind: "relay_follow"; relayId: string; followUri: string }
+  | { kind: "relay_undo"; inboxUrl: string; followUri: string }
+  // Account migration (src/services/account-migration.ts): the Move of a local account to its followers' servers, and
+  // one bounded round of moving the local followers of an account that moved (local or remote) to its new account
+  | { kind: "move"; accountId: string; targetAccountId: string; migrationId: string }
+  | { kind: "move_followers"; sourceAccountId: string; targetAccountId: string; cursor?: string };
 
 export type EffectType = Effect["type"];

@@ -55,7 +55,11 @@ function picture(cfg: Config, key: string | null, remote: string | null, fallbac
   return `${cfg.origin}${fallback}`;
 }
 
-export function renderAccount(cfg: Config, a: AccountRow, role?: RoleRow | null): MastodonAccount {
+/**
+ * `moved`: the account `a` moved to (a.movedToAccountId), when the caller loaded it (services/account-migration.ts
+ * movedAccountOf); rendered as Mastodon's `moved`, itself without a `moved` (Mastodon's moved_and_not_nested?).
+ */
+export function renderAccount(cfg: Config, a: AccountRow, role?: RoleRow | null, moved?: AccountRow | null): MastodonAccount {
   const local = !a.domain;
   const suspended = !!a.suspendedAt;
   const fields = local
@@ -100,6 +104,7 @@ export function renderAccount(cfg: Config, a: AccountRow, role?: RoleRow | null)
   if (suspended) out.suspended = true;
   if (a.silencedAt) out.limited = true;
   if (a.memorial) out.memorial = true;
+  if (moved && a.movedToAccountId === moved.id && !suspended) out.moved = renderAccount(cfg, moved);
   return out;
 }
 

@@ -6,6 +6,7 @@ import type { DB } from "../db/client";
 import type { AccountRow } from "../db/schema";
 import type { Config } from "../env";
 import type { GroupedPage } from "../queries/notification-groups";
+import { relatedOfRows } from "../queries/notifications";
 import { renderAccount } from "./account";
 import { renderReport } from "./notification";
 import { renderStatuses } from "./status";
@@ -30,7 +31,7 @@ export async function renderGroupedNotifications(
   expand: ExpandAccounts = "full",
 ): Promise<Record<string, unknown>> {
   const statusIds = [...new Set(page.rows.map((r) => r.n.statusId).filter((x): x is string => !!x))];
-  const rendered = statusIds.length ? await renderStatuses(db, cfg, statusIds, viewerId, "notifications") : [];
+  const rendered = statusIds.length ? await renderStatuses(db, cfg, statusIds, viewerId, "notifications", relatedOfRows(page.rows)) : [];
   const statusById = new Map(rendered.map((s) => [s.id as string, s]));
 
   const groups: Record<string, unknown>[] = [];

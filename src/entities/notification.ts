@@ -3,11 +3,14 @@
 // as Mastodon does. Accounts come joined with the page query, so they cost nothing here.
 import type { DB } from "../db/client";
 import type { Config } from "../env";
-import type { NotificationWithRefs } from "../queries/notifications";
+import { relatedOfRows, type NotificationWithRefs } from "../queries/notifications";
 import { renderAccount } from "./account";
 import { reportFields } from "./report";
 import { renderStatuses } from "./status";
 import { isoTime } from "./urls";
+import { inArray } from "drizzle-orm";
+import { idList } from "../db/client";
+import { type AccountRow, accounts } from "../db/schema";
 
 export function renderReport(cfg: Config, r: NonNullable<NotificationWithRefs["report"]>, target: NotificationWithRefs["reportTarget"]) {
   return {
@@ -20,8 +23,17 @@ export function renderReport(cfg: Config, r: NonNullable<NotificationWithRefs["r
 
 export async function renderNotifications(db: DB, cfg: Config, rows: NotificationWithRefs[], viewerId: string): Promise<Record<string, unknown>[]> {
   const statusIds = [...new Set(rows.map((r) => r.n.statusId).filter((x): x is string => !!x))];
-  const rendered = await renderStatuses(db, cfg, statusIds, viewerId, "notifications");
+  const rendered = await renderStatuses(db, cfg, statusIds, viewerId, "notifications", relatedOfRows(rows));
   const byId = new Map(rendered.map((s) => [s.id as string, s]));
+  // `move` (an account the recipient follows moved): its new account as `target` (Pleroma's shape), one query.
+  const movedIds = [...new Set(rows.flatMap((r) => (r.n.type === "move" && r.from.movedToAccountId ? [r.from.movedToAccountId] : [])))];
+  const moved = new Map<string, AccountRow>();
+  if (movedIds.length)
+    for (const a of await db
+      .select()
+      .from(accounts)
+      .where(inArray(accounts.id, idList(movedIds))))
+      moved.set(a.id, a);
   const out: Record<string, unknown>[] = [];
   for (const { n, from, report, reportTarget } of rows) {
     const item: Record<string, unknown> = {
@@ -35,6 +47,11 @@ export async function renderNotifications(db: DB, cfg: Config, rows: Notificatio
       const s = byId.get(n.statusId);
       if (!s) continue;
       item.status = s;
+    }
+    if (n.type === "move") {
+      const target = from.movedToAccountId ? moved.get(from.movedToAccountId) : undefined;
+      if (!target) continue;
+      item.target = renderAccount(cfg, target);
     }
     if (n.type === "admin.report") {
       if (!report) continue;

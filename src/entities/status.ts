@@ -1,41 +1,25 @@
 // Statuses → Mastodon Status JSON, in batches: whatever the page size, ONE D1 batch (one round trip) loads the
-// statuses, their reblog targets, authors, media, mentions, tags, polls, applications and the viewer's relations.
-// Every query takes the page's ids as one JSON parameter (db/id-list.ts), so the statement count is fixed. The same
-// batch loads the viewer's active content filters; they are compiled once and matched in memory (`filtered`).
-import { and, eq, inArray, or, sql } from "drizzle-orm";
-import type { DB } from "../db/client";
+// statuses, their reblog targets and the statuses they quote, with authors, media, mentions, tags, polls, applications,
+// cards, emojis, quotes and the viewer's relations. Each status row carries those as correlated subqueries on its own
+// keys (statusRowsStatement: an index seek that finds nothing reads no row in D1's count), so a page costs about one
+// row read per id bound, per row found and per author, not one statement per relation re-reading the page's ids. The
+// page's ids are bound as plain parameters (`IN (?, ?, …)`; one JSON parameter above PLAIN_PARAMS). The reblog targets
+// and quoted statuses come from the page's query when it read them (`related`: home, lists, public, tags, account
+// statuses, notifications), else from the ids in SQL. The same batch loads the viewer's active content filters; they
+// are compiled once and matched in memory (`filtered`).
+import { getTableColumns, inArray, sql, type SQL, type Table } from "drizzle-orm";
+import type { DB, Statement } from "../db/client";
 import { idList } from "../db/client";
-import {
-  accounts,
-  blocks,
-  bookmarks,
-  conversationMutes,
-  favourites,
-  follows,
-  mediaAttachments,
-  mentions,
-  oauthApplications,
-  polls,
-  pollVotes,
-  previewCards,
-  quotes,
-  statusPins,
-  statusPreviewCards,
-  statuses,
-  statusTags,
-  tags,
-  type FilterContext,
-} from "../db/schema";
+import { accounts, mediaAttachments, polls, previewCards, quotes, statuses, type FilterContext } from "../db/schema";
 import type { Config } from "../env";
 import { padId, unpadId } from "../lib/ids";
 import type { AccountRow, QuoteRow } from "../db/schema";
-import { quoteShown, renderQuote, renderQuoteApproval } from "./quote";
+import { QUOTE_FLAGS, quoteShown, renderQuote, renderQuoteApproval } from "./quote";
 import { acctOf, renderAccount, type MastodonAccount } from "./account";
 import { renderMedia } from "./media";
 import { renderPoll } from "./poll";
 import { renderPreviewCard, type PreviewCardRow } from "./preview-card";
 import { renderEmojis } from "./custom-emoji";
-import { statusEmojisStatement, type StatusEmojiRow } from "../services/custom-emojis";
 import type { StoredEmoji } from "../db/schema";
 import { isoTime, statusUrl, tagUrl } from "./urls";
 import { canSeeStatus } from "../services/visibility";
@@ -91,18 +75,143 @@ export interface StatusBundle {
   };
 }
 
-/** The page's ids plus the ids of the statuses they reblog. */
-function withReblogTargets(ids: string[]) {
-  const list = idList(ids);
-  return sql`(SELECT value FROM json_each(${JSON.stringify(ids.map(padId))}) UNION SELECT ${statuses.reblogOfId} FROM ${statuses} WHERE ${statuses.id} IN ${list} AND ${statuses.reblogOfId} IS NOT NULL)`;
+/**
+ * Ids as an `IN` operand: plain bound parameters for a page (`IN (?, ?, …)`: SQLite walks the list once, one row read
+ * per value), one JSON parameter above PLAIN_IDS (D1 allows 100 bound parameters per statement; json_each reads each
+ * value twice).
+ */
+const PLAIN_PARAMS = 80;
+/** `uses`: how many times the statement binds this list (the rest of the 100 goes to the viewer's and other values). */
+function inIds(ids: readonly string[], uses = 1): SQL {
+  if (ids.length * uses > PLAIN_PARAMS) return idList(ids);
+  return sql`(${sql.join(
+    ids.map((id) => sql`${padId(id)}`),
+    sql`, `,
+  )})`;
 }
 
-/** …plus the statuses those quote (one level: a quoted status's own quote is shown by id only). */
-function withQuoteTargets(ids: string[]) {
-  const base = withReblogTargets(ids);
-  return sql`(SELECT value FROM json_each(${JSON.stringify(ids.map(padId))}) UNION SELECT ${statuses.reblogOfId} FROM ${statuses} WHERE ${statuses.id} IN ${idList(ids)} AND ${statuses.reblogOfId} IS NOT NULL
-    UNION SELECT ${quotes.quotedStatusId} FROM ${quotes} WHERE ${quotes.statusId} IN ${base} AND ${quotes.quotedStatusId} IS NOT NULL)`;
+/** The page's reblog targets and the statuses they and the page quote (one level), found from the page's ids. */
+function relatedOf(ids: readonly string[], uses = 3): SQL {
+  const page = inIds(ids, uses);
+  const reblogs = sql`(SELECT r.reblog_of_id FROM statuses r WHERE r.id IN ${page} AND r.reblog_of_id IS NOT NULL)`;
+  return sql`("statuses"."id" IN ${reblogs} OR "statuses"."id" IN (SELECT q.quoted_status_id FROM quotes q
+    WHERE q.quoted_status_id IS NOT NULL AND (q.status_id IN ${page} OR q.status_id IN ${reblogs})))`;
 }
+
+/**
+ * `json_object('prop', alias."column", …)` over a table's columns, keyed by the row's property names, so a row read in
+ * a correlated subquery decodes like drizzle's own (`decodeRow`). json_object takes at most 127 arguments: wider
+ * tables are merged from pieces (json_patch drops nulls; a missing key decodes as null).
+ */
+function jsonRow(table: Table, alias: string): SQL {
+  const parts: string[] = [];
+  const cols = Object.entries(getTableColumns(table));
+  for (let i = 0; i < cols.length; i += 50) {
+    parts.push(
+      `json_object(${cols
+        .slice(i, i + 50)
+        .map(([k, c]) => `'${k}', ${alias}."${c.name}"`)
+        .join(", ")})`,
+    );
+  }
+  return sql.raw(parts.reduce((acc, p) => `json_patch(${acc}, ${p})`));
+}
+
+function decodeRow<T>(table: Table, obj: Record<string, unknown>): T {
+  const out: Record<string, unknown> = {};
+  for (const [k, c] of Object.entries(getTableColumns(table))) {
+    const v = obj[k];
+    out[k] = v == null ? null : c.mapFromDriverValue(v);
+  }
+  return out as T;
+}
+
+const parseList = (v: string | null): unknown[] => (v ? (JSON.parse(v) as unknown[]) : []);
+const parseObj = (v: string | null): Record<string, unknown> | null => (v ? (JSON.parse(v) as Record<string, unknown>) : null);
+
+/**
+ * One statement for a set of statuses: each row with, through correlated lookups on its own keys (an index seek that
+ * finds nothing reads no row), its author, media, mentions, tags, poll, application, card, emojis and quote, and the
+ * viewer's relations to it and to its author. Rows read: one per id bound, one per row found.
+ */
+function statusRowsStatement(db: DB, where: SQL, viewerId: string | null, now: number) {
+  const S = sql.raw(`"statuses"`);
+  const own = {
+    xAuthor: sql<string | null>`(SELECT ${jsonRow(accounts, "xa")} FROM accounts xa WHERE xa.id = ${S}.account_id)`.as("x_author"),
+    xMedia: sql<string | null>`(SELECT json_group_array(${jsonRow(mediaAttachments, "xm")}) FROM media_attachments xm WHERE xm.status_id = ${S}.id)`.as(
+      "x_media",
+    ),
+    xMentions: sql<string | null>`(SELECT json_group_array(json_object('silent', xn.silent, 'account', ${jsonRow(accounts, "xna")}))
+      FROM mentions xn JOIN accounts xna ON xna.id = xn.account_id WHERE xn.status_id = ${S}.id)`.as("x_mentions"),
+    xTags: sql<string | null>`(SELECT json_group_array(xt.name) FROM status_tags xst JOIN tags xt ON xt.id = xst.tag_id WHERE xst.status_id = ${S}.id)`.as(
+      "x_tags",
+    ),
+    xPoll: sql<string | null>`(SELECT ${jsonRow(polls, "xp")} FROM polls xp WHERE xp.status_id = ${S}.id)`.as("x_poll"),
+    xApp: sql<string | null>`(SELECT json_object('id', xo.id, 'name', xo.name, 'website', xo.website) FROM oauth_applications xo
+      WHERE ${S}.local = 1 AND xo.id = ${S}.application_id)`.as("x_app"),
+    // The card's own `url` and the link's (as the status wrote it) are both kept.
+    xCard: sql<string | null>`(SELECT json_object('originalUrl', xsc.url, 'card', ${jsonRow(previewCards, "xpc")})
+      FROM status_preview_cards xsc JOIN preview_cards xpc ON xpc.id = xsc.preview_card_id WHERE xsc.status_id = ${S}.id)`.as("x_card"),
+    // The custom emojis its text uses (statusEmojisStatement's rows, in the order written).
+    xEmojis: sql<string | null>`CASE WHEN ${S}.emoji_shortcodes IS NOT NULL THEN (SELECT json_group_array(json_object('id', e.id, 'shortcode', e.shortcode,
+        'image_key', e.image_key, 'image_remote_url', e.image_remote_url, 'visible_in_picker', e.visible_in_picker, 'uri', e.uri))
+      FROM (SELECT xe.* FROM json_each(${S}.emoji_shortcodes) xj JOIN custom_emojis xe ON xe.shortcode = xj.value
+        AND xe.domain IS (SELECT xea.domain FROM accounts xea WHERE xea.id = ${S}.account_id) AND xe.disabled = 0 ORDER BY xj.key) e) END`.as("x_emojis"),
+    xQuote: sql<string | null>`(SELECT ${jsonRow(quotes, "xq")} FROM quotes xq WHERE xq.status_id = ${S}.id)`.as("x_quote"),
+  };
+  if (!viewerId)
+    return db
+      .select({ ...getTableColumns(statuses), ...own })
+      .from(statuses)
+      .where(where);
+  const v = padId(viewerId);
+  const mine = {
+    xFav: sql<number>`EXISTS (SELECT 1 FROM favourites WHERE account_id = ${v} AND status_id = ${S}.id)`.as("x_fav"),
+    xReb: sql<number>`EXISTS (SELECT 1 FROM statuses xr WHERE xr.reblog_of_id = ${S}.id AND xr.account_id = ${v})`.as("x_reb"),
+    xBm: sql<number>`EXISTS (SELECT 1 FROM bookmarks WHERE account_id = ${v} AND status_id = ${S}.id)`.as("x_bm"),
+    xPin: sql<number>`EXISTS (SELECT 1 FROM status_pins WHERE account_id = ${v} AND status_id = ${S}.id)`.as("x_pin"),
+    xCm: sql<number>`EXISTS (SELECT 1 FROM conversation_mutes WHERE account_id = ${v} AND conversation_id = ${S}.conversation_id)`.as("x_cm"),
+    xVotes: sql<string | null>`CASE WHEN ${S}.poll_id IS NOT NULL THEN (SELECT json_group_array(choice) FROM poll_votes
+      WHERE poll_id = ${S}.poll_id AND account_id = ${v}) END`.as("x_votes"),
+    // Whether the viewer follows the author matters for a private status (canSeeStatus) and for a quote policy that
+    // names followers (quotePolicyFor: 4 in either half); elsewhere it is not looked up.
+    xFollowing: sql<number>`CASE WHEN ${S}.visibility = 'private' OR (${S}.quote_approval_policy & ${FOLLOWERS_POLICY}) <> 0
+      THEN EXISTS (SELECT 1 FROM follows WHERE account_id = ${v} AND target_account_id = ${S}.account_id) ELSE 0 END`.as("x_following"),
+    xBlockedBy: sql<number>`EXISTS (SELECT 1 FROM blocks WHERE account_id = ${S}.account_id AND target_account_id = ${v})`.as("x_blocked_by"),
+    xBlocking: sql<number>`EXISTS (SELECT 1 FROM blocks WHERE account_id = ${v} AND target_account_id = ${S}.account_id)`.as("x_blocking"),
+    xMuting: sql<number>`EXISTS (SELECT 1 FROM mutes WHERE account_id = ${v} AND target_account_id = ${S}.account_id
+      AND (expires_at IS NULL OR expires_at > ${now}))`.as("x_muting"),
+  };
+  return db
+    .select({ ...getTableColumns(statuses), ...own, ...mine })
+    .from(statuses)
+    .where(where);
+}
+
+/** QUOTE_FLAGS.followers in the automatic (high) and manual (low) halves of quote_approval_policy. */
+const FOLLOWERS_POLICY = (QUOTE_FLAGS.followers << 16) | QUOTE_FLAGS.followers;
+
+type LoadedRow = StatusRow & {
+  xAuthor: string | null;
+  xMedia: string | null;
+  xMentions: string | null;
+  xTags: string | null;
+  xPoll: string | null;
+  xApp: string | null;
+  xCard: string | null;
+  xEmojis: string | null;
+  xQuote: string | null;
+  xFav?: number;
+  xReb?: number;
+  xBm?: number;
+  xPin?: number;
+  xCm?: number;
+  xVotes?: string | null;
+  xFollowing?: number;
+  xBlockedBy?: number;
+  xBlocking?: number;
+  xMuting?: number;
+};
 
 /** A bundle with nothing loaded yet (also used to render a status just written, without reading it back). */
 export function emptyBundle(viewerId: string | null): StatusBundle {
@@ -136,151 +245,102 @@ export function emptyBundle(viewerId: string | null): StatusBundle {
   };
 }
 
-export async function loadStatusBundle(db: DB, ids: string[], viewerId: string | null): Promise<StatusBundle> {
+/**
+ * Loads `ids` (the page), their reblog targets and the statuses they quote, in ONE batch. `related`, when the page's
+ * query already found them (home_feed.reblog_of_id, quotes.quoted_status_id), lists those other statuses: complete,
+ * it saves re-deriving them from the page's ids.
+ */
+export async function loadStatusBundle(db: DB, ids: string[], viewerId: string | null, related?: readonly string[]): Promise<StatusBundle> {
   const bundle = emptyBundle(viewerId);
   if (ids.length === 0) return bundle;
-  const all = withQuoteTargets(ids);
-  const authorsOf = sql`(SELECT ${statuses.accountId} FROM ${statuses} WHERE ${statuses.id} IN ${all})`;
-  const q = [
-    db.select().from(statuses).where(inArray(statuses.id, all)),
-    db.select().from(accounts).where(inArray(accounts.id, authorsOf)),
-    db.select().from(mediaAttachments).where(inArray(mediaAttachments.statusId, all)),
-    db
-      .select({ statusId: mentions.statusId, silent: mentions.silent, account: accounts })
-      .from(mentions)
-      .innerJoin(accounts, eq(accounts.id, mentions.accountId))
-      .where(inArray(mentions.statusId, all)),
-    db
-      .select({ statusId: statusTags.statusId, name: tags.name })
-      .from(statusTags)
-      .innerJoin(tags, eq(tags.id, statusTags.tagId))
-      .where(inArray(statusTags.statusId, all)),
-    db.select().from(polls).where(inArray(polls.statusId, all)),
-    db
-      .select({ id: oauthApplications.id, name: oauthApplications.name, website: oauthApplications.website })
-      .from(oauthApplications)
-      .where(inArray(oauthApplications.id, sql`(SELECT ${statuses.applicationId} FROM ${statuses} WHERE ${statuses.id} IN ${all} AND ${statuses.local} = 1)`)),
-    // The card's own `url` column and the link's collide by name in a batch result: the link's is aliased.
-    db
-      .select({ statusId: statusPreviewCards.statusId, originalUrl: sql<string>`${statusPreviewCards.url}`.as("original_url"), card: previewCards })
-      .from(statusPreviewCards)
-      .innerJoin(previewCards, eq(previewCards.id, statusPreviewCards.previewCardId))
-      .where(inArray(statusPreviewCards.statusId, all)),
-    statusEmojisStatement(db, all),
-    db.select().from(quotes).where(inArray(quotes.statusId, all)),
-  ] as const;
+  const now = Date.now();
+  const page = [...new Set(ids)];
+  const extra = related ? [...new Set(related)].filter((id) => !page.includes(id)) : null;
+  const rowsQ = [statusRowsStatement(db, inArray(statuses.id, inIds(page)), viewerId, now)];
+  if (!extra) rowsQ.push(statusRowsStatement(db, relatedOf(page), viewerId, now));
+  else if (extra.length) rowsQ.push(statusRowsStatement(db, inArray(statuses.id, inIds(extra)), viewerId, now));
   const v = viewerId ?? "0";
+  const all = extra
+    ? inIds([...page, ...extra])
+    : sql`(SELECT "statuses"."id" FROM statuses WHERE "statuses"."id" IN ${inIds(page, 4)} OR ${relatedOf(page, 4)})`;
   const viewerQ = [
-    db
-      .select({ id: favourites.statusId })
-      .from(favourites)
-      .where(and(eq(favourites.accountId, v), inArray(favourites.statusId, all))),
-    db
-      .select({ id: statuses.reblogOfId })
-      .from(statuses)
-      .where(and(eq(statuses.accountId, v), inArray(statuses.reblogOfId, all))),
-    db
-      .select({ id: bookmarks.statusId })
-      .from(bookmarks)
-      .where(and(eq(bookmarks.accountId, v), inArray(bookmarks.statusId, all))),
-    db
-      .select({ id: statusPins.statusId })
-      .from(statusPins)
-      .where(and(eq(statusPins.accountId, v), inArray(statusPins.statusId, all))),
-    db
-      .select({ id: conversationMutes.conversationId })
-      .from(conversationMutes)
-      .where(
-        and(
-          eq(conversationMutes.accountId, v),
-          inArray(conversationMutes.conversationId, sql`(SELECT ${statuses.conversationId} FROM ${statuses} WHERE ${statuses.id} IN ${all})`),
-        ),
-      ),
-    db
-      .select({ id: follows.targetAccountId })
-      .from(follows)
-      .where(and(eq(follows.accountId, v), inArray(follows.targetAccountId, authorsOf))),
-    db
-      .select({ id: blocks.accountId })
-      .from(blocks)
-      .where(and(eq(blocks.targetAccountId, v), inArray(blocks.accountId, authorsOf))),
-    db
-      .select({ pollId: pollVotes.pollId, choice: pollVotes.choice })
-      .from(pollVotes)
-      .where(and(eq(pollVotes.accountId, v), inArray(pollVotes.pollId, sql`(SELECT ${statuses.pollId} FROM ${statuses} WHERE ${statuses.id} IN ${all})`))),
-    activeFilterRules(db, v, all, Date.now()),
-    // Who the viewer hides among the authors, for the states of quotes (blocked_account, muted_account, blocked_domain).
-    db.all<{
-      k: string;
-      id: string;
-    }>(sql`SELECT 'b' AS k, target_account_id AS id FROM blocks WHERE account_id = ${padId(v)} AND target_account_id IN ${authorsOf}
-      UNION ALL SELECT 'm', target_account_id FROM mutes WHERE account_id = ${padId(v)} AND target_account_id IN ${authorsOf} AND (expires_at IS NULL OR expires_at > ${Date.now()})
-      UNION ALL SELECT 'd', domain FROM account_domain_blocks WHERE account_id = ${padId(v)}`),
+    activeFilterRules(db, v, all, now),
+    // The viewer's blocked domains, for the states of quotes (blocked_domain).
+    db.all<{ domain: string }>(sql`SELECT domain FROM account_domain_blocks WHERE account_id = ${padId(v)}`),
   ] as const;
-  const res = viewerId ? await db.batch([...q, ...viewerQ]) : await db.batch([...q]);
-  const [sRows, aRows, mRows, menRows, tagRows, pollRows, appRows, cardRows, emojiRows, quoteRows] = res as unknown as [
-    StatusRow[],
-    AccountRow[],
-    MediaRow[],
-    { statusId: string; silent: boolean; account: AccountRow }[],
-    { statusId: string; name: string }[],
-    PollRow[],
-    { id: string; name: string; website: string | null }[],
-    { statusId: string; originalUrl: string; card: PreviewCardRow }[],
-    StatusEmojiRow[],
-    QuoteRow[],
-  ];
-  for (const s of sRows) bundle.statuses.set(s.id, s);
-  for (const a of aRows) bundle.accounts.set(a.id, a);
-  for (const m of mRows) {
-    const list = bundle.media.get(m.statusId!) ?? [];
-    list.push(m);
-    bundle.media.set(m.statusId!, list);
-  }
-  for (const m of menRows) {
-    if (!bundle.mentionIds.has(m.statusId)) bundle.mentionIds.set(m.statusId, new Set());
-    bundle.mentionIds.get(m.statusId)!.add(m.account.id);
-    if (m.silent) continue;
-    const list = bundle.mentions.get(m.statusId) ?? [];
-    list.push(m.account);
-    bundle.mentions.set(m.statusId, list);
-  }
-  for (const t of tagRows) {
-    const list = bundle.tags.get(t.statusId) ?? [];
-    list.push(t.name);
-    bundle.tags.set(t.statusId, list);
-  }
-  for (const p of pollRows) if (p.statusId) bundle.polls.set(p.statusId, p);
-  for (const a of appRows) bundle.apps.set(a.id, { name: a.name, website: a.website });
-  for (const c of cardRows) bundle.cards.set(c.statusId, { card: c.card, url: c.originalUrl });
-  for (const q of quoteRows) bundle.quotes.set(q.statusId, q);
-  for (const { status_id, ...e } of emojiRows) {
-    const sid = unpadId(String(status_id));
-    const list = bundle.emojis.get(sid) ?? [];
-    list.push(e);
-    bundle.emojis.set(sid, list);
+  const res = (viewerId ? await db.batch([...rowsQ, ...viewerQ] as unknown as [Statement]) : await db.batch(rowsQ as unknown as [Statement])) as unknown[];
+  const vw = bundle.viewer;
+  for (const r of res.slice(0, rowsQ.length) as LoadedRow[][]) {
+    for (const row of r) {
+      const {
+        xAuthor,
+        xMedia,
+        xMentions,
+        xTags,
+        xPoll,
+        xApp,
+        xCard,
+        xEmojis,
+        xQuote,
+        xFav,
+        xReb,
+        xBm,
+        xPin,
+        xCm,
+        xVotes,
+        xFollowing,
+        xBlockedBy,
+        xBlocking,
+        xMuting,
+        ...s
+      } = row;
+      const id = s.id;
+      bundle.statuses.set(id, s);
+      const author = parseObj(xAuthor);
+      if (author) bundle.accounts.set(s.accountId, decodeRow<AccountRow>(accounts, author));
+      const media = parseList(xMedia).map((m) => decodeRow<MediaRow>(mediaAttachments, m as Record<string, unknown>));
+      if (media.length) bundle.media.set(id, media);
+      const mens = parseList(xMentions) as { silent: number; account: Record<string, unknown> }[];
+      for (const m of mens) {
+        const account = decodeRow<AccountRow>(accounts, m.account);
+        if (!bundle.mentionIds.has(id)) bundle.mentionIds.set(id, new Set());
+        bundle.mentionIds.get(id)!.add(account.id);
+        if (m.silent) continue;
+        const list = bundle.mentions.get(id) ?? [];
+        list.push(account);
+        bundle.mentions.set(id, list);
+      }
+      const tagNames = parseList(xTags) as string[];
+      if (tagNames.length) bundle.tags.set(id, tagNames);
+      const poll = parseObj(xPoll);
+      if (poll) bundle.polls.set(id, decodeRow<PollRow>(polls, poll));
+      const app = parseObj(xApp) as { id: string; name: string; website: string | null } | null;
+      if (app) bundle.apps.set(unpadId(String(app.id)), { name: app.name, website: app.website });
+      const card = parseObj(xCard) as { originalUrl: string; card: Record<string, unknown> } | null;
+      if (card) bundle.cards.set(id, { card: decodeRow<PreviewCardRow>(previewCards, card.card), url: card.originalUrl });
+      const emojis = parseList(xEmojis ?? null) as StoredEmoji[];
+      if (emojis.length) bundle.emojis.set(id, emojis);
+      const quote = parseObj(xQuote);
+      if (quote) bundle.quotes.set(id, decodeRow<QuoteRow>(quotes, quote));
+      if (!viewerId) continue;
+      if (xFav) vw.favourited.add(id);
+      if (xReb) vw.reblogged.add(id);
+      if (xBm) vw.bookmarked.add(id);
+      if (xPin) vw.pinned.add(id);
+      if (xCm && s.conversationId) vw.mutedConversations.add(s.conversationId);
+      if (s.pollId && xVotes) {
+        const votes = parseList(xVotes) as number[];
+        if (votes.length) bundle.ownVotes.set(s.pollId, votes);
+      }
+      if (xFollowing) vw.following.add(s.accountId);
+      if (xBlockedBy) vw.blockedBy.add(s.accountId);
+      if (xBlocking) vw.blocking.add(s.accountId);
+      if (xMuting) vw.muting.add(s.accountId);
+    }
   }
   if (viewerId) {
-    const rest = res.slice(q.length) as unknown as { id: string }[][];
-    const [fav = [], reb = [], bm = [], pin = [], cm = [], fol = [], blk = []] = rest;
-    for (const r of fav) bundle.viewer.favourited.add(r.id);
-    for (const r of reb) if (r.id) bundle.viewer.reblogged.add(r.id);
-    for (const r of bm) bundle.viewer.bookmarked.add(r.id);
-    for (const r of pin) bundle.viewer.pinned.add(r.id);
-    for (const r of cm) bundle.viewer.mutedConversations.add(r.id);
-    for (const r of fol) bundle.viewer.following.add(r.id);
-    for (const r of blk) bundle.viewer.blockedBy.add(r.id);
-    const votes = res[q.length + 7] as unknown as { pollId: string; choice: number }[];
-    for (const vt of votes) {
-      const list = bundle.ownVotes.get(vt.pollId) ?? [];
-      list.push(vt.choice);
-      bundle.ownVotes.set(vt.pollId, list);
-    }
-    bundle.filters = compileFilters(res[q.length + 8] as unknown as Parameters<typeof compileFilters>[0]);
-    for (const h of res[q.length + 9] as unknown as { k: string; id: string }[]) {
-      if (h.k === "d") bundle.viewer.blockedDomains.add(h.id);
-      else (h.k === "b" ? bundle.viewer.blocking : bundle.viewer.muting).add(unpadId(String(h.id)));
-    }
+    bundle.filters = compileFilters(res[rowsQ.length] as Parameters<typeof compileFilters>[0]);
+    for (const d of res[rowsQ.length + 1] as { domain: string }[]) vw.blockedDomains.add(d.domain);
   }
   return bundle;
 }
@@ -434,8 +494,9 @@ export async function renderStatuses(
   ids: string[],
   viewerId: string | null,
   view: FilterContext | StatusView = {},
+  related?: readonly string[],
 ): Promise<Record<string, unknown>[]> {
-  const b = await loadStatusBundle(db, ids, viewerId);
+  const b = await loadStatusBundle(db, ids, viewerId, related);
   const v = typeof view === "string" ? { filterContext: view } : view;
   const out: Record<string, unknown>[] = [];
   for (const id of ids) {
@@ -449,5 +510,3 @@ export async function renderStatus(db: DB, cfg: Config, id: string, viewerId: st
   const [r] = await renderStatuses(db, cfg, [id], viewerId);
   return r ?? null;
 }
-
-void or;

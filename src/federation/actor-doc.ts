@@ -17,7 +17,8 @@ function guessType(key: string): string {
   return ext === "jpg" || ext === "jpeg" ? "image/jpeg" : ext === "gif" ? "image/gif" : ext === "webp" ? "image/webp" : "image/png";
 }
 
-export function renderActor(cfg: Config, a: AccountRow, publicKeyPem: string): Record<string, unknown> {
+/** `movedToUri`: the actor id of the account this one moved to (accounts.moved_to_account_id), when it moved. */
+export function renderActor(cfg: Config, a: AccountRow, publicKeyPem: string, movedToUri?: string | null): Record<string, unknown> {
   const fields = a.fields.map((f) => ({
     type: "PropertyValue",
     name: f.name,
@@ -49,6 +50,9 @@ export function renderActor(cfg: Config, a: AccountRow, publicKeyPem: string): R
     icon: image(cfg, a.avatarKey, DEFAULT_AVATAR),
     image: image(cfg, a.headerKey, a.headerKey ? null : DEFAULT_HEADER),
   };
+  // Account migration: the other accounts (aliases) and where this one moved, as Mastodon's actor has them.
+  if (a.alsoKnownAs?.length) doc.alsoKnownAs = a.alsoKnownAs;
+  if (movedToUri) doc.movedTo = movedToUri;
   if (a.suspendedAt) {
     // As Mastodon serves a suspended actor: the key and endpoints stay (so others can verify its Update), nothing
     // personal, and it asks for nothing (not discoverable, not indexable, no follows).

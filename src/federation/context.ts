@@ -7,6 +7,8 @@ export const ACTOR_CONTEXT = [
   SECURITY,
   {
     manuallyApprovesFollowers: "as:manuallyApprovesFollowers",
+    alsoKnownAs: { "@id": "as:alsoKnownAs", "@type": "@id" },
+    movedTo: { "@id": "as:movedTo", "@type": "@id" },
     toot: "http://joinmastodon.org/ns#",
     featured: { "@id": "toot:featured", "@type": "@id" },
     featuredTags: { "@id": "toot:featuredTags", "@type": "@id" },

@@ -5,15 +5,18 @@
 // days is marked unavailable and skipped; any success clears its record. A per-host circuit (kept in D1, read in the
 // same batch as the outbox row) opens after 10 consecutive salvageable failures: for 60 s messages to that host are
 // re-queued for the rest of the cool-off without a request and without spending an attempt.
+// Signatures double-knock (rfc9421.ts): the spec remembered for the host (`signature_specs`, read with the batch)
+// first, else draft-cavage; a 400/401 is signed with the other spec and sent once more, and what worked is remembered.
 import { eq, inArray, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { createDb, idList } from "../db/client";
-import { accountKeys, accounts, activityOutbox, deliveryCircuits, deliveryFailures, follows, unavailableDomains } from "../db/schema";
+import { accountKeys, accounts, activityOutbox, deliveryCircuits, deliveryFailures, follows, signatureSpecs, unavailableDomains } from "../db/schema";
 import type { Config, Env } from "../env";
 import { readConfig } from "../env";
 import { padId, snowflake } from "../lib/ids";
 import { ensureActorKeys } from "./actor-keys";
 import { baseFetchOptions } from "./fetch-options";
+import { knockOptions, primeSpec, signRequestRfc9421 } from "./rfc9421";
 import { FetchRefused, safeFetch } from "./safe-fetch";
 import { signRequest } from "./signatures";
 
@@ -94,12 +97,14 @@ interface BatchState {
   openUntil: Map<string, number>;
   /** Hosts with a failure record, an unavailable mark or a circuit row: only these need clearing on success. */
   dirtyHosts: Set<string>;
+  /** Hosts with a remembered signature spec (double knocking). */
+  specs: Map<string, string>;
 }
 
 async function loadBatchState(db: DB, messages: DeliveryMessage[], hosts: string[]): Promise<BatchState> {
   const outboxIds = [...new Set(messages.map((m) => m.outboxId))];
   const hostList = sql`(SELECT value FROM json_each(${JSON.stringify(hosts)}))`;
-  const [rows, signers, circuits, failures, unavailable] = await db.batch([
+  const [rows, signers, circuits, failures, unavailable, specs] = await db.batch([
     db
       .select({ id: activityOutbox.id, accountId: activityOutbox.accountId, json: activityOutbox.json })
       .from(activityOutbox)
@@ -112,8 +117,10 @@ async function loadBatchState(db: DB, messages: DeliveryMessage[], hosts: string
     db.select({ host: deliveryCircuits.host, openUntil: deliveryCircuits.openUntil }).from(deliveryCircuits).where(inArray(deliveryCircuits.host, hostList)),
     db.selectDistinct({ host: deliveryFailures.host }).from(deliveryFailures).where(inArray(deliveryFailures.host, hostList)),
     db.select({ host: unavailableDomains.domain }).from(unavailableDomains).where(inArray(unavailableDomains.domain, hostList)),
+    db.select({ host: signatureSpecs.host, spec: signatureSpecs.spec }).from(signatureSpecs).where(inArray(signatureSpecs.host, hostList)),
   ]);
-  const state: BatchState = { outbox: new Map(), signers: new Map(), openUntil: new Map(), dirtyHosts: new Set() };
+  const state: BatchState = { outbox: new Map(), signers: new Map(), openUntil: new Map(), dirtyHosts: new Set(), specs: new Map() };
+  for (const s of specs) state.specs.set(s.host, s.spec);
   for (const r of rows) state.outbox.set(r.id, { accountId: r.accountId, json: r.json });
   for (const a of signers) state.signers.set(a.id, { uri: a.uri, privateKeyPem: a.privateKeyPem ?? null });
   for (const c of circuits) {
@@ -143,7 +150,14 @@ async function deliverOne(db: DB, cfg: Config, m: DeliveryMessage, host: string,
       headers: { "content-type": "application/activity+json" },
       maxBytes: 64 * 1024,
       maxRedirects: 0,
-      sign: (req) => signRequest(req, `${signer.uri}#main-key`, privateKeyPem, row.json),
+      ...knockOptions(
+        db,
+        {
+          "draft-cavage": (req) => signRequest(req, `${signer.uri}#main-key`, privateKeyPem, row.json),
+          rfc9421: (req) => signRequestRfc9421(req, `${signer.uri}#main-key`, privateKeyPem, row.json),
+        },
+        async (h) => primeSpec(h, state.specs.get(h)),
+      ),
     });
     return classify(res.status, res.headers.get("retry-after"));
   } catch (e) {

@@ -1,9 +1,11 @@
 // How Tern fetches from other servers: the SSRF guard's options for this request's config, with GETs signed by
-// the instance actor (servers in authorized-fetch mode refuse unsigned GETs).
+// the instance actor (servers in authorized-fetch mode refuse unsigned GETs), double-knocking RFC 9421 ⇄ draft-cavage
+// (rfc9421.ts: the spec remembered for the host first, the other one on a 400/401).
 import type { DB } from "../db/client";
 import type { Config } from "../env";
 import type { SafeFetchOptions } from "./safe-fetch";
 import { instanceActorKey } from "./instance-actor";
+import { knockOptions, signRequestRfc9421 } from "./rfc9421";
 import { signRequest } from "./signatures";
 
 export function baseFetchOptions(cfg: Config): SafeFetchOptions {
@@ -14,7 +16,10 @@ export async function signedFetchOptions(db: DB, cfg: Config): Promise<SafeFetch
   const key = await instanceActorKey(db, cfg);
   return {
     ...baseFetchOptions(cfg),
-    sign: (req) => signRequest(req, key.keyId, key.privateKeyPem),
+    ...knockOptions(db, {
+      "draft-cavage": (req) => signRequest(req, key.keyId, key.privateKeyPem),
+      rfc9421: (req) => signRequestRfc9421(req, key.keyId, key.privateKeyPem),
+    }),
   };
 }
 

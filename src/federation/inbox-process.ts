@@ -5,10 +5,10 @@
 // 202); D1 or queue failures throw, so the queue retries the message.
 import { eq, sql } from "drizzle-orm";
 import { type DB, runBatch, type Statement } from "../db/client";
-import { accounts, inboxItems, inboxSeen } from "../db/schema";
+import { accounts, inboxItems, inboxSeen, statuses } from "../db/schema";
 import { readConfig, type Env } from "../env";
 import { sha256Hex } from "../lib/crypto";
-import { snowflake } from "../lib/ids";
+import { padId, snowflake } from "../lib/ids";
 import { parseJsonText } from "../lib/params";
 import { Effects } from "../effects/collector";
 import { handleBlock, handleDeleteActor, handleUpdateActor, liftsRemoteSuspension } from "./handlers/account";
@@ -16,12 +16,21 @@ import { handleAnnounce, handleLike } from "./handlers/announce";
 import { DropActivity, type InboxContext } from "./handlers/context";
 import { handleFeatured } from "./handlers/featured";
 import { handleFlag } from "./handlers/flag";
+import { handleMove } from "./handlers/move";
 import { handleAccept, handleFollow, handleReject } from "./handlers/follow";
 import { handleCreate, handleDeleteNote, handleUpdateNote, OBJECT_TYPES } from "./handlers/note";
 import { handleUndo } from "./handlers/undo";
-import { answersQuoteRequest, handleDeleteAuthorization, handleQuoteAnswer, handleQuoteRequest, revokedQuote } from "./handlers/quote-request";
+import { handleRelayAnnounce, handleRelayAnswer, isRelayFollowUri, isRelaySigner } from "./relays";
+import {
+  answersQuoteRequest,
+  handleDeleteAuthorization,
+  handleQuoteAnswer,
+  handleQuoteRequest,
+  revokedQuote,
+  revokedQuoteStatement,
+} from "./handlers/quote-request";
 import { normalizeActivity } from "./normalize";
-import { isDomainSuspended, ResolveError } from "./remote-accounts";
+import { accountDomainSql, domainSuspendedStatement, ResolveError } from "./remote-accounts";
 import { newResolution } from "./resolve-status";
 import { FetchRefused } from "./safe-fetch";
 
@@ -45,17 +54,24 @@ async function dispatch(ctx: InboxContext): Promise<void> {
       // A QuoteAuthorization withdrawn (Mastodon tries a status first unless the type says which).
       if (objType === "QuoteAuthorization") return handleDeleteAuthorization(ctx, await revokedQuote(ctx));
       if (!objType || !OBJECT_TYPES.has(objType)) {
-        const revoked = await revokedQuote(ctx);
-        if (revoked) return handleDeleteAuthorization(ctx, revoked);
+        // The quote authorization it may withdraw and the status it may delete: one batch.
+        const q = revokedQuoteStatement(ctx);
+        if (q && activity.objectId) {
+          const [revoked, status] = await ctx.db.batch([q, ctx.db.select().from(statuses).where(eq(statuses.uri, activity.objectId)).limit(1)]);
+          if (revoked[0]) return handleDeleteAuthorization(ctx, revoked[0]);
+          return handleDeleteNote(ctx, status[0] ?? null);
+        }
       }
       return handleDeleteNote(ctx);
     }
     case "Follow":
       return handleFollow(ctx);
     case "Accept":
+      if (isRelayFollowUri(ctx.cfg, activity.objectId)) return handleRelayAnswer(ctx, true);
       if (await answersQuoteRequest(ctx)) return handleQuoteAnswer(ctx, true);
       return handleAccept(ctx);
     case "Reject":
+      if (isRelayFollowUri(ctx.cfg, activity.objectId)) return handleRelayAnswer(ctx, false);
       if (await answersQuoteRequest(ctx)) return handleQuoteAnswer(ctx, false);
       return handleReject(ctx);
     case "QuoteRequest":
@@ -63,6 +79,7 @@ async function dispatch(ctx: InboxContext): Promise<void> {
     case "Undo":
       return handleUndo(ctx);
     case "Announce":
+      if (await isRelaySigner(ctx)) return handleRelayAnnounce(ctx);
       return handleAnnounce(ctx);
     case "Like":
       return handleLike(ctx);
@@ -74,6 +91,8 @@ async function dispatch(ctx: InboxContext): Promise<void> {
       return handleFeatured(ctx, false);
     case "Flag":
       return handleFlag(ctx);
+    case "Move":
+      return handleMove(ctx);
     default:
       throw new DropActivity(`unsupported activity ${activity.type.slice(0, 50)}`);
   }
@@ -94,13 +113,45 @@ export async function storeInboxItem(db: DB, signerAccountId: string, body: stri
   return id;
 }
 
+/**
+ * The inbox item, its signer and whether the signer's domain is suspended: ONE batch (the signer and the domain are
+ * found through the item's row in SQL).
+ */
+async function loadItem(db: DB, itemId: string, cfg: Pick<ReturnType<typeof readConfig>, "limitedFederation">) {
+  const signerId = sql`(SELECT signer_account_id FROM inbox_items WHERE id = ${padId(itemId)})`;
+  // The activity's `id` as the body states it, and whether it was seen: the dedupe check, when the id is the key.
+  const rawId = sql`(SELECT CASE WHEN json_valid(body) THEN json_extract(body, '$.id') END FROM inbox_items WHERE id = ${padId(itemId)})`;
+  const [items, signers, domain, seen] = await db.batch([
+    db.select().from(inboxItems).where(eq(inboxItems.id, itemId)).limit(1),
+    db.select().from(accounts).where(sql`${accounts.id} = ${signerId}`).limit(1),
+    domainSuspendedStatement(db, accountDomainSql(signerId), cfg),
+    db.all<{ id: unknown; seen: number }>(sql`SELECT ${rawId} AS id, EXISTS (SELECT 1 FROM inbox_seen WHERE activity_id = ${rawId}) AS seen`),
+  ]);
+  const s = seen[0];
+  return {
+    item: items[0],
+    signer: signers[0],
+    domainSuspended: !!domain[0]?.suspended,
+    seenById: typeof s?.id === "string" ? { id: s.id, seen: !!s.seen } : null,
+  };
+}
+
+/**
+ * Round trips for a processed activity: the item (with its signer, domain check and, by the body's id, the seen check
+ * for activities taken once per id), the handler's own reads, and its writes together with the item's seen/delete statements when the
+ * handler takes them (`withFinish`; otherwise one more).
+ */
 export async function processInboxItem(db: DB, env: Env, itemId: string, origin: string, fx: Effects): Promise<void> {
-  const [item] = await db.select().from(inboxItems).where(eq(inboxItems.id, itemId)).limit(1);
+  const cfg = readConfig(env, origin);
+  const { item, signer, domainSuspended, seenById } = await loadItem(db, itemId, cfg);
   if (!item) return;
-  const finish = async (key: string | null) => {
+  const finishStatements = (key: string | null): Statement[] => {
     const stmts: Statement[] = [db.delete(inboxItems).where(eq(inboxItems.id, itemId))];
     if (key) stmts.unshift(db.run(sql`INSERT OR IGNORE INTO inbox_seen (activity_id, received_at) VALUES (${key}, ${Date.now()})`));
-    await runBatch(db, stmts);
+    return stmts;
+  };
+  const finish = async (key: string | null) => {
+    await runBatch(db, finishStatements(key));
   };
   let json: unknown;
   try {
@@ -109,7 +160,6 @@ export async function processInboxItem(db: DB, env: Env, itemId: string, origin:
     return finish(null);
   }
   const activity = normalizeActivity(json);
-  const [signer] = await db.select().from(accounts).where(eq(accounts.id, item.signerAccountId)).limit(1);
   if (!activity || !signer || activity.actor !== signer.uri) return finish(null);
   const key = activity.id ?? `sha256:${await sha256Hex(item.body)}`;
   // A state change is applied whenever it is valid now, whatever its id: servers reuse ids (Hollo sends one Accept id
@@ -117,27 +167,31 @@ export async function processInboxItem(db: DB, env: Env, itemId: string, origin:
   // on the current state only (an Accept needs a pending request, a Follow of an existing follow re-accepts, an Undo
   // of nothing does nothing), so a replay of the same change changes nothing. Everything else is taken once per id.
   if (!STATE_CHANGES.has(activity.type)) {
-    const [seen] = await db.select({ id: inboxSeen.activityId }).from(inboxSeen).where(eq(inboxSeen.activityId, key)).limit(1);
+    // Read with the item when the key is the body's own `id` (the usual case); else (no id: the body's hash) here.
+    const seen =
+      seenById && seenById.id === key
+        ? seenById.seen
+        : (await db.select({ id: inboxSeen.activityId }).from(inboxSeen).where(eq(inboxSeen.activityId, key)).limit(1)).length > 0;
     if (seen) return finish(null);
   }
 
-  const cfg = readConfig(env, origin);
   // Effects are recorded on a collector of this activity's own: a transient failure retries the whole item, so they
   // are handed on only once it has been handled (or dropped after a partial write).
   const mine = new Effects(cfg.origin);
   const r = newResolution(db, cfg, mine);
-  const ctx: InboxContext = { db, env, cfg, signer, activity, json: json as Record<string, unknown>, r, fx: mine };
+  const done = { stmts: finishStatements(key), done: false };
+  const ctx: InboxContext = { db, env, cfg, signer, activity, json: json as Record<string, unknown>, r, fx: mine, finish: done };
   try {
     // C19: nothing from suspended accounts or domains (a suspension may have happened after the 202), except the
     // Update that reverses a suspension the account's own server asked for.
     if (signer.suspendedAt && !liftsRemoteSuspension(ctx)) throw new DropActivity("signer suspended");
-    if (signer.domain && (await isDomainSuspended(db, signer.domain, cfg))) throw new DropActivity("domain suspended");
+    if (signer.domain && domainSuspended) throw new DropActivity("domain suspended");
     await dispatch(ctx);
   } catch (e) {
     if (isTransient(e)) throw e;
     const level = e instanceof DropActivity ? "info" : "warn";
     console[level]("inbox: dropped", activity.type, (activity.id ?? "").slice(0, 200), e instanceof Error ? e.message : e);
   }
-  await finish(key);
+  if (!done.done) await finish(key);
   fx.add(...mine.drain());
 }

@@ -1,7 +1,7 @@
 // Inbound POST verification (security §2.7, rows C1–C9, C19, C21): size, signature syntax and window, digest, the
 // key and its owner, the owner being the activity's actor, and the signer's domain not suspended. Everything here
 // happens before the 202; the activity itself is processed off the request path.
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { accounts } from "../db/schema";
 import type { Config } from "../env";
@@ -9,8 +9,8 @@ import { ApiError } from "../lib/errors";
 import { parseJsonText, readBodyText } from "../lib/params";
 import type { AccountRow } from "../db/schema";
 import { normalizeActivity, sameHost, type NormalizedActivity } from "./normalize";
-import { isDomainSuspended, resolveActor } from "./remote-accounts";
-import { checkSignedRequest, parseSignatureHeader, SignatureError, verifyWithKey, type ParsedSignature } from "./signatures";
+import { accountDomainSql, actorLookupFrom, actorLookupStatements, domainSuspendedStatement, resolveActor, type ActorLookup } from "./remote-accounts";
+import { checkSignedRequest, noteSignatureSpec, parseRequestSignature, SignatureError, verifyWithKey, type ParsedSignature } from "./signatures";
 
 export const MAX_INBOX_BODY = 1024 * 1024;
 /** C25: verified POSTs per remote host and window (senders retry 429, so a flood queues up on their side). */
@@ -54,22 +54,34 @@ async function unknownActorSelfActivity(db: DB, body: string): Promise<boolean> 
   return !known;
 }
 
-async function keyOwner(db: DB, cfg: Config, keyId: string, refresh: boolean): Promise<AccountRow> {
+/**
+ * The key's owner and whether its domain is suspended: ONE batch when the key is stored (the account holding it and
+ * its domain's suspension). Otherwise (or on `refresh`) resolveActor's first reads (the actor by uri, its host's
+ * suspension and domain block) go in one more batch, then the fetch and one write batch.
+ */
+async function keyOwner(db: DB, cfg: Config, keyId: string, refresh: boolean): Promise<{ owner: AccountRow; suspended: boolean }> {
   if (!refresh) {
-    const [cached] = await db.select().from(accounts).where(eq(accounts.publicKeyId, keyId)).limit(1);
-    if (cached?.publicKeyPem) return cached;
+    const byKey = sql`(SELECT id FROM accounts WHERE public_key_id = ${keyId} LIMIT 1)`;
+    const [[cached], [domain]] = await db.batch([
+      db.select().from(accounts).where(eq(accounts.publicKeyId, keyId)).limit(1),
+      domainSuspendedStatement(db, accountDomainSql(byKey), cfg),
+    ]);
+    if (cached?.publicKeyPem) return { owner: cached, suspended: !!domain?.suspended };
   }
   // Mastodon's key ids are `<actor>#main-key`; others serve the key at its own URL with an `owner`. Either way the
   // owner actor must list this exact key id (C9).
   const actorUri = keyId.split("#")[0] ?? ""; // split yields at least one element
   let owner: AccountRow;
+  let pre: ActorLookup;
   try {
-    owner = await resolveActor(db, cfg, actorUri, { refresh: true });
+    pre = actorLookupFrom(await db.batch([...actorLookupStatements(db, cfg, actorUri)]), actorUri);
+    owner = await resolveActor(db, cfg, actorUri, { refresh: true, pre });
   } catch {
     throw invalidSignature();
   }
   if (owner.publicKeyId !== keyId || !owner.publicKeyPem) throw invalidSignature();
-  return owner;
+  // resolveActor went on only for a host not suspended (the owner's domain is the host of the uri it was asked for).
+  return { owner, suspended: pre.suspended };
 }
 
 export async function verifyInboxRequest(db: DB, cfg: Config, req: Request): Promise<VerifiedInbox> {
@@ -77,7 +89,7 @@ export async function verifyInboxRequest(db: DB, cfg: Config, req: Request): Pro
   if (Number.isFinite(declared) && declared > MAX_INBOX_BODY) throw new ApiError(413, "Payload too large");
   let sig: ParsedSignature;
   try {
-    sig = parseSignatureHeader(req.headers.get("signature"));
+    sig = parseRequestSignature(req.headers); // draft-cavage, or RFC 9421 when Signature-Input is there
   } catch (e) {
     throw unauthorized((e as Error).message);
   }
@@ -86,21 +98,25 @@ export async function verifyInboxRequest(db: DB, cfg: Config, req: Request): Pro
   const u = new URL(req.url);
   let strings: string[];
   try {
-    strings = await checkSignedRequest({ method: req.method, target: u.pathname + u.search, headers: req.headers, body: new TextEncoder().encode(body) }, sig);
+    strings = await checkSignedRequest(
+      { method: req.method, target: u.pathname + u.search, url: req.url, headers: req.headers, body: new TextEncoder().encode(body) },
+      sig,
+    );
   } catch (e) {
     if (e instanceof SignatureError) throw unauthorized(e.message);
     throw e;
   }
-  let signer = await keyOwner(db, cfg, sig.keyId, false);
-  let ok = await verifyWithKey(strings, sig, signer.publicKeyPem!);
-  if (!ok && signer.domain) {
+  let found = await keyOwner(db, cfg, sig.keyId, false);
+  let ok = await verifyWithKey(strings, sig, found.owner.publicKeyPem!);
+  if (!ok && found.owner.domain) {
     // Keys rotate: refetch once (Mastodon does so for accounts it considers possibly stale).
-    signer = await keyOwner(db, cfg, sig.keyId, true);
-    ok = await verifyWithKey(strings, sig, signer.publicKeyPem!);
+    found = await keyOwner(db, cfg, sig.keyId, true);
+    ok = await verifyWithKey(strings, sig, found.owner.publicKeyPem!);
   }
+  const signer = found.owner;
   if (!ok) throw invalidSignature();
   if (!signer.domain) throw unauthorized("Local keys do not sign inbound requests");
-  if (await isDomainSuspended(db, signer.domain, cfg)) throw new ApiError(403, "Request from disallowed domain");
+  if (found.suspended) throw new ApiError(403, "Request from disallowed domain");
 
   let json: unknown;
   try {
@@ -114,5 +130,6 @@ export async function verifyInboxRequest(db: DB, cfg: Config, req: Request): Pro
   // The signer is the author (C8): the activity's actor must be the key's owner.
   if (activity.actor !== signer.uri) throw unauthorized("Signature does not match the activity's actor");
   if (activity.id && !sameHost(activity.id, signer.uri)) throw unauthorized("Activity id is not on the actor's host");
+  await noteSignatureSpec(db, sig); // a host that signs with RFC 9421 gets our deliveries signed so (rfc9421.ts)
   return { signer, activity, body, json: json as Record<string, unknown> };
 }

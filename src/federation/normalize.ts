@@ -169,6 +169,7 @@ export const ActorSchema = z.object({
   indexable: z.boolean(),
   memorial: z.boolean(),
   movedTo: z.string().nullable(),
+  alsoKnownAs: z.array(z.string()),
   fields: z.array(z.object({ name: z.string(), value: z.string() })),
   emojis: z.array(EmojiSchema),
   published: z.number().nullable(),
@@ -205,6 +206,9 @@ export function normalizeActor(doc: Json): NormalizedActor | null {
     indexable: bool(o.indexable) ?? false,
     memorial: bool(o.memorial) ?? false,
     movedTo: httpUrl(iri(o.movedTo)),
+    alsoKnownAs: asArray(o.alsoKnownAs, 20)
+      .map((x) => httpUrl(iri(x as Json)))
+      .filter((x): x is string => !!x),
     fields: asArray(o.attachment, CAPS.fields)
       .filter((a) => typeOf(a) === "PropertyValue")
       .map((a) => ({ name: text(field(a, "name"), 255) ?? "", value: cap(field(a, "value"), 2048) ?? "" })),

@@ -31,10 +31,13 @@ import { renderActor } from "./actor-doc";
 import { ensureActorKeys } from "./actor-keys";
 import { deliverActivity } from "./delivery";
 import { sendEffects } from "../effects/send";
+import { moveFollowersRound, movedToUri } from "../services/account-migration";
+import { AS } from "./context";
 import { pollAudienceInboxes, voteActivity } from "./poll-votes";
-import { newActivityUri } from "../effects/collector";
+import { Effects, newActivityUri } from "../effects/collector";
 import { instanceActorAccount } from "./instance-actor";
 import { runQuoteFederate } from "./quote-outbound";
+import { relayInboxes, runRelayFederate } from "./relays";
 import { audience, renderNote } from "./note-doc";
 import {
   accountsByUris,
@@ -107,6 +110,8 @@ async function createOrUpdate(r: Run, statusId: string, update: boolean) {
     inboxes.push(...remoteInboxes([b.accounts.get(quote.quotedAccountId)]));
   // Servers holding a copy through a boost, favourite or reply must see an edit even if they follow nobody here.
   if (update && s.visibility !== "direct") inboxes.push(...(await interactedInboxes(r.db, s.id)));
+  // Relays we follow carry every public status (Mastodon's StatusReachFinder#relay_inboxes).
+  if (s.visibility === "public") inboxes.push(...(await relayInboxes(r.db)));
   const activity = update ? updateNoteActivity(note, s.editedAt ?? Date.now()) : createActivity(note);
   await send(r, author.id, activity, inboxes);
 }
@@ -117,6 +122,7 @@ async function deleteStatus(r: Run, a: Extract<FederateAction, { kind: "delete_s
   const mentioned = await accountsByUris(r.db, a.mentionUris);
   const inboxes = remoteInboxes(mentioned);
   if (a.visibility !== "direct") inboxes.push(...(await followerInboxes(r.db, author.id)), ...(a.reachedInboxes ?? []));
+  if (a.visibility === "public") inboxes.push(...(await relayInboxes(r.db)));
   const { to, cc } = audience(a.visibility, author.followersUrl, a.mentionUris);
   await send(r, author.id, deleteNoteActivity(author.uri, a.uri, to, cc), inboxes);
 }
@@ -204,7 +210,7 @@ async function updateActor(r: Run, accountId: string) {
   const inboxes = [...new Set([...(await followerInboxes(r.db, actor.id)), ...(await followingInboxes(r.db, actor.id))])];
   if (!inboxes.length) return;
   const keys = await ensureActorKeys(r.db, actor.id);
-  await send(r, actor.id, updateActorActivity(renderActor(r.cfg, actor, keys.publicKeyPem), Date.now()), inboxes);
+  await send(r, actor.id, updateActorActivity(renderActor(r.cfg, actor, keys.publicKeyPem, await movedToUri(r.db, actor)), Date.now()), inboxes);
 }
 
 async function pin(r: Run, a: Extract<FederateAction, { kind: "pin" }>) {
@@ -242,6 +248,25 @@ async function deleteActor(r: Run, accountId: string, known?: string[]) {
   if (!isLocal(actor)) return;
   const inboxes = known ?? [...(await followerInboxes(r.db, actor.id)), ...(await followingInboxes(r.db, actor.id))];
   await send(r, actor.id, deleteActorActivity(actor.uri), inboxes);
+}
+
+// ---- account migration ----
+
+/** Move {actor: old, object: old, target: new} to the followers' servers (Mastodon's MoveDistributionWorker). */
+async function move(r: Run, a: Extract<FederateAction, { kind: "move" }>) {
+  const m = await accountsById(r.db, [a.accountId, a.targetAccountId]);
+  const actor = m.get(a.accountId);
+  const target = m.get(a.targetAccountId);
+  if (!isLocal(actor) || !target) return;
+  const activity = { "@context": AS, id: `${actor.uri}#moves/${a.migrationId}`, type: "Move", actor: actor.uri, object: actor.uri, target: target.uri };
+  await send(r, actor.id, activity, await followerInboxes(r.db, actor.id));
+}
+
+/** A round of moving an account's local followers; its effects (and the next round) leave through the JOBS queue. */
+async function moveFollowers(r: Run, origin: string, a: Extract<FederateAction, { kind: "move_followers" }>) {
+  const fx = new Effects(origin || r.cfg.origin);
+  await moveFollowersRound(r.db, fx, a.sourceAccountId, a.targetAccountId, a.cursor);
+  await sendEffects(r.env.JOBS, fx);
 }
 
 // ---- polls ----
@@ -336,10 +361,17 @@ export async function runFederate(db: DB, env: Env, origin: string, action: Fede
       return vote(r, action);
     case "update_poll":
       return updatePoll(r, origin, action);
+    case "move":
+      return move(r, action);
+    case "move_followers":
+      return moveFollowers(r, origin, action);
     case "quote_request":
     case "accept_quote_request":
     case "reject_quote_request":
     case "revoke_quote":
       return runQuoteFederate(r, action);
+    case "relay_follow":
+    case "relay_undo":
+      return runRelayFederate(r, action);
   }
 }

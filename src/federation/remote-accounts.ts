@@ -1,15 +1,16 @@
 // Finding and refreshing remote accounts: by actor URI, by WebFinger handle, by key id. A fetched actor is trusted
 // only at its own id (C10): the document's id must be the URL asked for (or, after a redirect, be re-fetched by its
 // id), on the same host. Domain blocks with severity suspend refuse the fetch altogether.
-import { eq, sql } from "drizzle-orm";
+import { eq, sql, type SQL } from "drizzle-orm";
 import { type DB, runBatch } from "../db/client";
-import { accounts, domainAllows, domainBlocks, instances } from "../db/schema";
+import { accounts, domainAllows, domainBlocks, instances, signatureSpecs } from "../db/schema";
 import type { Config } from "../env";
 import { snowflake } from "../lib/ids";
 import type { AccountRow } from "../db/schema";
 import { accountEmojisSql, accountShortcodes, upsertRemoteEmojisStatement } from "../services/custom-emojis";
 import { schemeFor, signedFetchOptions } from "./fetch-options";
 import { normalizeActor, sameHost, type NormalizedActor } from "./normalize";
+import { primeSpec } from "./rfc9421";
 import { fetchActivityJson, FetchRefused, safeFetch } from "./safe-fetch";
 import { htmlToText, sanitizeHtml } from "./sanitize";
 
@@ -17,22 +18,23 @@ const STALE_MS = 24 * 3600_000;
 
 export class ResolveError extends Error {}
 
-/**
- * The instance's domain block for a host or any parent domain: the strongest severity, and reject_media; `silencedAt`
- * is the created_at of a silencing block, which accounts it limits carry (so lifting the block finds them).
- */
-export async function domainBlockFor(
-  db: DB,
-  host: string,
-): Promise<{ severity: "suspend" | "silence" | "noop" | null; rejectMedia: boolean; silencedAt: number | null }> {
-  const d = host.toLowerCase();
+export type DomainBlockInfo = { severity: "suspend" | "silence" | "noop" | null; rejectMedia: boolean; silencedAt: number | null };
+
+/** The domain_blocks rows for a host or any parent domain (domainBlockFor), as a statement that can join a batch. */
+export function domainBlockStatement(db: DB, host: string) {
+  // A block names a host without a port (lib/domain-name.ts); it covers that host on any port, as withoutSuspended does.
+  const d = host.toLowerCase().replace(/:\d+$/, "");
   const parts = d.split(".");
   const candidates = parts.map((_, i) => parts.slice(i).join(".")).filter((x) => x.includes("."));
   if (!candidates.includes(d)) candidates.unshift(d);
-  const rows = await db
+  return db
     .select({ severity: domainBlocks.severity, rejectMedia: domainBlocks.rejectMedia, createdAt: domainBlocks.createdAt })
     .from(domainBlocks)
     .where(sql`${domainBlocks.domain} IN (SELECT value FROM json_each(${JSON.stringify(candidates)}))`);
+}
+
+/** What domainBlockStatement's rows mean: the strongest severity, reject_media, and a silencing block's created_at. */
+export function domainBlockFrom(rows: { severity: string; rejectMedia: boolean; createdAt: number }[]): DomainBlockInfo {
   const severity = rows.some((r) => r.severity === "suspend")
     ? "suspend"
     : rows.some((r) => r.severity === "silence")
@@ -45,6 +47,14 @@ export async function domainBlockFor(
 }
 
 /**
+ * The instance's domain block for a host or any parent domain: the strongest severity, and reject_media; `silencedAt`
+ * is the created_at of a silencing block, which accounts it limits carry (so lifting the block finds them).
+ */
+export async function domainBlockFor(db: DB, host: string): Promise<DomainBlockInfo> {
+  return domainBlockFrom(await domainBlockStatement(db, host));
+}
+
+/**
  * Whether this server refuses to federate with `host`: a domain block with severity suspend on it or a parent domain,
  * or, in limited federation mode (LIMITED_FEDERATION), no domain allow for it (Mastodon's DomainAllow: exact host).
  */
@@ -52,6 +62,28 @@ export async function isDomainSuspended(db: DB, host: string, mode: Pick<Config,
   if (mode.limitedFederation && !(await isDomainAllowed(db, host))) return true;
   return (await domainBlockFor(db, host)).severity === "suspend";
 }
+
+/**
+ * isDomainSuspended as ONE statement, so it can join a batch: for a host given as SQL yielding it (a bound string, or
+ * a subquery reading an account's domain; no row: not suspended). The same candidates (the host and each parent domain
+ * with a dot in it, as domainBlockFor), the same port rule for domain allows (isDomainAllowed). One row, `suspended`:
+ * 1 or 0.
+ */
+export function domainSuspendedStatement(db: DB, host: SQL, mode: Pick<Config, "limitedFederation">) {
+  const notAllowed = mode.limitedFederation
+    ? sql`NOT EXISTS (SELECT 1 FROM domain_allows WHERE domain IN (SELECT h FROM host UNION ALL
+        SELECT substr(x, 1, length(x) - 1) FROM host, (SELECT rtrim(h, '0123456789') AS x FROM host) WHERE length(x) < length(h) AND substr(x, -1) = ':'))`
+    : sql`0`;
+  return db.all<{ suspended: number }>(sql`WITH RECURSIVE host(h) AS (SELECT lower(${host}) WHERE ${host} IS NOT NULL),
+    sfx(x) AS (SELECT CASE WHEN rtrim(h, '0123456789') LIKE '%:' AND rtrim(h, '0123456789') <> h
+        THEN substr(h, 1, length(rtrim(h, '0123456789')) - 1) ELSE h END FROM host UNION ALL SELECT substr(x, instr(x, '.') + 1) FROM sfx WHERE instr(x, '.') > 0)
+    SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM host) THEN 0 WHEN ${notAllowed} THEN 1
+      WHEN EXISTS (SELECT 1 FROM domain_blocks WHERE severity = 'suspend'
+        AND domain IN (SELECT x FROM sfx WHERE instr(x, '.') > 0 OR x = (SELECT h FROM host))) THEN 1 ELSE 0 END AS suspended`);
+}
+
+/** The domain of the account `accountId` names (an id or a subquery), as domainSuspendedStatement's host. */
+export const accountDomainSql = (accountId: SQL): SQL => sql`(SELECT domain FROM accounts WHERE id = ${accountId})`;
 
 /** A domain allow names `host` (with or without its port). */
 export async function isDomainAllowed(db: DB, host: string): Promise<boolean> {
@@ -84,11 +116,11 @@ async function fetchActorDoc(db: DB, cfg: Config, uri: string): Promise<Normaliz
 }
 
 /** Inserts or updates a remote account from a normalised actor; returns the row. */
-export async function upsertRemoteAccount(db: DB, actor: NormalizedActor): Promise<AccountRow> {
+export async function upsertRemoteAccount(db: DB, actor: NormalizedActor, knownBlock?: DomainBlockInfo): Promise<AccountRow> {
   const host = new URL(actor.id).host.toLowerCase();
   const now = Date.now();
   // An account first seen on a silenced domain starts silenced (Mastodon applies the block to new accounts too).
-  const block = await domainBlockFor(db, host);
+  const block = knownBlock ?? (await domainBlockFor(db, host));
   const silencedAt = block.severity === "silence" ? block.silencedAt : null;
   const note = await sanitizeHtml(actor.summary);
   const fields = await Promise.all(actor.fields.map(async (f) => ({ name: await htmlToText(f.name), value: await sanitizeHtml(f.value), verified_at: null })));
@@ -118,32 +150,66 @@ export async function upsertRemoteAccount(db: DB, actor: NormalizedActor): Promi
     featuredTagsUrl: actor.featuredTags,
     publicKeyPem: actor.publicKey?.publicKeyPem ?? null,
     publicKeyId: actor.publicKey?.id ?? null,
+    // Account migration (0027): the actor's other accounts, and where it moved (when that account is known here).
+    alsoKnownAs: actor.alsoKnownAs,
+    movedToAccountId: actor.movedTo ? sql<string>`(SELECT id FROM accounts WHERE uri = ${actor.movedTo})` : null,
     updatedAt: now,
     fetchedAt: now,
   };
   const emojis = upsertRemoteEmojisStatement(db, host, actor.emojis, now);
-  await runBatch(db, [
+  // The row is read back in the same batch (after the upsert, in its transaction).
+  const res = await runBatch(db, [
     ...(emojis ? [emojis] : []),
     db
       .insert(accounts)
       .values({ id: snowflake(actor.published ?? now), uri: actor.id, createdAt: actor.published ?? now, silencedAt, ...values })
       .onConflictDoUpdate({ target: accounts.uri, set: values }),
     db.insert(instances).values({ domain: host, firstSeenAt: now }).onConflictDoNothing(),
+    db.select().from(accounts).where(eq(accounts.uri, actor.id)).limit(1),
   ]);
-  const [row] = await db.select().from(accounts).where(eq(accounts.uri, actor.id)).limit(1);
+  const [row] = res[res.length - 1] as AccountRow[];
   if (!row) throw new Error(`account ${actor.id} missing right after its upsert`);
   return row;
 }
 
 /** The account for an actor URI, fetched when unknown or stale (or when `refresh`). */
-export async function resolveActor(db: DB, cfg: Config, uri: string, opts: { refresh?: boolean } = {}): Promise<AccountRow> {
-  const [known] = await db.select().from(accounts).where(eq(accounts.uri, uri)).limit(1);
+/** What resolveActor would read first, read by the caller in a batch of its own (actorLookupStatements). */
+export interface ActorLookup {
+  known: AccountRow | null;
+  suspended: boolean;
+  block: DomainBlockInfo;
+}
+
+/**
+ * resolveActor's reads for `uri` as statements: the stored account, its host's suspension and domain block, and the
+ * signature spec remembered for the host (the fetch signs with it: primed into rfc9421's isolate cache, not re-read).
+ */
+export function actorLookupStatements(db: DB, cfg: Config, uri: string) {
+  const host = new URL(uri).host;
+  return [
+    db.select().from(accounts).where(eq(accounts.uri, uri)).limit(1),
+    domainSuspendedStatement(db, sql`${host}`, cfg),
+    domainBlockStatement(db, host),
+    db.select({ host: signatureSpecs.host, spec: signatureSpecs.spec }).from(signatureSpecs).where(eq(signatureSpecs.host, host)).limit(1),
+  ] as const;
+}
+
+export function actorLookupFrom(res: readonly unknown[], uri: string): ActorLookup {
+  const [known, suspended, block, spec] = res as [AccountRow[], { suspended: number }[], Parameters<typeof domainBlockFrom>[0], { spec: string }[]];
+  primeSpec(new URL(uri).host, spec[0]?.spec);
+  return { known: known[0] ?? null, suspended: !!suspended[0]?.suspended, block: domainBlockFrom(block) };
+}
+
+/** The account for an actor URI, fetched when unknown or stale (or when `refresh`). `pre`: its reads, done already. */
+export async function resolveActor(db: DB, cfg: Config, uri: string, opts: { refresh?: boolean; pre?: ActorLookup } = {}): Promise<AccountRow> {
+  const pre = opts.pre;
+  const known = pre ? pre.known : ((await db.select().from(accounts).where(eq(accounts.uri, uri)).limit(1))[0] ?? null);
   if (known && !known.domain) return known;
   if (known && !opts.refresh && known.fetchedAt && Date.now() - known.fetchedAt < STALE_MS) return known;
   const host = new URL(uri).host;
-  if (await isDomainSuspended(db, host, cfg)) throw new ResolveError("domain suspended");
+  if (pre ? pre.suspended : await isDomainSuspended(db, host, cfg)) throw new ResolveError("domain suspended");
   try {
-    return await upsertRemoteAccount(db, await fetchActorDoc(db, cfg, uri));
+    return await upsertRemoteAccount(db, await fetchActorDoc(db, cfg, uri), pre?.block);
   } catch (e) {
     if (known && !opts.refresh) return known; // serve the cached copy while the origin is unreachable
     throw e instanceof FetchRefused ? new ResolveError(e.reason) : e;

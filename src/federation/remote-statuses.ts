@@ -2,7 +2,7 @@
 // thread, and applying an Update to it. Finding one by URI (and fetching it) is resolve-status.ts.
 import { and, asc, eq, sql } from "drizzle-orm";
 import { type DB, runBatch, type Statement } from "../db/client";
-import { accounts, conversations, mediaAttachments, mentions, polls, statusEdits, statuses } from "../db/schema";
+import { accounts, conversations, mediaAttachments, mentions, polls, statusEdits, statuses, tombstones } from "../db/schema";
 import { type MediaRow, newStatusFields, type PollRow, type StatusRow } from "../entities/status";
 import { incomingQuoteStatement, remoteQuotePolicy } from "./quotes-inbound";
 import { localQuotesOfQuery, quotedUpdateStatements } from "../services/quotes";
@@ -88,13 +88,13 @@ const mentionUrlsOf = (note: NormalizedNote) => new Set(note.mentions.map((m) =>
  * recipients in to/cc as silent mentions. Remote ones matter for the status's `mentions`, its context and who a reply
  * reaches; only local ones are notified.
  */
-async function noteMentions(db: DB, note: NormalizedNote): Promise<Mentioned[]> {
+function noteMentionsQuery(db: DB, note: NormalizedNote) {
   const tagged = [...new Set(note.mentions.map((m) => m.href))].slice(0, MAX_MENTIONED);
   const audience = [...new Set([...note.to, ...note.cc])].slice(0, 2 * MAX_MENTIONED);
   const all = JSON.stringify([...new Set([...tagged, ...audience])]);
-  if (all === "[]") return [];
+  if (all === "[]") return null;
   const tags = JSON.stringify(tagged);
-  const rows = await db
+  return db
     .select()
     .from(accounts)
     .where(
@@ -103,11 +103,20 @@ async function noteMentions(db: DB, note: NormalizedNote): Promise<Mentioned[]> 
         OR (${accounts.domain} IS NOT NULL AND (${accounts.uri} IN (SELECT value FROM json_each(${tags})) OR ${accounts.url} IN (SELECT value FROM json_each(${tags})))))`,
     )
     .limit(2 * MAX_MENTIONED);
+}
+
+function noteMentionsFrom(note: NormalizedNote, rows: AccountRow[]): Mentioned[] {
+  const tagged = [...new Set(note.mentions.map((m) => m.href))].slice(0, MAX_MENTIONED);
   const taggedSet = new Set(tagged);
   const seen = new Set<string>();
   return rows
     .filter((a) => !seen.has(a.id) && seen.add(a.id))
     .map((a) => ({ account: a, silent: !(taggedSet.has(a.uri) || (a.url != null && taggedSet.has(a.url))) }));
+}
+
+async function noteMentions(db: DB, note: NormalizedNote): Promise<Mentioned[]> {
+  const q = noteMentionsQuery(db, note);
+  return q ? noteMentionsFrom(note, await q) : [];
 }
 
 function mentionRowsStatement(db: DB, statusId: string, list: Mentioned[], now: number) {
@@ -145,26 +154,73 @@ async function renderNoteText(note: NormalizedNote): Promise<Rendered> {
 }
 
 /** Where the thread lives: the parent's conversation, else one named by the object's context, else a new one. */
-async function conversationFor(db: DB, note: NormalizedNote, parent: StatusRow | null, now: number) {
+async function conversationFor(db: DB, note: NormalizedNote, parent: StatusRow | null, now: number, known?: string | null) {
   if (parent?.conversationId) return { id: parent.conversationId, insert: null };
   if (note.conversation) {
-    const [c] = await db.select({ id: conversations.id }).from(conversations).where(eq(conversations.uri, note.conversation)).limit(1);
+    const c = known !== undefined ? (known ? { id: known } : undefined) : (await conversationByUri(db, note.conversation))[0];
     if (c) return { id: c.id, insert: null };
   }
   const id = snowflake(now);
   return { id, insert: { id, uri: note.conversation, createdAt: now } };
 }
 
+const conversationByUri = (db: DB, uri: string) => db.select({ id: conversations.id }).from(conversations).where(eq(conversations.uri, uri)).limit(1);
+
+/** ingestNote's first reads, read by the caller in a batch of its own (Create: issue 12, inbound round trips). */
+export interface IngestLookup {
+  existing: StatusRow | null;
+  tombstoned: boolean;
+  /** The conversation by the note's `conversation` uri (null: none; undefined: not read). */
+  conversationId?: string | null;
+  /** The accounts it mentions (noteMentions): used when nothing is fetched before them (no reply, or a known parent). */
+  mentioned?: Mentioned[];
+  /** The status it replies to, when stored (null: not stored, or not a reply). */
+  parent?: StatusRow | null;
+}
+
+export function ingestLookupStatements(db: DB, note: NormalizedNote) {
+  const mentionsQ = noteMentionsQuery(db, note);
+  return [
+    db.select().from(statuses).where(eq(statuses.uri, note.id)).limit(1),
+    db.select({ uri: tombstones.uri }).from(tombstones).where(eq(tombstones.uri, note.id)).limit(1),
+    conversationByUri(db, note.conversation ?? ""),
+    db
+      .select()
+      .from(statuses)
+      .where(eq(statuses.uri, note.inReplyTo && note.inReplyTo !== note.id ? note.inReplyTo : ""))
+      .limit(1),
+    ...(mentionsQ ? [mentionsQ] : []),
+  ] as const;
+}
+
+export function ingestLookupFrom(note: NormalizedNote, res: readonly unknown[]): IngestLookup {
+  const [existing, tomb, conv, parent, mentioned] = res as [StatusRow[], unknown[], { id: string }[], StatusRow[], AccountRow[] | undefined];
+  return {
+    existing: existing[0] ?? null,
+    tombstoned: tomb.length > 0,
+    conversationId: note.conversation ? (conv[0]?.id ?? null) : undefined,
+    mentioned: noteMentionsFrom(note, mentioned ?? []),
+    parent: parent[0] ?? null,
+  };
+}
+
+export interface IngestOptions {
+  pre?: IngestLookup;
+  /** Adds statements to the write batch (the inbox item's finishing statements) and is told when it committed. */
+  withWrites?: (writes: Statement[]) => { stmts: Statement[]; committed: () => void };
+}
+
 /**
  * Inserts a remote status from a checked Note (attributedTo == author, id on the author's host). A status already
  * stored under the same uri, or a tombstoned uri, makes this a no-op; a concurrent twin fails the batch on the uri.
  */
-export async function ingestNote(r: Resolution, note: NormalizedNote, author: AccountRow, depth = 0): Promise<StatusRow | null> {
+export async function ingestNote(r: Resolution, note: NormalizedNote, author: AccountRow, depth = 0, opts: IngestOptions = {}): Promise<StatusRow | null> {
   const { db } = r;
   if (author.suspendedAt || !author.domain || note.attributedTo !== author.uri || !sameHost(note.id, author.uri)) return null;
-  const existing = await statusByUri(db, note.id);
+  const pre = opts.pre;
+  const existing = pre ? pre.existing : await statusByUri(db, note.id);
   if (existing) return existing;
-  if (await isTombstoned(db, note.id)) return null;
+  if (pre ? pre.tombstoned : await isTombstoned(db, note.id)) return null;
   r.seen.add(note.id);
 
   const now = Date.now();
@@ -174,14 +230,17 @@ export async function ingestNote(r: Resolution, note: NormalizedNote, author: Ac
   const text = await renderNoteText(note);
 
   let parent: StatusRow | null = null;
+  const isReply = !!note.inReplyTo && note.inReplyTo !== note.id;
   if (note.inReplyTo && note.inReplyTo !== note.id) {
-    parent = depth < MAX_REPLY_DEPTH ? await resolveStatus(r, note.inReplyTo, depth + 1) : await statusByUri(db, note.inReplyTo);
+    // A parent already stored is what resolveStatus and statusByUri would both return.
+    parent = pre?.parent ?? (depth < MAX_REPLY_DEPTH ? await resolveStatus(r, note.inReplyTo, depth + 1) : await statusByUri(db, note.inReplyTo));
     if (parent?.reblogOfId) parent = null;
     // A reply to a local status its author may not see is kept, but not threaded: no reply count, no notification.
     if (parent?.local && !(await accountCanRead(db, author.id, parent.id))) parent = null;
   }
-  const mentioned = await noteMentions(db, note);
-  const conv = await conversationFor(db, note, parent, now);
+  // Read with the lookups unless a parent was fetched meantime (it may have stored accounts the note mentions).
+  const mentioned = pre?.mentioned && (!isReply || pre.parent) ? pre.mentioned : await noteMentions(db, note);
+  const conv = await conversationFor(db, note, parent, now, pre?.conversationId);
   const tags = tagNames(note.hashtags);
   const media = note.attachments.filter((a) => httpUrl(a.url)).map((a) => mediaRow(a, author.id, id, now));
   const poll = pollFields(note);
@@ -237,13 +296,15 @@ export async function ingestNote(r: Resolution, note: NormalizedNote, author: Ac
       writes.push(notificationStatement(db, r.fx, { recipientId: m.account.id, fromAccountId: author.id, type: "mention", statusId: id, activityId: id }));
     }
   }
+  const w = opts.withWrites ? opts.withWrites(writes) : { stmts: writes, committed: () => {} };
   try {
-    await runBatch(db, writes);
+    await runBatch(db, w.stmts);
+    w.committed();
   } catch (e) {
     if (isUniqueViolation(e, "statuses")) return statusByUri(db, note.id);
     throw e;
   }
-  if (realtime) r.fx.add({ type: "fanout", statusId: id });
+  if (realtime && !r.late) r.fx.add({ type: "fanout", statusId: id });
   // Mastodon crawls the first link of every status it creates from a Create (LinkCrawlWorker), realtime or not.
   if (await cardUrlOfHtml(row.content, r.cfg, mentionUrlsOf(note))) r.fx.add({ type: "fetch_card", statusId: id });
   return row;

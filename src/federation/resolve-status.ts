@@ -27,6 +27,13 @@ export interface Resolution {
   budget: number;
   seen: Set<string>;
   fx: Effects;
+  /**
+   * Statuses found through this resolution arrive late (a fetched thread, a relay's Announce): stored, never fanned
+   * out to home feeds (src/federation/backfill.ts).
+   */
+  late?: boolean;
+  /** When set, every object document fetched is kept here by its id (backfill reads `replies` from them). */
+  docs?: Map<string, Record<string, unknown>>;
 }
 
 export function newResolution(db: DB, cfg: Config, fx: Effects): Resolution {
@@ -46,17 +53,22 @@ export async function isTombstoned(db: DB, uri: string): Promise<boolean> {
 }
 
 /** Fetches an object document, trusting it only at its own id (re-fetched from there, same host). */
-async function fetchObject(r: Resolution, uri: string): Promise<Record<string, unknown> | null> {
+export async function fetchObject(r: Resolution, uri: string): Promise<Record<string, unknown> | null> {
   if (r.budget <= 0) return null;
   r.budget--;
   const opts = await signedFetchOptions(r.db, r.cfg);
   let { json } = await fetchActivityJson(uri, opts);
   const id = typeof json.id === "string" ? json.id : null;
-  if (id === uri) return json;
+  if (id === uri) {
+    r.docs?.set(id, json);
+    return json;
+  }
   if (!id || !sameHost(id, uri) || r.budget <= 0) return null;
   r.budget--;
   ({ json } = await fetchActivityJson(id, opts));
-  return json.id === id ? json : null;
+  if (json.id !== id) return null;
+  r.docs?.set(id, json);
+  return json;
 }
 
 /**

@@ -11,6 +11,7 @@ import { createActivity, quoteAuthorizationDoc } from "./activities";
 import { grantedAuthorization } from "../queries/quotes";
 import { ensureActorKeys } from "./actor-keys";
 import { renderActor } from "./actor-doc";
+import { movedToUri } from "../services/account-migration";
 import { featuredTagNames, followCollectionPage, localAccountByUsername, localStatus, pinnedStatusIds, publicStatusIds } from "./collections";
 import { AP_CONTENT_TYPE, AS, wantsActivityJson } from "./context";
 import { enforceRateLimit } from "../lib/rate-limit";
@@ -50,7 +51,7 @@ async function actorResponse(c: Context<AppEnv>, username: string) {
   // A suspended account's actor is still served, marked `suspended: true` with its profile blanked (Mastodon does the
   // same while the suspension is reversible), so other servers keep its key and can undo the suspension later.
   const keys = await ensureActorKeys(db, account.id);
-  return ap(c, renderActor(c.get("config"), account, keys.publicKeyPem));
+  return ap(c, renderActor(c.get("config"), account, keys.publicKeyPem, await movedToUri(db, account)));
 }
 
 r.get("/actor", async (c) => {
@@ -238,6 +239,8 @@ async function inbox(c: Context<AppEnv>) {
 }
 
 r.post("/inbox", inbox);
+// The instance actor's own inbox: relays answer its Follow there.
+r.post("/actor/inbox", inbox);
 r.post("/users/:username/inbox", async (c) => {
   const account = await localAccountByUsername(c.get("db"), c.req.param("username"));
   if (!account) return apNotFound(c);

@@ -26,6 +26,15 @@ export interface SafeFetchOptions {
   body?: string | Uint8Array;
   /** Signs each hop (URLs change on redirects, and so must the signature). */
   sign?: (req: Request) => Promise<Request>;
+  /**
+   * Double knocking (rfc9421.ts), in place of `sign`: each hop is signed `first`; a 400 or 401 is signed `second` and
+   * sent once more (if that second request cannot be made, the first answer stands); `done` is told which one answered.
+   */
+  knock?: (host: string) => Promise<{
+    first: (req: Request) => Promise<Request>;
+    second: (req: Request) => Promise<Request>;
+    done: (usedSecond: boolean, status: number) => Promise<void>;
+  }>;
   /** Keep the first `maxBytes` and stop reading, instead of failing (link previews only need a page's head). */
   truncate?: boolean;
   /** Asked before the body is read: false leaves it unread (an empty body is returned), e.g. not HTML. */
@@ -129,20 +138,41 @@ export async function safeFetch(rawUrl: string, opts: SafeFetchOptions = {}): Pr
   const signal = AbortSignal.timeout(opts.timeoutMs ?? 30_000);
   let url = checkUrl(rawUrl, opts);
   for (let hop = 0; ; hop++) {
-    let req = new Request(url.toString(), {
-      method: opts.method ?? "GET",
-      headers: { "user-agent": "Tern/0.1 (+https://github.com/)", ...(opts.headers ?? {}) },
-      body: opts.body,
-      redirect: "manual",
-      signal,
-    });
-    if (opts.sign) req = await opts.sign(req);
+    const build = () =>
+      new Request(url.toString(), {
+        method: opts.method ?? "GET",
+        headers: { "user-agent": "Tern/0.1 (+https://github.com/)", ...(opts.headers ?? {}) },
+        body: opts.body,
+        redirect: "manual",
+        signal,
+      });
+    const send = async (req: Request) => {
+      try {
+        return await withDeadline(fetch(req), signal);
+      } catch (e) {
+        if (e instanceof FetchRefused) throw e;
+        throw new FetchRefused(`network error: ${(e as Error).message}`);
+      }
+    };
     let res: Response;
-    try {
-      res = await withDeadline(fetch(req), signal);
-    } catch (e) {
-      if (e instanceof FetchRefused) throw e;
-      throw new FetchRefused(`network error: ${(e as Error).message}`);
+    if (opts.knock) {
+      const k = await opts.knock(url.host);
+      res = await send(await k.first(build()));
+      let usedSecond = false;
+      if (res.status === 400 || res.status === 401) {
+        const again = await k
+          .second(build())
+          .then(send)
+          .catch(() => null);
+        if (again) {
+          await res.body?.cancel().catch(() => {});
+          res = again;
+          usedSecond = true;
+        }
+      }
+      await k.done(usedSecond, res.status);
+    } else {
+      res = await send(opts.sign ? await opts.sign(build()) : build());
     }
     if (res.status >= 300 && res.status < 400 && res.headers.get("location")) {
       await res.body?.cancel().catch(() => {});

@@ -1,12 +1,47 @@
 // HTTP Signatures, draft-cavage as Mastodon signs and checks them (security §2.7): rsa-sha256 over
 // (request-target), host, date and digest. Verification is split so that parsing/format errors (always 401) are
 // decided before any key is fetched, and the key's owner can be checked against the activity's actor by the caller.
+// RFC 9421 (HTTP Message Signatures) is parsed, checked and verified in rfc9421.ts; parseRequestSignature,
+// checkSignedRequest and verifyWithKey dispatch on which one a request carries (`Signature-Input` → RFC 9421).
 import { base64 } from "../lib/crypto";
 import { rsaSign, rsaVerify } from "./keys";
+import type { DB } from "../db/client";
+import { checkRfc9421Request, parseRfc9421, rememberSpec, Rfc9421Error, type Rfc9421Signature, verifyRfc9421WithKey } from "./rfc9421";
 
 export class SignatureError extends Error {}
 
-export interface ParsedSignature {
+/** A draft-cavage signature or an RFC 9421 one (`spec: "rfc9421"`). */
+export type ParsedSignature = CavageSignature | Rfc9421Signature;
+
+const isRfc9421 = (sig: ParsedSignature): sig is Rfc9421Signature => "spec" in sig && sig.spec === "rfc9421";
+
+/** The signature a request carries: RFC 9421 when it has `Signature-Input`, else draft-cavage. Throws SignatureError. */
+export function parseRequestSignature(headers: Headers): ParsedSignature {
+  if (!headers.has("signature-input")) return parseSignatureHeader(headers.get("signature"));
+  try {
+    return parseRfc9421(headers.get("signature-input"), headers.get("signature"));
+  } catch (e) {
+    if (e instanceof Rfc9421Error) throw new SignatureError(e.message);
+    throw e;
+  }
+}
+
+/**
+ * After a verified request: a host that signed with RFC 9421 speaks it, so our deliveries and fetches to it start
+ * with RFC 9421 (double knocking). One write per host and isolate at most, none for draft-cavage signers.
+ */
+export async function noteSignatureSpec(db: DB, sig: ParsedSignature): Promise<void> {
+  if (!isRfc9421(sig)) return;
+  let host: string;
+  try {
+    host = new URL(sig.keyId).host;
+  } catch {
+    return;
+  }
+  await rememberSpec(db, host, "rfc9421", true).catch(() => {});
+}
+
+export interface CavageSignature {
   keyId: string;
   algorithm: string | null;
   headers: string[];
@@ -27,7 +62,7 @@ const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
 // RFC 9110 auth-param: token BWS "=" BWS ( token / quoted-string ), separated by commas.
 const PARAM = new RegExp(`[ \\t]*(${TOKEN})[ \\t]*=[ \\t]*(?:"((?:[^"\\\\]|\\\\.)*)"|(${TOKEN}))[ \\t]*(?:,|$)`, "y");
 
-export function parseSignatureHeader(value: string | null): ParsedSignature {
+export function parseSignatureHeader(value: string | null): CavageSignature {
   if (!value) throw new SignatureError("Request not signed");
   if (value.length > 8192) throw new SignatureError("Signature header too long");
   const params = new Map<string, string>();
@@ -73,6 +108,8 @@ export interface VerifiableRequest {
   method: string;
   /** path + query as received */
   target: string;
+  /** The absolute URL as received (RFC 9421's "@target-uri"; without it, `target` on this origin cannot be rebuilt). */
+  url?: string;
   headers: Headers;
   body?: Uint8Array | null;
 }
@@ -83,6 +120,19 @@ async function sha256Base64(body: Uint8Array): Promise<string> {
 
 /** Checks everything except the cryptographic signature; returns the signing strings to try. */
 export async function checkSignedRequest(req: VerifiableRequest, sig: ParsedSignature, now = Date.now()): Promise<string[]> {
+  if (isRfc9421(sig)) {
+    if (!req.url) throw new SignatureError("RFC 9421 signatures need the request URL");
+    try {
+      return await checkRfc9421Request({ method: req.method, url: req.url, headers: req.headers, body: req.body }, sig, now);
+    } catch (e) {
+      if (e instanceof Rfc9421Error) throw new SignatureError(e.message);
+      throw e;
+    }
+  }
+  return checkCavageRequest(req, sig, now);
+}
+
+async function checkCavageRequest(req: VerifiableRequest, sig: CavageSignature, now: number): Promise<string[]> {
   const h = sig.headers;
   const isPost = req.method.toUpperCase() === "POST";
   if (!h.includes("date") && !h.includes("(created)")) throw new SignatureError("Mastodon requires the Date header or (created) pseudo-header to be signed");
@@ -151,6 +201,7 @@ export async function checkSignedRequest(req: VerifiableRequest, sig: ParsedSign
 }
 
 export async function verifyWithKey(signingStrings: string[], sig: ParsedSignature, publicKeyPem: string): Promise<boolean> {
+  if (isRfc9421(sig)) return verifyRfc9421WithKey(signingStrings, sig, publicKeyPem);
   for (const s of signingStrings) if (await rsaVerify(publicKeyPem, s, sig.signature)) return true;
   return false;
 }

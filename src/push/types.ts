@@ -11,7 +11,7 @@ export type PushJob = { type: "push"; subscriptionId: string; notificationId: st
 
 /** Alert keys a subscription can switch on: every notification type can be pushed (Mastodon's alerts). */
 export const ALERT_TYPES = NOTIFICATION_TYPES.filter(
-  (t): t is Exclude<(typeof NOTIFICATION_TYPES)[number], "quote" | "quoted_update"> => t !== "quote" && t !== "quoted_update",
+  (t): t is Exclude<(typeof NOTIFICATION_TYPES)[number], "quote" | "quoted_update" | "move"> => t !== "quote" && t !== "quoted_update" && t !== "move",
 );
 
 export type AlertType = (typeof ALERT_TYPES)[number];

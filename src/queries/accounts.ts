@@ -8,7 +8,7 @@ import type { DB } from "../db/client";
 import { idList } from "../db/client";
 import { accounts, featuredTags, follows, listAccounts, lists, mediaAttachments, statusPins, statuses, statusTags, tags } from "../db/schema/index";
 import type { Config } from "../env";
-import { padId } from "../lib/ids";
+import { padId, unpadId } from "../lib/ids";
 import type { Page } from "../lib/pagination";
 import { normalizeTag } from "../lib/text";
 import type { AccountRow } from "../db/schema";
@@ -131,6 +131,20 @@ export interface AccountStatusFilters {
 
 /** Ids of the statuses of `accountId` that `viewerId` may read, newest first. */
 export async function accountStatusIds(db: DB, accountId: string, viewerId: string | null, f: AccountStatusFilters, page: Page): Promise<string[]> {
+  return (await accountStatusPage(db, accountId, viewerId, f, page)).ids;
+}
+
+/**
+ * The page's ids, and `related`: the statuses its boosts show and the ones it (or what it boosts) quotes, read with
+ * the page (renderStatuses' `related`).
+ */
+export async function accountStatusPage(
+  db: DB,
+  accountId: string,
+  viewerId: string | null,
+  f: AccountStatusFilters,
+  page: Page,
+): Promise<{ ids: string[]; related: string[] }> {
   const conds: (SQL | undefined)[] = [eq(statuses.accountId, accountId), statusReadableBy(viewerId), cursorWhere(statuses.id, page)];
   if (f.pinned) {
     conds.push(sql`EXISTS (SELECT 1 FROM ${statusPins} WHERE ${statusPins.accountId} = ${padId(accountId)} AND ${statusPins.statusId} = ${statuses.id})`);
@@ -141,18 +155,27 @@ export async function accountStatusIds(db: DB, accountId: string, viewerId: stri
   if (f.excludeReblogs || f.onlyMedia || f.tagged) conds.push(isNull(statuses.reblogOfId));
   if (f.tagged) {
     const name = normalizeTag(f.tagged);
-    if (!name) return [];
+    if (!name) return { ids: [], related: [] };
     conds.push(
       sql`EXISTS (SELECT 1 FROM ${statusTags} JOIN ${tags} ON ${tags.id} = ${statusTags.tagId} WHERE ${statusTags.statusId} = ${statuses.id} AND ${tags.name} = ${name})`,
     );
   }
   const rows = await db
-    .select({ id: statuses.id })
+    .select({
+      id: statuses.id,
+      rb: statuses.reblogOfId,
+      qt: sql<string | null>`(SELECT qq.quoted_status_id FROM quotes qq WHERE qq.status_id = coalesce(${statuses.reblogOfId}, ${statuses.id}))`,
+    })
     .from(statuses)
     .where(and(...conds))
     .orderBy(cursorOrder(statuses.id, page))
     .limit(page.limit);
-  return inPageOrder(rows, page).map((r) => r.id);
+  const related = new Set<string>();
+  for (const r of rows) {
+    if (r.rb) related.add(r.rb);
+    if (r.qt) related.add(unpadId(String(r.qt)));
+  }
+  return { ids: inPageOrder(rows, page).map((r) => r.id), related: [...related] };
 }
 
 // ---- search ----

@@ -16,12 +16,33 @@ export interface PageIds {
   first?: string;
   last?: string;
   full: boolean;
+  /**
+   * The other statuses the page shows, when its query read them (`rb`: the boosted status, `qt`: the status quoted by
+   * the entry or by what it boosts): renderStatuses then loads them without re-deriving them from the ids.
+   */
+  related?: string[];
 }
 
-function toPage(rows: { id: string }[], ascending: boolean, limit: number): PageIds {
+type PageRow = { id: string; rb?: string | null; qt?: string | null };
+
+function toPage(rows: PageRow[], ascending: boolean, limit: number): PageIds {
   const ids = rows.map((r) => unpadId(String(r.id)));
   if (ascending) ids.reverse();
-  return { ids, first: ids[0], last: ids[ids.length - 1], full: ids.length >= limit };
+  const page: PageIds = { ids, first: ids[0], last: ids[ids.length - 1], full: ids.length >= limit };
+  if (rows.length && "qt" in rows[0]!) {
+    const related = new Set<string>();
+    for (const r of rows) {
+      if (r.rb) related.add(unpadId(String(r.rb)));
+      if (r.qt) related.add(unpadId(String(r.qt)));
+    }
+    page.related = [...related];
+  }
+  return page;
+}
+
+/** The status an entry (or the status it boosts) quotes: `qt` of PageRow; an index seek that reads no row when none. */
+function quotedOf(idCol: string): SQL {
+  return sql.raw(`(SELECT qq.quoted_status_id FROM quotes qq WHERE qq.status_id = ${idCol}) AS qt`);
 }
 
 /** Entries whose author, or (for boosts) whose boosted author, the viewer has hidden. */
@@ -36,12 +57,12 @@ export interface PageQuery {
 }
 
 async function run(db: DB, q: PageQuery, limit: number): Promise<PageIds> {
-  return toPage(await db.all<{ id: string }>(q.query), q.ascending, limit);
+  return toPage(await db.all<PageRow>(q.query), q.ascending, limit);
 }
 
 export function homeTimelineQuery(viewerId: string, page: Page): PageQuery {
   const c = cursorSql(sql.raw("h.status_id"), page);
-  const query = sql`SELECT h.status_id AS id FROM home_feed h
+  const query = sql`SELECT h.status_id AS id, h.reblog_of_id AS rb, ${quotedOf("coalesce(h.reblog_of_id, h.status_id)")} FROM home_feed h
     WHERE h.account_id = ${padId(viewerId)}${c.cond} AND NOT ${hiddenEntry(viewerId, "h.author_id", "h.reblog_of_id")}
     ORDER BY h.status_id ${c.dir} LIMIT ${page.limit}`;
   return { query, ascending: c.ascending };
@@ -87,7 +108,9 @@ export function publicTimelineQuery(viewerId: string | null, f: PublicFilter, pa
   const conds = publicConds(viewerId, f);
   // statuses_public is (visibility, local, id): one ordered range per locality, merged by the outer ORDER BY.
   const parts = localities(f).map(
-    (local) => sql`SELECT id FROM (SELECT s.id AS id FROM statuses s WHERE s.visibility = 'public' AND s.local = ${local}${c.cond} AND ${conds}
+    (
+      local,
+    ) => sql`SELECT id, qt FROM (SELECT s.id AS id, ${quotedOf("s.id")} FROM statuses s WHERE s.visibility = 'public' AND s.local = ${local}${c.cond} AND ${conds}
       ORDER BY s.id ${c.dir} LIMIT ${page.limit})`,
   );
   return { query: sql`${sql.join(parts, sql` UNION ALL `)} ORDER BY id ${c.dir} LIMIT ${page.limit}`, ascending: c.ascending };
@@ -117,7 +140,7 @@ export function tagTimelineQuery(viewerId: string | null, f: TagFilter, page: Pa
   const names = [...new Set([f.tag, ...(f.any ?? [])])];
   // One ordered range of status_tags_tag per tag; CROSS JOIN keeps status_tags as the outer loop.
   const parts = names.map(
-    (name) => sql`SELECT id FROM (SELECT st.status_id AS id FROM status_tags st CROSS JOIN statuses s ON s.id = st.status_id
+    (name) => sql`SELECT id, qt FROM (SELECT st.status_id AS id, ${quotedOf("st.status_id")} FROM status_tags st CROSS JOIN statuses s ON s.id = st.status_id
       WHERE st.tag_id = (SELECT id FROM tags WHERE name = ${name})${c.cond} AND s.visibility = 'public' AND ${where}
       ORDER BY st.status_id ${c.dir} LIMIT ${page.limit})`,
   );
@@ -134,13 +157,13 @@ export async function listTimeline(db: DB, viewerId: string, listId: string, pag
       .from(lists)
       .where(and(eq(lists.id, listId), eq(lists.accountId, viewerId)))
       .limit(1),
-    db.all<{ id: string }>(sql`SELECT lf.status_id AS id FROM list_feed lf
+    db.all<PageRow>(sql`SELECT lf.status_id AS id, lf.reblog_of_id AS rb, ${quotedOf("coalesce(lf.reblog_of_id, lf.status_id)")} FROM list_feed lf
       WHERE lf.list_id = ${L} AND EXISTS (SELECT 1 FROM lists ol WHERE ol.id = ${L} AND ol.account_id = ${padId(viewerId)})${c.cond}
         AND NOT ${hiddenEntry(viewerId, "lf.author_id", "lf.reblog_of_id")}
       ORDER BY lf.status_id ${c.dir} LIMIT ${page.limit}`),
   ]);
   if (!own.length) return null;
-  return toPage(rows as { id: string }[], c.ascending, page.limit);
+  return toPage(rows as PageRow[], c.ascending, page.limit);
 }
 
 /** Direct statuses the viewer sent or was mentioned in (the deprecated direct timeline). */

@@ -6,7 +6,7 @@ import type { DB } from "../db/client";
 import { cursorOrder, cursorWhere, inPageOrder } from "../db/keyset";
 import { idList } from "../db/client";
 import { accounts, notifications, reports, type NotificationType } from "../db/schema/index";
-import { padId } from "../lib/ids";
+import { padId, unpadId } from "../lib/ids";
 import type { Page } from "../lib/pagination";
 import type { AccountRow } from "../db/schema";
 import { hiddenAuthorFor } from "../services/visibility";
@@ -19,6 +19,24 @@ export interface NotificationWithRefs {
   from: AccountRow;
   report: ReportRow | null;
   reportTarget: AccountRow | null;
+  /** Read with the page (selectWithRefs): the status it boosts, and the one it (or that) quotes (renderStatuses' `related`). */
+  rb?: string | null;
+  qt?: string | null;
+}
+
+/**
+ * The statuses the rows' statuses show besides themselves (boost targets, quoted statuses), when the page's query read
+ * them for every row; else undefined (renderStatuses then finds them from the ids).
+ */
+export function relatedOfRows(rows: readonly Pick<NotificationWithRefs, "n" | "rb" | "qt">[]): string[] | undefined {
+  const out = new Set<string>();
+  for (const r of rows) {
+    if (!r.n.statusId) continue;
+    if (r.qt === undefined || r.rb === undefined) return undefined;
+    if (r.rb) out.add(unpadId(String(r.rb)));
+    if (r.qt) out.add(unpadId(String(r.qt)));
+  }
+  return [...out];
 }
 
 export interface NotificationFilter {
@@ -43,8 +61,15 @@ export function filterConds(viewerId: string, f: NotificationFilter): SQL[] {
 }
 
 export function selectWithRefs(db: DB) {
+  const rb = sql`(SELECT rs.reblog_of_id FROM statuses rs WHERE rs.id = ${notifications.statusId})`;
   return db
-    .select({ n: notifications, from: accounts, report: reports })
+    .select({
+      n: notifications,
+      from: accounts,
+      report: reports,
+      rb: sql<string | null>`${rb}`.as("n_rb"),
+      qt: sql<string | null>`(SELECT rq.quoted_status_id FROM quotes rq WHERE rq.status_id = coalesce(${rb}, ${notifications.statusId}))`.as("n_qt"),
+    })
     .from(notifications)
     .innerJoin(accounts, eq(accounts.id, notifications.fromAccountId))
     .leftJoin(reports, eq(reports.id, notifications.reportId));

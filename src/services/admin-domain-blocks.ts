@@ -79,7 +79,10 @@ const text = (v: string | undefined) => (v === undefined ? undefined : v.trim() 
 
 /** Accounts of `domain` and its subdomains (Mastodon's Account.by_domain_and_subdomains). */
 export function accountsOfDomain(domain: string): SQL {
-  return sql`(${accounts.domain} = ${domain} OR substr(${accounts.domain}, -${domain.length + 1}) = ${`.${domain}`})`;
+  // Account domains keep a port when their server has one (127.0.0.1:3000); a block names the host on any port.
+  const host = sql`(CASE WHEN instr(${accounts.domain}, ':') > 0 THEN rtrim(rtrim(${accounts.domain}, '0123456789'), ':') ELSE ${accounts.domain} END)`;
+  return sql`(${accounts.domain} = ${domain} OR substr(${accounts.domain}, -${domain.length + 1}) = ${`.${domain}`}
+    OR (instr(${accounts.domain}, ':') > 0 AND (${host} = ${domain} OR substr(${host}, -${domain.length + 1}) = ${`.${domain}`})))`;
 }
 
 /** Lifts what a block did to its domain's accounts: those whose silenced_at / suspended_at is the block's created_at. */

@@ -214,6 +214,8 @@ export async function postStatus(
 ): Promise<PostResult> {
   const now = Date.now();
   const me = viewer.account;
+  // An account that moved posts no more (account migration, src/services/account-migration.ts).
+  if (me.movedToAccountId) throw validationFailed("This account has moved to another account and can no longer post");
   // With scheduled_at the post passes every check below, then is stored for later instead (Mastodon's schedule_status!).
   const scheduledAt = input.scheduled_at && !opts.scheduled ? parseScheduledAt(input.scheduled_at, now) : null;
 

@@ -37,11 +37,12 @@ export function statusReadableBy(v: string | null): SQL {
  * SQL: the author column `authorCol` is someone viewer `v` has hidden (blocked, muted, domain-blocked) or who
  * blocks `v`. Used by timelines (home, public, tag, list) to drop such statuses at read time.
  */
+// CROSS JOIN: the viewer's domain blocks drive (usually none: no row read), not the author's row on every entry.
 export function hiddenAuthorFor(v: string, authorCol: SQL | typeof statuses.accountId): SQL {
   const pv = padId(v);
   return sql`(EXISTS (SELECT 1 FROM ${blocks} WHERE (${blocks.accountId} = ${pv} AND ${blocks.targetAccountId} = ${authorCol}) OR (${blocks.accountId} = ${authorCol} AND ${blocks.targetAccountId} = ${pv}))
     OR EXISTS (SELECT 1 FROM ${mutes} WHERE ${mutes.accountId} = ${pv} AND ${mutes.targetAccountId} = ${authorCol} AND (${mutes.expiresAt} IS NULL OR ${mutes.expiresAt} > ${Date.now()}))
-    OR EXISTS (SELECT 1 FROM ${accountDomainBlocks} JOIN ${accounts} da ON da.id = ${authorCol} WHERE ${accountDomainBlocks.accountId} = ${pv} AND ${accountDomainBlocks.domain} = da.domain))`;
+    OR EXISTS (SELECT 1 FROM ${accountDomainBlocks} CROSS JOIN ${accounts} da ON da.id = ${authorCol} WHERE ${accountDomainBlocks.accountId} = ${pv} AND ${accountDomainBlocks.domain} = da.domain))`;
 }
 
 /**

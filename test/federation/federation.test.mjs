@@ -5,10 +5,11 @@
 import "./polyfills.mjs";
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { Accept, Block, Create, Follow, Person, Update } from "@fedify/fedify/vocab";
+import { Accept, Block, Create, Delete, Follow, Person, Undo, Update } from "@fedify/fedify/vocab";
 import WebSocket from "ws";
 import { startTern } from "../support/server.mjs";
 import { startPeer } from "./peer.mjs";
+import { Temporal } from "./polyfills.mjs";
 import { poll, signUp } from "./tern-api.mjs";
 
 const PUBLIC = new Set(["https://www.w3.org/ns/activitystreams#Public", "as:Public", "Public"]);
@@ -42,6 +43,7 @@ describe("federation: Tern ⇄ fedify peer over loopback", () => {
       console.log("peer POSTs:", peer?.posts);
       console.log("peer errors:", peer?.errors);
     }
+    await s.peer2?.stop(); // before the first peer: their fetch shims are stacked
     await peer?.stop();
     await tern?.stop();
   });
@@ -412,6 +414,167 @@ describe("federation: Tern ⇄ fedify peer over loopback", () => {
     assert.equal(rel.followed_by, false, "the peer no longer follows alice");
     const followers = await alice.api.get(`/api/v1/accounts/${alice.id}/followers`);
     assert.ok(!followers.some((a) => a.acct === peer.handle), "the peer is gone from alice's followers");
+  });
+
+  test("9. GoToSocial's check (point 0): the peer finds the owner of Tern's signing key by WebFinger before it answers; bob resolves dave", async () => {
+    // The check is on for every signed GET of the peer's actors and objects; an unsigned one is refused.
+    const unsigned = await fetch(peer.uriOf("dave"), { headers: { accept: "application/activity+json" } });
+    assert.equal(unsigned.status, 401, "the peer refuses an unsigned GET of its actor");
+    const from = peer.keyOwnerChecks.length;
+    const handle = peer.handleOf("dave");
+    const found = await bob.api.get("/api/v2/search", { q: `@${handle}`, resolve: "true", type: "accounts" });
+    const dave = found.accounts.find((a) => a.acct === handle);
+    assert.ok(dave, `search resolved @${handle} (got ${JSON.stringify(found.accounts.map((a) => a.acct))})`);
+    s.daveId = dave.id;
+    const checks = peer.keyOwnerChecks.slice(from).filter((c) => c.path === "/users/dave");
+    assert.ok(checks.length > 0, "Tern's fetch of dave was signed and went through the check");
+    const instanceKey = `${tern.url}/actor#main-key`;
+    const byInstance = checks.find((c) => c.keyId === instanceKey);
+    assert.ok(byInstance, `Tern signed with its instance actor (keys seen: ${JSON.stringify(checks.map((c) => c.keyId))})`);
+    assert.equal(byInstance.acct, `acct:${ternHost()}@${ternHost()}`, "looked up as acct:<domain>@<domain>");
+    assert.deepEqual(
+      peer.keyOwnerChecks.filter((c) => !c.ok && c.why !== "not signed"),
+      [],
+      "every signed GET from Tern passed the key-owner check",
+    );
+  });
+
+  test("10. a first-contact mention (point 2): bob mentions carol, whom Tern has never seen; carol's server gets the Create with the Mention", async () => {
+    const handle = peer.handleOf("carol");
+    const carolUri = peer.uriOf("carol").href;
+    const st = await bob.api.post("/api/v1/statuses", { status: `@${handle} hello, first contact`, visibility: "public" });
+    assert.ok(
+      st.mentions?.some((m) => m.acct === handle && m.url),
+      `the status mentions carol (mentions: ${JSON.stringify(st.mentions)})`,
+    );
+    const got = await peer.waitFor((r) => r.activity instanceof Create && objectId(r.raw) === st.uri, { what: `Create of ${st.uri}` });
+    const tags = [got.raw.object?.tag ?? []].flat();
+    assert.ok(
+      tags.some((t) => t.type === "Mention" && t.href === carolUri),
+      `the Note has a Mention tag for carol (tags: ${JSON.stringify(tags)})`,
+    );
+    assert.ok([...list(got.raw.to), ...list(got.raw.cc)].includes(carolUri), "carol is addressed");
+  });
+
+  test("11. follow → unfollow → follow where the peer reuses its Accept id (point 3): the re-follow completes and posts reach home", async () => {
+    const bobUri = `${tern.url}/users/bob`;
+    const found = await bob.api.get("/api/v2/search", { q: `@${peer.handle}`, resolve: "true", type: "accounts" });
+    const account = found.accounts.find((a) => a.acct === peer.handle);
+    assert.ok(account, "bob resolved the peer");
+    const following = (want) =>
+      poll(`bob's relationship following: ${want}`, async () => {
+        const [rel] = await bob.api.get("/api/v1/accounts/relationships", { "id[]": account.id });
+        return rel?.following === want && rel.requested === false;
+      });
+    const followsFromBob = () => peer.received.filter((r) => r.activity instanceof Follow && r.actor === bobUri);
+
+    await bob.api.post(`/api/v1/accounts/${account.id}/follow`);
+    await peer.waitFor((r) => r.activity instanceof Follow && r.actor === bobUri, { what: "bob's first Follow" });
+    await following(true);
+    const acceptId = peer.acceptIds.get(`${bobUri} peer`)?.href;
+    assert.ok(acceptId, "the peer accepted with an id it keeps for bob");
+
+    await bob.api.post(`/api/v1/accounts/${account.id}/unfollow`);
+    await peer.waitFor((r) => r.activity instanceof Undo && r.actor === bobUri, { what: "bob's Undo{Follow}" });
+    await following(false);
+
+    const first = followsFromBob()[0].id;
+    await bob.api.post(`/api/v1/accounts/${account.id}/follow`);
+    await peer.waitFor((r) => r.activity instanceof Follow && r.actor === bobUri && r.id !== first, { what: "bob's second Follow" });
+    assert.equal(peer.acceptIds.get(`${bobUri} peer`)?.href, acceptId, "the second Accept reuses the first one's id");
+    await following(true);
+    s.bobFollowsPeer = true;
+
+    const posted = await peer.post("followers", { content: "After the re-follow" });
+    await poll("the peer's post in bob's home timeline", async () => {
+      const home = await bob.api.get("/api/v1/timelines/home");
+      return home.find((st) => st.uri === posted.id);
+    });
+  });
+
+  test("12. mentions between two remote accounts (point 5): the peer mentions dave; the status' `mentions` lists dave", async () => {
+    const target = need(s.bob, "WebFinger lookup of bob");
+    need(s.daveId, "bob resolved dave");
+    const dave = { id: peer.uriOf("dave"), preferredUsername: "dave", url: null };
+    const posted = await peer.post(target, { content: "you two should meet", mention: target, alsoMentions: [dave] });
+    const n = await poll("bob's mention notification for the peer's post", async () => {
+      const all = await bob.api.get("/api/v1/notifications", { "types[]": "mention" });
+      return all.find((x) => x.status?.uri === posted.id);
+    });
+    const accts = n.status.mentions.map((m) => m.acct).sort();
+    assert.deepEqual(accts, ["bob", peer.handleOf("dave")].sort(), `mentions: ${JSON.stringify(n.status.mentions)}`);
+    assert.equal(n.status.mentions.find((m) => m.acct === peer.handleOf("dave")).id, s.daveId);
+  });
+
+  test("13. a late old status (point 6): a Create of a post published long ago is stored but not put in home", async () => {
+    need(s.bobFollowsPeer, "bob follows the peer");
+    const longAgo = Temporal.Now.instant().subtract({ hours: 24 * 30 });
+    const old = await peer.post("followers", { content: "Written a month ago", published: longAgo });
+    const stored = await poll("the old post stored on Tern (found without resolving)", async () => {
+      const r = await bob.api.get("/api/v2/search", { q: old.id, resolve: "false", type: "statuses" });
+      return r.statuses.find((st) => st.uri === old.id);
+    });
+    assert.match(stored.content, /Written a month ago/);
+    // A fresh post sent after it reaches home: by then the old one would have been fanned out too.
+    const fresh = await peer.post("followers", { content: "Written just now" });
+    const home = await poll("the fresh post in bob's home timeline", async () => {
+      const h = await bob.api.get("/api/v1/timelines/home", { limit: 40 });
+      return h.some((st) => st.uri === fresh.id) ? h : null;
+    });
+    assert.ok(!home.some((st) => st.uri === old.id), "the old post is not in home");
+  });
+
+  test("14. a Delete reaches a booster's server (point 7): dave, who does not follow alice, boosts her post; she deletes it", async () => {
+    const target = need(s.alice, "WebFinger lookup of alice");
+    const [rel] = await alice.api.get("/api/v1/accounts/relationships", { "id[]": need(s.daveId, "bob resolved dave") });
+    assert.equal(rel.followed_by, false, "dave does not follow alice");
+    const followers = await alice.api.get(`/api/v1/accounts/${alice.id}/followers`);
+    assert.ok(!followers.some((a) => a.acct.endsWith(`@${peer.host}`)), "no one on the peer's server follows alice");
+    const st = await alice.api.post("/api/v1/statuses", { status: "Boost me, then watch me go", visibility: "public" });
+    await peer.announce(target, st.uri, { as: "dave" });
+    await poll("reblogs_count 1", async () => (await alice.api.get(`/api/v1/statuses/${st.id}`)).reblogs_count === 1);
+    assert.ok(!peer.received.some((r) => r.activity instanceof Create && objectId(r.raw) === st.uri), "the post itself never went to the peer's server");
+    await alice.api.delete(`/api/v1/statuses/${st.id}`);
+    const del = await peer.waitFor((r) => r.activity instanceof Delete && objectId(r.raw) === st.uri, { what: `Delete of ${st.uri}` });
+    assert.equal(del.actor, `${tern.url}/users/alice`);
+  });
+
+  test("15. RFC 9421 both ways (point 8): a peer signing RFC 9421 first is accepted at once, and Tern signs back with RFC 9421", async () => {
+    const peer2 = await startPeer({ ternHosts: [ternHost()], firstKnock: "rfc9421" });
+    s.peer2 = peer2;
+    const target = await peer2.lookup(`acct:alice@${ternHost()}`);
+    assert.equal(target?.id?.href, `${tern.url}/users/alice`);
+    const follow = await peer2.follow(target);
+    const accept = await peer2.waitFor(
+      (r) => r.activity instanceof Accept && (r.activity.objectId?.href === follow.id.href || objectId(r.raw) === follow.id.href),
+      { what: `Accept of ${follow.id.href}` },
+    );
+
+    // Inbound: the peer's POSTs to Tern were signed with RFC 9421 and accepted at the first knock (no fallback).
+    const posts = peer2.sent.filter((r) => r.method === "POST");
+    assert.ok(posts.length > 0, "the peer posted to Tern");
+    assert.deepEqual(
+      posts.map((r) => [r.rfc9421, r.status]),
+      posts.map(() => [true, 202]),
+      `every POST signed RFC 9421 and accepted (${JSON.stringify(posts)})`,
+    );
+    assert.equal(await peer2.rememberedSpec(tern.url), "rfc9421", "fedify remembers that Tern takes RFC 9421");
+
+    // Outbound: Tern's deliveries to this peer are signed with RFC 9421 and verified by fedify.
+    const acceptPost = peer2.posts.find((p) => p.id === accept.id);
+    assert.ok(acceptPost?.rfc9421, `the Accept came signed with RFC 9421 (${JSON.stringify(acceptPost)})`);
+    assert.match(acceptPost.signatureInput, /"@method".*"@target-uri".*"content-digest".*;keyid="[^"]+\/users\/alice#main-key"/);
+    const st = await alice.api.post("/api/v1/statuses", { status: "Signed both ways", visibility: "public" });
+    const created = await peer2.waitFor((r) => r.activity instanceof Create && objectId(r.raw) === st.uri, { what: `Create of ${st.uri}` });
+    const createPost = peer2.posts.find((p) => p.id === created.id);
+    assert.equal(createPost?.rfc9421, true, "the Create came signed with RFC 9421");
+    assert.deepEqual(
+      peer2.posts.filter((p) => p.status >= 300),
+      [],
+      "no delivery from Tern was refused",
+    );
+    assert.deepEqual(peer2.unverified, [], "fedify verified everything Tern sent");
+    assert.deepEqual(peer2.errors, []);
   });
 
   test("every delivery from Tern passed fedify's signature check", () => {

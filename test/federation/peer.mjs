@@ -1,7 +1,11 @@
 // A real, independent ActivityPub server for the federation suite: fedify (createFederation with an in-memory KV
-// and queue) behind a small node:http adapter on 127.0.0.1. One actor, "peer", with an RSA key. Everything that
-// reaches its inboxes is recorded: `received` holds the activities fedify verified and handed to a listener,
-// `unverified` the ones it refused (bad or missing signature), `posts` every POST with the status it got. Polls work
+// and queue) behind a small node:http adapter on 127.0.0.1. Actors "peer" (the main one), "carol" and "dave", each
+// with an RSA key. Everything that reaches its inboxes is recorded: `received` holds the activities fedify verified
+// and handed to a listener, `unverified` the ones it refused (bad or missing signature), `posts` every POST with the
+// status it got and whether it was signed with RFC 9421; `sent` every request the peer itself signed to Tern (which
+// spec, which answer). Like GoToSocial, the peer answers a signed GET of its actors and objects only after it has
+// found the signing key's owner by WebFinger (`acct:<preferredUsername>@<host>`, whose `self` link must be the owner):
+// `keyOwnerChecks` records each check. Like Hollo, it reuses one Accept id per follower and followee. Polls work
 // as Mastodon's do: a vote (Create{Note} with `name` = option, `inReplyTo` = the Question) on one of the peer's
 // Questions is counted, and the Question goes back to the voter in an Update with its new counts.
 // The actor has a custom emoji in its display name, and `post` can tag the Note with Emoji tags (Mastodon's shape).
@@ -37,22 +41,29 @@ import { Temporal } from "./polyfills.mjs";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const PEER = "peer";
+/** The peer's actors: "peer" is the one most steps use; the others are for steps that need an account no one touched. */
+const ACTORS = ["peer", "carol", "dave"];
 const PEER_EMOJI = "fedify_blob";
 
 /**
  * Fedify looks `acct:` handles up over https only; Tern under test speaks plain http on loopback. This shim is the
  * test's stand-in for a TLS terminator: https://<loopback host:port> → http:// for the hosts given, nothing else.
  */
-function downgradeHttpsFor(hosts) {
+function downgradeHttpsFor(hosts, onSent) {
   const original = globalThis.fetch;
   const rewrite = (u) => (u.protocol === "https:" && hosts.has(u.host) ? new URL(`http://${u.host}${u.pathname}${u.search}`) : null);
+  const observe = async (request) => {
+    const res = await original(request);
+    if (hosts.has(new URL(request.url).host)) onSent(request, res);
+    return res;
+  };
   globalThis.fetch = (input, init) => {
     if (input instanceof Request) {
       const to = rewrite(new URL(input.url));
-      return original(to ? new Request(to, input) : input, init);
+      return observe(new Request(to ?? input.url, new Request(input, init)));
     }
     const to = rewrite(new URL(String(input)));
-    return original(to ?? input, init);
+    return observe(new Request(to ?? input, init));
   };
   return () => {
     globalThis.fetch = original;
@@ -72,9 +83,9 @@ async function enableLogs() {
 }
 
 /**
- * @param {{ ternHosts?: string[], log?: boolean }} [opts]
+ * @param {{ ternHosts?: string[], log?: boolean, firstKnock?: "draft-cavage-http-signatures-12" | "rfc9421" }} [opts]
  */
-export async function startPeer({ ternHosts = [], log = !!process.env.TERN_FED_LOG } = {}) {
+export async function startPeer({ ternHosts = [], log = !!process.env.TERN_FED_LOG, firstKnock = "draft-cavage-http-signatures-12" } = {}) {
   if (log) await enableLogs();
   // Listen on a port the kernel picks (no window between choosing a free port and binding it, in which another test
   // process could take it); requests are handled once everything below is set up.
@@ -90,7 +101,10 @@ export async function startPeer({ ternHosts = [], log = !!process.env.TERN_FED_L
 
   const received = []; // { type, id, actor, activity (fedify object), raw (JSON as sent), at }
   const unverified = []; // { type, id, reason }
-  const posts = []; // { path, type, id, status }
+  const posts = []; // { path, type, id, status, rfc9421 (signed with Signature-Input), signatureInput }
+  const sent = []; // requests the peer signed to Tern: { method, url, rfc9421, status }
+  const keyOwnerChecks = []; // { path, keyId, owner, acct, ok, why }: the GoToSocial-style check of signed GETs
+  const acceptIds = new Map(); // "follower followee" → the one Accept id the peer uses for that pair (as Hollo does)
   const errors = []; // inbox listener / outbox errors
   const rawById = new Map();
   const notes = new Map(); // note id (path segment) → Note, served by the object dispatcher
@@ -105,38 +119,72 @@ export async function startPeer({ ternHosts = [], log = !!process.env.TERN_FED_L
       icon: new Image({ url: new URL(`/emojis/${shortcode}.png`, origin), mediaType: "image/png" }),
     });
 
-  const rsa = await generateCryptoKeyPair("RSASSA-PKCS1-v1_5");
-  const keyJwk = { privateKey: await exportJwk(rsa.privateKey), publicKey: await exportJwk(rsa.publicKey) };
+  const keyJwks = new Map();
+  for (const name of ACTORS) {
+    const rsa = await generateCryptoKeyPair("RSASSA-PKCS1-v1_5");
+    keyJwks.set(name, { privateKey: await exportJwk(rsa.privateKey), publicKey: await exportJwk(rsa.publicKey) });
+  }
 
+  const kv = new MemoryKvStore();
   const federation = createFederation({
-    kv: new MemoryKvStore(),
+    kv,
     queue: new InProcessMessageQueue({ pollInterval: { milliseconds: 100 } }),
     manuallyStartQueue: true,
     origin,
     allowPrivateAddress: true,
-    // Tern speaks draft-cavage, as Mastodon does. Fedify's default knocks with RFC 9421 first and falls back to
-    // draft-cavage on the 401 (that works too); starting with draft-cavage keeps one signed request per delivery.
-    firstKnock: "draft-cavage-http-signatures-12",
+    // Tern verifies both. The main peer signs draft-cavage first, as Mastodon does (Tern then signs to it that way
+    // too); the RFC 9421 step starts a second peer with firstKnock "rfc9421" (Fedify's default).
+    firstKnock,
     outboxRetryPolicy: () => null, // a failed delivery is a test failure, not something to retry for hours
     inboxRetryPolicy: () => null,
     onOutboxError: (error, activity) => errors.push({ where: "outbox", type: activity?.constructor?.name, error: String(error) }),
   });
 
+  /**
+   * GoToSocial's check before it answers a signed GET: the signing key's owner, looked up by WebFinger as
+   * `acct:<preferredUsername>@<host of the owner's id>`, must come back as that same owner. Unsigned GETs are refused.
+   */
+  async function keyOwnerFoundByWebFinger(ctx) {
+    const check = { path: ctx.url.pathname, keyId: null, owner: null, acct: null, ok: false, why: null };
+    keyOwnerChecks.push(check);
+    const refuse = (why) => {
+      check.why = why;
+      return false;
+    };
+    try {
+      const key = await ctx.getSignedKey();
+      check.keyId = key?.id?.href ?? null;
+      if (!key) return refuse("not signed");
+      const owner = await ctx.getSignedKeyOwner();
+      check.owner = owner?.id?.href ?? null;
+      if (!owner?.id || !owner.preferredUsername) return refuse("no key owner");
+      check.acct = `acct:${owner.preferredUsername}@${owner.id.host}`;
+      const jrd = await ctx.lookupWebFinger(check.acct);
+      const self = jrd?.links?.find((l) => l.rel === "self" && /activity\+json|ld\+json/.test(l.type ?? ""))?.href;
+      if (self !== owner.id.href) return refuse(`WebFinger ${check.acct} gave ${self ?? (jrd ? "no self link" : "nothing")}`);
+      check.ok = true;
+      return true;
+    } catch (e) {
+      return refuse(String(e?.message ?? e));
+    }
+  }
+
   federation
     .setActorDispatcher("/users/{identifier}", async (ctx, identifier) => {
-      if (identifier !== PEER) return null;
+      if (!ACTORS.includes(identifier)) return null;
       const keys = await ctx.getActorKeyPairs(identifier);
+      const main = identifier === PEER;
       return new Person({
         id: ctx.getActorUri(identifier),
         preferredUsername: identifier,
         // A custom emoji in the display name, as Mastodon users have them (Tern shows it in the account's `emojis`).
-        name: `Fedify Peer :${PEER_EMOJI}:`,
-        tags: [peerEmoji(PEER_EMOJI)],
+        name: main ? `Fedify Peer :${PEER_EMOJI}:` : `Fedify ${identifier}`,
+        tags: main ? [peerEmoji(PEER_EMOJI)] : [],
         summary: "An independent ActivityPub server (fedify) for Tern's federation tests.",
         url: new URL(`/@${identifier}`, origin),
         inbox: ctx.getInboxUri(identifier),
         endpoints: new Endpoints({ sharedInbox: ctx.getInboxUri() }),
-        followers: ctx.getFollowersUri(identifier),
+        followers: main ? ctx.getFollowersUri(identifier) : null,
         manuallyApprovesFollowers: false,
         discoverable: true,
         publicKey: keys[0].cryptographicKey,
@@ -144,30 +192,36 @@ export async function startPeer({ ternHosts = [], log = !!process.env.TERN_FED_L
       });
     })
     .setKeyPairsDispatcher(async (_ctx, identifier) => {
-      if (identifier !== PEER) return [];
+      const keyJwk = keyJwks.get(identifier);
+      if (!keyJwk) return [];
       return [
         {
           privateKey: await importJwk(keyJwk.privateKey, "private"),
           publicKey: await importJwk(keyJwk.publicKey, "public"),
         },
       ];
-    });
+    })
+    .authorize((ctx) => keyOwnerFoundByWebFinger(ctx));
 
   federation.setFollowersDispatcher("/users/{identifier}/followers", async (_ctx, identifier) => {
     if (identifier !== PEER) return null;
     return { items: [...followers.values()] };
   });
 
-  federation.setObjectDispatcher(Note, "/users/{identifier}/notes/{id}", (_ctx, { identifier, id }) => {
-    if (identifier !== PEER) return null;
-    return notes.get(id) ?? null;
-  });
+  federation
+    .setObjectDispatcher(Note, "/users/{identifier}/notes/{id}", (_ctx, { identifier, id }) => {
+      if (!ACTORS.includes(identifier)) return null;
+      return notes.get(id) ?? null;
+    })
+    .authorize((ctx) => keyOwnerFoundByWebFinger(ctx));
 
-  federation.setObjectDispatcher(Question, "/users/{identifier}/questions/{id}", (_ctx, { identifier, id }) => {
-    if (identifier !== PEER) return null;
-    const q = [...questions.values()].find((x) => x.key === id);
-    return q ? questionOf(q) : null;
-  });
+  federation
+    .setObjectDispatcher(Question, "/users/{identifier}/questions/{id}", (_ctx, { identifier, id }) => {
+      if (identifier !== PEER) return null;
+      const q = [...questions.values()].find((x) => x.key === id);
+      return q ? questionOf(q) : null;
+    })
+    .authorize((ctx) => keyOwnerFoundByWebFinger(ctx));
 
   /** The peer's Question a vote counted in, or null when `create` is no (valid) vote. */
   async function countVote(ctx, create) {
@@ -221,17 +275,18 @@ export async function startPeer({ ternHosts = [], log = !!process.env.TERN_FED_L
     .setInboxListeners("/users/{identifier}/inbox", "/inbox")
     .on(Follow, async (ctx, follow) => {
       await record(ctx, follow);
-      // The peer is unlocked: every Follow of it is accepted at once.
-      if (follow.objectId?.href !== ctx.getActorUri(PEER).href) return;
+      // The peer's actors are unlocked: every Follow of one is accepted at once, with one Accept id per follower and
+      // followee however often they follow (Hollo's shape: a re-follow gets an Accept whose id was seen before).
+      const followee = ACTORS.find((a) => follow.objectId?.href === ctx.getActorUri(a).href);
+      if (!followee) return;
       const follower = await follow.getActor(ctx);
       if (!follower?.id) return;
-      followers.set(follower.id.href, follower);
-      await ctx.sendActivity(
-        { identifier: PEER },
-        follower,
-        new Accept({ id: new URL(`/activities/${randomUUID()}`, origin), actor: ctx.getActorUri(PEER), object: follow }),
-        { immediate: true },
-      );
+      if (followee === PEER) followers.set(follower.id.href, follower);
+      const pair = `${follower.id.href} ${followee}`;
+      if (!acceptIds.has(pair)) acceptIds.set(pair, new URL(`/users/${followee}/accepts/${randomUUID()}`, origin));
+      await ctx.sendActivity({ identifier: followee }, follower, new Accept({ id: acceptIds.get(pair), actor: ctx.getActorUri(followee), object: follow }), {
+        immediate: true,
+      });
     })
     .on(Undo, async (ctx, undo) => {
       await record(ctx, undo);
@@ -285,7 +340,15 @@ export async function startPeer({ ternHosts = [], log = !!process.env.TERN_FED_L
         onNotFound: () => new Response("Not found", { status: 404 }),
         onNotAcceptable: () => new Response("Not acceptable", { status: 406 }),
       });
-      if (req.method === "POST") posts.push({ path: url.pathname, type: json?.type ?? null, id: json?.id ?? null, status: response.status });
+      if (req.method === "POST")
+        posts.push({
+          path: url.pathname,
+          type: json?.type ?? null,
+          id: json?.id ?? null,
+          status: response.status,
+          rfc9421: headers.has("signature-input"),
+          signatureInput: headers.get("signature-input"),
+        });
       const out = Buffer.from(await response.arrayBuffer());
       res.writeHead(response.status, Object.fromEntries(response.headers));
       res.end(out);
@@ -299,16 +362,23 @@ export async function startPeer({ ternHosts = [], log = !!process.env.TERN_FED_L
   const queueStop = new AbortController();
   setMaxListeners(0, queueStop.signal); // fedify's queue adds a listener per poll
   const queueDone = federation.startQueue(undefined, { signal: queueStop.signal }).catch(() => {});
-  const restoreFetch = downgradeHttpsFor(new Set(ternHosts));
+  // What the peer itself signed to Tern (another peer's requests pass through this shim too: told apart by key id).
+  const restoreFetch = downgradeHttpsFor(new Set(ternHosts), (request, res) => {
+    const sig = request.headers.get("signature-input") ?? request.headers.get("signature") ?? "";
+    const keyId = /keyid="([^"]+)"/i.exec(sig)?.[1];
+    if (!keyId?.startsWith(`${origin}/`)) return;
+    sent.push({ method: request.method, url: request.url, rfc9421: request.headers.has("signature-input"), status: res.status });
+  });
 
   const ctx = () => federation.createContext(new URL(origin), undefined);
   const actorUri = ctx().getActorUri(PEER);
+  const uriOf = (name) => ctx().getActorUri(name);
   const newId = (kind = "activities") => new URL(`/${kind}/${randomUUID()}`, origin);
   /** The peer's signed GETs (its key, draft-cavage): Tern may run in authorized-fetch mode. */
   const loader = () => ctx().getDocumentLoader({ identifier: PEER });
 
-  const send = async (recipients, activity, opts = {}) => {
-    await ctx().sendActivity({ identifier: PEER }, recipients, activity, { immediate: true, ...opts });
+  const send = async (recipients, activity, opts = {}, as = PEER) => {
+    await ctx().sendActivity({ identifier: as }, recipients, activity, { immediate: true, ...opts });
     return activity;
   };
 
@@ -330,7 +400,14 @@ export async function startPeer({ ternHosts = [], log = !!process.env.TERN_FED_L
     received,
     unverified,
     posts,
+    sent,
+    keyOwnerChecks,
+    acceptIds,
     errors,
+    uriOf,
+    handleOf: (name) => `${name}@${host}`,
+    /** The spec fedify remembers for `ternOrigin` after its double knock ("rfc9421" / "draft-cavage-http-signatures-12"). */
+    rememberedSpec: (ternOrigin) => kv.get(["_fedify", "httpMessageSignaturesSpec", ternOrigin]),
     followers,
     federation,
     ctx,
@@ -384,25 +461,29 @@ export async function startPeer({ ternHosts = [], log = !!process.env.TERN_FED_L
     like(target, objectUri) {
       return send(target, new Like({ id: newId(), actor: actorUri, object: new URL(objectUri) }));
     },
-    announce(target, objectUri) {
+    /** A public boost of `objectUri` by `as` (one of the peer's actors), delivered to `target`. */
+    announce(target, objectUri, { as = PEER } = {}) {
       return send(
         target,
         new Announce({
           id: newId(),
-          actor: actorUri,
+          actor: uriOf(as),
           object: new URL(objectUri),
           published: Temporal.Now.instant(),
           to: PUBLIC_COLLECTION,
-          ccs: [target.id, ctx().getFollowersUri(PEER)],
+          ccs: as === PEER ? [target.id, ctx().getFollowersUri(PEER)] : [target.id],
         }),
+        {},
+        as,
       );
     },
 
     /**
-     * Publishes a Note (public unless told otherwise), mentioning `mention` (an Actor) if given, replying to
-     * `inReplyTo` if given; delivered to `recipients` (an Actor, a list, or "followers").
+     * Publishes a Note (public unless told otherwise), mentioning `mention` (an Actor) if given and the actors in
+     * `alsoMentions`, replying to `inReplyTo` if given, `published` now unless told; delivered to `recipients` (an
+     * Actor, a list, or "followers").
      */
-    async post(recipients, { content, mention, inReplyTo, visibility = "public", emojis = [] } = {}) {
+    async post(recipients, { content, mention, alsoMentions = [], inReplyTo, visibility = "public", emojis = [], published } = {}) {
       const key = randomUUID();
       const id = ctx().getObjectUri(Note, { identifier: PEER, id: key });
       const followersUri = ctx().getFollowersUri(PEER);
@@ -414,12 +495,18 @@ export async function startPeer({ ternHosts = [], log = !!process.env.TERN_FED_L
         html = `<p><span class="h-card"><a href="${mention.url?.href ?? mention.id.href}" class="u-url mention">${name}</a></span> ${content ?? ""}</p>`;
       }
       const to = visibility === "public" ? [PUBLIC_COLLECTION] : visibility === "direct" ? (mention ? [mention.id] : []) : [followersUri];
-      const cc = visibility === "public" ? [followersUri, ...(mention ? [mention.id] : [])] : visibility === "direct" ? [] : mention ? [mention.id] : [];
+      for (const m of alsoMentions) {
+        const name = `@${m.preferredUsername}@${m.id.host}`;
+        tags.push(new Mention({ href: m.id, name }));
+        html = `${html}<p><span class="h-card"><a href="${m.url?.href ?? m.id.href}" class="u-url mention">${name}</a></span></p>`;
+      }
+      const mentioned = [...(mention ? [mention.id] : []), ...alsoMentions.map((m) => m.id)];
+      const cc = visibility === "public" ? [followersUri, ...mentioned] : visibility === "direct" ? [] : mentioned;
       const note = new Note({
         id,
         attribution: actorUri,
         content: html,
-        published: Temporal.Now.instant(),
+        published: published ?? Temporal.Now.instant(),
         url: id,
         tos: to,
         ccs: cc,

@@ -18,7 +18,7 @@ import { me, requireUser, viewerAccountId } from "../../oauth/guard";
 import { scopeAllows } from "../../oauth/scopes";
 import { MAX_NOTE_CHARS, setAccountNote } from "../../services/account-notes";
 import {
-  accountStatusIds,
+  accountStatusPage,
   accountsByIds,
   familiarFollowers,
   featuredTagsOf,
@@ -35,6 +35,7 @@ import { follow, removeFromFollowers, unfollow } from "../../services/follows";
 import { mute, unmute } from "../../services/mutes";
 import { updateProfile } from "../../services/profile";
 import { refreshFeaturedIfStale } from "../../federation/featured-collection";
+import { movedAccountOf } from "../../services/account-migration";
 
 const r = new Hono<AppEnv>();
 
@@ -171,7 +172,7 @@ r.get("/lookup", publicScope("read:accounts"), async (c) => {
   const a = await lookupAccount(c.get("db"), c.get("config"), p.acct);
   if (!a) throw notFound();
   if (a.suspendedAt) throw gone();
-  return c.json(renderAccount(c.get("config"), a));
+  return c.json(renderAccount(c.get("config"), a, null, await movedAccountOf(c.get("db"), a)));
 });
 
 r.get("/familiar_followers", requireUser("read:follows"), async (c) => {
@@ -194,7 +195,7 @@ r.get("/:id", publicScope("read:accounts"), async (c) => {
   const a = await getAccount(c.get("db"), pathId(c));
   if (!a) throw notFound();
   if (a.suspendedAt) throw gone();
-  return c.json(renderAccount(c.get("config"), a));
+  return c.json(renderAccount(c.get("config"), a, null, await movedAccountOf(c.get("db"), a)));
 });
 
 const statusesSchema = z
@@ -212,7 +213,7 @@ r.get("/:id/statuses", publicScope("read:statuses"), async (c) => {
   // A remote account's pins come from its featured collection, refreshed off the request path; answer with what is known.
   if (p.pinned && a.domain) await refreshFeaturedIfStale(db, c.get("fx"), a);
   const viewer = viewerAccountId(c);
-  const ids = await accountStatusIds(
+  const { ids, related } = await accountStatusPage(
     db,
     id,
     viewer,
@@ -220,7 +221,7 @@ r.get("/:id/statuses", publicScope("read:statuses"), async (c) => {
     page,
   );
   setLinkHeader(c, ids[0], ids[ids.length - 1], ids.length === page.limit);
-  return c.json(await renderStatuses(db, c.get("config"), ids, viewer, "account"));
+  return c.json(await renderStatuses(db, c.get("config"), ids, viewer, "account", related));
 });
 
 const followList = (direction: "followers" | "following") => async (c: Ctx) => {

@@ -23,6 +23,7 @@ import { pin, unpin } from "../../services/pins";
 import { reblog, unreblog } from "../../services/reblogs";
 import { postStatus } from "../../services/post-status";
 import { statusContext } from "../../queries/status-context";
+import { backfillForContext } from "../../federation/backfill";
 import { quoteRoutes } from "./quotes";
 
 const r = new Hono<AppEnv>();
@@ -116,6 +117,8 @@ r.get("/:id/source", requireUser("read:statuses"), async (c) => {
 });
 
 r.get("/:id/context", scopeIfToken("read:statuses"), async (c) => {
+  // A remote thread's missing statuses are fetched first, within a fixed budget (src/federation/backfill.ts).
+  await backfillForContext(c.get("db"), c.get("config"), c.get("fx"), pathId(c), viewerAccountId(c));
   return c.json(await statusContext(c.get("db"), c.get("config"), pathId(c), viewerAccountId(c)));
 });
 

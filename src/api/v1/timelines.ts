@@ -34,7 +34,7 @@ function requireViewerUnlessPreview(c: Ctx): string | null {
 }
 
 async function respond(c: Ctx, p: PageIds, viewerId: string | null, status: 200 | 206 = 200, filterContext?: FilterContext) {
-  const body = await renderStatuses(c.get("db"), c.get("config"), p.ids, viewerId, { filterContext });
+  const body = await renderStatuses(c.get("db"), c.get("config"), p.ids, viewerId, { filterContext }, p.related);
   setLinkHeader(c, p.first, p.last, p.full);
   return c.json(body, status);
 }

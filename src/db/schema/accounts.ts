@@ -68,6 +68,8 @@ export const accounts = sqliteTable(
     /** Staff marked the account's media sensitive (migrations/0014_sensitized.sql). */
     sensitizedAt: ms("sensitized_at"),
     movedToAccountId: id("moved_to_account_id"),
+    /** Actor URIs of the account's other accounts (alsoKnownAs): local aliases, or the remote actor's own list (0027). */
+    alsoKnownAs: json<string[] | null>()("also_known_as"),
     createdAt: ms("created_at").notNull(),
     updatedAt: ms("updated_at").notNull(),
     fetchedAt: ms("fetched_at"),

@@ -16,3 +16,6 @@ export * from "./search";
 export * from "./quotes";
 export * from "./export-import";
 export * from "./two-factor";
+export * from "./signature-specs";
+export * from "./relays";
+export * from "./account-migration";

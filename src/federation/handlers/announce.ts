@@ -1,18 +1,19 @@
 // Announce (boost), Like, and their Undo.
 import { and, eq, sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
 import { accounts, statuses } from "../../db/schema";
 import type { StatusRow } from "../../entities/status";
 import { padId, snowflake } from "../../lib/ids";
 import { applyFavourite, favouriteChange, unfavouriteStatements } from "../../services/favourites";
 import { removeStatus } from "../../services/delete-status";
 import { notificationStatement } from "../../services/notifications";
-import { accountCanRead } from "../../services/visibility";
+import { accountCanRead, statusReadableBy } from "../../services/visibility";
 import { normalizeNote, sameHost, visibilityFromAudience } from "../normalize";
-import { isDomainSuspended } from "../remote-accounts";
+import { accountDomainSql, domainSuspendedStatement, isDomainSuspended } from "../remote-accounts";
 import { isUniqueViolation } from "../../db/unique";
 import { ingestNote } from "../remote-statuses";
 import { resolveStatus, statusByUri } from "../resolve-status";
-import { drop, type InboxContext } from "./context";
+import { drop, withFinish, type InboxContext } from "./context";
 
 /** The original an Announce points at. An embedded copy is used only when the signer wrote it (C13). */
 async function announcedStatus(ctx: InboxContext): Promise<StatusRow | null> {
@@ -31,40 +32,74 @@ async function announcedStatus(ctx: InboxContext): Promise<StatusRow | null> {
 export async function handleAnnounce(ctx: InboxContext): Promise<void> {
   const { db, signer, activity } = ctx;
   if (!activity.id) return drop("announce without id");
-  if (await statusByUri(db, activity.id)) return;
-  const target = await announcedStatus(ctx);
+  const uri = activity.objectId;
+  // One batch: the boost (already taken?), the original when known, whether the signer may read it, its author with
+  // the author's domain suspension, and the signer's own boost of it.
+  const target$ = sql`(SELECT t.id FROM statuses t WHERE t.uri = ${uri ?? ""})`;
+  const author$ = sql`(SELECT t.account_id FROM statuses t WHERE t.uri = ${uri ?? ""})`;
+  const [taken, known, readable, authors, authorDomain, mineRows] = await db.batch([
+    db.select({ id: statuses.id }).from(statuses).where(eq(statuses.uri, activity.id)).limit(1),
+    db
+      .select()
+      .from(statuses)
+      .where(eq(statuses.uri, uri ?? ""))
+      .limit(1),
+    db
+      .select({ id: statuses.id })
+      .from(statuses)
+      .where(and(sql`${statuses.id} = ${target$}`, statusReadableBy(signer.id)))
+      .limit(1),
+    db.select().from(accounts).where(sql`${accounts.id} = ${author$}`).limit(1),
+    domainSuspendedStatement(db, accountDomainSql(author$), ctx.cfg),
+    db
+      .select({ id: statuses.id })
+      .from(statuses)
+      .where(and(eq(statuses.accountId, signer.id), sql`${statuses.reblogOfId} = ${target$}`))
+      .limit(1),
+  ]);
+  if (taken[0]) return;
+  const pre = known[0];
+  const target = pre ?? (await announcedStatus(ctx));
   if (!target) return drop("announced object unavailable");
   if (target.reblogOfId) return drop("announce of a boost");
   if (target.visibility !== "public" && target.visibility !== "unlisted") return drop("announce of a non-public status");
-  if (!(await accountCanRead(db, signer.id, target.id))) return drop("announce of a status the actor may not see");
-  const [author] = await db.select().from(accounts).where(eq(accounts.id, target.accountId)).limit(1);
+  // Read with the batch when the original was known; else (fetched just now) as before.
+  const canRead = pre ? readable[0]?.id === target.id : await accountCanRead(db, signer.id, target.id);
+  if (!canRead) return drop("announce of a status the actor may not see");
+  const author = pre ? authors[0] : (await db.select().from(accounts).where(eq(accounts.id, target.accountId)).limit(1))[0];
+  const authorSuspended = pre ? !!authorDomain[0]?.suspended : !!author?.domain && (await isDomainSuspended(db, author.domain, ctx.cfg));
   // C19: boosts of suspended accounts' posts (old ones included) are dropped.
-  if (!author || author.suspendedAt || (author.domain && (await isDomainSuspended(db, author.domain, ctx.cfg))))
-    return drop("announce of a suspended account's status");
-  const [mine] = await db
-    .select({ id: statuses.id })
-    .from(statuses)
-    .where(and(eq(statuses.accountId, signer.id), eq(statuses.reblogOfId, target.id)))
-    .limit(1);
+  if (!author || author.suspendedAt || (author.domain && authorSuspended)) return drop("announce of a suspended account's status");
+  const mine = pre
+    ? mineRows[0]
+    : (
+        await db
+          .select({ id: statuses.id })
+          .from(statuses)
+          .where(and(eq(statuses.accountId, signer.id), eq(statuses.reblogOfId, target.id)))
+          .limit(1)
+      )[0];
   if (mine) return;
   const now = Date.now();
   const createdAt = Math.min(activity.published ?? now, now);
   const id = snowflake(createdAt);
+  const w = withFinish(ctx, [
+    db.insert(statuses).values({
+      id,
+      uri: activity.id,
+      url: null,
+      accountId: signer.id,
+      local: false,
+      reblogOfId: target.id,
+      visibility: visibilityFromAudience(activity.to, activity.cc, signer.followersUrl),
+      createdAt,
+      updatedAt: now,
+    }),
+    notificationStatement(db, ctx.fx, { recipientId: target.accountId, fromAccountId: signer.id, type: "reblog", statusId: target.id, activityId: id }),
+  ]);
   try {
-    await db.batch([
-      db.insert(statuses).values({
-        id,
-        uri: activity.id,
-        url: null,
-        accountId: signer.id,
-        local: false,
-        reblogOfId: target.id,
-        visibility: visibilityFromAudience(activity.to, activity.cc, signer.followersUrl),
-        createdAt,
-        updatedAt: now,
-      }),
-      notificationStatement(db, ctx.fx, { recipientId: target.accountId, fromAccountId: signer.id, type: "reblog", statusId: target.id, activityId: id }),
-    ]);
+    await db.batch(w.stmts as [BatchItem<"sqlite">]);
+    w.committed();
   } catch (e) {
     if (isUniqueViolation(e, "statuses")) return;
     throw e;
@@ -74,20 +109,38 @@ export async function handleAnnounce(ctx: InboxContext): Promise<void> {
 
 export async function handleLike(ctx: InboxContext): Promise<void> {
   const { db, signer, activity } = ctx;
-  const target = activity.objectId ? await statusByUri(db, activity.objectId) : null;
+  const uri = activity.objectId;
+  if (!uri) return drop("like of an unknown status");
+  // The status and whether the actor may read it (accountCanRead's condition): one batch.
+  const [found, readable] = await db.batch([
+    db.select().from(statuses).where(eq(statuses.uri, uri)).limit(1),
+    db
+      .select({ id: statuses.id })
+      .from(statuses)
+      .where(and(eq(statuses.uri, uri), statusReadableBy(signer.id)))
+      .limit(1),
+  ]);
+  const target = found[0];
   if (!target || target.reblogOfId) return drop("like of an unknown status");
-  if (!(await accountCanRead(db, signer.id, target.id))) return drop("like of a status the actor may not see");
-  // The same favourite as a local one (services/favourites.ts): same rows, notification and effects.
-  await applyFavourite(db, ctx.fx, favouriteChange(db, ctx.fx, signer.id, target, activity.id, false));
+  if (readable[0]?.id !== target.id) return drop("like of a status the actor may not see");
+  // The same favourite as a local one (services/favourites.ts): same rows, notification and effects; the inbox item's
+  // finishing statements go in its batch.
+  const change = favouriteChange(db, ctx.fx, signer.id, target, activity.id, false);
+  const w = withFinish(ctx, change.stmts);
+  if (await applyFavourite(db, ctx.fx, { ...change, stmts: w.stmts })) w.committed();
 }
 
-export async function undoLike(ctx: InboxContext, likeUri: string | null, statusUri: string | null): Promise<boolean> {
+export async function undoLike(ctx: InboxContext, likeUri: string | null, statusUri: string | null, last = false): Promise<boolean> {
   const { db, signer } = ctx;
   const ps = padId(signer.id);
   const byUri = likeUri ? sql`uri = ${likeUri}` : sql`0`;
   const byStatus = statusUri ? sql`status_id = (SELECT id FROM statuses WHERE uri = ${statusUri})` : sql`0`;
-  const [, gone] = await db.batch(unfavouriteStatements(db, sql`(SELECT id FROM favourites WHERE account_id = ${ps} AND (${byUri} OR ${byStatus}))`));
-  return gone.length > 0;
+  const stmts = unfavouriteStatements(db, sql`(SELECT id FROM favourites WHERE account_id = ${ps} AND (${byUri} OR ${byStatus}))`);
+  // `last`: nothing is written after this batch, so the inbox item's finishing statements may join it.
+  const w = last ? withFinish(ctx, [...stmts]) : { stmts: [...stmts], committed: () => {} };
+  const res = (await db.batch(w.stmts as [BatchItem<"sqlite">])) as unknown[];
+  w.committed();
+  return ((res[1] as unknown[] | undefined) ?? []).length > 0;
 }
 
 export async function undoAnnounce(ctx: InboxContext, announceUri: string | null): Promise<boolean> {

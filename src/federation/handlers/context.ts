@@ -1,6 +1,6 @@
 // What every inbound activity handler receives, and the lookups most of them need.
 import { and, sql } from "drizzle-orm";
-import type { DB } from "../../db/client";
+import type { DB, Statement } from "../../db/client";
 import { accounts } from "../../db/schema";
 import type { Config, Env } from "../../env";
 import type { AccountRow } from "../../db/schema";
@@ -19,6 +19,26 @@ export interface InboxContext {
   /** Fetch budget for this activity and its effects collector (`fx` is `r.fx`), sent once it has been handled. */
   r: Resolution;
   fx: Effects;
+  /**
+   * What the processor runs once the activity is handled (mark it seen, delete the inbox item). A handler whose last
+   * step is one batch of writes may run them in that batch (`withFinish`), saving the processor its own round trip.
+   */
+  finish?: { stmts: Statement[]; done: boolean };
+}
+
+/**
+ * `stmts` plus the processor's finishing statements, and a callback to call once that batch has committed. When the
+ * batch fails (a unique violation the handler treats as "already done"), the processor finishes on its own.
+ */
+export function withFinish(ctx: InboxContext, stmts: Statement[]): { stmts: Statement[]; committed: () => void } {
+  const f = ctx.finish;
+  if (!f || f.done) return { stmts, committed: () => {} };
+  return {
+    stmts: [...stmts, ...f.stmts],
+    committed: () => {
+      f.done = true;
+    },
+  };
 }
 
 /** An activity we refuse or cannot use: logged and dropped (the sender already has its 202). */

@@ -1,41 +1,50 @@
 // Follow, Accept{Follow}, Reject{Follow} and Undo{Follow} (Mastodon's ActivityPub::Activity::Follow/Accept/Reject).
-import { and, eq, or } from "drizzle-orm";
-import { accountDomainBlocks, blocks, followRequests, follows } from "../../db/schema";
+import { and, eq, or, sql } from "drizzle-orm";
+import { accountDomainBlocks, accounts, blocks, followRequests, follows } from "../../db/schema";
 import { snowflake } from "../../lib/ids";
 import type { AccountRow } from "../../db/schema";
 import type { BatchItem } from "drizzle-orm/batch";
 import { acceptRequest, endFollow } from "../../services/follows";
 import { notificationStatement } from "../../services/notifications";
 import { isUniqueViolation } from "../../db/unique";
-import { drop, localAccountByUri, prop, typeOf, type InboxContext } from "./context";
+import { drop, localAccountByUri, prop, typeOf, withFinish, type InboxContext } from "./context";
 
 export async function handleFollow(ctx: InboxContext): Promise<void> {
   const { db, signer, activity } = ctx;
-  const target = await localAccountByUri(db, activity.objectId);
-  if (!target || target.username === "instance.actor") return drop("follow of an unknown local account");
-  const followUri = activity.id ?? `${signer.uri}#follows/${target.id}`;
-  const [blocked, domainBlocked, existing, request] = await db.batch([
+  // One batch: the followed local account (localAccountByUri's row) and, through it, the checks and existing rows.
+  const uri = activity.objectId ?? "";
+  const target$ = sql`(SELECT la.id FROM accounts la WHERE la.domain IS NULL AND (la.uri = ${uri} OR la.url = ${uri}) LIMIT 1)`;
+  const [targets, blocked, domainBlocked, existing, request] = await db.batch([
+    db
+      .select()
+      .from(accounts)
+      .where(and(sql`${accounts.domain} IS NULL`, sql`(${accounts.uri} = ${uri} OR ${accounts.url} = ${uri})`))
+      .limit(1),
     db
       .select({ id: blocks.id })
       .from(blocks)
-      .where(and(eq(blocks.accountId, target.id), eq(blocks.targetAccountId, signer.id)))
+      .where(and(sql`${blocks.accountId} = ${target$}`, eq(blocks.targetAccountId, signer.id)))
       .limit(1),
     db
       .select({ id: accountDomainBlocks.id })
       .from(accountDomainBlocks)
-      .where(and(eq(accountDomainBlocks.accountId, target.id), eq(accountDomainBlocks.domain, signer.domain ?? "")))
+      .where(and(sql`${accountDomainBlocks.accountId} = ${target$}`, eq(accountDomainBlocks.domain, signer.domain ?? "")))
       .limit(1),
     db
       .select()
       .from(follows)
-      .where(and(eq(follows.accountId, signer.id), eq(follows.targetAccountId, target.id)))
+      .where(and(eq(follows.accountId, signer.id), sql`${follows.targetAccountId} = ${target$}`))
       .limit(1),
     db
       .select()
       .from(followRequests)
-      .where(and(eq(followRequests.accountId, signer.id), eq(followRequests.targetAccountId, target.id)))
+      .where(and(eq(followRequests.accountId, signer.id), sql`${followRequests.targetAccountId} = ${target$}`))
       .limit(1),
   ]);
+  const found = activity.objectId ? targets[0] : undefined;
+  const target = found && !found.suspendedAt ? found : null;
+  if (!target || target.username === "instance.actor") return drop("follow of an unknown local account");
+  const followUri = activity.id ?? `${signer.uri}#follows/${target.id}`;
   if (blocked.length || domainBlocked.length || target.movedToAccountId) {
     ctx.fx.federate({ kind: "reject_follow", accountId: target.id, followerId: signer.id, followUri });
     return;
@@ -53,19 +62,24 @@ export async function handleFollow(ctx: InboxContext): Promise<void> {
   const now = Date.now();
   const id = snowflake(now);
   const row = { id, accountId: signer.id, targetAccountId: target.id, uri: followUri, createdAt: now };
+  const pending = target.locked || signer.silencedAt;
+  // The inbox item's finishing statements go in the same batch (withFinish).
+  const w = withFinish(
+    ctx,
+    pending
+      ? [
+          db.insert(followRequests).values(row),
+          notificationStatement(db, ctx.fx, { recipientId: target.id, fromAccountId: signer.id, type: "follow_request", activityId: id }),
+        ]
+      : [
+          db.insert(follows).values(row),
+          notificationStatement(db, ctx.fx, { recipientId: target.id, fromAccountId: signer.id, type: "follow", activityId: id }),
+        ],
+  );
   try {
-    if (target.locked || signer.silencedAt) {
-      await db.batch([
-        db.insert(followRequests).values(row),
-        notificationStatement(db, ctx.fx, { recipientId: target.id, fromAccountId: signer.id, type: "follow_request", activityId: id }),
-      ]);
-    } else {
-      await db.batch([
-        db.insert(follows).values(row),
-        notificationStatement(db, ctx.fx, { recipientId: target.id, fromAccountId: signer.id, type: "follow", activityId: id }),
-      ]);
-      ctx.fx.federate({ kind: "accept_follow", accountId: target.id, followerId: signer.id, followUri });
-    }
+    await db.batch(w.stmts as [BatchItem<"sqlite">]);
+    w.committed();
+    if (!pending) ctx.fx.federate({ kind: "accept_follow", accountId: target.id, followerId: signer.id, followUri });
   } catch (e) {
     // A parallel copy of the same Follow got there first.
     if (!isUniqueViolation(e, "follows") && !isUniqueViolation(e, "follow_requests")) throw e;
@@ -144,26 +158,35 @@ export async function handleReject(ctx: InboxContext): Promise<void> {
 async function endFollows(
   ctx: InboxContext,
   rows: { follow?: { id: string }; request?: { id: string }; accountId: string; targetId: string }[],
+  last = false,
 ): Promise<void> {
   if (!rows.length) return;
   const changes = rows.map((x) => endFollow(ctx.db, x.accountId, x.targetId, x));
-  await ctx.db.batch(changes.flatMap((ch) => ch.stmts) as [BatchItem<"sqlite">]);
+  const stmts = changes.flatMap((ch) => ch.stmts);
+  // `last`: nothing is written after this batch, so the inbox item's finishing statements may join it.
+  const w = last ? withFinish(ctx, stmts) : { stmts, committed: () => {} };
+  await ctx.db.batch(w.stmts as [BatchItem<"sqlite">]);
+  w.committed();
   for (const ch of changes) ch.effects(ctx.fx);
 }
 
 /** Undo{Follow}: the signer stops following (or withdraws its request to) a local account. */
-export async function undoFollow(ctx: InboxContext, followUri: string | null, embedded: Record<string, unknown> | null): Promise<boolean> {
+export async function undoFollow(ctx: InboxContext, followUri: string | null, embedded: Record<string, unknown> | null, last = false): Promise<boolean> {
   const { db, signer } = ctx;
-  const target = embedded ? await localAccountByUri(db, prop(embedded, "object")) : null;
+  // The followed local account (localAccountByUri: local, not suspended) as a subquery of the batch below.
+  const targetUri = embedded ? prop(embedded, "object") : null;
+  const target$ = targetUri
+    ? sql`(SELECT la.id FROM accounts la WHERE la.domain IS NULL AND (la.uri = ${targetUri} OR la.url = ${targetUri}) AND la.suspended_at IS NULL LIMIT 1)`
+    : null;
   const folMatch = [];
   const reqMatch = [];
   if (followUri) {
     folMatch.push(eq(follows.uri, followUri));
     reqMatch.push(eq(followRequests.uri, followUri));
   }
-  if (target) {
-    folMatch.push(eq(follows.targetAccountId, target.id));
-    reqMatch.push(eq(followRequests.targetAccountId, target.id));
+  if (target$) {
+    folMatch.push(sql`${follows.targetAccountId} = ${target$}`);
+    reqMatch.push(sql`${followRequests.targetAccountId} = ${target$}`);
   }
   if (!folMatch.length) return false;
   const [f, r] = await db.batch([
@@ -177,9 +200,13 @@ export async function undoFollow(ctx: InboxContext, followUri: string | null, em
       .where(and(eq(followRequests.accountId, signer.id), or(...reqMatch))),
   ]);
   if (!f.length && !r.length) return false;
-  await endFollows(ctx, [
-    ...f.map((x) => ({ follow: x, accountId: signer.id, targetId: x.targetId })),
-    ...r.map((x) => ({ request: x, accountId: signer.id, targetId: x.targetId })),
-  ]);
+  await endFollows(
+    ctx,
+    [
+      ...f.map((x) => ({ follow: x, accountId: signer.id, targetId: x.targetId })),
+      ...r.map((x) => ({ request: x, accountId: signer.id, targetId: x.targetId })),
+    ],
+    last,
+  );
   return true;
 }

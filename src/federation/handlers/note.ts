@@ -5,10 +5,13 @@ import { padId } from "../../lib/ids";
 import { removeStatus } from "../../services/delete-status";
 import { normalizeNote, sameHost } from "../normalize";
 import { applyPollCounts, handleVoteCreate, voteNoteOf } from "../poll-votes";
-import { applyNoteUpdate, ingestNote } from "../remote-statuses";
+import { applyNoteUpdate, ingestLookupFrom, ingestLookupStatements, ingestNote } from "../remote-statuses";
 import { resolveStatus, statusByUri } from "../resolve-status";
 import { refreshIncomingQuote } from "../quotes-inbound";
-import { drop, type InboxContext } from "./context";
+import { drop, withFinish, type InboxContext } from "./context";
+import { runBatch } from "../../db/client";
+import type { BatchItem } from "drizzle-orm/batch";
+import type { StatusRow } from "../../entities/status";
 
 export const OBJECT_TYPES = new Set(["Note", "Question", "Article", "Page"]);
 
@@ -29,7 +32,9 @@ export async function handleCreate(ctx: InboxContext): Promise<void> {
   const note = normalizeNote(activity.object);
   if (!note) return drop("unsupported or malformed object");
   if (note.attributedTo !== signer.uri) return drop("attributedTo is not the actor"); // C12
-  await ingestNote(ctx.r, note, signer);
+  // ingestNote's first reads in one batch, and the inbox item's finishing statements in its write batch.
+  const pre = ingestLookupFrom(note, await ctx.db.batch([...ingestLookupStatements(ctx.db, note)]));
+  await ingestNote(ctx.r, note, signer, 0, { pre, withWrites: (writes) => withFinish(ctx, writes) });
 }
 
 export async function handleUpdateNote(ctx: InboxContext): Promise<void> {
@@ -51,17 +56,23 @@ export async function handleUpdateNote(ctx: InboxContext): Promise<void> {
 }
 
 /** Delete{Note} (or Delete{Tombstone}): only by the author (C14); an unknown object is tombstoned for later (C16). */
-export async function handleDeleteNote(ctx: InboxContext): Promise<void> {
+export async function handleDeleteNote(ctx: InboxContext, known?: StatusRow | null): Promise<void> {
   const { activity, signer, db } = ctx;
   const uri = activity.objectId;
   if (!uri) return drop("delete without object");
-  const status = await statusByUri(db, uri);
+  // `known`: the status by uri, read by the caller in its batch (null: none).
+  const status = known !== undefined ? known : await statusByUri(db, uri);
   if (status && status.accountId !== signer.id) return drop("delete of another's status"); // C14
   if (!status && !sameHost(uri, signer.uri)) return drop("delete of an object on another host");
+  // The last write either way: the inbox item's finishing statements join its batch.
   if (!status) {
-    await db.insert(tombstones).values({ uri, accountId: signer.id, createdAt: Date.now() }).onConflictDoNothing();
+    const w = withFinish(ctx, [db.insert(tombstones).values({ uri, accountId: signer.id, createdAt: Date.now() }).onConflictDoNothing()]);
+    await runBatch(db, w.stmts);
+    w.committed();
     return;
   }
   // Remote media is only a link: nothing to keep for a redraft.
-  await removeStatus(db, ctx.fx, status, [db.run(sql`DELETE FROM media_attachments WHERE status_id = ${padId(status.id)} AND file_key IS NULL`)]);
+  const w = withFinish(ctx, [db.run(sql`DELETE FROM media_attachments WHERE status_id = ${padId(status.id)} AND file_key IS NULL`)]);
+  await removeStatus(db, ctx.fx, status, w.stmts as BatchItem<"sqlite">[]);
+  w.committed();
 }

@@ -102,16 +102,21 @@ export async function handleQuoteAnswer(ctx: InboxContext, accepted: boolean): P
   await acceptOwnQuote(ctx.db, ctx.fx, q, result);
 }
 
-/** The quote whose authorization the signer (its quoted author) deletes, if any. */
-export async function revokedQuote(ctx: InboxContext): Promise<QuoteRow | null> {
+/** revokedQuote's read as a statement (for a batch); null without an object id. */
+export function revokedQuoteStatement(ctx: InboxContext) {
   const uri = ctx.activity.objectId;
   if (!uri) return null;
-  const [q] = await ctx.db
+  return ctx.db
     .select()
     .from(quotes)
     .where(and(eq(quotes.approvalUri, uri), eq(quotes.quotedAccountId, ctx.signer.id), inArray(quotes.state, ["pending", "accepted"])))
     .limit(1);
-  return q ?? null;
+}
+
+/** The quote whose authorization the signer (its quoted author) deletes, if any. */
+export async function revokedQuote(ctx: InboxContext): Promise<QuoteRow | null> {
+  const q = revokedQuoteStatement(ctx);
+  return q ? ((await q)[0] ?? null) : null;
 }
 
 export async function handleDeleteAuthorization(ctx: InboxContext, q: QuoteRow | null): Promise<void> {

@@ -13,11 +13,12 @@ export async function handleUndo(ctx: InboxContext): Promise<void> {
   if (obj && prop(obj, "actor") && prop(obj, "actor") !== signer.uri) return drop("undo of another actor's activity");
   const inner = prop(obj, "object");
   switch (type) {
+    // `true`: the undo's batch is the activity's last write, so it takes the inbox item's finishing statements.
     case "Follow":
-      await undoFollow(ctx, uri, obj);
+      await undoFollow(ctx, uri, obj, true);
       return;
     case "Like":
-      await undoLike(ctx, uri, inner);
+      await undoLike(ctx, uri, inner, true);
       return;
     case "Announce":
       await undoAnnounce(ctx, uri);

@@ -20,6 +20,7 @@ export const SECTIONS: Section[] = [
   { path: "/admin/pending", label: "Pending sign-ups", permission: "manage_users" },
   { path: "/admin/reports", label: "Reports", permission: "manage_reports" },
   { path: "/admin/domains", label: "Domains", permission: "manage_federation" },
+  { path: "/admin/relays", label: "Relays", permission: "manage_federation" },
   { path: "/admin/emojis", label: "Custom emojis", permission: "manage_custom_emojis" },
   { path: "/admin/announcements", label: "Announcements", permission: "manage_announcements" },
   { path: "/admin/rules", label: "Rules", permission: "manage_rules" },

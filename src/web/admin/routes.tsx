@@ -19,6 +19,7 @@ import { createRole, updateRole } from "../../services/admin-roles";
 import { createRule, deleteRule, updateRule } from "../../services/admin-rules";
 import { removeThumbnail, setThumbnail, updateSettings } from "../../services/admin-settings";
 import { createAnnouncement, deleteAnnouncement, publishAnnouncement, updateAnnouncement } from "../../services/announcements";
+import { addRelay, disableRelay, enableRelay, getRelay, removeRelay } from "../../services/relays";
 import { showAnnouncements } from "./announcements";
 import { showDashboard } from "./dashboard";
 import { showDomains } from "./domains";
@@ -28,6 +29,7 @@ import { showHome } from "./home";
 import type { View } from "./kit";
 import { showLog } from "./log";
 import { showPending } from "./pending";
+import { showRelays } from "./relays";
 import { showReports } from "./reports";
 import { showRoles } from "./roles";
 import { showRules } from "./rules";
@@ -154,6 +156,26 @@ domains("/allows/:id/delete", async (c, _f, a) => {
   const row = await getDomainAllow(c.get("db"), id(c));
   await deleteDomainAllow(c.get("db"), staffOf(a), row.id);
   return `Removed ${row.domain} from the allowed domains.`;
+});
+
+// ---- relays ----
+const relaysSection = section("/relays", "manage_federation", showRelays);
+relaysSection("", async (c, f, a) => {
+  const row = await addRelay(c.get("db"), c.get("fx"), c.get("config"), staffOf(a), text(f, "inbox_url"));
+  return `Added ${row.inboxUrl}: waiting for the relay's approval.`;
+});
+relaysSection("/:id/enable", async (c, _f, a) => {
+  const row = await enableRelay(c.get("db"), c.get("fx"), c.get("config"), staffOf(a), id(c));
+  return `Asked ${row.inboxUrl} again.`;
+});
+relaysSection("/:id/disable", async (c, _f, a) => {
+  const row = await disableRelay(c.get("db"), c.get("fx"), staffOf(a), id(c));
+  return `Disabled ${row.inboxUrl}.`;
+});
+relaysSection("/:id/delete", async (c, _f, a) => {
+  const row = await getRelay(c.get("db"), id(c));
+  await removeRelay(c.get("db"), c.get("fx"), staffOf(a), row.id);
+  return `Removed ${row.inboxUrl}.`;
 });
 
 // ---- custom emojis ----

@@ -31,6 +31,7 @@ export const SECTIONS = [
   ["/oauth/authorized_applications", "Apps and sessions"],
   ["/settings/exports", "Export"],
   ["/settings/imports", "Import"],
+  ["/settings/migration", "Account migration"],
   ["/settings/delete", "Delete account"],
 ] as const;
 

@@ -23,10 +23,12 @@ import { page } from "../layout";
 import { clearSessionCookie } from "../session";
 import type { WebSession } from "../session-store";
 import { AccountPage } from "./account";
+import aliasPages from "./aliases";
 import { AppsPage } from "./apps";
 import { DeletedPage, DeletePage } from "./delete";
 import { redirectWithFlash, takeFlash } from "./flash";
 import { postSession, settingsSession } from "./kit";
+import migrationPages from "./migration";
 import { PreferencesPage } from "./preferences";
 import { ProfileSettingsPage } from "./profile";
 import { otpStepPost } from "./sign-in-otp";
@@ -61,6 +63,7 @@ const viewerOf = (s: WebSession): UserViewer => ({
 });
 
 r.get("/settings", (c) => c.redirect("/settings/profile", 303));
+r.route("/", aliasPages).route("/", migrationPages); // account migration: /settings/aliases, /settings/migration
 
 // ---- profile ----
 

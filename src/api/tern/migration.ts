@@ -1,0 +1,47 @@
+// Tern's API for moving an account (Mastodon has it only as the /settings/migration form, which Tern also serves:
+// src/web/settings/migration.tsx; src/services/account-migration.ts):
+//   GET  /api/tern/migration   (read:accounts)  {moved_to: Account | null, also_known_as, migrations, cooldown_until}
+//   POST /api/tern/migration   (write:accounts) {acct, current_password}: moves the account → {moved_to: Account};
+//                              422 for a wrong password, an unknown handle, a target without this account in its
+//                              alsoKnownAs, or within 30 days of the last move
+import { Hono } from "hono";
+import { z } from "zod";
+import { eq } from "drizzle-orm";
+import type { AppEnv, Ctx } from "../../context";
+import { accounts } from "../../db/schema";
+import { renderAccount } from "../../entities/account";
+import { isoTime } from "../../entities/urls";
+import { parse, zStr } from "../../lib/params";
+import { me, requireUser } from "../../oauth/guard";
+import { migrationState, moveAccount } from "../../services/account-migration";
+
+const r = new Hono<AppEnv>();
+
+async function stateJson(c: Ctx) {
+  const db = c.get("db");
+  const [account] = await db
+    .select()
+    .from(accounts)
+    .where(eq(accounts.id, me(c).account.id))
+    .limit(1);
+  const a = account ?? me(c).account;
+  const s = await migrationState(db, a);
+  const cfg = c.get("config");
+  return {
+    moved_to: s.movedTo ? renderAccount(cfg, s.movedTo) : null,
+    also_known_as: a.alsoKnownAs ?? [],
+    migrations: s.migrations.map((m) => ({ id: m.id, acct: m.acct, target_account_id: m.targetAccountId, created_at: isoTime(m.createdAt) })),
+    cooldown_until: s.cooldownUntil ? isoTime(s.cooldownUntil) : null,
+  };
+}
+
+r.get("/", requireUser("read:accounts"), async (c) => c.json(await stateJson(c)));
+
+r.post("/", requireUser("write:accounts"), async (c) => {
+  const p = await parse(c, z.object({ acct: zStr(600).optional(), current_password: zStr(1000).optional() }));
+  const v = me(c);
+  const target = await moveAccount(c.get("db"), c.get("fx"), c.get("config"), c.env.SECRET_KEY_BASE ?? "", v, { acct: p.acct, password: p.current_password });
+  return c.json({ moved_to: renderAccount(c.get("config"), target) });
+});
+
+export default r;

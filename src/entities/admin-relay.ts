@@ -1,0 +1,13 @@
+// A relay for /api/v1/admin/relays (Tern's own: Mastodon has admin pages only). `state` is Mastodon's: idle, pending,
+// accepted, rejected.
+import type { RelayRow } from "../services/relays";
+import { isoTime } from "./urls";
+
+export const renderAdminRelay = (r: RelayRow) => ({
+  id: r.id,
+  inbox_url: r.inboxUrl,
+  state: r.state,
+  enabled: r.state === "accepted",
+  created_at: isoTime(r.createdAt),
+  updated_at: isoTime(r.updatedAt),
+});

@@ -1,0 +1,311 @@
+// Conversation backfill and relays against a real, independent ActivityPub implementation: a small fedify federation
+// of this file's own (the shared peer in peer.mjs serves no `replies` collections and is no relay) next to Tern under
+// `wrangler dev`, both on 127.0.0.1.
+//   - "author" and "replier" hold a thread Tern never saw: a root and three replies, each Note with its `replies`
+//     collection. Tern resolves one reply by URL; opening its context shows the whole thread.
+//   - "relay" (an Application) acts as a Mastodon-style relay: it accepts the instance actor's Follow of as:Public,
+//     receives Tern's public Create, announces a post of "poster" to Tern, and receives the Undo when it is removed.
+import "./polyfills.mjs";
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { setMaxListeners } from "node:events";
+import { createServer } from "node:http";
+import { after, before, describe, test } from "node:test";
+import { createFederation, exportJwk, generateCryptoKeyPair, importJwk, InProcessMessageQueue, MemoryKvStore } from "@fedify/fedify";
+import { Accept, Activity, Announce, Application, Collection, Endpoints, Follow, Note, Person, PUBLIC_COLLECTION } from "@fedify/fedify/vocab";
+import { startTern } from "../support/server.mjs";
+import { Temporal } from "./polyfills.mjs";
+import { api, poll, signUp } from "./tern-api.mjs";
+
+const ACTORS = new Set(["author", "replier", "relay", "poster"]);
+const PASSWORD = "correct horse battery staple";
+
+/** The fedify side: actors, Notes with `replies` collections, and a relay's inbox behaviour. */
+async function startThreadServer() {
+  let handle = (_req, res) => res.writeHead(503).end();
+  const server = createServer((req, res) => handle(req, res));
+  await new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", resolve);
+  });
+  const origin = `http://127.0.0.1:${server.address().port}`;
+  const received = [];
+  const errors = [];
+  const arrivals = new Set();
+  const notes = new Map(); // key → { note fields, replies: [uri] }
+
+  const rsa = await generateCryptoKeyPair("RSASSA-PKCS1-v1_5");
+  const jwk = { privateKey: await exportJwk(rsa.privateKey), publicKey: await exportJwk(rsa.publicKey) };
+
+  const federation = createFederation({
+    kv: new MemoryKvStore(),
+    queue: new InProcessMessageQueue({ pollInterval: { milliseconds: 100 } }),
+    manuallyStartQueue: true,
+    origin,
+    allowPrivateAddress: true,
+    firstKnock: "draft-cavage-http-signatures-12",
+    outboxRetryPolicy: () => null,
+    inboxRetryPolicy: () => null,
+    onOutboxError: (error) => errors.push(`outbox: ${error}`),
+  });
+
+  federation
+    .setActorDispatcher("/users/{identifier}", async (ctx, identifier) => {
+      if (!ACTORS.has(identifier)) return null;
+      const keys = await ctx.getActorKeyPairs(identifier);
+      const fields = {
+        id: ctx.getActorUri(identifier),
+        preferredUsername: identifier,
+        name: identifier,
+        url: ctx.getActorUri(identifier),
+        inbox: ctx.getInboxUri(identifier),
+        endpoints: new Endpoints({ sharedInbox: ctx.getInboxUri() }),
+        followers: ctx.getFollowersUri(identifier),
+        publicKey: keys[0].cryptographicKey,
+        assertionMethods: keys.map((k) => k.multikey),
+      };
+      return identifier === "relay" ? new Application(fields) : new Person(fields);
+    })
+    .setKeyPairsDispatcher(async (_ctx, identifier) =>
+      ACTORS.has(identifier) ? [{ privateKey: await importJwk(jwk.privateKey, "private"), publicKey: await importJwk(jwk.publicKey, "public") }] : [],
+    );
+  federation.setFollowersDispatcher("/users/{identifier}/followers", () => ({ items: [] }));
+
+  const ctx = () => federation.createContext(new URL(origin), undefined);
+  const noteUri = (identifier, key) => ctx().getObjectUri(Note, { identifier, id: key });
+
+  /** The Note as served now: its replies as an embedded collection of URIs (Tern fetches each). */
+  const noteOf = (n) =>
+    new Note({
+      id: noteUri(n.identifier, n.key),
+      attribution: ctx().getActorUri(n.identifier),
+      content: `<p>${n.content}</p>`,
+      published: n.published,
+      url: noteUri(n.identifier, n.key),
+      to: PUBLIC_COLLECTION,
+      ccs: [ctx().getFollowersUri(n.identifier)],
+      replyTarget: n.inReplyTo ? new URL(n.inReplyTo) : undefined,
+      replies: new Collection({ id: new URL(`${noteUri(n.identifier, n.key).href}/replies`), items: n.replies.map((u) => new URL(u)) }),
+    });
+
+  federation.setObjectDispatcher(Note, "/users/{identifier}/notes/{id}", (_ctx, { identifier, id }) => {
+    const n = notes.get(id);
+    return n && n.identifier === identifier ? noteOf(n) : null;
+  });
+
+  const record = (activity) => {
+    received.push({ type: activity.constructor.name, id: activity.id?.href ?? null, activity });
+    for (const check of arrivals) check();
+  };
+
+  federation
+    .setInboxListeners("/users/{identifier}/inbox", "/inbox")
+    .on(Follow, async (ictx, follow) => {
+      record(follow);
+      // The relay accepts a Follow of as:Public (activityrelay and Mastodon-compatible relays do).
+      if (ictx.recipient !== "relay" || follow.objectId?.href !== PUBLIC_COLLECTION.href) return;
+      const follower = await follow.getActor(ictx);
+      if (!follower) return;
+      await ictx.sendActivity(
+        { identifier: "relay" },
+        follower,
+        new Accept({ id: new URL(`/activities/${randomUUID()}`, origin), actor: ictx.getActorUri("relay"), object: follow }),
+        { immediate: true },
+      );
+    })
+    .on(Activity, async (_ctx, activity) => record(activity))
+    .onError((_ctx, error) => errors.push(`inbox: ${error?.stack ?? error}`));
+
+  handle = async (req, res) => {
+    try {
+      const chunks = [];
+      for await (const c of req) chunks.push(c);
+      const headers = new Headers();
+      for (const [k, v] of Object.entries(req.headers)) {
+        if (Array.isArray(v)) for (const x of v) headers.append(k, x);
+        else if (v != null) headers.set(k, v);
+      }
+      const request = new Request(new URL(req.url, origin), {
+        method: req.method,
+        headers,
+        body: req.method === "GET" || req.method === "HEAD" ? undefined : Buffer.concat(chunks),
+      });
+      const response = await federation.fetch(request, {
+        contextData: undefined,
+        onNotFound: () => new Response("Not found", { status: 404 }),
+        onNotAcceptable: () => new Response("Not acceptable", { status: 406 }),
+      });
+      res.writeHead(response.status, Object.fromEntries(response.headers));
+      res.end(Buffer.from(await response.arrayBuffer()));
+    } catch (e) {
+      errors.push(`http: ${e?.stack ?? e}`);
+      res.writeHead(500).end(String(e));
+    }
+  };
+
+  const queueStop = new AbortController();
+  setMaxListeners(0, queueStop.signal);
+  const queueDone = federation.startQueue(undefined, { signal: queueStop.signal }).catch(() => {});
+
+  return {
+    origin,
+    received,
+    errors,
+    actorUri: (identifier) => ctx().getActorUri(identifier).href,
+    /** A public Note that is delivered to nobody; `replies` filled in as replies are made. */
+    note(identifier, content, inReplyTo) {
+      const key = randomUUID();
+      const n = { key, identifier, content, inReplyTo, replies: [], published: Temporal.Now.instant() };
+      notes.set(key, n);
+      const uri = noteUri(identifier, key).href;
+      if (inReplyTo) [...notes.values()].find((p) => noteUri(p.identifier, p.key).href === inReplyTo)?.replies.push(uri);
+      return uri;
+    },
+    /** The relay announces `objectUri` to Tern's shared inbox. */
+    async relayAnnounce(ternActorUri, ternSharedInbox, objectUri) {
+      const announce = new Announce({
+        id: new URL(`/activities/${randomUUID()}`, origin),
+        actor: ctx().getActorUri("relay"),
+        object: new URL(objectUri),
+        published: Temporal.Now.instant(),
+        to: PUBLIC_COLLECTION,
+      });
+      await ctx().sendActivity({ identifier: "relay" }, { id: new URL(ternActorUri), inboxId: new URL(ternSharedInbox) }, announce, { immediate: true });
+    },
+    waitFor(pred, what, timeoutMs = 45_000) {
+      const hit = received.find(pred);
+      if (hit) return Promise.resolve(hit);
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const found = received.find(pred);
+          if (!found) return;
+          done();
+          resolve(found);
+        };
+        const timer = setTimeout(() => {
+          done();
+          reject(new Error(`the relay did not receive ${what}; received: ${received.map((r) => r.type).join(", ")}; errors: ${errors.join("; ")}`));
+        }, timeoutMs);
+        const done = () => {
+          clearTimeout(timer);
+          arrivals.delete(check);
+        };
+        arrivals.add(check);
+      });
+    },
+    async stop() {
+      queueStop.abort();
+      await queueDone;
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+
+/** The first owner through /setup (SETUP_TOKEN), then a password-grant token with the admin scopes. */
+async function ownerToken(base) {
+  const page = await fetch(`${base}/setup?token=e2e-setup`);
+  const csrf = /name="csrf" value="([^"]+)"/.exec(await page.text())?.[1];
+  assert.ok(csrf, "the setup form carries a csrf token");
+  const cookie = page.headers
+    .getSetCookie()
+    .map((c) => c.split(";")[0])
+    .join("; ");
+  const email = "relay-owner@example.test";
+  const res = await fetch(`${base}/setup`, {
+    method: "POST",
+    redirect: "manual",
+    headers: { "content-type": "application/x-www-form-urlencoded", cookie },
+    body: new URLSearchParams({ csrf, token: "e2e-setup", username: "relayowner", email, password: PASSWORD }),
+  });
+  assert.equal(res.status, 303, "POST /setup creates the owner");
+  const anon = api(base);
+  const scopes = "read write admin:read admin:write";
+  const app = await anon.post("/api/v1/apps", { client_name: "relay test", redirect_uris: "urn:ietf:wg:oauth:2.0:oob", scopes });
+  const tok = await anon.post("/oauth/token", {
+    grant_type: "password",
+    client_id: app.client_id,
+    client_secret: app.client_secret,
+    redirect_uri: "urn:ietf:wg:oauth:2.0:oob",
+    username: email,
+    password: PASSWORD,
+    scope: scopes,
+  });
+  return api(base, tok.access_token);
+}
+
+describe("backfill and relays: Tern ⇄ fedify", () => {
+  let tern;
+  let remote;
+  let alice;
+
+  before(async () => {
+    tern = await startTern({ vars: { ALLOW_LOOPBACK_FETCH: "true" } });
+    remote = await startThreadServer();
+    ({ alice } = await signUp(tern.url, ["alice"]));
+  });
+
+  after(async () => {
+    await remote?.stop();
+    await tern?.stop();
+  });
+
+  test("opening the context of one reply of a thread Tern never saw shows the whole thread", async () => {
+    const root = remote.note("author", "the root");
+    const r1 = remote.note("replier", "first reply", root);
+    const r2 = remote.note("author", "second reply", r1);
+    const r3 = remote.note("replier", "third reply", r2);
+
+    const found = await alice.api.get("/api/v2/search", { q: r2, resolve: "true", type: "statuses" });
+    const status = found.statuses.find((s) => s.uri === r2);
+    assert.ok(status, `search resolved ${r2}`);
+
+    const ctx = await alice.api.get(`/api/v1/statuses/${status.id}/context`);
+    assert.deepEqual(
+      ctx.ancestors.map((s) => s.uri),
+      [root, r1],
+      "ancestors",
+    );
+    assert.deepEqual(
+      ctx.descendants.map((s) => s.uri),
+      [r3],
+      "descendants (fetched from r2's replies collection)",
+    );
+    assert.equal(ctx.descendants[0].account.acct, `replier@${new URL(remote.origin).host}`);
+    // Found late: not in home.
+    const home = await alice.api.get("/api/v1/timelines/home");
+    assert.ok(!home.some((s) => [root, r1, r2, r3].includes(s.uri)), "backfilled statuses are not in home");
+  });
+
+  test("a relay: Follow of as:Public accepted, Tern's public Create relayed, the relay's Announce taken, Undo on removal", async () => {
+    const admin = await ownerToken(tern.url);
+    const relayInbox = `${remote.origin}/users/relay/inbox`;
+    const added = await admin.post("/api/v1/admin/relays", { inbox_url: relayInbox });
+    assert.equal(added.state, "pending");
+
+    const follow = await remote.waitFor((r) => r.type === "Follow", "the instance actor's Follow");
+    assert.equal(follow.activity.objectId?.href, PUBLIC_COLLECTION.href, "Follow of as:Public");
+    assert.equal(follow.activity.actorId?.href, `${tern.url}/actor`, "from the instance actor");
+    await poll("the relay accepted", async () => (await admin.get(`/api/v1/admin/relays/${added.id}`)).state === "accepted");
+
+    const posted = await alice.api.post("/api/v1/statuses", { status: "hello, relay", visibility: "public" });
+    const create = await remote.waitFor((r) => r.type === "Create" && r.activity.objectId?.href === posted.uri, "Tern's public Create");
+    assert.ok(create);
+
+    const relayed = remote.note("poster", "a post from elsewhere, relayed");
+    await remote.relayAnnounce(`${tern.url}/actor`, `${tern.url}/inbox`, relayed);
+    const onTimeline = await poll("the relayed post on the federated timeline", async () => {
+      const tl = await alice.api.get("/api/v1/timelines/public", { remote: "true" });
+      return tl.find((s) => s.uri === relayed || s.reblog?.uri === relayed);
+    });
+    assert.equal(onTimeline.uri, relayed, "the original status, not a boost by the relay");
+    assert.equal(onTimeline.reblog, null);
+    const home = await alice.api.get("/api/v1/timelines/home");
+    assert.ok(!home.some((s) => s.uri === relayed), "not in home");
+
+    await admin.delete(`/api/v1/admin/relays/${added.id}`);
+    const undo = await remote.waitFor((r) => r.type === "Undo", "Undo{Follow}");
+    assert.equal(undo.activity.actorId?.href, `${tern.url}/actor`);
+    assert.deepEqual(await admin.get("/api/v1/admin/relays"), []);
+    assert.deepEqual(remote.errors, []);
+  });
+});

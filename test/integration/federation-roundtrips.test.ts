@@ -1,0 +1,136 @@
+// D1 round trips of inbound activities (issue 12): a processed Like in ≤ 3 (the item with its signer and domain check;
+// the handler's reads; its writes with the item's seen/delete statements), a signed POST from a known actor in 2,
+// and the first signed POST from an unknown actor in ≤ 6 (its fetch included).
+import { env } from "cloudflare:test";
+import { beforeAll, describe, expect, it } from "vitest";
+import { createDb } from "../../src/db/client";
+import { runJob } from "../../src/effects/run";
+import { countingD1 } from "../../src/lib/d1-counter";
+import { instanceActorKey } from "../../src/federation/instance-actor";
+import { ORIGIN, cfg, makeUser, type TestUser } from "./helpers";
+import { AS_PUBLIC, create, installFetchMock, newId, note, postInbox, remoteActor, sql, type RemoteActor } from "./federation-inbox-fixtures";
+import { queued } from "./queues";
+
+beforeAll(() => installFetchMock());
+
+const roundTrips = (res: Response) => Number(/d1;[^,]*dur=(\d+)/.exec(res.headers.get("server-timing") ?? "")?.[1]);
+
+async function localStatus(u: TestUser): Promise<string> {
+  const res = await u.api.post("/api/v1/statuses", { status: "like me", visibility: "public" });
+  return `${ORIGIN}/users/${u.username}/statuses/${res.body.id}`;
+}
+
+const like = (a: RemoteActor, object: string) => ({
+  "@context": "https://www.w3.org/ns/activitystreams",
+  id: newId(a, "likes"),
+  type: "Like",
+  actor: a.uri,
+  object,
+});
+
+async function processQueued(): Promise<{ n: number; messages: number }> {
+  const jobs = queued.jobs.splice(0).filter((j) => j.type === "inbox");
+  const counter = { n: 0 };
+  const db = createDb(countingD1(env.DB, counter));
+  for (const j of jobs) await runJob(db, env, j);
+  return { n: counter.n, messages: jobs.length };
+}
+
+describe("inbound activity round trips", () => {
+  it("a first POST from an unknown actor costs at most 6, a known actor's 2, a processed Like at most 3", async () => {
+    const alice = await makeUser();
+    // The instance actor (it signs the fetch of the unknown actor) is made once per instance, on first need.
+    await instanceActorKey(createDb(env.DB), cfg());
+    const carol = await remoteActor("carol", "rt.example");
+    const first = await postInbox(carol, like(carol, await localStatus(alice)));
+    expect(first.status).toBe(202);
+    console.log("first signed POST from an unknown actor:", roundTrips(first), "round trips");
+    expect(roundTrips(first)).toBeLessThanOrEqual(6);
+    let p = await processQueued();
+    expect(p.messages).toBe(1);
+    expect(p.n).toBeLessThanOrEqual(3);
+
+    const target = await localStatus(alice);
+    queued.jobs.length = 0;
+    const res = await postInbox(carol, like(carol, target));
+    expect(res.status).toBe(202);
+    expect(roundTrips(res)).toBe(2);
+    p = await processQueued();
+    console.log("processed Like:", p.n, "round trips");
+    expect(p).toEqual({ n: 3, messages: 1 });
+    const [row] = await sql("SELECT favourites_count FROM statuses WHERE uri = ?", target);
+    expect(row?.favourites_count).toBe(1);
+    // Marked seen and deleted in the favourite's batch.
+    expect(await sql("SELECT id FROM inbox_items")).toEqual([]);
+
+    // The same Like again: the favourite exists (unique), the item is still finished.
+    queued.jobs.length = 0;
+    await postInbox(carol, like(carol, target));
+    p = await processQueued();
+    expect(p.n).toBeLessThanOrEqual(4);
+    expect(await sql("SELECT id FROM inbox_items")).toEqual([]);
+  });
+
+  it("a Like from a suspended domain is dropped after the first round trip", async () => {
+    const alice = await makeUser();
+    const dave = await remoteActor("dave", "sub.susp.example");
+    const target = await localStatus(alice);
+    await postInbox(dave, like(dave, await localStatus(alice)));
+    await processQueued();
+    await postInbox(dave, like(dave, target));
+    // Suspended (parent domain) after the POST was taken: the item is dropped, nothing favourited.
+    await env.DB.prepare("INSERT INTO domain_blocks (id, domain, severity, created_at) VALUES (?, 'susp.example', 'suspend', ?)")
+      .bind("00000000000000000001", Date.now())
+      .run();
+    const p = await processQueued();
+    expect(p).toEqual({ n: 2, messages: 1 });
+    const [row] = await sql("SELECT favourites_count FROM statuses WHERE uri = ?", target);
+    expect(row?.favourites_count).toBe(0);
+    expect(await sql("SELECT id FROM inbox_items")).toEqual([]);
+  });
+});
+
+describe("round trips per activity type (known actor)", () => {
+  it("Create, Announce, Follow, Undo and Delete are processed in at most 3", async () => {
+    const alice = await makeUser();
+    const erin = await remoteActor("erin", "types.example");
+    await postInbox(erin, like(erin, await localStatus(alice)));
+    await processQueued();
+    const target = await localStatus(alice);
+    const aliceUri = `${ORIGIN}/users/${alice.username}`;
+    const n = note(erin, { to: [AS_PUBLIC], cc: [erin.followers] });
+    const follow = { "@context": "https://www.w3.org/ns/activitystreams", id: newId(erin), type: "Follow", actor: erin.uri, object: aliceUri };
+    const acts: [string, unknown][] = [
+      ["Create", create(erin, n)],
+      [
+        "Announce",
+        { "@context": "https://www.w3.org/ns/activitystreams", id: newId(erin), type: "Announce", actor: erin.uri, object: target, to: [AS_PUBLIC] },
+      ],
+      ["Follow", follow],
+      ["Undo Follow", { "@context": "https://www.w3.org/ns/activitystreams", id: newId(erin), type: "Undo", actor: erin.uri, object: follow }],
+      [
+        "Update Note",
+        {
+          "@context": "https://www.w3.org/ns/activitystreams",
+          id: newId(erin),
+          type: "Update",
+          actor: erin.uri,
+          object: { ...n, content: "<p>edited</p>", updated: new Date().toISOString() },
+        },
+      ],
+      ["Delete Note", { "@context": "https://www.w3.org/ns/activitystreams", id: newId(erin), type: "Delete", actor: erin.uri, object: n.id }],
+    ];
+    const counts: Record<string, number> = {};
+    for (const [name, a] of acts) {
+      queued.jobs.length = 0;
+      const res = await postInbox(erin, a);
+      expect(res.status).toBe(202);
+      counts[name] = (await processQueued()).n;
+    }
+    console.log("processing round trips by type:", JSON.stringify(counts));
+    for (const name of ["Create", "Announce", "Follow", "Undo Follow", "Delete Note"]) expect(counts[name], name).toBeLessThanOrEqual(3);
+    // Update{Note} reads the status, then its edit history, media, poll and mentions, before its write.
+    expect(counts["Update Note"]).toBeLessThanOrEqual(6);
+    expect(await sql("SELECT id FROM statuses WHERE uri = ?", n.id)).toEqual([]);
+  });
+});
