@@ -142,6 +142,9 @@ describe("pending sign-ups", () => {
     const v2 = await admin.api.get("/api/v2/admin/accounts?status=pending");
     expect(v2.body.map((a: any) => a.username)).toEqual(["waiting2", "waiting"]);
     expect(v2.body[1].invite_request).toBe("I watch terns");
+    // No invites here: an invited_by filter matches nobody.
+    const invited = await admin.api.get(`/api/v2/admin/accounts?invited_by=${admin.id}`);
+    expect([invited.status, invited.body]).toEqual([200, []]);
   });
 
   it("approve: the user's token starts working, the action is logged; approving again is 403", async () => {

@@ -1,5 +1,5 @@
 // GET /api/v2/admin/accounts: the list with Mastodon's newer filter parameters (origin, status, permissions,
-// role_ids); no defaults, so local and remote accounts of every status are listed unless filtered.
+// role_ids, invited_by); no defaults, so local and remote accounts of every status are listed unless filtered.
 import { Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../../../context";
@@ -41,6 +41,8 @@ r.get("/", requireStaff("manage_users", "admin:read:accounts"), async (c) => {
     if (!(ACCOUNT_STATUSES as readonly string[]).includes(p.status)) throw badRequest(`Unknown status: ${p.status}`);
     filter.status = p.status as AccountStatusFilter;
   }
+  // Tern has no invites, so nobody was invited by anyone: the filter matches no account.
+  if (p.invited_by) return c.json([]);
   if (p.permissions === "staff") filter.staff = true;
   else if (p.role_ids?.length) filter.roleIds = p.role_ids.map((x) => parseId(x)).filter((x): x is string => !!x);
   return adminAccountList(c, filter);
