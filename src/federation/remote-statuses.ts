@@ -208,6 +208,8 @@ export interface IngestOptions {
   pre?: IngestLookup;
   /** Adds statements to the write batch (the inbox item's finishing statements) and is told when it committed. */
   withWrites?: (writes: Statement[]) => { stmts: Statement[]; committed: () => void };
+  /** Set on the second try after the new id was taken (see the end of ingestNote). */
+  retried?: boolean;
 }
 
 /**
@@ -301,8 +303,13 @@ export async function ingestNote(r: Resolution, note: NormalizedNote, author: Ac
     await runBatch(db, w.stmts);
     w.committed();
   } catch (e) {
-    if (isUniqueViolation(e, "statuses")) return statusByUri(db, note.id);
-    throw e;
+    if (!isUniqueViolation(e, "statuses")) throw e;
+    const twin = await statusByUri(db, note.id);
+    if (twin || opts.retried) return twin;
+    // No twin: the id was taken. Ids are snowflakes of the published time, so two statuses published in the same
+    // millisecond (a server's batch, or a test's fixed date) can draw the same one in different isolates or requests;
+    // once more with a new id, rather than dropping the status.
+    return ingestNote(r, note, author, depth, { withWrites: opts.withWrites, retried: true });
   }
   if (realtime && !r.late) r.fx.add({ type: "fanout", statusId: id });
   // Mastodon crawls the first link of every status it creates from a Create (LinkCrawlWorker), realtime or not.

@@ -142,14 +142,16 @@ describe("the sign-in page with two-factor authentication", () => {
     expect(bad.status).toBe(401);
     expect(bad.text_).toContain("Invalid two-factor code");
 
-    const ok = await otpStep(jar, csrf, await codeFor(secret));
+    const used = await codeFor(secret);
+    const ok = await otpStep(jar, csrf, used);
     expect(ok.status).toBe(303);
     expect(ok.headers.get("location")).toBe("/settings/profile");
     expect((await web("/settings/profile", { jar })).status).toBe(200);
 
-    // The same code again (a replay) is refused.
+    // The same code again (a replay) is refused, also when the clock has moved into the next 30 s step meanwhile (a
+    // fresh code of that step would rightly pass, so the test replays the very code it used).
     const again = await passwordStep(u.username);
-    expect((await otpStep(again.jar, hidden(again.res.text_, "csrf")!, await codeFor(secret))).status).toBe(401);
+    expect((await otpStep(again.jar, hidden(again.res.text_, "csrf")!, used)).status).toBe(401);
 
     // A recovery code works once.
     const r1 = await passwordStep(u.username);
@@ -192,10 +194,12 @@ describe("the password grant with two-factor authentication", () => {
     expect(none.status).toBe(400);
     expect(none.body.error).toBe("invalid_grant");
     expect((await grant({ otp_attempt: "000000" })).body.error).toBe("invalid_grant");
-    const ok = await grant({ otp_attempt: await codeFor(secret) });
+    const used = await codeFor(secret);
+    const ok = await grant({ otp_attempt: used });
     expect(ok.status).toBe(200);
     expect(ok.body.access_token).toBeTruthy();
-    expect((await grant({ otp_attempt: await codeFor(secret) })).status).toBe(400);
+    // The same code again is refused (the very code: one of the next 30 s step would rightly pass).
+    expect((await grant({ otp_attempt: used })).status).toBe(400);
     expect((await grant({ otp_attempt: codes[1]! })).status).toBe(200);
     expect((await grant({ otp_attempt: codes[1]! })).status).toBe(400);
     // A wrong password with a right code is still refused.
