@@ -16,14 +16,25 @@ const wranglerBin = join(root, "node_modules", "wrangler", "bin", "wrangler.js")
 /**
  * @param {{ seed: (persistTo: string, origin: string) => Promise<void> | void, keep?: boolean, log?: boolean }} opts
  * @returns {Promise<{ url: string, pid: number, persistTo: string, output: () => string, stop: () => Promise<void> }>}
+ * `config`: another wrangler config file (bench/soak.mjs writes a copy with its queue settings); default wrangler.toml.
  */
-export async function startBenchServer({ seed, keep = false, log = false, snapshot = true, entry = null, vars: extraVars = {}, timeoutMs = 90_000 }) {
+export async function startBenchServer({
+  seed,
+  keep = false,
+  log = false,
+  snapshot = true,
+  entry = null,
+  vars: extraVars = {},
+  timeoutMs = 90_000,
+  config = null,
+}) {
+  const configPath = config ?? join(root, "wrangler.toml");
   const persistTo = mkdtempSync(join(tmpdir(), "tern-bench-"));
   applyMigrations(persistTo);
   let script = null;
   if (snapshot) {
     const outdir = join(persistTo, "build");
-    const named = entry ? [entry, "--config", join(root, "wrangler.toml")] : [];
+    const named = entry ? [entry, "--config", configPath] : [];
     const r = spawnSync(process.execPath, [wranglerBin, "deploy", ...named, "--dry-run", "--outdir", outdir], { cwd: root, env: quietEnv, encoding: "utf8" });
     const built = entry ? join(outdir, basename(entry).replace(/\.[jt]s$/, ".js")) : join(outdir, "index.js");
     if (r.status === 0 && existsSync(built)) script = built;
@@ -39,7 +50,7 @@ export async function startBenchServer({ seed, keep = false, log = false, snapsh
     wranglerBin,
     "dev",
     // The config must be named: with a script argument wrangler would look for one next to the script instead.
-    ...(script ? [script, "--no-bundle", "--config", join(root, "wrangler.toml")] : []),
+    ...(script ? [script, "--no-bundle", "--config", configPath] : []),
     "--port",
     String(port),
     "--ip",

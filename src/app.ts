@@ -1,13 +1,14 @@
-// Builds the Hono app: shared middleware (config, db, D1 round-trip counter, viewer, CORS, errors), then every route
-// module. Route modules own their paths; this file only mounts them.
+// Builds the Hono app: shared middleware (config, the request's D1 session and round-trip counter, viewer, CORS,
+// errors), then every route module. Route modules own their paths; this file only mounts them.
 import { Hono } from "hono";
 import { cors } from "hono/cors";
 import type { AppEnv } from "./context";
 import { createDb } from "./db/client";
+import { BOOKMARK_HEADER, isSafeMethod, noteBookmark, requestFacts, sendBookmark, startFor } from "./db/session";
 import { Effects } from "./effects/collector";
 import { sendEffects } from "./effects/send";
 import { readConfig } from "./env";
-import { countingD1, serverTiming } from "./lib/d1-counter";
+import { countingD1, type D1Count, serverTiming } from "./lib/d1-counter";
 import { errorResponse, notFound } from "./lib/errors";
 import { expireInstanceCache, mayChangeInstance } from "./lib/instance-cache";
 import { applyRateLimits, startRateLimits } from "./lib/rate-limit";
@@ -16,19 +17,28 @@ import { mounts } from "./routes";
 
 export function buildApp() {
   const app = new Hono<AppEnv>({ strict: false });
+  /** Requests answered 404 from a replica, to be asked again on the primary: the first run's counter. */
+  const recheck = new WeakMap<Request, D1Count>();
 
   app.use("*", async (c, next) => {
     if (hostilePath(c.req.url)) return notFoundResponse(c.req.path);
-    const counter = { n: 0 };
+    const prior = recheck.get(c.req.raw);
+    // A re-check adds to the first run's counts, so Server-Timing and the bench see both.
+    const counter = prior ?? { n: 0 };
     c.set("d1", counter);
     const config = readConfig(c.env, c.req.url);
     c.set("config", config);
     c.set("fx", new Effects(config.origin));
+    const token = bearerToken(c.req.raw);
+    // One D1 session per request (src/db/session.ts): reads may go to a replica, writes go to the primary, and the
+    // request reads its own writes. Where it starts: docs/architecture.md, "Reads and replicas".
+    const start = startFor(requestFacts(c.req.raw, !!token, !!prior));
+    const session = c.env.DB.withSession(start);
+    c.set("d1Session", session);
     // Rows read and written are summed only in development and the benchmark (DEV_SERVER_TIMING, set by npm run dev).
-    c.set("db", createDb(countingD1(c.env.DB, counter, { rows: c.env.DEV_SERVER_TIMING === "true" })));
+    c.set("db", createDb(countingD1(session, counter, { rows: c.env.DEV_SERVER_TIMING === "true" })));
     c.set("viewer", null);
     c.set("invalidToken", false);
-    const token = bearerToken(c.req.raw);
     const resolve = !!token && needsViewer(c.req.path);
     // The general rate limits count while the token is looked up (src/lib/rate-limit.ts).
     startRateLimits(c, resolve ? token : null);
@@ -42,14 +52,22 @@ export function buildApp() {
     if (mayChangeInstance(c.req.method, c.req.path)) expireInstanceCache();
     // Effects leave after the handler, whatever it answered: a service records them only once its write committed.
     await sendEffects(c.env.JOBS, c.get("fx"));
+    const bookmark = session.getBookmark();
+    noteBookmark(bookmark, c.req.method);
+    // A page, a federation document or a media file that a replica did not have may have been written a moment ago
+    // (a remote server fetching the note it was just sent): it is asked again on the primary before a 404 goes out.
+    if (!prior && c.res.status === 404 && start !== "first-primary" && counter.n > 0 && isSafeMethod(c.req.method) && !needsViewer(c.req.path)) {
+      recheck.set(c.req.raw, counter);
+    }
+    sendBookmark(c, bookmark);
     c.res.headers.append("Server-Timing", serverTiming(counter));
   });
 
   const corsMw = cors({
     origin: "*",
     allowMethods: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
-    allowHeaders: ["Authorization", "Content-Type", "Idempotency-Key", "Accept"],
-    exposeHeaders: ["Link", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "X-Request-Id", "Idempotency-Key"],
+    allowHeaders: ["Authorization", "Content-Type", "Idempotency-Key", "Accept", BOOKMARK_HEADER],
+    exposeHeaders: ["Link", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "X-Request-Id", "Idempotency-Key", BOOKMARK_HEADER],
     maxAge: 86400,
   });
   for (const p of ["/api/*", "/oauth/token", "/oauth/revoke", "/.well-known/*", "/nodeinfo/*"]) app.use(p, corsMw);
@@ -60,6 +78,14 @@ export function buildApp() {
 
   app.notFound((c) => notFoundResponse(c.req.path));
   app.onError((err) => errorResponse(err));
+
+  const dispatch = app.fetch;
+  app.fetch = async (request, ...rest) => {
+    const res = await dispatch(request, ...rest);
+    if (res.status !== 404 || !recheck.has(request)) return res;
+    await res.body?.cancel();
+    return dispatch(request, ...rest);
+  };
   return app;
 }
 

@@ -11,6 +11,8 @@ export interface AppVariables {
   viewer: Viewer | null;
   invalidToken: boolean;
   d1: D1Count;
+  /** The request's D1 session (src/db/session.ts); `db` runs over it. Its bookmark is sent back after the handler. */
+  d1Session: D1DatabaseSession;
   /** What the request's actions cause after their writes; sent once the handler has returned (app.ts). */
   fx: Effects;
 }

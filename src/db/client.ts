@@ -4,6 +4,9 @@ import * as schema from "./schema";
 
 export type DB = DrizzleD1Database<typeof schema>;
 
+/** What D1 work runs over: the binding itself (always the primary) or one of its sessions (src/db/session.ts). */
+export type D1Client = D1Database | D1DatabaseSession;
+
 /** One statement of a D1 batch: a drizzle query or a raw `db.run/all(sql)`. */
 export type Statement = BatchItem<"sqlite">;
 
@@ -16,8 +19,13 @@ export async function runBatch(db: DB, stmts: readonly Statement[]): Promise<unk
   return (await db.batch(stmts as unknown as [Statement, ...Statement[]])) as unknown[];
 }
 
-export function createDb(d1: D1Database): DB {
-  const db = drizzle(d1, { schema });
+/**
+ * Drizzle over the binding (queue consumers, cron, Durable Objects: always the primary) or over a D1 session (every
+ * request: src/db/session.ts picks where it starts, src/app.ts makes it). Drizzle calls only `prepare` and `batch`,
+ * which a session has too.
+ */
+export function createDb(d1: D1Client): DB {
+  const db = drizzle(d1 as D1Database, { schema });
   // Raw statements (db.run/all/get/values with sql``) must be able to join db.batch: see batchable().
   for (const m of ["run", "all", "get", "values"] as const) {
     const orig = (db[m] as (q: unknown) => object).bind(db);
@@ -36,6 +44,6 @@ export { idList } from "./id-list";
  */
 export function batchable<T extends object>(db: DB, raw: T): T {
   const q = (raw as unknown as { getQuery(): { sql: string } }).getQuery();
-  (raw as unknown as { stmt: D1PreparedStatement }).stmt = (db as unknown as { session: { client: D1Database } }).session.client.prepare(q.sql);
+  (raw as unknown as { stmt: D1PreparedStatement }).stmt = (db as unknown as { session: { client: D1Client } }).session.client.prepare(q.sql);
   return raw;
 }

@@ -1,11 +1,14 @@
 // Counts D1 round trips per request (a batch is one round trip) so benchmarks and the Server-Timing header can
-// report them. It wraps the binding; statements handed to batch() are unwrapped first.
+// report them. It wraps the binding or a D1 session (`withSession`, src/db/session.ts: requests go through one) the
+// same way; a binding's `withSession` answers a session counted by the same counter. Statements handed to batch()
+// are unwrapped first.
 //
 // With `rows` on (development and the benchmark: DEV_SERVER_TIMING, src/app.ts) it also sums what D1 bills: the
 // statements sent and `meta.rows_read` / `meta.rows_written` of every result. `all`, `run` and `batch` return that
 // meta; `first` is answered through `all` and `raw` through the binding's own query call with the same result format
-// `raw` asks for (workerd's d1-api: `dbSession._sendOrThrow(..., "ROWS_AND_COLUMNS")`), since neither returns meta.
-// Where that internal is missing, `raw` runs as is and its rows are not counted (`rawUncounted` says how often).
+// `raw` asks for (workerd's d1-api: `dbSession._sendOrThrow(..., "ROWS_AND_COLUMNS", span)`, the statement's
+// session, so a session's bookmark still advances), since neither returns meta. Where that internal is missing, `raw`
+// runs as is and its rows are not counted (`rawUncounted` says how often).
 
 export interface D1Count {
   /** Round trips. */
@@ -23,12 +26,15 @@ interface Meta {
 }
 
 interface RawSender {
-  dbSession?: { _sendOrThrow?: (endpoint: string, sql: string, params: unknown[], format: string) => Promise<unknown> };
+  dbSession?: { _sendOrThrow?: (endpoint: string, sql: string, params: unknown[], format: string, span: unknown) => Promise<unknown> };
   statement?: string;
   params?: unknown[];
 }
 
-export function countingD1(db: D1Database, counter: D1Count, opts: { rows?: boolean } = {}): D1Database {
+/** The tracing span workerd's `_sendOrThrow` writes its error type to; our own call has none to give. */
+const NO_SPAN = { setAttribute() {} };
+
+export function countingD1<T extends D1Database | D1DatabaseSession>(db: T, counter: D1Count, opts: { rows?: boolean } = {}): T {
   const rows = !!opts.rows;
   if (rows) {
     counter.q ??= 0;
@@ -83,7 +89,7 @@ export function countingD1(db: D1Database, counter: D1Count, opts: { rows?: bool
       counter.rawUncounted = (counter.rawUncounted ?? 0) + 1;
       return fn.apply(stmt, args);
     }
-    const out = (await send.call(s.dbSession, "/query", s.statement, s.params ?? [], "ROWS_AND_COLUMNS")) as unknown;
+    const out = (await send.call(s.dbSession, "/query", s.statement, s.params ?? [], "ROWS_AND_COLUMNS", NO_SPAN)) as unknown;
     const first = (Array.isArray(out) ? out[0] : out) as { meta?: Meta; results?: { columns?: string[]; rows?: unknown[][] } };
     add(first.meta);
     const result: unknown[] = first.results?.rows ?? [];
@@ -105,11 +111,14 @@ export function countingD1(db: D1Database, counter: D1Count, opts: { rows?: bool
           return results;
         };
       }
-      if (prop === "exec") {
+      if (prop === "exec" && "exec" in target) {
         return (sql: string) => {
           counter.n++;
           return target.exec(sql);
         };
+      }
+      if (prop === "withSession" && "withSession" in target) {
+        return (constraintOrBookmark?: string) => countingD1(target.withSession(constraintOrBookmark), counter, opts);
       }
       const v = Reflect.get(target, prop);
       return typeof v === "function" ? v.bind(target) : v;

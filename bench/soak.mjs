@@ -1,0 +1,444 @@
+#!/usr/bin/env node
+// `npm run bench:soak`: a sustained mixed load against a throwaway local Tern (`wrangler dev`, loopback), and whether
+// fan-out keeps up with it (issue 12, point 9). 30 users with tokens, 300 follows among them (each follows the next 10),
+// RPS requests a second for SECONDS seconds, open loop (sent on schedule whether or not earlier ones answered):
+// 40% POST /api/v1/statuses (public, by a random user), the rest GET home, notifications and favourites (20% each).
+// Every user has a `user` streaming socket; post-to-home is the time from a POST's response to the `update` event of
+// that status on a follower's socket (the fan-out publishes it after writing the follower's home_feed row), over every
+// (post, follower) pair of the posts made during the load: p50 / p99 / max. The JOBS queue is counted from both ends
+// by bench/soak-entry.js (messages sent vs acked, each message's lag from enqueue to ack), sampled every second for
+// the backlog. "Lost nothing": after the load, once the queue has drained, every post made is in the home_feed of
+// every follower of its author (allowing for trimming at MAX_FEED_ITEMS) and every follower's socket got its update.
+// Prints figures; asserts nothing. Options: --seconds=N (120) --rps=N (73) --users=N (30) --follows=N (10 per user)
+// --batch-size=N (JOBS max_batch_size) --keep --log. bench/README.md, "Soak".
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import WebSocket from "ws";
+import { cpuMs, cpuSupported, workerdPids } from "./cpu.mjs";
+import { percentile } from "./load.mjs";
+import { idGen, loadSeed, pad, SqlWriter, sha256, unpad } from "./seed.mjs";
+import { root, startBenchServer } from "./server.mjs";
+
+const argv = process.argv.slice(2);
+const flag = (name) => argv.includes(`--${name}`);
+const opt = (name) => argv.find((a) => a.startsWith(`--${name}=`))?.split("=")[1];
+const SECONDS = Number(opt("seconds") ?? 120);
+const RPS = Number(opt("rps") ?? 73);
+const USERS = Number(opt("users") ?? 30);
+const FOLLOWS = Math.min(USERS - 1, Number(opt("follows") ?? 10)); // per user: 30 × 10 = 300 follows
+const BATCH_SIZE = opt("batch-size"); // JOBS max_batch_size (default: wrangler.toml's)
+const POST_SHARE = 0.4;
+const MAX_INFLIGHT = 400; // client side: a request that would be the 401st in flight is counted as skipped
+const DRAIN_TIMEOUT_MS = 300_000;
+const KICK_AFTER_MS = 5000;
+const MAX_FEED_ITEMS = 800; // src/timelines/feed-filter.ts
+const GOAL_P99_MS = 3000;
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const log = (...a) => console.error("[bench:soak]", ...a);
+const now = () => performance.timeOrigin + performance.now();
+const fmt = (n, d = 0) => (n === null || n === undefined || Number.isNaN(n) ? "–" : n.toFixed(d));
+
+// ---- seed: USERS accounts with tokens; user i follows users i+1 … i+FOLLOWS (mod USERS) ----
+
+function buildSoakSeed({ origin, at = Date.now() }) {
+  const w = new SqlWriter();
+  const accId = idGen();
+  const userId = idGen();
+  const start = at - 86_400_000;
+  const accounts = [];
+  for (let i = 0; i < USERS; i++) {
+    const username = `soak${String(i).padStart(3, "0")}`;
+    accounts.push({ id: accId(start + i), userId: userId(start + i), username });
+  }
+  const uri = (a) => `${origin}/users/${a.username}`;
+  w.insert(
+    "accounts",
+    [
+      "id",
+      "username",
+      "domain",
+      "display_name",
+      "note",
+      "uri",
+      "url",
+      "inbox_url",
+      "shared_inbox_url",
+      "outbox_url",
+      "followers_url",
+      "following_url",
+      "featured_url",
+      "featured_tags_url",
+      "discoverable",
+      "created_at",
+      "updated_at",
+    ],
+    accounts.map((a) => [
+      pad(a.id),
+      a.username,
+      null,
+      a.username,
+      "",
+      uri(a),
+      `${origin}/@${a.username}`,
+      `${uri(a)}/inbox`,
+      `${origin}/inbox`,
+      `${uri(a)}/outbox`,
+      `${uri(a)}/followers`,
+      `${uri(a)}/following`,
+      `${uri(a)}/collections/featured`,
+      `${uri(a)}/collections/tags`,
+      1,
+      start,
+      start,
+    ]),
+  );
+  w.insert(
+    "users",
+    [
+      "id",
+      "account_id",
+      "email",
+      "password_hash",
+      "confirmed_at",
+      "approved",
+      "disabled",
+      "settings",
+      "current_sign_in_at",
+      "last_active_at",
+      "created_at",
+      "updated_at",
+    ],
+    accounts.map((a) => [pad(a.userId), pad(a.id), `${a.username}@bench.test`, "bench-no-password", start, 1, 0, "{}", at, at, start, start]),
+  );
+  const followId = idGen();
+  const followers = accounts.map(() => []);
+  const rows = [];
+  for (let i = 0; i < USERS; i++) {
+    for (let k = 1; k <= FOLLOWS; k++) {
+      const t = (i + k) % USERS;
+      followers[t].push(i);
+      rows.push([pad(followId(start + 1000)), pad(accounts[i].id), pad(accounts[t].id), 1, 0, start + 1000]);
+    }
+  }
+  w.insert("follows", ["id", "account_id", "target_account_id", "show_reblogs", "notify", "created_at"], rows);
+  const appId = idGen()(start);
+  w.insert(
+    "oauth_applications",
+    ["id", "name", "website", "redirect_uris", "scopes", "client_id", "client_secret", "created_at"],
+    [[pad(appId), "Tern soak bench", null, "urn:ietf:wg:oauth:2.0:oob", "read write follow push", "bench-soak", "bench-soak-secret", start]],
+  );
+  const tokId = idGen();
+  const tokens = accounts.map((a, i) => `bench-soak-${i}-${sha256(`${a.id}:${at}`).slice(0, 32)}`);
+  w.insert(
+    "oauth_access_tokens",
+    ["id", "token_hash", "sealed", "application_id", "user_id", "scopes", "created_at"],
+    accounts.map((a, i) => [pad(tokId(at - 1000)), sha256(tokens[i]), null, pad(appId), pad(a.userId), "read write follow push", at - 1000]),
+  );
+  return { sql: w.toString(), users: accounts.map((a, i) => ({ accountId: unpad(a.id), token: tokens[i], followers: followers[i] })) };
+}
+
+/**
+ * A copy of wrangler.toml for this run (in the OS temp dir, paths made absolute): wrangler dev reloads the Worker when
+ * its config changes, so the soak does not use the checkout's file; --batch-size sets the JOBS max_batch_size.
+ */
+function soakConfig() {
+  let toml = readFileSync(join(root, "wrangler.toml"), "utf8")
+    .replace(/^main = "(.*)"/m, (_, m) => `main = "${join(root, m)}"`)
+    .replace(/^migrations_dir = "(.*)"/m, (_, m) => `migrations_dir = "${join(root, m)}"`);
+  if (BATCH_SIZE) toml = toml.replace(/(queue = "tern-jobs"\nmax_batch_size = )\d+/, `$1${BATCH_SIZE}`);
+  const file = join(mkdtempSync(join(tmpdir(), "tern-soak-")), "wrangler.toml");
+  writeFileSync(file, toml);
+  return file;
+}
+
+function summary(values) {
+  const s = Float64Array.from(values).sort();
+  return { n: s.length, p50: percentile(s, 0.5), p99: percentile(s, 0.99), max: s.length ? s[s.length - 1] : Number.NaN };
+}
+
+// ---- main ----
+
+async function main() {
+  let seed;
+  log(`seeding ${USERS} users, ${USERS * FOLLOWS} follows; starting wrangler dev ...`);
+  const server = await startBenchServer({
+    keep: flag("keep"),
+    log: flag("log"),
+    entry: join(root, "bench", "soak-entry.js"),
+    config: soakConfig(),
+    // The general budgets exempt loopback already; the per-account families would stop a longer or faster soak.
+    vars: {
+      RATE_LIMIT_STATUSES: "off",
+      RATE_LIMIT_FAVOURITES: "off",
+      RATE_LIMIT_API_PER_ACCOUNT: "off",
+      RATE_LIMIT_API_PER_TOKEN: "off",
+    },
+    seed: (persistTo, origin) => {
+      seed = buildSoakSeed({ origin });
+      log(`seeded with ${loadSeed({ persistDir: persistTo, sql: seed.sql, cwd: root, log })}`);
+    },
+  });
+  const control = async (q = "") => (await fetch(`${server.url}/__bench/soak${q}`, { signal: AbortSignal.timeout(60_000) })).json();
+  const users = seed.users;
+  const canCpu = cpuSupported();
+  const pids = canCpu ? workerdPids(server.pid, Number(new URL(server.url).port)) : [];
+
+  // status id → { author, at (POST answered), during (made while the load ran) }; status id → Map(user → arrival)
+  const posts = new Map();
+  const arrivals = new Map();
+
+  // One `user` socket per user.
+  const sockets = [];
+  await Promise.all(
+    users.map(
+      (u, i) =>
+        new Promise((resolve, reject) => {
+          const ws = new WebSocket(`${server.url.replace(/^http/, "ws")}/api/v1/streaming?stream=user`, {
+            headers: { authorization: `Bearer ${u.token}` },
+            perMessageDeflate: false,
+          });
+          sockets.push(ws);
+          ws.on("open", resolve);
+          ws.on("error", reject);
+          ws.on("message", (data) => {
+            const t = now();
+            const buf = /** @type {Buffer} */ (data);
+            if (buf.indexOf('"event":"update"') < 0) return;
+            const key = '\\"id\\":\\"';
+            const at = buf.indexOf(key);
+            if (at < 0) return;
+            const id = buf.toString("latin1", at + key.length, buf.indexOf("\\", at + key.length));
+            const m = arrivals.get(id) ?? new Map();
+            arrivals.set(id, m);
+            if (!m.has(i)) m.set(i, t);
+          });
+        }),
+    ),
+  );
+  log(`${sockets.length} user sockets open`);
+
+  // Warm-up: a few requests of each kind, then wait for the queue to go quiet.
+  const runId = Date.now().toString(36);
+  let n = 0;
+  const counts = { post: 0, home: 0, notifications: 0, favourites: 0 };
+  const latency = { post: [], home: [], notifications: [], favourites: [] };
+  const errors = new Map();
+  let inflight = 0;
+  let skipped = 0;
+  let during = true;
+  async function one(kind, u) {
+    const i = n++;
+    const url =
+      kind === "post"
+        ? "/api/v1/statuses"
+        : kind === "home"
+          ? "/api/v1/timelines/home?limit=20"
+          : kind === "notifications"
+            ? "/api/v1/notifications?limit=20"
+            : "/api/v1/favourites?limit=20";
+    const init =
+      kind === "post"
+        ? {
+            method: "POST",
+            headers: { authorization: `Bearer ${users[u].token}`, "content-type": "application/json" },
+            body: JSON.stringify({ status: `Soak ${runId}-${i}: the quick brown fox jumps over the lazy dog.`, visibility: "public" }),
+          }
+        : { headers: { authorization: `Bearer ${users[u].token}` } };
+    const t0 = now();
+    inflight++;
+    try {
+      const res = await fetch(server.url + url, { ...init, signal: AbortSignal.timeout(60_000) });
+      const text = await res.text();
+      const t = now();
+      if (res.status !== 200 && res.status !== 206) {
+        const k = `${kind} ${res.status}`;
+        if (!errors.has(k)) errors.set(k, { n: 0, sample: text.slice(0, 160) });
+        errors.get(k).n++;
+        return;
+      }
+      counts[kind]++;
+      latency[kind].push(t - t0);
+      if (kind === "post") posts.set(JSON.parse(text).id, { author: u, at: t, during });
+    } catch (e) {
+      const k = `${kind} ${e.name === "TimeoutError" ? "timeout" : e.message}`;
+      if (!errors.has(k)) errors.set(k, { n: 0, sample: "" });
+      errors.get(k).n++;
+    } finally {
+      inflight--;
+    }
+  }
+  const pick = () => {
+    const r = Math.random();
+    return r < POST_SHARE
+      ? "post"
+      : r < POST_SHARE + (1 - POST_SHARE) / 3
+        ? "home"
+        : r < POST_SHARE + (2 * (1 - POST_SHARE)) / 3
+          ? "notifications"
+          : "favourites";
+  };
+  during = false;
+  await Promise.all(Array.from({ length: 20 }, (_, i) => one(["post", "home", "notifications", "favourites"][i % 4], i % USERS)));
+  const quiet = async (timeoutMs) => {
+    const t0 = Date.now();
+    let st = await control();
+    let stable = 0;
+    while (Date.now() - t0 < timeoutMs) {
+      if (st.sent <= st.acked && st.inflight === 0) {
+        if (++stable >= 2) return st;
+      } else stable = 0;
+      await sleep(500);
+      st = await control();
+      if (st.sent > st.acked && st.inflight === 0 && st.now - st.lastActivity > KICK_AFTER_MS) {
+        log(`  no queue batch for ${fmt((st.now - st.lastActivity) / 1000, 1)} s with ${st.sent - st.acked} messages left: kicking the local queue`);
+        kicks++;
+        await control("?kick=1");
+      }
+    }
+    return null;
+  };
+  let kicks = 0;
+  await quiet(60_000);
+  await control("?reset=1");
+  for (const k of Object.keys(counts)) {
+    counts[k] = 0;
+    latency[k] = [];
+  }
+  errors.clear();
+
+  // The load: open loop, RPS a second.
+  log(`load: ${RPS} requests/s for ${SECONDS} s (${POST_SHARE * 100}% posts) ...`);
+  during = true;
+  const total = Math.round(RPS * SECONDS);
+  const t0 = now();
+  const cpu0 = canCpu ? cpuMs(pids) : 0;
+  const backlog = []; // [s since start, sent − acked]
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      try {
+        const st = await control();
+        backlog.push([(now() - t0) / 1000, st.sent - st.acked, st.batches]);
+      } catch {}
+      await sleep(1000);
+    }
+  })();
+  const pending = new Set();
+  let sent = 0;
+  let lastLog = t0;
+  while (sent < total) {
+    const due = Math.min(total, Math.floor(((now() - t0) / 1000) * RPS) + 1);
+    for (; sent < due; sent++) {
+      if (inflight >= MAX_INFLIGHT) {
+        skipped++;
+        continue;
+      }
+      const p = one(pick(), Math.floor(Math.random() * USERS));
+      pending.add(p);
+      p.finally(() => pending.delete(p));
+    }
+    if (now() - lastLog > 10_000) {
+      lastLog = now();
+      const b = backlog[backlog.length - 1];
+      log(`  ${fmt((now() - t0) / 1000)} s: ${sent} sent, ${inflight} in flight, queue backlog ${b ? b[1] : "?"}`);
+    }
+    await sleep(Math.max(1, t0 + ((sent + 1) / RPS) * 1000 - now()));
+  }
+  await Promise.all(pending);
+  const loadWall = (now() - t0) / 1000;
+  const loadCpu = canCpu ? cpuMs(pids) - cpu0 : Number.NaN;
+  during = false;
+  log(`load done in ${fmt(loadWall, 1)} s; waiting for the queue to drain ...`);
+  const tDrain = now();
+  const drained = await quiet(DRAIN_TIMEOUT_MS);
+  const drainS = (now() - tDrain) / 1000;
+  sampling = false;
+  await sampler;
+  await sleep(1000); // the last events on the sockets
+
+  // Post-to-home: every (post made during the load, follower of its author).
+  const lat = [];
+  let missingEvents = 0;
+  const loadPosts = [...posts].filter(([, p]) => p.during);
+  for (const [id, p] of loadPosts) {
+    const m = arrivals.get(id);
+    for (const f of users[p.author].followers) {
+      const t = m?.get(f);
+      if (t === undefined) missingEvents++;
+      else lat.push(Math.max(0, t - p.at));
+    }
+  }
+  const ph = summary(lat);
+
+  // Lost nothing: each post in each follower's home_feed (and the author's), unless trimmed away.
+  const minId = [...posts.keys()].reduce((a, b) => (BigInt(a) < BigInt(b) ? a : b), [...posts.keys()][0] ?? "0");
+  const st = await control(`?lags=1&home=${pad(minId)}`);
+  const feeds = new Map(); // account id → Set of status ids
+  for (const [acc, sid] of st.home) {
+    const a = unpad(acc);
+    if (!feeds.has(a)) feeds.set(a, new Set());
+    feeds.get(a).add(unpad(sid));
+  }
+  let expected = 0;
+  let lost = 0;
+  let trimmed = 0;
+  const oldest = new Map(); // per feed with ≥ MAX_FEED_ITEMS rows since the first post: its oldest row (older ones may be trimmed)
+  for (const [a, set] of feeds)
+    if (set.size >= MAX_FEED_ITEMS)
+      oldest.set(
+        a,
+        [...set].reduce((x, y) => (BigInt(x) < BigInt(y) ? x : y)),
+      );
+  for (const [id, p] of posts) {
+    for (const f of [p.author, ...users[p.author].followers]) {
+      expected++;
+      const acc = users[f].accountId;
+      if (feeds.get(acc)?.has(id)) continue;
+      const cut = oldest.get(acc);
+      if (cut !== undefined && BigInt(id) < BigInt(cut)) trimmed++;
+      else lost++;
+    }
+  }
+  const lags = summary(st.lags);
+  const sizes = st.sizes;
+  const maxBacklog = backlog.reduce((m, b) => Math.max(m, b[1]), 0);
+  const behindAtEnd = backlog.filter((b) => b[0] <= loadWall).at(-1)?.[1] ?? 0;
+
+  for (const ws of sockets) ws.close();
+  await server.stop();
+
+  const out = [];
+  out.push(`JOBS consumer: one message at a time, max_batch_size ${BATCH_SIZE ?? "from wrangler.toml"}`);
+  out.push(`Soak: ${USERS} users, ${USERS * FOLLOWS} follows, ${RPS} requests/s for ${SECONDS} s, ${POST_SHARE * 100}% posts (open loop)`);
+  const sentAll = Object.values(counts).reduce((a, b) => a + b, 0);
+  out.push(
+    `  requests answered: ${sentAll} in ${fmt(loadWall, 1)} s (${fmt(sentAll / loadWall, 1)}/s); posts ${counts.post}, home ${counts.home}, notifications ${counts.notifications}, favourites ${counts.favourites}; skipped (client > ${MAX_INFLIGHT} in flight) ${skipped}`,
+  );
+  for (const [k, v] of Object.entries(latency)) {
+    const s = summary(v);
+    out.push(`  ${k.padEnd(13)} response p50 ${fmt(s.p50)} ms, p99 ${fmt(s.p99)} ms, max ${fmt(s.max)} ms`);
+  }
+  for (const [k, e] of errors) out.push(`  errors: ${k} × ${e.n} ${e.sample}`);
+  out.push(
+    `  post-to-home (POST answered → update on a follower's socket, ${ph.n} pairs): p50 ${fmt(ph.p50)} ms, p99 ${fmt(ph.p99)} ms, max ${fmt(ph.max)} ms  ${ph.p99 <= GOAL_P99_MS ? "✓" : "✗"} p99 ≤ ${GOAL_P99_MS / 1000} s`,
+  );
+  out.push(
+    `  JOBS queue: ${st.sent} messages sent, ${st.acked} acked, ${st.retried} retried in ${st.batches} batches (size mean ${fmt(sizes.reduce((a, b) => a + b, 0) / Math.max(1, sizes.length), 1)}, max ${Math.max(0, ...sizes)}; run time p50 ${fmt(summary(st.durations).p50)} ms, max ${fmt(summary(st.durations).max)} ms)`,
+  );
+  out.push(
+    `  backlog (sent − acked, sampled 1/s): max ${maxBacklog}, at the end of the load ${behindAtEnd}; drained ${fmt(drainS, 1)} s after the load${drained ? "" : " (NOT drained)"}${kicks ? `; ${kicks} kicks of the local queue` : ""}`,
+  );
+  out.push(`  message lag (enqueue → ack): p50 ${fmt(lags.p50)} ms, p99 ${fmt(lags.p99)} ms, max ${fmt(lags.max)} ms`);
+  if (canCpu) out.push(`  workerd CPU during the load: ${fmt(loadCpu / loadWall / 10, 0)}% of one core`);
+  out.push(
+    `  lost: ${lost} of ${expected} (post, home) pairs ${lost === 0 ? "✓" : "✗"}${trimmed ? ` (${trimmed} older than a feed's ${MAX_FEED_ITEMS} newest: trimmed)` : ""}; update events missing: ${missingEvents}`,
+  );
+  console.log(out.join("\n"));
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
