@@ -1,11 +1,16 @@
 // `npm run bench`: seeds a throwaway local Tern (wrangler dev), then prints requests/s, p50/p99 latency at 1 and 10
 // concurrent connections, D1 round trips, rows read and written and Worker CPU per request for the hot routes, next
 // to their targets.
-// Run by hand; it never fails on a missed target. Options: --quick, --only=home20,post, --n1=N, --n10=N, --keep, --log.
+// Run by hand; it never fails on a missed target. Options: --quick, --only=home20,post, --n1=N, --n10=N, --keep, --log,
+// --sizes=small,large (issue 12: the growth check, bench/growth.mjs; default both, small with --quick). Posting measured
+// on its own: bench/posting.mjs (`postsplit`); bundle size and script startup: bench/startup.mjs (`startup`).
 // Federation figures (signed inbox POSTs, inbox processing, deliveries, actor/WebFinger): bench/federation.mjs.
 import { cpus } from "node:os";
 import { join } from "node:path";
-import { buildSeed, loadSeed, SHAPE } from "./seed.mjs";
+import { buildSeed, loadSeed, SHAPE, SHAPES } from "./seed.mjs";
+import { GROWTH_KEYS, growthReport } from "./growth.mjs";
+import { buildPostingSeed, createPostingBench } from "./posting.mjs";
+import { measureStartup, startupReport } from "./startup.mjs";
 import { buildFedSeed } from "./fed-seed.mjs";
 import { startPeers } from "./fed-peers.mjs";
 import { createFederationBench, FED_KEYS } from "./federation.mjs";
@@ -20,10 +25,13 @@ const quick = flag("quick");
 const N1 = Number(opt("n1") ?? (quick ? 60 : 300)); // sequential; CPU is measured over this phase
 const N10 = Number(opt("n10") ?? (quick ? 100 : 500));
 const WARMUP = quick ? 5 : 20;
-const only = opt("only")
+const globalOnly = opt("only")
   ?.split(",")
   .flatMap((k) => (k === "fed" ? FED_KEYS : [k]));
-const fedOn = !only || FED_KEYS.some((k) => only.includes(k));
+const globalFedOn = !globalOnly || FED_KEYS.some((k) => globalOnly.includes(k)) || globalOnly.includes("postsplit");
+const only = globalOnly;
+// Issue 12 point 2 (growth): the seed sizes to run (bench/growth.mjs); a full run does both, --quick the small one.
+const SIZES = (opt("sizes") ?? (quick ? "small" : "small,large")).split(",").filter((x) => SHAPES[x]);
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const log = (...a) => console.error("[bench]", ...a);
@@ -95,6 +103,15 @@ const SCENARIOS = [
     ok: [200],
     items: 20,
   },
+  // Issue 12 point 2: search is one of the hot endpoints the growth check compares (statuses matching a word every
+  // seeded status holds, so the match set grows with the database while the page does not).
+  {
+    key: "search",
+    label: "GET /api/v2/search?q=fox&limit=20",
+    path: "/api/v2/search?q=fox&limit=20",
+    auth: true,
+    ok: [200],
+  },
   {
     key: "home20",
     label: "GET /api/v1/timelines/home?limit=20",
@@ -128,10 +145,33 @@ const SCENARIOS = [
   },
 ];
 
+// ── Sizes (issue 12 point 2): each size is a fresh server on its own seed; the reports print in order, then the
+// growth comparison, then the startup figures (point 8).
 async function main() {
+  const reports = [];
+  for (const size of SIZES) reports.push(await runSize(size));
+  for (const r of reports) printReport(r);
+  if (reports.length > 1 || !only || only.includes("startup")) {
+    const lines = [];
+    if (reports.length > 1) lines.push(...growthReport({ reports, table, fmt, wrap: wrapText }));
+    if (!only || only.includes("startup")) {
+      log("startup: bundle size and script startup time ...");
+      lines.push("", ...startupReport(await measureStartup({ log, quick }), { table, fmt, wrap: wrapText }));
+    }
+    console.log(lines.join("\n"));
+  }
+}
+
+const sizeSeeds = [];
+
+async function runSize(size) {
+  // The larger sizes run the growth scenarios only, and no federation.
+  const only = size === "small" ? globalOnly : (globalOnly ?? GROWTH_KEYS).filter((k) => GROWTH_KEYS.includes(k));
+  const fedOn = size === "small" && globalFedOn;
   const t0 = Date.now();
   let seedInfo;
   let fedSeed = null;
+  let postingSeed = null;
   // The remote side of federation (an actor to sign as, 200 stub inbox hosts) must exist before seeding: the seeded
   // remote accounts carry its port.
   const peers = fedOn ? await startPeers({ hosts: 200 }) : null;
@@ -146,12 +186,20 @@ async function main() {
     vars: { ALLOW_LOOPBACK_FETCH: "true", DEV_SERVER_TIMING: "true" },
     seed: (persistTo, origin) => {
       const ts = Date.now();
-      seedInfo = buildSeed({ origin });
+      // Growth check: the larger sizes read a thread of the same size as the first size's (bench/seed.mjs matchThread).
+      const first = sizeSeeds[0]?.samples;
+      const matchThread = first ? { replies: first.threadReplies, descendants: first.threadDescendants, ancestors: first.threadAncestors } : null;
+      seedInfo = buildSeed({ origin, shape: SHAPES[size], matchThread });
+      sizeSeeds.push(seedInfo);
+      seedInfo.size = size;
       let sql = seedInfo.sql;
       if (peers) {
         fedSeed = buildFedSeed({ origin, peerPort: peers.port, liked: 1 + WARMUP + N1 + N10 + 10 });
         sql += fedSeed.sql;
         seedInfo.counts.fed = fedSeed.counts;
+        // Issue 12 point 5: posters with local and remote followers (bench/posting.mjs).
+        postingSeed = buildPostingSeed({ origin, peerPort: peers.port, localIds: seedInfo.accountIds });
+        sql += postingSeed.sql;
       }
       seedInfo.method = loadSeed({ persistDir: persistTo, sql, cwd: root, log });
       seedInfo.ms = Date.now() - ts;
@@ -225,6 +273,28 @@ async function main() {
       scenarios.findIndex((s) => s.key === "post"),
       0,
       ...fed.scenarios,
+    );
+  // Issue 12 point 5: posting measured on its own (bench/posting.mjs), a custom scenario before POST.
+  const posting =
+    peers && postingSeed
+      ? createPostingBench({
+          server,
+          peers,
+          seed: postingSeed,
+          pids,
+          cpuMs,
+          canCpu,
+          log,
+          quick,
+          baselineCpu: () => results.find((r) => r.s.baseline && !r.broken)?.cpuRaw ?? null,
+          idleMsPerSec: () => idleMsPerSec,
+        })
+      : null;
+  if (posting)
+    scenarios.splice(
+      scenarios.findIndex((s) => s.key === "post"),
+      0,
+      posting.scenario,
     );
   const ran = {};
   for (const s of scenarios) {
@@ -339,7 +409,9 @@ async function main() {
     }, new Map());
   await server.stop();
   await peers?.close();
-  printReport({
+  return {
+    size,
+    posting,
     results,
     seedInfo,
     baseCpu,
@@ -353,7 +425,7 @@ async function main() {
     fed,
     ran,
     harnessNotes,
-  });
+  };
 }
 
 async function benchQueues(url) {
@@ -409,12 +481,30 @@ function table(rows) {
     .join("\n");
 }
 
-function printReport({ results, seedInfo, baseCpu, base, perRt, reloads, serverErrors, crashedDuring, elapsed, idleMsPerSec, fed, ran, harnessNotes }) {
+const wrapText = (text) => text.replace(/(.{1,118})(\s+|$)/g, "$1\n").trimEnd();
+
+function printReport({
+  results,
+  seedInfo,
+  baseCpu,
+  base,
+  perRt,
+  reloads,
+  serverErrors,
+  crashedDuring,
+  elapsed,
+  idleMsPerSec,
+  fed,
+  ran,
+  harnessNotes,
+  posting,
+}) {
   const out = [];
   out.push("");
+  if (SIZES.length > 1) out.push(`═══ Size: ${seedInfo.size} ═══`);
   out.push(`Tern benchmark — local wrangler dev (workerd + SQLite-backed D1), ${cpus().length} cores, node ${process.version}`);
   out.push(
-    `Seed: ${seedInfo.counts.accounts} accounts, ${seedInfo.counts.statuses} statuses, viewer follows ${SHAPE.viewerFollows} ` +
+    `Seed (${seedInfo.size}): ${seedInfo.counts.accounts} accounts${seedInfo.counts.remoteAccounts ? ` + ${seedInfo.counts.remoteAccounts} remote on ${seedInfo.counts.remoteHosts} hosts` : ""}, ${seedInfo.counts.statuses} statuses, viewer follows ${SHAPE.viewerFollows} ` +
       `(home feed ${seedInfo.counts.homeFeed} rows), ${seedInfo.counts.notifications} notifications ` +
       `[loaded with ${seedInfo.method} in ${(seedInfo.ms / 1000).toFixed(1)} s]`,
   );
@@ -532,6 +622,10 @@ function printReport({ results, seedInfo, baseCpu, base, perRt, reloads, serverE
     out.push(`POST /api/v1/statuses: a further ${fmt(post.afterMs, 2)} ms/request of workerd CPU ran after the responses (queued jobs), not counted above.`);
   if (fed) {
     const lines = fed.report({ perRt, table, wrap, ran });
+    if (lines.length) out.push("", ...lines);
+  }
+  if (posting) {
+    const lines = posting.report({ table, fmt, wrap });
     if (lines.length) out.push("", ...lines);
   }
 

@@ -17,6 +17,28 @@ export const SHAPE = {
   viewerFavourites: 100, // statuses in the home feed the viewer has favourited
   randomFollowsPerAccount: 20,
   posters: 20, // accounts with tokens that POST /api/v1/statuses rotates through (keeps clear of per-account limits)
+  remoteHosts: 0, // remote accounts (2 per host) that write `remoteShare` of the statuses (the large size only)
+  remoteAccountsPerHost: 2,
+  remoteShare: 0,
+};
+
+// Issue 12 point 2: the growth check seeds two sizes. `small` is the seed every figure above was measured on;
+// `large` has 100,000 statuses, 5,000 local accounts and 1,000 remote accounts on 500 hosts (20% of the statuses are
+// theirs), and the viewer's notifications grow 5× too: a page bounded by what it returns costs the same on both. The
+// home feed stays at 800 rows: Tern keeps ~MAX_FEED_ITEMS (800) per feed, and a longer seeded feed would only make the
+// first fan-out trim it. What a request's own cost depends on stays: the posters' followers (~20 each, the
+// viewer's 150: a post's fan-out) and the context scenario's thread (`matchThread`: one of the same size).
+export const SHAPES = {
+  small: SHAPE,
+  large: {
+    ...SHAPE,
+    accounts: 5000,
+    statuses: 100_000,
+    favouritesOfViewer: 1200,
+    mentionsOfViewer: 650,
+    remoteHosts: 500,
+    remoteShare: 0.2,
+  },
 };
 
 const DAY = 86_400_000;
@@ -77,7 +99,8 @@ export class SqlWriter {
  * Builds the seed for an instance served at `origin` (URIs embed it, as Tern's own rows do).
  * Returns { sql, viewer: {accountId, token}, posterTokens: [...], counts }.
  */
-export function buildSeed({ origin, now = Date.now(), seed = 42 }) {
+export function buildSeed({ origin, now = Date.now(), seed = 42, shape = SHAPE, matchThread = null }) {
+  const SHAPE = shape; // the size being seeded (SHAPES)
   const rnd = mulberry32(seed);
   const pick = (n) => Math.floor(rnd() * n);
   const w = new SqlWriter();
@@ -92,7 +115,14 @@ export function buildSeed({ origin, now = Date.now(), seed = 42 }) {
     accounts.push({ id: accId(start - DAY + i * 1000), username, created: start - DAY + i * 1000 });
   }
   const userIds = accounts.map((a) => userId(a.created));
-  const uri = (a) => `${origin}/users/${a.username}`;
+  // Remote accounts (large size): stored as Tern stores fetched actors, `fetched_at` now so nothing refetches them.
+  const remote = [];
+  for (let h = 0; h < SHAPE.remoteHosts; h++)
+    for (let k = 0; k < SHAPE.remoteAccountsPerHost; k++) {
+      const created = start - 2 * DAY + remote.length * 1000;
+      remote.push({ id: accId(created), username: `r${k}`, domain: `host${h}.remote.example`, created });
+    }
+  const uri = (a) => (a.domain ? `https://${a.domain}/users/${a.username}` : `${origin}/users/${a.username}`);
   w.insert(
     "accounts",
     [
@@ -136,6 +166,46 @@ export function buildSeed({ origin, now = Date.now(), seed = 42 }) {
       a.created,
     ]),
   );
+  if (remote.length) {
+    w.insert(
+      "accounts",
+      [
+        "id",
+        "username",
+        "domain",
+        "display_name",
+        "uri",
+        "url",
+        "inbox_url",
+        "shared_inbox_url",
+        "followers_url",
+        "discoverable",
+        "fetched_at",
+        "created_at",
+        "updated_at",
+      ],
+      remote.map((a) => [
+        pad(a.id),
+        a.username,
+        a.domain,
+        `${a.username} on ${a.domain}`,
+        uri(a),
+        `https://${a.domain}/@${a.username}`,
+        `${uri(a)}/inbox`,
+        `https://${a.domain}/inbox`,
+        `${uri(a)}/followers`,
+        1,
+        now,
+        a.created,
+        a.created,
+      ]),
+    );
+    w.insert(
+      "instances",
+      ["domain", "first_seen_at"],
+      [...new Set(remote.map((a) => a.domain))].map((d) => [d, start]),
+    );
+  }
   w.insert(
     "users",
     [
@@ -201,13 +271,14 @@ export function buildSeed({ origin, now = Date.now(), seed = 42 }) {
   const mentionNotifs = [];
   const viewerStatuses = [];
   const replyCount = new Map();
+  const everyone = [...accounts, ...remote];
   const step = Math.floor((30 * DAY) / SHAPE.statuses);
   const mentionOdds = SHAPE.mentionsOfViewer / SHAPE.statuses;
   for (let i = 0; i < SHAPE.statuses; i++) {
     const at = start + i * step + pick(step);
-    const author = i % 1000 === 500 ? 0 : 1 + pick(SHAPE.accounts - 1);
+    const author = i % 1000 === 500 ? 0 : remote.length && rnd() < SHAPE.remoteShare ? accounts.length + pick(remote.length) : 1 + pick(SHAPE.accounts - 1);
     const id = stId(at);
-    const a = accounts[author];
+    const a = everyone[author];
     const r = rnd();
     let row;
     const base = { id, author, at, replyTo: null, replyToAccount: null, reblogOf: null, visibility: "public", text: "", content: "" };
@@ -221,13 +292,13 @@ export function buildSeed({ origin, now = Date.now(), seed = 42 }) {
         ? viewerStatuses[viewerStatuses.length - 1 - pick(Math.min(10, viewerStatuses.length))]
         : statuses[statuses.length - 1 - pick(Math.min(2000, statuses.length))];
       if (!target.reblogOf && target.visibility !== "private") {
-        const tu = accounts[target.author].username;
+        const tu = everyone[target.author].username;
         const text = `@${tu} reply number ${i} from ${a.username}`;
         const content = `<p><span class="h-card"><a href="${origin}/@${tu}" class="u-url mention">@<span>${tu}</span></a></span> reply number ${i} from ${a.username}</p>`;
-        row = { ...base, replyTo: target.id, replyToAccount: accounts[target.author].id, text, content };
+        row = { ...base, replyTo: target.id, replyToAccount: everyone[target.author].id, text, content };
         if (target.author !== author) {
           const mid = mentionId(at);
-          mentions.push([pad(mid), pad(id), pad(accounts[target.author].id), 0]);
+          mentions.push([pad(mid), pad(id), pad(everyone[target.author].id), 0]);
           if (target.author === 0) mentionNotifs.push({ from: author, at, status: id, activity: mid });
         }
       }
@@ -241,10 +312,50 @@ export function buildSeed({ origin, now = Date.now(), seed = 42 }) {
     if (author === 0 && !row.reblogOf && row.visibility !== "private") viewerStatuses.push(row);
     if (row.replyTo) replyCount.set(row.replyTo, (replyCount.get(row.replyTo) ?? 0) + 1);
   }
-  // The public status with the most replies: the thread the `context` scenario reads.
+  // The public status with the most replies: the thread the `context` scenario reads. With `matchThread` (the growth
+  // check's larger size), the thread whose ancestors and descendants come closest to the given counts instead, so
+  // both sizes read a context of the same size.
   let threadId = null;
   let threadReplies = -1;
-  for (const [sid, n] of replyCount) if (n > threadReplies) [threadId, threadReplies] = [sid, n];
+  const children = new Map();
+  const parentOf = new Map();
+  for (const st of statuses)
+    if (st.replyTo) {
+      if (!children.has(st.replyTo)) children.set(st.replyTo, []);
+      children.get(st.replyTo).push(st.id);
+      parentOf.set(st.id, st.replyTo);
+    }
+  const descendants = (id) => {
+    let n = 0;
+    const stack = [...(children.get(id) ?? [])];
+    while (stack.length) {
+      n++;
+      stack.push(...(children.get(stack.pop()) ?? []));
+    }
+    return n;
+  };
+  const ancestors = (id) => {
+    let n = 0;
+    for (let p = parentOf.get(id); p; p = parentOf.get(p)) n++;
+    return n;
+  };
+  if (matchThread) {
+    let best = Number.POSITIVE_INFINITY;
+    for (const [sid, n] of replyCount) {
+      const d = Math.abs(descendants(sid) - matchThread.descendants) + Math.abs(ancestors(sid) - matchThread.ancestors) + Math.abs(n - matchThread.replies);
+      if (d < best) [best, threadId, threadReplies] = [d, sid, n];
+    }
+  } else for (const [sid, n] of replyCount) if (n > threadReplies) [threadId, threadReplies] = [sid, n];
+  // The account whose statuses the `account` scenario pages: the first the viewer follows; for the growth check's
+  // larger size, the one with the most statuses (a full page of 20, like the small seed's).
+  let followedSample = 1;
+  if (matchThread) {
+    const n = new Map();
+    for (const st of statuses) if (st.author >= 1 && st.author <= SHAPE.viewerFollows) n.set(st.author, (n.get(st.author) ?? 0) + 1);
+    for (const [a, c] of n) if (c > (n.get(followedSample) ?? 0)) followedSample = a;
+  }
+  const threadDescendants = threadId ? descendants(threadId) : 0;
+  const threadAncestors = threadId ? ancestors(threadId) : 0;
   w.insert(
     "statuses",
     [
@@ -264,14 +375,14 @@ export function buildSeed({ origin, now = Date.now(), seed = 42 }) {
       "updated_at",
     ],
     statuses.map((s) => {
-      const a = accounts[s.author];
+      const a = everyone[s.author];
       const u = s.reblogOf ? `${uri(a)}/statuses/${s.id}/activity` : `${uri(a)}/statuses/${s.id}`;
       return [
         pad(s.id),
         u,
-        s.reblogOf ? null : `${origin}/@${a.username}/${s.id}`,
+        s.reblogOf ? null : a.domain ? `https://${a.domain}/@${a.username}/${s.id}` : `${origin}/@${a.username}/${s.id}`,
         pad(a.id),
-        1,
+        a.domain ? 0 : 1,
         s.replyTo && pad(s.replyTo),
         s.replyToAccount && pad(s.replyToAccount),
         s.reblogOf && pad(s.reblogOf),
@@ -285,6 +396,12 @@ export function buildSeed({ origin, now = Date.now(), seed = 42 }) {
     }),
   );
   w.insert("mentions", ["id", "status_id", "account_id", "silent"], mentions);
+  // Full-text search rows (src/services/search-index.ts writes them with each status; triggers fill statuses_fts).
+  w.insert(
+    "status_search",
+    ["id", "text"],
+    statuses.filter((s) => !s.reblogOf).map((s) => [Number(s.id), s.text]),
+  );
 
   // Home feed: the 800 newest entries by the viewer or the accounts they follow.
   const inHome = (s) => s.author === 0 || (s.author >= 1 && s.author <= SHAPE.viewerFollows);
@@ -329,7 +446,7 @@ export function buildSeed({ origin, now = Date.now(), seed = 42 }) {
   w.insert(
     "notifications",
     ["id", "account_id", "from_account_id", "type", "status_id", "activity_id", "created_at"],
-    notifs.map((n) => [pad(notifId(n.at)), pad(accounts[0].id), pad(accounts[n.from].id), n.type, n.status && pad(n.status), pad(n.activity), n.at]),
+    notifs.map((n) => [pad(notifId(n.at)), pad(accounts[0].id), pad(everyone[n.from].id), n.type, n.status && pad(n.status), pad(n.activity), n.at]),
   );
 
   // OAuth: one app, a token for the viewer and for each poster account.
@@ -366,10 +483,14 @@ export function buildSeed({ origin, now = Date.now(), seed = 42 }) {
     sql: w.toString(),
     viewer: { accountId: unpad(accounts[0].id), token: tokens[0] },
     // Ids the per-page scenarios address (bench/run.mjs): an account the viewer follows, a thread with replies.
-    samples: { followedAccountId: unpad(accounts[1].id), threadId, threadReplies },
+    samples: { followedAccountId: unpad(accounts[followedSample].id), threadId, threadReplies, threadDescendants, threadAncestors },
     posterTokens: tokens,
+    // Local accounts by index (0 is the viewer), padded ids: bench/posting.mjs makes some of them follow its posters.
+    accountIds: accounts.map((a) => pad(a.id)),
     counts: {
       accounts: accounts.length,
+      remoteAccounts: remote.length,
+      remoteHosts: SHAPE.remoteHosts,
       statuses: statuses.length,
       follows: follows.length,
       homeFeed: home.length,
