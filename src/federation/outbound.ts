@@ -5,9 +5,9 @@
 import { and, asc, eq, inArray } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { idList } from "../db/client";
-import { accounts, favourites, polls, pollVotes, reports, statuses } from "../db/schema";
+import { favourites, polls, pollVotes, reports, statuses } from "../db/schema";
 import { loadStatusBundle } from "../entities/status";
-import type { Config, Env } from "../env";
+import type { Env } from "../env";
 import { readConfig } from "../env";
 import type { AccountRow } from "../db/schema";
 import type { FederateAction } from "../effects/types";
@@ -29,7 +29,6 @@ import {
 } from "./activities";
 import { renderActor } from "./actor-doc";
 import { ensureActorKeys } from "./actor-keys";
-import { deliverActivity } from "./delivery";
 import { sendEffects } from "../effects/send";
 import { moveFollowersRound, movedToUri } from "../services/account-migration";
 import { AS } from "./context";
@@ -39,50 +38,8 @@ import { instanceActorAccount } from "./instance-actor";
 import { runQuoteFederate } from "./quote-outbound";
 import { relayInboxes, runRelayFederate } from "./relays";
 import { audience, renderNote } from "./note-doc";
-import {
-  accountsByUris,
-  followerInboxes,
-  followingInboxes,
-  interactedInboxes,
-  personalInbox,
-  preferredInbox,
-  remoteInboxes,
-  withoutSuspended,
-} from "./recipients";
-
-type Obj = Record<string, unknown>;
-
-export interface Run {
-  db: DB;
-  env: Env;
-  cfg: Config;
-}
-
-export async function accountsById(db: DB, ids: string[]): Promise<Map<string, AccountRow>> {
-  const rows = ids.length
-    ? await db
-        .select()
-        .from(accounts)
-        .where(inArray(accounts.id, idList(ids)))
-    : [];
-  return new Map(rows.map((r) => [r.id, r]));
-}
-
-export const isLocal = (a: AccountRow | undefined): a is AccountRow => !!a && !a.domain;
-export const isRemote = (a: AccountRow | undefined): a is AccountRow => !!a && !!a.domain && !a.suspendedAt;
-
-export async function send(r: Run, signerId: string, activity: Obj, inboxes: Iterable<string>): Promise<number> {
-  const targets = await withoutSuspended(r.db, inboxes, r.cfg);
-  if (!targets.length) return 0;
-  return deliverActivity(r.env, r.db, r.cfg, signerId, activity, targets);
-}
-
-/** Sends `activity` from `local` to one remote account's own inbox. */
-export async function toAccount(r: Run, local: AccountRow | undefined, remote: AccountRow | undefined, build: (l: AccountRow, t: AccountRow) => Obj) {
-  if (!isLocal(local) || !isRemote(remote)) return;
-  const inbox = personalInbox(remote);
-  if (inbox) await send(r, local.id, build(local, remote), [inbox]);
-}
+import { accountsById, isLocal, isRemote, type Run, send, toAccount } from "./outbound-send";
+import { accountsByUris, followerInboxes, followingInboxes, interactedInboxes, personalInbox, preferredInbox, remoteInboxes } from "./recipients";
 
 async function pair(r: Run, localId: string, remoteId: string) {
   const m = await accountsById(r.db, [localId, remoteId]);

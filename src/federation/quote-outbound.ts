@@ -8,7 +8,7 @@ import type { FederateAction } from "../effects/types";
 import { approvalUriFor } from "../services/quotes";
 import { acceptQuoteRequestActivity, deleteQuoteAuthorizationActivity, quoteRequestActivity, rejectQuoteRequestActivity } from "./activities";
 import { renderNote } from "./note-doc";
-import { accountsById, isLocal, isRemote, send, toAccount, type Run } from "./outbound";
+import { accountsById, isLocal, isRemote, send, toAccount, type Run } from "./outbound-send";
 import { followerInboxes, personalInbox, remoteInboxes } from "./recipients";
 
 type QuoteAction = Extract<FederateAction, { kind: "quote_request" | "accept_quote_request" | "reject_quote_request" | "revoke_quote" }>;

@@ -12,7 +12,7 @@ import { followActivity, undoActivity } from "./activities";
 import { drop, type InboxContext } from "./handlers/context";
 import { instanceActorAccount } from "./instance-actor";
 import { sameHost } from "./normalize";
-import { type Run, send } from "./outbound";
+import { type Run, send } from "./outbound-send";
 import { isLocalUri, resolveStatus } from "./resolve-status";
 
 export const AS_PUBLIC = "https://www.w3.org/ns/activitystreams#Public";
