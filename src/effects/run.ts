@@ -87,7 +87,7 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects): 
       await fetchCardForStatus(db, configFor(env, fx), effect.statusId);
       return;
     case "domain_block_apply":
-      return applyDomainBlockRound(db, fx, effect.domainBlockId);
+      return applyDomainBlockRound(db, fx, effect.domainBlockId, effect.domain);
     case "delete_account":
       return deleteAccountChunk(db, fx, effect.accountId);
     // account data import and export

@@ -46,9 +46,10 @@ export type Effect =
   | { type: "delete_media"; keys: string[] }
   // A new or re-edited status may link a page: fetch its preview card (src/services/preview-cards.ts)
   | { type: "fetch_card"; statusId: string }
-  // An instance domain block was created or changed: silence or suspend its domain's accounts, one bounded round per
-  // effect (src/services/admin-domain-blocks.ts applyDomainBlockRound; a round records the next while accounts are left)
-  | { type: "domain_block_apply"; domainBlockId: string }
+  // An instance domain block was created, changed or lifted: silence or suspend its domain's accounts and keep their
+  // reject_media mark in step, one bounded round per effect (src/services/admin-domain-blocks.ts applyDomainBlockRound;
+  // a round records the next while accounts are left). `domain`: the block's domain, for a block that may be gone
+  | { type: "domain_block_apply"; domainBlockId: string; domain?: string }
   // An account's data is being deleted (src/services/delete-account.ts): the next bounded chunk of it
   | { type: "delete_account"; accountId: string }
   // Account data import and export (src/services/imports.ts, export-archive.ts): the next bounded round of each

@@ -62,6 +62,8 @@ function picture(cfg: Config, key: string | null, remote: string | null, fallbac
 export function renderAccount(cfg: Config, a: AccountRow, role?: RoleRow | null, moved?: AccountRow | null): MastodonAccount {
   const local = !a.domain;
   const suspended = !!a.suspendedAt;
+  // A domain blocked with reject_media (accounts.reject_media): Mastodon never downloads its avatars, headers or emojis.
+  const noFiles = suspended || !!a.rejectMedia;
   const fields = local
     ? a.fields.map((f) => ({
         name: escapeHtml(f.name),
@@ -84,9 +86,9 @@ export function renderAccount(cfg: Config, a: AccountRow, role?: RoleRow | null,
     // Rows stored before remote URLs were checked may hold another scheme: such a url is never shown.
     url: httpUrl(a.url) ?? (local ? accountUrl(cfg, a.username) : a.uri),
     uri: a.uri,
-    avatar: suspended ? `${cfg.origin}${DEFAULT_AVATAR}` : picture(cfg, a.avatarKey, a.avatarRemoteUrl, DEFAULT_AVATAR),
+    avatar: noFiles ? `${cfg.origin}${DEFAULT_AVATAR}` : picture(cfg, a.avatarKey, a.avatarRemoteUrl, DEFAULT_AVATAR),
     avatar_static: "",
-    header: suspended ? `${cfg.origin}${DEFAULT_HEADER}` : picture(cfg, a.headerKey, a.headerRemoteUrl, DEFAULT_HEADER),
+    header: noFiles ? `${cfg.origin}${DEFAULT_HEADER}` : picture(cfg, a.headerKey, a.headerRemoteUrl, DEFAULT_HEADER),
     header_static: "",
     followers_count: suspended ? 0 : a.followersCount,
     following_count: suspended ? 0 : a.followingCount,
@@ -95,7 +97,7 @@ export function renderAccount(cfg: Config, a: AccountRow, role?: RoleRow | null,
     hide_collections: a.hideCollections ?? null,
     noindex: !a.indexable,
     // Resolved when the profile was written (accounts.emojis): no query here.
-    emojis: suspended ? [] : renderEmojis(cfg, a.emojis),
+    emojis: noFiles ? [] : renderEmojis(cfg, a.emojis),
     roles: role?.highlighted ? [{ id: role.id, name: role.name, color: role.color }] : [],
     fields: suspended ? [] : fields,
   };

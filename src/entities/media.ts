@@ -4,7 +4,27 @@ import { mediaUrl } from "./urls";
 
 type MediaRow = typeof mediaAttachments.$inferSelect;
 
-export function renderMedia(cfg: Config, m: MediaRow) {
+/**
+ * `rejected`: its author's domain is blocked with reject_media (accounts.reject_media). Mastodon downloads no file for
+ * such an attachment: it is stored with type "unknown" and shown without a file of its own (REST::MediaAttachment-
+ * Serializer: the remote URLs stay, meta holds only the focus). Mastodon's url and preview_url then name its media
+ * proxy, which refuses to fetch from such a domain; Tern has no proxy, so they are null (as for media not processed).
+ */
+export function renderMedia(cfg: Config, m: MediaRow, rejected = false) {
+  if (rejected && !m.fileKey) {
+    return {
+      id: m.id,
+      type: "unknown",
+      url: null,
+      preview_url: null,
+      remote_url: m.remoteUrl,
+      preview_remote_url: m.previewRemoteUrl ?? null,
+      text_url: null,
+      meta: m.focusX != null && m.focusY != null ? { focus: { x: m.focusX / 1000, y: m.focusY / 1000 } } : null,
+      description: m.description ?? null,
+      blurhash: m.blurhash ?? null,
+    };
+  }
   const url = m.fileKey ? mediaUrl(cfg, m.fileKey) : m.remoteUrl;
   // A local video or audio file is no picture: without a thumbnail its preview is null (as in Mastodon for audio).
   const noPicture = !!m.fileKey && m.type !== "image" && !m.previewKey;

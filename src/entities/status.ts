@@ -456,10 +456,11 @@ function renderOne(
     reblog,
     application: app ? { name: app.name, website: app.website } : s.local && !s.reblogOfId ? { name: "Web", website: null } : undefined,
     account: renderAccount(cfg, account) as MastodonAccount,
-    media_attachments: media.map((m) => renderMedia(cfg, m)),
+    // A domain blocked with reject_media: its files are not shown (accounts.reject_media, entities/media.ts).
+    media_attachments: media.map((m) => renderMedia(cfg, m, account.rejectMedia)),
     mentions: (b.mentions.get(s.id) ?? []).map((a) => ({ id: a.id, username: a.username, url: a.url ?? a.uri, acct: acctOf(a) })),
     tags: (b.tags.get(s.id) ?? []).map((name) => ({ name, url: tagUrl(cfg, name) })),
-    emojis: s.reblogOfId ? [] : renderEmojis(cfg, b.emojis.get(s.id)),
+    emojis: s.reblogOfId || account.rejectMedia ? [] : renderEmojis(cfg, b.emojis.get(s.id)),
     card: card ? renderPreviewCard(card.card, card.url) : null,
     poll: poll ? renderPoll(poll, v.id ? (b.ownVotes.get(poll.id) ?? []) : null, v.id === s.accountId) : null,
     quote: s.reblogOfId ? null : quoteOf(cfg, b, s, view, inQuote),

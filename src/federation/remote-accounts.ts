@@ -152,6 +152,8 @@ export async function upsertRemoteAccount(db: DB, actor: NormalizedActor, knownB
     publicKeyId: actor.publicKey?.id ?? null,
     // Account migration (0027): the actor's other accounts, and where it moved (when that account is known here).
     alsoKnownAs: actor.alsoKnownAs,
+    // A domain block with reject_media on the host or a parent domain (0028): its files are never shown.
+    rejectMedia: block.rejectMedia,
     movedToAccountId: actor.movedTo ? sql<string>`(SELECT id FROM accounts WHERE uri = ${actor.movedTo})` : null,
     updatedAt: now,
     fetchedAt: now,

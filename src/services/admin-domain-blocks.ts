@@ -4,7 +4,10 @@
 // follow requests both ways and removes the domain's statuses from home and list feeds (Mastodon sends nothing to a
 // suspended domain); the statuses stay stored but hidden, since every read path skips suspended authors. Accounts carry
 // the block's created_at as their silenced_at / suspended_at, which is how lifting the block (or changing its
-// severity) finds exactly the accounts the block limited. Follows are not restored.
+// severity) finds exactly the accounts the block limited. Follows are not restored. A block with reject_media marks the
+// domain's accounts (accounts.reject_media, migrations/0028): their media, avatars, headers and emojis are then shown as
+// Mastodon shows files it never downloaded; the same rounds keep that mark in step when reject_media is set, cleared or
+// the block lifted (the mark is computed from all blocks, so a parent domain's block still counts).
 import { and, eq, inArray, isNull, or, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { batchable, idList, runBatch, type Statement } from "../db/client";
@@ -85,6 +88,37 @@ export function accountsOfDomain(domain: string): SQL {
     OR (instr(${accounts.domain}, ':') > 0 AND (${host} = ${domain} OR substr(${host}, -${domain.length + 1}) = ${`.${domain}`})))`;
 }
 
+/** The host of an account's domain, without its port (as accountsOfDomain compares it). */
+const accountHost = sql`(CASE WHEN instr(${accounts.domain}, ':') > 0 THEN rtrim(rtrim(lower(${accounts.domain}), '0123456789'), ':') ELSE lower(${accounts.domain}) END)`;
+
+/**
+ * Whether some domain block with reject_media covers the account's domain or a parent domain (domainBlockFor's
+ * match), as SQL over `accounts`: what accounts.reject_media should hold.
+ */
+const rejectMediaNow = sql`(${accounts.domain} IS NOT NULL AND EXISTS (SELECT 1 FROM domain_blocks rb WHERE rb.reject_media = 1
+  AND (${accountHost} = rb.domain OR substr(${accountHost}, -length(rb.domain) - 1) = '.' || rb.domain)))`;
+
+/**
+ * One bounded round of bringing accounts.reject_media in step for the accounts of `domain` and its subdomains: at
+ * most DOMAIN_BLOCK_ROUND accounts whose mark differs from the blocks now stored; returns their ids.
+ */
+function rejectMediaRoundStatement(db: DB, domain: string) {
+  return db
+    .update(accounts)
+    .set({ rejectMedia: sql`${rejectMediaNow}`, updatedAt: Date.now() })
+    .where(
+      inArray(
+        accounts.id,
+        db
+          .select({ id: accounts.id })
+          .from(accounts)
+          .where(and(accountsOfDomain(domain), sql`${accounts.rejectMedia} IS NOT ${rejectMediaNow}`))
+          .limit(DOMAIN_BLOCK_ROUND),
+      ),
+    )
+    .returning({ id: accounts.id });
+}
+
 /** Lifts what a block did to its domain's accounts: those whose silenced_at / suspended_at is the block's created_at. */
 function undoStatements(db: DB, block: DomainBlockRow, undo: { silence: boolean; suspend: boolean }, now: number): Statement[] {
   const stmts: Statement[] = [];
@@ -135,7 +169,7 @@ export async function createDomainBlock(db: DB, fx: Effects, staff: Staff, input
     if (again) throw new DomainBlockConflict(again);
     throw e;
   }
-  if (row.severity !== "noop") fx.add({ type: "domain_block_apply", domainBlockId: row.id });
+  if (row.severity !== "noop" || row.rejectMedia) fx.add({ type: "domain_block_apply", domainBlockId: row.id });
   return row;
 }
 
@@ -169,12 +203,12 @@ export async function updateDomainBlock(db: DB, fx: Effects, staff: Staff, id: s
       .where(eq(domainBlocks.id, id)),
     adminLogStatement(db, staff, "update", "DomainBlock", id, now),
   ]);
-  if (next.severity !== "noop") fx.add({ type: "domain_block_apply", domainBlockId: id });
+  if (next.severity !== "noop" || next.rejectMedia !== old.rejectMedia) fx.add({ type: "domain_block_apply", domainBlockId: id });
   return next;
 }
 
 /** UnblockDomainService: unsilences / unsuspends the accounts the block limited, then removes it. */
-export async function deleteDomainBlock(db: DB, staff: Staff, id: string): Promise<void> {
+export async function deleteDomainBlock(db: DB, fx: Effects, staff: Staff, id: string): Promise<void> {
   const block = await getDomainBlock(db, id);
   const now = Date.now();
   await runBatch(db, [
@@ -182,16 +216,27 @@ export async function deleteDomainBlock(db: DB, staff: Staff, id: string): Promi
     db.delete(domainBlocks).where(eq(domainBlocks.id, id)),
     adminLogStatement(db, staff, "destroy", "DomainBlock", id, now),
   ]);
+  // Its accounts' media come back (unless another block with reject_media still covers them).
+  if (block.rejectMedia) fx.add({ type: "domain_block_apply", domainBlockId: id, domain: block.domain });
 }
 
 /**
  * JOBS `domain_block_apply`: one round of a block's effect on its domain's accounts (at most DOMAIN_BLOCK_ROUND
  * accounts, one read and one batch); records the next round while accounts are left. A block lifted or changed in the
- * meantime is read afresh each round, so a stale round does nothing wrong.
+ * meantime is read afresh each round, so a stale round does nothing wrong. Each round also brings accounts.reject_media
+ * in step for the block's domain (`domain`: the domain of a block lifted since, or of one whose reject_media changed).
  */
-export async function applyDomainBlockRound(db: DB, fx: Effects, domainBlockId: string): Promise<void> {
+export async function applyDomainBlockRound(db: DB, fx: Effects, domainBlockId: string, lifted?: string): Promise<void> {
   const [block] = await db.select().from(domainBlocks).where(eq(domainBlocks.id, domainBlockId)).limit(1);
-  if (!block || (block.severity !== "silence" && block.severity !== "suspend")) return;
+  const domain = block?.domain ?? lifted;
+  if (!domain) return;
+  const media = rejectMediaRoundStatement(db, domain);
+  const again = () => fx.add({ type: "domain_block_apply", domainBlockId, ...(lifted ? { domain: lifted } : {}) });
+  if (!block || (block.severity !== "silence" && block.severity !== "suspend")) {
+    const [marked] = await runBatch(db, [media]);
+    if ((marked as unknown[]).length === DOMAIN_BLOCK_ROUND) again();
+    return;
+  }
   const suspend = block.severity === "suspend";
   const col = suspend ? accounts.suspendedAt : accounts.silencedAt;
   const picked = await db
@@ -199,7 +244,11 @@ export async function applyDomainBlockRound(db: DB, fx: Effects, domainBlockId: 
     .from(accounts)
     .where(and(accountsOfDomain(block.domain), isNull(col)))
     .limit(DOMAIN_BLOCK_ROUND);
-  if (!picked.length) return;
+  if (!picked.length) {
+    const [marked] = await runBatch(db, [media]);
+    if ((marked as unknown[]).length === DOMAIN_BLOCK_ROUND) again();
+    return;
+  }
   const ids = picked.map((r) => r.id);
   const list = idList(ids);
   const now = Date.now();
@@ -212,12 +261,13 @@ export async function applyDomainBlockRound(db: DB, fx: Effects, domainBlockId: 
         .update(accounts)
         .set({ silencedAt: block.createdAt, updatedAt: now })
         .where(and(inArray(accounts.id, list), isNull(accounts.silencedAt)));
+  let marked: unknown[];
   if (!suspend) {
-    await runBatch(db, [mark]);
+    [, marked] = (await runBatch(db, [mark, media])) as [unknown, unknown[]];
   } else {
     const json = JSON.stringify(ids.map(padId));
     const authored = sql`(SELECT id FROM statuses WHERE account_id IN (SELECT value FROM json_each(${json})))`;
-    const [, , cut] = await db.batch([
+    const [, , cut, , , m] = await db.batch([
       mark,
       // Their statuses leave home and list feeds now; nothing puts them back when the block is lifted.
       batchable(db, db.run(sql`DELETE FROM home_feed WHERE status_id IN ${authored}`)),
@@ -227,11 +277,13 @@ export async function applyDomainBlockRound(db: DB, fx: Effects, domainBlockId: 
         .returning({ accountId: follows.accountId, targetAccountId: follows.targetAccountId }),
       db.delete(followRequests).where(or(inArray(followRequests.accountId, list), inArray(followRequests.targetAccountId, list))),
       batchable(db, db.run(sql`DELETE FROM list_feed WHERE status_id IN ${authored}`)),
+      media,
     ]);
+    marked = m;
     const picked = new Set(ids);
     const locals = [...new Set(cut.flatMap((f) => [f.accountId, f.targetAccountId]).filter((a) => !picked.has(a)))];
     // Relationships of the local side changed: their open streams re-read what they cache.
     if (locals.length) fx.add({ type: "relations_changed", accountIds: locals.slice(0, 500) });
   }
-  if (ids.length === DOMAIN_BLOCK_ROUND) fx.add({ type: "domain_block_apply", domainBlockId });
+  if (ids.length === DOMAIN_BLOCK_ROUND || marked.length === DOMAIN_BLOCK_ROUND) again();
 }

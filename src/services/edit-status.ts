@@ -296,7 +296,7 @@ export async function statusHistory(db: DB, cfg: Config, statusId: string, viewe
       media_attachments: (e.mediaIds ?? [])
         .map((id) => byId.get(id))
         .filter((m): m is MediaRow => !!m)
-        .map((m) => renderMedia(cfg, m)),
+        .map((m) => renderMedia(cfg, m, !!b.accounts.get(s.accountId)?.rejectMedia)),
     };
     if (e.pollOptions?.length) item.poll = { options: e.pollOptions.map((title) => ({ title })) };
     return item;

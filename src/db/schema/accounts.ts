@@ -67,6 +67,12 @@ export const accounts = sqliteTable(
     silencedAt: ms("silenced_at"),
     /** Staff marked the account's media sensitive (migrations/0014_sensitized.sql). */
     sensitizedAt: ms("sensitized_at"),
+    /**
+     * A domain block with reject_media covers the account's domain or a parent domain (migrations/0028): its avatar,
+     * header, emojis and media attachments render as Mastodon renders files it never downloaded. Kept in step by
+     * upsertRemoteAccount and the `domain_block_apply` effect (src/services/admin-domain-blocks.ts).
+     */
+    rejectMedia: bool("reject_media").notNull().default(false),
     movedToAccountId: id("moved_to_account_id"),
     /** Actor URIs of the account's other accounts (alsoKnownAs): local aliases, or the remote actor's own list (0027). */
     alsoKnownAs: json<string[] | null>()("also_known_as"),

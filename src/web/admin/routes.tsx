@@ -145,7 +145,7 @@ domains("/blocks/:id", async (c, f, a) => {
 });
 domains("/blocks/:id/delete", async (c, _f, a) => {
   const b = await getDomainBlock(c.get("db"), id(c));
-  await deleteDomainBlock(c.get("db"), staffOf(a), b.id);
+  await deleteDomainBlock(c.get("db"), c.get("fx"), staffOf(a), b.id);
   return `Unblocked ${b.domain}.`;
 });
 domains("/allows", async (c, f, a) => {

@@ -67,7 +67,7 @@ r.put("/:id", write, update);
 r.patch("/:id", write, update);
 
 r.delete("/:id", write, async (c) => {
-  await deleteDomainBlock(c.get("db"), staff(c), pathId(c));
+  await deleteDomainBlock(c.get("db"), c.get("fx"), staff(c), pathId(c));
   return c.json({});
 });
 
