@@ -97,6 +97,10 @@ describe("announcements", () => {
     const [staff, user] = await Promise.all([makeUser(undefined, STAFF), makeUser(undefined, { scopes: "read write admin:read admin:write" })]);
     expect((await user.api.post("/api/v1/admin/announcements", { text: "x" })).status).toBe(403);
     expect((await user.api.get("/api/v1/admin/announcements")).status).toBe(403);
+    // A moderator (Mastodon's default Moderator role has no manage_announcements) is staff, but refused here too.
+    const moderator = await makeUser(undefined, { roleId: "1", scopes: "read write admin:read admin:write" });
+    expect((await moderator.api.post("/api/v1/admin/announcements", { text: "x" })).status).toBe(403);
+    expect((await moderator.api.get("/api/v1/admin/announcements")).status).toBe(403);
     expect((await staff.api.post("/api/v1/admin/announcements", { text: "  " })).status).toBe(422);
     expect((await staff.api.post("/api/v1/admin/announcements", { text: "x", starts_at: "2026-12-01T00:00:00Z" })).status).toBe(422);
     expect(
