@@ -9,6 +9,8 @@ import type { Effect, FederateAction } from "./types";
 
 export class Effects {
   readonly list: Effect[] = [];
+  /** Effects to run some seconds from now (a retry's wait, a poll update gathering votes): see later(). */
+  readonly delayed: { seconds: number; effects: Effect[] }[] = [];
 
   /** `origin`: this server's scheme://host, which federate effects carry to build activity ids later. */
   constructor(readonly origin: string) {}
@@ -21,9 +23,19 @@ export class Effects {
     this.list.push({ type: "federate", origin: this.origin, action });
   }
 
-  /** Takes everything recorded so far (the collector is empty afterwards). */
+  /** Records effects that must wait `seconds` before they run (sent with that delay by ./send.ts). */
+  later(seconds: number, ...effects: Effect[]): void {
+    if (effects.length) this.delayed.push({ seconds, effects });
+  }
+
+  /** Takes everything recorded so far to run at once (the collector's list is empty afterwards). */
   drain(): Effect[] {
     return this.list.splice(0, this.list.length);
+  }
+
+  /** Takes the delayed groups recorded so far. */
+  drainLater(): { seconds: number; effects: Effect[] }[] {
+    return this.delayed.splice(0, this.delayed.length);
   }
 }
 

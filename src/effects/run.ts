@@ -31,7 +31,7 @@ import {
   publishAnnouncementEvent,
 } from "../streaming/publish";
 import { Effects } from "./collector";
-import { sendEffects } from "./send";
+import { resendEach, sendEffects } from "./send";
 import type { Effect, JobMessage } from "./types";
 
 /** Runs one effect; what follows from it is recorded on `fx`. */
@@ -68,7 +68,7 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects): 
     case "inbox":
       return processInboxItem(db, env, effect.itemId, effect.origin, fx);
     case "federate":
-      return runFederate(db, env, effect.origin, effect.action);
+      return runFederate(db, env, effect.origin, effect.action, fx);
     case "fetch_featured":
       return fetchFeaturedCollection(db, env, effect.accountId, effect.origin, fx);
     case "disconnect_streams":
@@ -123,10 +123,7 @@ async function pushOnce(db: DB, env: Env, job: PushJob, fx: Effects): Promise<vo
   } catch (e) {
     if (!(e instanceof PushRetry)) throw e;
     const next = retryPushJob(job, e);
-    if (!next) return;
-    const retry = new Effects(fx.origin);
-    retry.add(next.job);
-    await sendEffects(env.JOBS, retry, next.delaySeconds);
+    if (next) fx.later(next.delaySeconds, next.job);
   }
 }
 
@@ -154,7 +151,7 @@ export async function runJob(db: DB, env: Env, job: JobMessage): Promise<void> {
   }
   await sendEffects(env.JOBS, fx);
   // Each failed effect of a pack goes back on its own, so it gets the queue's retries without re-running the others.
-  if (failed.length) await env.JOBS.sendBatch(failed.map((e) => ({ body: { type: "effects" as const, origin, effects: [e] }, delaySeconds: 5 })));
+  if (failed.length) await resendEach(env.JOBS, origin, failed, 5);
 }
 
 export async function handleJobs(batch: MessageBatch<JobMessage>, env: Env): Promise<void> {

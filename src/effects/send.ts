@@ -28,10 +28,25 @@ export function packEffects(effects: Effect[], origin = ""): JobMessage[] {
   return out;
 }
 
-/** Sends (and empties) what the collector holds. */
-export async function sendEffects(queue: Queue<JobMessage>, fx: Effects | Effect[], delaySeconds?: number): Promise<void> {
-  const effects = Array.isArray(fx) ? fx : fx.drain();
-  const messages = packEffects(effects, Array.isArray(fx) ? "" : fx.origin);
+/** Sends (and empties) what the collector holds: what runs now, then each delayed group with its delay. */
+export async function sendEffects(queue: Queue<JobMessage>, fx: Effects): Promise<void> {
+  await sendMessages(queue, packEffects(fx.drain(), fx.origin));
+  for (const group of fx.drainLater()) await sendMessages(queue, packEffects(group.effects, fx.origin), group.seconds);
+}
+
+/**
+ * Sends effects that failed in a pack back one message each, after `delaySeconds`, so each gets the queue's retries
+ * (max_retries, then the dead-letter queue) without running the others again.
+ */
+export async function resendEach(queue: Queue<JobMessage>, origin: string, effects: Effect[], delaySeconds: number): Promise<void> {
+  await sendMessages(
+    queue,
+    effects.map((e): JobMessage => ({ type: "effects", origin, effects: [e] })),
+    delaySeconds,
+  );
+}
+
+async function sendMessages(queue: Queue<JobMessage>, messages: JobMessage[], delaySeconds?: number): Promise<void> {
   const opts = delaySeconds ? { delaySeconds } : undefined;
   for (let i = 0; i < messages.length; i += MAX_BATCH) {
     const chunk = messages.slice(i, i + MAX_BATCH);

@@ -29,11 +29,10 @@ import {
 } from "./activities";
 import { renderActor } from "./actor-doc";
 import { ensureActorKeys } from "./actor-keys";
-import { sendEffects } from "../effects/send";
 import { moveFollowersRound, movedToUri } from "../services/account-migration";
 import { AS } from "./context";
 import { pollAudienceInboxes, voteActivity } from "./poll-votes";
-import { Effects, newActivityUri } from "../effects/collector";
+import { type Effects, newActivityUri } from "../effects/collector";
 import { instanceActorAccount } from "./instance-actor";
 import { runQuoteFederate } from "./quote-outbound";
 import { relayInboxes, runRelayFederate } from "./relays";
@@ -219,11 +218,9 @@ async function move(r: Run, a: Extract<FederateAction, { kind: "move" }>) {
   await send(r, actor.id, activity, await followerInboxes(r.db, actor.id));
 }
 
-/** A round of moving an account's local followers; its effects (and the next round) leave through the JOBS queue. */
-async function moveFollowers(r: Run, origin: string, a: Extract<FederateAction, { kind: "move_followers" }>) {
-  const fx = new Effects(origin || r.cfg.origin);
+/** A round of moving an account's local followers; its effects (and the next round) are recorded on the job's `fx`. */
+async function moveFollowers(r: Run, fx: Effects, a: Extract<FederateAction, { kind: "move_followers" }>) {
   await moveFollowersRound(r.db, fx, a.sourceAccountId, a.targetAccountId, a.cursor);
-  await sendEffects(r.env.JOBS, fx);
 }
 
 // ---- polls ----
@@ -262,10 +259,10 @@ const pollUpdateDelay = (env: Env) => {
  * first run only waits (the job comes back after the delay), the second frees the poll's slot and sends what the
  * counts are by then.
  */
-async function updatePoll(r: Run, origin: string, a: Extract<FederateAction, { kind: "update_poll" }>) {
+async function updatePoll(r: Run, fx: Effects, a: Extract<FederateAction, { kind: "update_poll" }>) {
   const delay = pollUpdateDelay(r.env);
   if (!a.delayed && delay > 0) {
-    await sendEffects(r.env.JOBS, [{ type: "federate", origin, action: { ...a, delayed: true } }], delay);
+    fx.later(delay, { type: "federate", origin: fx.origin, action: { ...a, delayed: true } });
     return;
   }
   await r.db.update(polls).set({ updateQueuedAt: null }).where(eq(polls.statusId, a.statusId));
@@ -282,7 +279,8 @@ async function updatePoll(r: Run, origin: string, a: Extract<FederateAction, { k
   await send(r, author.id, updateNoteActivity(note, poll.updatedAt), inboxes);
 }
 
-export async function runFederate(db: DB, env: Env, origin: string, action: FederateAction): Promise<void> {
+/** Builds and sends the activity of `action`; what follows from it (a next round, a delayed update) is recorded on `fx`. */
+export async function runFederate(db: DB, env: Env, origin: string, action: FederateAction, fx: Effects): Promise<void> {
   const r: Run = { db, env, cfg: readConfig(env, origin) };
   switch (action.kind) {
     case "create":
@@ -317,11 +315,11 @@ export async function runFederate(db: DB, env: Env, origin: string, action: Fede
     case "vote":
       return vote(r, action);
     case "update_poll":
-      return updatePoll(r, origin, action);
+      return updatePoll(r, fx, action);
     case "move":
       return move(r, action);
     case "move_followers":
-      return moveFollowers(r, origin, action);
+      return moveFollowers(r, fx, action);
     case "quote_request":
     case "accept_quote_request":
     case "reject_quote_request":
