@@ -61,42 +61,8 @@ export function snowflake(now = Date.now()) {
   return ((BigInt(now) << 16n) | BigInt(seq)).toString().padStart(20, "0");
 }
 
-/** src/services/local-accounts.ts RESERVED_USERNAMES (the e2e test checks the two lists are the same). */
-export const RESERVED_USERNAMES = [
-  "admin",
-  "administrator",
-  "root",
-  "support",
-  "help",
-  "inbox",
-  "outbox",
-  "api",
-  "users",
-  "user",
-  "well-known",
-  "webmaster",
-  "postmaster",
-  "abuse",
-  "security",
-  "mastodon",
-  "tern",
-  "instance",
-  "actor",
-  "oauth",
-  "auth",
-  "settings",
-  "about",
-  "explore",
-  "tags",
-  "media",
-  "nodeinfo",
-  "system",
-  "staff",
-  "moderator",
-  "owner",
-  "null",
-  "undefined",
-];
+/** The names sign-up refuses, from the same file the Worker reads (src/services/local-accounts.ts). */
+export const RESERVED_USERNAMES = JSON.parse(readFileSync(new URL("../src/lib/reserved-usernames.json", import.meta.url), "utf8"));
 
 export function checkUsername(u, allowReserved = false) {
   if (!u) throw new Refusal("a username is needed");

@@ -8,42 +8,10 @@ import { accountUri, accountUrl } from "../entities/urls";
 import { hashPassword } from "../lib/crypto";
 import { ApiError } from "../lib/errors";
 import { snowflake } from "../lib/ids";
+import reservedUsernames from "../lib/reserved-usernames.json";
 
-export const RESERVED_USERNAMES = new Set([
-  "admin",
-  "administrator",
-  "root",
-  "support",
-  "help",
-  "inbox",
-  "outbox",
-  "api",
-  "users",
-  "user",
-  "well-known",
-  "webmaster",
-  "postmaster",
-  "abuse",
-  "security",
-  "mastodon",
-  "tern",
-  "instance",
-  "actor",
-  "oauth",
-  "auth",
-  "settings",
-  "about",
-  "explore",
-  "tags",
-  "media",
-  "nodeinfo",
-  "system",
-  "staff",
-  "moderator",
-  "owner",
-  "null",
-  "undefined",
-]);
+/** Names no one may sign up with (shared with the operator commands, scripts/admin.mjs). */
+export const RESERVED_USERNAMES = new Set<string>(reservedUsernames);
 
 export interface NewLocalAccount {
   username: string;
