@@ -2,11 +2,9 @@
 // (src/web/session.ts), a user whose role holds any permission (staff), and the permission of its section (the same
 // as its API's requireStaff). Every POST also needs the session's CSRF token (and a same-origin Origin when one is
 // sent). Signed-out GETs go to the sign-in page and come back; everything else refused is a 403 page.
-import { eq } from "drizzle-orm";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv, Ctx } from "../../context";
-import { userRoles } from "../../db/schema";
 import type { RoleRow } from "../../db/schema";
 import { ApiError } from "../../lib/errors";
 import { readParams, type Params } from "../../lib/params";
@@ -16,6 +14,7 @@ import type { WebSession } from "../session-store";
 import { MessagePage } from "../auth-pages";
 import { page } from "../layout";
 import { currentSession, sessionCsrfValid } from "../session";
+import { roleOf } from "./staff-link";
 
 /** Largest admin POST: the thumbnail (8 MB) in a multipart body. Form bodies stay at 1 MB (readParams). */
 export const ADMIN_BODY_LIMIT = 9 * 1024 * 1024;
@@ -61,7 +60,7 @@ export const requireStaffSession = createMiddleware<AppEnv>(async (c, next) => {
     const u = new URL(c.req.url);
     return c.redirect(`/auth/sign_in?return_to=${encodeURIComponent(u.pathname + u.search)}`, 303);
   }
-  const role = session.user.roleId ? ((await c.get("db").select().from(userRoles).where(eq(userRoles.id, session.user.roleId)).limit(1))[0] ?? null) : null;
+  const role = await roleOf(c.get("db"), session.user.roleId);
   if (!isStaff(role?.permissions)) return refuse(c, "forbidden", 403);
   let form: Params = {};
   if (!isGet) {
