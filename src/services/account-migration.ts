@@ -71,6 +71,13 @@ export async function migrationState(db: DB, account: AccountRow): Promise<Migra
   return { movedTo: moved, migrations, cooldownUntil: until && until > Date.now() ? until : null };
 }
 
+/** The account as stored now (after a move in the same request) with its migration state. */
+export async function currentMigrationState(db: DB, fallback: AccountRow): Promise<{ account: AccountRow; state: MigrationState }> {
+  const [row] = await db.select().from(accounts).where(eq(accounts.id, fallback.id)).limit(1);
+  const account = row ?? fallback;
+  return { account, state: await migrationState(db, account) };
+}
+
 // ---- resolving a handle ----
 
 const str = (v: unknown) => (typeof v === "string" ? v.trim() : "");

@@ -6,26 +6,17 @@
 //                              alsoKnownAs, or within 30 days of the last move
 import { Hono } from "hono";
 import { z } from "zod";
-import { eq } from "drizzle-orm";
 import type { AppEnv, Ctx } from "../../context";
-import { accounts } from "../../db/schema";
 import { renderAccount } from "../../entities/account";
 import { isoTime } from "../../entities/urls";
 import { parse, zStr } from "../../lib/params";
 import { me, requireUser } from "../../oauth/guard";
-import { migrationState, moveAccount } from "../../services/account-migration";
+import { currentMigrationState, moveAccount } from "../../services/account-migration";
 
 const r = new Hono<AppEnv>();
 
 async function stateJson(c: Ctx) {
-  const db = c.get("db");
-  const [account] = await db
-    .select()
-    .from(accounts)
-    .where(eq(accounts.id, me(c).account.id))
-    .limit(1);
-  const a = account ?? me(c).account;
-  const s = await migrationState(db, a);
+  const { account: a, state: s } = await currentMigrationState(c.get("db"), me(c).account);
   const cfg = c.get("config");
   return {
     moved_to: s.movedTo ? renderAccount(cfg, s.movedTo) : null,
