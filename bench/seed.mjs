@@ -502,6 +502,73 @@ export function buildSeed({ origin, now = Date.now(), seed = 42, shape = SHAPE, 
 }
 
 /** The local D1 file miniflare keeps under a --persist-to directory (exists once migrations have been applied). */
+/**
+ * Local accounts with their users, as sign-up writes them, for the benchmarks' own seeds (streaming, soak): `accounts`
+ * are {id, userId, username}; every row is created at `start` and was last active at `at`.
+ */
+export function insertLocalUsers(w, origin, accounts, start, at) {
+  const uri = (a) => `${origin}/users/${a.username}`;
+  w.insert(
+    "accounts",
+    [
+      "id",
+      "username",
+      "domain",
+      "display_name",
+      "note",
+      "uri",
+      "url",
+      "inbox_url",
+      "shared_inbox_url",
+      "outbox_url",
+      "followers_url",
+      "following_url",
+      "featured_url",
+      "featured_tags_url",
+      "discoverable",
+      "created_at",
+      "updated_at",
+    ],
+    accounts.map((a) => [
+      pad(a.id),
+      a.username,
+      null,
+      a.username,
+      "",
+      uri(a),
+      `${origin}/@${a.username}`,
+      `${uri(a)}/inbox`,
+      `${origin}/inbox`,
+      `${uri(a)}/outbox`,
+      `${uri(a)}/followers`,
+      `${uri(a)}/following`,
+      `${uri(a)}/collections/featured`,
+      `${uri(a)}/collections/tags`,
+      1,
+      start,
+      start,
+    ]),
+  );
+  w.insert(
+    "users",
+    [
+      "id",
+      "account_id",
+      "email",
+      "password_hash",
+      "confirmed_at",
+      "approved",
+      "disabled",
+      "settings",
+      "current_sign_in_at",
+      "last_active_at",
+      "created_at",
+      "updated_at",
+    ],
+    accounts.map((a) => [pad(a.userId), pad(a.id), `${a.username}@bench.test`, "bench-no-password", start, 1, 0, "{}", at, at, start, start]),
+  );
+}
+
 export function findD1File(persistDir) {
   const dir = join(persistDir, "v3", "d1", "miniflare-D1DatabaseObject");
   if (!existsSync(dir)) return null;

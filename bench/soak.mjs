@@ -17,7 +17,7 @@ import { join } from "node:path";
 import WebSocket from "ws";
 import { cpuMs, cpuSupported, workerdPids } from "./cpu.mjs";
 import { percentile } from "./load.mjs";
-import { idGen, loadSeed, pad, SqlWriter, sha256, unpad } from "./seed.mjs";
+import { idGen, insertLocalUsers, loadSeed, pad, SqlWriter, sha256, unpad } from "./seed.mjs";
 import { root, startBenchServer } from "./server.mjs";
 
 const argv = process.argv.slice(2);
@@ -52,66 +52,7 @@ function buildSoakSeed({ origin, at = Date.now() }) {
     const username = `soak${String(i).padStart(3, "0")}`;
     accounts.push({ id: accId(start + i), userId: userId(start + i), username });
   }
-  const uri = (a) => `${origin}/users/${a.username}`;
-  w.insert(
-    "accounts",
-    [
-      "id",
-      "username",
-      "domain",
-      "display_name",
-      "note",
-      "uri",
-      "url",
-      "inbox_url",
-      "shared_inbox_url",
-      "outbox_url",
-      "followers_url",
-      "following_url",
-      "featured_url",
-      "featured_tags_url",
-      "discoverable",
-      "created_at",
-      "updated_at",
-    ],
-    accounts.map((a) => [
-      pad(a.id),
-      a.username,
-      null,
-      a.username,
-      "",
-      uri(a),
-      `${origin}/@${a.username}`,
-      `${uri(a)}/inbox`,
-      `${origin}/inbox`,
-      `${uri(a)}/outbox`,
-      `${uri(a)}/followers`,
-      `${uri(a)}/following`,
-      `${uri(a)}/collections/featured`,
-      `${uri(a)}/collections/tags`,
-      1,
-      start,
-      start,
-    ]),
-  );
-  w.insert(
-    "users",
-    [
-      "id",
-      "account_id",
-      "email",
-      "password_hash",
-      "confirmed_at",
-      "approved",
-      "disabled",
-      "settings",
-      "current_sign_in_at",
-      "last_active_at",
-      "created_at",
-      "updated_at",
-    ],
-    accounts.map((a) => [pad(a.userId), pad(a.id), `${a.username}@bench.test`, "bench-no-password", start, 1, 0, "{}", at, at, start, start]),
-  );
+  insertLocalUsers(w, origin, accounts, start, at);
   const followId = idGen();
   const followers = accounts.map(() => []);
   const rows = [];

@@ -15,7 +15,7 @@ import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import WebSocket from "ws";
 import { clockTickMs, cpuMs, cpuSupported, workerdPids } from "./cpu.mjs";
-import { loadSeed, pad, SqlWriter, idGen, sha256, unpad } from "./seed.mjs";
+import { idGen, insertLocalUsers, loadSeed, pad, SqlWriter, sha256, unpad } from "./seed.mjs";
 import { startBenchServer, root } from "./server.mjs";
 
 const argv = process.argv.slice(2);
@@ -60,66 +60,7 @@ function buildStreamingSeed({ origin, followers, at = Date.now() }) {
     const username = i === 0 ? "poster" : `listener${String(i).padStart(4, "0")}`;
     accounts.push({ id: accId(start + i), userId: userId(start + i), username });
   }
-  const uri = (a) => `${origin}/users/${a.username}`;
-  w.insert(
-    "accounts",
-    [
-      "id",
-      "username",
-      "domain",
-      "display_name",
-      "note",
-      "uri",
-      "url",
-      "inbox_url",
-      "shared_inbox_url",
-      "outbox_url",
-      "followers_url",
-      "following_url",
-      "featured_url",
-      "featured_tags_url",
-      "discoverable",
-      "created_at",
-      "updated_at",
-    ],
-    accounts.map((a) => [
-      pad(a.id),
-      a.username,
-      null,
-      a.username,
-      "",
-      uri(a),
-      `${origin}/@${a.username}`,
-      `${uri(a)}/inbox`,
-      `${origin}/inbox`,
-      `${uri(a)}/outbox`,
-      `${uri(a)}/followers`,
-      `${uri(a)}/following`,
-      `${uri(a)}/collections/featured`,
-      `${uri(a)}/collections/tags`,
-      1,
-      start,
-      start,
-    ]),
-  );
-  w.insert(
-    "users",
-    [
-      "id",
-      "account_id",
-      "email",
-      "password_hash",
-      "confirmed_at",
-      "approved",
-      "disabled",
-      "settings",
-      "current_sign_in_at",
-      "last_active_at",
-      "created_at",
-      "updated_at",
-    ],
-    accounts.map((a) => [pad(a.userId), pad(a.id), `${a.username}@bench.test`, "bench-no-password", start, 1, 0, "{}", at, at, start, start]),
-  );
+  insertLocalUsers(w, origin, accounts, start, at);
   // Follows in listener order (fan-out walks follows.id), so listener i is in fan-out chunk floor((i-1) / 500).
   const followId = idGen();
   w.insert(
