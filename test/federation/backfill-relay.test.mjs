@@ -15,10 +15,9 @@ import { createFederation, exportJwk, generateCryptoKeyPair, importJwk, InProces
 import { Accept, Activity, Announce, Application, Collection, Endpoints, Follow, Note, Person, PUBLIC_COLLECTION } from "@fedify/fedify/vocab";
 import { startTern } from "../support/server.mjs";
 import { Temporal } from "./polyfills.mjs";
-import { api, poll, signUp } from "./tern-api.mjs";
+import { poll, setUpOwner, signUp } from "./tern-api.mjs";
 
 const ACTORS = new Set(["author", "replier", "relay", "poster"]);
-const PASSWORD = "correct horse battery staple";
 
 /** The fedify side: actors, Notes with `replies` collections, and a relay's inbox behaviour. */
 async function startThreadServer() {
@@ -201,38 +200,6 @@ async function startThreadServer() {
   };
 }
 
-/** The first owner through /setup (SETUP_TOKEN), then a password-grant token with the admin scopes. */
-async function ownerToken(base) {
-  const page = await fetch(`${base}/setup?token=e2e-setup`);
-  const csrf = /name="csrf" value="([^"]+)"/.exec(await page.text())?.[1];
-  assert.ok(csrf, "the setup form carries a csrf token");
-  const cookie = page.headers
-    .getSetCookie()
-    .map((c) => c.split(";")[0])
-    .join("; ");
-  const email = "relay-owner@example.test";
-  const res = await fetch(`${base}/setup`, {
-    method: "POST",
-    redirect: "manual",
-    headers: { "content-type": "application/x-www-form-urlencoded", cookie },
-    body: new URLSearchParams({ csrf, token: "e2e-setup", username: "relayowner", email, password: PASSWORD }),
-  });
-  assert.equal(res.status, 303, "POST /setup creates the owner");
-  const anon = api(base);
-  const scopes = "read write admin:read admin:write";
-  const app = await anon.post("/api/v1/apps", { client_name: "relay test", redirect_uris: "urn:ietf:wg:oauth:2.0:oob", scopes });
-  const tok = await anon.post("/oauth/token", {
-    grant_type: "password",
-    client_id: app.client_id,
-    client_secret: app.client_secret,
-    redirect_uri: "urn:ietf:wg:oauth:2.0:oob",
-    username: email,
-    password: PASSWORD,
-    scope: scopes,
-  });
-  return api(base, tok.access_token);
-}
-
 describe("backfill and relays: Tern ⇄ fedify", () => {
   let tern;
   let remote;
@@ -277,7 +244,7 @@ describe("backfill and relays: Tern ⇄ fedify", () => {
   });
 
   test("a relay: Follow of as:Public accepted, Tern's public Create relayed, the relay's Announce taken, Undo on removal", async () => {
-    const admin = await ownerToken(tern.url);
+    const admin = await setUpOwner(tern.url, { username: "relayowner" });
     const relayInbox = `${remote.origin}/users/relay/inbox`;
     const added = await admin.post("/api/v1/admin/relays", { inbox_url: relayInbox });
     assert.equal(added.state, "pending");

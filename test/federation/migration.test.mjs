@@ -13,7 +13,7 @@ import { after, before, describe, test } from "node:test";
 import { createFederation, exportJwk, generateCryptoKeyPair, importJwk, InProcessMessageQueue, MemoryKvStore } from "@fedify/fedify";
 import { Accept, Activity, Endpoints, Follow, Like, Move, Person, Undo } from "@fedify/fedify/vocab";
 import { startTern } from "../support/server.mjs";
-import { api, poll, signUp } from "./tern-api.mjs";
+import { poll, setUpOwner, signUp } from "./tern-api.mjs";
 
 const PASSWORD = "correct horse battery staple";
 const NAME = "traveler";
@@ -200,39 +200,6 @@ async function startMigrationPeer({ ternHosts }) {
   };
 }
 
-/** The owner, made on the /setup page (SETUP_TOKEN=e2e-setup), with a password-grant token holding admin scopes. */
-async function setUpOwner(base) {
-  const page = await fetch(`${base}/setup?token=e2e-setup`);
-  assert.equal(page.status, 200, "GET /setup answers the form");
-  const csrf = /name="csrf" value="([^"]+)"/.exec(await page.text())?.[1];
-  assert.ok(csrf, "the setup form carries a csrf token");
-  const cookie = page.headers
-    .getSetCookie()
-    .map((c) => c.split(";")[0])
-    .join("; ");
-  const email = "mig_owner@example.test";
-  const res = await fetch(`${base}/setup`, {
-    method: "POST",
-    redirect: "manual",
-    headers: { "content-type": "application/x-www-form-urlencoded", cookie },
-    body: new URLSearchParams({ csrf, token: "e2e-setup", username: "mig_owner", email, password: PASSWORD }),
-  });
-  assert.equal(res.status, 303, `POST /setup creates the owner (${res.status})`);
-  const anon = api(base);
-  const scopes = "read write admin:read admin:write";
-  const app = await anon.post("/api/v1/apps", { client_name: "Tern migration suite", redirect_uris: "urn:ietf:wg:oauth:2.0:oob", scopes });
-  const tok = await anon.post("/oauth/token", {
-    grant_type: "password",
-    client_id: app.client_id,
-    client_secret: app.client_secret,
-    redirect_uri: "urn:ietf:wg:oauth:2.0:oob",
-    username: email,
-    password: PASSWORD,
-    scope: scopes,
-  });
-  return api(base, tok.access_token);
-}
-
 describe("account migration and domain suspension: Tern ⇄ fedify", () => {
   let tern;
   let peer;
@@ -346,7 +313,7 @@ describe("account migration and domain suspension: Tern ⇄ fedify", () => {
       return [me.following_count, me.followers_count];
     };
     assert.deepEqual(await counts(), [1, 1], "one follow row each way before the block");
-    const admin = await setUpOwner(tern.url);
+    const admin = await setUpOwner(tern.url, { username: "mig_owner" });
     const block = await admin.post("/api/v1/admin/domain_blocks", { domain: "127.0.0.1", severity: "suspend" });
     assert.equal(block.severity, "suspend");
     await poll("the block to cut both follows", async () => {

@@ -1,5 +1,6 @@
 // A small REST client for Tern's Mastodon API (plain fetch: the federation suite asserts on raw entities), and
 // sign-up of users through the public API the way an app does it.
+import assert from "node:assert/strict";
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 export class HttpError extends Error {
@@ -88,4 +89,40 @@ export async function poll(what, fn, { timeoutMs = 45_000, intervalMs = 250 } = 
   }
   const detail = lastError ? `last error: ${lastError.message}` : `last value: ${JSON.stringify(last)?.slice(0, 500)}`;
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (${detail})`);
+}
+
+/**
+ * The first owner, made on the /setup page as a person does it (SETUP_TOKEN=e2e-setup, which startTern sets), then a
+ * password-grant token with the admin scopes; returns an api client with that token.
+ */
+export async function setUpOwner(base, { username = "owner", password = "correct horse battery staple" } = {}) {
+  const page = await fetch(`${base}/setup?token=e2e-setup`);
+  assert.equal(page.status, 200, "GET /setup answers the form");
+  const csrf = /name="csrf" value="([^"]+)"/.exec(await page.text())?.[1];
+  assert.ok(csrf, "the setup form carries a csrf token");
+  const cookie = page.headers
+    .getSetCookie()
+    .map((c) => c.split(";")[0])
+    .join("; ");
+  const email = `${username}@example.test`;
+  const res = await fetch(`${base}/setup`, {
+    method: "POST",
+    redirect: "manual",
+    headers: { "content-type": "application/x-www-form-urlencoded", cookie },
+    body: new URLSearchParams({ csrf, token: "e2e-setup", username, email, password }),
+  });
+  assert.equal(res.status, 303, `POST /setup creates the owner (${res.status})`);
+  const anon = api(base);
+  const scopes = "read write admin:read admin:write";
+  const app = await anon.post("/api/v1/apps", { client_name: "Tern federation suite (owner)", redirect_uris: "urn:ietf:wg:oauth:2.0:oob", scopes });
+  const tok = await anon.post("/oauth/token", {
+    grant_type: "password",
+    client_id: app.client_id,
+    client_secret: app.client_secret,
+    redirect_uri: "urn:ietf:wg:oauth:2.0:oob",
+    username: email,
+    password,
+    scope: scopes,
+  });
+  return api(base, tok.access_token);
 }
