@@ -25,8 +25,9 @@ import {
   publishDelete,
   publishNotifications,
   publishRelationsChanged,
-  publishStatus,
+  publishStatuses,
   publishStatusUpdate,
+  type StatusPublication,
   publishToAccount,
   publishAnnouncementEvent,
 } from "../streaming/publish";
@@ -34,14 +35,52 @@ import { Effects } from "./collector";
 import { resendEach, sendEffects } from "./send";
 import type { Effect, JobMessage } from "./types";
 
+/**
+ * What the messages of one JOBS batch share: the stream announcements of their fan-outs, made once for the whole
+ * batch after its messages ran (one presence call, one D1 batch of renderings, one publish, however many statuses).
+ * A job run without one (tests, a single job) announces each fan-out at once.
+ */
+export class JobBatch {
+  private statuses: StatusPublication[] = [];
+
+  constructor(
+    private readonly db: DB,
+    private readonly env: Env,
+  ) {}
+
+  announce(p: StatusPublication): void {
+    this.statuses.push(p);
+  }
+
+  /**
+   * Publishes what was gathered. Live events are best effort, as Mastodon's (a Redis PUBLISH nobody retries): the feed
+   * rows are written, so a failure here is logged and a client that reconnects reads them.
+   */
+  async flush(): Promise<void> {
+    const items = this.statuses.splice(0, this.statuses.length);
+    if (!items.length) return;
+    try {
+      await publishStatuses(this.db, this.env, items);
+    } catch (e) {
+      console.error("streaming: publishing a batch's statuses failed", e instanceof Error ? e.message : e);
+    }
+  }
+}
+
+/** Effects whose events must not reach a stream before the `update`s gathered earlier in the batch. */
+const AFTER_UPDATES = new Set<Effect["type"]>(["stream_delete", "status_updated"]);
+
 /** Runs one effect; what follows from it is recorded on `fx`. */
-export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects): Promise<void> {
+export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects, batch?: JobBatch): Promise<void> {
+  if (batch && AFTER_UPDATES.has(effect.type)) await batch.flush();
   switch (effect.type) {
     case "fanout": {
       const delivered = await fanOut(db, fx, effect.statusId, effect.cursor);
       if (delivered.next) fx.add({ type: "fanout", statusId: effect.statusId, cursor: delivered.next });
       // Each chunk announces itself to the streams of the feeds it reached (shared streams with the first chunk).
-      await publishStatus(db, env, configFor(env, fx), effect.statusId, delivered);
+      const announced: StatusPublication = { statusId: effect.statusId, delivered, cfg: configFor(env, fx) };
+      if (batch) batch.announce(announced);
+      else await publishStatuses(db, env, [announced]);
       return publishConversations(db, env, configFor(env, fx), delivered.conversations);
     }
     case "unfanout":
@@ -129,8 +168,11 @@ async function pushOnce(db: DB, env: Env, job: PushJob, fx: Effects): Promise<vo
 
 const originOf = (e: Effect): string => ("origin" in e ? e.origin : "");
 
-/** Runs one JOBS message (an effect or a pack) and sends what follows from it. Throws when a single effect fails. */
-export async function runJob(db: DB, env: Env, job: JobMessage): Promise<void> {
+/**
+ * Runs one JOBS message (an effect or a pack) and sends what follows from it. Throws when a single effect fails.
+ * `batch`: the consumer's batch, which announces the fan-outs' statuses once at its end.
+ */
+export async function runJob(db: DB, env: Env, job: JobMessage, batch?: JobBatch): Promise<void> {
   const effects = job.type === "effects" ? job.effects : [job];
   const origin = (job.type === "effects" ? job.origin : undefined) ?? effects.map(originOf).find(Boolean) ?? "";
   const fx = new Effects(origin);
@@ -142,7 +184,7 @@ export async function runJob(db: DB, env: Env, job: JobMessage): Promise<void> {
     const grouped = e.type === "notify" && notifies.length > 1;
     if (grouped && e !== notifies[0]) continue;
     try {
-      await (grouped ? notifyAll(db, env, notifyIds, fx) : runEffect(db, env, e, fx));
+      await (grouped ? notifyAll(db, env, notifyIds, fx) : runEffect(db, env, e, fx, batch));
     } catch (err) {
       if (job.type !== "effects") throw err;
       console.error("effect failed", e.type, err instanceof Error ? err.message : err);
@@ -156,13 +198,15 @@ export async function runJob(db: DB, env: Env, job: JobMessage): Promise<void> {
 
 export async function handleJobs(batch: MessageBatch<JobMessage>, env: Env): Promise<void> {
   const db = createDb(env.DB);
+  const shared = new JobBatch(db, env);
   for (const m of batch.messages) {
     try {
-      await runJob(db, env, m.body);
+      await runJob(db, env, m.body, shared);
       m.ack();
     } catch (e) {
       console.error("job failed", m.body?.type, e instanceof Error ? e.message : e);
       m.retry({ delaySeconds: Math.min(600, 5 * 2 ** Math.min(m.attempts, 7)) });
     }
   }
+  await shared.flush();
 }

@@ -7,7 +7,7 @@
 // re-queued for the rest of the cool-off without a request and without spending an attempt.
 // Signatures double-knock (rfc9421.ts): the spec remembered for the host (`signature_specs`, read with the batch)
 // first, else draft-cavage; a 400/401 is signed with the other spec and sent once more, and what worked is remembered.
-import { eq, inArray, sql } from "drizzle-orm";
+import { eq, inArray, type SQL, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { createDb, idList } from "../db/client";
 import { accountKeys, accounts, activityOutbox, deliveryCircuits, deliveryFailures, follows, signatureSpecs, unavailableDomains } from "../db/schema";
@@ -70,11 +70,16 @@ export async function deliverActivity(
 
 /** Inboxes of an account's remote followers, shared inboxes collapsed. */
 export async function followerInboxes(db: DB, accountId: string): Promise<string[]> {
-  const rows = await db.all<{ inbox: string }>(sql`SELECT DISTINCT coalesce(a.shared_inbox_url, a.inbox_url) AS inbox
-    FROM ${follows} f JOIN ${accounts} a ON a.id = f.account_id
-    WHERE f.target_account_id = ${padId(accountId)} AND a.domain IS NOT NULL AND a.suspended_at IS NULL
-      AND coalesce(a.shared_inbox_url, a.inbox_url) IS NOT NULL`);
+  const rows = await followerInboxesStatement(db, sql`${padId(accountId)}`);
   return rows.map((r) => r.inbox);
+}
+
+/** followerInboxes as a statement to put in a batch; `account`: the account's padded id, or a subquery giving it. */
+export function followerInboxesStatement(db: DB, account: SQL) {
+  return db.all<{ inbox: string }>(sql`SELECT DISTINCT coalesce(a.shared_inbox_url, a.inbox_url) AS inbox
+    FROM ${follows} f JOIN ${accounts} a ON a.id = f.account_id
+    WHERE f.target_account_id = ${account} AND a.domain IS NOT NULL AND a.suspended_at IS NULL
+      AND coalesce(a.shared_inbox_url, a.inbox_url) IS NOT NULL`);
 }
 
 type Outcome = "ok" | "drop" | { retryAfter?: number } | { openUntil: number };

@@ -2,13 +2,14 @@
 // picks the inboxes (src/federation/recipients.ts) and hands the activity to deliverActivity; when no remote party
 // is involved it returns without storing anything. Rows an action removed (a deleted status, an undone follow)
 // travel in the action itself.
-import { and, asc, eq, inArray } from "drizzle-orm";
+import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { idList } from "../db/client";
+import { idList, runBatch } from "../db/client";
 import { favourites, polls, pollVotes, reports, statuses } from "../db/schema";
-import { loadStatusBundle } from "../entities/status";
+import { loadStatusBundle, type StatusRow } from "../entities/status";
 import type { Env } from "../env";
 import { readConfig } from "../env";
+import { padId } from "../lib/ids";
 import type { AccountRow } from "../db/schema";
 import type { FederateAction } from "../effects/types";
 import {
@@ -35,10 +36,19 @@ import { pollAudienceInboxes, voteActivity } from "./poll-votes";
 import { type Effects, newActivityUri } from "../effects/collector";
 import { instanceActorAccount } from "./instance-actor";
 import { runQuoteFederate } from "./quote-outbound";
-import { relayInboxes, runRelayFederate } from "./relays";
+import { relayInboxes, relayInboxesStatement, runRelayFederate } from "./relays";
 import { audience, renderNote } from "./note-doc";
 import { accountsById, isLocal, isRemote, type Run, send, toAccount } from "./outbound-send";
-import { accountsByUris, followerInboxes, followingInboxes, interactedInboxes, personalInbox, preferredInbox, remoteInboxes } from "./recipients";
+import {
+  accountsByUris,
+  followerInboxes,
+  followerInboxesStatement,
+  followingInboxes,
+  interactedInboxesStatement,
+  personalInbox,
+  preferredInbox,
+  remoteInboxes,
+} from "./recipients";
 
 async function pair(r: Run, localId: string, remoteId: string) {
   const m = await accountsById(r.db, [localId, remoteId]);
@@ -48,15 +58,24 @@ async function pair(r: Run, localId: string, remoteId: string) {
 // ---- statuses ----
 
 async function createOrUpdate(r: Run, statusId: string, update: boolean) {
-  const [s] = await r.db.select().from(statuses).where(eq(statuses.id, statusId)).limit(1);
+  // The status and the inbox lists that follow from its author and id alone, in one batch: its followers', the relays'
+  // and (for an edit) those of servers holding a copy through a boost, favourite or reply. Unused when it is not local.
+  const author = sql`(SELECT account_id FROM statuses WHERE id = ${padId(statusId)})`;
+  const [rows, followers, relayRows, interacted] = (await runBatch(r.db, [
+    r.db.select().from(statuses).where(eq(statuses.id, statusId)).limit(1),
+    followerInboxesStatement(r.db, author),
+    relayInboxesStatement(r.db),
+    ...(update ? [interactedInboxesStatement(r.db, statusId)] : []),
+  ])) as [StatusRow[], { inbox: string }[], { inbox: string }[], { inbox: string }[] | undefined];
+  const [s] = rows;
   if (!s?.local || s.reblogOfId) return;
   const b = await loadStatusBundle(r.db, s.inReplyToId ? [s.id, s.inReplyToId] : [s.id], null);
-  const author = b.accounts.get(s.accountId);
-  if (!isLocal(author)) return;
+  const authorRow = b.accounts.get(s.accountId);
+  if (!isLocal(authorRow)) return;
   const note = renderNote(r.cfg, b, s.id);
   if (!note) return;
   const inboxes: string[] = remoteInboxes(b.mentions.get(s.id) ?? []);
-  if (s.visibility !== "direct") inboxes.push(...(await followerInboxes(r.db, author.id)));
+  if (s.visibility !== "direct") inboxes.push(...followers.map((f) => f.inbox));
   const parent = s.inReplyToId ? b.statuses.get(s.inReplyToId) : undefined;
   if (parent && (s.visibility === "public" || s.visibility === "unlisted")) {
     inboxes.push(...remoteInboxes([b.accounts.get(parent.accountId)]));
@@ -64,12 +83,11 @@ async function createOrUpdate(r: Run, statusId: string, update: boolean) {
   const quote = b.quotes.get(s.id);
   if (quote?.quotedAccountId && (s.visibility === "public" || s.visibility === "unlisted"))
     inboxes.push(...remoteInboxes([b.accounts.get(quote.quotedAccountId)]));
-  // Servers holding a copy through a boost, favourite or reply must see an edit even if they follow nobody here.
-  if (update && s.visibility !== "direct") inboxes.push(...(await interactedInboxes(r.db, s.id)));
+  if (interacted && s.visibility !== "direct") inboxes.push(...interacted.map((i) => i.inbox).filter(Boolean));
   // Relays we follow carry every public status (Mastodon's StatusReachFinder#relay_inboxes).
-  if (s.visibility === "public") inboxes.push(...(await relayInboxes(r.db)));
+  if (s.visibility === "public") inboxes.push(...relayRows.map((x) => x.inbox));
   const activity = update ? updateNoteActivity(note, s.editedAt ?? Date.now()) : createActivity(note);
-  await send(r, author.id, activity, inboxes);
+  await send(r, authorRow.id, activity, inboxes);
 }
 
 async function deleteStatus(r: Run, a: Extract<FederateAction, { kind: "delete_status" }>) {

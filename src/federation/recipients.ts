@@ -7,7 +7,7 @@ import { accounts, domainAllows, domainBlocks, favourites, follows, statuses } f
 import type { Config } from "../env";
 import { padId } from "../lib/ids";
 import type { AccountRow } from "../db/schema";
-import { followerInboxes } from "./delivery";
+import { followerInboxes, followerInboxesStatement } from "./delivery";
 
 type Remote = Pick<AccountRow, "domain" | "inboxUrl" | "sharedInboxUrl" | "suspendedAt">;
 
@@ -37,8 +37,14 @@ export async function accountsByUris(db: DB, uris: string[]): Promise<AccountRow
 
 /** Remote accounts that reblogged, favourited or replied to a status: they hold a copy an Update must reach. */
 export async function interactedInboxes(db: DB, statusId: string): Promise<string[]> {
+  const rows = await interactedInboxesStatement(db, statusId);
+  return rows.map((r) => r.inbox).filter(Boolean);
+}
+
+/** interactedInboxes as a statement to put in a batch (its rows may hold an empty inbox: filter them). */
+export function interactedInboxesStatement(db: DB, statusId: string) {
   const p = padId(statusId);
-  const rows = await db
+  return db
     .selectDistinct({ inbox: sql<string>`coalesce(${accounts.sharedInboxUrl}, ${accounts.inboxUrl})` })
     .from(accounts)
     .where(
@@ -49,7 +55,6 @@ export async function interactedInboxes(db: DB, statusId: string): Promise<strin
           UNION SELECT account_id FROM ${favourites} WHERE status_id = ${p})`,
       ),
     );
-  return rows.map((r) => r.inbox).filter(Boolean);
 }
 
 /** Inboxes of the remote accounts a local account follows (delete_actor reaches them too). */
@@ -62,7 +67,7 @@ export async function followingInboxes(db: DB, accountId: string): Promise<strin
   return rows.map((r) => r.inbox).filter(Boolean);
 }
 
-export { followerInboxes };
+export { followerInboxes, followerInboxesStatement };
 
 /**
  * Drops inboxes on hosts under a suspending domain block (the host itself or a parent domain) and, in limited

@@ -26,9 +26,12 @@ export const isRelayFollowUri = (cfg: Config, uri: string | null): uri is string
 
 /** Inboxes of the relays that accepted us: every local public status goes there too. */
 export async function relayInboxes(db: DB): Promise<string[]> {
-  const rows = await db.select({ inbox: relays.inboxUrl }).from(relays).where(eq(relays.state, "accepted"));
+  const rows = await relayInboxesStatement(db);
   return rows.map((r) => r.inbox);
 }
+
+/** relayInboxes as a statement to put in a batch. */
+export const relayInboxesStatement = (db: DB) => db.select({ inbox: relays.inboxUrl }).from(relays).where(eq(relays.state, "accepted"));
 
 const relayFollow = (id: string, actorUri: string) => followActivity(id, actorUri, AS_PUBLIC);
 

@@ -8,11 +8,11 @@
 import { and, eq, sql } from "drizzle-orm";
 import { createDb, type DB } from "../db/client";
 import { lists } from "../db/schema";
-import { renderStatuses } from "../entities/status";
+import { loadStatusBundle, renderStatusFrom, renderStatuses } from "../entities/status";
 import type { FilterContext } from "../db/schema";
-import type { Env } from "../env";
+import type { Config, Env } from "../env";
 import { padId } from "../lib/ids";
-import type { Conn, Envelope, HubItem, Session } from "./protocol";
+import { type Conn, type Envelope, entry, type HubItem, type Session } from "./protocol";
 import { routerStub, type HubState } from "./router";
 import { firstParam, isAccountKey, listIdOf, resolveStream, seesNotifications, streamArray, type StreamError, type Sub } from "./streams";
 import { CACHE_MS, loadViewerState, sharedPayloadFor, type ViewerState } from "./viewer-state";
@@ -53,6 +53,10 @@ interface Rendered {
 }
 
 type Target = { kind: "ws"; ws: WebSocket; conn: Conn } | { kind: "sse"; sse: SseConn; conn: Conn };
+
+/** How an account stream shows a status: home (user and list streams, home filters) or unfiltered (direct). */
+const contextOf = (key: string): FilterContext | undefined => (key === "direct" ? undefined : "home");
+const renderKey = (statusId: string, acct: string, context: FilterContext | undefined, cfg: Config) => `${statusId}:${acct}:${context ?? ""}:${cfg.origin}`;
 
 export class Hub {
   private chain: Promise<unknown> = Promise.resolve();
@@ -320,9 +324,10 @@ export class Hub {
   /** Events from the router, in order; answers with this hub's keys afterwards (null: no connections). */
   deliver(items: HubItem[]): Promise<HubState> {
     return this.enqueue(async () => {
+      const rendered = this.prerender(items);
       for (const item of items) {
         try {
-          await this.handle(item);
+          await this.handle(item, rendered);
         } catch (e) {
           // One event that cannot be rendered (D1 unavailable) does not hold back the ones after it.
           console.error("streaming: delivery failed", item.envelope.kind, e instanceof Error ? e.message : e);
@@ -332,7 +337,40 @@ export class Hub {
     });
   }
 
-  private async handle(item: HubItem): Promise<void> {
+  /**
+   * Starts rendering, for each of the hub's accounts, the statuses the items bring to its account streams: one status
+   * bundle (one D1 batch) per account and view for all of them, rather than one per event. By renderKey.
+   */
+  private prerender(items: HubItem[]): Map<string, Promise<Rendered | null>> {
+    const out = new Map<string, Promise<Rendered | null>>();
+    const accts = new Set<string>();
+    for (const t of this.targets()) if (t.conn.acct) accts.add(t.conn.acct);
+    if (!accts.size) return out;
+    const views = new Map<string, { acct: string; context: FilterContext | undefined; cfg: Config; ids: Set<string> }>();
+    for (const { envelope: e, keys } of items) {
+      if (e.kind !== "status") continue;
+      for (const context of new Set(keys.filter(isAccountKey).map(contextOf))) {
+        for (const acct of accts) {
+          const k = `${acct}:${context ?? ""}:${e.cfg.origin}`;
+          entry(views, k, () => ({ acct, context, cfg: e.cfg, ids: new Set<string>() })).ids.add(e.statusId);
+        }
+      }
+    }
+    for (const { acct, context, cfg, ids } of views.values()) {
+      const bundle = loadStatusBundle(this.db(), [...ids], acct);
+      for (const id of ids) {
+        const one = bundle.then((b) => {
+          const r = renderStatusFrom(cfg, b, id, context ? { filterContext: context } : {});
+          return r ? { json: JSON.stringify(r), direct: r.visibility === "direct" } : null;
+        });
+        one.catch(() => {}); // awaited (and its failure reported) by the event that uses it
+        out.set(renderKey(id, acct, context, cfg), one);
+      }
+    }
+    return out;
+  }
+
+  private async handle(item: HubItem, rendered: Map<string, Promise<Rendered | null>>): Promise<void> {
     const e = item.envelope;
     if (e.kind === "relations") {
       this.viewer = null;
@@ -340,7 +378,6 @@ export class Hub {
     }
     if (e.kind === "raw" && e.event === "filters_changed") this.viewer = null;
     const keys = new Set(item.keys);
-    const rendered = new Map<string, Promise<Rendered | null>>();
     for (const t of this.targets()) {
       for (const sub of t.conn.subs) {
         if (!keys.has(sub.k)) continue;
@@ -368,8 +405,8 @@ export class Hub {
   ): Promise<string | null> {
     if (isAccountKey(sub.k)) {
       if (!conn.acct) return null;
-      const context: FilterContext | undefined = sub.k === "direct" ? undefined : "home";
-      const cacheKey = `${conn.acct}:${context ?? ""}`;
+      const context = contextOf(sub.k);
+      const cacheKey = renderKey(e.statusId, conn.acct, context, e.cfg);
       let p = cache.get(cacheKey);
       if (!p) {
         p = renderStatuses(this.db(), e.cfg, [e.statusId], conn.acct, context ? { filterContext: context } : {}).then((r) =>

@@ -101,22 +101,41 @@ function metaOf(b: StatusBundle, s: StatusRow, author: AccountRow): StatusMeta {
   };
 }
 
+type SharedPart = { keys: string[]; payload: string; meta: StatusMeta };
+
 /**
- * The signed-out rendering and filtering facts of a status for the shared keys that have listeners, or null when it
- * belongs on none of them. One D1 batch.
+ * The signed-out renderings and filtering facts of statuses for the shared keys that have listeners, by status id
+ * (absent: it belongs on none of them). One D1 batch for all of them.
  */
-async function sharedPart(db: DB, cfg: Config, statusId: string, listened: string[]): Promise<{ keys: string[]; payload: string; meta: StatusMeta } | null> {
-  if (!listened.length) return null;
-  const b = await loadStatusBundle(db, [statusId], null);
-  const s = b.statuses.get(statusId);
-  const author = s && b.accounts.get(s.accountId);
-  if (!s || !author) return null;
+async function sharedParts(db: DB, items: { statusId: string; cfg: Config }[], listened: string[]): Promise<Map<string, SharedPart>> {
+  const out = new Map<string, SharedPart>();
+  if (!listened.length || !items.length) return out;
+  const b = await loadStatusBundle(
+    db,
+    items.map((i) => i.statusId),
+    null,
+  );
   const wanted = new Set(listened);
-  const keys = sharedKeysOf(b, s, author).filter((k) => wanted.has(k));
-  if (!keys.length) return null;
-  const rendered = renderStatusFrom(cfg, b, statusId);
-  if (!rendered) return null;
-  return { keys, payload: JSON.stringify(rendered), meta: metaOf(b, s, author) };
+  for (const { statusId, cfg } of items) {
+    const s = b.statuses.get(statusId);
+    const author = s && b.accounts.get(s.accountId);
+    if (!s || !author) continue;
+    const keys = sharedKeysOf(b, s, author).filter((k) => wanted.has(k));
+    const rendered = keys.length ? renderStatusFrom(cfg, b, statusId) : null;
+    if (rendered) out.set(statusId, { keys, payload: JSON.stringify(rendered), meta: metaOf(b, s, author) });
+  }
+  return out;
+}
+
+const sharedPart = async (db: DB, cfg: Config, statusId: string, listened: string[]) =>
+  (await sharedParts(db, [{ statusId, cfg }], listened)).get(statusId) ?? null;
+
+/** A fan-out chunk of a status to announce on the streams (publishStatuses). */
+export interface StatusPublication {
+  statusId: string;
+  delivered: Delivered;
+  /** The configuration it is rendered with. */
+  cfg: Config;
 }
 
 /**
@@ -124,19 +143,40 @@ async function sharedPart(db: DB, cfg: Config, statusId: string, listened: strin
  * list streams of the lists that did, `direct` for direct statuses, and (for the first chunk, `delivered.shared`) the
  * public and hashtag streams it belongs on.
  */
-export async function publishStatus(db: DB, env: Env, cfg: Config, statusId: string, delivered: Delivered): Promise<void> {
-  const targets: AccountTargets = new Map();
-  // A direct status is not an `update` on `direct`: that stream hears `conversation` (publishConversations).
-  for (const id of delivered.homeAccountIds) addTarget(targets, id, "user");
-  for (const l of delivered.lists) addTarget(targets, l.accountId, `list:${l.listId}`);
-  if (!targets.size && !delivered.shared) return;
+export function publishStatus(db: DB, env: Env, cfg: Config, statusId: string, delivered: Delivered): Promise<void> {
+  return publishStatuses(db, env, [{ statusId, delivered, cfg }]);
+}
+
+/**
+ * publishStatus for several statuses at once, in their order (a JOBS batch's fan-outs): one presence call, one D1
+ * batch for the shared renderings, one publish, whatever their number.
+ */
+export async function publishStatuses(db: DB, env: Env, items: StatusPublication[]): Promise<void> {
+  const targetsOf = items.map((item) => {
+    const targets: AccountTargets = new Map();
+    // A direct status is not an `update` on `direct`: that stream hears `conversation` (publishConversations).
+    for (const id of item.delivered.homeAccountIds) addTarget(targets, id, "user");
+    for (const l of item.delivered.lists) addTarget(targets, l.accountId, `list:${l.listId}`);
+    return targets;
+  });
+  const everyone = new Set(targetsOf.flatMap((t) => [...t.keys()]));
+  if (!everyone.size && !items.some((i) => i.delivered.shared)) return;
   const router = routerStub(env);
-  const presence = await router.routerPresence([...targets.keys()]);
-  const accounts = accountsOf(targets, presence.accounts);
-  const shared = delivered.shared ? await sharedPart(db, cfg, statusId, presence.shared) : null;
-  if (!accounts.length && !shared) return;
-  const envelope: Envelope = { kind: "status", event: "update", statusId, cfg, ...(shared ? { payload: shared.payload, meta: shared.meta } : {}) };
-  await router.routerPublish([{ envelope, accounts, shared: shared?.keys ?? [] }]);
+  const presence = await router.routerPresence([...everyone]);
+  const shared = await sharedParts(
+    db,
+    items.filter((i) => i.delivered.shared),
+    presence.shared,
+  );
+  const events: Routed[] = [];
+  items.forEach(({ statusId, cfg, delivered }, i) => {
+    const accounts = accountsOf(targetsOf[i] ?? new Map(), presence.accounts);
+    const part = delivered.shared ? shared.get(statusId) : undefined;
+    if (!accounts.length && !part) return;
+    const envelope: Envelope = { kind: "status", event: "update", statusId, cfg, ...(part ? { payload: part.payload, meta: part.meta } : {}) };
+    events.push({ envelope, accounts, shared: part?.keys ?? [] });
+  });
+  if (events.length) await router.routerPublish(events);
 }
 
 /**

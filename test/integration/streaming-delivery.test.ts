@@ -24,6 +24,8 @@ import { cfg, db, makeUser, ORIGIN } from "./helpers";
 import { follow, insertStatus } from "./feeds-fixtures";
 import { fanOutAndPublish, itStreams, payloadOf, ws, type StreamMessage, type WsClient } from "./streaming-fixtures";
 import { runQueuedJobs } from "./queues";
+import { handleJobs } from "../../src/effects/run";
+import type { JobMessage } from "../../src/effects/types";
 
 const pad = (id: string) => id.padStart(20, "0");
 
@@ -412,6 +414,44 @@ describe("streaming delivery", () => {
       expect(m.event).toBe("status.update");
       expect(payloadOf(m)).toMatchObject({ id: post.body.id, content: expect.stringContaining("first") });
       expect(payloadOf(m).edited_at).not.toBeNull();
+    }
+  });
+
+  itStreams("a JOBS batch announces its statuses in order, and an edit in the same batch after its update", async () => {
+    const [a, b, f] = await Promise.all([makeUser(), makeUser(), makeUser()]);
+    await follow(f, a);
+    await follow(f, b);
+    const fc = await ws({ token: f.token }, { stream: "user" });
+    const pub = await ws(null, { stream: "public:local" });
+    const s1: string = (await a.api.post("/api/v1/statuses", { status: "frist" })).body.id;
+    const s2 = await insertStatus(b);
+    const s3 = await insertStatus(a, { visibility: "private" });
+    const batch = (bodies: JobMessage[]) => {
+      const messages = bodies.map((body, i) => ({ id: `m${i}`, timestamp: new Date(), attempts: 1, body, ack() {}, retry() {} }));
+      return { queue: "tern-jobs", messages, ackAll() {}, retryAll() {} } as unknown as MessageBatch<JobMessage>;
+    };
+    const fanout = (statusId: string): JobMessage => ({ type: "fanout", statusId });
+    await handleJobs(batch([fanout(s1), fanout(s2), fanout(s3)]), env);
+    expect(await nextUpdates(fc, 3)).toEqual([
+      ["user", s1],
+      ["user", s2],
+      ["user", s3],
+    ]);
+    expect(await nextUpdates(pub, 2)).toEqual([
+      ["public:local", s1],
+      ["public:local", s2],
+    ]);
+    // An edit run in the same batch as a later fan-out still reaches the streams after that fan-out's update.
+    const s4 = await insertStatus(a);
+    expect((await a.api.put(`/api/v1/statuses/${s1}`, { status: "first" })).status).toBe(200);
+    await handleJobs(batch([fanout(s4), { type: "status_updated", statusId: s1 }]), env);
+    for (const [c, stream] of [
+      [fc, "user"],
+      [pub, "public:local"],
+    ] as const) {
+      const [u, e] = [await c.next(), await c.next()];
+      expect([u.stream, u.event, payloadOf(u).id]).toEqual([[stream], "update", s4]);
+      expect([e.stream, e.event, payloadOf(e).id]).toEqual([[stream], "status.update", s1]);
     }
   });
 
