@@ -1,7 +1,9 @@
-// Worker CPU as the kernel counts it: utime + stime (all threads) of workerd processes under `wrangler dev`. Linux
-// only (/proc). wrangler runs two workerd processes: a proxy on the public port, and the runtime that holds the Tern
-// Worker with its local D1/DO/Queue simulators; the proxy is left out. Clock ticks are coarse (CLK_TCK, usually
-// 100/s = 10 ms), so callers measure over hundreds of requests and divide.
+// Worker CPU as the kernel counts it: utime + stime (all threads) of the workerd process running the Worker. Linux
+// only (/proc). Under `wrangler dev` (bench/server.mjs `via: "wrangler"`) there are two workerd processes: a proxy on
+// the public port, and the runtime that holds the Tern Worker with its local D1/DO/Queue simulators; the proxy is left
+// out. Under Miniflare alone (`via: "direct"`, bench/direct.mjs) there is one, the runtime, and it listens on the
+// public port itself. Clock ticks are coarse (CLK_TCK, usually 100/s = 10 ms), so callers measure over hundreds of
+// requests and divide.
 import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 
@@ -42,9 +44,10 @@ export function cpuSupported() {
 }
 
 /**
- * PIDs of workerd processes descending from rootPid (the wrangler process we spawned). With `proxyPort`, the one
- * serving that port (wrangler's proxy, `--socket-addr=entry=127.0.0.1:<port>`) is skipped, unless nothing else is left
- * (with `strict`, nothing is then returned: the runtime is gone).
+ * PIDs of workerd processes descending from rootPid (the wrangler or bench/direct.mjs process we spawned). With
+ * `proxyPort` and rootPid a wrangler process, the one serving that port (wrangler's proxy,
+ * `--socket-addr=entry=127.0.0.1:<port>`) is skipped, unless nothing else is left (with `strict`, nothing is then
+ * returned: the runtime is gone). Under bench/direct.mjs the workerd on that port is the runtime, and is kept.
  */
 export function workerdPids(rootPid, proxyPort, { strict = false } = {}) {
   const all = [];
@@ -67,7 +70,7 @@ export function workerdPids(rootPid, proxyPort, { strict = false } = {}) {
       stack.push(c.pid);
     }
   }
-  if (!proxyPort) return found;
+  if (!proxyPort || !isWrangler(rootPid)) return found;
   const runtime = found.filter((pid) => {
     try {
       const args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
@@ -77,6 +80,17 @@ export function workerdPids(rootPid, proxyPort, { strict = false } = {}) {
     }
   });
   return runtime.length || strict ? runtime : found;
+}
+
+/** Whether pid runs wrangler (`node …/wrangler/bin/wrangler.js dev …`), whose proxy workerd is to be left out. */
+function isWrangler(pid) {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8")
+      .split("\0")
+      .some((a) => /[\\/]wrangler[\\/](bin|wrangler-dist)[\\/]/.test(a));
+  } catch {
+    return true; // gone: keep the old rule
+  }
 }
 
 /** Summed utime + stime (in ms) of the given processes. */

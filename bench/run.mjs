@@ -2,6 +2,7 @@
 // concurrent connections, D1 round trips, rows read and written and Worker CPU per request for the hot routes, next
 // to their targets.
 // Run by hand; it never fails on a missed target. Options: --quick, --only=home20,post, --n1=N, --n10=N, --keep, --log,
+// --via=wrangler (serve through `wrangler dev` and its proxy instead of Miniflare alone, bench/server.mjs),
 // --sizes=small,large (issue 12: the growth check, bench/growth.mjs; default both, small with --quick). Posting measured
 // on its own: bench/posting.mjs (`postsplit`); bundle size and script startup: bench/startup.mjs (`startup`).
 // Federation figures (signed inbox POSTs, inbox processing, deliveries, actor/WebFinger): bench/federation.mjs.
@@ -14,7 +15,7 @@ import { measureStartup, startupReport } from "./startup.mjs";
 import { buildFedSeed } from "./fed-seed.mjs";
 import { startPeers } from "./fed-peers.mjs";
 import { createFederationBench, FED_KEYS } from "./federation.mjs";
-import { startBenchServer, root } from "./server.mjs";
+import { benchVia, startBenchServer, root } from "./server.mjs";
 import { runLoad } from "./load.mjs";
 import { clockTickMs, cpuMs, cpuSupported, workerdPids } from "./cpu.mjs";
 
@@ -31,6 +32,8 @@ const globalOnly = opt("only")
 const globalFedOn = !globalOnly || FED_KEYS.some((k) => globalOnly.includes(k)) || globalOnly.includes("postsplit");
 const only = globalOnly;
 // Issue 12 point 2 (growth): the seed sizes to run (bench/growth.mjs); a full run does both, --quick the small one.
+// How the Worker is served (bench/server.mjs): "direct" (Miniflare alone, default) or "wrangler" (--via=wrangler).
+const VIA = benchVia();
 const SIZES = (opt("sizes") ?? (quick ? "small" : "small,large")).split(",").filter((x) => SHAPES[x]);
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -188,6 +191,8 @@ async function runSize(size) {
   const server = await startBenchServer({
     keep: flag("keep"),
     log: flag("log"),
+    // --via=wrangler: through `wrangler dev` and its proxy, as before; default: Miniflare alone (bench/server.mjs).
+    via: VIA,
     // Tern's entry plus counters/hold switches on the queue consumers (bench/worker-entry.js).
     entry: join(root, "bench", "worker-entry.js"),
     // DEV_SERVER_TIMING: every response carries statements, rows read and rows written (src/lib/d1-counter.ts).
@@ -215,7 +220,7 @@ async function runSize(size) {
       log(`seeded in ${(seedInfo.ms / 1000).toFixed(1)} s:`, JSON.stringify(seedInfo.counts));
     },
   });
-  log(`wrangler dev up at ${server.url} (persist dir ${server.persistTo})`);
+  log(`${server.via === "direct" ? "Miniflare (direct)" : "wrangler dev"} up at ${server.url} (persist dir ${server.persistTo})`);
   if (!server.snapshot) log("warning: not serving the bench entry; queue figures (federation) will be missing");
 
   const canCpu = cpuSupported();
@@ -532,7 +537,9 @@ function printReport({
   const out = [];
   out.push("");
   if (SIZES.length > 1) out.push(`═══ Size: ${seedInfo.size} ═══`);
-  out.push(`Tern benchmark — local wrangler dev (workerd + SQLite-backed D1), ${cpus().length} cores, node ${process.version}`);
+  out.push(
+    `Tern benchmark — ${VIA === "direct" ? "Miniflare, no proxy" : "wrangler dev"} (workerd + SQLite-backed D1), ${cpus().length} cores, node ${process.version}`,
+  );
   out.push(
     `Seed (${seedInfo.size}): ${seedInfo.counts.accounts} accounts${seedInfo.counts.remoteAccounts ? ` + ${seedInfo.counts.remoteAccounts} remote on ${seedInfo.counts.remoteHosts} hosts` : ""}, ${seedInfo.counts.statuses} statuses, viewer follows ${SHAPE.viewerFollows} ` +
       `(home feed ${seedInfo.counts.homeFeed} rows), ${seedInfo.counts.notifications} notifications ` +
@@ -638,7 +645,7 @@ function printReport({
   }
   out.push(
     wrap(
-      `CPU ms: utime+stime of the workerd runtime process (wrangler's proxy excluded) over the c=1 phase ÷ requests, ` +
+      `CPU ms: utime+stime of the workerd runtime process (${VIA === "direct" ? "the only one: Miniflare alone, no proxy" : "wrangler's proxy excluded"}) over the c=1 phase ÷ requests, ` +
         `minus the baseline (${base ? `${fmt(baseCpu, 2)} ms/request for a 404 that touches no D1` : "baseline unavailable"}). ` +
         `Clock tick ${clockTickMs()} ms ⇒ resolution ${fmt(clockTickMs() / N1, 3)} ms/request. Local D1 is simulated ` +
         `inside the same workerd, so CPU ms includes SQLite and simulator work that production bills to D1, not the ` +

@@ -1,9 +1,17 @@
-// A Tern under `wrangler dev` for the benchmark. Same approach as test/support/server.mjs (whose helpers it uses),
-// but the database is seeded between applying the migrations and starting the server: the seed goes straight into
-// the D1 file, which must not be open in a running workerd at the time. The Worker is bundled once up front
-// (`wrangler deploy --dry-run`) and served with --no-bundle, so editing src/ during a run does not restart workerd
-// under the measurement. `entry` bundles another entry module instead of src/index.ts (the benchmark uses
-// bench/worker-entry.js: Tern plus queue counters); `vars` are added to the Worker's variables.
+// A throwaway Tern for the benchmark. Same approach as test/support/server.mjs (whose helpers it uses), but the
+// database is seeded between applying the migrations and starting the server: the seed goes straight into the D1
+// file, which must not be open in a running workerd at the time. The Worker is bundled once up front
+// (`wrangler deploy --dry-run`), so editing src/ during a run does not restart workerd under the measurement.
+// `entry` bundles another entry module instead of src/index.ts (the benchmark uses bench/worker-entry.js: Tern plus
+// queue counters); `vars` are added to the Worker's variables.
+//
+// Two ways to serve the bundle (`via`, or `--via=` on the command line of whichever bench script runs; default
+// "direct"):
+// - "direct": Miniflare on its own (bench/direct.mjs, a child node process): one workerd, listening on the bench URL,
+//   runs the Worker and the local D1/DO/queue simulators. Requests reach the Worker with nothing in front of it.
+// - "wrangler": `wrangler dev --no-bundle`, as before: requests go through wrangler's proxy Worker (a second workerd
+//   on the bench URL) to the runtime workerd, which also has the V8 inspector on. bench/cpu.mjs leaves the proxy's
+//   process out, but the runtime still does the extra work of being proxied and inspected (bench/README.md).
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,9 +22,11 @@ export { root };
 const wranglerBin = join(root, "node_modules", "wrangler", "bin", "wrangler.js");
 
 /**
- * @param {{ seed: (persistTo: string, origin: string) => Promise<void> | void, keep?: boolean, log?: boolean }} opts
- * @returns {Promise<{ url: string, pid: number, persistTo: string, output: () => string, stop: () => Promise<void> }>}
+ * @param {{ seed: (persistTo: string, origin: string) => Promise<void> | void, keep?: boolean, log?: boolean, via?: "direct" | "wrangler" }} opts
+ * @returns {Promise<{ url: string, pid: number, persistTo: string, snapshot: boolean, via: string, output: () => string, stop: () => Promise<void> }>}
  * `config`: another wrangler config file (bench/soak.mjs writes a copy with its queue settings); default wrangler.toml.
+ * `pid`: the node process started (wrangler, or bench/direct.mjs); the workerd processes under it are its children
+ * (bench/cpu.mjs `workerdPids(pid, port)` picks the one running the Worker).
  */
 export async function startBenchServer({
   seed,
@@ -27,7 +37,9 @@ export async function startBenchServer({
   vars: extraVars = {},
   timeoutMs = 90_000,
   config = null,
+  via = benchVia(),
 }) {
+  if (via !== "direct" && via !== "wrangler") throw new Error(`startBenchServer: via must be "direct" or "wrangler", not ${JSON.stringify(via)}`);
   const configPath = config ?? join(root, "wrangler.toml");
   const persistTo = mkdtempSync(join(tmpdir(), "tern-bench-"));
   applyMigrations(persistTo);
@@ -44,8 +56,20 @@ export async function startBenchServer({
   const url = `http://127.0.0.1:${port}`;
   await seed(persistTo, url);
 
-  const inspectorPort = await freePort();
   const vars = { REGISTRATIONS_MODE: "open", SETUP_TOKEN: "bench", SECRET_KEY_BASE: "bench", ...extraVars };
+  const cleanup = () => {
+    if (!keep) rmSync(persistTo, { recursive: true, force: true });
+  };
+  // Miniflare runs a bundle only; without one (bundling failed, or snapshot: false) wrangler dev builds src/ itself.
+  if (via === "direct" && !script) console.error("[bench] no bundle to give Miniflare: serving through wrangler dev");
+  if (via === "direct" && script) {
+    const input = JSON.stringify({ script, config: configPath, port, persistTo, vars, log });
+    // superviseWranglerDev runs any `node <args>` the same way: own process group, output kept, probe until it answers.
+    const server = await superviseWranglerDev([join(root, "bench", "direct.mjs"), input], { url, probePath: "/bench-noop", timeoutMs, log, cleanup });
+    return { url, pid: server.pid, persistTo, snapshot: true, via, output: server.output, stop: server.stop };
+  }
+
+  const inspectorPort = await freePort();
   const args = [
     wranglerBin,
     "dev",
@@ -70,9 +94,13 @@ export async function startBenchServer({
     probePath: "/bench-noop",
     timeoutMs,
     log,
-    cleanup: () => {
-      if (!keep) rmSync(persistTo, { recursive: true, force: true });
-    },
+    cleanup,
   });
-  return { url, pid: server.pid, persistTo, snapshot: !!script, output: server.output, stop: server.stop };
+  return { url, pid: server.pid, persistTo, snapshot: !!script, via: "wrangler", output: server.output, stop: server.stop };
+}
+
+/** `--via=direct|wrangler` from the command line of the bench script that runs, else TERN_BENCH_VIA, else "direct". */
+export function benchVia() {
+  const arg = process.argv.find((a) => a.startsWith("--via="))?.slice("--via=".length);
+  return arg || process.env.TERN_BENCH_VIA || "direct";
 }

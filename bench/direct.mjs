@@ -1,0 +1,55 @@
+// The bench's Tern served by Miniflare directly, without `wrangler dev` (bench/server.mjs starts this file as its own
+// process: `node bench/direct.mjs '<json>'`). wrangler dev puts a proxy Worker (in a second workerd) and an inspector
+// proxy in front of the Worker and starts the runtime with the V8 inspector on; here the only server is one workerd
+// whose entry socket is the benchmark's URL, so that process's CPU is the Worker's own (Miniflare's entry router,
+// the Worker, and the local D1 / Durable Object / queue simulators, which run in the same workerd).
+//
+// The Worker's options come from the wrangler config (`unstable_getMiniflareWorkerOptions`: vars, D1, R2, Durable
+// Objects, queue producers and consumers with their batch settings), the script is the bundle bench/server.mjs built
+// (`wrangler deploy --dry-run`), and state lives where `wrangler dev --persist-to <dir>` keeps it (`<dir>/v3/d1`,
+// `<dir>/v3/do`, ...), so the D1 file the bench migrated and seeded is the one this workerd opens.
+// Input (argv[2], JSON): { script, config, port, persistTo, vars }. Stops (disposing workerd) on SIGTERM or SIGINT.
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { Log, LogLevel, Miniflare } from "miniflare";
+import { unstable_getMiniflareWorkerOptions } from "wrangler";
+
+const { script, config, port, persistTo, vars = {}, log = false } = JSON.parse(process.argv[2]);
+const { workerOptions } = unstable_getMiniflareWorkerOptions(config);
+// The Worker's name keys its Durable Objects' storage (`<name>-<class>`), as under wrangler dev.
+const name = /^name\s*=\s*"([^"]+)"/m.exec(readFileSync(config, "utf8"))?.[1] ?? "worker";
+
+const mf = new Miniflare({
+  host: "127.0.0.1",
+  port,
+  defaultPersistRoot: join(persistTo, "v3"),
+  // wrangler dev's runtime logs no requests either (a log line per request is a loopback call to this process).
+  logRequests: false,
+  log: new Log(log ? LogLevel.INFO : LogLevel.WARN),
+  workers: [
+    {
+      ...workerOptions,
+      name,
+      modules: true,
+      scriptPath: script,
+      modulesRoot: dirname(script),
+      bindings: { ...workerOptions.bindings, ...vars },
+    },
+  ],
+});
+
+let stopping = false;
+const stop = async () => {
+  if (stopping) return;
+  stopping = true;
+  try {
+    await mf.dispose();
+  } finally {
+    process.exit(0);
+  }
+};
+process.on("SIGTERM", stop);
+process.on("SIGINT", stop);
+
+const url = await mf.ready;
+console.log(`[direct] Miniflare ${name} ready at ${url.href}`);
