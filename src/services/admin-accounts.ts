@@ -148,18 +148,30 @@ export type AdminLogTarget = "User" | "Account" | "Report" | "Tag" | "PreviewCar
 export const logStatement = (db: DB, actor: Moderator, action: string, targetType: AdminLogTarget, targetId: string, now: number) =>
   db.insert(adminActionLogs).values({ id: snowflake(now), accountId: actor.accountId, action, targetType, targetId, createdAt: now });
 
+/** One change to the local user's row and its log row in one batch; the account as it now is. */
+async function changeUser(db: DB, actor: Moderator, row: AdminAccountRow & { user: UserRow }, action: string, change: Partial<UserRow>) {
+  const set = { ...change, updatedAt: Date.now() };
+  await db.batch([db.update(users).set(set).where(eq(users.id, row.user.id)), logStatement(db, actor, action, "User", row.user.id, set.updatedAt)]);
+  return { ...row, user: { ...row.user, ...set } };
+}
+
+/** One change to the account's row and its log row in one batch; the account as it now is. */
+async function changeAccount(db: DB, actor: Moderator, row: AdminAccountRow, action: string, change: Partial<AccountRow>): Promise<AdminAccountRow> {
+  const set = { ...change, updatedAt: Date.now() };
+  await db.batch([
+    db.update(accounts).set(set).where(eq(accounts.id, row.account.id)),
+    logStatement(db, actor, action, "Account", row.account.id, set.updatedAt),
+  ]);
+  return { ...row, account: { ...row.account, ...set } };
+}
+
 // ---- pending sign-ups ----
 
 export async function approveAccount(db: DB, actor: Moderator, id: string): Promise<AdminAccountRow> {
   const row = await getAdminAccount(db, id);
   requireLocalUser(row);
   if (row.user.approved) throw forbidden();
-  const now = Date.now();
-  await db.batch([
-    db.update(users).set({ approved: true, updatedAt: now }).where(eq(users.id, row.user.id)),
-    logStatement(db, actor, "approve", "User", row.user.id, now),
-  ]);
-  return { ...row, user: { ...row.user, approved: true, updatedAt: now } };
+  return changeUser(db, actor, row, "approve", { approved: true });
 }
 
 /** Deletes a pending user and its account (Mastodon's DeleteAccountService without reserving the name or e-mail). */
@@ -285,49 +297,30 @@ export async function enableAccount(db: DB, actor: Moderator, id: string): Promi
   const row = await getAdminAccount(db, id);
   requireLocalUser(row);
   if (!row.user.disabled) return row;
-  const now = Date.now();
-  await db.batch([
-    db.update(users).set({ disabled: false, updatedAt: now }).where(eq(users.id, row.user.id)),
-    logStatement(db, actor, "enable", "User", row.user.id, now),
-  ]);
-  return { ...row, user: { ...row.user, disabled: false, updatedAt: now } };
+  return changeUser(db, actor, row, "enable", { disabled: false });
 }
 
 export async function unsilenceAccount(db: DB, actor: Moderator, id: string): Promise<AdminAccountRow> {
   const row = await getAdminAccount(db, id);
   if (!row.account.silencedAt) return row;
-  const now = Date.now();
-  await db.batch([
-    db.update(accounts).set({ silencedAt: null, updatedAt: now }).where(eq(accounts.id, row.account.id)),
-    logStatement(db, actor, "unsilence", "Account", row.account.id, now),
-  ]);
-  return { ...row, account: { ...row.account, silencedAt: null, updatedAt: now } };
+  return changeAccount(db, actor, row, "unsilence", { silencedAt: null });
 }
 
 /** Only a suspended account can be unsuspended (Mastodon's policy refuses otherwise). */
 export async function unsuspendAccount(db: DB, fx: Effects, actor: Moderator, id: string): Promise<AdminAccountRow> {
   const row = await getAdminAccount(db, id);
   if (!row.account.suspendedAt) throw forbidden();
-  const now = Date.now();
-  await db.batch([
-    db.update(accounts).set({ suspendedAt: null, suspensionOrigin: null, updatedAt: now }).where(eq(accounts.id, row.account.id)),
-    logStatement(db, actor, "unsuspend", "Account", row.account.id, now),
-  ]);
+  const lifted = await changeAccount(db, actor, row, "unsuspend", { suspendedAt: null, suspensionOrigin: null });
   // Remote servers that took the earlier Delete{Actor} as a suspension restore the account on this Update.
   if (!row.account.domain) fx.federate({ kind: "update_actor", accountId: row.account.id });
-  return { ...row, account: { ...row.account, suspendedAt: null, suspensionOrigin: null, updatedAt: now } };
+  return lifted;
 }
 
 /** Lifts "mark media as sensitive" (logged only when something changed). */
 export async function unsensitiveAccount(db: DB, actor: Moderator, id: string): Promise<AdminAccountRow> {
   const row = await getAdminAccount(db, id);
   if (!row.account.sensitizedAt) return row;
-  const now = Date.now();
-  await db.batch([
-    db.update(accounts).set({ sensitizedAt: null, updatedAt: now }).where(eq(accounts.id, row.account.id)),
-    logStatement(db, actor, "unsensitive", "Account", row.account.id, now),
-  ]);
-  return { ...row, account: { ...row.account, sensitizedAt: null, updatedAt: now } };
+  return changeAccount(db, actor, row, "unsensitive", { sensitizedAt: null });
 }
 
 // ---- staff notifications ----

@@ -13,11 +13,10 @@ import type { DB } from "../db/client";
 import { batchable, idList, runBatch, type Statement } from "../db/client";
 import { accounts, domainBlocks, followRequests, follows } from "../db/schema";
 import type { Effects } from "../effects/collector";
-import { cursorOrder, cursorWhere, inPageOrder } from "../db/keyset";
-import { domainAndParents, normalizeDomain } from "../lib/domain-name";
-import { notFound, validationFailed } from "../lib/errors";
+import { domainAndParents } from "../lib/domain-name";
+import { validationFailed } from "../lib/errors";
 import { padId, snowflake } from "../lib/ids";
-import type { Page } from "../lib/pagination";
+import { adminBlockTable, isUnique, requiredDomain } from "./admin-block-table";
 import { adminLogStatement, type Staff } from "./admin-log";
 
 export type DomainBlockRow = typeof domainBlocks.$inferSelect;
@@ -44,16 +43,10 @@ export class DomainBlockConflict extends Error {
   }
 }
 
-export async function domainBlocksPage(db: DB, page: Page): Promise<DomainBlockRow[]> {
-  const rows = await db.select().from(domainBlocks).where(cursorWhere(domainBlocks.id, page)).orderBy(cursorOrder(domainBlocks.id, page)).limit(page.limit);
-  return inPageOrder(rows, page);
-}
-
-export async function getDomainBlock(db: DB, id: string): Promise<DomainBlockRow> {
-  const [row] = await db.select().from(domainBlocks).where(eq(domainBlocks.id, id)).limit(1);
-  if (!row) throw notFound();
-  return row;
-}
+// Deleting a block also lifts what it did to its accounts (deleteDomainBlock), so only its reads are the table's.
+const table = adminBlockTable(domainBlocks, "DomainBlock");
+export const domainBlocksPage = table.page;
+export const getDomainBlock = table.get;
 
 /** Mastodon's DomainBlock.rule_for: the block on the domain itself or its nearest blocked parent. */
 async function ruleFor(db: DB, domain: string): Promise<DomainBlockRow | undefined> {
@@ -143,9 +136,7 @@ function undoStatements(db: DB, block: DomainBlockRow, undo: { silence: boolean;
 }
 
 export async function createDomainBlock(db: DB, fx: Effects, staff: Staff, input: DomainBlockInput): Promise<DomainBlockRow> {
-  if (!input.domain?.trim()) throw validationFailed("Domain can't be blank");
-  const domain = normalizeDomain(input.domain);
-  if (!domain) throw validationFailed("Domain is invalid");
+  const domain = requiredDomain(input.domain);
   const now = Date.now();
   const row: DomainBlockRow = {
     id: snowflake(now),
@@ -162,10 +153,10 @@ export async function createDomainBlock(db: DB, fx: Effects, staff: Staff, input
   const existing = await ruleFor(db, domain);
   if (existing && (existing.domain === domain || !stricterThan(row, existing))) throw new DomainBlockConflict(existing);
   try {
-    await db.batch([db.insert(domainBlocks).values(row), adminLogStatement(db, staff, "create", "DomainBlock", row.id, now)]);
+    await table.insert(db, staff, row);
   } catch (e) {
     // Created at the same moment by someone else.
-    const again = String(e).includes("UNIQUE") ? await ruleFor(db, domain) : undefined;
+    const again = isUnique(e) ? await ruleFor(db, domain) : undefined;
     if (again) throw new DomainBlockConflict(again);
     throw e;
   }

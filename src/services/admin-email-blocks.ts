@@ -3,13 +3,12 @@
 import { eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { canonicalEmailBlocks, emailDomainBlocks } from "../db/schema";
-import { cursorOrder, cursorWhere, inPageOrder } from "../db/keyset";
 import { sha256Hex } from "../lib/crypto";
 import { domainAndParents, normalizeDomain } from "../lib/domain-name";
-import { notFound, validationFailed } from "../lib/errors";
+import { validationFailed } from "../lib/errors";
 import { snowflake } from "../lib/ids";
-import type { Page } from "../lib/pagination";
-import { adminLogStatement, type Staff } from "./admin-log";
+import { adminBlockTable, requiredDomain, takenAs } from "./admin-block-table";
+import type { Staff } from "./admin-log";
 
 export type CanonicalEmailBlockRow = typeof canonicalEmailBlocks.$inferSelect;
 export type EmailDomainBlockRow = typeof emailDomainBlocks.$inferSelect;
@@ -28,21 +27,12 @@ export function canonicalEmail(email: string): string {
 
 export const canonicalEmailHash = (email: string) => sha256Hex(canonicalEmail(email));
 
-const isUnique = (e: unknown) => String(e).includes("UNIQUE");
-
 // ---- canonical e-mail blocks ----
 
-export async function canonicalEmailBlocksPage(db: DB, page: Page): Promise<CanonicalEmailBlockRow[]> {
-  const t = canonicalEmailBlocks;
-  const rows = await db.select().from(t).where(cursorWhere(t.id, page)).orderBy(cursorOrder(t.id, page)).limit(page.limit);
-  return inPageOrder(rows, page);
-}
-
-export async function getCanonicalEmailBlock(db: DB, id: string): Promise<CanonicalEmailBlockRow> {
-  const [row] = await db.select().from(canonicalEmailBlocks).where(eq(canonicalEmailBlocks.id, id)).limit(1);
-  if (!row) throw notFound();
-  return row;
-}
+const canonicalTable = adminBlockTable(canonicalEmailBlocks, "CanonicalEmailBlock");
+export const canonicalEmailBlocksPage = canonicalTable.page;
+export const getCanonicalEmailBlock = canonicalTable.get;
+export const deleteCanonicalEmailBlock = canonicalTable.remove;
 
 /** POST /api/v1/admin/canonical_email_blocks/test: the blocks matching an address. */
 export async function testCanonicalEmail(db: DB, email: string | undefined): Promise<CanonicalEmailBlockRow[]> {
@@ -59,57 +49,23 @@ export async function createCanonicalEmailBlock(db: DB, staff: Staff, input: { e
   if (!hash) throw validationFailed("Canonical email hash can't be blank");
   const now = Date.now();
   const row: CanonicalEmailBlockRow = { id: snowflake(now), canonicalEmailHash: hash, referenceAccountId: null, createdAt: now };
-  try {
-    await db.batch([db.insert(canonicalEmailBlocks).values(row), adminLogStatement(db, staff, "create", "CanonicalEmailBlock", row.id, now)]);
-  } catch (e) {
-    if (isUnique(e)) throw validationFailed("Canonical email hash has already been taken");
-    throw e;
-  }
+  await canonicalTable.insert(db, staff, row).catch(takenAs("Canonical email hash has already been taken"));
   return row;
-}
-
-export async function deleteCanonicalEmailBlock(db: DB, staff: Staff, id: string): Promise<void> {
-  await getCanonicalEmailBlock(db, id);
-  const now = Date.now();
-  await db.batch([
-    db.delete(canonicalEmailBlocks).where(eq(canonicalEmailBlocks.id, id)),
-    adminLogStatement(db, staff, "destroy", "CanonicalEmailBlock", id, now),
-  ]);
 }
 
 // ---- e-mail domain blocks ----
 
-export async function emailDomainBlocksPage(db: DB, page: Page): Promise<EmailDomainBlockRow[]> {
-  const t = emailDomainBlocks;
-  const rows = await db.select().from(t).where(cursorWhere(t.id, page)).orderBy(cursorOrder(t.id, page)).limit(page.limit);
-  return inPageOrder(rows, page);
-}
-
-export async function getEmailDomainBlock(db: DB, id: string): Promise<EmailDomainBlockRow> {
-  const [row] = await db.select().from(emailDomainBlocks).where(eq(emailDomainBlocks.id, id)).limit(1);
-  if (!row) throw notFound();
-  return row;
-}
+const domainTable = adminBlockTable(emailDomainBlocks, "EmailDomainBlock");
+export const emailDomainBlocksPage = domainTable.page;
+export const getEmailDomainBlock = domainTable.get;
+export const deleteEmailDomainBlock = domainTable.remove;
 
 export async function createEmailDomainBlock(db: DB, staff: Staff, rawDomain: string | undefined): Promise<EmailDomainBlockRow> {
-  if (!rawDomain?.trim()) throw validationFailed("Domain can't be blank");
-  const domain = normalizeDomain(rawDomain);
-  if (!domain) throw validationFailed("Domain is invalid");
+  const domain = requiredDomain(rawDomain);
   const now = Date.now();
   const row: EmailDomainBlockRow = { id: snowflake(now), domain, createdAt: now };
-  try {
-    await db.batch([db.insert(emailDomainBlocks).values(row), adminLogStatement(db, staff, "create", "EmailDomainBlock", row.id, now)]);
-  } catch (e) {
-    if (isUnique(e)) throw validationFailed("Domain has already been taken");
-    throw e;
-  }
+  await domainTable.insert(db, staff, row).catch(takenAs("Domain has already been taken"));
   return row;
-}
-
-export async function deleteEmailDomainBlock(db: DB, staff: Staff, id: string): Promise<void> {
-  await getEmailDomainBlock(db, id);
-  const now = Date.now();
-  await db.batch([db.delete(emailDomainBlocks).where(eq(emailDomainBlocks.id, id)), adminLogStatement(db, staff, "destroy", "EmailDomainBlock", id, now)]);
 }
 
 // ---- enforcement (sign-up) ----

@@ -4,11 +4,10 @@
 import { eq, gt, isNull, or } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { ipBlocks } from "../db/schema";
-import { cursorOrder, cursorWhere, inPageOrder } from "../db/keyset";
 import { formatNetwork, networkContains, parseNetwork } from "../lib/cidr";
-import { notFound, validationFailed } from "../lib/errors";
+import { validationFailed } from "../lib/errors";
 import { snowflake } from "../lib/ids";
-import type { Page } from "../lib/pagination";
+import { adminBlockTable, takenAs } from "./admin-block-table";
 import { adminLogStatement, type Staff } from "./admin-log";
 
 export type IpBlockRow = typeof ipBlocks.$inferSelect;
@@ -27,16 +26,10 @@ export interface IpBlockInput {
   expiresIn?: string;
 }
 
-export async function ipBlocksPage(db: DB, page: Page): Promise<IpBlockRow[]> {
-  const rows = await db.select().from(ipBlocks).where(cursorWhere(ipBlocks.id, page)).orderBy(cursorOrder(ipBlocks.id, page)).limit(page.limit);
-  return inPageOrder(rows, page);
-}
-
-export async function getIpBlock(db: DB, id: string): Promise<IpBlockRow> {
-  const [row] = await db.select().from(ipBlocks).where(eq(ipBlocks.id, id)).limit(1);
-  if (!row) throw notFound();
-  return row;
-}
+const table = adminBlockTable(ipBlocks, "IpBlock");
+export const ipBlocksPage = table.page;
+export const getIpBlock = table.get;
+export const deleteIpBlock = table.remove;
 
 function network(raw: string | undefined): string | undefined {
   if (raw === undefined) return undefined;
@@ -61,10 +54,7 @@ function expiry(raw: string | undefined, now: number): number | null | undefined
   return now + Number(raw) * 1000;
 }
 
-const taken = (e: unknown) => {
-  if (String(e).includes("UNIQUE")) throw validationFailed("Ip has already been taken");
-  throw e;
-};
+const taken = takenAs("Ip has already been taken");
 
 export async function createIpBlock(db: DB, staff: Staff, input: IpBlockInput): Promise<IpBlockRow> {
   const ip = network(input.ip ?? "");
@@ -79,7 +69,7 @@ export async function createIpBlock(db: DB, staff: Staff, input: IpBlockInput): 
     createdAt: now,
     updatedAt: now,
   };
-  await db.batch([db.insert(ipBlocks).values(row), adminLogStatement(db, staff, "create", "IpBlock", row.id, now)]).catch(taken);
+  await table.insert(db, staff, row).catch(taken);
   return row;
 }
 
@@ -105,12 +95,6 @@ export async function updateIpBlock(db: DB, staff: Staff, id: string, input: IpB
     ])
     .catch(taken);
   return next;
-}
-
-export async function deleteIpBlock(db: DB, staff: Staff, id: string): Promise<void> {
-  await getIpBlock(db, id);
-  const now = Date.now();
-  await db.batch([db.delete(ipBlocks).where(eq(ipBlocks.id, id)), adminLogStatement(db, staff, "destroy", "IpBlock", id, now)]);
 }
 
 // ---- enforcement ----

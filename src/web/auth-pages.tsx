@@ -2,6 +2,7 @@
 // texts) are relied on by the browser tests and must not change.
 import { raw } from "hono/html";
 import { Layout } from "./layout";
+import { ErrorBox, PostForm } from "./form-parts";
 
 interface Site {
   siteTitle: string;
@@ -13,20 +14,15 @@ export function SignInPage(p: Site & { csrf: string; returnTo: string; email?: s
       <div class="card">
         <h1>Sign in to {p.siteTitle}</h1>
         {p.notice ? <p class="muted">{p.notice}</p> : null}
-        {p.error ? (
-          <p class="error" role="alert">
-            {p.error}
-          </p>
-        ) : null}
-        <form method="post" action="/auth/sign_in">
-          <input type="hidden" name="csrf" value={p.csrf} />
+        <ErrorBox text={p.error} />
+        <PostForm action="/auth/sign_in" csrf={p.csrf}>
           <input type="hidden" name="return_to" value={p.returnTo} />
           <label for="email">E-mail address</label>
           <input type="email" id="email" name="email" autocomplete="username" required value={p.email ?? ""} />
           <label for="password">Password</label>
           <input type="password" id="password" name="password" autocomplete="current-password" required />
           <button type="submit">Sign in</button>
-        </form>
+        </PostForm>
       </div>
     </Layout>
   );
@@ -60,8 +56,7 @@ export function ConsentPage(p: Site & { appName: string; website: string | null;
           ))}
         </ul>
         <p class="muted">Only approve applications you recognise and trust.</p>
-        <form method="post" action="/oauth/authorize">
-          <input type="hidden" name="csrf" value={p.csrf} />
+        <PostForm action="/oauth/authorize" csrf={p.csrf}>
           {Object.entries(p.fields).map(([name, value]) => (
             <input type="hidden" name={name} value={value} />
           ))}
@@ -71,7 +66,7 @@ export function ConsentPage(p: Site & { appName: string; website: string | null;
           <button type="submit" name="decision" value="deny" class="secondary">
             Deny
           </button>
-        </form>
+        </PostForm>
       </div>
     </Layout>
   );
@@ -126,13 +121,8 @@ export function SetupPage(p: Site & { csrf: string; token: string; error?: strin
       <div class="card">
         <h1>Create the owner account</h1>
         <p class="muted">This account will own {p.siteTitle}. The page disappears once it exists.</p>
-        {p.error ? (
-          <p class="error" role="alert">
-            {p.error}
-          </p>
-        ) : null}
-        <form method="post" action="/setup">
-          <input type="hidden" name="csrf" value={p.csrf} />
+        <ErrorBox text={p.error} />
+        <PostForm action="/setup" csrf={p.csrf}>
           <input type="hidden" name="token" value={p.token} />
           <label for="username">Username</label>
           <input type="text" id="username" name="username" required value={p.username ?? ""} autocomplete="username" />
@@ -141,7 +131,7 @@ export function SetupPage(p: Site & { csrf: string; token: string; error?: strin
           <label for="password">Password (8 to 72 characters)</label>
           <input type="password" id="password" name="password" required minlength={8} maxlength={72} autocomplete="new-password" />
           <button type="submit">Create owner</button>
-        </form>
+        </PostForm>
       </div>
     </Layout>
   );

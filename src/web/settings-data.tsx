@@ -12,8 +12,10 @@ import { IMPORT_TYPES } from "../services/import-csv";
 import { importJson, importsOf } from "../services/imports";
 import type { BackupRow } from "../db/schema";
 import { Layout, page } from "./layout";
-import { currentSession, sessionCsrfValid } from "./session";
+import { sessionCsrfValid } from "./session";
 import type { WebSession } from "./session-store";
+import { settingsGet, settingsSession } from "./settings/kit";
+import { ErrorBox, PostForm } from "./form-parts";
 
 const r = new Hono<AppEnv>();
 
@@ -26,13 +28,6 @@ const LABELS: Record<(typeof EXPORT_KINDS)[number], string> = {
   domain_blocks: "Domain blocks",
   bookmarks: "Bookmarks",
 };
-
-async function session(c: Ctx): Promise<WebSession | Response> {
-  const s = await currentSession(c);
-  if (s) return s;
-  const url = new URL(c.req.url);
-  return c.redirect(`/auth/sign_in?return_to=${encodeURIComponent(url.pathname)}`, 303);
-}
 
 function ExportsPage(p: { siteTitle: string; csrf: string; archive: BackupRow | null; error?: string }) {
   const a = p.archive;
@@ -51,11 +46,7 @@ function ExportsPage(p: { siteTitle: string; csrf: string; archive: BackupRow | 
       <div class="card">
         <h2>Archive</h2>
         <p class="muted">Your profile, posts, media, favourites and bookmarks in ActivityPub format (a zip file).</p>
-        {p.error ? (
-          <p class="error" role="alert">
-            {p.error}
-          </p>
-        ) : null}
+        <ErrorBox text={p.error} />
         {a ? (
           <p id="archive-state">
             {a.state === "ready" ? (
@@ -65,10 +56,9 @@ function ExportsPage(p: { siteTitle: string; csrf: string; archive: BackupRow | 
             )}
           </p>
         ) : null}
-        <form method="post" action="/settings/exports/archive">
-          <input type="hidden" name="csrf" value={p.csrf} />
+        <PostForm action="/settings/exports/archive" csrf={p.csrf}>
           <button type="submit">Request your archive</button>
-        </form>
+        </PostForm>
       </div>
     </Layout>
   );
@@ -79,13 +69,8 @@ function ImportsPage(p: { siteTitle: string; csrf: string; imports: ReturnType<t
     <Layout title="Import" siteTitle={p.siteTitle}>
       <div class="card">
         <h1>Import</h1>
-        {p.error ? (
-          <p class="error" role="alert">
-            {p.error}
-          </p>
-        ) : null}
-        <form method="post" action="/settings/imports" enctype="multipart/form-data">
-          <input type="hidden" name="csrf" value={p.csrf} />
+        <ErrorBox text={p.error} />
+        <PostForm action="/settings/imports" csrf={p.csrf} enctype="multipart/form-data">
           <label for="type">Import type</label>
           <select id="type" name="type">
             {IMPORT_TYPES.map((t) => (
@@ -101,7 +86,7 @@ function ImportsPage(p: { siteTitle: string; csrf: string; imports: ReturnType<t
             <input type="radio" name="mode" value="overwrite" /> Overwrite (replace existing records with the file's)
           </label>
           <button type="submit">Upload</button>
-        </form>
+        </PostForm>
       </div>
       <div class="card">
         <h2>Recent imports</h2>
@@ -132,21 +117,21 @@ function ImportsPage(p: { siteTitle: string; csrf: string; imports: ReturnType<t
 
 const csrfRefused = (c: Ctx) => c.text("The form could not be verified (CSRF). Reload the page and try again.", 403);
 
-r.get("/exports", async (c) => {
-  const s = await session(c);
-  if (s instanceof Response) return s;
-  const archive = await latestArchive(c.get("db"), s.account.id);
-  return page(c, <ExportsPage siteTitle={c.get("config").title} csrf={s.csrf} archive={archive} />);
-});
+r.get(
+  "/exports",
+  settingsGet(async (c, s) => {
+    const archive = await latestArchive(c.get("db"), s.account.id);
+    return page(c, <ExportsPage siteTitle={c.get("config").title} csrf={s.csrf} archive={archive} />);
+  }),
+);
 
-r.get("/exports/archive.zip", async (c) => {
-  const s = await session(c);
-  if (s instanceof Response) return s;
-  return archiveDownload(c, await latestArchive(c.get("db"), s.account.id));
-});
+r.get(
+  "/exports/archive.zip",
+  settingsGet(async (c, s) => archiveDownload(c, await latestArchive(c.get("db"), s.account.id))),
+);
 
 r.post("/exports/archive", async (c) => {
-  const s = await session(c);
+  const s = await settingsSession(c);
   if (s instanceof Response) return s;
   const p = await readParams(c);
   if (!sessionCsrfValid(c, s, p.csrf)) return csrfRefused(c);
@@ -160,13 +145,14 @@ r.post("/exports/archive", async (c) => {
   return c.redirect("/settings/exports", 303);
 });
 
-r.get("/exports/:file{[a-z_]+\\.csv}", async (c) => {
-  const s = await session(c);
-  if (s instanceof Response) return s;
-  const kind = c.req.param("file").slice(0, -4);
-  if (!isExportKind(kind)) throw notFound();
-  return csvDownload(c, s.account.id, kind);
-});
+r.get(
+  "/exports/:file{[a-z_]+\\.csv}",
+  settingsGet((c, s) => {
+    const kind = (c.req.param("file") ?? "").slice(0, -4);
+    if (!isExportKind(kind)) throw notFound();
+    return csvDownload(c, s.account.id, kind);
+  }),
+);
 
 const importsPage = async (c: Ctx, s: WebSession, error?: string, status: 200 | 422 = 200) =>
   page(
@@ -175,14 +161,13 @@ const importsPage = async (c: Ctx, s: WebSession, error?: string, status: 200 | 
     status,
   );
 
-r.get("/imports", async (c) => {
-  const s = await session(c);
-  if (s instanceof Response) return s;
-  return importsPage(c, s);
-});
+r.get(
+  "/imports",
+  settingsGet((c, s) => importsPage(c, s)),
+);
 
 r.post("/imports", async (c) => {
-  const s = await session(c);
+  const s = await settingsSession(c);
   if (s instanceof Response) return s;
   const p = await readParams(c, IMPORT_BODY_LIMIT);
   if (!sessionCsrfValid(c, s, p.csrf)) return csrfRefused(c);

@@ -4,7 +4,8 @@
 import type { Ctx } from "../../context";
 import { allAnnouncements } from "../../queries/announcements";
 import type { AnnouncementRow } from "../../services/announcements";
-import { AdminLayout, adminPage, Csrf, frameOf, PostButton, when, type View } from "./kit";
+import { adminPage, frameOf, PostButton, when, type View } from "./kit";
+import { PostForm } from "../form-parts";
 
 const local = (ms: number | null) => (ms ? new Date(ms).toISOString().slice(0, 16) : "");
 
@@ -44,15 +45,14 @@ export async function showAnnouncements(c: Ctx, view: View) {
   const creating = view.values?.form === "create" ? view.values : undefined;
   return adminPage(
     c,
-    <AdminLayout frame={f} title="Announcements" current="/admin/announcements" view={view}>
+    { frame: f, title: "Announcements", current: "/admin/announcements", view },
+    <>
       <div class="card">
         <h2>New announcement</h2>
-        <form method="post" action="/admin/announcements">
-          <Csrf token={f.csrf} />
-          <input type="hidden" name="form" value="create" />
+        <PostForm action="/admin/announcements" csrf={f.csrf} form="create">
           <Fields values={creating} />
           <button type="submit">Create</button>
-        </form>
+        </PostForm>
       </div>
       {rows.map((a) => (
         <div class="card" data-announcement={a.id}>
@@ -72,16 +72,14 @@ export async function showAnnouncements(c: Ctx, view: View) {
           </div>
           <details>
             <summary>Edit</summary>
-            <form method="post" action={`/admin/announcements/${a.id}`}>
-              <Csrf token={f.csrf} />
+            <PostForm action={`/admin/announcements/${a.id}`} csrf={f.csrf}>
               <Fields a={a} values={view.values?.form === a.id ? view.values : undefined} />
               <input type="hidden" name="form" value={a.id} />
               <button type="submit">Save</button>
-            </form>
+            </PostForm>
           </details>
         </div>
       ))}
-    </AdminLayout>,
-    view.status,
+    </>,
   );
 }

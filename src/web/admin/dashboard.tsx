@@ -3,7 +3,7 @@
 import type { Ctx } from "../../context";
 import { SOFTWARE_VERSION, TERN_VERSION } from "../../env";
 import { adminMeasures, readSpan } from "../../services/admin-measures";
-import { AdminLayout, adminPage, frameOf, type View } from "./kit";
+import { adminPage, frameOf, type View } from "./kit";
 
 const KEYS = ["new_users", "active_users", "interactions", "opened_reports", "resolved_reports"];
 const LABELS: Record<string, string> = {
@@ -22,7 +22,8 @@ export async function showDashboard(c: Ctx, view: View) {
   const measures = (await adminMeasures(c.get("db"), KEYS, span, {})) as { key: string; total: string; previous_total?: string }[];
   return adminPage(
     c,
-    <AdminLayout frame={frameOf(c)} title="Dashboard" current="/admin/dashboard" view={view}>
+    { frame: frameOf(c), title: "Dashboard", current: "/admin/dashboard", view },
+    <>
       <div class="card">
         <h2>
           Last 30 days ({iso(span.start)} to {iso(span.end - DAY)})
@@ -40,7 +41,6 @@ export async function showDashboard(c: Ctx, view: View) {
           Tern {TERN_VERSION}, Mastodon API {SOFTWARE_VERSION}.
         </p>
       </div>
-    </AdminLayout>,
-    view.status,
+    </>,
   );
 }

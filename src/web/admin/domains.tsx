@@ -4,7 +4,8 @@
 import type { Ctx } from "../../context";
 import { domainAllowsPage } from "../../services/admin-domain-allows";
 import { DOMAIN_BLOCK_SEVERITIES, type DomainBlockRow, domainBlocksPage } from "../../services/admin-domain-blocks";
-import { AdminLayout, adminPage, Csrf, frameOf, PostButton, when, type View } from "./kit";
+import { adminPage, frameOf, PostButton, when, type View } from "./kit";
+import { PostForm } from "../form-parts";
 
 const LIMIT = 200;
 
@@ -54,17 +55,16 @@ export async function showDomains(c: Ctx, view: View) {
   const creating = view.values?.form === "block" ? view.values : undefined;
   return adminPage(
     c,
-    <AdminLayout frame={f} title="Domains" current="/admin/domains" view={view}>
+    { frame: f, title: "Domains", current: "/admin/domains", view },
+    <>
       <div class="card">
         <h2>Block a domain</h2>
-        <form method="post" action="/admin/domains/blocks">
-          <Csrf token={f.csrf} />
-          <input type="hidden" name="form" value="block" />
+        <PostForm action="/admin/domains/blocks" csrf={f.csrf} form="block">
           <label for="block-domain">Domain</label>
           <input type="text" id="block-domain" name="domain" required maxlength={300} value={creating?.domain ?? ""} />
           <BlockFields values={creating} />
           <button type="submit">Block domain</button>
-        </form>
+        </PostForm>
       </div>
       <div class="card">
         <h2>Domain blocks</h2>
@@ -85,11 +85,10 @@ export async function showDomains(c: Ctx, view: View) {
                     {b.privateComment ? <div class="muted">Private: {b.privateComment}</div> : null}
                     <details>
                       <summary>Edit</summary>
-                      <form method="post" action={`/admin/domains/blocks/${b.id}`}>
-                        <Csrf token={f.csrf} />
+                      <PostForm action={`/admin/domains/blocks/${b.id}`} csrf={f.csrf}>
                         <BlockFields b={b} />
                         <button type="submit">Save</button>
-                      </form>
+                      </PostForm>
                     </details>
                   </td>
                   <td>
@@ -106,14 +105,12 @@ export async function showDomains(c: Ctx, view: View) {
       <div class="card">
         <h2>Allowed domains</h2>
         <p class="muted">Used in limited federation mode (LIMITED_FEDERATION): only these domains federate.</p>
-        <form method="post" action="/admin/domains/allows" class="row">
-          <Csrf token={f.csrf} />
-          <input type="hidden" name="form" value="allow" />
+        <PostForm action="/admin/domains/allows" csrf={f.csrf} form="allow" class="row">
           <label>
             Domain <input type="text" name="domain" required maxlength={300} value={view.values?.form === "allow" ? (view.values.domain ?? "") : ""} />
           </label>
           <button type="submit">Allow domain</button>
-        </form>
+        </PostForm>
         {allows.length ? (
           <table>
             <tbody>
@@ -132,7 +129,6 @@ export async function showDomains(c: Ctx, view: View) {
           <p class="muted">No domain is on the allow list.</p>
         )}
       </div>
-    </AdminLayout>,
-    view.status,
+    </>,
   );
 }

@@ -5,7 +5,8 @@
 import type { Ctx } from "../../context";
 import { mediaUrl } from "../../entities/urls";
 import { adminCustomEmojis, CATEGORY_MAX, type CustomEmojiRow } from "../../services/admin-custom-emojis";
-import { AdminLayout, adminPage, Csrf, frameOf, PostButton, type View } from "./kit";
+import { adminPage, frameOf, PostButton, type View } from "./kit";
+import { PostForm } from "../form-parts";
 
 const LIMIT = 100;
 
@@ -30,12 +31,11 @@ export async function showEmojis(c: Ctx, view: View) {
   };
   return adminPage(
     c,
-    <AdminLayout frame={f} title="Custom emojis" current="/admin/emojis" view={view}>
+    { frame: f, title: "Custom emojis", current: "/admin/emojis", view },
+    <>
       <div class="card">
         <h2>Upload an emoji</h2>
-        <form method="post" action="/admin/emojis" enctype="multipart/form-data">
-          <Csrf token={f.csrf} />
-          <input type="hidden" name="form" value="upload" />
+        <PostForm action="/admin/emojis" csrf={f.csrf} form="upload" enctype="multipart/form-data">
           <label for="emoji-shortcode">Shortcode (letters, digits and _; at least 2)</label>
           <input type="text" id="emoji-shortcode" name="shortcode" required pattern="[A-Za-z0-9_]{2,64}" maxlength={64} value={v?.shortcode ?? ""} />
           <label for="emoji-category">Category (optional)</label>
@@ -45,7 +45,7 @@ export async function showEmojis(c: Ctx, view: View) {
           <div>
             <button type="submit">Upload</button>
           </div>
-        </form>
+        </PostForm>
       </div>
       <div class="card">
         <form method="get" action="/admin/emojis" class="row">
@@ -80,13 +80,12 @@ export async function showEmojis(c: Ctx, view: View) {
                     </div>
                   </td>
                   <td>
-                    <form method="post" action={`/admin/emojis/${e.id}`} class="row">
-                      <Csrf token={f.csrf} />
+                    <PostForm action={`/admin/emojis/${e.id}`} csrf={f.csrf} class="row">
                       <input type="text" name="category" aria-label="Category" placeholder="Category" maxlength={CATEGORY_MAX} value={e.category ?? ""} />
                       <button type="submit" class="secondary">
                         Set category
                       </button>
-                    </form>
+                    </PostForm>
                   </td>
                   <td>
                     <div class="row">
@@ -117,7 +116,6 @@ export async function showEmojis(c: Ctx, view: View) {
           {pageNo > 1 ? <a href={here(pageNo - 1)}>Previous</a> : null} {rows.length === LIMIT ? <a href={here(pageNo + 1)}>Next</a> : null}
         </p>
       </div>
-    </AdminLayout>,
-    view.status,
+    </>,
   );
 }

@@ -1,25 +1,23 @@
 // /admin: the sections this staff member may open.
 import type { Ctx } from "../../context";
 import { hasPermission } from "../../lib/permissions";
-import { AdminLayout, adminPage, frameOf, SECTIONS, type View } from "./kit";
+import { adminPage, frameOf, SECTIONS, type View } from "./kit";
 
 export function showHome(c: Ctx, view: View) {
   const f = frameOf(c);
   const sections = SECTIONS.filter((s) => hasPermission(f.permissions, s.permission));
   return adminPage(
     c,
-    <AdminLayout frame={f} title="Administration" current="/admin" view={view}>
-      <div class="card">
-        <p>Signed in as @{f.username}.</p>
-        <ul>
-          {sections.map((s) => (
-            <li>
-              <a href={s.path}>{s.label}</a>
-            </li>
-          ))}
-        </ul>
-      </div>
-    </AdminLayout>,
-    view.status,
+    { frame: f, title: "Administration", current: "/admin", view },
+    <div class="card">
+      <p>Signed in as @{f.username}.</p>
+      <ul>
+        {sections.map((s) => (
+          <li>
+            <a href={s.path}>{s.label}</a>
+          </li>
+        ))}
+      </ul>
+    </div>,
   );
 }

@@ -5,6 +5,7 @@ import { raw } from "hono/html";
 import type { Child } from "hono/jsx";
 import type { Ctx } from "../../context";
 import { hasPermission, type Permission } from "../../lib/permissions";
+import { ErrorBox, Notice, PostForm } from "../form-parts";
 import { Layout, page } from "../layout";
 import { adminOf } from "./guard";
 
@@ -69,7 +70,15 @@ img.emoji{width:32px;height:32px;object-fit:contain}
 fieldset{border:1px solid #d8dce1;border-radius:6px;margin:.75rem 0}
 `;
 
-export function AdminLayout(p: { frame: Frame; title: string; current: string; view: View; children?: Child }) {
+interface SectionPage {
+  frame: Frame;
+  title: string;
+  /** The menu entry to mark as this page. */
+  current: string;
+  view: View;
+}
+
+function AdminLayout(p: SectionPage & { children?: Child }) {
   const sections = SECTIONS.filter((s) => hasPermission(p.frame.permissions, s.permission));
   return (
     <Layout title={p.title} siteTitle={p.frame.siteTitle} head={<style>{raw(CSS)}</style>}>
@@ -85,44 +94,33 @@ export function AdminLayout(p: { frame: Frame; title: string; current: string; v
           ))}
         </nav>
         <h1>{p.title}</h1>
-        {p.view.notice ? (
-          <p class="notice" role="status">
-            {p.view.notice}
-          </p>
-        ) : null}
-        {p.view.error ? (
-          <p class="error" role="alert">
-            {p.view.error}
-          </p>
-        ) : null}
+        <Notice text={p.view.notice} />
+        <ErrorBox text={p.view.error} />
       </div>
       {p.children}
     </Layout>
   );
 }
 
-export const Csrf = (p: { token: string }) => <input type="hidden" name="csrf" value={p.token} />;
-
 /** A one-button form: POST `action` with the CSRF token and `fields` as hidden inputs. */
 export function PostButton(p: { action: string; csrf: string; label: string; fields?: Record<string, string>; danger?: boolean; name?: string }) {
   return (
-    <form method="post" action={p.action} class="inline">
-      <Csrf token={p.csrf} />
+    <PostForm action={p.action} csrf={p.csrf} class="inline">
       {Object.entries(p.fields ?? {}).map(([name, value]) => (
         <input type="hidden" name={name} value={value} />
       ))}
       <button type="submit" class={p.danger ? "danger" : "secondary"}>
         {p.label}
       </button>
-    </form>
+    </PostForm>
   );
 }
 
 export const when = (ms: number | null | undefined) => (ms ? `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC` : "");
 
-/** An admin page with the headers every HTML page carries. */
-export function adminPage(c: Ctx, body: Child, status: View["status"] = 200) {
-  return page(c, body, status);
+/** An admin section's page: `body` in the frame, with the view's status and the headers every HTML page carries. */
+export function adminPage(c: Ctx, section: SectionPage, body: Child) {
+  return page(c, <AdminLayout {...section}>{body}</AdminLayout>, section.view.status ?? 200);
 }
 
 /** The frame of the signed-in staff member's pages. */

@@ -2,7 +2,7 @@
 import type { Ctx } from "../../context";
 import { parseId } from "../../lib/ids";
 import { actionLogPage } from "../../queries/admin-action-logs";
-import { AdminLayout, adminPage, frameOf, when, type View } from "./kit";
+import { adminPage, frameOf, when, type View } from "./kit";
 
 const LIMIT = 50;
 
@@ -12,42 +12,40 @@ export async function showLog(c: Ctx, view: View) {
   const last = rows.at(-1);
   return adminPage(
     c,
-    <AdminLayout frame={frameOf(c)} title="Audit log" current="/admin/log" view={view}>
-      <div class="card">
-        {rows.length ? (
-          <table>
-            <thead>
-              <tr>
-                <th>When</th>
-                <th>Who</th>
-                <th>Action</th>
-                <th>Target</th>
+    { frame: frameOf(c), title: "Audit log", current: "/admin/log", view },
+    <div class="card">
+      {rows.length ? (
+        <table>
+          <thead>
+            <tr>
+              <th>When</th>
+              <th>Who</th>
+              <th>Action</th>
+              <th>Target</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((r) => (
+              <tr data-log={r.id}>
+                <td>{when(r.createdAt)}</td>
+                <td>{r.actor ? `@${r.actor}` : "(deleted)"}</td>
+                <td>{r.action}</td>
+                <td>
+                  {r.targetType}
+                  {r.targetId ? ` #${r.targetId}` : ""}
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {rows.map((r) => (
-                <tr data-log={r.id}>
-                  <td>{when(r.createdAt)}</td>
-                  <td>{r.actor ? `@${r.actor}` : "(deleted)"}</td>
-                  <td>{r.action}</td>
-                  <td>
-                    {r.targetType}
-                    {r.targetId ? ` #${r.targetId}` : ""}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        ) : (
-          <p class="muted">Nothing has been logged{maxId ? " before this point" : ""}.</p>
-        )}
-        {rows.length === LIMIT && last ? (
-          <p>
-            <a href={`/admin/log?max_id=${last.id}`}>Older</a>
-          </p>
-        ) : null}
-      </div>
-    </AdminLayout>,
-    view.status,
+            ))}
+          </tbody>
+        </table>
+      ) : (
+        <p class="muted">Nothing has been logged{maxId ? " before this point" : ""}.</p>
+      )}
+      {rows.length === LIMIT && last ? (
+        <p>
+          <a href={`/admin/log?max_id=${last.id}`}>Older</a>
+        </p>
+      ) : null}
+    </div>,
   );
 }

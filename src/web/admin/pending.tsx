@@ -3,7 +3,7 @@
 import type { Ctx } from "../../context";
 import { parseId } from "../../lib/ids";
 import { adminAccountsPage } from "../../services/admin-accounts";
-import { AdminLayout, adminPage, frameOf, PostButton, when, type View } from "./kit";
+import { adminPage, frameOf, PostButton, when, type View } from "./kit";
 
 const LIMIT = 50;
 
@@ -14,47 +14,45 @@ export async function showPending(c: Ctx, view: View) {
   const last = rows.at(-1);
   return adminPage(
     c,
-    <AdminLayout frame={f} title="Pending sign-ups" current="/admin/pending" view={view}>
-      <div class="card">
-        {rows.length ? (
-          <table>
-            <thead>
-              <tr>
-                <th>Account</th>
-                <th>E-mail</th>
-                <th>Reason</th>
-                <th>Signed up</th>
-                <th>Actions</th>
+    { frame: f, title: "Pending sign-ups", current: "/admin/pending", view },
+    <div class="card">
+      {rows.length ? (
+        <table>
+          <thead>
+            <tr>
+              <th>Account</th>
+              <th>E-mail</th>
+              <th>Reason</th>
+              <th>Signed up</th>
+              <th>Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((r) => (
+              <tr data-account={r.account.username}>
+                <td>@{r.account.username}</td>
+                <td>{r.user?.email ?? ""}</td>
+                <td>{r.user?.reason ?? ""}</td>
+                <td>
+                  {when(r.account.createdAt)}
+                  {r.user?.signUpIp ? <div class="muted">{r.user.signUpIp}</div> : null}
+                </td>
+                <td>
+                  <PostButton action={`/admin/pending/${r.account.id}/approve`} csrf={f.csrf} label="Approve" />{" "}
+                  <PostButton action={`/admin/pending/${r.account.id}/reject`} csrf={f.csrf} label="Reject" danger />
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {rows.map((r) => (
-                <tr data-account={r.account.username}>
-                  <td>@{r.account.username}</td>
-                  <td>{r.user?.email ?? ""}</td>
-                  <td>{r.user?.reason ?? ""}</td>
-                  <td>
-                    {when(r.account.createdAt)}
-                    {r.user?.signUpIp ? <div class="muted">{r.user.signUpIp}</div> : null}
-                  </td>
-                  <td>
-                    <PostButton action={`/admin/pending/${r.account.id}/approve`} csrf={f.csrf} label="Approve" />{" "}
-                    <PostButton action={`/admin/pending/${r.account.id}/reject`} csrf={f.csrf} label="Reject" danger />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        ) : (
-          <p class="muted">No one is waiting for approval.</p>
-        )}
-        {rows.length === LIMIT && last ? (
-          <p>
-            <a href={`/admin/pending?max_id=${last.account.id}`}>Older</a>
-          </p>
-        ) : null}
-      </div>
-    </AdminLayout>,
-    view.status,
+            ))}
+          </tbody>
+        </table>
+      ) : (
+        <p class="muted">No one is waiting for approval.</p>
+      )}
+      {rows.length === LIMIT && last ? (
+        <p>
+          <a href={`/admin/pending?max_id=${last.account.id}`}>Older</a>
+        </p>
+      ) : null}
+    </div>,
   );
 }

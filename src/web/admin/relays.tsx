@@ -2,7 +2,8 @@
 // disable and remove. Changes go through src/services/relays.ts, as the API's (/api/v1/admin/relays) do.
 import type { Ctx } from "../../context";
 import { listRelays } from "../../services/relays";
-import { AdminLayout, adminPage, Csrf, frameOf, PostButton, when, type View } from "./kit";
+import { adminPage, frameOf, PostButton, when, type View } from "./kit";
+import { PostForm } from "../form-parts";
 
 const STATE_LABEL = { idle: "disabled", pending: "waiting for the relay's approval", accepted: "enabled", rejected: "rejected by the relay" } as const;
 
@@ -11,21 +12,21 @@ export async function showRelays(c: Ctx, view: View) {
   const relays = await listRelays(c.get("db"));
   return adminPage(
     c,
-    <AdminLayout frame={f} title="Relays" current="/admin/relays" view={view}>
+    { frame: f, title: "Relays", current: "/admin/relays", view },
+    <>
       <div class="card">
         <h2>Add a relay</h2>
         <p class="muted">
           A relay passes public posts between the servers that subscribe to it: this server's public posts go to the relay, and the relay's posts from other
           servers appear on the federated timeline.
         </p>
-        <form method="post" action="/admin/relays" class="row">
-          <Csrf token={f.csrf} />
+        <PostForm action="/admin/relays" csrf={f.csrf} class="row">
           <label>
             Inbox URL{" "}
             <input type="text" name="inbox_url" required maxlength={2048} placeholder="https://relay.example/inbox" value={view.values?.inbox_url ?? ""} />
           </label>
           <button type="submit">Add relay</button>
-        </form>
+        </PostForm>
       </div>
       <div class="card">
         <h2>Relays</h2>
@@ -56,7 +57,6 @@ export async function showRelays(c: Ctx, view: View) {
           <p class="muted">No relay.</p>
         )}
       </div>
-    </AdminLayout>,
-    view.status,
+    </>,
   );
 }

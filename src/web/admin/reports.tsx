@@ -7,7 +7,8 @@ import { renderAdminReports } from "../../entities/admin-report";
 import { parseId } from "../../lib/ids";
 import { adminReportsPage } from "../../services/admin-reports";
 import { htmlToText } from "../public-pages";
-import { AdminLayout, adminPage, Csrf, frameOf, PostButton, when, type View } from "./kit";
+import { adminPage, frameOf, PostButton, when, type View } from "./kit";
+import { PostForm } from "../form-parts";
 
 const LIMIT = 20;
 
@@ -27,7 +28,8 @@ export async function showReports(c: Ctx, view: View) {
   const base = resolved ? "/admin/reports?resolved=1" : "/admin/reports";
   return adminPage(
     c,
-    <AdminLayout frame={f} title={resolved ? "Resolved reports" : "Open reports"} current="/admin/reports" view={view}>
+    { frame: f, title: resolved ? "Resolved reports" : "Open reports", current: "/admin/reports", view },
+    <>
       <div class="card">
         <p>{resolved ? <a href="/admin/reports">Show open reports</a> : <a href="/admin/reports?resolved=1">Show resolved reports</a>}</p>
         {reports.length ? null : <p class="muted">{resolved ? "No resolved reports." : "No open reports."}</p>}
@@ -67,8 +69,7 @@ export async function showReports(c: Ctx, view: View) {
             ) : (
               <PostButton action={`/admin/reports/${r.id}/resolve`} csrf={f.csrf} label="Resolve" />
             )}
-            <form method="post" action={`/admin/reports/${r.id}/action`} class="inline">
-              <Csrf token={f.csrf} />
+            <PostForm action={`/admin/reports/${r.id}/action`} csrf={f.csrf} class="inline">
               <label>
                 Action on {acct(r.target_account)}:{" "}
                 <select name="type">
@@ -81,7 +82,7 @@ export async function showReports(c: Ctx, view: View) {
               <button type="submit" class="danger">
                 Apply and resolve
               </button>
-            </form>
+            </PostForm>
           </div>
         </div>
       ))}
@@ -90,7 +91,6 @@ export async function showReports(c: Ctx, view: View) {
           <a href={`${base}${resolved ? "&" : "?"}max_id=${last.id}`}>Older</a>
         </div>
       ) : null}
-    </AdminLayout>,
-    view.status,
+    </>,
   );
 }

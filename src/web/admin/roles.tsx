@@ -5,7 +5,8 @@ import type { Ctx } from "../../context";
 import type { RoleRow } from "../../db/schema";
 import { PERMISSIONS, type Permission } from "../../lib/permissions";
 import { listRoles, ROLE_NAME_MAX } from "../../services/admin-roles";
-import { AdminLayout, adminPage, Csrf, frameOf, type View } from "./kit";
+import { adminPage, frameOf, type View } from "./kit";
+import { PostForm } from "../form-parts";
 
 const NAMES = Object.keys(PERMISSIONS) as Permission[];
 const label = (p: string) => p.replace(/_/g, " ");
@@ -50,7 +51,8 @@ export async function showRoles(c: Ctx, view: View, submitted?: Set<string>) {
   const form = view.values?.form;
   return adminPage(
     c,
-    <AdminLayout frame={f} title="Roles" current="/admin/roles" view={view}>
+    { frame: f, title: "Roles", current: "/admin/roles", view },
+    <>
       {roles.map((r) => (
         <div class="card" data-role={r.name}>
           <h2>
@@ -66,25 +68,20 @@ export async function showRoles(c: Ctx, view: View, submitted?: Set<string>) {
           </p>
           <details>
             <summary>Edit</summary>
-            <form method="post" action={`/admin/roles/${r.id}`}>
-              <Csrf token={f.csrf} />
-              <input type="hidden" name="form" value={r.id} />
+            <PostForm action={`/admin/roles/${r.id}`} csrf={f.csrf} form={r.id}>
               <Fields r={r} values={form === r.id ? view.values : undefined} checked={form === r.id ? submitted : undefined} />
               <button type="submit">Save</button>
-            </form>
+            </PostForm>
           </details>
         </div>
       ))}
       <div class="card">
         <h2>New role</h2>
-        <form method="post" action="/admin/roles">
-          <Csrf token={f.csrf} />
-          <input type="hidden" name="form" value="create" />
+        <PostForm action="/admin/roles" csrf={f.csrf} form="create">
           <Fields values={form === "create" ? view.values : undefined} checked={form === "create" ? submitted : undefined} />
           <button type="submit">Create role</button>
-        </form>
+        </PostForm>
       </div>
-    </AdminLayout>,
-    view.status,
+    </>,
   );
 }

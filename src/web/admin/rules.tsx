@@ -3,7 +3,8 @@
 import type { Ctx } from "../../context";
 import { listRules, RULE_HINT_MAX, RULE_TEXT_MAX } from "../../services/admin-rules";
 import type { RuleRow } from "../../services/instance";
-import { AdminLayout, adminPage, Csrf, frameOf, PostButton, type View } from "./kit";
+import { adminPage, frameOf, PostButton, type View } from "./kit";
+import { PostForm } from "../form-parts";
 
 function Fields(p: { r?: RuleRow; values?: Record<string, string> }) {
   const v = p.values;
@@ -29,15 +30,14 @@ export async function showRules(c: Ctx, view: View) {
   const rows = await listRules(c.get("db"));
   return adminPage(
     c,
-    <AdminLayout frame={f} title="Rules" current="/admin/rules" view={view}>
+    { frame: f, title: "Rules", current: "/admin/rules", view },
+    <>
       <div class="card">
         <h2>Add a rule</h2>
-        <form method="post" action="/admin/rules">
-          <Csrf token={f.csrf} />
-          <input type="hidden" name="form" value="create" />
+        <PostForm action="/admin/rules" csrf={f.csrf} form="create">
           <Fields values={view.values?.form === "create" ? view.values : undefined} />
           <button type="submit">Add rule</button>
-        </form>
+        </PostForm>
       </div>
       <div class="card">
         {rows.length ? null : <p class="muted">No rules yet.</p>}
@@ -48,19 +48,16 @@ export async function showRules(c: Ctx, view: View) {
               {r.hint ? <div class="muted">{r.hint}</div> : null}
               <details>
                 <summary>Edit</summary>
-                <form method="post" action={`/admin/rules/${r.id}`}>
-                  <Csrf token={f.csrf} />
-                  <input type="hidden" name="form" value={r.id} />
+                <PostForm action={`/admin/rules/${r.id}`} csrf={f.csrf} form={r.id}>
                   <Fields r={r} values={view.values?.form === r.id ? view.values : undefined} />
                   <button type="submit">Save</button>
-                </form>
+                </PostForm>
               </details>
               <PostButton action={`/admin/rules/${r.id}/delete`} csrf={f.csrf} label="Delete" danger />
             </li>
           ))}
         </ol>
       </div>
-    </AdminLayout>,
-    view.status,
+    </>,
   );
 }

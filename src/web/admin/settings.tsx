@@ -5,7 +5,8 @@ import type { Ctx } from "../../context";
 import { mediaUrl } from "../../entities/urls";
 import { REGISTRATIONS_MODES, readSettings } from "../../services/admin-settings";
 import { SETTING } from "../../services/instance";
-import { AdminLayout, adminPage, Csrf, frameOf, PostButton, type View } from "./kit";
+import { adminPage, frameOf, PostButton, type View } from "./kit";
+import { PostForm } from "../form-parts";
 
 const MODE_LABELS: Record<string, string> = { open: "Anyone can sign up", approval: "Sign-ups need approval", closed: "Nobody can sign up" };
 
@@ -19,11 +20,10 @@ export async function showSettings(c: Ctx, view: View) {
   const thumbnail = s[SETTING.thumbnail];
   return adminPage(
     c,
-    <AdminLayout frame={f} title="Server settings" current="/admin/settings" view={view}>
+    { frame: f, title: "Server settings", current: "/admin/settings", view },
+    <>
       <div class="card">
-        <form method="post" action="/admin/settings">
-          <Csrf token={f.csrf} />
-          <input type="hidden" name="form" value="settings" />
+        <PostForm action="/admin/settings" csrf={f.csrf} form="settings">
           <label for="s-title">Server name</label>
           <input type="text" id="s-title" name="title" maxlength={200} placeholder={cfg.title} value={val("title", SETTING.title)} />
           <label for="s-short">Short description</label>
@@ -59,7 +59,7 @@ export async function showSettings(c: Ctx, view: View) {
           <label for="s-regmsg">Message when sign-ups are closed (optional)</label>
           <input type="text" id="s-regmsg" name="registrations_message" maxlength={1000} value={val("registrations_message", SETTING.registrationsMessage)} />
           <button type="submit">Save settings</button>
-        </form>
+        </PostForm>
       </div>
       <div class="card">
         <h2>Thumbnail</h2>
@@ -70,17 +70,15 @@ export async function showSettings(c: Ctx, view: View) {
         ) : (
           <p class="muted">The default image is used.</p>
         )}
-        <form method="post" action="/admin/settings/thumbnail" enctype="multipart/form-data">
-          <Csrf token={f.csrf} />
+        <PostForm action="/admin/settings/thumbnail" csrf={f.csrf} enctype="multipart/form-data">
           <label for="s-thumb">Image (at most 8 MB)</label>
           <input type="file" id="s-thumb" name="thumbnail" required accept="image/*" />
           <div>
             <button type="submit">Upload thumbnail</button>
           </div>
-        </form>
+        </PostForm>
         {thumbnail ? <PostButton action="/admin/settings/thumbnail/delete" csrf={f.csrf} label="Remove thumbnail" danger /> : null}
       </div>
-    </AdminLayout>,
-    view.status,
+    </>,
   );
 }

@@ -1,5 +1,6 @@
 // /auth/edit: the sign-in e-mail address and the password, each changed with the current password.
-import { Csrf, SettingsLayout } from "./kit";
+import { SettingsLayout } from "./kit";
+import { PostForm } from "../form-parts";
 
 export function AccountPage(p: { siteTitle: string; csrf: string; email: string; flash?: string; error?: string }) {
   return (
@@ -10,20 +11,18 @@ export function AccountPage(p: { siteTitle: string; csrf: string; email: string;
           You sign in as <strong id="current-email">{p.email}</strong>.
         </p>
         <p class="muted">This server sends no e-mail: a new address is not confirmed by a message and is used at once.</p>
-        <form method="post" action="/auth/edit/email">
-          <Csrf token={p.csrf} />
+        <PostForm action="/auth/edit/email" csrf={p.csrf}>
           <label for="email">New e-mail address</label>
           <input type="email" id="email" name="email" required autocomplete="email" />
           <label for="email_current_password">Current password</label>
           <input type="password" id="email_current_password" name="current_password" required autocomplete="current-password" />
           <button type="submit">Change e-mail address</button>
-        </form>
+        </PostForm>
       </div>
       <div class="card">
         <h2>Password</h2>
         <p class="muted">Changing it signs out your other sessions and every application.</p>
-        <form method="post" action="/auth/edit/password">
-          <Csrf token={p.csrf} />
+        <PostForm action="/auth/edit/password" csrf={p.csrf}>
           <label for="current_password">Current password</label>
           <input type="password" id="current_password" name="current_password" required autocomplete="current-password" />
           <label for="password">New password (8 to 72 characters)</label>
@@ -31,7 +30,7 @@ export function AccountPage(p: { siteTitle: string; csrf: string; email: string;
           <label for="password_confirmation">Confirm new password</label>
           <input type="password" id="password_confirmation" name="password_confirmation" required autocomplete="new-password" />
           <button type="submit">Change password</button>
-        </form>
+        </PostForm>
       </div>
     </SettingsLayout>
   );

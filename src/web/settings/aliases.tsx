@@ -6,11 +6,11 @@ import type { AppEnv, Ctx } from "../../context";
 import type { AccountAliasRow } from "../../db/schema";
 import { ApiError } from "../../lib/errors";
 import { parseId } from "../../lib/ids";
-import { readParams } from "../../lib/params";
 import { addAlias, listAliases, removeAlias } from "../../services/account-migration";
 import { page } from "../layout";
 import type { WebSession } from "../session-store";
-import { Csrf, postSession, SettingsLayout, settingsSession, when } from "./kit";
+import { type PageView, SettingsLayout, settingsGet, settingsPost, when } from "./kit";
+import { PostForm } from "../form-parts";
 
 export function AliasesPage(p: { siteTitle: string; csrf: string; acct: string; aliases: AccountAliasRow[]; flash?: string; error?: string }) {
   return (
@@ -21,12 +21,11 @@ export function AliasesPage(p: { siteTitle: string; csrf: string; acct: string; 
           To move from another account to <strong>@{p.acct}</strong>, first add that account here as an alias. Then start the move from the other account; its
           server checks that this account lists it before it moves your followers.
         </p>
-        <form method="post" action="/settings/aliases">
-          <Csrf token={p.csrf} />
+        <PostForm action="/settings/aliases" csrf={p.csrf}>
           <label for="acct">Handle of the old account</label>
           <input type="text" id="acct" name="acct" required placeholder="username@domain" autocomplete="off" />
           <button type="submit">Create alias</button>
-        </form>
+        </PostForm>
       </div>
       <div class="card">
         <h2>Aliases</h2>
@@ -47,12 +46,11 @@ export function AliasesPage(p: { siteTitle: string; csrf: string; acct: string; 
                   </td>
                   <td>{when(a.createdAt)}</td>
                   <td>
-                    <form method="post" action={`/settings/aliases/${a.id}/delete`}>
-                      <Csrf token={p.csrf} />
+                    <PostForm action={`/settings/aliases/${a.id}/delete`} csrf={p.csrf}>
                       <button type="submit" class="danger">
                         Unlink alias
                       </button>
-                    </form>
+                    </PostForm>
                   </td>
                 </tr>
               ))}
@@ -68,7 +66,7 @@ export function AliasesPage(p: { siteTitle: string; csrf: string; acct: string; 
 
 const r = new Hono<AppEnv>();
 
-async function aliasesPage(c: Ctx, s: WebSession, o: { flash?: string; error?: string; status?: 200 | 404 | 422 } = {}) {
+async function aliasesPage(c: Ctx, s: WebSession, o: PageView = {}) {
   const aliases = await listAliases(c.get("db"), s.account.id);
   return page(
     c,
@@ -77,45 +75,28 @@ async function aliasesPage(c: Ctx, s: WebSession, o: { flash?: string; error?: s
   );
 }
 
-/** A service's 4xx as the page's error; anything else is a server error. */
-function refused(e: unknown): { message: string; status: 404 | 422 } {
-  if (e instanceof ApiError && e.status >= 400 && e.status < 500)
-    return { message: e.message.replace(/^Validation failed: /, ""), status: e.status === 404 ? 404 : 422 };
-  throw e;
-}
+r.get("/settings/aliases", settingsGet(aliasesPage));
 
-r.get("/settings/aliases", async (c) => {
-  const s = await settingsSession(c);
-  if (s instanceof Response) return s;
-  return aliasesPage(c, s);
-});
-
-r.post("/settings/aliases", async (c) => {
-  const p = await readParams(c);
-  const s = await postSession(c, p);
-  if (s instanceof Response) return s;
-  try {
+r.post(
+  "/settings/aliases",
+  settingsPost(aliasesPage, async (c, s, p) => {
     const a = await addAlias(c.get("db"), c.get("fx"), c.get("config"), s.account, p.acct);
     return aliasesPage(c, s, { flash: `@${a.acct} is now an alias of your account.` });
-  } catch (e) {
-    const f = refused(e);
-    return aliasesPage(c, s, { error: f.message, status: f.status });
-  }
-});
+  }),
+);
 
-r.post("/settings/aliases/:id/delete", async (c) => {
-  const p = await readParams(c);
-  const s = await postSession(c, p);
-  if (s instanceof Response) return s;
-  try {
-    const id = parseId(c.req.param("id"));
-    if (!id) throw new ApiError(404, "Record not found");
-    await removeAlias(c.get("db"), c.get("fx"), s.account, id);
-  } catch (e) {
-    const f = refused(e);
-    return aliasesPage(c, s, { error: f.status === 404 ? "No such alias." : f.message, status: f.status });
-  }
-  return aliasesPage(c, s, { flash: "The alias was removed." });
-});
+r.post(
+  "/settings/aliases/:id/delete",
+  settingsPost(
+    aliasesPage,
+    async (c, s) => {
+      const id = parseId(c.req.param("id"));
+      if (!id) throw new ApiError(404, "Record not found");
+      await removeAlias(c.get("db"), c.get("fx"), s.account, id);
+      return aliasesPage(c, s, { flash: "The alias was removed." });
+    },
+    { notFound: "No such alias." },
+  ),
+);
 
 export default r;

@@ -1,7 +1,8 @@
 // /oauth/authorized_applications: the applications holding access to the account (live tokens grouped by application)
 // and the browser sessions, each with a revoke button.
 import type { AuthorizedApp, BrowserSession } from "../../services/authorized-apps";
-import { Csrf, SettingsLayout, when } from "./kit";
+import { SettingsLayout, when } from "./kit";
+import { PostForm } from "../form-parts";
 
 export function AppsPage(p: {
   siteTitle: string;
@@ -37,12 +38,11 @@ export function AppsPage(p: {
                 </td>
                 <td>{when(a.lastUsedAt)}</td>
                 <td>
-                  <form method="post" action={`/oauth/authorized_applications/${a.applicationId}/revoke`}>
-                    <Csrf token={p.csrf} />
+                  <PostForm action={`/oauth/authorized_applications/${a.applicationId}/revoke`} csrf={p.csrf}>
                     <button type="submit" class="secondary" aria-label={`Revoke ${a.name}`}>
                       Revoke
                     </button>
-                  </form>
+                  </PostForm>
                 </td>
               </tr>
             ))}
@@ -67,13 +67,12 @@ export function AppsPage(p: {
                 {s.idHash === p.currentSession ? (
                   <span class="muted">This session</span>
                 ) : (
-                  <form method="post" action="/settings/sessions/revoke">
-                    <Csrf token={p.csrf} />
+                  <PostForm action="/settings/sessions/revoke" csrf={p.csrf}>
                     <input type="hidden" name="session" value={s.idHash} />
                     <button type="submit" class="secondary">
                       Sign out
                     </button>
-                  </form>
+                  </PostForm>
                 )}
               </td>
             </tr>

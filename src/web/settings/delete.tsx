@@ -1,6 +1,7 @@
 // /settings/delete: "delete my account", with the password (src/services/delete-own-account.ts).
 import { Layout } from "../layout";
-import { Csrf, SettingsLayout } from "./kit";
+import { SettingsLayout } from "./kit";
+import { PostForm } from "../form-parts";
 
 export function DeletePage(p: { siteTitle: string; csrf: string; acct: string; error?: string }) {
   return (
@@ -12,14 +13,13 @@ export function DeletePage(p: { siteTitle: string; csrf: string; acct: string; e
           are told it is gone. Your username stays reserved. This cannot be undone.
         </p>
         <p class="muted">To keep your data, download it first from the Export page.</p>
-        <form method="post" action="/settings/delete">
-          <Csrf token={p.csrf} />
+        <PostForm action="/settings/delete" csrf={p.csrf}>
           <label for="password">Current password</label>
           <input type="password" id="password" name="password" required autocomplete="current-password" />
           <button type="submit" class="danger">
             Delete my account
           </button>
-        </form>
+        </PostForm>
       </div>
     </SettingsLayout>
   );

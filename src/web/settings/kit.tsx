@@ -3,10 +3,13 @@
 import type { Child } from "hono/jsx";
 import { raw } from "hono/html";
 import type { Ctx } from "../../context";
+import { ApiError } from "../../lib/errors";
+import { type Params, readParams } from "../../lib/params";
 import { MessagePage } from "../auth-pages";
 import { Layout, page } from "../layout";
 import { currentSession, sessionCsrfValid } from "../session";
 import type { WebSession } from "../session-store";
+import { ErrorBox, Notice } from "../form-parts";
 
 const CSS = `
 nav.settings{display:flex;flex-wrap:wrap;gap:.25rem 1rem;margin-bottom:1rem}
@@ -45,22 +48,12 @@ export function SettingsLayout(p: { siteTitle: string; title: string; path: stri
           </a>
         ))}
       </nav>
-      {p.flash ? (
-        <p class="notice" role="status">
-          {p.flash}
-        </p>
-      ) : null}
-      {p.error ? (
-        <p class="error" role="alert">
-          {p.error}
-        </p>
-      ) : null}
+      <Notice text={p.flash} />
+      <ErrorBox text={p.error} />
       {p.children}
     </Layout>
   );
 }
-
-export const Csrf = (p: { token: string }) => <input type="hidden" name="csrf" value={p.token} />;
 
 /** The signed-in session, or a redirect to the sign-in page that comes back here. */
 export async function settingsSession(c: Ctx): Promise<WebSession | Response> {
@@ -91,3 +84,47 @@ export async function postSession(c: Ctx, params: Record<string, unknown>): Prom
 }
 
 export const when = (ms: number | null | undefined) => (ms ? `${new Date(ms).toISOString().replace("T", " ").slice(0, 16)} UTC` : "never");
+
+/** What a settings page shows besides its data: the flash of the last change, or why this one was refused. */
+export interface PageView {
+  flash?: string;
+  error?: string;
+  status?: 200 | 403 | 404 | 422;
+}
+
+/** A refusal a service explains (4xx): the page again, with the reason. Anything else is a server error. */
+export function refusal(e: unknown): { message: string; status: 403 | 404 | 422 } {
+  if (e instanceof ApiError && (e.status === 403 || e.status === 404 || e.status === 422)) {
+    return { message: e.message.replace(/^Validation failed: /, ""), status: e.status };
+  }
+  if (e instanceof ApiError && e.status >= 400 && e.status < 500) return { message: e.message, status: 422 };
+  throw e;
+}
+
+/** A settings page's GET: `show` for the signed-in user; signed-out visitors go to the sign-in page. */
+export const settingsGet = (show: (c: Ctx, s: WebSession) => Response | Promise<Response>) => async (c: Ctx) => {
+  const s = await settingsSession(c);
+  return s instanceof Response ? s : show(c, s);
+};
+
+/**
+ * A settings form's POST: the session with its CSRF token checked, then `act`. A refusal the service explains shows
+ * the page again (`again`) with the reason; `notFound` replaces the message of a 404.
+ */
+export const settingsPost =
+  (
+    again: (c: Ctx, s: WebSession, o: PageView) => Response | Promise<Response>,
+    act: (c: Ctx, s: WebSession, p: Params) => Promise<Response>,
+    o: { maxBody?: number; notFound?: string } = {},
+  ) =>
+  async (c: Ctx) => {
+    const p = await readParams(c, o.maxBody);
+    const s = await postSession(c, p);
+    if (s instanceof Response) return s;
+    try {
+      return await act(c, s, p);
+    } catch (e) {
+      const f = refusal(e);
+      return again(c, s, { error: f.status === 404 && o.notFound ? o.notFound : f.message, status: f.status });
+    }
+  };

@@ -5,12 +5,11 @@
 import { Hono } from "hono";
 import type { AppEnv, Ctx } from "../../context";
 import { acctOf } from "../../entities/account";
-import { ApiError } from "../../lib/errors";
-import { readParams } from "../../lib/params";
 import { type MigrationState, migrationState, moveAccount } from "../../services/account-migration";
 import { page } from "../layout";
 import type { WebSession } from "../session-store";
-import { Csrf, postSession, SettingsLayout, settingsSession, when } from "./kit";
+import { type PageView, SettingsLayout, settingsGet, settingsPost, when } from "./kit";
+import { PostForm } from "../form-parts";
 
 export function MigrationPage(p: { siteTitle: string; csrf: string; acct: string; uri: string; state: MigrationState; flash?: string; error?: string }) {
   const moved = p.state.movedTo;
@@ -35,8 +34,7 @@ export function MigrationPage(p: { siteTitle: string; csrf: string; acct: string
         {p.state.cooldownUntil ? (
           <p class="muted">You can move again after {when(p.state.cooldownUntil)}.</p>
         ) : (
-          <form method="post" action="/settings/migration">
-            <Csrf token={p.csrf} />
+          <PostForm action="/settings/migration" csrf={p.csrf}>
             <label for="acct">Handle of the new account</label>
             <input type="text" id="acct" name="acct" required placeholder="username@domain" autocomplete="off" />
             <label for="current_password">Current password</label>
@@ -44,7 +42,7 @@ export function MigrationPage(p: { siteTitle: string; csrf: string; acct: string
             <button type="submit" class="danger">
               Move followers
             </button>
-          </form>
+          </PostForm>
         )}
         <p class="muted">
           Moving here from another account instead? <a href="/settings/aliases">Create an alias</a>.
@@ -71,7 +69,7 @@ export function MigrationPage(p: { siteTitle: string; csrf: string; acct: string
 
 const r = new Hono<AppEnv>();
 
-async function migrationPage(c: Ctx, s: WebSession, o: { flash?: string; error?: string; status?: 200 | 403 | 422 } = {}) {
+async function migrationPage(c: Ctx, s: WebSession, o: PageView = {}) {
   const db = c.get("db");
   const state = await migrationState(db, s.account);
   return page(
@@ -89,24 +87,15 @@ async function migrationPage(c: Ctx, s: WebSession, o: { flash?: string; error?:
   );
 }
 
-r.get("/settings/migration", async (c) => {
-  const s = await settingsSession(c);
-  if (s instanceof Response) return s;
-  return migrationPage(c, s);
-});
+r.get("/settings/migration", settingsGet(migrationPage));
 
-r.post("/settings/migration", async (c) => {
-  const p = await readParams(c);
-  const s = await postSession(c, p);
-  if (s instanceof Response) return s;
-  try {
+r.post(
+  "/settings/migration",
+  settingsPost(migrationPage, async (c, s, p) => {
     const target = await moveAccount(c.get("db"), c.get("fx"), c.get("config"), c.env.SECRET_KEY_BASE ?? "", s, { acct: p.acct, password: p.current_password });
     const moved = { ...s, account: { ...s.account, movedToAccountId: target.id } };
     return migrationPage(c, moved, { flash: `Your account is moving to @${acctOf(target)}.` });
-  } catch (e) {
-    if (!(e instanceof ApiError) || e.status < 400 || e.status >= 500) throw e;
-    return migrationPage(c, s, { error: e.message.replace(/^Validation failed: /, ""), status: e.status === 403 ? 403 : 422 });
-  }
-});
+  }),
+);
 
 export default r;

@@ -2,7 +2,8 @@
 // preferences (src/services/preferences.ts): the values GET /api/v1/preferences reports to apps.
 import type { UserSettings } from "../../db/schema";
 import { Flag } from "./profile";
-import { Csrf, SettingsLayout } from "./kit";
+import { SettingsLayout } from "./kit";
+import { PostForm } from "../form-parts";
 
 const VISIBILITIES = [
   ["public", "Public"],
@@ -15,6 +16,19 @@ const MEDIA = [
   ["hide_all", "Always hide media"],
 ] as const;
 
+/** A select named `name` (and its id, for its label) over [value, label] pairs. */
+function Choice(p: { name: string; options: readonly (readonly [string, string])[]; selected: string }) {
+  return (
+    <select id={p.name} name={p.name}>
+      {p.options.map(([v, label]) => (
+        <option value={v} selected={v === p.selected}>
+          {label}
+        </option>
+      ))}
+    </select>
+  );
+}
+
 export function PreferencesPage(p: { siteTitle: string; csrf: string; settings: UserSettings; flash?: string; error?: string }) {
   const s = p.settings;
   const vis = s["posting:default:visibility"] ?? "public";
@@ -23,33 +37,20 @@ export function PreferencesPage(p: { siteTitle: string; csrf: string; settings: 
     <SettingsLayout siteTitle={p.siteTitle} title="Preferences" path="/settings/preferences" flash={p.flash} error={p.error}>
       <div class="card">
         <h1>Preferences</h1>
-        <form method="post" action="/settings/preferences">
-          <Csrf token={p.csrf} />
+        <PostForm action="/settings/preferences" csrf={p.csrf}>
           <h2>Posting defaults</h2>
           <label for="privacy">Default post visibility</label>
-          <select id="privacy" name="privacy">
-            {VISIBILITIES.map(([v, label]) => (
-              <option value={v} selected={v === vis}>
-                {label}
-              </option>
-            ))}
-          </select>
+          <Choice name="privacy" options={VISIBILITIES} selected={vis} />
           <label for="language">Default posting language (ISO 639 code, empty for none)</label>
           <input type="text" id="language" name="language" maxlength={16} value={s["posting:default:language"] ?? ""} />
           <Flag name="sensitive" checked={!!s["posting:default:sensitive"]} label="Always mark media as sensitive" />
           <h2 style="margin-top:1rem">Reading</h2>
           <label for="expand_media">Media display</label>
-          <select id="expand_media" name="expand_media">
-            {MEDIA.map(([v, label]) => (
-              <option value={v} selected={v === media}>
-                {label}
-              </option>
-            ))}
-          </select>
+          <Choice name="expand_media" options={MEDIA} selected={media} />
           <Flag name="expand_spoilers" checked={!!s["reading:expand:spoilers"]} label="Always expand posts marked with content warnings" />
           <p class="muted">Apps read these through /api/v1/preferences; how a post looks (autoplay, animations) is up to each app.</p>
           <button type="submit">Save changes</button>
-        </form>
+        </PostForm>
       </div>
     </SettingsLayout>
   );

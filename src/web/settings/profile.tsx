@@ -2,7 +2,14 @@
 // (the service behind PATCH /api/v1/accounts/update_credentials).
 import type { AccountRow } from "../../db/schema";
 import { MAX_DISPLAY_NAME, MAX_FIELD_NAME, MAX_FIELD_VALUE, MAX_FIELDS, MAX_NOTE } from "../../services/profile";
-import { Csrf, SettingsLayout } from "./kit";
+import { SettingsLayout } from "./kit";
+import { PostForm } from "../form-parts";
+
+/** The two inputs of a profile field: which part, its label, its length limit. */
+const FIELD_PARTS = [
+  ["name", "Label", MAX_FIELD_NAME],
+  ["value", "Content", MAX_FIELD_VALUE],
+] as const;
 
 export function ProfileSettingsPage(p: {
   siteTitle: string;
@@ -20,8 +27,7 @@ export function ProfileSettingsPage(p: {
     <SettingsLayout siteTitle={p.siteTitle} title="Profile" path="/settings/profile" flash={p.flash} error={p.error}>
       <div class="card">
         <h1>Profile</h1>
-        <form method="post" action="/settings/profile" enctype="multipart/form-data">
-          <Csrf token={p.csrf} />
+        <PostForm action="/settings/profile" csrf={p.csrf} enctype="multipart/form-data">
           <label for="display_name">Display name</label>
           <input type="text" id="display_name" name="display_name" maxlength={MAX_DISPLAY_NAME} value={a.displayName} />
           <label for="note">Bio</label>
@@ -37,22 +43,16 @@ export function ProfileSettingsPage(p: {
           <h2 style="margin-top:1rem">Profile metadata</h2>
           {fields.map((f, i) => (
             <div class="fieldrow">
-              <input
-                type="text"
-                name={`fields_attributes[${i}][name]`}
-                aria-label={`Label ${i + 1}`}
-                placeholder="Label"
-                maxlength={MAX_FIELD_NAME}
-                value={f.name}
-              />
-              <input
-                type="text"
-                name={`fields_attributes[${i}][value]`}
-                aria-label={`Content ${i + 1}`}
-                placeholder="Content"
-                maxlength={MAX_FIELD_VALUE}
-                value={f.value}
-              />
+              {FIELD_PARTS.map(([part, label, max]) => (
+                <input
+                  type="text"
+                  name={`fields_attributes[${i}][${part}]`}
+                  aria-label={`${label} ${i + 1}`}
+                  placeholder={label}
+                  maxlength={max}
+                  value={f[part]}
+                />
+              ))}
             </div>
           ))}
           <Flag name="locked" checked={a.locked} label="Require follow requests (locked account)" />
@@ -60,7 +60,7 @@ export function ProfileSettingsPage(p: {
           <Flag name="discoverable" checked={!!a.discoverable} label="Feature profile and posts in discovery" />
           <Flag name="indexable" checked={!!a.indexable} label="Include public posts in search results" />
           <button type="submit">Save changes</button>
-        </form>
+        </PostForm>
       </div>
     </SettingsLayout>
   );

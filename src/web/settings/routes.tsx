@@ -27,7 +27,7 @@ import aliasPages from "./aliases";
 import { AppsPage } from "./apps";
 import { DeletedPage, DeletePage } from "./delete";
 import { redirectWithFlash, takeFlash } from "./flash";
-import { postSession, settingsSession } from "./kit";
+import { type PageView, postSession, settingsGet, settingsPost } from "./kit";
 import migrationPages from "./migration";
 import { PreferencesPage } from "./preferences";
 import { ProfileSettingsPage } from "./profile";
@@ -39,15 +39,6 @@ const r = new Hono<AppEnv>();
 const title = (c: Ctx) => c.get("config").title;
 const pepper = (c: Ctx) => c.env.SECRET_KEY_BASE ?? "";
 const str = (v: unknown) => (typeof v === "string" ? v : "");
-
-/** A refusal a service explains (4xx): the page again, with the reason. Anything else is a server error. */
-function refusal(e: unknown): { message: string; status: 403 | 404 | 422 } {
-  if (e instanceof ApiError && (e.status === 403 || e.status === 404 || e.status === 422)) {
-    return { message: e.message.replace(/^Validation failed: /, ""), status: e.status };
-  }
-  if (e instanceof ApiError && e.status >= 400 && e.status < 500) return { message: e.message, status: 422 };
-  throw e;
-}
 
 /** The session as the viewer the API's services take (updateProfile). */
 const viewerOf = (s: WebSession): UserViewer => ({
@@ -67,7 +58,7 @@ r.route("/", aliasPages).route("/", migrationPages); // account migration: /sett
 
 // ---- profile ----
 
-const profilePage = (c: Ctx, s: WebSession, o: { flash?: string; error?: string; status?: 200 | 403 | 404 | 422 } = {}) => {
+const profilePage = (c: Ctx, s: WebSession, o: PageView = {}) => {
   const rendered = renderAccount(c.get("config"), s.account);
   return page(
     c,
@@ -84,52 +75,51 @@ const profilePage = (c: Ctx, s: WebSession, o: { flash?: string; error?: string;
   );
 };
 
-r.get("/settings/profile", async (c) => {
-  const s = await settingsSession(c);
-  if (s instanceof Response) return s;
-  return profilePage(c, s, { flash: takeFlash(c) });
-});
+r.get(
+  "/settings/profile",
+  settingsGet((c, s) => profilePage(c, s, { flash: takeFlash(c) })),
+);
 
 const fileOf = (v: unknown) => (v instanceof File && v.size > 0 ? v : undefined);
 
-r.post("/settings/profile", async (c) => {
-  const p = await readParams(c, 2 * AVATAR_LIMIT + 1024 * 1024);
-  const s = await postSession(c, p);
-  if (s instanceof Response) return s;
-  const raw = p.fields_attributes;
-  const rows = raw && typeof raw === "object" ? Object.values(raw as object).slice(0, 50) : [];
-  const fields = rows.map((f) =>
-    f && typeof f === "object" ? { name: str((f as Record<string, unknown>).name), value: str((f as Record<string, unknown>).value) } : { name: "", value: "" },
-  );
-  try {
-    await updateProfile(c.get("db"), c.get("fx"), c.get("config"), c.env, viewerOf(s), {
-      displayName: str(p.display_name).slice(0, 10_000),
-      note: str(p.note).slice(0, 100_000),
-      fields,
-      locked: truthy(p.locked),
-      bot: truthy(p.bot),
-      discoverable: truthy(p.discoverable),
-      indexable: truthy(p.indexable),
-      avatar: fileOf(p.avatar),
-      header: fileOf(p.header),
-    });
-  } catch (e) {
-    const f = refusal(e);
-    return profilePage(c, s, { error: f.message, status: f.status });
-  }
-  return redirectWithFlash(c, "/settings/profile", "profile_saved");
-});
+r.post(
+  "/settings/profile",
+  settingsPost(
+    profilePage,
+    async (c, s, p) => {
+      const raw = p.fields_attributes;
+      const rows = raw && typeof raw === "object" ? Object.values(raw as object).slice(0, 50) : [];
+      const fields = rows.map((f) =>
+        f && typeof f === "object"
+          ? { name: str((f as Record<string, unknown>).name), value: str((f as Record<string, unknown>).value) }
+          : { name: "", value: "" },
+      );
+      await updateProfile(c.get("db"), c.get("fx"), c.get("config"), c.env, viewerOf(s), {
+        displayName: str(p.display_name).slice(0, 10_000),
+        note: str(p.note).slice(0, 100_000),
+        fields,
+        locked: truthy(p.locked),
+        bot: truthy(p.bot),
+        discoverable: truthy(p.discoverable),
+        indexable: truthy(p.indexable),
+        avatar: fileOf(p.avatar),
+        header: fileOf(p.header),
+      });
+      return redirectWithFlash(c, "/settings/profile", "profile_saved");
+    },
+    { maxBody: 2 * AVATAR_LIMIT + 1024 * 1024 },
+  ),
+);
 
 // ---- preferences ----
 
-const preferencesPage = (c: Ctx, s: WebSession, o: { flash?: string; error?: string; status?: 200 | 422 } = {}) =>
+const preferencesPage = (c: Ctx, s: WebSession, o: PageView = {}) =>
   page(c, <PreferencesPage siteTitle={title(c)} csrf={s.csrf} settings={s.user.settings ?? {}} flash={o.flash} error={o.error} />, o.status ?? 200);
 
-r.get("/settings/preferences", async (c) => {
-  const s = await settingsSession(c);
-  if (s instanceof Response) return s;
-  return preferencesPage(c, s, { flash: takeFlash(c) });
-});
+r.get(
+  "/settings/preferences",
+  settingsGet((c, s) => preferencesPage(c, s, { flash: takeFlash(c) })),
+);
 
 const VISIBILITIES = ["public", "unlisted", "private"] as const;
 const LANGUAGE = /^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/;
@@ -155,33 +145,25 @@ r.post("/settings/preferences", async (c) => {
 
 // ---- e-mail and password ----
 
-const accountPage = (c: Ctx, s: WebSession, o: { flash?: string; error?: string; status?: 200 | 403 | 404 | 422 } = {}) =>
+const accountPage = (c: Ctx, s: WebSession, o: PageView = {}) =>
   page(c, <AccountPage siteTitle={title(c)} csrf={s.csrf} email={s.user.email} flash={o.flash} error={o.error} />, o.status ?? 200);
 
-r.get("/auth/edit", async (c) => {
-  const s = await settingsSession(c);
-  if (s instanceof Response) return s;
-  return accountPage(c, s, { flash: takeFlash(c) });
-});
+r.get(
+  "/auth/edit",
+  settingsGet((c, s) => accountPage(c, s, { flash: takeFlash(c) })),
+);
 
-r.post("/auth/edit/email", async (c) => {
-  const p = await readParams(c);
-  const s = await postSession(c, p);
-  if (s instanceof Response) return s;
-  try {
+r.post(
+  "/auth/edit/email",
+  settingsPost(accountPage, async (c, s, p) => {
     await changeEmail(c.get("db"), pepper(c), s.user, { email: p.email, password: p.current_password });
-  } catch (e) {
-    const f = refusal(e);
-    return accountPage(c, s, { error: f.message, status: f.status });
-  }
-  return redirectWithFlash(c, "/auth/edit", "email_changed");
-});
+    return redirectWithFlash(c, "/auth/edit", "email_changed");
+  }),
+);
 
-r.post("/auth/edit/password", async (c) => {
-  const p = await readParams(c);
-  const s = await postSession(c, p);
-  if (s instanceof Response) return s;
-  try {
+r.post(
+  "/auth/edit/password",
+  settingsPost(accountPage, async (c, s, p) => {
     await changePassword(
       c.get("db"),
       c.get("fx"),
@@ -190,85 +172,59 @@ r.post("/auth/edit/password", async (c) => {
       { current: p.current_password, password: p.password, confirmation: p.password_confirmation },
       s.idHash,
     );
-  } catch (e) {
-    const f = refusal(e);
-    return accountPage(c, s, { error: f.message, status: f.status });
-  }
-  return redirectWithFlash(c, "/auth/edit", "password_changed");
-});
+    return redirectWithFlash(c, "/auth/edit", "password_changed");
+  }),
+);
 
 // ---- two-factor authentication ----
 
-const twoFactorPage = async (c: Ctx, s: WebSession, o: { flash?: string; error?: string; status?: 200 | 403 | 404 | 422 } = {}) => {
+const twoFactorPage = async (c: Ctx, s: WebSession, o: PageView = {}) => {
   const db = c.get("db");
   const [state, setup] = await Promise.all([twoFactorState(db, s.user.id), pendingSetup(db, pepper(c), s.user, c.get("config").domain)]);
   return page(c, <TwoFactorPage siteTitle={title(c)} csrf={s.csrf} state={state} setup={setup} flash={o.flash} error={o.error} />, o.status ?? 200);
 };
 
-r.get("/settings/otp_authentication", async (c) => {
-  const s = await settingsSession(c);
-  if (s instanceof Response) return s;
-  return twoFactorPage(c, s, { flash: takeFlash(c) });
-});
+r.get(
+  "/settings/otp_authentication",
+  settingsGet((c, s) => twoFactorPage(c, s, { flash: takeFlash(c) })),
+);
 
-r.post("/settings/otp_authentication", async (c) => {
-  const p = await readParams(c);
-  const s = await postSession(c, p);
-  if (s instanceof Response) return s;
-  try {
+r.post(
+  "/settings/otp_authentication",
+  settingsPost(twoFactorPage, async (c, s) => {
     await beginTwoFactorSetup(c.get("db"), pepper(c), s.user.id);
-  } catch (e) {
-    const f = refusal(e);
-    return twoFactorPage(c, s, { error: f.message, status: f.status });
-  }
-  return c.redirect("/settings/otp_authentication", 303);
-});
+    return c.redirect("/settings/otp_authentication", 303);
+  }),
+);
 
 // The recovery codes are shown in the answer that made them (as Mastodon does): they exist in clear nowhere else.
-r.post("/settings/two_factor_authentication/confirmation", async (c) => {
-  const p = await readParams(c);
-  const s = await postSession(c, p);
-  if (s instanceof Response) return s;
-  let codes: string[];
-  try {
-    codes = await confirmTwoFactor(c.get("db"), pepper(c), s.user.id, p.otp_attempt);
-  } catch (e) {
-    const f = refusal(e);
-    return twoFactorPage(c, s, { error: f.message, status: f.status });
-  }
-  return page(c, <RecoveryCodesPage siteTitle={title(c)} codes={codes} enabledNow />);
-});
+r.post(
+  "/settings/two_factor_authentication/confirmation",
+  settingsPost(twoFactorPage, async (c, s, p) => {
+    const codes = await confirmTwoFactor(c.get("db"), pepper(c), s.user.id, p.otp_attempt);
+    return page(c, <RecoveryCodesPage siteTitle={title(c)} codes={codes} enabledNow />);
+  }),
+);
 
-r.post("/settings/two_factor_authentication/recovery_codes", async (c) => {
-  const p = await readParams(c);
-  const s = await postSession(c, p);
-  if (s instanceof Response) return s;
-  let codes: string[];
-  try {
-    codes = await regenerateRecoveryCodes(c.get("db"), pepper(c), s.user.id, p.otp_attempt);
-  } catch (e) {
-    const f = refusal(e);
-    return twoFactorPage(c, s, { error: f.message, status: f.status });
-  }
-  return page(c, <RecoveryCodesPage siteTitle={title(c)} codes={codes} enabledNow={false} />);
-});
+r.post(
+  "/settings/two_factor_authentication/recovery_codes",
+  settingsPost(twoFactorPage, async (c, s, p) => {
+    const codes = await regenerateRecoveryCodes(c.get("db"), pepper(c), s.user.id, p.otp_attempt);
+    return page(c, <RecoveryCodesPage siteTitle={title(c)} codes={codes} enabledNow={false} />);
+  }),
+);
 
-r.post("/settings/two_factor_authentication_methods/disable", async (c) => {
-  const p = await readParams(c);
-  const s = await postSession(c, p);
-  if (s instanceof Response) return s;
-  try {
+r.post(
+  "/settings/two_factor_authentication_methods/disable",
+  settingsPost(twoFactorPage, async (c, s, p) => {
     await disableTwoFactor(c.get("db"), pepper(c), s.user, p.current_password, p.otp_attempt);
-  } catch (e) {
-    const f = refusal(e);
-    return twoFactorPage(c, s, { error: f.message, status: f.status });
-  }
-  return redirectWithFlash(c, "/settings/otp_authentication", "otp_disabled");
-});
+    return redirectWithFlash(c, "/settings/otp_authentication", "otp_disabled");
+  }),
+);
 
 // ---- authorized applications and browser sessions ----
 
-const appsPage = async (c: Ctx, s: WebSession, o: { flash?: string; error?: string; status?: 200 | 403 | 404 | 422 } = {}) => {
+const appsPage = async (c: Ctx, s: WebSession, o: PageView = {}) => {
   const db = c.get("db");
   const [apps, sessions] = await Promise.all([authorizedApps(db, s.user.id), browserSessions(db, s.user.id)]);
   return page(
@@ -278,64 +234,55 @@ const appsPage = async (c: Ctx, s: WebSession, o: { flash?: string; error?: stri
   );
 };
 
-r.get("/oauth/authorized_applications", async (c) => {
-  const s = await settingsSession(c);
-  if (s instanceof Response) return s;
-  return appsPage(c, s, { flash: takeFlash(c) });
-});
+r.get(
+  "/oauth/authorized_applications",
+  settingsGet((c, s) => appsPage(c, s, { flash: takeFlash(c) })),
+);
 
-r.post("/oauth/authorized_applications/:id/revoke", async (c) => {
-  const p = await readParams(c);
-  const s = await postSession(c, p);
-  if (s instanceof Response) return s;
-  const id = parseId(c.req.param("id"));
-  try {
-    if (!id) throw new ApiError(404, "Record not found");
-    await revokeAuthorizedApp(c.get("db"), c.get("fx"), { userId: s.user.id, accountId: s.account.id }, id);
-  } catch (e) {
-    const f = refusal(e);
-    return appsPage(c, s, { error: f.status === 404 ? "That application has no access to your account." : f.message, status: f.status });
-  }
-  return redirectWithFlash(c, "/oauth/authorized_applications", "app_revoked");
-});
+r.post(
+  "/oauth/authorized_applications/:id/revoke",
+  settingsPost(
+    appsPage,
+    async (c, s) => {
+      const id = parseId(c.req.param("id"));
+      if (!id) throw new ApiError(404, "Record not found");
+      await revokeAuthorizedApp(c.get("db"), c.get("fx"), { userId: s.user.id, accountId: s.account.id }, id);
+      return redirectWithFlash(c, "/oauth/authorized_applications", "app_revoked");
+    },
+    { notFound: "That application has no access to your account." },
+  ),
+);
 
-r.post("/settings/sessions/revoke", async (c) => {
-  const p = await readParams(c);
-  const s = await postSession(c, p);
-  if (s instanceof Response) return s;
-  const target = str(p.session);
-  try {
-    // The current session signs out with the sign-out button, not from here.
-    if (!/^[0-9a-f]{64}$/.test(target) || target === s.idHash) throw new ApiError(404, "Record not found");
-    await revokeBrowserSession(c.get("db"), s.user.id, target);
-  } catch (e) {
-    const f = refusal(e);
-    return appsPage(c, s, { error: f.status === 404 ? "No such session." : f.message, status: f.status });
-  }
-  return redirectWithFlash(c, "/oauth/authorized_applications", "session_revoked");
-});
+r.post(
+  "/settings/sessions/revoke",
+  settingsPost(
+    appsPage,
+    async (c, s, p) => {
+      const target = str(p.session);
+      // The current session signs out with the sign-out button, not from here.
+      if (!/^[0-9a-f]{64}$/.test(target) || target === s.idHash) throw new ApiError(404, "Record not found");
+      await revokeBrowserSession(c.get("db"), s.user.id, target);
+      return redirectWithFlash(c, "/oauth/authorized_applications", "session_revoked");
+    },
+    { notFound: "No such session." },
+  ),
+);
 
 // ---- delete my account ----
 
-r.get("/settings/delete", async (c) => {
-  const s = await settingsSession(c);
-  if (s instanceof Response) return s;
-  return page(c, <DeletePage siteTitle={title(c)} csrf={s.csrf} acct={s.account.username} />);
-});
+const deletePage = (c: Ctx, s: WebSession, o: PageView = {}) =>
+  page(c, <DeletePage siteTitle={title(c)} csrf={s.csrf} acct={s.account.username} error={o.error} />, o.status ?? 200);
 
-r.post("/settings/delete", async (c) => {
-  const p = await readParams(c);
-  const s = await postSession(c, p);
-  if (s instanceof Response) return s;
-  try {
+r.get("/settings/delete", settingsGet(deletePage));
+
+r.post(
+  "/settings/delete",
+  settingsPost(deletePage, async (c, s, p) => {
     await deleteOwnAccount(c.get("db"), c.get("fx"), pepper(c), s, p.password);
-  } catch (e) {
-    const f = refusal(e);
-    return page(c, <DeletePage siteTitle={title(c)} csrf={s.csrf} acct={s.account.username} error={f.message} />, f.status);
-  }
-  clearSessionCookie(c);
-  return page(c, <DeletedPage siteTitle={title(c)} />);
-});
+    clearSessionCookie(c);
+    return page(c, <DeletedPage siteTitle={title(c)} />);
+  }),
+);
 
 // ---- the sign-in page's two-factor step ----
 

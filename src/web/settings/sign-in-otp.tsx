@@ -14,23 +14,19 @@ import { createWebSession, destroyWebSession } from "../session-store";
 import { safeEqual } from "../../lib/crypto";
 import { endSignInChallenge, failSignInChallenge, loadSignInChallenge, startSignInChallenge } from "./challenge-store";
 import { csrfRefused } from "./kit";
+import { ErrorBox, PostForm } from "../form-parts";
 
 export function OtpStepPage(p: { siteTitle: string; csrf: string; error?: string }) {
   return (
     <Layout title="Two-factor authentication" siteTitle={p.siteTitle}>
       <div class="card">
         <h1>Two-factor authentication</h1>
-        {p.error ? (
-          <p class="error" role="alert">
-            {p.error}
-          </p>
-        ) : null}
-        <form method="post" action="/auth/sign_in/otp">
-          <input type="hidden" name="csrf" value={p.csrf} />
+        <ErrorBox text={p.error} />
+        <PostForm action="/auth/sign_in/otp" csrf={p.csrf}>
           <label for="otp_attempt">Enter the code from your authenticator app, or one of your recovery codes</label>
           <input type="text" id="otp_attempt" name="otp_attempt" autocomplete="one-time-code" required autofocus maxlength={32} />
           <button type="submit">Verify</button>
-        </form>
+        </PostForm>
       </div>
     </Layout>
   );

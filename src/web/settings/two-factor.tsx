@@ -2,7 +2,8 @@
 // (base32 and otpauth:// URI, for the authenticator app) and the confirming code. On: regenerate the recovery codes
 // (with a code), or turn it off (password and code). Recovery codes are shown once, in the answer that made them.
 import type { TwoFactorState } from "../../services/two-factor";
-import { Csrf, SettingsLayout } from "./kit";
+import { SettingsLayout } from "./kit";
+import { PostForm } from "../form-parts";
 
 export function TwoFactorPage(p: {
   siteTitle: string;
@@ -31,12 +32,11 @@ export function TwoFactorPage(p: {
             <code id="otp-secret">{setup.secret}</code>
             <label for="otp-uri">Or this key URI</label>
             <code id="otp-uri">{setup.uri}</code>
-            <form method="post" action="/settings/two_factor_authentication/confirmation">
-              <Csrf token={p.csrf} />
+            <PostForm action="/settings/two_factor_authentication/confirmation" csrf={p.csrf}>
               <label for="otp_attempt">Code from the app</label>
               <input type="text" id="otp_attempt" name="otp_attempt" inputmode="numeric" autocomplete="one-time-code" required maxlength={6} />
               <button type="submit">Enable</button>
-            </form>
+            </PostForm>
           </>
         ) : (
           <p id="otp-status">
@@ -44,12 +44,11 @@ export function TwoFactorPage(p: {
           </p>
         )}
         {!state.enabled ? (
-          <form method="post" action="/settings/otp_authentication">
-            <Csrf token={p.csrf} />
+          <PostForm action="/settings/otp_authentication" csrf={p.csrf}>
             <button type="submit" class={setup ? "secondary" : undefined}>
               {setup ? "Make a new secret" : "Set up"}
             </button>
-          </form>
+          </PostForm>
         ) : null}
       </div>
       {state.enabled ? (
@@ -57,19 +56,17 @@ export function TwoFactorPage(p: {
           <div class="card">
             <h2>Recovery codes</h2>
             <p class="muted">Each recovery code signs you in once if you lose your phone. New codes replace the old ones.</p>
-            <form method="post" action="/settings/two_factor_authentication/recovery_codes">
-              <Csrf token={p.csrf} />
+            <PostForm action="/settings/two_factor_authentication/recovery_codes" csrf={p.csrf}>
               <label for="regen_otp_attempt">Code from the app</label>
               <input type="text" id="regen_otp_attempt" name="otp_attempt" autocomplete="one-time-code" required maxlength={32} />
               <button type="submit" class="secondary">
                 Generate new recovery codes
               </button>
-            </form>
+            </PostForm>
           </div>
           <div class="card">
             <h2>Turn off</h2>
-            <form method="post" action="/settings/two_factor_authentication_methods/disable">
-              <Csrf token={p.csrf} />
+            <PostForm action="/settings/two_factor_authentication_methods/disable" csrf={p.csrf}>
               <label for="disable_password">Current password</label>
               <input type="password" id="disable_password" name="current_password" required autocomplete="current-password" />
               <label for="disable_otp_attempt">Code from the app or a recovery code</label>
@@ -77,7 +74,7 @@ export function TwoFactorPage(p: {
               <button type="submit" class="danger">
                 Disable two-factor authentication
               </button>
-            </form>
+            </PostForm>
           </div>
         </>
       ) : null}

@@ -23,11 +23,11 @@ import {
   type Moderator,
 } from "../../../services/admin-accounts";
 import { adminDeleteAccount } from "../../../services/delete-account";
+import { staffGuards } from "./staff";
 
 const r = new Hono<AppEnv>();
 
-const readScope = requireStaff("manage_users", "admin:read:accounts");
-const writeScope = requireStaff("manage_users", "admin:write:accounts");
+const { read, write } = staffGuards("manage_users", "accounts");
 
 export const ADMIN_ACCOUNTS_LIMIT = 100;
 export const ADMIN_ACCOUNTS_MAX = 200;
@@ -64,7 +64,7 @@ const legacyFilters = z
   })
   .passthrough();
 
-r.get("/", readScope, async (c) => {
+r.get("/", read, async (c) => {
   const p = await parse(c, legacyFilters);
   // Mastodon's v1 defaults to local, active accounts; the last status flag given (in this order) wins.
   const filter: AdminAccountFilter = { origin: p.remote ? "remote" : "local", status: "active" };
@@ -85,11 +85,11 @@ function moderator(c: Ctx): Moderator {
 
 const render = (c: Ctx, row: Parameters<typeof renderAdminAccount>[1]) => c.json(renderAdminAccount(c.get("config"), row));
 
-r.get("/:id", readScope, async (c) => render(c, await getAdminAccount(c.get("db"), pathId(c))));
+r.get("/:id", read, async (c) => render(c, await getAdminAccount(c.get("db"), pathId(c))));
 
-r.post("/:id/approve", writeScope, async (c) => render(c, await approveAccount(c.get("db"), moderator(c), pathId(c))));
+r.post("/:id/approve", write, async (c) => render(c, await approveAccount(c.get("db"), moderator(c), pathId(c))));
 
-r.post("/:id/reject", writeScope, async (c) => {
+r.post("/:id/reject", write, async (c) => {
   await rejectAccount(c.get("db"), moderator(c), pathId(c));
   return c.json({});
 });
@@ -104,7 +104,7 @@ const actionBody = z
   })
   .passthrough();
 
-r.post("/:id/action", writeScope, async (c) => {
+r.post("/:id/action", write, async (c) => {
   const id = pathId(c);
   const p = await parse(c, actionBody);
   let reportId: string | null = null;
@@ -121,9 +121,9 @@ r.delete("/:id", requireStaff("delete_user_data", "admin:write:accounts"), async
   render(c, await adminDeleteAccount(c.get("db"), c.get("fx"), moderator(c), pathId(c))),
 );
 
-r.post("/:id/enable", writeScope, async (c) => render(c, await enableAccount(c.get("db"), moderator(c), pathId(c))));
-r.post("/:id/unsilence", writeScope, async (c) => render(c, await unsilenceAccount(c.get("db"), moderator(c), pathId(c))));
-r.post("/:id/unsuspend", writeScope, async (c) => render(c, await unsuspendAccount(c.get("db"), c.get("fx"), moderator(c), pathId(c))));
-r.post("/:id/unsensitive", writeScope, async (c) => render(c, await unsensitiveAccount(c.get("db"), moderator(c), pathId(c))));
+r.post("/:id/enable", write, async (c) => render(c, await enableAccount(c.get("db"), moderator(c), pathId(c))));
+r.post("/:id/unsilence", write, async (c) => render(c, await unsilenceAccount(c.get("db"), moderator(c), pathId(c))));
+r.post("/:id/unsuspend", write, async (c) => render(c, await unsuspendAccount(c.get("db"), c.get("fx"), moderator(c), pathId(c))));
+r.post("/:id/unsensitive", write, async (c) => render(c, await unsensitiveAccount(c.get("db"), moderator(c), pathId(c))));
 
 export default r;

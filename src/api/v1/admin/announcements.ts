@@ -7,7 +7,7 @@ import type { AppEnv, Ctx } from "../../../context";
 import { renderAnnouncements } from "../../../entities/announcement";
 import { unprocessable } from "../../../lib/errors";
 import { parse, pathId, zBool, zStr } from "../../../lib/params";
-import { me, requireStaff } from "../../../oauth/guard";
+import { me } from "../../../oauth/guard";
 import { allAnnouncements } from "../../../queries/announcements";
 import {
   type AnnouncementInput,
@@ -18,10 +18,10 @@ import {
   publishAnnouncement,
   updateAnnouncement,
 } from "../../../services/announcements";
+import { staffGuards } from "./staff";
 
 const r = new Hono<AppEnv>();
-const read = requireStaff("manage_announcements", "admin:read");
-const write = requireStaff("manage_announcements", "admin:write");
+const { read, write } = staffGuards("manage_announcements");
 
 const body = z.object({
   text: zStr(20_000).optional(),

@@ -5,7 +5,6 @@ import { z } from "zod";
 import type { AppEnv, Ctx } from "../../../context";
 import { renderAdminDomainBlock, renderAdminDomainBlocks, renderExistingDomainBlockError } from "../../../entities/admin-domain-block";
 import { parse, pathId, zBool, zStr } from "../../../lib/params";
-import { requireStaff } from "../../../oauth/guard";
 import {
   createDomainBlock,
   DomainBlockConflict,
@@ -15,11 +14,10 @@ import {
   getDomainBlock,
   updateDomainBlock,
 } from "../../../services/admin-domain-blocks";
-import { adminPage, staff } from "./staff";
+import { adminPage, staff, staffGuards } from "./staff";
 
 const r = new Hono<AppEnv>();
-const read = requireStaff("manage_federation", "admin:read:domain_blocks");
-const write = requireStaff("manage_federation", "admin:write:domain_blocks");
+const { read, write } = staffGuards("manage_federation", "domain_blocks");
 
 const body = z
   .object({

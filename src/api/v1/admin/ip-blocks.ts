@@ -5,13 +5,12 @@ import { z } from "zod";
 import type { AppEnv, Ctx } from "../../../context";
 import { renderAdminIpBlock } from "../../../entities/admin-access-block";
 import { parse, pathId, zStr } from "../../../lib/params";
-import { requireStaff } from "../../../oauth/guard";
 import { createIpBlock, deleteIpBlock, getIpBlock, type IpBlockInput, ipBlocksPage, updateIpBlock } from "../../../services/admin-ip-blocks";
-import { adminPage, staff } from "./staff";
+import { listShowDelete, staff, staffGuards } from "./staff";
 
 const r = new Hono<AppEnv>();
-const read = requireStaff("manage_blocks", "admin:read:ip_blocks");
-const write = requireStaff("manage_blocks", "admin:write:ip_blocks");
+const guards = staffGuards("manage_blocks", "ip_blocks");
+const { write } = guards;
 
 const body = z
   .object({ ip: zStr(100).optional(), severity: zStr(50).optional(), comment: zStr(5000).optional(), expires_in: zStr(20).optional() })
@@ -22,8 +21,7 @@ async function input(c: Ctx): Promise<IpBlockInput> {
   return { ip: p.ip, severity: p.severity, comment: p.comment, expiresIn: p.expires_in };
 }
 
-r.get("/", read, async (c) => c.json((await adminPage(c, (page) => ipBlocksPage(c.get("db"), page))).map(renderAdminIpBlock)));
-r.get("/:id", read, async (c) => c.json(renderAdminIpBlock(await getIpBlock(c.get("db"), pathId(c)))));
+listShowDelete(r, { guards, page: ipBlocksPage, get: getIpBlock, remove: deleteIpBlock, render: renderAdminIpBlock });
 r.post("/", write, async (c) => c.json(renderAdminIpBlock(await createIpBlock(c.get("db"), staff(c), await input(c)))));
 
 const update = async (c: Ctx) => {
@@ -32,10 +30,5 @@ const update = async (c: Ctx) => {
 };
 r.put("/:id", write, update);
 r.patch("/:id", write, update);
-
-r.delete("/:id", write, async (c) => {
-  await deleteIpBlock(c.get("db"), staff(c), pathId(c));
-  return c.json({});
-});
 
 export default r;

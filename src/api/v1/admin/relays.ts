@@ -5,13 +5,11 @@ import { z } from "zod";
 import type { AppEnv } from "../../../context";
 import { renderAdminRelay } from "../../../entities/admin-relay";
 import { parse, pathId, zStr } from "../../../lib/params";
-import { requireStaff } from "../../../oauth/guard";
 import { addRelay, disableRelay, enableRelay, getRelay, listRelays, removeRelay } from "../../../services/relays";
-import { staff } from "./staff";
+import { staff, staffGuards } from "./staff";
 
 const r = new Hono<AppEnv>();
-const read = requireStaff("manage_federation", "admin:read");
-const write = requireStaff("manage_federation", "admin:write");
+const { read, write } = staffGuards("manage_federation");
 
 r.get("/", read, async (c) => c.json((await listRelays(c.get("db"))).map(renderAdminRelay)));
 

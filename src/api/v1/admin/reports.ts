@@ -8,15 +8,15 @@ import { notFound } from "../../../lib/errors";
 import { parseId } from "../../../lib/ids";
 import { readPage, setLinkHeader } from "../../../lib/pagination";
 import { parse, pathId, readParams, zArray, zBool, zId, zStr } from "../../../lib/params";
-import { me, requireStaff } from "../../../oauth/guard";
+import { me } from "../../../oauth/guard";
 import type { Moderator } from "../../../services/admin-accounts";
 import { adminReportsPage, assignReportToSelf, getReport, reopenReport, resolveReport, unassignReport, updateReport } from "../../../services/admin-reports";
 import type { ReportRow } from "../../../services/reports";
+import { staffGuards } from "./staff";
 
 const r = new Hono<AppEnv>();
 
-const readScope = requireStaff("manage_reports", "admin:read:reports");
-const writeScope = requireStaff("manage_reports", "admin:write:reports");
+const { read, write } = staffGuards("manage_reports", "reports");
 
 const LIMIT = 100;
 const MAX = 200;
@@ -36,7 +36,7 @@ const renderOne = async (c: Ctx, report: ReportRow) => {
   return c.json(body);
 };
 
-r.get("/", readScope, async (c) => {
+r.get("/", read, async (c) => {
   const p = await parse(c, filters);
   const page = readPage(await readParams(c), LIMIT, MAX);
   const rows = await adminReportsPage(
@@ -48,11 +48,11 @@ r.get("/", readScope, async (c) => {
   return c.json(await renderAdminReports(c.get("db"), c.get("config"), rows));
 });
 
-r.get("/:id", readScope, async (c) => renderOne(c, await getReport(c.get("db"), pathId(c))));
+r.get("/:id", read, async (c) => renderOne(c, await getReport(c.get("db"), pathId(c))));
 
 const updateBody = z.object({ category: zStr(50).optional(), rule_ids: zArray(zId, 100) }).passthrough();
 
-r.put("/:id", writeScope, async (c) => {
+r.put("/:id", write, async (c) => {
   const id = pathId(c);
   const p = await parse(c, updateBody);
   const ruleIds = p.rule_ids?.map((x) => {
@@ -63,9 +63,9 @@ r.put("/:id", writeScope, async (c) => {
   return renderOne(c, await updateReport(c.get("db"), moderator(c), id, { category: p.category, ruleIds }));
 });
 
-r.post("/:id/assign_to_self", writeScope, async (c) => renderOne(c, await assignReportToSelf(c.get("db"), moderator(c), pathId(c))));
-r.post("/:id/unassign", writeScope, async (c) => renderOne(c, await unassignReport(c.get("db"), moderator(c), pathId(c))));
-r.post("/:id/resolve", writeScope, async (c) => renderOne(c, await resolveReport(c.get("db"), moderator(c), pathId(c))));
-r.post("/:id/reopen", writeScope, async (c) => renderOne(c, await reopenReport(c.get("db"), moderator(c), pathId(c))));
+r.post("/:id/assign_to_self", write, async (c) => renderOne(c, await assignReportToSelf(c.get("db"), moderator(c), pathId(c))));
+r.post("/:id/unassign", write, async (c) => renderOne(c, await unassignReport(c.get("db"), moderator(c), pathId(c))));
+r.post("/:id/resolve", write, async (c) => renderOne(c, await resolveReport(c.get("db"), moderator(c), pathId(c))));
+r.post("/:id/reopen", write, async (c) => renderOne(c, await reopenReport(c.get("db"), moderator(c), pathId(c))));
 
 export default r;

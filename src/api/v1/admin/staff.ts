@@ -1,10 +1,23 @@
-// Shared by the admin block routes: the acting staff member, and one listing page (Mastodon's admin lists: newest
-// first, limit 100 by default and at most 200, Link headers with max_id / min_id).
-import type { Ctx } from "../../../context";
+// Shared by the admin routes: the read and write guards of a resource, the acting staff member, one listing page
+// (Mastodon's admin lists: newest first, limit 100 by default and at most 200, Link headers with max_id / min_id),
+// and the list, show and delete routes of the block resources.
+import type { Hono } from "hono";
+import type { AppEnv, Ctx } from "../../../context";
+import type { DB } from "../../../db/client";
 import { readPage, setLinkHeader, type Page } from "../../../lib/pagination";
-import { readParams } from "../../../lib/params";
-import { me } from "../../../oauth/guard";
+import { pathId, readParams } from "../../../lib/params";
+import type { Permission } from "../../../lib/permissions";
+import { me, requireStaff } from "../../../oauth/guard";
 import type { Staff } from "../../../services/admin-log";
+
+/**
+ * The guards of one admin resource: the role must hold `permission`, the token `admin:read:<resource>` (read) or
+ * `admin:write:<resource>` (write); without a resource, plain admin:read / admin:write.
+ */
+export function staffGuards(permission: Permission, resource?: string) {
+  const scope = (access: "read" | "write") => (resource ? `admin:${access}:${resource}` : `admin:${access}`);
+  return { read: requireStaff(permission, scope("read")), write: requireStaff(permission, scope("write")) };
+}
 
 export const staff = (c: Ctx): Staff => ({ accountId: me(c).account.id });
 
@@ -13,4 +26,24 @@ export async function adminPage<T extends { id: string }>(c: Ctx, load: (page: P
   const rows = await load(page);
   setLinkHeader(c, rows[0]?.id, rows.at(-1)?.id, rows.length === page.limit);
   return rows;
+}
+
+/** GET / (a listing page), GET /:id and DELETE /:id of an admin block resource (each row rendered by `render`). */
+export function listShowDelete<T extends { id: string }>(
+  r: Hono<AppEnv>,
+  o: {
+    guards: ReturnType<typeof staffGuards>;
+    page: (db: DB, page: Page) => Promise<T[]>;
+    get: (db: DB, id: string) => Promise<T>;
+    remove: (db: DB, staff: Staff, id: string) => Promise<void>;
+    render: (row: T) => object;
+  },
+) {
+  const { read, write } = o.guards;
+  r.get("/", read, async (c) => c.json((await adminPage(c, (page) => o.page(c.get("db"), page))).map((row) => o.render(row))));
+  r.get("/:id", read, async (c) => c.json(o.render(await o.get(c.get("db"), pathId(c)))));
+  r.delete("/:id", write, async (c) => {
+    await o.remove(c.get("db"), staff(c), pathId(c));
+    return c.json({});
+  });
 }

@@ -8,7 +8,7 @@ import { renderAdminTag, renderAdminTrendLink, renderPreviewCardProvider } from 
 import { renderStatuses } from "../../../entities/status";
 import { readPage, setLinkHeader } from "../../../lib/pagination";
 import { pathId, readParams } from "../../../lib/params";
-import { me, requireStaff } from "../../../oauth/guard";
+import { me } from "../../../oauth/guard";
 import type { Moderator } from "../../../services/admin-accounts";
 import {
   adminTrendLinks,
@@ -21,18 +21,18 @@ import {
   reviewTag,
 } from "../../../services/admin-trends";
 import { readTrendPage, setOffsetLinks } from "../trends";
+import { staffGuards } from "./staff";
 
 const r = new Hono<AppEnv>();
 
-const readScope = requireStaff("manage_taxonomies", "admin:read");
-const writeScope = requireStaff("manage_taxonomies", "admin:write");
+const { read, write } = staffGuards("manage_taxonomies");
 
 function moderator(c: Ctx): Moderator {
   const v = me(c);
   return { accountId: v.account.id, role: v.role };
 }
 
-r.get("/tags", readScope, async (c) => {
+r.get("/tags", read, async (c) => {
   const page = await readTrendPage(c, 10, 20);
   const rows = await adminTrendTags(c.get("db"), me(c).account.id, page);
   setOffsetLinks(c, page, rows.length);
@@ -44,23 +44,23 @@ for (const [verb, approve] of [
   ["approve", true],
   ["reject", false],
 ] as const) {
-  r.post(`/tags/:id/${verb}`, writeScope, async (c) => {
+  r.post(`/tags/:id/${verb}`, write, async (c) => {
     const { tag, history } = await reviewTag(c.get("db"), moderator(c), pathId(c), approve);
     return c.json(renderAdminTag(c.get("config"), tag, history, false));
   });
-  r.post(`/statuses/:id/${verb}`, writeScope, async (c) => {
+  r.post(`/statuses/:id/${verb}`, write, async (c) => {
     const id = pathId(c);
     await reviewStatus(c.get("db"), moderator(c), id, approve);
     const [body] = await renderStatuses(c.get("db"), c.get("config"), [id], me(c).account.id);
     return c.json(body ? { ...body, requires_review: false } : {});
   });
-  r.post(`/links/publishers/:id/${verb}`, writeScope, async (c) =>
+  r.post(`/links/publishers/:id/${verb}`, write, async (c) =>
     c.json(renderPreviewCardProvider(await reviewProvider(c.get("db"), moderator(c), pathId(c), approve))),
   );
-  r.post(`/links/:id/${verb}`, writeScope, async (c) => c.json(renderAdminTrendLink(await reviewLink(c.get("db"), moderator(c), pathId(c), approve))));
+  r.post(`/links/:id/${verb}`, write, async (c) => c.json(renderAdminTrendLink(await reviewLink(c.get("db"), moderator(c), pathId(c), approve))));
 }
 
-r.get("/statuses", readScope, async (c) => {
+r.get("/statuses", read, async (c) => {
   const page = await readTrendPage(c, 20, 40);
   const db = c.get("db");
   const rows = await adminTrendStatuses(db, page);
@@ -70,14 +70,14 @@ r.get("/statuses", readScope, async (c) => {
   return c.json(body.map((s) => ({ ...s, requires_review: review.get(String(s.id)) ?? true })));
 });
 
-r.get("/links", readScope, async (c) => {
+r.get("/links", read, async (c) => {
   const page = await readTrendPage(c, 10, 20);
   const rows = await adminTrendLinks(c.get("db"), page);
   setOffsetLinks(c, page, rows.length);
   return c.json(rows.map(renderAdminTrendLink));
 });
 
-r.get("/links/publishers", readScope, async (c) => {
+r.get("/links/publishers", read, async (c) => {
   const page = readPage(await readParams(c), 100, 100);
   const rows = await adminTrendProviders(c.get("db"), page);
   setLinkHeader(c, rows[0]?.id, rows.at(-1)?.id, rows.length === page.limit);
