@@ -20,13 +20,28 @@ import { knockOptions, primeSpec, signRequestRfc9421 } from "./rfc9421";
 import { FetchRefused, safeFetch } from "./safe-fetch";
 import { signRequest } from "./signatures";
 
+/**
+ * One activity to some inboxes. A new activity travels in packs of up to DELIVERY_PACK inboxes (`inboxes`): a queue
+ * message is the billing unit (three operations: write, read, delete), and a boost to 120 follower hosts was 120
+ * messages. A retry is one inbox (`inbox`), as it has its own attempt count and delay.
+ */
 export interface DeliveryMessage {
   outboxId: string;
-  inbox: string;
+  inbox?: string;
+  inboxes?: string[];
   attempt: number;
   /** The instance origin (the queue has no request to read it from in local development). */
   origin: string;
 }
+
+/**
+ * Inboxes per delivery message. The DELIVERY consumer takes one message per invocation (wrangler.toml), so a pack is
+ * what one invocation signs and sends: the same work as the batches of 20 single deliveries it had before.
+ */
+export const DELIVERY_PACK = 20;
+
+/** The inboxes a delivery message is for. */
+export const inboxesOf = (m: DeliveryMessage): string[] => m.inboxes ?? (m.inbox ? [m.inbox] : []);
 
 export const MAX_ATTEMPTS = 16;
 const UNAVAILABLE_AFTER_DAYS = 7;
@@ -38,7 +53,7 @@ export function retryDelaySeconds(attempt: number, random = Math.random): number
   return Math.min(Math.round(base + random() * 0.5 * attempt ** 4 + random() * 10 * (attempt + 1)), 43_200);
 }
 
-/** Stores the activity and enqueues one message per distinct inbox. */
+/** Stores the activity and enqueues it for each distinct inbox, DELIVERY_PACK inboxes a message. */
 export async function deliverActivity(
   env: Env,
   db: DB,
@@ -60,11 +75,10 @@ export async function deliverActivity(
   if (!targets.length) return 0;
   const id = snowflake();
   await db.insert(activityOutbox).values({ id, accountId: signerAccountId, json: JSON.stringify(activity), createdAt: Date.now() });
-  for (let i = 0; i < targets.length; i += 100) {
-    await env.DELIVERY.sendBatch(
-      targets.slice(i, i + 100).map((inbox) => ({ body: { outboxId: id, inbox, attempt: 0, origin: cfg.origin } satisfies DeliveryMessage })),
-    );
-  }
+  const packs: DeliveryMessage[] = [];
+  for (let i = 0; i < targets.length; i += DELIVERY_PACK)
+    packs.push({ outboxId: id, inboxes: targets.slice(i, i + DELIVERY_PACK), attempt: 0, origin: cfg.origin });
+  for (let i = 0; i < packs.length; i += 100) await env.DELIVERY.sendBatch(packs.slice(i, i + 100).map((body) => ({ body })));
   return targets.length;
 }
 
@@ -137,7 +151,10 @@ async function loadBatchState(db: DB, messages: DeliveryMessage[], hosts: string
   return state;
 }
 
-async function deliverOne(db: DB, cfg: Config, m: DeliveryMessage, host: string, state: BatchState): Promise<Outcome> {
+/** One delivery of a message: the activity to one inbox. */
+type Delivery = Omit<DeliveryMessage, "inboxes"> & { inbox: string };
+
+async function deliverOne(db: DB, cfg: Config, m: Delivery, host: string, state: BatchState): Promise<Outcome> {
   const row = state.outbox.get(m.outboxId);
   if (!row) return "drop";
   const openUntil = state.openUntil.get(host);
@@ -198,28 +215,29 @@ async function recordFailure(db: DB, host: string): Promise<void> {
 
 export async function handleDeliveries(batch: MessageBatch<DeliveryMessage>, env: Env): Promise<void> {
   const db = createDb(env.DB);
-  const hostOf = (m: DeliveryMessage): string | null => {
+  const hostOf = (inbox: string): string | null => {
     try {
-      return new URL(m.inbox).host;
+      return new URL(inbox).host;
     } catch {
       return null;
     }
   };
-  const hosts = [...new Set(batch.messages.map((msg) => hostOf(msg.body)).filter((h): h is string => !!h))];
+  const deliveries = batch.messages.flatMap((msg) =>
+    inboxesOf(msg.body).map((inbox): Delivery => ({ outboxId: msg.body.outboxId, inbox, attempt: msg.body.attempt, origin: msg.body.origin })),
+  );
+  const hosts = [...new Set(deliveries.map((d) => hostOf(d.inbox)).filter((h): h is string => !!h))];
   const state = await loadBatchState(
     db,
     batch.messages.map((msg) => msg.body),
     hosts,
   );
+  // Each inbox's outcome is handled on its own (a retry is a message of its own); the messages are acked once all of
+  // their inboxes are.
   await Promise.all(
-    batch.messages.map(async (msg) => {
-      const m = msg.body;
+    deliveries.map(async (m) => {
       const cfg = readConfig(env, m.origin);
-      const host = hostOf(m);
-      if (!host) {
-        msg.ack();
-        return;
-      }
+      const host = hostOf(m.inbox);
+      if (!host) return;
       const outcome = await deliverOne(db, cfg, m, host, state);
       if (outcome === "ok") {
         // A success clears the host's record; most hosts have none, so most successes cost no round trip.
@@ -240,7 +258,7 @@ export async function handleDeliveries(batch: MessageBatch<DeliveryMessage>, env
         if (m.attempt + 1 >= MAX_ATTEMPTS) await recordFailure(db, host);
         else await env.DELIVERY.send({ ...m, attempt: m.attempt + 1 }, { delaySeconds: outcome.retryAfter ?? retryDelaySeconds(m.attempt + 1) });
       }
-      msg.ack();
     }),
   );
+  for (const msg of batch.messages) msg.ack();
 }

@@ -6,6 +6,10 @@ import { checkSignedRequest, parseSignatureHeader, verifyWithKey } from "../../s
 import { ORIGIN } from "./helpers";
 import { queued } from "./queues";
 import { deliverNow, pendingDelivery, peer, sendCalls } from "./federation-delivery-fixtures";
+import { addFollow, remoteAccount } from "./federation-outbound-fixtures";
+import { makeUser } from "./helpers";
+import { runQueuedJobs } from "./queues";
+import { DELIVERY_PACK, type DeliveryMessage } from "../../src/federation/delivery";
 
 beforeAll(() => {
   fetchMock.activate();
@@ -42,6 +46,28 @@ describe("delivery", () => {
     expect(await verifyWithKey(strings, sig, key!.pem)).toBe(true);
     // A tampered body no longer matches its digest.
     await expect(checkSignedRequest({ method: "POST", target: path, headers, body: new TextEncoder().encode(`${body} `) }, sig)).rejects.toThrow(/Digest/);
+  });
+
+  it("sends an activity in packs of inboxes, one queue message per pack; a failed inbox is retried on its own", async () => {
+    const u = await makeUser();
+    const hosts = Array.from({ length: DELIVERY_PACK * 2 + 3 }, (_, i) => `p${i}.example`);
+    for (const [i, h] of hosts.entries()) await addFollow((await remoteAccount(`fan${i}`, h)).id, u.id);
+    await u.api.post("/api/v1/statuses", { status: "to many hosts" });
+    await runQueuedJobs();
+    const batches = (env.DELIVERY.sendBatch as unknown as { mock: { calls: [MessageSendRequest<DeliveryMessage>[]][] } }).mock.calls;
+    const packs = batches.flatMap(([ms]) => ms.map((m) => m.body));
+    expect(packs.map((p) => p.inboxes?.length)).toEqual([DELIVERY_PACK, DELIVERY_PACK, 3]);
+    expect(new Set(packs.flatMap((p) => p.inboxes ?? []))).toEqual(new Set(hosts.map((h) => `https://${h}/inbox`)));
+    queued.deliveries.length = 0;
+
+    // The consumer sends one pack to each of its inboxes; the one that fails goes back alone with attempt 1.
+    const last = packs.at(-1)!;
+    const [ok1, bad, ok2] = last.inboxes!.map((i) => new URL(i).host);
+    for (const h of [ok1, ok2]) fetchMock.get(`https://${h}`).intercept({ path: "/inbox", method: "POST" }).reply(202, "");
+    fetchMock.get(`https://${bad}`).intercept({ path: "/inbox", method: "POST" }).reply(503, "busy");
+    const out = await deliverNow(last);
+    expect(out.acked).toHaveLength(1);
+    expect(queued.deliveries).toEqual([{ outboxId: last.outboxId, inbox: `https://${bad}/inbox`, attempt: 1, origin: last.origin }]);
   });
 
   it("retries a 5xx with attempt + 1 and a delay, and clears the host's failure record once it answers 2xx", async () => {

@@ -4,7 +4,7 @@
 import { env } from "cloudflare:test";
 import { vi } from "vitest";
 import { createDb } from "../../src/db/client";
-import type { DeliveryMessage } from "../../src/federation/delivery";
+import { type DeliveryMessage, inboxesOf } from "../../src/federation/delivery";
 import { runJob } from "../../src/effects/run";
 import type { Effect, JobMessage } from "../../src/effects/types";
 
@@ -30,7 +30,10 @@ export function installQueueCapture(): void {
   queued.jobs.length = 0;
   queued.deliveries.length = 0;
   capture(env.JOBS, queued.jobs, unpack as (m: JobMessage) => JobMessage[]);
-  capture(env.DELIVERY as Queue<DeliveryMessage>, queued.deliveries);
+  // A pack of inboxes is captured as one delivery per inbox (what the consumer makes of it): tests look at who gets what.
+  capture(env.DELIVERY as Queue<DeliveryMessage>, queued.deliveries, (m) =>
+    inboxesOf(m).map((inbox) => ({ outboxId: m.outboxId, inbox, attempt: m.attempt, origin: m.origin })),
+  );
 }
 
 /** Runs every captured JOBS message (and those they enqueue) with the consumer's own code. */
