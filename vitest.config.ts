@@ -38,6 +38,9 @@ export default defineWorkersConfig(async () => {
               // Tests write rows directly and run in one isolate: the instance documents check D1 on every read
               // (test/integration/instance-cache.test.ts turns the in-memory cache on where it tests it).
               INSTANCE_CACHE_SECONDS: "0",
+              // An incoming activity goes to the (captured) JOBS queue rather than running after the response, so the
+              // tests run it when they choose (test/integration/inbox-after-response.test.ts runs it the production way).
+              EFFECTS_AFTER_RESPONSE: "queue",
             },
           },
         },

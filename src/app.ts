@@ -7,6 +7,7 @@ import { createDb } from "./db/client";
 import { BOOKMARK_HEADER, isSafeMethod, noteBookmark, requestFacts, sendBookmark, startFor } from "./db/session";
 import { Effects } from "./effects/collector";
 import { sendEffects } from "./effects/send";
+import { runAfterResponse } from "./effects/run";
 import { readConfig } from "./env";
 import { countingD1, type D1Count, serverTiming } from "./lib/d1-counter";
 import { errorResponse, notFound } from "./lib/errors";
@@ -52,6 +53,7 @@ export function buildApp() {
     if (mayChangeInstance(c.req.method, c.req.path)) expireInstanceCache();
     // Effects leave after the handler, whatever it answered: a service records them only once its write committed.
     await sendEffects(c.env.JOBS, c.get("fx"));
+    if (c.get("fx").here.length) await runAfterResponse(c.env, c.executionCtx, c.get("fx"));
     const bookmark = session.getBookmark();
     noteBookmark(bookmark, c.req.method);
     // A page, a federation document or a media file that a replica did not have may have been written a moment ago

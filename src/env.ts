@@ -41,6 +41,8 @@ export interface Env {
   DEV_SERVER_TIMING?: string;
   /** Seconds an isolate serves the instance documents from memory before checking D1 again (default 15; 0: every request). */
   INSTANCE_CACHE_SECONDS?: string;
+  /** `queue`: what a request records to run after its response (an incoming activity) goes to the JOBS queue instead. */
+  EFFECTS_AFTER_RESPONSE?: string;
   /** Client IPs exempt from the general API budgets, comma-separated; empty: 127.0.0.1 and ::1; `none`: nobody. */
   RATE_LIMIT_SAFELIST?: string;
   /** `true`: limited federation (allowlist) mode, only domains in domain_allows federate (src/federation/remote-accounts.ts). */

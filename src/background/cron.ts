@@ -23,6 +23,9 @@ export const INACTIVE_AFTER_MS = 14 * 24 * 60 * 60 * 1000;
 const DROP_PER_RUN = 200;
 const POLLS_PER_RUN = 100;
 const POLL_WATERMARK_KEY = "cron.polls_notified_until";
+export const STALE_INBOX_AFTER_MS = 10 * 60 * 1000;
+const STALE_INBOX_UNTIL_MS = 20 * 60 * 1000;
+const STALE_INBOX_PER_RUN = 500;
 
 /** The Worker's cron trigger (every minute): the heavier tasks run on every 5th minute only, as they did before. */
 export function runCronTrigger(env: Env, scheduledTime: number): Promise<void> {
@@ -67,9 +70,22 @@ function housekeepingTasks(env: Env, db: DB, fx: Effects, at: number) {
     ["purge expired authorization codes", () => purgeExpiredGrants(db, at)],
     ["purge expired web sessions", () => purgeExpiredWebSessions(db, at)],
     ["clean up unattached media", () => cleanupUnattachedMedia(db, env, fx, at)],
+    ["requeue stale inbox items", () => requeueStaleInboxItems(db, fx, at)],
     ["refresh trends", () => refreshTrends(db, at)],
     ["prune unused preview cards", () => pruneOrphanCards(db, at)],
   ] as const;
+}
+
+/**
+ * An incoming activity is processed after its POST was answered, in that invocation (Effects.afterResponse). One whose
+ * invocation died first is still stored: items 10 to 20 minutes old go to the queue (each is seen by two runs of this
+ * 5-minute task, so one missed run loses nothing; a second processing finds the item gone or changes nothing).
+ */
+export async function requeueStaleInboxItems(db: DB, fx: Effects, at: number): Promise<number> {
+  const rows = await db.all<{ id: string }>(sql`SELECT id FROM inbox_items
+    WHERE received_at >= ${at - STALE_INBOX_UNTIL_MS} AND received_at < ${at - STALE_INBOX_AFTER_MS} ORDER BY received_at LIMIT ${STALE_INBOX_PER_RUN}`);
+  for (const r of rows) fx.add({ type: "inbox", itemId: unpadId(r.id), origin: fx.origin });
+  return rows.length;
 }
 
 /** Marks feeds of inactive users dropped and deletes their rows; returns the accounts dropped. */

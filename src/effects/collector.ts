@@ -11,6 +11,8 @@ export class Effects {
   readonly list: Effect[] = [];
   /** Effects to run some seconds from now (a retry's wait, a poll update gathering votes): see later(). */
   readonly delayed: { seconds: number; effects: Effect[] }[] = [];
+  /** Effects to run in this invocation once the response is out: see afterResponse(). */
+  readonly here: Effect[] = [];
 
   /** `origin`: this server's scheme://host, which federate effects carry to build activity ids later. */
   constructor(readonly origin: string) {}
@@ -26,6 +28,19 @@ export class Effects {
   /** Records effects that must wait `seconds` before they run (sent with that delay by ./send.ts). */
   later(seconds: number, ...effects: Effect[]): void {
     if (effects.length) this.delayed.push({ seconds, effects });
+  }
+
+  /**
+   * Records effects a request runs itself once its response is out (src/effects/run.ts runAfterResponse), with the
+   * queue standing by for what fails or is left: an incoming activity, so that it costs no queue message.
+   */
+  afterResponse(...effects: Effect[]): void {
+    this.here.push(...effects);
+  }
+
+  /** Takes the effects recorded to run after the response. */
+  drainHere(): Effect[] {
+    return this.here.splice(0, this.here.length);
   }
 
   /** Takes everything recorded so far to run at once (the collector's list is empty afterwards). */

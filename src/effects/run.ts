@@ -169,31 +169,85 @@ async function pushOnce(db: DB, env: Env, job: PushJob, fx: Effects): Promise<vo
 const originOf = (e: Effect): string => ("origin" in e ? e.origin : "");
 
 /**
- * Runs one JOBS message (an effect or a pack) and sends what follows from it. Throws when a single effect fails.
- * `batch`: the consumer's batch, which announces the fan-outs' statuses once at its end.
+ * Runs effects in order, recording what follows from them on `fx`; returns those that failed. A pack's notify effects
+ * run as one, where the first of them stands (and fail or succeed together). `single`: rethrow the first failure.
  */
-export async function runJob(db: DB, env: Env, job: JobMessage, batch?: JobBatch): Promise<void> {
-  const effects = job.type === "effects" ? job.effects : [job];
-  const origin = (job.type === "effects" ? job.origin : undefined) ?? effects.map(originOf).find(Boolean) ?? "";
-  const fx = new Effects(origin);
+async function runEffects(db: DB, env: Env, effects: Effect[], fx: Effects, opts: { batch?: JobBatch; single?: boolean } = {}): Promise<Effect[]> {
   const failed: Effect[] = [];
-  // A pack's notify effects run as one, where the first of them stands (and fail or succeed together).
   const notifies = effects.filter((e) => e.type === "notify");
   const notifyIds = notifies.map((n) => n.notificationId);
   for (const e of effects) {
     const grouped = e.type === "notify" && notifies.length > 1;
     if (grouped && e !== notifies[0]) continue;
     try {
-      await (grouped ? notifyAll(db, env, notifyIds, fx) : runEffect(db, env, e, fx, batch));
+      await (grouped ? notifyAll(db, env, notifyIds, fx) : runEffect(db, env, e, fx, opts.batch));
     } catch (err) {
-      if (job.type !== "effects") throw err;
+      if (opts.single) throw err;
       console.error("effect failed", e.type, err instanceof Error ? err.message : err);
       failed.push(...(grouped ? notifies : [e]));
     }
   }
+  return failed;
+}
+
+const unpack = (job: JobMessage) => {
+  const effects = job.type === "effects" ? job.effects : [job];
+  const origin = (job.type === "effects" ? job.origin : undefined) ?? effects.map(originOf).find(Boolean) ?? "";
+  return { effects, origin };
+};
+
+/**
+ * Runs one JOBS message (an effect or a pack) and sends what follows from it. Throws when a single effect fails.
+ * `batch`: the consumer's batch, which announces the fan-outs' statuses once at its end.
+ */
+export async function runJob(db: DB, env: Env, job: JobMessage, batch?: JobBatch): Promise<void> {
+  const { effects, origin } = unpack(job);
+  const fx = new Effects(origin);
+  const failed = await runEffects(db, env, effects, fx, { batch, single: job.type !== "effects" });
   await sendEffects(env.JOBS, fx);
   // Each failed effect of a pack goes back on its own, so it gets the queue's retries without re-running the others.
   if (failed.length) await resendEach(env.JOBS, origin, failed, 5);
+}
+
+/**
+ * After a request: the effects it recorded to run after its response (Effects.afterResponse) run in this invocation
+ * (waitUntil), or go to the queue when EFFECTS_AFTER_RESPONSE is "queue" (the integration tests, which run the
+ * consumer themselves). An invocation that dies on the way leaves the work where a sweep finds it (the inbox item
+ * stays stored until processed: src/background/cron.ts requeueStaleInboxItems).
+ */
+export async function runAfterResponse(env: Env, ctx: { waitUntil(p: Promise<unknown>): void }, fx: Effects): Promise<void> {
+  const effects = fx.drainHere();
+  if (!effects.length) return;
+  const job: JobMessage = { type: "effects", origin: fx.origin, effects };
+  if (env.EFFECTS_AFTER_RESPONSE === "queue") {
+    const queued = new Effects(fx.origin);
+    queued.add(...effects);
+    return sendEffects(env.JOBS, queued);
+  }
+  ctx.waitUntil(runHere(createDb(env.DB), env, job).catch((e) => console.error("effects after the response failed", e instanceof Error ? e.message : e)));
+}
+
+/** Rounds of follow-on effects runHere runs itself before it hands the rest to the queue. */
+export const HERE_ROUNDS = 3;
+
+/**
+ * Runs a job outside the queue (an inbox POST, after its response) and what follows from it, for up to HERE_ROUNDS
+ * rounds: an incoming activity and its fan-out and notifications then cost no queue message, the Workers free plan's
+ * scarcest unit (10,000 operations a day, three a message; bench/day.mjs). Whatever is left after the last round,
+ * delayed effects, and each effect that failed go to the queue as the consumer would send them, so nothing is lost:
+ * a failed effect gets the queue's retries there.
+ */
+export async function runHere(db: DB, env: Env, job: JobMessage): Promise<void> {
+  const { effects, origin } = unpack(job);
+  let next = effects;
+  const fx = new Effects(origin);
+  for (let round = 0; next.length && round < HERE_ROUNDS; round++) {
+    const failed = await runEffects(db, env, next, fx);
+    if (failed.length) await resendEach(env.JOBS, origin, failed, 5);
+    next = fx.drain();
+  }
+  fx.add(...next);
+  await sendEffects(env.JOBS, fx);
 }
 
 export async function handleJobs(batch: MessageBatch<JobMessage>, env: Env): Promise<void> {

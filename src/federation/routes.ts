@@ -230,7 +230,8 @@ async function inbox(c: Context<AppEnv>) {
     const v = await verifyInboxRequest(db, c.get("config"), c.req.raw);
     if (v.signer.domain) await enforceRateLimit(c, { name: "inbox_host", key: v.signer.domain, ...INBOX_HOST_LIMIT });
     const id = await storeInboxItem(db, v.signer.id, v.body);
-    c.get("fx").add({ type: "inbox", itemId: id, origin: c.get("config").origin });
+    // Processed once the 202 is out, in this invocation (no queue message: Effects.afterResponse).
+    c.get("fx").afterResponse({ type: "inbox", itemId: id, origin: c.get("config").origin });
     return c.body(null, 202);
   } catch (e) {
     if (e instanceof AcceptWithoutProcessing) return c.body(null, 202);

@@ -2,6 +2,7 @@
 // (activity_outbox rows and the DELIVERY messages captured by queues.ts).
 import { env } from "cloudflare:test";
 import { snowflake } from "../../src/lib/ids";
+import { inboxesOf } from "../../src/federation/delivery";
 import { queued, runQueuedJobs } from "./queues";
 
 export const PUBLIC = "https://www.w3.org/ns/activitystreams#Public";
@@ -73,7 +74,7 @@ export async function federated(): Promise<{ activity: any; accountId: string; i
     accountId: r.accountId,
     inboxes: queued.deliveries
       .filter((d) => unpad(d.outboxId) === r.id)
-      .map((d) => d.inbox)
+      .flatMap(inboxesOf)
       .sort(),
   }));
 }

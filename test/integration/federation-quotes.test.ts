@@ -5,6 +5,7 @@ import { env, SELF } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
 import { runJob } from "../../src/effects/run";
+import { inboxesOf } from "../../src/federation/delivery";
 import type { JobMessage } from "../../src/effects/types";
 import { makeUser, ORIGIN } from "./helpers";
 import { AS_PUBLIC, create, deliver, installFetchMock, newId, note, remoteActor, serveJson, sql, type RemoteActor } from "./federation-inbox-fixtures";
@@ -29,7 +30,7 @@ async function sent(jobs: JobMessage[] = []) {
   while (queued.jobs.length) await runJob(db, env, queued.jobs.shift()!);
   const rows = await outbox();
   await env.DB.prepare("DELETE FROM activity_outbox").run();
-  const out = rows.map((r) => ({ activity: r.activity, inboxes: queued.deliveries.filter((d) => String(BigInt(d.outboxId)) === r.id).map((d) => d.inbox) }));
+  const out = rows.map((r) => ({ activity: r.activity, inboxes: queued.deliveries.filter((d) => String(BigInt(d.outboxId)) === r.id).flatMap(inboxesOf) }));
   queued.deliveries.length = 0;
   return out;
 }

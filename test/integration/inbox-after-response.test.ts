@@ -1,0 +1,83 @@
+// An incoming activity is processed by the invocation that received it, once its 202 is out, with what follows from
+// it (fan-out, notifications) in the same invocation: no queue message, the Workers free plan's scarcest unit. The
+// suite runs with EFFECTS_AFTER_RESPONSE=queue; these tests call the Worker the production way. An item whose
+// invocation died before processing it is found by the 5-minute sweep and goes to the queue.
+import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { beforeAll, describe, expect, it } from "vitest";
+import worker from "../../src/index";
+import { createDb } from "../../src/db/client";
+import { Effects } from "../../src/effects/collector";
+import { runJob } from "../../src/effects/run";
+import { requeueStaleInboxItems, STALE_INBOX_AFTER_MS } from "../../src/background/cron";
+import { storeInboxItem } from "../../src/federation/inbox-process";
+import { signRequest } from "../../src/federation/signatures";
+import { makeUser, ORIGIN } from "./helpers";
+import { create, installFetchMock, newId, note, pad, remoteActor, runJobs, sql, type RemoteActor } from "./federation-inbox-fixtures";
+import { queued } from "./queues";
+
+beforeAll(() => installFetchMock());
+
+/** A signed POST to the shared inbox, through the Worker's own fetch with production settings; waits for its waitUntil work. */
+async function postInboxHere(signer: RemoteActor, activity: unknown): Promise<Response> {
+  const body = JSON.stringify(activity);
+  const req = new Request(`${ORIGIN}/inbox`, { method: "POST", headers: { "content-type": "application/activity+json" }, body });
+  const signed = await signRequest(req, signer.keyId, signer.keys.privateKeyPem, body);
+  const ctx = createExecutionContext();
+  const res = await worker.fetch(new Request(signed.url, { method: "POST", headers: signed.headers, body }), { ...env, EFFECTS_AFTER_RESPONSE: "" }, ctx);
+  await waitOnExecutionContext(ctx);
+  return res;
+}
+
+async function followRemote(localId: string, a: RemoteActor): Promise<void> {
+  const [row] = await sql("SELECT id FROM accounts WHERE uri = ?", a.uri);
+  await sql(
+    "INSERT INTO follows (id, account_id, target_account_id, show_reblogs, notify, created_at) VALUES (?, ?, ?, 1, 1, ?)",
+    pad(String(Date.now())),
+    pad(localId),
+    row.id,
+    Date.now(),
+  );
+}
+
+describe("incoming activities after the response", () => {
+  it("a note from a followed account reaches the home feed and the bell, with no queue message", async () => {
+    const ann = await makeUser("ann");
+    const bob = await remoteActor("bob", "here.example");
+    // Bob becomes known (first contact) and followed, with the bell on.
+    expect((await postInboxHere(bob, { id: newId(bob), type: "Like", actor: bob.uri, object: `${ORIGIN}/nothing` })).status).toBe(202);
+    await followRemote(ann.id, bob);
+    queued.jobs.length = 0;
+
+    const n = note(bob, { content: "<p>straight from the inbox</p>" });
+    expect((await postInboxHere(bob, create(bob, n))).status).toBe(202);
+    expect(queued.jobs).toEqual([]);
+    const home = await ann.api.get("/api/v1/timelines/home");
+    expect(home.body.map((s: { uri: string }) => s.uri)).toEqual([n.id]);
+    const bell = await ann.api.get("/api/v1/notifications?types[]=status");
+    expect(bell.body.map((x: { type: string; status: { uri: string } }) => [x.type, x.status.uri])).toEqual([["status", n.id]]);
+    expect(await sql("SELECT id FROM inbox_items")).toEqual([]);
+  });
+
+  it("an item its invocation never processed goes to the queue from the sweep, once it is 10 minutes old", async () => {
+    const cy = await makeUser("cy");
+    const dee = await remoteActor("dee", "here.example");
+    await postInboxHere(dee, { id: newId(dee), type: "Like", actor: dee.uri, object: `${ORIGIN}/nothing` });
+    await followRemote(cy.id, dee);
+    const [signer] = await sql("SELECT id FROM accounts WHERE uri = ?", dee.uri);
+    const n = note(dee, { content: "<p>left behind</p>" });
+    const itemId = await storeInboxItem(createDb(env.DB), String(BigInt(signer.id)), JSON.stringify(create(dee, n)));
+    const db = createDb(env.DB);
+    const fx = () => new Effects(ORIGIN);
+
+    // Not yet stale: the invocation that stored it may still be at work.
+    const early = fx();
+    expect(await requeueStaleInboxItems(db, early, Date.now())).toBe(0);
+    const due = fx();
+    expect(await requeueStaleInboxItems(db, due, Date.now() + STALE_INBOX_AFTER_MS + 1000)).toBe(1);
+    expect(due.drain()).toEqual([{ type: "inbox", itemId, origin: ORIGIN }]);
+    await runJob(db, env, { type: "inbox", itemId, origin: ORIGIN });
+    await runJobs();
+    const home = await cy.api.get("/api/v1/timelines/home");
+    expect(home.body.map((s: { uri: string }) => s.uri)).toEqual([n.id]);
+  });
+});
