@@ -1,0 +1,330 @@
+// Bench-only Worker entry for `npm run bench:day` (bench/day.mjs; never deployed): Tern's own entry with every billed
+// unit of the Workers free plan counted from inside, by invocation kind (fetch, queue batch per queue, cron, Durable
+// Object calls per class):
+// - invocations: fetch requests (by kind of path), queue batches and messages (arrived, acked, retried), cron runs,
+//   DO calls (HTTP fetch, RPC method calls, WebSocket messages, alarms) and their active wall time per object;
+// - queue messages SENT per queue, by who sent them and by job type (a JOBS pack lists its effects' types), with their
+//   size in 64 KB units (one queue operation per 64 KB written, read or deleted);
+// - D1 rows read / written through the same counter as Server-Timing (src/lib/d1-counter.ts), per kind;
+// - R2 operations: class A (put, list, multipart), class B (get, head), free (delete).
+// Each kind gets its own wrapped env (cached per env object: Tern caches per env in WeakMaps).
+// Durable Objects run in the same isolate as the Worker locally (workerd), so their counters share this module's state.
+// Control (bench only):
+//   GET /__bench/day                 → the counters
+//   GET /__bench/day?reset=1         → zero them first (held state kept)
+//   GET /__bench/day?hold=jobs,delivery / ?release=jobs
+//   GET /__bench/day?step=<queue>    → let ONE held batch of that queue run; answers when it has finished (≤ 120 s)
+//   GET /__bench/day?cron=<ms>       → run the cron handler once with that scheduledTime, waitUntil included
+import tern, { HomeFeed as TernHomeFeed, RateLimiter as TernRateLimiter, Streaming as TernStreaming } from "../src/index";
+import { countingD1 } from "../src/lib/d1-counter";
+
+const PATH = "/__bench/day";
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+const zero = () => ({
+  fetch: {}, // kind → count
+  scheduled: 0,
+  queues: {}, // name → { batches, arrived, acked, retried, sizes: {n: count} }
+  sent: {}, // queue → { messages, units, delayed, by: {sender: n}, types: {type: n} }
+  d1: {}, // kind → { n, q, r, w }
+  r2: {}, // kind → { a, b, free, ops: {method: n} }
+  dos: {}, // class → { requests, byMethod: {}, activeMs }
+});
+let s = zero();
+const held = new Set();
+const permits = {};
+const waiting = {};
+
+const d1Counter = (kind) => {
+  s.d1[kind] ??= { n: 0, q: 0, r: 0, w: 0 };
+  return s.d1[kind];
+};
+// countingD1 keeps the counter object it is given; this one forwards to the current `s` (so reset works).
+const routedCounter = (kind) => {
+  const c = {};
+  for (const k of ["n", "q", "r", "w", "rawUncounted"]) {
+    Object.defineProperty(c, k, {
+      get: () => d1Counter(kind)[k],
+      set: (v) => {
+        d1Counter(kind)[k] = v;
+      },
+    });
+  }
+  return c;
+};
+
+function queueStats(name) {
+  s.queues[name] ??= { batches: 0, arrived: 0, acked: 0, retried: 0, sizes: {} };
+  return s.queues[name];
+}
+
+function typesOf(queue, body) {
+  if (queue !== "jobs") return [queue];
+  if (body?.type === "effects") return (body.effects ?? []).map((e) => String(e?.type ?? "?"));
+  return [String(body?.type ?? "?")];
+}
+
+function countSend(queue, sender, body, opts) {
+  s.sent[queue] ??= { messages: 0, units: 0, delayed: 0, by: {}, types: {}, packs: {} };
+  const t = s.sent[queue];
+  let size = 0;
+  try {
+    size = JSON.stringify(body ?? null).length;
+  } catch {
+    size = 0;
+  }
+  t.messages++;
+  t.units += Math.max(1, Math.ceil(size / 65_536));
+  if (opts?.delaySeconds) t.delayed++;
+  t.by[sender] = (t.by[sender] ?? 0) + 1;
+  const types = typesOf(queue, body);
+  for (const k of types) t.types[k] = (t.types[k] ?? 0) + 1;
+  const pack = [...new Set(types)].sort().join("+") || "(empty)";
+  t.packs[pack] = (t.packs[pack] ?? 0) + 1;
+}
+
+function countingQueue(binding, queue, sender) {
+  if (!binding) return binding;
+  return {
+    send(body, opts) {
+      countSend(queue, sender, body, opts);
+      return binding.send(body, opts);
+    },
+    sendBatch(messages, opts) {
+      for (const m of messages) countSend(queue, sender, m.body, m.delaySeconds ? m : opts);
+      return binding.sendBatch(messages, opts);
+    },
+  };
+}
+
+const R2_CLASS = {
+  put: "a",
+  list: "a",
+  createMultipartUpload: "a",
+  resumeMultipartUpload: "a",
+  get: "b",
+  head: "b",
+  delete: "free",
+};
+function countingR2(bucket, kind) {
+  if (!bucket) return bucket;
+  return new Proxy(bucket, {
+    get(target, prop) {
+      const v = Reflect.get(target, prop);
+      if (typeof v !== "function") return v;
+      return (...args) => {
+        s.r2[kind] ??= { a: 0, b: 0, free: 0, ops: {} };
+        const c = s.r2[kind];
+        const cls = R2_CLASS[prop] ?? "a";
+        c[cls]++;
+        c.ops[prop] = (c.ops[prop] ?? 0) + 1;
+        const r = v.apply(target, args);
+        // A multipart upload's parts and completion are class A too.
+        if (prop === "createMultipartUpload" || prop === "resumeMultipartUpload") {
+          return Promise.resolve(r).then((up) =>
+            up
+              ? new Proxy(up, {
+                  get(t2, p2) {
+                    const f = Reflect.get(t2, p2);
+                    if (typeof f !== "function") return f;
+                    return (...a2) => {
+                      if (p2 === "uploadPart" || p2 === "complete") {
+                        c.a++;
+                        c.ops[`multipart.${String(p2)}`] = (c.ops[`multipart.${String(p2)}`] ?? 0) + 1;
+                      }
+                      return f.apply(t2, a2);
+                    };
+                  },
+                })
+              : up,
+          );
+        }
+        return r;
+      };
+    },
+  });
+}
+
+const wrappedEnvs = new WeakMap();
+function wrapEnv(env, kind) {
+  let m = wrappedEnvs.get(env);
+  if (!m) {
+    m = new Map();
+    wrappedEnvs.set(env, m);
+  }
+  let w = m.get(kind);
+  if (!w) {
+    w = {
+      ...env,
+      DB: countingD1(env.DB, routedCounter(kind), { rows: true }),
+      JOBS: countingQueue(env.JOBS, "jobs", kind),
+      DELIVERY: countingQueue(env.DELIVERY, "delivery", kind),
+      MEDIA: countingR2(env.MEDIA, kind),
+    };
+    m.set(kind, w);
+  }
+  return w;
+}
+
+// ---- Durable Objects: each class wrapped so every billed call is counted and timed ----
+
+function doStats(cls) {
+  s.dos[cls] ??= { requests: 0, byMethod: {}, activeMs: 0, objects: 0 };
+  return s.dos[cls];
+}
+
+/** Active wall time per object: overlapping calls on one object are counted once. */
+function tracked(self, cls, method, fn) {
+  const d = doStats(cls);
+  d.requests++;
+  d.byMethod[method] = (d.byMethod[method] ?? 0) + 1;
+  self.__active = (self.__active ?? 0) + 1;
+  if (self.__active === 1) self.__since = Date.now();
+  const done = () => {
+    self.__active--;
+    if (self.__active === 0) doStats(cls).activeMs += Date.now() - self.__since;
+  };
+  let r;
+  try {
+    r = fn();
+  } catch (e) {
+    done();
+    throw e;
+  }
+  return Promise.resolve(r).finally(done);
+}
+
+function instrument(Base, cls, methods) {
+  const C = class extends Base {
+    constructor(ctx, env) {
+      super(ctx, wrapEnv(env, `do:${cls}`));
+      doStats(cls).objects++;
+    }
+  };
+  for (const m of methods) {
+    const orig = Base.prototype[m];
+    if (typeof orig !== "function") continue;
+    Object.defineProperty(C.prototype, m, {
+      value(...args) {
+        return tracked(this, cls, m, () => orig.apply(this, args));
+      },
+      writable: true,
+      configurable: true,
+    });
+  }
+  return C;
+}
+
+export const HomeFeed = instrument(TernHomeFeed, "HomeFeed", ["regenerate", "alarm"]);
+export const RateLimiter = instrument(TernRateLimiter, "RateLimiter", ["hit", "count", "undo", "fetch", "alarm"]);
+export const Streaming = instrument(TernStreaming, "Streaming", [
+  "fetch",
+  "webSocketMessage",
+  "webSocketClose",
+  "webSocketError",
+  "alarm",
+  "deliver",
+  "kill",
+  "routerSetHub",
+  "routerPresence",
+  "routerPublish",
+]);
+
+// ---- control ----
+
+async function control(url, env) {
+  const p = url.searchParams;
+  if (p.get("reset")) s = zero();
+  for (const n of (p.get("hold") ?? "").split(",").filter(Boolean)) held.add(n);
+  for (const n of (p.get("release") ?? "").split(",").filter(Boolean)) held.delete(n);
+  const step = p.get("step");
+  let stepped = null;
+  if (step) {
+    const q = queueStats(step);
+    const target = q.batches + 1;
+    permits[step] = (permits[step] ?? 0) + 1;
+    const t0 = Date.now();
+    while (q.batches < target && Date.now() - t0 < 120_000) await sleep(2);
+    stepped = { ok: q.batches >= target, ms: Date.now() - t0 };
+    // Whatever was not used is taken back, so a late batch stays held.
+    if (!stepped.ok) permits[step] = Math.max(0, permits[step] - 1);
+  }
+  const cron = p.get("cron");
+  if (cron) {
+    const waits = [];
+    const ctx = { waitUntil: (pr) => waits.push(pr), passThroughOnException() {} };
+    s.scheduled++;
+    await tern.scheduled({ scheduledTime: Number(cron), cron: "* * * * *", noRetry() {} }, wrapEnv(env, "cron"), ctx);
+    await Promise.allSettled(waits);
+  }
+  return new Response(JSON.stringify({ ...s, held: [...held], waiting, stepped, now: Date.now() }), {
+    headers: { "content-type": "application/json" },
+  });
+}
+
+function fetchKind(pathname) {
+  if (pathname === "/inbox" || /^\/users\/[^/]+\/inbox$/.test(pathname) || pathname === "/actor/inbox") return "inbox";
+  if (pathname.startsWith("/api/v1/streaming")) return "streaming";
+  if (pathname.startsWith("/api/")) return "api";
+  return "other";
+}
+
+function queueName(batch) {
+  if (batch.queue.startsWith("tern-jobs")) return "jobs";
+  if (batch.queue.startsWith("tern-delivery")) return "delivery";
+  if (batch.queue.startsWith("tern-dead")) return "dead-letters";
+  return batch.queue;
+}
+
+export default {
+  ...tern,
+  fetch(request, env, ctx) {
+    const url = new URL(request.url);
+    if (url.pathname === PATH) return control(url, env);
+    const kind = fetchKind(url.pathname);
+    s.fetch[kind] = (s.fetch[kind] ?? 0) + 1;
+    return tern.fetch(request, wrapEnv(env, "fetch"), ctx);
+  },
+  async queue(batch, env, ctx) {
+    const name = queueName(batch);
+    const q = queueStats(name);
+    q.arrived += batch.messages.length;
+    if (held.has(name)) {
+      waiting[name] = (waiting[name] ?? 0) + 1;
+      while (held.has(name) && !(permits[name] > 0)) await sleep(10);
+      if (permits[name] > 0) permits[name]--;
+      waiting[name]--;
+    }
+    const n = batch.messages.length;
+    q.sizes[n] = (q.sizes[n] ?? 0) + 1;
+    const messages = batch.messages.map((m) => ({
+      id: m.id,
+      timestamp: m.timestamp,
+      body: m.body,
+      attempts: m.attempts,
+      ack() {
+        q.acked++;
+        m.ack();
+      },
+      retry(o) {
+        q.retried++;
+        m.retry(o);
+      },
+    }));
+    const wrapped = {
+      queue: batch.queue,
+      messages,
+      ackAll: () => {
+        for (const m of messages) m.ack();
+      },
+      retryAll: (o) => {
+        for (const m of messages) m.retry(o);
+      },
+    };
+    try {
+      return await tern.queue(wrapped, wrapEnv(env, `queue:${name}`), ctx);
+    } finally {
+      q.batches++;
+    }
+  },
+};

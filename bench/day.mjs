@@ -1,0 +1,888 @@
+#!/usr/bin/env node
+// `npm run bench:day` (issue 12, point 7, "A $0 day, measured"): replays one day of a single-user instance against a
+// throwaway local Tern (entry bench/day-entry.js: Tern plus counters of every billed unit) and prints each quota line
+// of the Workers free plan against what it counted. The day is compressed in time, not in counts:
+//   instance: the owner, 300 remote followers on 120 hosts (shared inboxes), following 200 remote accounts (same
+//   hosts), 400 of their statuses and 50 of the owner's already stored; remote servers are loopback stubs
+//   (bench/fed-peers.mjs, 127.0.1.1…120) that answer 202 to every delivery;
+//   the day: 20 posts by the owner (REST), 100 favourites + 100 boosts of remote statuses, 3,000 signed incoming
+//   activities (Create, Like, Announce, Follow, Update, Delete; mix printed), 15 cron ticks (scaled to 1,440), two
+//   clients: 2 × 144 poll bursts (every 5 min for 12 h: home since_id, notifications since_id, markers) and 4 app
+//   opens each (8 requests), plus one `user` WebSocket each, open while the queues drain.
+// Method: every HTTP request is sent alone, with the JOBS and DELIVERY consumers held (so nothing else runs), and the
+// CPU of the workerd runtime (sum over its threads of /proc/<pid>/task/*/schedstat, ns) is read before and after it.
+// Then the held JOBS batches are let through ONE at a time (`?step=jobs`), each measured the same way, then the first
+// DELIVERY batches; the rest of the deliveries drain freely (their CPU is total ÷ batches). Counts (requests, queue
+// messages, D1 rows, DO calls, R2 operations) come from the entry's counters. Options: --fraction=F (replay F of the
+// incoming activities, polls and owner actions, and scale the counts by 1/F), --delivery-steps=N (100), --keep, --log.
+// Takes ~8–12 minutes on 2 shared cores. bench/README.md, "What a single-user instance costs".
+import { generateKeyPairSync } from "node:crypto";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import WebSocket from "ws";
+import { deliveryHost, signedPostHeaders, startPeers } from "./fed-peers.mjs";
+import { idGen, insertLocalUsers, loadSeed, pad, SqlWriter, sha256, unpad } from "./seed.mjs";
+import { root, startBenchServer } from "./server.mjs";
+
+const argv = process.argv.slice(2);
+const flag = (name) => argv.includes(`--${name}`);
+const opt = (name) => argv.find((a) => a.startsWith(`--${name}=`))?.split("=")[1];
+const FRACTION = Math.min(1, Math.max(0.01, Number(opt("fraction") ?? 1)));
+const DELIVERY_STEPS = Number(opt("delivery-steps") ?? 100);
+
+const DAY = 86_400_000;
+const HOSTS = 120;
+const FOLLOWERS = 300;
+const FOLLOWING = 200;
+const STRANGERS = 100; // remote accounts that Follow the owner during the day
+const OWNER_OLD_STATUSES = 50;
+const REMOTE_STATUSES_PER_FOLLOWED = 2;
+const DAY_PLAN = {
+  posts: 20,
+  favourites: 100,
+  boosts: 100,
+  incoming: 3000,
+  mix: { Create: 0.47, Like: 0.2, Announce: 0.17, Follow: 0.03, Update: 0.065, Delete: 0.065 },
+  cronTicks: 15,
+  cronPerDay: 1440,
+  clients: 2,
+  pollBursts: 144, // per client: every 5 min for 12 h
+  appOpens: 4, // per client per day
+  idleHours: 12, // sockets open, hibernated
+  tokenCheckMinutes: 5, // src/streaming/hub.ts TOKEN_CHECK_MS: one alarm per signed-in hub
+};
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const log = (...a) => console.error("[bench:day]", ...a);
+const fmt = (n, d = 0) =>
+  n === null || n === undefined || Number.isNaN(n) ? "–" : Number(n).toLocaleString("en-US", { minimumFractionDigits: d, maximumFractionDigits: d });
+
+function mulberry32(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+// ---- CPU of the workerd runtime, from outside ----
+
+function procStat(pid) {
+  try {
+    const s = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const close = s.lastIndexOf(")");
+    return { pid, comm: s.slice(s.indexOf("(") + 1, close), ppid: Number(s.slice(close + 2).split(" ")[1]) };
+  } catch {
+    return null;
+  }
+}
+
+/** workerd processes under rootPid (or rootPid itself), without the proxy serving `port` when there is another. */
+function runtimePids(rootPid, port) {
+  const all = readdirSync("/proc")
+    .filter((n) => /^\d+$/.test(n))
+    .map((n) => procStat(Number(n)))
+    .filter(Boolean);
+  const kids = new Map();
+  for (const p of all) kids.set(p.ppid, [...(kids.get(p.ppid) ?? []), p]);
+  const found = [];
+  const self = procStat(rootPid);
+  if (self?.comm.includes("workerd")) found.push(rootPid);
+  const stack = [rootPid];
+  while (stack.length) {
+    for (const c of kids.get(stack.pop()) ?? []) {
+      if (c.comm.includes("workerd")) found.push(c.pid);
+      stack.push(c.pid);
+    }
+  }
+  const runtime = found.filter((pid) => {
+    try {
+      return !readFileSync(`/proc/${pid}/cmdline`, "utf8")
+        .split("\0")
+        .some((a) => new RegExp(`^--socket-addr=entry=[^=]*:${port}$`).test(a));
+    } catch {
+      return false;
+    }
+  });
+  return runtime.length ? runtime : found;
+}
+
+/** Nanoseconds on CPU, summed over every thread of the given processes (schedstat: exact, not clock ticks). */
+function cpuNs(pids) {
+  let t = 0;
+  for (const pid of pids) {
+    let tids = [];
+    try {
+      tids = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      continue;
+    }
+    for (const tid of tids) {
+      try {
+        t += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
+      } catch {
+        /* thread ended */
+      }
+    }
+  }
+  return t;
+}
+
+// ---- seed ----
+
+function buildDaySeed({ origin, peerPort, publicKeyPem, now = Date.now() }) {
+  const w = new SqlWriter();
+  const start = now - 30 * DAY;
+  const accId = idGen();
+  const owner = { id: accId(start), userId: idGen()(start), username: "owner" };
+  insertLocalUsers(w, origin, [owner], start, now);
+  const ownerUri = `${origin}/users/owner`;
+
+  const appId = idGen()(start);
+  w.insert(
+    "oauth_applications",
+    ["id", "name", "website", "redirect_uris", "scopes", "client_id", "client_secret", "created_at"],
+    [[pad(appId), "Tern day bench", null, "urn:ietf:wg:oauth:2.0:oob", "read write follow push", "bench-day", "bench-day-secret", start]],
+  );
+  const tokId = idGen();
+  const tokens = ["poster", "client1", "client2"].map((n) => `bench-day-${n}-${sha256(`${owner.id}:${n}:${now}`).slice(0, 32)}`);
+  w.insert(
+    "oauth_access_tokens",
+    ["id", "token_hash", "sealed", "application_id", "user_id", "scopes", "created_at"],
+    tokens.map((t) => [pad(tokId(start)), sha256(t), null, pad(appId), pad(owner.userId), "read write follow push", start]),
+  );
+
+  const remote = [];
+  const rows = [];
+  const mk = (prefix, i) => {
+    const h = (i % HOSTS) + 1;
+    const host = `${deliveryHost(h)}:${peerPort}`;
+    const username = `${prefix}${i}`;
+    const at = start + 1000 + remote.length * 10;
+    const id = accId(at);
+    const actor = `http://${host}/users/${username}`;
+    rows.push([
+      pad(id),
+      username,
+      host,
+      username,
+      actor,
+      actor,
+      `${actor}/inbox`,
+      `http://${host}/inbox`,
+      `${actor}/outbox`,
+      `${actor}/followers`,
+      `${actor}/following`,
+      publicKeyPem,
+      `${actor}#main-key`,
+      at,
+      at,
+      now,
+    ]);
+    const a = { id: unpad(id), actor, host, at };
+    remote.push(a);
+    return a;
+  };
+  const followers = Array.from({ length: FOLLOWERS }, (_, i) => mk("f", i));
+  const followed = Array.from({ length: FOLLOWING }, (_, i) => mk("a", i));
+  const strangers = Array.from({ length: STRANGERS }, (_, i) => mk("x", i));
+  w.insert(
+    "accounts",
+    [
+      "id",
+      "username",
+      "domain",
+      "display_name",
+      "uri",
+      "url",
+      "inbox_url",
+      "shared_inbox_url",
+      "outbox_url",
+      "followers_url",
+      "following_url",
+      "public_key_pem",
+      "public_key_id",
+      "created_at",
+      "updated_at",
+      "fetched_at",
+    ],
+    rows,
+  );
+  const followId = idGen();
+  w.insert(
+    "follows",
+    ["id", "account_id", "target_account_id", "show_reblogs", "notify", "created_at"],
+    [
+      ...followers.map((f) => [pad(followId(f.at)), pad(f.id), pad(owner.id), 1, 0, f.at]),
+      ...followed.map((f) => [pad(followId(f.at + 1)), pad(owner.id), pad(f.id), 1, 0, f.at + 1]),
+    ],
+  );
+
+  const stId = idGen();
+  const cols = ["id", "uri", "url", "account_id", "local", "text", "content", "visibility", "language", "created_at", "updated_at"];
+  const remoteStatuses = [];
+  const srows = [];
+  followed.forEach((a, i) => {
+    for (let k = 0; k < REMOTE_STATUSES_PER_FOLLOWED; k++) {
+      const at = now - 2 * DAY + (i * REMOTE_STATUSES_PER_FOLLOWED + k) * 60_000;
+      const id = stId(at);
+      const uri = `${a.actor}/statuses/seed-${k}`;
+      const text = `Seeded remote status ${k} by ${a.actor}`;
+      srows.push([pad(id), uri, uri, pad(a.id), 0, text, `<p>${text}</p>`, "public", "en", at, at]);
+      remoteStatuses.push({ id: unpad(id), uri, author: a });
+    }
+  });
+  const ownerStatuses = [];
+  for (let k = 0; k < OWNER_OLD_STATUSES; k++) {
+    const at = now - 3 * DAY + k * 3_600_000;
+    const id = stId(at);
+    const text = `Owner's older status ${k}`;
+    srows.push([
+      pad(id),
+      `${ownerUri}/statuses/${unpad(id)}`,
+      `${origin}/@owner/${unpad(id)}`,
+      pad(owner.id),
+      1,
+      text,
+      `<p>${text}</p>`,
+      "public",
+      "en",
+      at,
+      at,
+    ]);
+    ownerStatuses.push({ id: unpad(id), uri: `${ownerUri}/statuses/${unpad(id)}` });
+  }
+  w.insert("statuses", cols, srows);
+  return { sql: w.toString(), owner: { ...owner, uri: ownerUri }, tokens, followers, followed, strangers, remoteStatuses, ownerStatuses };
+}
+
+// ---- incoming activities ----
+
+function buildActivities(seed, n, rnd) {
+  const pick = (arr) => arr[Math.floor(rnd() * arr.length)];
+  const weights = Object.entries(DAY_PLAN.mix);
+  const choose = () => {
+    let x = rnd();
+    for (const [k, w] of weights) {
+      x -= w;
+      if (x < 0) return k;
+    }
+    return "Create";
+  };
+  const AS = "https://www.w3.org/ns/activitystreams";
+  const PUBLIC = `${AS}#Public`;
+  const acts = [];
+  const live = []; // notes created (and not deleted) so far
+  const liked = new Set();
+  const announced = new Set();
+  let strangerNext = 0;
+  let noteSeq = 0;
+  const note = (author, id, text, mention) => ({
+    id,
+    type: "Note",
+    attributedTo: author.actor,
+    content: `<p>${text}</p>`,
+    to: [PUBLIC],
+    cc: [`${author.actor}/followers`, ...(mention ? [seed.owner.uri] : [])],
+    published: new Date().toISOString(),
+    url: id,
+    ...(mention ? { tag: [{ type: "Mention", href: seed.owner.uri, name: "@owner" }] } : {}),
+  });
+  const ownerTargets = () => [...seed.ownerStatuses, ...seed.posted];
+  while (acts.length < n) {
+    let type = choose();
+    if ((type === "Update" || type === "Delete") && live.length === 0) type = "Create";
+    if (type === "Follow" && strangerNext >= seed.strangers.length) type = "Like";
+    const k = acts.length;
+    if (type === "Create") {
+      const a = pick(seed.followed);
+      const id = `${a.actor}/statuses/day-${noteSeq++}`;
+      const mention = rnd() < 0.1;
+      acts.push({
+        type,
+        actor: a,
+        body: {
+          "@context": AS,
+          id: `${id}/activity`,
+          type: "Create",
+          actor: a.actor,
+          to: [PUBLIC],
+          object: note(a, id, `Day note ${k} from ${a.actor}`, mention),
+        },
+      });
+      live.push({ id, author: a, mention });
+    } else if (type === "Update") {
+      const x = live[Math.floor(rnd() * live.length)];
+      const obj = { ...note(x.author, x.id, `Day note edited (${k})`, x.mention), updated: new Date(Date.now() + k).toISOString() };
+      acts.push({
+        type,
+        actor: x.author,
+        body: { "@context": AS, id: `${x.id}#updates/${k}`, type: "Update", actor: x.author.actor, to: [PUBLIC], object: obj },
+      });
+    } else if (type === "Delete") {
+      const i = Math.floor(rnd() * live.length);
+      const x = live.splice(i, 1)[0];
+      acts.push({
+        type,
+        actor: x.author,
+        body: { "@context": AS, id: `${x.id}#delete`, type: "Delete", actor: x.author.actor, to: [PUBLIC], object: { id: x.id, type: "Tombstone" } },
+      });
+    } else if (type === "Like") {
+      let a;
+      let s;
+      for (let tries = 0; tries < 50; tries++) {
+        a = pick(seed.followers);
+        s = pick(ownerTargets());
+        if (!liked.has(`${a.actor} ${s.uri}`)) break;
+      }
+      liked.add(`${a.actor} ${s.uri}`);
+      acts.push({ type, actor: a, body: { "@context": AS, id: `${a.actor}#likes/${k}`, type: "Like", actor: a.actor, object: s.uri } });
+    } else if (type === "Announce") {
+      const a = pick(seed.followed);
+      // 70% boosts of statuses by other followed accounts (stored here), 30% of the owner's statuses.
+      let s;
+      for (let tries = 0; tries < 50; tries++) {
+        s = rnd() < 0.7 ? pick(seed.remoteStatuses) : pick(ownerTargets());
+        if (s.author !== a && !announced.has(`${a.actor} ${s.uri}`)) break;
+      }
+      announced.add(`${a.actor} ${s.uri}`);
+      acts.push({
+        type,
+        actor: a,
+        body: {
+          "@context": AS,
+          id: `${a.actor}/statuses/boost-${k}/activity`,
+          type: "Announce",
+          actor: a.actor,
+          to: [PUBLIC],
+          cc: [`${a.actor}/followers`],
+          object: s.uri,
+          published: new Date().toISOString(),
+        },
+      });
+    } else if (type === "Follow") {
+      const a = seed.strangers[strangerNext++];
+      acts.push({ type, actor: a, body: { "@context": AS, id: `${a.actor}#follows/${k}`, type: "Follow", actor: a.actor, object: seed.owner.uri } });
+    }
+  }
+  return acts;
+}
+
+// ---- helpers ----
+
+function summary(values) {
+  const s = [...values].sort((a, b) => a - b);
+  const q = (p) => (s.length ? s[Math.min(s.length - 1, Math.ceil(p * s.length) - 1)] : Number.NaN);
+  return {
+    n: s.length,
+    p50: q(0.5),
+    p99: q(0.99),
+    max: s.length ? s[s.length - 1] : Number.NaN,
+    mean: s.length ? s.reduce((a, b) => a + b, 0) / s.length : Number.NaN,
+  };
+}
+
+function table(rows) {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => [...String(r[i])].length)));
+  return rows
+    .map((r, j) => {
+      const line = `| ${r.map((c, i) => String(c).padEnd(widths[i])).join(" | ")} |`;
+      return j === 0 ? `${line}\n| ${widths.map((w) => "-".repeat(w)).join(" | ")} |` : line;
+    })
+    .join("\n");
+}
+
+// ---- main ----
+
+async function main() {
+  const t00 = Date.now();
+  const rnd = mulberry32(7);
+  const peers = await startPeers({ hosts: HOSTS });
+  const { publicKey, privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+  const publicKeyPem = publicKey.export({ type: "spki", format: "pem" });
+  let seed;
+  log(`peers on port ${peers.port} (${peers.mode}); seeding and starting Tern ...`);
+  const big = "1000000";
+  const server = await startBenchServer({
+    keep: flag("keep"),
+    log: flag("log"),
+    entry: join(root, "bench", "day-entry.js"),
+    // Every /api request counted by the RateLimiter object as in production (no loopback safelist); the budgets are
+    // raised so the compressed day is never refused (the object is still called once per request).
+    vars: {
+      ALLOW_LOOPBACK_FETCH: "true",
+      RATE_LIMIT_SAFELIST: "none",
+      RATE_LIMIT_API_PER_ACCOUNT: big,
+      RATE_LIMIT_API_PER_TOKEN: big,
+      RATE_LIMIT_API_PER_IP: big,
+      RATE_LIMIT_PAGING: big,
+      RATE_LIMIT_STATUSES: big,
+      RATE_LIMIT_FAVOURITES: big,
+      RATE_LIMIT_FOLLOWS: big,
+    },
+    seed: (persistTo, origin) => {
+      seed = buildDaySeed({ origin, peerPort: peers.port, publicKeyPem });
+      log(`seeded with ${loadSeed({ persistDir: persistTo, sql: seed.sql, cwd: root, log })}`);
+    },
+  });
+  const base = server.url;
+  const port = Number(new URL(base).port);
+  const pids = runtimePids(server.pid, port);
+  const canCpu = pids.length > 0;
+  log(`Tern at ${base}; workerd runtime pid(s) ${pids.join(",") || "none found: no CPU figures"}`);
+  const control = async (q = "") => {
+    const res = await fetch(`${base}/__bench/day${q ? `?${q}` : ""}`, { signal: AbortSignal.timeout(180_000) });
+    if (!res.ok) throw new Error(`/__bench/day answered ${res.status}`);
+    return res.json();
+  };
+  const auth = (i) => ({ authorization: `Bearer ${seed.tokens[i]}` });
+  const cpu = { fetch: {}, jobs: [], delivery: [], cron: { light: [], heavy: [] } };
+  const statuses = {};
+  const notes = [];
+
+  /** One request, alone, with workerd's CPU read around it. */
+  async function measured(kind, url, init = {}) {
+    const c0 = canCpu ? cpuNs(pids) : 0;
+    let status;
+    let body = null;
+    try {
+      const res = await fetch(url, { ...init, signal: AbortSignal.timeout(60_000) });
+      status = res.status;
+      const text = await res.text();
+      try {
+        body = JSON.parse(text);
+      } catch {
+        body = text;
+      }
+    } catch (e) {
+      status = `network: ${e.cause?.code ?? e.message}`;
+    }
+    const ms = canCpu ? (cpuNs(pids) - c0) / 1e6 : null;
+    if (ms !== null) {
+      cpu.fetch[kind] ??= [];
+      cpu.fetch[kind].push(ms);
+    }
+    const key = `${kind} ${status}`;
+    statuses[key] = (statuses[key] ?? 0) + 1;
+    return { status, body };
+  }
+
+  try {
+    // ---- warm-up (not counted): isolate start, the instance actor's and the owner's key pairs ----
+    for (const p of ["/bench-noop", "/actor", "/users/owner"]) {
+      await fetch(`${base}${p}`, { headers: { accept: "application/activity+json" } })
+        .then((r) => r.arrayBuffer())
+        .catch(() => {});
+    }
+    await fetch(`${base}/api/v1/accounts/verify_credentials`, { headers: auth(0) }).then((r) => r.arrayBuffer());
+    await sleep(1500);
+    // Baselines: a request Tern answers 404 without D1 (the runtime's own cost per request), and the control request.
+    const noop = [];
+    const ctl = [];
+    for (let i = 0; i < 30; i++) {
+      let c0 = cpuNs(pids);
+      await fetch(`${base}/bench-noop`).then((r) => r.arrayBuffer());
+      noop.push((cpuNs(pids) - c0) / 1e6);
+      c0 = cpuNs(pids);
+      await control();
+      ctl.push((cpuNs(pids) - c0) / 1e6);
+    }
+    const noopCpu = summary(noop).p50;
+    const ctlCpu = summary(ctl).p50;
+    log(`baselines: no-op request ${noopCpu.toFixed(2)} ms CPU, control request ${ctlCpu.toFixed(2)} ms`);
+
+    // ---- streaming: two clients, one `user` socket each, one subscribe message each ----
+    const events = {};
+    const sockets = await Promise.all(
+      [1, 2].map(
+        (i) =>
+          new Promise((resolve, reject) => {
+            const ws = new WebSocket(`${base.replace(/^http/, "ws")}/api/v1/streaming?stream=user`, { headers: auth(i), perMessageDeflate: false });
+            ws.on("open", () => {
+              ws.send(JSON.stringify({ type: "subscribe", stream: "user:notification" }));
+              resolve(ws);
+            });
+            ws.on("message", (data) => {
+              try {
+                const m = JSON.parse(String(data));
+                const k = m.event ?? (m.error ? "error" : "?");
+                events[k] = (events[k] ?? 0) + 1;
+              } catch {
+                events.unparsed = (events.unparsed ?? 0) + 1;
+              }
+            });
+            ws.on("error", reject);
+          }),
+      ),
+    );
+    await sleep(500);
+    await control("reset=1&hold=jobs,delivery");
+    // The sockets' opening (2 Worker requests, 2 hub fetches, router writes) and subscribe messages happened before
+    // the reset: count them as the day's (the two upgrades are added below from this snapshot).
+    const t0 = Date.now();
+    const phases = [];
+    const snap = async (name) => {
+      const s = await control();
+      phases.push({ name, s, at: Date.now() });
+      return s;
+    };
+
+    // ---- the owner: posts, favourites, boosts ----
+    const nPosts = Math.round(DAY_PLAN.posts * FRACTION);
+    seed.posted = [];
+    for (let i = 0; i < nPosts; i++) {
+      const r = await measured("post", `${base}/api/v1/statuses`, {
+        method: "POST",
+        headers: { ...auth(0), "content-type": "application/json" },
+        body: JSON.stringify({ status: `Owner's post ${i} of the day: hello to 300 followers`, visibility: "public" }),
+      });
+      if (r.body?.uri) seed.posted.push({ id: r.body.id, uri: r.body.uri });
+    }
+    const nFav = Math.round(DAY_PLAN.favourites * FRACTION);
+    const nBoost = Math.round(DAY_PLAN.boosts * FRACTION);
+    for (let i = 0; i < nFav + nBoost; i++) {
+      const st = seed.remoteStatuses[i];
+      const what = i < nFav ? "favourite" : "reblog";
+      await measured(what, `${base}/api/v1/statuses/${st.id}/${what}`, { method: "POST", headers: auth(0) });
+    }
+    await snap("owner actions");
+    log(`owner: ${nPosts} posts, ${nFav} favourites, ${nBoost} boosts (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
+
+    // ---- incoming activities ----
+    const nIn = Math.round(DAY_PLAN.incoming * FRACTION);
+    const acts = buildActivities(seed, nIn, rnd);
+    const mix = {};
+    const inboxUrl = `${base}/inbox`;
+    for (const [i, a] of acts.entries()) {
+      mix[a.type] = (mix[a.type] ?? 0) + 1;
+      const body = JSON.stringify(a.body);
+      const r = await measured(`inbox ${a.type}`, inboxUrl, {
+        method: "POST",
+        headers: signedPostHeaders(inboxUrl, body, `${a.actor.actor}#main-key`, privateKey),
+        body,
+      });
+      if (r.status !== 202 && notes.length < 5) notes.push(`inbox ${a.type} answered ${r.status}: ${JSON.stringify(r.body).slice(0, 160)}`);
+      if ((i + 1) % 500 === 0) log(`  inbox ${i + 1}/${nIn}`);
+    }
+    await snap("incoming");
+    log(`incoming: ${nIn} activities ${JSON.stringify(mix)} (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
+
+    // ---- cron: DAY_PLAN.cronTicks consecutive minutes (every 5th runs the housekeeping) ----
+    const minute0 = Math.floor(Date.now() / 60_000) * 60_000;
+    for (let k = 0; k < DAY_PLAN.cronTicks; k++) {
+      const at = minute0 + k * 60_000;
+      const c0 = cpuNs(pids);
+      await control(`cron=${at}`);
+      const ms = (cpuNs(pids) - c0) / 1e6 - ctlCpu;
+      (new Date(at).getUTCMinutes() % 5 === 0 ? cpu.cron.heavy : cpu.cron.light).push(ms);
+    }
+    await snap("cron");
+
+    // ---- the held queues: JOBS one batch at a time, then DELIVERY ----
+    let idle = 0;
+    let steps = 0;
+    let dSteps = 0;
+    for (;;) {
+      const s = await control();
+      const w = s.waiting ?? {};
+      const which = w.jobs > 0 ? "jobs" : w.delivery > 0 && dSteps < DELIVERY_STEPS ? "delivery" : null;
+      if (!which) {
+        if (++idle > 12) break; // ~3.6 s with nothing waiting (the delivery broker waits ≤ 1 s to fill a batch)
+        await sleep(300);
+        continue;
+      }
+      idle = 0;
+      const c0 = cpuNs(pids);
+      const r = await control(`step=${which}`);
+      const ms = (cpuNs(pids) - c0) / 1e6 - ctlCpu;
+      if (r.stepped?.ok) cpu[which].push(ms);
+      steps++;
+      if (which === "delivery") dSteps++;
+      if (steps % 100 === 0) log(`  ${steps} batches stepped (jobs ${cpu.jobs.length}, delivery ${cpu.delivery.length})`);
+    }
+    await snap("jobs drained");
+    log(`jobs: ${cpu.jobs.length} batches stepped one at a time (${((Date.now() - t0) / 1000).toFixed(0)} s); releasing deliveries`);
+    const before = await control();
+    const c0 = cpuNs(pids);
+    const tr = Date.now();
+    await control("release=jobs,delivery");
+    let last = before;
+    let quiet = 0;
+    let polls = 0;
+    while (Date.now() - tr < 600_000) {
+      await sleep(1000);
+      const s = await control();
+      polls++;
+      const sent = (s.sent.delivery?.messages ?? 0) + (s.sent.jobs?.messages ?? 0);
+      const done = (s.queues.delivery?.acked ?? 0) + (s.queues.delivery?.retried ?? 0) + (s.queues.jobs?.acked ?? 0) + (s.queues.jobs?.retried ?? 0);
+      const moved = s.queues.delivery?.batches !== last.queues.delivery?.batches || s.queues.jobs?.batches !== last.queues.jobs?.batches;
+      last = s;
+      quiet = moved ? 0 : quiet + 1;
+      if (done >= sent && quiet >= 3) break;
+      if (quiet >= 15) break; // delayed messages (retries, later effects) are not waited for
+    }
+    const freeBatches =
+      (last.queues.delivery?.batches ?? 0) - (before.queues.delivery?.batches ?? 0) + ((last.queues.jobs?.batches ?? 0) - (before.queues.jobs?.batches ?? 0));
+    const freeCpu = (cpuNs(pids) - c0) / 1e6 - polls * ctlCpu;
+    await snap("deliveries drained");
+    log(`deliveries: ${freeBatches} more batches drained freely in ${((Date.now() - tr) / 1000).toFixed(0)} s; peers received ${peers.received.count}`);
+
+    // ---- the clients: app opens and poll bursts (after the drain, so polls find the day's entries) ----
+    const home = await fetch(`${base}/api/v1/timelines/home?limit=40`, { headers: auth(1) }).then((r) => r.json());
+    const notifs = await fetch(`${base}/api/v1/notifications?limit=40`, { headers: auth(1) }).then((r) => r.json());
+    // A poll finds what came in over 5 minutes: ~10 home entries and ~6 notifications on this day.
+    const homeSince = Array.isArray(home) && home.length ? home[Math.min(10, home.length - 1)].id : "0";
+    const notifSince = Array.isArray(notifs) && notifs.length ? notifs[Math.min(6, notifs.length - 1)].id : "0";
+    const opens = Math.round(DAY_PLAN.appOpens * FRACTION);
+    const bursts = Math.round(DAY_PLAN.pollBursts * FRACTION);
+    for (let c = 1; c <= DAY_PLAN.clients; c++) {
+      for (let k = 0; k < opens; k++) {
+        for (const p of [
+          "/api/v1/accounts/verify_credentials",
+          "/api/v2/instance",
+          "/api/v1/timelines/home?limit=40",
+          "/api/v1/notifications?limit=40",
+          "/api/v1/custom_emojis",
+          "/api/v2/filters",
+          "/api/v1/lists",
+          "/api/v1/preferences",
+        ])
+          await measured("client open", `${base}${p}`, { headers: auth(c) });
+      }
+      for (let k = 0; k < bursts; k++) {
+        await measured("poll home", `${base}/api/v1/timelines/home?since_id=${homeSince}`, { headers: auth(c) });
+        await measured("poll notifications", `${base}/api/v1/notifications?since_id=${notifSince}`, { headers: auth(c) });
+        await measured("poll markers", `${base}/api/v1/markers?timeline[]=home&timeline[]=notifications`, { headers: auth(c) });
+      }
+    }
+    await sleep(1500);
+    const end = await snap("clients");
+    log(`clients: ${DAY_PLAN.clients} × (${opens} opens + ${bursts} poll bursts) (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
+    for (const ws of sockets) ws.close();
+
+    report({ end, cpu, noopCpu, ctlCpu, freeBatches, freeCpu, mix, events, statuses, notes, peers, elapsed: (Date.now() - t00) / 1000 });
+  } finally {
+    await server.stop();
+    await peers.close();
+  }
+}
+
+// ---- the report ----
+
+const LIMITS = {
+  requests: 100_000,
+  cpuMs: 10,
+  queueOps: 10_000,
+  rowsRead: 5_000_000,
+  rowsWritten: 100_000,
+  doRequests: 100_000,
+  doGbS: 13_000,
+  r2A: 1_000_000 / 30,
+  r2B: 10_000_000 / 30,
+};
+const PAID = {
+  base: 5,
+  requests: { included: 10e6, per: 0.3 },
+  cpuMs: { included: 30e6, per: 0.02 },
+  queueOps: { included: 1e6, per: 0.4 },
+  rowsRead: { included: 25e9, per: 0.001 },
+  rowsWritten: { included: 50e6, per: 1.0 },
+  doRequests: { included: 1e6, per: 0.15 },
+  doGbS: { included: 400_000, per: 12.5 },
+  r2A: { included: 1e6, per: 4.5 },
+  r2B: { included: 10e6, per: 0.36 },
+};
+
+function report({ end, cpu, noopCpu, ctlCpu, freeBatches, freeCpu, mix, events, statuses, notes, peers, elapsed }) {
+  const scale = 1 / FRACTION;
+  const s = end;
+  const sum = (o) => Object.values(o ?? {}).reduce((a, b) => a + b, 0);
+  const cronScale = DAY_PLAN.cronPerDay / DAY_PLAN.cronTicks;
+  // Rows: everything but the cron is replayed at FRACTION; the cron ticks scale to 1,440.
+  const d1 = (k) => s.d1[k] ?? { r: 0, w: 0, n: 0 };
+  const doKinds = Object.keys(s.d1).filter((k) => k.startsWith("do:"));
+  const rowsRead =
+    (d1("fetch").r + d1("queue:jobs").r + d1("queue:delivery").r + d1("queue:dead-letters").r + doKinds.reduce((a, k) => a + d1(k).r, 0)) * scale +
+    d1("cron").r * cronScale;
+  const rowsWritten =
+    (d1("fetch").w + d1("queue:jobs").w + d1("queue:delivery").w + d1("queue:dead-letters").w + doKinds.reduce((a, k) => a + d1(k).w, 0)) * scale +
+    d1("cron").w * cronScale;
+  const fetches = sum(s.fetch);
+  const upgrades = DAY_PLAN.clients; // opened before the reset
+  const batches = Object.values(s.queues).reduce((a, q) => a + q.batches, 0);
+  const workerRequests = (fetches + batches) * scale + upgrades + DAY_PLAN.cronPerDay;
+  // Queue operations: one write per 64 KB sent, one read per delivery attempt (arrived), one delete per ack.
+  const qo = {};
+  for (const name of new Set([...Object.keys(s.sent), ...Object.keys(s.queues)])) {
+    const sent = s.sent[name] ?? { messages: 0, units: 0 };
+    const q = s.queues[name] ?? { arrived: 0, acked: 0, retried: 0 };
+    qo[name] = { sent: sent.messages, units: sent.units, arrived: q.arrived, acked: q.acked, retried: q.retried, ops: sent.units + q.arrived + q.acked };
+  }
+  const queueOps = sum(Object.fromEntries(Object.entries(qo).map(([k, v]) => [k, v.ops]))) * scale;
+  // Durable Objects: counted calls (+ the two sockets' opening before the reset: hub fetch, router writes, subscribe
+  // message), and the 12 h idle: one token-check alarm per signed-in hub every 5 minutes, ~the mean call's duration.
+  const doReq = Object.values(s.dos).reduce((a, d) => a + d.requests, 0);
+  const doMs = Object.values(s.dos).reduce((a, d) => a + d.activeMs, 0);
+  const alarms = ((DAY_PLAN.idleHours * 60) / DAY_PLAN.tokenCheckMinutes) * 1; // one hub: the owner's
+  const openCalls = 2 * 3; // per socket: hub fetch, routerSetHub, webSocketMessage (subscribe)
+  const meanCallMs = doReq ? doMs / doReq : 5;
+  const doRequests = doReq * scale + alarms + openCalls;
+  const doGbS = ((doMs * scale + (alarms + openCalls) * meanCallMs) / 1000) * 0.125;
+  const r2 = Object.values(s.r2).reduce((a, r) => ({ a: a.a + r.a, b: a.b + r.b }), { a: 0, b: 0 });
+  const r2A = r2.a * scale;
+  const r2B = r2.b * scale;
+
+  const fetchCpu = summary(Object.values(cpu.fetch).flat());
+  const jobsCpu = summary(cpu.jobs);
+  const delCpu = summary(cpu.delivery);
+  const cronAll = summary([...cpu.cron.light, ...cpu.cron.heavy]);
+  const allCpu = summary([...Object.values(cpu.fetch).flat(), ...cpu.jobs, ...cpu.delivery, ...cpu.cron.light, ...cpu.cron.heavy]);
+
+  const mark = (v, lim) => (v <= lim ? `✓ ${fmt((1 - v / lim) * 100, 0)}% headroom` : `✗ ${fmt(v / lim, 1)}× the limit`);
+  const out = [];
+  out.push("");
+  out.push(
+    `A day of a single-user instance (issue 12 point 7), replayed in ${fmt(elapsed, 0)} s${FRACTION < 1 ? `, ${FRACTION} of the day, counts ×${fmt(scale, 1)}` : ""}.`,
+  );
+  out.push(
+    `Incoming mix: ${Object.entries(mix)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(", ")}. Peers received ${peers.received.count} deliveries on ${peers.received.hosts.size} hosts.`,
+  );
+  out.push("");
+  const rows = [["quota line (Workers Free)", "free-plan limit", "counted for the day", "fits?"]];
+  rows.push(["Worker requests", "100,000 / day", fmt(workerRequests), mark(workerRequests, LIMITS.requests)]);
+  rows.push(["CPU per invocation, max (all kinds)", "10 ms", `${fmt(allCpu.max, 1)} ms`, allCpu.max <= 10 ? "✓" : "✗"]);
+  rows.push(["CPU per invocation, p99 (all kinds)", "10 ms", `${fmt(allCpu.p99, 1)} ms`, allCpu.p99 <= 10 ? "✓" : "✗"]);
+  rows.push([
+    "  HTTP requests p50 / p99 / max",
+    "10 ms",
+    `${fmt(fetchCpu.p50, 1)} / ${fmt(fetchCpu.p99, 1)} / ${fmt(fetchCpu.max, 1)} ms`,
+    fetchCpu.p99 <= 10 ? "✓ p99" : "✗ p99",
+  ]);
+  rows.push([
+    "  JOBS batches p50 / p99 / max",
+    "10 ms",
+    `${fmt(jobsCpu.p50, 1)} / ${fmt(jobsCpu.p99, 1)} / ${fmt(jobsCpu.max, 1)} ms`,
+    jobsCpu.p99 <= 10 ? "✓ p99" : "✗ p99",
+  ]);
+  rows.push([
+    "  DELIVERY batches p50 / p99 / max",
+    "10 ms",
+    `${fmt(delCpu.p50, 1)} / ${fmt(delCpu.p99, 1)} / ${fmt(delCpu.max, 1)} ms`,
+    delCpu.p99 <= 10 ? "✓ p99" : "✗ p99",
+  ]);
+  rows.push(["  cron p50 / max", "10 ms", `${fmt(cronAll.p50, 1)} / ${fmt(cronAll.max, 1)} ms`, cronAll.max <= 10 ? "✓" : "✗"]);
+  rows.push(["Queue operations", "10,000 / day", fmt(queueOps), mark(queueOps, LIMITS.queueOps)]);
+  rows.push(["D1 rows read", "5,000,000 / day", fmt(rowsRead), mark(rowsRead, LIMITS.rowsRead)]);
+  rows.push(["D1 rows written", "100,000 / day", fmt(rowsWritten), mark(rowsWritten, LIMITS.rowsWritten)]);
+  rows.push(["Durable Object requests", "100,000 / day", fmt(doRequests), mark(doRequests, LIMITS.doRequests)]);
+  rows.push(["Durable Object duration", "13,000 GB-s / day", `${fmt(doGbS, 1)} GB-s`, mark(doGbS, LIMITS.doGbS)]);
+  rows.push(["R2 class A operations", "1,000,000 / month (33,333 / day)", fmt(r2A), mark(r2A, LIMITS.r2A)]);
+  rows.push(["R2 class B operations", "10,000,000 / month (333,333 / day)", fmt(r2B), mark(r2B, LIMITS.r2B)]);
+  out.push(table(rows));
+  out.push("");
+
+  // Where they come from.
+  const detail = [["what", "count (replayed)"]];
+  for (const [k, v] of Object.entries(s.fetch)) detail.push([`fetch: ${k}`, fmt(v)]);
+  detail.push(["fetch: streaming upgrades (opened before counting)", fmt(upgrades)]);
+  for (const [k, q] of Object.entries(s.queues))
+    detail.push([`queue batches: ${k} (messages ${fmt(q.arrived)}, acked ${fmt(q.acked)}, retried ${fmt(q.retried)})`, fmt(q.batches)]);
+  detail.push([`cron runs (${DAY_PLAN.cronTicks} replayed, scaled ×${fmt(cronScale, 0)})`, fmt(s.scheduled)]);
+  for (const [k, v] of Object.entries(qo))
+    detail.push([`queue ${k}: sent ${fmt(v.sent)} (${fmt(v.units)} × 64 KB) + read ${fmt(v.arrived)} + deleted ${fmt(v.acked)}`, `${fmt(v.ops)} ops`]);
+  for (const [qn, t] of Object.entries(s.sent)) {
+    for (const [k, v] of Object.entries(t.by)) detail.push([`  ${qn} messages sent by ${k}`, fmt(v)]);
+    for (const [k, v] of Object.entries(t.packs).sort((a, b) => b[1] - a[1])) detail.push([`  ${qn} messages carrying ${k}`, fmt(v)]);
+  }
+  for (const [k, v] of Object.entries(s.d1)) detail.push([`D1 ${k}: round trips ${fmt(v.n)}, rows read / written`, `${fmt(v.r)} / ${fmt(v.w)}`]);
+  for (const [k, d] of Object.entries(s.dos))
+    detail.push([
+      `DO ${k}: ${Object.entries(d.byMethod)
+        .map(([m, n]) => `${m} ${n}`)
+        .join(", ")}; active`,
+      `${fmt(d.requests)} calls, ${fmt(d.activeMs / 1000, 1)} s`,
+    ]);
+  detail.push([`DO modelled: ${alarms} token-check alarms (12 h, one hub) + ${openCalls} calls opening the 2 sockets`, fmt(alarms + openCalls)]);
+  for (const [k, r] of Object.entries(s.r2)) detail.push([`R2 ${k}: ${JSON.stringify(r.ops)}`, `A ${r.a}, B ${r.b}`]);
+  detail.push(["streaming events received on the 2 sockets", JSON.stringify(events)]);
+  out.push(table(detail));
+  out.push("");
+  const cpuRows = [["CPU per invocation (ms, workerd runtime, schedstat)", "n", "p50", "p99", "max"]];
+  for (const [k, v] of Object.entries(cpu.fetch)) {
+    const x = summary(v);
+    cpuRows.push([k, x.n, fmt(x.p50, 2), fmt(x.p99, 2), fmt(x.max, 2)]);
+  }
+  cpuRows.push(["JOBS batch (stepped one at a time)", jobsCpu.n, fmt(jobsCpu.p50, 2), fmt(jobsCpu.p99, 2), fmt(jobsCpu.max, 2)]);
+  cpuRows.push([`DELIVERY batch (first ${delCpu.n}, stepped)`, delCpu.n, fmt(delCpu.p50, 2), fmt(delCpu.p99, 2), fmt(delCpu.max, 2)]);
+  cpuRows.push([`batches drained freely (total ÷ ${freeBatches})`, freeBatches, fmt(freeBatches ? freeCpu / freeBatches : null, 2), "", ""]);
+  for (const k of ["light", "heavy"]) {
+    const x = summary(cpu.cron[k]);
+    cpuRows.push([`cron, ${k === "heavy" ? "5th minute (housekeeping)" : "other minutes"}`, x.n, fmt(x.p50, 2), fmt(x.p99, 2), fmt(x.max, 2)]);
+  }
+  out.push(table(cpuRows));
+  out.push(
+    `Baselines: a request Tern answers without work (/bench-noop) costs ${fmt(noopCpu, 2)} ms of workerd CPU here (miniflare's routing included); ` +
+      `the control request ${fmt(ctlCpu, 2)} ms, subtracted from batch and cron figures. Locally the figures include D1 (SQLite in the same ` +
+      `process) and the Durable Objects a request calls (RateLimiter, streaming), which production runs and bills elsewhere.`,
+  );
+  out.push(
+    `Response statuses: ${Object.entries(statuses)
+      .map(([k, v]) => `${k} ×${v}`)
+      .join(", ")}`,
+  );
+  for (const n of notes) out.push(`note: ${n}`);
+
+  // Paid plan, 20 users.
+  const users = 20;
+  const month = 30;
+  // Per user (×20) vs once per instance (×1: the cron) vs shared (×8: incoming activities' own requests).
+  const cronRead = d1("cron").r * cronScale;
+  const cronWritten = d1("cron").w * cronScale;
+  const inboxReq = (s.fetch.inbox ?? 0) * scale;
+  const reqDay = (workerRequests - DAY_PLAN.cronPerDay - inboxReq) * users + inboxReq * 8 + DAY_PLAN.cronPerDay;
+  const total = (a) => a.reduce((x, y) => x + y, 0);
+  const cronCpu = total([...cpu.cron.light, ...cpu.cron.heavy]) * cronScale;
+  const restCpu = (total(Object.values(cpu.fetch).flat()) + total(cpu.jobs) + total(cpu.delivery) + freeCpu) * scale;
+  const cpuDay = restCpu * users + cronCpu;
+  const monthly = {
+    requests: reqDay * month,
+    cpuMs: cpuDay * month,
+    queueOps: queueOps * users * month,
+    rowsRead: ((rowsRead - cronRead) * users + cronRead) * month,
+    rowsWritten: ((rowsWritten - cronWritten) * users + cronWritten) * month,
+    doRequests: doRequests * users * month,
+    doGbS: doGbS * users * month,
+    r2A: r2A * users * month,
+    r2B: r2B * users * month,
+  };
+  const paidRows = [["20 users, per month (Workers Paid)", "used", "included", "price beyond", "cost"]];
+  let bill = PAID.base;
+  for (const [k, v] of Object.entries(monthly)) {
+    const p = PAID[k];
+    const over = Math.max(0, v - p.included);
+    const cost = (over / 1e6) * p.per;
+    bill += cost;
+    paidRows.push([k, fmt(v), fmt(p.included), `$${p.per} / M`, `$${cost.toFixed(2)}`]);
+  }
+  paidRows.push(["base (Workers Paid)", "", "", "", `$${PAID.base.toFixed(2)}`]);
+  paidRows.push(["total", "", "", "", `$${bill.toFixed(2)} / month`]);
+  out.push("");
+  out.push(table(paidRows));
+  out.push(
+    "20-user scaling: every counted figure ×20 (own posts, favourites, boosts, clients, deliveries, notifications, and the processing " +
+      "of incoming activities, each fanning out to its own followers), except the inbox POSTs themselves ×8 (followed accounts overlap: " +
+      "an activity reaches a shared inbox once) and the cron ×1 (its requests, rows and CPU); 30 days a month; " +
+      "CPU ms for the paid plan's 30 M included from the per-invocation figures above (local, D1 included: an upper bound).",
+  );
+  console.log(out.join("\n"));
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
