@@ -61,21 +61,19 @@ export const likeActivity = (id: string, actor: string, object: string): Obj => 
 export const followActivity = (id: string, actor: string, object: string): Obj => ({ "@context": AS, id, type: "Follow", actor, object });
 export const blockActivity = (id: string, actor: string, object: string): Obj => ({ "@context": AS, id, type: "Block", actor, object });
 
-export const acceptActivity = (actor: string, follow: Obj): Obj => ({
-  "@context": AS,
-  id: `${actor}#accepts/follows/${encodeURIComponent(String(follow.id ?? ""))}`,
-  type: "Accept",
-  actor,
-  object: follow,
-});
+/** Accept or Reject of a Follow, its id derived from the Follow's. */
+const followAnswer =
+  (type: "Accept" | "Reject", path: string) =>
+  (actor: string, follow: Obj): Obj => ({
+    "@context": AS,
+    id: `${actor}#${path}/follows/${encodeURIComponent(String(follow.id ?? ""))}`,
+    type,
+    actor,
+    object: follow,
+  });
 
-export const rejectActivity = (actor: string, follow: Obj): Obj => ({
-  "@context": AS,
-  id: `${actor}#rejects/follows/${encodeURIComponent(String(follow.id ?? ""))}`,
-  type: "Reject",
-  actor,
-  object: follow,
-});
+export const acceptActivity = followAnswer("Accept", "accepts");
+export const rejectActivity = followAnswer("Reject", "rejects");
 
 export const undoActivity = (actor: string, inner: Obj): Obj => ({
   "@context": AS,

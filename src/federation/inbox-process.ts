@@ -38,6 +38,13 @@ const ACTOR_TYPES = new Set(["Person", "Service", "Application", "Group", "Organ
 /** Activities whose effect depends only on the current state (see processInboxItem): not deduplicated by id. */
 const STATE_CHANGES = new Set(["Follow", "Accept", "Reject", "Undo", "Block", "Like", "Announce"]);
 
+/** An Accept or Reject answers what we sent: a relay subscription, a quote request, or else a Follow. */
+async function dispatchAnswer(ctx: InboxContext, accepted: boolean): Promise<void> {
+  if (isRelayFollowUri(ctx.cfg, ctx.activity.objectId)) return handleRelayAnswer(ctx, accepted);
+  if (await answersQuoteRequest(ctx)) return handleQuoteAnswer(ctx, accepted);
+  return accepted ? handleAccept(ctx) : handleReject(ctx);
+}
+
 async function dispatch(ctx: InboxContext): Promise<void> {
   const { activity } = ctx;
   const objType = activity.object && typeof activity.object.type === "string" ? activity.object.type : null;
@@ -67,13 +74,8 @@ async function dispatch(ctx: InboxContext): Promise<void> {
     case "Follow":
       return handleFollow(ctx);
     case "Accept":
-      if (isRelayFollowUri(ctx.cfg, activity.objectId)) return handleRelayAnswer(ctx, true);
-      if (await answersQuoteRequest(ctx)) return handleQuoteAnswer(ctx, true);
-      return handleAccept(ctx);
     case "Reject":
-      if (isRelayFollowUri(ctx.cfg, activity.objectId)) return handleRelayAnswer(ctx, false);
-      if (await answersQuoteRequest(ctx)) return handleQuoteAnswer(ctx, false);
-      return handleReject(ctx);
+      return dispatchAnswer(ctx, activity.type === "Accept");
     case "QuoteRequest":
       return handleQuoteRequest(ctx);
     case "Undo":

@@ -22,29 +22,25 @@ export async function generateKeyPair(): Promise<{ publicKeyPem: string; private
   return { publicKeyPem: toPem(spki, "PUBLIC KEY"), privateKeyPem: toPem(pkcs8, "PRIVATE KEY") };
 }
 
-const publicCache = new Map<string, Promise<CryptoKey>>();
-
-export function importPublicKey(pem: string): Promise<CryptoKey> {
-  let k = publicCache.get(pem);
-  if (!k) {
-    if (publicCache.size > 500) publicCache.clear();
-    k = crypto.subtle.importKey("spki", fromPem(pem), ALG, false, ["verify"]);
-    publicCache.set(pem, k);
-  }
-  return k;
+/**
+ * A memo of imported keys by PEM (importing parses the DER each time), emptied whole once it holds more than `max`:
+ * many remote public keys, few local private ones.
+ */
+function keyImporter(format: "spki" | "pkcs8", usage: "sign" | "verify", max: number): (pem: string) => Promise<CryptoKey> {
+  const cache = new Map<string, Promise<CryptoKey>>();
+  return (pem) => {
+    let k = cache.get(pem);
+    if (!k) {
+      if (cache.size > max) cache.clear();
+      k = crypto.subtle.importKey(format, fromPem(pem), ALG, false, [usage]);
+      cache.set(pem, k);
+    }
+    return k;
+  };
 }
 
-const privateCache = new Map<string, Promise<CryptoKey>>();
-
-export function importPrivateKey(pem: string): Promise<CryptoKey> {
-  let k = privateCache.get(pem);
-  if (!k) {
-    if (privateCache.size > 100) privateCache.clear();
-    k = crypto.subtle.importKey("pkcs8", fromPem(pem), ALG, false, ["sign"]);
-    privateCache.set(pem, k);
-  }
-  return k;
-}
+export const importPublicKey = keyImporter("spki", "verify", 500);
+export const importPrivateKey = keyImporter("pkcs8", "sign", 100);
 
 export async function rsaSign(privateKeyPem: string, data: string): Promise<string> {
   const sig = await crypto.subtle.sign(ALG, await importPrivateKey(privateKeyPem), new TextEncoder().encode(data));

@@ -44,6 +44,15 @@ async function ownerOrRefusal(c: Context<AppEnv>, username: string): Promise<{ a
   return { account };
 }
 
+/** GET /users/:username + `path`: a document of a local account, answered only while ownerOrRefusal serves it. */
+function ownerGet<P extends string>(path: P, answer: (c: Context<AppEnv, `/users/:username${P}`>, account: AccountRow) => Promise<Response>) {
+  r.get(`/users/:username${path}`, async (c) => {
+    const owner = await ownerOrRefusal(c, c.req.param("username") ?? "");
+    if ("refusal" in owner) return owner.refusal;
+    return answer(c, owner.account);
+  });
+}
+
 async function actorResponse(c: Context<AppEnv>, username: string) {
   const db = c.get("db");
   const account = await localAccountByUsername(db, username);
@@ -122,22 +131,17 @@ r.get("/:handle{@[^/]+}/:id", async (c: Context<AppEnv>, next: Next) => {
 });
 
 // A QuoteAuthorization a local author granted (FEP-044f): what other servers fetch to verify a quote; gone once revoked.
-r.get("/users/:username/quote_authorizations/:id", async (c) => {
+ownerGet("/quote_authorizations/:id", async (c, account) => {
   const id = parseId(c.req.param("id"));
-  const owner = await ownerOrRefusal(c, c.req.param("username"));
-  if ("refusal" in owner) return owner.refusal;
-  const granted = id ? await grantedAuthorization(c.get("db"), owner.account.id, id) : null;
+  const granted = id ? await grantedAuthorization(c.get("db"), account.id, id) : null;
   if (!granted) return apNotFound(c);
-  const uri = `${owner.account.uri}/quote_authorizations/${id}`;
-  return ap(c, quoteAuthorizationDoc(uri, owner.account.uri, granted.quotingUri, granted.quotedUri));
+  const uri = `${account.uri}/quote_authorizations/${id}`;
+  return ap(c, quoteAuthorizationDoc(uri, account.uri, granted.quotingUri, granted.quotedUri));
 });
 
-r.get("/users/:username/outbox", async (c) => {
+ownerGet("/outbox", async (c, account) => {
   const db = c.get("db");
   const cfg = c.get("config");
-  const owner = await ownerOrRefusal(c, c.req.param("username"));
-  if ("refusal" in owner) return owner.refusal;
-  const { account } = owner;
   const base = `${accountUri(cfg, account.username)}/outbox`;
   if (c.req.query("page") !== "true") {
     return ap(c, {
@@ -169,11 +173,8 @@ r.get("/users/:username/outbox", async (c) => {
 });
 
 for (const which of ["followers", "following"] as const) {
-  r.get(`/users/:username/${which}`, async (c) => {
+  ownerGet(`/${which}`, async (c, account) => {
     const db = c.get("db");
-    const owner = await ownerOrRefusal(c, c.req.param("username"));
-    if ("refusal" in owner) return owner.refusal;
-    const { account } = owner;
     const base = `${account.uri}/${which}`;
     const total = which === "followers" ? account.followersCount : account.followingCount;
     const pageNo = Number(c.req.query("page") ?? "0");
@@ -196,24 +197,18 @@ for (const which of ["followers", "following"] as const) {
   });
 }
 
-r.get("/users/:username/collections/featured", async (c) => {
+ownerGet("/collections/featured", async (c, account) => {
   const db = c.get("db");
   const cfg = c.get("config");
-  const owner = await ownerOrRefusal(c, c.req.param("username"));
-  if ("refusal" in owner) return owner.refusal;
-  const { account } = owner;
   const ids = await pinnedStatusIds(db, account.id);
   const bundle = await loadStatusBundle(db, ids, null);
   const items = ids.map((id) => renderNote(cfg, bundle, id)).filter(Boolean);
   return ap(c, { "@context": AS, id: `${account.uri}/collections/featured`, type: "OrderedCollection", totalItems: items.length, orderedItems: items });
 });
 
-r.get("/users/:username/collections/tags", async (c) => {
+ownerGet("/collections/tags", async (c, account) => {
   const db = c.get("db");
   const cfg = c.get("config");
-  const owner = await ownerOrRefusal(c, c.req.param("username"));
-  if ("refusal" in owner) return owner.refusal;
-  const { account } = owner;
   const names = await featuredTagNames(db, account.id);
   return ap(c, {
     "@context": AS,

@@ -1,6 +1,7 @@
 // Media type detection from magic bytes, and dimensions read from container headers only. Nothing here decodes
 // pixels or samples: the caps on pixels and frames (security F3) must be decided before anything expands the file.
 // The declared Content-Type and filename are never consulted (F1, F2).
+import { ascii, gifSubBlocksEnd, tiffOrientation, u16be, u16le, u24le, u32be, u32le, u8 } from "./bytes";
 
 export type MediaKind = "image" | "video" | "audio";
 
@@ -16,14 +17,6 @@ export interface Sniffed {
   duration?: number;
 }
 
-/** The byte at `i`, or 0 past the end (the bitwise readers below already treated a missing byte as 0). */
-const u8 = (b: Uint8Array, i: number): number => b[i] ?? 0;
-const u16be = (b: Uint8Array, o: number) => (u8(b, o) << 8) | u8(b, o + 1);
-const u16le = (b: Uint8Array, o: number) => u8(b, o) | (u8(b, o + 1) << 8);
-const u24le = (b: Uint8Array, o: number) => u8(b, o) | (u8(b, o + 1) << 8) | (u8(b, o + 2) << 16);
-const u32be = (b: Uint8Array, o: number) => ((u8(b, o) << 24) | (u8(b, o + 1) << 16) | (u8(b, o + 2) << 8) | u8(b, o + 3)) >>> 0;
-const u32le = (b: Uint8Array, o: number) => ((u8(b, o + 3) << 24) | (u8(b, o + 2) << 16) | (u8(b, o + 1) << 8) | u8(b, o)) >>> 0;
-const ascii = (b: Uint8Array, o: number, n: number) => (o + n <= b.length ? String.fromCharCode(...b.subarray(o, o + n)) : "");
 const startsWith = (b: Uint8Array, sig: number[], at = 0) => sig.every((x, i) => b[at + i] === x);
 
 /** The media type of `b` and what its headers say, or null when it is not a supported format (HTML, SVG, ...). */
@@ -60,23 +53,8 @@ function png(b: Uint8Array): Sniffed | null {
 // SOF0..SOF15 except DHT (C4), JPG (C8) and DAC (CC) carry the frame size.
 const isSof = (m: number) => m >= 0xc0 && m <= 0xcf && m !== 0xc4 && m !== 0xc8 && m !== 0xcc;
 
-/** EXIF Orientation (tag 0x0112) from an APP1 payload starting at `o`; 1 when absent. */
-function exifOrientation(b: Uint8Array, o: number, end: number): number {
-  if (ascii(b, o, 6) !== "Exif\0\0") return 1;
-  const t = o + 6;
-  const le = ascii(b, t, 2) === "II";
-  const r16 = (x: number) => (le ? u16le(b, x) : u16be(b, x));
-  const r32 = (x: number) => (le ? u32le(b, x) : u32be(b, x));
-  const ifd = t + r32(t + 4);
-  if (ifd + 2 > end) return 1;
-  const n = Math.min(r16(ifd), 256);
-  for (let i = 0; i < n; i++) {
-    const e = ifd + 2 + i * 12;
-    if (e + 12 > end) break;
-    if (r16(e) === 0x0112) return r16(e + 8);
-  }
-  return 1;
-}
+/** EXIF Orientation from an APP1 payload starting at `o`; 1 when absent (read as strip-metadata.ts reads it). */
+const exifOrientation = (b: Uint8Array, o: number, end: number): number => (ascii(b, o, 6) === "Exif\0\0" ? tiffOrientation(b, o + 6, end) : 1);
 
 function jpeg(b: Uint8Array): Sniffed | null {
   let o = 2;
@@ -109,16 +87,6 @@ function jpeg(b: Uint8Array): Sniffed | null {
   return null;
 }
 
-/** Skips GIF data sub-blocks starting at `o`; returns the offset after the terminator, or -1 if truncated. */
-function skipSubBlocks(b: Uint8Array, o: number): number {
-  while (o < b.length) {
-    const n = u8(b, o); // in range: o < b.length
-    if (n === 0) return o + 1;
-    o += n + 1;
-  }
-  return -1;
-}
-
 /** Frames past this are not counted further: the caller's cap is far below it. */
 const GIF_FRAME_SCAN_LIMIT = 100_000;
 
@@ -135,7 +103,7 @@ function gif(b: Uint8Array): Sniffed | null {
     const block = u8(b, o); // in range: o < b.length
     if (block === 0x3b) break; // trailer
     if (block === 0x21) {
-      o = skipSubBlocks(b, o + 2);
+      o = gifSubBlocksEnd(b, o + 2);
     } else if (block === 0x2c) {
       if (o + 10 > b.length) break;
       frames++;
@@ -145,7 +113,7 @@ function gif(b: Uint8Array): Sniffed | null {
       const packed = u8(b, o + 9); // in range: o + 10 <= b.length
       o += 10;
       if (packed & 0x80) o += 3 * (1 << ((packed & 7) + 1));
-      o = skipSubBlocks(b, o + 1); // after the LZW minimum code size
+      o = gifSubBlocksEnd(b, o + 1); // after the LZW minimum code size
     } else break;
     if (o < 0) break;
   }

@@ -10,14 +10,7 @@
 //
 // Broken structure never lets anything through unread: the output stops where the structure stops (a truncated file
 // stays truncated, trailing bytes after the image's end are dropped).
-
-/** The byte at `i`, or 0 past the end (the bitwise readers below already treated a missing byte as 0). */
-const u8 = (b: Uint8Array, i: number): number => b[i] ?? 0;
-const u16be = (b: Uint8Array, o: number) => (u8(b, o) << 8) | u8(b, o + 1);
-const u16le = (b: Uint8Array, o: number) => u8(b, o) | (u8(b, o + 1) << 8);
-const u32be = (b: Uint8Array, o: number) => ((u8(b, o) << 24) | (u8(b, o + 1) << 16) | (u8(b, o + 2) << 8) | u8(b, o + 3)) >>> 0;
-const u32le = (b: Uint8Array, o: number) => ((u8(b, o + 3) << 24) | (u8(b, o + 2) << 16) | (u8(b, o + 1) << 8) | u8(b, o)) >>> 0;
-const ascii = (b: Uint8Array, o: number, n: number) => (o >= 0 && o + n <= b.length ? String.fromCharCode(...b.subarray(o, o + n)) : "");
+import { ascii, gifSubBlocksEnd, tiffOrientation, u16be, u32be, u32le, u8 } from "./bytes";
 
 /** Collects byte runs and joins them once. */
 class Out {
@@ -59,28 +52,6 @@ export function stripMetadata(bytes: Uint8Array, mime: string): Uint8Array {
 }
 
 // ---- EXIF Orientation: read it from any TIFF structure, write a TIFF holding only it ----
-
-/** Orientation (tag 0x0112 of IFD0) of a TIFF structure at `t`, or 1 when absent or unreadable. */
-export function tiffOrientation(b: Uint8Array, t: number, end = b.length): number {
-  const order = ascii(b, t, 2);
-  if (order !== "II" && order !== "MM") return 1;
-  const le = order === "II";
-  const r16 = (x: number) => (le ? u16le(b, x) : u16be(b, x));
-  const r32 = (x: number) => (le ? u32le(b, x) : u32be(b, x));
-  if (t + 8 > end || r16(t + 2) !== 42) return 1;
-  const ifd = t + r32(t + 4);
-  if (ifd + 2 > end) return 1;
-  const n = Math.min(r16(ifd), 512);
-  for (let i = 0; i < n; i++) {
-    const e = ifd + 2 + i * 12;
-    if (e + 12 > end) break;
-    if (r16(e) === 0x0112) {
-      const v = r16(e + 8);
-      return v >= 1 && v <= 8 ? v : 1;
-    }
-  }
-  return 1;
-}
 
 /** A big-endian TIFF structure with one IFD holding one entry: Orientation. */
 export function orientationTiff(orientation: number): Uint8Array {
@@ -370,16 +341,6 @@ function stripWebp(b: Uint8Array): Uint8Array {
 /** Application extensions that change playback or colour; XMP and other vendor data are dropped. */
 const GIF_APPS = new Set(["NETSCAPE2.0", "ANIMEXTS1.0", "ICCRGBG1012"]);
 
-/** End of the data sub-blocks starting at `o` (after the terminator), or -1 when truncated. */
-function subBlocksEnd(b: Uint8Array, o: number): number {
-  while (o < b.length) {
-    const n = u8(b, o); // in range: o < b.length
-    if (n === 0) return o + 1;
-    o += n + 1;
-  }
-  return -1;
-}
-
 function stripGif(b: Uint8Array): Uint8Array {
   if (b.length < 13) return b.subarray(0, 0);
   let o = 13;
@@ -393,7 +354,7 @@ function stripGif(b: Uint8Array): Uint8Array {
     if (block === 0x3b) break;
     if (block === 0x21) {
       const label = b[o + 1];
-      const end = subBlocksEnd(b, o + 2);
+      const end = gifSubBlocksEnd(b, o + 2);
       if (end < 0) break;
       const keep = label === 0xf9 || label === 0x01 || (label === 0xff && b[o + 2] === 11 && GIF_APPS.has(ascii(b, o + 3, 11)));
       if (keep) out.push(b.subarray(o, end)); // comment (FE) and other extensions dropped
@@ -403,7 +364,7 @@ function stripGif(b: Uint8Array): Uint8Array {
       if (p > b.length) break;
       const packed = u8(b, o + 9); // in range: o + 10 <= b.length
       if (packed & 0x80) p += 3 * (1 << ((packed & 7) + 1));
-      const end = subBlocksEnd(b, p + 1);
+      const end = gifSubBlocksEnd(b, p + 1);
       if (end < 0) {
         out.push(b.subarray(o)); // a truncated frame: its own pixel data and nothing after it
         break;

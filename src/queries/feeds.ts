@@ -3,6 +3,7 @@
 // favourites_account), with hidden authors filtered before the page is cut. Rendering is renderStatuses' one batch.
 import { and, asc, desc, eq, gt, lt, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
+import { ownedBy } from "../db/owned";
 import { bookmarks, favourites, lists } from "../db/schema/index";
 import { padId, unpadId } from "../lib/ids";
 import type { Page } from "../lib/pagination";
@@ -155,7 +156,7 @@ export async function listTimeline(db: DB, viewerId: string, listId: string, pag
     db
       .select({ id: lists.id })
       .from(lists)
-      .where(and(eq(lists.id, listId), eq(lists.accountId, viewerId)))
+      .where(ownedBy(lists, listId, viewerId))
       .limit(1),
     db.all<PageRow>(sql`SELECT lf.status_id AS id, lf.reblog_of_id AS rb, ${quotedOf("coalesce(lf.reblog_of_id, lf.status_id)")} FROM list_feed lf
       WHERE lf.list_id = ${L} AND EXISTS (SELECT 1 FROM lists ol WHERE ol.id = ${L} AND ol.account_id = ${padId(viewerId)})${c.cond}

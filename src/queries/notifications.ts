@@ -3,6 +3,7 @@
 // notifications_account (account_id, id), hidden senders left out.
 import { and, eq, inArray, notInArray, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
+import { deleteOwnRow } from "../db/owned";
 import { cursorOrder, cursorWhere, inPageOrder } from "../db/keyset";
 import { idList } from "../db/client";
 import { accounts, notifications, reports, type NotificationType } from "../db/schema/index";
@@ -112,11 +113,7 @@ export async function findNotification(db: DB, viewerId: string, id: string, inc
 
 /** Deletes one of the viewer's notifications; false when there is none with that id. */
 export async function dismissNotification(db: DB, viewerId: string, id: string): Promise<boolean> {
-  const r = await db
-    .delete(notifications)
-    .where(and(eq(notifications.id, id), eq(notifications.accountId, viewerId)))
-    .returning({ id: notifications.id });
-  return r.length > 0;
+  return deleteOwnRow(db, notifications, id, viewerId);
 }
 
 export async function clearNotifications(db: DB, viewerId: string): Promise<void> {

@@ -1,7 +1,8 @@
 // Direct-message conversations, the write side the API offers: mark one read, remove one. (They are created and
 // advanced by the fan-out of direct statuses, src/timelines/fanout.ts, and fixed up when a status is deleted.)
-import { and, eq, sql } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import type { DB } from "../db/client";
+import { deleteOwnRow, ownedBy } from "../db/owned";
 import { accountConversations } from "../db/schema";
 import { padId } from "../lib/ids";
 import type { AccountConversationRow } from "../queries/conversations";
@@ -11,18 +12,14 @@ export async function markConversationRead(db: DB, accountId: string, id: number
   const [row] = await db
     .update(accountConversations)
     .set({ unread: false })
-    .where(and(eq(accountConversations.id, id), eq(accountConversations.accountId, accountId)))
+    .where(ownedBy(accountConversations, id, accountId))
     .returning();
   return row ?? null;
 }
 
 /** Removes the account's conversation (a later message in the thread brings it back); false when not theirs. */
 export async function removeConversation(db: DB, accountId: string, id: number): Promise<boolean> {
-  const rows = await db
-    .delete(accountConversations)
-    .where(and(eq(accountConversations.id, id), eq(accountConversations.accountId, accountId)))
-    .returning({ id: accountConversations.id });
-  return rows.length > 0;
+  return deleteOwnRow(db, accountConversations, id, accountId);
 }
 
 /**

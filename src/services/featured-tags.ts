@@ -2,6 +2,7 @@
 // the tags the owner used recently.
 import { and, desc, eq, inArray, notInArray, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
+import { ownedBy } from "../db/owned";
 import { featuredTags, statuses, statusTags, tags } from "../db/schema";
 import { historyDays, type TagHistoryDay, type TagRow } from "../entities/tag";
 import { notFound, validationFailed } from "../lib/errors";
@@ -72,7 +73,7 @@ export async function unfeatureTag(db: DB, accountId: string, normalized: string
 }
 
 export async function deleteFeaturedTag(db: DB, accountId: string, id: string): Promise<void> {
-  const res = await db.delete(featuredTags).where(and(eq(featuredTags.id, id), eq(featuredTags.accountId, accountId)));
+  const res = await db.delete(featuredTags).where(ownedBy(featuredTags, id, accountId));
   if (!res.meta.changes) throw notFound();
 }
 

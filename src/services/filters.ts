@@ -3,7 +3,8 @@
 // are visible only to their owner: any other id is a 404 (security B14). Every successful write records ONE
 // filters_changed effect, however many keywords it touched.
 import { and, asc, count, eq, sql } from "drizzle-orm";
-import type { DB } from "../db/client";
+import type { DB, Statement } from "../db/client";
+import { deleteOwnRow, ownRow, ownedBy } from "../db/owned";
 import { customFilterKeywords, customFilters, customFilterStatuses, statuses, type FilterAction, type FilterContext } from "../db/schema";
 import type { Effects } from "../effects/collector";
 import type { FilterKeywordRow, FilterRow, FilterStatusRow, FilterWithRules } from "../entities/filter";
@@ -101,7 +102,7 @@ const ownFilter = (db: DB, accountId: string, id: string) =>
   db
     .select()
     .from(customFilters)
-    .where(and(eq(customFilters.id, id), eq(customFilters.accountId, accountId)))
+    .where(ownedBy(customFilters, id, accountId))
     .limit(1);
 const keywordsOf = (db: DB, accountId: string, filterId: string) =>
   db
@@ -252,7 +253,7 @@ export async function updateFilter(db: DB, fx: Effects, accountId: string, id: s
     db
       .update(customFilters)
       .set({ title: filter.title, context: filter.context, action: filter.action, expiresAt: filter.expiresAt, updatedAt: now })
-      .where(and(eq(customFilters.id, id), eq(customFilters.accountId, accountId))),
+      .where(ownedBy(customFilters, id, accountId)),
     ...stmts,
     ...added.map((x) => insertKeyword(db, x)),
   ]);
@@ -265,7 +266,7 @@ export async function deleteFilter(db: DB, fx: Effects, accountId: string, id: s
   const [gone] = await db.batch([
     db
       .delete(customFilters)
-      .where(and(eq(customFilters.id, id), eq(customFilters.accountId, accountId)))
+      .where(ownedBy(customFilters, id, accountId))
       .returning({ id: customFilters.id }),
     db.delete(customFilterKeywords).where(and(eq(customFilterKeywords.customFilterId, id), eq(customFilterKeywords.accountId, accountId))),
     db.delete(customFilterStatuses).where(and(eq(customFilterStatuses.customFilterId, id), eq(customFilterStatuses.accountId, accountId))),
@@ -274,22 +275,21 @@ export async function deleteFilter(db: DB, fx: Effects, accountId: string, id: s
   changed(fx, accountId);
 }
 
+/** What `read` finds, read in one batch with the filter: 404 when the filter is not the account's. */
+async function inOwnFilter<Q extends Statement>(db: DB, accountId: string, filterId: string, read: Q): Promise<Q["_"]["result"]> {
+  const [f, rows] = await db.batch([ownFilter(db, accountId, filterId), read]);
+  if (!f[0]) throw notFound();
+  return rows;
+}
+
 // ---- keywords ----
 
 export async function listKeywords(db: DB, accountId: string, filterId: string): Promise<FilterKeywordRow[]> {
-  const [f, k] = await db.batch([ownFilter(db, accountId, filterId), keywordsOf(db, accountId, filterId)]);
-  if (!f[0]) throw notFound();
-  return k;
+  return inOwnFilter(db, accountId, filterId, keywordsOf(db, accountId, filterId));
 }
 
 export async function getKeyword(db: DB, accountId: string, id: string): Promise<FilterKeywordRow> {
-  const [row] = await db
-    .select()
-    .from(customFilterKeywords)
-    .where(and(eq(customFilterKeywords.id, id), eq(customFilterKeywords.accountId, accountId)))
-    .limit(1);
-  if (!row) throw notFound();
-  return row;
+  return ownRow(db, customFilterKeywords, id, accountId);
 }
 
 export async function addKeyword(
@@ -327,7 +327,7 @@ export async function updateKeyword(
   if (input.keyword !== undefined) checkKeyword(e, input.keyword);
   e.check();
   const now = Date.now();
-  const where = and(eq(customFilterKeywords.id, id), eq(customFilterKeywords.accountId, accountId));
+  const where = ownedBy(customFilterKeywords, id, accountId);
   const set: Partial<FilterKeywordRow> = { updatedAt: now };
   if (input.keyword !== undefined) set.keyword = input.keyword;
   if (input.wholeWord !== undefined) set.wholeWord = input.wholeWord;
@@ -338,30 +338,18 @@ export async function updateKeyword(
 }
 
 export async function deleteKeyword(db: DB, fx: Effects, accountId: string, id: string): Promise<void> {
-  const gone = await db
-    .delete(customFilterKeywords)
-    .where(and(eq(customFilterKeywords.id, id), eq(customFilterKeywords.accountId, accountId)))
-    .returning({ id: customFilterKeywords.id });
-  if (!gone.length) throw notFound();
+  if (!(await deleteOwnRow(db, customFilterKeywords, id, accountId))) throw notFound();
   changed(fx, accountId);
 }
 
 // ---- status filters ----
 
 export async function listFilterStatuses(db: DB, accountId: string, filterId: string): Promise<FilterStatusRow[]> {
-  const [f, s] = await db.batch([ownFilter(db, accountId, filterId), statusesOf(db, accountId, filterId)]);
-  if (!f[0]) throw notFound();
-  return s;
+  return inOwnFilter(db, accountId, filterId, statusesOf(db, accountId, filterId));
 }
 
 export async function getFilterStatus(db: DB, accountId: string, id: string): Promise<FilterStatusRow> {
-  const [row] = await db
-    .select()
-    .from(customFilterStatuses)
-    .where(and(eq(customFilterStatuses.id, id), eq(customFilterStatuses.accountId, accountId)))
-    .limit(1);
-  if (!row) throw notFound();
-  return row;
+  return ownRow(db, customFilterStatuses, id, accountId);
 }
 
 /** Adds a status the owner can see to a filter; an unknown or invisible status is the same 422 (nothing leaks). */
@@ -397,7 +385,7 @@ export async function addFilterStatus(db: DB, fx: Effects, accountId: string, fi
 export async function deleteFilterStatus(db: DB, fx: Effects, accountId: string, id: string): Promise<void> {
   const gone = await db
     .delete(customFilterStatuses)
-    .where(and(eq(customFilterStatuses.id, id), eq(customFilterStatuses.accountId, accountId)))
+    .where(ownedBy(customFilterStatuses, id, accountId))
     .returning({ id: customFilterStatuses.id });
   if (!gone.length) throw notFound();
   changed(fx, accountId);
@@ -512,7 +500,7 @@ export async function updateV1Filter(db: DB, fx: Effects, accountId: string, key
     db
       .update(customFilterKeywords)
       .set({ keyword: keyword.keyword, wholeWord: keyword.wholeWord, updatedAt: now })
-      .where(and(eq(customFilterKeywords.id, keywordId), eq(customFilterKeywords.accountId, accountId))),
+      .where(ownedBy(customFilterKeywords, keywordId, accountId)),
     db
       .update(customFilters)
       .set({ title, context, action, expiresAt, updatedAt: filter.updatedAt })

@@ -8,13 +8,14 @@
 // requests a round. A row that cannot be applied (unknown account, refused follow …) counts as failed.
 import { and, asc, eq, gt, inArray, isNull, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
+import { ownRow } from "../db/owned";
 import { accountDomainBlocks, accounts, blocks, bookmarks, bulkImportRows, bulkImports, follows, listAccounts, lists, mutes, statuses } from "../db/schema";
 import type { AccountRow, BulkImportRow } from "../db/schema";
 import type { Effects } from "../effects/collector";
 import type { Config } from "../env";
 import { resolveRemoteAccount } from "../federation/resolve";
 import { newResolution, resolveStatus, statusByUri } from "../federation/resolve-status";
-import { ApiError, notFound, validationFailed } from "../lib/errors";
+import { ApiError, validationFailed } from "../lib/errors";
 import { padId, snowflake } from "../lib/ids";
 import { block, unblock } from "./blocks";
 import { bookmark, unbookmark } from "./bookmarks";
@@ -90,13 +91,7 @@ export async function importsOf(db: DB, accountId: string, limit = 20): Promise<
 }
 
 export async function importOf(db: DB, accountId: string, id: string): Promise<BulkImportRow> {
-  const [row] = await db
-    .select()
-    .from(bulkImports)
-    .where(and(eq(bulkImports.id, id), eq(bulkImports.accountId, accountId)))
-    .limit(1);
-  if (!row) throw notFound();
-  return row;
+  return ownRow(db, bulkImports, id, accountId);
 }
 
 /** One round of an import (the `import_rows` effect); records the next round while work is left. */
@@ -162,39 +157,25 @@ async function pruneRound(db: DB, fx: Effects, cfg: Config, imp: BulkImportRow):
   return true;
 }
 
+/** The account-to-account relation each of these import types replaces. */
+const ACCOUNT_RELATIONS = { following: follows, blocking: blocks, muting: mutes };
+
 /** Existing relations of the import's kind after its cursor, oldest first: row id, subject key, target. */
 async function existingPage(db: DB, cfg: Config, imp: BulkImportRow): Promise<{ id: string; key: string; target: string }[]> {
   const me = imp.accountId;
   const after = imp.cursor;
   const who = { username: accounts.username, domain: accounts.domain };
   switch (imp.type) {
-    case "following": {
-      const rows = await db
-        .select({ id: follows.id, target: follows.targetAccountId, ...who })
-        .from(follows)
-        .innerJoin(accounts, eq(accounts.id, follows.targetAccountId))
-        .where(and(eq(follows.accountId, me), after ? gt(follows.id, after) : undefined))
-        .orderBy(asc(follows.id))
-        .limit(PRUNE_PAGE);
-      return rows.map((r) => ({ id: r.id, key: relKey(cfg, r), target: r.target }));
-    }
-    case "blocking": {
-      const rows = await db
-        .select({ id: blocks.id, target: blocks.targetAccountId, ...who })
-        .from(blocks)
-        .innerJoin(accounts, eq(accounts.id, blocks.targetAccountId))
-        .where(and(eq(blocks.accountId, me), after ? gt(blocks.id, after) : undefined))
-        .orderBy(asc(blocks.id))
-        .limit(PRUNE_PAGE);
-      return rows.map((r) => ({ id: r.id, key: relKey(cfg, r), target: r.target }));
-    }
+    case "following":
+    case "blocking":
     case "muting": {
+      const rel = ACCOUNT_RELATIONS[imp.type];
       const rows = await db
-        .select({ id: mutes.id, target: mutes.targetAccountId, ...who })
-        .from(mutes)
-        .innerJoin(accounts, eq(accounts.id, mutes.targetAccountId))
-        .where(and(eq(mutes.accountId, me), after ? gt(mutes.id, after) : undefined))
-        .orderBy(asc(mutes.id))
+        .select({ id: rel.id, target: rel.targetAccountId, ...who })
+        .from(rel)
+        .innerJoin(accounts, eq(accounts.id, rel.targetAccountId))
+        .where(and(eq(rel.accountId, me), after ? gt(rel.id, after) : undefined))
+        .orderBy(asc(rel.id))
         .limit(PRUNE_PAGE);
       return rows.map((r) => ({ id: r.id, key: relKey(cfg, r), target: r.target }));
     }

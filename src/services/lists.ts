@@ -3,6 +3,7 @@
 // both pass a separate count.
 import { and, asc, desc, eq, inArray, isNull, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
+import { ownRow, ownedBy } from "../db/owned";
 import { cursorOrder, cursorWhere, inPageOrder } from "../db/keyset";
 import { idList } from "../db/client";
 import { accounts, followRequests, follows, listAccounts, listFeed, lists } from "../db/schema";
@@ -41,13 +42,7 @@ export async function listsContaining(db: DB, ownerId: string, accountId: string
 }
 
 export async function ownList(db: DB, ownerId: string, listId: string): Promise<ListRow> {
-  const [row] = await db
-    .select()
-    .from(lists)
-    .where(and(eq(lists.id, listId), eq(lists.accountId, ownerId)))
-    .limit(1);
-  if (!row) throw notFound();
-  return row;
+  return ownRow(db, lists, listId, ownerId);
 }
 
 export interface ListInput {
@@ -74,7 +69,7 @@ export async function updateList(db: DB, ownerId: string, listId: string, input:
   if (input.title !== undefined) set.title = checkTitle(input.title);
   if (input.repliesPolicy !== undefined) set.repliesPolicy = input.repliesPolicy;
   if (input.exclusive !== undefined) set.exclusive = input.exclusive;
-  const where = and(eq(lists.id, listId), eq(lists.accountId, ownerId));
+  const where = ownedBy(lists, listId, ownerId);
   const [, rows] = Object.keys(set).length
     ? await db.batch([db.update(lists).set(set).where(where), db.select().from(lists).where(where).limit(1)])
     : [null, await db.select().from(lists).where(where).limit(1)];
@@ -87,7 +82,7 @@ export async function deleteList(db: DB, ownerId: string, listId: string): Promi
   const [, , del] = await db.batch([
     db.delete(listAccounts).where(and(eq(listAccounts.listId, listId), owned)),
     db.delete(listFeed).where(and(eq(listFeed.listId, listId), owned)),
-    db.delete(lists).where(and(eq(lists.id, listId), eq(lists.accountId, ownerId))),
+    db.delete(lists).where(ownedBy(lists, listId, ownerId)),
   ]);
   if (!del.meta.changes) throw notFound();
 }
@@ -112,7 +107,7 @@ export async function listMembers(db: DB, ownerId: string, listId: string, page:
     db
       .select({ id: lists.id })
       .from(lists)
-      .where(and(eq(lists.id, listId), eq(lists.accountId, ownerId)))
+      .where(ownedBy(lists, listId, ownerId))
       .limit(1),
     page ? q.limit(page.limit) : q.limit(10_000),
   ]);
@@ -130,7 +125,7 @@ export async function addListAccounts(db: DB, fx: Effects, ownerId: string, list
     db
       .select({ id: lists.id })
       .from(lists)
-      .where(and(eq(lists.id, listId), eq(lists.accountId, ownerId)))
+      .where(ownedBy(lists, listId, ownerId))
       .limit(1),
     db
       .select({ id: follows.targetAccountId })
@@ -167,7 +162,7 @@ export async function removeListAccounts(db: DB, ownerId: string, listId: string
     db
       .select({ id: lists.id })
       .from(lists)
-      .where(and(eq(lists.id, listId), eq(lists.accountId, ownerId)))
+      .where(ownedBy(lists, listId, ownerId))
       .limit(1),
     db.delete(listAccounts).where(and(eq(listAccounts.listId, listId), inArray(listAccounts.accountId, idList(ids)), owned)),
     db.delete(listFeed).where(and(eq(listFeed.listId, listId), inArray(listFeed.authorId, idList(ids)), owned)),

@@ -2,6 +2,7 @@
 // unattached, delete while unused. Objects live in R2 under server-made keys (media/store.ts).
 import { and, eq, isNull } from "drizzle-orm";
 import type { DB } from "../db/client";
+import { ownedBy } from "../db/owned";
 import { mediaAttachments } from "../db/schema";
 import type { Env } from "../env";
 import { notFound, unprocessable, validationFailed } from "../lib/errors";
@@ -130,7 +131,7 @@ export async function deleteMedia(db: DB, env: Env, accountId: string, id: strin
   const row = await db
     .select()
     .from(mediaAttachments)
-    .where(and(eq(mediaAttachments.id, id), eq(mediaAttachments.accountId, accountId)))
+    .where(ownedBy(mediaAttachments, id, accountId))
     .get();
   if (!row) throw notFound();
   if (row.statusId || row.scheduledStatusId) throw unprocessable("Media attachment is currently used by a status");

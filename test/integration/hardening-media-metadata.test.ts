@@ -8,7 +8,8 @@ import { describe, expect, it } from "vitest";
 import { ORIGIN, makeUser, type TestUser } from "./helpers";
 import { bytesOf, concat, gif, jpeg, png } from "./media-fixtures";
 import { sniff } from "../../src/media/sniff";
-import { orientationTiff, stripMetadata, tiffOrientation } from "../../src/media/strip-metadata";
+import { tiffOrientation } from "../../src/media/bytes";
+import { orientationTiff, stripMetadata } from "../../src/media/strip-metadata";
 
 const ascii = (s: string) => Array.from(s, (ch) => ch.charCodeAt(0));
 const be16 = (n: number) => [(n >>> 8) & 255, n & 255];

@@ -4,6 +4,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv, Ctx } from "../../context";
 import { renderMedia } from "../../entities/media";
+import { cappedStream } from "../../lib/capped-body";
 import { ApiError, badRequest } from "../../lib/errors";
 import { countMultipartParts, nestPairs, parseWith, readParams, zStr, type Params, pathId } from "../../lib/params";
 import { throttleMediaUpload } from "../../lib/rate-limit";
@@ -38,28 +39,14 @@ async function readUpload(c: Ctx): Promise<Params> {
   if (!/boundary=/i.test(type)) throw badRequest("Multipart body without a boundary");
   const body = c.req.raw.body;
   if (!body) return nestPairs(new URL(c.req.url).searchParams.entries());
-  let seen = 0;
-  let over = false;
-  const counted = body.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, ctl) {
-        seen += chunk.byteLength;
-        if (seen > UPLOAD_BODY_LIMIT) {
-          over = true;
-          ctl.error(tooLarge());
-          return;
-        }
-        ctl.enqueue(chunk);
-      },
-    }),
-  );
-  const parts = countMultipartParts(counted, type);
+  const counted = cappedStream(body, UPLOAD_BODY_LIMIT, tooLarge);
+  const parts = countMultipartParts(counted.body, type);
   let form: FormData;
   try {
     form = await new Request(c.req.url, { method: "POST", headers: { "content-type": type }, body: parts.body }).formData();
   } catch {
     if (parts.over()) throw badRequest("Too many parameters");
-    throw over ? tooLarge() : badRequest("Malformed multipart body");
+    throw counted.over() ? tooLarge() : badRequest("Malformed multipart body");
   }
   return { ...nestPairs(new URL(c.req.url).searchParams.entries()), ...nestPairs(form.entries()) };
 }

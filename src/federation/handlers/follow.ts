@@ -1,5 +1,5 @@
 // Follow, Accept{Follow}, Reject{Follow} and Undo{Follow} (Mastodon's ActivityPub::Activity::Follow/Accept/Reject).
-import { and, eq, or, sql } from "drizzle-orm";
+import { and, eq, or, sql, type SQL } from "drizzle-orm";
 import { accountDomainBlocks, accounts, blocks, followRequests, follows } from "../../db/schema";
 import { snowflake } from "../../lib/ids";
 import type { AccountRow } from "../../db/schema";
@@ -125,33 +125,28 @@ export async function handleAccept(ctx: InboxContext): Promise<void> {
 }
 
 export async function handleReject(ctx: InboxContext): Promise<void> {
-  const { db, signer } = ctx;
   const { local, uri } = await answeredFollower(ctx);
-  const reqMatch = [];
-  const folMatch = [];
-  if (uri) {
-    reqMatch.push(eq(followRequests.uri, uri));
-    folMatch.push(eq(follows.uri, uri));
-  }
-  if (local) {
-    reqMatch.push(eq(followRequests.accountId, local.id));
-    folMatch.push(eq(follows.accountId, local.id));
-  }
-  if (!reqMatch.length) return drop("reject of nothing we know");
-  const [f, r] = await db.batch([
-    db
-      .select({ id: follows.id, accountId: follows.accountId })
-      .from(follows)
-      .where(and(eq(follows.targetAccountId, signer.id), or(...folMatch))),
-    db
-      .select({ id: followRequests.id, accountId: followRequests.accountId })
-      .from(followRequests)
-      .where(and(eq(followRequests.targetAccountId, signer.id), or(...reqMatch))),
-  ]);
-  await endFollows(ctx, [
-    ...f.map((x) => ({ follow: x, accountId: x.accountId, targetId: signer.id })),
-    ...r.map((x) => ({ request: x, accountId: x.accountId, targetId: signer.id })),
-  ]);
+  if (!uri && !local) return drop("reject of nothing we know");
+  await endFollows(ctx, await followsMatching(ctx, "followed", uri, local?.id ?? null));
+}
+
+/**
+ * The follows and follow requests the signer is on one `side` of (the "followed" one for a Reject, the "follower" one
+ * for an Undo), that match the Follow's `uri` or have `other` on the other side: endFollows rows.
+ */
+async function followsMatching(ctx: InboxContext, side: "follower" | "followed", uri: string | null, other: string | SQL | null) {
+  const query = (t: typeof follows | typeof followRequests) => {
+    const [signerCol, otherCol] = side === "follower" ? [t.accountId, t.targetAccountId] : [t.targetAccountId, t.accountId];
+    return ctx.db
+      .select({ id: t.id, accountId: t.accountId, targetId: t.targetAccountId })
+      .from(t)
+      .where(and(eq(signerCol, ctx.signer.id), or(uri ? eq(t.uri, uri) : undefined, other ? eq(otherCol, other) : undefined)));
+  };
+  const [f, r] = await ctx.db.batch([query(follows), query(followRequests)]);
+  return [
+    ...f.map((x) => ({ follow: x, accountId: x.accountId, targetId: x.targetId })),
+    ...r.map((x) => ({ request: x, accountId: x.accountId, targetId: x.targetId })),
+  ];
 }
 
 /** Ends the given follows and requests with the shared state change (services/follows.ts `endFollow`), one batch. */
@@ -172,41 +167,14 @@ async function endFollows(
 
 /** Undo{Follow}: the signer stops following (or withdraws its request to) a local account. */
 export async function undoFollow(ctx: InboxContext, followUri: string | null, embedded: Record<string, unknown> | null, last = false): Promise<boolean> {
-  const { db, signer } = ctx;
   // The followed local account (localAccountByUri: local, not suspended) as a subquery of the batch below.
   const targetUri = embedded ? prop(embedded, "object") : null;
   const target$ = targetUri
     ? sql`(SELECT la.id FROM accounts la WHERE la.domain IS NULL AND (la.uri = ${targetUri} OR la.url = ${targetUri}) AND la.suspended_at IS NULL LIMIT 1)`
     : null;
-  const folMatch = [];
-  const reqMatch = [];
-  if (followUri) {
-    folMatch.push(eq(follows.uri, followUri));
-    reqMatch.push(eq(followRequests.uri, followUri));
-  }
-  if (target$) {
-    folMatch.push(sql`${follows.targetAccountId} = ${target$}`);
-    reqMatch.push(sql`${followRequests.targetAccountId} = ${target$}`);
-  }
-  if (!folMatch.length) return false;
-  const [f, r] = await db.batch([
-    db
-      .select({ id: follows.id, targetId: follows.targetAccountId })
-      .from(follows)
-      .where(and(eq(follows.accountId, signer.id), or(...folMatch))),
-    db
-      .select({ id: followRequests.id, targetId: followRequests.targetAccountId })
-      .from(followRequests)
-      .where(and(eq(followRequests.accountId, signer.id), or(...reqMatch))),
-  ]);
-  if (!f.length && !r.length) return false;
-  await endFollows(
-    ctx,
-    [
-      ...f.map((x) => ({ follow: x, accountId: signer.id, targetId: x.targetId })),
-      ...r.map((x) => ({ request: x, accountId: signer.id, targetId: x.targetId })),
-    ],
-    last,
-  );
+  if (!followUri && !target$) return false;
+  const rows = await followsMatching(ctx, "follower", followUri, target$);
+  if (!rows.length) return false;
+  await endFollows(ctx, rows, last);
   return true;
 }
