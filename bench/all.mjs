@@ -1,14 +1,21 @@
 #!/usr/bin/env node
-// `npm run bench`: the request benchmark (bench/run.mjs), then the streaming one (bench/streaming.mjs). Options go to
-// run.mjs; with --only=… (a few request scenarios) the streaming part is left out, as it is its own run of minutes.
+// `npm run bench`: everything issue 12 asks to see in one run — the request benchmark with growth (small and large
+// seeds), posting on its own and startup (bench/run.mjs), then the streaming benchmark (bench/streaming.mjs), the soak
+// (bench/soak.mjs: does fan-out keep up under load) and the replayed day against the free plan (bench/day.mjs).
+// Options go to run.mjs; with --only=… (a few request scenarios) the other parts are left out, as each is its own run
+// of minutes. --quick shortens every part (the soak to 30 s, the day to a tenth, scaled back up).
 import { spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const dir = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
+const quick = args.includes("--quick");
 const run = (file, argv) => spawnSync(process.execPath, [join(dir, file), ...argv], { stdio: "inherit" }).status ?? 1;
 
-const status = run("run.mjs", args);
+let status = run("run.mjs", args);
 if (args.some((a) => a.startsWith("--only"))) process.exit(status);
-process.exit(run("streaming.mjs", []) || status);
+status = run("streaming.mjs", []) || status;
+status = run("soak.mjs", quick ? ["--seconds=30"] : []) || status;
+status = run("day.mjs", quick ? ["--fraction=0.1"] : []) || status;
+process.exit(status);

@@ -99,8 +99,8 @@ export function growthReport({ reports, table, fmt, wrap }) {
       `Goal: no hot endpoint grows with the database (${failed ? `${failed} ✗` : "all ✓"}). Marks: D1 RT medians equal; rows read ` +
         "(mean per request, Server-Timing d1r) large ≤ small × 1.1 + 5; CPU ms (c=1, above each run's no-op baseline) " +
         "large ≤ small + max(0.5 ms, 25 %), the noise between two servers on a shared machine; queued rows read × 1.3 + 20 " +
-        "(random feed trims). The larger size runs these scenarios only (no federation). Search reads every match of its " +
-        "word, newest first, until 20 the viewer may find: its rows depend on how dense the viewer's library is, not the page.",
+        "(random feed trims). The larger size runs these scenarios only (no federation). Status search reads the viewer's " +
+        "library and at most 20 × (limit + offset) public matches (src/queries/search.ts), so its rows follow the viewer, not the database.",
     ),
   ];
 }

@@ -202,11 +202,39 @@ function searchableBy(pv: string, scope: SearchScope): SQL {
 }
 
 /**
+ * The statuses in viewer `pv`'s library (Mastodon's `searchable_by`), each set an index range of the viewer's own rows:
+ * what they wrote (statuses_account_id), the originals they boosted (the same range), were mentioned in
+ * (mentions_account), favourited (favourites_pair), bookmarked (bookmarks_pair) and voted in (poll_votes_account, the
+ * status's current poll). Its size is the viewer's, never the database's.
+ */
+function librarySets(pv: string): SQL {
+  // One range for own statuses and boosts (D1 caps a compound SELECT at 5 terms).
+  return sql`SELECT coalesce(s.reblog_of_id, s.id) AS id FROM statuses s WHERE s.account_id = ${pv}
+    UNION ALL SELECT m.status_id FROM mentions m WHERE m.account_id = ${pv}
+    UNION ALL SELECT f.status_id FROM favourites f WHERE f.account_id = ${pv}
+    UNION ALL SELECT b.status_id FROM bookmarks b WHERE b.account_id = ${pv}
+    UNION ALL SELECT p.status_id FROM poll_votes v CROSS JOIN polls p ON p.id = v.poll_id CROSS JOIN statuses s ON s.id = p.status_id AND s.poll_id = v.poll_id
+      WHERE v.account_id = ${pv}`;
+}
+
+/**
+ * Public matches looked at per request, per result wanted (limit + offset): the `indexable` side of a search is the
+ * newest PUBLIC_SCAN_PER_RESULT × (limit + offset) FTS matches below max_id (at most PUBLIC_SCAN_MAX), not every match.
+ * For a user: a word found in many statuses may not find an older public post beyond that window (more words,
+ * `from:`, `before:` or paging with max_id narrow or move the window); the viewer's own library is always searched
+ * whole. Mastodon's Elasticsearch search is capped likewise (by relevance and its result window).
+ */
+const PUBLIC_SCAN_PER_RESULT = 20;
+const PUBLIC_SCAN_MAX = 5_000;
+
+/**
  * Full-text status search for a signed-in viewer, newest first (Mastodon orders by id): ONE statement. With words or
- * phrases the FTS5 index drives it (matches walked newest first by rowid, each joined to its status by primary key
- * and kept if the viewer may find and see it); with only operators it is a scan of statuses newest first. Blocks,
- * mutes, domain blocks and silenced authors the viewer does not follow are left out (Mastodon's StatusFilter), and
- * the REST visibility rule applies on top. Null when the query asks for nothing (or for an empty id range).
+ * phrases, the candidates are the viewer's library (librarySets, each status probed in the FTS5 index by rowid) and
+ * the newest public matches (a capped walk of the index, PUBLIC_SCAN_PER_RESULT); each is joined to its status by
+ * primary key and kept if the viewer may find and see it. So its rows follow the viewer's library and the page, not
+ * the number of statuses or matches. With only operators it is a scan of statuses newest first. Blocks, mutes, domain
+ * blocks and silenced authors the viewer does not follow are left out (Mastodon's StatusFilter), and the REST
+ * visibility rule applies on top. Null when the query asks for nothing (or for an empty id range).
  */
 export function statusSearchQuery(cfg: Config, q: string, o: SearchOptions & { viewerId: string }): SQL | null {
   const p = parseSearchQuery(q);
@@ -216,15 +244,13 @@ export function statusSearchQuery(cfg: Config, q: string, o: SearchOptions & { v
   if (!match && !exclude && !filters && p.scope === "all") return null;
 
   const own = sql`statuses.account_id = ${pv}`;
+  // What the viewer may see, and the operators (who may FIND a status, searchableBy, is decided below).
   const conds: SQL[] = [
-    sql`statuses.reblog_of_id IS NULL`,
-    searchableBy(pv, p.scope),
     statusReadableBy(o.viewerId),
     sql`(${own} OR NOT ${hiddenAuthorFor(o.viewerId, statuses.accountId)})`,
     sql`(${own} OR NOT EXISTS (SELECT 1 FROM accounts sa WHERE sa.id = statuses.account_id AND sa.silenced_at IS NOT NULL
       AND NOT EXISTS (SELECT 1 FROM follows sfo WHERE sfo.account_id = ${pv} AND sfo.target_account_id = statuses.account_id)))`,
   ];
-  if (o.accountId) conds.push(sql`statuses.account_id = ${padId(o.accountId)}`);
   for (const t of p.tags)
     conds.push(
       clause(sql`EXISTS (SELECT 1 FROM status_tags st JOIN tags tg ON tg.id = st.tag_id WHERE st.status_id = statuses.id AND tg.name = ${t.value})`, t.negated),
@@ -241,18 +267,44 @@ export function statusSearchQuery(cfg: Config, q: string, o: SearchOptions & { v
   }
   const { gte, lt } = idBounds(p, o);
   if ((gte !== null && lt !== null && gte >= lt) || (gte !== null && gte > MAX_ID)) return null;
-  if (gte !== null) conds.push(sql`statuses.id >= ${padId(gte.toString())}`);
-  if (lt !== null) conds.push(sql`statuses.id < ${padId(lt.toString())}`);
+  const idRange: SQL[] = [];
+  if (gte !== null) idRange.push(sql`statuses.id >= ${padId(gte.toString())}`);
+  if (lt !== null) idRange.push(sql`statuses.id < ${padId(lt.toString())}`);
 
   if (match) {
-    // The same bounds on the FTS rowid let FTS5 skip what is out of range; the id goes in as TEXT (exact).
+    // The bounds on the FTS rowid let FTS5 skip what is out of range; the id goes in as TEXT (exact).
     const ftsBounds: SQL[] = [];
     if (gte !== null) ftsBounds.push(sql`AND statuses_fts.rowid >= CAST(${gte.toString()} AS INTEGER)`);
     if (lt !== null) ftsBounds.push(sql`AND statuses_fts.rowid < CAST(${lt.toString()} AS INTEGER)`);
-    return sql`SELECT statuses.id AS id FROM statuses_fts JOIN statuses ON statuses.id = printf('%020d', statuses_fts.rowid)
-      WHERE statuses_fts MATCH ${match} ${sql.join(ftsBounds, sql` `)} AND ${and(...conds)}
-      ORDER BY statuses_fts.rowid DESC LIMIT ${o.limit} OFFSET ${o.offset}`;
+    const arms: SQL[] = [];
+    if (p.scope !== "public") {
+      const libRange: SQL[] = [];
+      if (gte !== null) libRange.push(sql`AND lib.id >= ${padId(gte.toString())}`);
+      if (lt !== null) libRange.push(sql`AND lib.id < ${padId(lt.toString())}`);
+      arms.push(sql`SELECT lib.id AS id FROM (${librarySets(pv)}) lib WHERE lib.id IS NOT NULL ${sql.join(libRange, sql` `)}
+        AND EXISTS (SELECT 1 FROM statuses_fts WHERE statuses_fts MATCH ${match} AND statuses_fts.rowid = CAST(lib.id AS INTEGER))`);
+    }
+    if (p.scope !== "library") {
+      const cap = Math.min(PUBLIC_SCAN_MAX, PUBLIC_SCAN_PER_RESULT * (o.limit + o.offset));
+      arms.push(sql`SELECT ps.id AS id FROM (SELECT statuses_fts.rowid AS rowid FROM statuses_fts
+        WHERE statuses_fts MATCH ${match} ${sql.join(ftsBounds, sql` `)} ORDER BY statuses_fts.rowid DESC LIMIT ${cap}) pub
+        CROSS JOIN statuses ps ON ps.id = printf('%020d', pub.rowid)
+        WHERE ps.visibility = 'public' AND EXISTS (SELECT 1 FROM accounts ia WHERE ia.id = ps.account_id AND ia.indexable = 1)`);
+    }
+    // Each arm holds only what the viewer may find (searchableBy), so the outer conditions need not test it again.
+    // `IN`: SQLite reads the candidates' ephemeral index (deduplicated, sorted) backwards, each status by primary key,
+    // and stops at the page: only the statuses up to the page's last are tested, not every candidate. The unary `+`
+    // makes the conditions one opaque term, so SQLite cannot drive the query by another index instead (reblog_of_id
+    // IS NULL by statuses_reblog_of, account_id or from: by statuses_account_id, is:reply by statuses_in_reply_to):
+    // the plan is the same whatever the statistics.
+    if (o.accountId) conds.push(sql`statuses.account_id = ${padId(o.accountId)}`);
+    return sql`SELECT statuses.id AS id FROM statuses
+      WHERE statuses.id IN (${sql.join(arms, sql` UNION ALL `)}) AND +(statuses.reblog_of_id IS NULL AND ${and(...conds)})
+      ORDER BY statuses.id DESC LIMIT ${o.limit} OFFSET ${o.offset}`;
   }
+  conds.unshift(sql`statuses.reblog_of_id IS NULL`, searchableBy(pv, p.scope));
+  if (o.accountId) conds.push(sql`statuses.account_id = ${padId(o.accountId)}`);
+  conds.push(...idRange);
   if (exclude) conds.push(sql`statuses.id NOT IN (SELECT printf('%020d', rowid) FROM statuses_fts WHERE statuses_fts MATCH ${exclude})`);
   return sql`SELECT statuses.id AS id FROM statuses WHERE ${and(...conds)} ORDER BY statuses.id DESC LIMIT ${o.limit} OFFSET ${o.offset}`;
 }

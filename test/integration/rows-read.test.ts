@@ -147,4 +147,67 @@ describe("rows read per page", () => {
     console.log("rows read per page, before and after the database grew:", JSON.stringify({ before, after }));
     for (const path of paths) expect(after[path], path).toBeLessThanOrEqual((before[path] ?? 0) + 2);
   });
+  // Issue 12 point 2: a status search reads the viewer's library (their own index ranges) and a capped walk of the
+  // newest public matches, never every match: more statuses with the word that the viewer may not find (a stranger's,
+  // not indexable; followers-only ones) or older than the walk add no rows.
+  it("status search reads the same rows when the database grows with matches the viewer cannot find", async () => {
+    const author = await makeUser();
+    await env.DB.prepare("UPDATE accounts SET indexable = 1 WHERE id = ?").bind(padId(author.id)).run();
+    for (let i = 0; i < 5; i++) await insertStatus(author, { text: `otter public ${i}` });
+    const theirs = await insertStatus(authors[0]!, { text: "otter favourited" });
+    await env.DB.prepare("INSERT INTO favourites (id, account_id, status_id, created_at) VALUES (?, ?, ?, ?)")
+      .bind(padId(nextId()), padId(viewer.id), padId(theirs), Date.now())
+      .run();
+    for (let i = 0; i < 10; i++) await insertStatus(viewer, { text: `otter of mine ${i}` });
+    const stranger = await makeUser();
+    /** n statuses with the word, by the stranger (not indexable), newer than everything so far, indexed as posts are. */
+    const matches = async (n: number, visibility: string) => {
+      const base = nextId();
+      for (let i = 1; i < n; i++) nextId();
+      await env.DB.prepare(
+        `INSERT INTO statuses (id, uri, account_id, local, content, text, visibility, language, created_at, updated_at)
+         WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?)
+         SELECT printf('%020d', CAST(? AS INTEGER) + i * 3), 'http://tern.test/otter/' || (CAST(? AS INTEGER) + i * 3), ?, 1,
+           '<p>otter ' || i || '</p>', 'otter ' || i, ?, 'en', 0, 0 FROM n`,
+      )
+        .bind(n, base, base, padId(stranger.id), visibility)
+        .run();
+      await env.DB.prepare("INSERT OR IGNORE INTO status_search (id, text) SELECT CAST(id AS INTEGER), text FROM statuses WHERE account_id = ?")
+        .bind(padId(stranger.id))
+        .run();
+    };
+    const paths = [
+      "/api/v2/search?type=statuses&q=otter&limit=20",
+      "/api/v2/search?q=otter&limit=20",
+      "/api/v2/search?type=statuses&q=otter%20in:public&limit=20",
+    ];
+    const measure = async () => {
+      const out: Record<string, { rows: number; rt: number; found: number }> = {};
+      for (const path of paths) {
+        const r = await timed(path, viewer.token);
+        expect(r.status).toBe(200);
+        const found = (r.body as unknown as { statuses: unknown[] }).statuses.length;
+        out[path] = { rows: r.rows, rt: r.rt, found };
+      }
+      return out;
+    };
+    // 600 of the stranger's first: the public walk is then full, whatever comes after.
+    await matches(600, "public");
+    const before = await measure();
+    // The database grows with matches the viewer may not find: 1,500 public (not indexable) and 500 followers-only.
+    await matches(1500, "public");
+    await matches(500, "private");
+    const after = await measure();
+    console.log("status search rows read, before and after 2,000 more matches:", JSON.stringify({ before, after }));
+    for (const path of paths) {
+      expect(after[path]!.found, path).toBe(before[path]!.found);
+      expect(after[path]!.rt, path).toBe(before[path]!.rt);
+      expect(after[path]!.rows, path).toBeLessThanOrEqual(before[path]!.rows + 2);
+    }
+    // The viewer's 10 and the favourite. The indexable author's 5 are older than the 400 newest public matches the
+    // walk looks at (20 per result wanted), so a page of 20 no longer reaches them: the cap's price (search.ts).
+    expect(before[paths[0]!]!.found).toBe(11);
+    // Bounded by the page and the viewer's library (a few hundred public candidates at most), not by the 2,600 matches.
+    expect(after[paths[0]!]!.rows).toBeLessThan(2_600);
+  });
 });

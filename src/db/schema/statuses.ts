@@ -196,7 +196,7 @@ export const pollVotes = sqliteTable(
     uri: text("uri"),
     createdAt: ms("created_at").notNull(),
   },
-  (t) => [uniqueIndex("poll_votes_unique").on(t.pollId, t.accountId, t.choice)],
+  (t) => [uniqueIndex("poll_votes_unique").on(t.pollId, t.accountId, t.choice), index("poll_votes_account").on(t.accountId, t.pollId)],
 );
 
 export const idempotencyKeys = sqliteTable(
