@@ -9,7 +9,6 @@ import {
   accountNotes,
   accountPins,
   accounts,
-  adminActionLogs,
   blocks,
   feedStates,
   followRequests,
@@ -27,11 +26,11 @@ import {
 import type { Effects } from "../effects/collector";
 import { INSTANCE_ACTOR_USERNAME } from "../federation/instance-actor";
 import { forbidden, notFound, validationFailed } from "../lib/errors";
-import { snowflake } from "../lib/ids";
 import type { Page } from "../lib/pagination";
 import { PERMISSIONS, hasPermission } from "../lib/permissions";
 import type { AccountRow, RoleRow, UserRow } from "../db/schema";
 import { cursorOrder, cursorWhere, inPageOrder } from "../db/keyset";
+import { adminLogStatement } from "./admin-log";
 import { notificationStatement } from "./notifications";
 import { likeSql, likeText } from "../db/like";
 
@@ -142,11 +141,8 @@ function requireLocalUser(row: AdminAccountRow): asserts row is AdminAccountRow 
   if (row.account.domain || !row.user) throw forbidden();
 }
 
-/** What admin_action_logs rows point at (Mastodon's target_type). */
-export type AdminLogTarget = "User" | "Account" | "Report" | "Tag" | "PreviewCard" | "Status" | "PreviewCardProvider";
-
-export const logStatement = (db: DB, actor: Moderator, action: string, targetType: AdminLogTarget, targetId: string, now: number) =>
-  db.insert(adminActionLogs).values({ id: snowflake(now), accountId: actor.accountId, action, targetType, targetId, createdAt: now });
+/** The log row of a moderator's action (as `adminLogStatement`). */
+export const logStatement = adminLogStatement;
 
 /** One change to the local user's row and its log row in one batch; the account as it now is. */
 async function changeUser(db: DB, actor: Moderator, row: AdminAccountRow & { user: UserRow }, action: string, change: Partial<UserRow>) {
@@ -208,6 +204,14 @@ export async function rejectAccount(db: DB, actor: Moderator, id: string): Promi
 export const ACTION_TYPES = ["none", "sensitive", "disable", "silence", "suspend"] as const;
 export type ActionType = (typeof ACTION_TYPES)[number];
 
+/** The account actions that mark the account: the column holding when, and what else they set. */
+const ACCOUNT_MARKS = {
+  silence: { column: "silencedAt", extra: {} },
+  // Staff suspensions are marked local, so no activity from the account's own server can lift them.
+  suspend: { column: "suspendedAt", extra: { suspensionOrigin: "local" } },
+  sensitive: { column: "sensitizedAt", extra: {} },
+} as const satisfies Record<Exclude<ActionType, "none" | "disable">, { column: keyof typeof accounts.$inferSelect; extra: Partial<AccountRow> }>;
+
 export interface AccountActionInput {
   type: string | undefined;
   reportId?: string | null;
@@ -253,31 +257,16 @@ export async function accountAction(db: DB, fx: Effects, actor: Moderator, id: s
   if (t === "disable") {
     stmts.push(db.update(users).set({ disabled: true, updatedAt: now }).where(eq(users.id, row.user!.id)));
     stmts.push(logStatement(db, actor, "disable", "User", row.user!.id, now));
-  } else if (t === "silence") {
+  } else if (t !== "none") {
+    const { column, extra } = ACCOUNT_MARKS[t];
+    // The first time is kept when the account is already marked.
     stmts.push(
       db
         .update(accounts)
-        .set({ silencedAt: sql`coalesce(${accounts.silencedAt}, ${now})`, updatedAt: now })
+        .set({ [column]: sql`coalesce(${accounts[column]}, ${now})`, ...extra, updatedAt: now })
         .where(eq(accounts.id, a)),
     );
-    stmts.push(logStatement(db, actor, "silence", "Account", a, now));
-  } else if (t === "suspend") {
-    // Staff suspensions are marked local, so no activity from the account's own server can lift them.
-    stmts.push(
-      db
-        .update(accounts)
-        .set({ suspendedAt: sql`coalesce(${accounts.suspendedAt}, ${now})`, suspensionOrigin: "local", updatedAt: now })
-        .where(eq(accounts.id, a)),
-    );
-    stmts.push(logStatement(db, actor, "suspend", "Account", a, now));
-  } else if (t === "sensitive") {
-    stmts.push(
-      db
-        .update(accounts)
-        .set({ sensitizedAt: sql`coalesce(${accounts.sensitizedAt}, ${now})`, updatedAt: now })
-        .where(eq(accounts.id, a)),
-    );
-    stmts.push(logStatement(db, actor, "sensitive", "Account", a, now));
+    stmts.push(logStatement(db, actor, t, "Account", a, now));
   }
   // The report named and (for a real action) every other open one about the account are resolved by this moderator.
   for (const r of open) {

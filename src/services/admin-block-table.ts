@@ -7,6 +7,7 @@ import type { DB } from "../db/client";
 import { cursorOrder, cursorWhere, inPageOrder } from "../db/keyset";
 import { normalizeDomain } from "../lib/domain-name";
 import { notFound, validationFailed } from "../lib/errors";
+import { snowflake } from "../lib/ids";
 import type { Page } from "../lib/pagination";
 import { adminLogStatement, type LogTarget, type Staff } from "./admin-log";
 
@@ -25,6 +26,12 @@ export function requiredDomain(raw: string | undefined): string {
   const domain = normalizeDomain(raw);
   if (!domain) throw validationFailed("Domain is invalid");
   return domain;
+}
+
+/** A new row of `fields` with a snowflake id and creation time of now. */
+export function newRow<F extends object>(fields: F): F & { id: string; createdAt: number } {
+  const now = Date.now();
+  return { id: snowflake(now), ...fields, createdAt: now };
 }
 
 export function adminBlockTable<T extends SQLiteTable & { id: SQLiteColumn }>(table: T, targetType: LogTarget) {

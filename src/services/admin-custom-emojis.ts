@@ -6,7 +6,7 @@
 // (and the cache through src/lib/instance-cache.ts).
 import { and, eq, isNotNull, isNull, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { adminActionLogs, customEmojis } from "../db/schema";
+import { customEmojis } from "../db/schema";
 import type { Config, Env } from "../env";
 import { baseFetchOptions } from "../federation/fetch-options";
 import { FetchRefused, safeFetch } from "../federation/safe-fetch";
@@ -15,7 +15,7 @@ import { padId, snowflake } from "../lib/ids";
 import { randomKeyPart } from "../media/store";
 import { sniff } from "../media/sniff";
 import { SHORTCODE } from "./custom-emojis";
-import type { Staff } from "./admin-log";
+import { logFor, type Staff } from "./admin-log";
 
 export type CustomEmojiRow = typeof customEmojis.$inferSelect;
 
@@ -25,8 +25,7 @@ export const EMOJI_SIZE_LIMIT = 256 * 1024;
 export const EMOJI_TYPES = ["image/png", "image/gif", "image/webp"];
 export const CATEGORY_MAX = 64;
 
-const log = (db: DB, staff: Staff, action: string, id: string, now: number) =>
-  db.insert(adminActionLogs).values({ id: snowflake(now), accountId: staff.accountId, action, targetType: "CustomEmoji", targetId: id, createdAt: now });
+const log = logFor("CustomEmoji");
 
 export async function getCustomEmoji(db: DB, id: string): Promise<CustomEmojiRow> {
   const [row] = await db.select().from(customEmojis).where(eq(customEmojis.id, id)).limit(1);

@@ -4,8 +4,7 @@
 import { eq } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { domainAllows } from "../db/schema";
-import { snowflake } from "../lib/ids";
-import { adminBlockTable, isUnique, requiredDomain } from "./admin-block-table";
+import { adminBlockTable, isUnique, newRow, requiredDomain } from "./admin-block-table";
 import type { Staff } from "./admin-log";
 
 export type DomainAllowRow = typeof domainAllows.$inferSelect;
@@ -20,8 +19,7 @@ export async function createDomainAllow(db: DB, staff: Staff, rawDomain: string 
   const find = async () => (await db.select().from(domainAllows).where(eq(domainAllows.domain, domain)).limit(1))[0];
   const known = await find();
   if (known) return known;
-  const now = Date.now();
-  const row: DomainAllowRow = { id: snowflake(now), domain, createdAt: now };
+  const row: DomainAllowRow = newRow({ domain });
   try {
     await table.insert(db, staff, row);
   } catch (e) {

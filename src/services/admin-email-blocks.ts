@@ -6,8 +6,7 @@ import { canonicalEmailBlocks, emailDomainBlocks } from "../db/schema";
 import { sha256Hex } from "../lib/crypto";
 import { domainAndParents, normalizeDomain } from "../lib/domain-name";
 import { validationFailed } from "../lib/errors";
-import { snowflake } from "../lib/ids";
-import { adminBlockTable, requiredDomain, takenAs } from "./admin-block-table";
+import { adminBlockTable, newRow, requiredDomain, takenAs } from "./admin-block-table";
 import type { Staff } from "./admin-log";
 
 export type CanonicalEmailBlockRow = typeof canonicalEmailBlocks.$inferSelect;
@@ -47,8 +46,7 @@ export async function testCanonicalEmail(db: DB, email: string | undefined): Pro
 export async function createCanonicalEmailBlock(db: DB, staff: Staff, input: { email?: string; hash?: string }): Promise<CanonicalEmailBlockRow> {
   const hash = input.email ? await canonicalEmailHash(input.email) : (input.hash?.trim().toLowerCase() ?? "");
   if (!hash) throw validationFailed("Canonical email hash can't be blank");
-  const now = Date.now();
-  const row: CanonicalEmailBlockRow = { id: snowflake(now), canonicalEmailHash: hash, referenceAccountId: null, createdAt: now };
+  const row: CanonicalEmailBlockRow = newRow({ canonicalEmailHash: hash, referenceAccountId: null });
   await canonicalTable.insert(db, staff, row).catch(takenAs("Canonical email hash has already been taken"));
   return row;
 }
@@ -61,9 +59,7 @@ export const getEmailDomainBlock = domainTable.get;
 export const deleteEmailDomainBlock = domainTable.remove;
 
 export async function createEmailDomainBlock(db: DB, staff: Staff, rawDomain: string | undefined): Promise<EmailDomainBlockRow> {
-  const domain = requiredDomain(rawDomain);
-  const now = Date.now();
-  const row: EmailDomainBlockRow = { id: snowflake(now), domain, createdAt: now };
+  const row: EmailDomainBlockRow = newRow({ domain: requiredDomain(rawDomain) });
   await domainTable.insert(db, staff, row).catch(takenAs("Domain has already been taken"));
   return row;
 }

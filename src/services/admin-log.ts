@@ -9,7 +9,30 @@ export interface Staff {
   accountId: string;
 }
 
-export type LogTarget = "DomainBlock" | "DomainAllow" | "CanonicalEmailBlock" | "EmailDomainBlock" | "IpBlock";
+/** What admin_action_logs rows point at (Mastodon's target_type). */
+export type LogTarget =
+  | "User"
+  | "Account"
+  | "Report"
+  | "Tag"
+  | "PreviewCard"
+  | "Status"
+  | "PreviewCardProvider"
+  | "DomainBlock"
+  | "DomainAllow"
+  | "CanonicalEmailBlock"
+  | "EmailDomainBlock"
+  | "IpBlock"
+  | "CustomEmoji"
+  | "Announcement"
+  | "Rule"
+  | "UserRole"
+  | "Form::AdminSettings";
 
-export const adminLogStatement = (db: DB, staff: Staff, action: "create" | "update" | "destroy", targetType: LogTarget, targetId: string, now: number) =>
+/** The log row of one action (`create`, `update`, `destroy`, `silence`, …) by `staff` on a target (none for a form). */
+export const adminLogStatement = (db: DB, staff: Staff, action: string, targetType: LogTarget, targetId: string | null, now: number) =>
   db.insert(adminActionLogs).values({ id: snowflake(now), accountId: staff.accountId, action, targetType, targetId, createdAt: now });
+
+/** `adminLogStatement` for one kind of target, for a service that logs only that kind. */
+export const logFor = (targetType: LogTarget) => (db: DB, staff: Staff, action: string, targetId: string, now: number) =>
+  adminLogStatement(db, staff, action, targetType, targetId, now);

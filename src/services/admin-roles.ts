@@ -4,12 +4,13 @@
 // position above their own. Every change and its admin_action_logs row (target UserRole) are one batch.
 import { asc, eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { adminActionLogs, userRoles } from "../db/schema";
+import { userRoles } from "../db/schema";
 import type { RoleRow } from "../db/schema";
 import { forbidden, notFound, validationFailed } from "../lib/errors";
 import { snowflake } from "../lib/ids";
 import { PERMISSIONS, type Permission } from "../lib/permissions";
 import type { Moderator } from "./admin-accounts";
+import { logFor } from "./admin-log";
 
 export interface RoleWithCount extends RoleRow {
   users: number;
@@ -27,8 +28,7 @@ export interface RoleInput {
   permissions?: string[];
 }
 
-const log = (db: DB, actor: Moderator, action: string, id: string, now: number) =>
-  db.insert(adminActionLogs).values({ id: snowflake(now), accountId: actor.accountId, action, targetType: "UserRole", targetId: id, createdAt: now });
+const log = logFor("UserRole");
 
 /** Every role, highest position first, with how many users hold it (one statement). */
 export async function listRoles(db: DB): Promise<RoleWithCount[]> {

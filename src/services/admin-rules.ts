@@ -4,10 +4,10 @@
 // deleted rule simply drops out of them.
 import { asc, eq } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { adminActionLogs, rules } from "../db/schema";
+import { rules } from "../db/schema";
 import { notFound, validationFailed } from "../lib/errors";
 import { snowflake } from "../lib/ids";
-import type { Staff } from "./admin-log";
+import { logFor, type Staff } from "./admin-log";
 import type { RuleRow } from "./instance";
 
 export const RULE_TEXT_MAX = 300;
@@ -19,8 +19,7 @@ export interface RuleInput {
   priority?: string | number;
 }
 
-const log = (db: DB, staff: Staff, action: string, id: string, now: number) =>
-  db.insert(adminActionLogs).values({ id: snowflake(now), accountId: staff.accountId, action, targetType: "Rule", targetId: id, createdAt: now });
+const log = logFor("Rule");
 
 export function listRules(db: DB): Promise<RuleRow[]> {
   return db.select().from(rules).orderBy(asc(rules.priority), asc(rules.id));

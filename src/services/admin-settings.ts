@@ -7,18 +7,18 @@
 import { inArray, sql } from "drizzle-orm";
 import type { DB, Statement } from "../db/client";
 import { runBatch } from "../db/client";
-import { adminActionLogs, instanceSettings } from "../db/schema";
+import { instanceSettings } from "../db/schema";
 import type { Env } from "../env";
 import { validationFailed } from "../lib/errors";
-import { snowflake } from "../lib/ids";
 import { AVATAR_LIMIT, inspectFile, putInspected, randomKeyPart } from "../media/store";
-import type { Staff } from "./admin-log";
+import { adminLogStatement, type Staff } from "./admin-log";
 import { loadSettings, SETTING, type Settings } from "./instance";
 
 export const REGISTRATIONS_MODES = ["open", "approval", "closed"] as const;
 
 /** Form field → settings key and length cap. */
-const TEXT_FIELDS = {
+/** The text settings: the key each is stored under and its longest value. */
+export const TEXT_FIELDS = {
   title: { key: SETTING.title, max: 200 },
   short_description: { key: SETTING.shortDescription, max: 500 },
   description: { key: SETTING.description, max: 10_000 },
@@ -38,10 +38,7 @@ function upsert(db: DB, key: string, value: string): Statement {
   return db.insert(instanceSettings).values({ key, value }).onConflictDoUpdate({ target: instanceSettings.key, set: { value } });
 }
 
-const logRow = (db: DB, staff: Staff, now: number) =>
-  db
-    .insert(adminActionLogs)
-    .values({ id: snowflake(now), accountId: staff.accountId, action: "update", targetType: "Form::AdminSettings", targetId: null, createdAt: now });
+const logRow = (db: DB, staff: Staff, now: number) => adminLogStatement(db, staff, "update", "Form::AdminSettings", null, now);
 
 /** Writes the given fields (missing ones are unchanged; blank ones fall back to the env default). */
 export async function updateSettings(db: DB, staff: Staff, input: SettingsInput): Promise<void> {

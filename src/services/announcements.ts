@@ -3,12 +3,13 @@
 // announcement_reactions). Open streams hear of each change through an `announcement` effect (src/effects/run.ts).
 import { and, eq, sql } from "drizzle-orm";
 import { type DB, runBatch, type Statement } from "../db/client";
-import { adminActionLogs, announcementDismissals, announcementReactions, announcements } from "../db/schema";
+import { announcementDismissals, announcementReactions, announcements } from "../db/schema";
 import type { Effects } from "../effects/collector";
 import type { Config } from "../env";
 import { notFound, unprocessable } from "../lib/errors";
 import { padId, snowflake } from "../lib/ids";
 import { cleanText, extractEntities, normalizeTag } from "../lib/text";
+import { logFor, type Staff } from "./admin-log";
 import { mentionedAccountsQuery, mentionKeys, renderContent } from "./post-status";
 
 export type AnnouncementRow = typeof announcements.$inferSelect;
@@ -19,11 +20,6 @@ export interface AnnouncementInput {
   endsAt?: number | null;
   allDay?: boolean;
   published?: boolean;
-}
-
-/** Who acts for the instance (recorded in the audit log). */
-export interface Staff {
-  accountId: string;
 }
 
 /** Mastodon's ReactionValidator::LIMIT: distinct reactions per announcement. */
@@ -50,8 +46,7 @@ function checkInput(input: AnnouncementInput, existing?: AnnouncementRow): void 
   if (starts !== null && ends !== null && ends <= starts) throw unprocessable("Validation failed: Ends at must be after starts at");
 }
 
-const log = (db: DB, staff: Staff, action: string, id: string, now: number) =>
-  db.insert(adminActionLogs).values({ id: snowflake(now), accountId: staff.accountId, action, targetType: "Announcement", targetId: id, createdAt: now });
+const log = logFor("Announcement");
 
 export async function getAnnouncement(db: DB, id: string): Promise<AnnouncementRow> {
   const [row] = await db.select().from(announcements).where(eq(announcements.id, id)).limit(1);

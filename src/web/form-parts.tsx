@@ -1,5 +1,6 @@
 // Pieces shared by the server-rendered pages (sign-in, settings, admin): the CSRF field, the notice and error boxes,
-// and a POST form that carries the CSRF token. Everything shown is text that Hono JSX escapes.
+// a POST form that carries the CSRF token, a card
+// and a table. Everything shown is text that Hono JSX escapes.
 import type { Child } from "hono/jsx";
 
 export const Csrf = (p: { token: string }) => <input type="hidden" name="csrf" value={p.token} />;
@@ -16,6 +17,34 @@ export const Notice = messageBox("notice", "status");
 
 /** Why the last submission was refused, if it was. */
 export const ErrorBox = messageBox("error", "alert");
+
+/** A card of a page, with its heading when it has a `title`. */
+export function Card(p: { title?: string; children?: Child }) {
+  return (
+    <div class="card">
+      {p.title ? <h2>{p.title}</h2> : null}
+      {p.children}
+    </div>
+  );
+}
+
+/** A table: a header row when `headers` are given (a blank one is an empty cell), then the rows. */
+export function Table(p: { headers?: string[]; id?: string; children?: Child }) {
+  return (
+    <table id={p.id}>
+      {p.headers ? (
+        <thead>
+          <tr>
+            {p.headers.map((h) => (
+              <th>{h}</th>
+            ))}
+          </tr>
+        </thead>
+      ) : null}
+      <tbody>{p.children}</tbody>
+    </table>
+  );
+}
 
 /**
  * A POST form with the CSRF token first. `form` names which of a page's forms was sent (a hidden `form` field), so the

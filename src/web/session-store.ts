@@ -2,7 +2,8 @@
 // replayed as a cookie) and the session's CSRF token. Sessions of disabled or suspended users do not load.
 import { and, eq, gt, lt } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { accounts, users, webSessions } from "../db/schema/index";
+import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
+import { accounts, users, webSessions, type webSignInChallenges } from "../db/schema/index";
 import { randomToken, sha256Hex } from "../lib/crypto";
 import type { AccountRow, UserRow } from "../db/schema";
 
@@ -27,19 +28,36 @@ export async function createWebSession(db: DB, userId: string): Promise<{ id: st
   return { id, csrf, expiresAt };
 }
 
-export async function loadWebSession(db: DB, id: string | undefined): Promise<WebSession | null> {
+/** The tables whose rows a cookie names by the SHA-256 of its random id: browser sessions, pending sign-in steps. */
+type CookieTable = typeof webSessions | typeof webSignInChallenges;
+
+/**
+ * The unexpired row of `table` that the cookie value `id` names, with its user and account; null when the id is
+ * malformed or unknown, the row has expired, or the user's login is disabled or the account suspended.
+ */
+export async function loadCookieRow<T extends CookieTable>(
+  db: DB,
+  table: T,
+  id: string | undefined,
+): Promise<{ idHash: string; row: T["$inferSelect"]; user: UserRow; account: AccountRow } | null> {
   if (!id || id.length > 100) return null;
   const idHash = await sha256Hex(id);
-  const rows = await db
-    .select({ s: webSessions, user: users, account: accounts })
-    .from(webSessions)
-    .innerJoin(users, eq(users.id, webSessions.userId))
+  // Both tables have these three columns; the cast only lets one query serve either.
+  const t = table as SQLiteTable & { idHash: SQLiteColumn; userId: SQLiteColumn; expiresAt: SQLiteColumn };
+  const [r] = await db
+    .select({ row: t, user: users, account: accounts })
+    .from(t)
+    .innerJoin(users, eq(users.id, t.userId))
     .innerJoin(accounts, eq(accounts.id, users.accountId))
-    .where(and(eq(webSessions.idHash, idHash), gt(webSessions.expiresAt, Date.now())))
+    .where(and(eq(t.idHash, idHash), gt(t.expiresAt, Date.now())))
     .limit(1);
-  const r = rows[0];
   if (!r || r.user.disabled || r.account.suspendedAt) return null;
-  return { idHash, csrf: r.s.csrfToken, user: r.user, account: r.account };
+  return { idHash, row: r.row as T["$inferSelect"], user: r.user, account: r.account };
+}
+
+export async function loadWebSession(db: DB, id: string | undefined): Promise<WebSession | null> {
+  const r = await loadCookieRow(db, webSessions, id);
+  return r && { idHash: r.idHash, csrf: r.row.csrfToken, user: r.user, account: r.account };
 }
 
 /** Drops expired sessions; for the scheduled job. */

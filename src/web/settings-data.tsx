@@ -15,7 +15,7 @@ import { Layout, page } from "./layout";
 import { sessionCsrfValid } from "./session";
 import type { WebSession } from "./session-store";
 import { settingsGet, settingsSession } from "./settings/kit";
-import { ErrorBox, PostForm } from "./form-parts";
+import { ErrorBox, PostForm, Table } from "./form-parts";
 
 const r = new Hono<AppEnv>();
 
@@ -90,14 +90,7 @@ function ImportsPage(p: { siteTitle: string; csrf: string; imports: ReturnType<t
       </div>
       <div class="card">
         <h2>Recent imports</h2>
-        <table id="imports">
-          <tr>
-            <th>Type</th>
-            <th>Mode</th>
-            <th>State</th>
-            <th>Processed</th>
-            <th>Failed</th>
-          </tr>
+        <Table headers={["Type", "Mode", "State", "Processed", "Failed"]} id="imports">
           {p.imports.map((i) => (
             <tr>
               <td>{i.type}</td>
@@ -109,7 +102,7 @@ function ImportsPage(p: { siteTitle: string; csrf: string; imports: ReturnType<t
               <td>{i.failed_items}</td>
             </tr>
           ))}
-        </table>
+        </Table>
       </div>
     </Layout>
   );

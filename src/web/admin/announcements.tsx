@@ -5,7 +5,7 @@ import type { Ctx } from "../../context";
 import { allAnnouncements } from "../../queries/announcements";
 import type { AnnouncementRow } from "../../services/announcements";
 import { adminPage, frameOf, PostButton, when, type View } from "./kit";
-import { PostForm } from "../form-parts";
+import { Card, PostForm } from "../form-parts";
 
 const local = (ms: number | null) => (ms ? new Date(ms).toISOString().slice(0, 16) : "");
 
@@ -47,13 +47,12 @@ export async function showAnnouncements(c: Ctx, view: View) {
     c,
     { frame: f, title: "Announcements", current: "/admin/announcements", view },
     <>
-      <div class="card">
-        <h2>New announcement</h2>
+      <Card title="New announcement">
         <PostForm action="/admin/announcements" csrf={f.csrf} form="create">
           <Fields values={creating} />
           <button type="submit">Create</button>
         </PostForm>
-      </div>
+      </Card>
       {rows.map((a) => (
         <div class="card" data-announcement={a.id}>
           <p class="pre">{a.text}</p>

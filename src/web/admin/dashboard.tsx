@@ -4,6 +4,7 @@ import type { Ctx } from "../../context";
 import { SOFTWARE_VERSION, TERN_VERSION } from "../../env";
 import { adminMeasures, readSpan } from "../../services/admin-measures";
 import { adminPage, frameOf, type View } from "./kit";
+import { Card } from "../form-parts";
 
 const KEYS = ["new_users", "active_users", "interactions", "opened_reports", "resolved_reports"];
 const LABELS: Record<string, string> = {
@@ -24,7 +25,7 @@ export async function showDashboard(c: Ctx, view: View) {
     c,
     { frame: frameOf(c), title: "Dashboard", current: "/admin/dashboard", view },
     <>
-      <div class="card">
+      <Card>
         <h2>
           Last 30 days ({iso(span.start)} to {iso(span.end - DAY)})
         </h2>
@@ -35,12 +36,12 @@ export async function showDashboard(c: Ctx, view: View) {
             {m.previous_total !== undefined ? <span class="muted"> (previous 30 days: {m.previous_total})</span> : null}
           </div>
         ))}
-      </div>
-      <div class="card">
+      </Card>
+      <Card>
         <p class="muted">
           Tern {TERN_VERSION}, Mastodon API {SOFTWARE_VERSION}.
         </p>
-      </div>
+      </Card>
     </>,
   );
 }

@@ -5,7 +5,7 @@ import type { Ctx } from "../../context";
 import { domainAllowsPage } from "../../services/admin-domain-allows";
 import { DOMAIN_BLOCK_SEVERITIES, type DomainBlockRow, domainBlocksPage } from "../../services/admin-domain-blocks";
 import { adminPage, frameOf, PostButton, when, type View } from "./kit";
-import { PostForm } from "../form-parts";
+import { Card, PostForm, Table } from "../form-parts";
 
 const LIMIT = 200;
 
@@ -57,53 +57,48 @@ export async function showDomains(c: Ctx, view: View) {
     c,
     { frame: f, title: "Domains", current: "/admin/domains", view },
     <>
-      <div class="card">
-        <h2>Block a domain</h2>
+      <Card title="Block a domain">
         <PostForm action="/admin/domains/blocks" csrf={f.csrf} form="block">
           <label for="block-domain">Domain</label>
           <input type="text" id="block-domain" name="domain" required maxlength={300} value={creating?.domain ?? ""} />
           <BlockFields values={creating} />
           <button type="submit">Block domain</button>
         </PostForm>
-      </div>
-      <div class="card">
-        <h2>Domain blocks</h2>
+      </Card>
+      <Card title="Domain blocks">
         {blocks.length ? (
-          <table>
-            <tbody>
-              {blocks.map((b) => (
-                <tr data-domain-block={b.domain}>
-                  <td>
-                    <strong>{b.domain}</strong>
-                    <div class="muted">
-                      {b.severity}
-                      {b.rejectMedia ? " · reject media" : ""}
-                      {b.rejectReports ? " · reject reports" : ""}
-                      {b.obfuscate ? " · obfuscated" : ""} · {when(b.createdAt)}
-                    </div>
-                    {b.publicComment ? <div>Public: {b.publicComment}</div> : null}
-                    {b.privateComment ? <div class="muted">Private: {b.privateComment}</div> : null}
-                    <details>
-                      <summary>Edit</summary>
-                      <PostForm action={`/admin/domains/blocks/${b.id}`} csrf={f.csrf}>
-                        <BlockFields b={b} />
-                        <button type="submit">Save</button>
-                      </PostForm>
-                    </details>
-                  </td>
-                  <td>
-                    <PostButton action={`/admin/domains/blocks/${b.id}/delete`} csrf={f.csrf} label="Unblock" danger />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <Table>
+            {blocks.map((b) => (
+              <tr data-domain-block={b.domain}>
+                <td>
+                  <strong>{b.domain}</strong>
+                  <div class="muted">
+                    {b.severity}
+                    {b.rejectMedia ? " · reject media" : ""}
+                    {b.rejectReports ? " · reject reports" : ""}
+                    {b.obfuscate ? " · obfuscated" : ""} · {when(b.createdAt)}
+                  </div>
+                  {b.publicComment ? <div>Public: {b.publicComment}</div> : null}
+                  {b.privateComment ? <div class="muted">Private: {b.privateComment}</div> : null}
+                  <details>
+                    <summary>Edit</summary>
+                    <PostForm action={`/admin/domains/blocks/${b.id}`} csrf={f.csrf}>
+                      <BlockFields b={b} />
+                      <button type="submit">Save</button>
+                    </PostForm>
+                  </details>
+                </td>
+                <td>
+                  <PostButton action={`/admin/domains/blocks/${b.id}/delete`} csrf={f.csrf} label="Unblock" danger />
+                </td>
+              </tr>
+            ))}
+          </Table>
         ) : (
           <p class="muted">No domain is blocked.</p>
         )}
-      </div>
-      <div class="card">
-        <h2>Allowed domains</h2>
+      </Card>
+      <Card title="Allowed domains">
         <p class="muted">Used in limited federation mode (LIMITED_FEDERATION): only these domains federate.</p>
         <PostForm action="/admin/domains/allows" csrf={f.csrf} form="allow" class="row">
           <label>
@@ -112,23 +107,21 @@ export async function showDomains(c: Ctx, view: View) {
           <button type="submit">Allow domain</button>
         </PostForm>
         {allows.length ? (
-          <table>
-            <tbody>
-              {allows.map((a) => (
-                <tr data-domain-allow={a.domain}>
-                  <td>{a.domain}</td>
-                  <td class="muted">{when(a.createdAt)}</td>
-                  <td>
-                    <PostButton action={`/admin/domains/allows/${a.id}/delete`} csrf={f.csrf} label="Remove" danger />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <Table>
+            {allows.map((a) => (
+              <tr data-domain-allow={a.domain}>
+                <td>{a.domain}</td>
+                <td class="muted">{when(a.createdAt)}</td>
+                <td>
+                  <PostButton action={`/admin/domains/allows/${a.id}/delete`} csrf={f.csrf} label="Remove" danger />
+                </td>
+              </tr>
+            ))}
+          </Table>
         ) : (
           <p class="muted">No domain is on the allow list.</p>
         )}
-      </div>
+      </Card>
     </>,
   );
 }

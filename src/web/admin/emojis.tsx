@@ -6,7 +6,7 @@ import type { Ctx } from "../../context";
 import { mediaUrl } from "../../entities/urls";
 import { adminCustomEmojis, CATEGORY_MAX, type CustomEmojiRow } from "../../services/admin-custom-emojis";
 import { adminPage, frameOf, PostButton, type View } from "./kit";
-import { PostForm } from "../form-parts";
+import { Card, PostForm, Table } from "../form-parts";
 
 const LIMIT = 100;
 
@@ -33,8 +33,7 @@ export async function showEmojis(c: Ctx, view: View) {
     c,
     { frame: f, title: "Custom emojis", current: "/admin/emojis", view },
     <>
-      <div class="card">
-        <h2>Upload an emoji</h2>
+      <Card title="Upload an emoji">
         <PostForm action="/admin/emojis" csrf={f.csrf} form="upload" enctype="multipart/form-data">
           <label for="emoji-shortcode">Shortcode (letters, digits and _; at least 2)</label>
           <input type="text" id="emoji-shortcode" name="shortcode" required pattern="[A-Za-z0-9_]{2,64}" maxlength={64} value={v?.shortcode ?? ""} />
@@ -46,8 +45,8 @@ export async function showEmojis(c: Ctx, view: View) {
             <button type="submit">Upload</button>
           </div>
         </PostForm>
-      </div>
-      <div class="card">
+      </Card>
+      <Card>
         <form method="get" action="/admin/emojis" class="row">
           <label>
             <input type="radio" name="remote" value="0" checked={!remote} /> Local
@@ -66,56 +65,54 @@ export async function showEmojis(c: Ctx, view: View) {
           </button>
         </form>
         {rows.length ? (
-          <table>
-            <tbody>
-              {rows.map((e) => (
-                <tr data-emoji={e.domain ? `${e.shortcode}@${e.domain}` : e.shortcode}>
-                  <td>{imageOf(e) ? <img class="emoji" src={imageOf(e)} alt={`:${e.shortcode}:`} /> : null}</td>
-                  <td>
-                    <code>:{e.shortcode}:</code>
-                    {e.domain ? <div class="muted">{e.domain}</div> : null}
-                    <div class="muted">
-                      {e.disabled ? "disabled" : "enabled"}
-                      {e.visibleInPicker ? "" : " · hidden from the picker"}
-                    </div>
-                  </td>
-                  <td>
-                    <PostForm action={`/admin/emojis/${e.id}`} csrf={f.csrf} class="row">
-                      <input type="text" name="category" aria-label="Category" placeholder="Category" maxlength={CATEGORY_MAX} value={e.category ?? ""} />
-                      <button type="submit" class="secondary">
-                        Set category
-                      </button>
-                    </PostForm>
-                  </td>
-                  <td>
-                    <div class="row">
-                      <PostButton
-                        action={`/admin/emojis/${e.id}`}
-                        csrf={f.csrf}
-                        label={e.disabled ? "Enable" : "Disable"}
-                        fields={{ disabled: e.disabled ? "0" : "1" }}
-                      />
-                      <PostButton
-                        action={`/admin/emojis/${e.id}`}
-                        csrf={f.csrf}
-                        label={e.visibleInPicker ? "Hide from picker" : "Show in picker"}
-                        fields={{ visible_in_picker: e.visibleInPicker ? "0" : "1" }}
-                      />
-                      {e.domain ? <PostButton action={`/admin/emojis/${e.id}/copy`} csrf={f.csrf} label="Copy to local" /> : null}
-                      <PostButton action={`/admin/emojis/${e.id}/delete`} csrf={f.csrf} label="Delete" danger />
-                    </div>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <Table>
+            {rows.map((e) => (
+              <tr data-emoji={e.domain ? `${e.shortcode}@${e.domain}` : e.shortcode}>
+                <td>{imageOf(e) ? <img class="emoji" src={imageOf(e)} alt={`:${e.shortcode}:`} /> : null}</td>
+                <td>
+                  <code>:{e.shortcode}:</code>
+                  {e.domain ? <div class="muted">{e.domain}</div> : null}
+                  <div class="muted">
+                    {e.disabled ? "disabled" : "enabled"}
+                    {e.visibleInPicker ? "" : " · hidden from the picker"}
+                  </div>
+                </td>
+                <td>
+                  <PostForm action={`/admin/emojis/${e.id}`} csrf={f.csrf} class="row">
+                    <input type="text" name="category" aria-label="Category" placeholder="Category" maxlength={CATEGORY_MAX} value={e.category ?? ""} />
+                    <button type="submit" class="secondary">
+                      Set category
+                    </button>
+                  </PostForm>
+                </td>
+                <td>
+                  <div class="row">
+                    <PostButton
+                      action={`/admin/emojis/${e.id}`}
+                      csrf={f.csrf}
+                      label={e.disabled ? "Enable" : "Disable"}
+                      fields={{ disabled: e.disabled ? "0" : "1" }}
+                    />
+                    <PostButton
+                      action={`/admin/emojis/${e.id}`}
+                      csrf={f.csrf}
+                      label={e.visibleInPicker ? "Hide from picker" : "Show in picker"}
+                      fields={{ visible_in_picker: e.visibleInPicker ? "0" : "1" }}
+                    />
+                    {e.domain ? <PostButton action={`/admin/emojis/${e.id}/copy`} csrf={f.csrf} label="Copy to local" /> : null}
+                    <PostButton action={`/admin/emojis/${e.id}/delete`} csrf={f.csrf} label="Delete" danger />
+                  </div>
+                </td>
+              </tr>
+            ))}
+          </Table>
         ) : (
           <p class="muted">No emojis.</p>
         )}
         <p>
           {pageNo > 1 ? <a href={here(pageNo - 1)}>Previous</a> : null} {rows.length === LIMIT ? <a href={here(pageNo + 1)}>Next</a> : null}
         </p>
-      </div>
+      </Card>
     </>,
   );
 }

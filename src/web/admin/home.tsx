@@ -2,6 +2,7 @@
 import type { Ctx } from "../../context";
 import { hasPermission } from "../../lib/permissions";
 import { adminPage, frameOf, SECTIONS, type View } from "./kit";
+import { Card } from "../form-parts";
 
 export function showHome(c: Ctx, view: View) {
   const f = frameOf(c);
@@ -9,7 +10,7 @@ export function showHome(c: Ctx, view: View) {
   return adminPage(
     c,
     { frame: f, title: "Administration", current: "/admin", view },
-    <div class="card">
+    <Card>
       <p>Signed in as @{f.username}.</p>
       <ul>
         {sections.map((s) => (
@@ -18,6 +19,6 @@ export function showHome(c: Ctx, view: View) {
           </li>
         ))}
       </ul>
-    </div>,
+    </Card>,
   );
 }

@@ -116,6 +116,17 @@ export function PostButton(p: { action: string; csrf: string; label: string; fie
   );
 }
 
+/**
+ * The link to the next, older page of a list, shown only when this page is full: `href` of the last row shown. On its
+ * own card (`card`) or as a paragraph of the list's card.
+ */
+export function Older<T>(p: { rows: T[]; limit: number; href: (last: T) => string; card?: boolean }) {
+  const last = p.rows.at(-1);
+  if (p.rows.length !== p.limit || !last) return null;
+  const link = <a href={p.href(last)}>Older</a>;
+  return p.card ? <div class="card">{link}</div> : <p>{link}</p>;
+}
+
 export const when = (ms: number | null | undefined) => (ms ? `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC` : "");
 
 /** An admin section's page: `body` in the frame, with the view's status and the headers every HTML page carries. */

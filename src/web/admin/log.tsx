@@ -2,50 +2,36 @@
 import type { Ctx } from "../../context";
 import { parseId } from "../../lib/ids";
 import { actionLogPage } from "../../queries/admin-action-logs";
-import { adminPage, frameOf, when, type View } from "./kit";
+import { adminPage, frameOf, Older, when, type View } from "./kit";
+import { Card, Table } from "../form-parts";
 
 const LIMIT = 50;
 
 export async function showLog(c: Ctx, view: View) {
   const maxId = parseId(c.req.query("max_id"));
   const rows = await actionLogPage(c.get("db"), maxId, LIMIT);
-  const last = rows.at(-1);
   return adminPage(
     c,
     { frame: frameOf(c), title: "Audit log", current: "/admin/log", view },
-    <div class="card">
+    <Card>
       {rows.length ? (
-        <table>
-          <thead>
-            <tr>
-              <th>When</th>
-              <th>Who</th>
-              <th>Action</th>
-              <th>Target</th>
+        <Table headers={["When", "Who", "Action", "Target"]}>
+          {rows.map((r) => (
+            <tr data-log={r.id}>
+              <td>{when(r.createdAt)}</td>
+              <td>{r.actor ? `@${r.actor}` : "(deleted)"}</td>
+              <td>{r.action}</td>
+              <td>
+                {r.targetType}
+                {r.targetId ? ` #${r.targetId}` : ""}
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {rows.map((r) => (
-              <tr data-log={r.id}>
-                <td>{when(r.createdAt)}</td>
-                <td>{r.actor ? `@${r.actor}` : "(deleted)"}</td>
-                <td>{r.action}</td>
-                <td>
-                  {r.targetType}
-                  {r.targetId ? ` #${r.targetId}` : ""}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </Table>
       ) : (
         <p class="muted">Nothing has been logged{maxId ? " before this point" : ""}.</p>
       )}
-      {rows.length === LIMIT && last ? (
-        <p>
-          <a href={`/admin/log?max_id=${last.id}`}>Older</a>
-        </p>
-      ) : null}
-    </div>,
+      <Older rows={rows} limit={LIMIT} href={(last) => `/admin/log?max_id=${last.id}`} />
+    </Card>,
   );
 }

@@ -3,7 +3,8 @@
 import type { Ctx } from "../../context";
 import { parseId } from "../../lib/ids";
 import { adminAccountsPage } from "../../services/admin-accounts";
-import { adminPage, frameOf, PostButton, when, type View } from "./kit";
+import { adminPage, frameOf, Older, PostButton, when, type View } from "./kit";
+import { Card, Table } from "../form-parts";
 
 const LIMIT = 50;
 
@@ -11,48 +12,32 @@ export async function showPending(c: Ctx, view: View) {
   const f = frameOf(c);
   const maxId = parseId(c.req.query("max_id"));
   const rows = await adminAccountsPage(c.get("db"), { origin: "local", status: "pending" }, { limit: LIMIT, ...(maxId ? { maxId } : {}) });
-  const last = rows.at(-1);
   return adminPage(
     c,
     { frame: f, title: "Pending sign-ups", current: "/admin/pending", view },
-    <div class="card">
+    <Card>
       {rows.length ? (
-        <table>
-          <thead>
-            <tr>
-              <th>Account</th>
-              <th>E-mail</th>
-              <th>Reason</th>
-              <th>Signed up</th>
-              <th>Actions</th>
+        <Table headers={["Account", "E-mail", "Reason", "Signed up", "Actions"]}>
+          {rows.map((r) => (
+            <tr data-account={r.account.username}>
+              <td>@{r.account.username}</td>
+              <td>{r.user?.email ?? ""}</td>
+              <td>{r.user?.reason ?? ""}</td>
+              <td>
+                {when(r.account.createdAt)}
+                {r.user?.signUpIp ? <div class="muted">{r.user.signUpIp}</div> : null}
+              </td>
+              <td>
+                <PostButton action={`/admin/pending/${r.account.id}/approve`} csrf={f.csrf} label="Approve" />{" "}
+                <PostButton action={`/admin/pending/${r.account.id}/reject`} csrf={f.csrf} label="Reject" danger />
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {rows.map((r) => (
-              <tr data-account={r.account.username}>
-                <td>@{r.account.username}</td>
-                <td>{r.user?.email ?? ""}</td>
-                <td>{r.user?.reason ?? ""}</td>
-                <td>
-                  {when(r.account.createdAt)}
-                  {r.user?.signUpIp ? <div class="muted">{r.user.signUpIp}</div> : null}
-                </td>
-                <td>
-                  <PostButton action={`/admin/pending/${r.account.id}/approve`} csrf={f.csrf} label="Approve" />{" "}
-                  <PostButton action={`/admin/pending/${r.account.id}/reject`} csrf={f.csrf} label="Reject" danger />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </Table>
       ) : (
         <p class="muted">No one is waiting for approval.</p>
       )}
-      {rows.length === LIMIT && last ? (
-        <p>
-          <a href={`/admin/pending?max_id=${last.account.id}`}>Older</a>
-        </p>
-      ) : null}
-    </div>,
+      <Older rows={rows} limit={LIMIT} href={(last) => `/admin/pending?max_id=${last.account.id}`} />
+    </Card>,
   );
 }

@@ -3,7 +3,7 @@
 import type { Ctx } from "../../context";
 import { listRelays } from "../../services/relays";
 import { adminPage, frameOf, PostButton, when, type View } from "./kit";
-import { PostForm } from "../form-parts";
+import { Card, PostForm, Table } from "../form-parts";
 
 const STATE_LABEL = { idle: "disabled", pending: "waiting for the relay's approval", accepted: "enabled", rejected: "rejected by the relay" } as const;
 
@@ -14,8 +14,7 @@ export async function showRelays(c: Ctx, view: View) {
     c,
     { frame: f, title: "Relays", current: "/admin/relays", view },
     <>
-      <div class="card">
-        <h2>Add a relay</h2>
+      <Card title="Add a relay">
         <p class="muted">
           A relay passes public posts between the servers that subscribe to it: this server's public posts go to the relay, and the relay's posts from other
           servers appear on the federated timeline.
@@ -27,36 +26,33 @@ export async function showRelays(c: Ctx, view: View) {
           </label>
           <button type="submit">Add relay</button>
         </PostForm>
-      </div>
-      <div class="card">
-        <h2>Relays</h2>
+      </Card>
+      <Card title="Relays">
         {relays.length ? (
-          <table>
-            <tbody>
-              {relays.map((r) => (
-                <tr data-relay={r.inboxUrl}>
-                  <td>
-                    <strong>{r.inboxUrl}</strong>
-                    <div class="muted">
-                      {STATE_LABEL[r.state]} · added {when(r.createdAt)}
-                    </div>
-                  </td>
-                  <td>
-                    {r.state === "pending" || r.state === "accepted" ? (
-                      <PostButton action={`/admin/relays/${r.id}/disable`} csrf={f.csrf} label="Disable" />
-                    ) : (
-                      <PostButton action={`/admin/relays/${r.id}/enable`} csrf={f.csrf} label="Enable" />
-                    )}{" "}
-                    <PostButton action={`/admin/relays/${r.id}/delete`} csrf={f.csrf} label="Remove" danger />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <Table>
+            {relays.map((r) => (
+              <tr data-relay={r.inboxUrl}>
+                <td>
+                  <strong>{r.inboxUrl}</strong>
+                  <div class="muted">
+                    {STATE_LABEL[r.state]} · added {when(r.createdAt)}
+                  </div>
+                </td>
+                <td>
+                  {r.state === "pending" || r.state === "accepted" ? (
+                    <PostButton action={`/admin/relays/${r.id}/disable`} csrf={f.csrf} label="Disable" />
+                  ) : (
+                    <PostButton action={`/admin/relays/${r.id}/enable`} csrf={f.csrf} label="Enable" />
+                  )}{" "}
+                  <PostButton action={`/admin/relays/${r.id}/delete`} csrf={f.csrf} label="Remove" danger />
+                </td>
+              </tr>
+            ))}
+          </Table>
         ) : (
           <p class="muted">No relay.</p>
         )}
-      </div>
+      </Card>
     </>,
   );
 }

@@ -7,8 +7,8 @@ import { renderAdminReports } from "../../entities/admin-report";
 import { parseId } from "../../lib/ids";
 import { adminReportsPage } from "../../services/admin-reports";
 import { htmlToText } from "../public-pages";
-import { adminPage, frameOf, PostButton, when, type View } from "./kit";
-import { PostForm } from "../form-parts";
+import { adminPage, frameOf, Older, PostButton, when, type View } from "./kit";
+import { Card, PostForm } from "../form-parts";
 
 const LIMIT = 20;
 
@@ -24,16 +24,15 @@ export async function showReports(c: Ctx, view: View) {
   const maxId = parseId(c.req.query("max_id"));
   const rows = await adminReportsPage(db, { resolved }, { limit: LIMIT, ...(maxId ? { maxId } : {}) });
   const reports = (await renderAdminReports(db, c.get("config"), rows)) as Json[];
-  const last = rows.at(-1);
   const base = resolved ? "/admin/reports?resolved=1" : "/admin/reports";
   return adminPage(
     c,
     { frame: f, title: resolved ? "Resolved reports" : "Open reports", current: "/admin/reports", view },
     <>
-      <div class="card">
+      <Card>
         <p>{resolved ? <a href="/admin/reports">Show open reports</a> : <a href="/admin/reports?resolved=1">Show resolved reports</a>}</p>
         {reports.length ? null : <p class="muted">{resolved ? "No resolved reports." : "No open reports."}</p>}
-      </div>
+      </Card>
       {reports.map((r) => (
         <div class="card" data-report={r.id}>
           <h2>
@@ -86,11 +85,7 @@ export async function showReports(c: Ctx, view: View) {
           </div>
         </div>
       ))}
-      {rows.length === LIMIT && last ? (
-        <div class="card">
-          <a href={`${base}${resolved ? "&" : "?"}max_id=${last.id}`}>Older</a>
-        </div>
-      ) : null}
+      <Older rows={rows} limit={LIMIT} href={(last) => `${base}${resolved ? "&" : "?"}max_id=${last.id}`} card />
     </>,
   );
 }

@@ -6,7 +6,7 @@ import type { RoleRow } from "../../db/schema";
 import { PERMISSIONS, type Permission } from "../../lib/permissions";
 import { listRoles, ROLE_NAME_MAX } from "../../services/admin-roles";
 import { adminPage, frameOf, type View } from "./kit";
-import { PostForm } from "../form-parts";
+import { Card, PostForm } from "../form-parts";
 
 const NAMES = Object.keys(PERMISSIONS) as Permission[];
 const label = (p: string) => p.replace(/_/g, " ");
@@ -75,13 +75,12 @@ export async function showRoles(c: Ctx, view: View, submitted?: Set<string>) {
           </details>
         </div>
       ))}
-      <div class="card">
-        <h2>New role</h2>
+      <Card title="New role">
         <PostForm action="/admin/roles" csrf={f.csrf} form="create">
           <Fields values={form === "create" ? view.values : undefined} checked={form === "create" ? submitted : undefined} />
           <button type="submit">Create role</button>
         </PostForm>
-      </div>
+      </Card>
     </>,
   );
 }

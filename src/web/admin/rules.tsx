@@ -4,7 +4,7 @@ import type { Ctx } from "../../context";
 import { listRules, RULE_HINT_MAX, RULE_TEXT_MAX } from "../../services/admin-rules";
 import type { RuleRow } from "../../services/instance";
 import { adminPage, frameOf, PostButton, type View } from "./kit";
-import { PostForm } from "../form-parts";
+import { Card, PostForm } from "../form-parts";
 
 function Fields(p: { r?: RuleRow; values?: Record<string, string> }) {
   const v = p.values;
@@ -32,14 +32,13 @@ export async function showRules(c: Ctx, view: View) {
     c,
     { frame: f, title: "Rules", current: "/admin/rules", view },
     <>
-      <div class="card">
-        <h2>Add a rule</h2>
+      <Card title="Add a rule">
         <PostForm action="/admin/rules" csrf={f.csrf} form="create">
           <Fields values={view.values?.form === "create" ? view.values : undefined} />
           <button type="submit">Add rule</button>
         </PostForm>
-      </div>
-      <div class="card">
+      </Card>
+      <Card>
         {rows.length ? null : <p class="muted">No rules yet.</p>}
         <ol>
           {rows.map((r) => (
@@ -57,7 +56,7 @@ export async function showRules(c: Ctx, view: View) {
             </li>
           ))}
         </ol>
-      </div>
+      </Card>
     </>,
   );
 }

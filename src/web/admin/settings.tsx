@@ -3,51 +3,46 @@
 // src/services/admin-settings.ts; the instance documents show them.
 import type { Ctx } from "../../context";
 import { mediaUrl } from "../../entities/urls";
-import { REGISTRATIONS_MODES, readSettings } from "../../services/admin-settings";
+import { REGISTRATIONS_MODES, readSettings, TEXT_FIELDS } from "../../services/admin-settings";
 import { SETTING } from "../../services/instance";
 import { adminPage, frameOf, PostButton, type View } from "./kit";
-import { PostForm } from "../form-parts";
+import { Card, PostForm } from "../form-parts";
 
 const MODE_LABELS: Record<string, string> = { open: "Anyone can sign up", approval: "Sign-ups need approval", closed: "Nobody can sign up" };
+
+type TextField = keyof typeof TEXT_FIELDS;
+
+/** One setting: its label and input (the placeholder shows the env default a blank field falls back to). */
+function SettingInput(p: { field: TextField; id: string; label: string; type?: "email"; placeholder?: string; value: string }) {
+  return (
+    <>
+      <label for={p.id}>{p.label}</label>
+      <input type={p.type ?? "text"} id={p.id} name={p.field} maxlength={TEXT_FIELDS[p.field].max} placeholder={p.placeholder} value={p.value} />
+    </>
+  );
+}
 
 export async function showSettings(c: Ctx, view: View) {
   const f = frameOf(c);
   const cfg = c.get("config");
   const s = await readSettings(c.get("db"));
   const v = view.values?.form === "settings" ? view.values : undefined;
-  const val = (field: string, key: string) => v?.[field] ?? s[key] ?? "";
+  const val = (field: TextField) => v?.[field] ?? s[TEXT_FIELDS[field].key] ?? "";
   const mode = v?.registrations_mode ?? s[SETTING.registrationsMode] ?? cfg.registrations;
   const thumbnail = s[SETTING.thumbnail];
   return adminPage(
     c,
     { frame: f, title: "Server settings", current: "/admin/settings", view },
     <>
-      <div class="card">
+      <Card>
         <PostForm action="/admin/settings" csrf={f.csrf} form="settings">
-          <label for="s-title">Server name</label>
-          <input type="text" id="s-title" name="title" maxlength={200} placeholder={cfg.title} value={val("title", SETTING.title)} />
-          <label for="s-short">Short description</label>
-          <input
-            type="text"
-            id="s-short"
-            name="short_description"
-            maxlength={500}
-            placeholder={cfg.description}
-            value={val("short_description", SETTING.shortDescription)}
-          />
+          <SettingInput field="title" id="s-title" label="Server name" placeholder={cfg.title} value={val("title")} />
+          <SettingInput field="short_description" id="s-short" label="Short description" placeholder={cfg.description} value={val("short_description")} />
           <label for="s-desc">Description</label>
-          <textarea id="s-desc" name="description" maxlength={10000}>
-            {val("description", SETTING.description)}
+          <textarea id="s-desc" name="description" maxlength={TEXT_FIELDS.description.max}>
+            {val("description")}
           </textarea>
-          <label for="s-email">Contact e-mail</label>
-          <input
-            type="email"
-            id="s-email"
-            name="contact_email"
-            maxlength={320}
-            placeholder={cfg.contactEmail}
-            value={val("contact_email", SETTING.contactEmail)}
-          />
+          <SettingInput field="contact_email" type="email" id="s-email" label="Contact e-mail" placeholder={cfg.contactEmail} value={val("contact_email")} />
           <label for="s-mode">Registrations</label>
           <select id="s-mode" name="registrations_mode">
             {REGISTRATIONS_MODES.map((m) => (
@@ -56,13 +51,11 @@ export async function showSettings(c: Ctx, view: View) {
               </option>
             ))}
           </select>
-          <label for="s-regmsg">Message when sign-ups are closed (optional)</label>
-          <input type="text" id="s-regmsg" name="registrations_message" maxlength={1000} value={val("registrations_message", SETTING.registrationsMessage)} />
+          <SettingInput field="registrations_message" id="s-regmsg" label="Message when sign-ups are closed (optional)" value={val("registrations_message")} />
           <button type="submit">Save settings</button>
         </PostForm>
-      </div>
-      <div class="card">
-        <h2>Thumbnail</h2>
+      </Card>
+      <Card title="Thumbnail">
         {thumbnail ? (
           <p>
             <img class="thumb" src={mediaUrl(cfg, thumbnail)} alt="Current thumbnail" />
@@ -78,7 +71,7 @@ export async function showSettings(c: Ctx, view: View) {
           </div>
         </PostForm>
         {thumbnail ? <PostButton action="/admin/settings/thumbnail/delete" csrf={f.csrf} label="Remove thumbnail" danger /> : null}
-      </div>
+      </Card>
     </>,
   );
 }

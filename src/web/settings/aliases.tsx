@@ -4,13 +4,11 @@
 import { Hono } from "hono";
 import type { AppEnv, Ctx } from "../../context";
 import type { AccountAliasRow } from "../../db/schema";
-import { ApiError } from "../../lib/errors";
-import { parseId } from "../../lib/ids";
 import { addAlias, listAliases, removeAlias } from "../../services/account-migration";
 import { page } from "../layout";
 import type { WebSession } from "../session-store";
-import { type PageView, SettingsLayout, settingsGet, settingsPost, when } from "./kit";
-import { PostForm } from "../form-parts";
+import { type PageView, SettingsLayout, settingsGet, settingsPost, settingsPostOn, when } from "./kit";
+import { PostForm, Table } from "../form-parts";
 
 export function AliasesPage(p: { siteTitle: string; csrf: string; acct: string; aliases: AccountAliasRow[]; flash?: string; error?: string }) {
   return (
@@ -30,32 +28,23 @@ export function AliasesPage(p: { siteTitle: string; csrf: string; acct: string; 
       <div class="card">
         <h2>Aliases</h2>
         {p.aliases.length ? (
-          <table id="aliases">
-            <thead>
+          <Table headers={["Handle", "Added", ""]} id="aliases">
+            {p.aliases.map((a) => (
               <tr>
-                <th>Handle</th>
-                <th>Added</th>
-                <th />
+                <td>
+                  <a href={a.uri}>@{a.acct}</a>
+                </td>
+                <td>{when(a.createdAt)}</td>
+                <td>
+                  <PostForm action={`/settings/aliases/${a.id}/delete`} csrf={p.csrf}>
+                    <button type="submit" class="danger">
+                      Unlink alias
+                    </button>
+                  </PostForm>
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {p.aliases.map((a) => (
-                <tr>
-                  <td>
-                    <a href={a.uri}>@{a.acct}</a>
-                  </td>
-                  <td>{when(a.createdAt)}</td>
-                  <td>
-                    <PostForm action={`/settings/aliases/${a.id}/delete`} csrf={p.csrf}>
-                      <button type="submit" class="danger">
-                        Unlink alias
-                      </button>
-                    </PostForm>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+            ))}
+          </Table>
         ) : (
           <p class="muted">No aliases.</p>
         )}
@@ -87,16 +76,10 @@ r.post(
 
 r.post(
   "/settings/aliases/:id/delete",
-  settingsPost(
-    aliasesPage,
-    async (c, s) => {
-      const id = parseId(c.req.param("id"));
-      if (!id) throw new ApiError(404, "Record not found");
-      await removeAlias(c.get("db"), c.get("fx"), s.account, id);
-      return aliasesPage(c, s, { flash: "The alias was removed." });
-    },
-    { notFound: "No such alias." },
-  ),
+  settingsPostOn(aliasesPage, "No such alias.", async (c, s, id) => {
+    await removeAlias(c.get("db"), c.get("fx"), s.account, id);
+    return aliasesPage(c, s, { flash: "The alias was removed." });
+  }),
 );
 
 export default r;

@@ -2,7 +2,7 @@
 // and the browser sessions, each with a revoke button.
 import type { AuthorizedApp, BrowserSession } from "../../services/authorized-apps";
 import { SettingsLayout, when } from "./kit";
-import { PostForm } from "../form-parts";
+import { PostForm, Table } from "../form-parts";
 
 export function AppsPage(p: {
   siteTitle: string;
@@ -18,13 +18,7 @@ export function AppsPage(p: {
       <div class="card">
         <h1>Authorized apps</h1>
         {p.apps.length ? (
-          <table id="authorized-apps">
-            <tr>
-              <th>Application</th>
-              <th>Permissions</th>
-              <th>Last used</th>
-              <th />
-            </tr>
+          <Table headers={["Application", "Permissions", "Last used", ""]} id="authorized-apps">
             {p.apps.map((a) => (
               <tr>
                 <td>
@@ -46,19 +40,14 @@ export function AppsPage(p: {
                 </td>
               </tr>
             ))}
-          </table>
+          </Table>
         ) : (
           <p class="muted">No application has access to your account.</p>
         )}
       </div>
       <div class="card">
         <h2>Browser sessions</h2>
-        <table id="sessions">
-          <tr>
-            <th>Signed in</th>
-            <th>Expires</th>
-            <th />
-          </tr>
+        <Table headers={["Signed in", "Expires", ""]} id="sessions">
           {p.sessions.map((s) => (
             <tr>
               <td>{when(s.createdAt)}</td>
@@ -77,7 +66,7 @@ export function AppsPage(p: {
               </td>
             </tr>
           ))}
-        </table>
+        </Table>
       </div>
     </SettingsLayout>
   );

@@ -1,12 +1,13 @@
 // The sign-in page's second step (two-factor code after the password): a random id in an HttpOnly cookie, its SHA-256
 // in D1 with the step's own CSRF token and where to go afterwards. Five minutes, five wrong codes, then the password
 // is asked again. The pending user is re-read on every use, so a login disabled meanwhile stops here too.
-import { and, eq, gt, sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import type { Ctx } from "../../context";
 import type { DB } from "../../db/client";
-import { accounts, users, webSignInChallenges } from "../../db/schema";
+import { webSignInChallenges } from "../../db/schema";
 import { randomToken, sha256Hex } from "../../lib/crypto";
+import { loadCookieRow } from "../session-store";
 
 export const CHALLENGE_TTL_MS = 5 * 60 * 1000;
 export const CHALLENGE_MAX_ATTEMPTS = 5;
@@ -40,20 +41,10 @@ export async function startSignInChallenge(c: Ctx, userId: string, returnTo: str
 }
 
 export async function loadSignInChallenge(c: Ctx): Promise<SignInChallenge | null> {
-  const id = getCookie(c, cookieName(c));
-  if (!id || id.length > 100) return null;
-  const idHash = await sha256Hex(id);
-  const rows = await c
-    .get("db")
-    .select({ ch: webSignInChallenges, email: users.email, disabled: users.disabled, suspendedAt: accounts.suspendedAt })
-    .from(webSignInChallenges)
-    .innerJoin(users, eq(users.id, webSignInChallenges.userId))
-    .innerJoin(accounts, eq(accounts.id, users.accountId))
-    .where(and(eq(webSignInChallenges.idHash, idHash), gt(webSignInChallenges.expiresAt, Date.now())))
-    .limit(1);
-  const r = rows[0];
-  if (!r || r.disabled || r.suspendedAt) return null;
-  return { idHash, csrf: r.ch.csrfToken, returnTo: r.ch.returnTo, attempts: r.ch.attempts, userId: r.ch.userId, email: r.email };
+  const r = await loadCookieRow(c.get("db"), webSignInChallenges, getCookie(c, cookieName(c)));
+  if (!r) return null;
+  const ch = r.row;
+  return { idHash: r.idHash, csrf: ch.csrfToken, returnTo: ch.returnTo, attempts: ch.attempts, userId: ch.userId, email: r.user.email };
 }
 
 /** Counts a wrong code; true when the step is used up (and removed). */

@@ -4,6 +4,7 @@ import type { Child } from "hono/jsx";
 import { raw } from "hono/html";
 import type { Ctx } from "../../context";
 import { ApiError } from "../../lib/errors";
+import { parseId } from "../../lib/ids";
 import { type Params, readParams } from "../../lib/params";
 import { MessagePage } from "../auth-pages";
 import { Layout, page } from "../layout";
@@ -128,3 +129,22 @@ export const settingsPost =
       return again(c, s, { error: f.status === 404 && o.notFound ? o.notFound : f.message, status: f.status });
     }
   };
+
+/**
+ * A POST on the record the path's `:id` names (`settingsPost`): an id that is not one, and a 404 from the service,
+ * both show the page again with `notFound`.
+ */
+export const settingsPostOn = (
+  again: (c: Ctx, s: WebSession, o: PageView) => Response | Promise<Response>,
+  notFound: string,
+  act: (c: Ctx, s: WebSession, id: string, p: Params) => Promise<Response>,
+) =>
+  settingsPost(
+    again,
+    (c, s, p) => {
+      const id = parseId(c.req.param("id"));
+      if (!id) throw new ApiError(404, "Record not found");
+      return act(c, s, id, p);
+    },
+    { notFound },
+  );

@@ -9,7 +9,7 @@ import { type MigrationState, migrationState, moveAccount } from "../../services
 import { page } from "../layout";
 import type { WebSession } from "../session-store";
 import { type PageView, SettingsLayout, settingsGet, settingsPost, when } from "./kit";
-import { PostForm } from "../form-parts";
+import { PostForm, Table } from "../form-parts";
 
 export function MigrationPage(p: { siteTitle: string; csrf: string; acct: string; uri: string; state: MigrationState; flash?: string; error?: string }) {
   const moved = p.state.movedTo;
@@ -51,16 +51,14 @@ export function MigrationPage(p: { siteTitle: string; csrf: string; acct: string
       {p.state.migrations.length ? (
         <div class="card">
           <h2>Previous moves</h2>
-          <table>
-            <tbody>
-              {p.state.migrations.map((m) => (
-                <tr>
-                  <td>@{m.acct}</td>
-                  <td>{when(m.createdAt)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <Table>
+            {p.state.migrations.map((m) => (
+              <tr>
+                <td>@{m.acct}</td>
+                <td>{when(m.createdAt)}</td>
+              </tr>
+            ))}
+          </Table>
         </div>
       ) : null}
     </SettingsLayout>

@@ -8,7 +8,6 @@ import { Hono } from "hono";
 import type { AppEnv, Ctx } from "../../context";
 import { renderAccount } from "../../entities/account";
 import { ApiError } from "../../lib/errors";
-import { parseId } from "../../lib/ids";
 import { readParams, truthy } from "../../lib/params";
 import { AVATAR_LIMIT } from "../../media/store";
 import type { UserViewer } from "../../oauth/guard";
@@ -27,7 +26,7 @@ import aliasPages from "./aliases";
 import { AppsPage } from "./apps";
 import { DeletedPage, DeletePage } from "./delete";
 import { redirectWithFlash, takeFlash } from "./flash";
-import { type PageView, postSession, settingsGet, settingsPost } from "./kit";
+import { type PageView, postSession, settingsGet, settingsPost, settingsPostOn } from "./kit";
 import migrationPages from "./migration";
 import { PreferencesPage } from "./preferences";
 import { ProfileSettingsPage } from "./profile";
@@ -241,16 +240,10 @@ r.get(
 
 r.post(
   "/oauth/authorized_applications/:id/revoke",
-  settingsPost(
-    appsPage,
-    async (c, s) => {
-      const id = parseId(c.req.param("id"));
-      if (!id) throw new ApiError(404, "Record not found");
-      await revokeAuthorizedApp(c.get("db"), c.get("fx"), { userId: s.user.id, accountId: s.account.id }, id);
-      return redirectWithFlash(c, "/oauth/authorized_applications", "app_revoked");
-    },
-    { notFound: "That application has no access to your account." },
-  ),
+  settingsPostOn(appsPage, "That application has no access to your account.", async (c, s, id) => {
+    await revokeAuthorizedApp(c.get("db"), c.get("fx"), { userId: s.user.id, accountId: s.account.id }, id);
+    return redirectWithFlash(c, "/oauth/authorized_applications", "app_revoked");
+  }),
 );
 
 r.post(

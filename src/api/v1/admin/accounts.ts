@@ -1,14 +1,13 @@
 // Staff account moderation (Mastodon's /api/v1/admin/accounts): the list with the legacy filter parameters, one
 // account, approving and rejecting pending sign-ups, and the moderation actions and their undos. manage_users only.
-import { Hono } from "hono";
 import { z } from "zod";
-import type { AppEnv, Ctx } from "../../../context";
+import type { Ctx } from "../../../context";
 import { renderAdminAccount } from "../../../entities/admin-account";
 import { notFound } from "../../../lib/errors";
 import { parseId } from "../../../lib/ids";
 import { readPage, setLinkHeader } from "../../../lib/pagination";
 import { parse, readParams, zBool, zId, zStr, pathId } from "../../../lib/params";
-import { me, requireStaff } from "../../../oauth/guard";
+import { requireStaff } from "../../../oauth/guard";
 import {
   accountAction,
   adminAccountsPage,
@@ -20,14 +19,11 @@ import {
   unsilenceAccount,
   unsuspendAccount,
   type AdminAccountFilter,
-  type Moderator,
 } from "../../../services/admin-accounts";
 import { adminDeleteAccount } from "../../../services/delete-account";
-import { staffGuards } from "./staff";
+import { moderator, staffRouter } from "./staff";
 
-const r = new Hono<AppEnv>();
-
-const { read, write } = staffGuards("manage_users", "accounts");
+const { r, read, write } = staffRouter("manage_users", "accounts");
 
 export const ADMIN_ACCOUNTS_LIMIT = 100;
 export const ADMIN_ACCOUNTS_MAX = 200;
@@ -77,11 +73,6 @@ r.get("/", read, async (c) => {
   filter.ip = p.ip;
   return adminAccountList(c, filter);
 });
-
-function moderator(c: Ctx): Moderator {
-  const v = me(c);
-  return { accountId: v.account.id, role: v.role };
-}
 
 const render = (c: Ctx, row: Parameters<typeof renderAdminAccount>[1]) => c.json(renderAdminAccount(c.get("config"), row));
 

@@ -1,9 +1,8 @@
 // /api/v1/admin/announcements (Tern's own: Mastodon manages announcements in its admin pages, with no API): staff
 // with manage_announcements list, create, edit, publish, unpublish and delete them. Every change is in the audit log.
 // Times are ISO 8601; `starts_at` and `ends_at` go together.
-import { Hono } from "hono";
 import { z } from "zod";
-import type { AppEnv, Ctx } from "../../../context";
+import type { Ctx } from "../../../context";
 import { renderAnnouncements } from "../../../entities/announcement";
 import { unprocessable } from "../../../lib/errors";
 import { parse, pathId, zBool, zStr } from "../../../lib/params";
@@ -18,10 +17,9 @@ import {
   publishAnnouncement,
   updateAnnouncement,
 } from "../../../services/announcements";
-import { staffGuards } from "./staff";
+import { staffRouter } from "./staff";
 
-const r = new Hono<AppEnv>();
-const { read, write } = staffGuards("manage_announcements");
+const { r, read, write } = staffRouter("manage_announcements");
 
 const body = z.object({
   text: zStr(20_000).optional(),

@@ -1,15 +1,12 @@
 // /api/v1/admin/domain_allows (Mastodon's Api::V1::Admin::DomainAllowsController): the domains that federate in
 // limited federation mode. manage_federation; admin:read:domain_allows / admin:write:domain_allows.
-import { Hono } from "hono";
 import { z } from "zod";
-import type { AppEnv } from "../../../context";
 import { renderAdminDomainAllow } from "../../../entities/admin-domain-block";
 import { parse, zStr } from "../../../lib/params";
 import { createDomainAllow, deleteDomainAllow, domainAllowsPage, getDomainAllow } from "../../../services/admin-domain-allows";
-import { listShowDelete, staff, staffGuards } from "./staff";
+import { listShowDelete, staff, staffRouter } from "./staff";
 
-const r = new Hono<AppEnv>();
-const guards = staffGuards("manage_federation", "domain_allows");
+const { r, ...guards } = staffRouter("manage_federation", "domain_allows");
 
 listShowDelete(r, { guards, page: domainAllowsPage, get: getDomainAllow, remove: deleteDomainAllow, render: renderAdminDomainAllow });
 

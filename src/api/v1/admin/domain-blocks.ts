@@ -1,8 +1,7 @@
 // /api/v1/admin/domain_blocks (Mastodon's Api::V1::Admin::DomainBlocksController): list, show, create, update and
 // delete instance domain blocks. manage_federation; admin:read:domain_blocks / admin:write:domain_blocks.
-import { Hono } from "hono";
 import { z } from "zod";
-import type { AppEnv, Ctx } from "../../../context";
+import type { Ctx } from "../../../context";
 import { renderAdminDomainBlock, renderAdminDomainBlocks, renderExistingDomainBlockError } from "../../../entities/admin-domain-block";
 import { parse, pathId, zBool, zStr } from "../../../lib/params";
 import {
@@ -14,10 +13,9 @@ import {
   getDomainBlock,
   updateDomainBlock,
 } from "../../../services/admin-domain-blocks";
-import { adminPage, staff, staffGuards } from "./staff";
+import { adminPage, staff, staffRouter } from "./staff";
 
-const r = new Hono<AppEnv>();
-const { read, write } = staffGuards("manage_federation", "domain_blocks");
+const { r, read, write } = staffRouter("manage_federation", "domain_blocks");
 
 const body = z
   .object({

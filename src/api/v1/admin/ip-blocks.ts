@@ -1,15 +1,13 @@
 // /api/v1/admin/ip_blocks (Mastodon's Api::V1::Admin::IpBlocksController): list, show, create, update and delete IP
 // rules. manage_blocks; admin:read:ip_blocks / admin:write:ip_blocks.
-import { Hono } from "hono";
 import { z } from "zod";
-import type { AppEnv, Ctx } from "../../../context";
+import type { Ctx } from "../../../context";
 import { renderAdminIpBlock } from "../../../entities/admin-access-block";
 import { parse, pathId, zStr } from "../../../lib/params";
 import { createIpBlock, deleteIpBlock, getIpBlock, type IpBlockInput, ipBlocksPage, updateIpBlock } from "../../../services/admin-ip-blocks";
-import { listShowDelete, staff, staffGuards } from "./staff";
+import { listShowDelete, staff, staffRouter } from "./staff";
 
-const r = new Hono<AppEnv>();
-const guards = staffGuards("manage_blocks", "ip_blocks");
+const { r, ...guards } = staffRouter("manage_blocks", "ip_blocks");
 const { write } = guards;
 
 const body = z

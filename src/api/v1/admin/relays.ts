@@ -1,15 +1,12 @@
 // /api/v1/admin/relays: Tern's own API for Mastodon's relay admin pages (Admin::RelaysController). manage_federation;
 // admin:read / admin:write. POST adds a relay and follows it at once, as Mastodon's create does.
-import { Hono } from "hono";
 import { z } from "zod";
-import type { AppEnv } from "../../../context";
 import { renderAdminRelay } from "../../../entities/admin-relay";
 import { parse, pathId, zStr } from "../../../lib/params";
 import { addRelay, disableRelay, enableRelay, getRelay, listRelays, removeRelay } from "../../../services/relays";
-import { staff, staffGuards } from "./staff";
+import { staff, staffRouter } from "./staff";
 
-const r = new Hono<AppEnv>();
-const { read, write } = staffGuards("manage_federation");
+const { r, read, write } = staffRouter("manage_federation");
 
 r.get("/", read, async (c) => c.json((await listRelays(c.get("db"))).map(renderAdminRelay)));
 

@@ -1,22 +1,17 @@
 // Staff report handling (Mastodon's /api/v1/admin/reports): the list (open by default; `resolved`, `account_id`,
 // `target_account_id`), one report, category and rules, assignment, resolve and reopen. manage_reports only.
-import { Hono } from "hono";
 import { z } from "zod";
-import type { AppEnv, Ctx } from "../../../context";
+import type { Ctx } from "../../../context";
 import { renderAdminReports } from "../../../entities/admin-report";
 import { notFound } from "../../../lib/errors";
 import { parseId } from "../../../lib/ids";
 import { readPage, setLinkHeader } from "../../../lib/pagination";
 import { parse, pathId, readParams, zArray, zBool, zId, zStr } from "../../../lib/params";
-import { me } from "../../../oauth/guard";
-import type { Moderator } from "../../../services/admin-accounts";
 import { adminReportsPage, assignReportToSelf, getReport, reopenReport, resolveReport, unassignReport, updateReport } from "../../../services/admin-reports";
 import type { ReportRow } from "../../../services/reports";
-import { staffGuards } from "./staff";
+import { moderator, staffRouter } from "./staff";
 
-const r = new Hono<AppEnv>();
-
-const { read, write } = staffGuards("manage_reports", "reports");
+const { r, read, write } = staffRouter("manage_reports", "reports");
 
 const LIMIT = 100;
 const MAX = 200;
@@ -25,11 +20,6 @@ const filters = z.object({ resolved: zBool, account_id: zId.optional(), target_a
 
 /** An id filter that is not an id matches nothing (rather than everything). */
 const filterId = (raw: string | undefined) => (raw === undefined || raw === "" ? undefined : (parseId(raw) ?? "0"));
-
-function moderator(c: Ctx): Moderator {
-  const v = me(c);
-  return { accountId: v.account.id, role: v.role };
-}
 
 const renderOne = async (c: Ctx, report: ReportRow) => {
   const [body] = await renderAdminReports(c.get("db"), c.get("config"), [report]);

@@ -1,13 +1,14 @@
-// Shared by the admin routes: the read and write guards of a resource, the acting staff member, one listing page
+// Shared by the admin routes: a resource's router and its read and write guards, the acting staff member, one listing page
 // (Mastodon's admin lists: newest first, limit 100 by default and at most 200, Link headers with max_id / min_id),
 // and the list, show and delete routes of the block resources.
-import type { Hono } from "hono";
+import { Hono } from "hono";
 import type { AppEnv, Ctx } from "../../../context";
 import type { DB } from "../../../db/client";
 import { readPage, setLinkHeader, type Page } from "../../../lib/pagination";
 import { pathId, readParams } from "../../../lib/params";
 import type { Permission } from "../../../lib/permissions";
 import { me, requireStaff } from "../../../oauth/guard";
+import type { Moderator } from "../../../services/admin-accounts";
 import type { Staff } from "../../../services/admin-log";
 
 /**
@@ -19,7 +20,16 @@ export function staffGuards(permission: Permission, resource?: string) {
   return { read: requireStaff(permission, scope("read")), write: requireStaff(permission, scope("write")) };
 }
 
+/** The router of one admin resource, with its guards (as `staffGuards`). */
+export const staffRouter = (permission: Permission, resource?: string) => ({ r: new Hono<AppEnv>(), ...staffGuards(permission, resource) });
+
 export const staff = (c: Ctx): Staff => ({ accountId: me(c).account.id });
+
+/** The acting staff member with their role, for the actions whose rules depend on it (accounts, reports, trends). */
+export function moderator(c: Ctx): Moderator {
+  const v = me(c);
+  return { accountId: v.account.id, role: v.role };
+}
 
 export async function adminPage<T extends { id: string }>(c: Ctx, load: (page: Page) => Promise<T[]>): Promise<T[]> {
   const page = readPage(await readParams(c), 100, 200);
@@ -32,7 +42,7 @@ export async function adminPage<T extends { id: string }>(c: Ctx, load: (page: P
 export function listShowDelete<T extends { id: string }>(
   r: Hono<AppEnv>,
   o: {
-    guards: ReturnType<typeof staffGuards>;
+    guards: Pick<ReturnType<typeof staffGuards>, "read" | "write">;
     page: (db: DB, page: Page) => Promise<T[]>;
     get: (db: DB, id: string) => Promise<T>;
     remove: (db: DB, staff: Staff, id: string) => Promise<void>;

@@ -2,14 +2,10 @@
 // /links/publishers): the lists show every trend row, allowed or not, with the admin entities; paged with offset and
 // limit like the public trends. manage_taxonomies only (Mastodon shows signed-in users without it the public list;
 // Tern refuses them). Mounted at /api/v1/admin/trends.
-import { Hono } from "hono";
-import type { AppEnv, Ctx } from "../../../context";
 import { renderAdminTag, renderAdminTrendLink, renderPreviewCardProvider } from "../../../entities/admin-trends";
 import { renderStatuses } from "../../../entities/status";
 import { readPage, setLinkHeader } from "../../../lib/pagination";
 import { pathId, readParams } from "../../../lib/params";
-import { me } from "../../../oauth/guard";
-import type { Moderator } from "../../../services/admin-accounts";
 import {
   adminTrendLinks,
   adminTrendProviders,
@@ -20,17 +16,11 @@ import {
   reviewStatus,
   reviewTag,
 } from "../../../services/admin-trends";
+import { me } from "../../../oauth/guard";
 import { readTrendPage, setOffsetLinks } from "../trends";
-import { staffGuards } from "./staff";
+import { moderator, staffRouter } from "./staff";
 
-const r = new Hono<AppEnv>();
-
-const { read, write } = staffGuards("manage_taxonomies");
-
-function moderator(c: Ctx): Moderator {
-  const v = me(c);
-  return { accountId: v.account.id, role: v.role };
-}
+const { r, read, write } = staffRouter("manage_taxonomies");
 
 r.get("/tags", read, async (c) => {
   const page = await readTrendPage(c, 10, 20);
