@@ -46,6 +46,11 @@ export function Table(p: { headers?: string[]; id?: string; children?: Child }) 
   );
 }
 
+/** A table of `rows`, each drawn by `row`, or the `empty` note when there are none. */
+export function RowsTable<T>(p: { rows: T[]; row: (r: T) => Child; empty: string; headers?: string[] }) {
+  return p.rows.length ? <Table headers={p.headers}>{p.rows.map((r) => p.row(r))}</Table> : <p class="muted">{p.empty}</p>;
+}
+
 /**
  * A POST form with the CSRF token first. `form` names which of a page's forms was sent (a hidden `form` field), so the
  * page can fill that one again after an error.

@@ -4,7 +4,7 @@
 import type { Ctx } from "../../context";
 import { allAnnouncements } from "../../queries/announcements";
 import type { AnnouncementRow } from "../../services/announcements";
-import { adminPage, frameOf, PostButton, when, type View } from "./kit";
+import { sectionPage, PostButton, when, type View } from "./kit";
 import { Card, PostForm } from "../form-parts";
 
 const local = (ms: number | null) => (ms ? new Date(ms).toISOString().slice(0, 16) : "");
@@ -40,12 +40,9 @@ function Fields(p: { a?: AnnouncementRow; values?: Record<string, string> }) {
 }
 
 export async function showAnnouncements(c: Ctx, view: View) {
-  const f = frameOf(c);
   const rows = await allAnnouncements(c.get("db"));
   const creating = view.values?.form === "create" ? view.values : undefined;
-  return adminPage(
-    c,
-    { frame: f, title: "Announcements", current: "/admin/announcements", view },
+  return sectionPage(c, view, "/admin/announcements", (f) => (
     <>
       <Card title="New announcement">
         <PostForm action="/admin/announcements" csrf={f.csrf} form="create">
@@ -79,6 +76,6 @@ export async function showAnnouncements(c: Ctx, view: View) {
           </details>
         </div>
       ))}
-    </>,
-  );
+    </>
+  ));
 }

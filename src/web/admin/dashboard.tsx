@@ -3,7 +3,7 @@
 import type { Ctx } from "../../context";
 import { SOFTWARE_VERSION, TERN_VERSION } from "../../env";
 import { adminMeasures, readSpan } from "../../services/admin-measures";
-import { adminPage, frameOf, type View } from "./kit";
+import { sectionPage, type View } from "./kit";
 import { Card } from "../form-parts";
 
 const KEYS = ["new_users", "active_users", "interactions", "opened_reports", "resolved_reports"];
@@ -21,9 +21,7 @@ export async function showDashboard(c: Ctx, view: View) {
   const iso = (ms: number) => new Date(ms).toISOString().slice(0, 10);
   const span = readSpan(iso(now - 29 * DAY), iso(now));
   const measures = (await adminMeasures(c.get("db"), KEYS, span, {})) as { key: string; total: string; previous_total?: string }[];
-  return adminPage(
-    c,
-    { frame: frameOf(c), title: "Dashboard", current: "/admin/dashboard", view },
+  return sectionPage(c, view, "/admin/dashboard", () => (
     <>
       <Card>
         <h2>
@@ -42,6 +40,6 @@ export async function showDashboard(c: Ctx, view: View) {
           Tern {TERN_VERSION}, Mastodon API {SOFTWARE_VERSION}.
         </p>
       </Card>
-    </>,
-  );
+    </>
+  ));
 }

@@ -4,8 +4,8 @@
 import type { Ctx } from "../../context";
 import { domainAllowsPage } from "../../services/admin-domain-allows";
 import { DOMAIN_BLOCK_SEVERITIES, type DomainBlockRow, domainBlocksPage } from "../../services/admin-domain-blocks";
-import { adminPage, frameOf, PostButton, when, type View } from "./kit";
-import { Card, PostForm, Table } from "../form-parts";
+import { sectionPage, PostButton, when, type View } from "./kit";
+import { Card, PostForm, RowsTable } from "../form-parts";
 
 const LIMIT = 200;
 
@@ -49,13 +49,10 @@ function BlockFields(p: { b?: Partial<DomainBlockRow>; values?: Record<string, s
 }
 
 export async function showDomains(c: Ctx, view: View) {
-  const f = frameOf(c);
   const db = c.get("db");
   const [blocks, allows] = await Promise.all([domainBlocksPage(db, { limit: LIMIT }), domainAllowsPage(db, { limit: LIMIT })]);
   const creating = view.values?.form === "block" ? view.values : undefined;
-  return adminPage(
-    c,
-    { frame: f, title: "Domains", current: "/admin/domains", view },
+  return sectionPage(c, view, "/admin/domains", (f) => (
     <>
       <Card title="Block a domain">
         <PostForm action="/admin/domains/blocks" csrf={f.csrf} form="block">
@@ -66,37 +63,35 @@ export async function showDomains(c: Ctx, view: View) {
         </PostForm>
       </Card>
       <Card title="Domain blocks">
-        {blocks.length ? (
-          <Table>
-            {blocks.map((b) => (
-              <tr data-domain-block={b.domain}>
-                <td>
-                  <strong>{b.domain}</strong>
-                  <div class="muted">
-                    {b.severity}
-                    {b.rejectMedia ? " · reject media" : ""}
-                    {b.rejectReports ? " · reject reports" : ""}
-                    {b.obfuscate ? " · obfuscated" : ""} · {when(b.createdAt)}
-                  </div>
-                  {b.publicComment ? <div>Public: {b.publicComment}</div> : null}
-                  {b.privateComment ? <div class="muted">Private: {b.privateComment}</div> : null}
-                  <details>
-                    <summary>Edit</summary>
-                    <PostForm action={`/admin/domains/blocks/${b.id}`} csrf={f.csrf}>
-                      <BlockFields b={b} />
-                      <button type="submit">Save</button>
-                    </PostForm>
-                  </details>
-                </td>
-                <td>
-                  <PostButton action={`/admin/domains/blocks/${b.id}/delete`} csrf={f.csrf} label="Unblock" danger />
-                </td>
-              </tr>
-            ))}
-          </Table>
-        ) : (
-          <p class="muted">No domain is blocked.</p>
-        )}
+        <RowsTable
+          rows={blocks}
+          empty="No domain is blocked."
+          row={(b) => (
+            <tr data-domain-block={b.domain}>
+              <td>
+                <strong>{b.domain}</strong>
+                <div class="muted">
+                  {b.severity}
+                  {b.rejectMedia ? " · reject media" : ""}
+                  {b.rejectReports ? " · reject reports" : ""}
+                  {b.obfuscate ? " · obfuscated" : ""} · {when(b.createdAt)}
+                </div>
+                {b.publicComment ? <div>Public: {b.publicComment}</div> : null}
+                {b.privateComment ? <div class="muted">Private: {b.privateComment}</div> : null}
+                <details>
+                  <summary>Edit</summary>
+                  <PostForm action={`/admin/domains/blocks/${b.id}`} csrf={f.csrf}>
+                    <BlockFields b={b} />
+                    <button type="submit">Save</button>
+                  </PostForm>
+                </details>
+              </td>
+              <td>
+                <PostButton action={`/admin/domains/blocks/${b.id}/delete`} csrf={f.csrf} label="Unblock" danger />
+              </td>
+            </tr>
+          )}
+        />
       </Card>
       <Card title="Allowed domains">
         <p class="muted">Used in limited federation mode (LIMITED_FEDERATION): only these domains federate.</p>
@@ -106,22 +101,20 @@ export async function showDomains(c: Ctx, view: View) {
           </label>
           <button type="submit">Allow domain</button>
         </PostForm>
-        {allows.length ? (
-          <Table>
-            {allows.map((a) => (
-              <tr data-domain-allow={a.domain}>
-                <td>{a.domain}</td>
-                <td class="muted">{when(a.createdAt)}</td>
-                <td>
-                  <PostButton action={`/admin/domains/allows/${a.id}/delete`} csrf={f.csrf} label="Remove" danger />
-                </td>
-              </tr>
-            ))}
-          </Table>
-        ) : (
-          <p class="muted">No domain is on the allow list.</p>
-        )}
+        <RowsTable
+          rows={allows}
+          empty="No domain is on the allow list."
+          row={(a) => (
+            <tr data-domain-allow={a.domain}>
+              <td>{a.domain}</td>
+              <td class="muted">{when(a.createdAt)}</td>
+              <td>
+                <PostButton action={`/admin/domains/allows/${a.id}/delete`} csrf={f.csrf} label="Remove" danger />
+              </td>
+            </tr>
+          )}
+        />
       </Card>
-    </>,
-  );
+    </>
+  ));
 }

@@ -5,13 +5,12 @@
 import type { Ctx } from "../../context";
 import { mediaUrl } from "../../entities/urls";
 import { adminCustomEmojis, CATEGORY_MAX, type CustomEmojiRow } from "../../services/admin-custom-emojis";
-import { adminPage, frameOf, PostButton, type View } from "./kit";
-import { Card, PostForm, Table } from "../form-parts";
+import { sectionPage, PostButton, type View } from "./kit";
+import { Card, PostForm, RowsTable } from "../form-parts";
 
 const LIMIT = 100;
 
 export async function showEmojis(c: Ctx, view: View) {
-  const f = frameOf(c);
   const cfg = c.get("config");
   const remote = c.req.query("remote") === "1";
   const query = (c.req.query("q") ?? "").slice(0, 64);
@@ -29,9 +28,7 @@ export async function showEmojis(c: Ctx, view: View) {
     const s = q.toString();
     return s ? `/admin/emojis?${s}` : "/admin/emojis";
   };
-  return adminPage(
-    c,
-    { frame: f, title: "Custom emojis", current: "/admin/emojis", view },
+  return sectionPage(c, view, "/admin/emojis", (f) => (
     <>
       <Card title="Upload an emoji">
         <PostForm action="/admin/emojis" csrf={f.csrf} form="upload" enctype="multipart/form-data">
@@ -64,55 +61,53 @@ export async function showEmojis(c: Ctx, view: View) {
             Filter
           </button>
         </form>
-        {rows.length ? (
-          <Table>
-            {rows.map((e) => (
-              <tr data-emoji={e.domain ? `${e.shortcode}@${e.domain}` : e.shortcode}>
-                <td>{imageOf(e) ? <img class="emoji" src={imageOf(e)} alt={`:${e.shortcode}:`} /> : null}</td>
-                <td>
-                  <code>:{e.shortcode}:</code>
-                  {e.domain ? <div class="muted">{e.domain}</div> : null}
-                  <div class="muted">
-                    {e.disabled ? "disabled" : "enabled"}
-                    {e.visibleInPicker ? "" : " · hidden from the picker"}
-                  </div>
-                </td>
-                <td>
-                  <PostForm action={`/admin/emojis/${e.id}`} csrf={f.csrf} class="row">
-                    <input type="text" name="category" aria-label="Category" placeholder="Category" maxlength={CATEGORY_MAX} value={e.category ?? ""} />
-                    <button type="submit" class="secondary">
-                      Set category
-                    </button>
-                  </PostForm>
-                </td>
-                <td>
-                  <div class="row">
-                    <PostButton
-                      action={`/admin/emojis/${e.id}`}
-                      csrf={f.csrf}
-                      label={e.disabled ? "Enable" : "Disable"}
-                      fields={{ disabled: e.disabled ? "0" : "1" }}
-                    />
-                    <PostButton
-                      action={`/admin/emojis/${e.id}`}
-                      csrf={f.csrf}
-                      label={e.visibleInPicker ? "Hide from picker" : "Show in picker"}
-                      fields={{ visible_in_picker: e.visibleInPicker ? "0" : "1" }}
-                    />
-                    {e.domain ? <PostButton action={`/admin/emojis/${e.id}/copy`} csrf={f.csrf} label="Copy to local" /> : null}
-                    <PostButton action={`/admin/emojis/${e.id}/delete`} csrf={f.csrf} label="Delete" danger />
-                  </div>
-                </td>
-              </tr>
-            ))}
-          </Table>
-        ) : (
-          <p class="muted">No emojis.</p>
-        )}
+        <RowsTable
+          rows={rows}
+          empty="No emojis."
+          row={(e) => (
+            <tr data-emoji={e.domain ? `${e.shortcode}@${e.domain}` : e.shortcode}>
+              <td>{imageOf(e) ? <img class="emoji" src={imageOf(e)} alt={`:${e.shortcode}:`} /> : null}</td>
+              <td>
+                <code>:{e.shortcode}:</code>
+                {e.domain ? <div class="muted">{e.domain}</div> : null}
+                <div class="muted">
+                  {e.disabled ? "disabled" : "enabled"}
+                  {e.visibleInPicker ? "" : " · hidden from the picker"}
+                </div>
+              </td>
+              <td>
+                <PostForm action={`/admin/emojis/${e.id}`} csrf={f.csrf} class="row">
+                  <input type="text" name="category" aria-label="Category" placeholder="Category" maxlength={CATEGORY_MAX} value={e.category ?? ""} />
+                  <button type="submit" class="secondary">
+                    Set category
+                  </button>
+                </PostForm>
+              </td>
+              <td>
+                <div class="row">
+                  <PostButton
+                    action={`/admin/emojis/${e.id}`}
+                    csrf={f.csrf}
+                    label={e.disabled ? "Enable" : "Disable"}
+                    fields={{ disabled: e.disabled ? "0" : "1" }}
+                  />
+                  <PostButton
+                    action={`/admin/emojis/${e.id}`}
+                    csrf={f.csrf}
+                    label={e.visibleInPicker ? "Hide from picker" : "Show in picker"}
+                    fields={{ visible_in_picker: e.visibleInPicker ? "0" : "1" }}
+                  />
+                  {e.domain ? <PostButton action={`/admin/emojis/${e.id}/copy`} csrf={f.csrf} label="Copy to local" /> : null}
+                  <PostButton action={`/admin/emojis/${e.id}/delete`} csrf={f.csrf} label="Delete" danger />
+                </div>
+              </td>
+            </tr>
+          )}
+        />
         <p>
           {pageNo > 1 ? <a href={here(pageNo - 1)}>Previous</a> : null} {rows.length === LIMIT ? <a href={here(pageNo + 1)}>Next</a> : null}
         </p>
       </Card>
-    </>,
-  );
+    </>
+  ));
 }

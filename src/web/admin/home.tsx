@@ -1,24 +1,20 @@
 // /admin: the sections this staff member may open.
 import type { Ctx } from "../../context";
 import { hasPermission } from "../../lib/permissions";
-import { adminPage, frameOf, SECTIONS, type View } from "./kit";
+import { sectionPage, SECTIONS, type View } from "./kit";
 import { Card } from "../form-parts";
 
 export function showHome(c: Ctx, view: View) {
-  const f = frameOf(c);
-  const sections = SECTIONS.filter((s) => hasPermission(f.permissions, s.permission));
-  return adminPage(
-    c,
-    { frame: f, title: "Administration", current: "/admin", view },
+  return sectionPage(c, view, "/admin", (f) => (
     <Card>
       <p>Signed in as @{f.username}.</p>
       <ul>
-        {sections.map((s) => (
+        {SECTIONS.filter((s) => hasPermission(f.permissions, s.permission)).map((s) => (
           <li>
             <a href={s.path}>{s.label}</a>
           </li>
         ))}
       </ul>
-    </Card>,
-  );
+    </Card>
+  ));
 }

@@ -129,9 +129,15 @@ export function Older<T>(p: { rows: T[]; limit: number; href: (last: T) => strin
 
 export const when = (ms: number | null | undefined) => (ms ? `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC` : "");
 
-/** An admin section's page: `body` in the frame, with the view's status and the headers every HTML page carries. */
-export function adminPage(c: Ctx, section: SectionPage, body: Child) {
-  return page(c, <AdminLayout {...section}>{body}</AdminLayout>, section.view.status ?? 200);
+/**
+ * An admin section's page at `path`: the body `draw` makes with the signed-in staff member's frame (its CSRF token and
+ * permissions), in the admin layout titled by the section's label (or `title`), with the view's status and the
+ * headers every HTML page carries.
+ */
+export function sectionPage(c: Ctx, view: View, path: string, draw: (f: Frame) => Child, title?: string) {
+  const frame = frameOf(c);
+  const section: SectionPage = { frame, title: title ?? SECTIONS.find((s) => s.path === path)?.label ?? "Administration", current: path, view };
+  return page(c, <AdminLayout {...section}>{draw(frame)}</AdminLayout>, view.status ?? 200);
 }
 
 /** The frame of the signed-in staff member's pages. */

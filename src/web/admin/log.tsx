@@ -2,7 +2,7 @@
 import type { Ctx } from "../../context";
 import { parseId } from "../../lib/ids";
 import { actionLogPage } from "../../queries/admin-action-logs";
-import { adminPage, frameOf, Older, when, type View } from "./kit";
+import { sectionPage, Older, when, type View } from "./kit";
 import { Card, Table } from "../form-parts";
 
 const LIMIT = 50;
@@ -10,9 +10,7 @@ const LIMIT = 50;
 export async function showLog(c: Ctx, view: View) {
   const maxId = parseId(c.req.query("max_id"));
   const rows = await actionLogPage(c.get("db"), maxId, LIMIT);
-  return adminPage(
-    c,
-    { frame: frameOf(c), title: "Audit log", current: "/admin/log", view },
+  return sectionPage(c, view, "/admin/log", () => (
     <Card>
       {rows.length ? (
         <Table headers={["When", "Who", "Action", "Target"]}>
@@ -32,6 +30,6 @@ export async function showLog(c: Ctx, view: View) {
         <p class="muted">Nothing has been logged{maxId ? " before this point" : ""}.</p>
       )}
       <Older rows={rows} limit={LIMIT} href={(last) => `/admin/log?max_id=${last.id}`} />
-    </Card>,
-  );
+    </Card>
+  ));
 }

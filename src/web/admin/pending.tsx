@@ -3,18 +3,15 @@
 import type { Ctx } from "../../context";
 import { parseId } from "../../lib/ids";
 import { adminAccountsPage } from "../../services/admin-accounts";
-import { adminPage, frameOf, Older, PostButton, when, type View } from "./kit";
+import { sectionPage, Older, PostButton, when, type View } from "./kit";
 import { Card, Table } from "../form-parts";
 
 const LIMIT = 50;
 
 export async function showPending(c: Ctx, view: View) {
-  const f = frameOf(c);
   const maxId = parseId(c.req.query("max_id"));
   const rows = await adminAccountsPage(c.get("db"), { origin: "local", status: "pending" }, { limit: LIMIT, ...(maxId ? { maxId } : {}) });
-  return adminPage(
-    c,
-    { frame: f, title: "Pending sign-ups", current: "/admin/pending", view },
+  return sectionPage(c, view, "/admin/pending", (f) => (
     <Card>
       {rows.length ? (
         <Table headers={["Account", "E-mail", "Reason", "Signed up", "Actions"]}>
@@ -38,6 +35,6 @@ export async function showPending(c: Ctx, view: View) {
         <p class="muted">No one is waiting for approval.</p>
       )}
       <Older rows={rows} limit={LIMIT} href={(last) => `/admin/pending?max_id=${last.account.id}`} />
-    </Card>,
-  );
+    </Card>
+  ));
 }

@@ -2,17 +2,14 @@
 // disable and remove. Changes go through src/services/relays.ts, as the API's (/api/v1/admin/relays) do.
 import type { Ctx } from "../../context";
 import { listRelays } from "../../services/relays";
-import { adminPage, frameOf, PostButton, when, type View } from "./kit";
-import { Card, PostForm, Table } from "../form-parts";
+import { sectionPage, PostButton, when, type View } from "./kit";
+import { Card, PostForm, RowsTable } from "../form-parts";
 
 const STATE_LABEL = { idle: "disabled", pending: "waiting for the relay's approval", accepted: "enabled", rejected: "rejected by the relay" } as const;
 
 export async function showRelays(c: Ctx, view: View) {
-  const f = frameOf(c);
   const relays = await listRelays(c.get("db"));
-  return adminPage(
-    c,
-    { frame: f, title: "Relays", current: "/admin/relays", view },
+  return sectionPage(c, view, "/admin/relays", (f) => (
     <>
       <Card title="Add a relay">
         <p class="muted">
@@ -28,31 +25,29 @@ export async function showRelays(c: Ctx, view: View) {
         </PostForm>
       </Card>
       <Card title="Relays">
-        {relays.length ? (
-          <Table>
-            {relays.map((r) => (
-              <tr data-relay={r.inboxUrl}>
-                <td>
-                  <strong>{r.inboxUrl}</strong>
-                  <div class="muted">
-                    {STATE_LABEL[r.state]} · added {when(r.createdAt)}
-                  </div>
-                </td>
-                <td>
-                  {r.state === "pending" || r.state === "accepted" ? (
-                    <PostButton action={`/admin/relays/${r.id}/disable`} csrf={f.csrf} label="Disable" />
-                  ) : (
-                    <PostButton action={`/admin/relays/${r.id}/enable`} csrf={f.csrf} label="Enable" />
-                  )}{" "}
-                  <PostButton action={`/admin/relays/${r.id}/delete`} csrf={f.csrf} label="Remove" danger />
-                </td>
-              </tr>
-            ))}
-          </Table>
-        ) : (
-          <p class="muted">No relay.</p>
-        )}
+        <RowsTable
+          rows={relays}
+          empty="No relay."
+          row={(r) => (
+            <tr data-relay={r.inboxUrl}>
+              <td>
+                <strong>{r.inboxUrl}</strong>
+                <div class="muted">
+                  {STATE_LABEL[r.state]} · added {when(r.createdAt)}
+                </div>
+              </td>
+              <td>
+                {r.state === "pending" || r.state === "accepted" ? (
+                  <PostButton action={`/admin/relays/${r.id}/disable`} csrf={f.csrf} label="Disable" />
+                ) : (
+                  <PostButton action={`/admin/relays/${r.id}/enable`} csrf={f.csrf} label="Enable" />
+                )}{" "}
+                <PostButton action={`/admin/relays/${r.id}/delete`} csrf={f.csrf} label="Remove" danger />
+              </td>
+            </tr>
+          )}
+        />
       </Card>
-    </>,
-  );
+    </>
+  ));
 }

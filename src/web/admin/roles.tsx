@@ -5,7 +5,7 @@ import type { Ctx } from "../../context";
 import type { RoleRow } from "../../db/schema";
 import { PERMISSIONS, type Permission } from "../../lib/permissions";
 import { listRoles, ROLE_NAME_MAX } from "../../services/admin-roles";
-import { adminPage, frameOf, type View } from "./kit";
+import { sectionPage, type View } from "./kit";
 import { Card, PostForm } from "../form-parts";
 
 const NAMES = Object.keys(PERMISSIONS) as Permission[];
@@ -46,12 +46,9 @@ function Fields(p: { r?: RoleRow; values?: Record<string, string>; checked?: Set
 }
 
 export async function showRoles(c: Ctx, view: View, submitted?: Set<string>) {
-  const f = frameOf(c);
   const roles = await listRoles(c.get("db"));
   const form = view.values?.form;
-  return adminPage(
-    c,
-    { frame: f, title: "Roles", current: "/admin/roles", view },
+  return sectionPage(c, view, "/admin/roles", (f) => (
     <>
       {roles.map((r) => (
         <div class="card" data-role={r.name}>
@@ -81,6 +78,6 @@ export async function showRoles(c: Ctx, view: View, submitted?: Set<string>) {
           <button type="submit">Create role</button>
         </PostForm>
       </Card>
-    </>,
-  );
+    </>
+  ));
 }

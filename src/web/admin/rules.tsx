@@ -3,7 +3,7 @@
 import type { Ctx } from "../../context";
 import { listRules, RULE_HINT_MAX, RULE_TEXT_MAX } from "../../services/admin-rules";
 import type { RuleRow } from "../../services/instance";
-import { adminPage, frameOf, PostButton, type View } from "./kit";
+import { sectionPage, PostButton, type View } from "./kit";
 import { Card, PostForm } from "../form-parts";
 
 function Fields(p: { r?: RuleRow; values?: Record<string, string> }) {
@@ -26,11 +26,8 @@ function Fields(p: { r?: RuleRow; values?: Record<string, string> }) {
 }
 
 export async function showRules(c: Ctx, view: View) {
-  const f = frameOf(c);
   const rows = await listRules(c.get("db"));
-  return adminPage(
-    c,
-    { frame: f, title: "Rules", current: "/admin/rules", view },
+  return sectionPage(c, view, "/admin/rules", (f) => (
     <>
       <Card title="Add a rule">
         <PostForm action="/admin/rules" csrf={f.csrf} form="create">
@@ -57,6 +54,6 @@ export async function showRules(c: Ctx, view: View) {
           ))}
         </ol>
       </Card>
-    </>,
-  );
+    </>
+  ));
 }

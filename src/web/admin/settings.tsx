@@ -5,7 +5,7 @@ import type { Ctx } from "../../context";
 import { mediaUrl } from "../../entities/urls";
 import { REGISTRATIONS_MODES, readSettings, TEXT_FIELDS } from "../../services/admin-settings";
 import { SETTING } from "../../services/instance";
-import { adminPage, frameOf, PostButton, type View } from "./kit";
+import { sectionPage, PostButton, type View } from "./kit";
 import { Card, PostForm } from "../form-parts";
 
 const MODE_LABELS: Record<string, string> = { open: "Anyone can sign up", approval: "Sign-ups need approval", closed: "Nobody can sign up" };
@@ -23,16 +23,13 @@ function SettingInput(p: { field: TextField; id: string; label: string; type?: "
 }
 
 export async function showSettings(c: Ctx, view: View) {
-  const f = frameOf(c);
   const cfg = c.get("config");
   const s = await readSettings(c.get("db"));
   const v = view.values?.form === "settings" ? view.values : undefined;
   const val = (field: TextField) => v?.[field] ?? s[TEXT_FIELDS[field].key] ?? "";
   const mode = v?.registrations_mode ?? s[SETTING.registrationsMode] ?? cfg.registrations;
   const thumbnail = s[SETTING.thumbnail];
-  return adminPage(
-    c,
-    { frame: f, title: "Server settings", current: "/admin/settings", view },
+  return sectionPage(c, view, "/admin/settings", (f) => (
     <>
       <Card>
         <PostForm action="/admin/settings" csrf={f.csrf} form="settings">
@@ -72,6 +69,6 @@ export async function showSettings(c: Ctx, view: View) {
         </PostForm>
         {thumbnail ? <PostButton action="/admin/settings/thumbnail/delete" csrf={f.csrf} label="Remove thumbnail" danger /> : null}
       </Card>
-    </>,
-  );
+    </>
+  ));
 }
