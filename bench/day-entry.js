@@ -1,11 +1,17 @@
 // Bench-only Worker entry for `npm run bench:day` (bench/day.mjs; never deployed): Tern's own entry with every billed
 // unit of the Workers free plan counted from inside, by invocation kind (fetch, queue batch per queue, cron, Durable
 // Object calls per class):
-// - invocations: fetch requests (by kind of path), queue batches and messages (arrived, acked, retried), cron runs,
-//   DO calls (HTTP fetch, RPC method calls, WebSocket messages, alarms) and their active wall time per object;
-// - queue messages SENT per queue, by who sent them and by job type (a JOBS pack lists its effects' types), with their
-//   size in 64 KB units (one queue operation per 64 KB written, read or deleted);
-// - D1 rows read / written through the same counter as Server-Timing (src/lib/d1-counter.ts), per kind;
+// - invocations: fetch requests (by kind of path), queue batches and messages (arrived, acked, retried; for DELIVERY
+//   also the inboxes they carried), cron runs, DO calls (HTTP fetch, RPC method calls, WebSocket messages, alarms) and
+//   their active wall time per object;
+// - work a fetch invocation left running after its response (ctx.waitUntil: an inbox POST processes its activity
+//   there, src/effects/run.ts runAfterResponse): promises still pending (`inflight`), and per request the number
+//   pending when the response left, in the response header `x-bench-after` (bench only);
+// - queue messages SENT per queue, by who sent them and by type (a JOBS pack lists its effects' types; a DELIVERY
+//   message is a `pack` of inboxes or a `single` retry, its inboxes counted), with their size in 64 KB units (one
+//   queue operation per 64 KB written, read or deleted);
+// - D1 rows read / written through the same counter as Server-Timing (src/lib/d1-counter.ts), per kind (an inbox
+//   POST's rows, its after-response processing included, under "inbox"; other requests' under "fetch");
 // - R2 operations: class A (put, list, multipart), class B (get, head), free (delete).
 // Each kind gets its own wrapped env (cached per env object: Tern caches per env in WeakMaps).
 // Durable Objects run in the same isolate as the Worker locally (workerd), so their counters share this module's state.
@@ -13,7 +19,9 @@
 //   GET /__bench/day                 → the counters
 //   GET /__bench/day?reset=1         → zero them first (held state kept)
 //   GET /__bench/day?hold=jobs,delivery / ?release=jobs
-//   GET /__bench/day?step=<queue>    → let ONE held batch of that queue run; answers when it has finished (≤ 120 s)
+//   GET /__bench/day?step=<queue>    → let ONE held batch of that queue run; answers when it has finished (≤ 120 s),
+//                                      with what the batch held (`stepped.batch`: messages, inboxes, types)
+//   GET /__bench/day?settle=1        → answers once no fetch invocation has waitUntil work pending (≤ 120 s)
 //   GET /__bench/day?cron=<ms>       → run the cron handler once with that scheduledTime, waitUntil included
 import tern, { HomeFeed as TernHomeFeed, RateLimiter as TernRateLimiter, Streaming as TernStreaming } from "../src/index";
 import { countingD1 } from "../src/lib/d1-counter";
@@ -23,9 +31,10 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 const zero = () => ({
   fetch: {}, // kind → count
+  after: {}, // fetch kind → { requests: with work pending after the response, promises: waitUntil calls }
   scheduled: 0,
-  queues: {}, // name → { batches, arrived, acked, retried, sizes: {n: count} }
-  sent: {}, // queue → { messages, units, delayed, by: {sender: n}, types: {type: n} }
+  queues: {}, // name → { batches, arrived, acked, retried, sizes: {n: count}, inboxes, types: {type: n} }
+  sent: {}, // queue → { messages, units, delayed, inboxes, by: {sender: n}, types: {type: n}, packs: {key: n}, packSizes: {n: count} }
   d1: {}, // kind → { n, q, r, w }
   r2: {}, // kind → { a, b, free, ops: {method: n} }
   dos: {}, // class → { requests, byMethod: {}, activeMs }
@@ -34,6 +43,10 @@ let s = zero();
 const held = new Set();
 const permits = {};
 const waiting = {};
+const lastBatch = {}; // queue → what its last batch held
+// waitUntil promises of fetch invocations still pending (not reset: it is a state, not a count).
+let inflight = 0;
+const settled = [];
 
 const d1Counter = (kind) => {
   s.d1[kind] ??= { n: 0, q: 0, r: 0, w: 0 };
@@ -54,18 +67,22 @@ const routedCounter = (kind) => {
 };
 
 function queueStats(name) {
-  s.queues[name] ??= { batches: 0, arrived: 0, acked: 0, retried: 0, sizes: {} };
+  s.queues[name] ??= { batches: 0, arrived: 0, acked: 0, retried: 0, sizes: {}, inboxes: 0, types: {} };
   return s.queues[name];
 }
 
+/** A DELIVERY message: a pack of inboxes (a new activity) or one inbox (a retry). */
+const inboxCount = (body) => (Array.isArray(body?.inboxes) ? body.inboxes.length : body?.inbox ? 1 : 0);
+
 function typesOf(queue, body) {
+  if (queue === "delivery") return [Array.isArray(body?.inboxes) ? "pack" : "single"];
   if (queue !== "jobs") return [queue];
   if (body?.type === "effects") return (body.effects ?? []).map((e) => String(e?.type ?? "?"));
   return [String(body?.type ?? "?")];
 }
 
 function countSend(queue, sender, body, opts) {
-  s.sent[queue] ??= { messages: 0, units: 0, delayed: 0, by: {}, types: {}, packs: {} };
+  s.sent[queue] ??= { messages: 0, units: 0, delayed: 0, inboxes: 0, by: {}, types: {}, packs: {}, packSizes: {} };
   const t = s.sent[queue];
   let size = 0;
   try {
@@ -81,6 +98,12 @@ function countSend(queue, sender, body, opts) {
   for (const k of types) t.types[k] = (t.types[k] ?? 0) + 1;
   const pack = [...new Set(types)].sort().join("+") || "(empty)";
   t.packs[pack] = (t.packs[pack] ?? 0) + 1;
+  if (queue === "delivery") {
+    const n = inboxCount(body);
+    t.inboxes += n;
+    const k = `${types[0]} of ${n}`;
+    t.packSizes[k] = (t.packSizes[k] ?? 0) + 1;
+  }
 }
 
 function countingQueue(binding, queue, sender) {
@@ -245,9 +268,19 @@ async function control(url, env) {
     permits[step] = (permits[step] ?? 0) + 1;
     const t0 = Date.now();
     while (q.batches < target && Date.now() - t0 < 120_000) await sleep(2);
-    stepped = { ok: q.batches >= target, ms: Date.now() - t0 };
+    stepped = { ok: q.batches >= target, ms: Date.now() - t0, batch: lastBatch[step] ?? null };
     // Whatever was not used is taken back, so a late batch stays held.
     if (!stepped.ok) permits[step] = Math.max(0, permits[step] - 1);
+  }
+  let settle = null;
+  if (p.get("settle")) {
+    const t0 = Date.now();
+    if (inflight > 0) {
+      let timer;
+      await Promise.race([new Promise((r) => settled.push(r)), new Promise((r) => (timer = setTimeout(r, 120_000)))]);
+      clearTimeout(timer);
+    }
+    settle = { ok: inflight === 0, ms: Date.now() - t0 };
   }
   const cron = p.get("cron");
   if (cron) {
@@ -257,7 +290,7 @@ async function control(url, env) {
     await tern.scheduled({ scheduledTime: Number(cron), cron: "* * * * *", noRetry() {} }, wrapEnv(env, "cron"), ctx);
     await Promise.allSettled(waits);
   }
-  return new Response(JSON.stringify({ ...s, held: [...held], waiting, stepped, now: Date.now() }), {
+  return new Response(JSON.stringify({ ...s, held: [...held], waiting, inflight, stepped, settle, now: Date.now() }), {
     headers: { "content-type": "application/json" },
   });
 }
@@ -276,14 +309,51 @@ function queueName(batch) {
   return batch.queue;
 }
 
+/** Counts a fetch invocation's waitUntil promises while they are pending; `own()` says how many of its own are. */
+function trackingCtx(ctx, kind) {
+  let own = 0;
+  const waitUntil = (promise) => {
+    inflight++;
+    own++;
+    s.after[kind] ??= { requests: 0, promises: 0 };
+    s.after[kind].promises++;
+    const done = () => {
+      inflight--;
+      own--;
+      if (inflight === 0) for (const r of settled.splice(0)) r();
+    };
+    return ctx.waitUntil(Promise.resolve(promise).finally(done));
+  };
+  const wrapped = new Proxy(ctx, {
+    get(target, prop) {
+      if (prop === "waitUntil") return waitUntil;
+      const v = Reflect.get(target, prop);
+      return typeof v === "function" ? v.bind(target) : v;
+    },
+  });
+  return { ctx: wrapped, own: () => own };
+}
+
 export default {
   ...tern,
-  fetch(request, env, ctx) {
+  async fetch(request, env, ctx) {
     const url = new URL(request.url);
     if (url.pathname === PATH) return control(url, env);
     const kind = fetchKind(url.pathname);
     s.fetch[kind] = (s.fetch[kind] ?? 0) + 1;
-    return tern.fetch(request, wrapEnv(env, "fetch"), ctx);
+    const t = trackingCtx(ctx, kind);
+    // An inbox POST's rows (its processing after the response included) are counted apart from other requests'.
+    const res = await tern.fetch(request, wrapEnv(env, kind === "inbox" ? "inbox" : "fetch"), t.ctx);
+    const pending = t.own();
+    if (pending > 0) {
+      s.after[kind] ??= { requests: 0, promises: 0 };
+      s.after[kind].requests++;
+    }
+    // The bench reads workerd's CPU after the work a request left running: the header says whether to wait for it.
+    if (res.status === 101 || res.webSocket) return res;
+    const out = new Response(res.body, res);
+    out.headers.set("x-bench-after", String(pending));
+    return out;
   },
   async queue(batch, env, ctx) {
     const name = queueName(batch);
@@ -297,6 +367,16 @@ export default {
     }
     const n = batch.messages.length;
     q.sizes[n] = (q.sizes[n] ?? 0) + 1;
+    const seen = { messages: n, inboxes: 0, types: {} };
+    for (const m of batch.messages) {
+      for (const k of typesOf(name, m.body)) {
+        q.types[k] = (q.types[k] ?? 0) + 1;
+        seen.types[k] = (seen.types[k] ?? 0) + 1;
+      }
+      if (name === "delivery") seen.inboxes += inboxCount(m.body);
+    }
+    q.inboxes += seen.inboxes;
+    lastBatch[name] = seen;
     const messages = batch.messages.map((m) => ({
       id: m.id,
       timestamp: m.timestamp,

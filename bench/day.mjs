@@ -10,12 +10,16 @@
 //   clients: 2 × 144 poll bursts (every 5 min for 12 h: home since_id, notifications since_id, markers) and 4 app
 //   opens each (8 requests), plus one `user` WebSocket each, open while the queues drain.
 // Method: every HTTP request is sent alone, with the JOBS and DELIVERY consumers held (so nothing else runs), and the
-// CPU of the workerd runtime (sum over its threads of /proc/<pid>/task/*/schedstat, ns) is read before and after it.
-// Then the held JOBS batches are let through ONE at a time (`?step=jobs`), each measured the same way, then the first
-// DELIVERY batches; the rest of the deliveries drain freely (their CPU is total ÷ batches). Counts (requests, queue
-// messages, D1 rows, DO calls, R2 operations) come from the entry's counters. Options: --fraction=F (replay F of the
-// incoming activities, polls and owner actions, and scale the counts by 1/F), --delivery-steps=N (100), --keep, --log.
-// Takes ~8–12 minutes on 2 shared cores. bench/README.md, "What a single-user instance costs".
+// CPU of the workerd runtime (sum over its threads of /proc/<pid>/task/*/schedstat, ns) is read before it and after
+// the invocation ended: when the response says work was left running (waitUntil: an inbox POST processes its activity
+// after the 202, src/effects/run.ts runAfterResponse), the bench waits for it (`?settle=1`, minus that control
+// request's own CPU), so an inbox POST's figure is the request and its after-response processing. Then the held JOBS
+// batches are let through ONE at a time (`?step=jobs`), each measured the same way, then the DELIVERY messages (one
+// per invocation: a pack of ≤ 20 inboxes or a single retry; per-inbox CPU = invocation ÷ inboxes); whatever is left
+// after --delivery-steps drains freely (its CPU is total ÷ batches). Counts (requests, queue messages per type, D1
+// rows, DO calls, R2 operations) come from the entry's counters. Options: --fraction=F (replay F of the incoming
+// activities, polls and owner actions, and scale the counts by 1/F), --delivery-steps=N (all), --keep, --log.
+// Takes ~5–8 minutes on 2 shared cores. bench/README.md, "What a single-user instance costs".
 import { generateKeyPairSync } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -28,7 +32,7 @@ const argv = process.argv.slice(2);
 const flag = (name) => argv.includes(`--${name}`);
 const opt = (name) => argv.find((a) => a.startsWith(`--${name}=`))?.split("=")[1];
 const FRACTION = Math.min(1, Math.max(0.01, Number(opt("fraction") ?? 1)));
-const DELIVERY_STEPS = Number(opt("delivery-steps") ?? 100);
+const DELIVERY_STEPS = Number(opt("delivery-steps") ?? Number.POSITIVE_INFINITY);
 
 const DAY = 86_400_000;
 const HOSTS = 120;
@@ -439,18 +443,27 @@ async function main() {
     return res.json();
   };
   const auth = (i) => ({ authorization: `Bearer ${seed.tokens[i]}` });
-  const cpu = { fetch: {}, jobs: [], delivery: [], cron: { light: [], heavy: [] } };
+  // fetch: kind → CPU of the whole invocation (after-response work included); response: kind → CPU until the
+  // response (only requests that left work running); delivery: one entry per DELIVERY invocation.
+  const cpu = { fetch: {}, response: {}, jobs: [], delivery: [], deliveryBatch: [], cron: { light: [], heavy: [] } };
   const statuses = {};
   const notes = [];
+  let ctlCpu = 0; // the control request's own CPU (p50), measured below
 
-  /** One request, alone, with workerd's CPU read around it. */
+  /**
+   * One request, alone, with workerd's CPU read before it and once its invocation has ended: after the response, or,
+   * when the response says it left work running (`x-bench-after`, day-entry.js), once that work is done (`?settle=1`,
+   * whose own CPU is subtracted).
+   */
   async function measured(kind, url, init = {}) {
     const c0 = canCpu ? cpuNs(pids) : 0;
     let status;
     let body = null;
+    let after = 0;
     try {
       const res = await fetch(url, { ...init, signal: AbortSignal.timeout(60_000) });
       status = res.status;
+      after = Number(res.headers.get("x-bench-after") ?? 0);
       const text = await res.text();
       try {
         body = JSON.parse(text);
@@ -460,7 +473,16 @@ async function main() {
     } catch (e) {
       status = `network: ${e.cause?.code ?? e.message}`;
     }
-    const ms = canCpu ? (cpuNs(pids) - c0) / 1e6 : null;
+    let ms = canCpu ? (cpuNs(pids) - c0) / 1e6 : null;
+    if (after > 0) {
+      if (ms !== null) {
+        cpu.response[kind] ??= [];
+        cpu.response[kind].push(ms);
+      }
+      const st = await control("settle=1");
+      if (!st.settle?.ok && notes.length < 8) notes.push(`${kind}: work after the response still pending after ${st.settle?.ms} ms`);
+      if (ms !== null) ms = (cpuNs(pids) - c0) / 1e6 - ctlCpu;
+    }
     if (ms !== null) {
       cpu.fetch[kind] ??= [];
       cpu.fetch[kind].push(ms);
@@ -491,7 +513,7 @@ async function main() {
       ctl.push((cpuNs(pids) - c0) / 1e6);
     }
     const noopCpu = summary(noop).p50;
-    const ctlCpu = summary(ctl).p50;
+    ctlCpu = summary(ctl).p50;
     log(`baselines: no-op request ${noopCpu.toFixed(2)} ms CPU, control request ${ctlCpu.toFixed(2)} ms`);
 
     // ---- streaming: two clients, one `user` socket each, one subscribe message each ----
@@ -527,6 +549,7 @@ async function main() {
     const snap = async (name) => {
       const s = await control();
       phases.push({ name, s, at: Date.now() });
+      if (s.inflight > 0 && notes.length < 8) notes.push(`${name}: ${s.inflight} waitUntil promise(s) still pending`);
       return s;
     };
 
@@ -598,7 +621,10 @@ async function main() {
       const c0 = cpuNs(pids);
       const r = await control(`step=${which}`);
       const ms = (cpuNs(pids) - c0) / 1e6 - ctlCpu;
-      if (r.stepped?.ok) cpu[which].push(ms);
+      if (r.stepped?.ok) {
+        cpu[which].push(ms);
+        if (which === "delivery") cpu.deliveryBatch.push(r.stepped.batch ?? { messages: 1, inboxes: 1, types: {} });
+      }
       steps++;
       if (which === "delivery") dSteps++;
       if (steps % 100 === 0) log(`  ${steps} batches stepped (jobs ${cpu.jobs.length}, delivery ${cpu.delivery.length})`);
@@ -703,13 +729,9 @@ function report({ end, cpu, noopCpu, ctlCpu, freeBatches, freeCpu, mix, events, 
   const cronScale = DAY_PLAN.cronPerDay / DAY_PLAN.cronTicks;
   // Rows: everything but the cron is replayed at FRACTION; the cron ticks scale to 1,440.
   const d1 = (k) => s.d1[k] ?? { r: 0, w: 0, n: 0 };
-  const doKinds = Object.keys(s.d1).filter((k) => k.startsWith("do:"));
-  const rowsRead =
-    (d1("fetch").r + d1("queue:jobs").r + d1("queue:delivery").r + d1("queue:dead-letters").r + doKinds.reduce((a, k) => a + d1(k).r, 0)) * scale +
-    d1("cron").r * cronScale;
-  const rowsWritten =
-    (d1("fetch").w + d1("queue:jobs").w + d1("queue:delivery").w + d1("queue:dead-letters").w + doKinds.reduce((a, k) => a + d1(k).w, 0)) * scale +
-    d1("cron").w * cronScale;
+  const dayKinds = Object.keys(s.d1).filter((k) => k !== "cron");
+  const rowsRead = dayKinds.reduce((a, k) => a + d1(k).r, 0) * scale + d1("cron").r * cronScale;
+  const rowsWritten = dayKinds.reduce((a, k) => a + d1(k).w, 0) * scale + d1("cron").w * cronScale;
   const fetches = sum(s.fetch);
   const upgrades = DAY_PLAN.clients; // opened before the reset
   const batches = Object.values(s.queues).reduce((a, q) => a + q.batches, 0);
@@ -735,11 +757,30 @@ function report({ end, cpu, noopCpu, ctlCpu, freeBatches, freeCpu, mix, events, 
   const r2A = r2.a * scale;
   const r2B = r2.b * scale;
 
+  const isInbox = (k) => k.startsWith("inbox");
+  const fetchKinds = Object.keys(cpu.fetch);
+  const apiCpu = summary(fetchKinds.filter((k) => !isInbox(k)).flatMap((k) => cpu.fetch[k]));
+  const inboxCpu = summary(fetchKinds.filter(isInbox).flatMap((k) => cpu.fetch[k]));
+  const inboxResp = summary(
+    Object.keys(cpu.response)
+      .filter(isInbox)
+      .flatMap((k) => cpu.response[k]),
+  );
   const fetchCpu = summary(Object.values(cpu.fetch).flat());
   const jobsCpu = summary(cpu.jobs);
   const delCpu = summary(cpu.delivery);
+  // DELIVERY invocations (one message each): packs of a new activity's inboxes, and single inboxes (retries).
+  const delOf = (pred) => cpu.delivery.filter((_, i) => pred(cpu.deliveryBatch[i]));
+  const isPack = (b) => (b?.types?.pack ?? 0) > 0;
+  const packCpu = summary(delOf(isPack));
+  const fullPackCpu = summary(delOf((b) => isPack(b) && b.inboxes >= 20));
+  const singleCpu = summary(delOf((b) => !isPack(b)));
+  const perInbox = summary(cpu.delivery.map((ms, i) => ms / Math.max(1, cpu.deliveryBatch[i]?.inboxes ?? 1)));
+  const stepInboxes = cpu.deliveryBatch.reduce((a, b) => a + (b?.inboxes ?? 0), 0);
+  const total = (a) => a.reduce((x, y) => x + y, 0);
   const cronAll = summary([...cpu.cron.light, ...cpu.cron.heavy]);
   const allCpu = summary([...Object.values(cpu.fetch).flat(), ...cpu.jobs, ...cpu.delivery, ...cpu.cron.light, ...cpu.cron.heavy]);
+  const pmm = (x, d = 1) => `${fmt(x.p50, d)} / ${fmt(x.p99, d)} / ${fmt(x.max, d)} ms`;
 
   const mark = (v, lim) => (v <= lim ? `✓ ${fmt((1 - v / lim) * 100, 0)}% headroom` : `✗ ${fmt(v / lim, 1)}× the limit`);
   const out = [];
@@ -757,24 +798,12 @@ function report({ end, cpu, noopCpu, ctlCpu, freeBatches, freeCpu, mix, events, 
   rows.push(["Worker requests", "100,000 / day", fmt(workerRequests), mark(workerRequests, LIMITS.requests)]);
   rows.push(["CPU per invocation, max (all kinds)", "10 ms", `${fmt(allCpu.max, 1)} ms`, allCpu.max <= 10 ? "✓" : "✗"]);
   rows.push(["CPU per invocation, p99 (all kinds)", "10 ms", `${fmt(allCpu.p99, 1)} ms`, allCpu.p99 <= 10 ? "✓" : "✗"]);
-  rows.push([
-    "  HTTP requests p50 / p99 / max",
-    "10 ms",
-    `${fmt(fetchCpu.p50, 1)} / ${fmt(fetchCpu.p99, 1)} / ${fmt(fetchCpu.max, 1)} ms`,
-    fetchCpu.p99 <= 10 ? "✓ p99" : "✗ p99",
-  ]);
-  rows.push([
-    "  JOBS batches p50 / p99 / max",
-    "10 ms",
-    `${fmt(jobsCpu.p50, 1)} / ${fmt(jobsCpu.p99, 1)} / ${fmt(jobsCpu.max, 1)} ms`,
-    jobsCpu.p99 <= 10 ? "✓ p99" : "✗ p99",
-  ]);
-  rows.push([
-    "  DELIVERY batches p50 / p99 / max",
-    "10 ms",
-    `${fmt(delCpu.p50, 1)} / ${fmt(delCpu.p99, 1)} / ${fmt(delCpu.max, 1)} ms`,
-    delCpu.p99 <= 10 ? "✓ p99" : "✗ p99",
-  ]);
+  const p99mark = (x) => (x.n ? (x.p99 <= 10 ? "✓ p99" : "✗ p99") : "–");
+  rows.push(["  API requests p50 / p99 / max", "10 ms", pmm(apiCpu), p99mark(apiCpu)]);
+  rows.push(["  inbox POSTs, with after-response work", "10 ms", pmm(inboxCpu), p99mark(inboxCpu)]);
+  rows.push(["  JOBS batches p50 / p99 / max", "10 ms", pmm(jobsCpu), p99mark(jobsCpu)]);
+  rows.push(["  DELIVERY invocations (1 message each)", "10 ms", pmm(delCpu), p99mark(delCpu)]);
+  rows.push(["    of which packs of 20 inboxes", "10 ms", pmm(fullPackCpu), p99mark(fullPackCpu)]);
   rows.push(["  cron p50 / max", "10 ms", `${fmt(cronAll.p50, 1)} / ${fmt(cronAll.max, 1)} ms`, cronAll.max <= 10 ? "✓" : "✗"]);
   rows.push(["Queue operations", "10,000 / day", fmt(queueOps), mark(queueOps, LIMITS.queueOps)]);
   rows.push(["D1 rows read", "5,000,000 / day", fmt(rowsRead), mark(rowsRead, LIMITS.rowsRead)]);
@@ -789,16 +818,15 @@ function report({ end, cpu, noopCpu, ctlCpu, freeBatches, freeCpu, mix, events, 
   // Where they come from.
   const detail = [["what", "count (replayed)"]];
   for (const [k, v] of Object.entries(s.fetch)) detail.push([`fetch: ${k}`, fmt(v)]);
+  for (const [k, v] of Object.entries(s.after ?? {}))
+    detail.push([`fetch: ${k} requests that left work running after the response (waitUntil promises ${fmt(v.promises)})`, fmt(v.requests)]);
   detail.push(["fetch: streaming upgrades (opened before counting)", fmt(upgrades)]);
   for (const [k, q] of Object.entries(s.queues))
-    detail.push([`queue batches: ${k} (messages ${fmt(q.arrived)}, acked ${fmt(q.acked)}, retried ${fmt(q.retried)})`, fmt(q.batches)]);
+    detail.push([
+      `queue batches: ${k} (messages ${fmt(q.arrived)}${k === "delivery" ? `, inboxes ${fmt(q.inboxes)}` : ""}, acked ${fmt(q.acked)}, retried ${fmt(q.retried)}; sizes ${JSON.stringify(q.sizes)})`,
+      fmt(q.batches),
+    ]);
   detail.push([`cron runs (${DAY_PLAN.cronTicks} replayed, scaled ×${fmt(cronScale, 0)})`, fmt(s.scheduled)]);
-  for (const [k, v] of Object.entries(qo))
-    detail.push([`queue ${k}: sent ${fmt(v.sent)} (${fmt(v.units)} × 64 KB) + read ${fmt(v.arrived)} + deleted ${fmt(v.acked)}`, `${fmt(v.ops)} ops`]);
-  for (const [qn, t] of Object.entries(s.sent)) {
-    for (const [k, v] of Object.entries(t.by)) detail.push([`  ${qn} messages sent by ${k}`, fmt(v)]);
-    for (const [k, v] of Object.entries(t.packs).sort((a, b) => b[1] - a[1])) detail.push([`  ${qn} messages carrying ${k}`, fmt(v)]);
-  }
   for (const [k, v] of Object.entries(s.d1)) detail.push([`D1 ${k}: round trips ${fmt(v.n)}, rows read / written`, `${fmt(v.r)} / ${fmt(v.w)}`]);
   for (const [k, d] of Object.entries(s.dos))
     detail.push([
@@ -812,23 +840,46 @@ function report({ end, cpu, noopCpu, ctlCpu, freeBatches, freeCpu, mix, events, 
   detail.push(["streaming events received on the 2 sockets", JSON.stringify(events)]);
   out.push(table(detail));
   out.push("");
+
+  // Queue operations by queue, sender and message type (ops per message: the queue's ops ÷ its messages sent, 3 when
+  // every message is under 64 KB, read once and acked).
+  const qRows = [["queue messages (replayed)", "messages", "ops"]];
+  for (const [qn, v] of Object.entries(qo)) {
+    const t = s.sent[qn] ?? { by: {}, packs: {}, packSizes: {}, inboxes: 0 };
+    const per = v.sent ? v.ops / v.sent : 3;
+    qRows.push([
+      `${qn}: sent ${fmt(v.sent)} (${fmt(v.units)} × 64 KB)${qn === "delivery" ? ` for ${fmt(t.inboxes)} inboxes` : ""} + read ${fmt(v.arrived)} + deleted ${fmt(v.acked)}`,
+      fmt(v.sent),
+      fmt(v.ops),
+    ]);
+    for (const [k, n] of Object.entries(t.by).sort((a, b) => b[1] - a[1])) qRows.push([`  ${qn} sent by ${k}`, fmt(n), fmt(n * per)]);
+    for (const [k, n] of Object.entries(t.packs).sort((a, b) => b[1] - a[1])) qRows.push([`  ${qn} messages carrying ${k}`, fmt(n), fmt(n * per)]);
+    for (const [k, n] of Object.entries(t.packSizes ?? {}).sort((a, b) => b[1] - a[1])) qRows.push([`    ${qn} ${k} inbox(es)`, fmt(n), fmt(n * per)]);
+  }
+  out.push(table(qRows));
+  out.push("");
+
   const cpuRows = [["CPU per invocation (ms, workerd runtime, schedstat)", "n", "p50", "p99", "max"]];
-  for (const [k, v] of Object.entries(cpu.fetch)) {
-    const x = summary(v);
-    cpuRows.push([k, x.n, fmt(x.p50, 2), fmt(x.p99, 2), fmt(x.max, 2)]);
-  }
-  cpuRows.push(["JOBS batch (stepped one at a time)", jobsCpu.n, fmt(jobsCpu.p50, 2), fmt(jobsCpu.p99, 2), fmt(jobsCpu.max, 2)]);
-  cpuRows.push([`DELIVERY batch (first ${delCpu.n}, stepped)`, delCpu.n, fmt(delCpu.p50, 2), fmt(delCpu.p99, 2), fmt(delCpu.max, 2)]);
+  const cpuRow = (label, x) => cpuRows.push([label, x.n, fmt(x.p50, 2), fmt(x.p99, 2), fmt(x.max, 2)]);
+  for (const [k, v] of Object.entries(cpu.fetch)) cpuRow(isInbox(k) ? `${k} (request + after-response work)` : k, summary(v));
+  cpuRow("API requests, all", apiCpu);
+  cpuRow("inbox POSTs, all (request + after-response work)", inboxCpu);
+  cpuRow("  inbox POSTs, until the 202 only", inboxResp);
+  cpuRow("JOBS batch (stepped one at a time)", jobsCpu);
+  cpuRow(`DELIVERY invocation, all (${delCpu.n} stepped, ${fmt(stepInboxes)} inboxes)`, delCpu);
+  cpuRow("  DELIVERY pack (a new activity, ≤ 20 inboxes)", packCpu);
+  cpuRow("  DELIVERY pack of 20 inboxes", fullPackCpu);
+  cpuRow("  DELIVERY single inbox", singleCpu);
+  cpuRow("  per inbox delivered (invocation ÷ its inboxes)", perInbox);
+  cpuRows.push(["  per inbox delivered, total ÷ inboxes", stepInboxes, fmt(stepInboxes ? total(cpu.delivery) / stepInboxes : null, 2), "", ""]);
   cpuRows.push([`batches drained freely (total ÷ ${freeBatches})`, freeBatches, fmt(freeBatches ? freeCpu / freeBatches : null, 2), "", ""]);
-  for (const k of ["light", "heavy"]) {
-    const x = summary(cpu.cron[k]);
-    cpuRows.push([`cron, ${k === "heavy" ? "5th minute (housekeeping)" : "other minutes"}`, x.n, fmt(x.p50, 2), fmt(x.p99, 2), fmt(x.max, 2)]);
-  }
+  for (const k of ["light", "heavy"]) cpuRow(`cron, ${k === "heavy" ? "5th minute (housekeeping)" : "other minutes"}`, summary(cpu.cron[k]));
   out.push(table(cpuRows));
   out.push(
     `Baselines: a request Tern answers without work (/bench-noop) costs ${fmt(noopCpu, 2)} ms of workerd CPU here (miniflare's routing included); ` +
-      `the control request ${fmt(ctlCpu, 2)} ms, subtracted from batch and cron figures. Locally the figures include D1 (SQLite in the same ` +
-      `process) and the Durable Objects a request calls (RateLimiter, streaming), which production runs and bills elsewhere.`,
+      `the control request ${fmt(ctlCpu, 2)} ms, subtracted from batch and cron figures and from requests whose after-response work was waited for. ` +
+      `Locally the figures include D1 (SQLite in the same process) and the Durable Objects a request calls (RateLimiter, streaming), which ` +
+      `production runs and bills elsewhere. All fetches: ${pmm(fetchCpu, 2)}.`,
   );
   out.push(
     `Response statuses: ${Object.entries(statuses)
@@ -845,7 +896,6 @@ function report({ end, cpu, noopCpu, ctlCpu, freeBatches, freeCpu, mix, events, 
   const cronWritten = d1("cron").w * cronScale;
   const inboxReq = (s.fetch.inbox ?? 0) * scale;
   const reqDay = (workerRequests - DAY_PLAN.cronPerDay - inboxReq) * users + inboxReq * 8 + DAY_PLAN.cronPerDay;
-  const total = (a) => a.reduce((x, y) => x + y, 0);
   const cronCpu = total([...cpu.cron.light, ...cpu.cron.heavy]) * cronScale;
   const restCpu = (total(Object.values(cpu.fetch).flat()) + total(cpu.jobs) + total(cpu.delivery) + freeCpu) * scale;
   const cpuDay = restCpu * users + cronCpu;
@@ -877,7 +927,8 @@ function report({ end, cpu, noopCpu, ctlCpu, freeBatches, freeCpu, mix, events, 
     "20-user scaling: every counted figure ×20 (own posts, favourites, boosts, clients, deliveries, notifications, and the processing " +
       "of incoming activities, each fanning out to its own followers), except the inbox POSTs themselves ×8 (followed accounts overlap: " +
       "an activity reaches a shared inbox once) and the cron ×1 (its requests, rows and CPU); 30 days a month; " +
-      "CPU ms for the paid plan's 30 M included from the per-invocation figures above (local, D1 included: an upper bound).",
+      "CPU ms for the paid plan's 30 M included from the per-invocation figures above (local, D1 included: an upper bound; an inbox " +
+      "POST's after-response processing ×20 with the rest).",
   );
   console.log(out.join("\n"));
 }
