@@ -32,23 +32,17 @@ class Out {
   }
 }
 
-/**
- * `bytes` without metadata, for the image types sniff.ts accepts (JPEG, PNG, WebP, GIF); other types are returned as
- * they are.
- */
+/** The stripper of each image type sniff.ts accepts. */
+const STRIPPERS = new Map<string, (b: Uint8Array) => Uint8Array>([
+  ["image/jpeg", stripJpeg],
+  ["image/png", stripPng],
+  ["image/webp", stripWebp],
+  ["image/gif", stripGif],
+]);
+
+/** `bytes` without metadata, for the image types sniff.ts accepts; other types are returned as they are. */
 export function stripMetadata(bytes: Uint8Array, mime: string): Uint8Array {
-  switch (mime) {
-    case "image/jpeg":
-      return stripJpeg(bytes);
-    case "image/png":
-      return stripPng(bytes);
-    case "image/webp":
-      return stripWebp(bytes);
-    case "image/gif":
-      return stripGif(bytes);
-    default:
-      return bytes;
-  }
+  return STRIPPERS.get(mime)?.(bytes) ?? bytes;
 }
 
 // ---- EXIF Orientation: read it from any TIFF structure, write a TIFF holding only it ----

@@ -4,7 +4,9 @@
 // `list title,account address` rows without a header. Followers (one column, no header) is Tern's own addition.
 // Local accounts are written `username@domain`. Rows come newest first, read in keyset pages of PAGE rows while the
 // response streams, so a large account never sits in memory whole.
-import { and, desc, eq, gt, isNull, lt, or } from "drizzle-orm";
+import { and, desc, eq, gt, isNull, lt, or, type SQL } from "drizzle-orm";
+import type { SelectResultFields } from "drizzle-orm/query-builders/select.types";
+import type { SQLiteColumn, SQLiteSelect } from "drizzle-orm/sqlite-core";
 import type { DB } from "../db/client";
 import { accountDomainBlocks, accounts, blocks, bookmarks, follows, listAccounts, lists, mutes, statuses } from "../db/schema";
 import type { Config } from "../env";
@@ -15,8 +17,10 @@ export const isExportKind = (v: string): v is ExportKind => (EXPORT_KINDS as rea
 
 const PAGE = 1000;
 
+type Field = string | boolean | null | undefined;
+
 /** One CSV record (RFC 4180, as Ruby's CSV writes it: fields quoted only when they must be). */
-export function csvLine(fields: readonly (string | boolean | null | undefined)[]): string {
+export function csvLine(fields: readonly Field[]): string {
   return `${fields
     .map((f) => {
       const s = f === null || f === undefined ? "" : String(f);
@@ -34,71 +38,94 @@ type Page = { id: string; line: string }[];
 const acct = (cfg: Config, a: { username: string; domain: string | null }) => `${a.username}@${a.domain ?? cfg.domain}`;
 const who = { username: accounts.username, domain: accounts.domain };
 
+/** A page of the export: the account's rows (`owned`), newest first by row `id`, older than the cursor `before`. */
+async function newestPage<Q extends SQLiteSelect & PromiseLike<{ id: string }[]>>(
+  q: Q,
+  id: SQLiteColumn,
+  owned: SQL | undefined,
+  before: string | null,
+  fields: (r: Awaited<Q>[number]) => Field[],
+): Promise<Page> {
+  const rows: Awaited<Q> = await q
+    .where(and(owned, before ? lt(id, before) : undefined))
+    .orderBy(desc(id))
+    .limit(PAGE);
+  return rows.map((r) => ({ id: r.id, line: csvLine(fields(r)) }));
+}
+
+/**
+ * An account's relation rows to other accounts (follows, blocks, mutes): the rows it made, or with `theirs` the rows
+ * others made towards it (followers); `extra` columns of the row become the line's `fields` after the address.
+ */
+type Relation<E extends Record<string, SQLiteColumn>> = {
+  table: typeof follows | typeof blocks | typeof mutes;
+  theirs?: boolean;
+  extra?: E;
+  fields?: (r: SelectResultFields<E>) => Field[];
+  where?: SQL;
+};
+
+/** One page of a relation, newest first: each line is the other account's address, then the relation's fields. */
+function relationPage<E extends Record<string, SQLiteColumn>>(db: DB, cfg: Config, accountId: string, before: string | null, rel: Relation<E>): Promise<Page> {
+  const { table } = rel;
+  const [owner, other] = rel.theirs ? [table.targetAccountId, table.accountId] : [table.accountId, table.targetAccountId];
+  const extra: Record<string, SQLiteColumn> = rel.extra ?? {};
+  const q = db
+    .select({ ...extra, id: table.id, ...who })
+    .from(table)
+    .innerJoin(accounts, eq(accounts.id, other))
+    .$dynamic();
+  return newestPage(q, table.id, and(eq(owner, accountId), rel.where), before, (r) => [acct(cfg, r), ...(rel.fields?.(r as SelectResultFields<E>) ?? [])]);
+}
+
 function readPage(db: DB, cfg: Config, accountId: string, kind: ExportKind, before: string | null): Promise<Page> {
   switch (kind) {
     case "follows":
-      return db
-        .select({ id: follows.id, ...who, reblogs: follows.showReblogs, notify: follows.notify, languages: follows.languages })
-        .from(follows)
-        .innerJoin(accounts, eq(accounts.id, follows.targetAccountId))
-        .where(and(eq(follows.accountId, accountId), before ? lt(follows.id, before) : undefined))
-        .orderBy(desc(follows.id))
-        .limit(PAGE)
-        .then((rows) => rows.map((r) => ({ id: r.id, line: csvLine([acct(cfg, r), r.reblogs, r.notify, r.languages?.join(", ") ?? ""]) })));
+      return relationPage(db, cfg, accountId, before, {
+        table: follows,
+        extra: { reblogs: follows.showReblogs, notify: follows.notify, languages: follows.languages },
+        fields: (r) => [r.reblogs, r.notify, r.languages?.join(", ") ?? ""],
+      });
     case "followers":
-      return db
-        .select({ id: follows.id, ...who })
-        .from(follows)
-        .innerJoin(accounts, eq(accounts.id, follows.accountId))
-        .where(and(eq(follows.targetAccountId, accountId), before ? lt(follows.id, before) : undefined))
-        .orderBy(desc(follows.id))
-        .limit(PAGE)
-        .then((rows) => rows.map((r) => ({ id: r.id, line: csvLine([acct(cfg, r)]) })));
+      return relationPage(db, cfg, accountId, before, { table: follows, theirs: true });
     case "blocks":
-      return db
-        .select({ id: blocks.id, ...who })
-        .from(blocks)
-        .innerJoin(accounts, eq(accounts.id, blocks.targetAccountId))
-        .where(and(eq(blocks.accountId, accountId), before ? lt(blocks.id, before) : undefined))
-        .orderBy(desc(blocks.id))
-        .limit(PAGE)
-        .then((rows) => rows.map((r) => ({ id: r.id, line: csvLine([acct(cfg, r)]) })));
+      return relationPage(db, cfg, accountId, before, { table: blocks });
     case "mutes":
-      return db
-        .select({ id: mutes.id, ...who, hide: mutes.hideNotifications })
-        .from(mutes)
-        .innerJoin(accounts, eq(accounts.id, mutes.targetAccountId))
-        .where(and(eq(mutes.accountId, accountId), or(isNull(mutes.expiresAt), gt(mutes.expiresAt, Date.now())), before ? lt(mutes.id, before) : undefined))
-        .orderBy(desc(mutes.id))
-        .limit(PAGE)
-        .then((rows) => rows.map((r) => ({ id: r.id, line: csvLine([acct(cfg, r), r.hide]) })));
+      return relationPage(db, cfg, accountId, before, {
+        table: mutes,
+        extra: { hide: mutes.hideNotifications },
+        fields: (r) => [r.hide],
+        where: or(isNull(mutes.expiresAt), gt(mutes.expiresAt, Date.now())),
+      });
     case "domain_blocks":
-      return db
-        .select({ id: accountDomainBlocks.id, domain: accountDomainBlocks.domain })
-        .from(accountDomainBlocks)
-        .where(and(eq(accountDomainBlocks.accountId, accountId), before ? lt(accountDomainBlocks.id, before) : undefined))
-        .orderBy(desc(accountDomainBlocks.id))
-        .limit(PAGE)
-        .then((rows) => rows.map((r) => ({ id: r.id, line: csvLine([r.domain]) })));
+      return newestPage(
+        db.select({ id: accountDomainBlocks.id, domain: accountDomainBlocks.domain }).from(accountDomainBlocks).$dynamic(),
+        accountDomainBlocks.id,
+        eq(accountDomainBlocks.accountId, accountId),
+        before,
+        (r) => [r.domain],
+      );
     case "bookmarks":
-      return db
-        .select({ id: bookmarks.id, uri: statuses.uri })
-        .from(bookmarks)
-        .innerJoin(statuses, eq(statuses.id, bookmarks.statusId))
-        .where(and(eq(bookmarks.accountId, accountId), before ? lt(bookmarks.id, before) : undefined))
-        .orderBy(desc(bookmarks.id))
-        .limit(PAGE)
-        .then((rows) => rows.map((r) => ({ id: r.id, line: csvLine([r.uri]) })));
+      return newestPage(
+        db.select({ id: bookmarks.id, uri: statuses.uri }).from(bookmarks).innerJoin(statuses, eq(statuses.id, bookmarks.statusId)).$dynamic(),
+        bookmarks.id,
+        eq(bookmarks.accountId, accountId),
+        before,
+        (r) => [r.uri],
+      );
     case "lists":
-      return db
-        .select({ id: listAccounts.id, title: lists.title, ...who })
-        .from(listAccounts)
-        .innerJoin(lists, eq(lists.id, listAccounts.listId))
-        .innerJoin(accounts, eq(accounts.id, listAccounts.accountId))
-        .where(and(eq(lists.accountId, accountId), before ? lt(listAccounts.id, before) : undefined))
-        .orderBy(desc(listAccounts.id))
-        .limit(PAGE)
-        .then((rows) => rows.map((r) => ({ id: r.id, line: csvLine([r.title, acct(cfg, r)]) })));
+      return newestPage(
+        db
+          .select({ id: listAccounts.id, title: lists.title, ...who })
+          .from(listAccounts)
+          .innerJoin(lists, eq(lists.id, listAccounts.listId))
+          .innerJoin(accounts, eq(accounts.id, listAccounts.accountId))
+          .$dynamic(),
+        listAccounts.id,
+        eq(lists.accountId, accountId),
+        before,
+        (r) => [r.title, acct(cfg, r)],
+      );
   }
 }
 

@@ -2,6 +2,8 @@
 // domain blocks and usage counts, read together in ONE D1 batch (loadInstanceSnapshot) that src/lib/instance-cache.ts
 // keeps in memory: clients fetch /api/v2/instance on every start-up.
 import { and, asc, desc, eq, getTableColumns, isNull, or, sql, type SQL } from "drizzle-orm";
+import type { RunnableQuery } from "drizzle-orm/runnable-query";
+import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { DB } from "../db/client";
 import { accounts, customEmojis, domainBlocks, instanceSettings, instanceStats, rules, statuses, userRoles, users } from "../db/schema";
 import type { AccountRow, RoleRow } from "../db/schema";
@@ -74,13 +76,27 @@ function changedSettingsQuery(db: DB, changedSince = "") {
     .where(generationIsNot(changedSince));
 }
 
-function rulesQuery(db: DB, changedSince = "") {
-  return db
-    .select(getTableColumns(rules))
+/** A part's statement: batched in loadInstanceSnapshot, or awaited alone; its rows are the table's rows. */
+type PartQuery<T extends SQLiteTable> = RunnableQuery<T["$inferSelect"][], "sqlite"> & PromiseLike<T["$inferSelect"][]>;
+
+/**
+ * All columns of `table` FROM the counter row CROSS JOIN it (generationIsNot), with a condition and an order.
+ * Drizzle's join types cannot be followed through a generic table, so the statement is built on the table as a
+ * plain SQLiteTable and typed once here: selecting getTableColumns(table) gives exactly `$inferSelect` rows.
+ */
+function partQuery<T extends SQLiteTable>(db: DB, table: T, changedSince: string, where: SQL | undefined, ...order: SQL[]): PartQuery<T> {
+  const t: SQLiteTable = table;
+  const query = db
+    .select(getTableColumns(t))
     .from(instanceStats)
-    .crossJoin(rules)
-    .where(generationIsNot(changedSince))
-    .orderBy(asc(rules.priority), asc(rules.id));
+    .crossJoin(t)
+    .where(and(generationIsNot(changedSince), where))
+    .orderBy(...order);
+  return query as PartQuery<T>;
+}
+
+function rulesQuery(db: DB, changedSince = "") {
+  return partQuery(db, rules, changedSince, undefined, asc(rules.priority), asc(rules.id));
 }
 
 /**
@@ -344,12 +360,8 @@ export type DomainBlockRow = typeof domainBlocks.$inferSelect;
 
 /** Domain blocks with limitations users would notice (Mastodon's with_user_facing_limitations). */
 function domainBlocksQuery(db: DB, changedSince = "") {
-  return db
-    .select(getTableColumns(domainBlocks))
-    .from(instanceStats)
-    .crossJoin(domainBlocks)
-    .where(and(generationIsNot(changedSince), or(sql`${domainBlocks.severity} IN ('silence','suspend')`, eq(domainBlocks.rejectMedia, true))))
-    .orderBy(asc(domainBlocks.domain));
+  const userFacing = or(sql`${domainBlocks.severity} IN ('silence','suspend')`, eq(domainBlocks.rejectMedia, true));
+  return partQuery(db, domainBlocks, changedSince, userFacing, asc(domainBlocks.domain));
 }
 
 export async function publicDomainBlocks(db: DB): Promise<DomainBlockRow[]> {
@@ -360,12 +372,7 @@ export type CustomEmojiRow = typeof customEmojis.$inferSelect;
 
 /** Local, enabled custom emojis (the picker list). */
 function customEmojisQuery(db: DB, changedSince = "") {
-  return db
-    .select(getTableColumns(customEmojis))
-    .from(instanceStats)
-    .crossJoin(customEmojis)
-    .where(and(generationIsNot(changedSince), isNull(customEmojis.domain), eq(customEmojis.disabled, false)))
-    .orderBy(asc(customEmojis.shortcode));
+  return partQuery(db, customEmojis, changedSince, and(isNull(customEmojis.domain), eq(customEmojis.disabled, false)), asc(customEmojis.shortcode));
 }
 
 export async function localCustomEmojis(db: DB): Promise<CustomEmojiRow[]> {

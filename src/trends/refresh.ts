@@ -76,6 +76,37 @@ export function decayPeak(score: number, prev: Peak | undefined, at: number, opt
   return { maxScore, maxScoreAt, decayed };
 }
 
+/** Mastodon's options of a trend kept by its decayed peak (tags and links). */
+type PeakOptions = { threshold: number; maxScoreCooldown: number; maxScoreHalflife: number; decayThreshold: number };
+
+/** A trend the peak pass keeps: its peak, and today's count and the stored row it came from (either may be missing). */
+type KeptTrend<C, S> = ReturnType<typeof decayPeak> & { id: string; counted: C | undefined; stored: S | undefined };
+
+/**
+ * The refresh of tags and links (Trends::Tags / Trends::Links): every id counted today or stored is scored against its
+ * expected use and its peak raised and decayed; one whose peak lives (decayed over the threshold, or reached within
+ * the cooldown) is kept, a stored one whose peak died is dropped.
+ */
+function peakPass<C extends { observed: number; expected: number }, S extends { max_score: number; max_score_at: number | null }>(
+  counted: Map<string, C>,
+  stored: Map<string, S>,
+  at: number,
+  opts: PeakOptions,
+): { keep: KeptTrend<C, S>[]; drop: string[] } {
+  const keep: KeptTrend<C, S>[] = [];
+  const drop: string[] = [];
+  for (const id of new Set([...counted.keys(), ...stored.keys()])) {
+    const c = counted.get(id);
+    const p = stored.get(id);
+    const score = c ? trendScore(Number(c.observed), Number(c.expected), opts.threshold) : 0;
+    const peak = decayPeak(score, p ? { maxScore: Number(p.max_score), maxScoreAt: p.max_score_at } : undefined, at, opts);
+    const alive = peak.maxScore > 0 && peak.maxScoreAt !== null && (peak.decayed >= opts.decayThreshold || peak.maxScoreAt >= at - opts.maxScoreCooldown);
+    if (alive) keep.push({ ...peak, id, counted: c, stored: p });
+    else if (p) drop.push(id);
+  }
+  return { keep, drop };
+}
+
 const dayStart = (at: number) => Math.floor(at / DAY) * DAY;
 const floorOf = (ms: number) => padId(snowflakeFloor(ms));
 
@@ -111,28 +142,15 @@ export async function refreshTagTrends(db: DB, at: number): Promise<void> {
       sql`SELECT tt.tag_id, tt.max_score, tt.max_score_at, (t.trendable = 1 AND t.usable = 1) AS allowed FROM tag_trends tt LEFT JOIN tags t ON t.id = tt.tag_id`,
     ),
   ]);
-  const prev = new Map(existing.map((r) => [r.tag_id, r]));
-  const seen = new Map(counts.map((c) => [c.tag_id, c]));
-  const keep: unknown[] = [];
-  const drop: string[] = [];
-  for (const id of new Set([...seen.keys(), ...prev.keys()])) {
-    const c = seen.get(id);
-    const p = prev.get(id);
-    const score = c ? trendScore(Number(c.observed), Number(c.expected), TAG_TRENDS.threshold) : 0;
-    const peak = decayPeak(score, p ? { maxScore: Number(p.max_score), maxScoreAt: p.max_score_at } : undefined, at, TAG_TRENDS);
-    const alive =
-      peak.maxScore > 0 && peak.maxScoreAt !== null && (peak.decayed >= TAG_TRENDS.decayThreshold || peak.maxScoreAt >= at - TAG_TRENDS.maxScoreCooldown);
-    // A tag the cron saw used stays as usable as the query found it; one it did not see keeps its tag row's state.
-    const allowed = c ? Number(c.allowed) === 1 : Number(p?.allowed) === 1;
-    if (alive) keep.push([id, peak.decayed, peak.maxScore, peak.maxScoreAt, allowed ? 1 : 0]);
-    else if (p) drop.push(id);
-  }
+  const { keep, drop } = peakPass(new Map(counts.map((c) => [c.tag_id, c])), new Map(existing.map((r) => [r.tag_id, r])), at, TAG_TRENDS);
+  // A tag the cron saw used stays as usable as the query found it; one it did not see keeps its tag row's state.
+  const rows = keep.map((k) => [k.id, k.decayed, k.maxScore, k.maxScoreAt, (k.counted ? Number(k.counted.allowed) : Number(k.stored?.allowed)) === 1 ? 1 : 0]);
   const stmts: Statement[] = [];
-  if (keep.length)
+  if (rows.length)
     stmts.push(
       db.run(sql`INSERT INTO tag_trends (tag_id, score, max_score, max_score_at, allowed, updated_at)
         SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'), json_extract(value, '$[3]'),
-          json_extract(value, '$[4]'), ${at} FROM json_each(${JSON.stringify(keep)}) WHERE true
+          json_extract(value, '$[4]'), ${at} FROM json_each(${JSON.stringify(rows)}) WHERE true
         ON CONFLICT(tag_id) DO UPDATE SET score = excluded.score, max_score = excluded.max_score, max_score_at = excluded.max_score_at,
           allowed = excluded.allowed, updated_at = excluded.updated_at`),
     );
@@ -216,20 +234,7 @@ export async function refreshLinkTrends(db: DB, at: number): Promise<void> {
         LEFT JOIN preview_cards pc ON pc.id = t.preview_card_id`,
     ),
   ]);
-  const prev = new Map(existing.map((r) => [r.card_id, r]));
-  const seen = new Map(counts.map((c) => [c.card_id, c]));
-  const keep: { id: string; decayed: number; maxScore: number; maxScoreAt: number | null; language: string | null }[] = [];
-  const drop: string[] = [];
-  for (const id of new Set([...seen.keys(), ...prev.keys()])) {
-    const c = seen.get(id);
-    const p = prev.get(id);
-    const score = c ? trendScore(Number(c.observed), Number(c.expected), LINK_TRENDS.threshold) : 0;
-    const peak = decayPeak(score, p ? { maxScore: Number(p.max_score), maxScoreAt: p.max_score_at } : undefined, at, LINK_TRENDS);
-    const alive =
-      peak.maxScore > 0 && peak.maxScoreAt !== null && (peak.decayed >= LINK_TRENDS.decayThreshold || peak.maxScoreAt >= at - LINK_TRENDS.maxScoreCooldown);
-    if (alive) keep.push({ id, decayed: peak.decayed, maxScore: peak.maxScore, maxScoreAt: peak.maxScoreAt, language: c?.language ?? p?.language ?? null });
-    else if (p) drop.push(id);
-  }
+  const { keep, drop } = peakPass(new Map(counts.map((c) => [c.card_id, c])), new Map(existing.map((r) => [r.card_id, r])), at, LINK_TRENDS);
   // The 7-day history of the links that are listed (as Trends::Link shows it).
   const listed = keep
     .filter((k) => k.decayed >= LINK_TRENDS.decayThreshold)
@@ -237,7 +242,14 @@ export async function refreshLinkTrends(db: DB, at: number): Promise<void> {
     .slice(0, LINK_HISTORY_ROWS)
     .map((k) => k.id);
   const history = listed.length ? await linkHistories(db, listed, at) : new Map<string, TagHistoryDay[]>();
-  const rows = keep.map((k) => [k.id, k.decayed, k.maxScore, k.maxScoreAt, k.language, JSON.stringify(history.get(k.id) ?? historyDays(undefined, at))]);
+  const rows = keep.map((k) => [
+    k.id,
+    k.decayed,
+    k.maxScore,
+    k.maxScoreAt,
+    k.counted?.language ?? k.stored?.language ?? null,
+    JSON.stringify(history.get(k.id) ?? historyDays(undefined, at)),
+  ]);
   const stmts: Statement[] = [];
   // Publishers of trending links are listed for review (Mastodon's preview_card_providers); a link is allowed unless
   // staff rejected it, or (not reviewed itself) its publisher (src/services/admin-trends.ts).
