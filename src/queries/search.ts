@@ -1,21 +1,19 @@
-// Search: accounts by username or display-name prefix and by exact acct or URL; hashtags by name prefix; statuses
-// by URL, or full-text through the FTS5 index (migrations/0018_status_search.sql, written by services/search-index.ts)
+// Search: accounts by username or display-name word prefix (the FTS5 index of migrations/0030_account_search.sql) and
+// by exact acct or URL; hashtags by name prefix; statuses by URL, or full-text through the FTS5 index
+// (migrations/0018_status_search.sql, written by services/search-index.ts)
 // under Mastodon's rules: what the viewer wrote or interacted with, plus public statuses of `indexable` accounts, with
 // Mastodon's operators (lib/search-query.ts). Everything honours blocks, mutes and domain blocks (spec: search follows
-// blocking and muting rules). User text reaches SQL only as bound values: LIKE patterns with their wildcards escaped,
-// capped at 50 bytes (security A16, A17), and FTS5 queries in which every word is a quoted string. Nothing is fetched
+// blocking and muting rules). User text reaches SQL only as bound values: index range bounds, and FTS5 queries in
+// which every word (or an account search's whole text) is a quoted string (security A16, A17). Nothing is fetched
 // from other servers here (security D9): resolving remote accounts and statuses belongs to federation.
 import { and, asc, desc, eq, isNull, or, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { likeSql, likeText } from "../db/like";
 import { accounts, follows, statuses } from "../db/schema/index";
 import type { Config } from "../env";
 import { padId, parseId, snowflakeFloor, unpadId } from "../lib/ids";
 import { ftsMatch, parseSearchQuery, type ParsedSearch, type SearchScope } from "../lib/search-query";
 import type { AccountRow } from "../db/schema";
 import { hiddenAuthorFor, statusReadableBy } from "../services/visibility";
-
-const like = likeSql;
 
 export type AccountQuery = { kind: "acct"; username: string; domain: string | null } | { kind: "url"; url: string } | { kind: "text"; text: string };
 
@@ -67,11 +65,52 @@ export interface SearchOptions {
   maxId?: string | null;
 }
 
-export async function searchAccounts(db: DB, cfg: Config, q: string, o: SearchOptions): Promise<AccountRow[]> {
+/**
+ * Free-text account candidates looked at per arm (username prefix, display-name word prefix): the search orders and
+ * pages among at most this many accounts whose username starts with the text (taken in username order, so an exact
+ * username always comes first) plus this many whose display name has a word starting with it (in account-id order,
+ * oldest first). Pages within the first ACCOUNT_CANDIDATES results share one candidate set, so they page
+ * consistently; deeper pages widen it to 2 × (limit + offset) per arm, at most ACCOUNT_CANDIDATES_MAX. For a user: a
+ * very common prefix ("a", "jo") may not show every account it matches, and the order (exact username, followed,
+ * local, followers) is among the candidates, so a much-followed account past the cap is not ranked in; a longer
+ * prefix narrows the set. `following=true` is exact instead: its candidates are all the accounts the viewer follows.
+ */
+const ACCOUNT_CANDIDATES = 200;
+const ACCOUNT_CANDIDATES_MAX = 2_000;
+
+/**
+ * The free text as ONE quoted FTS5 string whose last word is a prefix (`"zed hop"*` finds "Zed Hopper", "Émile" finds
+ * "emile…"): every `"` doubled, so user text never reaches FTS5's syntax (security A16, A17). Null when FTS5's
+ * tokenizer would find no word in it (unicode61 words are letters, digits and private-use characters).
+ */
+export function displayNamePrefixMatch(text: string): string | null {
+  if (!/[\p{L}\p{N}\p{Co}]/u.test(text)) return null;
+  return `"${text.replaceAll('"', '""')}"*`;
+}
+
+/**
+ * Accounts for a search (`/api/v2/search`): an exact `user@domain`, a profile or actor URL, or free text (a prefix of
+ * the username, or of any word of the display name; `user@partial.dom` is a username prefix). Mastodon's order: the
+ * exact username first, then accounts the viewer follows, local ones, most followers. ONE statement.
+ *
+ * Free text reads candidates, never the table (issue 12: the `LIKE` conditions scanned every account): a range of the
+ * `accounts_username_domain` expression index on lower(username) (`>= p AND < p || char(0x10FFFF)`: BINARY compares
+ * UTF-8 bytes, so that is exactly the strings starting with p), and the display-name words from the FTS5 index
+ * `accounts_fts` (migrations/0030_account_search.sql), each capped (ACCOUNT_CANDIDATES); with `following=true`, the
+ * viewer's follows (`follows_pair`), each tested against the same range and probed in FTS5 by rowid. Each candidate
+ * is read by primary key and kept unless suspended or hidden from the viewer (blocks both ways, mutes, domain
+ * blocks), then sorted: the rows follow the page (or the viewer's follows), not the number of accounts.
+ */
+export function accountSearchQuery(db: DB, cfg: Config, q: string, o: SearchOptions) {
   const aq = readAccountQuery(cfg, q);
   const conds: SQL[] = [sql`${accounts.suspendedAt} IS NULL`];
   // No constant ORDER BY terms: SQLite reads an integer literal there as a column number.
   const order: SQL[] = [];
+  const v = o.viewerId;
+  if (o.following && !v) return null;
+  const pv = v ? padId(v) : null;
+  const followed = sql`EXISTS (SELECT 1 FROM ${follows} WHERE ${follows.accountId} = ${pv} AND ${follows.targetAccountId} = ${accounts.id})`;
+  let candidates: SQL | null = null;
   if (aq.kind === "acct") {
     conds.push(sql`lower(${accounts.username}) = ${aq.username.toLowerCase()}`);
     conds.push(aq.domain ? sql`lower(${accounts.domain}) = ${aq.domain}` : sql`${accounts.domain} IS NULL`);
@@ -80,30 +119,62 @@ export async function searchAccounts(db: DB, cfg: Config, q: string, o: SearchOp
     if (local) conds.push(sql`lower(${accounts.username}) = ${local.toLowerCase()} AND ${accounts.domain} IS NULL`);
     else conds.push(sql`(${accounts.uri} = ${aq.url} OR ${accounts.url} = ${aq.url})`);
   } else {
-    // Prefix of the username, or of the display name or any word in it; `user@partial.dom` is a username prefix.
-    const raw = aq.text.split("@")[0];
-    if (!raw) return [];
-    const p = likeText(raw.toLowerCase(), 3);
-    conds.push(
-      sql`(${like(sql`lower(${accounts.username})`, `${p}%`)} OR ${like(sql`lower(${accounts.displayName})`, `${p}%`)} OR ${like(sql`lower(${accounts.displayName})`, `% ${p}%`)})`,
-    );
-    order.push(sql`(lower(${accounts.username}) = ${raw.toLowerCase()}) DESC`);
+    // Control characters (a NUL ends a string in SQLite's C API) become spaces, as in lib/search-query.ts.
+    const raw = aq.text.split("@")[0]?.replace(/[\u0000-\u001f\u007f]/g, " ");
+    if (!raw) return null;
+    const p = raw.toLowerCase();
+    const match = displayNamePrefixMatch(raw);
+    if (o.following && pv) {
+      const byName = match
+        ? sql` OR EXISTS (SELECT 1 FROM accounts_fts WHERE accounts_fts MATCH ${match} AND accounts_fts.rowid = CAST(fa.id AS INTEGER))`
+        : sql``;
+      candidates = sql`SELECT fo.target_account_id FROM ${follows} fo CROSS JOIN ${accounts} fa ON fa.id = fo.target_account_id
+        WHERE fo.account_id = ${pv} AND ((lower(fa.username) >= ${p} AND lower(fa.username) < ${p} || char(1114111))${byName})`;
+    } else {
+      const cap = Math.min(ACCOUNT_CANDIDATES_MAX, Math.max(ACCOUNT_CANDIDATES, 2 * (o.limit + o.offset)));
+      const arms: SQL[] = [
+        sql`SELECT un.id FROM (SELECT ua.id AS id FROM ${accounts} ua WHERE lower(ua.username) >= ${p} AND lower(ua.username) < ${p} || char(1114111)
+          ORDER BY lower(ua.username) LIMIT ${cap}) un`,
+      ];
+      if (match)
+        arms.push(sql`SELECT printf('%020d', dn.rowid) FROM (SELECT accounts_fts.rowid AS rowid FROM accounts_fts WHERE accounts_fts MATCH ${match}
+          ORDER BY accounts_fts.rowid LIMIT ${cap}) dn`);
+      candidates = sql.join(arms, sql` UNION ALL `);
+    }
+    order.push(sql`(lower(${accounts.username}) = ${p}) DESC`);
   }
-  const v = o.viewerId;
   if (v) {
-    const pv = padId(v);
     conds.push(sql`NOT ${hiddenAuthorFor(v, sql`${accounts.id}`)}`);
-    const followed = sql`EXISTS (SELECT 1 FROM ${follows} WHERE ${follows.accountId} = ${pv} AND ${follows.targetAccountId} = ${accounts.id})`;
-    if (o.following) conds.push(followed);
-    else order.push(sql`${followed} DESC`);
-  } else if (o.following) return [];
+    if (o.following) {
+      if (!candidates) conds.push(followed);
+    } else order.push(sql`${followed} DESC`);
+  }
+  // With candidates, the other conditions are one opaque `+(…)` term: SQLite reads the candidates' ephemeral IN index,
+  // each account by primary key, and no other index (accounts_domain for local ones) can drive the query instead.
+  const where = candidates ? and(sql`${accounts.id} IN (${candidates})`, sql`+(${and(...conds)})`) : and(...conds);
   return db
     .select()
     .from(accounts)
-    .where(and(...conds))
+    .where(where)
     .orderBy(...order, sql`${accounts.domain} IS NOT NULL`, desc(accounts.followersCount), asc(accounts.id))
     .limit(o.limit)
     .offset(o.offset);
+}
+
+export async function searchAccounts(db: DB, cfg: Config, q: string, o: SearchOptions): Promise<AccountRow[]> {
+  const query = accountSearchQuery(db, cfg, q, o);
+  if (!query) return [];
+  try {
+    return await query;
+  } catch (e) {
+    // The text reaches FTS5 as one quoted string, so FTS5 has nothing to choke on; should it still, nothing is found rather than a 500.
+    const msg = `${(e as Error)?.message ?? e} ${(e as Error)?.cause ?? ""}`;
+    if (/fts5/i.test(msg)) {
+      console.warn("account search failed", msg.slice(-200));
+      return [];
+    }
+    throw e;
+  }
 }
 
 /** A local status URL (/@user/ID or /users/user/statuses/ID), or any status's uri/url: the status, if the viewer may see it. */

@@ -211,3 +211,59 @@ describe("rows read per page", () => {
     expect(after[paths[0]!]!.rows).toBeLessThan(2_600);
   });
 });
+
+// Issue 12 point 2: account search reads candidates from the username index range and the display-name FTS5 index,
+// each capped (src/queries/search.ts), never every account: 2,000 more accounts that do not match add no rows, and
+// 2,000 that do cost the cap, not the matches.
+describe("account search rows read", () => {
+  /** n remote accounts (as federation stores them; the triggers index their names), usernames `${prefix}N`. */
+  const accountsLike = async (n: number, prefix: string, displayName: string) => {
+    const base = nextId();
+    for (let i = 1; i < n; i++) nextId();
+    await env.DB.prepare(
+      `INSERT INTO accounts (id, username, domain, display_name, uri, created_at, updated_at)
+       WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?)
+       SELECT printf('%020d', CAST(? AS INTEGER) + i * 3), ? || i, 'many.example', ? || ' ' || i,
+         'https://many.example/users/' || ? || i, 0, 0 FROM n`,
+    )
+      .bind(n, base, prefix, displayName, prefix)
+      .run();
+  };
+
+  it("reads the same rows when 2,000 accounts that do not match are added, and a capped number when 2,000 do", async () => {
+    const fox = await makeUser("vixen");
+    await env.DB.prepare("UPDATE accounts SET display_name = 'Arctic Vixen' WHERE id = ?").bind(padId(fox.id)).run();
+    const named = await makeUser("plainname");
+    await env.DB.prepare("UPDATE accounts SET display_name = 'The Vixen Too' WHERE id = ?").bind(padId(named.id)).run();
+    await follow(viewer, named);
+    const paths = ["/api/v2/search?q=vix&type=accounts&limit=20", "/api/v2/search?q=vix&limit=20", "/api/v2/search?q=vix&type=accounts&following=true"];
+    const measure = async () => {
+      const out: Record<string, { rows: number; rt: number; found: number }> = {};
+      for (const path of paths) {
+        const r = await timed(path, viewer.token);
+        expect(r.status, path).toBe(200);
+        out[path] = { rows: r.rows, rt: r.rt, found: (r.body as unknown as { accounts: unknown[] }).accounts.length };
+      }
+      return out;
+    };
+    const before = await measure();
+    expect(before[paths[0]!]!.found).toBe(2);
+    expect(before[paths[2]!]!.found).toBe(1);
+    await accountsLike(2000, "other", "Someone Else");
+    const after = await measure();
+    console.log("account search rows read, before and after 2,000 more accounts:", JSON.stringify({ before, after }));
+    for (const path of paths) {
+      expect(after[path]!.found, path).toBe(before[path]!.found);
+      expect(after[path]!.rt, path).toBe(before[path]!.rt);
+      expect(after[path]!.rows, path).toBeLessThanOrEqual(before[path]!.rows + 2);
+    }
+    // 2,000 matches, by username and by display name: the page reads the capped candidates, not the matches.
+    await accountsLike(2000, "vixen_", "Vixen Fan");
+    const many = await measure();
+    console.log("account search rows read with 2,000 matching accounts:", JSON.stringify(many));
+    expect(many[paths[0]!]!.found).toBe(20);
+    expect(many[paths[0]!]!.rows).toBeLessThan(2_000);
+    // The viewer's follows did not change: following=true reads the same.
+    expect(many[paths[2]!]!.rows).toBeLessThanOrEqual(before[paths[2]!]!.rows + 2);
+  });
+});

@@ -90,6 +90,16 @@ export const accounts = sqliteTable(
   ],
 );
 
+/**
+ * Each account's display name for the FTS5 index `accounts_fts` (migrations/0030_account_search.sql): `id` is the
+ * account id as an INTEGER (int64; read it in SQL as `printf('%020d', id)`, never as a JS number). Written only by
+ * triggers on `accounts`; the index and the triggers exist only in the migration (drizzle has no virtual tables).
+ */
+export const accountSearch = sqliteTable("account_search", {
+  id: integer("id").primaryKey(),
+  displayName: text("display_name").notNull().default(""),
+});
+
 /** Private keys of local accounts, kept apart so that no account query can carry them by accident. */
 export const accountKeys = sqliteTable("account_keys", {
   accountId: id("account_id").primaryKey(),
