@@ -1,9 +1,8 @@
-// Reads about accounts: lookup, search, follower/following pages, an account's statuses, familiar followers, the
+// Reads about accounts: lookup, follower/following pages, an account's statuses, familiar followers, the
 // viewer's lists holding an account, featured tags. Every list is cut in SQL after visibility filtering.
 import { and, asc, desc, eq, inArray, isNull, sql, type AnyColumn, type SQL } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { cursorOrder, cursorWhere, inPageOrder } from "../db/keyset";
-import { likeSql, likeText } from "../db/like";
 import type { DB } from "../db/client";
 import { idList } from "../db/client";
 import { accounts, featuredTags, follows, listAccounts, lists, mediaAttachments, statusPins, statuses, statusTags, tags } from "../db/schema/index";
@@ -176,49 +175,6 @@ export async function accountStatusPage(
     if (r.qt) related.add(unpadId(String(r.qt)));
   }
   return { ids: inPageOrder(rows, page).map((r) => r.id), related: [...related] };
-}
-
-// ---- search ----
-
-export interface AccountSearch {
-  q: string;
-  limit: number;
-  offset: number;
-  following: boolean;
-}
-
-export async function searchAccounts(db: DB, cfg: Config, viewerId: string, s: AccountSearch): Promise<AccountRow[]> {
-  let q = s.q.trim().replace(/^@/, "");
-  if (!q) return [];
-  let domain: string | null | undefined;
-  const at = q.indexOf("@");
-  if (at > 0) {
-    const d = q.slice(at + 1).toLowerCase();
-    q = q.slice(0, at);
-    domain = d === cfg.domain.toLowerCase() ? null : d || undefined;
-  }
-  const term = likeText(q.toLowerCase(), 2);
-  if (!term) return [];
-  const conds: (SQL | undefined)[] = [
-    isNull(accounts.suspendedAt),
-    domain === undefined
-      ? sql`(${likeSql(sql`lower(${accounts.username})`, `${term}%`)} OR ${likeSql(sql`lower(${accounts.displayName})`, `%${term}%`)})`
-      : likeSql(sql`lower(${accounts.username})`, `${term}%`),
-  ];
-  if (domain === null) conds.push(isNull(accounts.domain));
-  else if (domain) conds.push(likeSql(accounts.domain, `${likeText(domain, 1)}%`));
-  const hidden = hiddenFromViewer(viewerId, accounts.id, true);
-  if (hidden) conds.push(sql`NOT ${hidden}`);
-  if (s.following) {
-    conds.push(sql`EXISTS (SELECT 1 FROM ${follows} WHERE ${follows.accountId} = ${padId(viewerId)} AND ${follows.targetAccountId} = ${accounts.id})`);
-  }
-  return db
-    .select()
-    .from(accounts)
-    .where(and(...conds))
-    .orderBy(sql`lower(${accounts.username}) = ${q.toLowerCase()} DESC`, desc(accounts.followersCount), asc(accounts.id))
-    .limit(s.limit)
-    .offset(s.offset);
 }
 
 // ---- familiar followers, lists, featured tags ----

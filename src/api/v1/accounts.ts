@@ -26,7 +26,6 @@ import {
   getAccount,
   listsContaining,
   lookupAccount,
-  searchAccounts,
   type AccountPageRow,
 } from "../../queries/accounts";
 import { block, unblock } from "../../services/blocks";
@@ -36,6 +35,7 @@ import { mute, unmute } from "../../services/mutes";
 import { updateProfile } from "../../services/profile";
 import { refreshFeaturedIfStale } from "../../federation/featured-collection";
 import { movedAccountOf } from "../../services/account-migration";
+import { searchAccounts } from "../../queries/search";
 
 const r = new Hono<AppEnv>();
 
@@ -157,11 +157,13 @@ const searchSchema = z
 r.get("/search", requireUser("read:accounts"), async (c) => {
   const p = await parse(c, searchSchema);
   const q = await readParams(c);
-  const rows = await searchAccounts(c.get("db"), c.get("config"), me(c).account.id, {
-    q: p.q ?? "",
+  // The same search as /api/v2/search's accounts (src/queries/search.ts), as in Mastodon (AccountSearchService).
+  const rows = await searchAccounts(c.get("db"), c.get("config"), p.q ?? "", {
+    viewerId: me(c).account.id,
     limit: clampLimit(q.limit, 40, 80),
     offset: Math.min(Math.max(p.offset ?? 0, 0), 10_000),
     following: p.following ?? false,
+    accountId: null,
   });
   const cfg = c.get("config");
   return c.json(rows.map((a) => renderAccount(cfg, a)));
