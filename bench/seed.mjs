@@ -27,15 +27,16 @@ export const SHAPE = {
 // theirs), and the viewer's notifications grow 5× too: a page bounded by what it returns costs the same on both. The
 // home feed stays at 800 rows: Tern keeps ~MAX_FEED_ITEMS (800) per feed, and a longer seeded feed would only make the
 // first fan-out trim it. What a request's own cost depends on stays: the posters' followers (~20 each, the
-// viewer's 150: a post's fan-out) and the context scenario's thread (`matchThread`: one of the same size).
+// viewer's 150: a post's fan-out), the context scenario's thread (`matchThread`: one of the same size) and the
+// viewer's search library (what status search reads whole: its own statuses and the statuses mentioning it), so the
+// notifications grow through favourites of the viewer's statuses, not through mentions.
 export const SHAPES = {
   small: SHAPE,
   large: {
     ...SHAPE,
     accounts: 5000,
     statuses: 100_000,
-    favouritesOfViewer: 1200,
-    mentionsOfViewer: 650,
+    favouritesOfViewer: 1750,
     remoteHosts: 500,
     remoteShare: 0.2,
   },
