@@ -3,8 +3,9 @@
 // minute also: drop the home feeds of users inactive for 14 days (Mastodon's FeedCleanupScheduler; the feed is rebuilt
 // when they come back), expire temporary mutes, send "poll" notifications for polls that ended, and prune rows that
 // only matter for a while (housekeeping.ts, expired codes and sessions), delete media nothing holds after a day,
-// score trends (src/trends/refresh.ts, Mastodon's 5-minute RefreshScheduler) and drop preview cards nothing links.
-// Each task is bounded per run and independent: one failing does not stop the others.
+// score trends (src/trends/refresh.ts, Mastodon's 5-minute RefreshScheduler). Once an hour (minute 2): drop preview
+// cards nothing links. Each task is bounded per run and independent: one failing does not stop the others. Rows read
+// per task: test/integration/cron-rows.test.ts.
 import { sql } from "drizzle-orm";
 import { createDb, idList, type DB, runBatch } from "../db/client";
 import { Effects } from "../effects/collector";
@@ -27,20 +28,30 @@ export const STALE_INBOX_AFTER_MS = 10 * 60 * 1000;
 const STALE_INBOX_UNTIL_MS = 20 * 60 * 1000;
 const STALE_INBOX_PER_RUN = 500;
 
-/** The Worker's cron trigger (every minute): the heavier tasks run on every 5th minute only, as they did before. */
+/**
+ * The Worker's cron trigger (every minute): the heavier tasks run on every 5th minute only, as they did before; the
+ * hourly ones on minute 2 of the hour, which the 5th-minute runs do not use.
+ */
 export function runCronTrigger(env: Env, scheduledTime: number): Promise<void> {
-  return runScheduled(env, scheduledTime, { housekeeping: isFifthMinute(scheduledTime) });
+  return runScheduled(env, scheduledTime, { housekeeping: isFifthMinute(scheduledTime), hourly: isHourlyMinute(scheduledTime) });
 }
 
 export const isFifthMinute = (at: number) => new Date(at).getUTCMinutes() % 5 === 0;
+export const HOURLY_MINUTE = 2;
+export const isHourlyMinute = (at: number) => new Date(at).getUTCMinutes() === HOURLY_MINUTE;
 
-/** One cron run at `at`: due scheduled statuses always; the other tasks unless `housekeeping` is false. */
-export async function runScheduled(env: Env, at: number, opts: { housekeeping?: boolean } = {}): Promise<void> {
+/**
+ * One cron run at `at`: due scheduled statuses always; the 5th-minute tasks unless `housekeeping` is false; the hourly
+ * ones when `hourly` is true (by default when `housekeeping` is: a direct call runs everything).
+ */
+export async function runScheduled(env: Env, at: number, opts: { housekeeping?: boolean; hourly?: boolean } = {}): Promise<void> {
   const db = createDb(env.DB);
   // The cron has no request: its origin is the configured domain (LOCAL_DOMAIN), which federated effects need.
   const fx = new Effects(readConfig(env, "http://localhost/").origin);
   const tasks: (readonly [string, () => Promise<unknown>])[] = [["publish scheduled statuses", () => claimScheduled(db, fx, at)]];
-  if (opts.housekeeping ?? true) tasks.push(...housekeepingTasks(env, db, fx, at));
+  const housekeeping = opts.housekeeping ?? true;
+  if (housekeeping) tasks.push(...housekeepingTasks(env, db, fx, at));
+  if (opts.hourly ?? housekeeping) tasks.push(...hourlyTasks(db, at));
   for (const [name, task] of tasks) {
     try {
       await task();
@@ -61,7 +72,8 @@ export async function claimScheduled(db: DB, fx: Effects, at: number): Promise<n
   return ids.length;
 }
 
-function housekeepingTasks(env: Env, db: DB, fx: Effects, at: number) {
+/** The 5th-minute tasks, in order (exported so test/integration/cron-rows.test.ts can count each one's rows). */
+export function housekeepingTasks(env: Env, db: DB, fx: Effects, at: number) {
   return [
     ["drop inactive feeds", () => dropInactiveFeeds(db, at)],
     ["expire mutes", () => expireMutes(db, at)],
@@ -72,8 +84,15 @@ function housekeepingTasks(env: Env, db: DB, fx: Effects, at: number) {
     ["clean up unattached media", () => cleanupUnattachedMedia(db, env, fx, at)],
     ["requeue stale inbox items", () => requeueStaleInboxItems(db, fx, at)],
     ["refresh trends", () => refreshTrends(db, at)],
-    ["prune unused preview cards", () => pruneOrphanCards(db, at)],
   ] as const;
+}
+
+/**
+ * The hourly tasks (minute 2): pruning preview cards nothing links walks the cards a page at a time (pruneOrphanCards),
+ * which costs rows in proportion to the page, not to what changed, so it runs 24 times a day rather than 288.
+ */
+export function hourlyTasks(db: DB, at: number) {
+  return [["prune unused preview cards", () => pruneOrphanCards(db, at)]] as const;
 }
 
 /**

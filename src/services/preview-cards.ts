@@ -217,11 +217,32 @@ export function resetCardStatement(db: DB, statusId: string) {
   return db.run(sql`DELETE FROM status_preview_cards WHERE status_id = ${padId(statusId)}`);
 }
 
-/** Cards no status links any more and not fetched for two weeks (bounded per run). */
+/** How far the orphan pass has got: a `preview_cards` rowid (instance_settings; "0" or none: from the start). */
+const CARD_PRUNE_CURSOR_KEY = "cron.cards_pruned_after";
+
+/**
+ * Cards no status links any more and not fetched for two weeks. Each run (hourly, src/background/cron.ts) looks at the
+ * next `limit` cards in rowid order after where the last run stopped, and starts over once it reaches the end: a run
+ * reads at most `limit` cards (and their two link lookups) however many old cards statuses still hold, where a scan of
+ * the cards past their two weeks read every one of them on every run.
+ */
 export async function pruneOrphanCards(db: DB, at: number, limit = 200): Promise<void> {
-  await db.run(sql`DELETE FROM preview_cards WHERE id IN (SELECT pc.id FROM preview_cards pc
-    WHERE pc.fetched_at < ${at - CARD_REFRESH_MS}
-      AND NOT EXISTS (SELECT 1 FROM status_preview_cards spc WHERE spc.preview_card_id = pc.id)
-      AND NOT EXISTS (SELECT 1 FROM preview_card_trends t WHERE t.preview_card_id = pc.id)
-    LIMIT ${limit})`);
+  const cutoff = at - CARD_REFRESH_MS;
+  const orphan = (table: string) => sql`${sql.raw(table)}.fetched_at < ${cutoff}
+    AND NOT EXISTS (SELECT 1 FROM status_preview_cards spc WHERE spc.preview_card_id = ${sql.raw(table)}.id)
+    AND NOT EXISTS (SELECT 1 FROM preview_card_trends t WHERE t.preview_card_id = ${sql.raw(table)}.id)`;
+  const page = await db.all<{ rowid: number; id: string; orphan: number }>(sql`SELECT pc.rowid AS rowid, pc.id, (${orphan("pc")}) AS orphan
+    FROM preview_cards pc
+    WHERE pc.rowid > coalesce((SELECT CAST(value AS INTEGER) FROM instance_settings WHERE key = ${CARD_PRUNE_CURSOR_KEY}), 0)
+    ORDER BY pc.rowid LIMIT ${limit}`);
+  // A short page reached the end: the next run starts over. The orphans are checked again as they go.
+  const next = page.length < limit ? 0 : Number(page[page.length - 1]?.rowid ?? 0);
+  const gone = page.filter((r) => Number(r.orphan) === 1).map((r) => r.id);
+  const cursor = db.run(sql`INSERT INTO instance_settings (key, value) VALUES (${CARD_PRUNE_CURSOR_KEY}, ${String(next)})
+    ON CONFLICT(key) DO UPDATE SET value = excluded.value`);
+  if (!gone.length) return void (await cursor);
+  await db.batch([
+    cursor,
+    db.run(sql`DELETE FROM preview_cards WHERE id IN (SELECT value FROM json_each(${JSON.stringify(gone)})) AND ${orphan("preview_cards")}`),
+  ]);
 }

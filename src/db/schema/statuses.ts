@@ -45,6 +45,8 @@ export const statuses = sqliteTable(
     index("statuses_in_reply_to").on(t.inReplyToId),
     index("statuses_conversation").on(t.conversationId),
     index("statuses_public").on(t.visibility, t.local, t.id),
+    // Boosts by id (the trends refresh's windows, migrations/0031_cron_indexes.sql).
+    index("statuses_boosts").on(t.id, t.reblogOfId).where(sql`reblog_of_id IS NOT NULL`),
   ],
 );
 
