@@ -4,7 +4,10 @@
 //   inbox            — POST /inbox with a Like signed as a remote actor (draft-cavage, rsa-sha256), one per local
 //                      status; in the main table. The JOBS consumer is held during the measured phases (see
 //                      bench/worker-entry.js), so that row is verify + store + enqueue only; on release the backlog
-//                      is processed and timed on its own ("inbox activity processed").
+//                      is processed and timed on its own ("inbox activity processed"). In production the activity is
+//                      processed by the POST's own invocation after its 202 (Effects.afterResponse); run.mjs starts
+//                      the server with EFFECTS_AFTER_RESPONSE=queue to keep these two figures apart, and
+//                      bench/day.mjs measures the two together, the production way.
 //   delivery         — a post by an account with 1,000 remote followers on 200 hosts, drained through the DELIVERY
 //                      queue to the stub inboxes: once with shared inboxes (200 requests), once personal (1,000).
 import { generateKeyPairSync, sign, verify } from "node:crypto";
@@ -246,7 +249,7 @@ export function createFederationBench(ctx) {
     },
     {
       key: "inbox",
-      label: "POST /inbox (signed Like: verify+enqueue)",
+      label: "POST /inbox (signed Like: verify+store)",
       request: likeRequest,
       ok: [202],
       target: { cpu: FED_TARGETS.inboxPostCpu },
