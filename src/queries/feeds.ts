@@ -107,12 +107,11 @@ export const publicTimeline = (db: DB, viewerId: string | null, f: PublicFilter,
 export function publicTimelineQuery(viewerId: string | null, f: PublicFilter, page: Page): PageQuery {
   const c = cursorSql(sql.raw("s.id"), page);
   const conds = publicConds(viewerId, f);
-  // statuses_public is (visibility, local, id): one ordered range per locality, merged by the outer ORDER BY.
+  // statuses_public is (visibility, local, id): one ordered range per locality. As arms of one compound SELECT with the
+  // ORDER BY and LIMIT outside, SQLite merges the two ranges (MERGE (UNION ALL)) pulling a row at a time from whichever
+  // is ahead, so a page reads the statuses it shows (and one more per range), not a page from each range.
   const parts = localities(f).map(
-    (
-      local,
-    ) => sql`SELECT id, qt FROM (SELECT s.id AS id, ${quotedOf("s.id")} FROM statuses s WHERE s.visibility = 'public' AND s.local = ${local}${c.cond} AND ${conds}
-      ORDER BY s.id ${c.dir} LIMIT ${page.limit})`,
+    (local) => sql`SELECT s.id AS id, ${quotedOf("s.id")} FROM statuses s WHERE s.visibility = 'public' AND s.local = ${local}${c.cond} AND ${conds}`,
   );
   return { query: sql`${sql.join(parts, sql` UNION ALL `)} ORDER BY id ${c.dir} LIMIT ${page.limit}`, ascending: c.ascending };
 }

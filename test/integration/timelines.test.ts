@@ -154,6 +154,29 @@ describe("public timeline", { timeout: 30000 }, () => {
     expect(ids(await b.api.get("/api/v1/timelines/public?limit=40"))).not.toContain(pub);
   });
 
+  it("merges local and remote statuses into pages newest first, paging both ways", async () => {
+    const a = await makeUser();
+    const remoteId = nextId();
+    await exec(
+      "INSERT INTO accounts (id, username, domain, uri, created_at, updated_at) VALUES (?1, 'mix', 'mix.example', 'https://mix.example/users/mix', 0, 0)",
+      pad(remoteId),
+    );
+    // 30 local and 12 remote statuses, interleaved in time (ids increase in insertion order).
+    const posted: string[] = [];
+    for (let i = 0; i < 42; i++) posted.push(await insertStatus(i % 7 < 2 ? { id: remoteId, username: "mix" } : a, { local: !(i % 7 < 2) }));
+    const newest = [...posted].reverse();
+    const ids = (r: Res) => r.body.map((s: { id: string }) => s.id);
+    const first = await a.api.get("/api/v1/timelines/public?limit=20");
+    expect(ids(first)).toEqual(newest.slice(0, 20));
+    const second = await a.api.get(`/api/v1/timelines/public?limit=20&max_id=${newest[19]}`);
+    expect(ids(second)).toEqual(newest.slice(20, 40));
+    // min_id: the page just above it, newest first.
+    const above = await a.api.get(`/api/v1/timelines/public?limit=5&min_id=${newest[30]}`);
+    expect(ids(above)).toEqual(newest.slice(25, 30));
+    const since = await a.api.get(`/api/v1/timelines/public?limit=40&since_id=${newest[10]}`);
+    expect(ids(since)).toEqual(newest.slice(0, 10));
+  });
+
   it("refuses signed-out access (422) when public preview is off; a signed-in user still reads", async () => {
     const u = await makeUser();
     const app = buildApp();
