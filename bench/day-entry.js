@@ -25,6 +25,7 @@
 //   GET /__bench/day?cron=<ms>       → run the cron handler once with that scheduledTime, waitUntil included
 import tern, { HomeFeed as TernHomeFeed, RateLimiter as TernRateLimiter, Streaming as TernStreaming } from "../src/index";
 import { countingD1 } from "../src/lib/d1-counter";
+import { countedBatch, countingQueue } from "./entry-counters.js";
 
 const PATH = "/__bench/day";
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -106,20 +107,6 @@ function countSend(queue, sender, body, opts) {
   }
 }
 
-function countingQueue(binding, queue, sender) {
-  if (!binding) return binding;
-  return {
-    send(body, opts) {
-      countSend(queue, sender, body, opts);
-      return binding.send(body, opts);
-    },
-    sendBatch(messages, opts) {
-      for (const m of messages) countSend(queue, sender, m.body, m.delaySeconds ? m : opts);
-      return binding.sendBatch(messages, opts);
-    },
-  };
-}
-
 const R2_CLASS = {
   put: "a",
   list: "a",
@@ -180,8 +167,8 @@ function wrapEnv(env, kind) {
     w = {
       ...env,
       DB: countingD1(env.DB, routedCounter(kind), { rows: true }),
-      JOBS: countingQueue(env.JOBS, "jobs", kind),
-      DELIVERY: countingQueue(env.DELIVERY, "delivery", kind),
+      JOBS: countingQueue(env.JOBS, (body, opts) => countSend("jobs", kind, body, opts)),
+      DELIVERY: countingQueue(env.DELIVERY, (body, opts) => countSend("delivery", kind, body, opts)),
       MEDIA: countingR2(env.MEDIA, kind),
     };
     m.set(kind, w);
@@ -377,30 +364,14 @@ export default {
     }
     q.inboxes += seen.inboxes;
     lastBatch[name] = seen;
-    const messages = batch.messages.map((m) => ({
-      id: m.id,
-      timestamp: m.timestamp,
-      body: m.body,
-      attempts: m.attempts,
-      ack() {
+    const wrapped = countedBatch(batch, {
+      onAck() {
         q.acked++;
-        m.ack();
       },
-      retry(o) {
+      onRetry() {
         q.retried++;
-        m.retry(o);
       },
-    }));
-    const wrapped = {
-      queue: batch.queue,
-      messages,
-      ackAll: () => {
-        for (const m of messages) m.ack();
-      },
-      retryAll: (o) => {
-        for (const m of messages) m.retry(o);
-      },
-    };
+    });
     try {
       return await tern.queue(wrapped, wrapEnv(env, `queue:${name}`), ctx);
     } finally {

@@ -24,8 +24,22 @@ import { generateKeyPairSync } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import WebSocket from "ws";
-import { deliveryHost, signedPostHeaders, startPeers } from "./fed-peers.mjs";
-import { idGen, insertLocalUsers, loadSeed, pad, SqlWriter, sha256, unpad } from "./seed.mjs";
+import { signedPostHeaders, startPeers } from "./fed-peers.mjs";
+import { stubAccount } from "./fed-seed.mjs";
+import {
+  idGen,
+  insertAppTokens,
+  insertLocalUsers,
+  insertRemoteAccounts,
+  loadSeed,
+  mulberry32,
+  pad,
+  SqlWriter,
+  STATUS_COLUMNS,
+  sha256,
+  statusRow,
+  unpad,
+} from "./seed.mjs";
 import { root, startBenchServer } from "./server.mjs";
 
 const argv = process.argv.slice(2);
@@ -60,17 +74,6 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const log = (...a) => console.error("[bench:day]", ...a);
 const fmt = (n, d = 0) =>
   n === null || n === undefined || Number.isNaN(n) ? "–" : Number(n).toLocaleString("en-US", { minimumFractionDigits: d, maximumFractionDigits: d });
-
-function mulberry32(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // ---- CPU of the workerd runtime, from outside ----
 
@@ -145,76 +148,26 @@ function buildDaySeed({ origin, peerPort, publicKeyPem, now = Date.now() }) {
   insertLocalUsers(w, origin, [owner], start, now);
   const ownerUri = `${origin}/users/owner`;
 
-  const appId = idGen()(start);
-  w.insert(
-    "oauth_applications",
-    ["id", "name", "website", "redirect_uris", "scopes", "client_id", "client_secret", "created_at"],
-    [[pad(appId), "Tern day bench", null, "urn:ietf:wg:oauth:2.0:oob", "read write follow push", "bench-day", "bench-day-secret", start]],
-  );
-  const tokId = idGen();
   const tokens = ["poster", "client1", "client2"].map((n) => `bench-day-${n}-${sha256(`${owner.id}:${n}:${now}`).slice(0, 32)}`);
-  w.insert(
-    "oauth_access_tokens",
-    ["id", "token_hash", "sealed", "application_id", "user_id", "scopes", "created_at"],
-    tokens.map((t) => [pad(tokId(start)), sha256(t), null, pad(appId), pad(owner.userId), "read write follow push", start]),
-  );
+  insertAppTokens(w, {
+    name: "Tern day bench",
+    clientId: "bench-day",
+    clientSecret: "bench-day-secret",
+    at: start,
+    tokens: tokens.map((token) => ({ token, userId: owner.userId })),
+  });
 
   const remote = [];
-  const rows = [];
   const mk = (prefix, i) => {
-    const h = (i % HOSTS) + 1;
-    const host = `${deliveryHost(h)}:${peerPort}`;
-    const username = `${prefix}${i}`;
     const at = start + 1000 + remote.length * 10;
-    const id = accId(at);
-    const actor = `http://${host}/users/${username}`;
-    rows.push([
-      pad(id),
-      username,
-      host,
-      username,
-      actor,
-      actor,
-      `${actor}/inbox`,
-      `http://${host}/inbox`,
-      `${actor}/outbox`,
-      `${actor}/followers`,
-      `${actor}/following`,
-      publicKeyPem,
-      `${actor}#main-key`,
-      at,
-      at,
-      now,
-    ]);
-    const a = { id: unpad(id), actor, host, at };
+    const a = stubAccount({ h: (i % HOSTS) + 1, peerPort, username: `${prefix}${i}`, id: accId(at), at });
     remote.push(a);
     return a;
   };
   const followers = Array.from({ length: FOLLOWERS }, (_, i) => mk("f", i));
   const followed = Array.from({ length: FOLLOWING }, (_, i) => mk("a", i));
   const strangers = Array.from({ length: STRANGERS }, (_, i) => mk("x", i));
-  w.insert(
-    "accounts",
-    [
-      "id",
-      "username",
-      "domain",
-      "display_name",
-      "uri",
-      "url",
-      "inbox_url",
-      "shared_inbox_url",
-      "outbox_url",
-      "followers_url",
-      "following_url",
-      "public_key_pem",
-      "public_key_id",
-      "created_at",
-      "updated_at",
-      "fetched_at",
-    ],
-    rows,
-  );
+  insertRemoteAccounts(w, remote, { now, publicKeyPem });
   const followId = idGen();
   w.insert(
     "follows",
@@ -226,7 +179,6 @@ function buildDaySeed({ origin, peerPort, publicKeyPem, now = Date.now() }) {
   );
 
   const stId = idGen();
-  const cols = ["id", "uri", "url", "account_id", "local", "text", "content", "visibility", "language", "created_at", "updated_at"];
   const remoteStatuses = [];
   const srows = [];
   followed.forEach((a, i) => {
@@ -235,7 +187,7 @@ function buildDaySeed({ origin, peerPort, publicKeyPem, now = Date.now() }) {
       const id = stId(at);
       const uri = `${a.actor}/statuses/seed-${k}`;
       const text = `Seeded remote status ${k} by ${a.actor}`;
-      srows.push([pad(id), uri, uri, pad(a.id), 0, text, `<p>${text}</p>`, "public", "en", at, at]);
+      srows.push(statusRow({ id, uri, accountId: a.id, local: false, text, at }));
       remoteStatuses.push({ id: unpad(id), uri, author: a });
     }
   });
@@ -244,22 +196,10 @@ function buildDaySeed({ origin, peerPort, publicKeyPem, now = Date.now() }) {
     const at = now - 3 * DAY + k * 3_600_000;
     const id = stId(at);
     const text = `Owner's older status ${k}`;
-    srows.push([
-      pad(id),
-      `${ownerUri}/statuses/${unpad(id)}`,
-      `${origin}/@owner/${unpad(id)}`,
-      pad(owner.id),
-      1,
-      text,
-      `<p>${text}</p>`,
-      "public",
-      "en",
-      at,
-      at,
-    ]);
+    srows.push(statusRow({ id, uri: `${ownerUri}/statuses/${unpad(id)}`, url: `${origin}/@owner/${unpad(id)}`, accountId: owner.id, local: true, text, at }));
     ownerStatuses.push({ id: unpad(id), uri: `${ownerUri}/statuses/${unpad(id)}` });
   }
-  w.insert("statuses", cols, srows);
+  w.insert("statuses", STATUS_COLUMNS, srows);
   return { sql: w.toString(), owner: { ...owner, uri: ownerUri }, tokens, followers, followed, strangers, remoteStatuses, ownerStatuses };
 }
 

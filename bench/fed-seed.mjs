@@ -7,10 +7,20 @@
 // now, so nothing refetches them). Ids are snowflakes ~40 days back, clear of the main seed's ranges.
 import { randomBytes } from "node:crypto";
 import { deliveryHost } from "./fed-peers.mjs";
-import { idGen, pad, sha256, SqlWriter, unpad } from "./seed.mjs";
+import { idGen, insertAppTokens, insertRemoteAccounts, pad, SqlWriter, STATUS_COLUMNS, statusRow, unpad } from "./seed.mjs";
 
 const DAY = 86_400_000;
 export const FED_SHAPE = { hosts: 200, followersPerHost: 5 };
+
+/**
+ * A remote account on stub host `h` (bench/fed-peers.mjs, port `peerPort`), for insertRemoteAccounts: its actor URI,
+ * and the host's shared inbox unless `shared` is false (personal inboxes only).
+ */
+export function stubAccount({ h, peerPort, username, id, at, shared = true }) {
+  const host = `${deliveryHost(h)}:${peerPort}`;
+  const actor = `http://${host}/users/${username}`;
+  return { id, username, domain: host, actor, sharedInbox: shared ? `http://${host}/inbox` : null, at };
+}
 
 /**
  * @param {{ origin: string, peerPort: number, liked: number, now?: number }} o
@@ -68,32 +78,13 @@ export function buildFedSeed({ origin, peerPort, liked, now = Date.now() }) {
     ["id", "account_id", "email", "password_hash", "confirmed_at", "approved", "disabled", "settings", "created_at", "updated_at"],
     users.map((u) => [pad(u.userId), pad(u.id), `${u.username}@bench.test`, "bench-no-password", u.at, 1, 0, "{}", u.at, u.at]),
   );
-  const appId = idGen()(base);
-  w.insert(
-    "oauth_applications",
-    ["id", "name", "website", "redirect_uris", "scopes", "client_id", "client_secret", "created_at"],
-    [
-      [
-        pad(appId),
-        "Tern bench (federation)",
-        null,
-        "urn:ietf:wg:oauth:2.0:oob",
-        "read write follow push",
-        `bench-fed-${randomBytes(8).toString("hex")}`,
-        randomBytes(16).toString("hex"),
-        base,
-      ],
-    ],
-  );
-  const tokId = idGen();
-  const tokens = users.map((u) => {
-    const token = `bench-fed-${u.username}-${randomBytes(24).toString("base64url")}`;
-    w.insert(
-      "oauth_access_tokens",
-      ["id", "token_hash", "sealed", "application_id", "user_id", "scopes", "created_at"],
-      [[pad(tokId(base)), sha256(token), null, pad(appId), pad(u.userId), "read write follow push", base]],
-    );
-    return token;
+  const tokens = users.map((u) => `bench-fed-${u.username}-${randomBytes(24).toString("base64url")}`);
+  insertAppTokens(w, {
+    name: "Tern bench (federation)",
+    clientId: `bench-fed-${randomBytes(8).toString("hex")}`,
+    clientSecret: randomBytes(16).toString("hex"),
+    at: base,
+    tokens: tokens.map((token, i) => ({ token, userId: users[i].userId })),
   });
 
   // The statuses the Likes point at.
@@ -102,24 +93,18 @@ export function buildFedSeed({ origin, peerPort, liked, now = Date.now() }) {
   const owner = local[0];
   w.insert(
     "statuses",
-    ["id", "uri", "url", "account_id", "local", "text", "content", "visibility", "language", "created_at", "updated_at"],
-    likedIds.map((id, i) => {
-      const at = base + DAY + i * 1000;
-      const text = `Federation bench status ${i}`;
-      return [
-        pad(id),
-        `${uri(owner.username)}/statuses/${id}`,
-        `${origin}/@${owner.username}/${id}`,
-        pad(owner.id),
-        1,
-        text,
-        `<p>${text}</p>`,
-        "public",
-        "en",
-        at,
-        at,
-      ];
-    }),
+    STATUS_COLUMNS,
+    likedIds.map((id, i) =>
+      statusRow({
+        id,
+        uri: `${uri(owner.username)}/statuses/${id}`,
+        url: `${origin}/@${owner.username}/${id}`,
+        accountId: owner.id,
+        local: true,
+        text: `Federation bench status ${i}`,
+        at: base + DAY + i * 1000,
+      }),
+    ),
   );
 
   // Remote followers: 5 per host on 200 hosts, once with a shared inbox per host and once with personal inboxes only.
@@ -132,54 +117,16 @@ export function buildFedSeed({ origin, peerPort, liked, now = Date.now() }) {
   ];
   for (const v of variants) {
     for (let h = 1; h <= FED_SHAPE.hosts; h++) {
-      const host = `${deliveryHost(h)}:${peerPort}`;
       for (let k = 0; k < FED_SHAPE.followersPerHost; k++) {
         const username = `${v.prefix}${h}_${k}`;
         const at = base + 2 * DAY + remote.length * 10;
-        const id = accId(at);
-        const actor = `http://${host}/users/${username}`;
-        remote.push([
-          pad(id),
-          username,
-          host,
-          username,
-          actor,
-          actor,
-          `${actor}/inbox`,
-          v.shared ? `http://${host}/inbox` : null,
-          `${actor}/outbox`,
-          `${actor}/followers`,
-          `${actor}/following`,
-          `${actor}#main-key`,
-          at,
-          at,
-          now,
-        ]);
-        follows.push([pad(followId(at)), pad(id), pad(v.target.id), 1, 0, at]);
+        const a = stubAccount({ h, peerPort, username, id: accId(at), at, shared: v.shared });
+        remote.push(a);
+        follows.push([pad(followId(at)), pad(a.id), pad(v.target.id), 1, 0, at]);
       }
     }
   }
-  w.insert(
-    "accounts",
-    [
-      "id",
-      "username",
-      "domain",
-      "display_name",
-      "uri",
-      "url",
-      "inbox_url",
-      "shared_inbox_url",
-      "outbox_url",
-      "followers_url",
-      "following_url",
-      "public_key_id",
-      "created_at",
-      "updated_at",
-      "fetched_at",
-    ],
-    remote,
-  );
+  insertRemoteAccounts(w, remote, { now });
   w.insert("follows", ["id", "account_id", "target_account_id", "show_reblogs", "notify", "created_at"], follows);
 
   const poster = (i) => ({ username: local[i].username, id: unpad(local[i].id), token: tokens[i] });

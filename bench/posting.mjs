@@ -10,8 +10,8 @@
 // CPU and the status polls (one no-op-sized request each), ÷ posts. Per follower = (postlocal's queued − postzero's)
 // ÷ followers; per remote host = (postremote's queued − postzero's + its deliveries) ÷ hosts.
 import { randomBytes } from "node:crypto";
-import { deliveryHost } from "./fed-peers.mjs";
-import { idGen, pad, sha256, SqlWriter, unpad } from "./seed.mjs";
+import { stubAccount } from "./fed-seed.mjs";
+import { idGen, insertAppTokens, insertRemoteAccounts, pad, SqlWriter, unpad } from "./seed.mjs";
 
 const DAY = 86_400_000;
 export const POSTING_SHAPE = { localFollowers: 300, remoteHosts: 50, followersPerHost: 4 };
@@ -66,32 +66,13 @@ export function buildPostingSeed({ origin, peerPort, localIds, now = Date.now() 
     ["id", "account_id", "email", "password_hash", "confirmed_at", "approved", "disabled", "settings", "created_at", "updated_at"],
     users.map((u) => [pad(u.userId), pad(u.id), `${u.username}@bench.test`, "bench-no-password", u.at, 1, 0, "{}", u.at, u.at]),
   );
-  const appId = idGen()(base);
-  w.insert(
-    "oauth_applications",
-    ["id", "name", "website", "redirect_uris", "scopes", "client_id", "client_secret", "created_at"],
-    [
-      [
-        pad(appId),
-        "Tern bench (posting)",
-        null,
-        "urn:ietf:wg:oauth:2.0:oob",
-        "read write follow push",
-        `bench-post-${randomBytes(8).toString("hex")}`,
-        randomBytes(16).toString("hex"),
-        base,
-      ],
-    ],
-  );
-  const tokId = idGen();
-  const tokens = users.map((u) => {
-    const token = `bench-post-${u.username}-${randomBytes(24).toString("base64url")}`;
-    w.insert(
-      "oauth_access_tokens",
-      ["id", "token_hash", "sealed", "application_id", "user_id", "scopes", "created_at"],
-      [[pad(tokId(base)), sha256(token), null, pad(appId), pad(u.userId), "read write follow push", base]],
-    );
-    return token;
+  const tokens = users.map((u) => `bench-post-${u.username}-${randomBytes(24).toString("base64url")}`);
+  insertAppTokens(w, {
+    name: "Tern bench (posting)",
+    clientId: `bench-post-${randomBytes(8).toString("hex")}`,
+    clientSecret: randomBytes(16).toString("hex"),
+    at: base,
+    tokens: tokens.map((token, i) => ({ token, userId: users[i].userId })),
   });
   const followId = idGen();
   const follows = [];
@@ -102,53 +83,14 @@ export function buildPostingSeed({ origin, peerPort, localIds, now = Date.now() 
   });
   const remote = [];
   for (let h = 1; h <= POSTING_SHAPE.remoteHosts; h++) {
-    const host = `${deliveryHost(h)}:${peerPort}`;
     for (let k = 0; k < POSTING_SHAPE.followersPerHost; k++) {
-      const username = `q${h}_${k}`;
       const at = base + 2 * DAY + remote.length * 10;
-      const id = accId(at);
-      const actor = `http://${host}/users/${username}`;
-      remote.push([
-        pad(id),
-        username,
-        host,
-        username,
-        actor,
-        actor,
-        `${actor}/inbox`,
-        `http://${host}/inbox`,
-        `${actor}/outbox`,
-        `${actor}/followers`,
-        `${actor}/following`,
-        `${actor}#main-key`,
-        at,
-        at,
-        now,
-      ]);
-      follows.push([pad(followId(at)), pad(id), pad(local[2].id), 1, 0, at]);
+      const a = stubAccount({ h, peerPort, username: `q${h}_${k}`, id: accId(at), at });
+      remote.push(a);
+      follows.push([pad(followId(at)), pad(a.id), pad(local[2].id), 1, 0, at]);
     }
   }
-  w.insert(
-    "accounts",
-    [
-      "id",
-      "username",
-      "domain",
-      "display_name",
-      "uri",
-      "url",
-      "inbox_url",
-      "shared_inbox_url",
-      "outbox_url",
-      "followers_url",
-      "following_url",
-      "public_key_id",
-      "created_at",
-      "updated_at",
-      "fetched_at",
-    ],
-    remote,
-  );
+  insertRemoteAccounts(w, remote, { now });
   w.insert("follows", ["id", "account_id", "target_account_id", "show_reblogs", "notify", "created_at"], follows);
   const poster = (i, extra) => ({ username: local[i].username, id: unpad(local[i].id), token: tokens[i], ...extra });
   return {

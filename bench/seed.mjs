@@ -44,7 +44,8 @@ export const SHAPES = {
 
 const DAY = 86_400_000;
 
-function mulberry32(seed) {
+/** A small seeded PRNG (uniform in [0, 1)), so seeds and replays are the same run after run. */
+export function mulberry32(seed) {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -168,38 +169,17 @@ export function buildSeed({ origin, now = Date.now(), seed = 42, shape = SHAPE, 
     ]),
   );
   if (remote.length) {
-    w.insert(
-      "accounts",
-      [
-        "id",
-        "username",
-        "domain",
-        "display_name",
-        "uri",
-        "url",
-        "inbox_url",
-        "shared_inbox_url",
-        "followers_url",
-        "discoverable",
-        "fetched_at",
-        "created_at",
-        "updated_at",
-      ],
-      remote.map((a) => [
-        pad(a.id),
-        a.username,
-        a.domain,
-        `${a.username} on ${a.domain}`,
-        uri(a),
-        `https://${a.domain}/@${a.username}`,
-        `${uri(a)}/inbox`,
-        `https://${a.domain}/inbox`,
-        `${uri(a)}/followers`,
-        1,
-        now,
-        a.created,
-        a.created,
-      ]),
+    insertRemoteAccounts(
+      w,
+      remote.map((a) => ({
+        ...a,
+        actor: uri(a),
+        sharedInbox: `https://${a.domain}/inbox`,
+        displayName: `${a.username} on ${a.domain}`,
+        url: `https://${a.domain}/@${a.username}`,
+        at: a.created,
+      })),
+      { now, discoverable: 1 },
     );
     w.insert(
       "instances",
@@ -451,34 +431,15 @@ export function buildSeed({ origin, now = Date.now(), seed = 42, shape = SHAPE, 
   );
 
   // OAuth: one app, a token for the viewer and for each poster account.
-  const appId = idGen()(start);
-  w.insert(
-    "oauth_applications",
-    ["id", "name", "website", "redirect_uris", "scopes", "client_id", "client_secret", "created_at"],
-    [
-      [
-        pad(appId),
-        "Tern bench",
-        null,
-        "urn:ietf:wg:oauth:2.0:oob",
-        "read write follow push",
-        `bench-${randomBytes(8).toString("hex")}`,
-        randomBytes(16).toString("hex"),
-        start,
-      ],
-    ],
-  );
-  const tokId = idGen();
-  const tokens = [];
-  for (let i = 0; i < SHAPE.posters; i++) {
-    const token = `bench-${i}-${randomBytes(24).toString("base64url")}`;
-    tokens.push(token);
-    w.insert(
-      "oauth_access_tokens",
-      ["id", "token_hash", "sealed", "application_id", "user_id", "scopes", "created_at"],
-      [[pad(tokId(now - 1000)), sha256(token), null, pad(appId), pad(userIds[i]), "read write follow push", now - 1000]],
-    );
-  }
+  const tokens = Array.from({ length: SHAPE.posters }, (_, i) => `bench-${i}-${randomBytes(24).toString("base64url")}`);
+  insertAppTokens(w, {
+    name: "Tern bench",
+    clientId: `bench-${randomBytes(8).toString("hex")}`,
+    clientSecret: randomBytes(16).toString("hex"),
+    at: start,
+    tokensAt: now - 1000,
+    tokens: tokens.map((token, i) => ({ token, userId: userIds[i] })),
+  });
 
   return {
     sql: w.toString(),
@@ -502,9 +463,8 @@ export function buildSeed({ origin, now = Date.now(), seed = 42, shape = SHAPE, 
   };
 }
 
-/** The local D1 file miniflare keeps under a --persist-to directory (exists once migrations have been applied). */
 /**
- * Local accounts with their users, as sign-up writes them, for the benchmarks' own seeds (streaming, soak): `accounts`
+ * Local accounts with their users, as sign-up writes them, for the benchmarks' own seeds (streaming, soak, day): `accounts`
  * are {id, userId, username}; every row is created at `start` and was last active at `at`.
  */
 export function insertLocalUsers(w, origin, accounts, start, at) {
@@ -570,6 +530,85 @@ export function insertLocalUsers(w, origin, accounts, start, at) {
   );
 }
 
+/** The columns of statusRow's rows. */
+export const STATUS_COLUMNS = ["id", "uri", "url", "account_id", "local", "text", "content", "visibility", "language", "created_at", "updated_at"];
+
+/** A public status in English (its content: the text in a paragraph), for the benchmarks' own seeds (day, federation). */
+export function statusRow({ id, uri, url = uri, accountId, local, text, at }) {
+  return [pad(id), uri, url, pad(accountId), local ? 1 : 0, text, `<p>${text}</p>`, "public", "en", at, at];
+}
+
+/**
+ * Remote accounts as Tern stores fetched actors, `fetched_at` now so nothing refetches them. `accounts` are
+ * {id, username, domain, actor, sharedInbox, at} (actor: the actor URI; sharedInbox: a URL or null), with optional
+ * `displayName` and `url` (default: the username and the actor URI); the inbox, outbox, collections and key id hang
+ * off the actor URI as a Mastodon actor's do. `publicKeyPem`: the key stored for every one of them (none by default).
+ */
+export function insertRemoteAccounts(w, accounts, { now, publicKeyPem = null, discoverable = null }) {
+  w.insert(
+    "accounts",
+    [
+      "id",
+      "username",
+      "domain",
+      "display_name",
+      "uri",
+      "url",
+      "inbox_url",
+      "shared_inbox_url",
+      "outbox_url",
+      "followers_url",
+      "following_url",
+      "public_key_pem",
+      "public_key_id",
+      "discoverable",
+      "created_at",
+      "updated_at",
+      "fetched_at",
+    ],
+    accounts.map((a) => [
+      pad(a.id),
+      a.username,
+      a.domain,
+      a.displayName ?? a.username,
+      a.actor,
+      a.url ?? a.actor,
+      `${a.actor}/inbox`,
+      a.sharedInbox,
+      `${a.actor}/outbox`,
+      `${a.actor}/followers`,
+      `${a.actor}/following`,
+      publicKeyPem,
+      `${a.actor}#main-key`,
+      discoverable,
+      a.at,
+      a.at,
+      now,
+    ]),
+  );
+}
+
+/**
+ * One OAuth app, created at `at`, and an access token with every scope (`read write follow push`) for each of
+ * `tokens` ({token, userId}: the plain token and its user), created at `tokensAt`.
+ */
+export function insertAppTokens(w, { name, clientId, clientSecret, at, tokensAt = at, tokens }) {
+  const scopes = "read write follow push";
+  const appId = idGen()(at);
+  w.insert(
+    "oauth_applications",
+    ["id", "name", "website", "redirect_uris", "scopes", "client_id", "client_secret", "created_at"],
+    [[pad(appId), name, null, "urn:ietf:wg:oauth:2.0:oob", scopes, clientId, clientSecret, at]],
+  );
+  const tokId = idGen();
+  w.insert(
+    "oauth_access_tokens",
+    ["id", "token_hash", "sealed", "application_id", "user_id", "scopes", "created_at"],
+    tokens.map((t) => [pad(tokId(tokensAt)), sha256(t.token), null, pad(appId), pad(t.userId), scopes, tokensAt]),
+  );
+}
+
+/** The local D1 file miniflare keeps under a --persist-to directory (exists once migrations have been applied). */
 export function findD1File(persistDir) {
   const dir = join(persistDir, "v3", "d1", "miniflare-D1DatabaseObject");
   if (!existsSync(dir)) return null;

@@ -12,6 +12,7 @@
 //   GET /__bench/soak?kick=1           → first sends 10 empty JOBS messages (see bench/README.md, "a stuck local queue")
 import tern from "../src/index";
 import { handleJobs } from "../src/effects/run";
+import { countedBatch, countingQueue } from "./entry-counters.js";
 
 export * from "../src/index"; // the Durable Object classes
 
@@ -23,26 +24,18 @@ let s = zero();
 let inflight = 0;
 let lastActivity = Date.now();
 
-/** The JOBS binding, counting what goes in. */
-function countingQueue(queue) {
-  return {
-    send(body, opts) {
-      s.sent++;
-      return queue.send(body, opts);
-    },
-    sendBatch(messages, opts) {
-      s.sent += messages.length;
-      return queue.sendBatch(messages, opts);
-    },
-  };
-}
-
 // One wrapped env per env object: Tern caches per env (rate limit configuration, instance documents) in WeakMaps.
 const wrapped = new WeakMap();
 function withCountedJobs(env) {
   let w = wrapped.get(env);
   if (!w) {
-    w = { ...env, JOBS: countingQueue(env.JOBS) };
+    w = {
+      ...env,
+      // The JOBS binding, counting what goes in.
+      JOBS: countingQueue(env.JOBS, () => {
+        s.sent++;
+      }),
+    };
     wrapped.set(env, w);
   }
   return w;
@@ -77,31 +70,15 @@ export default {
     const stats = s;
     const start = Date.now();
     inflight++;
-    const messages = batch.messages.map((m) => ({
-      id: m.id,
-      timestamp: m.timestamp,
-      body: m.body,
-      attempts: m.attempts,
-      ack() {
+    const counted = countedBatch(batch, {
+      onAck(m) {
         stats.acked++;
         if (stats.lags.length < MAX_SAMPLES) stats.lags.push(Date.now() - new Date(m.timestamp).getTime());
-        m.ack();
       },
-      retry(o) {
+      onRetry() {
         stats.retried++;
-        m.retry(o);
       },
-    }));
-    const counted = {
-      queue: batch.queue,
-      messages,
-      ackAll: () => {
-        for (const m of messages) m.ack();
-      },
-      retryAll: (o) => {
-        for (const m of messages) m.retry(o);
-      },
-    };
+    });
     try {
       return await handleJobs(counted, withCountedJobs(env));
     } finally {

@@ -17,7 +17,7 @@ import { join } from "node:path";
 import WebSocket from "ws";
 import { cpuMs, cpuSupported, workerdPids } from "./cpu.mjs";
 import { percentile } from "./load.mjs";
-import { idGen, insertLocalUsers, loadSeed, pad, SqlWriter, sha256, unpad } from "./seed.mjs";
+import { idGen, insertAppTokens, insertLocalUsers, loadSeed, pad, SqlWriter, sha256, unpad } from "./seed.mjs";
 import { root, startBenchServer } from "./server.mjs";
 
 const argv = process.argv.slice(2);
@@ -64,19 +64,15 @@ function buildSoakSeed({ origin, at = Date.now() }) {
     }
   }
   w.insert("follows", ["id", "account_id", "target_account_id", "show_reblogs", "notify", "created_at"], rows);
-  const appId = idGen()(start);
-  w.insert(
-    "oauth_applications",
-    ["id", "name", "website", "redirect_uris", "scopes", "client_id", "client_secret", "created_at"],
-    [[pad(appId), "Tern soak bench", null, "urn:ietf:wg:oauth:2.0:oob", "read write follow push", "bench-soak", "bench-soak-secret", start]],
-  );
-  const tokId = idGen();
   const tokens = accounts.map((a, i) => `bench-soak-${i}-${sha256(`${a.id}:${at}`).slice(0, 32)}`);
-  w.insert(
-    "oauth_access_tokens",
-    ["id", "token_hash", "sealed", "application_id", "user_id", "scopes", "created_at"],
-    accounts.map((a, i) => [pad(tokId(at - 1000)), sha256(tokens[i]), null, pad(appId), pad(a.userId), "read write follow push", at - 1000]),
-  );
+  insertAppTokens(w, {
+    name: "Tern soak bench",
+    clientId: "bench-soak",
+    clientSecret: "bench-soak-secret",
+    at: start,
+    tokensAt: at - 1000,
+    tokens: accounts.map((a, i) => ({ token: tokens[i], userId: a.userId })),
+  });
   return { sql: w.toString(), users: accounts.map((a, i) => ({ accountId: unpad(a.id), token: tokens[i], followers: followers[i] })) };
 }
 

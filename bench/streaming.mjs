@@ -15,7 +15,7 @@ import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import WebSocket from "ws";
 import { clockTickMs, cpuMs, cpuSupported, workerdPids } from "./cpu.mjs";
-import { idGen, insertLocalUsers, loadSeed, pad, SqlWriter, sha256, unpad } from "./seed.mjs";
+import { idGen, insertAppTokens, insertLocalUsers, loadSeed, pad, SqlWriter, sha256, unpad } from "./seed.mjs";
 import { startBenchServer, root } from "./server.mjs";
 
 const argv = process.argv.slice(2);
@@ -68,19 +68,15 @@ function buildStreamingSeed({ origin, followers, at = Date.now() }) {
     ["id", "account_id", "target_account_id", "show_reblogs", "notify", "created_at"],
     accounts.slice(1).map((a) => [pad(followId(start + 1000)), pad(a.id), pad(accounts[0].id), 1, 0, start + 1000]),
   );
-  const appId = idGen()(start);
-  w.insert(
-    "oauth_applications",
-    ["id", "name", "website", "redirect_uris", "scopes", "client_id", "client_secret", "created_at"],
-    [[pad(appId), "Tern streaming bench", null, "urn:ietf:wg:oauth:2.0:oob", "read write follow push", "bench-streaming", "bench-streaming-secret", start]],
-  );
-  const tokId = idGen();
   const tokens = accounts.map((a, i) => `bench-streaming-${i}-${sha256(`${a.id}:${at}`).slice(0, 32)}`);
-  w.insert(
-    "oauth_access_tokens",
-    ["id", "token_hash", "sealed", "application_id", "user_id", "scopes", "created_at"],
-    accounts.map((a, i) => [pad(tokId(at - 1000)), sha256(tokens[i]), null, pad(appId), pad(a.userId), "read write follow push", at - 1000]),
-  );
+  insertAppTokens(w, {
+    name: "Tern streaming bench",
+    clientId: "bench-streaming",
+    clientSecret: "bench-streaming-secret",
+    at: start,
+    tokensAt: at - 1000,
+    tokens: accounts.map((a, i) => ({ token: tokens[i], userId: a.userId })),
+  });
   return {
     sql: w.toString(),
     poster: { accountId: unpad(accounts[0].id), token: tokens[0] },

@@ -11,6 +11,7 @@
 //   GET /__bench/queues?hold=jobs    / ?release=jobs   (jobs | delivery)
 import tern from "../src/index";
 import { countingD1 } from "../src/lib/d1-counter";
+import { countedBatch } from "./entry-counters.js";
 
 export * from "../src/index"; // the Durable Object classes
 
@@ -66,31 +67,15 @@ export default {
     // A JOBS message is one effect or a pack of an action's effects (src/effects/send.ts): count each effect.
     const kinds = (m) =>
       name !== "jobs" ? [name] : m.body?.type === "effects" ? m.body.effects.map((e) => String(e?.type ?? "?")) : [String(m.body?.type ?? "?")];
-    const messages = batch.messages.map((m) => ({
-      id: m.id,
-      timestamp: m.timestamp,
-      body: m.body,
-      attempts: m.attempts,
-      ack() {
+    const wrapped = countedBatch(batch, {
+      onAck(m) {
         s.acked++;
         for (const k of kinds(m)) s.byType[k] = (s.byType[k] ?? 0) + 1;
-        m.ack();
       },
-      retry(o) {
+      onRetry() {
         s.retried++;
-        m.retry(o);
       },
-    }));
-    const wrapped = {
-      queue: batch.queue,
-      messages,
-      ackAll: () => {
-        for (const m of messages) m.ack();
-      },
-      retryAll: (o) => {
-        for (const m of messages) m.retry(o);
-      },
-    };
+    });
     try {
       return await tern.queue(wrapped, { ...env, DB: countingD1(env.DB, counter, { rows: true }) }, ctx);
     } finally {

@@ -29,6 +29,28 @@ let viewer: TestUser;
 const authors: TestUser[] = [];
 let threadRoot = "";
 
+type SearchFigures = Record<string, { rows: number; rt: number; found: number }>;
+
+/** Per search path, as the viewer: rows read, round trips and how many `kind` results the page found. */
+async function searchFigures(paths: string[], kind: "statuses" | "accounts"): Promise<SearchFigures> {
+  const out: SearchFigures = {};
+  for (const path of paths) {
+    const r = await timed(path, viewer.token);
+    expect(r.status, path).toBe(200);
+    out[path] = { rows: r.rows, rt: r.rt, found: (r.body as unknown as Record<typeof kind, unknown[]>)[kind].length };
+  }
+  return out;
+}
+
+/** The database grew with rows the searches must not read: the same results, round trips, and rows read (±2). */
+function expectSameSearch(paths: string[], before: SearchFigures, after: SearchFigures) {
+  for (const path of paths) {
+    expect(after[path]!.found, path).toBe(before[path]!.found);
+    expect(after[path]!.rt, path).toBe(before[path]!.rt);
+    expect(after[path]!.rows, path).toBeLessThanOrEqual(before[path]!.rows + 2);
+  }
+}
+
 /** Some noise the pages must not read: statuses of accounts the viewer does not follow. */
 async function noise(n: number, by: TestUser) {
   for (let i = 0; i < n; i++) await insertStatus(by, { text: `noise ${i}` });
@@ -181,16 +203,7 @@ describe("rows read per page", () => {
       "/api/v2/search?q=otter&limit=20",
       "/api/v2/search?type=statuses&q=otter%20in:public&limit=20",
     ];
-    const measure = async () => {
-      const out: Record<string, { rows: number; rt: number; found: number }> = {};
-      for (const path of paths) {
-        const r = await timed(path, viewer.token);
-        expect(r.status).toBe(200);
-        const found = (r.body as unknown as { statuses: unknown[] }).statuses.length;
-        out[path] = { rows: r.rows, rt: r.rt, found };
-      }
-      return out;
-    };
+    const measure = () => searchFigures(paths, "statuses");
     // 600 of the stranger's first: the public walk is then full, whatever comes after.
     await matches(600, "public");
     const before = await measure();
@@ -199,11 +212,7 @@ describe("rows read per page", () => {
     await matches(500, "private");
     const after = await measure();
     console.log("status search rows read, before and after 2,000 more matches:", JSON.stringify({ before, after }));
-    for (const path of paths) {
-      expect(after[path]!.found, path).toBe(before[path]!.found);
-      expect(after[path]!.rt, path).toBe(before[path]!.rt);
-      expect(after[path]!.rows, path).toBeLessThanOrEqual(before[path]!.rows + 2);
-    }
+    expectSameSearch(paths, before, after);
     // The viewer's 10 and the favourite. The indexable author's 5 are older than the 400 newest public matches the
     // walk looks at (20 per result wanted), so a page of 20 no longer reaches them: the cap's price (search.ts).
     expect(before[paths[0]!]!.found).toBe(11);
@@ -237,26 +246,14 @@ describe("account search rows read", () => {
     await env.DB.prepare("UPDATE accounts SET display_name = 'The Vixen Too' WHERE id = ?").bind(padId(named.id)).run();
     await follow(viewer, named);
     const paths = ["/api/v2/search?q=vix&type=accounts&limit=20", "/api/v2/search?q=vix&limit=20", "/api/v2/search?q=vix&type=accounts&following=true"];
-    const measure = async () => {
-      const out: Record<string, { rows: number; rt: number; found: number }> = {};
-      for (const path of paths) {
-        const r = await timed(path, viewer.token);
-        expect(r.status, path).toBe(200);
-        out[path] = { rows: r.rows, rt: r.rt, found: (r.body as unknown as { accounts: unknown[] }).accounts.length };
-      }
-      return out;
-    };
+    const measure = () => searchFigures(paths, "accounts");
     const before = await measure();
     expect(before[paths[0]!]!.found).toBe(2);
     expect(before[paths[2]!]!.found).toBe(1);
     await accountsLike(2000, "other", "Someone Else");
     const after = await measure();
     console.log("account search rows read, before and after 2,000 more accounts:", JSON.stringify({ before, after }));
-    for (const path of paths) {
-      expect(after[path]!.found, path).toBe(before[path]!.found);
-      expect(after[path]!.rt, path).toBe(before[path]!.rt);
-      expect(after[path]!.rows, path).toBeLessThanOrEqual(before[path]!.rows + 2);
-    }
+    expectSameSearch(paths, before, after);
     // 2,000 matches, by username and by display name: the page reads the capped candidates, not the matches.
     await accountsLike(2000, "vixen_", "Vixen Fan");
     const many = await measure();
