@@ -7,7 +7,7 @@
 // now, so nothing refetches them). Ids are snowflakes ~40 days back, clear of the main seed's ranges.
 import { randomBytes } from "node:crypto";
 import { deliveryHost } from "./fed-peers.mjs";
-import { idGen, insertAppTokens, insertRemoteAccounts, pad, SqlWriter, STATUS_COLUMNS, statusRow, unpad } from "./seed.mjs";
+import { idGen, insertAppTokens, insertLocalUsers, insertRemoteAccounts, pad, SqlWriter, STATUS_COLUMNS, statusRow, unpad } from "./seed.mjs";
 
 const DAY = 86_400_000;
 export const FED_SHAPE = { hosts: 200, followersPerHost: 5 };
@@ -32,52 +32,10 @@ export function buildFedSeed({ origin, peerPort, liked, now = Date.now() }) {
   const accId = idGen();
   const local = ["fedliked", "fedshared", "fedpersonal"].map((username, i) => ({ username, id: accId(base + i), at: base + i }));
   const uri = (u) => `${origin}/users/${u}`;
-  w.insert(
-    "accounts",
-    [
-      "id",
-      "username",
-      "domain",
-      "display_name",
-      "uri",
-      "url",
-      "inbox_url",
-      "shared_inbox_url",
-      "outbox_url",
-      "followers_url",
-      "following_url",
-      "featured_url",
-      "featured_tags_url",
-      "discoverable",
-      "created_at",
-      "updated_at",
-    ],
-    local.map((a) => [
-      pad(a.id),
-      a.username,
-      null,
-      a.username,
-      uri(a.username),
-      `${origin}/@${a.username}`,
-      `${uri(a.username)}/inbox`,
-      `${origin}/inbox`,
-      `${uri(a.username)}/outbox`,
-      `${uri(a.username)}/followers`,
-      `${uri(a.username)}/following`,
-      `${uri(a.username)}/collections/featured`,
-      `${uri(a.username)}/collections/tags`,
-      1,
-      a.at,
-      a.at,
-    ]),
-  );
   const userId = idGen();
+  // Local users as the main seed writes them (insertLocalUsers), created at the seed's start and active now.
   const users = local.map((a) => ({ ...a, userId: userId(a.at) }));
-  w.insert(
-    "users",
-    ["id", "account_id", "email", "password_hash", "confirmed_at", "approved", "disabled", "settings", "created_at", "updated_at"],
-    users.map((u) => [pad(u.userId), pad(u.id), `${u.username}@bench.test`, "bench-no-password", u.at, 1, 0, "{}", u.at, u.at]),
-  );
+  insertLocalUsers(w, origin, users, base, now);
   const tokens = users.map((u) => `bench-fed-${u.username}-${randomBytes(24).toString("base64url")}`);
   insertAppTokens(w, {
     name: "Tern bench (federation)",

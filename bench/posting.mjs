@@ -11,7 +11,7 @@
 // ÷ followers; per remote host = (postremote's queued − postzero's + its deliveries) ÷ hosts.
 import { randomBytes } from "node:crypto";
 import { stubAccount } from "./fed-seed.mjs";
-import { idGen, insertAppTokens, insertRemoteAccounts, pad, SqlWriter, unpad } from "./seed.mjs";
+import { idGen, insertAppTokens, insertLocalUsers, insertRemoteAccounts, pad, SqlWriter, unpad } from "./seed.mjs";
 
 const DAY = 86_400_000;
 export const POSTING_SHAPE = { localFollowers: 300, remoteHosts: 50, followersPerHost: 4 };
@@ -23,49 +23,10 @@ export function buildPostingSeed({ origin, peerPort, localIds, now = Date.now() 
   const accId = idGen();
   const names = ["postzero", "postlocal", "postremote"];
   const local = names.map((username, i) => ({ username, id: accId(base + i), at: base + i }));
-  const uri = (u) => `${origin}/users/${u}`;
-  w.insert(
-    "accounts",
-    [
-      "id",
-      "username",
-      "domain",
-      "display_name",
-      "uri",
-      "url",
-      "inbox_url",
-      "shared_inbox_url",
-      "outbox_url",
-      "followers_url",
-      "following_url",
-      "discoverable",
-      "created_at",
-      "updated_at",
-    ],
-    local.map((a) => [
-      pad(a.id),
-      a.username,
-      null,
-      a.username,
-      uri(a.username),
-      `${origin}/@${a.username}`,
-      `${uri(a.username)}/inbox`,
-      `${origin}/inbox`,
-      `${uri(a.username)}/outbox`,
-      `${uri(a.username)}/followers`,
-      `${uri(a.username)}/following`,
-      1,
-      a.at,
-      a.at,
-    ]),
-  );
   const userId = idGen();
+  // Local users as the main seed writes them (insertLocalUsers), created at the seed's start and active now.
   const users = local.map((a) => ({ ...a, userId: userId(a.at) }));
-  w.insert(
-    "users",
-    ["id", "account_id", "email", "password_hash", "confirmed_at", "approved", "disabled", "settings", "created_at", "updated_at"],
-    users.map((u) => [pad(u.userId), pad(u.id), `${u.username}@bench.test`, "bench-no-password", u.at, 1, 0, "{}", u.at, u.at]),
-  );
+  insertLocalUsers(w, origin, users, base, now);
   const tokens = users.map((u) => `bench-post-${u.username}-${randomBytes(24).toString("base64url")}`);
   insertAppTokens(w, {
     name: "Tern bench (posting)",
