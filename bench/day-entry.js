@@ -12,11 +12,13 @@
 //   queue operation per 64 KB written, read or deleted);
 // - D1 rows read / written through the same counter as Server-Timing (src/lib/d1-counter.ts), per kind (an inbox
 //   POST's rows, its after-response processing included, under "inbox"; other requests' under "fetch");
+// - D1 round trips in total (`d1n` on the control endpoint; per request, the response headers `x-bench-rt0` / `x-bench-rt`:
+//   the total when it began and when its response left), so the bench can estimate CPU without local D1;
 // - R2 operations: class A (put, list, multipart), class B (get, head), free (delete).
 // Each kind gets its own wrapped env (cached per env object: Tern caches per env in WeakMaps).
 // Durable Objects run in the same isolate as the Worker locally (workerd), so their counters share this module's state.
 // Control (bench only):
-//   GET /__bench/day                 → the counters
+//   GET /__bench/day                 → the counters (`d1n`: D1 round trips so far, all kinds together)
 //   GET /__bench/day?reset=1         → zero them first (held state kept)
 //   GET /__bench/day?hold=jobs,delivery / ?release=jobs
 //   GET /__bench/day?step=<queue>    → let ONE held batch of that queue run; answers when it has finished (≤ 120 s),
@@ -48,6 +50,9 @@ const lastBatch = {}; // queue → what its last batch held
 // waitUntil promises of fetch invocations still pending (not reset: it is a state, not a count).
 let inflight = 0;
 const settled = [];
+
+/** D1 round trips so far, all kinds together (a measured invocation's = the difference around it). */
+const d1Total = () => Object.values(s.d1).reduce((a, c) => a + (c.n ?? 0), 0);
 
 const d1Counter = (kind) => {
   s.d1[kind] ??= { n: 0, q: 0, r: 0, w: 0 };
@@ -277,7 +282,7 @@ async function control(url, env) {
     await tern.scheduled({ scheduledTime: Number(cron), cron: "* * * * *", noRetry() {} }, wrapEnv(env, "cron"), ctx);
     await Promise.allSettled(waits);
   }
-  return new Response(JSON.stringify({ ...s, held: [...held], waiting, inflight, stepped, settle, now: Date.now() }), {
+  return new Response(JSON.stringify({ ...s, d1n: d1Total(), held: [...held], waiting, inflight, stepped, settle, now: Date.now() }), {
     headers: { "content-type": "application/json" },
   });
 }
@@ -328,6 +333,7 @@ export default {
     if (url.pathname === PATH) return control(url, env);
     const kind = fetchKind(url.pathname);
     s.fetch[kind] = (s.fetch[kind] ?? 0) + 1;
+    const rt0 = d1Total();
     const t = trackingCtx(ctx, kind);
     // An inbox POST's rows (its processing after the response included) are counted apart from other requests'.
     const res = await tern.fetch(request, wrapEnv(env, kind === "inbox" ? "inbox" : "fetch"), t.ctx);
@@ -340,6 +346,10 @@ export default {
     if (res.status === 101 || res.webSocket) return res;
     const out = new Response(res.body, res);
     out.headers.set("x-bench-after", String(pending));
+    // D1 round trips (all kinds) when the request began and when its response left: the difference is the request's
+    // (the after-response work's are read from `?settle=1`'s `d1n`).
+    out.headers.set("x-bench-rt0", String(rt0));
+    out.headers.set("x-bench-rt", String(d1Total()));
     return out;
   },
   async queue(batch, env, ctx) {

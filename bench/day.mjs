@@ -17,7 +17,9 @@
 // batches are let through ONE at a time (`?step=jobs`), each measured the same way, then the DELIVERY messages (one
 // per invocation: a pack of ≤ 20 inboxes or a single retry; per-inbox CPU = invocation ÷ inboxes); whatever is left
 // after --delivery-steps drains freely (its CPU is total ÷ batches). Counts (requests, queue messages per type, D1
-// rows, DO calls, R2 operations) come from the entry's counters. Options: --fraction=F (replay F of the incoming
+// rows, DO calls, R2 operations) come from the entry's counters. Each measured invocation's D1 round trips are counted
+// too, and a calibration at the start (bad-token 401 minus no-token 401, as bench/run.mjs) gives the local CPU of one
+// round trip: "≈ without local D1" = max(0, CPU − round trips × that), a rough estimate (printed next to each CPU row). Options: --fraction=F (replay F of the incoming
 // activities, polls and owner actions, and scale the counts by 1/F), --delivery-steps=N (all), --keep, --log.
 // Takes ~5–8 minutes on 2 shared cores. bench/README.md, "What a single-user instance costs".
 import { generateKeyPairSync } from "node:crypto";
@@ -386,6 +388,8 @@ async function main() {
   // fetch: kind → CPU of the whole invocation (after-response work included); response: kind → CPU until the
   // response (only requests that left work running); delivery: one entry per DELIVERY invocation.
   const cpu = { fetch: {}, response: {}, jobs: [], delivery: [], deliveryBatch: [], cron: { light: [], heavy: [] } };
+  // D1 round trips of each measured invocation, in the same places and order as its CPU in `cpu` (NaN: not known).
+  const rts = { fetch: {}, jobs: [], delivery: [], cron: { light: [], heavy: [] } };
   const statuses = {};
   const notes = [];
   let ctlCpu = 0; // the control request's own CPU (p50), measured below
@@ -400,10 +404,14 @@ async function main() {
     let status;
     let body = null;
     let after = 0;
+    let rt0 = Number.NaN;
+    let rt = Number.NaN;
     try {
       const res = await fetch(url, { ...init, signal: AbortSignal.timeout(60_000) });
       status = res.status;
       after = Number(res.headers.get("x-bench-after") ?? 0);
+      rt0 = Number(res.headers.get("x-bench-rt0") ?? Number.NaN);
+      rt = Number(res.headers.get("x-bench-rt") ?? Number.NaN) - rt0;
       const text = await res.text();
       try {
         body = JSON.parse(text);
@@ -422,10 +430,13 @@ async function main() {
       const st = await control("settle=1");
       if (!st.settle?.ok && notes.length < 8) notes.push(`${kind}: work after the response still pending after ${st.settle?.ms} ms`);
       if (ms !== null) ms = (cpuNs(pids) - c0) / 1e6 - ctlCpu;
+      rt = Number(st.d1n) - rt0; // the after-response work's round trips included
     }
     if (ms !== null) {
       cpu.fetch[kind] ??= [];
       cpu.fetch[kind].push(ms);
+      rts.fetch[kind] ??= [];
+      rts.fetch[kind].push(rt);
     }
     const key = `${kind} ${status}`;
     statuses[key] = (statuses[key] ?? 0) + 1;
@@ -455,6 +466,41 @@ async function main() {
     const noopCpu = summary(noop).p50;
     ctlCpu = summary(ctl).p50;
     log(`baselines: no-op request ${noopCpu.toFixed(2)} ms CPU, control request ${ctlCpu.toFixed(2)} ms`);
+
+    // Calibration of one local D1 round trip (as bench/run.mjs): N requests with an unknown token (one indexed lookup
+    // that finds nothing, then 401) minus N no-op requests (404, no D1), each batch sent one request at a time.
+    const CAL_N = 200;
+    const calBatch = async (path, headers) => {
+      const k0 = await control();
+      const c0 = cpuNs(pids);
+      let rtSum = 0;
+      const st = {};
+      for (let i = 0; i < CAL_N; i++) {
+        const res = await fetch(`${base}${path}`, { headers });
+        await res.arrayBuffer();
+        st[res.status] = (st[res.status] ?? 0) + 1;
+        rtSum += Number(res.headers.get("x-bench-rt") ?? 0) - Number(res.headers.get("x-bench-rt0") ?? 0);
+      }
+      const ms = (cpuNs(pids) - c0) / 1e6 - ctlCpu;
+      const k1 = await control();
+      const doCalls = (k) => Object.values(k.dos ?? {}).reduce((a, d) => a + d.requests, 0);
+      return { ms, rt: rtSum / CAL_N, statuses: st, dos: (doCalls(k1) - doCalls(k0)) / CAL_N };
+    };
+    const calNoop = await calBatch("/bench-noop", {});
+    const calBad = await calBatch("/api/v1/accounts/verify_credentials", { authorization: "Bearer nope" });
+    // Here every /api request also calls the RateLimiter object (no loopback safelist): when the same request without a
+    // token makes the same object calls and no round trip, it is the baseline instead, so one round trip is all that differs.
+    const calAnon = await calBatch("/api/v1/accounts/verify_credentials", {});
+    const perRtOf = (b) => (canCpu ? Math.max(0, calBad.ms - b.ms) / CAL_N / Math.max(1, calBad.rt - b.rt) : null);
+    const anonFits = calAnon.rt === 0 && calAnon.dos === calBad.dos;
+    const perRt = perRtOf(anonFits ? calAnon : calNoop);
+    const cal = { n: CAL_N, perRt, perRtNoop: perRtOf(calNoop), anonFits, noop: calNoop, bad: calBad, anon: calAnon };
+    log(
+      `D1 calibration: bad token ${(calBad.ms / CAL_N).toFixed(2)} ms (${calBad.rt} RT, ${calBad.dos} DO calls, ${JSON.stringify(calBad.statuses)}), ` +
+        `no-op ${(calNoop.ms / CAL_N).toFixed(2)} ms (${calNoop.rt} RT, ${JSON.stringify(calNoop.statuses)}), ` +
+        `no token ${(calAnon.ms / CAL_N).toFixed(2)} ms (${calAnon.rt} RT, ${calAnon.dos} DO calls, ${JSON.stringify(calAnon.statuses)}) → ` +
+        `${perRt?.toFixed(2)} ms per round trip (${anonFits ? "bad token − no token" : "bad token − no-op"}; bad token − no-op ${cal.perRtNoop?.toFixed(2)})`,
+    );
 
     // ---- streaming: two clients, one `user` socket each, one subscribe message each ----
     const events = {};
@@ -537,10 +583,13 @@ async function main() {
     const minute0 = Math.floor(Date.now() / 60_000) * 60_000;
     for (let k = 0; k < DAY_PLAN.cronTicks; k++) {
       const at = minute0 + k * 60_000;
+      const b = await control();
       const c0 = cpuNs(pids);
-      await control(`cron=${at}`);
+      const r = await control(`cron=${at}`);
       const ms = (cpuNs(pids) - c0) / 1e6 - ctlCpu;
-      (new Date(at).getUTCMinutes() % 5 === 0 ? cpu.cron.heavy : cpu.cron.light).push(ms);
+      const which = new Date(at).getUTCMinutes() % 5 === 0 ? "heavy" : "light";
+      cpu.cron[which].push(ms);
+      rts.cron[which].push(r.d1n - b.d1n);
     }
     await snap("cron");
 
@@ -563,6 +612,7 @@ async function main() {
       const ms = (cpuNs(pids) - c0) / 1e6 - ctlCpu;
       if (r.stepped?.ok) {
         cpu[which].push(ms);
+        rts[which].push(r.d1n - s.d1n);
         if (which === "delivery") cpu.deliveryBatch.push(r.stepped.batch ?? { messages: 1, inboxes: 1, types: {} });
       }
       steps++;
@@ -629,7 +679,7 @@ async function main() {
     log(`clients: ${DAY_PLAN.clients} × (${opens} opens + ${bursts} poll bursts) (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
     for (const ws of sockets) ws.close();
 
-    report({ end, cpu, noopCpu, ctlCpu, freeBatches, freeCpu, mix, events, statuses, notes, peers, elapsed: (Date.now() - t00) / 1000 });
+    report({ end, cpu, rts, cal, noopCpu, ctlCpu, freeBatches, freeCpu, mix, events, statuses, notes, peers, elapsed: (Date.now() - t00) / 1000 });
   } finally {
     await server.stop();
     await peers.close();
@@ -662,7 +712,7 @@ const PAID = {
   r2B: { included: 10e6, per: 0.36 },
 };
 
-function report({ end, cpu, noopCpu, ctlCpu, freeBatches, freeCpu, mix, events, statuses, notes, peers, elapsed }) {
+function report({ end, cpu, rts, cal, noopCpu, ctlCpu, freeBatches, freeCpu, mix, events, statuses, notes, peers, elapsed }) {
   const scale = 1 / FRACTION;
   const s = end;
   const sum = (o) => Object.values(o ?? {}).reduce((a, b) => a + b, 0);
@@ -712,15 +762,38 @@ function report({ end, cpu, noopCpu, ctlCpu, freeBatches, freeCpu, mix, events, 
   // DELIVERY invocations (one message each): packs of a new activity's inboxes, and single inboxes (retries).
   const delOf = (pred) => cpu.delivery.filter((_, i) => pred(cpu.deliveryBatch[i]));
   const isPack = (b) => (b?.types?.pack ?? 0) > 0;
-  const packCpu = summary(delOf(isPack));
   const fullPackCpu = summary(delOf((b) => isPack(b) && b.inboxes >= 20));
-  const singleCpu = summary(delOf((b) => !isPack(b)));
   const perInbox = summary(cpu.delivery.map((ms, i) => ms / Math.max(1, cpu.deliveryBatch[i]?.inboxes ?? 1)));
   const stepInboxes = cpu.deliveryBatch.reduce((a, b) => a + (b?.inboxes ?? 0), 0);
   const total = (a) => a.reduce((x, y) => x + y, 0);
   const cronAll = summary([...cpu.cron.light, ...cpu.cron.heavy]);
   const allCpu = summary([...Object.values(cpu.fetch).flat(), ...cpu.jobs, ...cpu.delivery, ...cpu.cron.light, ...cpu.cron.heavy]);
   const pmm = (x, d = 1) => `${fmt(x.p50, d)} / ${fmt(x.p99, d)} / ${fmt(x.max, d)} ms`;
+  // ≈ without local D1: each invocation's CPU minus its D1 round trips × the calibrated CPU of one local round trip.
+  const perRt = cal?.perRt ?? null;
+  const est = (ms, rt) => ms.map((m, i) => (perRt === null ? Number.NaN : Math.max(0, m - (Number.isFinite(rt[i]) ? rt[i] : 0) * perRt)));
+  const fetchMs = (pred) => fetchKinds.filter(pred).flatMap((k) => cpu.fetch[k]);
+  const fetchRt = (pred) => fetchKinds.filter(pred).flatMap((k) => rts.fetch[k] ?? []);
+  const all = () => true;
+  const cronMs = [...cpu.cron.light, ...cpu.cron.heavy];
+  const cronRt = [...rts.cron.light, ...rts.cron.heavy];
+  const pick = (arr, pred) => arr.filter((_, i) => pred(cpu.deliveryBatch[i]));
+  const noD1 = {
+    api: est(
+      fetchMs((k) => !isInbox(k)),
+      fetchRt((k) => !isInbox(k)),
+    ),
+    inbox: est(fetchMs(isInbox), fetchRt(isInbox)),
+    jobs: est(cpu.jobs, rts.jobs),
+    delivery: est(cpu.delivery, rts.delivery),
+    cron: est(cronMs, cronRt),
+  };
+  noD1.fullPack = pick(noD1.delivery, (b) => (b?.types?.pack ?? 0) > 0 && b.inboxes >= 20);
+  const noD1All = summary([...est(fetchMs(all), fetchRt(all)), ...noD1.jobs, ...noD1.delivery, ...noD1.cron]);
+  const estRow = (arr) => {
+    const x = summary(arr);
+    return ["    ≈ without local D1 (estimate)", "10 ms", pmm(x), x.n ? (x.p99 <= 10 ? "✓ p99" : "✗ p99") : "–"];
+  };
 
   const mark = (v, lim) => (v <= lim ? `✓ ${fmt((1 - v / lim) * 100, 0)}% headroom` : `✗ ${fmt(v / lim, 1)}× the limit`);
   const out = [];
@@ -738,13 +811,20 @@ function report({ end, cpu, noopCpu, ctlCpu, freeBatches, freeCpu, mix, events, 
   rows.push(["Worker requests", "100,000 / day", fmt(workerRequests), mark(workerRequests, LIMITS.requests)]);
   rows.push(["CPU per invocation, max (all kinds)", "10 ms", `${fmt(allCpu.max, 1)} ms`, allCpu.max <= 10 ? "✓" : "✗"]);
   rows.push(["CPU per invocation, p99 (all kinds)", "10 ms", `${fmt(allCpu.p99, 1)} ms`, allCpu.p99 <= 10 ? "✓" : "✗"]);
+  rows.push(["CPU per invocation, ≈ without local D1 (estimate), max", "10 ms", `${fmt(noD1All.max, 1)} ms`, noD1All.max <= 10 ? "✓" : "✗"]);
+  rows.push(["CPU per invocation, ≈ without local D1 (estimate), p99", "10 ms", `${fmt(noD1All.p99, 1)} ms`, noD1All.p99 <= 10 ? "✓" : "✗"]);
   const p99mark = (x) => (x.n ? (x.p99 <= 10 ? "✓ p99" : "✗ p99") : "–");
   rows.push(["  API requests p50 / p99 / max", "10 ms", pmm(apiCpu), p99mark(apiCpu)]);
+  rows.push(estRow(noD1.api));
   rows.push(["  inbox POSTs, with after-response work", "10 ms", pmm(inboxCpu), p99mark(inboxCpu)]);
+  rows.push(estRow(noD1.inbox));
   rows.push(["  JOBS batches p50 / p99 / max", "10 ms", pmm(jobsCpu), p99mark(jobsCpu)]);
+  rows.push(estRow(noD1.jobs));
   rows.push(["  DELIVERY invocations (1 message each)", "10 ms", pmm(delCpu), p99mark(delCpu)]);
+  rows.push(estRow(noD1.delivery));
   rows.push(["    of which packs of 20 inboxes", "10 ms", pmm(fullPackCpu), p99mark(fullPackCpu)]);
   rows.push(["  cron p50 / max", "10 ms", `${fmt(cronAll.p50, 1)} / ${fmt(cronAll.max, 1)} ms`, cronAll.max <= 10 ? "✓" : "✗"]);
+  rows.push(estRow(noD1.cron));
   rows.push(["Queue operations", "10,000 / day", fmt(queueOps), mark(queueOps, LIMITS.queueOps)]);
   rows.push(["D1 rows read", "5,000,000 / day", fmt(rowsRead), mark(rowsRead, LIMITS.rowsRead)]);
   rows.push(["D1 rows written", "100,000 / day", fmt(rowsWritten), mark(rowsWritten, LIMITS.rowsWritten)]);
@@ -799,21 +879,43 @@ function report({ end, cpu, noopCpu, ctlCpu, freeBatches, freeCpu, mix, events, 
   out.push(table(qRows));
   out.push("");
 
-  const cpuRows = [["CPU per invocation (ms, workerd runtime, schedstat)", "n", "p50", "p99", "max"]];
-  const cpuRow = (label, x) => cpuRows.push([label, x.n, fmt(x.p50, 2), fmt(x.p99, 2), fmt(x.max, 2)]);
-  for (const [k, v] of Object.entries(cpu.fetch)) cpuRow(isInbox(k) ? `${k} (request + after-response work)` : k, summary(v));
-  cpuRow("API requests, all", apiCpu);
-  cpuRow("inbox POSTs, all (request + after-response work)", inboxCpu);
+  const cpuRows = [["CPU per invocation (ms, workerd runtime, schedstat)", "n", "p50", "p99", "max", "D1 RT p50 / max", "≈ w/o local D1 p50", "p99", "max"]];
+  // x: the CPU summary; ms / rt (optional): the invocations' CPU and round trips, for the estimate without local D1.
+  const cpuRow = (label, x, ms, rt) => {
+    const r = rt ? summary(rt.filter(Number.isFinite)) : null;
+    const e = ms && rt ? summary(est(ms, rt)) : null;
+    cpuRows.push([
+      label,
+      x.n,
+      fmt(x.p50, 2),
+      fmt(x.p99, 2),
+      fmt(x.max, 2),
+      r ? `${fmt(r.p50)} / ${fmt(r.max)}` : "",
+      e ? fmt(e.p50, 2) : "",
+      e ? fmt(e.p99, 2) : "",
+      e ? fmt(e.max, 2) : "",
+    ]);
+  };
+  for (const [k, v] of Object.entries(cpu.fetch)) cpuRow(isInbox(k) ? `${k} (request + after-response work)` : k, summary(v), v, rts.fetch[k] ?? []);
+  cpuRow(
+    "API requests, all",
+    apiCpu,
+    fetchMs((k) => !isInbox(k)),
+    fetchRt((k) => !isInbox(k)),
+  );
+  cpuRow("inbox POSTs, all (request + after-response work)", inboxCpu, fetchMs(isInbox), fetchRt(isInbox));
   cpuRow("  inbox POSTs, until the 202 only", inboxResp);
-  cpuRow("JOBS batch (stepped one at a time)", jobsCpu);
-  cpuRow(`DELIVERY invocation, all (${delCpu.n} stepped, ${fmt(stepInboxes)} inboxes)`, delCpu);
-  cpuRow("  DELIVERY pack (a new activity, ≤ 20 inboxes)", packCpu);
-  cpuRow("  DELIVERY pack of 20 inboxes", fullPackCpu);
-  cpuRow("  DELIVERY single inbox", singleCpu);
+  cpuRow("JOBS batch (stepped one at a time)", jobsCpu, cpu.jobs, rts.jobs);
+  cpuRow(`DELIVERY invocation, all (${delCpu.n} stepped, ${fmt(stepInboxes)} inboxes)`, delCpu, cpu.delivery, rts.delivery);
+  const dRow = (label, pred) => cpuRow(label, summary(pick(cpu.delivery, pred)), pick(cpu.delivery, pred), pick(rts.delivery, pred));
+  dRow("  DELIVERY pack (a new activity, ≤ 20 inboxes)", isPack);
+  dRow("  DELIVERY pack of 20 inboxes", (b) => isPack(b) && b.inboxes >= 20);
+  dRow("  DELIVERY single inbox", (b) => !isPack(b));
   cpuRow("  per inbox delivered (invocation ÷ its inboxes)", perInbox);
-  cpuRows.push(["  per inbox delivered, total ÷ inboxes", stepInboxes, fmt(stepInboxes ? total(cpu.delivery) / stepInboxes : null, 2), "", ""]);
-  cpuRows.push([`batches drained freely (total ÷ ${freeBatches})`, freeBatches, fmt(freeBatches ? freeCpu / freeBatches : null, 2), "", ""]);
-  for (const k of ["light", "heavy"]) cpuRow(`cron, ${k === "heavy" ? "5th minute (housekeeping)" : "other minutes"}`, summary(cpu.cron[k]));
+  cpuRows.push(["  per inbox delivered, total ÷ inboxes", stepInboxes, fmt(stepInboxes ? total(cpu.delivery) / stepInboxes : null, 2), "", "", "", "", "", ""]);
+  cpuRows.push([`batches drained freely (total ÷ ${freeBatches})`, freeBatches, fmt(freeBatches ? freeCpu / freeBatches : null, 2), "", "", "", "", "", ""]);
+  for (const k of ["light", "heavy"])
+    cpuRow(`cron, ${k === "heavy" ? "5th minute (housekeeping)" : "other minutes"}`, summary(cpu.cron[k]), cpu.cron[k], rts.cron[k]);
   out.push(table(cpuRows));
   out.push(
     `Baselines: a request Tern answers without work (/bench-noop) costs ${fmt(noopCpu, 2)} ms of workerd CPU here (miniflare's routing included); ` +
@@ -821,6 +923,20 @@ function report({ end, cpu, noopCpu, ctlCpu, freeBatches, freeCpu, mix, events, 
       `Locally the figures include D1 (SQLite in the same process) and the Durable Objects a request calls (RateLimiter, streaming), which ` +
       `production runs and bills elsewhere. All fetches: ${pmm(fetchCpu, 2)}.`,
   );
+  if (cal)
+    out.push(
+      `≈ without local D1 (a rough estimate): each invocation's CPU minus its D1 round trips (counted in the entry, an inbox POST's ` +
+        `after-response work included) × ${fmt(perRt, 2)} ms, the CPU of one local round trip calibrated as in bench/run.mjs: ` +
+        `${cal.n} requests with an unknown token (verify_credentials → 401: ${fmt(cal.bad.rt, 2)} round trip, ${fmt(cal.bad.ms / cal.n, 2)} ms each` +
+        `, ${fmt(cal.bad.dos, 2)} RateLimiter call(s) each) minus ` +
+        (cal.anonFits
+          ? `${cal.n} requests without a token (→ 401, no round trip, the same RateLimiter calls: ${fmt(cal.anon.ms / cal.n, 2)} ms each; ` +
+            `against ${cal.n} no-op requests, /bench-noop → 404 at ${fmt(cal.noop.ms / cal.n, 2)} ms, it would be ${fmt(cal.perRtNoop, 2)} ms, the RateLimiter call counted in)`
+          : `${cal.n} no-op requests (/bench-noop → 404, ${fmt(cal.noop.ms / cal.n, 2)} ms each)`) +
+        `, one at a time; floored at 0 per invocation. Rough: the subtraction also ` +
+        `removes a little real Worker work (binding the statement, reading the result), and in production each D1 call still costs ` +
+        `some Worker CPU to send and parse; locally SQLite runs inside the measured workerd, in production D1 is billed apart.`,
+    );
   out.push(
     `Response statuses: ${Object.entries(statuses)
       .map(([k, v]) => `${k} ×${v}`)
