@@ -15,7 +15,7 @@
 // after the 202, src/effects/run.ts runAfterResponse), the bench waits for it (`?settle=1`, minus that control
 // request's own CPU), so an inbox POST's figure is the request and its after-response processing. Then the held JOBS
 // batches are let through ONE at a time (`?step=jobs`), each measured the same way, then the DELIVERY messages (one
-// per invocation: a pack of ≤ 20 inboxes or a single retry; per-inbox CPU = invocation ÷ inboxes); whatever is left
+// per invocation: a pack of ≤ DELIVERY_PACK inboxes or a single retry; per-inbox CPU = invocation ÷ inboxes); whatever is left
 // after --delivery-steps drains freely (its CPU is total ÷ batches). Counts (requests, queue messages per type, D1
 // rows, DO calls, R2 operations) come from the entry's counters. Each measured invocation's D1 round trips are counted
 // too, and a calibration at the start (bad-token 401 minus no-token 401, as bench/run.mjs) gives the local CPU of one
@@ -762,7 +762,9 @@ function report({ end, cpu, rts, cal, noopCpu, ctlCpu, freeBatches, freeCpu, mix
   // DELIVERY invocations (one message each): packs of a new activity's inboxes, and single inboxes (retries).
   const delOf = (pred) => cpu.delivery.filter((_, i) => pred(cpu.deliveryBatch[i]));
   const isPack = (b) => (b?.types?.pack ?? 0) > 0;
-  const fullPackCpu = summary(delOf((b) => isPack(b) && b.inboxes >= 20));
+  // The pack size (DELIVERY_PACK in src/federation/delivery.ts): the largest pack the day sent.
+  const fullPack = Math.max(0, ...cpu.deliveryBatch.filter(isPack).map((b) => b.inboxes ?? 0));
+  const fullPackCpu = summary(delOf((b) => isPack(b) && b.inboxes >= fullPack));
   const perInbox = summary(cpu.delivery.map((ms, i) => ms / Math.max(1, cpu.deliveryBatch[i]?.inboxes ?? 1)));
   const stepInboxes = cpu.deliveryBatch.reduce((a, b) => a + (b?.inboxes ?? 0), 0);
   const total = (a) => a.reduce((x, y) => x + y, 0);
@@ -788,7 +790,7 @@ function report({ end, cpu, rts, cal, noopCpu, ctlCpu, freeBatches, freeCpu, mix
     delivery: est(cpu.delivery, rts.delivery),
     cron: est(cronMs, cronRt),
   };
-  noD1.fullPack = pick(noD1.delivery, (b) => (b?.types?.pack ?? 0) > 0 && b.inboxes >= 20);
+  noD1.fullPack = pick(noD1.delivery, (b) => (b?.types?.pack ?? 0) > 0 && b.inboxes >= fullPack);
   const noD1All = summary([...est(fetchMs(all), fetchRt(all)), ...noD1.jobs, ...noD1.delivery, ...noD1.cron]);
   const estRow = (arr) => {
     const x = summary(arr);
@@ -822,7 +824,7 @@ function report({ end, cpu, rts, cal, noopCpu, ctlCpu, freeBatches, freeCpu, mix
   rows.push(estRow(noD1.jobs));
   rows.push(["  DELIVERY invocations (1 message each)", "10 ms", pmm(delCpu), p99mark(delCpu)]);
   rows.push(estRow(noD1.delivery));
-  rows.push(["    of which packs of 20 inboxes", "10 ms", pmm(fullPackCpu), p99mark(fullPackCpu)]);
+  rows.push([`    of which full packs (${fullPack} inboxes)`, "10 ms", pmm(fullPackCpu), p99mark(fullPackCpu)]);
   rows.push(["  cron p50 / max", "10 ms", `${fmt(cronAll.p50, 1)} / ${fmt(cronAll.max, 1)} ms`, cronAll.max <= 10 ? "✓" : "✗"]);
   rows.push(estRow(noD1.cron));
   rows.push(["Queue operations", "10,000 / day", fmt(queueOps), mark(queueOps, LIMITS.queueOps)]);
@@ -908,8 +910,8 @@ function report({ end, cpu, rts, cal, noopCpu, ctlCpu, freeBatches, freeCpu, mix
   cpuRow("JOBS batch (stepped one at a time)", jobsCpu, cpu.jobs, rts.jobs);
   cpuRow(`DELIVERY invocation, all (${delCpu.n} stepped, ${fmt(stepInboxes)} inboxes)`, delCpu, cpu.delivery, rts.delivery);
   const dRow = (label, pred) => cpuRow(label, summary(pick(cpu.delivery, pred)), pick(cpu.delivery, pred), pick(rts.delivery, pred));
-  dRow("  DELIVERY pack (a new activity, ≤ 20 inboxes)", isPack);
-  dRow("  DELIVERY pack of 20 inboxes", (b) => isPack(b) && b.inboxes >= 20);
+  dRow(`  DELIVERY pack (a new activity, ≤ ${fullPack} inboxes)`, isPack);
+  dRow(`  DELIVERY full pack (${fullPack} inboxes)`, (b) => isPack(b) && b.inboxes >= fullPack);
   dRow("  DELIVERY single inbox", (b) => !isPack(b));
   cpuRow("  per inbox delivered (invocation ÷ its inboxes)", perInbox);
   cpuRows.push(["  per inbox delivered, total ÷ inboxes", stepInboxes, fmt(stepInboxes ? total(cpu.delivery) / stepInboxes : null, 2), "", "", "", "", "", ""]);
