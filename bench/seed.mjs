@@ -187,36 +187,11 @@ export function buildSeed({ origin, now = Date.now(), seed = 42, shape = SHAPE, 
       [...new Set(remote.map((a) => a.domain))].map((d) => [d, start]),
     );
   }
-  w.insert(
-    "users",
-    [
-      "id",
-      "account_id",
-      "email",
-      "password_hash",
-      "confirmed_at",
-      "approved",
-      "disabled",
-      "settings",
-      "current_sign_in_at",
-      "last_active_at",
-      "created_at",
-      "updated_at",
-    ],
-    accounts.map((a, i) => [
-      pad(userIds[i]),
-      pad(a.id),
-      `${a.username}@bench.test`,
-      "bench-no-password",
-      a.created,
-      1,
-      0,
-      "{}",
-      now,
-      now,
-      a.created,
-      a.created,
-    ]),
+  insertUsers(
+    w,
+    accounts.map((a, i) => ({ ...a, userId: userIds[i] })),
+    (a) => a.created,
+    now,
   );
 
   // Follows: viewer → accounts 1..200; accounts 201..350 → viewer; plus a random graph among the others.
@@ -510,6 +485,14 @@ export function insertLocalUsers(w, origin, accounts, start, at) {
       start,
     ]),
   );
+  insertUsers(w, accounts, () => start, at);
+}
+
+/**
+ * The `users` rows of local accounts ({id, userId, username}): confirmed, approved, no usable password, created at
+ * `createdAt(a)` and active at `activeAt`.
+ */
+function insertUsers(w, accounts, createdAt, activeAt) {
   w.insert(
     "users",
     [
@@ -526,7 +509,10 @@ export function insertLocalUsers(w, origin, accounts, start, at) {
       "created_at",
       "updated_at",
     ],
-    accounts.map((a) => [pad(a.userId), pad(a.id), `${a.username}@bench.test`, "bench-no-password", start, 1, 0, "{}", at, at, start, start]),
+    accounts.map((a) => {
+      const c = createdAt(a);
+      return [pad(a.userId), pad(a.id), `${a.username}@bench.test`, "bench-no-password", c, 1, 0, "{}", activeAt, activeAt, c, c];
+    }),
   );
 }
 
