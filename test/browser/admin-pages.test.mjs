@@ -2,37 +2,13 @@
 // is created on the setup page (which signs them in), follows the front page's link to /admin, blocks a domain,
 // resolves a report and uploads a custom emoji; each result is checked through the API.
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync } from "node:fs";
-import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { chromium } from "playwright-core";
-import { root, startTern } from "../support/server.mjs";
-
-const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
-const hasChromium = existsSync(CHROMIUM);
-// Locally a missing browser is a skip; in CI (CI=true) it is a failure, so the check cannot silently vanish.
-const skip = !hasChromium && !process.env.CI ? `chromium not found at ${CHROMIUM} (apt-get install chromium)` : false;
+import { startTern } from "../support/server.mjs";
+import { json, launchChromium, need, screenshot, skip } from "./support.mjs";
 
 const OWNER = { username: "boss", email: "boss@example.test", password: "a long enough password 123" };
 // A 1×1 PNG.
 const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==", "base64");
-
-function need(value, prereq) {
-  if (!value) throw new Error(`blocked by an earlier step: ${prereq}`);
-  return value;
-}
-
-async function json(res, what) {
-  const text = await res.text();
-  let body;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    body = text;
-  }
-  if (!res.ok) throw new Error(`${what}: HTTP ${res.status} ${text.slice(0, 300)}`);
-  return body;
-}
 
 describe("admin pages in chromium (no JavaScript)", { skip }, () => {
   let server, browser, page;
@@ -42,21 +18,8 @@ describe("admin pages in chromium (no JavaScript)", { skip }, () => {
   const form = (body) => ({ method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(body) });
 
   before(async () => {
-    if (!hasChromium) throw new Error(`CI is set but chromium is missing at ${CHROMIUM}`);
     server = await startTern();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-    });
+    browser = await launchChromium();
     // Plain forms only: the pages must work with scripts off.
     const context = await browser.newContext({ javaScriptEnabled: false });
     page = await context.newPage();
@@ -189,8 +152,7 @@ describe("admin pages in chromium (no JavaScript)", { skip }, () => {
     await page.getByRole("button", { name: "Upload" }).click();
     await page.waitForURL(`${server.url}/admin/emojis`);
     assert.match(await page.locator(".notice").textContent(), /Added :tern_wave:/);
-    mkdirSync(join(root, "test-results"), { recursive: true });
-    await page.screenshot({ path: join(root, "test-results", "admin-emojis.png"), fullPage: true });
+    await screenshot(page, "admin-emojis.png");
     const emojis = await json(await api("/api/v1/custom_emojis"), "GET /api/v1/custom_emojis");
     const emoji = emojis.find((e) => e.shortcode === "tern_wave");
     assert.ok(emoji, `the emoji is listed: ${JSON.stringify(emojis)}`);

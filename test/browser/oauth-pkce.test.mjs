@@ -2,28 +2,16 @@
 // consent page, redirect back to the app with code and state, token exchange with the verifier.
 import assert from "node:assert/strict";
 import { createHash, randomBytes } from "node:crypto";
-import { existsSync, mkdirSync } from "node:fs";
 import { createServer } from "node:http";
-import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { chromium } from "playwright-core";
-import { root, startTern } from "../support/server.mjs";
-
-const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
-const hasChromium = existsSync(CHROMIUM);
-// Locally a missing browser is a skip; in CI (CI=true) it is a failure, so the check cannot silently vanish.
-const skip = !hasChromium && !process.env.CI ? `chromium not found at ${CHROMIUM} (apt-get install chromium)` : false;
+import { startTern } from "../support/server.mjs";
+import { json, launchChromium, need, screenshot, skip } from "./support.mjs";
 
 const b64url = (buf) => buf.toString("base64url");
 const EMAIL = "pkce-user@example.test";
 const PASSWORD = "a long enough password 123";
 const STATE = "xyz";
 const SCOPE = "read write";
-
-function need(value, prereq) {
-  if (!value) throw new Error(`blocked by an earlier step: ${prereq}`);
-  return value;
-}
 
 /** A stand-in for the client app's redirect endpoint: records the query of the first hit. */
 async function startCallbackServer() {
@@ -40,18 +28,6 @@ async function startCallbackServer() {
   return { redirectUri: `http://127.0.0.1:${port}/callback`, hit, close: () => new Promise((r) => srv.close(r)) };
 }
 
-async function json(res, what) {
-  const text = await res.text();
-  let body;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    body = text;
-  }
-  if (!res.ok) throw new Error(`${what}: HTTP ${res.status} ${text.slice(0, 300)}`);
-  return body;
-}
-
 describe("OAuth authorization code with PKCE in chromium", { skip }, () => {
   let server, callback, browser; // plain launch(): playwright gives chromium a fresh temporary profile
   const s = {};
@@ -59,21 +35,8 @@ describe("OAuth authorization code with PKCE in chromium", { skip }, () => {
   const challenge = b64url(createHash("sha256").update(verifier).digest());
 
   before(async () => {
-    if (!hasChromium) throw new Error(`CI is set but chromium is missing at ${CHROMIUM}`);
     [server, callback] = await Promise.all([startTern(), startCallbackServer()]);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close().catch(() => {});
@@ -151,8 +114,7 @@ describe("OAuth authorization code with PKCE in chromium", { skip }, () => {
     await approve.waitFor({ state: "visible" });
     assert.match(await approve.textContent(), /Authorize/);
     assert.match(await page.content(), /PKCE app/, "the consent page names the app");
-    mkdirSync(join(root, "test-results"), { recursive: true });
-    await page.screenshot({ path: join(root, "test-results", "oauth-consent.png"), fullPage: true });
+    await screenshot(page, "oauth-consent.png");
 
     // Every page Tern served on the way (sign-in and consent), not only the first.
     s.pagesCsp = [];

@@ -3,24 +3,13 @@
 // with the new password and a code. Plain forms: no client-side JavaScript is involved.
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
-import { existsSync, mkdirSync } from "node:fs";
-import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { chromium } from "playwright-core";
-import { root, startTern } from "../support/server.mjs";
-
-const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
-const hasChromium = existsSync(CHROMIUM);
-const skip = !hasChromium && !process.env.CI ? `chromium not found at ${CHROMIUM} (apt-get install chromium)` : false;
+import { startTern } from "../support/server.mjs";
+import { json, launchChromium, need, screenshot, skip } from "./support.mjs";
 
 const EMAIL = "settings-user@example.test";
 const PASSWORD = "a long enough password 123";
 const NEW_PASSWORD = "an even longer password 456";
-
-function need(value, prereq) {
-  if (!value) throw new Error(`blocked by an earlier step: ${prereq}`);
-  return value;
-}
 
 function base32Decode(text) {
   const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
@@ -47,32 +36,13 @@ function totp(secret, ms = Date.now()) {
   return String((mac.readUInt32BE(offset) & 0x7fffffff) % 1_000_000).padStart(6, "0");
 }
 
-async function json(res, what) {
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${what}: HTTP ${res.status} ${text.slice(0, 300)}`);
-  return JSON.parse(text);
-}
-
 describe("account settings in chromium", { skip }, () => {
   let server, browser, page;
   const s = {};
 
   before(async () => {
-    if (!hasChromium) throw new Error(`CI is set but chromium is missing at ${CHROMIUM}`);
     server = await startTern();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ javaScriptEnabled: false });
     page.setDefaultTimeout(15_000);
   });
@@ -148,8 +118,7 @@ describe("account settings in chromium", { skip }, () => {
     await page.getByRole("button", { name: "Enable", exact: true }).click();
     await page.locator("#recovery-codes").waitFor();
     assert.equal(await page.locator("#recovery-codes li").count(), 10);
-    mkdirSync(join(root, "test-results"), { recursive: true });
-    await page.screenshot({ path: join(root, "test-results", "settings-recovery-codes.png"), fullPage: true });
+    await screenshot(page, "settings-recovery-codes.png");
     await page.getByRole("link", { name: "Done", exact: true }).click();
     assert.match(await page.locator("#otp-status").textContent(), /is on/);
     s.secret = secret;

@@ -8,12 +8,11 @@
 import "./polyfills.mjs";
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import { setMaxListeners } from "node:events";
-import { createServer } from "node:http";
 import { after, before, describe, test } from "node:test";
-import { createFederation, exportJwk, generateCryptoKeyPair, importJwk, InProcessMessageQueue, MemoryKvStore } from "@fedify/fedify";
+import { createFederation, exportJwk, generateCryptoKeyPair, importJwk, MemoryKvStore } from "@fedify/fedify";
 import { Accept, Activity, Announce, Application, Collection, Endpoints, Follow, Note, Person, PUBLIC_COLLECTION } from "@fedify/fedify/vocab";
 import { startTern } from "../support/server.mjs";
+import { arrivalLog, fedifyFetch, listenLoopback, sendResponse, startQueue, testFederationOptions, toFetchRequest } from "./fedify-host.mjs";
 import { Temporal } from "./polyfills.mjs";
 import { poll, setUpOwner, signUp } from "./tern-api.mjs";
 
@@ -21,30 +20,18 @@ const ACTORS = new Set(["author", "replier", "relay", "poster"]);
 
 /** The fedify side: actors, Notes with `replies` collections, and a relay's inbox behaviour. */
 async function startThreadServer() {
-  let handle = (_req, res) => res.writeHead(503).end();
-  const server = createServer((req, res) => handle(req, res));
-  await new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", resolve);
-  });
-  const origin = `http://127.0.0.1:${server.address().port}`;
-  const received = [];
+  const { server, origin, serve } = await listenLoopback();
+  const { received, record: keep, waitFor } = arrivalLog();
   const errors = [];
-  const arrivals = new Set();
   const notes = new Map(); // key → { note fields, replies: [uri] }
 
   const rsa = await generateCryptoKeyPair("RSASSA-PKCS1-v1_5");
   const jwk = { privateKey: await exportJwk(rsa.privateKey), publicKey: await exportJwk(rsa.publicKey) };
 
   const federation = createFederation({
+    ...testFederationOptions(origin),
     kv: new MemoryKvStore(),
-    queue: new InProcessMessageQueue({ pollInterval: { milliseconds: 100 } }),
-    manuallyStartQueue: true,
-    origin,
-    allowPrivateAddress: true,
     firstKnock: "draft-cavage-http-signatures-12",
-    outboxRetryPolicy: () => null,
-    inboxRetryPolicy: () => null,
     onOutboxError: (error) => errors.push(`outbox: ${error}`),
   });
 
@@ -93,8 +80,7 @@ async function startThreadServer() {
   });
 
   const record = (activity) => {
-    received.push({ type: activity.constructor.name, id: activity.id?.href ?? null, activity });
-    for (const check of arrivals) check();
+    keep({ type: activity.constructor.name, id: activity.id?.href ?? null, activity });
   };
 
   federation
@@ -115,36 +101,17 @@ async function startThreadServer() {
     .on(Activity, async (_ctx, activity) => record(activity))
     .onError((_ctx, error) => errors.push(`inbox: ${error?.stack ?? error}`));
 
-  handle = async (req, res) => {
+  serve(async (req, res) => {
     try {
-      const chunks = [];
-      for await (const c of req) chunks.push(c);
-      const headers = new Headers();
-      for (const [k, v] of Object.entries(req.headers)) {
-        if (Array.isArray(v)) for (const x of v) headers.append(k, x);
-        else if (v != null) headers.set(k, v);
-      }
-      const request = new Request(new URL(req.url, origin), {
-        method: req.method,
-        headers,
-        body: req.method === "GET" || req.method === "HEAD" ? undefined : Buffer.concat(chunks),
-      });
-      const response = await federation.fetch(request, {
-        contextData: undefined,
-        onNotFound: () => new Response("Not found", { status: 404 }),
-        onNotAcceptable: () => new Response("Not acceptable", { status: 406 }),
-      });
-      res.writeHead(response.status, Object.fromEntries(response.headers));
-      res.end(Buffer.from(await response.arrayBuffer()));
+      const { request } = await toFetchRequest(req, origin);
+      await sendResponse(res, await fedifyFetch(federation, request));
     } catch (e) {
       errors.push(`http: ${e?.stack ?? e}`);
       res.writeHead(500).end(String(e));
     }
-  };
+  });
 
-  const queueStop = new AbortController();
-  setMaxListeners(0, queueStop.signal);
-  const queueDone = federation.startQueue(undefined, { signal: queueStop.signal }).catch(() => {});
+  const queue = startQueue(federation);
 
   return {
     origin,
@@ -172,29 +139,15 @@ async function startThreadServer() {
       await ctx().sendActivity({ identifier: "relay" }, { id: new URL(ternActorUri), inboxId: new URL(ternSharedInbox) }, announce, { immediate: true });
     },
     waitFor(pred, what, timeoutMs = 45_000) {
-      const hit = received.find(pred);
-      if (hit) return Promise.resolve(hit);
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          const found = received.find(pred);
-          if (!found) return;
-          done();
-          resolve(found);
-        };
-        const timer = setTimeout(() => {
-          done();
-          reject(new Error(`the relay did not receive ${what}; received: ${received.map((r) => r.type).join(", ")}; errors: ${errors.join("; ")}`));
-        }, timeoutMs);
-        const done = () => {
-          clearTimeout(timer);
-          arrivals.delete(check);
-        };
-        arrivals.add(check);
-      });
+      return waitFor(
+        pred,
+        timeoutMs,
+        () => `the relay did not receive ${what}; received: ${received.map((r) => r.type).join(", ")}; errors: ${errors.join("; ")}`,
+      );
     },
     async stop() {
-      queueStop.abort();
-      await queueDone;
+      queue.stop();
+      await queue.done;
       await new Promise((r) => server.close(r));
     },
   };
@@ -256,7 +209,11 @@ describe("backfill and relays: Tern ⇄ fedify", () => {
 
     const posted = await alice.api.post("/api/v1/statuses", { status: "hello, relay", visibility: "public" });
     const create = await remote.waitFor((r) => r.type === "Create" && r.activity.objectId?.href === posted.uri, "Tern's public Create");
-    assert.ok(create);
+    assert.equal(create.activity.actorId?.href, `${tern.url}/users/alice`, "the Create is alice's");
+    assert.ok(
+      create.activity.toIds.some((u) => u.href === PUBLIC_COLLECTION.href),
+      `the relayed Create is public (to=${JSON.stringify(create.activity.toIds.map((u) => u.href))})`,
+    );
 
     const relayed = remote.note("poster", "a post from elsewhere, relayed");
     await remote.relayAnnounce(`${tern.url}/actor`, `${tern.url}/inbox`, relayed);

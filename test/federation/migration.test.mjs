@@ -7,12 +7,11 @@
 import "./polyfills.mjs";
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import { setMaxListeners } from "node:events";
-import { createServer } from "node:http";
 import { after, before, describe, test } from "node:test";
-import { createFederation, exportJwk, generateCryptoKeyPair, importJwk, InProcessMessageQueue, MemoryKvStore } from "@fedify/fedify";
+import { createFederation, exportJwk, generateCryptoKeyPair, importJwk, MemoryKvStore } from "@fedify/fedify";
 import { Accept, Activity, Endpoints, Follow, Like, Move, Person, Undo } from "@fedify/fedify/vocab";
 import { startTern } from "../support/server.mjs";
+import { arrivalLog, downgradeHttpsFor, fedifyFetch, listenLoopback, sendResponse, startQueue, testFederationOptions, toFetchRequest } from "./fedify-host.mjs";
 import { poll, setUpOwner, signUp } from "./tern-api.mjs";
 
 const PASSWORD = "correct horse battery staple";
@@ -24,50 +23,19 @@ function need(value, prereq) {
   return value;
 }
 
-/** Fedify looks `acct:` handles up over https only; Tern under test speaks http on loopback (as peer.mjs does). */
-function downgradeHttpsFor(hosts) {
-  const original = globalThis.fetch;
-  const rewrite = (u) => (u.protocol === "https:" && hosts.has(u.host) ? new URL(`http://${u.host}${u.pathname}${u.search}`) : null);
-  globalThis.fetch = (input, init) => {
-    if (input instanceof Request) {
-      const to = rewrite(new URL(input.url));
-      return original(to ? new Request(to, input) : input, init);
-    }
-    const to = rewrite(new URL(String(input)));
-    return original(to ?? input, init);
-  };
-  return () => {
-    globalThis.fetch = original;
-  };
-}
-
 /** A Fedify server with one unlocked actor whose alsoKnownAs / movedTo the test sets; records what it receives. */
 async function startMigrationPeer({ ternHosts }) {
-  let handle = (_req, res) => res.writeHead(503).end();
-  const server = createServer((req, res) => handle(req, res));
-  await new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", resolve);
-  });
-  const { port } = server.address();
-  const origin = `http://127.0.0.1:${port}`;
-  const host = `127.0.0.1:${port}`;
+  const { server, origin, host, serve } = await listenLoopback();
   const state = { aliases: [], movedTo: null };
-  const received = [];
+  const { received, record: keep, waitFor } = arrivalLog();
   const errors = [];
-  const arrivals = new Set();
   const rsa = await generateCryptoKeyPair("RSASSA-PKCS1-v1_5");
   const keyJwk = { privateKey: await exportJwk(rsa.privateKey), publicKey: await exportJwk(rsa.publicKey) };
 
   const federation = createFederation({
+    ...testFederationOptions(origin),
     kv: new MemoryKvStore(),
-    queue: new InProcessMessageQueue({ pollInterval: { milliseconds: 100 } }),
-    manuallyStartQueue: true,
-    origin,
-    allowPrivateAddress: true,
     firstKnock: "draft-cavage-http-signatures-12",
-    outboxRetryPolicy: () => null,
-    inboxRetryPolicy: () => null,
     onOutboxError: (error) => errors.push(String(error)),
   });
   federation
@@ -95,8 +63,7 @@ async function startMigrationPeer({ ternHosts }) {
   federation.setFollowersDispatcher("/users/{identifier}/followers", async () => ({ items: [] }));
 
   const record = async (_ctx, activity) => {
-    received.push({ type: activity.constructor.name, id: activity.id?.href ?? null, actor: activity.actorId?.href ?? null, activity });
-    for (const check of arrivals) check();
+    keep({ type: activity.constructor.name, id: activity.id?.href ?? null, actor: activity.actorId?.href ?? null, activity });
   };
   federation
     .setInboxListeners("/users/{identifier}/inbox", "/inbox")
@@ -115,34 +82,17 @@ async function startMigrationPeer({ ternHosts }) {
     .on(Activity, record)
     .onError((_ctx, error) => errors.push(String(error?.stack ?? error)));
 
-  handle = async (req, res) => {
+  serve(async (req, res) => {
     try {
-      const chunks = [];
-      for await (const c of req) chunks.push(c);
-      const body = Buffer.concat(chunks);
-      const headers = new Headers();
-      for (const [k, v] of Object.entries(req.headers)) {
-        if (Array.isArray(v)) for (const x of v) headers.append(k, x);
-        else if (v != null) headers.set(k, v);
-      }
-      const url = new URL(req.url, origin);
-      const request = new Request(url, { method: req.method, headers, body: req.method === "GET" || req.method === "HEAD" ? undefined : body });
-      const response = await federation.fetch(request, {
-        contextData: undefined,
-        onNotFound: () => new Response("Not found", { status: 404 }),
-        onNotAcceptable: () => new Response("Not acceptable", { status: 406 }),
-      });
-      res.writeHead(response.status, Object.fromEntries(response.headers));
-      res.end(Buffer.from(await response.arrayBuffer()));
+      const { request } = await toFetchRequest(req, origin);
+      await sendResponse(res, await fedifyFetch(federation, request));
     } catch (e) {
       errors.push(String(e?.stack ?? e));
       res.writeHead(500).end(String(e));
     }
-  };
+  });
 
-  const queueStop = new AbortController();
-  setMaxListeners(0, queueStop.signal);
-  const queueDone = federation.startQueue(undefined, { signal: queueStop.signal }).catch(() => {});
+  const queue = startQueue(federation);
   const restoreFetch = downgradeHttpsFor(new Set(ternHosts));
   const ctx = () => federation.createContext(new URL(origin), undefined);
   const actorUri = ctx().getActorUri(NAME);
@@ -167,33 +117,15 @@ async function startMigrationPeer({ ternHosts }) {
       return c.lookupObject(handleOrUri, { documentLoader: await c.getDocumentLoader({ identifier: NAME }) });
     },
     waitFor(pred, { timeoutMs = 45_000, what = "activity" } = {}) {
-      const hit = received.find(pred);
-      if (hit) return Promise.resolve(hit);
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          const found = received.find(pred);
-          if (!found) return;
-          done();
-          resolve(found);
-        };
-        const timer = setTimeout(() => {
-          done();
-          const seen = received.map((r) => `${r.type} ${r.id}`).join("\n    ") || "(nothing)";
-          reject(
-            new Error(`peer did not receive ${what} within ${timeoutMs} ms.\n  received:\n    ${seen}\n  errors:\n    ${errors.join("\n    ") || "(none)"}`),
-          );
-        }, timeoutMs);
-        const done = () => {
-          clearTimeout(timer);
-          arrivals.delete(check);
-        };
-        arrivals.add(check);
+      return waitFor(pred, timeoutMs, () => {
+        const seen = received.map((r) => `${r.type} ${r.id}`).join("\n    ") || "(nothing)";
+        return `peer did not receive ${what} within ${timeoutMs} ms.\n  received:\n    ${seen}\n  errors:\n    ${errors.join("\n    ") || "(none)"}`;
       });
     },
     async stop() {
       restoreFetch();
-      queueStop.abort();
-      await Promise.race([queueDone, sleep(1000)]);
+      queue.stop();
+      await Promise.race([queue.done, sleep(1000)]);
       await new Promise((r) => server.close(() => r()));
       server.closeAllConnections?.();
     },

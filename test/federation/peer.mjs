@@ -13,9 +13,7 @@
 // two servers can talk over loopback.
 import "./polyfills.mjs";
 import { randomUUID } from "node:crypto";
-import { setMaxListeners } from "node:events";
-import { createServer } from "node:http";
-import { createFederation, exportJwk, generateCryptoKeyPair, importJwk, InProcessMessageQueue, MemoryKvStore } from "@fedify/fedify";
+import { createFederation, exportJwk, generateCryptoKeyPair, importJwk, MemoryKvStore } from "@fedify/fedify";
 import {
   Accept,
   Activity,
@@ -37,6 +35,7 @@ import {
   Undo,
   Update,
 } from "@fedify/fedify/vocab";
+import { arrivalLog, downgradeHttpsFor, fedifyFetch, listenLoopback, sendResponse, startQueue, testFederationOptions, toFetchRequest } from "./fedify-host.mjs";
 import { Temporal } from "./polyfills.mjs";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -44,31 +43,6 @@ const PEER = "peer";
 /** The peer's actors: "peer" is the one most steps use; the others are for steps that need an account no one touched. */
 const ACTORS = ["peer", "carol", "dave"];
 const PEER_EMOJI = "fedify_blob";
-
-/**
- * Fedify looks `acct:` handles up over https only; Tern under test speaks plain http on loopback. This shim is the
- * test's stand-in for a TLS terminator: https://<loopback host:port> → http:// for the hosts given, nothing else.
- */
-function downgradeHttpsFor(hosts, onSent) {
-  const original = globalThis.fetch;
-  const rewrite = (u) => (u.protocol === "https:" && hosts.has(u.host) ? new URL(`http://${u.host}${u.pathname}${u.search}`) : null);
-  const observe = async (request) => {
-    const res = await original(request);
-    if (hosts.has(new URL(request.url).host)) onSent(request, res);
-    return res;
-  };
-  globalThis.fetch = (input, init) => {
-    if (input instanceof Request) {
-      const to = rewrite(new URL(input.url));
-      return observe(new Request(to ?? input.url, new Request(input, init)));
-    }
-    const to = rewrite(new URL(String(input)));
-    return observe(new Request(to ?? input, init));
-  };
-  return () => {
-    globalThis.fetch = original;
-  };
-}
 
 async function enableLogs() {
   const { configure, getConsoleSink } = await import("@logtape/logtape");
@@ -87,19 +61,11 @@ async function enableLogs() {
  */
 export async function startPeer({ ternHosts = [], log = !!process.env.TERN_FED_LOG, firstKnock = "draft-cavage-http-signatures-12" } = {}) {
   if (log) await enableLogs();
-  // Listen on a port the kernel picks (no window between choosing a free port and binding it, in which another test
-  // process could take it); requests are handled once everything below is set up.
-  let handle = (_req, res) => res.writeHead(503).end();
-  const server = createServer((req, res) => handle(req, res));
-  await new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", resolve);
-  });
-  const { port } = server.address();
-  const origin = `http://127.0.0.1:${port}`;
-  const host = `127.0.0.1:${port}`;
+  // Requests are handled once everything below is set up.
+  const { server, port, origin, host, serve } = await listenLoopback();
 
-  const received = []; // { type, id, actor, activity (fedify object), raw (JSON as sent), at }
+  // received: { type, id, actor, activity (fedify object), raw (JSON as sent), at }; waitFor() runs on each arrival
+  const { received, record: keep, waitFor } = arrivalLog();
   const unverified = []; // { type, id, reason }
   const posts = []; // { path, type, id, status, rfc9421 (signed with Signature-Input), signatureInput }
   const sent = []; // requests the peer signed to Tern: { method, url, rfc9421, status }
@@ -127,16 +93,11 @@ export async function startPeer({ ternHosts = [], log = !!process.env.TERN_FED_L
 
   const kv = new MemoryKvStore();
   const federation = createFederation({
+    ...testFederationOptions(origin),
     kv,
-    queue: new InProcessMessageQueue({ pollInterval: { milliseconds: 100 } }),
-    manuallyStartQueue: true,
-    origin,
-    allowPrivateAddress: true,
     // Tern verifies both. The main peer signs draft-cavage first, as Mastodon does (Tern then signs to it that way
     // too); the RFC 9421 step starts a second peer with firstKnock "rfc9421" (Fedify's default).
     firstKnock,
-    outboxRetryPolicy: () => null, // a failed delivery is a test failure, not something to retry for hours
-    inboxRetryPolicy: () => null,
     onOutboxError: (error, activity) => errors.push({ where: "outbox", type: activity?.constructor?.name, error: String(error) }),
   });
 
@@ -257,10 +218,9 @@ export async function startPeer({ ternHosts = [], log = !!process.env.TERN_FED_L
     });
   }
 
-  const arrivals = new Set(); // waitFor() checks, run each time an activity is recorded
   const record = async (_ctx, activity) => {
     const id = activity.id?.href ?? null;
-    received.push({
+    keep({
       type: activity.constructor.name,
       id,
       actor: activity.actorId?.href ?? null,
@@ -268,7 +228,6 @@ export async function startPeer({ ternHosts = [], log = !!process.env.TERN_FED_L
       raw: (id && rawById.get(id)) ?? (await activity.toJsonLd({ format: "compact" })),
       at: Date.now(),
     });
-    for (const check of arrivals) check();
   };
 
   federation
@@ -310,17 +269,9 @@ export async function startPeer({ ternHosts = [], log = !!process.env.TERN_FED_L
       errors.push({ where: "inbox", error: String(error?.stack ?? error) });
     });
 
-  handle = async (req, res) => {
+  serve(async (req, res) => {
     try {
-      const chunks = [];
-      for await (const c of req) chunks.push(c);
-      const body = Buffer.concat(chunks);
-      const headers = new Headers();
-      for (const [k, v] of Object.entries(req.headers)) {
-        if (Array.isArray(v)) for (const x of v) headers.append(k, x);
-        else if (v != null) headers.set(k, v);
-      }
-      const url = new URL(req.url, origin);
+      const { request, url, headers, body } = await toFetchRequest(req, origin);
       let json = null;
       if (req.method === "POST") {
         try {
@@ -330,16 +281,7 @@ export async function startPeer({ ternHosts = [], log = !!process.env.TERN_FED_L
           /* not JSON: fedify answers it */
         }
       }
-      const request = new Request(url, {
-        method: req.method,
-        headers,
-        body: req.method === "GET" || req.method === "HEAD" ? undefined : body,
-      });
-      const response = await federation.fetch(request, {
-        contextData: undefined,
-        onNotFound: () => new Response("Not found", { status: 404 }),
-        onNotAcceptable: () => new Response("Not acceptable", { status: 406 }),
-      });
+      const response = await fedifyFetch(federation, request);
       if (req.method === "POST")
         posts.push({
           path: url.pathname,
@@ -349,19 +291,15 @@ export async function startPeer({ ternHosts = [], log = !!process.env.TERN_FED_L
           rfc9421: headers.has("signature-input"),
           signatureInput: headers.get("signature-input"),
         });
-      const out = Buffer.from(await response.arrayBuffer());
-      res.writeHead(response.status, Object.fromEntries(response.headers));
-      res.end(out);
+      await sendResponse(res, response);
     } catch (e) {
       errors.push({ where: "http", error: String(e?.stack ?? e) });
       res.writeHead(500, { "content-type": "text/plain" });
       res.end(String(e));
     }
-  };
+  });
 
-  const queueStop = new AbortController();
-  setMaxListeners(0, queueStop.signal); // fedify's queue adds a listener per poll
-  const queueDone = federation.startQueue(undefined, { signal: queueStop.signal }).catch(() => {});
+  const queue = startQueue(federation);
   // What the peer itself signed to Tern (another peer's requests pass through this shim too: told apart by key id).
   const restoreFetch = downgradeHttpsFor(new Set(ternHosts), (request, res) => {
     const sig = request.headers.get("signature-input") ?? request.headers.get("signature") ?? "";
@@ -423,32 +361,12 @@ export async function startPeer({ ternHosts = [], log = !!process.env.TERN_FED_L
      * polling. `timeoutMs` only bounds a failure; it leaves room for one of Tern's queue retries (10-16 s later).
      */
     waitFor(pred, { timeoutMs = 45_000, what = "activity" } = {}) {
-      const hit = received.find(pred);
-      if (hit) return Promise.resolve(hit);
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          const found = received.find(pred);
-          if (!found) return;
-          done();
-          resolve(found);
-        };
-        const timer = setTimeout(() => {
-          done();
-          const seen = received.map((r) => `${r.type} ${r.id}`).join("\n    ") || "(nothing)";
-          const bad = unverified.map((u) => `${u.type} ${u.id}: ${JSON.stringify(u.reason)}`).join("\n    ") || "(none)";
-          const errs = errors.map((e) => `${e.where}: ${e.error.split("\n")[0]}`).join("\n    ") || "(none)";
-          const http = posts.map((p) => `${p.status} ${p.path} ${p.type} ${p.id}`).join("\n    ") || "(none)";
-          reject(
-            new Error(
-              `peer did not receive ${what} within ${timeoutMs} ms.\n  received:\n    ${seen}\n  refused (signature):\n    ${bad}\n  errors:\n    ${errs}\n  POSTs to the peer:\n    ${http}`,
-            ),
-          );
-        }, timeoutMs);
-        const done = () => {
-          clearTimeout(timer);
-          arrivals.delete(check);
-        };
-        arrivals.add(check);
+      return waitFor(pred, timeoutMs, () => {
+        const seen = received.map((r) => `${r.type} ${r.id}`).join("\n    ") || "(nothing)";
+        const bad = unverified.map((u) => `${u.type} ${u.id}: ${JSON.stringify(u.reason)}`).join("\n    ") || "(none)";
+        const errs = errors.map((e) => `${e.where}: ${e.error.split("\n")[0]}`).join("\n    ") || "(none)";
+        const http = posts.map((p) => `${p.status} ${p.path} ${p.type} ${p.id}`).join("\n    ") || "(none)";
+        return `peer did not receive ${what} within ${timeoutMs} ms.\n  received:\n    ${seen}\n  refused (signature):\n    ${bad}\n  errors:\n    ${errs}\n  POSTs to the peer:\n    ${http}`;
       });
     },
 
@@ -585,8 +503,8 @@ export async function startPeer({ ternHosts = [], log = !!process.env.TERN_FED_L
 
     async stop() {
       restoreFetch();
-      queueStop.abort();
-      await Promise.race([queueDone, sleep(1000)]);
+      queue.stop();
+      await Promise.race([queue.done, sleep(1000)]);
       await new Promise((r) => server.close(() => r()));
       server.closeAllConnections?.();
     },

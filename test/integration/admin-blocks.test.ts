@@ -7,9 +7,7 @@ import { formatNetwork, networkContains, parseNetwork } from "../../src/lib/cidr
 import { canonicalEmail, canonicalEmailHash } from "../../src/services/admin-email-blocks";
 import { anon, links, makeUser, ORIGIN } from "./helpers";
 import { hidden, Jar, PASSWORD, registerApp, tokenRequest, web } from "./oauth-helpers";
-
-const ADMIN = { roleId: "2", scopes: "read write admin:read admin:write" };
-const MOD = { roleId: "1", scopes: "read write admin:read admin:write" };
+import { ADMIN, MOD } from "./admin-fixtures";
 
 async function logRows() {
   const r = await env.DB.prepare("SELECT action, target_type, CAST(target_id AS TEXT) AS target_id FROM admin_action_logs ORDER BY id").all<any>();

@@ -5,20 +5,9 @@ import { describe, expect, it } from "vitest";
 import { snowflake } from "../../src/lib/ids";
 import { DELETE_CHUNK } from "../../src/services/delete-account";
 import { ORIGIN, anon, eventually, makeUser } from "./helpers";
-import { addFollow, remoteAccount, take } from "./federation-outbound-fixtures";
-
-const ADMIN = { roleId: "2", scopes: "read write admin:read admin:write" };
-const MOD = { roleId: "1", scopes: "read write admin:read admin:write" };
-const pad = (id: string) => id.padStart(20, "0");
-
-const count = async (q: string, ...binds: unknown[]) =>
-  Number(
-    (
-      await env.DB.prepare(q)
-        .bind(...binds)
-        .first<{ n: number }>()
-    )?.n ?? 0,
-  );
+import { take } from "./federation-outbound-fixtures";
+import { count, knownAround, pad } from "./delete-account-fixtures";
+import { ADMIN, MOD } from "./admin-fixtures";
 
 /** Statuses written straight into storage (more than one chunk's worth). */
 async function bulkStatuses(accountId: string, username: string, n: number) {
@@ -56,14 +45,7 @@ describe("DELETE /api/v1/admin/accounts/:id", () => {
     const admin = await makeUser("deladmin2", ADMIN);
     const victim = await makeUser("goner");
     const friend = await makeUser("friend");
-    const follower = await remoteAccount("fan", "fans.example");
-    const followed = await remoteAccount("idol", "idols.example", { shared: false });
-    await addFollow(follower.id, victim.id);
-    await addFollow(victim.id, followed.id);
-    await friend.api.post(`/api/v1/accounts/${victim.id}/follow`);
-    const post = await victim.api.post("/api/v1/statuses", { status: "hello" });
-    expect(post.status).toBe(200);
-    await friend.api.post(`/api/v1/statuses/${post.body.id}/favourite`);
+    const { idol: followed, post } = await knownAround(victim, friend, "hello");
     await friend.api.post(`/api/v1/statuses/${post.body.id}/reblog`);
     await victim.api.post(`/api/v1/accounts/${friend.id}/follow`);
     await bulkStatuses(victim.id, victim.username, DELETE_CHUNK + 20);

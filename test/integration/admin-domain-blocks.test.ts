@@ -10,11 +10,9 @@ import { signRequest } from "../../src/federation/signatures";
 import { anon, cfg, db, eventually, links, makeUser, ORIGIN } from "./helpers";
 import { create, deliver, installFetchMock, note, pad, postInbox, remoteActor, runJobs, sql } from "./federation-inbox-fixtures";
 import { addFollow, remoteAccount, remoteStatus } from "./federation-outbound-fixtures";
+import { ADMIN, MOD } from "./admin-fixtures";
 
 beforeAll(() => installFetchMock());
-
-const ADMIN = { roleId: "2", scopes: "read write admin:read admin:write" };
-const MOD = { roleId: "1", scopes: "read write admin:read admin:write" };
 
 async function logRows() {
   const rows = await sql("SELECT action, target_type, CAST(target_id AS TEXT) AS target_id FROM admin_action_logs ORDER BY id");

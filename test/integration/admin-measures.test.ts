@@ -4,8 +4,8 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { snowflake } from "../../src/lib/ids";
 import { anon, makeUser } from "./helpers";
+import { ADMIN } from "./admin-fixtures";
 
-const ADMIN = { roleId: "2", scopes: "read write admin:read admin:write" };
 const pad = (id: string) => id.padStart(20, "0");
 const DAY = 86_400_000;
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);

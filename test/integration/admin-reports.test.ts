@@ -3,8 +3,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { anon, eventually, links, makeUser } from "./helpers";
-
-const MOD = { roleId: "1", scopes: "read write admin:read admin:write" };
+import { MOD } from "./admin-fixtures";
 
 /** A custom role that may manage users but not reports. */
 async function usersOnlyRole(): Promise<string> {

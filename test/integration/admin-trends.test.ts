@@ -6,9 +6,9 @@ import { describe, expect, it } from "vitest";
 import { snowflake } from "../../src/lib/ids";
 import { LINK_TRENDS, STATUS_TRENDS, TAG_TRENDS, refreshTrends } from "../../src/trends/refresh";
 import { anon, db, makeUser } from "./helpers";
+import { cardStatement, tagStatements } from "./trends-fixtures";
+import { ADMIN, MOD } from "./admin-fixtures";
 
-const ADMIN = { roleId: "2", scopes: "read write admin:read admin:write" };
-const MOD = { roleId: "1", scopes: "read write admin:read admin:write" };
 const pad = (id: string) => id.padStart(20, "0");
 
 async function remoteAccounts(count: number): Promise<string[]> {
@@ -36,23 +36,8 @@ async function status(accountId: string, o: { at: number; tag?: string; card?: s
        VALUES (?1, ?2, ?3, 0, ?4, '<p>x</p>', 'public', 'en', ?5, ?5)`,
     ).bind(pad(id), `https://remote.example/s/${id}`, pad(accountId), o.reblogOf ? pad(o.reblogOf) : null, o.at),
   ];
-  if (o.tag) {
-    stmts.push(
-      env.DB.prepare("INSERT OR IGNORE INTO tags (id, name, display_name, usable, trendable, created_at) VALUES (?1, ?2, ?2, 1, 1, 1)").bind(
-        pad(snowflake()),
-        o.tag,
-      ),
-      env.DB.prepare("INSERT INTO status_tags (status_id, tag_id) SELECT ?1, id FROM tags WHERE name = ?2").bind(pad(id), o.tag),
-    );
-  }
-  if (o.card) {
-    stmts.push(
-      env.DB.prepare("INSERT INTO status_preview_cards (status_id, preview_card_id, url) SELECT ?1, id, url FROM preview_cards WHERE url = ?2").bind(
-        pad(id),
-        o.card,
-      ),
-    );
-  }
+  if (o.tag) stmts.push(...tagStatements(id, o.tag));
+  if (o.card) stmts.push(cardStatement(id, o.card));
   await env.DB.batch(stmts);
   return id;
 }

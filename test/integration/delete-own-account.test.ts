@@ -3,19 +3,10 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { eventually, makeUser, ORIGIN } from "./helpers";
-import { addFollow, remoteAccount, take } from "./federation-outbound-fixtures";
-import { hidden, PASSWORD, registerApp, tokenRequest, web } from "./oauth-helpers";
+import { take } from "./federation-outbound-fixtures";
+import { count, knownAround, pad } from "./delete-account-fixtures";
+import { hidden, PASSWORD, passwordGrant, registerApp, web } from "./oauth-helpers";
 import { emailOf, postForm, signedIn } from "./settings-helpers";
-
-const pad = (id: string) => id.padStart(20, "0");
-const count = async (q: string, ...binds: unknown[]) =>
-  Number(
-    (
-      await env.DB.prepare(q)
-        .bind(...binds)
-        .first<{ n: number }>()
-    )?.n ?? 0,
-  );
 
 describe("/settings/delete", () => {
   it("renders, refuses a forged form and a wrong password, and keeps the account", async () => {
@@ -34,14 +25,7 @@ describe("/settings/delete", () => {
   it("deletes the account's data and federates Delete{Actor}; the login and the session end at once", async () => {
     const u = await makeUser("selfdel2");
     const friend = await makeUser("selfdelfriend");
-    const fan = await remoteAccount("fan", "fans.example");
-    const idol = await remoteAccount("idol", "idols.example", { shared: false });
-    await addFollow(fan.id, u.id);
-    await addFollow(u.id, idol.id);
-    await friend.api.post(`/api/v1/accounts/${u.id}/follow`);
-    const post = await u.api.post("/api/v1/statuses", { status: "goodbye" });
-    expect(post.status).toBe(200);
-    await friend.api.post(`/api/v1/statuses/${post.body.id}/favourite`);
+    const { idol, post } = await knownAround(u, friend, "goodbye");
     await take();
 
     const jar = await signedIn(u.username);
@@ -60,14 +44,7 @@ describe("/settings/delete", () => {
     expect(row.email).not.toBe(emailOf(u.username));
     expect(await count("SELECT count(*) AS n FROM web_sessions WHERE user_id = ?", pad(u.userId))).toBe(0);
     const app = await registerApp();
-    const grant = await tokenRequest({
-      grant_type: "password",
-      client_id: app.client_id,
-      client_secret: app.client_secret,
-      username: emailOf(u.username),
-      password: PASSWORD,
-      scope: "read",
-    });
+    const grant = await passwordGrant(app, emailOf(u.username));
     expect(grant.status).toBe(400);
 
     await eventually(async () => {

@@ -2,33 +2,14 @@
 // shown as Mastodon shows an attachment without a file (type "unknown", no url of ours, the remote URLs kept), its
 // accounts with the default avatar and header; lifting the flag or the block brings them back. Decided when a block
 // changes or an account is stored (accounts.reject_media, migrations/0028): rendering a page costs no more D1 round trips.
-import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import worker from "../../src/index";
 import { eventually, makeUser, ORIGIN, type TestUser } from "./helpers";
+import { timedGet as timed } from "./server-timing-fixtures";
 import { create, deliver, installFetchMock, note, pad, remoteActor, type RemoteActor, sql } from "./federation-inbox-fixtures";
+import { ADMIN } from "./admin-fixtures";
 
 beforeAll(() => installFetchMock());
-
-const ADMIN = { roleId: "2", scopes: "read write admin:read admin:write" };
-
-/** GET with Server-Timing on: the body and the D1 round trips (as rows-read.test.ts counts them). */
-async function timed(path: string, token: string) {
-  const ctx = createExecutionContext();
-  const res = await worker.fetch(
-    new Request(`${ORIGIN}${path}`, { headers: { authorization: `Bearer ${token}` } }),
-    { ...env, DEV_SERVER_TIMING: "true" } as typeof env,
-    ctx,
-  );
-  await waitOnExecutionContext(ctx);
-  const body = (await res.json()) as any[];
-  let rt = -1;
-  for (const part of (res.headers.get("server-timing") ?? "").split(",")) {
-    const x = /^\s*d1\b.*;\s*dur=(\d+)/.exec(part);
-    if (x?.[1]) rt = Number(x[1]);
-  }
-  return { status: res.status, body, rt };
-}
 
 function actorWithPictures(name: string, host: string): Promise<RemoteActor> {
   return remoteActor(name, host, {

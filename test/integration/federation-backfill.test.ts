@@ -7,7 +7,7 @@ import { createDb } from "../../src/db/client";
 import { runJob } from "../../src/effects/run";
 import { REQUEST_BUDGET } from "../../src/federation/backfill";
 import { anon, eventually, makeUser } from "./helpers";
-import { create, deliver, installFetchMock, note, pad, type RemoteActor, remoteActor, serveJson, sql } from "./federation-inbox-fixtures";
+import { create, deliver, installFetchMock, note, pad, type RemoteActor, remoteActor, replyWithoutParent, serveJson, sql } from "./federation-inbox-fixtures";
 import { queued, unpack } from "./queues";
 
 beforeAll(() => installFetchMock());
@@ -152,9 +152,7 @@ describe("conversation backfill", () => {
   it("answers within the time budget when the remote server is slow", async () => {
     const reader = await makeUser("bfreader3");
     const dan = await remoteActor("dan", "slow.example");
-    const parent = note(dan, { content: "<p>slow parent</p>" });
-    const child = note(dan, { content: "<p>child</p>", inReplyTo: parent.id });
-    await deliver(dan, create(dan, child));
+    const { parent, reply: child, replyId: childId } = await replyWithoutParent(dan, "<p>slow parent</p>", "<p>child</p>");
     serveJson(dan.host, pathOf(child.id as string), child);
     fetchMock
       .get("https://slow.example")
@@ -163,10 +161,9 @@ describe("conversation backfill", () => {
       .delay(REQUEST_BUDGET.ms + 1500);
     // Later fetches (the background pass) are answered at once.
     serveJson(dan.host, pathOf(parent.id as string), parent);
-    const [row] = await sql("SELECT CAST(id AS TEXT) AS id FROM statuses WHERE uri = ?", child.id);
 
     const t0 = Date.now();
-    const ctx = await reader.api.get(`/api/v1/statuses/${String(BigInt(row!.id))}/context`);
+    const ctx = await reader.api.get(`/api/v1/statuses/${childId}/context`);
     expect(Date.now() - t0).toBeLessThan(REQUEST_BUDGET.ms + 1000);
     expect(ctx.body.ancestors).toEqual([]);
     expect(unpack(queued.jobs.at(-1)!).map((e) => e.type)).toContain("backfill_thread");
@@ -179,13 +176,10 @@ describe("conversation backfill", () => {
   it("a local reply in a remote thread backfills the thread above it", async () => {
     const u = await makeUser("bflocalreply");
     const eve = await remoteActor("eve", "eve.example");
-    const top = note(eve, { content: "<p>top</p>" });
-    const mid = note(eve, { content: "<p>mid</p>", inReplyTo: top.id });
-    await deliver(eve, create(eve, mid));
+    const { parent: top, reply: mid, replyId: midId } = await replyWithoutParent(eve, "<p>top</p>", "<p>mid</p>");
     serveJson(eve.host, pathOf(top.id as string), top);
     serveJson(eve.host, pathOf(mid.id as string), mid);
-    const [midRow] = await sql("SELECT CAST(id AS TEXT) AS id FROM statuses WHERE uri = ?", mid.id);
-    const reply = await u.api.post("/api/v1/statuses", { status: "a local reply", in_reply_to_id: String(BigInt(midRow!.id)), visibility: "public" });
+    const reply = await u.api.post("/api/v1/statuses", { status: "a local reply", in_reply_to_id: midId, visibility: "public" });
     expect(reply.status).toBe(200);
     const ctx = await u.api.get(`/api/v1/statuses/${reply.body.id}/context`);
     expect(uris(ctx.body.ancestors)).toEqual([top.id, mid.id]);

@@ -156,3 +156,15 @@ export const sql = (q: string, ...binds: unknown[]) =>
     .then((r) => r.results);
 
 export const pad = (id: string) => id.padStart(20, "0");
+
+/**
+ * A reply by `a` delivered to us without its parent: the parent Note (not delivered), the reply Note, and the id of
+ * the reply's stored status (as the API spells it). The notes are not served: each test serves them as it needs.
+ */
+export async function replyWithoutParent(a: RemoteActor, parentContent: string, replyContent: string) {
+  const parent = note(a, { content: parentContent });
+  const reply = note(a, { content: replyContent, inReplyTo: parent.id });
+  await deliver(a, create(a, reply));
+  const [row] = await sql("SELECT CAST(id AS TEXT) AS id FROM statuses WHERE uri = ?", reply.id);
+  return { parent, reply, replyId: String(BigInt(row!.id)) };
+}

@@ -134,3 +134,11 @@ export function codeFrom(location: string | null): string {
   const u = new URL(location!);
   return u.searchParams.get("code")!;
 }
+
+/** The password grant (scope read) for the login `username` (an e-mail address) with PASSWORD, `extra` fields on top. */
+export function passwordGrant(app: RegisteredApp, username: string, extra: Record<string, string> = {}, o: { ip?: string } = {}) {
+  return tokenRequest(
+    { grant_type: "password", client_id: app.client_id, client_secret: app.client_secret, username, password: PASSWORD, scope: "read", ...extra },
+    o,
+  );
+}

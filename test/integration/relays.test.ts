@@ -6,11 +6,10 @@ import { anon, makeUser, ORIGIN } from "./helpers";
 import { AS_PUBLIC, deliver, installFetchMock, newId, note, pad, remoteActor, serveJson, sql } from "./federation-inbox-fixtures";
 import { take } from "./federation-outbound-fixtures";
 import { hidden, signIn, web } from "./oauth-helpers";
+import { ADMIN, MOD } from "./admin-fixtures";
 
 beforeAll(() => installFetchMock());
 
-const ADMIN = { roleId: "2", scopes: "read write admin:read admin:write" };
-const MOD = { roleId: "1", scopes: "read write admin:read admin:write" };
 const RELAY_INBOX = "https://relay.example/inbox";
 
 const relayActor = () => remoteActor("relay", "relay.example", { docPatch: { type: "Application" } });

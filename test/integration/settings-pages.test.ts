@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { makeUser, ORIGIN } from "./helpers";
 import { png } from "./media-fixtures";
 import { queued, unpack } from "./queues";
-import { hidden, PASSWORD, registerApp, tokenRequest, web } from "./oauth-helpers";
+import { hidden, PASSWORD, passwordGrant, registerApp, web } from "./oauth-helpers";
 import { csrfOf, emailOf, postForm, signedIn, textOf } from "./settings-helpers";
 
 const PAGES = [
@@ -164,8 +164,7 @@ describe("e-mail and password", () => {
     expect(shown.text_).toContain("Tern sends no e-mail");
 
     const app = await registerApp();
-    const grant = (username: string) =>
-      tokenRequest({ grant_type: "password", client_id: app.client_id, client_secret: app.client_secret, username, password: PASSWORD, scope: "read" });
+    const grant = (username: string) => passwordGrant(app, username);
     expect((await grant("new-setmail@example.org")).status).toBe(200);
     expect((await grant(emailOf(u.username))).status).toBe(400);
   });

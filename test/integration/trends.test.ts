@@ -6,6 +6,7 @@ import { runScheduled } from "../../src/background/cron";
 import { snowflake } from "../../src/lib/ids";
 import { LINK_TRENDS, STATUS_TRENDS, TAG_TRENDS, refreshTrends } from "../../src/trends/refresh";
 import { anon, db, links, makeUser } from "./helpers";
+import { cardStatement, tagStatements } from "./trends-fixtures";
 
 const pad = (id: string) => id.padStart(20, "0");
 const DAY = 86_400_000;
@@ -63,23 +64,8 @@ async function status(accountId: string, o: StatusOpts): Promise<string> {
       o.at,
     ),
   ];
-  for (const t of o.tags ?? []) {
-    stmts.push(
-      env.DB.prepare("INSERT OR IGNORE INTO tags (id, name, display_name, usable, trendable, created_at) VALUES (?1, ?2, ?2, 1, 1, 1)").bind(
-        pad(snowflake()),
-        t,
-      ),
-      env.DB.prepare("INSERT INTO status_tags (status_id, tag_id) SELECT ?1, id FROM tags WHERE name = ?2").bind(pad(id), t),
-    );
-  }
-  if (o.card) {
-    stmts.push(
-      env.DB.prepare("INSERT INTO status_preview_cards (status_id, preview_card_id, url) SELECT ?1, id, url FROM preview_cards WHERE url = ?2").bind(
-        pad(id),
-        o.card,
-      ),
-    );
-  }
+  for (const t of o.tags ?? []) stmts.push(...tagStatements(id, t));
+  if (o.card) stmts.push(cardStatement(id, o.card));
   await env.DB.batch(stmts);
   return id;
 }

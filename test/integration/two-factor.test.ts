@@ -4,7 +4,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { base32Decode, base32Encode, hotp, matchTotp, totp } from "../../src/lib/totp";
 import { makeUser, ORIGIN } from "./helpers";
-import { hidden, Jar, PASSWORD, registerApp, tokenRequest, web } from "./oauth-helpers";
+import { hidden, Jar, PASSWORD, passwordGrant, registerApp, web } from "./oauth-helpers";
 import { codeFor, emailOf, enableTwoFactor, forgetUsedStep, postForm, signedIn } from "./settings-helpers";
 
 const ascii = (s: string) => new TextEncoder().encode(s);
@@ -179,16 +179,7 @@ describe("the password grant with two-factor authentication", () => {
     const u = await makeUser("otpgrant");
     const { secret, codes } = await enableTwoFactor(await signedIn(u.username), u.userId);
     const app = await registerApp();
-    const grant = (extra: Record<string, string> = {}) =>
-      tokenRequest({
-        grant_type: "password",
-        client_id: app.client_id,
-        client_secret: app.client_secret,
-        username: emailOf(u.username),
-        password: PASSWORD,
-        scope: "read",
-        ...extra,
-      });
+    const grant = (extra: Record<string, string> = {}) => passwordGrant(app, emailOf(u.username), extra);
 
     const none = await grant();
     expect(none.status).toBe(400);
@@ -213,19 +204,7 @@ describe("the password grant with two-factor authentication", () => {
     const app = await registerApp();
     let ip = 0;
     const nextIp = () => `100.80.${Math.floor(++ip / 250)}.${ip % 250}`;
-    const grant = (otp: string) =>
-      tokenRequest(
-        {
-          grant_type: "password",
-          client_id: app.client_id,
-          client_secret: app.client_secret,
-          username: emailOf(u.username),
-          password: PASSWORD,
-          scope: "read",
-          otp_attempt: otp,
-        },
-        { ip: nextIp() },
-      );
+    const grant = (otp: string) => passwordGrant(app, emailOf(u.username), { otp_attempt: otp }, { ip: nextIp() });
     for (let i = 0; i < 20; i++) expect((await grant(`00000${i % 10}`)).status).toBe(400);
     const step = await passwordStep(u.username, nextIp());
     const csrf = hidden(step.res.text_, "csrf")!;
