@@ -8,7 +8,7 @@ function toPem(der: ArrayBuffer, label: string): string {
   return `-----BEGIN ${label}-----\n${b64.match(/.{1,64}/g)!.join("\n")}\n-----END ${label}-----\n`;
 }
 
-function fromPem(pem: string): Uint8Array {
+export function fromPem(pem: string): Uint8Array {
   return fromBase64(pem.replace(/-----(BEGIN|END) [A-Z ]+-----/g, "").replace(/\s+/g, ""));
 }
 

@@ -105,18 +105,15 @@ export async function refreshIncomingQuote(r: Resolution, status: StatusRow, not
   const auth = note.quote?.authorization;
   if (!auth) return;
   const { db } = r;
-  const rows = await db.all<{ id: string; quoted_status_id: string | null; state: string }>(
-    sql`SELECT id, quoted_status_id, state FROM quotes WHERE status_id = ${padId(status.id)}`,
+  // The quote, its quoted status and that status's author in one read.
+  const rows = await db.all<{ id: string; state: string; uri: string | null; local: number | null; author_uri: string | null }>(
+    sql`SELECT q.id, q.state, s.uri, s.local, a.uri AS author_uri FROM quotes q
+      LEFT JOIN statuses s ON s.id = q.quoted_status_id LEFT JOIN accounts a ON a.id = s.account_id
+      WHERE q.status_id = ${padId(status.id)} LIMIT 1`,
   );
   const q = rows[0];
-  if (!q?.quoted_status_id || q.state !== "pending") return;
-  const quoted = await db.all<{ uri: string; account_id: string; local: number }>(
-    sql`SELECT uri, account_id, local FROM statuses WHERE id = ${q.quoted_status_id}`,
-  );
-  const target = quoted[0];
-  if (!target || target.local) return;
-  const quotedAuthorUri = await accountUri(db, String(target.account_id));
-  if (!quotedAuthorUri || !(await verifyAuthorization(r, auth, status.uri, target.uri, quotedAuthorUri))) return;
+  if (!q?.uri || q.state !== "pending" || q.local) return;
+  if (!q.author_uri || !(await verifyAuthorization(r, auth, status.uri, q.uri, q.author_uri))) return;
   await db.run(sql`UPDATE quotes SET state = 'accepted', approval_uri = ${auth}, updated_at = ${Date.now()} WHERE id = ${q.id} AND state = 'pending'`);
   r.fx.add({ type: "status_updated", statusId: status.id });
 }

@@ -5,6 +5,7 @@ import { and, eq, isNotNull, isNull, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { accounts, domainAllows, domainBlocks, favourites, follows, statuses } from "../db/schema";
 import type { Config } from "../env";
+import { domainAndParents } from "../lib/domain-name";
 import { padId } from "../lib/ids";
 import type { AccountRow } from "../db/schema";
 import { followerInboxes, followerInboxesStatement } from "./delivery";
@@ -84,8 +85,7 @@ export async function withoutSuspended(db: DB, inboxes: Iterable<string>, mode: 
     } catch {
       continue;
     }
-    const parts = u.hostname.toLowerCase().split(".");
-    hosts.set(inbox, [u.host.toLowerCase(), ...parts.map((_, i) => parts.slice(i).join("."))]);
+    hosts.set(inbox, [u.host.toLowerCase(), ...domainAndParents(u.hostname)]);
   }
   const candidates = JSON.stringify([...new Set([...hosts.values()].flat())]);
   const rows = await db.all<{ domain: string; allow: number }>(sql`

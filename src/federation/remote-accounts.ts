@@ -5,10 +5,11 @@ import { eq, sql, type SQL } from "drizzle-orm";
 import { type DB, runBatch } from "../db/client";
 import { accounts, domainAllows, domainBlocks, instances, signatureSpecs } from "../db/schema";
 import type { Config } from "../env";
+import { domainAndParents } from "../lib/domain-name";
 import { snowflake } from "../lib/ids";
 import type { AccountRow } from "../db/schema";
 import { accountEmojisSql, accountShortcodes, upsertRemoteEmojisStatement } from "../services/custom-emojis";
-import { schemeFor, signedFetchOptions } from "./fetch-options";
+import { baseFetchOptions, schemeFor, signedFetchOptions } from "./fetch-options";
 import { normalizeActor, sameHost, type NormalizedActor } from "./normalize";
 import { primeSpec } from "./rfc9421";
 import { fetchActivityJson, FetchRefused, safeFetch } from "./safe-fetch";
@@ -24,8 +25,7 @@ export type DomainBlockInfo = { severity: "suspend" | "silence" | "noop" | null;
 export function domainBlockStatement(db: DB, host: string) {
   // A block names a host without a port (lib/domain-name.ts); it covers that host on any port, as withoutSuspended does.
   const d = host.toLowerCase().replace(/:\d+$/, "");
-  const parts = d.split(".");
-  const candidates = parts.map((_, i) => parts.slice(i).join(".")).filter((x) => x.includes("."));
+  const candidates = domainAndParents(d).filter((x) => x.includes("."));
   if (!candidates.includes(d)) candidates.unshift(d);
   return db
     .select({ severity: domainBlocks.severity, rejectMedia: domainBlocks.rejectMedia, createdAt: domainBlocks.createdAt })
@@ -232,8 +232,7 @@ export async function resolveHandle(db: DB, cfg: Config, username: string, domai
   let actorUri: string | null = null;
   try {
     const res = await safeFetch(url, {
-      ...(await signedFetchOptions(db, cfg)),
-      sign: undefined,
+      ...baseFetchOptions(cfg), // WebFinger is not signed
       headers: { accept: "application/jrd+json, application/json" },
     });
     if (res.status !== 200) throw new ResolveError(`webfinger status ${res.status}`);

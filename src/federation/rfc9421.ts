@@ -13,6 +13,7 @@ import { eq } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { signatureSpecs } from "../db/schema";
 import { base64, fromBase64 } from "../lib/crypto";
+import { fromPem, importPublicKey, rsaSign } from "./keys";
 import type { SafeFetchOptions } from "./safe-fetch";
 
 export class Rfc9421Error extends Error {}
@@ -338,25 +339,21 @@ export async function checkRfc9421Request(req: Rfc9421Request, sig: Rfc9421Signa
   return [lines.join("\n")];
 }
 
-function pemBytes(pem: string): Uint8Array {
-  return fromBase64(pem.replace(/-----(BEGIN|END) [A-Z ]+-----/g, "").replace(/\s+/g, ""));
-}
-
-const keyCache = new Map<string, Promise<CryptoKey | null>>();
+/** Ed25519 keys by PEM (RSA ones are keys.ts's importPublicKey); null for a PEM that is not one. */
+const ed25519Cache = new Map<string, Promise<CryptoKey | null>>();
 function importVerifyKey(pem: string, kind: "rsa" | "ed25519"): Promise<CryptoKey | null> {
-  const k = `${kind}\n${pem}`;
-  let p = keyCache.get(k);
+  if (kind === "rsa") return importPublicKey(pem).catch(() => null);
+  let p = ed25519Cache.get(pem);
   if (!p) {
-    if (keyCache.size > 500) keyCache.clear();
-    const alg = kind === "rsa" ? { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" } : { name: "Ed25519" };
+    if (ed25519Cache.size > 500) ed25519Cache.clear();
     p = (async () => {
       try {
-        return await crypto.subtle.importKey("spki", pemBytes(pem), alg, false, ["verify"]);
+        return await crypto.subtle.importKey("spki", fromPem(pem), { name: "Ed25519" }, false, ["verify"]);
       } catch {
         return null;
       }
     })();
-    keyCache.set(k, p);
+    ed25519Cache.set(pem, p);
   }
   return p;
 }
@@ -381,17 +378,6 @@ export async function verifyRfc9421WithKey(bases: string[], sig: Rfc9421Signatur
 
 // ---- outbound ----
 
-const privateCache = new Map<string, Promise<CryptoKey>>();
-function importSignKey(pem: string): Promise<CryptoKey> {
-  let k = privateCache.get(pem);
-  if (!k) {
-    if (privateCache.size > 100) privateCache.clear();
-    k = crypto.subtle.importKey("pkcs8", pemBytes(pem), { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }, false, ["sign"]);
-    privateCache.set(pem, k);
-  }
-  return k;
-}
-
 /** Signs an outgoing request with RFC 9421; returns a new Request with Date, Content-Digest, Signature-Input, Signature. */
 export async function signRequestRfc9421(req: Request, keyId: string, privateKeyPem: string, body?: string, now = Date.now()): Promise<Request> {
   const url = new URL(req.url);
@@ -411,9 +397,8 @@ export async function signRequestRfc9421(req: Request, keyId: string, privateKey
     ...components.map((c) => `"${c}": ${c === "@method" ? req.method.toUpperCase() : c === "@target-uri" ? url.href : (headers.get(c) ?? "")}`),
     `"@signature-params": ${params}`,
   ].join("\n");
-  const sig = await crypto.subtle.sign({ name: "RSASSA-PKCS1-v1_5" }, await importSignKey(privateKeyPem), new TextEncoder().encode(base));
   headers.set("signature-input", `sig1=${params}`);
-  headers.set("signature", `sig1=:${base64(new Uint8Array(sig))}:`);
+  headers.set("signature", `sig1=:${await rsaSign(privateKeyPem, base)}:`);
   return new Request(req.url, { method: req.method, headers, body: req.method === "POST" ? body : undefined, redirect: "manual", signal: req.signal });
 }
 

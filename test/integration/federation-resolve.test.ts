@@ -74,6 +74,16 @@ describe("search with resolve=true", () => {
     expect(res.body.accounts[0]).toMatchObject({ username: "bob", acct: "bob@remote.example", display_name: "bob remote", url: `${HOST}/@bob` });
     const row = await env.DB.prepare("SELECT inbox_url, shared_inbox_url FROM accounts WHERE uri = ?").bind(`${HOST}/users/bob`).first();
     expect(row).toEqual({ inbox_url: `${HOST}/users/bob/inbox`, shared_inbox_url: `${HOST}/inbox` });
+    // WebFinger goes out unsigned; the actor document is fetched signed (by the instance actor).
+    const headersOf = (path: string) => {
+      const call = fetchSpy.mock.calls.find(([input]) => (input instanceof Request ? input.url : String(input)).includes(path));
+      expect(call, path).toBeDefined();
+      const [input, init] = call!;
+      return new Headers(input instanceof Request ? input.headers : init?.headers);
+    };
+    const signed = (h: Headers) => h.has("signature") || h.has("signature-input");
+    expect(signed(headersOf("/.well-known/webfinger"))).toBe(false);
+    expect(signed(headersOf("/users/bob"))).toBe(true);
 
     fetchSpy.mockClear();
     const again = await u.api.get(`/api/v2/search?q=${encodeURIComponent("bob@remote.example")}&resolve=true&type=accounts`);
