@@ -8,9 +8,7 @@ import { renderAccount } from "./account";
 import { reportFields } from "./report";
 import { renderStatuses } from "./status";
 import { isoTime } from "./urls";
-import { inArray } from "drizzle-orm";
-import { idList } from "../db/client";
-import { type AccountRow, accounts } from "../db/schema";
+import { accountsByIds } from "../queries/accounts";
 
 export function renderReport(cfg: Config, r: NonNullable<NotificationWithRefs["report"]>, target: NotificationWithRefs["reportTarget"]) {
   return {
@@ -27,13 +25,7 @@ export async function renderNotifications(db: DB, cfg: Config, rows: Notificatio
   const byId = new Map(rendered.map((s) => [s.id as string, s]));
   // `move` (an account the recipient follows moved): its new account as `target` (Pleroma's shape), one query.
   const movedIds = [...new Set(rows.flatMap((r) => (r.n.type === "move" && r.from.movedToAccountId ? [r.from.movedToAccountId] : [])))];
-  const moved = new Map<string, AccountRow>();
-  if (movedIds.length)
-    for (const a of await db
-      .select()
-      .from(accounts)
-      .where(inArray(accounts.id, idList(movedIds))))
-      moved.set(a.id, a);
+  const moved = new Map((await accountsByIds(db, movedIds)).map((a) => [a.id, a]));
   const out: Record<string, unknown>[] = [];
   for (const { n, from, report, reportTarget } of rows) {
     const item: Record<string, unknown> = {

@@ -4,20 +4,19 @@ import { and, eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { cursorOrder, cursorWhere, inPageOrder } from "../db/keyset";
 import { quotes, statuses } from "../db/schema";
-import { renderStatuses } from "../entities/status";
-import type { Config } from "../env";
 import { notFound } from "../lib/errors";
 import type { Page } from "../lib/pagination";
 import { hiddenAuthorFor, statusReadableBy } from "../services/visibility";
 
 export interface QuotePage {
-  statuses: Record<string, unknown>[];
+  /** The quoting statuses to render, in page order. */
+  statusIds: string[];
   firstCursor?: string;
   lastCursor?: string;
   full: boolean;
 }
 
-export async function listQuotes(db: DB, cfg: Config, statusId: string, viewerId: string, page: Page): Promise<QuotePage> {
+export async function listQuotes(db: DB, statusId: string, viewerId: string, page: Page): Promise<QuotePage> {
   const conds = [eq(quotes.quotedStatusId, statusId), eq(quotes.state, "accepted"), cursorWhere(quotes.id, page)];
   const [root, rows] = await db.batch([
     db
@@ -37,12 +36,7 @@ export async function listQuotes(db: DB, cfg: Config, statusId: string, viewerId
   const list = inPageOrder(rows, page);
   const shown = status.accountId === viewerId ? list : list.filter((r) => !r.hidden);
   return {
-    statuses: await renderStatuses(
-      db,
-      cfg,
-      shown.map((r) => r.statusId),
-      viewerId,
-    ),
+    statusIds: shown.map((r) => r.statusId),
     firstCursor: list[0]?.id,
     lastCursor: list[list.length - 1]?.id,
     full: rows.length === page.limit,

@@ -12,7 +12,7 @@ import type { Env } from "../env";
 import { validationFailed } from "../lib/errors";
 import { AVATAR_LIMIT, inspectFile, putInspected, randomKeyPart } from "../media/store";
 import { adminLogStatement, type Staff } from "./admin-log";
-import { loadSettings, SETTING, type Settings } from "./instance";
+import { SETTING } from "./instance";
 
 export const REGISTRATIONS_MODES = ["open", "approval", "closed"] as const;
 
@@ -29,10 +29,6 @@ export const TEXT_FIELDS = {
 export type SettingsField = keyof typeof TEXT_FIELDS | "registrations_mode";
 
 export type SettingsInput = Partial<Record<SettingsField, string>>;
-
-export function readSettings(db: DB): Promise<Settings> {
-  return loadSettings(db);
-}
 
 function upsert(db: DB, key: string, value: string): Statement {
   return db.insert(instanceSettings).values({ key, value }).onConflictDoUpdate({ target: instanceSettings.key, set: { value } });

@@ -268,14 +268,3 @@ export async function openArchive(env: Env, b: BackupRow | null): Promise<R2Obje
   if (b?.state !== "ready" || !b.fileKey) return null;
   return env.MEDIA.get(b.fileKey);
 }
-
-/** What the API and the settings page show of an archive. */
-export function archiveJson(b: BackupRow) {
-  return {
-    id: b.id,
-    state: b.state,
-    created_at: new Date(b.createdAt).toISOString(),
-    finished_at: b.finishedAt ? new Date(b.finishedAt).toISOString() : null,
-    size: b.fileSize,
-  };
-}

@@ -341,20 +341,3 @@ async function applyRow(db: DB, fx: Effects, cfg: Config, type: ImportType, owne
     }
   }
 }
-
-/** What the API and the settings page show of an import. */
-export function importJson(i: BulkImportRow) {
-  return {
-    id: i.id,
-    type: i.type,
-    mode: i.overwrite ? "overwrite" : "merge",
-    state: i.state,
-    original_filename: i.originalFilename,
-    total_items: i.totalItems,
-    processed_items: i.processedItems,
-    imported_items: i.importedItems,
-    failed_items: i.failedItems,
-    created_at: new Date(i.createdAt).toISOString(),
-    finished_at: i.finishedAt ? new Date(i.finishedAt).toISOString() : null,
-  };
-}

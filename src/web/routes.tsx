@@ -14,7 +14,7 @@ import { checkLogin, type LoginRefusal } from "../oauth/token";
 import { createOwner, ownerExists } from "../services/registration";
 import { registrationsMode } from "../services/instance";
 import { instanceCache } from "../lib/instance-cache";
-import { isStaffUser } from "./admin/staff-link";
+import { isStaff } from "../lib/permissions";
 import { ipRuleFor } from "../services/admin-ip-blocks";
 import { findLocalAccount, publicStatusOf, recentPublicStatusIds } from "./page-queries";
 import { createWebSession, destroyWebSession } from "./session-store";
@@ -67,7 +67,7 @@ r.get("/", async (c) => {
       origin={cfg.origin}
       signedInAs={session?.account.username ?? null}
       csrf={session?.csrf ?? null}
-      staff={!!session && (await isStaffUser(c.get("db"), session.user.roleId))}
+      staff={!!session && isStaff(session.role?.permissions)}
       registrations={registrationsMode(cfg, (await instanceCache(c.get("db"), c.env)).snapshot.parts.settings)}
     />,
   );

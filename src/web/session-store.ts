@@ -3,9 +3,9 @@
 import { and, eq, gt, lt } from "drizzle-orm";
 import type { DB } from "../db/client";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
-import { accounts, users, webSessions, type webSignInChallenges } from "../db/schema/index";
+import { accounts, userRoles, users, webSessions, type webSignInChallenges } from "../db/schema/index";
 import { randomToken, sha256Hex } from "../lib/crypto";
-import type { AccountRow, UserRow } from "../db/schema";
+import type { AccountRow, RoleRow, UserRow } from "../db/schema";
 
 export const SESSION_TTL_MS = 30 * 24 * 3600 * 1000;
 
@@ -14,6 +14,8 @@ export interface WebSession {
   csrf: string;
   user: UserRow;
   account: AccountRow;
+  /** The user's role, read with the session (the admin pages' guard, the front page's link to /admin). */
+  role: RoleRow | null;
 }
 
 export async function createWebSession(db: DB, userId: string): Promise<{ id: string; csrf: string; expiresAt: number }> {
@@ -39,25 +41,26 @@ export async function loadCookieRow<T extends CookieTable>(
   db: DB,
   table: T,
   id: string | undefined,
-): Promise<{ idHash: string; row: T["$inferSelect"]; user: UserRow; account: AccountRow } | null> {
+): Promise<{ idHash: string; row: T["$inferSelect"]; user: UserRow; account: AccountRow; role: RoleRow | null } | null> {
   if (!id || id.length > 100) return null;
   const idHash = await sha256Hex(id);
   // Both tables have these three columns; the cast only lets one query serve either.
   const t = table as SQLiteTable & { idHash: SQLiteColumn; userId: SQLiteColumn; expiresAt: SQLiteColumn };
   const [r] = await db
-    .select({ row: t, user: users, account: accounts })
+    .select({ row: t, user: users, account: accounts, role: userRoles })
     .from(t)
     .innerJoin(users, eq(users.id, t.userId))
     .innerJoin(accounts, eq(accounts.id, users.accountId))
+    .leftJoin(userRoles, eq(userRoles.id, users.roleId))
     .where(and(eq(t.idHash, idHash), gt(t.expiresAt, Date.now())))
     .limit(1);
   if (!r || r.user.disabled || r.account.suspendedAt) return null;
-  return { idHash, row: r.row as T["$inferSelect"], user: r.user, account: r.account };
+  return { idHash, row: r.row as T["$inferSelect"], user: r.user, account: r.account, role: r.role };
 }
 
 export async function loadWebSession(db: DB, id: string | undefined): Promise<WebSession | null> {
   const r = await loadCookieRow(db, webSessions, id);
-  return r && { idHash: r.idHash, csrf: r.row.csrfToken, user: r.user, account: r.account };
+  return r && { idHash: r.idHash, csrf: r.row.csrfToken, user: r.user, account: r.account, role: r.role };
 }
 
 /** Drops expired sessions; for the scheduled job. */

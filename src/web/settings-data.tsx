@@ -9,12 +9,12 @@ import { archiveDownload, csvDownload, IMPORT_BODY_LIMIT, importUpload } from ".
 import { latestArchive, requestArchive } from "../services/export-archive";
 import { EXPORT_KINDS, isExportKind } from "../services/export-csv";
 import { IMPORT_TYPES } from "../services/import-csv";
-import { importJson, importsOf } from "../services/imports";
+import { importsOf } from "../services/imports";
+import { renderImport } from "../entities/account-data";
 import type { BackupRow } from "../db/schema";
 import { Layout, page } from "./layout";
-import { sessionCsrfValid } from "./session";
 import type { WebSession } from "./session-store";
-import { settingsGet, settingsSession } from "./settings/kit";
+import { postSession, settingsGet } from "./settings/kit";
 import { ErrorBox, PostForm, Table } from "./form-parts";
 
 const r = new Hono<AppEnv>();
@@ -64,7 +64,7 @@ function ExportsPage(p: { siteTitle: string; csrf: string; archive: BackupRow | 
   );
 }
 
-function ImportsPage(p: { siteTitle: string; csrf: string; imports: ReturnType<typeof importJson>[]; error?: string }) {
+function ImportsPage(p: { siteTitle: string; csrf: string; imports: ReturnType<typeof renderImport>[]; error?: string }) {
   return (
     <Layout title="Import" siteTitle={p.siteTitle}>
       <div class="card">
@@ -108,8 +108,6 @@ function ImportsPage(p: { siteTitle: string; csrf: string; imports: ReturnType<t
   );
 }
 
-const csrfRefused = (c: Ctx) => c.text("The form could not be verified (CSRF). Reload the page and try again.", 403);
-
 r.get(
   "/exports",
   settingsGet(async (c, s) => {
@@ -124,10 +122,8 @@ r.get(
 );
 
 r.post("/exports/archive", async (c) => {
-  const s = await settingsSession(c);
+  const s = await postSession(c, await readParams(c));
   if (s instanceof Response) return s;
-  const p = await readParams(c);
-  if (!sessionCsrfValid(c, s, p.csrf)) return csrfRefused(c);
   try {
     await requestArchive(c.get("db"), c.get("fx"), s.account.id);
   } catch (e) {
@@ -150,7 +146,7 @@ r.get(
 const importsPage = async (c: Ctx, s: WebSession, error?: string, status: 200 | 422 = 200) =>
   page(
     c,
-    <ImportsPage siteTitle={c.get("config").title} csrf={s.csrf} imports={(await importsOf(c.get("db"), s.account.id)).map(importJson)} error={error} />,
+    <ImportsPage siteTitle={c.get("config").title} csrf={s.csrf} imports={(await importsOf(c.get("db"), s.account.id)).map(renderImport)} error={error} />,
     status,
   );
 
@@ -160,10 +156,8 @@ r.get(
 );
 
 r.post("/imports", async (c) => {
-  const s = await settingsSession(c);
+  const s = await postSession(c, await readParams(c, IMPORT_BODY_LIMIT));
   if (s instanceof Response) return s;
-  const p = await readParams(c, IMPORT_BODY_LIMIT);
-  if (!sessionCsrfValid(c, s, p.csrf)) return csrfRefused(c);
   try {
     await importUpload(c, s.account.id);
   } catch (e) {

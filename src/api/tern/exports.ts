@@ -8,7 +8,8 @@ import { Hono } from "hono";
 import type { AppEnv } from "../../context";
 import { notFound } from "../../lib/errors";
 import { me, requireUser } from "../../oauth/guard";
-import { archiveJson, latestArchive, requestArchive } from "../../services/export-archive";
+import { renderArchive } from "../../entities/account-data";
+import { latestArchive, requestArchive } from "../../services/export-archive";
 import { type ExportKind, isExportKind } from "../../services/export-csv";
 import { archiveDownload, csvDownload } from "./data-responses";
 
@@ -27,12 +28,12 @@ const SCOPES: Record<ExportKind, string> = {
 r.get("/archive", requireUser("read:accounts"), async (c) => {
   const b = await latestArchive(c.get("db"), me(c).account.id);
   if (!b) throw notFound();
-  return c.json(archiveJson(b));
+  return c.json(renderArchive(b));
 });
 
 r.post("/archive", requireUser("write:accounts"), async (c) => {
   const b = await requestArchive(c.get("db"), c.get("fx"), me(c).account.id);
-  return c.json(archiveJson(b), 202);
+  return c.json(renderArchive(b), 202);
 });
 
 r.get("/archive.zip", requireUser("read:accounts"), async (c) => archiveDownload(c, await latestArchive(c.get("db"), me(c).account.id)));

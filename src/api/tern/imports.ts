@@ -9,19 +9,20 @@ import type { AppEnv } from "../../context";
 import { notFound } from "../../lib/errors";
 import { parseId } from "../../lib/ids";
 import { me, requireUser } from "../../oauth/guard";
-import { importJson, importOf, importsOf } from "../../services/imports";
+import { renderImport } from "../../entities/account-data";
+import { importOf, importsOf } from "../../services/imports";
 import { importUpload } from "./data-responses";
 
 const r = new Hono<AppEnv>();
 
-r.post("/", requireUser("write"), async (c) => c.json(importJson(await importUpload(c, me(c).account.id)), 202));
+r.post("/", requireUser("write"), async (c) => c.json(renderImport(await importUpload(c, me(c).account.id)), 202));
 
-r.get("/", requireUser("read"), async (c) => c.json((await importsOf(c.get("db"), me(c).account.id)).map(importJson)));
+r.get("/", requireUser("read"), async (c) => c.json((await importsOf(c.get("db"), me(c).account.id)).map(renderImport)));
 
 r.get("/:id", requireUser("read"), async (c) => {
   const id = parseId(c.req.param("id"));
   if (!id) throw notFound();
-  return c.json(importJson(await importOf(c.get("db"), me(c).account.id, id)));
+  return c.json(renderImport(await importOf(c.get("db"), me(c).account.id, id)));
 });
 
 export default r;

@@ -3,6 +3,7 @@
 import type { Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../../context";
+import { renderStatuses } from "../../entities/status";
 import { parseId } from "../../lib/ids";
 import { notFound } from "../../lib/errors";
 import { readPage, setLinkHeader } from "../../lib/pagination";
@@ -14,9 +15,10 @@ import { revokeQuote, setQuotePolicy } from "../../services/quotes";
 export function quoteRoutes(r: Hono<AppEnv>) {
   r.get("/:id/quotes", requireUser("read:statuses"), async (c) => {
     const page = readPage(c.req.query(), 20, 40);
-    const res = await listQuotes(c.get("db"), c.get("config"), pathId(c), me(c).account.id, page);
+    const viewerId = me(c).account.id;
+    const res = await listQuotes(c.get("db"), pathId(c), viewerId, page);
     setLinkHeader(c, res.firstCursor, res.lastCursor, res.full);
-    return c.json(res.statuses);
+    return c.json(await renderStatuses(c.get("db"), c.get("config"), res.statusIds, viewerId));
   });
 
   r.post("/:id/quotes/:quoting_status_id/revoke", requireUser("write:statuses"), async (c) => {

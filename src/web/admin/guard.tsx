@@ -14,7 +14,6 @@ import type { WebSession } from "../session-store";
 import { MessagePage } from "../auth-pages";
 import { page } from "../layout";
 import { currentSession, sessionCsrfValid } from "../session";
-import { roleOf } from "./staff-link";
 
 /** Largest admin POST: the thumbnail (8 MB) in a multipart body. Form bodies stay at 1 MB (readParams). */
 export const ADMIN_BODY_LIMIT = 9 * 1024 * 1024;
@@ -60,7 +59,7 @@ export const requireStaffSession = createMiddleware<AppEnv>(async (c, next) => {
     const u = new URL(c.req.url);
     return c.redirect(`/auth/sign_in?return_to=${encodeURIComponent(u.pathname + u.search)}`, 303);
   }
-  const role = await roleOf(c.get("db"), session.user.roleId);
+  const role = session.role;
   if (!isStaff(role?.permissions)) return refuse(c, "forbidden", 403);
   let form: Params = {};
   if (!isGet) {

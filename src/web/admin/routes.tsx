@@ -7,7 +7,6 @@ import { Hono } from "hono";
 import type { AppEnv, Ctx } from "../../context";
 import { ApiError } from "../../lib/errors";
 import { parseId } from "../../lib/ids";
-import { expireInstanceCache } from "../../lib/instance-cache";
 import type { Params } from "../../lib/params";
 import { hasPermission } from "../../lib/permissions";
 import { accountAction, approveAccount, getAdminAccount, rejectAccount } from "../../services/admin-accounts";
@@ -62,8 +61,6 @@ function section(path: string, permission: Parameters<typeof requirePermission>[
       const a = adminOf(c);
       try {
         const done = await run(c, a.form, a);
-        // Settings, rules, emojis and domain blocks are in the instance documents: this isolate checks D1 on its next read.
-        expireInstanceCache();
         setFlash(c, typeof done === "string" ? done : done.notice);
         return c.redirect(`/admin${typeof done === "string" ? path : done.back}`, 303);
       } catch (e) {

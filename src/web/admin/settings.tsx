@@ -3,8 +3,8 @@
 // src/services/admin-settings.ts; the instance documents show them.
 import type { Ctx } from "../../context";
 import { mediaUrl } from "../../entities/urls";
-import { REGISTRATIONS_MODES, readSettings, TEXT_FIELDS } from "../../services/admin-settings";
-import { SETTING } from "../../services/instance";
+import { REGISTRATIONS_MODES, TEXT_FIELDS } from "../../services/admin-settings";
+import { loadSettings, registrationsMode, SETTING } from "../../services/instance";
 import { sectionPage, PostButton, type View } from "./kit";
 import { Card, PostForm } from "../form-parts";
 
@@ -24,10 +24,10 @@ function SettingInput(p: { field: TextField; id: string; label: string; type?: "
 
 export async function showSettings(c: Ctx, view: View) {
   const cfg = c.get("config");
-  const s = await readSettings(c.get("db"));
+  const s = await loadSettings(c.get("db"));
   const v = view.values?.form === "settings" ? view.values : undefined;
   const val = (field: TextField) => v?.[field] ?? s[TEXT_FIELDS[field].key] ?? "";
-  const mode = v?.registrations_mode ?? s[SETTING.registrationsMode] ?? cfg.registrations;
+  const mode = v?.registrations_mode ?? registrationsMode(cfg, s);
   const thumbnail = s[SETTING.thumbnail];
   return sectionPage(c, view, "/admin/settings", (f) => (
     <>
