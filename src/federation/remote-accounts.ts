@@ -5,7 +5,7 @@ import { eq, sql, type SQL } from "drizzle-orm";
 import { type DB, runBatch } from "../db/client";
 import { accounts, domainAllows, domainBlocks, instances, signatureSpecs } from "../db/schema";
 import type { Config } from "../env";
-import { domainAndParents } from "../lib/domain-name";
+import { blockingDomains } from "../lib/domain-name";
 import { snowflake } from "../lib/ids";
 import type { AccountRow } from "../db/schema";
 import { accountEmojisSql, accountShortcodes, upsertRemoteEmojisStatement } from "../services/custom-emojis";
@@ -24,9 +24,7 @@ export type DomainBlockInfo = { severity: "suspend" | "silence" | "noop" | null;
 /** The domain_blocks rows for a host or any parent domain (domainBlockFor), as a statement that can join a batch. */
 export function domainBlockStatement(db: DB, host: string) {
   // A block names a host without a port (lib/domain-name.ts); it covers that host on any port, as withoutSuspended does.
-  const d = host.toLowerCase().replace(/:\d+$/, "");
-  const candidates = domainAndParents(d).filter((x) => x.includes("."));
-  if (!candidates.includes(d)) candidates.unshift(d);
+  const candidates = blockingDomains(host);
   return db
     .select({ severity: domainBlocks.severity, rejectMedia: domainBlocks.rejectMedia, createdAt: domainBlocks.createdAt })
     .from(domainBlocks)

@@ -23,5 +23,16 @@ export function domainAndParents(domain: string): string[] {
   return parts.map((_, i) => parts.slice(i).join("."));
 }
 
+/**
+ * The domains a domain block may name to cover `host` (any port): the host itself and each parent with a dot in it
+ * (`a.b.example` → a.b.example, b.example, example… without the bare TLD).
+ */
+export function blockingDomains(host: string): string[] {
+  const d = host.toLowerCase().replace(/:\d+$/, "");
+  const out = domainAndParents(d).filter((x) => x.includes("."));
+  if (!out.includes(d)) out.unshift(d);
+  return out;
+}
+
 /** SQL-free test: does `host` equal `domain` or lie under it? */
 export const withinDomain = (host: string, domain: string) => host === domain || host.endsWith(`.${domain}`);

@@ -10,6 +10,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { DB, Statement } from "../db/client";
 import type { StoredEmoji } from "../db/schema";
+import { blockingDomains } from "../lib/domain-name";
 import { padId, snowflake } from "../lib/ids";
 
 /** Emoji tags taken from one remote object, and shortcodes kept for one text (Mastodon has no cap; a hostile peer would). */
@@ -45,15 +46,6 @@ export interface RemoteEmoji {
   uri: string | null;
 }
 
-/** The parent domains a domain block on which also covers `host` (as remote-accounts' domainBlockFor looks them up). */
-function blockCandidates(host: string): string[] {
-  const d = host.toLowerCase();
-  const parts = d.split(".");
-  const out = parts.map((_, i) => parts.slice(i).join(".")).filter((x) => x.includes("."));
-  if (!out.includes(d)) out.unshift(d);
-  return out;
-}
-
 /**
  * One statement storing the Emoji tags of an object from `domain`: new shortcodes are inserted, known ones take the
  * new image URL (Mastodon re-downloads on a new URL or a newer `updated`; Tern links the image where it lives, so a
@@ -74,7 +66,7 @@ export function upsertRemoteEmojisStatement(db: DB, domain: string, emojis: Remo
     SELECT json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'), ${domain.toLowerCase()}, json_extract(j.value, '$[2]'),
       json_extract(j.value, '$[3]'), 1, 0, ${now}
     FROM json_each(${JSON.stringify(rows)}) j
-    WHERE NOT EXISTS (SELECT 1 FROM domain_blocks WHERE reject_media = 1 AND domain IN (SELECT value FROM json_each(${JSON.stringify(blockCandidates(domain))})))
+    WHERE NOT EXISTS (SELECT 1 FROM domain_blocks WHERE reject_media = 1 AND domain IN (SELECT value FROM json_each(${JSON.stringify(blockingDomains(domain))})))
     ON CONFLICT (shortcode, domain) DO UPDATE SET image_remote_url = excluded.image_remote_url, uri = excluded.uri
     WHERE custom_emojis.image_remote_url IS NOT excluded.image_remote_url OR custom_emojis.uri IS NOT excluded.uri`);
 }
