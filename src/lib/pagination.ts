@@ -2,7 +2,9 @@
 // newest first), limit clamped to [1, max] (never an error: security A6, A7, A9), and a Link header whose URLs hold
 // no raw commas. Cursors are ids (entity ids, or internal row ids for endpoints keyed by something else).
 import type { Context } from "hono";
+import { z } from "zod";
 import { parseId } from "./ids";
+import { parse, zInt } from "./params";
 
 export interface Page {
   maxId?: string;
@@ -65,4 +67,34 @@ export function setLinkHeader(
 export function publicOrigin(c: Context): string {
   const u = new URL(c.req.url);
   return `${u.protocol}//${u.host}`;
+}
+
+/** A page of an offset-paged list (Mastodon's trends, search): `offset` rows skipped, then at most `limit`. */
+export interface OffsetPage {
+  offset: number;
+  limit: number;
+}
+
+const offsetParams = z.object({ offset: zInt, limit: z.unknown().optional() });
+
+/** `offset` (0 to 10,000) and `limit` (clamped to `max`, `def` when absent) of an offset-paged list. */
+export async function readOffsetPage(c: Context, def: number, max: number): Promise<OffsetPage> {
+  const p = await parse(c, offsetParams);
+  const offset = Math.min(Math.max(0, p.offset ?? 0), 10_000);
+  return { offset, limit: clampLimit(p.limit, def, max) };
+}
+
+/** `Link` with the next offset when the page was full and the previous one when this is not the first page. */
+export function setOffsetLinks(c: Context, page: OffsetPage, count: number): void {
+  const url = new URL(c.req.url);
+  const build = (offset: number) => {
+    const q = new URLSearchParams();
+    if (url.searchParams.has("limit")) q.set("limit", String(page.limit));
+    q.set("offset", String(offset));
+    return `${publicOrigin(c)}${url.pathname}?${q.toString()}`;
+  };
+  const links: string[] = [];
+  if (count === page.limit) links.push(`<${build(page.offset + page.limit)}>; rel="next"`);
+  if (page.offset > 0) links.push(`<${build(Math.max(0, page.offset - page.limit))}>; rel="prev"`);
+  if (links.length) c.header("Link", links.join(", "));
 }

@@ -11,11 +11,7 @@ import { unpadId } from "../lib/ids";
 import { historiesFrom, historyStatement } from "../services/tags-follow";
 import { hiddenAuthorFor } from "../services/visibility";
 import { LINK_TRENDS, STATUS_TRENDS, TAG_TRENDS } from "../trends/refresh";
-
-export interface TrendPage {
-  offset: number;
-  limit: number;
-}
+import type { OffsetPage } from "../lib/pagination";
 
 const languageFirst = (col: string, languages: string[]) =>
   sql`(coalesce(${sql.raw(col)}, '') IN (SELECT value FROM json_each(${JSON.stringify(languages)}))) DESC`;
@@ -27,7 +23,7 @@ export interface TrendingTag {
 }
 
 /** Trending tags with their 7-day history and, for a signed-in viewer, whether they follow each. */
-export async function trendingTags(db: DB, viewerId: string | null, page: TrendPage): Promise<TrendingTag[]> {
+export async function trendingTags(db: DB, viewerId: string | null, page: OffsetPage): Promise<TrendingTag[]> {
   const listed = and(eq(tagTrends.allowed, true), sql`${tagTrends.score} >= ${TAG_TRENDS.decayThreshold}`);
   const ids = sql`(SELECT ${tagTrends.tagId} FROM ${tagTrends} WHERE ${listed} ORDER BY ${tagTrends.score} DESC LIMIT ${page.limit} OFFSET ${page.offset})`;
   const [rows, hist, follows] = await db.batch([
@@ -51,7 +47,7 @@ export async function trendingTags(db: DB, viewerId: string | null, page: TrendP
 }
 
 /** Ids of trending statuses, the reader's languages first; blocked, muted and domain-blocked authors left out. */
-export async function trendingStatusIds(db: DB, viewerId: string | null, languages: string[], page: TrendPage): Promise<string[]> {
+export async function trendingStatusIds(db: DB, viewerId: string | null, languages: string[], page: OffsetPage): Promise<string[]> {
   const hidden = viewerId ? sql`AND NOT ${hiddenAuthorFor(viewerId, sql`st.account_id`)}` : sql``;
   const rows = await db.all<{ id: string }>(sql`SELECT st.status_id AS id FROM status_trends st
     WHERE st.allowed = 1 AND st.score >= ${STATUS_TRENDS.decayThreshold} ${hidden}
@@ -66,7 +62,7 @@ export interface TrendingLink {
 }
 
 /** Trending links (cards) with the history the cron stored, the reader's languages first. */
-export async function trendingLinks(db: DB, languages: string[], page: TrendPage): Promise<TrendingLink[]> {
+export async function trendingLinks(db: DB, languages: string[], page: OffsetPage): Promise<TrendingLink[]> {
   const rows = await db
     .select({ card: previewCards, history: previewCardTrends.history })
     .from(previewCardTrends)

@@ -15,11 +15,7 @@ import type { Page } from "../lib/pagination";
 import { urlHost } from "../trends/refresh";
 import { historiesFrom, historyStatement } from "./tags-follow";
 import { logStatement, type Moderator } from "./admin-accounts";
-
-export interface TrendPage {
-  offset: number;
-  limit: number;
-}
+import type { OffsetPage } from "../lib/pagination";
 
 export type ProviderRow = typeof previewCardProviders.$inferSelect;
 
@@ -30,7 +26,7 @@ export interface AdminTrendTag {
 }
 
 /** Every trending tag row (allowed or not), best first, with history and whether the viewer follows each. */
-export async function adminTrendTags(db: DB, viewerId: string, page: TrendPage): Promise<AdminTrendTag[]> {
+export async function adminTrendTags(db: DB, viewerId: string, page: OffsetPage): Promise<AdminTrendTag[]> {
   const ids = sql`(SELECT ${tagTrends.tagId} FROM ${tagTrends} ORDER BY ${tagTrends.score} DESC LIMIT ${page.limit} OFFSET ${page.offset})`;
   const [rows, hist, follows] = await db.batch([
     db.select({ tag: tags }).from(tagTrends).innerJoin(tags, eq(tags.id, tagTrends.tagId)).orderBy(desc(tagTrends.score)).limit(page.limit).offset(page.offset),
@@ -50,7 +46,7 @@ export interface AdminTrendStatus {
   requiresReview: boolean;
 }
 
-export async function adminTrendStatuses(db: DB, page: TrendPage): Promise<AdminTrendStatus[]> {
+export async function adminTrendStatuses(db: DB, page: OffsetPage): Promise<AdminTrendStatus[]> {
   const rows = await db.all<{ id: string; reviewed: number }>(sql`SELECT st.status_id AS id, (r.status_id IS NOT NULL) AS reviewed
     FROM status_trends st LEFT JOIN status_trend_reviews r ON r.status_id = st.status_id
     ORDER BY st.score DESC LIMIT ${page.limit} OFFSET ${page.offset}`);
@@ -82,7 +78,7 @@ const toLink = (r: LinkRow): AdminTrendLink => ({
   requiresReview: r.card.trendable == null && r.providerReviewed == null,
 });
 
-export async function adminTrendLinks(db: DB, page: TrendPage): Promise<AdminTrendLink[]> {
+export async function adminTrendLinks(db: DB, page: OffsetPage): Promise<AdminTrendLink[]> {
   const rows = await linkSelect(db)
     .where(sql`${previewCards.id} IN (SELECT ${previewCardTrends.previewCardId} FROM ${previewCardTrends})`)
     .orderBy(desc(previewCardTrends.score))

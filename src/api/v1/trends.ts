@@ -2,40 +2,15 @@
 // `limit` like Mastodon's trends controllers (tags and links 10 by default, 20 at most; statuses 20 and 40), with
 // `Link` headers carrying the next and previous offsets. Mounted at /api/v1/trends.
 import { Hono } from "hono";
-import { z } from "zod";
 import type { AppEnv, Ctx } from "../../context";
 import { renderTrendLink } from "../../entities/preview-card";
 import { renderStatuses } from "../../entities/status";
 import { renderTag } from "../../entities/tag";
-import { clampLimit, publicOrigin } from "../../lib/pagination";
-import { parse, zInt } from "../../lib/params";
+import { readOffsetPage, setOffsetLinks } from "../../lib/pagination";
 import { viewerAccountId } from "../../oauth/guard";
-import { trendingLinks, trendingStatusIds, trendingTags, type TrendPage } from "../../queries/trends";
+import { trendingLinks, trendingStatusIds, trendingTags } from "../../queries/trends";
 
 const r = new Hono<AppEnv>();
-
-const pageParams = z.object({ offset: zInt, limit: z.unknown().optional() });
-
-export async function readTrendPage(c: Ctx, def: number, max: number): Promise<TrendPage> {
-  const p = await parse(c, pageParams);
-  const offset = Math.min(Math.max(0, p.offset ?? 0), 10_000);
-  return { offset, limit: clampLimit(p.limit, def, max) };
-}
-
-/** `Link` with the next offset when the page was full and the previous one when this is not the first page. */
-export function setOffsetLinks(c: Ctx, page: TrendPage, count: number): void {
-  const url = new URL(c.req.url);
-  const build = (offset: number) => {
-    const q = new URLSearchParams();
-    if (url.searchParams.has("limit")) q.set("limit", String(page.limit));
-    q.set("offset", String(offset));
-    return `${publicOrigin(c)}${url.pathname}?${q.toString()}`;
-  };
-  const links: string[] = [];
-  if (count === page.limit) links.push(`<${build(page.offset + page.limit)}>; rel="next"`);
-  if (page.offset > 0) links.push(`<${build(Math.max(0, page.offset - page.limit))}>; rel="prev"`);
-  if (links.length) c.header("Link", links.join(", "));
-}
 
 /**
  * The reader's languages, as Mastodon's Trends::Query#preferred_languages: the user's chosen languages when set, else
@@ -51,7 +26,7 @@ function preferredLanguages(c: Ctx): string[] {
 }
 
 const tagsHandler = async (c: Ctx) => {
-  const page = await readTrendPage(c, 10, 20);
+  const page = await readOffsetPage(c, 10, 20);
   const viewerId = viewerAccountId(c);
   const rows = await trendingTags(c.get("db"), viewerId, page);
   const cfg = c.get("config");
@@ -63,7 +38,7 @@ r.get("/", tagsHandler);
 r.get("/tags", tagsHandler);
 
 r.get("/statuses", async (c) => {
-  const page = await readTrendPage(c, 20, 40);
+  const page = await readOffsetPage(c, 20, 40);
   const viewerId = viewerAccountId(c);
   const db = c.get("db");
   const ids = await trendingStatusIds(db, viewerId, preferredLanguages(c), page);
@@ -74,7 +49,7 @@ r.get("/statuses", async (c) => {
 });
 
 r.get("/links", async (c) => {
-  const page = await readTrendPage(c, 10, 20);
+  const page = await readOffsetPage(c, 10, 20);
   const rows = await trendingLinks(c.get("db"), preferredLanguages(c), page);
   setOffsetLinks(c, page, rows.length);
   c.header("Vary", "Authorization, Accept-Language");

@@ -17,13 +17,13 @@ import {
   reviewTag,
 } from "../../../services/admin-trends";
 import { me } from "../../../oauth/guard";
-import { readTrendPage, setOffsetLinks } from "../trends";
+import { readOffsetPage, setOffsetLinks } from "../../../lib/pagination";
 import { moderator, staffRouter } from "./staff";
 
 const { r, read, write } = staffRouter("manage_taxonomies");
 
 r.get("/tags", read, async (c) => {
-  const page = await readTrendPage(c, 10, 20);
+  const page = await readOffsetPage(c, 10, 20);
   const rows = await adminTrendTags(c.get("db"), me(c).account.id, page);
   setOffsetLinks(c, page, rows.length);
   const cfg = c.get("config");
@@ -51,7 +51,7 @@ for (const [verb, approve] of [
 }
 
 r.get("/statuses", read, async (c) => {
-  const page = await readTrendPage(c, 20, 40);
+  const page = await readOffsetPage(c, 20, 40);
   const db = c.get("db");
   const rows = await adminTrendStatuses(db, page);
   const review = new Map(rows.map((s) => [s.id, s.requiresReview]));
@@ -61,7 +61,7 @@ r.get("/statuses", read, async (c) => {
 });
 
 r.get("/links", read, async (c) => {
-  const page = await readTrendPage(c, 10, 20);
+  const page = await readOffsetPage(c, 10, 20);
   const rows = await adminTrendLinks(c.get("db"), page);
   setOffsetLinks(c, page, rows.length);
   return c.json(rows.map(renderAdminTrendLink));
