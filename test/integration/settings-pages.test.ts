@@ -121,6 +121,16 @@ describe("profile and preferences", () => {
     expect((await u.api.get("/api/v1/accounts/verify_credentials")).body.display_name).toBe("");
   });
 
+  it("a settings flash reads as its message on an admin page too (one flash for the site)", async () => {
+    const u = await makeUser("flashstaff", { roleId: "3" });
+    const jar = await signedIn(u.username);
+    expect((await postForm(jar, "/settings/preferences", { privacy: "public" })).status).toBe(303);
+    const admin = await web("/admin", { jar });
+    expect(admin.status).toBe(200);
+    expect(admin.text_).toContain("Your preferences were saved.");
+    expect(admin.text_).not.toContain("preferences_saved");
+  });
+
   it("preferences show in /api/v1/preferences", async () => {
     const u = await makeUser("setprefs");
     const jar = await signedIn(u.username);

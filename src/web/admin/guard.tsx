@@ -2,7 +2,6 @@
 // (src/web/session.ts), a user whose role holds any permission (staff), and the permission of its section (the same
 // as its API's requireStaff). Every POST also needs the session's CSRF token (and a same-origin Origin when one is
 // sent). Signed-out GETs go to the sign-in page and come back; everything else refused is a 403 page.
-import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv, Ctx } from "../../context";
 import type { RoleRow } from "../../db/schema";
@@ -81,25 +80,3 @@ export const requirePermission = (p: Permission) =>
     if (!hasPermission(adminOf(c).role?.permissions, p)) return refuse(c, "forbidden", 403);
     await next();
   });
-
-// ---- flash (one message, carried across the redirect in a short-lived HttpOnly cookie) ----
-
-const FLASH = "tern_flash";
-const isHttps = (c: Ctx) => new URL(c.req.url).protocol === "https:";
-const flashName = (c: Ctx) => (isHttps(c) ? `__Host-${FLASH}` : FLASH);
-
-export function setFlash(c: Ctx, message: string): void {
-  setCookie(c, flashName(c), encodeURIComponent(message.slice(0, 300)), { path: "/", httpOnly: true, sameSite: "Lax", secure: isHttps(c), maxAge: 60 });
-}
-
-/** The flash set by the last action, removed as it is shown. */
-export function takeFlash(c: Ctx): string | null {
-  const v = getCookie(c, flashName(c));
-  if (v === undefined) return null;
-  deleteCookie(c, flashName(c), { path: "/", secure: isHttps(c) });
-  try {
-    return decodeURIComponent(v).slice(0, 300) || null;
-  } catch {
-    return null;
-  }
-}

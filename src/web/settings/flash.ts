@@ -1,8 +1,8 @@
-// Flash messages for the settings pages (POST-redirect-GET): the POST sets a short-lived cookie naming one message of
-// a fixed table, the next GET shows it and clears the cookie. Only the key travels, so no text from a request can come
-// back in a page through it.
-import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+// The settings pages' flash messages: a fixed table, set and shown through the site's one flash (../flash.ts).
 import type { Ctx } from "../../context";
+import { setFlash } from "../flash";
+
+export { takeFlash } from "../flash";
 
 export const FLASH = {
   profile_saved: "Your profile was saved.",
@@ -16,19 +16,8 @@ export const FLASH = {
 } as const;
 export type FlashKey = keyof typeof FLASH;
 
-const isHttps = (c: Ctx) => new URL(c.req.url).protocol === "https:";
-const name = (c: Ctx) => (isHttps(c) ? "__Host-tern_flash" : "tern_flash");
-
 /** Sets the flash and answers with a 303 to `path`. */
 export function redirectWithFlash(c: Ctx, path: string, key: FlashKey): Response {
-  setCookie(c, name(c), key, { path: "/", httpOnly: true, sameSite: "Lax", secure: isHttps(c), maxAge: 60 });
+  setFlash(c, FLASH[key]);
   return c.redirect(path, 303);
-}
-
-/** The pending flash message, if any (cleared). */
-export function takeFlash(c: Ctx): string | undefined {
-  const key = getCookie(c, name(c));
-  if (!key) return undefined;
-  deleteCookie(c, name(c), { path: "/", secure: isHttps(c) });
-  return Object.hasOwn(FLASH, key) ? FLASH[key as FlashKey] : undefined;
 }
