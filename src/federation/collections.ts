@@ -49,11 +49,8 @@ export async function followCollectionPage(db: DB, accountId: string, which: "fo
 }
 
 export async function featuredTagNames(db: DB, accountId: string): Promise<string[]> {
-  const rows = await db
-    .select({ name: tags.name })
-    .from(featuredTags)
-    .innerJoin(tags, eq(tags.id, featuredTags.tagId))
-    .where(eq(featuredTags.accountId, accountId));
+  const featured = db.select({ id: featuredTags.tagId }).from(featuredTags).where(eq(featuredTags.accountId, accountId));
+  const rows = await db.select({ name: tags.name }).from(tags).where(inArray(tags.id, featured));
   return rows.map((r) => r.name);
 }
 

@@ -291,12 +291,12 @@ export const NoteSchema = z.object({
   attachments: z.array(
     z.object({
       url: z.string(),
-      mediaType: z.string().nullable(),
-      description: z.string().nullable(),
-      blurhash: z.string().nullable(),
       width: z.number().nullable(),
       height: z.number().nullable(),
       focus: z.tuple([z.number(), z.number()]).nullable(),
+      mediaType: z.string().nullable(),
+      description: z.string().nullable(),
+      blurhash: z.string().nullable(),
     }),
   ),
   poll: z

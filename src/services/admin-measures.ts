@@ -279,28 +279,73 @@ function humanSize(bytes: number): string {
   return i === 0 ? `${n} ${n === 1 ? "Byte" : "Bytes"}` : `${Number(n.toPrecision(3))} ${units[i]}`;
 }
 
-/** Rows of {k, v} as {key, human_key, value}. */
-function keyed(key: string, stmt: (db: DB) => SQL, human: (k: string) => string = (k) => k) {
-  return (db: DB): Part => ({
-    stmts: [db.all(stmt(db))],
-    build: ([rows = []]) => ({
-      key,
-      data: rows.map((r) => ({ key: String(r.k ?? ""), human_key: human(String(r.k ?? "")), value: String(Number(r.v) || 0) })),
-    }),
-  });
+/** What a one-query dimension's SQL reads: the span, the row limit, this server's domain, and its own params. */
+interface DimArgs {
+  s: Span;
+  limit: number;
+  local: string;
+  /** The dimension's `id` param, a tag id. */
+  tag: () => string;
+  /** The dimension's `domain` (and `include_subdomains`) params, as a condition on accounts `a`. */
+  dom: () => SQL;
 }
+
+/** A dimension that is one query of {k, v} rows, and how to name a k for people (k itself by default). */
+type OneQuery = [rows: (x: DimArgs) => SQL, human?: (k: string) => string];
+
+const ONE_QUERY: Record<string, OneQuery> = {
+  // Interface languages of users active in the period (Mastodon: users.locale by current_sign_in_at).
+  languages: [
+    ({ s, limit }) => sql`SELECT locale AS k, count(*) AS v FROM users WHERE current_sign_in_at >= ${s.start} AND current_sign_in_at < ${s.end}
+        AND locale IS NOT NULL GROUP BY locale ORDER BY v DESC LIMIT ${limit}`,
+    languageName,
+  ],
+  servers: [
+    ({ s, limit, local }) => sql`SELECT coalesce(a.domain, ${local}) AS k, count(*) AS v FROM statuses st JOIN accounts a ON a.id = st.account_id
+        WHERE st.id >= ${fl(s.start)} AND st.id < ${fl(s.end)} GROUP BY a.domain ORDER BY v DESC LIMIT ${limit}`,
+  ],
+  tag_servers: [
+    ({ s, limit, local, tag }) => sql`SELECT coalesce(a.domain, ${local}) AS k, count(*) AS v FROM status_tags st JOIN statuses s ON s.id = st.status_id
+        JOIN accounts a ON a.id = s.account_id WHERE st.tag_id = ${tag()} AND st.status_id >= ${fl(s.start)} AND st.status_id < ${fl(s.end)}
+        GROUP BY a.domain ORDER BY v DESC LIMIT ${limit}`,
+  ],
+  tag_languages: [
+    ({ s, limit, tag }) => sql`SELECT s.language AS k, count(*) AS v FROM status_tags st JOIN statuses s ON s.id = st.status_id
+        WHERE st.tag_id = ${tag()} AND st.status_id >= ${fl(s.start)} AND st.status_id < ${fl(s.end)} AND s.language IS NOT NULL
+        GROUP BY s.language ORDER BY v DESC LIMIT ${limit}`,
+    languageName,
+  ],
+  // The instance's accounts most followed from here, by follows made in the period.
+  instance_accounts: [
+    ({ s, limit, dom }) => sql`SELECT a.username AS k, count(*) AS v FROM accounts a JOIN follows f ON f.target_account_id = a.id
+        WHERE ${dom()} AND f.id >= ${fl(s.start)} AND f.id < ${fl(s.end)} GROUP BY a.id ORDER BY v DESC LIMIT ${limit}`,
+  ],
+  instance_languages: [
+    ({ s, limit, dom }) => sql`SELECT st.language AS k, count(*) AS v FROM accounts a JOIN statuses st ON st.account_id = a.id
+        WHERE ${dom()} AND st.id >= ${fl(s.start)} AND st.id < ${fl(s.end)} AND st.language IS NOT NULL
+        GROUP BY st.language ORDER BY v DESC LIMIT ${limit}`,
+    languageName,
+  ],
+};
 
 type DimensionDef = (db: DB, span: Span, limit: number, p: Params, localDomain: string) => Part;
 
+/** A one-query dimension as a part: its rows as {key, human_key, value}. */
+const oneQuery =
+  (key: string, [rows, human = (k) => k]: OneQuery): DimensionDef =>
+  (db, s, limit, p, local) => {
+    const stmt = rows({ s, limit, local, tag: () => padId(tagIdOf(p, key)), dom: () => domainCond(p, key, sql.raw("a.domain")) });
+    return {
+      stmts: [db.all(stmt)],
+      build: ([found = []]) => ({
+        key,
+        data: found.map((r) => ({ key: String(r.k ?? ""), human_key: human(String(r.k ?? "")), value: String(Number(r.v) || 0) })),
+      }),
+    };
+  };
+
 const DIMENSIONS: Record<string, DimensionDef> = {
-  // Interface languages of users active in the period (Mastodon: users.locale by current_sign_in_at).
-  languages: (db, s, limit) =>
-    keyed(
-      "languages",
-      () => sql`SELECT locale AS k, count(*) AS v FROM users WHERE current_sign_in_at >= ${s.start} AND current_sign_in_at < ${s.end}
-        AND locale IS NOT NULL GROUP BY locale ORDER BY v DESC LIMIT ${limit}`,
-      languageName,
-    )(db),
+  ...Object.fromEntries(Object.entries(ONE_QUERY).map(([key, def]) => [key, oneQuery(key, def)])),
   sources: (db, s, limit) => ({
     stmts: [
       db.all(sql`SELECT (SELECT a.name FROM oauth_access_tokens t JOIN oauth_applications a ON a.id = t.application_id
@@ -312,12 +357,6 @@ const DIMENSIONS: Record<string, DimensionDef> = {
       data: rows.map((r) => ({ key: r.k ? String(r.k) : "web", human_key: r.k ? String(r.k) : "Website", value: String(Number(r.v) || 0) })),
     }),
   }),
-  servers: (db, s, limit, _p, local) =>
-    keyed(
-      "servers",
-      () => sql`SELECT coalesce(a.domain, ${local}) AS k, count(*) AS v FROM statuses st JOIN accounts a ON a.id = st.account_id
-        WHERE st.id >= ${fl(s.start)} AND st.id < ${fl(s.end)} GROUP BY a.domain ORDER BY v DESC LIMIT ${limit}`,
-    )(db),
   space_usage: (db) => ({
     stmts: [db.all(sql`SELECT coalesce(sum(file_size), 0) AS v FROM media_attachments WHERE file_key IS NOT NULL`), db.run(sql`SELECT 1`)],
     build: ([media = [], probe]) => {
@@ -339,44 +378,6 @@ const DIMENSIONS: Record<string, DimensionDef> = {
       ],
     }),
   }),
-  tag_servers: (db, s, limit, p, local) => {
-    const tag = padId(tagIdOf(p, "tag_servers"));
-    return keyed(
-      "tag_servers",
-      () => sql`SELECT coalesce(a.domain, ${local}) AS k, count(*) AS v FROM status_tags st JOIN statuses s ON s.id = st.status_id
-        JOIN accounts a ON a.id = s.account_id WHERE st.tag_id = ${tag} AND st.status_id >= ${fl(s.start)} AND st.status_id < ${fl(s.end)}
-        GROUP BY a.domain ORDER BY v DESC LIMIT ${limit}`,
-    )(db);
-  },
-  tag_languages: (db, s, limit, p) => {
-    const tag = padId(tagIdOf(p, "tag_languages"));
-    return keyed(
-      "tag_languages",
-      () => sql`SELECT s.language AS k, count(*) AS v FROM status_tags st JOIN statuses s ON s.id = st.status_id
-        WHERE st.tag_id = ${tag} AND st.status_id >= ${fl(s.start)} AND st.status_id < ${fl(s.end)} AND s.language IS NOT NULL
-        GROUP BY s.language ORDER BY v DESC LIMIT ${limit}`,
-      languageName,
-    )(db);
-  },
-  // The instance's accounts most followed from here, by follows made in the period.
-  instance_accounts: (db, s, limit, p) => {
-    const dom = domainCond(p, "instance_accounts", sql.raw("a.domain"));
-    return keyed(
-      "instance_accounts",
-      () => sql`SELECT a.username AS k, count(*) AS v FROM accounts a JOIN follows f ON f.target_account_id = a.id
-        WHERE ${dom} AND f.id >= ${fl(s.start)} AND f.id < ${fl(s.end)} GROUP BY a.id ORDER BY v DESC LIMIT ${limit}`,
-    )(db);
-  },
-  instance_languages: (db, s, limit, p) => {
-    const dom = domainCond(p, "instance_languages", sql.raw("a.domain"));
-    return keyed(
-      "instance_languages",
-      () => sql`SELECT st.language AS k, count(*) AS v FROM accounts a JOIN statuses st ON st.account_id = a.id
-        WHERE ${dom} AND st.id >= ${fl(s.start)} AND st.id < ${fl(s.end)} AND st.language IS NOT NULL
-        GROUP BY st.language ORDER BY v DESC LIMIT ${limit}`,
-      languageName,
-    )(db);
-  },
 };
 
 export function adminDimensions(db: DB, keys: string[], span: Span, limit: number, params: Params, localDomain: string) {

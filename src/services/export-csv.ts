@@ -79,6 +79,12 @@ function relationPage<E extends Record<string, SQLiteColumn>>(db: DB, cfg: Confi
 }
 
 function readPage(db: DB, cfg: Config, accountId: string, kind: ExportKind, before: string | null): Promise<Page> {
+  // Rows of a table the account owns through its accountId column, one line each.
+  const ownPage = <Q extends SQLiteSelect & PromiseLike<{ id: string }[]>>(
+    q: Q,
+    table: { id: SQLiteColumn; accountId: SQLiteColumn },
+    fields: (r: Awaited<Q>[number]) => Field[],
+  ) => newestPage(q, table.id, eq(table.accountId, accountId), before, fields);
   switch (kind) {
     case "follows":
       return relationPage(db, cfg, accountId, before, {
@@ -97,22 +103,14 @@ function readPage(db: DB, cfg: Config, accountId: string, kind: ExportKind, befo
         fields: (r) => [r.hide],
         where: or(isNull(mutes.expiresAt), gt(mutes.expiresAt, Date.now())),
       });
-    case "domain_blocks":
-      return newestPage(
-        db.select({ id: accountDomainBlocks.id, domain: accountDomainBlocks.domain }).from(accountDomainBlocks).$dynamic(),
-        accountDomainBlocks.id,
-        eq(accountDomainBlocks.accountId, accountId),
-        before,
-        (r) => [r.domain],
-      );
-    case "bookmarks":
-      return newestPage(
-        db.select({ id: bookmarks.id, uri: statuses.uri }).from(bookmarks).innerJoin(statuses, eq(statuses.id, bookmarks.statusId)).$dynamic(),
-        bookmarks.id,
-        eq(bookmarks.accountId, accountId),
-        before,
-        (r) => [r.uri],
-      );
+    case "domain_blocks": {
+      const q = db.select({ id: accountDomainBlocks.id, domain: accountDomainBlocks.domain }).from(accountDomainBlocks).$dynamic();
+      return ownPage(q, accountDomainBlocks, (r) => [r.domain]);
+    }
+    case "bookmarks": {
+      const q = db.select({ id: bookmarks.id, uri: statuses.uri }).from(bookmarks).innerJoin(statuses, eq(statuses.id, bookmarks.statusId)).$dynamic();
+      return ownPage(q, bookmarks, (r) => [r.uri]);
+    }
     case "lists":
       return newestPage(
         db

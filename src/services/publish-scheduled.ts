@@ -51,14 +51,14 @@ async function stillClaimed(db: DB, id: string, claimedAt: number): Promise<bool
 }
 
 export async function publishScheduledStatus(db: DB, env: Env, fx: Effects, scheduledStatusId: string): Promise<PublishOutcome> {
-  const [r] = await db
+  const r = await db
     .select({ row: scheduledStatuses, user: users, account: accounts, app: oauthApplications })
     .from(scheduledStatuses)
     .leftJoin(users, eq(users.accountId, scheduledStatuses.accountId))
     .leftJoin(accounts, eq(accounts.id, scheduledStatuses.accountId))
     .leftJoin(oauthApplications, eq(oauthApplications.id, scheduledStatuses.applicationId))
     .where(eq(scheduledStatuses.id, scheduledStatusId))
-    .limit(1);
+    .get();
   // Gone (published, deleted), failed, or not claimed (rescheduled since the cron took it): nothing to do.
   if (!r || r.row.failedAt !== null || r.row.claimedAt === null) return "skipped";
   const row = r.row;

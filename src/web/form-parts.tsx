@@ -51,6 +51,17 @@ export function RowsTable<T>(p: { rows: T[]; row: (r: T) => Child; empty: string
   return p.rows.length ? <Table headers={p.headers}>{p.rows.map((r) => p.row(r))}</Table> : <p class="muted">{p.empty}</p>;
 }
 
+/** A table cell that names a row: the name in bold, a muted line of details under it, then anything else. */
+export function NamedCell(p: { name: string; detail: Child; children?: Child }) {
+  return (
+    <td>
+      <strong>{p.name}</strong>
+      <div class="muted">{p.detail}</div>
+      {p.children}
+    </td>
+  );
+}
+
 /**
  * A POST form with the CSRF token first. `form` names which of a page's forms was sent (a hidden `form` field), so the
  * page can fill that one again after an error.

@@ -167,11 +167,17 @@ describe("relays", () => {
     const [relay] = (await admin.api.get("/api/v1/admin/relays")).body;
     expect(relay).toMatchObject({ inbox_url: RELAY_INBOX, state: "pending" });
     expect((await take("Follow")).map((a) => a.inboxes)).toEqual([[RELAY_INBOX]]);
-    expect((await web("/admin/relays", { jar })).text_).toContain(RELAY_INBOX);
+    const listed = (await web("/admin/relays", { jar })).text_;
+    expect(listed).toContain(RELAY_INBOX);
+    expect(listed).toContain("waiting for the relay&#39;s approval");
+    expect(listed).toContain(`action="/admin/relays/${relay.id}/disable"`);
     expect((await post("/admin/relays", { inbox_url: "not a url" })).status).toBe(422);
 
     expect((await post(`/admin/relays/${relay.id}/disable`)).status).toBe(303);
     expect((await admin.api.get(`/api/v1/admin/relays/${relay.id}`)).body.state).toBe("idle");
+    const disabled = (await web("/admin/relays", { jar })).text_;
+    expect(disabled).toContain(`action="/admin/relays/${relay.id}/enable"`);
+    expect(disabled).not.toContain(`action="/admin/relays/${relay.id}/disable"`);
     expect((await take("Undo")).map((a) => a.inboxes)).toEqual([[RELAY_INBOX]]);
     expect((await post(`/admin/relays/${relay.id}/delete`)).status).toBe(303);
     expect((await admin.api.get("/api/v1/admin/relays")).body).toEqual([]);

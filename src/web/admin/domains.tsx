@@ -5,7 +5,7 @@ import type { Ctx } from "../../context";
 import { domainAllowsPage } from "../../services/admin-domain-allows";
 import { DOMAIN_BLOCK_SEVERITIES, type DomainBlockRow, domainBlocksPage } from "../../services/admin-domain-blocks";
 import { sectionPage, PostButton, when, type View } from "./kit";
-import { Card, PostForm, RowsTable } from "../form-parts";
+import { Card, NamedCell, PostForm, RowsTable } from "../form-parts";
 
 const LIMIT = 200;
 
@@ -68,14 +68,17 @@ export async function showDomains(c: Ctx, view: View) {
           empty="No domain is blocked."
           row={(b) => (
             <tr data-domain-block={b.domain}>
-              <td>
-                <strong>{b.domain}</strong>
-                <div class="muted">
-                  {b.severity}
-                  {b.rejectMedia ? " · reject media" : ""}
-                  {b.rejectReports ? " · reject reports" : ""}
-                  {b.obfuscate ? " · obfuscated" : ""} · {when(b.createdAt)}
-                </div>
+              <NamedCell
+                name={b.domain}
+                detail={
+                  <>
+                    {b.severity}
+                    {b.rejectMedia ? " · reject media" : ""}
+                    {b.rejectReports ? " · reject reports" : ""}
+                    {b.obfuscate ? " · obfuscated" : ""} · {when(b.createdAt)}
+                  </>
+                }
+              >
                 {b.publicComment ? <div>Public: {b.publicComment}</div> : null}
                 {b.privateComment ? <div class="muted">Private: {b.privateComment}</div> : null}
                 <details>
@@ -85,7 +88,7 @@ export async function showDomains(c: Ctx, view: View) {
                     <button type="submit">Save</button>
                   </PostForm>
                 </details>
-              </td>
+              </NamedCell>
               <td>
                 <PostButton action={`/admin/domains/blocks/${b.id}/delete`} csrf={f.csrf} label="Unblock" danger />
               </td>

@@ -1,9 +1,9 @@
 // Relays (manage_federation): the list with each relay's state, a form to add one by its inbox URL, and enable,
 // disable and remove. Changes go through src/services/relays.ts, as the API's (/api/v1/admin/relays) do.
 import type { Ctx } from "../../context";
-import { listRelays } from "../../services/relays";
+import { listRelays, type RelayRow } from "../../services/relays";
 import { sectionPage, PostButton, when, type View } from "./kit";
-import { Card, PostForm, RowsTable } from "../form-parts";
+import { Card, NamedCell, PostForm, RowsTable } from "../form-parts";
 
 const STATE_LABEL = { idle: "disabled", pending: "waiting for the relay's approval", accepted: "enabled", rejected: "rejected by the relay" } as const;
 
@@ -25,29 +25,22 @@ export async function showRelays(c: Ctx, view: View) {
         </PostForm>
       </Card>
       <Card title="Relays">
-        <RowsTable
-          rows={relays}
-          empty="No relay."
-          row={(r) => (
-            <tr data-relay={r.inboxUrl}>
-              <td>
-                <strong>{r.inboxUrl}</strong>
-                <div class="muted">
-                  {STATE_LABEL[r.state]} · added {when(r.createdAt)}
-                </div>
-              </td>
-              <td>
-                {r.state === "pending" || r.state === "accepted" ? (
-                  <PostButton action={`/admin/relays/${r.id}/disable`} csrf={f.csrf} label="Disable" />
-                ) : (
-                  <PostButton action={`/admin/relays/${r.id}/enable`} csrf={f.csrf} label="Enable" />
-                )}{" "}
-                <PostButton action={`/admin/relays/${r.id}/delete`} csrf={f.csrf} label="Remove" danger />
-              </td>
-            </tr>
-          )}
-        />
+        <RowsTable rows={relays} empty="No relay." row={(r) => <RelayItem r={r} csrf={f.csrf} />} />
       </Card>
     </>
   ));
+}
+
+/** One relay: its inbox and state, and the buttons that change it. */
+function RelayItem({ r, csrf }: { r: RelayRow; csrf: string }) {
+  const on = r.state === "pending" || r.state === "accepted";
+  return (
+    <tr data-relay={r.inboxUrl}>
+      <NamedCell name={r.inboxUrl} detail={`${STATE_LABEL[r.state]} · added ${when(r.createdAt)}`} />
+      <td>
+        <PostButton action={`/admin/relays/${r.id}/${on ? "disable" : "enable"}`} csrf={csrf} label={on ? "Disable" : "Enable"} />{" "}
+        <PostButton action={`/admin/relays/${r.id}/delete`} csrf={csrf} label="Remove" danger />
+      </td>
+    </tr>
+  );
 }
