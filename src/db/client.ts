@@ -1,8 +1,8 @@
 import type { BatchItem } from "drizzle-orm/batch";
 import { drizzle, type DrizzleD1Database } from "drizzle-orm/d1";
-import * as schema from "./schema";
-
-export type DB = DrizzleD1Database<typeof schema>;
+// No `schema` passed to drizzle: Tern writes every query with the query builder or sql``, never drizzle's relational
+// `db.query.*`, and with a schema drizzle would walk every table to build that API on each createDb (every request).
+export type DB = DrizzleD1Database;
 
 /** What D1 work runs over: the binding itself (always the primary) or one of its sessions (src/db/session.ts). */
 export type D1Client = D1Database | D1DatabaseSession;
@@ -25,7 +25,7 @@ export async function runBatch(db: DB, stmts: readonly Statement[]): Promise<unk
  * which a session has too.
  */
 export function createDb(d1: D1Client): DB {
-  const db = drizzle(d1 as D1Database, { schema });
+  const db = drizzle(d1 as D1Database);
   // Raw statements (db.run/all/get/values with sql``) must be able to join db.batch: see batchable().
   for (const m of ["run", "all", "get", "values"] as const) {
     const orig = (db[m] as (q: unknown) => object).bind(db);
