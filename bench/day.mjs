@@ -20,10 +20,11 @@
 // rows, DO calls, R2 operations) come from the entry's counters. Each measured invocation's D1 round trips are counted
 // too, and a calibration at the start (bad-token 401 minus no-token 401, as bench/run.mjs) gives the local CPU of one
 // round trip: "≈ without local D1" = max(0, CPU − round trips × that), a rough estimate (printed next to each CPU row). Options: --fraction=F (replay F of the incoming
-// activities, polls and owner actions, and scale the counts by 1/F), --delivery-steps=N (all), --keep, --log.
+// activities, polls and owner actions, and scale the counts by 1/F), --delivery-steps=N (all), --dump=FILE (raw
+// per-invocation figures as JSON), --keep, --log.
 // Takes ~5–8 minutes on 2 shared cores. bench/README.md, "What a single-user instance costs".
 import { generateKeyPairSync } from "node:crypto";
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import WebSocket from "ws";
 import { signedPostHeaders, startPeers } from "./fed-peers.mjs";
@@ -49,6 +50,9 @@ const flag = (name) => argv.includes(`--${name}`);
 const opt = (name) => argv.find((a) => a.startsWith(`--${name}=`))?.split("=")[1];
 const FRACTION = Math.min(1, Math.max(0.01, Number(opt("fraction") ?? 1)));
 const DELIVERY_STEPS = Number(opt("delivery-steps") ?? Number.POSITIVE_INFINITY);
+// --threads=js: count only workerd's main thread, where the isolates run JavaScript (and local D1's SQLite), leaving
+// out V8's background threads (concurrent GC, optimizing compiles) and the runtime's I/O threads.
+const JS_THREAD_ONLY = opt("threads") === "js";
 
 const DAY = 86_400_000;
 const HOSTS = 120;
@@ -131,6 +135,7 @@ function cpuNs(pids) {
     }
     for (const tid of tids) {
       try {
+        if (JS_THREAD_ONLY && readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim() !== "workerd") continue;
         t += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
       } catch {
         /* thread ended */
@@ -759,6 +764,8 @@ function report({ end, cpu, rts, cal, noopCpu, ctlCpu, freeBatches, freeCpu, mix
   const fetchCpu = summary(Object.values(cpu.fetch).flat());
   const jobsCpu = summary(cpu.jobs);
   const delCpu = summary(cpu.delivery);
+  // --dump=FILE: every invocation's CPU and round trips in the order measured, to look at a tail (which ones, when).
+  if (opt("dump")) writeFileSync(opt("dump"), JSON.stringify({ cpu, rts }));
   // DELIVERY invocations (one message each): packs of a new activity's inboxes, and single inboxes (retries).
   const delOf = (pred) => cpu.delivery.filter((_, i) => pred(cpu.deliveryBatch[i]));
   const isPack = (b) => (b?.types?.pack ?? 0) > 0;
