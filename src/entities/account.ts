@@ -1,7 +1,7 @@
 // Account rows → Mastodon Account JSON. Counts live on the row, so rendering needs no query.
 import type { Config } from "../env";
 import { escapeHtml, noLinks, renderPlainText } from "../lib/text";
-import type { AccountRow, RoleRow, UserRow } from "../db/schema";
+import type { AccountRow, RenderAccountRow, RoleRow, UserRow } from "../db/schema";
 import { accountUrl, DEFAULT_AVATAR, DEFAULT_HEADER, isoTime, mediaUrl } from "./urls";
 import { httpUrl } from "../lib/urls";
 import { renderEmojis, type MastodonCustomEmoji } from "./custom-emoji";
@@ -59,7 +59,7 @@ function picture(cfg: Config, key: string | null, remote: string | null, fallbac
  * `moved`: the account `a` moved to (a.movedToAccountId), when the caller loaded it (services/account-migration.ts
  * movedAccountOf); rendered as Mastodon's `moved`, itself without a `moved` (Mastodon's moved_and_not_nested?).
  */
-export function renderAccount(cfg: Config, a: AccountRow, role?: RoleRow | null, moved?: AccountRow | null): MastodonAccount {
+export function renderAccount(cfg: Config, a: RenderAccountRow, role?: RoleRow | null, moved?: RenderAccountRow | null): MastodonAccount {
   const local = !a.domain;
   const suspended = !!a.suspendedAt;
   // A domain blocked with reject_media (accounts.reject_media): Mastodon never downloads its avatars, headers or emojis.

@@ -10,10 +10,10 @@
 import { getTableColumns, inArray, sql, type SQL, type Table } from "drizzle-orm";
 import type { DB, Statement } from "../db/client";
 import { idList } from "../db/client";
-import { accounts, mediaAttachments, polls, previewCards, quotes, statuses, type FilterContext } from "../db/schema";
+import { ACCOUNT_UNRENDERED, accounts, mediaAttachments, polls, previewCards, quotes, statuses, type FilterContext } from "../db/schema";
 import type { Config } from "../env";
 import { padId, unpadId } from "../lib/ids";
-import type { AccountRow, QuoteRow } from "../db/schema";
+import type { QuoteRow, RenderAccountRow } from "../db/schema";
 import { QUOTE_FLAGS, quoteShown, renderQuote, renderQuoteApproval } from "./quote";
 import { acctOf, renderAccount, type MastodonAccount } from "./account";
 import { renderMedia } from "./media";
@@ -43,9 +43,9 @@ export type PollRow = typeof polls.$inferSelect;
 
 export interface StatusBundle {
   statuses: Map<string, StatusRow>;
-  accounts: Map<string, AccountRow>;
+  accounts: Map<string, RenderAccountRow>;
   media: Map<string, MediaRow[]>;
-  mentions: Map<string, AccountRow[]>;
+  mentions: Map<string, RenderAccountRow[]>;
   mentionIds: Map<string, Set<string>>;
   tags: Map<string, string[]>;
   polls: Map<string, PollRow>;
@@ -103,9 +103,9 @@ function relatedOf(ids: readonly string[], uses = 3): SQL {
  * a correlated subquery decodes like drizzle's own (`decodeRow`). json_object takes at most 127 arguments: wider
  * tables are merged from pieces (json_patch drops nulls; a missing key decodes as null).
  */
-function jsonRow(table: Table, alias: string): SQL {
+function jsonRow(table: Table, alias: string, omit: readonly string[] = []): SQL {
   const parts: string[] = [];
-  const cols = Object.entries(getTableColumns(table));
+  const cols = Object.entries(getTableColumns(table)).filter(([k]) => !omit.includes(k));
   for (let i = 0; i < cols.length; i += 50) {
     parts.push(
       `json_object(${cols
@@ -117,9 +117,10 @@ function jsonRow(table: Table, alias: string): SQL {
   return sql.raw(parts.reduce((acc, p) => `json_patch(${acc}, ${p})`));
 }
 
-function decodeRow<T>(table: Table, obj: Record<string, unknown>): T {
+function decodeRow<T>(table: Table, obj: Record<string, unknown>, omit: readonly string[] = []): T {
   const out: Record<string, unknown> = {};
   for (const [k, c] of Object.entries(getTableColumns(table))) {
+    if (omit.includes(k)) continue;
     const v = obj[k];
     out[k] = v == null ? null : c.mapFromDriverValue(v);
   }
@@ -137,11 +138,11 @@ const parseObj = (v: string | null): Record<string, unknown> | null => (v ? (JSO
 function statusRowsStatement(db: DB, where: SQL, viewerId: string | null, now: number) {
   const S = sql.raw(`"statuses"`);
   const own = {
-    xAuthor: sql<string | null>`(SELECT ${jsonRow(accounts, "xa")} FROM accounts xa WHERE xa.id = ${S}.account_id)`.as("x_author"),
+    xAuthor: sql<string | null>`(SELECT ${jsonRow(accounts, "xa", ACCOUNT_UNRENDERED)} FROM accounts xa WHERE xa.id = ${S}.account_id)`.as("x_author"),
     xMedia: sql<string | null>`(SELECT json_group_array(${jsonRow(mediaAttachments, "xm")}) FROM media_attachments xm WHERE xm.status_id = ${S}.id)`.as(
       "x_media",
     ),
-    xMentions: sql<string | null>`(SELECT json_group_array(json_object('silent', xn.silent, 'account', ${jsonRow(accounts, "xna")}))
+    xMentions: sql<string | null>`(SELECT json_group_array(json_object('silent', xn.silent, 'account', ${jsonRow(accounts, "xna", ACCOUNT_UNRENDERED)}))
       FROM mentions xn JOIN accounts xna ON xna.id = xn.account_id WHERE xn.status_id = ${S}.id)`.as("x_mentions"),
     xTags: sql<string | null>`(SELECT json_group_array(xt.name) FROM status_tags xst JOIN tags xt ON xt.id = xst.tag_id WHERE xst.status_id = ${S}.id)`.as(
       "x_tags",
@@ -297,12 +298,12 @@ export async function loadStatusBundle(db: DB, ids: string[], viewerId: string |
       const id = s.id;
       bundle.statuses.set(id, s);
       const author = parseObj(xAuthor);
-      if (author) bundle.accounts.set(s.accountId, decodeRow<AccountRow>(accounts, author));
+      if (author) bundle.accounts.set(s.accountId, decodeRow<RenderAccountRow>(accounts, author, ACCOUNT_UNRENDERED));
       const media = parseList(xMedia).map((m) => decodeRow<MediaRow>(mediaAttachments, m as Record<string, unknown>));
       if (media.length) bundle.media.set(id, media);
       const mens = parseList(xMentions) as { silent: number; account: Record<string, unknown> }[];
       for (const m of mens) {
-        const account = decodeRow<AccountRow>(accounts, m.account);
+        const account = decodeRow<RenderAccountRow>(accounts, m.account, ACCOUNT_UNRENDERED);
         if (!bundle.mentionIds.has(id)) bundle.mentionIds.set(id, new Set());
         bundle.mentionIds.get(id)!.add(account.id);
         if (m.silent) continue;

@@ -4,7 +4,7 @@
 import { inArray } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { idList } from "../db/client";
-import { type AccountRow, accounts } from "../db/schema";
+import { type AccountRow, accounts, type RenderAccountRow } from "../db/schema";
 import type { Config, Env } from "../env";
 import { deliverActivity } from "./delivery";
 import { personalInbox, withoutSuspended } from "./recipients";
@@ -27,8 +27,8 @@ export async function accountsById(db: DB, ids: string[]): Promise<Map<string, A
   return new Map(rows.map((r) => [r.id, r]));
 }
 
-export const isLocal = (a: AccountRow | undefined): a is AccountRow => !!a && !a.domain;
-export const isRemote = (a: AccountRow | undefined): a is AccountRow => !!a && !!a.domain && !a.suspendedAt;
+export const isLocal = <A extends RenderAccountRow>(a: A | undefined): a is A => !!a && !a.domain;
+export const isRemote = <A extends RenderAccountRow>(a: A | undefined): a is A => !!a && !!a.domain && !a.suspendedAt;
 
 export async function send(r: Run, signerId: string, activity: Obj, inboxes: Iterable<string>): Promise<number> {
   const targets = await withoutSuspended(r.db, inboxes, r.cfg);
@@ -37,7 +37,12 @@ export async function send(r: Run, signerId: string, activity: Obj, inboxes: Ite
 }
 
 /** Sends `activity` from `local` to one remote account's own inbox. */
-export async function toAccount(r: Run, local: AccountRow | undefined, remote: AccountRow | undefined, build: (l: AccountRow, t: AccountRow) => Obj) {
+export async function toAccount<L extends RenderAccountRow, T extends RenderAccountRow>(
+  r: Run,
+  local: L | undefined,
+  remote: T | undefined,
+  build: (l: L, t: T) => Obj,
+) {
   if (!isLocal(local) || !isRemote(remote)) return;
   const inbox = personalInbox(remote);
   if (inbox) await send(r, local.id, build(local, remote), [inbox]);

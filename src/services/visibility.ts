@@ -4,10 +4,10 @@ import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { accountDomainBlocks, accounts, blocks, follows, mentions, mutes, statuses } from "../db/schema";
 import { padId } from "../lib/ids";
-import type { AccountRow } from "../db/schema";
+import type { RenderAccountRow } from "../db/schema";
 import type { StatusBundle, StatusRow } from "../entities/status";
 
-export function canSeeStatus(b: StatusBundle, s: StatusRow, author: AccountRow): boolean {
+export function canSeeStatus(b: StatusBundle, s: StatusRow, author: RenderAccountRow): boolean {
   const v = b.viewer.id;
   if (author.suspendedAt) return false;
   if (v === s.accountId) return true;

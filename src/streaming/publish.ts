@@ -18,7 +18,7 @@ import { loadStatusBundle, renderStatusFrom, type StatusBundle, type StatusRow }
 import { renderNotifications } from "../entities/notification";
 import type { Config, Env } from "../env";
 import { padId, unpadId } from "../lib/ids";
-import { type AccountRow, accountConversations, announcements } from "../db/schema";
+import { accountConversations, announcements, type RenderAccountRow } from "../db/schema";
 import { renderAnnouncements, renderReactionEvent } from "../entities/announcement";
 import { renderConversations } from "../entities/conversation";
 import { searchableText } from "../services/filter-match";
@@ -69,7 +69,7 @@ function accountsOf(t: AccountTargets, online: Iterable<string>): { id: string; 
 }
 
 /** The shared stream keys a status belongs on (empty for everything REST's public and tag timelines leave out). */
-export function sharedKeysOf(b: StatusBundle, s: StatusRow, author: AccountRow): string[] {
+export function sharedKeysOf(b: StatusBundle, s: StatusRow, author: RenderAccountRow): string[] {
   if (s.visibility !== "public" || s.reblogOfId || author.suspendedAt || author.silencedAt) return [];
   const keys: string[] = [];
   const where = s.local ? "local" : "remote";
@@ -86,7 +86,7 @@ export function sharedKeysOf(b: StatusBundle, s: StatusRow, author: AccountRow):
   return keys;
 }
 
-function metaOf(b: StatusBundle, s: StatusRow, author: AccountRow): StatusMeta {
+function metaOf(b: StatusBundle, s: StatusRow, author: RenderAccountRow): StatusMeta {
   return {
     statusId: s.id,
     authorId: s.accountId,

@@ -160,5 +160,14 @@ export const users = sqliteTable(
 
 /** Rows as D1 returns them (hidden fields such as password hashes stay in UserRow and never reach an entity). */
 export type AccountRow = typeof accounts.$inferSelect;
+
+/**
+ * Account columns that rendering an account or a status never reads (the actor's key, the profile's source text, the
+ * collections' URLs: about a third of a remote account's row). A status bundle leaves them out of the JSON it builds
+ * for each author and mentioned account (src/entities/status.ts).
+ */
+export const ACCOUNT_UNRENDERED = ["publicKeyPem", "publicKeyId", "noteSource", "outboxUrl", "followingUrl", "featuredUrl", "featuredTagsUrl"] as const;
+/** An account row without those columns: what status bundles hold and what account rendering needs. */
+export type RenderAccountRow = Omit<AccountRow, (typeof ACCOUNT_UNRENDERED)[number]>;
 export type UserRow = typeof users.$inferSelect;
 export type RoleRow = typeof userRoles.$inferSelect;
