@@ -7,7 +7,7 @@
 // and quoted statuses come from the page's query when it read them (`related`: home, lists, public, tags, account
 // statuses, notifications), else from the ids in SQL. The same batch loads the viewer's active content filters; they
 // are compiled once and matched in memory (`filtered`).
-import { getTableColumns, inArray, sql, type SQL, type Table } from "drizzle-orm";
+import { type Column, getTableColumns, inArray, sql, type SQL, type Table } from "drizzle-orm";
 import type { DB, Statement } from "../db/client";
 import { idList } from "../db/client";
 import { ACCOUNT_UNRENDERED, accounts, mediaAttachments, polls, previewCards, quotes, statuses, type FilterContext } from "../db/schema";
@@ -98,30 +98,54 @@ function relatedOf(ids: readonly string[], uses = 3): SQL {
     WHERE q.quoted_status_id IS NOT NULL AND (q.status_id IN ${page} OR q.status_id IN ${reblogs})))`;
 }
 
-/**
- * `json_object('prop', alias."column", …)` over a table's columns, keyed by the row's property names, so a row read in
- * a correlated subquery decodes like drizzle's own (`decodeRow`). json_object takes at most 127 arguments: wider
- * tables are merged from pieces (json_patch drops nulls; a missing key decodes as null).
- */
-function jsonRow(table: Table, alias: string, omit: readonly string[] = []): SQL {
-  const parts: string[] = [];
-  const cols = Object.entries(getTableColumns(table)).filter(([k]) => !omit.includes(k));
-  for (let i = 0; i < cols.length; i += 50) {
-    parts.push(
-      `json_object(${cols
-        .slice(i, i + 50)
-        .map(([k, c]) => `'${k}', ${alias}."${c.name}"`)
-        .join(", ")})`,
-    );
+/** A table's columns that a bundle reads, in one fixed order (computed once per table and omit list). */
+const columnsCache = new WeakMap<Table, Map<readonly string[], [string, Column][]>>();
+function bundleColumns(table: Table, omit: readonly string[]): [string, Column][] {
+  let byOmit = columnsCache.get(table);
+  if (!byOmit) {
+    byOmit = new Map();
+    columnsCache.set(table, byOmit);
   }
-  return sql.raw(parts.reduce((acc, p) => `json_patch(${acc}, ${p})`));
+  let cols = byOmit.get(omit);
+  if (!cols) {
+    cols = Object.entries(getTableColumns(table)).filter(([k]) => !omit.includes(k));
+    // SQLite's functions take at most 127 arguments; every table read this way is far narrower.
+    if (cols.length > 100) throw new Error("jsonRow: too many columns for one json_array");
+    byOmit.set(omit, cols);
+  }
+  return cols;
 }
 
-function decodeRow<T>(table: Table, obj: Record<string, unknown>, omit: readonly string[] = []): T {
+const NO_OMIT: readonly string[] = [];
+
+/** jsonRow's text for each table, alias and omit list: the same on every call, so made once. */
+const jsonRowText = new WeakMap<Table, Map<string, string>>();
+
+/**
+ * `json_array(alias."column", …)` over a table's columns (less those in `omit`), so a row read in a correlated
+ * subquery decodes like drizzle's own (`decodeRow`, by position). An array, not an object keyed by property names:
+ * the keys (~520 bytes an account) were a quarter to a half of each row's JSON, which SQLite builds, D1 sends escaped
+ * inside its own JSON, and the Worker parses twice.
+ */
+function jsonRow(table: Table, alias: string, omit: readonly string[] = NO_OMIT): SQL {
+  const key = `${alias}:${omit.join(",")}`;
+  let text = jsonRowText.get(table)?.get(key);
+  if (text === undefined) {
+    text = `json_array(${bundleColumns(table, omit)
+      .map(([, c]) => `${alias}."${c.name}"`)
+      .join(", ")})`;
+    const byKey = jsonRowText.get(table) ?? new Map<string, string>();
+    byKey.set(key, text);
+    jsonRowText.set(table, byKey);
+  }
+  return sql.raw(text);
+}
+
+function decodeRow<T>(table: Table, values: unknown, omit: readonly string[] = NO_OMIT): T {
+  const row = values as unknown[];
   const out: Record<string, unknown> = {};
-  for (const [k, c] of Object.entries(getTableColumns(table))) {
-    if (omit.includes(k)) continue;
-    const v = obj[k];
+  for (const [i, [k, c]] of bundleColumns(table, omit).entries()) {
+    const v = row[i];
     out[k] = v == null ? null : c.mapFromDriverValue(v);
   }
   return out as T;
@@ -129,6 +153,8 @@ function decodeRow<T>(table: Table, obj: Record<string, unknown>, omit: readonly
 
 const parseList = (v: string | null): unknown[] => (v ? (JSON.parse(v) as unknown[]) : []);
 const parseObj = (v: string | null): Record<string, unknown> | null => (v ? (JSON.parse(v) as Record<string, unknown>) : null);
+/** A row jsonRow wrote (its values in bundleColumns order), or null. */
+const parseRow = (v: string | null): unknown[] | null => (v ? (JSON.parse(v) as unknown[]) : null);
 
 /**
  * One statement for a set of statuses: each row with, through correlated lookups on its own keys (an index seek that
@@ -297,11 +323,11 @@ export async function loadStatusBundle(db: DB, ids: string[], viewerId: string |
       } = row;
       const id = s.id;
       bundle.statuses.set(id, s);
-      const author = parseObj(xAuthor);
+      const author = parseRow(xAuthor);
       if (author) bundle.accounts.set(s.accountId, decodeRow<RenderAccountRow>(accounts, author, ACCOUNT_UNRENDERED));
-      const media = parseList(xMedia).map((m) => decodeRow<MediaRow>(mediaAttachments, m as Record<string, unknown>));
+      const media = parseList(xMedia).map((m) => decodeRow<MediaRow>(mediaAttachments, m));
       if (media.length) bundle.media.set(id, media);
-      const mens = parseList(xMentions) as { silent: number; account: Record<string, unknown> }[];
+      const mens = parseList(xMentions) as { silent: number; account: unknown[] }[];
       for (const m of mens) {
         const account = decodeRow<RenderAccountRow>(accounts, m.account, ACCOUNT_UNRENDERED);
         if (!bundle.mentionIds.has(id)) bundle.mentionIds.set(id, new Set());
@@ -313,15 +339,15 @@ export async function loadStatusBundle(db: DB, ids: string[], viewerId: string |
       }
       const tagNames = parseList(xTags) as string[];
       if (tagNames.length) bundle.tags.set(id, tagNames);
-      const poll = parseObj(xPoll);
+      const poll = parseRow(xPoll);
       if (poll) bundle.polls.set(id, decodeRow<PollRow>(polls, poll));
       const app = parseObj(xApp) as { id: string; name: string; website: string | null } | null;
       if (app) bundle.apps.set(unpadId(String(app.id)), { name: app.name, website: app.website });
-      const card = parseObj(xCard) as { originalUrl: string; card: Record<string, unknown> } | null;
+      const card = parseObj(xCard) as { originalUrl: string; card: unknown[] } | null;
       if (card) bundle.cards.set(id, { card: decodeRow<PreviewCardRow>(previewCards, card.card), url: card.originalUrl });
       const emojis = parseList(xEmojis ?? null) as StoredEmoji[];
       if (emojis.length) bundle.emojis.set(id, emojis);
-      const quote = parseObj(xQuote);
+      const quote = parseRow(xQuote);
       if (quote) bundle.quotes.set(id, decodeRow<QuoteRow>(quotes, quote));
       if (!viewerId) continue;
       if (xFav) vw.favourited.add(id);
