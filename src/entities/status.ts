@@ -7,7 +7,7 @@
 // and quoted statuses come from the page's query when it read them (`related`: home, lists, public, tags, account
 // statuses, notifications), else from the ids in SQL. The same batch loads the viewer's active content filters; they
 // are compiled once and matched in memory (`filtered`).
-import { type Column, getTableColumns, inArray, sql, type SQL, type Table } from "drizzle-orm";
+import { type Column, getTableColumns, getTableName, inArray, sql, type SQL, type Table } from "drizzle-orm";
 import type { DB, Statement } from "../db/client";
 import { idList } from "../db/client";
 import { ACCOUNT_UNRENDERED, accounts, mediaAttachments, polls, previewCards, quotes, statuses, type FilterContext } from "../db/schema";
@@ -98,28 +98,24 @@ function relatedOf(ids: readonly string[], uses = 3): SQL {
     WHERE q.quoted_status_id IS NOT NULL AND (q.status_id IN ${page} OR q.status_id IN ${reblogs})))`;
 }
 
-/** A table's columns that a bundle reads, in one fixed order (computed once per table and omit list). */
-const columnsCache = new WeakMap<Table, Map<readonly string[], [string, Column][]>>();
+/** A table's columns that a bundle reads, in one fixed order, by table name and omit list (a handful of entries). */
+const columnsCache = new Map<string, [string, Column][]>();
 function bundleColumns(table: Table, omit: readonly string[]): [string, Column][] {
-  let byOmit = columnsCache.get(table);
-  if (!byOmit) {
-    byOmit = new Map();
-    columnsCache.set(table, byOmit);
-  }
-  let cols = byOmit.get(omit);
+  const key = `${getTableName(table)}:${omit.join(",")}`;
+  let cols = columnsCache.get(key);
   if (!cols) {
     cols = Object.entries(getTableColumns(table)).filter(([k]) => !omit.includes(k));
     // SQLite's functions take at most 127 arguments; every table read this way is far narrower.
     if (cols.length > 100) throw new Error("jsonRow: too many columns for one json_array");
-    byOmit.set(omit, cols);
+    columnsCache.set(key, cols);
   }
   return cols;
 }
 
 const NO_OMIT: readonly string[] = [];
 
-/** jsonRow's text for each table, alias and omit list: the same on every call, so made once. */
-const jsonRowText = new WeakMap<Table, Map<string, string>>();
+/** jsonRow's text by table name, alias and omit list: the same on every call, so made once. */
+const jsonRowText = new Map<string, string>();
 
 /**
  * `json_array(alias."column", …)` over a table's columns (less those in `omit`), so a row read in a correlated
@@ -128,15 +124,13 @@ const jsonRowText = new WeakMap<Table, Map<string, string>>();
  * inside its own JSON, and the Worker parses twice.
  */
 function jsonRow(table: Table, alias: string, omit: readonly string[] = NO_OMIT): SQL {
-  const key = `${alias}:${omit.join(",")}`;
-  let text = jsonRowText.get(table)?.get(key);
+  const key = `${getTableName(table)}:${alias}:${omit.join(",")}`;
+  let text = jsonRowText.get(key);
   if (text === undefined) {
     text = `json_array(${bundleColumns(table, omit)
       .map(([, c]) => `${alias}."${c.name}"`)
       .join(", ")})`;
-    const byKey = jsonRowText.get(table) ?? new Map<string, string>();
-    byKey.set(key, text);
-    jsonRowText.set(table, byKey);
+    jsonRowText.set(key, text);
   }
   return sql.raw(text);
 }
