@@ -8,6 +8,7 @@
 // per task: test/integration/cron-rows.test.ts.
 import { sql } from "drizzle-orm";
 import { createDb, idList, type DB, runBatch } from "../db/client";
+import { settingStatement } from "../db/settings";
 import { Effects } from "../effects/collector";
 import { sendEffects } from "../effects/send";
 import { readConfig, type Env } from "../env";
@@ -175,10 +176,7 @@ export async function notifyEndedPolls(db: DB, fx: Effects, at: number): Promise
     const last = lastPoll.expires_at;
     next = last > since ? last : since + 1;
   }
-  stmts.push(
-    db.run(sql`INSERT INTO instance_settings (key, value) VALUES (${POLL_WATERMARK_KEY}, ${String(next)})
-      ON CONFLICT(key) DO UPDATE SET value = excluded.value`),
-  );
+  stmts.push(settingStatement(db, POLL_WATERMARK_KEY, String(next)));
   for (let i = 0; i < stmts.length; i += 100) await runBatch(db, stmts.slice(i, i + 100));
   return polls.length;
 }

@@ -7,6 +7,7 @@
 import { inArray, sql } from "drizzle-orm";
 import type { DB, Statement } from "../db/client";
 import { runBatch } from "../db/client";
+import { settingStatement } from "../db/settings";
 import { instanceSettings } from "../db/schema";
 import type { Env } from "../env";
 import { validationFailed } from "../lib/errors";
@@ -30,10 +31,6 @@ export type SettingsField = keyof typeof TEXT_FIELDS | "registrations_mode";
 
 export type SettingsInput = Partial<Record<SettingsField, string>>;
 
-function upsert(db: DB, key: string, value: string): Statement {
-  return db.insert(instanceSettings).values({ key, value }).onConflictDoUpdate({ target: instanceSettings.key, set: { value } });
-}
-
 const logRow = (db: DB, staff: Staff, now: number) => adminLogStatement(db, staff, "update", "Form::AdminSettings", null, now);
 
 /** Writes the given fields (missing ones are unchanged; blank ones fall back to the env default). */
@@ -55,7 +52,7 @@ export async function updateSettings(db: DB, staff: Staff, input: SettingsInput)
     set.push([SETTING.registrationsMode, input.registrations_mode]);
   }
   const now = Date.now();
-  const stmts: Statement[] = set.map(([k, v]) => upsert(db, k, v));
+  const stmts: Statement[] = set.map(([k, v]) => settingStatement(db, k, v));
   if (cleared.length) stmts.push(db.delete(instanceSettings).where(inArray(instanceSettings.key, cleared)));
   stmts.push(logRow(db, staff, now));
   await runBatch(db, stmts);
@@ -69,7 +66,7 @@ export async function setThumbnail(db: DB, env: Env, staff: Staff, file: File | 
   await putInspected(env, key, file, x);
   const old = await oldThumbnail(db);
   const now = Date.now();
-  await runBatch(db, [upsert(db, SETTING.thumbnail, key), logRow(db, staff, now)]);
+  await runBatch(db, [settingStatement(db, SETTING.thumbnail, key), logRow(db, staff, now)]);
   if (old) await env.MEDIA.delete(old);
   return key;
 }

@@ -9,6 +9,7 @@
 // the text; it sends no streaming event when the card arrives (clients see it on their next fetch). So does Tern.
 import { eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
+import { settingStatement } from "../db/settings";
 import { accounts, mentions, statusPreviewCards, statuses } from "../db/schema";
 import type { Config } from "../env";
 import { baseFetchOptions } from "../federation/fetch-options";
@@ -238,8 +239,7 @@ export async function pruneOrphanCards(db: DB, at: number, limit = 200): Promise
   // A short page reached the end: the next run starts over. The orphans are checked again as they go.
   const next = page.length < limit ? 0 : Number(page[page.length - 1]?.rowid ?? 0);
   const gone = page.filter((r) => Number(r.orphan) === 1).map((r) => r.id);
-  const cursor = db.run(sql`INSERT INTO instance_settings (key, value) VALUES (${CARD_PRUNE_CURSOR_KEY}, ${String(next)})
-    ON CONFLICT(key) DO UPDATE SET value = excluded.value`);
+  const cursor = settingStatement(db, CARD_PRUNE_CURSOR_KEY, String(next));
   if (!gone.length) return void (await cursor);
   await db.batch([
     cursor,
