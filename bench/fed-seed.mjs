@@ -5,9 +5,8 @@
 //   fedpersonal — 1,000 other remote followers on the same hosts, personal inboxes only → 1,000 deliveries.
 // Remote accounts are stored as Tern stores fetched actors (domain = host:port, uri, inbox, shared inbox, fetched_at
 // now, so nothing refetches them). Ids are snowflakes ~40 days back, clear of the main seed's ranges.
-import { randomBytes } from "node:crypto";
 import { deliveryHost } from "./fed-peers.mjs";
-import { idGen, insertAppTokens, insertLocalUsers, insertRemoteAccounts, pad, SqlWriter, STATUS_COLUMNS, statusRow, unpad } from "./seed.mjs";
+import { idGen, insertRemoteAccounts, insertTokenUsers, pad, SqlWriter, STATUS_COLUMNS, statusRow, unpad } from "./seed.mjs";
 
 const DAY = 86_400_000;
 export const FED_SHAPE = { hosts: 200, followersPerHost: 5 };
@@ -30,20 +29,9 @@ export function buildFedSeed({ origin, peerPort, liked, now = Date.now() }) {
   const w = new SqlWriter();
   const base = now - 40 * DAY;
   const accId = idGen();
-  const local = ["fedliked", "fedshared", "fedpersonal"].map((username, i) => ({ username, id: accId(base + i), at: base + i }));
   const uri = (u) => `${origin}/users/${u}`;
-  const userId = idGen();
-  // Local users as the main seed writes them (insertLocalUsers), created at the seed's start and active now.
-  const users = local.map((a) => ({ ...a, userId: userId(a.at) }));
-  insertLocalUsers(w, origin, users, base, now);
-  const tokens = users.map((u) => `bench-fed-${u.username}-${randomBytes(24).toString("base64url")}`);
-  insertAppTokens(w, {
-    name: "Tern bench (federation)",
-    clientId: `bench-fed-${randomBytes(8).toString("hex")}`,
-    clientSecret: randomBytes(16).toString("hex"),
-    at: base,
-    tokens: tokens.map((token, i) => ({ token, userId: users[i].userId })),
-  });
+  const names = ["fedliked", "fedshared", "fedpersonal"];
+  const { users: local, tokens } = insertTokenUsers(w, origin, { names, accId, base, now, app: "Tern bench (federation)", prefix: "fed" });
 
   // The statuses the Likes point at.
   const stId = idGen();

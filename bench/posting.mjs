@@ -9,9 +9,8 @@
 // DELIVERY consumer is released and timed until every stub has its request. Each span: workerd runtime CPU minus idle
 // CPU and the status polls (one no-op-sized request each), ÷ posts. Per follower = (postlocal's queued − postzero's)
 // ÷ followers; per remote host = (postremote's queued − postzero's + its deliveries) ÷ hosts.
-import { randomBytes } from "node:crypto";
 import { stubAccount } from "./fed-seed.mjs";
-import { idGen, insertAppTokens, insertLocalUsers, insertRemoteAccounts, pad, SqlWriter, unpad } from "./seed.mjs";
+import { idGen, insertRemoteAccounts, insertTokenUsers, pad, SqlWriter, unpad } from "./seed.mjs";
 
 const DAY = 86_400_000;
 export const POSTING_SHAPE = { localFollowers: 300, remoteHosts: 50, followersPerHost: 4 };
@@ -22,19 +21,7 @@ export function buildPostingSeed({ origin, peerPort, localIds, now = Date.now() 
   const base = now - 45 * DAY;
   const accId = idGen();
   const names = ["postzero", "postlocal", "postremote"];
-  const local = names.map((username, i) => ({ username, id: accId(base + i), at: base + i }));
-  const userId = idGen();
-  // Local users as the main seed writes them (insertLocalUsers), created at the seed's start and active now.
-  const users = local.map((a) => ({ ...a, userId: userId(a.at) }));
-  insertLocalUsers(w, origin, users, base, now);
-  const tokens = users.map((u) => `bench-post-${u.username}-${randomBytes(24).toString("base64url")}`);
-  insertAppTokens(w, {
-    name: "Tern bench (posting)",
-    clientId: `bench-post-${randomBytes(8).toString("hex")}`,
-    clientSecret: randomBytes(16).toString("hex"),
-    at: base,
-    tokens: tokens.map((token, i) => ({ token, userId: users[i].userId })),
-  });
+  const { users: local, tokens } = insertTokenUsers(w, origin, { names, accId, base, now, app: "Tern bench (posting)", prefix: "post" });
   const followId = idGen();
   const follows = [];
   // Local followers: seeded accounts from index 400 on (clear of the viewer's follows and followers).

@@ -125,48 +125,10 @@ export function buildSeed({ origin, now = Date.now(), seed = 42, shape = SHAPE, 
       remote.push({ id: accId(created), username: `r${k}`, domain: `host${h}.remote.example`, created });
     }
   const uri = (a) => (a.domain ? `https://${a.domain}/users/${a.username}` : `${origin}/users/${a.username}`);
-  w.insert(
-    "accounts",
-    [
-      "id",
-      "username",
-      "domain",
-      "display_name",
-      "note",
-      "note_source",
-      "uri",
-      "url",
-      "inbox_url",
-      "shared_inbox_url",
-      "outbox_url",
-      "followers_url",
-      "following_url",
-      "featured_url",
-      "featured_tags_url",
-      "discoverable",
-      "created_at",
-      "updated_at",
-    ],
-    accounts.map((a, i) => [
-      pad(a.id),
-      a.username,
-      null,
-      i === 0 ? "The Viewer" : `User ${i}`,
-      `<p>Bio of ${a.username}</p>`,
-      `Bio of ${a.username}`,
-      uri(a),
-      `${origin}/@${a.username}`,
-      `${uri(a)}/inbox`,
-      `${origin}/inbox`,
-      `${uri(a)}/outbox`,
-      `${uri(a)}/followers`,
-      `${uri(a)}/following`,
-      `${uri(a)}/collections/featured`,
-      `${uri(a)}/collections/tags`,
-      1,
-      a.created,
-      a.created,
-    ]),
+  insertLocalAccounts(
+    w,
+    origin,
+    accounts.map((a, i) => ({ ...a, at: a.created, displayName: i === 0 ? "The Viewer" : `User ${i}`, bio: `Bio of ${a.username}` })),
   );
   if (remote.length) {
     insertRemoteAccounts(
@@ -439,10 +401,10 @@ export function buildSeed({ origin, now = Date.now(), seed = 42, shape = SHAPE, 
 }
 
 /**
- * Local accounts with their users, as sign-up writes them, for the benchmarks' own seeds (streaming, soak, day): `accounts`
- * are {id, userId, username}; every row is created at `start` and was last active at `at`.
+ * Local accounts as sign-up writes them: `accounts` are {id, username, at} with optional `displayName` (default: the
+ * username) and `bio` (plain text; the note is it in a paragraph; default: none), created at `at`.
  */
-export function insertLocalUsers(w, origin, accounts, start, at) {
+function insertLocalAccounts(w, origin, accounts) {
   const uri = (a) => `${origin}/users/${a.username}`;
   w.insert(
     "accounts",
@@ -452,6 +414,7 @@ export function insertLocalUsers(w, origin, accounts, start, at) {
       "domain",
       "display_name",
       "note",
+      "note_source",
       "uri",
       "url",
       "inbox_url",
@@ -469,8 +432,9 @@ export function insertLocalUsers(w, origin, accounts, start, at) {
       pad(a.id),
       a.username,
       null,
-      a.username,
-      "",
+      a.displayName ?? a.username,
+      a.bio ? `<p>${a.bio}</p>` : "",
+      a.bio ?? "",
       uri(a),
       `${origin}/@${a.username}`,
       `${uri(a)}/inbox`,
@@ -481,9 +445,42 @@ export function insertLocalUsers(w, origin, accounts, start, at) {
       `${uri(a)}/collections/featured`,
       `${uri(a)}/collections/tags`,
       1,
-      start,
-      start,
+      a.at,
+      a.at,
     ]),
+  );
+}
+
+/**
+ * Local users with their apps' tokens, for the benchmarks that post as accounts of their own (federation, posting):
+ * one local account and user per name (ids from `accId`, created at `base` + its index, active at `now`), and one app
+ * named `app` with a full-scope token for each, `bench-<prefix>-<username>-<random>`. Returns the accounts
+ * ({username, id, at, userId}) and their tokens, in the order of `names`.
+ */
+export function insertTokenUsers(w, origin, { names, accId, base, now, app, prefix }) {
+  const userId = idGen();
+  const users = names.map((username, i) => ({ username, id: accId(base + i), at: base + i, userId: userId(base + i) }));
+  insertLocalUsers(w, origin, users, base, now);
+  const tokens = users.map((u) => `bench-${prefix}-${u.username}-${randomBytes(24).toString("base64url")}`);
+  insertAppTokens(w, {
+    name: app,
+    clientId: `bench-${prefix}-${randomBytes(8).toString("hex")}`,
+    clientSecret: randomBytes(16).toString("hex"),
+    at: base,
+    tokens: tokens.map((token, i) => ({ token, userId: users[i].userId })),
+  });
+  return { users, tokens };
+}
+
+/**
+ * Local accounts with their users, as sign-up writes them, for the benchmarks' own seeds (streaming, soak, day): `accounts`
+ * are {id, userId, username}; every row is created at `start` and was last active at `at`.
+ */
+export function insertLocalUsers(w, origin, accounts, start, at) {
+  insertLocalAccounts(
+    w,
+    origin,
+    accounts.map((a) => ({ ...a, at: start })),
   );
   insertUsers(w, accounts, () => start, at);
 }
