@@ -6,6 +6,7 @@
 // as plain text with no markup (`plainText`), and every URL that may be stored or linked is an absolute http(s) URL
 // (`httpUrl`) or is dropped.
 import { z } from "zod";
+import { lazy } from "../lib/lazy";
 import { httpUrl } from "../lib/urls";
 import { plainText } from "./sanitize";
 
@@ -92,7 +93,7 @@ const firstOf = (v: unknown): unknown => (Array.isArray(v) ? v[0] : v);
 // Mastodon keeps a blurhash only when it is made of the blurhash alphabet.
 const BLURHASH = /^[0-9A-Za-z#$%*+,\-.:;=?@[\]^_{|}~]+$/;
 const MEDIA_TYPE = /^[A-Za-z0-9][\w.+-]*\/[\w.+-]+$/;
-const HASHTAG = /^[\p{L}\p{N}\p{M}_·]+$/u;
+const hashtagRe = lazy(() => /^[\p{L}\p{N}\p{M}_·]+$/u);
 
 function bool(v: Json): boolean | null {
   return typeof v === "boolean" ? v : null;
@@ -145,36 +146,38 @@ function depthOk(v: Json, max: number): boolean {
 
 // ---------- actors ----------
 
-const EmojiSchema = z.object({ shortcode: z.string(), url: z.string(), uri: z.string().nullable() });
+const EmojiSchema = lazy(() => z.object({ shortcode: z.string(), url: z.string(), uri: z.string().nullable() }));
 
-export const ActorSchema = z.object({
-  id: z.string().url(),
-  type: z.enum(["Person", "Service", "Application", "Group", "Organization"]),
-  preferredUsername: z.string().min(1).max(100).regex(USERNAME),
-  name: z.string().max(CAPS.name),
-  summary: z.string(),
-  url: z.string().nullable(),
-  inbox: z.string().url(),
-  sharedInbox: z.string().url().nullable(),
-  outbox: z.string().nullable(),
-  followers: z.string().nullable(),
-  following: z.string().nullable(),
-  featured: z.string().nullable(),
-  featuredTags: z.string().nullable(),
-  publicKey: z.object({ id: z.string(), owner: z.string(), publicKeyPem: z.string().max(10_000) }).nullable(),
-  icon: z.string().nullable(),
-  image: z.string().nullable(),
-  manuallyApprovesFollowers: z.boolean(),
-  discoverable: z.boolean().nullable(),
-  indexable: z.boolean(),
-  memorial: z.boolean(),
-  movedTo: z.string().nullable(),
-  alsoKnownAs: z.array(z.string()),
-  fields: z.array(z.object({ name: z.string(), value: z.string() })),
-  emojis: z.array(EmojiSchema),
-  published: z.number().nullable(),
-});
-export type NormalizedActor = z.infer<typeof ActorSchema>;
+export const ActorSchema = lazy(() =>
+  z.object({
+    id: z.string().url(),
+    type: z.enum(["Person", "Service", "Application", "Group", "Organization"]),
+    preferredUsername: z.string().min(1).max(100).regex(USERNAME),
+    name: z.string().max(CAPS.name),
+    summary: z.string(),
+    url: z.string().nullable(),
+    inbox: z.string().url(),
+    sharedInbox: z.string().url().nullable(),
+    outbox: z.string().nullable(),
+    followers: z.string().nullable(),
+    following: z.string().nullable(),
+    featured: z.string().nullable(),
+    featuredTags: z.string().nullable(),
+    publicKey: z.object({ id: z.string(), owner: z.string(), publicKeyPem: z.string().max(10_000) }).nullable(),
+    icon: z.string().nullable(),
+    image: z.string().nullable(),
+    manuallyApprovesFollowers: z.boolean(),
+    discoverable: z.boolean().nullable(),
+    indexable: z.boolean(),
+    memorial: z.boolean(),
+    movedTo: z.string().nullable(),
+    alsoKnownAs: z.array(z.string()),
+    fields: z.array(z.object({ name: z.string(), value: z.string() })),
+    emojis: z.array(EmojiSchema()),
+    published: z.number().nullable(),
+  }),
+);
+export type NormalizedActor = z.infer<ReturnType<typeof ActorSchema>>;
 
 export function normalizeActor(doc: Json): NormalizedActor | null {
   if (!doc || typeof doc !== "object" || Array.isArray(doc) || !depthOk(doc, CAPS.depth)) return null;
@@ -215,7 +218,7 @@ export function normalizeActor(doc: Json): NormalizedActor | null {
     emojis: emojisOf(o.tag),
     published: date(o.published),
   };
-  const r = ActorSchema.safeParse(candidate);
+  const r = ActorSchema().safeParse(candidate);
   return r.success ? r.data : null;
 }
 
@@ -245,12 +248,14 @@ function emojisOf(tags: Json): { shortcode: string; url: string; uri: string | n
  * A Note's quote (Mastodon's ActivityPub::Parser::StatusParser): the quoted IRI from FEP-044f `quote`, else
  * `_misskey_quote`, `quoteUrl` or `quoteUri` (legacy: not FEP-044f); a `quote` Tombstone names a deleted one.
  */
-const QuoteSchema = z.object({
-  uri: z.string().nullable(),
-  legacy: z.boolean(),
-  deleted: z.boolean(),
-  authorization: z.string().nullable(),
-});
+const QuoteSchema = lazy(() =>
+  z.object({
+    uri: z.string().nullable(),
+    legacy: z.boolean(),
+    deleted: z.boolean(),
+    authorization: z.string().nullable(),
+  }),
+);
 
 function quoteOf(o: Record<string, unknown>) {
   const keys = ["quote", "_misskey_quote", "quoteUrl", "quoteUri"];
@@ -270,48 +275,50 @@ function canQuoteOf(o: Record<string, unknown>) {
   return { automatic: list(field(policy, "automaticApproval")), manual: list(field(policy, "manualApproval")) };
 }
 
-export const NoteSchema = z.object({
-  id: z.string().url(),
-  type: z.string(),
-  attributedTo: z.string().url(),
-  content: z.string(),
-  summary: z.string(),
-  sensitive: z.boolean(),
-  language: z.string().nullable(),
-  inReplyTo: z.string().nullable(),
-  published: z.number().nullable(),
-  updated: z.number().nullable(),
-  url: z.string().nullable(),
-  to: z.array(z.string()),
-  cc: z.array(z.string()),
-  conversation: z.string().nullable(),
-  mentions: z.array(z.object({ href: z.string(), name: z.string().nullable() })),
-  hashtags: z.array(z.string()),
-  emojis: z.array(EmojiSchema),
-  attachments: z.array(
-    z.object({
-      url: z.string(),
-      width: z.number().nullable(),
-      height: z.number().nullable(),
-      focus: z.tuple([z.number(), z.number()]).nullable(),
-      mediaType: z.string().nullable(),
-      description: z.string().nullable(),
-      blurhash: z.string().nullable(),
-    }),
-  ),
-  poll: z
-    .object({
-      options: z.array(z.object({ title: z.string(), votes: z.number() })),
-      multiple: z.boolean(),
-      endTime: z.number().nullable(),
-      votersCount: z.number().nullable(),
-    })
-    .nullable(),
-  quote: QuoteSchema.nullable(),
-  /** interactionPolicy.canQuote: the actors (or collections) approved automatically and manually; null when absent. */
-  canQuote: z.object({ automatic: z.array(z.string()), manual: z.array(z.string()) }).nullable(),
-});
-export type NormalizedNote = z.infer<typeof NoteSchema>;
+export const NoteSchema = lazy(() =>
+  z.object({
+    id: z.string().url(),
+    type: z.string(),
+    attributedTo: z.string().url(),
+    content: z.string(),
+    summary: z.string(),
+    sensitive: z.boolean(),
+    language: z.string().nullable(),
+    inReplyTo: z.string().nullable(),
+    published: z.number().nullable(),
+    updated: z.number().nullable(),
+    url: z.string().nullable(),
+    to: z.array(z.string()),
+    cc: z.array(z.string()),
+    conversation: z.string().nullable(),
+    mentions: z.array(z.object({ href: z.string(), name: z.string().nullable() })),
+    hashtags: z.array(z.string()),
+    emojis: z.array(EmojiSchema()),
+    attachments: z.array(
+      z.object({
+        url: z.string(),
+        width: z.number().nullable(),
+        height: z.number().nullable(),
+        focus: z.tuple([z.number(), z.number()]).nullable(),
+        mediaType: z.string().nullable(),
+        description: z.string().nullable(),
+        blurhash: z.string().nullable(),
+      }),
+    ),
+    poll: z
+      .object({
+        options: z.array(z.object({ title: z.string(), votes: z.number() })),
+        multiple: z.boolean(),
+        endTime: z.number().nullable(),
+        votersCount: z.number().nullable(),
+      })
+      .nullable(),
+    quote: QuoteSchema().nullable(),
+    /** interactionPolicy.canQuote: the actors (or collections) approved automatically and manually; null when absent. */
+    canQuote: z.object({ automatic: z.array(z.string()), manual: z.array(z.string()) }).nullable(),
+  }),
+);
+export type NormalizedNote = z.infer<ReturnType<typeof NoteSchema>>;
 
 const NOTE_TYPES = new Set(["Note", "Question", "Article", "Page", "Image", "Video", "Audio", "Event"]);
 
@@ -352,7 +359,7 @@ export function normalizeNote(doc: Json): NormalizedNote | null {
     hashtags: tags
       .filter((t) => typeOf(t) === "Hashtag")
       .map((t) => cap(field(t, "name"), 100)?.replace(/^#/, "") ?? "")
-      .filter((n) => HASHTAG.test(n)),
+      .filter((n) => hashtagRe().test(n)),
     emojis: emojisOf(o.tag),
     attachments: asArray(o.attachment, CAPS.attachments)
       .map((a) => {
@@ -388,7 +395,7 @@ export function normalizeNote(doc: Json): NormalizedNote | null {
     quote: quoteOf(o),
     canQuote: canQuoteOf(o),
   };
-  const r = NoteSchema.safeParse(candidate);
+  const r = NoteSchema().safeParse(candidate);
   return r.success ? r.data : null;
 }
 

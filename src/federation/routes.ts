@@ -1,7 +1,8 @@
 // ActivityPub endpoints, and content negotiation on the URLs people also open in a browser: /users/:name and
 // /@:name answer an actor document to `Accept: application/activity+json` and fall through to the HTML pages
 // otherwise. Inboxes verify, store and enqueue, then answer 202 (processing is off the request path).
-import { Hono, type Context, type Next } from "hono";
+import { routeGroup } from "../route-group";
+import type { Context, Next } from "hono";
 import type { AppEnv } from "../context";
 import { loadStatusBundle } from "../entities/status";
 import { accountUri, statusUri } from "../entities/urls";
@@ -22,7 +23,7 @@ import { renderNote, withContext } from "./note-doc";
 import { isTombstoned } from "./resolve-status";
 import type { AccountRow } from "../db/schema";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 const ap = (c: Context<AppEnv>, body: unknown, status = 200) =>
   c.body(JSON.stringify(body), status as 200, { "content-type": AP_CONTENT_TYPE, vary: "Accept", "cache-control": "max-age=60" });

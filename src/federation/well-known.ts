@@ -1,13 +1,12 @@
 // Discovery: NodeInfo (links + 2.0 document), host-meta (XRD) and WebFinger (JRD) for local accounts and the instance
 // actor.
-import { Hono } from "hono";
-import type { AppEnv } from "../context";
+import { routeGroup } from "../route-group";
 import { accountUri, accountUrl } from "../entities/urls";
 import { instanceDocument } from "../lib/instance-cache";
 import { findLocalAccount, nodeInfo, parseResource } from "../services/nodeinfo";
 import { instanceActorAccount } from "./instance-actor";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 const NODEINFO_PROFILE = "http://nodeinfo.diaspora.software/ns/schema/2.0";
 

@@ -4,6 +4,7 @@
 import type { Context } from "hono";
 import { z } from "zod";
 import { parseId } from "./ids";
+import { lazy } from "./lazy";
 import { parse, zInt } from "./params";
 
 export interface Page {
@@ -75,11 +76,11 @@ export interface OffsetPage {
   limit: number;
 }
 
-const offsetParams = z.object({ offset: zInt, limit: z.unknown().optional() });
+const offsetParams = lazy(() => z.object({ offset: zInt, limit: z.unknown().optional() }));
 
 /** `offset` (0 to 10,000) and `limit` (clamped to `max`, `def` when absent) of an offset-paged list. */
 export async function readOffsetPage(c: Context, def: number, max: number): Promise<OffsetPage> {
-  const p = await parse(c, offsetParams);
+  const p = await parse(c, offsetParams());
   const offset = Math.min(Math.max(0, p.offset ?? 0), 10_000);
   return { offset, limit: clampLimit(p.limit, def, max) };
 }

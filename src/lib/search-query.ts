@@ -6,6 +6,7 @@
 // only `"` is special, and it is doubled), and joins them with operators it writes itself. Words without a letter or a
 // digit (`*`, `^`, `(`, emoji) would match nothing and are dropped.
 import { unprocessable } from "./errors";
+import { lazy } from "./lazy";
 import { normalizeTag } from "./text";
 
 export type SearchScope = "all" | "library" | "public";
@@ -45,7 +46,7 @@ export const MAX_CLAUSES = 16;
 const MAX_TERM = 200;
 const DAY_MS = 86_400_000;
 const PREFIXES = new Set(["has", "is", "language", "from", "before", "after", "during", "in"]);
-const TOKEN_CHAR = /[\p{L}\p{N}\p{Co}]/u;
+const tokenChar = lazy(() => /[\p{L}\p{N}\p{Co}]/u);
 const HANDLE = /^([A-Za-z0-9_]+)(?:@([A-Za-z0-9.-]+(?::\d+)?))?$/;
 
 /** Mastodon's TermValidator: `yyyy-MM-dd` (a UTC day) or epoch milliseconds; otherwise 422 "Invalid date …". */
@@ -167,7 +168,7 @@ export function parseSearchQuery(q: string): ParsedSearch {
           }
         }
         const text = value.slice(0, MAX_TERM);
-        if (!TOKEN_CHAR.test(text)) continue;
+        if (!tokenChar().test(text)) continue;
         p.text.push({ text, negated });
       }
     }

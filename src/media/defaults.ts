@@ -1,7 +1,6 @@
 // The default avatar and header every account without one points at (Mastodon's paths). Solid grey PNGs, kept as
 // bytes here so they exist before anything is uploaded to R2.
-import { Hono } from "hono";
-import type { AppEnv } from "../context";
+import { routeGroup } from "../route-group";
 import { fromBase64 } from "../lib/crypto";
 import { DEFAULT_AVATAR, DEFAULT_HEADER } from "../entities/urls";
 
@@ -11,7 +10,7 @@ const AVATAR_PNG =
 const HEADER_PNG =
   "iVBORw0KGgoAAAANSUhEUgAAAlgAAADICAIAAAC7/QjhAAACeUlEQVR42u3VMQ0AAAgEsfdvAQ/oQBYW2GlSBbdcqgcA3ooEABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghAEaoAgBGCABGCABGCABGCABGCABGCABGCABGCABGCABGCABGCABGCABGCABGCABGCABGCABGCABGCABGCABGCABGCABGCABGCABGCABGCABGCABGCABGCABGCABGCABGCABGCABGCABGCABGCABGCABGCABGCABGCABGCABGCABGCABGCABGCABGCABGCABGCABGCABGCABGCABGCIARAoARAoARAoARAoARAoARAoARAoARAoARAoARAoARAoARAoARAoARAoARAoARAoARAoARAoARAoARAoARAoARAoARAoARAoARAoARAoARAoARAoARAoARAoARAoARAoARAoARAoARAoARAoARAoARAoARAoARAoARAoARAoARAoARAoARAoARAoARAoARAoARAoARAoARAmCEKgBghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABghABwscUS2XkRW0VcAAAAAElFTkSuQmCC";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 function png(b64: string) {
   const bytes = fromBase64(b64);

@@ -3,13 +3,12 @@
 // sandboxed by CSP, inline only for image/video/audio types, and immutable (a key never changes content).
 // An attachment's object is served only while its row names it and it is not waiting, detached from a deleted
 // status, for a redraft (`servableAttachment`): one primary-key read, the row id being the key's second segment.
+import { routeGroup } from "../route-group";
 import { eq } from "drizzle-orm";
-import { Hono } from "hono";
-import type { AppEnv } from "../context";
 import type { DB } from "../db/client";
 import { mediaAttachments } from "../db/schema";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 const SEGMENT = /^[A-Za-z0-9_-]{1,64}$/;
 const FILE = /^[A-Za-z0-9_-]{1,64}\.[a-z0-9]{1,5}$/;

@@ -1,6 +1,5 @@
 // /oauth: authorize (HTML, see web/authorize.tsx), token and revoke (JSON, client auth by body or HTTP Basic).
-import { Hono } from "hono";
-import type { AppEnv } from "../context";
+import { routeGroup } from "../route-group";
 import { readParams } from "../lib/params";
 import { countLoginFailure, throttleLogin } from "../lib/rate-limit";
 import { authenticateClient, readClientCredentials } from "./apps";
@@ -12,7 +11,7 @@ import { forbidden } from "../lib/errors";
 import { ipRuleFor } from "../services/admin-ip-blocks";
 import { authorizeGet, authorizePost } from "../web/authorize";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 r.get("/authorize", (c) => authorizeGet(c));
 r.post("/authorize", (c) => authorizePost(c));

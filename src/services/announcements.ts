@@ -2,6 +2,7 @@
 // reads the published ones, dismisses them and reacts with an emoji (Mastodon's announcements, announcement_mutes and
 // announcement_reactions). Open streams hear of each change through an `announcement` effect (src/effects/run.ts).
 import { and, eq, sql } from "drizzle-orm";
+import { lazy } from "../lib/lazy";
 import { type DB, runBatch, type Statement } from "../db/client";
 import { announcementDismissals, announcementReactions, announcements } from "../db/schema";
 import type { Effects } from "../effects/collector";
@@ -143,7 +144,7 @@ export async function dismissAnnouncement(db: DB, accountId: string, id: string)
  */
 async function reactionName(db: DB, raw: string): Promise<string> {
   const name = raw.trim();
-  if (name.length > 0 && name.length <= 32 && UNICODE_EMOJI.test(name) && /\p{Extended_Pictographic}|\p{Regional_Indicator}|\u20E3/u.test(name)) return name;
+  if (name.length > 0 && name.length <= 32 && unicodeEmoji().test(name) && /\p{Extended_Pictographic}|\p{Regional_Indicator}|\u20E3/u.test(name)) return name;
   const m = /^:?([A-Za-z0-9_]{2,64})(?:@([A-Za-z0-9.-]{1,253}(?::\d{1,5})?))?:?$/.exec(name);
   if (m) {
     const [, shortcode, domain] = m;
@@ -156,7 +157,9 @@ async function reactionName(db: DB, raw: string): Promise<string> {
   throw unprocessable("Validation failed: Name is not a recognized emoji");
 }
 
-const UNICODE_EMOJI = /^(?:\p{Extended_Pictographic}|\p{Regional_Indicator}|\p{Emoji_Modifier}|\u200D|\uFE0E|\uFE0F|\u20E3|[#*0-9]|[\u{E0020}-\u{E007F}])+$/u;
+const unicodeEmoji = lazy(
+  () => /^(?:\p{Extended_Pictographic}|\p{Regional_Indicator}|\p{Emoji_Modifier}|\u200D|\uFE0E|\uFE0F|\u20E3|[#*0-9]|[\u{E0020}-\u{E007F}])+$/u,
+);
 
 export async function addReaction(db: DB, fx: Effects, accountId: string, id: string, raw: string): Promise<void> {
   await publishedAnnouncement(db, id);

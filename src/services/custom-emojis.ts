@@ -8,6 +8,7 @@
 // their emojis with one more statement in its batch; an account stores its emojis resolved (`accounts.emojis`, by a
 // subquery in the statement that writes the profile), so rendering an account reads nothing.
 import { type SQL, sql } from "drizzle-orm";
+import { lazy } from "../lib/lazy";
 import type { DB, Statement } from "../db/client";
 import type { StoredEmoji } from "../db/schema";
 import { blockingDomains } from "../lib/domain-name";
@@ -19,14 +20,14 @@ export const MAX_EMOJIS_PER_OBJECT = 50;
 export const SHORTCODE = /^[a-zA-Z0-9_]{2,64}$/;
 // Mastodon's CustomEmoji::SCAN_RE: `:code:` not glued to a letter, digit or colon on either side (Ruby's ^ and $ are
 // line anchors, hence the m flag).
-const SCAN = /(?<=[^\p{L}\p{N}:]|^):([a-zA-Z0-9_]{2,64}):(?=[^\p{L}\p{N}:]|$)/gmu;
+const scanRe = lazy(() => /(?<=[^\p{L}\p{N}:]|^):([a-zA-Z0-9_]{2,64}):(?=[^\p{L}\p{N}:]|$)/gmu);
 
 /** The distinct shortcodes written as `:code:` in the texts, in order of first use, at most MAX_EMOJIS_PER_OBJECT. */
 export function shortcodesIn(...texts: (string | null | undefined)[]): string[] {
   const out = new Set<string>();
   for (const t of texts) {
     if (!t?.includes(":")) continue;
-    for (const m of t.matchAll(SCAN)) {
+    for (const m of t.matchAll(scanRe())) {
       out.add(m[1]!);
       if (out.size >= MAX_EMOJIS_PER_OBJECT) return [...out];
     }

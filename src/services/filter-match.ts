@@ -11,6 +11,7 @@
 // - keyword_matches holds the first match in the text (as it appears there); status_matches the filtered ids among
 //   the status and, for a boost, the boosted status.
 import { sql, type SQL } from "drizzle-orm";
+import { lazy } from "../lib/lazy";
 import type { DB } from "../db/client";
 import type { FilterAction, FilterContext } from "../db/schema";
 import { padId, unpadId } from "../lib/ids";
@@ -71,8 +72,8 @@ export function activeFilterRules(db: DB, viewerId: string, statusIds: SQL, now:
 
 // Ruby's [[:word:]] and (Onigmo, word-bound-all-range) \b: Unicode letters, marks, decimal digits, connectors.
 const WORD = String.raw`[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]`;
-const STARTS_WITH_WORD = new RegExp(`^${WORD}`, "u");
-const ENDS_WITH_WORD = new RegExp(`${WORD}$`, "u");
+const startsWithWord = lazy(() => new RegExp(`^${WORD}`, "u"));
+const endsWithWord = lazy(() => new RegExp(`${WORD}$`, "u"));
 
 /** Escapes what is syntax in a `u`-mode RegExp (an escaped non-syntax character is an error there). */
 function escapeRegExp(s: string): string {
@@ -83,8 +84,8 @@ function escapeRegExp(s: string): string {
 export function keywordPattern(keyword: string, wholeWord: boolean): string {
   const body = escapeRegExp(keyword);
   if (!wholeWord) return body;
-  const start = STARTS_WITH_WORD.test(keyword) ? `(?<!${WORD})` : "";
-  const end = ENDS_WITH_WORD.test(keyword) ? `(?!${WORD})` : "";
+  const start = startsWithWord().test(keyword) ? `(?<!${WORD})` : "";
+  const end = endsWithWord().test(keyword) ? `(?!${WORD})` : "";
   return `${start}${body}${end}`;
 }
 

@@ -1,8 +1,8 @@
 // HTML pages mounted at "/": landing, sign-in/out, first-owner setup, public profile and status pages, and the
 // OAuth server metadata document (RFC 8414). Profile and status handlers are separate functions so that content
 // negotiation (ActivityPub JSON on the same URLs) can be put in front of them later.
-import { Hono } from "hono";
-import type { AppEnv, Ctx } from "../context";
+import { routeGroup } from "../route-group";
+import type { Ctx } from "../context";
 import { renderAccount } from "../entities/account";
 import { renderStatus, renderStatuses } from "../entities/status";
 import { ApiError } from "../lib/errors";
@@ -27,7 +27,7 @@ import { startOtpStep } from "./settings/sign-in-otp";
 import { LandingPage, NotFoundPage, ProfilePage, StatusPage } from "./public-pages";
 import { clearSessionCookie, currentSession, preSessionCsrf, preSessionCsrfValid, safeReturnTo, sessionCsrfValid, setSessionCookie } from "./session";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 // Admin pages (src/web/admin/routes.tsx): staff sessions only, each section behind its permission.
 r.route("/admin", admin);

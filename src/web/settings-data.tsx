@@ -1,8 +1,8 @@
 // The settings pages for an account's data, in the signed-in web session, at Mastodon's paths: /settings/exports
 // (the CSV downloads at /settings/exports/<kind>.csv and the archive) and /settings/imports (the upload form and the
 // progress of each import). Plain forms with the session's CSRF token; no client-side JavaScript.
-import { Hono } from "hono";
-import type { AppEnv, Ctx } from "../context";
+import { routeGroup } from "../route-group";
+import type { Ctx } from "../context";
 import { ApiError, notFound } from "../lib/errors";
 import { readParams } from "../lib/params";
 import { archiveDownload, csvDownload, IMPORT_BODY_LIMIT, importUpload } from "../api/tern/data-responses";
@@ -17,7 +17,7 @@ import type { WebSession } from "./session-store";
 import { postSession, settingsGet } from "./settings/kit";
 import { ErrorBox, PostForm, Table } from "./form-parts";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 const LABELS: Record<(typeof EXPORT_KINDS)[number], string> = {
   follows: "Follows",

@@ -3,9 +3,8 @@
 //   GET    /api/tern/aliases       (read:accounts)  [{id, acct, uri, created_at}], newest first
 //   POST   /api/tern/aliases       (write:accounts) {acct}: resolved by WebFinger → the alias; 422 when it names no account
 //   DELETE /api/tern/aliases/:id   (write:accounts) → {}; 404 when the account has no such alias
-import { Hono } from "hono";
+import { routeGroup } from "../../route-group";
 import { z } from "zod";
-import type { AppEnv } from "../../context";
 import type { AccountAliasRow } from "../../db/schema";
 import { isoTime } from "../../entities/urls";
 import { notFound } from "../../lib/errors";
@@ -14,7 +13,7 @@ import { parse, zStr } from "../../lib/params";
 import { me, requireUser } from "../../oauth/guard";
 import { addAlias, listAliases, removeAlias } from "../../services/account-migration";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 export const aliasJson = (a: AccountAliasRow) => ({ id: a.id, acct: a.acct, uri: a.uri, created_at: isoTime(a.createdAt) });
 

@@ -4,8 +4,7 @@
 //   GET  /api/tern/exports/archive        the latest archive's state ({id,state,created_at,finished_at,size}) or 404
 //   POST /api/tern/exports/archive        (write) asks for a new archive, built in the background; 422 within 6 days
 //   GET  /api/tern/exports/archive.zip    the ready archive, streamed from R2 (404 until ready)
-import { Hono } from "hono";
-import type { AppEnv } from "../../context";
+import { routeGroup } from "../../route-group";
 import { notFound } from "../../lib/errors";
 import { me, requireUser } from "../../oauth/guard";
 import { renderArchive } from "../../entities/account-data";
@@ -13,7 +12,7 @@ import { latestArchive, requestArchive } from "../../services/export-archive";
 import { type ExportKind, isExportKind } from "../../services/export-csv";
 import { archiveDownload, csvDownload } from "./data-responses";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 const SCOPES: Record<ExportKind, string> = {
   follows: "read:follows",

@@ -4,8 +4,7 @@
 //                               domain_blocking | bookmarks | lists), `mode` (merge | overwrite) → 202 and the import
 //   GET  /api/tern/imports      (read) the account's latest imports, newest first
 //   GET  /api/tern/imports/:id  (read) one import: total_items, processed_items, imported_items, failed_items, state
-import { Hono } from "hono";
-import type { AppEnv } from "../../context";
+import { routeGroup } from "../../route-group";
 import { notFound } from "../../lib/errors";
 import { parseId } from "../../lib/ids";
 import { me, requireUser } from "../../oauth/guard";
@@ -13,7 +12,7 @@ import { renderImport } from "../../entities/account-data";
 import { importOf, importsOf } from "../../services/imports";
 import { importUpload } from "./data-responses";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 r.post("/", requireUser("write"), async (c) => c.json(renderImport(await importUpload(c, me(c).account.id)), 202));
 

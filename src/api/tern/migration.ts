@@ -4,16 +4,16 @@
 //   POST /api/tern/migration   (write:accounts) {acct, current_password}: moves the account → {moved_to: Account};
 //                              422 for a wrong password, an unknown handle, a target without this account in its
 //                              alsoKnownAs, or within 30 days of the last move
-import { Hono } from "hono";
+import { routeGroup } from "../../route-group";
 import { z } from "zod";
-import type { AppEnv, Ctx } from "../../context";
+import type { Ctx } from "../../context";
 import { renderAccount } from "../../entities/account";
 import { isoTime } from "../../entities/urls";
 import { parse, zStr } from "../../lib/params";
 import { me, requireUser } from "../../oauth/guard";
 import { currentMigrationState, moveAccount } from "../../services/account-migration";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 async function stateJson(c: Ctx) {
   const { account: a, state: s } = await currentMigrationState(c.get("db"), me(c).account);

@@ -1,6 +1,7 @@
 // /api/v1/accounts (registration, POST /, is accounts-register.ts): own profile, account pages and lists,
 // relationships and the per-account actions (follow, block, mute, note, endorse).
-import { Hono } from "hono";
+import { routeGroup } from "../../route-group";
+import { lazy } from "../../lib/lazy";
 import { createMiddleware } from "hono/factory";
 import { z } from "zod";
 import type { AppEnv, Ctx } from "../../context";
@@ -37,7 +38,7 @@ import { refreshFeaturedIfStale } from "../../federation/featured-collection";
 import { movedAccountOf } from "../../services/account-migration";
 import { searchAccounts } from "../../queries/search";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 /** Public routes: anyone may call; a token, if sent, must be valid and carry the scope (authorize_if_got_token!). */
 const publicScope = (scope: string) =>
@@ -75,46 +76,51 @@ r.get("/verify_credentials", requireUser("read:accounts", "profile"), (c) => {
   return c.json(renderCredentialAccount(c.get("config"), v.account, v.user, v.role, v.followRequestsCount));
 });
 
-const fileParam = z.preprocess((v) => (v instanceof File && v.size > 0 ? v : undefined), z.instanceof(File).optional());
-const fieldItem = z.preprocess(
-  (v) => (v && typeof v === "object" && !Array.isArray(v) ? v : {}),
-  z.object({ name: zStr(10_000).optional(), value: zStr(10_000).optional() }),
+const fileParam = lazy(() => z.preprocess((v) => (v instanceof File && v.size > 0 ? v : undefined), z.instanceof(File).optional()));
+const fieldItem = lazy(() =>
+  z.preprocess((v) => (v && typeof v === "object" && !Array.isArray(v) ? v : {}), z.object({ name: zStr(10_000).optional(), value: zStr(10_000).optional() })),
 );
-const fieldsParam = z.preprocess((v) => {
-  if (v === undefined || v === null || v === "") return undefined;
-  if (Array.isArray(v)) return v;
-  if (typeof v === "object") return Object.values(v as object);
-  return undefined; // neither a list nor a map (a string, a number): ignored, as Rails' permitted params do
-}, z.array(fieldItem).max(50).optional());
-const sourceParam = z.preprocess(
-  (v) => (v && typeof v === "object" && !Array.isArray(v) ? v : undefined),
-  z
-    .object({
-      privacy: z.enum(["public", "unlisted", "private"]).optional(),
-      sensitive: zBool,
-      language: z
-        .preprocess((v) => (v === null ? "" : v), zStr(16))
-        .refine((s) => s === "" || /^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/.test(s), "is not a valid language code")
-        .optional(),
-    })
-    .optional(),
+const fieldsParam = lazy(() =>
+  z.preprocess((v) => {
+    if (v === undefined || v === null || v === "") return undefined;
+    if (Array.isArray(v)) return v;
+    if (typeof v === "object") return Object.values(v as object);
+    return undefined; // neither a list nor a map (a string, a number): ignored, as Rails' permitted params do
+  }, z.array(fieldItem()).max(50).optional()),
 );
-const credentialsSchema = z.object({
-  display_name: zStr(10_000).optional(),
-  note: zStr(100_000).optional(),
-  locked: zBool,
-  bot: zBool,
-  discoverable: zBool,
-  indexable: zBool,
-  hide_collections: zBool,
-  fields_attributes: fieldsParam,
-  source: sourceParam,
-  avatar: fileParam,
-  header: fileParam,
-});
+const sourceParam = lazy(() =>
+  z.preprocess(
+    (v) => (v && typeof v === "object" && !Array.isArray(v) ? v : undefined),
+    z
+      .object({
+        privacy: z.enum(["public", "unlisted", "private"]).optional(),
+        sensitive: zBool,
+        language: z
+          .preprocess((v) => (v === null ? "" : v), zStr(16))
+          .refine((s) => s === "" || /^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/.test(s), "is not a valid language code")
+          .optional(),
+      })
+      .optional(),
+  ),
+);
+const credentialsSchema = lazy(() =>
+  z.object({
+    display_name: zStr(10_000).optional(),
+    note: zStr(100_000).optional(),
+    locked: zBool,
+    bot: zBool,
+    discoverable: zBool,
+    indexable: zBool,
+    hide_collections: zBool,
+    fields_attributes: fieldsParam(),
+    source: sourceParam(),
+    avatar: fileParam(),
+    header: fileParam(),
+  }),
+);
 
 const updateCredentials = async (c: Ctx) => {
-  const p = await parse(c, credentialsSchema, 2 * AVATAR_LIMIT + 1024 * 1024);
+  const p = await parse(c, credentialsSchema(), 2 * AVATAR_LIMIT + 1024 * 1024);
   const v = me(c);
   const out = await updateProfile(c.get("db"), c.get("fx"), c.get("config"), c.env, v, {
     displayName: p.display_name,
@@ -145,17 +151,19 @@ r.get("/relationships", requireUser("read:follows"), async (c) => {
   return c.json(await renderRelationships(c.get("db"), me(c).account.id, ids, p.with_suspended ?? false));
 });
 
-const searchSchema = z
-  .object({
-    q: z.preprocess((v) => (typeof v === "string" ? v.slice(0, 2000) : v), z.string().optional()),
-    offset: zInt,
-    following: zBool,
-    resolve: zBool,
-  })
-  .passthrough();
+const searchSchema = lazy(() =>
+  z
+    .object({
+      q: z.preprocess((v) => (typeof v === "string" ? v.slice(0, 2000) : v), z.string().optional()),
+      offset: zInt,
+      following: zBool,
+      resolve: zBool,
+    })
+    .passthrough(),
+);
 
 r.get("/search", requireUser("read:accounts"), async (c) => {
-  const p = await parse(c, searchSchema);
+  const p = await parse(c, searchSchema());
   const q = await readParams(c);
   // The same search as /api/v2/search's accounts (src/queries/search.ts), as in Mastodon (AccountSearchService).
   const rows = await searchAccounts(c.get("db"), c.get("config"), p.q ?? "", {
@@ -200,13 +208,13 @@ r.get("/:id", publicScope("read:accounts"), async (c) => {
   return c.json(renderAccount(c.get("config"), a, null, await movedAccountOf(c.get("db"), a)));
 });
 
-const statusesSchema = z
-  .object({ pinned: zBool, only_media: zBool, exclude_replies: zBool, exclude_reblogs: zBool, tagged: zStr(200).optional() })
-  .passthrough();
+const statusesSchema = lazy(() =>
+  z.object({ pinned: zBool, only_media: zBool, exclude_replies: zBool, exclude_reblogs: zBool, tagged: zStr(200).optional() }).passthrough(),
+);
 
 r.get("/:id/statuses", publicScope("read:statuses"), async (c) => {
   const id = pathId(c);
-  const p = await parse(c, statusesSchema);
+  const p = await parse(c, statusesSchema());
   const page = readPage(await readParams(c), 20, 40);
   const db = c.get("db");
   const a = await getAccount(db, id);
@@ -284,16 +292,18 @@ r.get("/:id/lists", requireUser("read:lists"), async (c) => {
 
 // ---- actions ----
 
-const followSchema = z
-  .object({
-    reblogs: zBool,
-    notify: zBool,
-    languages: zArray(z.string().regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, "is not a valid language code"), 100),
-  })
-  .passthrough();
+const followSchema = lazy(() =>
+  z
+    .object({
+      reblogs: zBool,
+      notify: zBool,
+      languages: zArray(z.string().regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, "is not a valid language code"), 100),
+    })
+    .passthrough(),
+);
 
 export async function readFollowOptions(c: Ctx) {
-  const p = await parse(c, followSchema);
+  const p = await parse(c, followSchema());
   const langs = p.languages === undefined ? undefined : p.languages.length ? [...new Set(p.languages)] : null;
   return { reblogs: p.reblogs, notify: p.notify, languages: langs };
 }
@@ -314,16 +324,18 @@ r.post("/:id/block", requireUser("write:blocks"), async (c) => c.json(await bloc
 r.post("/:id/unblock", requireUser("write:blocks"), async (c) => c.json(await unblock(c.get("db"), c.get("fx"), me(c).account.id, pathId(c))));
 
 const MAX_MUTE_SECONDS = 100 * 365 * 24 * 3600;
-const muteSchema = z
-  .object({
-    notifications: zBool,
-    duration: z.preprocess((v) => (v === null ? undefined : v), zInt).pipe(z.number().int().min(0).max(MAX_MUTE_SECONDS).optional()),
-  })
-  .passthrough();
+const muteSchema = lazy(() =>
+  z
+    .object({
+      notifications: zBool,
+      duration: z.preprocess((v) => (v === null ? undefined : v), zInt).pipe(z.number().int().min(0).max(MAX_MUTE_SECONDS).optional()),
+    })
+    .passthrough(),
+);
 
 r.post("/:id/mute", requireUser("write:mutes"), async (c) => {
   const id = pathId(c);
-  const p = await parse(c, muteSchema);
+  const p = await parse(c, muteSchema());
   return c.json(await mute(c.get("db"), c.get("fx"), me(c).account.id, id, { notifications: p.notifications ?? true, duration: p.duration ?? 0 }));
 });
 r.post("/:id/unmute", requireUser("write:mutes"), async (c) => c.json(await unmute(c.get("db"), c.get("fx"), me(c).account.id, pathId(c))));

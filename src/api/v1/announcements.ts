@@ -1,14 +1,13 @@
 // /api/v1/announcements: published announcements for the signed-in user (with_dismissed), dismiss, reactions.
-import { Hono } from "hono";
+import { routeGroup } from "../../route-group";
 import { z } from "zod";
-import type { AppEnv } from "../../context";
 import { renderAnnouncements } from "../../entities/announcement";
 import { parse, pathId, zBool } from "../../lib/params";
 import { me, requireUser } from "../../oauth/guard";
 import { publishedAnnouncements } from "../../queries/announcements";
 import { addReaction, dismissAnnouncement, removeReaction } from "../../services/announcements";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 r.get("/", requireUser("read"), async (c) => {
   const { with_dismissed } = await parse(c, z.object({ with_dismissed: zBool }));

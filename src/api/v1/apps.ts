@@ -1,14 +1,13 @@
 // POST /api/v1/apps (register a client) and GET /api/v1/apps/verify_credentials. `vapid_key` is the server's Web Push key,
 // the same as in /api/v2/instance (made and stored on first use when the operator set none).
-import { Hono } from "hono";
-import type { AppEnv } from "../../context";
+import { routeGroup } from "../../route-group";
 import { notFound } from "../../lib/errors";
 import { readParams } from "../../lib/params";
 import { requireToken } from "../../oauth/guard";
 import { vapidPublicKey } from "../../push";
 import { createApp, findAppById, renderApplication, renderCredentialApplication } from "../../oauth/apps";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 r.post("/", async (c) => {
   const p = await readParams(c);

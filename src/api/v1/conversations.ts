@@ -1,7 +1,6 @@
 // /api/v1/conversations: the viewer's direct-message threads (GET, newest activity first, Link cursors are
 // last_status ids), POST /:id/read, DELETE /:id.
-import { Hono } from "hono";
-import type { AppEnv } from "../../context";
+import { routeGroup } from "../../route-group";
 import { renderConversations } from "../../entities/conversation";
 import { notFound } from "../../lib/errors";
 import { readPage, setLinkHeader } from "../../lib/pagination";
@@ -10,7 +9,7 @@ import { me, requireUser } from "../../oauth/guard";
 import { conversationPage } from "../../queries/conversations";
 import { markConversationRead, removeConversation } from "../../services/conversations";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 r.get("/", requireUser("read:statuses"), async (c) => {
   const v = me(c);

@@ -1,9 +1,8 @@
-import { Hono } from "hono";
-import type { AppEnv } from "../../context";
+import { routeGroup } from "../../route-group";
 import { mediaUrl } from "../../entities/urls";
 import { instanceDocument } from "../../lib/instance-cache";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 // From the isolate's memory, like the instance documents (src/lib/instance-cache.ts).
 r.get("/", async (c) => {

@@ -1,15 +1,15 @@
 // /api/v1/domain_blocks: the viewer's own domain blocks (a list of domain strings).
-import { Hono } from "hono";
+import { routeGroup } from "../../route-group";
+import { lazy } from "../../lib/lazy";
 import { z } from "zod";
-import type { AppEnv } from "../../context";
 import { readPage, setLinkHeader } from "../../lib/pagination";
 import { parse, readParams, zStr } from "../../lib/params";
 import { me, requireUser } from "../../oauth/guard";
 import { blockDomain, domainBlocksPage, normalizeDomain, unblockDomain } from "../../services/domain-blocks-user";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
-const domainSchema = z.object({ domain: zStr(300) }).passthrough();
+const domainSchema = lazy(() => z.object({ domain: zStr(300) }).passthrough());
 
 r.get("/", requireUser("read:blocks"), async (c) => {
   const page = readPage(await readParams(c), 100, 200);
@@ -19,13 +19,13 @@ r.get("/", requireUser("read:blocks"), async (c) => {
 });
 
 r.post("/", requireUser("write:blocks"), async (c) => {
-  const p = await parse(c, domainSchema);
+  const p = await parse(c, domainSchema());
   await blockDomain(c.get("db"), c.get("fx"), me(c).account.id, normalizeDomain(p.domain));
   return c.json({});
 });
 
 r.delete("/", requireUser("write:blocks"), async (c) => {
-  const p = await parse(c, domainSchema);
+  const p = await parse(c, domainSchema());
   await unblockDomain(c.get("db"), c.get("fx"), me(c).account.id, normalizeDomain(p.domain));
   return c.json({});
 });

@@ -1,14 +1,13 @@
 // POST /api/v1/emails/confirmations: usable right after sign-up, so an unconfirmed or pending user's token is
 // accepted here (requireUser would refuse a pending user).
-import { Hono } from "hono";
+import { routeGroup } from "../../route-group";
 import { z } from "zod";
-import type { AppEnv } from "../../context";
 import { ApiError, forbidden } from "../../lib/errors";
 import { parse, zStr } from "../../lib/params";
 import { requireToken } from "../../oauth/guard";
 import { resendConfirmation } from "../../services/registration";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 r.post("/confirmations", requireToken("write:accounts"), async (c) => {
   const v = c.get("viewer")!;

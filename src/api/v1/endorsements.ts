@@ -1,13 +1,12 @@
 // GET /api/v1/endorsements: accounts the viewer features on their profile, cursored by pin row id.
-import { Hono } from "hono";
-import type { AppEnv } from "../../context";
+import { routeGroup } from "../../route-group";
 import { readPage } from "../../lib/pagination";
 import { readParams } from "../../lib/params";
 import { me, requireUser } from "../../oauth/guard";
 import { endorsementsPage } from "../../services/endorsements";
 import { accountPage } from "./accounts";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 r.get("/", requireUser("read:accounts"), async (c) => {
   const page = readPage(await readParams(c), 40, 80);

@@ -1,6 +1,5 @@
-import { Hono } from "hono";
+import { routeGroup } from "../../route-group";
 import { z } from "zod";
-import type { AppEnv } from "../../context";
 import { renderFeaturedTag, renderTag } from "../../entities/tag";
 import { notFound } from "../../lib/errors";
 import { parseId } from "../../lib/ids";
@@ -9,7 +8,7 @@ import { me, requireUser } from "../../oauth/guard";
 import { deleteFeaturedTag, featuredTagsOf, featuredTagSuggestions, featureTag } from "../../services/featured-tags";
 import { requireTagName } from "../../services/tags-follow";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 const read = requireUser("read:accounts");
 const write = requireUser("write:accounts");

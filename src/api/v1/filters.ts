@@ -1,6 +1,7 @@
 // /api/v1/filters, the legacy API (deprecated by Mastodon 4.0): each V1::Filter is one keyword of a filter, shown
 // with its filter's context, expiry and action (`irreversible` = hide). Mounted at /api/v1/filters.
-import { Hono } from "hono";
+import { routeGroup } from "../../route-group";
+import { lazy } from "../../lib/lazy";
 import { createMiddleware } from "hono/factory";
 import { z } from "zod";
 import type { AppEnv, Ctx } from "../../context";
@@ -10,7 +11,7 @@ import { me, requireUser } from "../../oauth/guard";
 import { createV1Filter, deleteV1Filter, getV1Filter, listV1Filters, updateV1Filter, type V1Input } from "../../services/filters";
 import { zExpiresIn } from "../v2/filters";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 // Mastodon's deprecate_api '2022-11-14'.
 r.use(
@@ -24,16 +25,18 @@ r.use(
 const read = requireUser("read:filters");
 const write = requireUser("write:filters");
 
-const body = z.object({
-  phrase: zStr(100_000).optional(),
-  context: zArray(zStr(100), 20),
-  irreversible: zBool,
-  whole_word: zBool,
-  expires_in: zExpiresIn,
-});
+const body = lazy(() =>
+  z.object({
+    phrase: zStr(100_000).optional(),
+    context: zArray(zStr(100), 20),
+    irreversible: zBool,
+    whole_word: zBool,
+    expires_in: zExpiresIn(),
+  }),
+);
 
 async function input(c: Ctx): Promise<V1Input> {
-  const p = await parse(c, body);
+  const p = await parse(c, body());
   return { phrase: p.phrase, context: p.context, irreversible: p.irreversible, wholeWord: p.whole_word, expiresIn: p.expires_in };
 }
 

@@ -1,6 +1,6 @@
 // /api/v1/follow_requests: requests to follow the viewer (locked accounts), with authorize and reject.
-import { Hono } from "hono";
-import type { AppEnv, Ctx } from "../../context";
+import { routeGroup } from "../../route-group";
+import type { Ctx } from "../../context";
 import { notFound } from "../../lib/errors";
 import { parseId } from "../../lib/ids";
 import { readPage } from "../../lib/pagination";
@@ -9,7 +9,7 @@ import { me, requireUser } from "../../oauth/guard";
 import { authorizeRequest, followRequestsPage, rejectRequest } from "../../services/follows";
 import { accountPage } from "./accounts";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 function accountIdParam(c: Ctx): string {
   const id = parseId(c.req.param("id"));

@@ -1,12 +1,11 @@
-import { Hono } from "hono";
-import type { AppEnv } from "../../context";
+import { routeGroup } from "../../route-group";
 import { renderTag } from "../../entities/tag";
 import { readPage, setLinkHeader } from "../../lib/pagination";
 import { readParams } from "../../lib/params";
 import { me, requireUser } from "../../oauth/guard";
 import { followedTags } from "../../services/tags-follow";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 // Paged by tag_follows ids (not tag ids), like Mastodon; clients only follow the Link header.
 r.get("/", requireUser("read:follows"), async (c) => {

@@ -1,8 +1,7 @@
 // POST /api/v1/follows: follow by address (`user`, `@user@domain`). Unknown remote accounts are resolved through
 // WebFinger first (src/federation/resolve.ts).
-import { Hono } from "hono";
+import { routeGroup } from "../../route-group";
 import { z } from "zod";
-import type { AppEnv } from "../../context";
 import { notFound } from "../../lib/errors";
 import { parse, zStr } from "../../lib/params";
 import { rateLimited } from "../../lib/rate-limit";
@@ -12,7 +11,7 @@ import { follow } from "../../services/follows";
 import { readFollowOptions } from "./accounts";
 import { resolveForFollow } from "../../federation/resolve";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 r.post("/", requireUser("write:follows"), rateLimited("follows"), async (c) => {
   const p = await parse(c, z.object({ uri: zStr(600) }).passthrough());

@@ -1,13 +1,13 @@
 // Legacy instance document and the small public documents under /api/v1/instance.
-import { Hono } from "hono";
-import type { AppEnv, Ctx } from "../../context";
+import { routeGroup } from "../../route-group";
+import type { Ctx } from "../../context";
 import { renderDomainBlock, renderInstanceV1, renderLanguages, renderPolicyText, renderRule, renderTerms } from "../../entities/instance";
 import { notFound } from "../../lib/errors";
 import { viewerAccountId } from "../../oauth/guard";
 import { type CachedInstance, instanceCache } from "../../lib/instance-cache";
 import { instanceV1Data, listPeers, SETTING, weeklyActivity } from "../../services/instance";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 const publicCache = "public, max-age=180";
 

@@ -1,6 +1,7 @@
-import { Hono } from "hono";
+import { routeGroup } from "../../route-group";
+import { lazy } from "../../lib/lazy";
 import { z } from "zod";
-import type { AppEnv, Ctx } from "../../context";
+import type { Ctx } from "../../context";
 import { renderAccount } from "../../entities/account";
 import { renderList } from "../../entities/list";
 import { notFound } from "../../lib/errors";
@@ -10,26 +11,28 @@ import { parse, readParams, zArray, zBool, zId, zStr, pathId } from "../../lib/p
 import { me, requireUser } from "../../oauth/guard";
 import { addListAccounts, createList, deleteList, listMembers, listsOf, ownList, removeListAccounts, REPLIES_POLICIES, updateList } from "../../services/lists";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 const read = requireUser("read:lists");
 const write = requireUser("write:lists");
 
 // Titles are checked for length in the service (422 with Mastodon's message); this cap only bounds parsing.
-const listBody = z.object({
-  title: zStr(200_000).optional(),
-  replies_policy: z.enum(REPLIES_POLICIES).optional(),
-  exclusive: zBool,
-});
+const listBody = lazy(() =>
+  z.object({
+    title: zStr(200_000).optional(),
+    replies_policy: z.enum(REPLIES_POLICIES).optional(),
+    exclusive: zBool,
+  }),
+);
 
-const accountIdsBody = z.object({ account_ids: zArray(zId, 1000) });
+const accountIdsBody = lazy(() => z.object({ account_ids: zArray(zId, 1000) }));
 
 const listId = (c: Ctx): string => pathId(c);
 
 r.get("/", read, async (c) => c.json((await listsOf(c.get("db"), me(c).account.id)).map(renderList)));
 
 r.post("/", write, async (c) => {
-  const p = await parse(c, listBody);
+  const p = await parse(c, listBody());
   const row = await createList(c.get("db"), me(c).account.id, { title: p.title, repliesPolicy: p.replies_policy, exclusive: p.exclusive });
   return c.json(renderList(row));
 });
@@ -38,7 +41,7 @@ r.get("/:id", read, async (c) => c.json(renderList(await ownList(c.get("db"), me
 
 r.put("/:id", write, async (c) => {
   const id = listId(c);
-  const p = await parse(c, listBody);
+  const p = await parse(c, listBody());
   const row = await updateList(c.get("db"), me(c).account.id, id, { title: p.title, repliesPolicy: p.replies_policy, exclusive: p.exclusive });
   return c.json(renderList(row));
 });
@@ -62,14 +65,14 @@ r.get("/:id/accounts", read, async (c) => {
 
 r.post("/:id/accounts", write, async (c) => {
   const id = listId(c);
-  const p = await parse(c, accountIdsBody);
+  const p = await parse(c, accountIdsBody());
   await addListAccounts(c.get("db"), c.get("fx"), me(c).account.id, id, validIds(p.account_ids));
   return c.json({});
 });
 
 r.delete("/:id/accounts", write, async (c) => {
   const id = listId(c);
-  const p = await parse(c, accountIdsBody);
+  const p = await parse(c, accountIdsBody());
   await removeListAccounts(c.get("db"), me(c).account.id, id, validIds(p.account_ids));
   return c.json({});
 });

@@ -1,14 +1,13 @@
 // GET/POST /api/v1/markers: read positions of the home and notifications timelines. Tusky posts them as a form
 // (home[last_read_id]=...), others as JSON; readParams nests both the same way.
-import { Hono } from "hono";
-import type { AppEnv } from "../../context";
+import { routeGroup } from "../../route-group";
 import { validationFailed } from "../../lib/errors";
 import { parseId } from "../../lib/ids";
 import { readParams } from "../../lib/params";
 import { me, requireUser } from "../../oauth/guard";
 import { getMarkers, MARKER_TIMELINES, renderMarkers, saveMarkers, type MarkerTimeline } from "../../services/markers";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 const isTimeline = (t: unknown): t is MarkerTimeline => typeof t === "string" && (MARKER_TIMELINES as readonly string[]).includes(t);
 

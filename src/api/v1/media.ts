@@ -1,8 +1,9 @@
 // /api/v1/media: legacy upload, and show / update / delete of the viewer's own attachments (Mastodon's
 // Api::V1::MediaController). Show and update see only unattached media; anything else is a 404 (B14).
-import { Hono } from "hono";
+import { routeGroup } from "../../route-group";
+import { lazy } from "../../lib/lazy";
 import { z } from "zod";
-import type { AppEnv, Ctx } from "../../context";
+import type { Ctx } from "../../context";
 import { renderMedia } from "../../entities/media";
 import { cappedStream } from "../../lib/capped-body";
 import { ApiError, badRequest } from "../../lib/errors";
@@ -12,18 +13,20 @@ import { UPLOAD_BODY_LIMIT } from "../../media/store";
 import { me, requireUser } from "../../oauth/guard";
 import { createMedia, deleteMedia, findOwnUnattached, updateMedia, type MediaRow } from "../../services/media";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
-const maybeFile = z.unknown().transform((v) => (v instanceof File ? v : undefined));
+const maybeFile = lazy(() => z.unknown().transform((v) => (v instanceof File ? v : undefined)));
 
-const uploadSchema = z.object({
-  file: maybeFile,
-  thumbnail: maybeFile,
-  description: zStr(10_000).optional(),
-  focus: zStr(100).optional(),
-});
+const uploadSchema = lazy(() =>
+  z.object({
+    file: maybeFile(),
+    thumbnail: maybeFile(),
+    description: zStr(10_000).optional(),
+    focus: zStr(100).optional(),
+  }),
+);
 
-const updateSchema = uploadSchema.omit({ file: true });
+const updateSchema = lazy(() => uploadSchema().omit({ file: true }));
 
 const tooLarge = () => new ApiError(413, "Payload too large");
 
@@ -57,7 +60,7 @@ const status = (m: MediaRow) => (m.processing ? 206 : 200);
 export async function uploadMedia(c: Ctx) {
   const v = me(c);
   await throttleMediaUpload(c, v.account.id);
-  const p = parseWith(uploadSchema, await readUpload(c));
+  const p = parseWith(uploadSchema(), await readUpload(c));
   const row = await createMedia(c.get("db"), c.env, v.account.id, p);
   return c.json(renderMedia(c.get("config"), row), 200);
 }
@@ -73,7 +76,7 @@ r.get("/:id", requireUser("write:media"), async (c) => {
 r.put("/:id", requireUser("write:media"), async (c) => {
   const id = pathId(c);
   const row = await findOwnUnattached(c.get("db"), me(c).account.id, id);
-  const p = parseWith(updateSchema, await readUpload(c));
+  const p = parseWith(updateSchema(), await readUpload(c));
   const next = await updateMedia(c.get("db"), c.env, row, p);
   return c.json(renderMedia(c.get("config"), next), status(next));
 });

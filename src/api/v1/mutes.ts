@@ -1,6 +1,5 @@
 // GET /api/v1/mutes: muted accounts (MutedAccount: Account + mute_expires_at), cursored by mute row id.
-import { Hono } from "hono";
-import type { AppEnv } from "../../context";
+import { routeGroup } from "../../route-group";
 import { renderAccount } from "../../entities/account";
 import { isoTime } from "../../entities/urls";
 import { readPage, setLinkHeader } from "../../lib/pagination";
@@ -8,7 +7,7 @@ import { readParams } from "../../lib/params";
 import { me, requireUser } from "../../oauth/guard";
 import { mutesPage } from "../../services/mutes";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 r.get("/", requireUser("read:mutes"), async (c) => {
   const page = readPage(await readParams(c), 40, 80);

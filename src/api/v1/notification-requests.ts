@@ -1,9 +1,10 @@
 // /api/v1/notifications/requests (list, show, accept, dismiss, bulk accept/dismiss, merged) and the v1 notification
 // policy (/api/v1/notifications/policy, booleans). Mounted at /api/v1/notifications before the notifications module,
 // whose /:id routes would otherwise take these paths. Mastodon's Api::V1::Notifications::{Requests,Policies}Controller.
-import { Hono } from "hono";
+import { routeGroup } from "../../route-group";
+import { lazy } from "../../lib/lazy";
 import { z } from "zod";
-import type { AppEnv, Ctx } from "../../context";
+import type { Ctx } from "../../context";
 import { renderNotificationRequests } from "../../entities/notification-request";
 import { renderPolicyV1 } from "../../entities/notification-policy";
 import { notFound } from "../../lib/errors";
@@ -16,7 +17,7 @@ import { readPolicy, updatePolicy, type PolicyKey } from "../../services/notific
 import { acceptRequests, dismissRequests } from "../../services/notification-requests";
 import type { PolicyValue } from "../../db/schema";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 r.get("/requests", requireUser("read:notifications"), async (c) => {
   const v = me(c);
@@ -75,14 +76,14 @@ const V1_KEYS: [string, PolicyKey][] = [
   ["filter_new_accounts", "for_new_accounts"],
   ["filter_private_mentions", "for_private_mentions"],
 ];
-const v1Schema = z.object(Object.fromEntries(V1_KEYS.map(([k]) => [k, zBool]))).passthrough();
+const v1Schema = lazy(() => z.object(Object.fromEntries(V1_KEYS.map(([k]) => [k, zBool]))).passthrough());
 
 r.get("/policy", requireUser("read:notifications"), async (c) => {
   return c.json(renderPolicyV1(await readPolicy(c.get("db"), me(c).account.id)));
 });
 
 async function patchPolicyV1(c: Ctx) {
-  const q = (await parse(c, v1Schema)) as Record<string, boolean | undefined>;
+  const q = (await parse(c, v1Schema())) as Record<string, boolean | undefined>;
   const changes: Partial<Record<PolicyKey, PolicyValue>> = {};
   for (const [k, key] of V1_KEYS) {
     const b = q[k];

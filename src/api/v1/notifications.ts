@@ -1,8 +1,9 @@
 // /api/v1/notifications: list (types[], exclude_types[], account_id, include_filtered), show, dismiss, clear, unread_count.
 // Notifications the policy filtered stay out of the list and the count unless include_filtered or account_id is given.
-import { Hono } from "hono";
+import { routeGroup } from "../../route-group";
+import { lazy } from "../../lib/lazy";
 import { z } from "zod";
-import type { AppEnv, Ctx } from "../../context";
+import type { Ctx } from "../../context";
 import { renderNotifications } from "../../entities/notification";
 import { notFound } from "../../lib/errors";
 import { parseId } from "../../lib/ids";
@@ -11,27 +12,31 @@ import { parse, readParams, zBool } from "../../lib/params";
 import { me, requireUser } from "../../oauth/guard";
 import { clearNotifications, dismissNotification, findNotification, notificationPage, unreadCount, type NotificationFilter } from "../../queries/notifications";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 /** `types[]` and the like: unknown values are ignored (clients send types this server may not know). */
-export const typeList = z.preprocess((v) => {
-  if (v === undefined || v === null || v === "") return undefined;
-  const arr = Array.isArray(v) ? v : typeof v === "object" ? Object.values(v as object) : [v];
-  return arr.filter((x): x is string => typeof x === "string" && x.length <= 40).slice(0, 50);
-}, z.array(z.string()).optional());
+export const typeList = lazy(() =>
+  z.preprocess((v) => {
+    if (v === undefined || v === null || v === "") return undefined;
+    const arr = Array.isArray(v) ? v : typeof v === "object" ? Object.values(v as object) : [v];
+    return arr.filter((x): x is string => typeof x === "string" && x.length <= 40).slice(0, 50);
+  }, z.array(z.string()).optional()),
+);
 
-const filterSchema = z
-  .object({
-    types: typeList,
-    exclude_types: typeList,
-    account_id: z.unknown().optional(),
-    include_filtered: zBool,
-  })
-  .passthrough();
+const filterSchema = lazy(() =>
+  z
+    .object({
+      types: typeList(),
+      exclude_types: typeList(),
+      account_id: z.unknown().optional(),
+      include_filtered: zBool,
+    })
+    .passthrough(),
+);
 
 /** types[], exclude_types[], account_id, include_filtered (shared with /api/v2/notifications). */
 export async function readFilter(c: Ctx): Promise<NotificationFilter> {
-  const q = await parse(c, filterSchema);
+  const q = await parse(c, filterSchema());
   const f: NotificationFilter = { types: q.types, excludeTypes: q.exclude_types, includeFiltered: !!q.include_filtered };
   if (q.account_id !== undefined && q.account_id !== "") {
     // An account id that cannot exist matches nothing.

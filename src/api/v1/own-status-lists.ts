@@ -1,7 +1,6 @@
 // GET /api/v1/bookmarks and GET /api/v1/favourites: the viewer's bookmarked or favourited statuses, newest first;
 // Link cursors are the bookmark or favourite row ids. One router shape for both.
-import { Hono } from "hono";
-import type { AppEnv } from "../../context";
+import { routeGroup } from "../../route-group";
 import type { DB } from "../../db/client";
 import { renderStatuses } from "../../entities/status";
 import { type Page, readPage, setLinkHeader } from "../../lib/pagination";
@@ -10,7 +9,7 @@ import { me, requireUser } from "../../oauth/guard";
 import { bookmarkPage, favouritePage } from "../../queries/feeds";
 
 function ownStatusList(scope: string, page: (db: DB, viewerId: string, page: Page) => ReturnType<typeof bookmarkPage>) {
-  const r = new Hono<AppEnv>();
+  const r = routeGroup();
   r.get("/", requireUser(scope), async (c) => {
     const v = me(c);
     const p = await page(c.get("db"), v.account.id, readPage(await readParams(c), 20, 40));

@@ -1,7 +1,6 @@
 // /api/v1/polls: a poll of a visible status, and voting in it.
-import { Hono } from "hono";
+import { routeGroup } from "../../route-group";
 import { z } from "zod";
-import type { AppEnv } from "../../context";
 import { notFound } from "../../lib/errors";
 import { parseId } from "../../lib/ids";
 import { parse, zArray, zInt } from "../../lib/params";
@@ -9,7 +8,7 @@ import { me, requireUser, viewerAccountId } from "../../oauth/guard";
 import { showPoll, votePoll } from "../../services/polls";
 import { scopeIfToken } from "./statuses";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 const pollId = (raw: string | undefined): string => {
   const id = parseId(raw);

@@ -1,8 +1,7 @@
-import { Hono } from "hono";
-import type { AppEnv } from "../../context";
+import { routeGroup } from "../../route-group";
 import { me, requireUser } from "../../oauth/guard";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 r.get("/", requireUser("read:accounts"), (c) => {
   const s = me(c).user.settings ?? {};

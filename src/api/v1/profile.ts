@@ -1,12 +1,12 @@
 // DELETE /api/v1/profile/avatar and /api/v1/profile/header: the picture goes (its object too) and the account shows
 // the default again; the answer is the CredentialAccount, as Mastodon's.
-import { Hono } from "hono";
-import type { AppEnv, Ctx } from "../../context";
+import { routeGroup } from "../../route-group";
+import type { Ctx } from "../../context";
 import { renderCredentialAccount } from "../../entities/account";
 import { me, requireUser } from "../../oauth/guard";
 import { updateProfile } from "../../services/profile";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 const remove = (which: "avatar" | "header") => async (c: Ctx) => {
   const v = me(c);

@@ -1,15 +1,15 @@
 // /api/v1/push/subscription: the Web Push subscription of the calling access token (scope `push`). Parameters as
 // Mastodon takes them: subscription[endpoint], subscription[keys][p256dh|auth], subscription[standard],
 // data[alerts][<type>], data[policy] (also accepted at the top level, where masto.js puts `policy`).
-import { Hono } from "hono";
-import type { AppEnv, Ctx } from "../../context";
+import { routeGroup } from "../../route-group";
+import type { Ctx } from "../../context";
 import { badRequest, notFound, validationFailed } from "../../lib/errors";
 import { readParams, truthy, type Params } from "../../lib/params";
 import { me, requireUser } from "../../oauth/guard";
 import { createSubscription, deleteSubscription, findSubscription, updateSubscription, type SubscriptionData } from "../../push/subscriptions";
 import { ALERT_TYPES, POLICIES, type AlertType, type PushPolicy } from "../../push/types";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === "object" && !Array.isArray(v);
 

@@ -1,6 +1,6 @@
-import { Hono } from "hono";
+import { routeGroup } from "../../route-group";
+import { lazy } from "../../lib/lazy";
 import { z } from "zod";
-import type { AppEnv } from "../../context";
 import { renderAccount } from "../../entities/account";
 import { reportFields } from "../../entities/report";
 import { notFound } from "../../lib/errors";
@@ -10,16 +10,18 @@ import { rateLimited } from "../../lib/rate-limit";
 import { me, requireUser } from "../../oauth/guard";
 import { createReport, REPORT_CATEGORIES } from "../../services/reports";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
-const body = z.object({
-  account_id: zId,
-  status_ids: zArray(zId, 100),
-  rule_ids: zArray(zId, 100),
-  comment: zStr(20_000).optional(),
-  category: z.enum(REPORT_CATEGORIES).optional(),
-  forward: zBool,
-});
+const body = lazy(() =>
+  z.object({
+    account_id: zId,
+    status_ids: zArray(zId, 100),
+    rule_ids: zArray(zId, 100),
+    comment: zStr(20_000).optional(),
+    category: z.enum(REPORT_CATEGORIES).optional(),
+    forward: zBool,
+  }),
+);
 
 const ids = (raw: string[] | undefined) =>
   (raw ?? []).map((x) => {
@@ -29,7 +31,7 @@ const ids = (raw: string[] | undefined) =>
   });
 
 r.post("/", requireUser("write:reports"), rateLimited("reports"), async (c) => {
-  const p = await parse(c, body);
+  const p = await parse(c, body());
   const targetId = parseId(p.account_id);
   if (!targetId) throw notFound();
   const { report, target } = await createReport(c.get("db"), c.get("fx"), me(c).account.id, {

@@ -1,15 +1,14 @@
 // /api/v1/scheduled_statuses: the owner's scheduled statuses (Mastodon's Api::V1::ScheduledStatusesController):
 // list (paged by id, 20 by default, 40 at most), show, reschedule (PUT scheduled_at) and delete. Another account's
 // scheduled status is a 404 (B14). Creating one is POST /api/v1/statuses with scheduled_at.
-import { Hono } from "hono";
+import { routeGroup } from "../../route-group";
 import { z } from "zod";
-import type { AppEnv } from "../../context";
 import { readPage, setLinkHeader } from "../../lib/pagination";
 import { parse, readParams, zStr, pathId } from "../../lib/params";
 import { me, requireUser } from "../../oauth/guard";
 import { deleteScheduledStatus, listScheduledStatuses, rescheduleStatus, showScheduledStatus } from "../../services/scheduled-statuses";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 const read = requireUser("read:statuses");
 const write = requireUser("write:statuses");

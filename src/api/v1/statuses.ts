@@ -1,6 +1,7 @@
 // /api/v1/statuses: posting, reading, editing and deleting statuses, their context and history, and the
 // interactions on them (favourite, reblog, bookmark, pin, conversation mute).
-import { Hono } from "hono";
+import { routeGroup } from "../../route-group";
+import { lazy } from "../../lib/lazy";
 import { createMiddleware } from "hono/factory";
 import { z } from "zod";
 import type { AppEnv, Ctx } from "../../context";
@@ -26,7 +27,7 @@ import { statusContext } from "../../queries/status-context";
 import { backfillForContext } from "../../federation/backfill";
 import { quoteRoutes } from "./quotes";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 /** Public reads: a token, when sent, must be valid and carry the scope (Mastodon's authorize_if_got_token!). */
 export const scopeIfToken = (scope: string) =>
@@ -41,42 +42,48 @@ const blank = (v: unknown) => (v === null || v === "" ? undefined : v);
 const opt = <T extends z.ZodTypeAny>(s: T) => z.preprocess(blank, s.optional());
 const optText = (max: number) => z.preprocess((v) => (v === null ? undefined : v), zStr(max).optional());
 
-const pollSchema = z.object({
-  options: zArray(zStr(10_000), 100),
-  expires_in: zInt,
-  multiple: zBool,
-  hide_totals: zBool,
-});
+const pollSchema = lazy(() =>
+  z.object({
+    options: zArray(zStr(10_000), 100),
+    expires_in: zInt,
+    multiple: zBool,
+    hide_totals: zBool,
+  }),
+);
 
-const postSchema = z.object({
-  status: optText(1_000_000),
-  spoiler_text: optText(1_000_000),
-  sensitive: zBool,
-  visibility: opt(z.enum(["public", "unlisted", "private", "direct"])),
-  language: opt(zStr(50)),
-  in_reply_to_id: opt(zId),
-  media_ids: zArray(zId, 20),
-  poll: opt(pollSchema),
-  scheduled_at: opt(zStr(100)),
-  allowed_mentions: zArray(zId, 500),
-  quoted_status_id: opt(zId),
-  quote_approval_policy: opt(z.enum(["public", "followers", "nobody"])),
-});
+const postSchema = lazy(() =>
+  z.object({
+    status: optText(1_000_000),
+    spoiler_text: optText(1_000_000),
+    sensitive: zBool,
+    visibility: opt(z.enum(["public", "unlisted", "private", "direct"])),
+    language: opt(zStr(50)),
+    in_reply_to_id: opt(zId),
+    media_ids: zArray(zId, 20),
+    poll: opt(pollSchema()),
+    scheduled_at: opt(zStr(100)),
+    allowed_mentions: zArray(zId, 500),
+    quoted_status_id: opt(zId),
+    quote_approval_policy: opt(z.enum(["public", "followers", "nobody"])),
+  }),
+);
 
-const editSchema = z.object({
-  status: optText(1_000_000),
-  spoiler_text: optText(1_000_000),
-  sensitive: zBool,
-  language: opt(zStr(50)),
-  media_ids: z.preprocess((v) => (v === "" ? [] : v), zArray(zId, 20)),
-  media_attributes: zArray(z.object({ id: opt(zId), description: optText(10_000), focus: opt(zStr(50)) }), 20),
-  poll: opt(pollSchema),
-});
+const editSchema = lazy(() =>
+  z.object({
+    status: optText(1_000_000),
+    spoiler_text: optText(1_000_000),
+    sensitive: zBool,
+    language: opt(zStr(50)),
+    media_ids: z.preprocess((v) => (v === "" ? [] : v), zArray(zId, 20)),
+    media_attributes: zArray(z.object({ id: opt(zId), description: optText(10_000), focus: opt(zStr(50)) }), 20),
+    poll: opt(pollSchema()),
+  }),
+);
 
 // ---- collection ----
 
 r.post("/", requireUser("write:statuses"), rateLimited("statuses"), async (c) => {
-  const input = await parse(c, postSchema);
+  const input = await parse(c, postSchema());
   const v = me(c);
   const res = await postStatus(c.get("db"), c.get("fx"), c.get("config"), v, input, c.req.header("idempotency-key") ?? null);
   // 200 as Mastodon answers (clients were written against it), for a new status and for an idempotent replay alike.
@@ -104,7 +111,7 @@ r.delete("/:id", requireUser("write:statuses"), rateLimited("deletes"), async (c
 
 r.put("/:id", requireUser("write:statuses"), rateLimited("statuses"), async (c) => {
   const id = pathId(c);
-  const input = await parse(c, editSchema);
+  const input = await parse(c, editSchema());
   return c.json(await editStatus(c.get("db"), c.get("fx"), c.get("config"), me(c), id, input));
 });
 

@@ -3,15 +3,15 @@
 // The Worker authenticates (Authorization: Bearer, else `access_token` in the query or the Sec-WebSocket-Protocol
 // header, which is echoed back in the 101), refuses what needs a user before upgrading, and hands the connection to
 // the account's hub object (src/streaming/hub.ts); errors are worded as Mastodon's streaming server words them.
-import { Hono } from "hono";
-import type { AppEnv, Ctx } from "../../context";
+import { routeGroup } from "../../route-group";
+import type { Ctx } from "../../context";
 import { ApiError, badRequest, notFound, unauthorized } from "../../lib/errors";
 import { loadViewer, type Viewer } from "../../oauth/viewer";
 import { ANON_SHARDS, anonHub, type Session, userHub } from "../../streaming/protocol";
 import { hubStub } from "../../streaming/streaming-do";
 import { channelFromPath, firstParam, resolveStream, scopeBits } from "../../streaming/streams";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 /** Mastodon: `GET /api/v1/streaming/health` → 200 `OK` (text). */
 r.get("/health", (c) => c.text("OK"));

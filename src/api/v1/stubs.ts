@@ -1,25 +1,27 @@
 // Endpoints clients call at start-up that have no module of their own (trends now live in api/v1/trends.ts). The
 // profile directory is real. Mounted at /api.
-import { Hono } from "hono";
+import { routeGroup } from "../../route-group";
+import { lazy } from "../../lib/lazy";
 import { z } from "zod";
-import type { AppEnv } from "../../context";
 import { renderAccount } from "../../entities/account";
 import { clampLimit } from "../../lib/pagination";
 import { parse, zBool, zInt } from "../../lib/params";
 import { viewerAccountId } from "../../oauth/guard";
 import { directory } from "../../queries/search";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
-const directoryParams = z.object({
-  offset: zInt,
-  limit: z.unknown().optional(),
-  order: z.enum(["active", "new"]).optional(),
-  local: zBool,
-});
+const directoryParams = lazy(() =>
+  z.object({
+    offset: zInt,
+    limit: z.unknown().optional(),
+    order: z.enum(["active", "new"]).optional(),
+    local: zBool,
+  }),
+);
 
 r.get("/v1/directory", async (c) => {
-  const p = await parse(c, directoryParams);
+  const p = await parse(c, directoryParams());
   const rows = await directory(c.get("db"), {
     viewerId: viewerAccountId(c),
     order: p.order ?? "active",

@@ -1,7 +1,7 @@
 // Follow suggestions: GET /api/v2/suggestions ({source, sources, account}), the legacy GET /api/v1/suggestions
 // (accounts), and DELETE /api/v1/suggestions/:account_id (never suggest that account again). Mounted at /api.
-import { Hono } from "hono";
-import type { AppEnv, Ctx } from "../../context";
+import { routeGroup } from "../../route-group";
+import type { Ctx } from "../../context";
 import { renderAccount } from "../../entities/account";
 import { clampLimit } from "../../lib/pagination";
 import { pathId, readParams } from "../../lib/params";
@@ -10,7 +10,7 @@ import { accountsByIds } from "../../queries/accounts";
 import { type SuggestionSource, suggestionsFor } from "../../queries/suggestions";
 import { dismissSuggestion } from "../../services/suggestions";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 /** Mastodon's legacy `source` for each of its `sources`. */
 const LEGACY_SOURCE: Record<SuggestionSource, string> = { friends_of_friends: "past_interactions", most_followed: "global" };

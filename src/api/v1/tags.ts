@@ -1,5 +1,5 @@
-import { Hono } from "hono";
-import type { AppEnv, Ctx } from "../../context";
+import { routeGroup } from "../../route-group";
+import type { Ctx } from "../../context";
 import { historyDays, renderTag } from "../../entities/tag";
 import { notFound } from "../../lib/errors";
 import { rateLimited } from "../../lib/rate-limit";
@@ -7,7 +7,7 @@ import { me, requireUser, viewerAccountId } from "../../oauth/guard";
 import { featureTag, unfeatureTag } from "../../services/featured-tags";
 import { followTag, unfollowTag, validTagName, viewTag, type TagView } from "../../services/tags-follow";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 /** The path's tag name: raw (as typed) and normalised; an impossible hashtag is a 404 like Mastodon's. */
 function tagParam(c: Ctx): { raw: string; name: string } {

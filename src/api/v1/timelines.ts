@@ -1,5 +1,6 @@
 // GET /api/v1/timelines/{home,public,tag/:hashtag,list/:list_id,direct}
-import { Hono } from "hono";
+import { routeGroup } from "../../route-group";
+import { lazy } from "../../lib/lazy";
 import { createMiddleware } from "hono/factory";
 import { z } from "zod";
 import type { AppEnv, Ctx } from "../../context";
@@ -16,7 +17,7 @@ import { directTimeline, homeTimeline, listTimeline, publicTimeline, tagTimeline
 import { touchLastActive } from "../../timelines/activity";
 import { startRegeneration } from "../../timelines/home-feed-do";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 /** Public timelines: a token is optional, but a bad one is 401 and one without read:statuses is 403 (Mastodon). */
 const optionalRead = createMiddleware<AppEnv>(async (c, next) => {
@@ -52,11 +53,11 @@ r.get("/home", requireUser("read:statuses"), async (c) => {
   return respond(c, p, v.account.id, status, "home");
 });
 
-const publicSchema = z.object({ local: zBool, remote: zBool, only_media: zBool }).passthrough();
+const publicSchema = lazy(() => z.object({ local: zBool, remote: zBool, only_media: zBool }).passthrough());
 
 r.get("/public", optionalRead, async (c) => {
   const viewer = requireViewerUnlessPreview(c);
-  const q = await parse(c, publicSchema);
+  const q = await parse(c, publicSchema());
   const page = readPage(q, 20, 40);
   const languages = viewer ? (c.get("viewer")?.user?.chosenLanguages ?? null) : null;
   const p = await publicTimeline(c.get("db"), viewer, { local: q.local, remote: q.remote, onlyMedia: q.only_media, languages }, page);
@@ -64,21 +65,23 @@ r.get("/public", optionalRead, async (c) => {
 });
 
 /** Mastodon's TagFeed takes at most 4 extra tags per mode; more are ignored, not refused. */
-const tagList = z.preprocess((v) => {
-  if (v === undefined || v === null || v === "") return undefined;
-  const arr = Array.isArray(v) ? v : typeof v === "object" ? Object.values(v as object) : [v];
-  return arr
-    .filter((x): x is string => typeof x === "string")
-    .map((x) => normalizeTag(x.slice(0, 200)))
-    .filter(Boolean)
-    .slice(0, 4);
-}, z.array(z.string()).optional());
+const tagList = lazy(() =>
+  z.preprocess((v) => {
+    if (v === undefined || v === null || v === "") return undefined;
+    const arr = Array.isArray(v) ? v : typeof v === "object" ? Object.values(v as object) : [v];
+    return arr
+      .filter((x): x is string => typeof x === "string")
+      .map((x) => normalizeTag(x.slice(0, 200)))
+      .filter(Boolean)
+      .slice(0, 4);
+  }, z.array(z.string()).optional()),
+);
 
-const tagSchema = publicSchema.extend({ any: tagList, all: tagList, none: tagList });
+const tagSchema = lazy(() => publicSchema().extend({ any: tagList(), all: tagList(), none: tagList() }));
 
 r.get("/tag/:hashtag", optionalRead, async (c) => {
   const viewer = requireViewerUnlessPreview(c);
-  const q = await parse(c, tagSchema);
+  const q = await parse(c, tagSchema());
   const page = readPage(q, 20, 40);
   const tag = normalizeTag(c.req.param("hashtag").slice(0, 200));
   if (!tag) return c.json([]);

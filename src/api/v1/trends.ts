@@ -1,8 +1,8 @@
 // GET /api/v1/trends (alias of /tags), /api/v1/trends/tags, /statuses, /links: public, paged with `offset` and
 // `limit` like Mastodon's trends controllers (tags and links 10 by default, 20 at most; statuses 20 and 40), with
 // `Link` headers carrying the next and previous offsets. Mounted at /api/v1/trends.
-import { Hono } from "hono";
-import type { AppEnv, Ctx } from "../../context";
+import { routeGroup } from "../../route-group";
+import type { Ctx } from "../../context";
 import { renderTrendLink } from "../../entities/preview-card";
 import { renderStatuses } from "../../entities/status";
 import { renderTag } from "../../entities/tag";
@@ -10,7 +10,7 @@ import { readOffsetPage, setOffsetLinks } from "../../lib/pagination";
 import { viewerAccountId } from "../../oauth/guard";
 import { trendingLinks, trendingStatusIds, trendingTags } from "../../queries/trends";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 /**
  * The reader's languages, as Mastodon's Trends::Query#preferred_languages: the user's chosen languages when set, else

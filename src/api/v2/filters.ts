@@ -1,9 +1,10 @@
 // /api/v2/filters: filters with keywords (keywords_attributes creates, edits and destroys them in the same call) and
 // status filters; /api/v2/filters/:id/keywords, /keywords/:id, /:id/statuses, /statuses/:id. Mounted at
 // /api/v2/filters. Another user's filter, keyword or status filter is a 404.
-import { Hono } from "hono";
+import { routeGroup } from "../../route-group";
+import { lazy } from "../../lib/lazy";
 import { z } from "zod";
-import type { AppEnv, Ctx } from "../../context";
+import type { Ctx } from "../../context";
 import { renderFilter, renderFilterKeyword, renderFilterStatus } from "../../entities/filter";
 import { parseId } from "../../lib/ids";
 import { parse, parseWith, readParams, zArray, zBool, zId, zStr, pathId } from "../../lib/params";
@@ -26,7 +27,7 @@ import {
   type FilterInput,
 } from "../../services/filters";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 const read = requireUser("read:filters");
 const write = requireUser("write:filters");
@@ -35,20 +36,24 @@ const write = requireUser("write:filters");
 const MAX_TEXT = 100_000;
 
 /** `expires_in`: seconds as a number or digits; empty or null means "never expires". */
-export const zExpiresIn = z.preprocess((v) => {
-  if (v === undefined) return undefined;
-  if (v === null || v === "") return null;
-  if (typeof v === "number") return Number.isFinite(v) ? Math.trunc(v) : v;
-  if (typeof v === "string" && /^-?\d{1,15}$/.test(v.trim())) return Number(v.trim());
-  return v;
-}, z.number().int().nullable().optional());
+export const zExpiresIn = lazy(() =>
+  z.preprocess((v) => {
+    if (v === undefined) return undefined;
+    if (v === null || v === "") return null;
+    if (typeof v === "number") return Number.isFinite(v) ? Math.trunc(v) : v;
+    if (typeof v === "string" && /^-?\d{1,15}$/.test(v.trim())) return Number(v.trim());
+    return v;
+  }, z.number().int().nullable().optional()),
+);
 
-const keywordAttr = z.object({
-  id: zId.optional(),
-  keyword: zStr(MAX_TEXT).optional(),
-  whole_word: zBool,
-  _destroy: zBool,
-});
+const keywordAttr = lazy(() =>
+  z.object({
+    id: zId.optional(),
+    keyword: zStr(MAX_TEXT).optional(),
+    whole_word: zBool,
+    _destroy: zBool,
+  }),
+);
 
 /**
  * `keywords_attributes[][keyword]=a&keywords_attributes[][whole_word]=1&keywords_attributes[][keyword]=b` arrives
@@ -66,13 +71,15 @@ function rackGroups(items: unknown[]): unknown[] {
   return out;
 }
 
-const filterBody = z.object({
-  title: zStr(MAX_TEXT).optional(),
-  context: zArray(zStr(100), 20),
-  filter_action: zStr(100).optional(),
-  expires_in: zExpiresIn,
-  keywords_attributes: zArray(keywordAttr, 200),
-});
+const filterBody = lazy(() =>
+  z.object({
+    title: zStr(MAX_TEXT).optional(),
+    context: zArray(zStr(100), 20),
+    filter_action: zStr(100).optional(),
+    expires_in: zExpiresIn(),
+    keywords_attributes: zArray(keywordAttr(), 200),
+  }),
+);
 
 async function filterInput(c: Ctx): Promise<FilterInput> {
   const raw = await readParams(c);
@@ -80,7 +87,7 @@ async function filterInput(c: Ctx): Promise<FilterInput> {
   const json = (c.req.header("content-type") ?? "").toLowerCase().includes("json");
   const inQuery = [...new URL(c.req.url).searchParams.keys()].some((k) => k.startsWith("keywords_attributes"));
   const params = (!json || inQuery) && Array.isArray(raw.keywords_attributes) ? { ...raw, keywords_attributes: rackGroups(raw.keywords_attributes) } : raw;
-  const p = parseWith(filterBody, params);
+  const p = parseWith(filterBody(), params);
   return {
     title: p.title,
     context: p.context,
@@ -90,8 +97,8 @@ async function filterInput(c: Ctx): Promise<FilterInput> {
   };
 }
 
-const keywordBody = z.object({ keyword: zStr(MAX_TEXT).optional(), whole_word: zBool });
-const statusBody = z.object({ status_id: zId.optional() });
+const keywordBody = lazy(() => z.object({ keyword: zStr(MAX_TEXT).optional(), whole_word: zBool }));
+const statusBody = lazy(() => z.object({ status_id: zId.optional() }));
 
 // Keyword and status-filter routes first: their fixed first segment must not be read as a filter id. Rails'
 // resources answer PATCH like PUT.
@@ -99,7 +106,7 @@ r.get("/keywords/:id", read, async (c) => c.json(renderFilterKeyword(await getKe
 
 r.on(["PUT", "PATCH"], "/keywords/:id", write, async (c) => {
   const id = pathId(c);
-  const p = await parse(c, keywordBody);
+  const p = await parse(c, keywordBody());
   const row = await updateKeyword(c.get("db"), c.get("fx"), me(c).account.id, id, { keyword: p.keyword, wholeWord: p.whole_word });
   return c.json(renderFilterKeyword(row));
 });
@@ -140,7 +147,7 @@ r.get("/:id/keywords", read, async (c) => c.json((await listKeywords(c.get("db")
 
 r.post("/:id/keywords", write, async (c) => {
   const id = pathId(c);
-  const p = await parse(c, keywordBody);
+  const p = await parse(c, keywordBody());
   const row = await addKeyword(c.get("db"), c.get("fx"), me(c).account.id, id, { keyword: p.keyword, wholeWord: p.whole_word });
   return c.json(renderFilterKeyword(row));
 });
@@ -149,7 +156,7 @@ r.get("/:id/statuses", read, async (c) => c.json((await listFilterStatuses(c.get
 
 r.post("/:id/statuses", write, async (c) => {
   const id = pathId(c);
-  const p = await parse(c, statusBody);
+  const p = await parse(c, statusBody());
   const row = await addFilterStatus(c.get("db"), c.get("fx"), me(c).account.id, id, parseId(p.status_id));
   return c.json(renderFilterStatus(row));
 });

@@ -1,10 +1,9 @@
-import { Hono } from "hono";
-import type { AppEnv } from "../../context";
+import { routeGroup } from "../../route-group";
 import { renderInstanceV2 } from "../../entities/instance";
 import { expireInstanceCache, instanceCache } from "../../lib/instance-cache";
 import { ensureVapidKey, instanceV2Data } from "../../services/instance";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 // Public and the same for everyone (Mastodon caches it for 3 minutes even when authenticated). Served from the
 // isolate's memory (src/lib/instance-cache.ts).

@@ -1,9 +1,10 @@
 // /api/v2/notifications: grouped notifications (list, one group, its accounts, dismiss, clear, unread_count) and the
 // notification policy (GET/PATCH /policy). Mastodon 4.3's Api::V2::NotificationsController and
 // Api::V2::Notifications::{Accounts,Policies}Controller.
-import { Hono } from "hono";
+import { routeGroup } from "../../route-group";
+import { lazy } from "../../lib/lazy";
 import { z } from "zod";
-import type { AppEnv, Ctx } from "../../context";
+import type { Ctx } from "../../context";
 import { renderGroupedNotifications, type ExpandAccounts } from "../../entities/notification-group";
 import { renderAccount } from "../../entities/account";
 import { renderPolicy } from "../../entities/notification-policy";
@@ -18,13 +19,13 @@ import { POLICY_KEYS, readPolicy, updatePolicy, type PolicyKey } from "../../ser
 import type { PolicyValue } from "../../db/schema";
 import { readFilter, typeList } from "../v1/notifications";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
-const groupedSchema = z.object({ grouped_types: typeList, expand_accounts: z.unknown().optional() }).passthrough();
+const groupedSchema = lazy(() => z.object({ grouped_types: typeList(), expand_accounts: z.unknown().optional() }).passthrough());
 
 async function readGroupedFilter(c: Ctx): Promise<{ f: GroupedFilter; expand: ExpandAccounts }> {
   const base = await readFilter(c);
-  const q = await parse(c, groupedSchema);
+  const q = await parse(c, groupedSchema());
   let expand: ExpandAccounts = "full";
   if (q.expand_accounts !== undefined && q.expand_accounts !== "full") {
     if (q.expand_accounts !== "partial_avatars") {
@@ -62,8 +63,10 @@ r.post("/clear", requireUser("write:notifications"), async (c) => {
 
 // ---- policy ----
 
-const policyValue = z.preprocess((v) => (v === null || v === "" ? undefined : v), z.enum(["accept", "filter", "drop"]).optional());
-const policySchema = z.object(Object.fromEntries(POLICY_KEYS.map((k) => [k, policyValue])) as Record<PolicyKey, typeof policyValue>).passthrough();
+const policyValue = lazy(() => z.preprocess((v) => (v === null || v === "" ? undefined : v), z.enum(["accept", "filter", "drop"]).optional()));
+const policySchema = lazy(() =>
+  z.object(Object.fromEntries(POLICY_KEYS.map((k) => [k, policyValue()])) as Record<PolicyKey, ReturnType<typeof policyValue>>).passthrough(),
+);
 
 r.get("/policy", requireUser("read:notifications"), async (c) => {
   return c.json(renderPolicy(await readPolicy(c.get("db"), me(c).account.id)));
@@ -71,7 +74,7 @@ r.get("/policy", requireUser("read:notifications"), async (c) => {
 
 async function patchPolicy(c: Ctx) {
   const params = await readParams(c);
-  const parsed = policySchema.safeParse(params);
+  const parsed = policySchema().safeParse(params);
   if (!parsed.success) {
     const key = String(parsed.error.issues[0]?.path[0] ?? "policy");
     throw validationFailed(`${key} is not included in the list (accept, filter, drop)`);

@@ -1,6 +1,6 @@
-import { Hono } from "hono";
+import { routeGroup } from "../../route-group";
+import { lazy } from "../../lib/lazy";
 import { z } from "zod";
-import type { AppEnv } from "../../context";
 import { renderAccount } from "../../entities/account";
 import { renderStatuses } from "../../entities/status";
 import { renderTag } from "../../entities/tag";
@@ -14,29 +14,31 @@ import { searchAccounts, searchStatusIds, type SearchOptions } from "../../queri
 import { searchTags, validTagName } from "../../services/tags-follow";
 import { resolveForSearch } from "../../federation/resolve";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 const MAX_Q = 1000;
 
-const params = z.object({
-  q: z.preprocess((v) => (typeof v === "number" ? String(v) : v), z.string()).optional(),
-  type: z.string().max(20).optional(),
-  resolve: zBool,
-  following: zBool,
-  account_id: z.string().max(25).optional(),
-  min_id: z.string().max(25).optional(),
-  max_id: z.string().max(25).optional(),
-  limit: z.unknown().optional(),
-  offset: zInt,
-  exclude_unreviewed: zBool,
-});
+const params = lazy(() =>
+  z.object({
+    q: z.preprocess((v) => (typeof v === "number" ? String(v) : v), z.string()).optional(),
+    type: z.string().max(20).optional(),
+    resolve: zBool,
+    following: zBool,
+    account_id: z.string().max(25).optional(),
+    min_id: z.string().max(25).optional(),
+    max_id: z.string().max(25).optional(),
+    limit: z.unknown().optional(),
+    offset: zInt,
+    exclude_unreviewed: zBool,
+  }),
+);
 
 r.get("/", async (c) => {
   // Public, but a token that is present must be valid and carry read:search (Mastodon's authorize_if_got_token!).
   if (c.get("invalidToken")) throw unauthorized();
   const v = c.get("viewer");
   if (v && !scopeAllows(v.scopes, "read:search")) throw wrongScope();
-  const p = await parse(c, params);
+  const p = await parse(c, params());
   const q = (p.q ?? "").slice(0, MAX_Q).trim();
   if (!q) throw badRequest("param is missing or the value is empty: q");
   const viewerId = viewerAccountId(c);

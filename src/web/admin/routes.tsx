@@ -3,8 +3,8 @@
 // API's. A GET renders the section; a POST reads the form, calls the service the API uses, and redirects back with a
 // flash message (POST-redirect-GET). Refused input (a service's 4xx) renders the section again with the error and
 // the submitted values, with that status, so nothing typed is lost.
-import { Hono } from "hono";
-import type { AppEnv, Ctx } from "../../context";
+import { routeGroup } from "../../route-group";
+import type { Ctx } from "../../context";
 import { ApiError } from "../../lib/errors";
 import { parseId } from "../../lib/ids";
 import type { Params } from "../../lib/params";
@@ -35,7 +35,7 @@ import { showRoles } from "./roles";
 import { showRules } from "./rules";
 import { showSettings } from "./settings";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 r.use("*", requireStaffSession);
 
 type Show = (c: Ctx, view: View) => Response | Promise<Response>;

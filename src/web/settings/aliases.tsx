@@ -1,8 +1,8 @@
 // /settings/aliases: "moving from another account" (Mastodon's Settings::AliasesController): the account's other
 // accounts, each a handle resolved by WebFinger; they become the actor's alsoKnownAs, which the other account's
 // server checks before it moves its followers here (src/services/account-migration.ts). Plain forms, CSRF-checked.
-import { Hono } from "hono";
-import type { AppEnv, Ctx } from "../../context";
+import { routeGroup } from "../../route-group";
+import type { Ctx } from "../../context";
 import type { AccountAliasRow } from "../../db/schema";
 import { addAlias, listAliases, removeAlias } from "../../services/account-migration";
 import { page } from "../layout";
@@ -53,7 +53,7 @@ export function AliasesPage(p: { siteTitle: string; csrf: string; acct: string; 
   );
 }
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 async function aliasesPage(c: Ctx, s: WebSession, o: PageView = {}) {
   const aliases = await listAliases(c.get("db"), s.account.id);

@@ -2,8 +2,8 @@
 // handle and the current password; the new account must list this one as an alias (its alsoKnownAs). Then this
 // account is marked as moved, a Move goes to the followers' servers and the local followers follow the new account
 // (src/services/account-migration.ts). Once every 30 days. Plain forms, CSRF-checked.
-import { Hono } from "hono";
-import type { AppEnv, Ctx } from "../../context";
+import { routeGroup } from "../../route-group";
+import type { Ctx } from "../../context";
 import { acctOf } from "../../entities/account";
 import { type MigrationState, migrationState, moveAccount } from "../../services/account-migration";
 import { page } from "../layout";
@@ -65,7 +65,7 @@ export function MigrationPage(p: { siteTitle: string; csrf: string; acct: string
   );
 }
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 async function migrationPage(c: Ctx, s: WebSession, o: PageView = {}) {
   const db = c.get("db");

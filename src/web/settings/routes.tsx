@@ -4,8 +4,8 @@
 // with the session's CSRF token, no client-side JavaScript; every change goes through a service and answers with a
 // redirect and a flash message (POST-redirect-GET); a refused change shows the page again with the reason.
 // Mounted at "/" by src/web/routes.tsx. The data pages (/settings/exports, /settings/imports) are src/web/settings-data.tsx.
-import { Hono } from "hono";
-import type { AppEnv, Ctx } from "../../context";
+import { routeGroup } from "../../route-group";
+import type { Ctx } from "../../context";
 import { renderAccount } from "../../entities/account";
 import { ApiError } from "../../lib/errors";
 import { readParams, truthy } from "../../lib/params";
@@ -33,7 +33,7 @@ import { ProfileSettingsPage } from "./profile";
 import { otpStepPost } from "./sign-in-otp";
 import { RecoveryCodesPage, TwoFactorPage } from "./two-factor";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
 const title = (c: Ctx) => c.get("config").title;
 const pepper = (c: Ctx) => c.env.SECRET_KEY_BASE ?? "";

@@ -1,6 +1,7 @@
 // Staff account moderation (Mastodon's /api/v1/admin/accounts): the list with the legacy filter parameters, one
 // account, approving and rejecting pending sign-ups, and the moderation actions and their undos. manage_users only.
 import { z } from "zod";
+import { lazy } from "../../../lib/lazy";
 import type { Ctx } from "../../../context";
 import { renderAdminAccount } from "../../../entities/admin-account";
 import { notFound } from "../../../lib/errors";
@@ -37,31 +38,33 @@ export async function adminAccountList(c: Ctx, filter: AdminAccountFilter) {
   return c.json(rows.map((row) => renderAdminAccount(cfg, row)));
 }
 
-export const filterText = {
+export const filterText = lazy(() => ({
   username: zStr(500).optional(),
   display_name: zStr(500).optional(),
   by_domain: zStr(500).optional(),
   email: zStr(500).optional(),
   ip: zStr(100).optional(),
-};
+}));
 
-const legacyFilters = z
-  .object({
-    local: zBool,
-    remote: zBool,
-    active: zBool,
-    pending: zBool,
-    disabled: zBool,
-    silenced: zBool,
-    suspended: zBool,
-    sensitized: zBool,
-    staff: zBool,
-    ...filterText,
-  })
-  .passthrough();
+const legacyFilters = lazy(() =>
+  z
+    .object({
+      local: zBool,
+      remote: zBool,
+      active: zBool,
+      pending: zBool,
+      disabled: zBool,
+      silenced: zBool,
+      suspended: zBool,
+      sensitized: zBool,
+      staff: zBool,
+      ...filterText(),
+    })
+    .passthrough(),
+);
 
 r.get("/", read, async (c) => {
-  const p = await parse(c, legacyFilters);
+  const p = await parse(c, legacyFilters());
   // Mastodon's v1 defaults to local, active accounts; the last status flag given (in this order) wins.
   const filter: AdminAccountFilter = { origin: p.remote ? "remote" : "local", status: "active" };
   for (const s of ["active", "pending", "disabled", "silenced", "suspended"] as const) if (p[s]) filter.status = s;
@@ -85,19 +88,21 @@ r.post("/:id/reject", write, async (c) => {
   return c.json({});
 });
 
-const actionBody = z
-  .object({
-    type: zStr(50).optional(),
-    report_id: zId.optional(),
-    warning_preset_id: zId.optional(),
-    text: zStr(5000).optional(),
-    send_email_notification: zBool,
-  })
-  .passthrough();
+const actionBody = lazy(() =>
+  z
+    .object({
+      type: zStr(50).optional(),
+      report_id: zId.optional(),
+      warning_preset_id: zId.optional(),
+      text: zStr(5000).optional(),
+      send_email_notification: zBool,
+    })
+    .passthrough(),
+);
 
 r.post("/:id/action", write, async (c) => {
   const id = pathId(c);
-  const p = await parse(c, actionBody);
+  const p = await parse(c, actionBody());
   let reportId: string | null = null;
   if (p.report_id !== undefined && p.report_id !== "") {
     reportId = parseId(p.report_id);

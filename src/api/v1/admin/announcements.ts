@@ -2,6 +2,7 @@
 // with manage_announcements list, create, edit, publish, unpublish and delete them. Every change is in the audit log.
 // Times are ISO 8601; `starts_at` and `ends_at` go together.
 import { z } from "zod";
+import { lazy } from "../../../lib/lazy";
 import type { Ctx } from "../../../context";
 import { renderAnnouncements } from "../../../entities/announcement";
 import { unprocessable } from "../../../lib/errors";
@@ -21,13 +22,15 @@ import { staffRouter } from "./staff";
 
 const { r, read, write } = staffRouter("manage_announcements");
 
-const body = z.object({
-  text: zStr(20_000).optional(),
-  starts_at: z.union([zStr(64), z.null()]).optional(),
-  ends_at: z.union([zStr(64), z.null()]).optional(),
-  all_day: zBool,
-  published: zBool,
-});
+const body = lazy(() =>
+  z.object({
+    text: zStr(20_000).optional(),
+    starts_at: z.union([zStr(64), z.null()]).optional(),
+    ends_at: z.union([zStr(64), z.null()]).optional(),
+    all_day: zBool,
+    published: zBool,
+  }),
+);
 
 function time(raw: string | null | undefined, name: string): number | null | undefined {
   if (raw === undefined) return undefined;
@@ -38,7 +41,7 @@ function time(raw: string | null | undefined, name: string): number | null | und
 }
 
 async function input(c: Ctx): Promise<AnnouncementInput> {
-  const p = await parse(c, body);
+  const p = await parse(c, body());
   return {
     text: p.text,
     startsAt: time(p.starts_at, "Starts at"),

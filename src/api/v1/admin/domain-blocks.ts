@@ -1,6 +1,7 @@
 // /api/v1/admin/domain_blocks (Mastodon's Api::V1::Admin::DomainBlocksController): list, show, create, update and
 // delete instance domain blocks. manage_federation; admin:read:domain_blocks / admin:write:domain_blocks.
 import { z } from "zod";
+import { lazy } from "../../../lib/lazy";
 import type { Ctx } from "../../../context";
 import { renderAdminDomainBlock, renderAdminDomainBlocks, renderExistingDomainBlockError } from "../../../entities/admin-domain-block";
 import { parse, pathId, zBool, zStr } from "../../../lib/params";
@@ -17,20 +18,22 @@ import { adminPage, staff, staffRouter } from "./staff";
 
 const { r, read, write } = staffRouter("manage_federation", "domain_blocks");
 
-const body = z
-  .object({
-    domain: zStr(300).optional(),
-    severity: zStr(20).optional(),
-    reject_media: zBool,
-    reject_reports: zBool,
-    private_comment: zStr(5000).optional(),
-    public_comment: zStr(5000).optional(),
-    obfuscate: zBool,
-  })
-  .passthrough();
+const body = lazy(() =>
+  z
+    .object({
+      domain: zStr(300).optional(),
+      severity: zStr(20).optional(),
+      reject_media: zBool,
+      reject_reports: zBool,
+      private_comment: zStr(5000).optional(),
+      public_comment: zStr(5000).optional(),
+      obfuscate: zBool,
+    })
+    .passthrough(),
+);
 
 async function input(c: Ctx): Promise<DomainBlockInput> {
-  const p = await parse(c, body);
+  const p = await parse(c, body());
   return {
     domain: p.domain,
     severity: p.severity,

@@ -1,9 +1,9 @@
 // /api/v1/admin/canonical_email_blocks and /api/v1/admin/email_domain_blocks (Mastodon's
 // Api::V1::Admin::CanonicalEmailBlocksController and EmailDomainBlocksController). manage_blocks; admin:read:… /
 // admin:write:… scopes of each resource.
-import { Hono } from "hono";
+import { routeGroup } from "../../../route-group";
+import { lazy } from "../../../lib/lazy";
 import { z } from "zod";
-import type { AppEnv } from "../../../context";
 import { renderAdminCanonicalEmailBlock, renderAdminEmailDomainBlock } from "../../../entities/admin-access-block";
 import { parse, zStr } from "../../../lib/params";
 import {
@@ -19,15 +19,15 @@ import {
 } from "../../../services/admin-email-blocks";
 import { listShowDelete, staff, staffGuards } from "./staff";
 
-export const canonicalEmailBlocks = new Hono<AppEnv>();
+export const canonicalEmailBlocks = routeGroup();
 {
   const r = canonicalEmailBlocks;
   const guards = staffGuards("manage_blocks", "canonical_email_blocks");
-  const emailParam = z.object({ email: zStr(320).optional(), canonical_email_hash: zStr(128).optional() }).passthrough();
+  const emailParam = lazy(() => z.object({ email: zStr(320).optional(), canonical_email_hash: zStr(128).optional() }).passthrough());
 
   // Before /:id. A read (it changes nothing), as Mastodon scopes it.
   r.post("/test", guards.read, async (c) => {
-    const p = await parse(c, emailParam);
+    const p = await parse(c, emailParam());
     return c.json((await testCanonicalEmail(c.get("db"), p.email)).map(renderAdminCanonicalEmailBlock));
   });
   listShowDelete(r, {
@@ -38,12 +38,12 @@ export const canonicalEmailBlocks = new Hono<AppEnv>();
     render: renderAdminCanonicalEmailBlock,
   });
   r.post("/", guards.write, async (c) => {
-    const p = await parse(c, emailParam);
+    const p = await parse(c, emailParam());
     return c.json(renderAdminCanonicalEmailBlock(await createCanonicalEmailBlock(c.get("db"), staff(c), { email: p.email, hash: p.canonical_email_hash })));
   });
 }
 
-export const emailDomainBlocks = new Hono<AppEnv>();
+export const emailDomainBlocks = routeGroup();
 {
   const r = emailDomainBlocks;
   const guards = staffGuards("manage_blocks", "email_domain_blocks");

@@ -1,6 +1,7 @@
 // /api/v1/admin/ip_blocks (Mastodon's Api::V1::Admin::IpBlocksController): list, show, create, update and delete IP
 // rules. manage_blocks; admin:read:ip_blocks / admin:write:ip_blocks.
 import { z } from "zod";
+import { lazy } from "../../../lib/lazy";
 import type { Ctx } from "../../../context";
 import { renderAdminIpBlock } from "../../../entities/admin-access-block";
 import { parse, pathId, zStr } from "../../../lib/params";
@@ -10,12 +11,12 @@ import { listShowDelete, staff, staffRouter } from "./staff";
 const { r, ...guards } = staffRouter("manage_blocks", "ip_blocks");
 const { write } = guards;
 
-const body = z
-  .object({ ip: zStr(100).optional(), severity: zStr(50).optional(), comment: zStr(5000).optional(), expires_in: zStr(20).optional() })
-  .passthrough();
+const body = lazy(() =>
+  z.object({ ip: zStr(100).optional(), severity: zStr(50).optional(), comment: zStr(5000).optional(), expires_in: zStr(20).optional() }).passthrough(),
+);
 
 async function input(c: Ctx): Promise<IpBlockInput> {
-  const p = await parse(c, body);
+  const p = await parse(c, body());
   return { ip: p.ip, severity: p.severity, comment: p.comment, expiresIn: p.expires_in };
 }
 

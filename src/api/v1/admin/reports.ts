@@ -1,6 +1,7 @@
 // Staff report handling (Mastodon's /api/v1/admin/reports): the list (open by default; `resolved`, `account_id`,
 // `target_account_id`), one report, category and rules, assignment, resolve and reopen. manage_reports only.
 import { z } from "zod";
+import { lazy } from "../../../lib/lazy";
 import type { Ctx } from "../../../context";
 import { renderAdminReports } from "../../../entities/admin-report";
 import { notFound } from "../../../lib/errors";
@@ -16,7 +17,7 @@ const { r, read, write } = staffRouter("manage_reports", "reports");
 const LIMIT = 100;
 const MAX = 200;
 
-const filters = z.object({ resolved: zBool, account_id: zId.optional(), target_account_id: zId.optional() }).passthrough();
+const filters = lazy(() => z.object({ resolved: zBool, account_id: zId.optional(), target_account_id: zId.optional() }).passthrough());
 
 /** An id filter that is not an id matches nothing (rather than everything). */
 const filterId = (raw: string | undefined) => (raw === undefined || raw === "" ? undefined : (parseId(raw) ?? "0"));
@@ -27,7 +28,7 @@ const renderOne = async (c: Ctx, report: ReportRow) => {
 };
 
 r.get("/", read, async (c) => {
-  const p = await parse(c, filters);
+  const p = await parse(c, filters());
   const page = readPage(await readParams(c), LIMIT, MAX);
   const rows = await adminReportsPage(
     c.get("db"),
@@ -40,11 +41,11 @@ r.get("/", read, async (c) => {
 
 r.get("/:id", read, async (c) => renderOne(c, await getReport(c.get("db"), pathId(c))));
 
-const updateBody = z.object({ category: zStr(50).optional(), rule_ids: zArray(zId, 100) }).passthrough();
+const updateBody = lazy(() => z.object({ category: zStr(50).optional(), rule_ids: zArray(zId, 100) }).passthrough());
 
 r.put("/:id", write, async (c) => {
   const id = pathId(c);
-  const p = await parse(c, updateBody);
+  const p = await parse(c, updateBody());
   const ruleIds = p.rule_ids?.map((x) => {
     const rid = parseId(x);
     if (!rid) throw notFound();

@@ -1,7 +1,8 @@
 // Shared by the admin routes: a resource's router and its read and write guards, the acting staff member, one listing page
 // (Mastodon's admin lists: newest first, limit 100 by default and at most 200, Link headers with max_id / min_id),
 // and the list, show and delete routes of the block resources.
-import { Hono } from "hono";
+import { routeGroup } from "../../../route-group";
+import type { Hono } from "hono";
 import type { AppEnv, Ctx } from "../../../context";
 import type { DB } from "../../../db/client";
 import { readPage, setLinkHeader, type Page } from "../../../lib/pagination";
@@ -21,7 +22,7 @@ export function staffGuards(permission: Permission, resource?: string) {
 }
 
 /** The router of one admin resource, with its guards (as `staffGuards`). */
-export const staffRouter = (permission: Permission, resource?: string) => ({ r: new Hono<AppEnv>(), ...staffGuards(permission, resource) });
+export const staffRouter = (permission: Permission, resource?: string) => ({ r: routeGroup(), ...staffGuards(permission, resource) });
 
 export const staff = (c: Ctx): Staff => ({ accountId: me(c).account.id });
 

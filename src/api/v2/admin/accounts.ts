@@ -1,8 +1,8 @@
 // GET /api/v2/admin/accounts: the list with Mastodon's newer filter parameters (origin, status, permissions,
 // role_ids, invited_by); no defaults, so local and remote accounts of every status are listed unless filtered.
-import { Hono } from "hono";
+import { routeGroup } from "../../../route-group";
+import { lazy } from "../../../lib/lazy";
 import { z } from "zod";
-import type { AppEnv } from "../../../context";
 import { badRequest } from "../../../lib/errors";
 import { parseId } from "../../../lib/ids";
 import { parse, zArray, zId, zStr } from "../../../lib/params";
@@ -10,21 +10,23 @@ import { requireStaff } from "../../../oauth/guard";
 import { ACCOUNT_STATUSES, type AccountStatusFilter, type AdminAccountFilter } from "../../../services/admin-accounts";
 import { adminAccountList, filterText } from "../../v1/admin/accounts";
 
-const r = new Hono<AppEnv>();
+const r = routeGroup();
 
-const filters = z
-  .object({
-    origin: zStr(20).optional(),
-    status: zStr(20).optional(),
-    permissions: zStr(20).optional(),
-    role_ids: zArray(zId, 50),
-    invited_by: zStr(30).optional(),
-    ...filterText,
-  })
-  .passthrough();
+const filters = lazy(() =>
+  z
+    .object({
+      origin: zStr(20).optional(),
+      status: zStr(20).optional(),
+      permissions: zStr(20).optional(),
+      role_ids: zArray(zId, 50),
+      invited_by: zStr(30).optional(),
+      ...filterText(),
+    })
+    .passthrough(),
+);
 
 r.get("/", requireStaff("manage_users", "admin:read:accounts"), async (c) => {
-  const p = await parse(c, filters);
+  const p = await parse(c, filters());
   const filter: AdminAccountFilter = {
     username: p.username,
     displayName: p.display_name,
