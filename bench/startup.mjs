@@ -53,7 +53,7 @@ function wranglerToml() {
 }
 
 function config({ modules, port, date, flags }) {
-  const mods = modules.map((m) => `(name = "${m.name}", ${m.type} = embed "${m.file ?? m.name}")`).join(", ");
+  const mods = modules.map((m) => `(name = "${m.name}", ${m.type} = embed "${m.name}")`).join(", ");
   return `using Workerd = import "/workerd/workerd.capnp";
 const config :Workerd.Config = (
   services = [ (name = "main", worker = .w) ],
@@ -181,7 +181,8 @@ export async function measureStartup({ log = () => {}, quick = false } = {}) {
     const bytesDir = join(tmp, "empty-bytes");
     spawnSync("mkdir", ["-p", bytesDir]);
     writeFileSync(join(bytesDir, "index.js"), trivial);
-    const bytesModules = modules.map((m, i) => ({ name: `bytes-${i}.bin`, file: join(bundleDir, m.name), type: "data" }));
+    const bytesModules = modules.map((_, i) => ({ name: `bytes-${i}.bin`, type: "data" }));
+    for (const [i, m] of modules.entries()) writeFileSync(join(bytesDir, `bytes-${i}.bin`), readFileSync(join(bundleDir, m.name)));
     const runs = quick ? 5 : 11;
     const times = { tern: [], listed: [], empty: [], bytes: [] };
     const cpu = { tern: [], listed: [], empty: [], bytes: [] };
