@@ -3,6 +3,7 @@
 //   1. types: src/ under the strict flags (tsconfig.json), tests and tools under tsconfig.test.json;
 //   2. lint and format: Biome (one fast native tool for both; see docs/architecture.md "Code gate").
 //   0. the lockfile names every optional dependency (npm ci refuses otherwise; see scripts/check-lockfile.mjs);
+//   3. nothing built at the Worker's script startup that can wait for its first use (scripts/check-startup.mjs);
 // Prints each part and exits non-zero if any failed. `npm run format` applies Biome's formatting and safe fixes.
 import { spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
@@ -15,6 +16,7 @@ const parts = [
   ["types: src (strict flags)", [process.execPath, bin("typescript", "bin/tsc"), "--noEmit", "-p", "tsconfig.json"]],
   ["types: tests and tools", [process.execPath, bin("typescript", "bin/tsc"), "--noEmit", "-p", "tsconfig.test.json"]],
   ["lint + format (biome)", [process.execPath, bin("@biomejs/biome", "bin/biome"), "check", "--max-diagnostics=50", "."]],
+  ["startup: no schema, \\p{} pattern or Hono app built at load", [process.execPath, join(root, "scripts", "check-startup.mjs")]],
 ];
 let failed = 0;
 for (const [name, [cmd, ...args]] of parts) {
