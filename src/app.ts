@@ -2,8 +2,6 @@
 // errors), then every route module. Route modules own their paths; this file only mounts them.
 import { Hono } from "hono";
 import { cors } from "hono/cors";
-import { SmartRouter } from "hono/router/smart-router";
-import { TrieRouter } from "hono/router/trie-router";
 import type { AppEnv } from "./context";
 import { createDb } from "./db/client";
 import { BOOKMARK_HEADER, isSafeMethod, noteBookmark, requestFacts, sendBookmark, startFor } from "./db/session";
@@ -13,16 +11,17 @@ import { runAfterResponse } from "./effects/run";
 import { readConfig } from "./env";
 import { countingD1, type D1Count, serverTiming } from "./lib/d1-counter";
 import { errorResponse, notFound } from "./lib/errors";
+import { PrefixRouter } from "./lib/prefix-router";
 import { expireInstanceCache, mayChangeInstance } from "./lib/instance-cache";
 import { applyRateLimits, startRateLimits } from "./lib/rate-limit";
 import { bearerToken, loadViewer } from "./oauth/viewer";
 import { mounts } from "./routes";
 
 export function buildApp() {
-  // The trie router alone, built on the first request (SmartRouter defers it). Hono's default also tries its RegExp
-  // router first, which cannot take a fixed path beside a parameter at the same place (`/accounts/verify_credentials`
-  // and `/accounts/:id`), so it was built and thrown away on every isolate's first request (~4 ms of CPU in Node).
-  const app = new Hono<AppEnv>({ strict: false, router: new SmartRouter({ routers: [new TrieRouter()] }) });
+  // Hono's trie router, built per path prefix as requests arrive (src/lib/prefix-router.ts). Hono's default also
+  // tried a RegExp router first, which cannot take a fixed path beside a parameter at the same place
+  // (`/accounts/verify_credentials` and `/accounts/:id`), so it was built and thrown away on every cold isolate.
+  const app = new Hono<AppEnv>({ strict: false, router: new PrefixRouter() });
   /** Requests answered 404 from a replica, to be asked again on the primary: the first run's counter. */
   const recheck = new WeakMap<Request, D1Count>();
 
