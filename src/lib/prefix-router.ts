@@ -26,7 +26,7 @@ interface Route<T> {
   method: string;
   path: string;
   handler: T;
-  segments: string[];
+  segments?: string[];
 }
 
 /** Whether a route might match a path whose leading segments are `key`: false only when a fixed name disagrees. */
@@ -44,19 +44,29 @@ function mayMatch(route: string[], key: string[]): boolean {
 export class PrefixRouter<T> implements Router<T> {
   name = "PrefixRouter";
   readonly #routes: Route<T>[] = [];
-  /** Per position, the fixed names routes have there after only fixed names. */
-  readonly #fixed: Set<string>[] = Array.from({ length: DEPTH }, () => new Set<string>());
+  /** Per position, the fixed names routes have there after only fixed names (made on the first match). */
+  #fixed: Set<string>[] | null = null;
   readonly #tries = new Map<string, TrieRouter<T>>();
 
+  /** Only kept: the app adds every route at load, and what is done with them waits for the first request. */
   add(method: string, path: string, handler: T): void {
-    this.#tries.clear(); // a route added after matching began: tries are rebuilt as needed
-    const segments = segmentsOf(path);
-    for (let i = 0; i < Math.min(DEPTH, segments.length); i++) {
-      const s = segments[i]!;
-      if (!isFixed(s)) break;
-      this.#fixed[i]!.add(s);
+    this.#fixed = null; // a route added after matching began: the index and the tries are made again as needed
+    this.#tries.clear();
+    this.#routes.push({ method, path, handler });
+  }
+
+  #index(): Set<string>[] {
+    const fixed = Array.from({ length: DEPTH }, () => new Set<string>());
+    for (const r of this.#routes) {
+      r.segments ??= segmentsOf(r.path);
+      for (let i = 0; i < Math.min(DEPTH, r.segments.length); i++) {
+        const s = r.segments[i]!;
+        if (!isFixed(s)) break;
+        fixed[i]!.add(s);
+      }
     }
-    this.#routes.push({ method, path, handler, segments });
+    this.#fixed = fixed;
+    return fixed;
   }
 
   /** How many tries have been built (for tests). */
@@ -65,14 +75,15 @@ export class PrefixRouter<T> implements Router<T> {
   }
 
   match(method: string, path: string): Result<T> {
+    const fixed = this.#fixed ?? this.#index();
     const key = segmentsOf(path)
       .slice(0, DEPTH)
-      .map((s, i) => (this.#fixed[i]!.has(s) ? s : ANY));
+      .map((s, i) => (fixed[i]!.has(s) ? s : ANY));
     const id = key.join("/");
     let trie = this.#tries.get(id);
     if (!trie) {
       trie = new TrieRouter<T>();
-      for (const r of this.#routes) if (mayMatch(r.segments, key)) trie.add(r.method, r.path, r.handler);
+      for (const r of this.#routes) if (mayMatch(r.segments!, key)) trie.add(r.method, r.path, r.handler);
       this.#tries.set(id, trie);
     }
     return trie.match(method, path);
