@@ -1,73 +1,90 @@
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { lazyTable } from "./lazy-table";
 import { id, ms } from "./types";
 
 /** Activities waiting to be delivered: queue messages carry this id, never the body (128 KB message limit). */
-export const activityOutbox = sqliteTable(
-  "activity_outbox",
-  {
-    id: id("id").primaryKey(),
-    accountId: id("account_id").notNull(), // the signer
-    json: text("json").notNull(),
-    createdAt: ms("created_at").notNull(),
-  },
-  (t) => [index("activity_outbox_created").on(t.createdAt)],
+export const activityOutbox = lazyTable(() =>
+  sqliteTable(
+    "activity_outbox",
+    {
+      id: id("id").primaryKey(),
+      accountId: id("account_id").notNull(), // the signer
+      json: text("json").notNull(),
+      createdAt: ms("created_at").notNull(),
+    },
+    (t) => [index("activity_outbox_created").on(t.createdAt)],
+  ),
 );
 
 /** Inbound activities already processed (by id, or sha256 of the body when there is none): repeats are no-ops. */
-export const inboxSeen = sqliteTable(
-  "inbox_seen",
-  {
-    activityId: text("activity_id").primaryKey(),
-    receivedAt: ms("received_at").notNull(),
-  },
-  (t) => [index("inbox_seen_received").on(t.receivedAt)],
+export const inboxSeen = lazyTable(() =>
+  sqliteTable(
+    "inbox_seen",
+    {
+      activityId: text("activity_id").primaryKey(),
+      receivedAt: ms("received_at").notNull(),
+    },
+    (t) => [index("inbox_seen_received").on(t.receivedAt)],
+  ),
 );
 
 /** URIs of deleted remote objects: a Create arriving after its Delete is ignored (C16). */
-export const tombstones = sqliteTable("tombstones", {
-  uri: text("uri").primaryKey(),
-  accountId: id("account_id"),
-  createdAt: ms("created_at").notNull(),
-});
+export const tombstones = lazyTable(() =>
+  sqliteTable("tombstones", {
+    uri: text("uri").primaryKey(),
+    accountId: id("account_id"),
+    createdAt: ms("created_at").notNull(),
+  }),
+);
 
 /** Days on which deliveries to a host exhausted their retries; 7 distinct days make it unavailable. */
-export const deliveryFailures = sqliteTable(
-  "delivery_failures",
-  {
-    host: text("host").notNull(),
-    day: text("day").notNull(),
-  },
-  (t) => [primaryKey({ columns: [t.host, t.day] })],
+export const deliveryFailures = lazyTable(() =>
+  sqliteTable(
+    "delivery_failures",
+    {
+      host: text("host").notNull(),
+      day: text("day").notNull(),
+    },
+    (t) => [primaryKey({ columns: [t.host, t.day] })],
+  ),
 );
 
 /**
  * Per-host circuit breaker (security §2.9, §3.3 item 6): 10 consecutive salvageable failures open it for 60 s, during
  * which deliveries to the host are re-queued without a request; any success deletes the row.
  */
-export const deliveryCircuits = sqliteTable("delivery_circuits", {
-  host: text("host").primaryKey(),
-  consecutiveFailures: integer("consecutive_failures").notNull().default(0),
-  openUntil: ms("open_until"),
-});
+export const deliveryCircuits = lazyTable(() =>
+  sqliteTable("delivery_circuits", {
+    host: text("host").primaryKey(),
+    consecutiveFailures: integer("consecutive_failures").notNull().default(0),
+    openUntil: ms("open_until"),
+  }),
+);
 
-export const unavailableDomains = sqliteTable("unavailable_domains", {
-  domain: text("domain").primaryKey(),
-  createdAt: ms("created_at").notNull(),
-});
+export const unavailableDomains = lazyTable(() =>
+  sqliteTable("unavailable_domains", {
+    domain: text("domain").primaryKey(),
+    createdAt: ms("created_at").notNull(),
+  }),
+);
 
 /** Messages that failed for good, for an admin to look at or replay. */
-export const deadLetters = sqliteTable("dead_letters", {
-  id: id("id").primaryKey(),
-  queue: text("queue").notNull(),
-  body: text("body").notNull(),
-  attempts: integer("attempts").notNull(),
-  createdAt: ms("created_at").notNull(),
-});
+export const deadLetters = lazyTable(() =>
+  sqliteTable("dead_letters", {
+    id: id("id").primaryKey(),
+    queue: text("queue").notNull(),
+    body: text("body").notNull(),
+    attempts: integer("attempts").notNull(),
+    createdAt: ms("created_at").notNull(),
+  }),
+);
 
 /** Verified inbound activities waiting for the JOBS consumer (bodies up to 1 MB do not fit a queue message). */
-export const inboxItems = sqliteTable("inbox_items", {
-  id: id("id").primaryKey(),
-  signerAccountId: id("signer_account_id").notNull(),
-  body: text("body").notNull(),
-  receivedAt: ms("received_at").notNull(),
-});
+export const inboxItems = lazyTable(() =>
+  sqliteTable("inbox_items", {
+    id: id("id").primaryKey(),
+    signerAccountId: id("signer_account_id").notNull(),
+    body: text("body").notNull(),
+    receivedAt: ms("received_at").notNull(),
+  }),
+);
