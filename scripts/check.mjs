@@ -16,7 +16,7 @@ const parts = [
   ["types: src (strict flags)", [process.execPath, bin("typescript", "bin/tsc"), "--noEmit", "-p", "tsconfig.json"]],
   ["types: tests and tools", [process.execPath, bin("typescript", "bin/tsc"), "--noEmit", "-p", "tsconfig.test.json"]],
   ["lint + format (biome)", [process.execPath, bin("@biomejs/biome", "bin/biome"), "check", "--max-diagnostics=50", "."]],
-  ["startup: no schema, \\p{} pattern or Hono app built at load", [process.execPath, join(root, "scripts", "check-startup.mjs")]],
+  ["startup: no schema, table, \\p{} pattern or Hono app built at load", [process.execPath, join(root, "scripts", "check-startup.mjs")]],
 ];
 let failed = 0;
 for (const [name, [cmd, ...args]] of parts) {

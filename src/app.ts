@@ -15,6 +15,7 @@ import { PrefixRouter } from "./lib/prefix-router";
 import { expireInstanceCache, mayChangeInstance } from "./lib/instance-cache";
 import { applyRateLimits, startRateLimits } from "./lib/rate-limit";
 import { bearerToken, loadViewer } from "./oauth/viewer";
+import { mount } from "./route-group";
 import { mounts } from "./routes";
 
 export function buildApp() {
@@ -80,7 +81,7 @@ export function buildApp() {
   // After CORS, so a 429 carries the CORS headers too.
   app.use("*", applyRateLimits);
 
-  for (const [path, router] of mounts) app.route(path, router);
+  for (const [path, group] of mounts) mount(app, path, group);
 
   app.notFound((c) => notFoundResponse(c.req.path));
   app.onError((err) => errorResponse(err));

@@ -1,25 +1,25 @@
-// A route module's own Hono app. It is never asked to match a request: app.ts copies its routes into the root app
-// (`app.route(path, group)`), whose router does the matching. So a group's router only has to accept routes, and
-// keeps nothing: with Hono's default router every route was also added to a second, unused router at load.
+// A route module's routes, kept as a list until app.ts adds them to the root app, which matches every request.
 //
-// A route written with its guards (`r.get(path, requireUser("read"), handler)`) is added as one route whose handler runs
-// the guards and the handler in turn, where Hono adds one route per function. The root router then holds one entry per
-// endpoint (~400 with the middleware) instead of ~700, which it copies at load and builds into tries as requests
-// arrive (src/lib/prefix-router.ts).
-import type { Context, MiddlewareHandler, Next } from "hono";
-import { Hono } from "hono";
-import type { Router } from "hono/router";
+// Each module used to build its own Hono app, whose routes Hono's `app.route()` copied into the root (through one more
+// app per mount); ~130 Hono apps and ~800 route records were made at every isolate's script startup only to be read
+// once. A group has Hono's methods for declaring routes (the same signatures and types, so a handler's context is typed
+// as before) and only records what they are given. A route written with its guards
+// (`r.get(path, requireUser("read"), handler)`) is recorded as one route whose handler runs the guards and the handler
+// in turn (`chain`), where Hono adds one route per function, so the root router holds one entry per endpoint
+// (~400 with the middleware) instead of ~700.
+import type { Context, Hono, MiddlewareHandler, Next } from "hono";
+import { mergePath } from "hono/utils/url";
 import type { AppEnv } from "./context";
 
-const acceptOnly: Router<never> = {
-  name: "AcceptOnlyRouter",
-  add() {},
-  match() {
-    throw new Error("a route group is mounted on the root app, never served alone");
-  },
-};
-
 type Fn = MiddlewareHandler<AppEnv>;
+type App = Hono<AppEnv>;
+
+/** One route: its method (`ALL` for middleware), its path within the group, and its one handler. */
+export interface GroupRoute {
+  method: string;
+  path: string;
+  handler: Fn;
+}
 
 /**
  * Handlers run as Hono's compose runs the handlers of one route: each gets a `next` that runs the rest, a Response it
@@ -37,17 +37,63 @@ export function chain(handlers: Fn[]): Fn {
   };
 }
 
-const METHODS = ["get", "post", "put", "delete", "options", "patch", "all"] as const;
+class Group {
+  readonly routes: GroupRoute[] = [];
 
-export function routeGroup(): Hono<AppEnv> {
-  const g = new Hono<AppEnv>({ router: acceptOnly });
-  const loose = g as unknown as Record<string, (...args: unknown[]) => unknown>;
-  for (const m of METHODS) {
-    const add = loose[m]!;
-    loose[m] = (first: unknown, ...rest: unknown[]) => (typeof first === "string" && rest.length > 1 ? add(first, chain(rest as Fn[])) : add(first, ...rest));
+  add(method: string, path: string, handlers: Fn[]): this {
+    if (typeof path !== "string" || !handlers.length) throw new Error(`a route needs a path and a handler (${method} ${String(path)})`);
+    // mergePath("/", path): the path as Hono records it (`*` → `/*`).
+    this.routes.push({ method, path: mergePath("/", path), handler: handlers.length > 1 ? chain(handlers) : handlers[0]! });
+    return this;
   }
-  const on = loose.on!;
-  loose.on = (method: unknown, path: unknown, ...handlers: unknown[]) =>
-    handlers.length > 1 ? on(method, path, chain(handlers as Fn[])) : on(method, path, ...handlers);
-  return g;
+
+  on(methods: string | string[], paths: string | string[], ...handlers: Fn[]): this {
+    for (const p of [paths].flat()) for (const m of [methods].flat()) this.add(m.toUpperCase(), p, handlers);
+    return this;
+  }
+
+  use(first: string | Fn, ...handlers: Fn[]): this {
+    if (typeof first === "string") return this.add("ALL", first, handlers);
+    return this.add("ALL", "*", [first, ...handlers]);
+  }
+
+  /** Another group's routes under `prefix`, as Hono's `route()` mounts a sub-app. */
+  route(prefix: string, group: RouteGroup): this {
+    for (const r of group.routes) this.routes.push({ ...r, path: mergePath(prefix, r.path) });
+    return this;
+  }
+}
+
+for (const [name, method] of [
+  ["get", "GET"],
+  ["post", "POST"],
+  ["put", "PUT"],
+  ["patch", "PATCH"],
+  ["delete", "DELETE"],
+  ["options", "OPTIONS"],
+  ["all", "ALL"],
+] as const) {
+  Object.defineProperty(Group.prototype, name, {
+    value(this: Group, path: string, ...handlers: Fn[]) {
+      return this.add(method, path, handlers);
+    },
+  });
+}
+
+/**
+ * Hono's route-declaring methods, typed as Hono types them (path parameters, validated input). They return the group
+ * itself: chain calls only through these methods and `route`.
+ */
+export interface RouteGroup extends Pick<App, "get" | "post" | "put" | "patch" | "delete" | "options" | "all" | "on" | "use"> {
+  readonly routes: readonly GroupRoute[];
+  route(prefix: string, group: RouteGroup): RouteGroup;
+}
+
+export function routeGroup(): RouteGroup {
+  return new Group() as unknown as RouteGroup;
+}
+
+/** Adds a group's routes to the root app under `prefix`. */
+export function mount(app: App, prefix: string, group: RouteGroup): void {
+  for (const r of group.routes) app.on(r.method, mergePath(prefix, r.path), r.handler);
 }

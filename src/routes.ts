@@ -1,6 +1,5 @@
 // Every route module and where it is mounted. One module per Mastodon resource, path-mirrored.
-import type { Hono } from "hono";
-import type { AppEnv } from "./context";
+import type { RouteGroup } from "./route-group";
 import accounts from "./api/v1/accounts";
 import accountsRegister from "./api/v1/accounts-register";
 import adminAnnouncements from "./api/v1/admin/announcements";
@@ -66,7 +65,7 @@ import ternAliases from "./api/tern/aliases";
 import ternMigration from "./api/tern/migration";
 import settingsData from "./web/settings-data";
 
-export const mounts: [string, Hono<AppEnv>][] = [
+export const mounts: [string, RouteGroup][] = [
   // First: fixed paths such as /api/v1/notifications/requests must win over /:id routes of the resource modules.
   ["/health", health],
   ["/api", stubs],

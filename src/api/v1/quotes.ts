@@ -1,8 +1,7 @@
 // Quote posts on /api/v1/statuses (Mastodon 4.5): the quotes of a status, revoking one, and a status's quote policy.
 // Mounted by ./statuses.ts.
-import type { Hono } from "hono";
+import type { RouteGroup } from "../../route-group";
 import { z } from "zod";
-import type { AppEnv } from "../../context";
 import { renderStatuses } from "../../entities/status";
 import { parseId } from "../../lib/ids";
 import { notFound } from "../../lib/errors";
@@ -12,7 +11,7 @@ import { me, requireUser } from "../../oauth/guard";
 import { listQuotes } from "../../queries/quotes";
 import { revokeQuote, setQuotePolicy } from "../../services/quotes";
 
-export function quoteRoutes(r: Hono<AppEnv>) {
+export function quoteRoutes(r: RouteGroup) {
   r.get("/:id/quotes", requireUser("read:statuses"), async (c) => {
     const page = readPage(c.req.query(), 20, 40);
     const viewerId = me(c).account.id;

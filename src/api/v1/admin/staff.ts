@@ -2,8 +2,8 @@
 // (Mastodon's admin lists: newest first, limit 100 by default and at most 200, Link headers with max_id / min_id),
 // and the list, show and delete routes of the block resources.
 import { routeGroup } from "../../../route-group";
-import type { Hono } from "hono";
-import type { AppEnv, Ctx } from "../../../context";
+import type { RouteGroup } from "../../../route-group";
+import type { Ctx } from "../../../context";
 import type { DB } from "../../../db/client";
 import { readPage, setLinkHeader, type Page } from "../../../lib/pagination";
 import { pathId, readParams } from "../../../lib/params";
@@ -41,7 +41,7 @@ export async function adminPage<T extends { id: string }>(c: Ctx, load: (page: P
 
 /** GET / (a listing page), GET /:id and DELETE /:id of an admin block resource (each row rendered by `render`). */
 export function listShowDelete<T extends { id: string }>(
-  r: Hono<AppEnv>,
+  r: RouteGroup,
   o: {
     guards: Pick<ReturnType<typeof staffGuards>, "read" | "write">;
     page: (db: DB, page: Page) => Promise<T[]>;
