@@ -5,8 +5,9 @@
 // path segments pick a trie made of only the routes that could match paths beginning that way (those whose leading
 // static segments agree with the request's; a parameter or wildcard agrees with anything), added in their original
 // order, so the trie answers exactly as a trie of every route would: the same handlers in the same order, the same
-// parameters (test/unit/prefix-router.test.ts checks that over every route). A segment no route has as a fixed name
-// at that place (an id, a username) counts as "any", so the number of tries is bounded by the routes, not the paths.
+// parameters (test/unit/prefix-router.test.ts checks that over every route). The key follows the request's segments
+// only as far as some route's fixed names do (after that, "any": an id, a username, or names strung together by a
+// client or a prober), so the number of tries is bounded by the routes, not by the paths that arrive.
 import type { Result, Router } from "hono/router";
 import { TrieRouter } from "hono/router/trie-router";
 
@@ -29,7 +30,11 @@ interface Route<T> {
   segments?: string[];
 }
 
-/** Whether a route might match a path whose leading segments are `key`: false only when a fixed name disagrees. */
+/**
+ * Whether a route might match a path whose leading segments are `key`: false only when a fixed name disagrees. At an
+ * ANY in the key, no route with the key's prefix has a fixed name equal to the path's segment (the key would have
+ * followed it), so a fixed name there disagrees.
+ */
 function mayMatch(route: string[], key: string[]): boolean {
   for (let i = 0; i < key.length; i++) {
     const s = route[i];
@@ -41,32 +46,61 @@ function mayMatch(route: string[], key: string[]): boolean {
   return true;
 }
 
+/** The routes' leading fixed names as a tree: each node's children are the names that follow its prefix. */
+type Prefixes = Map<string, Prefixes>;
+
 export class PrefixRouter<T> implements Router<T> {
   name = "PrefixRouter";
   readonly #routes: Route<T>[] = [];
-  /** Per position, the fixed names routes have there after only fixed names (made on the first match). */
-  #fixed: Set<string>[] | null = null;
+  /** Made on the first match. */
+  #prefixes: Prefixes | null = null;
   readonly #tries = new Map<string, TrieRouter<T>>();
 
   /** Only kept: the app adds every route at load, and what is done with them waits for the first request. */
   add(method: string, path: string, handler: T): void {
-    this.#fixed = null; // a route added after matching began: the index and the tries are made again as needed
+    this.#prefixes = null; // a route added after matching began: the index and the tries are made again as needed
     this.#tries.clear();
     this.#routes.push({ method, path, handler });
   }
 
-  #index(): Set<string>[] {
-    const fixed = Array.from({ length: DEPTH }, () => new Set<string>());
+  #index(): Prefixes {
+    const root: Prefixes = new Map();
     for (const r of this.#routes) {
       r.segments ??= segmentsOf(r.path);
+      let node = root;
       for (let i = 0; i < Math.min(DEPTH, r.segments.length); i++) {
         const s = r.segments[i]!;
         if (!isFixed(s)) break;
-        fixed[i]!.add(s);
+        let next = node.get(s);
+        if (!next) {
+          next = new Map();
+          node.set(s, next);
+        }
+        node = next;
       }
     }
-    this.#fixed = fixed;
-    return fixed;
+    this.#prefixes = root;
+    return root;
+  }
+
+  /**
+   * The request's leading segments as far as they are a prefix some route has, then ANY if the path goes on: a node of
+   * the prefix tree, so there are at most twice as many keys (and tries) as nodes, whatever paths arrive.
+   */
+  #key(path: string): string[] {
+    const segments = segmentsOf(path);
+    const key: string[] = [];
+    let node = this.#prefixes ?? this.#index();
+    for (let i = 0; i < Math.min(DEPTH, segments.length); i++) {
+      const next = node.get(segments[i]!);
+      if (!next) {
+        key.push(ANY);
+        break;
+      }
+      key.push(segments[i]!);
+      node = next;
+    }
+    return key;
   }
 
   /** How many tries have been built (for tests). */
@@ -75,10 +109,7 @@ export class PrefixRouter<T> implements Router<T> {
   }
 
   match(method: string, path: string): Result<T> {
-    const fixed = this.#fixed ?? this.#index();
-    const key = segmentsOf(path)
-      .slice(0, DEPTH)
-      .map((s, i) => (fixed[i]!.has(s) ? s : ANY));
+    const key = this.#key(path);
     const id = key.join("/");
     let trie = this.#tries.get(id);
     if (!trie) {

@@ -111,6 +111,25 @@ describe("PrefixRouter", () => {
     expect(prefix.trieCount - tries).toBeLessThanOrEqual(4);
   });
 
+  it("builds no more tries than the routes' prefixes allow, whatever names are strung together", () => {
+    const prefix = new PrefixRouter<number>();
+    for (const r of routes) prefix.add(r.method, r.path, r.id);
+    // Every fixed name any route has in its first three segments, tried at every one of the three places.
+    const names = new Set<string>();
+    for (const r of routes) for (const s of r.path.split("/").slice(1, 4)) if (!/[:*{}?]/.test(s)) names.add(s);
+    const list = [...names];
+    for (const a of list) for (const b of list) for (const c of list.slice(0, 40)) prefix.match("GET", `/${a}/${b}/${c}/x`);
+    // Each key is a node of the tree of the routes' leading fixed names, or one followed by "any": at most twice as
+    // many as the routes' distinct leading prefixes.
+    const prefixes = new Set<string>();
+    for (const r of routes) {
+      const segs = r.path.split("/").slice(1, 4);
+      for (let i = 1; i <= segs.length && !/[:*{}?]/.test(segs[i - 1]!); i++) prefixes.add(segs.slice(0, i).join("/"));
+    }
+    expect(list.length ** 2 * 40).toBeGreaterThan(50_000);
+    expect(prefix.trieCount).toBeLessThanOrEqual(2 * (prefixes.size + 1));
+  });
+
   it("sees a route added after matching began", () => {
     const prefix = new PrefixRouter<string>();
     prefix.add("GET", "/a/b", "first");
