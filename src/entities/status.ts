@@ -8,6 +8,7 @@
 // statuses, notifications), else from the ids in SQL. The same batch loads the viewer's active content filters; they
 // are compiled once and matched in memory (`filtered`).
 import { type Column, getTableColumns, inArray, sql, type SQL, type Table } from "drizzle-orm";
+import { lazy } from "../lib/lazy";
 import type { DB, Statement } from "../db/client";
 import { idList } from "../db/client";
 import { ACCOUNT_UNRENDERED, accounts, mediaAttachments, polls, previewCards, quotes, statuses, type FilterContext } from "../db/schema";
@@ -100,7 +101,7 @@ function relatedOf(ids: readonly string[], uses = 3): SQL {
 
 /**
  * How a bundle carries the rows of one table it joins: the columns it reads (all but `omit`), in one fixed order, and
- * the SQL text per alias. Made once per table at load (below), so a request only looks them up.
+ * the SQL text per alias. Made once per table, on first use (below), so a request only looks them up.
  */
 interface RowShape<T> {
   cols: [string, Column][];
@@ -116,11 +117,11 @@ function rowShape<T>(table: Table, omit: readonly string[] = []): RowShape<T> {
   return { cols, text: new Map() };
 }
 
-const AUTHOR = rowShape<RenderAccountRow>(accounts, ACCOUNT_UNRENDERED);
-const MEDIA = rowShape<MediaRow>(mediaAttachments);
-const POLL = rowShape<PollRow>(polls);
-const CARD = rowShape<PreviewCardRow>(previewCards);
-const QUOTE = rowShape<QuoteRow>(quotes);
+const AUTHOR = lazy(() => rowShape<RenderAccountRow>(accounts, ACCOUNT_UNRENDERED));
+const MEDIA = lazy(() => rowShape<MediaRow>(mediaAttachments));
+const POLL = lazy(() => rowShape<PollRow>(polls));
+const CARD = lazy(() => rowShape<PreviewCardRow>(previewCards));
+const QUOTE = lazy(() => rowShape<QuoteRow>(quotes));
 
 /**
  * `json_array(alias."column", …)` over a shape's columns, so a row read in a correlated subquery decodes like drizzle's
@@ -160,25 +161,25 @@ const parseRow = (v: string | null): unknown[] | null => (v ? (JSON.parse(v) as 
 function statusRowsStatement(db: DB, where: SQL, viewerId: string | null, now: number) {
   const S = sql.raw(`"statuses"`);
   const own = {
-    xAuthor: sql<string | null>`(SELECT ${jsonRow(AUTHOR, "xa")} FROM accounts xa WHERE xa.id = ${S}.account_id)`.as("x_author"),
-    xMedia: sql<string | null>`(SELECT json_group_array(${jsonRow(MEDIA, "xm")}) FROM media_attachments xm WHERE xm.status_id = ${S}.id)`.as("x_media"),
-    xMentions: sql<string | null>`(SELECT json_group_array(json_object('silent', xn.silent, 'account', ${jsonRow(AUTHOR, "xna")}))
+    xAuthor: sql<string | null>`(SELECT ${jsonRow(AUTHOR(), "xa")} FROM accounts xa WHERE xa.id = ${S}.account_id)`.as("x_author"),
+    xMedia: sql<string | null>`(SELECT json_group_array(${jsonRow(MEDIA(), "xm")}) FROM media_attachments xm WHERE xm.status_id = ${S}.id)`.as("x_media"),
+    xMentions: sql<string | null>`(SELECT json_group_array(json_object('silent', xn.silent, 'account', ${jsonRow(AUTHOR(), "xna")}))
       FROM mentions xn JOIN accounts xna ON xna.id = xn.account_id WHERE xn.status_id = ${S}.id)`.as("x_mentions"),
     xTags: sql<string | null>`(SELECT json_group_array(xt.name) FROM status_tags xst JOIN tags xt ON xt.id = xst.tag_id WHERE xst.status_id = ${S}.id)`.as(
       "x_tags",
     ),
-    xPoll: sql<string | null>`(SELECT ${jsonRow(POLL, "xp")} FROM polls xp WHERE xp.status_id = ${S}.id)`.as("x_poll"),
+    xPoll: sql<string | null>`(SELECT ${jsonRow(POLL(), "xp")} FROM polls xp WHERE xp.status_id = ${S}.id)`.as("x_poll"),
     xApp: sql<string | null>`(SELECT json_object('id', xo.id, 'name', xo.name, 'website', xo.website) FROM oauth_applications xo
       WHERE ${S}.local = 1 AND xo.id = ${S}.application_id)`.as("x_app"),
     // The card's own `url` and the link's (as the status wrote it) are both kept.
-    xCard: sql<string | null>`(SELECT json_object('originalUrl', xsc.url, 'card', ${jsonRow(CARD, "xpc")})
+    xCard: sql<string | null>`(SELECT json_object('originalUrl', xsc.url, 'card', ${jsonRow(CARD(), "xpc")})
       FROM status_preview_cards xsc JOIN preview_cards xpc ON xpc.id = xsc.preview_card_id WHERE xsc.status_id = ${S}.id)`.as("x_card"),
     // The custom emojis its text uses (statusEmojisStatement's rows, in the order written).
     xEmojis: sql<string | null>`CASE WHEN ${S}.emoji_shortcodes IS NOT NULL THEN (SELECT json_group_array(json_object('id', e.id, 'shortcode', e.shortcode,
         'image_key', e.image_key, 'image_remote_url', e.image_remote_url, 'visible_in_picker', e.visible_in_picker, 'uri', e.uri))
       FROM (SELECT xe.* FROM json_each(${S}.emoji_shortcodes) xj JOIN custom_emojis xe ON xe.shortcode = xj.value
         AND xe.domain IS (SELECT xea.domain FROM accounts xea WHERE xea.id = ${S}.account_id) AND xe.disabled = 0 ORDER BY xj.key) e) END`.as("x_emojis"),
-    xQuote: sql<string | null>`(SELECT ${jsonRow(QUOTE, "xq")} FROM quotes xq WHERE xq.status_id = ${S}.id)`.as("x_quote"),
+    xQuote: sql<string | null>`(SELECT ${jsonRow(QUOTE(), "xq")} FROM quotes xq WHERE xq.status_id = ${S}.id)`.as("x_quote"),
   };
   if (!viewerId)
     return db
@@ -318,12 +319,12 @@ export async function loadStatusBundle(db: DB, ids: string[], viewerId: string |
       const id = s.id;
       bundle.statuses.set(id, s);
       const author = parseRow(xAuthor);
-      if (author) bundle.accounts.set(s.accountId, decodeRow(AUTHOR, author));
-      const media = parseList(xMedia).map((m) => decodeRow(MEDIA, m));
+      if (author) bundle.accounts.set(s.accountId, decodeRow(AUTHOR(), author));
+      const media = parseList(xMedia).map((m) => decodeRow(MEDIA(), m));
       if (media.length) bundle.media.set(id, media);
       const mens = parseList(xMentions) as { silent: number; account: unknown[] }[];
       for (const m of mens) {
-        const account = decodeRow(AUTHOR, m.account);
+        const account = decodeRow(AUTHOR(), m.account);
         if (!bundle.mentionIds.has(id)) bundle.mentionIds.set(id, new Set());
         bundle.mentionIds.get(id)!.add(account.id);
         if (m.silent) continue;
@@ -334,15 +335,15 @@ export async function loadStatusBundle(db: DB, ids: string[], viewerId: string |
       const tagNames = parseList(xTags) as string[];
       if (tagNames.length) bundle.tags.set(id, tagNames);
       const poll = parseRow(xPoll);
-      if (poll) bundle.polls.set(id, decodeRow(POLL, poll));
+      if (poll) bundle.polls.set(id, decodeRow(POLL(), poll));
       const app = parseObj(xApp) as { id: string; name: string; website: string | null } | null;
       if (app) bundle.apps.set(unpadId(String(app.id)), { name: app.name, website: app.website });
       const card = parseObj(xCard) as { originalUrl: string; card: unknown[] } | null;
-      if (card) bundle.cards.set(id, { card: decodeRow(CARD, card.card), url: card.originalUrl });
+      if (card) bundle.cards.set(id, { card: decodeRow(CARD(), card.card), url: card.originalUrl });
       const emojis = parseList(xEmojis ?? null) as StoredEmoji[];
       if (emojis.length) bundle.emojis.set(id, emojis);
       const quote = parseRow(xQuote);
-      if (quote) bundle.quotes.set(id, decodeRow(QUOTE, quote));
+      if (quote) bundle.quotes.set(id, decodeRow(QUOTE(), quote));
       if (!viewerId) continue;
       if (xFav) vw.favourited.add(id);
       if (xReb) vw.reblogged.add(id);

@@ -1,12 +1,15 @@
 // Announcements as readers list them: published ones in Mastodon's chronological order (by their start, else by
 // when they were published), without the ones the reader dismissed unless asked.
 import { sql } from "drizzle-orm";
+import { lazy } from "../lib/lazy";
 import type { DB } from "../db/client";
 import { announcements } from "../db/schema";
 import { padId } from "../lib/ids";
 import type { AnnouncementRow } from "../services/announcements";
 
-const chronological = sql`coalesce(${announcements.startsAt}, ${announcements.publishedAt}, ${announcements.createdAt}) ASC, ${announcements.id} ASC`;
+const chronological = lazy(
+  () => sql`coalesce(${announcements.startsAt}, ${announcements.publishedAt}, ${announcements.createdAt}) ASC, ${announcements.id} ASC`,
+);
 
 /** Published announcements for `accountId`; `withDismissed` keeps the dismissed ones. One query. */
 export async function publishedAnnouncements(db: DB, accountId: string, withDismissed: boolean): Promise<AnnouncementRow[]> {
@@ -15,7 +18,7 @@ export async function publishedAnnouncements(db: DB, accountId: string, withDism
     .select()
     .from(announcements)
     .where(withDismissed ? sql`${announcements.published} = 1` : sql`${announcements.published} = 1 AND ${notDismissed}`)
-    .orderBy(chronological)
+    .orderBy(chronological())
     .limit(200);
 }
 

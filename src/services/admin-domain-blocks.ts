@@ -9,6 +9,7 @@
 // Mastodon shows files it never downloaded; the same rounds keep that mark in step when reject_media is set, cleared or
 // the block lifted (the mark is computed from all blocks, so a parent domain's block still counts).
 import { and, eq, inArray, isNull, or, sql, type SQL } from "drizzle-orm";
+import { lazy } from "../lib/lazy";
 import type { DB } from "../db/client";
 import { batchable, idList, runBatch, type Statement } from "../db/client";
 import { accounts, domainBlocks, followRequests, follows } from "../db/schema";
@@ -82,14 +83,18 @@ export function accountsOfDomain(domain: string): SQL {
 }
 
 /** The host of an account's domain, without its port (as accountsOfDomain compares it). */
-const accountHost = sql`(CASE WHEN instr(${accounts.domain}, ':') > 0 THEN rtrim(rtrim(lower(${accounts.domain}), '0123456789'), ':') ELSE lower(${accounts.domain}) END)`;
+const accountHost = lazy(
+  () => sql`(CASE WHEN instr(${accounts.domain}, ':') > 0 THEN rtrim(rtrim(lower(${accounts.domain}), '0123456789'), ':') ELSE lower(${accounts.domain}) END)`,
+);
 
 /**
  * Whether some domain block with reject_media covers the account's domain or a parent domain (domainBlockFor's
  * match), as SQL over `accounts`: what accounts.reject_media should hold.
  */
-const rejectMediaNow = sql`(${accounts.domain} IS NOT NULL AND EXISTS (SELECT 1 FROM domain_blocks rb WHERE rb.reject_media = 1
-  AND (${accountHost} = rb.domain OR substr(${accountHost}, -length(rb.domain) - 1) = '.' || rb.domain)))`;
+const rejectMediaNow = lazy(
+  () => sql`(${accounts.domain} IS NOT NULL AND EXISTS (SELECT 1 FROM domain_blocks rb WHERE rb.reject_media = 1
+  AND (${accountHost()} = rb.domain OR substr(${accountHost()}, -length(rb.domain) - 1) = '.' || rb.domain)))`,
+);
 
 /**
  * One bounded round of bringing accounts.reject_media in step for the accounts of `domain` and its subdomains: at
@@ -98,14 +103,14 @@ const rejectMediaNow = sql`(${accounts.domain} IS NOT NULL AND EXISTS (SELECT 1 
 function rejectMediaRoundStatement(db: DB, domain: string) {
   return db
     .update(accounts)
-    .set({ rejectMedia: sql`${rejectMediaNow}`, updatedAt: Date.now() })
+    .set({ rejectMedia: sql`${rejectMediaNow()}`, updatedAt: Date.now() })
     .where(
       inArray(
         accounts.id,
         db
           .select({ id: accounts.id })
           .from(accounts)
-          .where(and(accountsOfDomain(domain), sql`${accounts.rejectMedia} IS NOT ${rejectMediaNow}`))
+          .where(and(accountsOfDomain(domain), sql`${accounts.rejectMedia} IS NOT ${rejectMediaNow()}`))
           .limit(DOMAIN_BLOCK_ROUND),
       ),
     )

@@ -5,6 +5,7 @@
 // Local accounts are written `username@domain`. Rows come newest first, read in keyset pages of PAGE rows while the
 // response streams, so a large account never sits in memory whole.
 import { and, desc, eq, gt, isNull, lt, or, type SQL } from "drizzle-orm";
+import { lazy } from "../lib/lazy";
 import type { SelectResultFields } from "drizzle-orm/query-builders/select.types";
 import type { SQLiteColumn, SQLiteSelect } from "drizzle-orm/sqlite-core";
 import type { DB } from "../db/client";
@@ -36,7 +37,7 @@ const HEADERS: Partial<Record<ExportKind, string>> = {
 
 type Page = { id: string; line: string }[];
 const acct = (cfg: Config, a: { username: string; domain: string | null }) => `${a.username}@${a.domain ?? cfg.domain}`;
-const who = { username: accounts.username, domain: accounts.domain };
+const who = lazy(() => ({ username: accounts.username, domain: accounts.domain }));
 
 /** A page of the export: the account's rows (`owned`), newest first by row `id`, older than the cursor `before`. */
 async function newestPage<Q extends SQLiteSelect & PromiseLike<{ id: string }[]>>(
@@ -71,7 +72,7 @@ function relationPage<E extends Record<string, SQLiteColumn>>(db: DB, cfg: Confi
   const [owner, other] = rel.theirs ? [table.targetAccountId, table.accountId] : [table.accountId, table.targetAccountId];
   const extra: Record<string, SQLiteColumn> = rel.extra ?? {};
   const q = db
-    .select({ ...extra, id: table.id, ...who })
+    .select({ ...extra, id: table.id, ...who() })
     .from(table)
     .innerJoin(accounts, eq(accounts.id, other))
     .$dynamic();
@@ -114,7 +115,7 @@ function readPage(db: DB, cfg: Config, accountId: string, kind: ExportKind, befo
     case "lists":
       return newestPage(
         db
-          .select({ id: listAccounts.id, title: lists.title, ...who })
+          .select({ id: listAccounts.id, title: lists.title, ...who() })
           .from(listAccounts)
           .innerJoin(lists, eq(lists.id, listAccounts.listId))
           .innerJoin(accounts, eq(accounts.id, listAccounts.accountId))

@@ -2,6 +2,7 @@
 // domain blocks and usage counts, read together in ONE D1 batch (loadInstanceSnapshot) that src/lib/instance-cache.ts
 // keeps in memory: clients fetch /api/v2/instance on every start-up.
 import { and, asc, desc, eq, getTableColumns, isNull, or, sql, type SQL } from "drizzle-orm";
+import { lazy } from "../lib/lazy";
 import type { RunnableQuery } from "drizzle-orm/runnable-query";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { DB } from "../db/client";
@@ -46,7 +47,7 @@ export const ACTIVE_MONTH_MS = 30 * 24 * 3600 * 1000;
 export const ACTIVE_HALFYEAR_MS = 180 * 24 * 3600 * 1000;
 
 /** Last sign of life of a user: the later of last activity and last sign-in. */
-const lastSeen = sql`max(coalesce(${users.lastActiveAt}, 0), coalesce(${users.currentSignInAt}, 0))`;
+const lastSeen = lazy(() => sql`max(coalesce(${users.lastActiveAt}, 0), coalesce(${users.currentSignInAt}, 0))`);
 
 export function settingsQuery(db: DB) {
   return db.select({ key: instanceSettings.key, value: instanceSettings.value }).from(instanceSettings);
@@ -148,7 +149,7 @@ function toContact(r: ContactRow | undefined): InstanceData["contact"] {
 }
 
 export function activeSinceQuery(db: DB, since: number) {
-  return db.select({ n: sql<number>`count(*)` }).from(users).where(sql`${lastSeen} >= ${since}`);
+  return db.select({ n: sql<number>`count(*)` }).from(users).where(sql`${lastSeen()} >= ${since}`);
 }
 
 /** Users that count: approved, not disabled, account not suspended (Mastodon's User.confirmed without suspended). */
@@ -331,9 +332,9 @@ export async function weeklyActivity(db: DB, now = Date.now()): Promise<WeekActi
       )
       .groupBy(sql`1`),
     db
-      .select({ b: bucket(lastSeen), n: sql<number>`count(*)` })
+      .select({ b: bucket(lastSeen()), n: sql<number>`count(*)` })
       .from(users)
-      .where(sql`${lastSeen} >= ${from}`)
+      .where(sql`${lastSeen()} >= ${from}`)
       .groupBy(sql`1`),
     db
       .select({ b: bucket(sql`${users.createdAt}`), n: sql<number>`count(*)` })

@@ -2,6 +2,7 @@
 // 404 (security B14). At most 50 lists per user (spec limits), enforced inside the INSERT so two requests cannot
 // both pass a separate count.
 import { and, asc, desc, eq, inArray, isNull, sql } from "drizzle-orm";
+import { lazy } from "../lib/lazy";
 import type { DB } from "../db/client";
 import { ownRow, ownedBy } from "../db/owned";
 import { cursorOrder, cursorWhere, inPageOrder } from "../db/keyset";
@@ -88,7 +89,7 @@ export async function deleteList(db: DB, ownerId: string, listId: string): Promi
 }
 
 // Aliased: a D1 batch returns rows as objects, where list_accounts.id and accounts.id would collide.
-const cursorCol = sql<string>`${listAccounts.id}`.mapWith(listAccounts.id).as("cursor");
+const cursorCol = lazy(() => sql<string>`${listAccounts.id}`.mapWith(listAccounts.id).as("cursor"));
 
 export interface ListMember {
   cursor: string; // list_accounts.id: the Link header cursor
@@ -98,7 +99,7 @@ export interface ListMember {
 /** Members of an owned list, newest first, paged by list_accounts ids; `page.limit` 0 means all. */
 export async function listMembers(db: DB, ownerId: string, listId: string, page: Page | null): Promise<ListMember[]> {
   const q = db
-    .select({ cursor: cursorCol, account: accounts })
+    .select({ cursor: cursorCol(), account: accounts })
     .from(listAccounts)
     .innerJoin(accounts, eq(accounts.id, listAccounts.accountId))
     .where(and(eq(listAccounts.listId, listId), isNull(accounts.suspendedAt), page ? cursorWhere(listAccounts.id, page) : undefined))

@@ -4,10 +4,19 @@
 // forwards everything to it, so drizzle sees the same object: `instanceof` and drizzle's `is()` go through the
 // prototype, columns and the table's symbols through `get`, and a column's `table` is the real table (drizzle names
 // tables by their name symbol and never compares them by identity). drizzle-kit reads it the same way.
+import { getTableName, type Table } from "drizzle-orm";
+
+const built: string[] = [];
+/** The tables built so far in this isolate, in order (test/unit/startup.test.ts: none at load). */
+export const tablesBuilt = (): readonly string[] => built;
+
 export function lazyTable<T extends object>(build: () => T): T {
   let real: T | undefined;
   const table = (): T => {
-    real ??= build();
+    if (!real) {
+      real = build();
+      built.push(getTableName(real as unknown as Table));
+    }
     return real;
   };
   return new Proxy({} as T, {
