@@ -23,7 +23,9 @@ export interface GroupRoute {
 
 /**
  * Handlers run as Hono's compose runs the handlers of one route: each gets a `next` that runs the rest, a Response it
- * returns becomes the context's unless one was already set, and after the last one the outer `next` runs.
+ * returns becomes the context's unless one was already set, and after the last one the outer `next` runs. Not Hono's
+ * `compose` itself: it sets the request's route index per handler, and that index picks the path parameters
+ * `c.req.param()` reads, which here belong to the one route the chain is.
  */
 export function chain(handlers: Fn[]): Fn {
   return (c: Context<AppEnv>, next: Next) => {

@@ -10,16 +10,12 @@
 // client or a prober), so the number of tries is bounded by the routes, not by the paths that arrive.
 import type { Result, Router } from "hono/router";
 import { TrieRouter } from "hono/router/trie-router";
+import { splitPath } from "hono/utils/url";
 
 const DEPTH = 3;
 /** The key segment for a request segment that no route names at that place. */
 const ANY = "\u0000";
 
-const segmentsOf = (path: string): string[] => {
-  const parts = path.split("/");
-  if (parts[0] === "") parts.shift();
-  return parts;
-};
 /** A fixed name: no parameter (`:id`, `:id{…}`, `:id?`) and no wildcard. */
 const isFixed = (segment: string): boolean => !/[:*{}?]/.test(segment);
 
@@ -66,7 +62,7 @@ export class PrefixRouter<T> implements Router<T> {
   #index(): Prefixes {
     const root: Prefixes = new Map();
     for (const r of this.#routes) {
-      r.segments ??= segmentsOf(r.path);
+      r.segments ??= splitPath(r.path);
       let node = root;
       for (let i = 0; i < Math.min(DEPTH, r.segments.length); i++) {
         const s = r.segments[i]!;
@@ -88,7 +84,7 @@ export class PrefixRouter<T> implements Router<T> {
    * the prefix tree, so there are at most twice as many keys (and tries) as nodes, whatever paths arrive.
    */
   #key(path: string): string[] {
-    const segments = segmentsOf(path);
+    const segments = splitPath(path);
     const key: string[] = [];
     let node = this.#prefixes ?? this.#index();
     for (let i = 0; i < Math.min(DEPTH, segments.length); i++) {

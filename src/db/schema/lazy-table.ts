@@ -5,20 +5,18 @@
 // prototype, columns and the table's symbols through `get`, and a column's `table` is the real table (drizzle names
 // tables by their name symbol and never compares them by identity). drizzle-kit reads it the same way.
 import { getTableName, type Table } from "drizzle-orm";
+import { lazy } from "../../lib/lazy";
 
 const built: string[] = [];
 /** The tables built so far in this isolate, in order (test/unit/startup.test.ts: none at load). */
 export const tablesBuilt = (): readonly string[] => built;
 
 export function lazyTable<T extends object>(build: () => T): T {
-  let real: T | undefined;
-  const table = (): T => {
-    if (!real) {
-      real = build();
-      built.push(getTableName(real as unknown as Table));
-    }
+  const table = lazy((): T => {
+    const real = build();
+    built.push(getTableName(real as unknown as Table));
     return real;
-  };
+  });
   return new Proxy({} as T, {
     get: (_, key) => Reflect.get(table(), key),
     set: (_, key, value) => Reflect.set(table(), key, value),
