@@ -10,13 +10,13 @@
 // `requests` times, one after another with 100 ms between them. Printed: the median, over the runs, of each request's
 // CPU (all of workerd's threads, /proc schedstat, from before the request to 100 ms after it). That CPU includes local
 // D1 and the Durable Objects (their own first use too), so compare trees or requests, not the absolute figures.
-import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Log, LogLevel, Miniflare } from "miniflare";
-import { unstable_getMiniflareWorkerOptions } from "wrangler";
-import { applyMigrations, freePort, root } from "../test/support/server.mjs";
+import { LogLevel } from "miniflare";
+import { applyMigrations, freePort } from "../test/support/server.mjs";
+import { threadCpuMs, workerdPids } from "./cpu.mjs";
+import { apiCall, bundleTern, signUp, ternMiniflare } from "./miniflare.mjs";
 
 const argv = process.argv.slice(2);
 const opt = (name, dflt) => Number(argv.find((a) => a.startsWith(`--${name}=`))?.split("=")[1] ?? dflt);
@@ -28,87 +28,38 @@ if (!PATHS[KIND]) throw new Error(`unknown kind ${KIND}: ${Object.keys(PATHS).jo
 
 const tmp = mkdtempSync(join(tmpdir(), "tern-cold-"));
 const pause = (ms) => new Promise((r) => setTimeout(r, ms));
-/** The workerd this process started (Miniflare's child). */
-const workerdPid = () =>
-  readdirSync("/proc")
-    .filter((p) => /^\d+$/.test(p))
-    .find((p) => {
-      try {
-        return readFileSync(`/proc/${p}/cmdline`, "utf8").includes("workerd") && readFileSync(`/proc/${p}/stat`, "utf8").split(" ")[3] === String(process.pid);
-      } catch {
-        return false;
-      }
-    });
-const cpuMs = (pid) => {
-  let ns = 0;
-  for (const t of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      ns += Number(readFileSync(`/proc/${pid}/task/${t}/schedstat`, "utf8").split(" ")[0]);
-    } catch {}
-  }
-  return ns / 1e6;
-};
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
 try {
-  const out = join(tmp, "bundle");
-  const b = spawnSync(process.execPath, [join(root, "node_modules/wrangler/bin/wrangler.js"), "deploy", "--dry-run", "--outdir", out], {
-    cwd: root,
-    encoding: "utf8",
-    env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" },
-  });
-  if (b.status !== 0) throw new Error(`wrangler deploy --dry-run failed: ${b.stderr}`);
+  const script = bundleTern(join(tmp, "bundle"));
   applyMigrations(tmp);
-  const { workerOptions } = unstable_getMiniflareWorkerOptions(join(root, "wrangler.toml"));
   const start = async () => {
-    const mf = new Miniflare({
-      host: "127.0.0.1",
-      port: await freePort(),
-      defaultPersistRoot: join(tmp, "v3"),
-      log: new Log(LogLevel.ERROR),
-      workers: [
-        {
-          ...workerOptions,
-          name: "tern",
-          modules: true,
-          scriptPath: join(out, "index.js"),
-          modulesRoot: out,
-          bindings: { ...workerOptions.bindings, REGISTRATIONS_MODE: "open" },
-        },
-      ],
-    });
+    const mf = ternMiniflare({ script, persistTo: tmp, port: await freePort(), vars: { REGISTRATIONS_MODE: "open" }, logLevel: LogLevel.ERROR });
     return { mf, url: (await mf.ready).href.replace(/\/$/, "") };
   };
-  const call = async (url, path, { form, token } = {}) => {
-    const headers = {};
-    if (token) headers.authorization = `Bearer ${token}`;
-    if (form) headers["content-type"] = "application/x-www-form-urlencoded";
-    const res = await fetch(url + path, { method: form ? "POST" : "GET", headers, body: form ? new URLSearchParams(form).toString() : undefined });
-    const text = await res.text();
-    if (res.status >= 400) throw new Error(`${path}: ${res.status} ${text.slice(0, 200)}`);
-    return res.headers.get("content-type")?.includes("json") ? JSON.parse(text) : text;
+  const call = async (url, path, init) => {
+    const { status, body } = await apiCall(url, path, init);
+    if (status >= 400) throw new Error(`${path}: ${status} ${JSON.stringify(body).slice(0, 200)}`);
+    return body;
   };
 
   // Seed through the API, then stop: every run below starts a new workerd on this D1.
   const seed = await start();
-  const app = await call(seed.url, "/api/v1/apps", { form: { client_name: "cold", redirect_uris: "urn:ietf:wg:oauth:2.0:oob", scopes: "read write" } });
-  const grant = { grant_type: "client_credentials", client_id: app.client_id, client_secret: app.client_secret, scope: "read write" };
-  const appToken = (await call(seed.url, "/oauth/token", { form: grant })).access_token;
-  const signup = { username: "cold", email: "cold@example.com", password: "correct horse battery", agreement: "true", locale: "en" };
-  const token = (await call(seed.url, "/api/v1/accounts", { form: signup, token: appToken })).access_token;
+  const token = await signUp(seed.url, "cold");
   for (let i = 0; i < 30; i++) await call(seed.url, "/api/v1/statuses", { form: { status: `Status ${i} about #tern` }, token });
   await seed.mf.dispose();
 
   const perRequest = Array.from({ length: REQUESTS }, () => []);
   for (let run = 0; run < RUNS; run++) {
     const { mf, url } = await start();
-    const pid = workerdPid();
+    // Miniflare's workerd is a child of this process.
+    const pids = workerdPids(process.pid);
     await pause(300);
     for (let k = 0; k < REQUESTS; k++) {
-      const before = cpuMs(pid);
+      const before = threadCpuMs(pids);
       await call(url, PATHS[KIND], { token });
       await pause(100);
-      perRequest[k].push(cpuMs(pid) - before);
+      perRequest[k].push(threadCpuMs(pids) - before);
     }
     await mf.dispose();
   }

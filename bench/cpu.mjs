@@ -102,3 +102,31 @@ export function cpuMs(pids) {
   }
   return ticks * clockTickMs();
 }
+
+/**
+ * CPU of the given processes in ms, from the scheduler's exact run time of each of their threads
+ * (/proc/<pid>/task/<tid>/schedstat, nanoseconds) instead of clock ticks; with `thread`, only the threads of that
+ * name (`"workerd"`: the runtime's main thread, where JavaScript runs). Null when no thread could be read.
+ */
+export function threadCpuMs(pids, { thread } = {}) {
+  let ns = 0;
+  let read = false;
+  for (const pid of pids) {
+    let tids = [];
+    try {
+      tids = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      continue;
+    }
+    for (const tid of tids) {
+      try {
+        if (thread && readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim() !== thread) continue;
+        ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
+        read = true;
+      } catch {
+        /* the thread ended */
+      }
+    }
+  }
+  return read ? ns / 1e6 : null;
+}

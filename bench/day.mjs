@@ -43,6 +43,7 @@ import {
   statusRow,
   unpad,
 } from "./seed.mjs";
+import { threadCpuMs } from "./cpu.mjs";
 import { root, startBenchServer } from "./server.mjs";
 
 const argv = process.argv.slice(2);
@@ -123,27 +124,8 @@ function runtimePids(rootPid, port) {
   return runtime.length ? runtime : found;
 }
 
-/** Nanoseconds on CPU, summed over every thread of the given processes (schedstat: exact, not clock ticks). */
-function cpuNs(pids) {
-  let t = 0;
-  for (const pid of pids) {
-    let tids = [];
-    try {
-      tids = readdirSync(`/proc/${pid}/task`);
-    } catch {
-      continue;
-    }
-    for (const tid of tids) {
-      try {
-        if (JS_THREAD_ONLY && readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim() !== "workerd") continue;
-        t += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
-      } catch {
-        /* thread ended */
-      }
-    }
-  }
-  return t;
-}
+/** Nanoseconds on CPU, summed over every thread (with --threads=js, the main thread) of the given processes. */
+const cpuNs = (pids) => (threadCpuMs(pids, { thread: JS_THREAD_ONLY ? "workerd" : undefined }) ?? 0) * 1e6;
 
 // ---- seed ----
 

@@ -9,34 +9,11 @@
 // (`wrangler deploy --dry-run`), and state lives where `wrangler dev --persist-to <dir>` keeps it (`<dir>/v3/d1`,
 // `<dir>/v3/do`, ...), so the D1 file the bench migrated and seeded is the one this workerd opens.
 // Input (argv[2], JSON): { script, config, port, persistTo, vars }. Stops (disposing workerd) on SIGTERM or SIGINT.
-import { readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { Log, LogLevel, Miniflare } from "miniflare";
-import { unstable_getMiniflareWorkerOptions } from "wrangler";
+import { LogLevel } from "miniflare";
+import { ternMiniflare } from "./miniflare.mjs";
 
 const { script, config, port, persistTo, vars = {}, log = false } = JSON.parse(process.argv[2]);
-const { workerOptions } = unstable_getMiniflareWorkerOptions(config);
-// The Worker's name keys its Durable Objects' storage (`<name>-<class>`), as under wrangler dev.
-const name = /^name\s*=\s*"([^"]+)"/m.exec(readFileSync(config, "utf8"))?.[1] ?? "worker";
-
-const mf = new Miniflare({
-  host: "127.0.0.1",
-  port,
-  defaultPersistRoot: join(persistTo, "v3"),
-  // wrangler dev's runtime logs no requests either (a log line per request is a loopback call to this process).
-  logRequests: false,
-  log: new Log(log ? LogLevel.INFO : LogLevel.WARN),
-  workers: [
-    {
-      ...workerOptions,
-      name,
-      modules: true,
-      scriptPath: script,
-      modulesRoot: dirname(script),
-      bindings: { ...workerOptions.bindings, ...vars },
-    },
-  ],
-});
+const mf = ternMiniflare({ script, config, port, persistTo, vars, logLevel: log ? LogLevel.INFO : LogLevel.WARN });
 
 let stopping = false;
 const stop = async () => {
@@ -52,4 +29,4 @@ process.on("SIGTERM", stop);
 process.on("SIGINT", stop);
 
 const url = await mf.ready;
-console.log(`[direct] Miniflare ${name} ready at ${url.href}`);
+console.log(`[direct] Miniflare ready at ${url.href}`);

@@ -10,14 +10,13 @@
 // Only the Worker's isolate is profiled: local D1's SQLite runs in another one and is not in these figures, the D1
 // binding's JavaScript (`cloudflare-internal:d1-api`: sending a query, parsing its JSON result) is. Sampling
 // overhead inflates the totals; read the shares.
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Log, LogLevel, Miniflare } from "miniflare";
-import { unstable_getMiniflareWorkerOptions } from "wrangler";
+import { LogLevel } from "miniflare";
 import WebSocket from "ws";
-import { applyMigrations, freePort, root } from "../test/support/server.mjs";
+import { applyMigrations, freePort } from "../test/support/server.mjs";
+import { apiCall, bundleTern, signUp, ternMiniflare } from "./miniflare.mjs";
 
 const argv = process.argv.slice(2);
 const opt = (name) => argv.find((a) => a.startsWith(`--${name}=`))?.split("=")[1];
@@ -28,54 +27,20 @@ const TOP = Number(opt("top") ?? 25);
 
 const tmp = mkdtempSync(join(tmpdir(), "tern-profile-"));
 try {
-  const out = join(tmp, "bundle");
-  const wrangler = join(root, "node_modules/wrangler/bin/wrangler.js");
-  const b = spawnSync(process.execPath, [wrangler, "deploy", "--dry-run", "--outdir", out, "--no-minify"], {
-    cwd: root,
-    encoding: "utf8",
-    env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" },
-  });
-  if (b.status !== 0) throw new Error(`wrangler deploy --dry-run failed: ${b.stderr}`);
+  const script = bundleTern(join(tmp, "bundle"), { minify: false });
   applyMigrations(tmp);
-  const { workerOptions } = unstable_getMiniflareWorkerOptions(join(root, "wrangler.toml"));
   const inspectorPort = await freePort();
-  const mf = new Miniflare({
-    host: "127.0.0.1",
-    port: await freePort(),
-    inspectorPort,
-    defaultPersistRoot: join(tmp, "v3"),
-    logRequests: false,
-    log: new Log(LogLevel.ERROR),
-    workers: [
-      {
-        ...workerOptions,
-        name: "tern",
-        modules: true,
-        scriptPath: join(out, "index.js"),
-        modulesRoot: out,
-        // Loopback is on the rate limits' safelist by default, so a long run is never refused.
-        bindings: { ...workerOptions.bindings, REGISTRATIONS_MODE: "open" },
-      },
-    ],
-  });
+  // Loopback is on the rate limits' safelist by default, so a long run is never refused.
+  const mf = ternMiniflare({ script, persistTo: tmp, port: await freePort(), inspectorPort, vars: { REGISTRATIONS_MODE: "open" }, logLevel: LogLevel.ERROR });
   const url = (await mf.ready).href.replace(/\/$/, "");
   try {
     const statuses = {};
-    const call = async (path, { form, token } = {}) => {
-      const headers = {};
-      if (token) headers.authorization = `Bearer ${token}`;
-      if (form) headers["content-type"] = "application/x-www-form-urlencoded";
-      const res = await fetch(url + path, { method: form ? "POST" : "GET", headers, body: form ? new URLSearchParams(form).toString() : undefined });
-      statuses[res.status] = (statuses[res.status] ?? 0) + 1;
-      const text = await res.text();
-      return res.headers.get("content-type")?.includes("json") ? JSON.parse(text) : text;
+    const call = async (path, init) => {
+      const { status, body } = await apiCall(url, path, init);
+      statuses[status] = (statuses[status] ?? 0) + 1;
+      return body;
     };
-    const app = await call("/api/v1/apps", { form: { client_name: "profile", redirect_uris: "urn:ietf:wg:oauth:2.0:oob", scopes: "read write" } });
-    const grant = { grant_type: "client_credentials", client_id: app.client_id, client_secret: app.client_secret, scope: "read write" };
-    const appToken = (await call("/oauth/token", { form: grant })).access_token;
-    const signup = { username: "profile", email: "profile@example.com", password: "correct horse battery", agreement: "true", locale: "en" };
-    const token = (await call("/api/v1/accounts", { form: signup, token: appToken })).access_token;
-    if (!token) throw new Error("sign-up gave no token");
+    const token = await signUp(url, "profile");
     const post = (i) => call("/api/v1/statuses", { form: { status: `Status ${i} about #tern with a few more words to count` }, token });
     const scenarios = {
       post,

@@ -20,9 +20,9 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
+import { cpuMs, cpuSupported, threadCpuMs } from "./cpu.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const CLK_TCK = Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout?.trim()) || 100;
 export const STARTUP_TARGETS = { gzipKiB: 400, startupMs: 30 };
 
 function workerdBin() {
@@ -100,24 +100,8 @@ async function timeOnce(bin, dir, port) {
   return { ms, cpu, status, stderr: stderr.slice(0, 500) };
 }
 
-/**
- * CPU time of a process so far, in ms: the scheduler's run time of each of its threads (/proc/<pid>/task/<tid>/schedstat,
- * nanoseconds), or utime + stime in clock ticks where schedstat is missing (Linux /proc; null elsewhere).
- */
-function procCpuMs(pid) {
-  try {
-    let ns = 0;
-    for (const tid of readdirSync(`/proc/${pid}/task`)) ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
-    return ns / 1e6;
-  } catch {}
-  try {
-    const st = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const f = st.slice(st.lastIndexOf(")") + 2).split(" ");
-    return (Number(f[11]) + Number(f[12])) * (1000 / CLK_TCK);
-  } catch {
-    return null;
-  }
-}
+/** CPU time of a process so far, in ms: its threads' schedstat, or utime + stime in clock ticks where that is missing. */
+const procCpuMs = (pid) => threadCpuMs([pid]) ?? (cpuSupported() ? cpuMs([pid]) : null);
 
 const median = (xs) => {
   const s = xs.filter((x) => x !== null).sort((a, b) => a - b);
