@@ -148,10 +148,9 @@ function decodeRow<T>(shape: RowShape<T>, values: unknown): T {
   return out as T;
 }
 
-const parseList = (v: string | null): unknown[] => (v ? (JSON.parse(v) as unknown[]) : []);
-const parseObj = (v: string | null): Record<string, unknown> | null => (v ? (JSON.parse(v) as Record<string, unknown>) : null);
-/** A row jsonRow wrote (its values in its shape's column order), or null. */
-const parseRow = (v: string | null): unknown[] | null => (v ? (JSON.parse(v) as unknown[]) : null);
+/** A JSON value the statement built in SQLite (an object, or a row jsonRow wrote), or null. */
+const parseJson = <T>(v: string | null): T | null => (v ? (JSON.parse(v) as T) : null);
+const parseList = (v: string | null): unknown[] => parseJson<unknown[]>(v) ?? [];
 
 /**
  * One statement for a set of statuses: each row with, through correlated lookups on its own keys (an index seek that
@@ -318,7 +317,7 @@ export async function loadStatusBundle(db: DB, ids: string[], viewerId: string |
       } = row;
       const id = s.id;
       bundle.statuses.set(id, s);
-      const author = parseRow(xAuthor);
+      const author = parseJson<unknown[]>(xAuthor);
       if (author) bundle.accounts.set(s.accountId, decodeRow(AUTHOR(), author));
       const media = parseList(xMedia).map((m) => decodeRow(MEDIA(), m));
       if (media.length) bundle.media.set(id, media);
@@ -334,15 +333,15 @@ export async function loadStatusBundle(db: DB, ids: string[], viewerId: string |
       }
       const tagNames = parseList(xTags) as string[];
       if (tagNames.length) bundle.tags.set(id, tagNames);
-      const poll = parseRow(xPoll);
+      const poll = parseJson<unknown[]>(xPoll);
       if (poll) bundle.polls.set(id, decodeRow(POLL(), poll));
-      const app = parseObj(xApp) as { id: string; name: string; website: string | null } | null;
+      const app = parseJson<{ id: string; name: string; website: string | null }>(xApp);
       if (app) bundle.apps.set(unpadId(String(app.id)), { name: app.name, website: app.website });
-      const card = parseObj(xCard) as { originalUrl: string; card: unknown[] } | null;
+      const card = parseJson<{ originalUrl: string; card: unknown[] }>(xCard);
       if (card) bundle.cards.set(id, { card: decodeRow(CARD(), card.card), url: card.originalUrl });
       const emojis = parseList(xEmojis ?? null) as StoredEmoji[];
       if (emojis.length) bundle.emojis.set(id, emojis);
-      const quote = parseRow(xQuote);
+      const quote = parseJson<unknown[]>(xQuote);
       if (quote) bundle.quotes.set(id, decodeRow(QUOTE(), quote));
       if (!viewerId) continue;
       if (xFav) vw.favourited.add(id);
