@@ -9,7 +9,7 @@
 //   - `new Hono` outside src/app.ts: route modules declare their routes on a `routeGroup()` (src/route-group.ts).
 // A line-based scan, not a parser: module level is a line that starts in column 0, and a declaration runs until the
 // next line that does. The few shared pieces (zBool, zId, zInt in src/lib/params.ts) are allowed by name.
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -17,16 +17,9 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const ALLOWED = new Set(["src/lib/params.ts:zBool", "src/lib/params.ts:zId", "src/lib/params.ts:zInt"]);
 const HONO_OK = new Set(["src/app.ts"]);
 
-function* files(dir) {
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) yield* files(p);
-    else if (/\.tsx?$/.test(name)) yield p;
-  }
-}
-
 const problems = [];
-for (const path of files(join(root, "src"))) {
+for (const name of readdirSync(join(root, "src"), { recursive: true }).filter((n) => /\.tsx?$/.test(n))) {
+  const path = join(root, "src", name);
   const rel = relative(root, path);
   const lines = readFileSync(path, "utf8").split("\n");
   for (let i = 0; i < lines.length; i++) {
