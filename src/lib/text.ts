@@ -3,6 +3,7 @@
 // sees user text, and input is capped before scanning. Every link written is checked (httpUrl, or a path on this
 // server): a mention of an account whose stored url is not http(s), or a URL that does not parse, stays text.
 import { httpUrl } from "./urls";
+import { lazy } from "./lazy";
 
 export const MAX_SOURCE_CHARS = 20_000;
 export const URL_LENGTH = 23;
@@ -101,9 +102,7 @@ export function extractEntities(text: string): Entity[] {
 
 // Made on first use: building a grapheme segmenter loads ICU's break rules, ~7 ms that would otherwise be spent in
 // the Worker's startup (bench/startup.mjs) by every isolate, also those that never count a status's length.
-let segmenterMade: Intl.Segmenter | null | undefined;
-const graphemeSegmenter = () =>
-  (segmenterMade ??= typeof Intl !== "undefined" && "Segmenter" in Intl ? new Intl.Segmenter(undefined, { granularity: "grapheme" }) : null);
+const graphemeSegmenter = lazy(() => (typeof Intl !== "undefined" && "Segmenter" in Intl ? new Intl.Segmenter(undefined, { granularity: "grapheme" }) : null));
 
 export function graphemeLength(s: string): number {
   if (!s) return 0;
