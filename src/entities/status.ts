@@ -7,10 +7,11 @@
 // and quoted statuses come from the page's query when it read them (`related`: home, lists, public, tags, account
 // statuses, notifications), else from the ids in SQL. The same batch loads the viewer's active content filters; they
 // are compiled once and matched in memory (`filtered`).
-import { type Column, getTableColumns, inArray, sql, type SQL, type Table } from "drizzle-orm";
+import { type Column, getTableColumns, sql, type SQL, type Table } from "drizzle-orm";
 import { lazy } from "../lib/lazy";
 import type { DB, Statement } from "../db/client";
 import { idList } from "../db/client";
+import { bindText, boundText } from "../db/bound-sql";
 import { ACCOUNT_UNRENDERED, accounts, mediaAttachments, polls, previewCards, quotes, statuses, type FilterContext } from "../db/schema";
 import type { Config } from "../env";
 import { padId, unpadId } from "../lib/ids";
@@ -100,12 +101,11 @@ function relatedOf(ids: readonly string[], uses = 3): SQL {
 }
 
 /**
- * How a bundle carries the rows of one table it joins: the columns it reads (all but `omit`), in one fixed order, and
- * the SQL text per alias. Made once per table, on first use (below), so a request only looks them up.
+ * How a bundle carries the rows of one table it joins: the columns it reads (all but `omit`), in one fixed order.
+ * Made once per table, on first use (below).
  */
 interface RowShape<T> {
   cols: [string, Column][];
-  text: Map<string, string>;
   /** Only for typing decodeRow's result. */
   row?: T;
 }
@@ -114,7 +114,7 @@ function rowShape<T>(table: Table, omit: readonly string[] = []): RowShape<T> {
   const cols = Object.entries(getTableColumns(table)).filter(([k]) => !omit.includes(k));
   // SQLite's functions take at most 127 arguments; every table read this way is far narrower.
   if (cols.length > 100) throw new Error("rowShape: too many columns for one json_array");
-  return { cols, text: new Map() };
+  return { cols };
 }
 
 const AUTHOR = lazy(() => rowShape<RenderAccountRow>(accounts, ACCOUNT_UNRENDERED));
@@ -129,19 +129,17 @@ const QUOTE = lazy(() => rowShape<QuoteRow>(quotes));
  * were a quarter to a half of each row's JSON, which SQLite builds, D1 sends escaped inside its own JSON, and the
  * Worker parses twice.
  */
-function jsonRow(shape: RowShape<unknown>, alias: string): SQL {
-  let text = shape.text.get(alias);
-  if (text === undefined) {
-    text = `json_array(${shape.cols.map(([, c]) => `${alias}."${c.name}"`).join(", ")})`;
-    shape.text.set(alias, text);
-  }
-  return sql.raw(text);
+function jsonRow(shape: RowShape<unknown>, alias: string): string {
+  return `json_array(${shape.cols.map(([, c]) => `${alias}."${c.name}"`).join(", ")})`;
 }
 
 function decodeRow<T>(shape: RowShape<T>, values: unknown): T {
   const row = values as unknown[];
   const out: Record<string, unknown> = {};
-  for (const [i, [k, c]] of shape.cols.entries()) {
+  const cols = shape.cols;
+  // Indexed loops here and in decodeStatus: every row of a page passes through them, and an iterator per row is garbage.
+  for (let i = 0; i < cols.length; i++) {
+    const [k, c] = cols[i]!;
     const v = row[i];
     out[k] = v == null ? null : c.mapFromDriverValue(v);
   }
@@ -152,67 +150,75 @@ function decodeRow<T>(shape: RowShape<T>, values: unknown): T {
 const parseJson = <T>(v: string | null): T | null => (v ? (JSON.parse(v) as T) : null);
 const parseList = (v: string | null): unknown[] => parseJson<unknown[]>(v) ?? [];
 
+/** The status row's own columns: each is selected `AS` its property name and decoded as drizzle would. */
+const STATUS_COLUMNS = lazy(() => Object.entries(getTableColumns(statuses)));
+
+/**
+ * The status statement's `SELECT … FROM statuses` (below), without and with a viewer: ~7 KB of text made once per
+ * isolate, the viewer's values bound as `$v` and `$now`. Drizzle would otherwise build it again on every call from a
+ * few hundred pieces, and map each row twice (D1's objects to arrays, then to properties): most of a page's
+ * query-building time and garbage. Here D1's row objects come back keyed by property already (`AS "accountId"`).
+ */
+const STATUS_HEAD = lazy(() => boundText(statusHead(false)));
+const STATUS_HEAD_VIEWER = lazy(() => boundText(statusHead(true)));
+
+function statusHead(viewer: boolean): string {
+  const S = `"statuses"`;
+  const cols = STATUS_COLUMNS().map(([k, c]) => `${S}."${c.name}" AS "${k}"`);
+  const own = [
+    `(SELECT ${jsonRow(AUTHOR(), "xa")} FROM accounts xa WHERE xa.id = ${S}.account_id) AS "xAuthor"`,
+    `(SELECT json_group_array(${jsonRow(MEDIA(), "xm")}) FROM media_attachments xm WHERE xm.status_id = ${S}.id) AS "xMedia"`,
+    `(SELECT json_group_array(json_object('silent', xn.silent, 'account', ${jsonRow(AUTHOR(), "xna")}))
+      FROM mentions xn JOIN accounts xna ON xna.id = xn.account_id WHERE xn.status_id = ${S}.id) AS "xMentions"`,
+    `(SELECT json_group_array(xt.name) FROM status_tags xst JOIN tags xt ON xt.id = xst.tag_id WHERE xst.status_id = ${S}.id) AS "xTags"`,
+    `(SELECT ${jsonRow(POLL(), "xp")} FROM polls xp WHERE xp.status_id = ${S}.id) AS "xPoll"`,
+    `(SELECT json_object('id', xo.id, 'name', xo.name, 'website', xo.website) FROM oauth_applications xo
+      WHERE ${S}.local = 1 AND xo.id = ${S}.application_id) AS "xApp"`,
+    // The card's own `url` and the link's (as the status wrote it) are both kept.
+    `(SELECT json_object('originalUrl', xsc.url, 'card', ${jsonRow(CARD(), "xpc")})
+      FROM status_preview_cards xsc JOIN preview_cards xpc ON xpc.id = xsc.preview_card_id WHERE xsc.status_id = ${S}.id) AS "xCard"`,
+    // The custom emojis its text uses (statusEmojisStatement's rows, in the order written).
+    `CASE WHEN ${S}.emoji_shortcodes IS NOT NULL THEN (SELECT json_group_array(json_object('id', e.id, 'shortcode', e.shortcode,
+        'image_key', e.image_key, 'image_remote_url', e.image_remote_url, 'visible_in_picker', e.visible_in_picker, 'uri', e.uri))
+      FROM (SELECT xe.* FROM json_each(${S}.emoji_shortcodes) xj JOIN custom_emojis xe ON xe.shortcode = xj.value
+        AND xe.domain IS (SELECT xea.domain FROM accounts xea WHERE xea.id = ${S}.account_id) AND xe.disabled = 0 ORDER BY xj.key) e) END AS "xEmojis"`,
+    `(SELECT ${jsonRow(QUOTE(), "xq")} FROM quotes xq WHERE xq.status_id = ${S}.id) AS "xQuote"`,
+  ];
+  const mine = [
+    `EXISTS (SELECT 1 FROM favourites WHERE account_id = $v AND status_id = ${S}.id) AS "xFav"`,
+    `EXISTS (SELECT 1 FROM statuses xr WHERE xr.reblog_of_id = ${S}.id AND xr.account_id = $v) AS "xReb"`,
+    `EXISTS (SELECT 1 FROM bookmarks WHERE account_id = $v AND status_id = ${S}.id) AS "xBm"`,
+    `EXISTS (SELECT 1 FROM status_pins WHERE account_id = $v AND status_id = ${S}.id) AS "xPin"`,
+    `EXISTS (SELECT 1 FROM conversation_mutes WHERE account_id = $v AND conversation_id = ${S}.conversation_id) AS "xCm"`,
+    `CASE WHEN ${S}.poll_id IS NOT NULL THEN (SELECT json_group_array(choice) FROM poll_votes
+      WHERE poll_id = ${S}.poll_id AND account_id = $v) END AS "xVotes"`,
+    // Whether the viewer follows the author matters for a private status (canSeeStatus) and for a quote policy that
+    // names followers (quotePolicyFor: 4 in either half); elsewhere it is not looked up.
+    `CASE WHEN ${S}.visibility = 'private' OR (${S}.quote_approval_policy & ${FOLLOWERS_POLICY}) <> 0
+      THEN EXISTS (SELECT 1 FROM follows WHERE account_id = $v AND target_account_id = ${S}.account_id) ELSE 0 END AS "xFollowing"`,
+    `EXISTS (SELECT 1 FROM blocks WHERE account_id = ${S}.account_id AND target_account_id = $v) AS "xBlockedBy"`,
+    `EXISTS (SELECT 1 FROM blocks WHERE account_id = $v AND target_account_id = ${S}.account_id) AS "xBlocking"`,
+    `EXISTS (SELECT 1 FROM mutes WHERE account_id = $v AND target_account_id = ${S}.account_id
+      AND (expires_at IS NULL OR expires_at > $now)) AS "xMuting"`,
+  ];
+  return `SELECT ${[...cols, ...own, ...(viewer ? mine : [])].join(", ")} FROM statuses`;
+}
+
 /**
  * One statement for a set of statuses: each row with, through correlated lookups on its own keys (an index seek that
  * finds nothing reads no row), its author, media, mentions, tags, poll, application, card, emojis and quote, and the
  * viewer's relations to it and to its author. Rows read: one per id bound, one per row found.
  */
 function statusRowsStatement(db: DB, where: SQL, viewerId: string | null, now: number) {
-  const S = sql.raw(`"statuses"`);
-  const own = {
-    xAuthor: sql<string | null>`(SELECT ${jsonRow(AUTHOR(), "xa")} FROM accounts xa WHERE xa.id = ${S}.account_id)`.as("x_author"),
-    xMedia: sql<string | null>`(SELECT json_group_array(${jsonRow(MEDIA(), "xm")}) FROM media_attachments xm WHERE xm.status_id = ${S}.id)`.as("x_media"),
-    xMentions: sql<string | null>`(SELECT json_group_array(json_object('silent', xn.silent, 'account', ${jsonRow(AUTHOR(), "xna")}))
-      FROM mentions xn JOIN accounts xna ON xna.id = xn.account_id WHERE xn.status_id = ${S}.id)`.as("x_mentions"),
-    xTags: sql<string | null>`(SELECT json_group_array(xt.name) FROM status_tags xst JOIN tags xt ON xt.id = xst.tag_id WHERE xst.status_id = ${S}.id)`.as(
-      "x_tags",
-    ),
-    xPoll: sql<string | null>`(SELECT ${jsonRow(POLL(), "xp")} FROM polls xp WHERE xp.status_id = ${S}.id)`.as("x_poll"),
-    xApp: sql<string | null>`(SELECT json_object('id', xo.id, 'name', xo.name, 'website', xo.website) FROM oauth_applications xo
-      WHERE ${S}.local = 1 AND xo.id = ${S}.application_id)`.as("x_app"),
-    // The card's own `url` and the link's (as the status wrote it) are both kept.
-    xCard: sql<string | null>`(SELECT json_object('originalUrl', xsc.url, 'card', ${jsonRow(CARD(), "xpc")})
-      FROM status_preview_cards xsc JOIN preview_cards xpc ON xpc.id = xsc.preview_card_id WHERE xsc.status_id = ${S}.id)`.as("x_card"),
-    // The custom emojis its text uses (statusEmojisStatement's rows, in the order written).
-    xEmojis: sql<string | null>`CASE WHEN ${S}.emoji_shortcodes IS NOT NULL THEN (SELECT json_group_array(json_object('id', e.id, 'shortcode', e.shortcode,
-        'image_key', e.image_key, 'image_remote_url', e.image_remote_url, 'visible_in_picker', e.visible_in_picker, 'uri', e.uri))
-      FROM (SELECT xe.* FROM json_each(${S}.emoji_shortcodes) xj JOIN custom_emojis xe ON xe.shortcode = xj.value
-        AND xe.domain IS (SELECT xea.domain FROM accounts xea WHERE xea.id = ${S}.account_id) AND xe.disabled = 0 ORDER BY xj.key) e) END`.as("x_emojis"),
-    xQuote: sql<string | null>`(SELECT ${jsonRow(QUOTE(), "xq")} FROM quotes xq WHERE xq.status_id = ${S}.id)`.as("x_quote"),
-  };
-  if (!viewerId)
-    return db
-      .select({ ...getTableColumns(statuses), ...own })
-      .from(statuses)
-      .where(where);
-  const v = padId(viewerId);
-  const mine = {
-    xFav: sql<number>`EXISTS (SELECT 1 FROM favourites WHERE account_id = ${v} AND status_id = ${S}.id)`.as("x_fav"),
-    xReb: sql<number>`EXISTS (SELECT 1 FROM statuses xr WHERE xr.reblog_of_id = ${S}.id AND xr.account_id = ${v})`.as("x_reb"),
-    xBm: sql<number>`EXISTS (SELECT 1 FROM bookmarks WHERE account_id = ${v} AND status_id = ${S}.id)`.as("x_bm"),
-    xPin: sql<number>`EXISTS (SELECT 1 FROM status_pins WHERE account_id = ${v} AND status_id = ${S}.id)`.as("x_pin"),
-    xCm: sql<number>`EXISTS (SELECT 1 FROM conversation_mutes WHERE account_id = ${v} AND conversation_id = ${S}.conversation_id)`.as("x_cm"),
-    xVotes: sql<string | null>`CASE WHEN ${S}.poll_id IS NOT NULL THEN (SELECT json_group_array(choice) FROM poll_votes
-      WHERE poll_id = ${S}.poll_id AND account_id = ${v}) END`.as("x_votes"),
-    // Whether the viewer follows the author matters for a private status (canSeeStatus) and for a quote policy that
-    // names followers (quotePolicyFor: 4 in either half); elsewhere it is not looked up.
-    xFollowing: sql<number>`CASE WHEN ${S}.visibility = 'private' OR (${S}.quote_approval_policy & ${FOLLOWERS_POLICY}) <> 0
-      THEN EXISTS (SELECT 1 FROM follows WHERE account_id = ${v} AND target_account_id = ${S}.account_id) ELSE 0 END`.as("x_following"),
-    xBlockedBy: sql<number>`EXISTS (SELECT 1 FROM blocks WHERE account_id = ${S}.account_id AND target_account_id = ${v})`.as("x_blocked_by"),
-    xBlocking: sql<number>`EXISTS (SELECT 1 FROM blocks WHERE account_id = ${v} AND target_account_id = ${S}.account_id)`.as("x_blocking"),
-    xMuting: sql<number>`EXISTS (SELECT 1 FROM mutes WHERE account_id = ${v} AND target_account_id = ${S}.account_id
-      AND (expires_at IS NULL OR expires_at > ${now}))`.as("x_muting"),
-  };
-  return db
-    .select({ ...getTableColumns(statuses), ...own, ...mine })
-    .from(statuses)
-    .where(where);
+  const head = viewerId ? bindText(STATUS_HEAD_VIEWER(), { v: padId(viewerId), now }) : bindText(STATUS_HEAD(), {});
+  return db.all<LoadedRow>(sql`${head} WHERE ${where}`);
 }
 
 /** QUOTE_FLAGS.followers in the automatic (high) and manual (low) halves of quote_approval_policy. */
 const FOLLOWERS_POLICY = (QUOTE_FLAGS.followers << 16) | QUOTE_FLAGS.followers;
 
-type LoadedRow = StatusRow & {
+/** A row as D1 returns it: the status's columns by property name, not yet decoded (decodeStatus), and the rest. */
+type LoadedRow = Record<keyof StatusRow, unknown> & {
   xAuthor: string | null;
   xMedia: string | null;
   xMentions: string | null;
@@ -233,6 +239,17 @@ type LoadedRow = StatusRow & {
   xBlocking?: number;
   xMuting?: number;
 };
+
+/** The status row's columns decoded in place as drizzle's select would (ids unpadded, booleans, JSON). */
+function decodeStatus(raw: Record<string, unknown>): StatusRow {
+  const cols = STATUS_COLUMNS();
+  for (let i = 0; i < cols.length; i++) {
+    const [k, c] = cols[i]!;
+    const v = raw[k];
+    raw[k] = v == null ? null : c.mapFromDriverValue(v);
+  }
+  return raw as StatusRow;
+}
 
 /** A bundle with nothing loaded yet (also used to render a status just written, without reading it back). */
 export function emptyBundle(viewerId: string | null): StatusBundle {
@@ -277,9 +294,9 @@ export async function loadStatusBundle(db: DB, ids: string[], viewerId: string |
   const now = Date.now();
   const page = [...new Set(ids)];
   const extra = related ? [...new Set(related)].filter((id) => !page.includes(id)) : null;
-  const rowsQ = [statusRowsStatement(db, inArray(statuses.id, inIds(page)), viewerId, now)];
+  const rowsQ = [statusRowsStatement(db, sql`"statuses"."id" IN ${inIds(page)}`, viewerId, now)];
   if (!extra) rowsQ.push(statusRowsStatement(db, relatedOf(page), viewerId, now));
-  else if (extra.length) rowsQ.push(statusRowsStatement(db, inArray(statuses.id, inIds(extra)), viewerId, now));
+  else if (extra.length) rowsQ.push(statusRowsStatement(db, sql`"statuses"."id" IN ${inIds(extra)}`, viewerId, now));
   const v = viewerId ?? "0";
   const all = extra
     ? inIds([...page, ...extra])
@@ -313,8 +330,9 @@ export async function loadStatusBundle(db: DB, ids: string[], viewerId: string |
         xBlockedBy,
         xBlocking,
         xMuting,
-        ...s
+        ...raw
       } = row;
+      const s = decodeStatus(raw);
       const id = s.id;
       bundle.statuses.set(id, s);
       const author = parseJson<unknown[]>(xAuthor);
