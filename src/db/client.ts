@@ -43,7 +43,10 @@ export { idList } from "./id-list";
  * result directly behaves as before.
  */
 export function batchable<T extends object>(db: DB, raw: T): T {
-  const q = (raw as unknown as { getQuery(): { sql: string } }).getQuery();
-  (raw as unknown as { stmt: D1PreparedStatement }).stmt = (db as unknown as { session: { client: D1Client } }).session.client.prepare(q.sql);
+  const r = raw as unknown as { getQuery(): { sql: string }; stmt: D1PreparedStatement };
+  const q = r.getQuery();
+  r.stmt = (db as unknown as { session: { client: D1Client } }).session.client.prepare(q.sql);
+  // The batch asks for the query again (twice when it has no parameters); the text is built once.
+  r.getQuery = () => q;
   return raw;
 }
