@@ -5,6 +5,7 @@ import { and, eq, isNull, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { accounts, feedStates, followRequests, oauthAccessTokens, oauthApplications, userRoles, users } from "../db/schema";
 import { sha256Hex } from "../lib/crypto";
+import { frozenSelect } from "../db/frozen";
 
 export interface Viewer {
   tokenId: string;
@@ -27,10 +28,9 @@ export function bearerToken(req: Request): string | null {
   return null;
 }
 
-export async function loadViewer(db: DB, token: string): Promise<Viewer | null> {
-  if (token.length > 200) return null;
-  const hash = await sha256Hex(token);
-  const rows = await db
+/** The token's row joined with its user, account, role, application and feed state; its SQL text is built once. */
+const viewerRows = frozenSelect((db) =>
+  db
     .select({
       token: oauthAccessTokens,
       user: users,
@@ -46,8 +46,13 @@ export async function loadViewer(db: DB, token: string): Promise<Viewer | null> 
     .leftJoin(userRoles, eq(userRoles.id, users.roleId))
     .leftJoin(oauthApplications, eq(oauthApplications.id, oauthAccessTokens.applicationId))
     .leftJoin(feedStates, eq(feedStates.accountId, users.accountId))
-    .where(and(eq(oauthAccessTokens.tokenHash, hash), isNull(oauthAccessTokens.revokedAt)))
-    .limit(1);
+    .where(and(eq(oauthAccessTokens.tokenHash, sql.placeholder("hash")), isNull(oauthAccessTokens.revokedAt)))
+    .limit(1),
+);
+
+export async function loadViewer(db: DB, token: string): Promise<Viewer | null> {
+  if (token.length > 200) return null;
+  const rows = await viewerRows(db, { hash: await sha256Hex(token) });
   const r = rows[0];
   if (!r) return null;
   if (r.token.userId && (!r.user || !r.account)) return null;
