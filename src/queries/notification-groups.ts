@@ -190,10 +190,11 @@ function pageStart(page: Page): SQL | null {
  * (Mastodon's pagination_range: the page's first and last ids, widened to the cursor on a last, incomplete page).
  */
 export async function groupedPage(db: DB, viewerId: string, f: GroupedFilter, page: Page): Promise<GroupedPage> {
-  const found = await selectWithRefs(db)
-    .where(and(...filterConds(viewerId, f), cursorWhere(notifications.id, page), representativeSql(viewerId, f, !!page.minId, pageStart(page))))
-    .orderBy(cursorOrder(notifications.id, page))
-    .limit(page.limit);
+  const found = await selectWithRefs(db, {
+    where: and(...filterConds(viewerId, f), cursorWhere(notifications.id, page), representativeSql(viewerId, f, !!page.minId, pageStart(page))),
+    orderBy: cursorOrder(notifications.id, page),
+    limit: page.limit,
+  });
   const rows = inPageOrder(found, page).map((r) => ({ ...r, key: effectiveKey(r.n, f.groupedTypes) }));
   const first = rows[0];
   const last = rows[rows.length - 1];
@@ -223,10 +224,11 @@ function byGroupKey(key: string): SQL | null {
 export async function findGroup(db: DB, viewerId: string, key: string): Promise<GroupedPage | null> {
   const cond = byGroupKey(key);
   if (!cond) return null;
-  const [row] = await selectWithRefs(db)
-    .where(and(cond, ...filterConds(viewerId, { includeFiltered: true })))
-    .orderBy(sql`${notifications.id} DESC`)
-    .limit(1);
+  const [row] = await selectWithRefs(db, {
+    where: and(cond, ...filterConds(viewerId, { includeFiltered: true })),
+    orderBy: sql`${notifications.id} DESC`,
+    limit: 1,
+  });
   if (!row) return null;
   const k = effectiveKey(row.n, GROUPABLE_TYPES);
   return completePage(db, viewerId, [{ ...row, key: k }], null, false);
@@ -236,10 +238,11 @@ export async function findGroup(db: DB, viewerId: string, key: string): Promise<
 export async function groupAccounts(db: DB, viewerId: string, key: string, page: Page): Promise<{ cursor: string; account: AccountRow }[]> {
   const cond = byGroupKey(key);
   if (!cond) return [];
-  const rows = await selectWithRefs(db)
-    .where(and(cond, ...filterConds(viewerId, { includeFiltered: true }), cursorWhere(notifications.id, page)))
-    .orderBy(cursorOrder(notifications.id, page))
-    .limit(page.limit);
+  const rows = await selectWithRefs(db, {
+    where: and(cond, ...filterConds(viewerId, { includeFiltered: true }), cursorWhere(notifications.id, page)),
+    orderBy: cursorOrder(notifications.id, page),
+    limit: page.limit,
+  });
   return inPageOrder(rows, page).map((r) => ({ cursor: r.n.id, account: r.from }));
 }
 

@@ -4,6 +4,7 @@
 import { and, eq, inArray, notInArray, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { deleteOwnRow } from "../db/owned";
+import { frozenHead } from "../db/frozen";
 import { cursorOrder, cursorWhere, inPageOrder } from "../db/keyset";
 import { idList } from "../db/client";
 import { accounts, notifications, reports, type NotificationType } from "../db/schema/index";
@@ -61,7 +62,11 @@ export function filterConds(viewerId: string, f: NotificationFilter): SQL[] {
   return conds;
 }
 
-export function selectWithRefs(db: DB) {
+/**
+ * Notifications joined with their sender and report, and the ids of the statuses each one's status shows besides
+ * itself (boost target, quoted status); `tail` selects, orders and limits. The SELECT … JOIN text is built once.
+ */
+export const selectWithRefs = frozenHead((db) => {
   const rb = sql`(SELECT rs.reblog_of_id FROM statuses rs WHERE rs.id = ${notifications.statusId})`;
   return db
     .select({
@@ -74,7 +79,7 @@ export function selectWithRefs(db: DB) {
     .from(notifications)
     .innerJoin(accounts, eq(accounts.id, notifications.fromAccountId))
     .leftJoin(reports, eq(reports.id, notifications.reportId));
-}
+});
 
 /**
  * Reported accounts come in a second query: joining accounts twice would pass D1's limit of 100 result columns as
@@ -93,10 +98,11 @@ export async function withReportTargets(db: DB, rows: Omit<NotificationWithRefs,
 }
 
 export async function notificationPage(db: DB, viewerId: string, f: NotificationFilter, page: Page): Promise<NotificationWithRefs[]> {
-  const rows = await selectWithRefs(db)
-    .where(and(...filterConds(viewerId, f), cursorWhere(notifications.id, page)))
-    .orderBy(cursorOrder(notifications.id, page))
-    .limit(page.limit);
+  const rows = await selectWithRefs(db, {
+    where: and(...filterConds(viewerId, f), cursorWhere(notifications.id, page)),
+    orderBy: cursorOrder(notifications.id, page),
+    limit: page.limit,
+  });
   return withReportTargets(db, inPageOrder(rows, page));
 }
 
@@ -105,9 +111,7 @@ export async function notificationPage(db: DB, viewerId: string, f: Notification
  * `includeFiltered` (GET /api/v1/notifications/:id shows it, as Mastodon does; streaming never sends it).
  */
 export async function findNotification(db: DB, viewerId: string, id: string, includeFiltered = false): Promise<NotificationWithRefs | null> {
-  const [row] = await selectWithRefs(db)
-    .where(and(eq(notifications.id, id), ...filterConds(viewerId, { includeFiltered })))
-    .limit(1);
+  const [row] = await selectWithRefs(db, { where: and(eq(notifications.id, id), ...filterConds(viewerId, { includeFiltered })), limit: 1 });
   return row ? ((await withReportTargets(db, [row]))[0] ?? null) : null;
 }
 
