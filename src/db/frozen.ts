@@ -1,74 +1,102 @@
-import { fillPlaceholders, sql, type Query, type SQL } from "drizzle-orm";
+// Statements whose SQL text drizzle builds once per isolate. Drizzle builds a select's text from its pieces on every
+// call: for a whole row of a wide table (accounts: ~45 columns) or a few tables joined that is tens of KiB of garbage
+// and a good share of a small request's CPU, on every request or inbox delivery that reads one. A frozen statement
+// keeps the text, binds new values per call and maps rows with drizzle's own mapping (columns decoded, a left join that
+// found nothing as null), so call sites read as before. It is awaited, or passed to db.batch like any statement.
+import { type AnyColumn, fillPlaceholders, sql, type Query, type SQL } from "drizzle-orm";
+import type { SQLiteRaw } from "drizzle-orm/sqlite-core/query-builders/raw";
 import type { DB } from "./client";
 
-/** What a select builder's prepare() gives: the query (its values as placeholders) and how to map the rows. */
+/** What drizzle's select builder hands its session, and the prepared query the session returns (drizzle internals). */
 interface Prepared {
   getQuery(): Query;
   fields?: unknown;
   joinsNotNullableMap?: unknown;
 }
-
+interface SessionQuery extends Prepared {
+  stmt: unknown;
+  all(): Promise<unknown[]>;
+  mapResult(result: unknown, isFromBatch?: boolean): unknown;
+}
 interface Internals {
-  session: Session;
+  session: { prepareQuery(query: Query, fields: unknown, method: "all", arrayMode: boolean): SessionQuery };
   dialect: { sqlToQuery(q: SQL): Query };
 }
 
-interface Session {
-  prepareQuery(query: Query, fields: unknown, method: "all", arrayMode: boolean): Prepared & { all(): Promise<unknown[]> };
+/** A built select, as frozen: its text, and how its rows map. */
+interface Made {
+  query: Query;
+  fields: unknown;
+  joins: unknown;
+}
+
+type Builder = { prepare(): unknown; all(): Promise<unknown[]> };
+type Rows<Q extends Builder> = Awaited<ReturnType<Q["all"]>>;
+
+function make(db: DB, build: (db: DB) => Builder): Made {
+  const p = build(db).prepare() as Prepared;
+  return { query: p.getQuery(), fields: p.fields, joins: p.joinsNotNullableMap };
 }
 
 /**
- * A select whose SQL text drizzle builds ONCE per isolate: `build` writes it with `sql.placeholder(name)` where the
- * values go, and each call binds `values` to the same text and maps the rows with drizzle's own mapping (left joins
- * that found nothing become null, columns decoded). Building a select of a few wide tables joined is ~100 KiB of
- * garbage and a good share of a small request's CPU, so the statements every request runs (the viewer's token) are
- * built this way. Not for statements whose text varies.
+ * The query as a statement: awaiting it runs it alone, db.batch runs it with others (drizzle's batch asks a statement
+ * for `_prepare()`, then its query, its D1 statement and its rows mapped from the batch's result).
  */
-export function frozenSelect<Q extends { prepare(): unknown; all(): Promise<unknown[]> }>(
-  build: (db: DB) => Q,
-): (db: DB, values: Record<string, unknown>) => ReturnType<Q["all"]> {
-  let made: { query: Query; fields: unknown; joins: unknown } | undefined;
+function statement<T>(db: DB, made: Made, sqlText: string, params: unknown[]): SQLiteRaw<T> {
+  const q = (db as unknown as Internals).session.prepareQuery({ sql: sqlText, params }, made.fields, "all", true);
+  (q as { joinsNotNullableMap?: unknown }).joinsNotNullableMap = made.joins;
+  const run = () => q.all() as Promise<T>;
+  const s = {
+    _prepare: () => s,
+    getQuery: () => q.getQuery(),
+    stmt: q.stmt,
+    mapResult: (result: unknown, isFromBatch?: boolean) => q.mapResult(result, isFromBatch),
+    // biome-ignore lint/suspicious/noThenProperty: a statement is awaited like drizzle's own (a QueryPromise)
+    then: <A, B>(ok?: (v: T) => A | PromiseLike<A>, fail?: (e: unknown) => B | PromiseLike<B>) => run().then(ok, fail),
+    catch: <B>(fail?: (e: unknown) => B | PromiseLike<B>) => run().catch(fail),
+    finally: (f?: () => void) => run().finally(f),
+  };
+  return s as unknown as SQLiteRaw<T>;
+}
+
+/**
+ * A select written whole, with `sql.placeholder(name)` where its values go: each call binds `values` to the same
+ * text. For a statement whose text never varies (the viewer's token, every authenticated request). A placeholder's
+ * value is bound as given, not through its column's encoder (drizzle's own placeholders behave the same): an id
+ * goes in padded (padId), as stored.
+ */
+export function frozenSelect<Q extends Builder>(build: (db: DB) => Q): (db: DB, values: Record<string, unknown>) => SQLiteRaw<Rows<Q>> {
+  let made: Made | undefined;
   return (db, values) => {
-    const { session } = db as unknown as Internals;
-    if (!made) {
-      const p = build(db).prepare() as Prepared;
-      made = { query: p.getQuery(), fields: p.fields, joins: p.joinsNotNullableMap };
-    }
-    const q = session.prepareQuery({ sql: made.query.sql, params: fillPlaceholders(made.query.params, values) }, made.fields, "all", true);
-    q.joinsNotNullableMap = made.joins;
-    return q.all() as ReturnType<Q["all"]>;
+    made ??= make(db, build);
+    return statement(db, made, made.query.sql, fillPlaceholders(made.query.params, values));
   };
 }
 
 /** The end of a frozen head's statement, built per call: its conditions, order and limit. */
 export interface Tail {
   where?: SQL | undefined;
-  orderBy?: SQL;
+  orderBy?: SQL | AnyColumn | (SQL | AnyColumn)[];
   limit?: number;
 }
 
 /**
- * A select whose `SELECT … FROM … JOIN …` drizzle builds ONCE per isolate (`build` gives the builder without where,
- * order or limit, and no values), and whose WHERE, ORDER BY and LIMIT vary per call (a page's filters and cursor):
- * only those are built each time. Rows are mapped by drizzle as the builder's own would be.
+ * A select whose `SELECT … FROM … JOIN …` is frozen (`build` gives the builder without where, order or limit, and
+ * binding no values) and whose WHERE, ORDER BY and LIMIT are built per call (a page's filters and cursor, a lookup's
+ * key): the whole row of a wide table, or a few tables joined.
  */
-export function frozenHead<Q extends { prepare(): unknown; all(): Promise<unknown[]> }>(build: (db: DB) => Q): (db: DB, tail: Tail) => ReturnType<Q["all"]> {
-  let made: { sql: string; fields: unknown; joins: unknown } | undefined;
+export function frozenHead<Q extends Builder>(build: (db: DB) => Q): (db: DB, tail: Tail) => SQLiteRaw<Rows<Q>> {
+  let made: Made | undefined;
   return (db, { where, orderBy, limit }) => {
-    const { session, dialect } = db as unknown as Internals;
     if (!made) {
-      const p = build(db).prepare() as Prepared;
-      const q = p.getQuery();
-      if (q.params.length) throw new Error("frozenHead: the head must bind no values (they belong in the tail)");
-      made = { sql: q.sql, fields: p.fields, joins: p.joinsNotNullableMap };
+      made = make(db, build);
+      if (made.query.params.length) throw new Error("frozenHead: the head must bind no values (they belong in the tail)");
     }
     const parts: SQL[] = [];
     if (where) parts.push(sql` where ${where}`);
-    if (orderBy) parts.push(sql` order by ${orderBy}`);
+    if (orderBy) parts.push(sql` order by ${Array.isArray(orderBy) ? sql.join(orderBy, sql`, `) : orderBy}`);
     if (limit !== undefined) parts.push(sql` limit ${limit}`);
-    const tail = dialect.sqlToQuery(sql.join(parts));
-    const q = session.prepareQuery({ sql: made.sql + tail.sql, params: tail.params }, made.fields, "all", true);
-    q.joinsNotNullableMap = made.joins;
-    return q.all() as ReturnType<Q["all"]>;
+    const tail = (db as unknown as Internals).dialect.sqlToQuery(sql.join(parts));
+    return statement(db, made, made.query.sql + tail.sql, tail.params);
   };
 }

@@ -13,6 +13,7 @@ import { renderRule } from "./instance";
 import { reportFields } from "./report";
 import { loadStatusBundle, renderStatusFrom } from "./status";
 import { isoTime } from "./urls";
+import { accountRows } from "../db/table-rows";
 
 export async function renderAdminReports(db: DB, cfg: Config, list: ReportRow[]): Promise<Record<string, unknown>[]> {
   if (!list.length) return [];
@@ -24,8 +25,8 @@ export async function renderAdminReports(db: DB, cfg: Config, list: ReportRow[])
   const statusIds = [...new Set(list.flatMap((r) => r.statusIds))];
   // Separate selects, not a join: D1 batches return rows keyed by column name, where joined tables' `id`s collide.
   const ids = idList([...accountIds]);
-  const [accountRows, userRows, roleRows, ruleRows] = await db.batch([
-    db.select().from(accounts).where(inArray(accounts.id, ids)),
+  const [accountList, userRows, roleRows, ruleRows] = await db.batch([
+    accountRows(db, { where: inArray(accounts.id, ids) }),
     db.select().from(users).where(inArray(users.accountId, ids)),
     db.select().from(userRoles),
     db
@@ -36,7 +37,7 @@ export async function renderAdminReports(db: DB, cfg: Config, list: ReportRow[])
   const userOf = new Map(userRows.map((u) => [u.accountId, u]));
   const roleOf = new Map(roleRows.map((r) => [r.id, r]));
   const byId = new Map<string, AdminAccountRow>(
-    accountRows.map((account) => {
+    accountList.map((account) => {
       const user = userOf.get(account.id) ?? null;
       return [account.id, { account, user, role: (user?.roleId && roleOf.get(user.roleId)) || null }];
     }),

@@ -16,6 +16,7 @@ import { signedFetchOptions } from "./fetch-options";
 import { normalizeNote, sameHost } from "./normalize";
 import { fetchObject, newResolution, type Resolution, resolveStatus } from "./resolve-status";
 import { fetchActivityJson } from "./safe-fetch";
+import { statusRows } from "../db/table-rows";
 
 export interface BackfillBudget {
   /** Remote documents fetched (statuses and collection pages; authors are fetched by the resolver as needed). */
@@ -108,7 +109,7 @@ export async function backfillThread(db: DB, cfg: Config, fx: Effects, statusId:
 }
 
 async function statusById(db: DB, id: string): Promise<StatusRow | null> {
-  const [row] = await db.select().from(statuses).where(eq(statuses.id, id)).limit(1);
+  const [row] = await statusRows(db, { where: eq(statuses.id, id), limit: 1 });
   return row ?? null;
 }
 
@@ -191,11 +192,10 @@ async function walkReplies(p: Pass, root: StatusRow): Promise<boolean> {
       }
     }
     visited.add(s.id);
-    const children = await db
-      .select()
-      .from(statuses)
-      .where(sql`${statuses.inReplyToId} = ${padId(s.id)} AND ${statuses.reblogOfId} IS NULL`)
-      .limit(MAX_REPLIES_PER_STATUS * 2);
+    const children = await statusRows(db, {
+      where: sql`${statuses.inReplyToId} = ${padId(s.id)} AND ${statuses.reblogOfId} IS NULL`,
+      limit: MAX_REPLIES_PER_STATUS * 2,
+    });
     queue.push(...children.filter((c) => !visited.has(c.id)));
   }
   return true;

@@ -3,14 +3,11 @@ import { and, desc, eq, inArray, isNull, lt, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { accounts, featuredTags, follows, statusPins, statuses, tags } from "../db/schema";
 import type { AccountRow } from "../db/schema";
+import { accountRows, statusRows } from "../db/table-rows";
 
 export async function localAccountByUsername(db: DB, username: string): Promise<AccountRow | null> {
   if (!/^[A-Za-z0-9_.]{1,64}$/.test(username)) return null;
-  const [a] = await db
-    .select()
-    .from(accounts)
-    .where(and(sql`lower(${accounts.username}) = ${username.toLowerCase()}`, isNull(accounts.domain)))
-    .limit(1);
+  const [a] = await accountRows(db, { where: and(sql`lower(${accounts.username}) = ${username.toLowerCase()}`, isNull(accounts.domain)), limit: 1 });
   return a ?? null;
 }
 
@@ -55,10 +52,6 @@ export async function featuredTagNames(db: DB, accountId: string): Promise<strin
 }
 
 export async function localStatus(db: DB, accountId: string, statusId: string) {
-  const [s] = await db
-    .select()
-    .from(statuses)
-    .where(and(eq(statuses.id, statusId), eq(statuses.accountId, accountId)))
-    .limit(1);
+  const [s] = await statusRows(db, { where: and(eq(statuses.id, statusId), eq(statuses.accountId, accountId)), limit: 1 });
   return s ?? null;
 }

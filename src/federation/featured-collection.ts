@@ -16,6 +16,7 @@ import { isDomainSuspended, ResolveError } from "./remote-accounts";
 import { ingestNote } from "./remote-statuses";
 import { FETCH_BUDGET, isLocalUri, newResolution, resolveStatus, statusByUri, type Resolution } from "./resolve-status";
 import { fetchActivityJson, FetchRefused } from "./safe-fetch";
+import { accountRows } from "../db/table-rows";
 
 /** A featured collection is fetched again only after this long (Mastodon refreshes remote accounts about as often). */
 export const FEATURED_REFRESH_MS = 6 * 3600_000;
@@ -109,7 +110,7 @@ async function replacePins(db: DB, accountId: string, statusIds: string[], now: 
  * Refusals by the remote side (bad documents, fetch errors) are logged and dropped; D1 and queue errors throw.
  */
 export async function fetchFeaturedCollection(db: DB, env: Env, accountId: string, origin: string, fx: Effects): Promise<void> {
-  const [account] = await db.select().from(accounts).where(eq(accounts.id, accountId)).limit(1);
+  const [account] = await accountRows(db, { where: eq(accounts.id, accountId), limit: 1 });
   const cfg = readConfig(env, origin);
   if (!account || !wantsFeatured(account) || (await isDomainSuspended(db, account.domain!, cfg))) return;
   const url = account.featuredUrl!;

@@ -33,6 +33,7 @@ import { normalizeActivity } from "./normalize";
 import { accountDomainSql, domainSuspendedStatement, ResolveError } from "./remote-accounts";
 import { newResolution } from "./resolve-status";
 import { FetchRefused } from "./safe-fetch";
+import { accountRows, inboxItemRows, statusRows } from "../db/table-rows";
 
 const ACTOR_TYPES = new Set(["Person", "Service", "Application", "Group", "Organization"]);
 /** Activities whose effect depends only on the current state (see processInboxItem): not deduplicated by id. */
@@ -64,7 +65,7 @@ async function dispatch(ctx: InboxContext): Promise<void> {
         // The quote authorization it may withdraw and the status it may delete: one batch.
         const q = revokedQuoteStatement(ctx);
         if (q && activity.objectId) {
-          const [revoked, status] = await ctx.db.batch([q, ctx.db.select().from(statuses).where(eq(statuses.uri, activity.objectId)).limit(1)]);
+          const [revoked, status] = await ctx.db.batch([q, statusRows(ctx.db, { where: eq(statuses.uri, activity.objectId), limit: 1 })]);
           if (revoked[0]) return handleDeleteAuthorization(ctx, revoked[0]);
           return handleDeleteNote(ctx, status[0] ?? null);
         }
@@ -124,8 +125,8 @@ async function loadItem(db: DB, itemId: string, cfg: Pick<ReturnType<typeof read
   // The activity's `id` as the body states it, and whether it was seen: the dedupe check, when the id is the key.
   const rawId = sql`(SELECT CASE WHEN json_valid(body) THEN json_extract(body, '$.id') END FROM inbox_items WHERE id = ${padId(itemId)})`;
   const [items, signers, domain, seen] = await db.batch([
-    db.select().from(inboxItems).where(eq(inboxItems.id, itemId)).limit(1),
-    db.select().from(accounts).where(sql`${accounts.id} = ${signerId}`).limit(1),
+    inboxItemRows(db, { where: eq(inboxItems.id, itemId), limit: 1 }),
+    accountRows(db, { where: sql`${accounts.id} = ${signerId}`, limit: 1 }),
     domainSuspendedStatement(db, accountDomainSql(signerId), cfg),
     db.all<{ id: unknown; seen: number }>(sql`SELECT ${rawId} AS id, EXISTS (SELECT 1 FROM inbox_seen WHERE activity_id = ${rawId}) AS seen`),
   ]);

@@ -11,6 +11,7 @@ import type { AccountRow } from "../db/schema";
 import { normalizeActivity, sameHost, type NormalizedActivity } from "./normalize";
 import { accountDomainSql, actorLookupFrom, actorLookupStatements, domainSuspendedStatement, resolveActor, type ActorLookup } from "./remote-accounts";
 import { checkSignedRequest, noteSignatureSpec, parseRequestSignature, SignatureError, verifyWithKey, type ParsedSignature } from "./signatures";
+import { accountRows } from "../db/table-rows";
 
 export const MAX_INBOX_BODY = 1024 * 1024;
 /** C25: verified POSTs per remote host and window (senders retry 429, so a flood queues up on their side). */
@@ -63,7 +64,7 @@ async function keyOwner(db: DB, cfg: Config, keyId: string, refresh: boolean): P
   if (!refresh) {
     const byKey = sql`(SELECT id FROM accounts WHERE public_key_id = ${keyId} LIMIT 1)`;
     const [[cached], [domain]] = await db.batch([
-      db.select().from(accounts).where(eq(accounts.publicKeyId, keyId)).limit(1),
+      accountRows(db, { where: eq(accounts.publicKeyId, keyId), limit: 1 }),
       domainSuspendedStatement(db, accountDomainSql(byKey), cfg),
     ]);
     if (cached?.publicKeyPem) return { owner: cached, suspended: !!domain?.suspended };

@@ -6,16 +6,12 @@ import { accountKeys, accounts } from "../db/schema";
 import type { Config } from "../env";
 import { snowflake } from "../lib/ids";
 import { ensureActorKeys } from "./actor-keys";
+import { accountRows } from "../db/table-rows";
 
 export const INSTANCE_ACTOR_USERNAME = "instance.actor";
 
 export async function instanceActorAccount(db: DB, cfg: Config) {
-  const find = () =>
-    db
-      .select()
-      .from(accounts)
-      .where(and(eq(accounts.username, INSTANCE_ACTOR_USERNAME), isNull(accounts.domain)))
-      .limit(1);
+  const find = () => accountRows(db, { where: and(eq(accounts.username, INSTANCE_ACTOR_USERNAME), isNull(accounts.domain)), limit: 1 });
   let [row] = await find();
   if (!row) {
     const now = Date.now();

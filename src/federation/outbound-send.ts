@@ -8,6 +8,7 @@ import { type AccountRow, accounts, type RenderAccountRow } from "../db/schema";
 import type { Config, Env } from "../env";
 import { deliverActivity } from "./delivery";
 import { personalInbox, withoutSuspended } from "./recipients";
+import { accountRows } from "../db/table-rows";
 
 type Obj = Record<string, unknown>;
 
@@ -18,12 +19,7 @@ export interface Run {
 }
 
 export async function accountsById(db: DB, ids: string[]): Promise<Map<string, AccountRow>> {
-  const rows = ids.length
-    ? await db
-        .select()
-        .from(accounts)
-        .where(inArray(accounts.id, idList(ids)))
-    : [];
+  const rows = ids.length ? await accountRows(db, { where: inArray(accounts.id, idList(ids)) }) : [];
   return new Map(rows.map((r) => [r.id, r]));
 }
 

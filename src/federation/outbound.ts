@@ -49,6 +49,7 @@ import {
   preferredInbox,
   remoteInboxes,
 } from "./recipients";
+import { statusRows } from "../db/table-rows";
 
 async function pair(r: Run, localId: string, remoteId: string) {
   const m = await accountsById(r.db, [localId, remoteId]);
@@ -62,7 +63,7 @@ async function createOrUpdate(r: Run, statusId: string, update: boolean) {
   // and (for an edit) those of servers holding a copy through a boost, favourite or reply. Unused when it is not local.
   const author = sql`(SELECT account_id FROM statuses WHERE id = ${padId(statusId)})`;
   const [rows, followers, relayRows, interacted] = (await runBatch(r.db, [
-    r.db.select().from(statuses).where(eq(statuses.id, statusId)).limit(1),
+    statusRows(r.db, { where: eq(statuses.id, statusId), limit: 1 }),
     followerInboxesStatement(r.db, author),
     relayInboxesStatement(r.db),
     ...(update ? [interactedInboxesStatement(r.db, statusId)] : []),
@@ -102,9 +103,9 @@ async function deleteStatus(r: Run, a: Extract<FederateAction, { kind: "delete_s
 }
 
 async function announce(r: Run, reblogId: string) {
-  const [reblog] = await r.db.select().from(statuses).where(eq(statuses.id, reblogId)).limit(1);
+  const [reblog] = await statusRows(r.db, { where: eq(statuses.id, reblogId), limit: 1 });
   if (!reblog?.reblogOfId || !reblog.local) return;
-  const [target] = await r.db.select().from(statuses).where(eq(statuses.id, reblog.reblogOfId)).limit(1);
+  const [target] = await statusRows(r.db, { where: eq(statuses.id, reblog.reblogOfId), limit: 1 });
   if (!target || target.visibility === "direct") return;
   const m = await accountsById(r.db, [reblog.accountId, target.accountId]);
   const actor = m.get(reblog.accountId);
@@ -188,7 +189,7 @@ async function updateActor(r: Run, accountId: string) {
 }
 
 async function pin(r: Run, a: Extract<FederateAction, { kind: "pin" }>) {
-  const [s] = await r.db.select().from(statuses).where(eq(statuses.id, a.statusId)).limit(1);
+  const [s] = await statusRows(r.db, { where: eq(statuses.id, a.statusId), limit: 1 });
   if (!s || s.accountId !== a.accountId || s.visibility === "direct") return;
   const [actor] = (await accountsById(r.db, [a.accountId])).values();
   if (!isLocal(actor) || !actor.featuredUrl) return;

@@ -9,6 +9,7 @@ import { domainAndParents } from "../lib/domain-name";
 import { padId } from "../lib/ids";
 import type { AccountRow } from "../db/schema";
 import { followerInboxes, followerInboxesStatement } from "./delivery";
+import { accountRows } from "../db/table-rows";
 
 type Remote = Pick<AccountRow, "domain" | "inboxUrl" | "sharedInboxUrl" | "suspendedAt">;
 
@@ -30,10 +31,7 @@ export function remoteInboxes(list: (Remote | null | undefined)[], pick = prefer
 /** Remote accounts with these actor URIs (a deleted status only left its mention URIs behind). */
 export async function accountsByUris(db: DB, uris: string[]): Promise<AccountRow[]> {
   if (!uris.length) return [];
-  return db
-    .select()
-    .from(accounts)
-    .where(and(sql`${accounts.uri} IN (SELECT value FROM json_each(${JSON.stringify(uris)}))`, isNotNull(accounts.domain)));
+  return accountRows(db, { where: and(sql`${accounts.uri} IN (SELECT value FROM json_each(${JSON.stringify(uris)}))`, isNotNull(accounts.domain)) });
 }
 
 /** Remote accounts that reblogged, favourited or replied to a status: they hold a copy an Update must reach. */

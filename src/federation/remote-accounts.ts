@@ -14,6 +14,7 @@ import { normalizeActor, sameHost, type NormalizedActor } from "./normalize";
 import { primeSpec } from "./rfc9421";
 import { fetchActivityJson, FetchRefused, safeFetch } from "./safe-fetch";
 import { htmlToText, sanitizeHtml } from "./sanitize";
+import { accountRows } from "../db/table-rows";
 
 const STALE_MS = 24 * 3600_000;
 
@@ -165,7 +166,7 @@ export async function upsertRemoteAccount(db: DB, actor: NormalizedActor, knownB
       .values({ id: snowflake(actor.published ?? now), uri: actor.id, createdAt: actor.published ?? now, silencedAt, ...values })
       .onConflictDoUpdate({ target: accounts.uri, set: values }),
     db.insert(instances).values({ domain: host, firstSeenAt: now }).onConflictDoNothing(),
-    db.select().from(accounts).where(eq(accounts.uri, actor.id)).limit(1),
+    accountRows(db, { where: eq(accounts.uri, actor.id), limit: 1 }),
   ]);
   const [row] = res[res.length - 1] as AccountRow[];
   if (!row) throw new Error(`account ${actor.id} missing right after its upsert`);
@@ -187,7 +188,7 @@ export interface ActorLookup {
 export function actorLookupStatements(db: DB, cfg: Config, uri: string) {
   const host = new URL(uri).host;
   return [
-    db.select().from(accounts).where(eq(accounts.uri, uri)).limit(1),
+    accountRows(db, { where: eq(accounts.uri, uri), limit: 1 }),
     domainSuspendedStatement(db, sql`${host}`, cfg),
     domainBlockStatement(db, host),
     db.select({ host: signatureSpecs.host, spec: signatureSpecs.spec }).from(signatureSpecs).where(eq(signatureSpecs.host, host)).limit(1),
@@ -203,7 +204,7 @@ export function actorLookupFrom(res: readonly unknown[], uri: string): ActorLook
 /** The account for an actor URI, fetched when unknown or stale (or when `refresh`). `pre`: its reads, done already. */
 export async function resolveActor(db: DB, cfg: Config, uri: string, opts: { refresh?: boolean; pre?: ActorLookup } = {}): Promise<AccountRow> {
   const pre = opts.pre;
-  const known = pre ? pre.known : ((await db.select().from(accounts).where(eq(accounts.uri, uri)).limit(1))[0] ?? null);
+  const known = pre ? pre.known : ((await accountRows(db, { where: eq(accounts.uri, uri), limit: 1 }))[0] ?? null);
   if (known && !known.domain) return known;
   if (known && !opts.refresh && known.fetchedAt && Date.now() - known.fetchedAt < STALE_MS) return known;
   const host = new URL(uri).host;
@@ -218,11 +219,10 @@ export async function resolveActor(db: DB, cfg: Config, uri: string, opts: { ref
 
 /** WebFinger `user@domain` → account (Mastodon's ResolveAccountService). */
 export async function resolveHandle(db: DB, cfg: Config, username: string, domain: string): Promise<AccountRow> {
-  const [known] = await db
-    .select()
-    .from(accounts)
-    .where(sql`lower(${accounts.username}) = ${username.toLowerCase()} AND ${accounts.domain} = ${domain.toLowerCase()}`)
-    .limit(1);
+  const [known] = await accountRows(db, {
+    where: sql`lower(${accounts.username}) = ${username.toLowerCase()} AND ${accounts.domain} = ${domain.toLowerCase()}`,
+    limit: 1,
+  });
   if (known?.fetchedAt && Date.now() - known.fetchedAt < STALE_MS) return known;
   if (/[\r\n\s/?#@]/.test(username) || /[\r\n\s/?#@]/.test(domain)) throw new ResolveError("invalid handle");
   if (await isDomainSuspended(db, domain, cfg)) throw new ResolveError("domain suspended");

@@ -22,6 +22,7 @@ import { MAX_TAG_LENGTH, MAX_TAGS_PER_STATUS, statusTagsStatements, type TagName
 import { sameHost, visibilityFromAudience, type NormalizedNote } from "./normalize";
 import { isTombstoned, MAX_REPLY_DEPTH, type Resolution, resolveStatus, statusByUri } from "./resolve-status";
 import { htmlToText, sanitizeHtml } from "./sanitize";
+import { accountRows, statusRows } from "../db/table-rows";
 
 /** Mastodon fans out and notifies only for statuses younger than this (Status::REAL_TIME_WINDOW). */
 export const REALTIME_WINDOW_MS = 6 * 3600_000;
@@ -94,15 +95,12 @@ function noteMentionsQuery(db: DB, note: NormalizedNote) {
   const all = JSON.stringify([...new Set([...tagged, ...audience])]);
   if (all === "[]") return null;
   const tags = JSON.stringify(tagged);
-  return db
-    .select()
-    .from(accounts)
-    .where(
-      sql`${accounts.suspendedAt} IS NULL AND (
+  return accountRows(db, {
+    where: sql`${accounts.suspendedAt} IS NULL AND (
         (${accounts.domain} IS NULL AND (${accounts.uri} IN (SELECT value FROM json_each(${all})) OR ${accounts.url} IN (SELECT value FROM json_each(${all}))))
         OR (${accounts.domain} IS NOT NULL AND (${accounts.uri} IN (SELECT value FROM json_each(${tags})) OR ${accounts.url} IN (SELECT value FROM json_each(${tags})))))`,
-    )
-    .limit(2 * MAX_MENTIONED);
+    limit: 2 * MAX_MENTIONED,
+  });
 }
 
 function noteMentionsFrom(note: NormalizedNote, rows: AccountRow[]): Mentioned[] {
@@ -181,14 +179,10 @@ export interface IngestLookup {
 export function ingestLookupStatements(db: DB, note: NormalizedNote) {
   const mentionsQ = noteMentionsQuery(db, note);
   return [
-    db.select().from(statuses).where(eq(statuses.uri, note.id)).limit(1),
+    statusRows(db, { where: eq(statuses.uri, note.id), limit: 1 }),
     db.select({ uri: tombstones.uri }).from(tombstones).where(eq(tombstones.uri, note.id)).limit(1),
     conversationByUri(db, note.conversation ?? ""),
-    db
-      .select()
-      .from(statuses)
-      .where(eq(statuses.uri, note.inReplyTo && note.inReplyTo !== note.id ? note.inReplyTo : ""))
-      .limit(1),
+    statusRows(db, { where: eq(statuses.uri, note.inReplyTo && note.inReplyTo !== note.id ? note.inReplyTo : ""), limit: 1 }),
     ...(mentionsQ ? [mentionsQ] : []),
   ] as const;
 }

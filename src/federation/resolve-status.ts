@@ -14,6 +14,7 @@ import { normalizeNote, sameHost } from "./normalize";
 import { isDomainSuspended, resolveActor } from "./remote-accounts";
 import { ingestNote } from "./remote-statuses";
 import { fetchActivityJson } from "./safe-fetch";
+import { statusRows } from "../db/table-rows";
 
 /** How far up a reply chain unknown parents are fetched. */
 export const MAX_REPLY_DEPTH = 5;
@@ -43,7 +44,7 @@ export function newResolution(db: DB, cfg: Config, fx: Effects): Resolution {
 export const isLocalUri = (cfg: Config, uri: string) => uri.startsWith(`${cfg.origin}/`);
 
 export async function statusByUri(db: DB, uri: string): Promise<StatusRow | null> {
-  const [row] = await db.select().from(statuses).where(eq(statuses.uri, uri)).limit(1);
+  const [row] = await statusRows(db, { where: eq(statuses.uri, uri), limit: 1 });
   return row ?? null;
 }
 

@@ -10,6 +10,7 @@ import type { AccountRow } from "../db/schema";
 import type { Effects } from "../effects/collector";
 import { resolveActor, resolveHandle, ResolveError } from "./remote-accounts";
 import { newResolution, resolveStatus } from "./resolve-status";
+import { accountRows } from "../db/table-rows";
 
 export type RemoteQuery = { kind: "acct"; username: string; domain: string } | { kind: "url"; url: string };
 
@@ -42,11 +43,7 @@ export async function resolveRemoteAccount(db: DB, cfg: Config, rq: RemoteQuery)
   if (rq.kind === "acct") a = await resolveHandle(db, cfg, rq.username, rq.domain);
   else {
     // A profile page URL (https://host/@name) is stored as the account's url; no need to fetch it again.
-    const [known] = await db
-      .select()
-      .from(accounts)
-      .where(or(eq(accounts.uri, rq.url), eq(accounts.url, rq.url)))
-      .limit(1);
+    const [known] = await accountRows(db, { where: or(eq(accounts.uri, rq.url), eq(accounts.url, rq.url)), limit: 1 });
     a = known?.domain && known.uri !== rq.url ? known : await resolveActor(db, cfg, rq.url);
   }
   if (a.suspendedAt) throw new ResolveError("account suspended");

@@ -21,6 +21,7 @@ import { loadVapidKeys, vapidJwt, vapidRowQuery, type VapidKeys } from "./keys";
 import { renderPushMessage } from "./payload";
 import { deleteSubscriptionById, PUSHABLE } from "./subscriptions";
 import { PushRetry, type PushJob } from "./types";
+import { accountRows } from "../db/table-rows";
 
 /** How long a push service keeps an undelivered message (Mastodon: 48 hours). */
 export const PUSH_TTL_SECONDS = 48 * 3600;
@@ -54,7 +55,7 @@ async function loadContext(db: DB, job: PushJob) {
       LEFT JOIN users u ON u.id = s.user_id
       WHERE s.id = ${padId(job.subscriptionId)}`),
     db.select().from(notifications).where(eq(notifications.id, job.notificationId)).limit(1),
-    db.select().from(accounts).where(sql`${accounts.id} = (SELECT from_account_id FROM notifications WHERE id = ${nid})`).limit(1),
+    accountRows(db, { where: sql`${accounts.id} = (SELECT from_account_id FROM notifications WHERE id = ${nid})`, limit: 1 }),
     db
       .select({ spoilerText: statuses.spoilerText, content: statuses.content })
       .from(statuses)

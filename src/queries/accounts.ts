@@ -12,6 +12,7 @@ import type { Page } from "../lib/pagination";
 import { normalizeTag } from "../lib/text";
 import type { AccountRow } from "../db/schema";
 import { statusReadableBy } from "../services/visibility";
+import { accountRows } from "../db/table-rows";
 
 export interface AccountPageRow {
   cursor: string;
@@ -41,7 +42,7 @@ export async function accountsByRelation(db: DB, rel: AccountRelation, ownerId: 
 // ---- single accounts ----
 
 export async function getAccount(db: DB, id: string): Promise<AccountRow | null> {
-  const rows = await db.select().from(accounts).where(eq(accounts.id, id)).limit(1);
+  const rows = await accountRows(db, { where: eq(accounts.id, id), limit: 1 });
   return rows[0] ?? null;
 }
 
@@ -49,11 +50,10 @@ export async function getAccount(db: DB, id: string): Promise<AccountRow | null>
 export async function lookupAccount(db: DB, cfg: Config, acct: string): Promise<AccountRow | null> {
   const parsed = parseAcct(acct, cfg);
   if (!parsed) return null;
-  const rows = await db
-    .select()
-    .from(accounts)
-    .where(sql`lower(${accounts.username}) = ${parsed.username.toLowerCase()} AND coalesce(${accounts.domain}, '') = ${parsed.domain ?? ""}`)
-    .limit(1);
+  const rows = await accountRows(db, {
+    where: sql`lower(${accounts.username}) = ${parsed.username.toLowerCase()} AND coalesce(${accounts.domain}, '') = ${parsed.domain ?? ""}`,
+    limit: 1,
+  });
   return rows[0] ?? null;
 }
 
@@ -69,10 +69,7 @@ export function parseAcct(raw: string, cfg: Config): { username: string; domain:
 /** Accounts by id in the order asked; unknown ids are skipped. */
 export async function accountsByIds(db: DB, ids: string[]): Promise<AccountRow[]> {
   if (!ids.length) return [];
-  const rows = await db
-    .select()
-    .from(accounts)
-    .where(inArray(accounts.id, idList(ids)));
+  const rows = await accountRows(db, { where: inArray(accounts.id, idList(ids)) });
   const byId = new Map(rows.map((r) => [r.id, r]));
   const seen = new Set<string>();
   const out: AccountRow[] = [];

@@ -19,6 +19,7 @@ import type { Page } from "../lib/pagination";
 import { hiddenAuthorFor } from "../services/visibility";
 import { GROUPABLE_TYPES } from "../services/notifications";
 import { filterConds, selectWithRefs, type NotificationFilter, type NotificationWithRefs } from "./notifications";
+import { accountRows } from "../db/table-rows";
 
 /** Accounts shown per group (Mastodon's NotificationGroup::SAMPLE_ACCOUNTS_SIZE). */
 export const SAMPLE_ACCOUNTS = 8;
@@ -103,7 +104,7 @@ function groupDataStatements(db: DB, viewerId: string, keys: string[], range: Ra
       ${pageMin} AS page_min,
       (SELECT x.created_at FROM notifications x WHERE ${member}${below} ORDER BY x.id DESC LIMIT 1) AS latest_at
     FROM json_each(${keysJson}) g`);
-  const sampleAccounts = db.select().from(accounts).where(sql`${accounts.id} IN (SELECT s.value FROM json_each(${keysJson}) g, json_each(${samples}) s)`);
+  const sampleAccounts = accountRows(db, { where: sql`${accounts.id} IN (SELECT s.value FROM json_each(${keysJson}) g, json_each(${samples}) s)` });
   return { data, sampleAccounts };
 }
 
@@ -137,13 +138,7 @@ async function completePage(
   const stmts = [];
   const g = keys.length ? groupDataStatements(db, viewerId, keys, range) : null;
   if (g) stmts.push(g.data, g.sampleAccounts);
-  if (targetIds.length)
-    stmts.push(
-      db
-        .select()
-        .from(accounts)
-        .where(sql`${accounts.id} IN ${idList(targetIds)}`),
-    );
+  if (targetIds.length) stmts.push(accountRows(db, { where: sql`${accounts.id} IN ${idList(targetIds)}` }));
   const res = await runBatch(db, stmts);
   const groups = new Map<string, GroupData>();
   const accountsById = new Map<string, AccountRow>();

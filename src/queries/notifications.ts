@@ -12,6 +12,7 @@ import { padId, unpadId } from "../lib/ids";
 import type { Page } from "../lib/pagination";
 import type { AccountRow } from "../db/schema";
 import { hiddenAuthorFor } from "../services/visibility";
+import { accountRows } from "../db/table-rows";
 
 export type NotificationRow = typeof notifications.$inferSelect;
 export type ReportRow = typeof reports.$inferSelect;
@@ -87,12 +88,7 @@ export const selectWithRefs = frozenHead((db) => {
  */
 export async function withReportTargets(db: DB, rows: Omit<NotificationWithRefs, "reportTarget">[]): Promise<NotificationWithRefs[]> {
   const ids = [...new Set(rows.flatMap((r) => (r.report ? [r.report.targetAccountId] : [])))];
-  const targets = ids.length
-    ? await db
-        .select()
-        .from(accounts)
-        .where(inArray(accounts.id, idList(ids)))
-    : [];
+  const targets = ids.length ? await accountRows(db, { where: inArray(accounts.id, idList(ids)) }) : [];
   const byId = new Map(targets.map((a) => [a.id, a]));
   return rows.map((r) => ({ ...r, reportTarget: r.report ? (byId.get(r.report.targetAccountId) ?? null) : null }));
 }

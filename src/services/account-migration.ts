@@ -28,6 +28,7 @@ import { remoteQuery, resolveRemoteAccount } from "../federation/resolve";
 import { ResolveError, resolveActor } from "../federation/remote-accounts";
 import { endFollow, exec } from "./follows";
 import { notificationStatement } from "./notifications";
+import { accountRows } from "../db/table-rows";
 
 /** Mastodon's AccountMigration::COOLDOWN_PERIOD. */
 export const MIGRATION_COOLDOWN_MS = 30 * 24 * 3600_000;
@@ -41,7 +42,7 @@ export const FOLLOWERS_PER_ROUND = 50;
 /** The account `a` moved to, when it moved (one query, none when it did not). */
 export async function movedAccountOf(db: DB, a: Pick<AccountRow, "movedToAccountId">): Promise<AccountRow | null> {
   if (!a.movedToAccountId) return null;
-  const [row] = await db.select().from(accounts).where(eq(accounts.id, a.movedToAccountId)).limit(1);
+  const [row] = await accountRows(db, { where: eq(accounts.id, a.movedToAccountId), limit: 1 });
   return row && !row.suspendedAt ? row : null;
 }
 
@@ -73,7 +74,7 @@ export async function migrationState(db: DB, account: AccountRow): Promise<Migra
 
 /** The account as stored now (after a move in the same request) with its migration state. */
 export async function currentMigrationState(db: DB, fallback: AccountRow): Promise<{ account: AccountRow; state: MigrationState }> {
-  const [row] = await db.select().from(accounts).where(eq(accounts.id, fallback.id)).limit(1);
+  const [row] = await accountRows(db, { where: eq(accounts.id, fallback.id), limit: 1 });
   const account = row ?? fallback;
   return { account, state: await migrationState(db, account) };
 }
@@ -90,7 +91,7 @@ async function accountForHandle(db: DB, cfg: Config, input: string): Promise<Acc
   const ours = !domain || [cfg.domain.toLowerCase(), new URL(cfg.origin).host.toLowerCase()].includes(domain.toLowerCase());
   if (ours) {
     if (!/^[A-Za-z0-9_.-]{1,64}$/.test(username)) return null;
-    const [row] = await db.select().from(accounts).where(sql`lower(${accounts.username}) = ${username.toLowerCase()} AND ${accounts.domain} IS NULL`).limit(1);
+    const [row] = await accountRows(db, { where: sql`lower(${accounts.username}) = ${username.toLowerCase()} AND ${accounts.domain} IS NULL`, limit: 1 });
     return row && !row.suspendedAt && row.username !== "instance.actor" ? row : null;
   }
   const rq = remoteQuery(cfg, acct);
@@ -238,7 +239,7 @@ export async function moveFollowersRound(db: DB, fx: Effects, sourceId: string, 
   const tgt = padId(targetId);
   const after = cursor ? padId(cursor) : "";
   const [pair, page] = await db.batch([
-    db.select().from(accounts).where(sql`${accounts.id} IN (${src}, ${tgt})`),
+    accountRows(db, { where: sql`${accounts.id} IN (${src}, ${tgt})` }),
     db.all<FollowerRow>(sql`SELECT f.id AS id, f.account_id AS followerId, f.show_reblogs AS showReblogs, f.notify AS notify,
       f.languages AS languages, f.uri AS uri
       FROM follows f JOIN accounts a ON a.id = f.account_id AND a.domain IS NULL

@@ -31,6 +31,7 @@ import { statusShortcodes } from "./custom-emojis";
 import { cardUrlOfText, resetCardStatement } from "./preview-cards";
 import { searchIndexStatement } from "./search-index";
 import { hashtagsOf, statusTagsStatements } from "./tags";
+import { statusRows } from "../db/table-rows";
 
 const MAX_DESCRIPTION = 1500;
 const MAX_UPDATE_NOTIFICATIONS = 500;
@@ -83,11 +84,7 @@ export async function editStatus(db: DB, fx: Effects, cfg: Config, viewer: UserV
   const keys = rawText !== undefined ? mentionKeys(extractEntities(cleanText(rawText)), cfg) : [];
 
   const q = [
-    db
-      .select()
-      .from(statuses)
-      .where(and(eq(statuses.id, statusId), eq(statuses.accountId, me.id), sql`${statuses.reblogOfId} IS NULL`))
-      .limit(1),
+    statusRows(db, { where: and(eq(statuses.id, statusId), eq(statuses.accountId, me.id), sql`${statuses.reblogOfId} IS NULL`), limit: 1 }),
     db.select({ n: sql<number>`count(*)` }).from(statusEdits).where(eq(statusEdits.statusId, statusId)),
     db.select({ accountId: mentions.accountId }).from(mentions).where(eq(mentions.statusId, statusId)),
     db

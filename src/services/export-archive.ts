@@ -19,6 +19,7 @@ import { randomToken } from "../lib/crypto";
 import { validationFailed } from "../lib/errors";
 import { snowflake } from "../lib/ids";
 import { type ZipEntry, writeZip, ZIP_MAX_BYTES, zipSize } from "../lib/zip";
+import { accountRows } from "../db/table-rows";
 
 export const OUTBOX_PAGE = 200;
 export const URI_PAGE = 2000;
@@ -66,7 +67,7 @@ export async function latestArchive(db: DB, accountId: string): Promise<BackupRo
 export async function runArchiveRound(db: DB, env: Env, fx: Effects, cfg: Config, backupId: string): Promise<void> {
   const [b] = await db.select().from(backups).where(eq(backups.id, backupId)).limit(1);
   if (b?.state !== "pending") return;
-  const [account] = await db.select().from(accounts).where(eq(accounts.id, b.accountId)).limit(1);
+  const [account] = await accountRows(db, { where: eq(accounts.id, b.accountId), limit: 1 });
   if (!account) {
     await db.update(backups).set({ state: "failed", error: "account gone" }).where(eq(backups.id, b.id));
     return;

@@ -24,6 +24,7 @@ import { follow, unfollow } from "./follows";
 import { type ImportRowData, type ImportType, accountKey, parseImport } from "./import-csv";
 import { addListAccounts, createList, deleteList, removeListAccounts } from "./lists";
 import { mute, unmute } from "./mutes";
+import { accountRows } from "../db/table-rows";
 
 export const ROWS_PER_JOB = 20;
 export const PRUNE_PAGE = 50;
@@ -98,7 +99,7 @@ export async function importOf(db: DB, accountId: string, id: string): Promise<B
 export async function runImportRound(db: DB, fx: Effects, cfg: Config, importId: string): Promise<void> {
   const [imp] = await db.select().from(bulkImports).where(eq(bulkImports.id, importId)).limit(1);
   if (!imp || imp.state === "finished") return;
-  const [owner] = await db.select().from(accounts).where(eq(accounts.id, imp.accountId)).limit(1);
+  const [owner] = await accountRows(db, { where: eq(accounts.id, imp.accountId), limit: 1 });
   if (!owner || owner.suspendedAt) {
     await finish(db, imp.id);
     return;
@@ -278,11 +279,10 @@ async function accountFor(db: DB, cfg: Config, acct: string | undefined): Promis
   const username = m[1] as string;
   const domain = m[2]?.toLowerCase();
   const local = !domain || domain === cfg.domain.toLowerCase() || domain === new URL(cfg.origin).host.toLowerCase();
-  const [known] = await db
-    .select()
-    .from(accounts)
-    .where(and(sql`lower(${accounts.username}) = ${username.toLowerCase()}`, local ? isNull(accounts.domain) : eq(accounts.domain, domain ?? "")))
-    .limit(1);
+  const [known] = await accountRows(db, {
+    where: and(sql`lower(${accounts.username}) = ${username.toLowerCase()}`, local ? isNull(accounts.domain) : eq(accounts.domain, domain ?? "")),
+    limit: 1,
+  });
   const a = known ?? (local ? null : await resolveRemoteAccount(db, cfg, { kind: "acct", username, domain: domain ?? "" }).catch(() => null));
   if (!a || a.suspendedAt) throw new RowFailure("account not found");
   return a;

@@ -7,6 +7,7 @@ import { SOFTWARE_VERSION } from "../env";
 import { INSTANCE_VERSION } from "../entities/instance";
 import type { AccountRow } from "../db/schema";
 import { registrationsMode, SETTING, type InstanceSnapshot } from "./instance";
+import { accountRows } from "../db/table-rows";
 
 /**
  * The NodeInfo 2.0 (or 2.1) document, from the instance snapshot (src/lib/instance-cache.ts). Every object but
@@ -74,10 +75,6 @@ export function parseResource(cfg: Config, resource: string): WebfingerTarget {
 }
 
 export async function findLocalAccount(db: DB, username: string): Promise<AccountRow | null> {
-  const rows = await db
-    .select()
-    .from(accounts)
-    .where(and(sql`lower(${accounts.username}) = ${username.toLowerCase()}`, isNull(accounts.domain)))
-    .limit(1);
+  const rows = await accountRows(db, { where: and(sql`lower(${accounts.username}) = ${username.toLowerCase()}`, isNull(accounts.domain)), limit: 1 });
   return rows[0] ?? null;
 }

@@ -37,6 +37,7 @@ import {
   type QuotedTarget,
 } from "./quotes";
 import { ApiError } from "../lib/errors";
+import { accountRows, statusRows } from "../db/table-rows";
 
 export const MAX_STATUS_CHARS = 500;
 export const MAX_MEDIA_ATTACHMENTS = 4;
@@ -137,12 +138,9 @@ const keyOf = (username: string, domain: string | null) => `${username.toLowerCa
 /** One query: local and already-known remote accounts named in the text (unknown names stay plain text). */
 export function mentionedAccountsQuery(db: DB, keys: MentionKey[]) {
   const pairs = JSON.stringify(keys.map((k) => [k.username, k.domain]));
-  return db
-    .select()
-    .from(accounts)
-    .where(
-      sql`(lower(${accounts.username}), coalesce(${accounts.domain}, '')) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(${pairs})) AND ${accounts.suspendedAt} IS NULL`,
-    );
+  return accountRows(db, {
+    where: sql`(lower(${accounts.username}), coalesce(${accounts.domain}, '')) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(${pairs})) AND ${accounts.suspendedAt} IS NULL`,
+  });
 }
 
 /** HTML content with mentions linked to the resolved accounts. */
@@ -264,13 +262,7 @@ export async function postStatus(
     }
     if (replyId) {
       at.reply = q.length;
-      q.push(
-        db
-          .select()
-          .from(statuses)
-          .where(and(eq(statuses.id, replyId), sql`${statuses.reblogOfId} IS NULL`, statusReadableBy(me.id)))
-          .limit(1),
-      );
+      q.push(statusRows(db, { where: and(eq(statuses.id, replyId), sql`${statuses.reblogOfId} IS NULL`, statusReadableBy(me.id)), limit: 1 }));
     }
     if (mediaIds.length) {
       at.media = q.length;

@@ -4,6 +4,7 @@ import type { DB } from "../db/client";
 import { accounts, blocks, followRequests, follows } from "../db/schema";
 import { forbidden, notFound } from "../lib/errors";
 import type { AccountRow } from "../db/schema";
+import { accountRows } from "../db/table-rows";
 
 export type FollowRow = typeof follows.$inferSelect;
 export type FollowRequestRow = typeof followRequests.$inferSelect;
@@ -19,7 +20,7 @@ export interface Pair {
 /** Target account plus the viewer's follow, request and blocks either way; 404 when the target is unknown. */
 export async function loadPair(db: DB, viewerId: string, targetId: string): Promise<Pair> {
   const [t, f, r, b] = await db.batch([
-    db.select().from(accounts).where(eq(accounts.id, targetId)).limit(1),
+    accountRows(db, { where: eq(accounts.id, targetId), limit: 1 }),
     db
       .select()
       .from(follows)

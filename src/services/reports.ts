@@ -11,6 +11,7 @@ import type { AccountRow } from "../db/schema";
 import type { Effects } from "../effects/collector";
 import { notificationStatement } from "./notifications";
 import { statusReadableBy } from "./visibility";
+import { accountRows } from "../db/table-rows";
 
 export const REPORT_CATEGORIES = ["spam", "legal", "violation", "other"] as const;
 export type ReportCategory = (typeof REPORT_CATEGORIES)[number];
@@ -35,7 +36,7 @@ export async function createReport(db: DB, fx: Effects, reporterId: string, inpu
   const statusIds = [...new Set(input.statusIds)];
   const ruleIds = [...new Set(input.ruleIds)];
   const [target, seen, ruleRows, staff] = await db.batch([
-    db.select().from(accounts).where(eq(accounts.id, input.targetAccountId)).limit(1),
+    accountRows(db, { where: eq(accounts.id, input.targetAccountId), limit: 1 }),
     db
       .select({ id: statuses.id, accountId: statuses.accountId })
       .from(statuses)

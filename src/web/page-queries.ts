@@ -4,15 +4,15 @@ import { and, desc, eq, inArray, isNull, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { accounts, statuses } from "../db/schema/index";
 import type { AccountRow } from "../db/schema";
+import { accountRows } from "../db/table-rows";
 
 /** A local, not suspended account by username (case-insensitive). */
 export async function findLocalAccount(db: DB, username: string): Promise<AccountRow | null> {
   if (!/^[A-Za-z0-9_]{1,30}$/.test(username)) return null;
-  const rows = await db
-    .select()
-    .from(accounts)
-    .where(and(sql`lower(${accounts.username}) = ${username.toLowerCase()}`, isNull(accounts.domain), isNull(accounts.suspendedAt)))
-    .limit(1);
+  const rows = await accountRows(db, {
+    where: and(sql`lower(${accounts.username}) = ${username.toLowerCase()}`, isNull(accounts.domain), isNull(accounts.suspendedAt)),
+    limit: 1,
+  });
   return rows[0] ?? null;
 }
 

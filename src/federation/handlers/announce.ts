@@ -14,6 +14,7 @@ import { isUniqueViolation } from "../../db/unique";
 import { ingestNote } from "../remote-statuses";
 import { resolveStatus, statusByUri } from "../resolve-status";
 import { drop, withFinish, type InboxContext } from "./context";
+import { accountRows, statusRows } from "../../db/table-rows";
 
 /** The original an Announce points at. An embedded copy is used only when the signer wrote it (C13). */
 async function announcedStatus(ctx: InboxContext): Promise<StatusRow | null> {
@@ -39,17 +40,13 @@ export async function handleAnnounce(ctx: InboxContext): Promise<void> {
   const author$ = sql`(SELECT t.account_id FROM statuses t WHERE t.uri = ${uri ?? ""})`;
   const [taken, known, readable, authors, authorDomain, mineRows] = await db.batch([
     db.select({ id: statuses.id }).from(statuses).where(eq(statuses.uri, activity.id)).limit(1),
-    db
-      .select()
-      .from(statuses)
-      .where(eq(statuses.uri, uri ?? ""))
-      .limit(1),
+    statusRows(db, { where: eq(statuses.uri, uri ?? ""), limit: 1 }),
     db
       .select({ id: statuses.id })
       .from(statuses)
       .where(and(sql`${statuses.id} = ${target$}`, statusReadableBy(signer.id)))
       .limit(1),
-    db.select().from(accounts).where(sql`${accounts.id} = ${author$}`).limit(1),
+    accountRows(db, { where: sql`${accounts.id} = ${author$}`, limit: 1 }),
     domainSuspendedStatement(db, accountDomainSql(author$), ctx.cfg),
     db
       .select({ id: statuses.id })
@@ -66,7 +63,7 @@ export async function handleAnnounce(ctx: InboxContext): Promise<void> {
   // Read with the batch when the original was known; else (fetched just now) as before.
   const canRead = pre ? readable[0]?.id === target.id : await accountCanRead(db, signer.id, target.id);
   if (!canRead) return drop("announce of a status the actor may not see");
-  const author = pre ? authors[0] : (await db.select().from(accounts).where(eq(accounts.id, target.accountId)).limit(1))[0];
+  const author = pre ? authors[0] : (await accountRows(db, { where: eq(accounts.id, target.accountId), limit: 1 }))[0];
   const authorSuspended = pre ? !!authorDomain[0]?.suspended : !!author?.domain && (await isDomainSuspended(db, author.domain, ctx.cfg));
   // C19: boosts of suspended accounts' posts (old ones included) are dropped.
   if (!author || author.suspendedAt || (author.domain && authorSuspended)) return drop("announce of a suspended account's status");
@@ -113,7 +110,7 @@ export async function handleLike(ctx: InboxContext): Promise<void> {
   if (!uri) return drop("like of an unknown status");
   // The status and whether the actor may read it (accountCanRead's condition): one batch.
   const [found, readable] = await db.batch([
-    db.select().from(statuses).where(eq(statuses.uri, uri)).limit(1),
+    statusRows(db, { where: eq(statuses.uri, uri), limit: 1 }),
     db
       .select({ id: statuses.id })
       .from(statuses)
@@ -146,11 +143,7 @@ export async function undoLike(ctx: InboxContext, likeUri: string | null, status
 export async function undoAnnounce(ctx: InboxContext, announceUri: string | null): Promise<boolean> {
   const { db, signer } = ctx;
   if (!announceUri) return false;
-  const [s] = await db
-    .select()
-    .from(statuses)
-    .where(and(eq(statuses.uri, announceUri), eq(statuses.accountId, signer.id)))
-    .limit(1);
+  const [s] = await statusRows(db, { where: and(eq(statuses.uri, announceUri), eq(statuses.accountId, signer.id)), limit: 1 });
   if (!s?.reblogOfId) return false;
   // The boost goes the way any status goes: feeds, notifications, open streams (a delete event) and fan-out.
   await removeStatus(db, ctx.fx, s);

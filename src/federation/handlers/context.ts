@@ -7,6 +7,7 @@ import type { AccountRow } from "../../db/schema";
 import type { Effects } from "../../effects/collector";
 import type { NormalizedActivity } from "../normalize";
 import type { Resolution } from "../resolve-status";
+import { accountRows } from "../../db/table-rows";
 
 export interface InboxContext {
   db: DB;
@@ -51,11 +52,7 @@ export const drop = (why: string): never => {
 /** A local account by its ActivityPub id (or profile URL), not suspended. */
 export async function localAccountByUri(db: DB, uri: string | null): Promise<AccountRow | null> {
   if (!uri) return null;
-  const [row] = await db
-    .select()
-    .from(accounts)
-    .where(and(sql`${accounts.domain} IS NULL`, sql`(${accounts.uri} = ${uri} OR ${accounts.url} = ${uri})`))
-    .limit(1);
+  const [row] = await accountRows(db, { where: and(sql`${accounts.domain} IS NULL`, sql`(${accounts.uri} = ${uri} OR ${accounts.url} = ${uri})`), limit: 1 });
   return row && !row.suspendedAt ? row : null;
 }
 

@@ -9,6 +9,7 @@ import { notificationStatement } from "../../services/notifications";
 import { asArray, iri } from "../normalize";
 import { htmlToText } from "../sanitize";
 import { drop, type InboxContext } from "./context";
+import { accountRows } from "../../db/table-rows";
 
 const MAX_OBJECTS = 100;
 const MAX_COMMENT = 5000;
@@ -30,12 +31,9 @@ export async function handleFlag(ctx: InboxContext): Promise<void> {
       .select({ domain: domainBlocks.domain, rejectReports: domainBlocks.rejectReports })
       .from(domainBlocks)
       .where(sql`${domainBlocks.domain} IN (SELECT value FROM json_each(${JSON.stringify(domainAndParents(signer.domain ?? ""))}))`),
-    db
-      .select()
-      .from(accounts)
-      .where(
-        sql`${accounts.domain} IS NULL AND ${accounts.suspendedAt} IS NULL AND (${accounts.uri} IN (SELECT value FROM json_each(${list})) OR ${accounts.url} IN (SELECT value FROM json_each(${list})))`,
-      ),
+    accountRows(db, {
+      where: sql`${accounts.domain} IS NULL AND ${accounts.suspendedAt} IS NULL AND (${accounts.uri} IN (SELECT value FROM json_each(${list})) OR ${accounts.url} IN (SELECT value FROM json_each(${list})))`,
+    }),
     db
       .select({ id: statuses.id, accountId: statuses.accountId })
       .from(statuses)

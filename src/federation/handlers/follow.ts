@@ -8,6 +8,7 @@ import { acceptRequest, endFollow } from "../../services/follows";
 import { notificationStatement } from "../../services/notifications";
 import { isUniqueViolation } from "../../db/unique";
 import { drop, localAccountByUri, prop, typeOf, withFinish, type InboxContext } from "./context";
+import { accountRows } from "../../db/table-rows";
 
 export async function handleFollow(ctx: InboxContext): Promise<void> {
   const { db, signer, activity } = ctx;
@@ -15,11 +16,7 @@ export async function handleFollow(ctx: InboxContext): Promise<void> {
   const uri = activity.objectId ?? "";
   const target$ = sql`(SELECT la.id FROM accounts la WHERE la.domain IS NULL AND (la.uri = ${uri} OR la.url = ${uri}) LIMIT 1)`;
   const [targets, blocked, domainBlocked, existing, request] = await db.batch([
-    db
-      .select()
-      .from(accounts)
-      .where(and(sql`${accounts.domain} IS NULL`, sql`(${accounts.uri} = ${uri} OR ${accounts.url} = ${uri})`))
-      .limit(1),
+    accountRows(db, { where: and(sql`${accounts.domain} IS NULL`, sql`(${accounts.uri} = ${uri} OR ${accounts.url} = ${uri})`), limit: 1 }),
     db
       .select({ id: blocks.id })
       .from(blocks)
