@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { hashPassword, PASSWORD_ITERATIONS, verifyPassword } from "../../src/lib/crypto";
+import { base64, fromBase64, hashPassword, PASSWORD_ITERATIONS, verifyPassword } from "../../src/lib/crypto";
 import { parseScopes, scopeAllows } from "../../src/oauth/scopes";
 
 describe("scopes", () => {
@@ -29,5 +29,19 @@ describe("passwords", () => {
     expect(await verifyPassword("hunter22hunter22", h, "other")).toBe(false);
     expect(await verifyPassword("wrong", h, "pepper")).toBe(false);
     await expect(hashPassword("x", "", 100_001)).rejects.toThrow();
+  });
+});
+
+describe("base64", () => {
+  it("encodes as btoa does, across the chunk boundary, and round-trips", () => {
+    expect(base64(new TextEncoder().encode("hello"))).toBe("aGVsbG8=");
+    expect(base64(new Uint8Array(0))).toBe("");
+    for (const n of [1, 255, 256, 0x2000 - 1, 0x2000, 0x2000 + 1, 3 * 0x2000 + 7]) {
+      const bytes = new Uint8Array(n).map((_, i) => (i * 131 + n) & 0xff);
+      let bin = "";
+      for (const b of bytes) bin += String.fromCharCode(b);
+      expect(base64(bytes)).toBe(btoa(bin));
+      expect(fromBase64(base64(bytes))).toEqual(bytes);
+    }
   });
 });
