@@ -12,7 +12,7 @@
 import { sql } from "drizzle-orm";
 import { type DB, runBatch } from "../db/client";
 import { padId, unpadId } from "../lib/ids";
-import { boundSql } from "../db/bound-sql";
+import { bindText, boundText, type BoundText } from "../db/bound-sql";
 import type { Effects } from "../effects/collector";
 import { notificationStatement } from "../services/notifications";
 import { feedFilter, MAX_FEED_ITEMS } from "./feed-filter";
@@ -72,29 +72,24 @@ export interface FanOutResult {
 }
 
 /**
- * Upserts the account_conversations of a direct status (?1): one per local account whose home feed holds it, keyed
- * by thread and the other participants (author and mentioned accounts, sorted). The newest status wins; it is unread
- * for everyone but its author. RETURNING: the rows written.
+ * The statements of one fan-out chunk, as parsed text: they depend only on whether it is the first chunk and whether
+ * it trims, so the four plans are written and parsed once per isolate, and each call binds the status, the cursor and
+ * the time.
  */
-const conversationUpsertSql = `INSERT INTO account_conversations (account_id, conversation_id, participant_ids, last_status_id, unread)
-    SELECT h.account_id, s.conversation_id,
-      (SELECT json_group_array(p) FROM (SELECT p FROM (SELECT s.account_id AS p UNION SELECT m.account_id FROM mentions m WHERE m.status_id = s.id) WHERE p <> h.account_id ORDER BY p)),
-      s.id, h.account_id <> s.account_id
-    FROM home_feed h JOIN statuses s ON s.id = h.status_id
-    WHERE h.status_id = ?1 AND s.visibility = 'direct' AND s.reblog_of_id IS NULL AND s.conversation_id IS NOT NULL
-    ON CONFLICT (account_id, conversation_id, participant_ids) DO UPDATE SET
-      unread = CASE WHEN excluded.last_status_id >= account_conversations.last_status_id THEN excluded.unread ELSE account_conversations.unread END,
-      last_status_id = max(account_conversations.last_status_id, excluded.last_status_id)
-    RETURNING id, account_id`;
+interface Plan {
+  texts: BoundText[];
+  homeInserts: number[];
+  listInsert: number;
+  listOwners: number;
+  conversationUpserts: number;
+  writes: number;
+}
+const plans = new Map<string, Plan>();
 
-export async function fanOut(db: DB, fx: Effects, statusId: string, cursor: string | undefined, opts: { trim?: boolean } = {}): Promise<FanOutResult> {
-  if (!/^\d{1,19}$/.test(statusId) || (cursor !== undefined && !/^\d{1,19}$/.test(cursor)))
-    return { homeAccountIds: [], lists: [], shared: false, conversations: [] };
-  const now = Date.now();
-  const S = padId(statusId);
-  const C = padId(cursor ?? "0");
-  const first = !cursor;
-  const trim = opts.trim ?? Math.random() < 1 / TRIM_EVERY;
+function fanOutPlan(first: boolean, trim: boolean): Plan {
+  const key = `${first}${trim}`;
+  const known = plans.get(key);
+  if (known) return known;
   const status = `statuses s LEFT JOIN statuses o ON o.id = s.reblog_of_id`;
   const author = `(SELECT account_id FROM statuses WHERE id = ?1)`;
   const chunk = `chunk AS MATERIALIZED (SELECT id, account_id, show_reblogs, notify, languages FROM follows
@@ -171,8 +166,47 @@ export async function fanOut(db: DB, fx: Effects, statusId: string, cursor: stri
     WHERE c.notify = 1 AND s.reblog_of_id IS NULL AND (s.in_reply_to_id IS NULL OR s.in_reply_to_account_id = s.account_id)
       AND s.visibility IN ${VISIBLE_TO_FOLLOWERS} AND ${feedFilter({ receiver: "c.account_id", follow: "c", dedupe: { table: "home_feed", key: "c.account_id" } })}`);
 
-  const bind = (q: string) => db.all(boundSql(q.replaceAll("?1", "$s").replaceAll("?2", "$c"), { s: S, c: C, now }));
-  const res = (await runBatch(db, stmts.map(bind))) as Record<string, unknown>[][];
+  const plan = {
+    texts: stmts.map((q) => boundText(q.replaceAll("?1", "$s").replaceAll("?2", "$c"))),
+    homeInserts,
+    listInsert,
+    listOwners,
+    conversationUpserts,
+    writes,
+  };
+  plans.set(key, plan);
+  return plan;
+}
+
+/**
+ * Upserts the account_conversations of a direct status (?1): one per local account whose home feed holds it, keyed
+ * by thread and the other participants (author and mentioned accounts, sorted). The newest status wins; it is unread
+ * for everyone but its author. RETURNING: the rows written.
+ */
+const conversationUpsertSql = `INSERT INTO account_conversations (account_id, conversation_id, participant_ids, last_status_id, unread)
+    SELECT h.account_id, s.conversation_id,
+      (SELECT json_group_array(p) FROM (SELECT p FROM (SELECT s.account_id AS p UNION SELECT m.account_id FROM mentions m WHERE m.status_id = s.id) WHERE p <> h.account_id ORDER BY p)),
+      s.id, h.account_id <> s.account_id
+    FROM home_feed h JOIN statuses s ON s.id = h.status_id
+    WHERE h.status_id = ?1 AND s.visibility = 'direct' AND s.reblog_of_id IS NULL AND s.conversation_id IS NOT NULL
+    ON CONFLICT (account_id, conversation_id, participant_ids) DO UPDATE SET
+      unread = CASE WHEN excluded.last_status_id >= account_conversations.last_status_id THEN excluded.unread ELSE account_conversations.unread END,
+      last_status_id = max(account_conversations.last_status_id, excluded.last_status_id)
+    RETURNING id, account_id`;
+
+export async function fanOut(db: DB, fx: Effects, statusId: string, cursor: string | undefined, opts: { trim?: boolean } = {}): Promise<FanOutResult> {
+  if (!/^\d{1,19}$/.test(statusId) || (cursor !== undefined && !/^\d{1,19}$/.test(cursor)))
+    return { homeAccountIds: [], lists: [], shared: false, conversations: [] };
+  const now = Date.now();
+  const S = padId(statusId);
+  const C = padId(cursor ?? "0");
+  const first = !cursor;
+  const trim = opts.trim ?? Math.random() < 1 / TRIM_EVERY;
+  const { texts, homeInserts, listInsert, listOwners, conversationUpserts, writes } = fanOutPlan(first, trim);
+  const res = (await runBatch(
+    db,
+    texts.map((t) => db.all(bindText(t, { s: S, c: C, now }))),
+  )) as Record<string, unknown>[][];
   const nextRow = res[writes]?.[0] as { id: string } | undefined;
   const notify = (res[writes + 1] ?? []) as { recipient: string; author: string }[];
   if (notify.length) {
