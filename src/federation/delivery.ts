@@ -9,7 +9,8 @@
 // first, else draft-cavage; a 400/401 is signed with the other spec and sent once more, and what worked is remembered.
 import { eq, inArray, type SQL, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { createDb, idList } from "../db/client";
+import { createDb } from "../db/client";
+import { frozenSelect } from "../db/frozen";
 import { accountKeys, accounts, activityOutbox, deliveryCircuits, deliveryFailures, follows, signatureSpecs, unavailableDomains } from "../db/schema";
 import type { Config, Env } from "../env";
 import { readConfig } from "../env";
@@ -121,23 +122,59 @@ interface BatchState {
   specs: Map<string, string>;
 }
 
+/** `(SELECT value FROM json_each(?))` over a placeholder: a list bound as one JSON value, in a frozen statement. */
+const jsonList = (name: string) => sql`(SELECT value FROM json_each(${sql.placeholder(name)}))`;
+
+// The batch state's statements, their text built once per isolate (db/frozen.ts): `ids` is the outbox ids (padded,
+// as JSON), `hosts` the hosts (JSON).
+const outboxRows = frozenSelect((db) =>
+  db
+    .select({ id: activityOutbox.id, accountId: activityOutbox.accountId, json: activityOutbox.json })
+    .from(activityOutbox)
+    .where(inArray(activityOutbox.id, jsonList("ids"))),
+);
+const signerRows = frozenSelect((db) =>
+  db
+    .select({ id: accounts.id, uri: accounts.uri, privateKeyPem: accountKeys.privateKeyPem })
+    .from(accounts)
+    .leftJoin(accountKeys, eq(accountKeys.accountId, accounts.id))
+    .where(inArray(accounts.id, sql`(SELECT ${activityOutbox.accountId} FROM ${activityOutbox} WHERE ${activityOutbox.id} IN ${jsonList("ids")})`)),
+);
+const circuitRows = frozenSelect((db) =>
+  db
+    .select({ host: deliveryCircuits.host, openUntil: deliveryCircuits.openUntil })
+    .from(deliveryCircuits)
+    .where(inArray(deliveryCircuits.host, jsonList("hosts"))),
+);
+const failureRows = frozenSelect((db) =>
+  db
+    .selectDistinct({ host: deliveryFailures.host })
+    .from(deliveryFailures)
+    .where(inArray(deliveryFailures.host, jsonList("hosts"))),
+);
+const unavailableRows = frozenSelect((db) =>
+  db
+    .select({ host: unavailableDomains.domain })
+    .from(unavailableDomains)
+    .where(inArray(unavailableDomains.domain, jsonList("hosts"))),
+);
+const specRows = frozenSelect((db) =>
+  db
+    .select({ host: signatureSpecs.host, spec: signatureSpecs.spec })
+    .from(signatureSpecs)
+    .where(inArray(signatureSpecs.host, jsonList("hosts"))),
+);
+
 async function loadBatchState(db: DB, messages: DeliveryMessage[], hosts: string[]): Promise<BatchState> {
-  const outboxIds = [...new Set(messages.map((m) => m.outboxId))];
-  const hostList = sql`(SELECT value FROM json_each(${JSON.stringify(hosts)}))`;
+  const ids = { ids: JSON.stringify([...new Set(messages.map((m) => padId(m.outboxId)))]) };
+  const hs = { hosts: JSON.stringify(hosts) };
   const [rows, signers, circuits, failures, unavailable, specs] = await db.batch([
-    db
-      .select({ id: activityOutbox.id, accountId: activityOutbox.accountId, json: activityOutbox.json })
-      .from(activityOutbox)
-      .where(inArray(activityOutbox.id, idList(outboxIds))),
-    db
-      .select({ id: accounts.id, uri: accounts.uri, privateKeyPem: accountKeys.privateKeyPem })
-      .from(accounts)
-      .leftJoin(accountKeys, eq(accountKeys.accountId, accounts.id))
-      .where(inArray(accounts.id, sql`(SELECT ${activityOutbox.accountId} FROM ${activityOutbox} WHERE ${activityOutbox.id} IN ${idList(outboxIds)})`)),
-    db.select({ host: deliveryCircuits.host, openUntil: deliveryCircuits.openUntil }).from(deliveryCircuits).where(inArray(deliveryCircuits.host, hostList)),
-    db.selectDistinct({ host: deliveryFailures.host }).from(deliveryFailures).where(inArray(deliveryFailures.host, hostList)),
-    db.select({ host: unavailableDomains.domain }).from(unavailableDomains).where(inArray(unavailableDomains.domain, hostList)),
-    db.select({ host: signatureSpecs.host, spec: signatureSpecs.spec }).from(signatureSpecs).where(inArray(signatureSpecs.host, hostList)),
+    outboxRows(db, ids),
+    signerRows(db, ids),
+    circuitRows(db, hs),
+    failureRows(db, hs),
+    unavailableRows(db, hs),
+    specRows(db, hs),
   ]);
   const state: BatchState = { outbox: new Map(), signers: new Map(), openUntil: new Map(), dirtyHosts: new Set(), specs: new Map() };
   for (const s of specs) state.specs.set(s.host, s.spec);
