@@ -18,7 +18,8 @@ export function base64url(bytes: Uint8Array): string {
 export function base64(bytes: Uint8Array): string {
   let s = "";
   // A chunk of bytes per String.fromCharCode call: one string per 8 KiB, not one per byte (a signature was 256).
-  for (let i = 0; i < bytes.length; i += 0x2000) s += String.fromCharCode(...bytes.subarray(i, i + 0x2000));
+  // (apply takes the typed array as its argument list directly; a spread would iterate it element by element.)
+  for (let i = 0; i < bytes.length; i += 0x2000) s += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x2000) as unknown as number[]);
   return btoa(s);
 }
 
