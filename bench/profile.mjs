@@ -1,6 +1,10 @@
 // Where a request's CPU goes inside the Worker: a V8 CPU profile of Tern's isolate while one kind of request repeats.
-// `node bench/profile.mjs [scenario] [--n=300] [--out=FILE]`; scenarios: post (POST /api/v1/statuses, with the queued
-// work it causes), home, notifications, verify. Not part of `npm run bench`.
+// `node bench/profile.mjs [scenario] [--n=300] [--out=FILE] [--alloc]`; scenarios: post (POST /api/v1/statuses, with
+// the queued work it causes), home, notifications, verify. Not part of `npm run bench`.
+// --alloc: what the requests allocate instead (V8's sampling heap profiler, 1 KiB interval, objects collected by
+// either GC kept): KiB a request, and the functions that allocate most, by themselves and with what they call. Garbage
+// is what the CPU tails are made of (scavenges of several ms land in whichever invocation fills the young generation;
+// bench/README.md, "CPU per invocation").
 //
 // Tern is bundled unminified (`wrangler deploy --dry-run --no-minify`, so the profile names functions), served by
 // Miniflare on a fresh local D1 with the migrations applied and the V8 inspector on; the harness signs up one user,
@@ -24,6 +28,7 @@ const SCENARIO = argv.find((a) => !a.startsWith("--")) ?? "post";
 const N = Number(opt("n") ?? 300);
 const OUT = opt("out") ?? join(tmpdir(), `tern-${SCENARIO}.cpuprofile`);
 const TOP = Number(opt("top") ?? 25);
+const ALLOC = argv.includes("--alloc");
 
 const tmp = mkdtempSync(join(tmpdir(), "tern-profile-"));
 try {
@@ -72,15 +77,25 @@ try {
         waiting.set(id, r);
         ws.send(JSON.stringify({ id, method, params }));
       });
-    await cdp("Profiler.enable");
-    await cdp("Profiler.setSamplingInterval", { interval: 50 });
-    await cdp("Profiler.start");
-    for (let i = 0; i < N; i++) await one(i);
-    const { result } = await cdp("Profiler.stop");
-    ws.close();
-    writeFileSync(OUT, JSON.stringify(result.profile));
-    report(result.profile);
-    console.log(`answers: ${JSON.stringify(statuses)}; profile written to ${OUT}`);
+    if (ALLOC) {
+      await cdp("HeapProfiler.enable");
+      await cdp("HeapProfiler.startSampling", { samplingInterval: 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+      for (let i = 0; i < N; i++) await one(i);
+      const { result } = await cdp("HeapProfiler.stopSampling");
+      ws.close();
+      reportAlloc(result.profile);
+      console.log(`answers: ${JSON.stringify(statuses)}`);
+    } else {
+      await cdp("Profiler.enable");
+      await cdp("Profiler.setSamplingInterval", { interval: 50 });
+      await cdp("Profiler.start");
+      for (let i = 0; i < N; i++) await one(i);
+      const { result } = await cdp("Profiler.stop");
+      ws.close();
+      writeFileSync(OUT, JSON.stringify(result.profile));
+      report(result.profile);
+      console.log(`answers: ${JSON.stringify(statuses)}; profile written to ${OUT}`);
+    }
   } finally {
     await mf.dispose();
   }
@@ -117,4 +132,29 @@ function report(p) {
   for (const [k, t] of [...selfBy].sort((a, b) => b[1] - a[1]).slice(0, TOP)) console.log(`${ms(t)}  ${k}`);
   console.log(`\nmost inclusive time (ms a request):`);
   for (const [k, t] of [...incBy].sort((a, b) => b[1] - a[1]).slice(1, TOP * 2)) console.log(`${ms(t)}  ${k}`);
+}
+
+/** A sampling heap profile: bytes allocated per request, by the allocating function and with its callees. */
+function reportAlloc(p) {
+  const self = new Map();
+  const inclusive = new Map();
+  let total = 0;
+  const walk = (node, stack) => {
+    const f = node.callFrame;
+    const name = `${f.functionName || "(anonymous)"} ${f.url.split("/").pop()}:${f.lineNumber + 1}`;
+    const here = [...stack, name];
+    if (node.selfSize) {
+      total += node.selfSize;
+      self.set(name, (self.get(name) ?? 0) + node.selfSize);
+      for (const k of new Set(here)) inclusive.set(k, (inclusive.get(k) ?? 0) + node.selfSize);
+    }
+    for (const c of node.children) walk(c, here);
+  };
+  walk(p.head, []);
+  const kib = (b) => (b / 1024 / N).toFixed(1).padStart(7);
+  console.log(`${SCENARIO}: ${N} requests, ${kib(total).trim()} KiB allocated a request in the Worker's isolate (sampled; unminified bundle)`);
+  console.log("\nmost allocated by the function itself (KiB a request):");
+  for (const [k, b] of [...self].sort((a, b) => b[1] - a[1]).slice(0, TOP)) console.log(`${kib(b)}  ${k}`);
+  console.log("\nmost allocated with what it calls (KiB a request; an await cuts the stack):");
+  for (const [k, b] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(1, TOP * 2)) console.log(`${kib(b)}  ${k}`);
 }
