@@ -70,11 +70,16 @@ async function status(accountId: string, o: StatusOpts): Promise<string> {
   return id;
 }
 
+// Favourite ids of one instant from a counter: snowflake(at) restarts its sequence at a random point whenever another
+// instant came between two calls, so ids made for the same `at` by separate calls could collide (a flake, now gone).
+let favouriteSeq = 0;
+const favouriteId = (at: number) => ((BigInt(at) << 16n) | BigInt(++favouriteSeq & 0xffff)).toString();
+
 async function favourite(accountIds: string[], statusId: string, at: number) {
   await env.DB.batch(
     accountIds.map((a) =>
       env.DB.prepare("INSERT INTO favourites (id, account_id, status_id, created_at) VALUES (?1, ?2, ?3, ?4)").bind(
-        pad(snowflake(at)),
+        pad(favouriteId(at)),
         pad(a),
         pad(statusId),
         at,
