@@ -100,3 +100,22 @@ export function frozenHead<Q extends Builder>(build: (db: DB) => Q): (db: DB, ta
     return statement(db, made, made.query.sql + tail.sql, tail.params);
   };
 }
+
+/**
+ * A raw statement written with drizzle's sql`` and `sql.placeholder(name)` where its values go, built to text once:
+ * each call gives an SQL of that same text with `values` bound, for db.run/db.all (alone or in a batch). For
+ * statements assembled from many pieces that vary only by a few flags: make one per variant.
+ */
+export function frozenSql(build: () => SQL): (db: DB, values: Record<string, unknown>) => SQL {
+  let made: { parts: string[]; params: unknown[] } | undefined;
+  return (db, values) => {
+    if (!made) {
+      const q = (db as unknown as Internals).dialect.sqlToQuery(build());
+      const parts = q.sql.split("?");
+      // Every `?` is a parameter drizzle wrote: none in the text's own literals, or the split would misplace values.
+      if (parts.length - 1 !== q.params.length) throw new Error("frozenSql: a `?` in the statement's text is not a parameter");
+      made = { parts, params: q.params };
+    }
+    return sql(made.parts as unknown as TemplateStringsArray, ...fillPlaceholders(made.params, values));
+  };
+}

@@ -9,6 +9,7 @@
 // - favourites, reblogs and follows get their group_key (Mastodon's Notification::Groups#set_group_key!).
 import { sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
+import { frozenSql } from "../db/frozen";
 import type { NotificationType } from "../db/schema";
 import type { Effects } from "../effects/collector";
 import { padId, parseId, snowflake } from "../lib/ids";
@@ -121,17 +122,43 @@ export function notificationStatement(db: DB, fx: Effects, n: NewNotification) {
   const now = Date.now();
   const id = snowflake(now);
   fx.add({ type: "notify", notificationId: id });
-  const st = n.statusId ? padId(n.statusId) : null;
-  const rep = n.reportId ? padId(n.reportId) : null;
   const gk = groupKeyBounds(n, now);
-  const groupKey = gk
+  // The text varies only by the type, whether it groups and whether it names a status: made once per variant.
+  const key = `${n.type}:${gk ? 1 : 0}:${n.statusId ? 1 : 0}`;
+  let insert = notificationInserts.get(key);
+  if (!insert) {
+    insert = frozenSql(() => notificationInsertSql(n, !!gk));
+    notificationInserts.set(key, insert);
+  }
+  return db.run(
+    insert(db, {
+      id: padId(id),
+      r: padId(n.recipientId),
+      f: padId(n.fromAccountId),
+      type: n.type,
+      st: n.statusId ? padId(n.statusId) : null,
+      rep: n.reportId ? padId(n.reportId) : null,
+      act: padId(n.activityId),
+      now,
+      lowest: gk?.lowest ?? null,
+      fresh: gk?.fresh ?? null,
+    }),
+  );
+}
+
+const notificationInserts = new Map<string, ReturnType<typeof frozenSql>>();
+
+/** The notification's INSERT … SELECT for `n`'s variant, its values as placeholders (notificationStatement binds them). */
+function notificationInsertSql(n: NewNotification, grouped: boolean): SQL {
+  const p = (name: string) => sql.placeholder(name);
+  const groupKey = grouped
     ? sql`CASE WHEN c.verdict = 0 THEN coalesce((SELECT g.group_key FROM notifications g
-        WHERE g.account_id = c.r AND g.group_key >= ${gk.lowest} AND g.group_key <= ${gk.fresh} AND g.created_at > c.now - ${GROUP_SPAN_HOURS * HOUR}
-        ORDER BY g.group_key DESC, g.id DESC LIMIT 1), ${gk.fresh}) END`
+        WHERE g.account_id = c.r AND g.group_key >= ${p("lowest")} AND g.group_key <= ${p("fresh")} AND g.created_at > c.now - ${GROUP_SPAN_HOURS * HOUR}
+        ORDER BY g.group_key DESC, g.id DESC LIMIT 1), ${p("fresh")}) END`
     : sql`NULL`;
   // Parameters are bound once (k) and read by name: the conditions use them many times (D1: 100 bound values).
-  const params = sql`SELECT ${padId(id)} AS id, ${padId(n.recipientId)} AS r, ${padId(n.fromAccountId)} AS f, ${n.type} AS type,
-    ${st} AS st, ${rep} AS rep, ${padId(n.activityId)} AS act, ${now} AS now`;
+  const params = sql`SELECT ${p("id")} AS id, ${p("r")} AS r, ${p("f")} AS f, ${p("type")} AS type,
+    ${p("st")} AS st, ${p("rep")} AS rep, ${p("act")} AS act, ${p("now")} AS now`;
   const facts = sql`SELECT k.*,
     EXISTS (SELECT 1 FROM notification_permissions pm WHERE pm.account_id = k.r AND pm.from_account_id = k.f) AS permitted,
     NOT EXISTS (SELECT 1 FROM follows fw WHERE fw.account_id = k.r AND fw.target_account_id = k.f) AS not_following,
@@ -142,7 +169,7 @@ export function notificationStatement(db: DB, fx: Effects, n: NewNotification) {
     ${n.type === "mention" ? fromStaffSql() : sql`0`} AS from_staff
     FROM (${params}) k`;
   const verdict = sql`SELECT c.*, ${verdictSql(n)} AS verdict FROM (${facts}) c`;
-  return db.run(sql`INSERT OR IGNORE INTO notifications (id, account_id, from_account_id, type, status_id, report_id, activity_id, created_at, filtered, group_key)
+  return sql`INSERT OR IGNORE INTO notifications (id, account_id, from_account_id, type, status_id, report_id, activity_id, created_at, filtered, group_key)
     SELECT c.id, c.r, c.f, c.type, c.st, c.rep, c.act, c.now, c.verdict, ${groupKey}
     FROM (${verdict}) c
     WHERE c.verdict < 2 AND c.r <> c.f
@@ -153,7 +180,7 @@ export function notificationStatement(db: DB, fx: Effects, n: NewNotification) {
       AND (NOT c.not_following OR NOT EXISTS (SELECT 1 FROM account_domain_blocks adb JOIN accounts fa ON fa.id = c.f
                       WHERE adb.account_id = c.r AND adb.domain = fa.domain))
       AND NOT EXISTS (SELECT 1 FROM statuses cs JOIN conversation_mutes cm ON cm.conversation_id = cs.conversation_id
-                      WHERE cs.id = c.st AND cm.account_id = c.r)`);
+                      WHERE cs.id = c.st AND cm.account_id = c.r)`;
 }
 
 /** The sender is local staff whose role outranks the recipient's (Mastodon's UserRole#bypass_block?). */

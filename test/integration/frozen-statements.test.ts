@@ -2,7 +2,7 @@
 // select maps them, whether awaited alone or run inside a batch.
 import { and, asc, desc, eq, isNull, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { frozenHead, frozenSelect } from "../../src/db/frozen";
+import { frozenHead, frozenSelect, frozenSql } from "../../src/db/frozen";
 import { accountRows } from "../../src/db/table-rows";
 import { accounts, oauthAccessTokens, users } from "../../src/db/schema";
 import { padId } from "../../src/lib/ids";
@@ -74,5 +74,22 @@ describe("frozen statements", () => {
     // A head that binds values is refused: they belong in the tail, where each call binds its own.
     const bad = frozenHead((d2) => d2.select().from(accounts).where(eq(accounts.id, "1")));
     expect(() => bad(d, {})).toThrow(/head must bind no values/);
+  });
+
+  it("freeze a raw statement's text, binding placeholders and the builder's own values per call", async () => {
+    const d = db();
+    let built = 0;
+    const pair = frozenSql(() => {
+      built++;
+      return sql`SELECT ${sql.placeholder("a")} AS a, ${41} + ${sql.placeholder("b")} AS b`;
+    });
+    const [one, two] = await d.batch([d.all<{ a: string; b: number }>(pair(d, { a: "x", b: 1 })), d.all<{ a: string; b: number }>(pair(d, { a: "y", b: 2 }))]);
+    expect(one).toEqual([{ a: "x", b: 42 }]);
+    expect(two).toEqual([{ a: "y", b: 43 }]);
+    expect(await d.all(pair(d, { a: null, b: 0 }))).toEqual([{ a: null, b: 41 }]);
+    expect(built).toBe(1);
+    // A `?` inside the text's own literals would shift every value after it: refused when the text is made.
+    const literal = frozenSql(() => sql`SELECT '?' AS q, ${sql.placeholder("a")} AS a`);
+    expect(() => literal(d, { a: 1 })).toThrow(/not a parameter/);
   });
 });
