@@ -111,6 +111,17 @@ export async function findNotification(db: DB, viewerId: string, id: string, inc
   return row ? ((await withReportTargets(db, [row]))[0] ?? null) : null;
 }
 
+/** Several of the viewer's notifications by id, in the order given, without the filtered ones and those not found: one query (two with reports). */
+export async function findNotifications(db: DB, viewerId: string, ids: readonly string[]): Promise<NotificationWithRefs[]> {
+  if (!ids.length) return [];
+  const rows = await selectWithRefs(db, { where: and(inArray(notifications.id, idList(ids)), ...filterConds(viewerId, {})) });
+  const byId = new Map(rows.map((r) => [r.n.id, r]));
+  return withReportTargets(
+    db,
+    ids.flatMap((id) => byId.get(id) ?? []),
+  );
+}
+
 /** Deletes one of the viewer's notifications; false when there is none with that id. */
 export async function dismissNotification(db: DB, viewerId: string, id: string): Promise<boolean> {
   return deleteOwnRow(db, notifications, id, viewerId);

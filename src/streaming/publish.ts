@@ -22,7 +22,7 @@ import { accountConversations, announcements, type RenderAccountRow } from "../d
 import { renderAnnouncements, renderReactionEvent } from "../entities/announcement";
 import { renderConversations } from "../entities/conversation";
 import { searchableText } from "../services/filter-match";
-import { findNotification } from "../queries/notifications";
+import { findNotifications } from "../queries/notifications";
 import type { FanOutResult, FeedRemoval } from "../timelines/fanout";
 import { type Envelope, entry, type Routed, type StatusMeta } from "./protocol";
 import { routerStub } from "./router";
@@ -332,13 +332,8 @@ export async function publishNotifications(db: DB, env: Env, cfg: Config, notifi
   const queue = [...presence.accounts];
   const renderOne = async () => {
     for (let recipient = queue.shift(); recipient !== undefined; recipient = queue.shift()) {
-      const found = await Promise.all((byRecipient.get(recipient) ?? []).map((id) => findNotification(db, recipient, id)));
-      const rendered = await renderNotifications(
-        db,
-        cfg,
-        found.filter((f) => f !== null),
-        recipient,
-      );
+      const found = await findNotifications(db, recipient, byRecipient.get(recipient) ?? []);
+      const rendered = await renderNotifications(db, cfg, found, recipient);
       for (const n of rendered) {
         routed.push({
           envelope: { kind: "raw", event: "notification", payload: JSON.stringify(n) },

@@ -342,6 +342,25 @@ describe("streaming delivery", () => {
     expect(await sc.next()).toEqual({ stream: ["user"], event: "filters_changed" });
   });
 
+  itStreams("several notifications for one recipient: one read for all of them, each sent, oldest first", async () => {
+    const [a, f1, f2, f3] = await Promise.all([makeUser(), makeUser(), makeUser(), makeUser()]);
+    const notes = await ws({ token: a.token }, { stream: "user:notification" });
+    const id = await insertStatus(a);
+    for (const f of [f1, f2, f3]) expect((await f.api.post(`/api/v1/statuses/${id}/favourite`)).status).toBe(200);
+    const { results } = await env.DB.prepare("SELECT CAST(id AS TEXT) AS id FROM notifications WHERE account_id = ? ORDER BY id")
+      .bind(pad(a.id))
+      .all<{ id: string }>();
+    const ids = results.map((r) => r.id.replace(/^0+/, ""));
+    expect(ids).toHaveLength(3);
+    const counter = { n: 0 };
+    await publishNotifications(createDb(countingD1(env.DB, counter)), env, cfg(), [ids[2]!, ids[0]!, ids[1]!]);
+    const got: string[] = [];
+    for (let i = 0; i < 3; i++) got.push(payloadOf(await notes.next()).id);
+    expect(got).toEqual(ids);
+    // The recipients, then the notifications with their senders: one round trip each, not one per notification.
+    expect(counter.n).toBeLessThanOrEqual(3);
+  });
+
   itStreams("a post's `status` notifications to followers who rang the bell reach each one's notification stream", async () => {
     const author = await makeUser();
     const fans = await Promise.all([makeUser(), makeUser(), makeUser()]);
