@@ -28,6 +28,7 @@
 import tern, { HomeFeed as TernHomeFeed, RateLimiter as TernRateLimiter, Streaming as TernStreaming } from "../src/index";
 import { countingD1 } from "../src/lib/d1-counter";
 import { countedBatch, countingQueue } from "./entry-counters.js";
+import { remoteD1 } from "./d1-remote.js";
 
 const PATH = "/__bench/day";
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -171,7 +172,8 @@ function wrapEnv(env, kind) {
   if (!w) {
     w = {
       ...env,
-      DB: countingD1(env.DB, routedCounter(kind), { rows: true }),
+      // --d1-apart: D1 in another process (bench/d1-remote.js); otherwise the local binding.
+      DB: countingD1(env.D1_REMOTE ? remoteD1(env.D1_REMOTE) : env.DB, routedCounter(kind), { rows: true }),
       JOBS: countingQueue(env.JOBS, (body, opts) => countSend("jobs", kind, body, opts)),
       DELIVERY: countingQueue(env.DELIVERY, (body, opts) => countSend("delivery", kind, body, opts)),
       MEDIA: countingR2(env.MEDIA, kind),

@@ -21,7 +21,7 @@
 // too, and a calibration at the start (bad-token 401 minus no-token 401, as bench/run.mjs) gives the local CPU of one
 // round trip: "≈ without local D1" = max(0, CPU − round trips × that), a rough estimate (printed next to each CPU row). Options: --fraction=F (replay F of the incoming
 // activities, polls and owner actions, and scale the counts by 1/F), --delivery-steps=N (all), --dump=FILE (raw
-// per-invocation figures as JSON), --keep, --log.
+// per-invocation figures as JSON), --d1-apart (D1 in its own process: CPU without SQLite), --keep, --log.
 // Takes ~5–8 minutes on 2 shared cores. bench/README.md, "What a single-user instance costs".
 import { generateKeyPairSync } from "node:crypto";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -54,6 +54,10 @@ const DELIVERY_STEPS = Number(opt("delivery-steps") ?? Number.POSITIVE_INFINITY)
 // --threads=js: count only workerd's main thread, where the isolates run JavaScript (and local D1's SQLite), leaving
 // out V8's background threads (concurrent GC, optimizing compiles) and the runtime's I/O threads.
 const JS_THREAD_ONLY = opt("threads") === "js";
+// --d1-apart: local D1 served by its own workerd process (bench/d1-host.mjs, reached through bench/d1-remote.js), so
+// the measured workerd's CPU leaves SQLite out, as production bills D1 apart; what remains is the Worker, the D1
+// binding's work in it (sending statements, parsing results) and the Durable Objects it calls.
+const D1_APART = flag("d1-apart");
 
 const DAY = 86_400_000;
 const HOSTS = 120;
@@ -343,6 +347,7 @@ async function main() {
     keep: flag("keep"),
     log: flag("log"),
     entry: join(root, "bench", "day-entry.js"),
+    d1Apart: D1_APART,
     // Every /api request counted by the RateLimiter object as in production (no loopback safelist); the budgets are
     // raised so the compressed day is never refused (the object is still called once per request).
     vars: {
@@ -870,7 +875,19 @@ function report({ end, cpu, rts, cal, noopCpu, ctlCpu, freeBatches, freeCpu, mix
   out.push(table(qRows));
   out.push("");
 
-  const cpuRows = [["CPU per invocation (ms, workerd runtime, schedstat)", "n", "p50", "p99", "max", "D1 RT p50 / max", "≈ w/o local D1 p50", "p99", "max"]];
+  const cpuRows = [
+    [
+      `CPU per invocation (ms, workerd runtime, schedstat${D1_APART ? "; D1 in its own process" : ""})`,
+      "n",
+      "p50",
+      "p99",
+      "max",
+      "D1 RT p50 / max",
+      "≈ w/o local D1 p50",
+      "p99",
+      "max",
+    ],
+  ];
   // x: the CPU summary; ms / rt (optional): the invocations' CPU and round trips, for the estimate without local D1.
   const cpuRow = (label, x, ms, rt) => {
     const r = rt ? summary(rt.filter(Number.isFinite)) : null;
@@ -911,8 +928,13 @@ function report({ end, cpu, rts, cal, noopCpu, ctlCpu, freeBatches, freeCpu, mix
   out.push(
     `Baselines: a request Tern answers without work (/bench-noop) costs ${fmt(noopCpu, 2)} ms of workerd CPU here (miniflare's routing included); ` +
       `the control request ${fmt(ctlCpu, 2)} ms, subtracted from batch and cron figures and from requests whose after-response work was waited for. ` +
-      `Locally the figures include D1 (SQLite in the same process) and the Durable Objects a request calls (RateLimiter, streaming), which ` +
-      `production runs and bills elsewhere. All fetches: ${pmm(fetchCpu, 2)}.`,
+      (D1_APART
+        ? `D1 ran in its own workerd process (--d1-apart), so these figures leave SQLite out, as production does; they include the D1 ` +
+          `binding's work in the Worker (the shim sends each call as one HTTP request with JSON, as the binding does) and the Durable Objects a request calls ` +
+          `(RateLimiter, streaming), which production bills apart. The "≈ w/o local D1" columns subtract a calibrated round trip again: ignore them here. `
+        : `Locally the figures include D1 (SQLite in the same process) and the Durable Objects a request calls (RateLimiter, streaming), which ` +
+          `production runs and bills elsewhere. `) +
+      `All fetches: ${pmm(fetchCpu, 2)}.`,
   );
   if (cal)
     out.push(

@@ -18,8 +18,20 @@ export function bundleTern(outdir, { minify = true } = {}) {
   return join(outdir, "index.js");
 }
 
-/** A Miniflare serving `script` with the config's bindings and `vars` on top; not started until `await mf.ready`. */
-export function ternMiniflare({ script, persistTo, port, inspectorPort, vars = {}, logLevel = LogLevel.WARN, config = join(root, "wrangler.toml") }) {
+/**
+ * A Miniflare serving `script` with the config's bindings and `vars` on top; not started until `await mf.ready`.
+ * `d1Host`: the address of a bench/d1-host.mjs process, bound as the service D1_REMOTE (bench/day.mjs --d1-apart).
+ */
+export function ternMiniflare({
+  script,
+  persistTo,
+  port,
+  inspectorPort,
+  vars = {},
+  logLevel = LogLevel.WARN,
+  config = join(root, "wrangler.toml"),
+  d1Host = null,
+}) {
   const { workerOptions } = unstable_getMiniflareWorkerOptions(config);
   // The Worker's name keys its Durable Objects' storage (`<name>-<class>`), as under wrangler dev.
   const name = /^name\s*=\s*"([^"]+)"/m.exec(readFileSync(config, "utf8"))?.[1] ?? "worker";
@@ -39,6 +51,8 @@ export function ternMiniflare({ script, persistTo, port, inspectorPort, vars = {
         scriptPath: script,
         modulesRoot: dirname(script),
         bindings: { ...workerOptions.bindings, ...vars },
+        // d1Host ("127.0.0.1:port"): bench/d1-host.mjs in another process, bound as D1_REMOTE (bench/d1-remote.js).
+        ...(d1Host ? { serviceBindings: { ...workerOptions.serviceBindings, D1_REMOTE: { external: { address: d1Host, http: {} } } } } : {}),
       },
     ],
   });

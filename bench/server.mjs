@@ -25,6 +25,8 @@ const wranglerBin = join(root, "node_modules", "wrangler", "bin", "wrangler.js")
  * @param {{ seed: (persistTo: string, origin: string) => Promise<void> | void, keep?: boolean, log?: boolean, via?: "direct" | "wrangler" }} opts
  * @returns {Promise<{ url: string, pid: number, persistTo: string, snapshot: boolean, via: string, output: () => string, stop: () => Promise<void> }>}
  * `config`: another wrangler config file (bench/soak.mjs writes a copy with its queue settings); default wrangler.toml.
+ * `d1Apart`: serve local D1 from its own process (bench/d1-host.mjs; the entry must use bench/d1-remote.js), so the
+ * measured workerd's CPU is the Worker's without SQLite (direct server only).
  * `pid`: the node process started (wrangler, or bench/direct.mjs); the workerd processes under it are its children
  * (bench/cpu.mjs `workerdPids(pid, port)` picks the one running the Worker).
  */
@@ -38,6 +40,7 @@ export async function startBenchServer({
   timeoutMs = 90_000,
   config = null,
   via = benchVia(),
+  d1Apart = false,
 }) {
   if (via !== "direct" && via !== "wrangler") throw new Error(`startBenchServer: via must be "direct" or "wrangler", not ${JSON.stringify(via)}`);
   const configPath = config ?? join(root, "wrangler.toml");
@@ -62,11 +65,24 @@ export async function startBenchServer({
   };
   // Miniflare runs a bundle only; without one (bundling failed, or snapshot: false) wrangler dev builds src/ itself.
   if (via === "direct" && !script) console.error("[bench] no bundle to give Miniflare: serving through wrangler dev");
+  if (d1Apart && !(via === "direct" && script)) throw new Error("startBenchServer: d1Apart needs the direct server and a bundle");
   if (via === "direct" && script) {
-    const input = JSON.stringify({ script, config: configPath, port, persistTo, vars, log });
+    // d1Apart: local D1 served by another process (bench/d1-host.mjs), so this workerd's CPU leaves SQLite out.
+    let d1 = null;
+    if (d1Apart) {
+      const d1Port = await freePort();
+      const d1Input = JSON.stringify({ config: configPath, persistTo, port: d1Port });
+      d1 = await superviseWranglerDev([join(root, "bench", "d1-host.mjs"), d1Input], { url: `http://127.0.0.1:${d1Port}`, probePath: "/", timeoutMs, log });
+      d1.address = `127.0.0.1:${d1Port}`;
+    }
+    const input = JSON.stringify({ script, config: configPath, port, persistTo, vars, log, d1Host: d1?.address ?? null });
     // superviseWranglerDev runs any `node <args>` the same way: own process group, output kept, probe until it answers.
     const server = await superviseWranglerDev([join(root, "bench", "direct.mjs"), input], { url, probePath: "/bench-noop", timeoutMs, log, cleanup });
-    return { url, pid: server.pid, persistTo, snapshot: true, via, output: server.output, stop: server.stop };
+    const stop = async () => {
+      await server.stop();
+      await d1?.stop();
+    };
+    return { url, pid: server.pid, persistTo, snapshot: true, via, output: server.output, stop };
   }
 
   const inspectorPort = await freePort();
