@@ -5,6 +5,7 @@
 import { Log, LogLevel, Miniflare } from "miniflare";
 import { join } from "node:path";
 import { unstable_getMiniflareWorkerOptions } from "wrangler";
+import { serveUntilSignal } from "./miniflare.mjs";
 
 const { config, persistTo, port } = JSON.parse(process.argv[2]);
 const { workerOptions } = unstable_getMiniflareWorkerOptions(config);
@@ -41,14 +42,4 @@ const mf = new Miniflare({
   log: new Log(LogLevel.WARN),
   workers: [{ name: "d1host", modules: true, script, d1Databases: workerOptions.d1Databases, compatibilityDate: "2025-09-01" }],
 });
-const stop = async () => {
-  try {
-    await mf.dispose();
-  } finally {
-    process.exit(0);
-  }
-};
-process.on("SIGTERM", stop);
-process.on("SIGINT", stop);
-const url = await mf.ready;
-console.log(`[d1-host] ready at ${url.href}`);
+await serveUntilSignal(mf, "d1-host");

@@ -10,23 +10,9 @@
 // `<dir>/v3/do`, ...), so the D1 file the bench migrated and seeded is the one this workerd opens.
 // Input (argv[2], JSON): { script, config, port, persistTo, vars, d1Host }. Stops (disposing workerd) on SIGTERM or SIGINT.
 import { LogLevel } from "miniflare";
-import { ternMiniflare } from "./miniflare.mjs";
+import { serveUntilSignal, ternMiniflare } from "./miniflare.mjs";
 
 const { script, config, port, persistTo, vars = {}, log = false, d1Host = null } = JSON.parse(process.argv[2]);
 const mf = ternMiniflare({ script, config, port, persistTo, vars, d1Host, logLevel: log ? LogLevel.INFO : LogLevel.WARN });
 
-let stopping = false;
-const stop = async () => {
-  if (stopping) return;
-  stopping = true;
-  try {
-    await mf.dispose();
-  } finally {
-    process.exit(0);
-  }
-};
-process.on("SIGTERM", stop);
-process.on("SIGINT", stop);
-
-const url = await mf.ready;
-console.log(`[direct] Miniflare ready at ${url.href}`);
+await serveUntilSignal(mf, "direct");

@@ -79,3 +79,22 @@ export async function signUp(url, username) {
   if (!token) throw new Error(`sign-up of ${username} gave no token`);
   return token;
 }
+
+/** For a Miniflare run as its own process (direct.mjs, d1-host.mjs): disposed on SIGTERM or SIGINT, then exits; logs when ready. */
+export async function serveUntilSignal(mf, label) {
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    try {
+      await mf.dispose();
+    } finally {
+      process.exit(0);
+    }
+  };
+  process.on("SIGTERM", stop);
+  process.on("SIGINT", stop);
+  const url = await mf.ready;
+  console.log(`[${label}] Miniflare ready at ${url.href}`);
+  return url;
+}
