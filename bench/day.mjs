@@ -996,7 +996,7 @@ function report({ end, cpu, rts, cal, noopCpu, ctlCpu, freeBatches, freeCpu, mix
     "20-user scaling: every counted figure ×20 (own posts, favourites, boosts, clients, deliveries, notifications, and the processing " +
       "of incoming activities, each fanning out to its own followers), except the inbox POSTs themselves ×8 (followed accounts overlap: " +
       "an activity reaches a shared inbox once) and the cron ×1 (its requests, rows and CPU); 30 days a month; " +
-      "CPU ms for the paid plan's 30 M included from the per-invocation figures above (local, D1 included: an upper bound; an inbox " +
+      `CPU ms for the paid plan's 30 M included from the per-invocation figures above (${D1_APART ? "D1 in its own process, left out" : "local, D1 included: an upper bound"}; an inbox ` +
       "POST's after-response processing ×20 with the rest).",
   );
   console.log(out.join("\n"));
