@@ -1,14 +1,14 @@
 // Queries behind the actor's collections (outbox, followers, following, featured, featured tags) and local lookups.
-import { and, desc, eq, inArray, isNull, lt, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, lt } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { accounts, featuredTags, follows, statusPins, statuses, tags } from "../db/schema";
 import type { AccountRow } from "../db/schema";
-import { accountRows, statusRows } from "../db/table-rows";
+import { statusRows } from "../db/table-rows";
+import { localAccountByUsername } from "../queries/accounts";
 
-export async function localAccountByUsername(db: DB, username: string): Promise<AccountRow | null> {
-  if (!/^[A-Za-z0-9_.]{1,64}$/.test(username)) return null;
-  const [a] = await accountRows(db, { where: and(sql`lower(${accounts.username}) = ${username.toLowerCase()}`, isNull(accounts.domain)), limit: 1 });
-  return a ?? null;
+/** The local actor a path names: a well-formed username, then the account. */
+export async function localActor(db: DB, username: string): Promise<AccountRow | null> {
+  return /^[A-Za-z0-9_.]{1,64}$/.test(username) ? localAccountByUsername(db, username) : null;
 }
 
 export async function publicStatusIds(db: DB, accountId: string, maxId: string | null, limit: number): Promise<string[]> {

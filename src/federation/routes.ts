@@ -13,7 +13,7 @@ import { grantedAuthorization } from "../queries/quotes";
 import { ensureActorKeys } from "./actor-keys";
 import { renderActor } from "./actor-doc";
 import { movedToUri } from "../services/account-migration";
-import { featuredTagNames, followCollectionPage, localAccountByUsername, localStatus, pinnedStatusIds, publicStatusIds } from "./collections";
+import { featuredTagNames, followCollectionPage, localActor, localStatus, pinnedStatusIds, publicStatusIds } from "./collections";
 import { AP_CONTENT_TYPE, AS, wantsActivityJson } from "./context";
 import { enforceRateLimit } from "../lib/rate-limit";
 import { AcceptWithoutProcessing, INBOX_HOST_LIMIT, verifyInboxRequest } from "./inbox-verify";
@@ -39,7 +39,7 @@ const apSuspended = (c: Context<AppEnv>) => c.json({ error: "This action is not 
 
 /** A local account whose collections and statuses may be served, or the response that replaces them. */
 async function ownerOrRefusal(c: Context<AppEnv>, username: string): Promise<{ account: AccountRow } | { refusal: Response }> {
-  const account = await localAccountByUsername(c.get("db"), username);
+  const account = await localActor(c.get("db"), username);
   if (!account) return { refusal: apNotFound(c) };
   if (account.suspendedAt) return { refusal: apSuspended(c) };
   return { account };
@@ -56,7 +56,7 @@ function ownerGet<P extends string>(path: P, answer: (c: Context<AppEnv, `/users
 
 async function actorResponse(c: Context<AppEnv>, username: string) {
   const db = c.get("db");
-  const account = await localAccountByUsername(db, username);
+  const account = await localActor(db, username);
   if (!account || account.username === "instance.actor") return apNotFound(c);
   // A suspended account's actor is still served, marked `suspended: true` with its profile blanked (Mastodon does the
   // same while the suspension is reversible), so other servers keep its key and can undo the suspension later.
@@ -239,7 +239,7 @@ r.post("/inbox", inbox);
 // The instance actor's own inbox: relays answer its Follow there.
 r.post("/actor/inbox", inbox);
 r.post("/users/:username/inbox", async (c) => {
-  const account = await localAccountByUsername(c.get("db"), c.req.param("username"));
+  const account = await localActor(c.get("db"), c.req.param("username"));
   if (!account) return apNotFound(c);
   return inbox(c);
 });

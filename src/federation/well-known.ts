@@ -3,7 +3,8 @@
 import { routeGroup } from "../route-group";
 import { accountUri, accountUrl } from "../entities/urls";
 import { instanceDocument } from "../lib/instance-cache";
-import { findLocalAccount, nodeInfo, parseResource } from "../services/nodeinfo";
+import { nodeInfo, parseResource } from "../services/nodeinfo";
+import { localAccountByUsername } from "../queries/accounts";
 import { instanceActorAccount } from "./instance-actor";
 
 const r = routeGroup();
@@ -64,7 +65,7 @@ r.get("/.well-known/webfinger", async (c) => {
       ],
     });
   }
-  const account = await findLocalAccount(c.get("db"), target.username);
+  const account = await localAccountByUsername(c.get("db"), target.username);
   if (!account) return jrdError(404, "Record not found");
   if (account.suspendedAt) return jrdError(410, "Gone");
   const uri = account.uri || accountUri(cfg, account.username);

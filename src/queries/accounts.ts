@@ -46,6 +46,12 @@ export async function getAccount(db: DB, id: string): Promise<AccountRow | null>
   return rows[0] ?? null;
 }
 
+/** The local account with this username (compared case-insensitively), suspended or not; null if there is none. */
+export async function localAccountByUsername(db: DB, username: string): Promise<AccountRow | null> {
+  const rows = await accountRows(db, { where: and(sql`lower(${accounts.username}) = ${username.toLowerCase()}`, isNull(accounts.domain)), limit: 1 });
+  return rows[0] ?? null;
+}
+
 /** `alice`, `@alice`, `alice@this.domain` → local; `bob@remote.example` → a known remote account. */
 export async function lookupAccount(db: DB, cfg: Config, acct: string): Promise<AccountRow | null> {
   const parsed = parseAcct(acct, cfg);

@@ -29,6 +29,7 @@ import { ResolveError, resolveActor } from "../federation/remote-accounts";
 import { endFollow, exec } from "./follows";
 import { notificationStatement } from "./notifications";
 import { accountRows } from "../db/table-rows";
+import { localAccountByUsername } from "../queries/accounts";
 
 /** Mastodon's AccountMigration::COOLDOWN_PERIOD. */
 export const MIGRATION_COOLDOWN_MS = 30 * 24 * 3600_000;
@@ -91,7 +92,7 @@ async function accountForHandle(db: DB, cfg: Config, input: string): Promise<Acc
   const ours = !domain || [cfg.domain.toLowerCase(), new URL(cfg.origin).host.toLowerCase()].includes(domain.toLowerCase());
   if (ours) {
     if (!/^[A-Za-z0-9_.-]{1,64}$/.test(username)) return null;
-    const [row] = await accountRows(db, { where: sql`lower(${accounts.username}) = ${username.toLowerCase()} AND ${accounts.domain} IS NULL`, limit: 1 });
+    const row = await localAccountByUsername(db, username);
     return row && !row.suspendedAt && row.username !== "instance.actor" ? row : null;
   }
   const rq = remoteQuery(cfg, acct);

@@ -1,13 +1,8 @@
 // Discovery documents other servers and clients read before anything else: NodeInfo 2.0/2.1 and WebFinger lookups.
-import { and, isNull, sql } from "drizzle-orm";
-import type { DB } from "../db/client";
-import { accounts } from "../db/schema";
 import type { Config } from "../env";
 import { SOFTWARE_VERSION } from "../env";
 import { INSTANCE_VERSION } from "../entities/instance";
-import type { AccountRow } from "../db/schema";
 import { registrationsMode, SETTING, type InstanceSnapshot } from "./instance";
-import { accountRows } from "../db/table-rows";
 
 /**
  * The NodeInfo 2.0 (or 2.1) document, from the instance snapshot (src/lib/instance-cache.ts). Every object but
@@ -72,9 +67,4 @@ export function parseResource(cfg: Config, resource: string): WebfingerTarget {
   if (!/^[A-Za-z0-9_]+$/.test(username) || !domain) return { kind: "invalid" };
   if (domain.toLowerCase() !== cfg.domain.toLowerCase()) return { kind: "elsewhere" };
   return { kind: "account", username };
-}
-
-export async function findLocalAccount(db: DB, username: string): Promise<AccountRow | null> {
-  const rows = await accountRows(db, { where: and(sql`lower(${accounts.username}) = ${username.toLowerCase()}`, isNull(accounts.domain)), limit: 1 });
-  return rows[0] ?? null;
 }

@@ -1,19 +1,16 @@
 // Queries behind the public HTML pages (profile, status). Rendering goes through renderStatuses, which applies
 // visibility again; these queries only pick candidates.
-import { and, desc, eq, inArray, isNull, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, isNull } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { accounts, statuses } from "../db/schema/index";
+import { statuses } from "../db/schema/index";
 import type { AccountRow } from "../db/schema";
-import { accountRows } from "../db/table-rows";
+import { localAccountByUsername } from "../queries/accounts";
 
 /** A local, not suspended account by username (case-insensitive). */
 export async function findLocalAccount(db: DB, username: string): Promise<AccountRow | null> {
   if (!/^[A-Za-z0-9_]{1,30}$/.test(username)) return null;
-  const rows = await accountRows(db, {
-    where: and(sql`lower(${accounts.username}) = ${username.toLowerCase()}`, isNull(accounts.domain), isNull(accounts.suspendedAt)),
-    limit: 1,
-  });
-  return rows[0] ?? null;
+  const a = await localAccountByUsername(db, username);
+  return a && !a.suspendedAt ? a : null;
 }
 
 /** Newest public and unlisted original posts (no reblogs) of an account. */
