@@ -11,6 +11,7 @@ import { eq, inArray, type SQL, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { createDb } from "../db/client";
 import { frozenSelect } from "../db/frozen";
+import { jsonValues } from "../db/id-list";
 import { accountKeys, accounts, activityOutbox, deliveryCircuits, deliveryFailures, follows, signatureSpecs, unavailableDomains } from "../db/schema";
 import type { Config, Env } from "../env";
 import { readConfig } from "../env";
@@ -122,8 +123,8 @@ interface BatchState {
   specs: Map<string, string>;
 }
 
-/** `(SELECT value FROM json_each(?))` over a placeholder: a list bound as one JSON value, in a frozen statement. */
-const jsonList = (name: string) => sql`(SELECT value FROM json_each(${sql.placeholder(name)}))`;
+/** A list bound as one JSON value through a placeholder, in a frozen statement. */
+const jsonList = (name: string) => jsonValues(sql.placeholder(name));
 
 // The batch state's statements, their text built once per isolate (db/frozen.ts): `ids` is the outbox ids (padded,
 // as JSON), `hosts` the hosts (JSON).
