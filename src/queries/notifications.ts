@@ -107,14 +107,13 @@ export async function notificationPage(db: DB, viewerId: string, f: Notification
  * `includeFiltered` (GET /api/v1/notifications/:id shows it, as Mastodon does; streaming never sends it).
  */
 export async function findNotification(db: DB, viewerId: string, id: string, includeFiltered = false): Promise<NotificationWithRefs | null> {
-  const [row] = await selectWithRefs(db, { where: and(eq(notifications.id, id), ...filterConds(viewerId, { includeFiltered })), limit: 1 });
-  return row ? ((await withReportTargets(db, [row]))[0] ?? null) : null;
+  return (await findNotifications(db, viewerId, [id], includeFiltered))[0] ?? null;
 }
 
-/** Several of the viewer's notifications by id, in the order given, without the filtered ones and those not found: one query (two with reports). */
-export async function findNotifications(db: DB, viewerId: string, ids: readonly string[]): Promise<NotificationWithRefs[]> {
+/** Several of the viewer's notifications by id, in the order given, leaving out those not found: one query (two with reports). */
+export async function findNotifications(db: DB, viewerId: string, ids: readonly string[], includeFiltered = false): Promise<NotificationWithRefs[]> {
   if (!ids.length) return [];
-  const rows = await selectWithRefs(db, { where: and(inArray(notifications.id, idList(ids)), ...filterConds(viewerId, {})) });
+  const rows = await selectWithRefs(db, { where: and(inArray(notifications.id, idList(ids)), ...filterConds(viewerId, { includeFiltered })) });
   const byId = new Map(rows.map((r) => [r.n.id, r]));
   return withReportTargets(
     db,
