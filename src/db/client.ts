@@ -1,5 +1,6 @@
 import type { BatchItem } from "drizzle-orm/batch";
 import { drizzle, type DrizzleD1Database } from "drizzle-orm/d1";
+import type { Query, SQL } from "drizzle-orm";
 // No `schema` passed to drizzle: Tern writes every query with the query builder or sql``, never drizzle's relational
 // `db.query.*`, and with a schema drizzle would walk every table to build that API on each createDb (every request).
 export type DB = DrizzleD1Database;
@@ -38,6 +39,31 @@ export function createDb(d1: D1Client): DB {
 export { idList } from "./id-list";
 
 /**
+ * The parts of drizzle 0.45's D1 database that are not its public API and that Tern uses: the session's client (to
+ * make a raw statement batchable), its prepareQuery and the dialect (frozen statements, db/frozen.ts). Reached here
+ * only, so a drizzle upgrade has one place to check (test/integration/frozen-statements.test.ts exercises them all).
+ */
+export interface DrizzleInternals {
+  session: {
+    client: D1Client;
+    prepareQuery(query: Query, fields: unknown, method: "all", arrayMode: boolean): PreparedInternals;
+  };
+  dialect: { sqlToQuery(q: SQL): Query };
+}
+
+/** What the session's prepareQuery returns: drizzle's prepared query, as frozen statements use it. */
+export interface PreparedInternals {
+  getQuery(): Query;
+  stmt: unknown;
+  fields?: unknown;
+  joinsNotNullableMap?: unknown;
+  all(): Promise<unknown[]>;
+  mapResult(result: unknown, isFromBatch?: boolean): unknown;
+}
+
+export const internals = (db: DB) => db as unknown as DrizzleInternals;
+
+/**
  * Makes a raw `db.run(sql)` / `db.all(sql)` usable inside `db.batch([...])`. drizzle 0.45's D1 batch binds
  * `preparedQuery.stmt`, which raw queries lack, so a raw statement with parameters would throw there. Awaiting the
  * result directly behaves as before.
@@ -45,7 +71,7 @@ export { idList } from "./id-list";
 export function batchable<T extends object>(db: DB, raw: T): T {
   const r = raw as unknown as { getQuery(): { sql: string }; stmt: D1PreparedStatement };
   const q = r.getQuery();
-  r.stmt = (db as unknown as { session: { client: D1Client } }).session.client.prepare(q.sql);
+  r.stmt = internals(db).session.client.prepare(q.sql);
   // The batch asks for the query again (twice when it has no parameters); the text is built once.
   r.getQuery = () => q;
   return raw;

@@ -5,23 +5,10 @@
 // found nothing as null), so call sites read as before. It is awaited, or passed to db.batch like any statement.
 import { type AnyColumn, fillPlaceholders, sql, type Query, type SQL } from "drizzle-orm";
 import type { SQLiteRaw } from "drizzle-orm/sqlite-core/query-builders/raw";
-import type { DB } from "./client";
+import { type DB, internals, type PreparedInternals } from "./client";
 
-/** What drizzle's select builder hands its session, and the prepared query the session returns (drizzle internals). */
-interface Prepared {
-  getQuery(): Query;
-  fields?: unknown;
-  joinsNotNullableMap?: unknown;
-}
-interface SessionQuery extends Prepared {
-  stmt: unknown;
-  all(): Promise<unknown[]>;
-  mapResult(result: unknown, isFromBatch?: boolean): unknown;
-}
-interface Internals {
-  session: { prepareQuery(query: Query, fields: unknown, method: "all", arrayMode: boolean): SessionQuery };
-  dialect: { sqlToQuery(q: SQL): Query };
-}
+/** What a select builder's prepare() gives: the query (its values as placeholders) and how its rows map. */
+type Prepared = Pick<PreparedInternals, "getQuery" | "fields" | "joinsNotNullableMap">;
 
 /** A built select, as frozen: its text, and how its rows map. */
 interface Made {
@@ -43,8 +30,8 @@ function make(db: DB, build: (db: DB) => Builder): Made {
  * for `_prepare()`, then its query, its D1 statement and its rows mapped from the batch's result).
  */
 function statement<T>(db: DB, made: Made, sqlText: string, params: unknown[]): SQLiteRaw<T> {
-  const q = (db as unknown as Internals).session.prepareQuery({ sql: sqlText, params }, made.fields, "all", true);
-  (q as { joinsNotNullableMap?: unknown }).joinsNotNullableMap = made.joins;
+  const q = internals(db).session.prepareQuery({ sql: sqlText, params }, made.fields, "all", true);
+  q.joinsNotNullableMap = made.joins;
   const run = () => q.all() as Promise<T>;
   const s = {
     _prepare: () => s,
@@ -96,7 +83,7 @@ export function frozenHead<Q extends Builder>(build: (db: DB) => Q): (db: DB, ta
     if (where) parts.push(sql` where ${where}`);
     if (orderBy) parts.push(sql` order by ${Array.isArray(orderBy) ? sql.join(orderBy, sql`, `) : orderBy}`);
     if (limit !== undefined) parts.push(sql` limit ${limit}`);
-    const tail = (db as unknown as Internals).dialect.sqlToQuery(sql.join(parts));
+    const tail = internals(db).dialect.sqlToQuery(sql.join(parts));
     return statement(db, made, made.query.sql + tail.sql, tail.params);
   };
 }
@@ -110,7 +97,7 @@ export function frozenSql(build: () => SQL): (db: DB, values: Record<string, unk
   let made: { parts: string[]; params: unknown[] } | undefined;
   return (db, values) => {
     if (!made) {
-      const q = (db as unknown as Internals).dialect.sqlToQuery(build());
+      const q = internals(db).dialect.sqlToQuery(build());
       const parts = q.sql.split("?");
       // Every `?` is a parameter drizzle wrote: none in the text's own literals, or the split would misplace values.
       if (parts.length - 1 !== q.params.length) throw new Error("frozenSql: a `?` in the statement's text is not a parameter");
