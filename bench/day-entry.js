@@ -31,7 +31,26 @@ import { countedBatch, countingQueue } from "./entry-counters.js";
 import { remoteD1 } from "./d1-remote.js";
 
 const PATH = "/__bench/day";
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// Waiting is on events, never on a polling timer: a held consumer or a waiting control request that woke every few ms
+// ran in this isolate during the very invocation being measured, and its wake-ups were counted as that invocation's
+// CPU (a step that waited a second for the queue simulator's next batch cost ~50 ms of polling).
+const wakers = new Map(); // event name → resolvers of those waiting for it
+/** Resolves at the next `wake(event)`, or after `ms` (a safety net, not a poll). */
+const nextEvent = (event, ms) =>
+  new Promise((r) => {
+    const timer = setTimeout(r, ms);
+    const list = wakers.get(event) ?? [];
+    list.push(() => {
+      clearTimeout(timer);
+      r();
+    });
+    wakers.set(event, list);
+  });
+const wake = (event) => {
+  const list = wakers.get(event);
+  wakers.delete(event);
+  for (const r of list ?? []) r();
+};
 
 const zero = () => ({
   fetch: {}, // kind → count
@@ -253,15 +272,19 @@ async function control(url, env) {
   const p = url.searchParams;
   if (p.get("reset")) s = zero();
   for (const n of (p.get("hold") ?? "").split(",").filter(Boolean)) held.add(n);
-  for (const n of (p.get("release") ?? "").split(",").filter(Boolean)) held.delete(n);
+  for (const n of (p.get("release") ?? "").split(",").filter(Boolean)) {
+    held.delete(n);
+    wake(`permit:${n}`);
+  }
   const step = p.get("step");
   let stepped = null;
   if (step) {
     const q = queueStats(step);
     const target = q.batches + 1;
     permits[step] = (permits[step] ?? 0) + 1;
+    wake(`permit:${step}`);
     const t0 = Date.now();
-    while (q.batches < target && Date.now() - t0 < 120_000) await sleep(2);
+    while (q.batches < target && Date.now() - t0 < 120_000) await nextEvent(`batch:${step}`, 120_000);
     stepped = { ok: q.batches >= target, ms: Date.now() - t0, batch: lastBatch[step] ?? null };
     // Whatever was not used is taken back, so a late batch stays held.
     if (!stepped.ok) permits[step] = Math.max(0, permits[step] - 1);
@@ -360,7 +383,8 @@ export default {
     q.arrived += batch.messages.length;
     if (held.has(name)) {
       waiting[name] = (waiting[name] ?? 0) + 1;
-      while (held.has(name) && !(permits[name] > 0)) await sleep(10);
+      // Every held batch wakes at a permit or a release; the first to run takes the permit, the others wait again.
+      while (held.has(name) && !(permits[name] > 0)) await nextEvent(`permit:${name}`, 600_000);
       if (permits[name] > 0) permits[name]--;
       waiting[name]--;
     }
@@ -388,6 +412,7 @@ export default {
       return await tern.queue(wrapped, wrapEnv(env, `queue:${name}`), ctx);
     } finally {
       q.batches++;
+      wake(`batch:${name}`);
     }
   },
 };

@@ -21,10 +21,12 @@
 // too, and a calibration at the start (bad-token 401 minus no-token 401, as bench/run.mjs) gives the local CPU of one
 // round trip: "≈ without local D1" = max(0, CPU − round trips × that), a rough estimate (printed next to each CPU row). Options: --fraction=F (replay F of the incoming
 // activities, polls and owner actions, and scale the counts by 1/F), --delivery-steps=N (all), --dump=FILE (raw
-// per-invocation figures as JSON), --d1-apart (D1 in its own process: CPU without SQLite), --keep, --log.
+// per-invocation figures as JSON), --d1-apart (D1 in its own process: CPU without SQLite), --profile[=FILE] and
+// --alloc[=survivors] (where the isolate spends its time or allocates, over the whole mix; below), --keep, --log.
 // Takes ~5–8 minutes on 2 shared cores. bench/README.md, "What a single-user instance costs".
 import { generateKeyPairSync } from "node:crypto";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import WebSocket from "ws";
 import { signedPostHeaders, startPeers } from "./fed-peers.mjs";
@@ -44,6 +46,7 @@ import {
   unpad,
 } from "./seed.mjs";
 import { threadCpuMs } from "./cpu.mjs";
+import { attachIsolate, reportAlloc, reportCpu, startAllocProfile, startCpuProfile } from "./inspector.mjs";
 import { root, startBenchServer } from "./server.mjs";
 
 const argv = process.argv.slice(2);
@@ -58,6 +61,13 @@ const JS_THREAD_ONLY = opt("threads") === "js";
 // the measured workerd's CPU leaves SQLite out, as production bills D1 apart; what remains is the Worker, the D1
 // binding's work in it (sending statements, parsing results) and the Durable Objects it calls.
 const D1_APART = flag("d1-apart");
+// --profile[=FILE] or --alloc: a V8 CPU (or sampling heap) profile of Tern's isolate over the whole replay after the
+// calibration (bench/inspector.mjs; the bundle unminified, the inspector on), printed per measured invocation. The
+// inspector costs CPU of its own: read the shares, not the CPU figures, of such a run.
+const PROFILE = flag("profile") || opt("profile") !== undefined;
+// --alloc=survivors: only what outlived a scavenge (what the young generation's collections copy and promote).
+const ALLOC = flag("alloc") || opt("alloc") === "survivors";
+const SURVIVORS = opt("alloc") === "survivors";
 
 const DAY = 86_400_000;
 const HOSTS = 120;
@@ -348,6 +358,7 @@ async function main() {
     log: flag("log"),
     entry: join(root, "bench", "day-entry.js"),
     d1Apart: D1_APART,
+    inspect: PROFILE || ALLOC,
     // Every /api request counted by the RateLimiter object as in production (no loopback safelist); the budgets are
     // raised so the compressed day is never refused (the object is still called once per request).
     vars: {
@@ -493,6 +504,14 @@ async function main() {
         `no token ${(calAnon.ms / CAL_N).toFixed(2)} ms (${calAnon.rt} RT, ${calAnon.dos} DO calls, ${JSON.stringify(calAnon.statuses)}) → ` +
         `${perRt?.toFixed(2)} ms per round trip (${anonFits ? "bad token − no token" : "bad token − no-op"}; bad token − no-op ${cal.perRtNoop?.toFixed(2)})`,
     );
+
+    let stopProfile = null;
+    let isolate = null;
+    if (PROFILE || ALLOC) {
+      isolate = await attachIsolate(server.inspectorPort);
+      stopProfile = await (ALLOC ? startAllocProfile(isolate, { survivors: SURVIVORS }) : startCpuProfile(isolate));
+      log(`profiling Tern's isolate (${ALLOC ? "allocation" : "CPU"}): its CPU figures below include the inspector's cost`);
+    }
 
     // ---- streaming: two clients, one `user` socket each, one subscribe message each ----
     const events = {};
@@ -671,6 +690,19 @@ async function main() {
     log(`clients: ${DAY_PLAN.clients} × (${opens} opens + ${bursts} poll bursts) (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
     for (const ws of sockets) ws.close();
 
+    if (stopProfile) {
+      const profile = await stopProfile();
+      isolate.close();
+      const n = Object.values(cpu.fetch).flat().length + cpu.jobs.length + cpu.delivery.length + cpu.cron.light.length + cpu.cron.heavy.length;
+      const label = `the replayed day (${FRACTION} of it): ${n} measured invocations and ${freeBatches} freely drained batches`;
+      if (ALLOC) reportAlloc(profile, { n, label });
+      else {
+        const file = typeof opt("profile") === "string" ? opt("profile") : join(tmpdir(), "tern-day.cpuprofile");
+        writeFileSync(file, JSON.stringify(profile));
+        reportCpu(profile, { n, label });
+        log(`profile written to ${file}`);
+      }
+    }
     report({ end, cpu, rts, cal, noopCpu, ctlCpu, freeBatches, freeCpu, mix, events, statuses, notes, peers, elapsed: (Date.now() - t00) / 1000 });
   } finally {
     await server.stop();

@@ -18,8 +18,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LogLevel } from "miniflare";
-import WebSocket from "ws";
 import { applyMigrations, freePort } from "../test/support/server.mjs";
+import { attachIsolate, reportAlloc, reportCpu, startAllocProfile, startCpuProfile } from "./inspector.mjs";
 import { apiCall, bundleTern, signUp, ternMiniflare } from "./miniflare.mjs";
 
 const argv = process.argv.slice(2);
@@ -59,102 +59,21 @@ try {
     for (let i = 0; i < 50; i++) await one(-i);
     for (const k of Object.keys(statuses)) delete statuses[k];
 
-    const targets = await (await fetch(`http://127.0.0.1:${inspectorPort}/json/list`)).json();
-    const target = targets.find((t) => t.title?.includes("core:user:tern"));
-    if (!target) throw new Error(`no inspector target for the Worker: ${targets.map((t) => t.title).join(", ")}`);
-    const ws = new WebSocket(target.webSocketDebuggerUrl);
-    await new Promise((r, j) => ws.once("open", r).once("error", j));
-    let next = 0;
-    const waiting = new Map();
-    ws.on("message", (m) => {
-      const d = JSON.parse(m);
-      waiting.get(d.id)?.(d);
-      waiting.delete(d.id);
-    });
-    const cdp = (method, params = {}) =>
-      new Promise((r) => {
-        const id = ++next;
-        waiting.set(id, r);
-        ws.send(JSON.stringify({ id, method, params }));
-      });
-    if (ALLOC) {
-      await cdp("HeapProfiler.enable");
-      await cdp("HeapProfiler.startSampling", { samplingInterval: 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
-      for (let i = 0; i < N; i++) await one(i);
-      const { result } = await cdp("HeapProfiler.stopSampling");
-      ws.close();
-      reportAlloc(result.profile);
-      console.log(`answers: ${JSON.stringify(statuses)}`);
-    } else {
-      await cdp("Profiler.enable");
-      await cdp("Profiler.setSamplingInterval", { interval: 50 });
-      await cdp("Profiler.start");
-      for (let i = 0; i < N; i++) await one(i);
-      const { result } = await cdp("Profiler.stop");
-      ws.close();
-      writeFileSync(OUT, JSON.stringify(result.profile));
-      report(result.profile);
-      console.log(`answers: ${JSON.stringify(statuses)}; profile written to ${OUT}`);
+    const isolate = await attachIsolate(inspectorPort);
+    const stop = await (ALLOC ? startAllocProfile(isolate) : startCpuProfile(isolate));
+    for (let i = 0; i < N; i++) await one(i);
+    const profile = await stop();
+    isolate.close();
+    const label = `${SCENARIO}: ${N} requests`;
+    if (ALLOC) reportAlloc(profile, { n: N, label, top: TOP });
+    else {
+      writeFileSync(OUT, JSON.stringify(profile));
+      reportCpu(profile, { n: N, label, top: TOP });
     }
+    console.log(`answers: ${JSON.stringify(statuses)}${ALLOC ? "" : `; profile written to ${OUT}`}`);
   } finally {
     await mf.dispose();
   }
 } finally {
   rmSync(tmp, { recursive: true, force: true });
-}
-
-function report(p) {
-  const byId = new Map(p.nodes.map((n) => [n.id, n]));
-  const parent = new Map();
-  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-  const self = new Map();
-  for (const [i, id] of p.samples.entries()) self.set(id, (self.get(id) ?? 0) + (p.timeDeltas[i] ?? 0));
-  const name = (n) => `${n.callFrame.functionName || "(anonymous)"} ${n.callFrame.url.split("/").pop()}:${n.callFrame.lineNumber + 1}`;
-  const selfBy = new Map();
-  const incBy = new Map();
-  let busy = 0;
-  for (const [id, t] of self) {
-    const n = byId.get(id);
-    if (n.callFrame.functionName === "(idle)") continue;
-    busy += t;
-    selfBy.set(name(n), (selfBy.get(name(n)) ?? 0) + t);
-    const seen = new Set();
-    for (let cur = id; cur !== undefined; cur = parent.get(cur)) {
-      const k = name(byId.get(cur));
-      if (seen.has(k)) continue;
-      seen.add(k);
-      incBy.set(k, (incBy.get(k) ?? 0) + t);
-    }
-  }
-  const ms = (us) => (us / 1000 / N).toFixed(3).padStart(7);
-  console.log(`${SCENARIO}: ${N} requests, the Worker's isolate busy ${ms(busy)} ms a request (sampled; unminified bundle)`);
-  console.log(`\nmost self time (ms a request):`);
-  for (const [k, t] of [...selfBy].sort((a, b) => b[1] - a[1]).slice(0, TOP)) console.log(`${ms(t)}  ${k}`);
-  console.log(`\nmost inclusive time (ms a request):`);
-  for (const [k, t] of [...incBy].sort((a, b) => b[1] - a[1]).slice(1, TOP * 2)) console.log(`${ms(t)}  ${k}`);
-}
-
-/** A sampling heap profile: bytes allocated per request, by the allocating function and with its callees. */
-function reportAlloc(p) {
-  const self = new Map();
-  const inclusive = new Map();
-  let total = 0;
-  const walk = (node, stack) => {
-    const f = node.callFrame;
-    const name = `${f.functionName || "(anonymous)"} ${f.url.split("/").pop()}:${f.lineNumber + 1}`;
-    const here = [...stack, name];
-    if (node.selfSize) {
-      total += node.selfSize;
-      self.set(name, (self.get(name) ?? 0) + node.selfSize);
-      for (const k of new Set(here)) inclusive.set(k, (inclusive.get(k) ?? 0) + node.selfSize);
-    }
-    for (const c of node.children) walk(c, here);
-  };
-  walk(p.head, []);
-  const kib = (b) => (b / 1024 / N).toFixed(1).padStart(7);
-  console.log(`${SCENARIO}: ${N} requests, ${kib(total).trim()} KiB allocated a request in the Worker's isolate (sampled; unminified bundle)`);
-  console.log("\nmost allocated by the function itself (KiB a request):");
-  for (const [k, b] of [...self].sort((a, b) => b[1] - a[1]).slice(0, TOP)) console.log(`${kib(b)}  ${k}`);
-  console.log("\nmost allocated with what it calls (KiB a request; an await cuts the stack):");
-  for (const [k, b] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(1, TOP * 2)) console.log(`${kib(b)}  ${k}`);
 }

@@ -27,6 +27,8 @@ const wranglerBin = join(root, "node_modules", "wrangler", "bin", "wrangler.js")
  * `config`: another wrangler config file (bench/soak.mjs writes a copy with its queue settings); default wrangler.toml.
  * `d1Apart`: serve local D1 from its own process (bench/d1-host.mjs; the entry must use bench/d1-remote.js), so the
  * measured workerd's CPU is the Worker's without SQLite (direct server only).
+ * `inspect`: the direct server's workerd runs with the V8 inspector on `inspectorPort` (returned) and the bundle is not
+ * minified, so bench/inspector.mjs can profile Tern's isolate with readable names (bench/day.mjs --profile, --alloc).
  * `pid`: the node process started (wrangler, or bench/direct.mjs); the workerd processes under it are its children
  * (bench/cpu.mjs `workerdPids(pid, port)` picks the one running the Worker).
  */
@@ -41,6 +43,7 @@ export async function startBenchServer({
   config = null,
   via = benchVia(),
   d1Apart = false,
+  inspect = false,
 }) {
   if (via !== "direct" && via !== "wrangler") throw new Error(`startBenchServer: via must be "direct" or "wrangler", not ${JSON.stringify(via)}`);
   const configPath = config ?? join(root, "wrangler.toml");
@@ -50,7 +53,12 @@ export async function startBenchServer({
   if (snapshot) {
     const outdir = join(persistTo, "build");
     const named = entry ? [entry, "--config", configPath] : [];
-    const r = spawnSync(process.execPath, [wranglerBin, "deploy", ...named, "--dry-run", "--outdir", outdir], { cwd: root, env: quietEnv, encoding: "utf8" });
+    const minify = inspect ? ["--no-minify"] : [];
+    const r = spawnSync(process.execPath, [wranglerBin, "deploy", ...named, ...minify, "--dry-run", "--outdir", outdir], {
+      cwd: root,
+      env: quietEnv,
+      encoding: "utf8",
+    });
     const built = entry ? join(outdir, basename(entry).replace(/\.[jt]s$/, ".js")) : join(outdir, "index.js");
     if (r.status === 0 && existsSync(built)) script = built;
     else console.error(`[bench] bundling failed, serving src/ directly:\n${r.stdout}\n${r.stderr}`);
@@ -66,6 +74,7 @@ export async function startBenchServer({
   // Miniflare runs a bundle only; without one (bundling failed, or snapshot: false) wrangler dev builds src/ itself.
   if (via === "direct" && !script) console.error("[bench] no bundle to give Miniflare: serving through wrangler dev");
   if (d1Apart && !(via === "direct" && script)) throw new Error("startBenchServer: d1Apart needs the direct server and a bundle");
+  if (inspect && !(via === "direct" && script)) throw new Error("startBenchServer: inspect needs the direct server and a bundle");
   if (via === "direct" && script) {
     // d1Apart: local D1 served by another process (bench/d1-host.mjs), so this workerd's CPU leaves SQLite out.
     let d1 = null;
@@ -75,14 +84,15 @@ export async function startBenchServer({
       d1 = await superviseWranglerDev([join(root, "bench", "d1-host.mjs"), d1Input], { url: `http://127.0.0.1:${d1Port}`, probePath: "/", timeoutMs, log });
       d1.address = `127.0.0.1:${d1Port}`;
     }
-    const input = JSON.stringify({ script, config: configPath, port, persistTo, vars, log, d1Host: d1?.address ?? null });
+    const inspectorPort = inspect ? await freePort() : undefined;
+    const input = JSON.stringify({ script, config: configPath, port, persistTo, vars, log, d1Host: d1?.address ?? null, inspectorPort });
     // superviseWranglerDev runs any `node <args>` the same way: own process group, output kept, probe until it answers.
     const server = await superviseWranglerDev([join(root, "bench", "direct.mjs"), input], { url, probePath: "/bench-noop", timeoutMs, log, cleanup });
     const stop = async () => {
       await server.stop();
       await d1?.stop();
     };
-    return { url, pid: server.pid, persistTo, snapshot: true, via, output: server.output, stop };
+    return { url, pid: server.pid, persistTo, snapshot: true, via, output: server.output, stop, inspectorPort };
   }
 
   const inspectorPort = await freePort();
