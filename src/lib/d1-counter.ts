@@ -31,6 +31,9 @@ interface RawSender {
   params?: unknown[];
 }
 
+/** What a counted statement answers with the statement it wraps. */
+const REAL = Symbol("counted statement");
+
 /** The tracing span workerd's `_sendOrThrow` writes its error type to; our own call has none to give. */
 const NO_SPAN = { setAttribute() {} };
 
@@ -45,10 +48,12 @@ export function countingD1<T extends D1Database | D1DatabaseSession>(db: T, coun
     counter.r = (counter.r ?? 0) + (meta?.rows_read ?? 0);
     counter.w = (counter.w ?? 0) + (meta?.rows_written ?? 0);
   };
-  const real = new WeakMap<object, D1PreparedStatement>();
   const wrapStmt = (stmt: D1PreparedStatement): D1PreparedStatement => {
     const proxy: D1PreparedStatement = new Proxy(stmt, {
       get(target, prop) {
+        // The statement itself, for db.batch (the binding refuses a proxy). Answered by the proxy rather than kept in
+        // a WeakMap: a WeakMap entry per statement is an ephemeron the garbage collector has to trace.
+        if (prop === REAL) return target;
         if (prop === "bind") {
           return (...args: unknown[]) => wrapStmt(target.bind(...args));
         }
@@ -65,7 +70,6 @@ export function countingD1<T extends D1Database | D1DatabaseSession>(db: T, coun
         return typeof v === "function" ? v.bind(target) : v;
       },
     });
-    real.set(proxy as object, stmt);
     return proxy;
   };
 
@@ -103,7 +107,7 @@ export function countingD1<T extends D1Database | D1DatabaseSession>(db: T, coun
       if (prop === "batch") {
         return async (stmts: D1PreparedStatement[]) => {
           counter.n++;
-          const results = await target.batch(stmts.map((s) => real.get(s as object) ?? s));
+          const results = await target.batch(stmts.map((s) => (s as { [REAL]?: D1PreparedStatement })[REAL] ?? s));
           if (rows) {
             counter.q = (counter.q ?? 0) + stmts.length;
             for (const res of results) add(res.meta as Meta);
