@@ -6,6 +6,7 @@ import { z } from "zod";
 import { cappedStream, readCapped } from "./capped-body";
 import { ApiError, badRequest, notFound, validationFailed } from "./errors";
 import { parseId } from "./ids";
+import { requestSlot } from "./request-slot";
 
 export type Params = Record<string, unknown>;
 
@@ -180,7 +181,7 @@ export function countMultipartParts(
   return { body, over: () => over };
 }
 
-const cache = new WeakMap<Request, Promise<Params>>();
+const cache = requestSlot<Promise<Params>>("params");
 
 /**
  * All parameters of a request, query merged under body (the body wins), cached per request.

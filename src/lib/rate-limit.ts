@@ -24,6 +24,7 @@ import type { Env } from "../env";
 import { sha256Hex } from "./crypto";
 import { tooManyRequests } from "./errors";
 import type { CounterHit, CounterSpec, RateLimiter } from "./rate-limiter-do";
+import { requestSlot } from "./request-slot";
 
 export interface RateRule {
   /** e.g. "login_ip", "login_email", "sign_up_ip", "media_upload" */
@@ -178,7 +179,7 @@ interface RequestState {
   reported: Reported[];
 }
 
-const states = new WeakMap<object, RequestState>();
+const states = requestSlot<RequestState>("rate limits: state");
 const state = (c: Ctx) => states.get(c);
 
 /** Token hash → whose budget its requests use; a token belongs to one account forever, so entries never go stale. */
@@ -237,7 +238,7 @@ export interface RequestLimits {
 }
 
 const NOOP: RequestLimits = { check: async () => {}, finish: async () => {} };
-const started = new WeakMap<object, RequestLimits>();
+const started = requestSlot<RequestLimits>("rate limits: started");
 
 /**
  * Refuses a request past a general budget, then sets the headers once the handler answered. Mounted after CORS, so a
