@@ -18,9 +18,9 @@ import { readConfig } from "../env";
 import { padId, snowflake } from "../lib/ids";
 import { ensureActorKeys } from "./actor-keys";
 import { baseFetchOptions } from "./fetch-options";
-import { knockOptions, primeSpec, signRequestRfc9421 } from "./rfc9421";
+import { knockOptions, primeSpec, signOutgoingRfc9421 } from "./rfc9421";
 import { FetchRefused, safeFetch } from "./safe-fetch";
-import { signRequest } from "./signatures";
+import { signCavage } from "./signatures";
 
 /**
  * One activity to some inboxes. A new activity travels in packs of up to DELIVERY_PACK inboxes (`inboxes`): a queue
@@ -217,8 +217,8 @@ async function deliverOne(db: DB, cfg: Config, m: Delivery, host: string, state:
       ...knockOptions(
         db,
         {
-          "draft-cavage": (req) => signRequest(req, `${signer.uri}#main-key`, privateKeyPem, row.json),
-          rfc9421: (req) => signRequestRfc9421(req, `${signer.uri}#main-key`, privateKeyPem, row.json),
+          "draft-cavage": (o) => signCavage(o, `${signer.uri}#main-key`, privateKeyPem, row.json),
+          rfc9421: (o) => signOutgoingRfc9421(o, `${signer.uri}#main-key`, privateKeyPem, row.json),
         },
         async (h) => primeSpec(h, state.specs.get(h)),
       ),

@@ -5,8 +5,8 @@ import type { DB } from "../db/client";
 import type { Config } from "../env";
 import type { SafeFetchOptions } from "./safe-fetch";
 import { instanceActorKey } from "./instance-actor";
-import { knockOptions, signRequestRfc9421 } from "./rfc9421";
-import { signRequest } from "./signatures";
+import { knockOptions, signOutgoingRfc9421 } from "./rfc9421";
+import { signCavage } from "./signatures";
 
 export function baseFetchOptions(cfg: Config): SafeFetchOptions {
   return { ownHosts: [cfg.domain], allowLoopback: cfg.allowLoopbackFetch };
@@ -17,8 +17,8 @@ export async function signedFetchOptions(db: DB, cfg: Config): Promise<SafeFetch
   return {
     ...baseFetchOptions(cfg),
     ...knockOptions(db, {
-      "draft-cavage": (req) => signRequest(req, key.keyId, key.privateKeyPem),
-      rfc9421: (req) => signRequestRfc9421(req, key.keyId, key.privateKeyPem),
+      "draft-cavage": (o) => signCavage(o, key.keyId, key.privateKeyPem),
+      rfc9421: (o) => signOutgoingRfc9421(o, key.keyId, key.privateKeyPem),
     }),
   };
 }

@@ -15,6 +15,9 @@ import { signatureSpecs } from "../db/schema";
 import { base64, fromBase64 } from "../lib/crypto";
 import { fromPem, importPublicKey, rsaSign } from "./keys";
 import type { SafeFetchOptions } from "./safe-fetch";
+import { type Outgoing, outgoingFromRequest, requestFrom, type Signer } from "./outgoing";
+
+const encoder = new TextEncoder();
 
 export class Rfc9421Error extends Error {}
 
@@ -378,28 +381,32 @@ export async function verifyRfc9421WithKey(bases: string[], sig: Rfc9421Signatur
 
 // ---- outbound ----
 
-/** Signs an outgoing request with RFC 9421; returns a new Request with Date, Content-Digest, Signature-Input, Signature. */
-export async function signRequestRfc9421(req: Request, keyId: string, privateKeyPem: string, body?: string, now = Date.now()): Promise<Request> {
-  const url = new URL(req.url);
-  const headers = new Headers(req.headers);
-  headers.delete("signature");
-  headers.delete("signature-input");
-  headers.delete("digest");
-  headers.set("date", new Date(now).toUTCString());
+/** Signs an outgoing request with RFC 9421: adds Date, Content-Digest (POST), Signature-Input and Signature. */
+export async function signOutgoingRfc9421(o: Outgoing, keyId: string, privateKeyPem: string, body?: string, now = Date.now()): Promise<Outgoing> {
+  const headers: Record<string, string> = { ...o.headers };
+  delete headers.signature;
+  delete headers["signature-input"];
+  delete headers.digest;
+  headers.date = new Date(now).toUTCString();
   const components = ["@method", "@target-uri", "date"];
-  if (req.method === "POST") {
-    const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(body ?? "")));
-    headers.set("content-digest", `sha-256=:${base64(digest)}:`);
+  if (o.method === "POST") {
+    const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(body ?? "")));
+    headers["content-digest"] = `sha-256=:${base64(digest)}:`;
     components.push("content-digest");
   }
   const params = `(${components.map((c) => `"${c}"`).join(" ")});created=${Math.floor(now / 1000)};keyid="${keyId.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}";alg="rsa-v1_5-sha256"`;
   const base = [
-    ...components.map((c) => `"${c}": ${c === "@method" ? req.method.toUpperCase() : c === "@target-uri" ? url.href : (headers.get(c) ?? "")}`),
+    ...components.map((c) => `"${c}": ${c === "@method" ? o.method : c === "@target-uri" ? o.url : (headers[c] ?? "")}`),
     `"@signature-params": ${params}`,
   ].join("\n");
-  headers.set("signature-input", `sig1=${params}`);
-  headers.set("signature", `sig1=:${await rsaSign(privateKeyPem, base)}:`);
-  return new Request(req.url, { method: req.method, headers, body: req.method === "POST" ? body : undefined, redirect: "manual", signal: req.signal });
+  headers["signature-input"] = `sig1=${params}`;
+  headers.signature = `sig1=:${await rsaSign(privateKeyPem, base)}:`;
+  return { ...o, headers };
+}
+
+/** signOutgoingRfc9421 for a Request; returns a new Request with Date, Content-Digest, Signature-Input and Signature. */
+export async function signRequestRfc9421(req: Request, keyId: string, privateKeyPem: string, body?: string, now = Date.now()): Promise<Request> {
+  return requestFrom(await signOutgoingRfc9421(outgoingFromRequest(req, body), keyId, privateKeyPem, body, now), req, body);
 }
 
 // ---- double knocking: which spec to try first per host ----
@@ -448,7 +455,7 @@ export async function rememberSpec(db: DB, host: string, spec: SignatureSpec, if
   else await insert.onConflictDoUpdate({ target: signatureSpecs.host, set: { spec, updatedAt: now } });
 }
 
-export type Signer = (req: Request) => Promise<Request>;
+export type { Signer };
 
 /**
  * safeFetch options for a double knock: each hop is signed first with `firstFor(host)`, and on 400/401 signed again

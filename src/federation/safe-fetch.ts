@@ -8,6 +8,7 @@
 // `allowLoopback` (config ALLOW_LOOPBACK_FETCH, off by default) lets tests federate between processes on 127.0.0.1.
 import { readCapped } from "../lib/capped-body";
 import { canonicalHostname, internalNameReason, isBlockedAddress, isIpLiteral, isLoopback } from "./ip";
+import { type Outgoing, outgoingOf, type Signer } from "./outgoing";
 
 export class FetchRefused extends Error {
   constructor(readonly reason: string) {
@@ -25,14 +26,14 @@ export interface SafeFetchOptions {
   method?: "GET" | "POST";
   body?: string | Uint8Array;
   /** Signs each hop (URLs change on redirects, and so must the signature). */
-  sign?: (req: Request) => Promise<Request>;
+  sign?: Signer;
   /**
    * Double knocking (rfc9421.ts), in place of `sign`: each hop is signed `first`; a 400 or 401 is signed `second` and
    * sent once more (if that second request cannot be made, the first answer stands); `done` is told which one answered.
    */
   knock?: (host: string) => Promise<{
-    first: (req: Request) => Promise<Request>;
-    second: (req: Request) => Promise<Request>;
+    first: Signer;
+    second: Signer;
     done: (usedSecond: boolean, status: number) => Promise<void>;
   }>;
   /** Keep the first `maxBytes` and stop reading, instead of failing (link previews only need a page's head). */
@@ -133,22 +134,18 @@ export interface SafeResponse {
   text(): string;
 }
 
+const USER_AGENT = "Tern/0.1 (+https://github.com/)";
+
 export async function safeFetch(rawUrl: string, opts: SafeFetchOptions = {}): Promise<SafeResponse> {
   const maxRedirects = opts.maxRedirects ?? 3;
   const signal = AbortSignal.timeout(opts.timeoutMs ?? 30_000);
   let url = checkUrl(rawUrl, opts);
   for (let hop = 0; ; hop++) {
-    const build = () =>
-      new Request(url.toString(), {
-        method: opts.method ?? "GET",
-        headers: { "user-agent": "Tern/0.1 (+https://github.com/)", ...(opts.headers ?? {}) },
-        body: opts.body,
-        redirect: "manual",
-        signal,
-      });
-    const send = async (req: Request) => {
+    // Plain data until fetch() (outgoing.ts): signing adds headers, and no Request or Headers object is made for it.
+    const build = () => outgoingOf(url, opts.method ?? "GET", { "user-agent": USER_AGENT, ...(opts.headers ?? {}) }, opts.body);
+    const send = async (o: Outgoing) => {
       try {
-        return await withDeadline(fetch(req), signal);
+        return await withDeadline(fetch(o.url, { method: o.method, headers: o.headers, body: o.body, redirect: "manual", signal }), signal);
       } catch (e) {
         if (e instanceof FetchRefused) throw e;
         throw new FetchRefused(`network error: ${(e as Error).message}`);

@@ -5,8 +5,11 @@
 // checkSignedRequest and verifyWithKey dispatch on which one a request carries (`Signature-Input` → RFC 9421).
 import { base64 } from "../lib/crypto";
 import { rsaSign, rsaVerify } from "./keys";
+import { type Outgoing, outgoingFromRequest, requestFrom } from "./outgoing";
 import type { DB } from "../db/client";
 import { checkRfc9421Request, parseRfc9421, rememberSpec, Rfc9421Error, type Rfc9421Signature, verifyRfc9421WithKey } from "./rfc9421";
+
+const encoder = new TextEncoder();
 
 export class SignatureError extends Error {}
 
@@ -206,25 +209,24 @@ export async function verifyWithKey(signingStrings: string[], sig: ParsedSignatu
   return false;
 }
 
-/** Signs an outgoing request (Mastodon's header set); returns a new Request with Date, Digest and Signature. */
-export async function signRequest(req: Request, keyId: string, privateKeyPem: string, body?: string): Promise<Request> {
-  const url = new URL(req.url);
-  const headers = new Headers(req.headers);
-  headers.set("host", url.host);
-  headers.set("date", new Date().toUTCString());
+/** Signs an outgoing request (Mastodon's header set): adds Host, Date, Digest (POST) and Signature. */
+export async function signCavage(o: Outgoing, keyId: string, privateKeyPem: string, body?: string): Promise<Outgoing> {
+  const headers: Record<string, string> = { ...o.headers, host: o.host, date: new Date().toUTCString() };
   const names = ["(request-target)", "host", "date"];
-  if (req.method === "POST") {
-    const bytes = new TextEncoder().encode(body ?? "");
-    headers.set("digest", `SHA-256=${await sha256Base64(bytes)}`);
+  if (o.method === "POST") {
+    headers.digest = `SHA-256=${await sha256Base64(encoder.encode(body ?? ""))}`;
     names.push("digest");
-    if (headers.has("content-type")) names.push("content-type");
-  } else if (headers.has("accept")) {
+    if (headers["content-type"] !== undefined) names.push("content-type");
+  } else if (headers.accept !== undefined) {
     names.push("accept");
   }
-  const signing = names
-    .map((n) => (n === "(request-target)" ? `(request-target): ${req.method.toLowerCase()} ${url.pathname}${url.search}` : `${n}: ${headers.get(n)}`))
-    .join("\n");
+  const signing = names.map((n) => (n === "(request-target)" ? `(request-target): ${o.method.toLowerCase()} ${o.target}` : `${n}: ${headers[n]}`)).join("\n");
   const signature = await rsaSign(privateKeyPem, signing);
-  headers.set("signature", `keyId="${keyId}",algorithm="rsa-sha256",headers="${names.join(" ")}",signature="${signature}"`);
-  return new Request(req.url, { method: req.method, headers, body: req.method === "POST" ? body : undefined, redirect: "manual", signal: req.signal });
+  headers.signature = `keyId="${keyId}",algorithm="rsa-sha256",headers="${names.join(" ")}",signature="${signature}"`;
+  return { ...o, headers };
+}
+
+/** signCavage for a Request; returns a new Request with Date, Digest and Signature. */
+export async function signRequest(req: Request, keyId: string, privateKeyPem: string, body?: string): Promise<Request> {
+  return requestFrom(await signCavage(outgoingFromRequest(req, body), keyId, privateKeyPem, body), req, body);
 }
