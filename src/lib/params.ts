@@ -188,11 +188,11 @@ const cache = requestSlot<Promise<Params>>("params");
  * `maxBody` defaults to 1 MB; media routes pass their own limit.
  */
 export function readParams(c: Context, maxBody = MAX_JSON_BODY): Promise<Params> {
-  const raw = c.req.raw;
-  let p = cache.get(raw);
+  // Kept on the context (one per request: no route runs in a sub-app's fetch), not on the runtime's Request object.
+  let p = cache.get(c);
   if (!p) {
-    p = parseRequest(raw, c.req.url, maxBody);
-    cache.set(raw, p);
+    p = parseRequest(c.req.raw, c.req.url, maxBody);
+    cache.set(c, p);
   }
   return p;
 }
