@@ -13,6 +13,8 @@ import { accountDomainSql, actorLookupFrom, actorLookupStatements, domainSuspend
 import { checkSignedRequest, noteSignatureSpec, parseRequestSignature, SignatureError, verifyWithKey, type ParsedSignature } from "./signatures";
 import { accountRows } from "../db/table-rows";
 
+const encoder = new TextEncoder();
+
 export const MAX_INBOX_BODY = 1024 * 1024;
 /** C25: verified POSTs per remote host and window (senders retry 429, so a flood queues up on their side). */
 export const INBOX_HOST_LIMIT = { limit: 6000, periodSeconds: 300 } as const;
@@ -100,7 +102,7 @@ export async function verifyInboxRequest(db: DB, cfg: Config, req: Request): Pro
   let strings: string[];
   try {
     strings = await checkSignedRequest(
-      { method: req.method, target: u.pathname + u.search, url: req.url, headers: req.headers, body: new TextEncoder().encode(body) },
+      { method: req.method, target: u.pathname + u.search, url: req.url, headers: req.headers, body: encoder.encode(body) },
       sig,
     );
   } catch (e) {

@@ -370,7 +370,7 @@ export async function verifyRfc9421WithKey(bases: string[], sig: Rfc9421Signatur
     const alg = kind === "rsa" ? { name: "RSASSA-PKCS1-v1_5" } : { name: "Ed25519" };
     for (const b of bases) {
       try {
-        if (await crypto.subtle.verify(alg, key, sig.signature, new TextEncoder().encode(b))) return true;
+        if (await crypto.subtle.verify(alg, key, sig.signature, encoder.encode(b))) return true;
       } catch {
         /* a malformed signature for this key type */
       }

@@ -10,6 +10,8 @@ import { readCapped } from "../lib/capped-body";
 import { canonicalHostname, internalNameReason, isBlockedAddress, isIpLiteral, isLoopback } from "./ip";
 import { type Outgoing, outgoingOf, type Signer } from "./outgoing";
 
+const decoder = new TextDecoder();
+
 export class FetchRefused extends Error {
   constructor(readonly reason: string) {
     super(`fetch refused: ${reason}`);
@@ -184,7 +186,7 @@ export async function safeFetch(rawUrl: string, opts: SafeFetchOptions = {}): Pr
       return { status: res.status, headers: res.headers, url: url.toString(), body: new Uint8Array(0), text: () => "" };
     }
     const body = await readResponseCapped(res, opts.maxBytes ?? 1024 * 1024, signal, opts.truncate);
-    return { status: res.status, headers: res.headers, url: url.toString(), body, text: () => new TextDecoder().decode(body) };
+    return { status: res.status, headers: res.headers, url: url.toString(), body, text: () => decoder.decode(body) };
   }
 }
 
