@@ -5,6 +5,7 @@
 // 202); D1 or queue failures throw, so the queue retries the message.
 import { eq, sql } from "drizzle-orm";
 import { type DB, runBatch, type Statement } from "../db/client";
+import { frozenSelect, frozenSql } from "../db/frozen";
 import { accounts, inboxItems, inboxSeen, statuses } from "../db/schema";
 import { readConfig, type Env } from "../env";
 import { sha256Hex } from "../lib/crypto";
@@ -30,10 +31,10 @@ import {
   revokedQuoteStatement,
 } from "./handlers/quote-request";
 import { normalizeActivity } from "./normalize";
-import { accountDomainSql, domainSuspendedStatement, ResolveError } from "./remote-accounts";
+import { accountDomainSql, frozenDomainSuspended, ResolveError } from "./remote-accounts";
 import { newResolution } from "./resolve-status";
 import { FetchRefused } from "./safe-fetch";
-import { accountRows, inboxItemRows, statusRows } from "../db/table-rows";
+import { statusRows } from "../db/table-rows";
 
 const ACTOR_TYPES = new Set(["Person", "Service", "Application", "Group", "Organization"]);
 /** Activities whose effect depends only on the current state (see processInboxItem): not deduplicated by id. */
@@ -116,19 +117,34 @@ export async function storeInboxItem(db: DB, signerAccountId: string, body: stri
   return id;
 }
 
+// loadItem's four reads, built once per isolate (frozen.ts): every processed activity makes them. `item` is the padded id.
+const signerOfItem = () => sql`(SELECT signer_account_id FROM inbox_items WHERE id = ${sql.placeholder("item")})`;
+const itemById = frozenSelect((db) =>
+  db
+    .select()
+    .from(inboxItems)
+    .where(eq(inboxItems.id, sql.placeholder("item")))
+    .limit(1),
+);
+const itemSigner = frozenSelect((db) => db.select().from(accounts).where(sql`${accounts.id} = ${signerOfItem()}`).limit(1));
+const itemSignerSuspended = frozenDomainSuspended(() => accountDomainSql(signerOfItem()));
+// The activity's `id` as the body states it, and whether it was seen: the dedupe check, when the id is the key.
+const itemSeen = frozenSql(() => {
+  const rawId = sql`(SELECT CASE WHEN json_valid(body) THEN json_extract(body, '$.id') END FROM inbox_items WHERE id = ${sql.placeholder("item")})`;
+  return sql`SELECT ${rawId} AS id, EXISTS (SELECT 1 FROM inbox_seen WHERE activity_id = ${rawId}) AS seen`;
+});
+
 /**
  * The inbox item, its signer and whether the signer's domain is suspended: ONE batch (the signer and the domain are
  * found through the item's row in SQL).
  */
 async function loadItem(db: DB, itemId: string, cfg: Pick<ReturnType<typeof readConfig>, "limitedFederation">) {
-  const signerId = sql`(SELECT signer_account_id FROM inbox_items WHERE id = ${padId(itemId)})`;
-  // The activity's `id` as the body states it, and whether it was seen: the dedupe check, when the id is the key.
-  const rawId = sql`(SELECT CASE WHEN json_valid(body) THEN json_extract(body, '$.id') END FROM inbox_items WHERE id = ${padId(itemId)})`;
+  const values = { item: padId(itemId) };
   const [items, signers, domain, seen] = await db.batch([
-    inboxItemRows(db, { where: eq(inboxItems.id, itemId), limit: 1 }),
-    accountRows(db, { where: sql`${accounts.id} = ${signerId}`, limit: 1 }),
-    domainSuspendedStatement(db, accountDomainSql(signerId), cfg),
-    db.all<{ id: unknown; seen: number }>(sql`SELECT ${rawId} AS id, EXISTS (SELECT 1 FROM inbox_seen WHERE activity_id = ${rawId}) AS seen`),
+    itemById(db, values),
+    itemSigner(db, values),
+    itemSignerSuspended(db, cfg, values),
+    db.all<{ id: unknown; seen: number }>(itemSeen(db, values)),
   ]);
   const s = seen[0];
   return {

@@ -3,15 +3,15 @@
 // happens before the 202; the activity itself is processed off the request path.
 import { eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
+import { frozenSelect } from "../db/frozen";
 import { accounts } from "../db/schema";
 import type { Config } from "../env";
 import { ApiError } from "../lib/errors";
 import { parseJsonText, readBodyText } from "../lib/params";
 import type { AccountRow } from "../db/schema";
 import { normalizeActivity, sameHost, type NormalizedActivity } from "./normalize";
-import { accountDomainSql, actorLookupFrom, actorLookupStatements, domainSuspendedStatement, resolveActor, type ActorLookup } from "./remote-accounts";
+import { accountDomainSql, actorLookupFrom, actorLookupStatements, frozenDomainSuspended, resolveActor, type ActorLookup } from "./remote-accounts";
 import { checkSignedRequest, noteSignatureSpec, parseRequestSignature, SignatureError, verifyWithKey, type ParsedSignature } from "./signatures";
-import { accountRows } from "../db/table-rows";
 
 const encoder = new TextEncoder();
 
@@ -62,13 +62,21 @@ async function unknownActorSelfActivity(db: DB, body: string): Promise<boolean> 
  * its domain's suspension). Otherwise (or on `refresh`) resolveActor's first reads (the actor by uri, its host's
  * suspension and domain block) go in one more batch, then the fetch and one write batch.
  */
+// Every inbox POST reads its key's owner and whether the owner's domain is suspended: both statements built once.
+const ownerByKey = frozenSelect((db) =>
+  db
+    .select()
+    .from(accounts)
+    .where(eq(accounts.publicKeyId, sql.placeholder("keyId")))
+    .limit(1),
+);
+const ownerSuspendedByKey = frozenDomainSuspended(() =>
+  accountDomainSql(sql`(SELECT id FROM accounts WHERE public_key_id = ${sql.placeholder("keyId")} LIMIT 1)`),
+);
+
 async function keyOwner(db: DB, cfg: Config, keyId: string, refresh: boolean): Promise<{ owner: AccountRow; suspended: boolean }> {
   if (!refresh) {
-    const byKey = sql`(SELECT id FROM accounts WHERE public_key_id = ${keyId} LIMIT 1)`;
-    const [[cached], [domain]] = await db.batch([
-      accountRows(db, { where: eq(accounts.publicKeyId, keyId), limit: 1 }),
-      domainSuspendedStatement(db, accountDomainSql(byKey), cfg),
-    ]);
+    const [[cached], [domain]] = await db.batch([ownerByKey(db, { keyId }), ownerSuspendedByKey(db, cfg, { keyId })]);
     if (cached?.publicKeyPem) return { owner: cached, suspended: !!domain?.suspended };
   }
   // Mastodon's key ids are `<actor>#main-key`; others serve the key at its own URL with an `owner`. Either way the

@@ -3,6 +3,7 @@
 // id), on the same host. Domain blocks with severity suspend refuse the fetch altogether.
 import { eq, sql, type SQL } from "drizzle-orm";
 import { type DB, runBatch } from "../db/client";
+import { frozenSql } from "../db/frozen";
 import { accounts, domainAllows, domainBlocks, instances, signatureSpecs } from "../db/schema";
 import type { Config } from "../env";
 import { blockingDomains } from "../lib/domain-name";
@@ -69,16 +70,30 @@ export async function isDomainSuspended(db: DB, host: string, mode: Pick<Config,
  * 1 or 0.
  */
 export function domainSuspendedStatement(db: DB, host: SQL, mode: Pick<Config, "limitedFederation">) {
-  const notAllowed = mode.limitedFederation
+  return db.all<{ suspended: number }>(domainSuspendedSql(host, mode.limitedFederation));
+}
+
+/**
+ * domainSuspendedStatement for a host SQL written with `sql.placeholder`s (`hostSql`), its text built once per isolate
+ * and mode (frozen.ts): for the reads every inbox POST makes.
+ */
+export function frozenDomainSuspended(hostSql: () => SQL) {
+  const variants = [frozenSql(() => domainSuspendedSql(hostSql(), false)), frozenSql(() => domainSuspendedSql(hostSql(), true))];
+  return (db: DB, mode: Pick<Config, "limitedFederation">, values: Record<string, unknown>) =>
+    db.all<{ suspended: number }>(variants[mode.limitedFederation ? 1 : 0]!(db, values));
+}
+
+function domainSuspendedSql(host: SQL, limitedFederation: boolean): SQL {
+  const notAllowed = limitedFederation
     ? sql`NOT EXISTS (SELECT 1 FROM domain_allows WHERE domain IN (SELECT h FROM host UNION ALL
         SELECT substr(x, 1, length(x) - 1) FROM host, (SELECT rtrim(h, '0123456789') AS x FROM host) WHERE length(x) < length(h) AND substr(x, -1) = ':'))`
     : sql`0`;
-  return db.all<{ suspended: number }>(sql`WITH RECURSIVE host(h) AS (SELECT lower(${host}) WHERE ${host} IS NOT NULL),
+  return sql`WITH RECURSIVE host(h) AS (SELECT lower(${host}) WHERE ${host} IS NOT NULL),
     sfx(x) AS (SELECT CASE WHEN rtrim(h, '0123456789') LIKE '%:' AND rtrim(h, '0123456789') <> h
         THEN substr(h, 1, length(rtrim(h, '0123456789')) - 1) ELSE h END FROM host UNION ALL SELECT substr(x, instr(x, '.') + 1) FROM sfx WHERE instr(x, '.') > 0)
     SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM host) THEN 0 WHEN ${notAllowed} THEN 1
       WHEN EXISTS (SELECT 1 FROM domain_blocks WHERE severity = 'suspend'
-        AND domain IN (SELECT x FROM sfx WHERE instr(x, '.') > 0 OR x = (SELECT h FROM host))) THEN 1 ELSE 0 END AS suspended`);
+        AND domain IN (SELECT x FROM sfx WHERE instr(x, '.') > 0 OR x = (SELECT h FROM host))) THEN 1 ELSE 0 END AS suspended`;
 }
 
 /** The domain of the account `accountId` names (an id or a subquery), as domainSuspendedStatement's host. */
