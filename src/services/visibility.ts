@@ -1,6 +1,6 @@
 // Who may see what: one place for every read path. In memory for rendered bundles (canSeeStatus), and as SQL
 // conditions for list queries (statusReadableBy, hiddenAuthorsFor) so pages are filtered before they are cut.
-import { and, eq, sql, type SQL } from "drizzle-orm";
+import { and, eq, type Placeholder, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { accounts, blocks, follows, mentions, statuses } from "../db/schema";
 import { padId } from "../lib/ids";
@@ -19,11 +19,14 @@ export function canSeeStatus(b: StatusBundle, s: StatusRow, author: RenderAccoun
   return mentioned || b.viewer.following.has(s.accountId);
 }
 
-/** SQL: the status row `statuses` is visible to viewer `v` (null = signed out). Authors not suspended. */
-export function statusReadableBy(v: string | null): SQL {
+/**
+ * SQL: the status row `statuses` is visible to viewer `v` (null = signed out). Authors not suspended. `v` may be a
+ * placeholder (a frozen statement's; its value goes in padded).
+ */
+export function statusReadableBy(v: string | Placeholder | null): SQL {
   const notSuspended = sql`NOT EXISTS (SELECT 1 FROM ${accounts} sa WHERE sa.id = ${statuses.accountId} AND sa.suspended_at IS NOT NULL)`;
   if (!v) return sql`(${statuses.visibility} IN ('public','unlisted') AND ${notSuspended})`;
-  const pv = padId(v);
+  const pv = typeof v === "string" ? padId(v) : v;
   return sql`(${notSuspended} AND (${statuses.accountId} = ${pv} OR (
     NOT EXISTS (SELECT 1 FROM ${blocks} WHERE ${blocks.accountId} = ${statuses.accountId} AND ${blocks.targetAccountId} = ${pv})
     AND (

@@ -9,12 +9,13 @@ import { removeStatus } from "../../services/delete-status";
 import { notificationStatement } from "../../services/notifications";
 import { accountCanRead, statusReadableBy } from "../../services/visibility";
 import { normalizeNote, sameHost, visibilityFromAudience } from "../normalize";
-import { accountDomainSql, domainSuspendedStatement, isDomainSuspended } from "../remote-accounts";
+import { accountDomainSql, frozenDomainSuspended, isDomainSuspended } from "../remote-accounts";
 import { isUniqueViolation } from "../../db/unique";
 import { ingestNote } from "../remote-statuses";
 import { resolveStatus, statusByUri } from "../resolve-status";
 import { drop, withFinish, type InboxContext } from "./context";
 import { accountRows, statusRows } from "../../db/table-rows";
+import { frozenSelect } from "../../db/frozen";
 
 /** The original an Announce points at. An embedded copy is used only when the signer wrote it (C13). */
 async function announcedStatus(ctx: InboxContext): Promise<StatusRow | null> {
@@ -30,29 +31,63 @@ async function announcedStatus(ctx: InboxContext): Promise<StatusRow | null> {
   return resolveStatus(ctx.r, uri);
 }
 
+// The reads of every incoming Announce and Like, built once per isolate (frozen.ts). Values: `uri` (the object),
+// `act` (the activity's id), `signer` (padded).
+const p = (name: string) => sql.placeholder(name);
+const target$ = () => sql`(SELECT t.id FROM statuses t WHERE t.uri = ${p("uri")})`;
+const author$ = () => sql`(SELECT t.account_id FROM statuses t WHERE t.uri = ${p("uri")})`;
+const statusByUriRow = frozenSelect((db) =>
+  db
+    .select()
+    .from(statuses)
+    .where(eq(statuses.uri, p("uri")))
+    .limit(1),
+);
+const announceTaken = frozenSelect((db) =>
+  db
+    .select({ id: statuses.id })
+    .from(statuses)
+    .where(eq(statuses.uri, p("act")))
+    .limit(1),
+);
+const announcedReadable = frozenSelect((db) =>
+  db
+    .select({ id: statuses.id })
+    .from(statuses)
+    .where(and(sql`${statuses.id} = ${target$()}`, statusReadableBy(p("signer"))))
+    .limit(1),
+);
+const announcedAuthor = frozenSelect((db) => db.select().from(accounts).where(sql`${accounts.id} = ${author$()}`).limit(1));
+const announcedAuthorSuspended = frozenDomainSuspended(() => accountDomainSql(author$()));
+const signersBoost = frozenSelect((db) =>
+  db
+    .select({ id: statuses.id })
+    .from(statuses)
+    .where(and(eq(statuses.accountId, p("signer")), sql`${statuses.reblogOfId} = ${target$()}`))
+    .limit(1),
+);
+const likedReadable = frozenSelect((db) =>
+  db
+    .select({ id: statuses.id })
+    .from(statuses)
+    .where(and(eq(statuses.uri, p("uri")), statusReadableBy(p("signer"))))
+    .limit(1),
+);
+
 export async function handleAnnounce(ctx: InboxContext): Promise<void> {
   const { db, signer, activity } = ctx;
   if (!activity.id) return drop("announce without id");
   const uri = activity.objectId;
   // One batch: the boost (already taken?), the original when known, whether the signer may read it, its author with
   // the author's domain suspension, and the signer's own boost of it.
-  const target$ = sql`(SELECT t.id FROM statuses t WHERE t.uri = ${uri ?? ""})`;
-  const author$ = sql`(SELECT t.account_id FROM statuses t WHERE t.uri = ${uri ?? ""})`;
+  const values = { act: activity.id, uri: uri ?? "", signer: padId(signer.id) };
   const [taken, known, readable, authors, authorDomain, mineRows] = await db.batch([
-    db.select({ id: statuses.id }).from(statuses).where(eq(statuses.uri, activity.id)).limit(1),
-    statusRows(db, { where: eq(statuses.uri, uri ?? ""), limit: 1 }),
-    db
-      .select({ id: statuses.id })
-      .from(statuses)
-      .where(and(sql`${statuses.id} = ${target$}`, statusReadableBy(signer.id)))
-      .limit(1),
-    accountRows(db, { where: sql`${accounts.id} = ${author$}`, limit: 1 }),
-    domainSuspendedStatement(db, accountDomainSql(author$), ctx.cfg),
-    db
-      .select({ id: statuses.id })
-      .from(statuses)
-      .where(and(eq(statuses.accountId, signer.id), sql`${statuses.reblogOfId} = ${target$}`))
-      .limit(1),
+    announceTaken(db, values),
+    statusByUriRow(db, values),
+    announcedReadable(db, values),
+    announcedAuthor(db, values),
+    announcedAuthorSuspended(db, ctx.cfg, values),
+    signersBoost(db, values),
   ]);
   if (taken[0]) return;
   const pre = known[0];
@@ -109,14 +144,8 @@ export async function handleLike(ctx: InboxContext): Promise<void> {
   const uri = activity.objectId;
   if (!uri) return drop("like of an unknown status");
   // The status and whether the actor may read it (accountCanRead's condition): one batch.
-  const [found, readable] = await db.batch([
-    statusRows(db, { where: eq(statuses.uri, uri), limit: 1 }),
-    db
-      .select({ id: statuses.id })
-      .from(statuses)
-      .where(and(eq(statuses.uri, uri), statusReadableBy(signer.id)))
-      .limit(1),
-  ]);
+  const values = { uri, signer: padId(signer.id) };
+  const [found, readable] = await db.batch([statusByUriRow(db, values), likedReadable(db, values)]);
   const target = found[0];
   if (!target || target.reblogOfId) return drop("like of an unknown status");
   if (readable[0]?.id !== target.id) return drop("like of a status the actor may not see");
