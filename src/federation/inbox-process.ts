@@ -6,7 +6,7 @@
 import { eq, sql } from "drizzle-orm";
 import { type DB, runBatch, type Statement } from "../db/client";
 import { frozenSelect, frozenSql } from "../db/frozen";
-import { accounts, inboxItems, inboxSeen, statuses } from "../db/schema";
+import { accounts, inboxItems, inboxSeen } from "../db/schema";
 import { readConfig, type Env } from "../env";
 import { sha256Hex } from "../lib/crypto";
 import { padId, snowflake } from "../lib/ids";
@@ -34,7 +34,7 @@ import { normalizeActivity } from "./normalize";
 import { accountDomainSql, frozenDomainSuspended, ResolveError } from "./remote-accounts";
 import { newResolution } from "./resolve-status";
 import { FetchRefused } from "./safe-fetch";
-import { statusRows } from "../db/table-rows";
+import { statusRowByUri } from "../db/table-rows";
 
 const ACTOR_TYPES = new Set(["Person", "Service", "Application", "Group", "Organization"]);
 /** Activities whose effect depends only on the current state (see processInboxItem): not deduplicated by id. */
@@ -66,7 +66,7 @@ async function dispatch(ctx: InboxContext): Promise<void> {
         // The quote authorization it may withdraw and the status it may delete: one batch.
         const q = revokedQuoteStatement(ctx);
         if (q && activity.objectId) {
-          const [revoked, status] = await ctx.db.batch([q, statusRows(ctx.db, { where: eq(statuses.uri, activity.objectId), limit: 1 })]);
+          const [revoked, status] = await ctx.db.batch([q, statusRowByUri(ctx.db, activity.objectId)]);
           if (revoked[0]) return handleDeleteAuthorization(ctx, revoked[0]);
           return handleDeleteNote(ctx, status[0] ?? null);
         }

@@ -22,7 +22,7 @@ import { MAX_TAG_LENGTH, MAX_TAGS_PER_STATUS, statusTagsStatements, type TagName
 import { sameHost, visibilityFromAudience, type NormalizedNote } from "./normalize";
 import { isTombstoned, MAX_REPLY_DEPTH, type Resolution, resolveStatus, statusByUri } from "./resolve-status";
 import { htmlToText, sanitizeHtml } from "./sanitize";
-import { accountRows, statusRows } from "../db/table-rows";
+import { accountRows, statusRowByUri } from "../db/table-rows";
 
 /** Mastodon fans out and notifies only for statuses younger than this (Status::REAL_TIME_WINDOW). */
 export const REALTIME_WINDOW_MS = 6 * 3600_000;
@@ -179,10 +179,10 @@ export interface IngestLookup {
 export function ingestLookupStatements(db: DB, note: NormalizedNote) {
   const mentionsQ = noteMentionsQuery(db, note);
   return [
-    statusRows(db, { where: eq(statuses.uri, note.id), limit: 1 }),
+    statusRowByUri(db, note.id),
     db.select({ uri: tombstones.uri }).from(tombstones).where(eq(tombstones.uri, note.id)).limit(1),
     conversationByUri(db, note.conversation ?? ""),
-    statusRows(db, { where: eq(statuses.uri, note.inReplyTo && note.inReplyTo !== note.id ? note.inReplyTo : ""), limit: 1 }),
+    statusRowByUri(db, note.inReplyTo && note.inReplyTo !== note.id ? note.inReplyTo : ""),
     ...(mentionsQ ? [mentionsQ] : []),
   ] as const;
 }

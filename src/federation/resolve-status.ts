@@ -4,7 +4,7 @@
 // (C24): the Resolution every handler of one activity shares.
 import { eq } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { statuses, tombstones } from "../db/schema";
+import { tombstones } from "../db/schema";
 import type { AccountRow } from "../db/schema";
 import type { StatusRow } from "../entities/status";
 import type { Config } from "../env";
@@ -14,7 +14,7 @@ import { normalizeNote, sameHost } from "./normalize";
 import { isDomainSuspended, resolveActor } from "./remote-accounts";
 import { ingestNote } from "./remote-statuses";
 import { fetchActivityJson } from "./safe-fetch";
-import { statusRows } from "../db/table-rows";
+import { statusRowByUri } from "../db/table-rows";
 
 /** How far up a reply chain unknown parents are fetched. */
 export const MAX_REPLY_DEPTH = 5;
@@ -44,7 +44,7 @@ export function newResolution(db: DB, cfg: Config, fx: Effects): Resolution {
 export const isLocalUri = (cfg: Config, uri: string) => uri.startsWith(`${cfg.origin}/`);
 
 export async function statusByUri(db: DB, uri: string): Promise<StatusRow | null> {
-  const [row] = await statusRows(db, { where: eq(statuses.uri, uri), limit: 1 });
+  const [row] = await statusRowByUri(db, uri);
   return row ?? null;
 }
 

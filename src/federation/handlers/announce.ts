@@ -14,7 +14,7 @@ import { isUniqueViolation } from "../../db/unique";
 import { ingestNote } from "../remote-statuses";
 import { resolveStatus, statusByUri } from "../resolve-status";
 import { drop, withFinish, type InboxContext } from "./context";
-import { accountRows, statusRows } from "../../db/table-rows";
+import { accountRows, statusRowByUri, statusRows } from "../../db/table-rows";
 import { frozenSelect } from "../../db/frozen";
 
 /** The original an Announce points at. An embedded copy is used only when the signer wrote it (C13). */
@@ -36,13 +36,6 @@ async function announcedStatus(ctx: InboxContext): Promise<StatusRow | null> {
 const p = (name: string) => sql.placeholder(name);
 const target$ = () => sql`(SELECT t.id FROM statuses t WHERE t.uri = ${p("uri")})`;
 const author$ = () => sql`(SELECT t.account_id FROM statuses t WHERE t.uri = ${p("uri")})`;
-const statusByUriRow = frozenSelect((db) =>
-  db
-    .select()
-    .from(statuses)
-    .where(eq(statuses.uri, p("uri")))
-    .limit(1),
-);
 const announceTaken = frozenSelect((db) =>
   db
     .select({ id: statuses.id })
@@ -83,7 +76,7 @@ export async function handleAnnounce(ctx: InboxContext): Promise<void> {
   const values = { act: activity.id, uri: uri ?? "", signer: padId(signer.id) };
   const [taken, known, readable, authors, authorDomain, mineRows] = await db.batch([
     announceTaken(db, values),
-    statusByUriRow(db, values),
+    statusRowByUri(db, values.uri),
     announcedReadable(db, values),
     announcedAuthor(db, values),
     announcedAuthorSuspended(db, ctx.cfg, values),
@@ -145,7 +138,7 @@ export async function handleLike(ctx: InboxContext): Promise<void> {
   if (!uri) return drop("like of an unknown status");
   // The status and whether the actor may read it (accountCanRead's condition): one batch.
   const values = { uri, signer: padId(signer.id) };
-  const [found, readable] = await db.batch([statusByUriRow(db, values), likedReadable(db, values)]);
+  const [found, readable] = await db.batch([statusRowByUri(db, uri), likedReadable(db, values)]);
   const target = found[0];
   if (!target || target.reblogOfId) return drop("like of an unknown status");
   if (readable[0]?.id !== target.id) return drop("like of a status the actor may not see");
