@@ -1,6 +1,7 @@
 // Inbound POST verification (security §2.7, rows C1–C9, C19, C21): size, signature syntax and window, digest, the
 // key and its owner, the owner being the activity's actor, and the signer's domain not suspended. Everything here
 // happens before the 202; the activity itself is processed off the request path.
+import { utf8 } from "../lib/crypto";
 import { eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { frozenSelect } from "../db/frozen";
@@ -12,8 +13,6 @@ import type { AccountRow } from "../db/schema";
 import { normalizeActivity, sameHost, type NormalizedActivity } from "./normalize";
 import { accountDomainSql, actorLookupFrom, actorLookupStatements, frozenDomainSuspended, resolveActor, type ActorLookup } from "./remote-accounts";
 import { checkSignedRequest, noteSignatureSpec, parseRequestSignature, SignatureError, verifyWithKey, type ParsedSignature } from "./signatures";
-
-const encoder = new TextEncoder();
 
 export const MAX_INBOX_BODY = 1024 * 1024;
 /** C25: verified POSTs per remote host and window (senders retry 429, so a flood queues up on their side). */
@@ -109,10 +108,7 @@ export async function verifyInboxRequest(db: DB, cfg: Config, req: Request): Pro
   const u = new URL(req.url);
   let strings: string[];
   try {
-    strings = await checkSignedRequest(
-      { method: req.method, target: u.pathname + u.search, url: req.url, headers: req.headers, body: encoder.encode(body) },
-      sig,
-    );
+    strings = await checkSignedRequest({ method: req.method, target: u.pathname + u.search, url: req.url, headers: req.headers, body: utf8(body) }, sig);
   } catch (e) {
     if (e instanceof SignatureError) throw unauthorized(e.message);
     throw e;

@@ -1,7 +1,5 @@
 // RSA-2048 keys for actors, PEM in and out, on WebCrypto (RSASSA-PKCS1-v1_5 / SHA-256, as Mastodon uses).
-import { base64, fromBase64 } from "../lib/crypto";
-
-const encoder = new TextEncoder();
+import { base64, fromBase64, utf8 } from "../lib/crypto";
 
 const ALG = { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" } as const;
 
@@ -45,7 +43,7 @@ export const importPublicKey = keyImporter("spki", "verify", 500);
 export const importPrivateKey = keyImporter("pkcs8", "sign", 100);
 
 export async function rsaSign(privateKeyPem: string, data: string): Promise<string> {
-  const sig = await crypto.subtle.sign(ALG, await importPrivateKey(privateKeyPem), encoder.encode(data));
+  const sig = await crypto.subtle.sign(ALG, await importPrivateKey(privateKeyPem), utf8(data));
   return base64(new Uint8Array(sig));
 }
 
@@ -57,7 +55,7 @@ export async function rsaVerify(publicKeyPem: string, data: string, signatureB64
     return false;
   }
   try {
-    return await crypto.subtle.verify(ALG, await importPublicKey(publicKeyPem), sig, encoder.encode(data));
+    return await crypto.subtle.verify(ALG, await importPublicKey(publicKeyPem), sig, utf8(data));
   } catch {
     return false;
   }

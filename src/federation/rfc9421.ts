@@ -12,12 +12,10 @@
 import { eq } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { signatureSpecs } from "../db/schema";
-import { base64, fromBase64 } from "../lib/crypto";
+import { base64, fromBase64, utf8 } from "../lib/crypto";
 import { fromPem, importPublicKey, rsaSign } from "./keys";
 import type { SafeFetchOptions } from "./safe-fetch";
 import { type Outgoing, outgoingFromRequest, requestFrom, type Signer } from "./outgoing";
-
-const encoder = new TextEncoder();
 
 export class Rfc9421Error extends Error {}
 
@@ -370,7 +368,7 @@ export async function verifyRfc9421WithKey(bases: string[], sig: Rfc9421Signatur
     const alg = kind === "rsa" ? { name: "RSASSA-PKCS1-v1_5" } : { name: "Ed25519" };
     for (const b of bases) {
       try {
-        if (await crypto.subtle.verify(alg, key, sig.signature, encoder.encode(b))) return true;
+        if (await crypto.subtle.verify(alg, key, sig.signature, utf8(b))) return true;
       } catch {
         /* a malformed signature for this key type */
       }
@@ -390,7 +388,7 @@ export async function signOutgoingRfc9421(o: Outgoing, keyId: string, privateKey
   headers.date = new Date(now).toUTCString();
   const components = ["@method", "@target-uri", "date"];
   if (o.method === "POST") {
-    const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(body ?? "")));
+    const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", utf8(body ?? "")));
     headers["content-digest"] = `sha-256=:${base64(digest)}:`;
     components.push("content-digest");
   }

@@ -3,13 +3,11 @@
 // decided before any key is fetched, and the key's owner can be checked against the activity's actor by the caller.
 // RFC 9421 (HTTP Message Signatures) is parsed, checked and verified in rfc9421.ts; parseRequestSignature,
 // checkSignedRequest and verifyWithKey dispatch on which one a request carries (`Signature-Input` → RFC 9421).
-import { base64 } from "../lib/crypto";
+import { base64, utf8 } from "../lib/crypto";
 import { rsaSign, rsaVerify } from "./keys";
 import { type Outgoing, outgoingFromRequest, requestFrom } from "./outgoing";
 import type { DB } from "../db/client";
 import { checkRfc9421Request, parseRfc9421, rememberSpec, Rfc9421Error, type Rfc9421Signature, verifyRfc9421WithKey } from "./rfc9421";
-
-const encoder = new TextEncoder();
 
 export class SignatureError extends Error {}
 
@@ -214,7 +212,7 @@ export async function signCavage(o: Outgoing, keyId: string, privateKeyPem: stri
   const headers: Record<string, string> = { ...o.headers, host: o.host, date: new Date().toUTCString() };
   const names = ["(request-target)", "host", "date"];
   if (o.method === "POST") {
-    headers.digest = `SHA-256=${await sha256Base64(encoder.encode(body ?? ""))}`;
+    headers.digest = `SHA-256=${await sha256Base64(utf8(body ?? ""))}`;
     names.push("digest");
     if (headers["content-type"] !== undefined) names.push("content-type");
   } else if (headers.accept !== undefined) {

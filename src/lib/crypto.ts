@@ -2,6 +2,9 @@
 
 const enc = new TextEncoder();
 
+/** UTF-8 bytes of `s`, through the module's one TextEncoder (each encoder is a runtime object). */
+export const utf8 = (s: string): Uint8Array => enc.encode(s);
+
 export function toHex(buf: ArrayBuffer | Uint8Array): string {
   const b = buf instanceof Uint8Array ? buf : new Uint8Array(buf);
   let s = "";

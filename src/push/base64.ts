@@ -19,7 +19,7 @@ export function decodeBase64(s: string): Uint8Array | null {
   return out;
 }
 
-export const utf8 = (s: string) => new TextEncoder().encode(s);
+export { utf8 } from "../lib/crypto";
 
 export function concatBytes(...parts: Uint8Array[]): Uint8Array {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
