@@ -24,14 +24,3 @@ export function outgoingOf(url: URL, method: Outgoing["method"], headers: Record
   for (const [k, v] of Object.entries(headers)) lower[k.toLowerCase()] = v;
   return { url: url.href, host: url.host, target: url.pathname + url.search, method, headers: lower, body };
 }
-
-/** A Request's method, URL and headers as an outgoing request (the Request-taking signers, for tests and tools). */
-export function outgoingFromRequest(req: Request, body?: string): Outgoing {
-  const method = req.method.toUpperCase() === "POST" ? "POST" : "GET";
-  return outgoingOf(new URL(req.url), method, Object.fromEntries(req.headers), body);
-}
-
-/** The signed outgoing request as a Request (body only for POST), keeping `req`'s signal. */
-export function requestFrom(o: Outgoing, req: Request, body?: string): Request {
-  return new Request(o.url, { method: o.method, headers: o.headers, body: o.method === "POST" ? body : undefined, redirect: "manual", signal: req.signal });
-}

@@ -15,7 +15,7 @@ import { signatureSpecs } from "../db/schema";
 import { base64, fromBase64, utf8 } from "../lib/crypto";
 import { fromPem, importPublicKey, rsaSign } from "./keys";
 import type { SafeFetchOptions } from "./safe-fetch";
-import { type Outgoing, outgoingFromRequest, requestFrom, type Signer } from "./outgoing";
+import type { Outgoing, Signer } from "./outgoing";
 
 export class Rfc9421Error extends Error {}
 
@@ -400,11 +400,6 @@ export async function signOutgoingRfc9421(o: Outgoing, keyId: string, privateKey
   headers["signature-input"] = `sig1=${params}`;
   headers.signature = `sig1=:${await rsaSign(privateKeyPem, base)}:`;
   return { ...o, headers };
-}
-
-/** signOutgoingRfc9421 for a Request; returns a new Request with Date, Content-Digest, Signature-Input and Signature. */
-export async function signRequestRfc9421(req: Request, keyId: string, privateKeyPem: string, body?: string, now = Date.now()): Promise<Request> {
-  return requestFrom(await signOutgoingRfc9421(outgoingFromRequest(req, body), keyId, privateKeyPem, body, now), req, body);
 }
 
 // ---- double knocking: which spec to try first per host ----

@@ -5,7 +5,7 @@
 // checkSignedRequest and verifyWithKey dispatch on which one a request carries (`Signature-Input` → RFC 9421).
 import { base64, utf8 } from "../lib/crypto";
 import { rsaSign, rsaVerify } from "./keys";
-import { type Outgoing, outgoingFromRequest, requestFrom } from "./outgoing";
+import type { Outgoing } from "./outgoing";
 import type { DB } from "../db/client";
 import { checkRfc9421Request, parseRfc9421, rememberSpec, Rfc9421Error, type Rfc9421Signature, verifyRfc9421WithKey } from "./rfc9421";
 
@@ -222,9 +222,4 @@ export async function signCavage(o: Outgoing, keyId: string, privateKeyPem: stri
   const signature = await rsaSign(privateKeyPem, signing);
   headers.signature = `keyId="${keyId}",algorithm="rsa-sha256",headers="${names.join(" ")}",signature="${signature}"`;
   return { ...o, headers };
-}
-
-/** signCavage for a Request; returns a new Request with Date, Digest and Signature. */
-export async function signRequest(req: Request, keyId: string, privateKeyPem: string, body?: string): Promise<Request> {
-  return requestFrom(await signCavage(outgoingFromRequest(req, body), keyId, privateKeyPem, body), req, body);
 }

@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { isDomainSuspended, resolveActor } from "../../src/federation/remote-accounts";
 import { withoutSuspended } from "../../src/federation/recipients";
 import { verifyInboxRequest } from "../../src/federation/inbox-verify";
-import { signRequest } from "../../src/federation/signatures";
+import { signRequest } from "../support/signed-request";
 import { anon, cfg, db, eventually, links, makeUser, ORIGIN } from "./helpers";
 import { create, deliver, installFetchMock, note, pad, postInbox, remoteActor, runJobs, sql } from "./federation-inbox-fixtures";
 import { addFollow, remoteAccount, remoteStatus } from "./federation-outbound-fixtures";

@@ -4,7 +4,7 @@
 import { env, fetchMock, SELF } from "cloudflare:test";
 import { createDb } from "../../src/db/client";
 import { generateKeyPair } from "../../src/federation/keys";
-import { signRequest } from "../../src/federation/signatures";
+import { signRequest } from "../support/signed-request";
 import { runJob } from "../../src/effects/run";
 import type { JobMessage } from "../../src/effects/types";
 import { ORIGIN } from "./helpers";

@@ -5,7 +5,8 @@
 import { env, fetchMock, SELF } from "cloudflare:test";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { resolveActor } from "../../src/federation/remote-accounts";
-import { clearSignatureSpecCache, signRequestRfc9421 } from "../../src/federation/rfc9421";
+import { clearSignatureSpecCache } from "../../src/federation/rfc9421";
+import { signRequestRfc9421 } from "../support/signed-request";
 import { checkSignedRequest, parseRequestSignature, verifyWithKey } from "../../src/federation/signatures";
 import { base64 } from "../../src/lib/crypto";
 import { cfg, db, makeUser, ORIGIN } from "./helpers";

@@ -10,7 +10,7 @@ import { Effects } from "../../src/effects/collector";
 import { runJob } from "../../src/effects/run";
 import { requeueStaleInboxItems, STALE_INBOX_AFTER_MS } from "../../src/background/cron";
 import { storeInboxItem } from "../../src/federation/inbox-process";
-import { signRequest } from "../../src/federation/signatures";
+import { signRequest } from "../support/signed-request";
 import { makeUser, ORIGIN } from "./helpers";
 import { create, installFetchMock, newId, note, pad, remoteActor, runJobs, sql, type RemoteActor } from "./federation-inbox-fixtures";
 import { queued } from "./queues";

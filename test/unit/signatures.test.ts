@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { generateKeyPair } from "../../src/federation/keys";
-import { checkSignedRequest, parseSignatureHeader, signRequest, SignatureError, verifyWithKey } from "../../src/federation/signatures";
+import { checkSignedRequest, parseSignatureHeader, SignatureError, verifyWithKey } from "../../src/federation/signatures";
+import { signRequest } from "../support/signed-request";
 
 const keys = await generateKeyPair();
 const KEY_ID = "https://a.example/users/alice#main-key";
