@@ -3,7 +3,7 @@
 // dead-letter queue), a packed one by re-sending just the effects that failed.
 import { createDb, type DB } from "../db/client";
 import { readConfig, type Env } from "../env";
-import { deliverPush, PushRetry, pushJobsForNotifications, retryPushJob, type PushJob } from "../push";
+import { deliverPush, PushRetry, pushJobsOf, pushTargetsStatement, retryPushJob, type PushJob } from "../push";
 import { fetchFeaturedCollection } from "../federation/featured-collection";
 import { processInboxItem } from "../federation/inbox-process";
 import { backfillThread, JOB_BUDGET } from "../federation/backfill";
@@ -23,6 +23,7 @@ import {
   disconnectStreams,
   publishConversations,
   publishDelete,
+  notificationRecipientsStatement,
   publishNotifications,
   publishRelationsChanged,
   publishStatuses,
@@ -148,8 +149,11 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects, b
  * queries, not a few per notification.
  */
 async function notifyAll(db: DB, env: Env, notificationIds: string[], fx: Effects): Promise<void> {
-  fx.add(...(await pushJobsForNotifications(db, notificationIds)));
-  await publishNotifications(db, env, configFor(env, fx), notificationIds);
+  if (!notificationIds.length) return;
+  // Who wants a push and who receives them: one round trip for both.
+  const [targets, recipients] = await db.batch([pushTargetsStatement(db, notificationIds), notificationRecipientsStatement(db, notificationIds)]);
+  fx.add(...pushJobsOf(targets));
+  await publishNotifications(db, env, configFor(env, fx), notificationIds, recipients);
 }
 
 /** The configuration effects render with: the origin of the request that caused them (LOCAL_DOMAIN wins when set). */

@@ -30,7 +30,9 @@ import {
   revokedQuote,
   revokedQuoteStatement,
 } from "./handlers/quote-request";
-import { normalizeActivity } from "./normalize";
+import { normalizeActivity, type NormalizedActivity } from "./normalize";
+import type { VerifiedInbox } from "./inbox-verify";
+import type { AccountRow } from "../db/schema";
 import { accountDomainSql, frozenDomainSuspended, ResolveError } from "./remote-accounts";
 import { newResolution } from "./resolve-status";
 import { FetchRefused } from "./safe-fetch";
@@ -117,6 +119,54 @@ export async function storeInboxItem(db: DB, signerAccountId: string, body: stri
   return id;
 }
 
+/** What the POST that stored an item knew of it: its verified signer and parsed activity, and whether its id was seen. */
+interface HandedOver {
+  signer: AccountRow;
+  body: string;
+  json: Record<string, unknown>;
+  activity: NormalizedActivity;
+  /** Whether inbox_seen held the activity's `id` when the item was stored (null: the activity has no id). */
+  seen: boolean | null;
+}
+
+// Items stored by this isolate's inbox POSTs, for the same invocation's after-response processing (src/federation/
+// routes.ts): it then reads none of what the POST has just verified and read (the item, its signer, its domain's
+// suspension, the seen check). An item processed anywhere else (the queue, the sweep) is loaded from D1 as before.
+// Entries leave when taken; the bound only matters if an invocation dies between the two.
+const handedOver = new Map<string, HandedOver>();
+const HANDED_OVER_MAX = 64;
+
+const insertItem = frozenSql(
+  () =>
+    sql`INSERT INTO inbox_items (id, signer_account_id, body, received_at) VALUES (${sql.placeholder("id")}, ${sql.placeholder("signer")}, ${sql.placeholder("body")}, ${sql.placeholder("at")})`,
+);
+const seenKey = frozenSql(() => sql`SELECT EXISTS (SELECT 1 FROM inbox_seen WHERE activity_id = ${sql.placeholder("key")}) AS seen`);
+
+/**
+ * Stores a verified activity for processing after the response in this invocation (Effects.afterResponse), with its
+ * seen check in the same batch, and hands what the POST knows over to that processing: one round trip for both.
+ */
+export async function storeVerifiedItem(db: DB, v: VerifiedInbox): Promise<string> {
+  const id = snowflake();
+  const insert = db.run(insertItem(db, { id: padId(id), signer: padId(v.signer.id), body: v.body, at: Date.now() }));
+  let seen: boolean | null = null;
+  if (v.activity.id) {
+    const [, rows] = await db.batch([insert, db.all<{ seen: number }>(seenKey(db, { key: v.activity.id }))]);
+    seen = !!rows[0]?.seen;
+  } else await insert;
+  if (handedOver.size >= HANDED_OVER_MAX) handedOver.delete(handedOver.keys().next().value as string);
+  handedOver.set(id, { signer: v.signer, body: v.body, json: v.json, activity: v.activity, seen });
+  return id;
+}
+
+/** What the storing POST handed over for this item, taken once (null: load it). */
+function takeHandedOver(itemId: string): HandedOver | null {
+  const h = handedOver.get(itemId);
+  if (!h) return null;
+  handedOver.delete(itemId);
+  return h;
+}
+
 // loadItem's four reads, built once per isolate (frozen.ts): every processed activity makes them. `item` is the padded id.
 const signerOfItem = () => sql`(SELECT signer_account_id FROM inbox_items WHERE id = ${sql.placeholder("item")})`;
 const itemById = frozenSelect((db) =>
@@ -162,8 +212,6 @@ async function loadItem(db: DB, itemId: string, cfg: Pick<ReturnType<typeof read
  */
 export async function processInboxItem(db: DB, env: Env, itemId: string, origin: string, fx: Effects): Promise<void> {
   const cfg = readConfig(env, origin);
-  const { item, signer, domainSuspended, seenById } = await loadItem(db, itemId, cfg);
-  if (!item) return;
   const finishStatements = (key: string | null): Statement[] => {
     const stmts: Statement[] = [db.delete(inboxItems).where(eq(inboxItems.id, itemId))];
     if (key) stmts.unshift(db.run(sql`INSERT OR IGNORE INTO inbox_seen (activity_id, received_at) VALUES (${key}, ${Date.now()})`));
@@ -172,15 +220,31 @@ export async function processInboxItem(db: DB, env: Env, itemId: string, origin:
   const finish = async (key: string | null) => {
     await runBatch(db, finishStatements(key));
   };
+  const handed = takeHandedOver(itemId);
+  let signer: AccountRow | undefined;
+  let domainSuspended = false;
+  let seenById: { id: string; seen: boolean } | null;
+  let body: string;
   let json: unknown;
-  try {
-    json = parseJsonText(item.body, 64);
-  } catch {
-    return finish(null);
+  let activity: NormalizedActivity | null;
+  if (handed) {
+    // Verified and read by the POST a moment ago (a suspended domain was refused there).
+    ({ signer, body, json, activity } = handed);
+    seenById = handed.activity.id && handed.seen !== null ? { id: handed.activity.id, seen: handed.seen } : null;
+  } else {
+    const loaded = await loadItem(db, itemId, cfg);
+    if (!loaded.item) return;
+    ({ signer, domainSuspended, seenById } = loaded);
+    body = loaded.item.body;
+    try {
+      json = parseJsonText(body, 64);
+    } catch {
+      return finish(null);
+    }
+    activity = normalizeActivity(json);
   }
-  const activity = normalizeActivity(json);
   if (!activity || !signer || activity.actor !== signer.uri) return finish(null);
-  const key = activity.id ?? `sha256:${await sha256Hex(item.body)}`;
+  const key = activity.id ?? `sha256:${await sha256Hex(body)}`;
   // A state change is applied whenever it is valid now, whatever its id: servers reuse ids (Hollo sends one Accept id
   // for every follow of the same follower), and follow → unfollow → follow must end following. Their handlers act
   // on the current state only (an Accept needs a pending request, a Follow of an existing follow re-accepts, an Undo

@@ -1,7 +1,7 @@
 // Web Push, for the effects pipeline: a `notify` effect becomes one PushJob per subscription that wants the
-// notification (pushJobsForNotifications); each job is sent from the JOBS consumer with deliverPush, which throws
+// notification (pushTargetsStatement, pushJobsOf); each job is sent from the JOBS consumer with deliverPush, which throws
 // PushRetry (retry with err.delaySeconds; retryPushJob bounds the attempts) and removes dead subscriptions itself.
 export { deliverPush, retryPushJob, MAX_PUSH_ATTEMPTS } from "./deliver";
-export { pushJobsForNotifications } from "./subscriptions";
+export { pushJobsForNotifications, pushJobsOf, pushTargetsStatement } from "./subscriptions";
 export { vapidPublicKey } from "./keys";
 export { PushRetry, type PushJob } from "./types";

@@ -146,16 +146,26 @@ export const PUSHABLE = sql`json_extract(s.alerts, '$."' || n.type || '"') = 1 A
 const MAX_SUBSCRIPTIONS_PER_NOTIFICATION = 50;
 
 /**
- * The pushes some notifications cause, in one query: one job per subscription of each recipient that wants it (none
- * for a skipped notification), at most MAX_SUBSCRIPTIONS_PER_NOTIFICATION per notification.
+ * The pushes some notifications cause, in one query: one row per subscription of each recipient that wants it (none
+ * for a skipped notification), at most MAX_SUBSCRIPTIONS_PER_NOTIFICATION per notification. A statement, so the
+ * caller can batch it with the other reads of the same notifications (src/effects/run.ts notifyAll).
  */
-export async function pushJobsForNotifications(db: DB, notificationIds: string[]): Promise<PushJob[]> {
-  if (!notificationIds.length) return [];
+export function pushTargetsStatement(db: DB, notificationIds: string[]) {
   const ids = JSON.stringify(notificationIds.map(padId));
-  const rows = await db.all<{ id: string; nid: string }>(sql`SELECT id, nid FROM (
+  return db.all<{ id: string; nid: string }>(sql`SELECT id, nid FROM (
       SELECT s.id AS id, n.id AS nid, row_number() OVER (PARTITION BY n.id ORDER BY s.id) AS k FROM notifications n
       JOIN web_push_subscriptions s ON s.account_id = n.account_id
       WHERE n.id IN (SELECT value FROM json_each(${ids})) AND ${PUSHABLE})
     WHERE k <= ${sql.raw(String(MAX_SUBSCRIPTIONS_PER_NOTIFICATION))} ORDER BY nid, id`);
+}
+
+/** One push job per row of pushTargetsStatement. */
+export function pushJobsOf(rows: readonly { id: string; nid: string }[]): PushJob[] {
   return rows.map((r) => ({ type: "push", subscriptionId: unpadId(String(r.id)), notificationId: unpadId(String(r.nid)) }));
+}
+
+/** The push jobs of some notifications, read on their own. */
+export async function pushJobsForNotifications(db: DB, notificationIds: string[]): Promise<PushJob[]> {
+  if (!notificationIds.length) return [];
+  return pushJobsOf(await pushTargetsStatement(db, notificationIds));
 }

@@ -308,17 +308,28 @@ export async function publishConversations(db: DB, env: Env, cfg: Config, rows: 
   );
 }
 
-/**
- * Committed notifications: `notification` on each recipient's `user:notification` stream and on `user` for tokens
- * with read or read:notifications, rendered for the recipient; nothing is read for one with no connection. However many (a fan-out chunk raises up
- * to 500 `status` notifications at once): one query for the recipients, one presence call, a rendering per connected
- * recipient (six at a time), one publish.
- */
-export async function publishNotifications(db: DB, env: Env, cfg: Config, notificationIds: string[]): Promise<void> {
-  if (!notificationIds.length) return;
-  const rows = await db.all<{ id: string; account_id: string }>(
+/** Who receives these notifications: a statement, batched by the caller with its other reads of them (notifyAll). */
+export function notificationRecipientsStatement(db: DB, notificationIds: string[]) {
+  return db.all<{ id: string; account_id: string }>(
     sql`SELECT id, account_id FROM notifications WHERE id IN (SELECT value FROM json_each(${JSON.stringify(notificationIds.map(padId))}))`,
   );
+}
+
+/**
+ * Committed notifications: `notification` on each recipient's `user:notification` stream and on `user` for tokens
+ * with read or read:notifications, rendered for the recipient; nothing is read for one with no connection. However
+ * many (a fan-out chunk raises up to 500 `status` notifications at once): one query for the recipients (`recipients`:
+ * already read by the caller), one presence call, a rendering per connected recipient (six at a time), one publish.
+ */
+export async function publishNotifications(
+  db: DB,
+  env: Env,
+  cfg: Config,
+  notificationIds: string[],
+  recipients?: readonly { id: string; account_id: string }[],
+): Promise<void> {
+  if (!notificationIds.length) return;
+  const rows = recipients ?? (await notificationRecipientsStatement(db, notificationIds));
   if (!rows.length) return;
   const byRecipient = new Map<string, string[]>();
   for (const r of rows) {

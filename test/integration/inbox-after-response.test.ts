@@ -10,6 +10,7 @@ import { Effects } from "../../src/effects/collector";
 import { runJob } from "../../src/effects/run";
 import { requeueStaleInboxItems, STALE_INBOX_AFTER_MS } from "../../src/background/cron";
 import { storeInboxItem } from "../../src/federation/inbox-process";
+import { countingD1 } from "../../src/lib/d1-counter";
 import { signRequest } from "../support/signed-request";
 import { makeUser, ORIGIN } from "./helpers";
 import { create, installFetchMock, newId, note, pad, remoteActor, runJobs, sql, type RemoteActor } from "./federation-inbox-fixtures";
@@ -17,13 +18,17 @@ import { queued } from "./queues";
 
 beforeAll(() => installFetchMock());
 
-/** A signed POST to the shared inbox, through the Worker's own fetch with production settings; waits for its waitUntil work. */
-async function postInboxHere(signer: RemoteActor, activity: unknown): Promise<Response> {
+/**
+ * A signed POST to the shared inbox, through the Worker's own fetch with production settings; waits for its waitUntil
+ * work. `counter`: D1 round trips of the POST and that work together.
+ */
+async function postInboxHere(signer: RemoteActor, activity: unknown, counter?: { n: number }): Promise<Response> {
   const body = JSON.stringify(activity);
   const req = new Request(`${ORIGIN}/inbox`, { method: "POST", headers: { "content-type": "application/activity+json" }, body });
   const signed = await signRequest(req, signer.keyId, signer.keys.privateKeyPem, body);
   const ctx = createExecutionContext();
-  const res = await worker.fetch(new Request(signed.url, { method: "POST", headers: signed.headers, body }), { ...env, EFFECTS_AFTER_RESPONSE: "" }, ctx);
+  const DB = counter ? countingD1(env.DB, counter) : env.DB;
+  const res = await worker.fetch(new Request(signed.url, { method: "POST", headers: signed.headers, body }), { ...env, DB, EFFECTS_AFTER_RESPONSE: "" }, ctx);
   await waitOnExecutionContext(ctx);
   return res;
 }
@@ -55,6 +60,42 @@ describe("incoming activities after the response", () => {
     expect(home.body.map((s: { uri: string }) => s.uri)).toEqual([n.id]);
     const bell = await ann.api.get("/api/v1/notifications?types[]=status");
     expect(bell.body.map((x: { type: string; status: { uri: string } }) => [x.type, x.status.uri])).toEqual([["status", n.id]]);
+    expect(await sql("SELECT id FROM inbox_items")).toEqual([]);
+  });
+
+  it("a Like costs 5 round trips from the POST to the bell: the processing reads nothing the POST verified", async () => {
+    const fay = await makeUser("fay");
+    const gus = await remoteActor("gus", "here.example");
+    await postInboxHere(gus, { id: newId(gus), type: "Like", actor: gus.uri, object: `${ORIGIN}/nothing` });
+    const posted = await fay.api.post("/api/v1/statuses", { status: "like me", visibility: "public" });
+    const like = { id: newId(gus), type: "Like", actor: gus.uri, object: posted.body.uri };
+    const counter = { n: 0 };
+    expect((await postInboxHere(gus, like, counter)).status).toBe(202);
+    // The key's owner with its domain check; the item stored with its seen check; the Like's reads; its writes (the
+    // favourite, the notification, the item seen and deleted); the notification's push targets and recipients.
+    expect(counter.n).toBe(5);
+    const status = await fay.api.get(`/api/v1/statuses/${posted.body.id}`);
+    expect(status.body.favourites_count).toBe(1);
+    const bell = await fay.api.get("/api/v1/notifications");
+    expect(bell.body.map((x: { type: string; account: { acct: string } }) => [x.type, x.account.acct])).toEqual([["favourite", "gus@here.example"]]);
+    expect(await sql("SELECT id FROM inbox_items")).toEqual([]);
+  });
+
+  it("a Create delivered twice is taken once: the second is known as seen when it is stored", async () => {
+    const hal = await makeUser("hal");
+    const ivy = await remoteActor("ivy", "here.example");
+    await postInboxHere(ivy, { id: newId(ivy), type: "Like", actor: ivy.uri, object: `${ORIGIN}/nothing` });
+    await followRemote(hal.id, ivy);
+    const n = note(ivy, { content: "<p>twice</p>" });
+    const activity = create(ivy, n);
+    expect((await postInboxHere(ivy, activity)).status).toBe(202);
+    const counter = { n: 0 };
+    expect((await postInboxHere(ivy, activity, counter)).status).toBe(202);
+    // The key's owner; the item with its seen check; the item finished (nothing read or written for the note).
+    expect(counter.n).toBe(3);
+    const home = await hal.api.get("/api/v1/timelines/home");
+    expect(home.body.map((s: { uri: string }) => s.uri)).toEqual([n.id]);
+    expect(await sql("SELECT count(*) AS n FROM statuses WHERE uri = ?", n.id)).toEqual([{ n: 1 }]);
     expect(await sql("SELECT id FROM inbox_items")).toEqual([]);
   });
 
