@@ -6,6 +6,7 @@ import { readConfig, type Env } from "../env";
 import { deliverPush, PushRetry, pushJobsOf, pushTargetsStatement, retryPushJob, type PushJob } from "../push";
 import { fetchFeaturedCollection } from "../federation/featured-collection";
 import { processInboxItem } from "../federation/inbox-process";
+import { notificationsForRecipientsStatements, recipientRows } from "../queries/notifications";
 import { backfillThread, JOB_BUDGET } from "../federation/backfill";
 import { runFederate } from "../federation/outbound";
 import { fanOut, unfanOut } from "../timelines/fanout";
@@ -150,11 +151,25 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects, b
  */
 async function notifyAll(db: DB, env: Env, notificationIds: string[], fx: Effects): Promise<void> {
   if (!notificationIds.length) return;
-  // Who wants a push and who receives them: one round trip for both.
+  const cfg = configFor(env, fx);
+  // Who wants a push and who receives them: one round trip for both. A few notifications (one incoming activity's) are
+  // read whole, as each recipient sees them, so a connected recipient costs one read more, not two; a fan-out chunk's
+  // hundreds read only their recipients first (most are not connected).
+  if (notificationIds.length <= STREAM_READ_WHOLE) {
+    const [targets, ns, senders, reports] = await db.batch([
+      pushTargetsStatement(db, notificationIds),
+      ...notificationsForRecipientsStatements(db, notificationIds),
+    ]);
+    fx.add(...pushJobsOf(targets));
+    return publishNotifications(db, env, cfg, notificationIds, { rows: recipientRows(ns, senders, reports) });
+  }
   const [targets, recipients] = await db.batch([pushTargetsStatement(db, notificationIds), notificationRecipientsStatement(db, notificationIds)]);
   fx.add(...pushJobsOf(targets));
-  await publishNotifications(db, env, configFor(env, fx), notificationIds, recipients);
+  await publishNotifications(db, env, cfg, notificationIds, { recipients });
 }
+
+/** Up to this many notifications at once, notifyAll reads them whole with their push targets. */
+const STREAM_READ_WHOLE = 10;
 
 /** The configuration effects render with: the origin of the request that caused them (LOCAL_DOMAIN wins when set). */
 const configFor = (env: Env, fx: Effects) => readConfig(env, fx.origin || "http://localhost/");

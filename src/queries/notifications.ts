@@ -110,6 +110,35 @@ export async function findNotification(db: DB, viewerId: string, id: string, inc
   return (await findNotifications(db, viewerId, [id], includeFiltered))[0] ?? null;
 }
 
+/**
+ * Notifications by id as each one's recipient sees it (what findNotifications gives the recipient; filtered ones left
+ * out), for the streaming of new notifications to batch with its other reads (notifyAll): three single-table
+ * statements, the notifications, their senders and their reports (a joined select cannot go in a D1 batch: its rows
+ * come back as objects, and the tables' same-named columns overwrite each other). `recipientRows` puts them together.
+ */
+export function notificationsForRecipientsStatements(db: DB, ids: readonly string[]) {
+  const json = JSON.stringify(ids.map(padId));
+  const visible = sql`${notifications.id} IN (SELECT value FROM json_each(${json}))
+    AND NOT ${hiddenAuthorFor(sql`${notifications.accountId}`, sql`${notifications.fromAccountId}`)}
+    AND NOT EXISTS (SELECT 1 FROM accounts fa WHERE fa.id = ${notifications.fromAccountId} AND fa.suspended_at IS NOT NULL)
+    AND ${notifications.filtered} = 0`;
+  return [
+    db.select().from(notifications).where(visible),
+    accountRows(db, { where: sql`${accounts.id} IN (SELECT from_account_id FROM notifications WHERE id IN (SELECT value FROM json_each(${json})))` }),
+    db.select().from(reports).where(sql`${reports.id} IN (SELECT report_id FROM notifications WHERE id IN (SELECT value FROM json_each(${json})))`),
+  ] as const;
+}
+
+/** The rows of notificationsForRecipientsStatements as findNotifications' (without the statuses' related ids). */
+export function recipientRows(ns: NotificationRow[], senders: AccountRow[], found: ReportRow[]): Omit<NotificationWithRefs, "reportTarget">[] {
+  const from = new Map(senders.map((a) => [a.id, a]));
+  const report = new Map(found.map((r) => [r.id, r]));
+  return ns.flatMap((n) => {
+    const sender = from.get(n.fromAccountId);
+    return sender ? [{ n, from: sender, report: n.reportId ? (report.get(n.reportId) ?? null) : null }] : [];
+  });
+}
+
 /** Several of the viewer's notifications by id, in the order given, leaving out those not found: one query (two with reports). */
 export async function findNotifications(db: DB, viewerId: string, ids: readonly string[], includeFiltered = false): Promise<NotificationWithRefs[]> {
   if (!ids.length) return [];

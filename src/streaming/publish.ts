@@ -22,7 +22,7 @@ import { accountConversations, announcements, type RenderAccountRow } from "../d
 import { renderAnnouncements, renderReactionEvent } from "../entities/announcement";
 import { renderConversations } from "../entities/conversation";
 import { searchableText } from "../services/filter-match";
-import { findNotifications } from "../queries/notifications";
+import { findNotifications, type NotificationWithRefs, withReportTargets } from "../queries/notifications";
 import type { FanOutResult, FeedRemoval } from "../timelines/fanout";
 import { type Envelope, entry, type Routed, type StatusMeta } from "./protocol";
 import { routerStub } from "./router";
@@ -315,27 +315,39 @@ export function notificationRecipientsStatement(db: DB, notificationIds: string[
   );
 }
 
+/** A new notification as its recipient sees it, read before the presence call (notificationsForRecipientsStatement). */
+type RecipientRow = Omit<NotificationWithRefs, "reportTarget">;
+
 /**
  * Committed notifications: `notification` on each recipient's `user:notification` stream and on `user` for tokens
- * with read or read:notifications, rendered for the recipient; nothing is read for one with no connection. However
- * many (a fan-out chunk raises up to 500 `status` notifications at once): one query for the recipients (`recipients`:
- * already read by the caller), one presence call, a rendering per connected recipient (six at a time), one publish.
+ * with read or read:notifications, rendered for the recipient. However many (a fan-out chunk raises up to 500 `status`
+ * notifications at once): one query for the recipients, one presence call, a rendering per connected recipient (six
+ * at a time: its notifications, then their statuses), one publish; nothing more is read for one with no connection.
+ * `pre`: what the caller already read with its other reads of them, either the recipients (`{ id, account_id }`) or,
+ * for a few notifications, the rows each recipient sees (then a connected recipient costs only its statuses' read).
  */
 export async function publishNotifications(
   db: DB,
   env: Env,
   cfg: Config,
   notificationIds: string[],
-  recipients?: readonly { id: string; account_id: string }[],
+  pre: { recipients?: readonly { id: string; account_id: string }[]; rows?: readonly RecipientRow[] } = {},
 ): Promise<void> {
   if (!notificationIds.length) return;
-  const rows = recipients ?? (await notificationRecipientsStatement(db, notificationIds));
-  if (!rows.length) return;
   const byRecipient = new Map<string, string[]>();
-  for (const r of rows) {
-    const recipient = unpadId(String(r.account_id));
-    byRecipient.set(recipient, [...(byRecipient.get(recipient) ?? []), unpadId(String(r.id))]);
+  const rowsOf = new Map<string, RecipientRow[]>();
+  if (pre.rows) {
+    const order = new Map(notificationIds.map((id, i) => [id, i]));
+    for (const r of [...pre.rows].sort((x, y) => (order.get(x.n.id) ?? 0) - (order.get(y.n.id) ?? 0))) {
+      entry(rowsOf, r.n.accountId, () => []).push(r);
+      entry(byRecipient, r.n.accountId, () => []).push(r.n.id);
+    }
+  } else {
+    for (const r of pre.recipients ?? (await notificationRecipientsStatement(db, notificationIds))) {
+      entry(byRecipient, unpadId(String(r.account_id)), () => []).push(unpadId(String(r.id)));
+    }
   }
+  if (!byRecipient.size) return;
   const router = routerStub(env);
   const presence = await router.routerPresence([...byRecipient.keys()]);
   if (!presence.accounts.length) return;
@@ -343,7 +355,8 @@ export async function publishNotifications(
   const queue = [...presence.accounts];
   const renderOne = async () => {
     for (let recipient = queue.shift(); recipient !== undefined; recipient = queue.shift()) {
-      const found = await findNotifications(db, recipient, byRecipient.get(recipient) ?? []);
+      const read = rowsOf.get(recipient);
+      const found = read ? await withReportTargets(db, read) : await findNotifications(db, recipient, byRecipient.get(recipient) ?? []);
       const rendered = await renderNotifications(db, cfg, found, recipient);
       for (const n of rendered) {
         routed.push({

@@ -24,7 +24,7 @@ import { cfg, db, makeUser, ORIGIN } from "./helpers";
 import { follow, insertStatus } from "./feeds-fixtures";
 import { fanOutAndPublish, itStreams, payloadOf, ws, type StreamMessage, type WsClient } from "./streaming-fixtures";
 import { runQueuedJobs } from "./queues";
-import { handleJobs } from "../../src/effects/run";
+import { handleJobs, runJob } from "../../src/effects/run";
 import type { JobMessage } from "../../src/effects/types";
 
 const pad = (id: string) => id.padStart(20, "0");
@@ -359,6 +359,49 @@ describe("streaming delivery", () => {
     expect(got).toEqual(ids);
     // The recipients, then the notifications with their senders: one round trip each, not one per notification.
     expect(counter.n).toBeLessThanOrEqual(3);
+  });
+
+  itStreams("a notify effect for one notification: read whole with its push targets, then its status, in two round trips", async () => {
+    const [a, fan] = await Promise.all([makeUser(), makeUser()]);
+    const notes = await ws({ token: a.token }, { stream: "user:notification" });
+    const id = await insertStatus(a);
+    expect((await fan.api.post(`/api/v1/statuses/${id}/favourite`)).status).toBe(200);
+    const row = await env.DB.prepare("SELECT CAST(id AS TEXT) AS id FROM notifications WHERE account_id = ? AND type = 'favourite'")
+      .bind(pad(a.id))
+      .first<{ id: string }>();
+    const nid = row!.id.replace(/^0+/, "");
+    const counter = { n: 0 };
+    await runJob(createDb(countingD1(env.DB, counter)), env, { type: "notify", notificationId: nid });
+    const m = await notes.next();
+    expect([m.stream, m.event]).toEqual([["user:notification"], "notification"]);
+    expect(payloadOf(m)).toMatchObject({ id: nid, type: "favourite", account: { id: fan.id }, status: { id, favourited: false } });
+    expect(counter.n).toBe(2);
+  });
+
+  itStreams("a notify effect leaves out a notification its recipient's mute hides, as the notifications page does", async () => {
+    const [a, fan, other] = await Promise.all([makeUser(), makeUser(), makeUser()]);
+    const notes = await ws({ token: a.token }, { stream: "user" });
+    const id = await insertStatus(a);
+    for (const f of [fan, other]) expect((await f.api.post(`/api/v1/statuses/${id}/favourite`)).status).toBe(200);
+    const { results } = await env.DB.prepare("SELECT CAST(id AS TEXT) AS id FROM notifications WHERE account_id = ? ORDER BY id")
+      .bind(pad(a.id))
+      .all<{ id: string }>();
+    const [first, second] = results.map((r) => r.id.replace(/^0+/, ""));
+    expect((await a.api.post(`/api/v1/accounts/${fan.id}/mute`)).status).toBe(200);
+    await runJob(db(), env, {
+      type: "effects",
+      origin: ORIGIN,
+      effects: [
+        { type: "notify", notificationId: first! },
+        { type: "notify", notificationId: second! },
+      ],
+    });
+    const m = await notes.next();
+    expect([m.stream, m.event]).toEqual([["user"], "notification"]);
+    expect(payloadOf(m)).toMatchObject({ id: second, account: { id: other.id } });
+    // Nothing else came: the next event on the socket is a later one.
+    await publishToAccount(env, a.id, "filters_changed");
+    expect(await notes.next()).toMatchObject({ event: "filters_changed" });
   });
 
   itStreams("a post's `status` notifications to followers who rang the bell reach each one's notification stream", async () => {
