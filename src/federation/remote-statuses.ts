@@ -316,13 +316,25 @@ export async function ingestNote(r: Resolution, note: NormalizedNote, author: Ac
  * first edit stores the original as history; a change that only moves poll counts updates the poll alone.
  * Returns whether anything changed.
  */
-export async function applyNoteUpdate(r: Resolution, status: StatusRow, note: NormalizedNote, author: AccountRow): Promise<boolean> {
+/**
+ * `finish`: statements to commit with the update's writes (an inbox item's seen and delete, withFinish), and what to
+ * call once they have.
+ */
+export async function applyNoteUpdate(
+  r: Resolution,
+  status: StatusRow,
+  note: NormalizedNote,
+  author: AccountRow,
+  finish?: { stmts: Statement[]; committed: () => void },
+): Promise<boolean> {
   const { db } = r;
   const now = Date.now();
   if (status.reblogOfId || status.accountId !== author.id || note.id !== status.uri || note.attributedTo !== author.uri) return false;
   if (status.editedAt != null && (note.updated == null || note.updated <= status.editedAt)) return false;
 
-  const [editRows, oldMedia, pollRows, oldMentions, rebloggers, quoters] = await db.batch([
+  // The accounts the edited note mentions are read in the same batch.
+  const mentionQuery = noteMentionsQuery(db, note);
+  const [editRows, oldMedia, pollRows, oldMentions, rebloggers, quoters, mentionRows] = await db.batch([
     db.select({ id: statusEdits.id }).from(statusEdits).where(eq(statusEdits.statusId, status.id)).orderBy(asc(statusEdits.id)).limit(1),
     db.select().from(mediaAttachments).where(eq(mediaAttachments.statusId, status.id)),
     db.select().from(polls).where(eq(polls.statusId, status.id)).limit(1),
@@ -334,6 +346,7 @@ export async function applyNoteUpdate(r: Resolution, status: StatusRow, note: No
       .where(eq(statuses.reblogOfId, status.id))
       .limit(500),
     localQuotesOfQuery(db, status.id, 500),
+    mentionQuery ?? db.select({ id: accounts.id }).from(accounts).where(sql`0`),
   ]);
   const oldPoll = (pollRows as PollRow[])[0] ?? null;
   const text = await renderNoteText(note);
@@ -368,8 +381,10 @@ export async function applyNoteUpdate(r: Resolution, status: StatusRow, note: No
     writes.push(db.run(sql`DELETE FROM poll_votes WHERE poll_id = ${padId(oldPoll.id)}`), db.delete(polls).where(eq(polls.id, oldPoll.id)));
   }
   if (!significant) {
-    if (writes.length) await runBatch(db, writes);
-    return writes.length > 0;
+    if (!writes.length) return false;
+    await runBatch(db, finish ? [...writes, ...finish.stmts] : writes);
+    finish?.committed();
+    return true;
   }
 
   const editedAt = Math.max(Math.min(note.updated ?? now, now), status.createdAt);
@@ -400,7 +415,7 @@ export async function applyNoteUpdate(r: Resolution, status: StatusRow, note: No
   if (gone.length) writes.push(db.run(sql`UPDATE media_attachments SET status_id = NULL WHERE id IN (SELECT value FROM json_each(${JSON.stringify(gone)}))`));
 
   const ps = padId(status.id);
-  const mentioned = await noteMentions(db, note);
+  const mentioned = mentionQuery ? noteMentionsFrom(note, mentionRows as AccountRow[]) : [];
   const had = new Set((oldMentions as { accountId: string }[]).map((m) => m.accountId));
   const keep = mentioned.map((m) => padId(m.account.id));
   writes.push(db.run(sql`DELETE FROM mentions WHERE status_id = ${ps} AND account_id NOT IN (SELECT value FROM json_each(${JSON.stringify(keep)}))`));
@@ -466,7 +481,8 @@ export async function applyNoteUpdate(r: Resolution, status: StatusRow, note: No
     );
   }
   writes.push(...quotedUpdateStatements(db, r.fx, quoters, author.id, editId));
-  await runBatch(db, writes);
+  await runBatch(db, finish ? [...writes, ...finish.stmts] : writes);
+  finish?.committed();
   r.fx.add({ type: "status_updated", statusId: status.id });
   if (contentChanged && (await cardUrlOfHtml(text.content, r.cfg, mentionUrlsOf(note)))) r.fx.add({ type: "fetch_card", statusId: status.id });
   return true;

@@ -50,9 +50,11 @@ export async function handleUpdateNote(ctx: InboxContext): Promise<void> {
     await applyPollCounts(db, status.id, note);
     return;
   }
-  await applyNoteUpdate(ctx.r, status, note, signer);
+  // The item's seen and delete go with the update's writes, unless a quote's stamp is still to be checked after them.
+  const stamp = !!note.quote?.authorization;
+  await applyNoteUpdate(ctx.r, status, note, signer, stamp ? undefined : withFinish(ctx, []));
   // A pending quote may now carry the quoted author's stamp.
-  await refreshIncomingQuote(ctx.r, status, note);
+  if (stamp) await refreshIncomingQuote(ctx.r, status, note);
 }
 
 /** Delete{Note} (or Delete{Tombstone}): only by the author (C14); an unknown object is tombstoned for later (C16). */
