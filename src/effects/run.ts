@@ -9,7 +9,7 @@ import { processInboxItem } from "../federation/inbox-process";
 import { notificationsForRecipientsStatements, recipientRows } from "../queries/notifications";
 import { backfillThread, JOB_BUDGET } from "../federation/backfill";
 import { runFederate } from "../federation/outbound";
-import { fanOut, unfanOut } from "../timelines/fanout";
+import { fanOut, type FanOutResult, unfanOut } from "../timelines/fanout";
 import { mergeIntoHome, mergeIntoList, unmergeFromHome } from "../timelines/feed-merge";
 import { regenerateHomeFeed } from "../timelines/regenerate";
 import { publishScheduledStatus } from "../services/publish-scheduled";
@@ -76,15 +76,10 @@ const AFTER_UPDATES = new Set<Effect["type"]>(["stream_delete", "status_updated"
 export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects, batch?: JobBatch): Promise<void> {
   if (batch && AFTER_UPDATES.has(effect.type)) await batch.flush();
   switch (effect.type) {
-    case "fanout": {
-      const delivered = await fanOut(db, fx, effect.statusId, effect.cursor);
-      if (delivered.next) fx.add({ type: "fanout", statusId: effect.statusId, cursor: delivered.next });
-      // Each chunk announces itself to the streams of the feeds it reached (shared streams with the first chunk).
-      const announced: StatusPublication = { statusId: effect.statusId, delivered, cfg: configFor(env, fx) };
-      if (batch) batch.announce(announced);
-      else await publishStatuses(db, env, [announced]);
-      return publishConversations(db, env, configFor(env, fx), delivered.conversations);
-    }
+    case "fanout":
+      return afterFanOut(db, env, fx, effect.statusId, await fanOut(db, fx, effect.statusId, effect.cursor), batch);
+    case "fanned_out":
+      return afterFanOut(db, env, fx, effect.statusId, effect.delivered, batch);
     case "unfanout":
       await unfanOut(db, effect.statusId);
       return;
@@ -170,6 +165,18 @@ async function notifyAll(db: DB, env: Env, notificationIds: string[], fx: Effect
 
 /** Up to this many notifications at once, notifyAll reads them whole with their push targets. */
 const STREAM_READ_WHOLE = 10;
+
+/**
+ * After a fan-out chunk: the next chunk, if any, and the announcement of this one to the streams of the feeds it reached
+ * (shared streams with the first chunk).
+ */
+async function afterFanOut(db: DB, env: Env, fx: Effects, statusId: string, delivered: FanOutResult, batch?: JobBatch): Promise<void> {
+  if (delivered.next) fx.add({ type: "fanout", statusId, cursor: delivered.next });
+  const announced: StatusPublication = { statusId, delivered, cfg: configFor(env, fx) };
+  if (batch) batch.announce(announced);
+  else await publishStatuses(db, env, [announced]);
+  return publishConversations(db, env, configFor(env, fx), delivered.conversations);
+}
 
 /** The configuration effects render with: the origin of the request that caused them (LOCAL_DOMAIN wins when set). */
 const configFor = (env: Env, fx: Effects) => readConfig(env, fx.origin || "http://localhost/");

@@ -3,9 +3,14 @@
 // (./collector.ts); one helper sends them (./send.ts); one switch runs them (./run.ts). Effects carry ids, never
 // bodies (a Queue message is at most 128 KB), and running one twice changes nothing twice.
 
+import type { FanOutResult } from "../timelines/fanout";
+
 export type Effect =
   // cursor: the last follows.id handled; a fan-out over many followers continues in further effects.
   | { type: "fanout"; statusId: string; cursor?: string }
+  // A fan-out chunk committed with the write that made the status (an incoming Create): what it reached, to announce on
+  // the streams, and the cursor of the next chunk, if any.
+  | { type: "fanned_out"; statusId: string; delivered: FanOutResult }
   | { type: "unfanout"; statusId: string; accountId: string; reblogOfId?: string | null }
   | { type: "merge_feed"; accountId: string; targetAccountId: string }
   | { type: "unmerge_feed"; accountId: string; targetAccountId: string }

@@ -5,6 +5,7 @@ import { type DB, runBatch, type Statement } from "../db/client";
 import { accounts, conversations, mediaAttachments, mentions, polls, statusEdits, statuses, tombstones } from "../db/schema";
 import { type MediaRow, newStatusFields, type PollRow, type StatusRow } from "../entities/status";
 import { incomingQuoteStatement, remoteQuotePolicy } from "./quotes-inbound";
+import { fanOutChunk } from "../timelines/fanout";
 import { localQuotesOfQuery, quotedUpdateStatements } from "../services/quotes";
 import { padId, snowflake } from "../lib/ids";
 import { normalizeTag } from "../lib/text";
@@ -292,9 +293,15 @@ export async function ingestNote(r: Resolution, note: NormalizedNote, author: Ac
       writes.push(notificationStatement(db, r.fx, { recipientId: m.account.id, fromAccountId: author.id, type: "mention", statusId: id, activityId: id }));
     }
   }
+  // A status in real time reaches its local followers' feeds in the same batch (the first fan-out chunk; the rest, for
+  // an account with many followers, follows as effects).
+  const chunk = realtime && !r.late ? fanOutChunk(db, id, undefined) : null;
+  const fanFrom = writes.length;
+  if (chunk) writes.push(...chunk.stmts);
   const w = opts.withWrites ? opts.withWrites(writes) : { stmts: writes, committed: () => {} };
+  let res: unknown[];
   try {
-    await runBatch(db, w.stmts);
+    res = await runBatch(db, w.stmts);
     w.committed();
   } catch (e) {
     if (!isUniqueViolation(e, "statuses")) throw e;
@@ -305,7 +312,7 @@ export async function ingestNote(r: Resolution, note: NormalizedNote, author: Ac
     // once more with a new id, rather than dropping the status.
     return ingestNote(r, note, author, depth, { withWrites: opts.withWrites, retried: true });
   }
-  if (realtime && !r.late) r.fx.add({ type: "fanout", statusId: id });
+  if (chunk) r.fx.add({ type: "fanned_out", statusId: id, delivered: await chunk.read(db, r.fx, res.slice(fanFrom, fanFrom + chunk.stmts.length)) });
   // Mastodon crawls the first link of every status it creates from a Create (LinkCrawlWorker), realtime or not.
   if (await cardUrlOfHtml(row.content, r.cfg, mentionUrlsOf(note))) r.fx.add({ type: "fetch_card", statusId: id });
   return row;

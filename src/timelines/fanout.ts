@@ -10,7 +10,7 @@
 // Both directions report which feeds changed (INSERT ... RETURNING, or a read before the DELETEs, in the same batch: no
 // extra round trip), so the streaming API can tell exactly those feeds' owners (src/streaming/publish.ts).
 import { sql } from "drizzle-orm";
-import { type DB, runBatch } from "../db/client";
+import { type DB, runBatch, type Statement } from "../db/client";
 import { padId, unpadId } from "../lib/ids";
 import { bindText, boundText, type BoundText } from "../db/bound-sql";
 import type { Effects } from "../effects/collector";
@@ -178,6 +178,51 @@ function fanOutPlan(first: boolean, trim: boolean): Plan {
   return plan;
 }
 
+/** One chunk of a fan-out as statements, to run alone (fanOut) or in the batch that wrote the status (ingestNote). */
+export interface FanOutChunk {
+  stmts: Statement[];
+  /** The chunk's outcome from its statements' results (in order): raises the `status` notifications it found. */
+  read(db: DB, fx: Effects, res: readonly unknown[]): Promise<FanOutResult>;
+}
+
+/** The statements of one chunk (null for ids that are not ids: nothing to do). The status must be written before. */
+export function fanOutChunk(db: DB, statusId: string, cursor: string | undefined, opts: { trim?: boolean } = {}): FanOutChunk | null {
+  if (!/^\d{1,19}$/.test(statusId) || (cursor !== undefined && !/^\d{1,19}$/.test(cursor))) return null;
+  const now = Date.now();
+  const S = padId(statusId);
+  const C = padId(cursor ?? "0");
+  const first = !cursor;
+  const trim = opts.trim ?? Math.random() < 1 / TRIM_EVERY;
+  const { texts, homeInserts, listInsert, listOwners, conversationUpserts, writes } = fanOutPlan(first, trim);
+  const stmts: Statement[] = texts.map((t) => db.all(bindText(t, { s: S, c: C, now })));
+  const read = async (db: DB, fx: Effects, out: readonly unknown[]): Promise<FanOutResult> => {
+    const res = out as Record<string, unknown>[][];
+    const nextRow = res[writes]?.[0] as { id: string } | undefined;
+    const notify = (res[writes + 1] ?? []) as { recipient: string; author: string }[];
+    if (notify.length) {
+      const ns = notify.map((n) =>
+        notificationStatement(db, fx, { recipientId: unpadId(n.recipient), fromAccountId: unpadId(n.author), type: "status", statusId, activityId: statusId }),
+      );
+      for (let i = 0; i < ns.length; i += 100) await runBatch(db, ns.slice(i, i + 100));
+    }
+    const homeAccountIds = [...new Set(homeInserts.flatMap((i) => (res[i] as { account_id: string }[]).map((r) => unpadId(String(r.account_id)))))];
+    const lists: FeedList[] = [];
+    if (listInsert >= 0) {
+      const owners = new Map((res[listOwners] as { list_id: string; account_id: string }[]).map((r) => [String(r.list_id), unpadId(String(r.account_id))]));
+      for (const r of res[listInsert] as { list_id: string }[]) {
+        const owner = owners.get(String(r.list_id));
+        if (owner) lists.push({ listId: unpadId(String(r.list_id)), accountId: owner });
+      }
+    }
+    const conversations =
+      conversationUpserts >= 0
+        ? (res[conversationUpserts] as { id: number; account_id: string }[]).map((r) => ({ id: String(r.id), accountId: unpadId(String(r.account_id)) }))
+        : [];
+    return { ...(nextRow ? { next: unpadId(nextRow.id) } : {}), homeAccountIds, lists, shared: first, conversations };
+  };
+  return { stmts, read };
+}
+
 /**
  * Upserts the account_conversations of a direct status (?1): one per local account whose home feed holds it, keyed
  * by thread and the other participants (author and mentioned accounts, sorted). The newest status wins; it is unread
@@ -195,40 +240,9 @@ const conversationUpsertSql = `INSERT INTO account_conversations (account_id, co
     RETURNING id, account_id`;
 
 export async function fanOut(db: DB, fx: Effects, statusId: string, cursor: string | undefined, opts: { trim?: boolean } = {}): Promise<FanOutResult> {
-  if (!/^\d{1,19}$/.test(statusId) || (cursor !== undefined && !/^\d{1,19}$/.test(cursor)))
-    return { homeAccountIds: [], lists: [], shared: false, conversations: [] };
-  const now = Date.now();
-  const S = padId(statusId);
-  const C = padId(cursor ?? "0");
-  const first = !cursor;
-  const trim = opts.trim ?? Math.random() < 1 / TRIM_EVERY;
-  const { texts, homeInserts, listInsert, listOwners, conversationUpserts, writes } = fanOutPlan(first, trim);
-  const res = (await runBatch(
-    db,
-    texts.map((t) => db.all(bindText(t, { s: S, c: C, now }))),
-  )) as Record<string, unknown>[][];
-  const nextRow = res[writes]?.[0] as { id: string } | undefined;
-  const notify = (res[writes + 1] ?? []) as { recipient: string; author: string }[];
-  if (notify.length) {
-    const ns = notify.map((n) =>
-      notificationStatement(db, fx, { recipientId: unpadId(n.recipient), fromAccountId: unpadId(n.author), type: "status", statusId, activityId: statusId }),
-    );
-    for (let i = 0; i < ns.length; i += 100) await runBatch(db, ns.slice(i, i + 100));
-  }
-  const homeAccountIds = [...new Set(homeInserts.flatMap((i) => (res[i] as { account_id: string }[]).map((r) => unpadId(String(r.account_id)))))];
-  const lists: FeedList[] = [];
-  if (listInsert >= 0) {
-    const owners = new Map((res[listOwners] as { list_id: string; account_id: string }[]).map((r) => [String(r.list_id), unpadId(String(r.account_id))]));
-    for (const r of res[listInsert] as { list_id: string }[]) {
-      const owner = owners.get(String(r.list_id));
-      if (owner) lists.push({ listId: unpadId(String(r.list_id)), accountId: owner });
-    }
-  }
-  const conversations =
-    conversationUpserts >= 0
-      ? (res[conversationUpserts] as { id: number; account_id: string }[]).map((r) => ({ id: String(r.id), accountId: unpadId(String(r.account_id)) }))
-      : [];
-  return { ...(nextRow ? { next: unpadId(nextRow.id) } : {}), homeAccountIds, lists, shared: first, conversations };
+  const chunk = fanOutChunk(db, statusId, cursor, opts);
+  if (!chunk) return { homeAccountIds: [], lists: [], shared: false, conversations: [] };
+  return chunk.read(db, fx, await runBatch(db, chunk.stmts));
 }
 
 /** What unfanOut took out: the feed entries (a boost of the status is its own entry, with its own id). */

@@ -54,8 +54,12 @@ describe("incoming activities after the response", () => {
     queued.jobs.length = 0;
 
     const n = note(bob, { content: "<p>straight from the inbox</p>" });
-    expect((await postInboxHere(bob, create(bob, n))).status).toBe(202);
+    const counter = { n: 0 };
+    expect((await postInboxHere(bob, create(bob, n), counter)).status).toBe(202);
     expect(queued.jobs).toEqual([]);
+    // The key's owner; the item with its seen check; the note's lookups; the note written with its fan-out to the
+    // followers' feeds and the item's seen and delete; the bell's notification; its push targets and recipient.
+    expect(counter.n).toBe(6);
     const home = await ann.api.get("/api/v1/timelines/home");
     expect(home.body.map((s: { uri: string }) => s.uri)).toEqual([n.id]);
     const bell = await ann.api.get("/api/v1/notifications?types[]=status");
