@@ -132,9 +132,10 @@ interface HandedOver {
 // Items stored by this isolate's inbox POSTs, for the same invocation's after-response processing (src/federation/
 // routes.ts): it then reads none of what the POST has just verified and read (the item, its signer, its domain's
 // suspension, the seen check). An item processed anywhere else (the queue, the sweep) is loaded from D1 as before.
-// Entries leave when taken; the bound only matters if an invocation dies between the two.
+// Entries leave when taken; the bound (a body is up to 1 MB) only matters if invocations die between the two, or more
+// than 16 POSTs of one isolate are between their 202 and their processing (the others are then loaded from D1).
 const handedOver = new Map<string, HandedOver>();
-const HANDED_OVER_MAX = 64;
+const HANDED_OVER_MAX = 16;
 
 const insertItem = frozenSql(
   () =>
