@@ -33,6 +33,13 @@ async function postInboxHere(signer: RemoteActor, activity: unknown, counter?: {
   return res;
 }
 
+/** A remote actor this server knows: its first signed POST (a Like of nothing) stored it. */
+async function knownRemote(name: string): Promise<RemoteActor> {
+  const a = await remoteActor(name, "here.example");
+  expect((await postInboxHere(a, { id: newId(a), type: "Like", actor: a.uri, object: `${ORIGIN}/nothing` })).status).toBe(202);
+  return a;
+}
+
 async function followRemote(localId: string, a: RemoteActor): Promise<void> {
   const [row] = await sql("SELECT id FROM accounts WHERE uri = ?", a.uri);
   await sql(
@@ -47,9 +54,8 @@ async function followRemote(localId: string, a: RemoteActor): Promise<void> {
 describe("incoming activities after the response", () => {
   it("a note from a followed account reaches the home feed and the bell, with no queue message", async () => {
     const ann = await makeUser("ann");
-    const bob = await remoteActor("bob", "here.example");
     // Bob becomes known (first contact) and followed, with the bell on.
-    expect((await postInboxHere(bob, { id: newId(bob), type: "Like", actor: bob.uri, object: `${ORIGIN}/nothing` })).status).toBe(202);
+    const bob = await knownRemote("bob");
     await followRemote(ann.id, bob);
     queued.jobs.length = 0;
 
@@ -69,8 +75,7 @@ describe("incoming activities after the response", () => {
 
   it("a Like costs 5 round trips from the POST to the bell: the processing reads nothing the POST verified", async () => {
     const fay = await makeUser("fay");
-    const gus = await remoteActor("gus", "here.example");
-    await postInboxHere(gus, { id: newId(gus), type: "Like", actor: gus.uri, object: `${ORIGIN}/nothing` });
+    const gus = await knownRemote("gus");
     const posted = await fay.api.post("/api/v1/statuses", { status: "like me", visibility: "public" });
     const like = { id: newId(gus), type: "Like", actor: gus.uri, object: posted.body.uri };
     const counter = { n: 0 };
@@ -87,8 +92,7 @@ describe("incoming activities after the response", () => {
 
   it("a Create delivered twice is taken once: the second is known as seen when it is stored", async () => {
     const hal = await makeUser("hal");
-    const ivy = await remoteActor("ivy", "here.example");
-    await postInboxHere(ivy, { id: newId(ivy), type: "Like", actor: ivy.uri, object: `${ORIGIN}/nothing` });
+    const ivy = await knownRemote("ivy");
     await followRemote(hal.id, ivy);
     const n = note(ivy, { content: "<p>twice</p>" });
     const activity = create(ivy, n);
@@ -105,8 +109,7 @@ describe("incoming activities after the response", () => {
 
   it("an item its invocation never processed goes to the queue from the sweep, once it is 10 minutes old", async () => {
     const cy = await makeUser("cy");
-    const dee = await remoteActor("dee", "here.example");
-    await postInboxHere(dee, { id: newId(dee), type: "Like", actor: dee.uri, object: `${ORIGIN}/nothing` });
+    const dee = await knownRemote("dee");
     await followRemote(cy.id, dee);
     const [signer] = await sql("SELECT id FROM accounts WHERE uri = ?", dee.uri);
     const n = note(dee, { content: "<p>left behind</p>" });

@@ -20,7 +20,7 @@ import {
 } from "../../src/streaming/publish";
 import { routerStub } from "../../src/streaming/router";
 import { unfanOut } from "../../src/timelines/fanout";
-import { cfg, db, makeUser, ORIGIN } from "./helpers";
+import { cfg, db, makeUser, ORIGIN, type TestUser } from "./helpers";
 import { follow, insertStatus } from "./feeds-fixtures";
 import { fanOutAndPublish, itStreams, payloadOf, ws, type StreamMessage, type WsClient } from "./streaming-fixtures";
 import { runQueuedJobs } from "./queues";
@@ -61,6 +61,16 @@ async function addTag(statusId: string, name: string) {
     .bind(pad(snowflake()), name, name, Date.now())
     .run();
   await env.DB.prepare("INSERT INTO status_tags (status_id, tag_id) SELECT ?, id FROM tags WHERE name = ?").bind(pad(statusId), name).run();
+}
+
+/** A status of `owner` that `fan` favourites through the API: its id and the favourite notification's. */
+async function favouritedBy(owner: TestUser, fan: TestUser): Promise<{ id: string; nid: string }> {
+  const id = await insertStatus(owner);
+  expect((await fan.api.post(`/api/v1/statuses/${id}/favourite`)).status).toBe(200);
+  const row = await env.DB.prepare("SELECT CAST(id AS TEXT) AS id FROM notifications WHERE account_id = ? AND type = 'favourite'")
+    .bind(pad(owner.id))
+    .first<{ id: string }>();
+  return { id, nid: row!.id.replace(/^0+/, "") };
 }
 
 describe("streaming delivery", () => {
@@ -313,12 +323,7 @@ describe("streaming delivery", () => {
     const statusesOnly = await makeUser(undefined, { scopes: "read:statuses write" });
     const full = await ws({ token: a.token }, { stream: "user" });
     const notes = await ws({ token: a.token }, { stream: "user:notification" });
-    const id = await insertStatus(a);
-    expect((await fan.api.post(`/api/v1/statuses/${id}/favourite`)).status).toBe(200);
-    const row = await env.DB.prepare("SELECT CAST(id AS TEXT) AS id FROM notifications WHERE account_id = ? AND type = 'favourite'")
-      .bind(pad(a.id))
-      .first<{ id: string }>();
-    const nid = row!.id.replace(/^0+/, "");
+    const { id, nid } = await favouritedBy(a, fan);
     await publishNotifications(db(), env, cfg(), [nid]);
     for (const [c, stream] of [
       [full, "user"],
@@ -364,12 +369,7 @@ describe("streaming delivery", () => {
   itStreams("a notify effect for one notification: read whole with its push targets, then its status, in two round trips", async () => {
     const [a, fan] = await Promise.all([makeUser(), makeUser()]);
     const notes = await ws({ token: a.token }, { stream: "user:notification" });
-    const id = await insertStatus(a);
-    expect((await fan.api.post(`/api/v1/statuses/${id}/favourite`)).status).toBe(200);
-    const row = await env.DB.prepare("SELECT CAST(id AS TEXT) AS id FROM notifications WHERE account_id = ? AND type = 'favourite'")
-      .bind(pad(a.id))
-      .first<{ id: string }>();
-    const nid = row!.id.replace(/^0+/, "");
+    const { id, nid } = await favouritedBy(a, fan);
     const counter = { n: 0 };
     await runJob(createDb(countingD1(env.DB, counter)), env, { type: "notify", notificationId: nid });
     const m = await notes.next();
