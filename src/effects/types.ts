@@ -3,14 +3,12 @@
 // (./collector.ts); one helper sends them (./send.ts); one switch runs them (./run.ts). Effects carry ids, never
 // bodies (a Queue message is at most 128 KB), and running one twice changes nothing twice.
 
-import type { FanOutResult } from "../timelines/fanout";
-
 export type Effect =
   // cursor: the last follows.id handled; a fan-out over many followers continues in further effects.
   | { type: "fanout"; statusId: string; cursor?: string }
   // A fan-out chunk committed with the write that made the status (an incoming Create): what it reached, to announce on
   // the streams, and the cursor of the next chunk, if any.
-  | { type: "fanned_out"; statusId: string; delivered: FanOutResult }
+  | { type: "fanned_out"; statusId: string; delivered: FanOutDelivered }
   | { type: "unfanout"; statusId: string; accountId: string; reblogOfId?: string | null }
   | { type: "merge_feed"; accountId: string; targetAccountId: string }
   | { type: "unmerge_feed"; accountId: string; targetAccountId: string }
@@ -111,3 +109,17 @@ export type FederateAction =
   | { kind: "move_followers"; sourceAccountId: string; targetAccountId: string; cursor?: string };
 
 export type EffectType = Effect["type"];
+
+/** What a fan-out chunk reached (src/timelines/fanout.ts). */
+export interface FanOutDelivered {
+  /** Cursor of the next chunk of followers, if any. */
+  next?: string;
+  /** Accounts whose home feed received the status in this chunk (author, followers, mentioned, tag followers). */
+  homeAccountIds: string[];
+  /** Lists whose feed received it, with their owners (first chunk only: lists are not chunked). */
+  lists: { listId: string; accountId: string }[];
+  /** The first chunk: the one after which public and hashtag streams hear of the status (once per status). */
+  shared: boolean;
+  /** Account conversations a direct status joined (first chunk only): their owners' `direct` streams hear of it. */
+  conversations: { id: string; accountId: string }[];
+}

@@ -14,6 +14,7 @@ import { type DB, runBatch, type Statement } from "../db/client";
 import { padId, unpadId } from "../lib/ids";
 import { bindText, boundText, type BoundText } from "../db/bound-sql";
 import type { Effects } from "../effects/collector";
+import type { FanOutDelivered } from "../effects/types";
 import { notificationStatement } from "../services/notifications";
 import { feedFilter, MAX_FEED_ITEMS } from "./feed-filter";
 
@@ -58,18 +59,8 @@ export interface FeedList {
   accountId: string;
 }
 
-export interface FanOutResult {
-  /** Cursor of the next chunk of followers, if any. */
-  next?: string;
-  /** Accounts whose home feed received the status in this chunk (author, followers, mentioned, tag followers). */
-  homeAccountIds: string[];
-  /** Lists whose feed received it (first chunk only: lists are not chunked). */
-  lists: FeedList[];
-  /** The first chunk: the one after which public and hashtag streams hear of the status (once per status). */
-  shared: boolean;
-  /** Account conversations a direct status joined (first chunk only): their owners' `direct` streams hear of it. */
-  conversations: { id: string; accountId: string }[];
-}
+/** What one chunk reached (the `fanned_out` effect carries it: src/effects/types.ts). */
+export type FanOutResult = FanOutDelivered;
 
 /**
  * The statements of one fan-out chunk, as parsed text: they depend only on whether it is the first chunk and whether
