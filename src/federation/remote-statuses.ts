@@ -312,7 +312,16 @@ export async function ingestNote(r: Resolution, note: NormalizedNote, author: Ac
     // once more with a new id, rather than dropping the status.
     return ingestNote(r, note, author, depth, { withWrites: opts.withWrites, retried: true });
   }
-  if (chunk) r.fx.add({ type: "fanned_out", statusId: id, delivered: await chunk.read(db, r.fx, res.slice(fanFrom, fanFrom + chunk.stmts.length)) });
+  if (chunk) {
+    try {
+      r.fx.add({ type: "fanned_out", statusId: id, delivered: await chunk.read(db, r.fx, res.slice(fanFrom, fanFrom + chunk.stmts.length)) });
+    } catch (e) {
+      // The feeds are written; the bell's notifications (a batch of their own) failed: the chunk runs again as an
+      // effect, which the queue retries (its inserts are idempotent).
+      console.error("fan-out with the status: notifications failed", e instanceof Error ? e.message : e);
+      r.fx.add({ type: "fanout", statusId: id });
+    }
+  }
   // Mastodon crawls the first link of every status it creates from a Create (LinkCrawlWorker), realtime or not.
   if (await cardUrlOfHtml(row.content, r.cfg, mentionUrlsOf(note))) r.fx.add({ type: "fetch_card", statusId: id });
   return row;

@@ -9,7 +9,7 @@ import { createDb } from "../../src/db/client";
 import { Effects } from "../../src/effects/collector";
 import { runJob } from "../../src/effects/run";
 import { requeueStaleInboxItems, STALE_INBOX_AFTER_MS } from "../../src/background/cron";
-import { storeInboxItem } from "../../src/federation/inbox-process";
+import { processInboxItem, storeInboxItem } from "../../src/federation/inbox-process";
 import { countingD1 } from "../../src/lib/d1-counter";
 import { signRequest } from "../support/signed-request";
 import { makeUser, ORIGIN } from "./helpers";
@@ -104,6 +104,43 @@ describe("incoming activities after the response", () => {
     const home = await hal.api.get("/api/v1/timelines/home");
     expect(home.body.map((s: { uri: string }) => s.uri)).toEqual([n.id]);
     expect(await sql("SELECT count(*) AS n FROM statuses WHERE uri = ?", n.id)).toEqual([{ n: 1 }]);
+    expect(await sql("SELECT id FROM inbox_items")).toEqual([]);
+  });
+
+  it("a Create whose bell notifications fail after the status and its feeds committed: the fan-out runs again as an effect", async () => {
+    const jo = await makeUser("jo");
+    const kim = await knownRemote("kim");
+    await followRemote(jo.id, kim);
+    const [signer] = await sql("SELECT id FROM accounts WHERE uri = ?", kim.uri);
+    const n = note(kim, { content: "<p>ring</p>" });
+    const itemId = await storeInboxItem(createDb(env.DB), String(BigInt(signer.id)), JSON.stringify(create(kim, n)));
+    // D1 fails once, on the batch that raises the bell's notifications.
+    let failed = 0;
+    const flaky = new Proxy(env.DB, {
+      get(target, key) {
+        if (key === "batch")
+          return async (stmts: D1PreparedStatement[]) => {
+            const bell = stmts.some((st) => /^INSERT OR IGNORE INTO notifications/.test((st as { statement?: string }).statement ?? ""));
+            if (bell && !failed++) throw new Error("D1_ERROR: Network connection lost.");
+            return target.batch(stmts);
+          };
+        const v = Reflect.get(target, key);
+        return typeof v === "function" ? v.bind(target) : v;
+      },
+    });
+    const fx = new Effects(ORIGIN);
+    await processInboxItem(createDb(flaky), env, itemId, ORIGIN, fx);
+    expect(failed).toBe(1);
+    const fanouts = fx.drain().filter((e) => e.type === "fanout" || e.type === "fanned_out");
+    expect(fanouts.map((e) => e.type)).toEqual(["fanout"]);
+    const uris = async () => (await jo.api.get("/api/v1/timelines/home")).body.map((s: { uri: string }) => s.uri);
+    expect(await uris()).toEqual([n.id]);
+    expect((await jo.api.get("/api/v1/notifications?types[]=status")).body).toEqual([]);
+    // Run again (as the queue would): the bell rings once, the feed keeps one entry.
+    for (const e of fanouts) await runJob(createDb(env.DB), env, e);
+    const bell = await jo.api.get("/api/v1/notifications?types[]=status");
+    expect(bell.body.map((x: { status: { uri: string } }) => x.status.uri)).toEqual([n.id]);
+    expect(await uris()).toEqual([n.id]);
     expect(await sql("SELECT id FROM inbox_items")).toEqual([]);
   });
 
