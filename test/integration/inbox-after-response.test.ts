@@ -51,6 +51,20 @@ async function followRemote(localId: string, a: RemoteActor): Promise<void> {
   );
 }
 
+/**
+ * A Create from a remote actor that `localName` follows (bell on), stored in inbox_items as a POST would store it but
+ * not processed: what an invocation that died after its 202 leaves behind.
+ */
+async function storedCreate(localName: string, remoteName: string, content: string) {
+  const local = await makeUser(localName);
+  const remote = await knownRemote(remoteName);
+  await followRemote(local.id, remote);
+  const [signer] = await sql("SELECT id FROM accounts WHERE uri = ?", remote.uri);
+  const n = note(remote, { content });
+  const itemId = await storeInboxItem(createDb(env.DB), String(BigInt(signer.id)), JSON.stringify(create(remote, n)));
+  return { local, n, itemId };
+}
+
 describe("incoming activities after the response", () => {
   it("a note from a followed account reaches the home feed and the bell, with no queue message", async () => {
     const ann = await makeUser("ann");
@@ -108,12 +122,7 @@ describe("incoming activities after the response", () => {
   });
 
   it("a Create whose bell notifications fail after the status and its feeds committed: the fan-out runs again as an effect", async () => {
-    const jo = await makeUser("jo");
-    const kim = await knownRemote("kim");
-    await followRemote(jo.id, kim);
-    const [signer] = await sql("SELECT id FROM accounts WHERE uri = ?", kim.uri);
-    const n = note(kim, { content: "<p>ring</p>" });
-    const itemId = await storeInboxItem(createDb(env.DB), String(BigInt(signer.id)), JSON.stringify(create(kim, n)));
+    const { local: jo, n, itemId } = await storedCreate("jo", "kim", "<p>ring</p>");
     // D1 fails once, on the batch that raises the bell's notifications.
     let failed = 0;
     const flaky = new Proxy(env.DB, {
@@ -145,12 +154,7 @@ describe("incoming activities after the response", () => {
   });
 
   it("an item its invocation never processed goes to the queue from the sweep, once it is 10 minutes old", async () => {
-    const cy = await makeUser("cy");
-    const dee = await knownRemote("dee");
-    await followRemote(cy.id, dee);
-    const [signer] = await sql("SELECT id FROM accounts WHERE uri = ?", dee.uri);
-    const n = note(dee, { content: "<p>left behind</p>" });
-    const itemId = await storeInboxItem(createDb(env.DB), String(BigInt(signer.id)), JSON.stringify(create(dee, n)));
+    const { local: cy, n, itemId } = await storedCreate("cy", "dee", "<p>left behind</p>");
     const db = createDb(env.DB);
     const fx = () => new Effects(ORIGIN);
 
