@@ -5,7 +5,14 @@
 // Rule: a service records an effect only after the write it follows from has committed. The one exception is
 // `notify`, recorded with the notification's statement: its row may be skipped by the statement's own conditions,
 // and the consumer then finds nothing and does nothing.
+import type { Env } from "../env";
 import type { Effect, FederateAction } from "./types";
+
+/**
+ * Whether effects recorded with afterResponse run in the invocation that recorded them (production), or go to the
+ * JOBS queue (EFFECTS_AFTER_RESPONSE=queue: the integration tests, which run the consumer when they choose).
+ */
+export const runsAfterResponseHere = (env: Pick<Env, "EFFECTS_AFTER_RESPONSE">): boolean => env.EFFECTS_AFTER_RESPONSE !== "queue";
 
 export class Effects {
   readonly list: Effect[] = [];

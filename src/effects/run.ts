@@ -33,7 +33,7 @@ import {
   publishToAccount,
   publishAnnouncementEvent,
 } from "../streaming/publish";
-import { Effects } from "./collector";
+import { Effects, runsAfterResponseHere } from "./collector";
 import { resendEach, sendEffects } from "./send";
 import type { Effect, JobMessage } from "./types";
 
@@ -245,7 +245,7 @@ export async function runAfterResponse(env: Env, ctx: { waitUntil(p: Promise<unk
   const effects = fx.drainHere();
   if (!effects.length) return;
   const job: JobMessage = { type: "effects", origin: fx.origin, effects };
-  if (env.EFFECTS_AFTER_RESPONSE === "queue") {
+  if (!runsAfterResponseHere(env)) {
     const queued = new Effects(fx.origin);
     queued.add(...effects);
     return sendEffects(env.JOBS, queued);

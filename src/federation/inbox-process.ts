@@ -6,12 +6,12 @@
 import { eq, sql } from "drizzle-orm";
 import { type DB, runBatch, type Statement } from "../db/client";
 import { frozenSelect, frozenSql } from "../db/frozen";
-import { accounts, inboxItems, inboxSeen } from "../db/schema";
+import { accounts, inboxItems } from "../db/schema";
 import { readConfig, type Env } from "../env";
 import { sha256Hex } from "../lib/crypto";
 import { padId, snowflake } from "../lib/ids";
 import { parseJsonText } from "../lib/params";
-import { Effects } from "../effects/collector";
+import { Effects, runsAfterResponseHere } from "../effects/collector";
 import { handleBlock, handleDeleteActor, handleUpdateActor, liftsRemoteSuspension } from "./handlers/account";
 import { handleAnnounce, handleLike } from "./handlers/announce";
 import { DropActivity, type InboxContext } from "./handlers/context";
@@ -112,10 +112,20 @@ function isTransient(e: unknown): boolean {
   return /D1_|SQLITE_BUSY|SQLITE_IOERR|network connection|Network connection lost|timed? ?out|overloaded|storage|internal error|reset|Queue/i.test(msg);
 }
 
+const insertItem = frozenSql(
+  () =>
+    sql`INSERT INTO inbox_items (id, signer_account_id, body, received_at) VALUES (${sql.placeholder("id")}, ${sql.placeholder("signer")}, ${sql.placeholder("body")}, ${sql.placeholder("at")})`,
+);
+const insertItemStatement = (db: DB, id: string, signerAccountId: string, body: string) =>
+  db.run(insertItem(db, { id: padId(id), signer: padId(signerAccountId), body, at: Date.now() }));
+// Whether an activity id was seen (the dedupe check): when the item is stored, and for an activity without an id.
+const seenKey = frozenSql(() => sql`SELECT EXISTS (SELECT 1 FROM inbox_seen WHERE activity_id = ${sql.placeholder("key")}) AS seen`);
+const seenKeyStatement = (db: DB, key: string) => db.all<{ seen: number }>(seenKey(db, { key }));
+
 /** Keeps a verified inbound activity for the JOBS consumer (bodies up to 1 MB do not fit a queue message). */
 export async function storeInboxItem(db: DB, signerAccountId: string, body: string): Promise<string> {
   const id = snowflake();
-  await db.insert(inboxItems).values({ id, signerAccountId, body, receivedAt: Date.now() });
+  await insertItemStatement(db, id, signerAccountId, body);
   return id;
 }
 
@@ -137,22 +147,18 @@ interface HandedOver {
 const handedOver = new Map<string, HandedOver>();
 const HANDED_OVER_MAX = 16;
 
-const insertItem = frozenSql(
-  () =>
-    sql`INSERT INTO inbox_items (id, signer_account_id, body, received_at) VALUES (${sql.placeholder("id")}, ${sql.placeholder("signer")}, ${sql.placeholder("body")}, ${sql.placeholder("at")})`,
-);
-const seenKey = frozenSql(() => sql`SELECT EXISTS (SELECT 1 FROM inbox_seen WHERE activity_id = ${sql.placeholder("key")}) AS seen`);
-
 /**
- * Stores a verified activity for processing after the response in this invocation (Effects.afterResponse), with its
- * seen check in the same batch, and hands what the POST knows over to that processing: one round trip for both.
+ * Stores a verified activity for its processing. When that runs in this invocation after the response (production:
+ * Effects.afterResponse), the seen check goes in the same batch and what the POST knows is handed over to it: one
+ * round trip for both. When the queue takes it, the consumer loads it from D1 (storeInboxItem).
  */
-export async function storeVerifiedItem(db: DB, v: VerifiedInbox): Promise<string> {
+export async function storeVerifiedItem(db: DB, env: Env, v: VerifiedInbox): Promise<string> {
+  if (!runsAfterResponseHere(env)) return storeInboxItem(db, v.signer.id, v.body);
   const id = snowflake();
-  const insert = db.run(insertItem(db, { id: padId(id), signer: padId(v.signer.id), body: v.body, at: Date.now() }));
+  const insert = insertItemStatement(db, id, v.signer.id, v.body);
   let seen: boolean | null = null;
   if (v.activity.id) {
-    const [, rows] = await db.batch([insert, db.all<{ seen: number }>(seenKey(db, { key: v.activity.id }))]);
+    const [, rows] = await db.batch([insert, seenKeyStatement(db, v.activity.id)]);
     seen = !!rows[0]?.seen;
   } else await insert;
   if (handedOver.size >= HANDED_OVER_MAX) handedOver.delete(handedOver.keys().next().value as string);
@@ -252,10 +258,7 @@ export async function processInboxItem(db: DB, env: Env, itemId: string, origin:
   // of nothing does nothing), so a replay of the same change changes nothing. Everything else is taken once per id.
   if (!STATE_CHANGES.has(activity.type)) {
     // Read with the item when the key is the body's own `id` (the usual case); else (no id: the body's hash) here.
-    const seen =
-      seenById && seenById.id === key
-        ? seenById.seen
-        : (await db.select({ id: inboxSeen.activityId }).from(inboxSeen).where(eq(inboxSeen.activityId, key)).limit(1)).length > 0;
+    const seen = seenById && seenById.id === key ? seenById.seen : !!(await seenKeyStatement(db, key))[0]?.seen;
     if (seen) return finish(null);
   }
 

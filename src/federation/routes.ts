@@ -18,7 +18,7 @@ import { AP_CONTENT_TYPE, AS, wantsActivityJson } from "./context";
 import { enforceRateLimit } from "../lib/rate-limit";
 import { AcceptWithoutProcessing, INBOX_HOST_LIMIT, verifyInboxRequest } from "./inbox-verify";
 import { instanceActorAccount } from "./instance-actor";
-import { storeInboxItem, storeVerifiedItem } from "./inbox-process";
+import { storeVerifiedItem } from "./inbox-process";
 import { renderNote, withContext } from "./note-doc";
 import { isTombstoned } from "./resolve-status";
 import type { AccountRow } from "../db/schema";
@@ -225,9 +225,8 @@ async function inbox(c: Context<AppEnv>) {
   try {
     const v = await verifyInboxRequest(db, c.get("config"), c.req.raw);
     if (v.signer.domain) await enforceRateLimit(c, { name: "inbox_host", key: v.signer.domain, ...INBOX_HOST_LIMIT });
-    // Processed once the 202 is out, in this invocation (no queue message: Effects.afterResponse), from what was just
-    // verified; when the queue takes it instead (EFFECTS_AFTER_RESPONSE=queue), the consumer loads it from D1.
-    const id = c.env.EFFECTS_AFTER_RESPONSE === "queue" ? await storeInboxItem(db, v.signer.id, v.body) : await storeVerifiedItem(db, v);
+    // Processed once the 202 is out, in this invocation (no queue message: Effects.afterResponse).
+    const id = await storeVerifiedItem(db, c.env, v);
     c.get("fx").afterResponse({ type: "inbox", itemId: id, origin: c.get("config").origin });
     return c.body(null, 202);
   } catch (e) {
