@@ -6,7 +6,7 @@ import { readConfig, type Env } from "../env";
 import { deliverPush, PushRetry, pushJobsOf, pushTargetsStatement, retryPushJob, type PushJob } from "../push";
 import { fetchFeaturedCollection } from "../federation/featured-collection";
 import { processInboxItem } from "../federation/inbox-process";
-import { notificationsForRecipientsStatements, recipientRows } from "../queries/notifications";
+import { notificationRecipientsStatement, notificationsForRecipientsStatements, recipientRows } from "../queries/notifications";
 import { backfillThread, JOB_BUDGET } from "../federation/backfill";
 import { runFederate } from "../federation/outbound";
 import { fanOut, type FanOutResult, unfanOut } from "../timelines/fanout";
@@ -24,7 +24,6 @@ import {
   disconnectStreams,
   publishConversations,
   publishDelete,
-  notificationRecipientsStatement,
   publishNotifications,
   publishRelationsChanged,
   publishStatuses,

@@ -50,12 +50,16 @@ export interface NotificationFilter {
   includeFiltered?: boolean;
 }
 
-export function filterConds(viewerId: string, f: NotificationFilter): SQL[] {
-  const conds: SQL[] = [
-    eq(notifications.accountId, viewerId),
-    sql`NOT ${hiddenAuthorFor(viewerId, sql`${notifications.fromAccountId}`)}`,
+/** A notification's sender is shown to its recipient `v` (an id, or the row's own account_id column): not hidden, not suspended. */
+function senderShown(v: string | SQL): SQL[] {
+  return [
+    sql`NOT ${hiddenAuthorFor(v, sql`${notifications.fromAccountId}`)}`,
     sql`NOT EXISTS (SELECT 1 FROM accounts fa WHERE fa.id = ${notifications.fromAccountId} AND fa.suspended_at IS NOT NULL)`,
   ];
+}
+
+export function filterConds(viewerId: string, f: NotificationFilter): SQL[] {
+  const conds: SQL[] = [eq(notifications.accountId, viewerId), ...senderShown(viewerId)];
   if (!f.includeFiltered && !f.accountId) conds.push(eq(notifications.filtered, false));
   if (f.types?.length) conds.push(inArray(notifications.type, f.types as NotificationType[]));
   if (f.excludeTypes?.length) conds.push(notInArray(notifications.type, f.excludeTypes as NotificationType[]));
@@ -117,16 +121,21 @@ export async function findNotification(db: DB, viewerId: string, id: string, inc
  * come back as objects, and the tables' same-named columns overwrite each other). `recipientRows` puts them together.
  */
 export function notificationsForRecipientsStatements(db: DB, ids: readonly string[]) {
-  const json = JSON.stringify(ids.map(padId));
-  const visible = sql`${notifications.id} IN (SELECT value FROM json_each(${json}))
-    AND NOT ${hiddenAuthorFor(sql`${notifications.accountId}`, sql`${notifications.fromAccountId}`)}
-    AND NOT EXISTS (SELECT 1 FROM accounts fa WHERE fa.id = ${notifications.fromAccountId} AND fa.suspended_at IS NOT NULL)
-    AND ${notifications.filtered} = 0`;
+  const list = idList(ids);
+  const inList = sql`id IN ${list}`;
   return [
-    db.select().from(notifications).where(visible),
-    accountRows(db, { where: sql`${accounts.id} IN (SELECT from_account_id FROM notifications WHERE id IN (SELECT value FROM json_each(${json})))` }),
-    db.select().from(reports).where(sql`${reports.id} IN (SELECT report_id FROM notifications WHERE id IN (SELECT value FROM json_each(${json})))`),
+    db
+      .select()
+      .from(notifications)
+      .where(and(inArray(notifications.id, list), ...senderShown(sql`${notifications.accountId}`), eq(notifications.filtered, false))),
+    accountRows(db, { where: sql`${accounts.id} IN (SELECT from_account_id FROM notifications WHERE ${inList})` }),
+    db.select().from(reports).where(sql`${reports.id} IN (SELECT report_id FROM notifications WHERE ${inList})`),
   ] as const;
+}
+
+/** Who receives these notifications: a statement, batched by the caller with its other reads of them (notifyAll). */
+export function notificationRecipientsStatement(db: DB, ids: readonly string[]) {
+  return db.all<{ id: string; account_id: string }>(sql`SELECT id, account_id FROM notifications WHERE id IN ${idList(ids)}`);
 }
 
 /** The rows of notificationsForRecipientsStatements as findNotifications' (without the statuses' related ids). */

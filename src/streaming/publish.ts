@@ -22,7 +22,7 @@ import { accountConversations, announcements, type RenderAccountRow } from "../d
 import { renderAnnouncements, renderReactionEvent } from "../entities/announcement";
 import { renderConversations } from "../entities/conversation";
 import { searchableText } from "../services/filter-match";
-import { findNotifications, type NotificationWithRefs, withReportTargets } from "../queries/notifications";
+import { findNotifications, notificationRecipientsStatement, type NotificationWithRefs, withReportTargets } from "../queries/notifications";
 import type { FanOutResult, FeedRemoval } from "../timelines/fanout";
 import { type Envelope, entry, type Routed, type StatusMeta } from "./protocol";
 import { routerStub } from "./router";
@@ -305,13 +305,6 @@ export async function publishConversations(db: DB, env: Env, cfg: Config, rows: 
           ]
         : [],
     ),
-  );
-}
-
-/** Who receives these notifications: a statement, batched by the caller with its other reads of them (notifyAll). */
-export function notificationRecipientsStatement(db: DB, notificationIds: string[]) {
-  return db.all<{ id: string; account_id: string }>(
-    sql`SELECT id, account_id FROM notifications WHERE id IN (SELECT value FROM json_each(${JSON.stringify(notificationIds.map(padId))}))`,
   );
 }
 
