@@ -314,7 +314,7 @@ export async function ingestNote(r: Resolution, note: NormalizedNote, author: Ac
   }
   if (chunk) {
     try {
-      r.fx.add({ type: "fanned_out", statusId: id, delivered: await chunk.read(db, r.fx, res.slice(fanFrom, fanFrom + chunk.stmts.length)) });
+      r.fx.add({ type: "fanned_out", statusId: id, delivered: await chunk.read(r.fx, res.slice(fanFrom, fanFrom + chunk.stmts.length)) });
     } catch (e) {
       // The feeds are written; the bell's notifications (a batch of their own) failed: the chunk runs again as an
       // effect, which the queue retries (its inserts are idempotent).
@@ -350,7 +350,7 @@ export async function applyNoteUpdate(
 
   // The accounts the edited note mentions are read in the same batch.
   const mentionQuery = noteMentionsQuery(db, note);
-  const [editRows, oldMedia, pollRows, oldMentions, rebloggers, quoters, mentionRows] = await db.batch([
+  const reads = await db.batch([
     db.select({ id: statusEdits.id }).from(statusEdits).where(eq(statusEdits.statusId, status.id)).orderBy(asc(statusEdits.id)).limit(1),
     db.select().from(mediaAttachments).where(eq(mediaAttachments.statusId, status.id)),
     db.select().from(polls).where(eq(polls.statusId, status.id)).limit(1),
@@ -362,8 +362,10 @@ export async function applyNoteUpdate(
       .where(eq(statuses.reblogOfId, status.id))
       .limit(500),
     localQuotesOfQuery(db, status.id, 500),
-    mentionQuery ?? db.select({ id: accounts.id }).from(accounts).where(sql`0`),
+    ...(mentionQuery ? [mentionQuery] : []),
   ]);
+  const [editRows, oldMedia, pollRows, oldMentions, rebloggers, quoters] = reads;
+  const mentionRows = (reads[6] ?? []) as AccountRow[];
   const oldPoll = (pollRows as PollRow[])[0] ?? null;
   const text = await renderNoteText(note);
   const newPoll = pollFields(note);
@@ -431,7 +433,7 @@ export async function applyNoteUpdate(
   if (gone.length) writes.push(db.run(sql`UPDATE media_attachments SET status_id = NULL WHERE id IN (SELECT value FROM json_each(${JSON.stringify(gone)}))`));
 
   const ps = padId(status.id);
-  const mentioned = mentionQuery ? noteMentionsFrom(note, mentionRows as AccountRow[]) : [];
+  const mentioned = noteMentionsFrom(note, mentionRows);
   const had = new Set((oldMentions as { accountId: string }[]).map((m) => m.accountId));
   const keep = mentioned.map((m) => padId(m.account.id));
   writes.push(db.run(sql`DELETE FROM mentions WHERE status_id = ${ps} AND account_id NOT IN (SELECT value FROM json_each(${JSON.stringify(keep)}))`));

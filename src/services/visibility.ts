@@ -19,6 +19,9 @@ export function canSeeStatus(b: StatusBundle, s: StatusRow, author: RenderAccoun
   return mentioned || b.viewer.following.has(s.accountId);
 }
 
+/** A viewer in SQL: an account id goes in padded, as stored; a placeholder or an SQL expression (a column) as given. */
+const boundViewer = <T extends Placeholder | SQL>(v: string | T): string | T => (typeof v === "string" ? padId(v) : v);
+
 /**
  * SQL: the status row `statuses` is visible to viewer `v` (null = signed out). Authors not suspended. `v` may be a
  * placeholder (a frozen statement's; its value goes in padded).
@@ -26,7 +29,7 @@ export function canSeeStatus(b: StatusBundle, s: StatusRow, author: RenderAccoun
 export function statusReadableBy(v: string | Placeholder | null): SQL {
   const notSuspended = sql`NOT EXISTS (SELECT 1 FROM ${accounts} sa WHERE sa.id = ${statuses.accountId} AND sa.suspended_at IS NOT NULL)`;
   if (!v) return sql`(${statuses.visibility} IN ('public','unlisted') AND ${notSuspended})`;
-  const pv = typeof v === "string" ? padId(v) : v;
+  const pv = boundViewer(v);
   return sql`(${notSuspended} AND (${statuses.accountId} = ${pv} OR (
     NOT EXISTS (SELECT 1 FROM ${blocks} WHERE ${blocks.accountId} = ${statuses.accountId} AND ${blocks.targetAccountId} = ${pv})
     AND (
@@ -45,7 +48,7 @@ export function statusReadableBy(v: string | Placeholder | null): SQL {
 // of every timeline builds it once or twice, and each table or column reference was one more piece for drizzle to
 // escape and join on each call (test/unit/visibility-sql.test.ts checks the text is the same).
 export function hiddenAuthorFor(v: string | SQL, authorCol: SQL | typeof statuses.accountId): SQL {
-  const pv = typeof v === "string" ? padId(v) : v;
+  const pv = boundViewer(v);
   return sql`(EXISTS (SELECT 1 FROM "blocks" WHERE ("blocks"."account_id" = ${pv} AND "blocks"."target_account_id" = ${authorCol}) OR ("blocks"."account_id" = ${authorCol} AND "blocks"."target_account_id" = ${pv}))
     OR EXISTS (SELECT 1 FROM "mutes" WHERE "mutes"."account_id" = ${pv} AND "mutes"."target_account_id" = ${authorCol} AND ("mutes"."expires_at" IS NULL OR "mutes"."expires_at" > ${Date.now()}))
     OR EXISTS (SELECT 1 FROM "account_domain_blocks" CROSS JOIN "accounts" da ON da.id = ${authorCol} WHERE "account_domain_blocks"."account_id" = ${pv} AND "account_domain_blocks"."domain" = da.domain))`;

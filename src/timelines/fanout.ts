@@ -173,7 +173,7 @@ function fanOutPlan(first: boolean, trim: boolean): Plan {
 export interface FanOutChunk {
   stmts: Statement[];
   /** The chunk's outcome from its statements' results (in order): raises the `status` notifications it found. */
-  read(db: DB, fx: Effects, res: readonly unknown[]): Promise<FanOutResult>;
+  read(fx: Effects, res: readonly unknown[]): Promise<FanOutResult>;
 }
 
 /** The statements of one chunk (null for ids that are not ids: nothing to do). The status must be written before. */
@@ -186,7 +186,7 @@ export function fanOutChunk(db: DB, statusId: string, cursor: string | undefined
   const trim = opts.trim ?? Math.random() < 1 / TRIM_EVERY;
   const { texts, homeInserts, listInsert, listOwners, conversationUpserts, writes } = fanOutPlan(first, trim);
   const stmts: Statement[] = texts.map((t) => db.all(bindText(t, { s: S, c: C, now })));
-  const read = async (db: DB, fx: Effects, out: readonly unknown[]): Promise<FanOutResult> => {
+  const read = async (fx: Effects, out: readonly unknown[]): Promise<FanOutResult> => {
     const res = out as Record<string, unknown>[][];
     const nextRow = res[writes]?.[0] as { id: string } | undefined;
     const notify = (res[writes + 1] ?? []) as { recipient: string; author: string }[];
@@ -233,7 +233,7 @@ const conversationUpsertSql = `INSERT INTO account_conversations (account_id, co
 export async function fanOut(db: DB, fx: Effects, statusId: string, cursor: string | undefined, opts: { trim?: boolean } = {}): Promise<FanOutResult> {
   const chunk = fanOutChunk(db, statusId, cursor, opts);
   if (!chunk) return { homeAccountIds: [], lists: [], shared: false, conversations: [] };
-  return chunk.read(db, fx, await runBatch(db, chunk.stmts));
+  return chunk.read(fx, await runBatch(db, chunk.stmts));
 }
 
 /** What unfanOut took out: the feed entries (a boost of the status is its own entry, with its own id). */
