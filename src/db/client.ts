@@ -1,5 +1,5 @@
 import type { BatchItem } from "drizzle-orm/batch";
-import { drizzle, type DrizzleD1Database } from "drizzle-orm/d1";
+import { drizzle, DrizzleD1Database } from "drizzle-orm/d1";
 import type { Query, SQL } from "drizzle-orm";
 // No `schema` passed to drizzle: Tern writes every query with the query builder or sql``, never drizzle's relational
 // `db.query.*`, and with a schema drizzle would walk every table to build that API on each createDb (every request).
@@ -28,12 +28,26 @@ export async function runBatch(db: DB, stmts: readonly Statement[]): Promise<unk
 export function createDb(d1: D1Client): DB {
   const db = drizzle(d1 as D1Database);
   // Raw statements (db.run/all/get/values with sql``) must be able to join db.batch: see batchable().
-  for (const m of ["run", "all", "get", "values"] as const) {
-    const orig = (db[m] as (q: unknown) => object).bind(db);
-    (db as unknown as Record<string, unknown>)[m] = (q: unknown) => batchable(db, orig(q));
-  }
+  Object.assign(db, batchableRaw);
   return db;
 }
+
+type RawMethod = "run" | "all" | "get" | "values";
+const rawProto = DrizzleD1Database.prototype as unknown as Record<RawMethod, (this: DB, q: unknown) => object>;
+
+/**
+ * drizzle's db.run/all/get/values made batchable, one function each for every db (the db is `this`). Not a closure per
+ * db that captures it: a db holding functions whose scope holds the db survived V8's young-generation collections
+ * until a full one, and with it everything the request's db reached (docs/architecture.md, "Traps").
+ */
+const batchableRaw = Object.fromEntries(
+  (["run", "all", "get", "values"] as const).map((m) => [
+    m,
+    function (this: DB, q: unknown) {
+      return batchable(this, rawProto[m].call(this, q));
+    },
+  ]),
+) as Record<RawMethod, (this: DB, q: unknown) => object>;
 
 /** `(SELECT value FROM json_each(?))` over padded ids: one bound parameter whatever the list's length. */
 export { idList } from "./id-list";

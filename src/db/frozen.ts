@@ -27,23 +27,41 @@ function make(db: DB, build: (db: DB) => Builder): Made {
 
 /**
  * The query as a statement: awaiting it runs it alone, db.batch runs it with others (drizzle's batch asks a statement
- * for `_prepare()`, then its query, its D1 statement and its rows mapped from the batch's result).
+ * for `_prepare()`, then its query, its D1 statement and its rows mapped from the batch's result). A class, not an
+ * object of closures: a closure that is never called (`catch`, `finally`) sharing a scope with the object that holds
+ * it kept each statement, and what its query reached, alive through V8's young-generation collections
+ * (docs/architecture.md, "Traps").
  */
+class FrozenStatement<T> {
+  readonly stmt: unknown;
+  constructor(private readonly q: PreparedInternals) {
+    this.stmt = q.stmt;
+  }
+  _prepare(): this {
+    return this;
+  }
+  getQuery(): Query {
+    return this.q.getQuery();
+  }
+  mapResult(result: unknown, isFromBatch?: boolean): unknown {
+    return this.q.mapResult(result, isFromBatch);
+  }
+  // biome-ignore lint/suspicious/noThenProperty: awaiting a statement runs it, as awaiting drizzle's own queries does.
+  then<A, B>(ok?: (v: T) => A | PromiseLike<A>, fail?: (e: unknown) => B | PromiseLike<B>): Promise<A | B> {
+    return (this.q.all() as Promise<T>).then(ok, fail);
+  }
+  catch<B>(fail?: (e: unknown) => B | PromiseLike<B>): Promise<T | B> {
+    return (this.q.all() as Promise<T>).catch(fail);
+  }
+  finally(f?: () => void): Promise<T> {
+    return (this.q.all() as Promise<T>).finally(f);
+  }
+}
+
 function statement<T>(db: DB, made: Made, sqlText: string, params: unknown[]): SQLiteRaw<T> {
   const q = internals(db).session.prepareQuery({ sql: sqlText, params }, made.fields, "all", true);
   q.joinsNotNullableMap = made.joins;
-  const run = () => q.all() as Promise<T>;
-  const s = {
-    _prepare: () => s,
-    getQuery: () => q.getQuery(),
-    stmt: q.stmt,
-    mapResult: (result: unknown, isFromBatch?: boolean) => q.mapResult(result, isFromBatch),
-    // biome-ignore lint/suspicious/noThenProperty: a statement is awaited like drizzle's own (a QueryPromise)
-    then: <A, B>(ok?: (v: T) => A | PromiseLike<A>, fail?: (e: unknown) => B | PromiseLike<B>) => run().then(ok, fail),
-    catch: <B>(fail?: (e: unknown) => B | PromiseLike<B>) => run().catch(fail),
-    finally: (f?: () => void) => run().finally(f),
-  };
-  return s as unknown as SQLiteRaw<T>;
+  return new FrozenStatement<T>(q) as unknown as SQLiteRaw<T>;
 }
 
 /**
