@@ -16,7 +16,11 @@
 //   the total when it began and when its response left), so the bench can estimate CPU without local D1;
 // - R2 operations: class A (put, list, multipart), class B (get, head), free (delete).
 // Each kind gets its own wrapped env (cached per env object: Tern caches per env in WeakMaps).
-// Durable Objects run in the same isolate as the Worker locally (workerd), so their counters share this module's state.
+// Durable Objects run in the same isolate as the Worker locally (workerd), so their counters share this module's state;
+// with --dos-apart they run in another process (bench/services-host.mjs, this same entry, answering bench/do-remote.js's
+// calls at its PATH), whose counters the control request adds to this one's (`dos`, and the `do:*` kinds of `d1` and
+// `r2`). With --queues-apart that process also runs the queues: messages sent here go there (bench/queue-remote.js) and
+// its relay hands each batch back to this entry's queue handler (BATCH_PATH), so holding and stepping work as before.
 // Control (bench only):
 //   GET /__bench/day                 → the counters (`d1n`: D1 round trips so far, all kinds together)
 //   GET /__bench/day?reset=1         → zero them first (held state kept)
@@ -29,6 +33,8 @@ import tern, { HomeFeed as TernHomeFeed, RateLimiter as TernRateLimiter, Streami
 import { countingD1 } from "../src/lib/d1-counter";
 import { countedBatch, countingQueue } from "./entry-counters.js";
 import { remoteD1 } from "./d1-remote.js";
+import { PATH as DO_PATH, remoteNamespace, serveDurableObject } from "./do-remote.js";
+import { BATCH_PATH, remoteQueue, SEND_PATH, serveQueueSend, serveRelayedBatch } from "./queue-remote.js";
 
 const PATH = "/__bench/day";
 // Waiting is on events, never on a polling timer: a held consumer or a waiting control request that woke every few ms
@@ -180,6 +186,9 @@ function countingR2(bucket, kind) {
   });
 }
 
+/** A queue producer binding: this process's, or with --queues-apart the services host's (bench/queue-remote.js). */
+const queueOf = (env, binding) => (env.BENCH_QUEUES_APART && env[binding] ? remoteQueue(env.SERVICES_REMOTE, binding) : env[binding]);
+
 const wrappedEnvs = new WeakMap();
 function wrapEnv(env, kind) {
   let m = wrappedEnvs.get(env);
@@ -193,9 +202,11 @@ function wrapEnv(env, kind) {
       ...env,
       // --d1-apart: D1 in another process (bench/d1-remote.js); otherwise the local binding.
       DB: countingD1(env.D1_REMOTE ? remoteD1(env.D1_REMOTE) : env.DB, routedCounter(kind), { rows: true }),
-      JOBS: countingQueue(env.JOBS, (body, opts) => countSend("jobs", kind, body, opts)),
-      DELIVERY: countingQueue(env.DELIVERY, (body, opts) => countSend("delivery", kind, body, opts)),
+      JOBS: countingQueue(queueOf(env, "JOBS"), (body, opts) => countSend("jobs", kind, body, opts)),
+      DELIVERY: countingQueue(queueOf(env, "DELIVERY"), (body, opts) => countSend("delivery", kind, body, opts)),
       MEDIA: countingR2(env.MEDIA, kind),
+      // --dos-apart: the Durable Objects in another process (bench/do-remote.js); otherwise the local namespaces.
+      ...(env.BENCH_DOS_APART ? Object.fromEntries(["HOME_FEED", "STREAMING", "RATE_LIMITER"].map((b) => [b, remoteNamespace(env.SERVICES_REMOTE, b)])) : {}),
     };
     m.set(kind, w);
   }
@@ -307,9 +318,24 @@ async function control(url, env) {
     await tern.scheduled({ scheduledTime: Number(cron), cron: "* * * * *", noRetry() {} }, wrapEnv(env, "cron"), ctx);
     await Promise.allSettled(waits);
   }
-  return new Response(JSON.stringify({ ...s, d1n: d1Total(), held: [...held], waiting, inflight, stepped, settle, now: Date.now() }), {
+  const own = { ...s, d1n: d1Total(), held: [...held], waiting, inflight, stepped, settle, now: Date.now() };
+  return new Response(JSON.stringify(env.BENCH_DOS_APART ? await withObjectsHost(own, env.SERVICES_REMOTE, p.get("reset")) : own), {
     headers: { "content-type": "application/json" },
   });
+}
+
+/** --dos-apart: the counters with the objects' host's added (its `dos`, and its `d1` and `r2` kinds, all `do:*`). */
+async function withObjectsHost(own, host, reset) {
+  const res = await host.fetch(`http://do${PATH}${reset ? "?reset=1" : ""}`);
+  const theirs = await res.json();
+  return {
+    ...own,
+    dos: theirs.dos,
+    d1: { ...own.d1, ...theirs.d1 },
+    r2: { ...own.r2, ...theirs.r2 },
+    // `d1n` stays this process's: a measured invocation's round trips are the Worker's own.
+    objectsD1n: theirs.d1n,
+  };
 }
 
 function fetchKind(pathname) {
@@ -356,6 +382,9 @@ export default {
   async fetch(request, env, ctx) {
     const url = new URL(request.url);
     if (url.pathname === PATH) return control(url, env);
+    if (url.pathname === DO_PATH) return serveDurableObject(request, env);
+    if (url.pathname === SEND_PATH) return serveQueueSend(request, env);
+    if (url.pathname === BATCH_PATH) return serveRelayedBatch(request, env, ctx, onQueue);
     const kind = fetchKind(url.pathname);
     s.fetch[kind] = (s.fetch[kind] ?? 0) + 1;
     const rt0 = d1Total();
@@ -377,42 +406,45 @@ export default {
     out.headers.set("x-bench-rt", String(d1Total()));
     return out;
   },
-  async queue(batch, env, ctx) {
-    const name = queueName(batch);
-    const q = queueStats(name);
-    q.arrived += batch.messages.length;
-    if (held.has(name)) {
-      waiting[name] = (waiting[name] ?? 0) + 1;
-      // Every held batch wakes at a permit or a release; the first to run takes the permit, the others wait again.
-      while (held.has(name) && !(permits[name] > 0)) await nextEvent(`permit:${name}`, 600_000);
-      if (permits[name] > 0) permits[name]--;
-      waiting[name]--;
-    }
-    const n = batch.messages.length;
-    q.sizes[n] = (q.sizes[n] ?? 0) + 1;
-    const seen = { messages: n, inboxes: 0, types: {} };
-    for (const m of batch.messages) {
-      for (const k of typesOf(name, m.body)) {
-        q.types[k] = (q.types[k] ?? 0) + 1;
-        seen.types[k] = (seen.types[k] ?? 0) + 1;
-      }
-      if (name === "delivery") seen.inboxes += inboxCount(m.body);
-    }
-    q.inboxes += seen.inboxes;
-    lastBatch[name] = seen;
-    const wrapped = countedBatch(batch, {
-      onAck() {
-        q.acked++;
-      },
-      onRetry() {
-        q.retried++;
-      },
-    });
-    try {
-      return await tern.queue(wrapped, wrapEnv(env, `queue:${name}`), ctx);
-    } finally {
-      q.batches++;
-      wake(`batch:${name}`);
-    }
-  },
+  queue: onQueue,
 };
+
+/** A queue batch (held while its queue is held), counted, then Tern's consumer. */
+async function onQueue(batch, env, ctx) {
+  const name = queueName(batch);
+  const q = queueStats(name);
+  q.arrived += batch.messages.length;
+  if (held.has(name)) {
+    waiting[name] = (waiting[name] ?? 0) + 1;
+    // Every held batch wakes at a permit or a release; the first to run takes the permit, the others wait again.
+    while (held.has(name) && !(permits[name] > 0)) await nextEvent(`permit:${name}`, 600_000);
+    if (permits[name] > 0) permits[name]--;
+    waiting[name]--;
+  }
+  const n = batch.messages.length;
+  q.sizes[n] = (q.sizes[n] ?? 0) + 1;
+  const seen = { messages: n, inboxes: 0, types: {} };
+  for (const m of batch.messages) {
+    for (const k of typesOf(name, m.body)) {
+      q.types[k] = (q.types[k] ?? 0) + 1;
+      seen.types[k] = (seen.types[k] ?? 0) + 1;
+    }
+    if (name === "delivery") seen.inboxes += inboxCount(m.body);
+  }
+  q.inboxes += seen.inboxes;
+  lastBatch[name] = seen;
+  const wrapped = countedBatch(batch, {
+    onAck() {
+      q.acked++;
+    },
+    onRetry() {
+      q.retried++;
+    },
+  });
+  try {
+    return await tern.queue(wrapped, wrapEnv(env, `queue:${name}`), ctx);
+  } finally {
+    q.batches++;
+    wake(`batch:${name}`);
+  }
+}

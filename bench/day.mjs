@@ -21,7 +21,9 @@
 // too, and a calibration at the start (bad-token 401 minus no-token 401, as bench/run.mjs) gives the local CPU of one
 // round trip: "≈ without local D1" = max(0, CPU − round trips × that), a rough estimate (printed next to each CPU row). Options: --fraction=F (replay F of the incoming
 // activities, polls and owner actions, and scale the counts by 1/F), --delivery-steps=N (all), --dump=FILE (raw
-// per-invocation figures as JSON), --d1-apart (D1 in its own process: CPU without SQLite), --profile[=FILE] and
+// per-invocation figures as JSON), --d1-apart (D1 in its own process: CPU without SQLite), --dos-apart (the Durable
+// Objects in another process too: the Worker's CPU without theirs, theirs printed apart), --queues-apart (the local
+// queue simulator in that other process), --apart (all three: the Worker's CPU alone), --profile[=FILE] and
 // --alloc[=survivors] (where the isolate spends its time or allocates, over the whole mix; below), --keep, --log.
 // Takes ~5–8 minutes on 2 shared cores. bench/README.md, "What a single-user instance costs".
 import { generateKeyPairSync } from "node:crypto";
@@ -60,7 +62,18 @@ const JS_THREAD_ONLY = opt("threads") === "js";
 // --d1-apart: local D1 served by its own workerd process (bench/d1-host.mjs, reached through bench/d1-remote.js), so
 // the measured workerd's CPU leaves SQLite out, as production bills D1 apart; what remains is the Worker, the D1
 // binding's work in it (sending statements, parsing results) and the Durable Objects it calls.
-const D1_APART = flag("d1-apart");
+// --dos-apart: the Durable Objects served by another workerd process as well (bench/services-host.mjs, the same
+// bundle, reached through bench/do-remote.js; implies --d1-apart), so the measured workerd's CPU leaves out theirs, as
+// production bills each object call as an invocation of its own; that process's CPU is read around each measured
+// invocation too and printed apart (what the invocation caused there).
+// --queues-apart: the queues' local simulator (Miniflare's broker) in that other process too (bench/queue-remote.js:
+// sends go there, its relay hands each batch back to the measured Worker), as Queues is a service of its own.
+// --apart: --d1-apart, --dos-apart and --queues-apart: what the measured workerd runs is the Worker (and Miniflare's
+// entry router in front of it, the no-op baseline).
+const APART = flag("apart");
+const DOS_APART = APART || flag("dos-apart");
+const QUEUES_APART = APART || flag("queues-apart");
+const D1_APART = flag("d1-apart") || DOS_APART || QUEUES_APART;
 // --profile[=FILE] or --alloc: a V8 CPU (or sampling heap) profile of Tern's isolate over the whole replay after the
 // calibration (bench/inspector.mjs; the bundle unminified, the inspector on), printed per measured invocation. The
 // inspector costs CPU of its own: read the shares, not the CPU figures, of such a run.
@@ -358,6 +371,8 @@ async function main() {
     log: flag("log"),
     entry: join(root, "bench", "day-entry.js"),
     d1Apart: D1_APART,
+    dosApart: DOS_APART,
+    queuesApart: QUEUES_APART,
     inspect: PROFILE || ALLOC,
     // Every /api request counted by the RateLimiter object as in production (no loopback safelist); the budgets are
     // raised so the compressed day is never refused (the object is still called once per request).
@@ -382,7 +397,13 @@ async function main() {
   const pids = runtimePids(server.pid, port);
   const canCpu = pids.length > 0;
   log(`Tern at ${base}; workerd runtime pid(s) ${pids.join(",") || "none found: no CPU figures"}`);
+  // --dos-apart: the objects' workerd (no proxy in front of it: port 0 matches none).
+  const doPids = server.servicesPid ? runtimePids(server.servicesPid, 0) : [];
+  if (server.servicesPid) log(`services process's workerd pid(s) ${doPids.join(",") || "none found: no CPU figures for it"}`);
+  const objNs = () => (doPids.length ? cpuNs(doPids) : 0);
+  let controls = 0; // control requests sent (each costs the objects' process ctlObj with --dos-apart)
   const control = async (q = "") => {
+    controls++;
     const res = await fetch(`${base}/__bench/day${q ? `?${q}` : ""}`, { signal: AbortSignal.timeout(180_000) });
     if (!res.ok) throw new Error(`/__bench/day answered ${res.status}`);
     return res.json();
@@ -393,6 +414,10 @@ async function main() {
   const cpu = { fetch: {}, response: {}, jobs: [], delivery: [], deliveryBatch: [], cron: { light: [], heavy: [] } };
   // D1 round trips of each measured invocation, in the same places and order as its CPU in `cpu` (NaN: not known).
   const rts = { fetch: {}, jobs: [], delivery: [], cron: { light: [], heavy: [] } };
+  // --dos-apart: the objects' process's CPU during each measured invocation (its share of the control request's
+  // subtracted), in the same places and order as `cpu`.
+  const objCpu = { fetch: {}, jobs: [], delivery: [], cron: { light: [], heavy: [] } };
+  let ctlObj = 0; // the control request's CPU in the objects' process (it reads their counters), p50
   const statuses = {};
   const notes = [];
   let ctlCpu = 0; // the control request's own CPU (p50), measured below
@@ -404,6 +429,7 @@ async function main() {
    */
   async function measured(kind, url, init = {}) {
     const c0 = canCpu ? cpuNs(pids) : 0;
+    const o0 = objNs();
     let status;
     let body = null;
     let after = 0;
@@ -440,6 +466,8 @@ async function main() {
       cpu.fetch[kind].push(ms);
       rts.fetch[kind] ??= [];
       rts.fetch[kind].push(rt);
+      objCpu.fetch[kind] ??= [];
+      objCpu.fetch[kind].push((objNs() - o0) / 1e6 - (after > 0 ? ctlObj : 0));
     }
     const key = `${kind} ${status}`;
     statuses[key] = (statuses[key] ?? 0) + 1;
@@ -458,17 +486,24 @@ async function main() {
     // Baselines: a request Tern answers 404 without D1 (the runtime's own cost per request), and the control request.
     const noop = [];
     const ctl = [];
+    const ctlO = [];
     for (let i = 0; i < 30; i++) {
       let c0 = cpuNs(pids);
       await fetch(`${base}/bench-noop`).then((r) => r.arrayBuffer());
       noop.push((cpuNs(pids) - c0) / 1e6);
       c0 = cpuNs(pids);
+      const o0 = objNs();
       await control();
       ctl.push((cpuNs(pids) - c0) / 1e6);
+      ctlO.push((objNs() - o0) / 1e6);
     }
     const noopCpu = summary(noop).p50;
     ctlCpu = summary(ctl).p50;
-    log(`baselines: no-op request ${noopCpu.toFixed(2)} ms CPU, control request ${ctlCpu.toFixed(2)} ms`);
+    ctlObj = summary(ctlO).p50;
+    log(
+      `baselines: no-op request ${noopCpu.toFixed(2)} ms CPU, control request ${ctlCpu.toFixed(2)} ms` +
+        (doPids.length ? ` (and ${ctlObj.toFixed(2)} ms in the services process)` : ""),
+    );
 
     // Calibration of one local D1 round trip (as bench/run.mjs): N requests with an unknown token (one indexed lookup
     // that finds nothing, then 401) minus N no-op requests (404, no D1), each batch sent one request at a time.
@@ -539,6 +574,7 @@ async function main() {
     );
     await sleep(500);
     await control("reset=1&hold=jobs,delivery");
+    const objDay0 = { ns: objNs(), controls };
     // The sockets' opening (2 Worker requests, 2 hub fetches, router writes) and subscribe messages happened before
     // the reset: count them as the day's (the two upgrades are added below from this snapshot).
     const t0 = Date.now();
@@ -596,10 +632,12 @@ async function main() {
       const at = minute0 + k * 60_000;
       const b = await control();
       const c0 = cpuNs(pids);
+      const o0 = objNs();
       const r = await control(`cron=${at}`);
       const ms = (cpuNs(pids) - c0) / 1e6 - ctlCpu;
       const which = new Date(at).getUTCMinutes() % 5 === 0 ? "heavy" : "light";
       cpu.cron[which].push(ms);
+      objCpu.cron[which].push((objNs() - o0) / 1e6 - ctlObj);
       rts.cron[which].push(r.d1n - b.d1n);
     }
     await snap("cron");
@@ -619,10 +657,12 @@ async function main() {
       }
       idle = 0;
       const c0 = cpuNs(pids);
+      const o0 = objNs();
       const r = await control(`step=${which}`);
       const ms = (cpuNs(pids) - c0) / 1e6 - ctlCpu;
       if (r.stepped?.ok) {
         cpu[which].push(ms);
+        objCpu[which].push((objNs() - o0) / 1e6 - ctlObj);
         rts[which].push(r.d1n - s.d1n);
         if (which === "delivery") cpu.deliveryBatch.push(r.stepped.batch ?? { messages: 1, inboxes: 1, types: {} });
       }
@@ -687,6 +727,8 @@ async function main() {
     }
     await sleep(1500);
     const end = await snap("clients");
+    // The objects' process over the day since the reset (its share of the control requests taken out).
+    const objDay = doPids.length ? (objNs() - objDay0.ns) / 1e6 - (controls - objDay0.controls) * ctlObj : null;
     log(`clients: ${DAY_PLAN.clients} × (${opens} opens + ${bursts} poll bursts) (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
     for (const ws of sockets) ws.close();
 
@@ -703,7 +745,24 @@ async function main() {
         log(`profile written to ${file}`);
       }
     }
-    report({ end, cpu, rts, cal, noopCpu, ctlCpu, freeBatches, freeCpu, mix, events, statuses, notes, peers, elapsed: (Date.now() - t00) / 1000 });
+    report({
+      end,
+      cpu,
+      rts,
+      objCpu,
+      objDay,
+      cal,
+      noopCpu,
+      ctlCpu,
+      freeBatches,
+      freeCpu,
+      mix,
+      events,
+      statuses,
+      notes,
+      peers,
+      elapsed: (Date.now() - t00) / 1000,
+    });
   } finally {
     await server.stop();
     await peers.close();
@@ -711,6 +770,13 @@ async function main() {
 }
 
 // ---- the report ----
+
+/** What ran outside the measured workerd. */
+function apartLabel() {
+  const apart = [D1_APART && "D1", DOS_APART && "the Durable Objects", QUEUES_APART && "the queue simulator"].filter(Boolean);
+  if (!apart.length) return "";
+  return `; ${apart.length > 1 ? `${apart.slice(0, -1).join(", ")} and ${apart[apart.length - 1]}` : apart[0]} in other processes`;
+}
 
 const LIMITS = {
   requests: 100_000,
@@ -736,7 +802,7 @@ const PAID = {
   r2B: { included: 10e6, per: 0.36 },
 };
 
-function report({ end, cpu, rts, cal, noopCpu, ctlCpu, freeBatches, freeCpu, mix, events, statuses, notes, peers, elapsed }) {
+function report({ end, cpu, rts, objCpu, objDay, cal, noopCpu, ctlCpu, freeBatches, freeCpu, mix, events, statuses, notes, peers, elapsed }) {
   const scale = 1 / FRACTION;
   const s = end;
   const sum = (o) => Object.values(o ?? {}).reduce((a, b) => a + b, 0);
@@ -908,17 +974,7 @@ function report({ end, cpu, rts, cal, noopCpu, ctlCpu, freeBatches, freeCpu, mix
   out.push("");
 
   const cpuRows = [
-    [
-      `CPU per invocation (ms, workerd runtime, schedstat${D1_APART ? "; D1 in its own process" : ""})`,
-      "n",
-      "p50",
-      "p99",
-      "max",
-      "D1 RT p50 / max",
-      "≈ w/o local D1 p50",
-      "p99",
-      "max",
-    ],
+    [`CPU per invocation (ms, workerd runtime, schedstat${apartLabel()})`, "n", "p50", "p99", "max", "D1 RT p50 / max", "≈ w/o local D1 p50", "p99", "max"],
   ];
   // x: the CPU summary; ms / rt (optional): the invocations' CPU and round trips, for the estimate without local D1.
   const cpuRow = (label, x, ms, rt) => {
@@ -957,13 +1013,47 @@ function report({ end, cpu, rts, cal, noopCpu, ctlCpu, freeBatches, freeCpu, mix
   for (const k of ["light", "heavy"])
     cpuRow(`cron, ${k === "heavy" ? "5th minute (housekeeping)" : "other minutes"}`, summary(cpu.cron[k]), cpu.cron[k], rts.cron[k]);
   out.push(table(cpuRows));
+  if (objDay !== null) {
+    // --dos-apart / --queues-apart: what each measured invocation caused in the services process (the object calls it
+    // made and what those set off; the messages it sent and the batch it was given).
+    const what = [DOS_APART && "Durable Objects", QUEUES_APART && "queue simulator"].filter(Boolean).join(" and ");
+    const oRows = [[`CPU caused per invocation in the services process (ms; ${what})`, "n", "p50", "p99", "max"]];
+    const oRow = (label, arr) => {
+      const x = summary(arr);
+      oRows.push([label, x.n, fmt(x.p50, 2), fmt(x.p99, 2), fmt(x.max, 2)]);
+    };
+    const oFetch = (pred) => fetchKinds.filter(pred).flatMap((k) => objCpu.fetch[k] ?? []);
+    oRow(
+      "API requests",
+      oFetch((k) => !isInbox(k)),
+    );
+    oRow("inbox POSTs (request + after-response work)", oFetch(isInbox));
+    oRow("JOBS batches", objCpu.jobs);
+    oRow("DELIVERY invocations", objCpu.delivery);
+    oRow("cron", [...objCpu.cron.light, ...objCpu.cron.heavy]);
+    out.push(table(oRows));
+    out.push(
+      `The services process used ${fmt(objDay, 0)} ms of CPU over the replayed day (its share of the control requests ` +
+        `taken out)${DOS_APART ? ` for ${fmt(doReq)} counted object calls (${fmt(doReq ? objDay / doReq : null, 2)} ms per call on average${QUEUES_APART ? ", the queue simulator's work included" : ""})` : ""}. ` +
+        (DOS_APART ? "On Cloudflare each object call is an invocation of the object, with its own CPU limit, not part of the caller's. " : "") +
+        (QUEUES_APART ? "Queues is a service of its own there: a send costs the Worker its request, and a batch arrives as an invocation." : ""),
+    );
+  }
   out.push(
     `Baselines: a request Tern answers without work (/bench-noop) costs ${fmt(noopCpu, 2)} ms of workerd CPU here (miniflare's routing included); ` +
       `the control request ${fmt(ctlCpu, 2)} ms, subtracted from batch and cron figures and from requests whose after-response work was waited for. ` +
       (D1_APART
         ? `D1 ran in its own workerd process (--d1-apart), so these figures leave SQLite out, as production does; they include the D1 ` +
-          `binding's work in the Worker (the shim sends each call as one HTTP request with JSON, as the binding does) and the Durable Objects a request calls ` +
-          `(RateLimiter, streaming), which production bills apart. The "≈ w/o local D1" columns subtract a calibrated round trip again: ignore them here. `
+          `binding's work in the Worker (the shim sends each call as one HTTP request with JSON, as the binding does) and ` +
+          (DOS_APART
+            ? `the Worker's side of each Durable Object call (sent as one HTTP request with JSON, bench/do-remote.js); the objects ran in ` +
+              `another process (--dos-apart), their CPU is in the table above. `
+            : `the Durable Objects a request calls (RateLimiter, streaming), which production bills apart. `) +
+          (QUEUES_APART
+            ? `The queue simulator ran in that other process too (--queues-apart): each message sent costs the Worker one HTTP ` +
+              `request with JSON (bench/queue-remote.js), and each batch arrives as one. `
+            : "") +
+          `The "≈ w/o local D1" columns subtract a calibrated round trip again: ignore them here. `
         : `Locally the figures include D1 (SQLite in the same process) and the Durable Objects a request calls (RateLimiter, streaming), which ` +
           `production runs and bills elsewhere. `) +
       `All fetches: ${pmm(fetchCpu, 2)}.`,

@@ -8,11 +8,33 @@
 // Objects, queue producers and consumers with their batch settings), the script is the bundle bench/server.mjs built
 // (`wrangler deploy --dry-run`), and state lives where `wrangler dev --persist-to <dir>` keeps it (`<dir>/v3/d1`,
 // `<dir>/v3/do`, ...), so the D1 file the bench migrated and seeded is the one this workerd opens.
-// Input (argv[2], JSON): { script, config, port, persistTo, vars, d1Host, inspectorPort }. Stops (disposing workerd) on SIGTERM or SIGINT.
+// Input (argv[2], JSON): { script, config, port, persistTo, vars, d1Host, servicesHost, consumeQueues, inspectorPort }. Stops (disposing workerd) on SIGTERM or SIGINT.
 import { LogLevel } from "miniflare";
 import { serveUntilSignal, ternMiniflare } from "./miniflare.mjs";
 
-const { script, config, port, persistTo, vars = {}, log = false, d1Host = null, inspectorPort } = JSON.parse(process.argv[2]);
-const mf = ternMiniflare({ script, config, port, persistTo, vars, d1Host, inspectorPort, logLevel: log ? LogLevel.INFO : LogLevel.WARN });
+const {
+  script,
+  config,
+  port,
+  persistTo,
+  vars = {},
+  log = false,
+  d1Host = null,
+  servicesHost = null,
+  consumeQueues = true,
+  inspectorPort,
+} = JSON.parse(process.argv[2]);
+const mf = ternMiniflare({
+  script,
+  config,
+  port,
+  persistTo,
+  vars,
+  d1Host,
+  servicesHost,
+  consumeQueues,
+  inspectorPort,
+  logLevel: log ? LogLevel.INFO : LogLevel.WARN,
+});
 
 await serveUntilSignal(mf, "direct");

@@ -21,6 +21,9 @@ export function bundleTern(outdir, { minify = true } = {}) {
 /**
  * A Miniflare serving `script` with the config's bindings and `vars` on top; not started until `await mf.ready`.
  * `d1Host`: the address of a bench/d1-host.mjs process, bound as the service D1_REMOTE (bench/day.mjs --d1-apart).
+ * `servicesHost`: the address of a bench/services-host.mjs process, bound as the service SERVICES_REMOTE (bench/day.mjs
+ * --dos-apart, --queues-apart). `consumeQueues: false`: the Worker consumes no queue (the services host, whose relay
+ * Worker does; and the measured Worker when its queues are apart). `extraWorkers`: more Workers in the same Miniflare.
  */
 export function ternMiniflare({
   script,
@@ -31,8 +34,16 @@ export function ternMiniflare({
   logLevel = LogLevel.WARN,
   config = join(root, "wrangler.toml"),
   d1Host = null,
+  servicesHost = null,
+  consumeQueues = true,
+  extraWorkers = [],
 }) {
   const { workerOptions } = unstable_getMiniflareWorkerOptions(config);
+  const services = { ...workerOptions.serviceBindings };
+  // d1Host / servicesHost ("127.0.0.1:port"): bench/d1-host.mjs and bench/services-host.mjs in other processes, bound as
+  // D1_REMOTE (bench/d1-remote.js) and SERVICES_REMOTE (bench/do-remote.js, bench/queue-remote.js).
+  if (d1Host) services.D1_REMOTE = { external: { address: d1Host, http: {} } };
+  if (servicesHost) services.SERVICES_REMOTE = { external: { address: servicesHost, http: {} } };
   // The Worker's name keys its Durable Objects' storage (`<name>-<class>`), as under wrangler dev.
   const name = /^name\s*=\s*"([^"]+)"/m.exec(readFileSync(config, "utf8"))?.[1] ?? "worker";
   return new Miniflare({
@@ -51,9 +62,10 @@ export function ternMiniflare({
         scriptPath: script,
         modulesRoot: dirname(script),
         bindings: { ...workerOptions.bindings, ...vars },
-        // d1Host ("127.0.0.1:port"): bench/d1-host.mjs in another process, bound as D1_REMOTE (bench/d1-remote.js).
-        ...(d1Host ? { serviceBindings: { ...workerOptions.serviceBindings, D1_REMOTE: { external: { address: d1Host, http: {} } } } } : {}),
+        serviceBindings: services,
+        ...(consumeQueues ? {} : { queueConsumers: undefined }),
       },
+      ...extraWorkers,
     ],
   });
 }

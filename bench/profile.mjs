@@ -28,7 +28,9 @@ const SCENARIO = argv.find((a) => !a.startsWith("--")) ?? "post";
 const N = Number(opt("n") ?? 300);
 const OUT = opt("out") ?? join(tmpdir(), `tern-${SCENARIO}.cpuprofile`);
 const TOP = Number(opt("top") ?? 25);
-const ALLOC = argv.includes("--alloc");
+const ALLOC = argv.includes("--alloc") || argv.includes("--alloc=survivors");
+// --alloc=survivors: only what outlived a scavenge (what the young generation's collections copy and promote).
+const SURVIVORS = argv.includes("--alloc=survivors");
 
 const tmp = mkdtempSync(join(tmpdir(), "tern-profile-"));
 try {
@@ -60,7 +62,7 @@ try {
     for (const k of Object.keys(statuses)) delete statuses[k];
 
     const isolate = await attachIsolate(inspectorPort);
-    const stop = await (ALLOC ? startAllocProfile(isolate) : startCpuProfile(isolate));
+    const stop = await (ALLOC ? startAllocProfile(isolate, { survivors: SURVIVORS }) : startCpuProfile(isolate));
     for (let i = 0; i < N; i++) await one(i);
     const profile = await stop();
     isolate.close();

@@ -27,6 +27,10 @@ const wranglerBin = join(root, "node_modules", "wrangler", "bin", "wrangler.js")
  * `config`: another wrangler config file (bench/soak.mjs writes a copy with its queue settings); default wrangler.toml.
  * `d1Apart`: serve local D1 from its own process (bench/d1-host.mjs; the entry must use bench/d1-remote.js), so the
  * measured workerd's CPU is the Worker's without SQLite (direct server only).
+ * `dosApart` / `queuesApart`: serve the Durable Objects / run the queues (broker and consumer relay) in another process
+ * too (bench/services-host.mjs, the same bundle; the entry must use bench/do-remote.js and bench/queue-remote.js when
+ * the variables BENCH_DOS_APART / BENCH_QUEUES_APART say so; implies d1Apart), so the measured workerd's CPU leaves
+ * them out. `servicesPid` (returned) is that process.
  * `inspect`: the direct server's workerd runs with the V8 inspector on `inspectorPort` (returned) and the bundle is not
  * minified, so bench/inspector.mjs can profile Tern's isolate with readable names (bench/day.mjs --profile, --alloc).
  * `pid`: the node process started (wrangler, or bench/direct.mjs); the workerd processes under it are its children
@@ -43,8 +47,11 @@ export async function startBenchServer({
   config = null,
   via = benchVia(),
   d1Apart = false,
+  dosApart = false,
+  queuesApart = false,
   inspect = false,
 }) {
+  if (dosApart || queuesApart) d1Apart = true;
   if (via !== "direct" && via !== "wrangler") throw new Error(`startBenchServer: via must be "direct" or "wrangler", not ${JSON.stringify(via)}`);
   const configPath = config ?? join(root, "wrangler.toml");
   const persistTo = mkdtempSync(join(tmpdir(), "tern-bench-"));
@@ -84,15 +91,44 @@ export async function startBenchServer({
       d1 = await superviseWranglerDev([join(root, "bench", "d1-host.mjs"), d1Input], { url: `http://127.0.0.1:${d1Port}`, probePath: "/", timeoutMs, log });
       d1.address = `127.0.0.1:${d1Port}`;
     }
+    // dosApart / queuesApart: another process running the same bundle (bench/services-host.mjs) serves the objects and
+    // runs the queues, relaying their batches to this Worker at `port`.
+    let services = null;
+    if (dosApart || queuesApart) {
+      const sPort = await freePort();
+      const main = queuesApart ? `127.0.0.1:${port}` : null;
+      const sInput = JSON.stringify({ script, config: configPath, port: sPort, persistTo, vars, d1Host: d1.address, main });
+      services = await superviseWranglerDev([join(root, "bench", "services-host.mjs"), sInput], {
+        url: `http://127.0.0.1:${sPort}`,
+        probePath: "/bench-noop",
+        timeoutMs,
+        log,
+      });
+      services.address = `127.0.0.1:${sPort}`;
+      if (dosApart) vars.BENCH_DOS_APART = "1";
+      if (queuesApart) vars.BENCH_QUEUES_APART = "1";
+    }
     const inspectorPort = inspect ? await freePort() : undefined;
-    const input = JSON.stringify({ script, config: configPath, port, persistTo, vars, log, d1Host: d1?.address ?? null, inspectorPort });
+    const input = JSON.stringify({
+      script,
+      config: configPath,
+      port,
+      persistTo,
+      vars,
+      log,
+      d1Host: d1?.address ?? null,
+      servicesHost: services?.address ?? null,
+      consumeQueues: !queuesApart,
+      inspectorPort,
+    });
     // superviseWranglerDev runs any `node <args>` the same way: own process group, output kept, probe until it answers.
     const server = await superviseWranglerDev([join(root, "bench", "direct.mjs"), input], { url, probePath: "/bench-noop", timeoutMs, log, cleanup });
     const stop = async () => {
       await server.stop();
+      await services?.stop();
       await d1?.stop();
     };
-    return { url, pid: server.pid, persistTo, snapshot: true, via, output: server.output, stop, inspectorPort };
+    return { url, pid: server.pid, servicesPid: services?.pid ?? null, persistTo, snapshot: true, via, output: server.output, stop, inspectorPort };
   }
 
   const inspectorPort = await freePort();
