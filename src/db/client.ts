@@ -27,27 +27,35 @@ export async function runBatch(db: DB, stmts: readonly Statement[]): Promise<unk
  */
 export function createDb(d1: D1Client): DB {
   const db = drizzle(d1 as D1Database);
-  // Raw statements (db.run/all/get/values with sql``) must be able to join db.batch: see batchable().
-  Object.assign(db, batchableRaw);
+  // Raw statements (db.run/all/get/values with sql``) must be able to join db.batch: see batchable(). Four plain
+  // stores of the same functions every time, so every db keeps one shape.
+  const raw = db as unknown as Record<RawMethod, RawFn>;
+  raw.run = batchableRun;
+  raw.all = batchableAll;
+  raw.get = batchableGet;
+  raw.values = batchableValues;
   return db;
 }
 
 type RawMethod = "run" | "all" | "get" | "values";
-const rawProto = DrizzleD1Database.prototype as unknown as Record<RawMethod, (this: DB, q: unknown) => object>;
+type RawFn = (this: DB, q: unknown) => object;
+const rawProto = DrizzleD1Database.prototype as unknown as Record<RawMethod, RawFn>;
 
-/**
- * drizzle's db.run/all/get/values made batchable, one function each for every db (the db is `this`). Not a closure per
- * db that captures it: a db holding functions whose scope holds the db survived V8's young-generation collections
- * until a full one, and with it everything the request's db reached (docs/architecture.md, "Traps").
- */
-const batchableRaw = Object.fromEntries(
-  (["run", "all", "get", "values"] as const).map((m) => [
-    m,
-    function (this: DB, q: unknown) {
-      return batchable(this, rawProto[m].call(this, q));
-    },
-  ]),
-) as Record<RawMethod, (this: DB, q: unknown) => object>;
+// drizzle's db.run/all/get/values made batchable, one function each for every db (the db is `this`). Not a closure per
+// db that captures it: a db holding functions whose scope holds the db survived V8's young-generation collections
+// until a full one, and with it everything the request's db reached (docs/architecture.md, "Traps").
+function batchableRun(this: DB, q: unknown): object {
+  return batchable(this, rawProto.run.call(this, q));
+}
+function batchableAll(this: DB, q: unknown): object {
+  return batchable(this, rawProto.all.call(this, q));
+}
+function batchableGet(this: DB, q: unknown): object {
+  return batchable(this, rawProto.get.call(this, q));
+}
+function batchableValues(this: DB, q: unknown): object {
+  return batchable(this, rawProto.values.call(this, q));
+}
 
 /** `(SELECT value FROM json_each(?))` over padded ids: one bound parameter whatever the list's length. */
 export { idList } from "./id-list";
