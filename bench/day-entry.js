@@ -186,6 +186,14 @@ function countingR2(bucket, kind) {
   });
 }
 
+/** --dos-apart: every Durable Object namespace of the config, as shims to the services host (bench/do-remote.js). */
+const remoteNamespaces = (env) =>
+  Object.fromEntries(
+    Object.keys(env)
+      .filter((b) => typeof env[b]?.idFromName === "function")
+      .map((b) => [b, remoteNamespace(env.SERVICES_REMOTE, b)]),
+  );
+
 /** A queue producer binding: this process's, or with --queues-apart the services host's (bench/queue-remote.js). */
 const queueOf = (env, binding) => (env.BENCH_QUEUES_APART && env[binding] ? remoteQueue(env.SERVICES_REMOTE, binding) : env[binding]);
 
@@ -206,7 +214,7 @@ function wrapEnv(env, kind) {
       DELIVERY: countingQueue(queueOf(env, "DELIVERY"), (body, opts) => countSend("delivery", kind, body, opts)),
       MEDIA: countingR2(env.MEDIA, kind),
       // --dos-apart: the Durable Objects in another process (bench/do-remote.js); otherwise the local namespaces.
-      ...(env.BENCH_DOS_APART ? Object.fromEntries(["HOME_FEED", "STREAMING", "RATE_LIMITER"].map((b) => [b, remoteNamespace(env.SERVICES_REMOTE, b)])) : {}),
+      ...(env.BENCH_DOS_APART ? remoteNamespaces(env) : {}),
     };
     m.set(kind, w);
   }

@@ -397,11 +397,11 @@ async function main() {
   const pids = runtimePids(server.pid, port);
   const canCpu = pids.length > 0;
   log(`Tern at ${base}; workerd runtime pid(s) ${pids.join(",") || "none found: no CPU figures"}`);
-  // --dos-apart: the objects' workerd (no proxy in front of it: port 0 matches none).
-  const doPids = server.servicesPid ? runtimePids(server.servicesPid, 0) : [];
-  if (server.servicesPid) log(`services process's workerd pid(s) ${doPids.join(",") || "none found: no CPU figures for it"}`);
-  const objNs = () => (doPids.length ? cpuNs(doPids) : 0);
-  let controls = 0; // control requests sent (each costs the objects' process ctlObj with --dos-apart)
+  // --dos-apart / --queues-apart: the services process's workerd (no proxy in front of it: port 0 matches none).
+  const servicesPids = server.servicesPid ? runtimePids(server.servicesPid, 0) : [];
+  if (server.servicesPid) log(`services process's workerd pid(s) ${servicesPids.join(",") || "none found: no CPU figures for it"}`);
+  const servicesNs = () => (servicesPids.length ? cpuNs(servicesPids) : 0);
+  let controls = 0; // control requests sent (each costs the services process ctlServices with --dos-apart)
   const control = async (q = "") => {
     controls++;
     const res = await fetch(`${base}/__bench/day${q ? `?${q}` : ""}`, { signal: AbortSignal.timeout(180_000) });
@@ -414,10 +414,10 @@ async function main() {
   const cpu = { fetch: {}, response: {}, jobs: [], delivery: [], deliveryBatch: [], cron: { light: [], heavy: [] } };
   // D1 round trips of each measured invocation, in the same places and order as its CPU in `cpu` (NaN: not known).
   const rts = { fetch: {}, jobs: [], delivery: [], cron: { light: [], heavy: [] } };
-  // --dos-apart: the objects' process's CPU during each measured invocation (its share of the control request's
+  // --dos-apart / --queues-apart: the services process's CPU during each measured invocation (its share of the control request's
   // subtracted), in the same places and order as `cpu`.
-  const objCpu = { fetch: {}, jobs: [], delivery: [], cron: { light: [], heavy: [] } };
-  let ctlObj = 0; // the control request's CPU in the objects' process (it reads their counters), p50
+  const servicesCpu = { fetch: {}, jobs: [], delivery: [], cron: { light: [], heavy: [] } };
+  let ctlServices = 0; // the control request's CPU in the services process (it reads the objects' counters), p50
   const statuses = {};
   const notes = [];
   let ctlCpu = 0; // the control request's own CPU (p50), measured below
@@ -429,7 +429,7 @@ async function main() {
    */
   async function measured(kind, url, init = {}) {
     const c0 = canCpu ? cpuNs(pids) : 0;
-    const o0 = objNs();
+    const o0 = servicesNs();
     let status;
     let body = null;
     let after = 0;
@@ -466,8 +466,8 @@ async function main() {
       cpu.fetch[kind].push(ms);
       rts.fetch[kind] ??= [];
       rts.fetch[kind].push(rt);
-      objCpu.fetch[kind] ??= [];
-      objCpu.fetch[kind].push((objNs() - o0) / 1e6 - (after > 0 ? ctlObj : 0));
+      servicesCpu.fetch[kind] ??= [];
+      servicesCpu.fetch[kind].push((servicesNs() - o0) / 1e6 - (after > 0 ? ctlServices : 0));
     }
     const key = `${kind} ${status}`;
     statuses[key] = (statuses[key] ?? 0) + 1;
@@ -486,23 +486,23 @@ async function main() {
     // Baselines: a request Tern answers 404 without D1 (the runtime's own cost per request), and the control request.
     const noop = [];
     const ctl = [];
-    const ctlO = [];
+    const ctlS = [];
     for (let i = 0; i < 30; i++) {
       let c0 = cpuNs(pids);
       await fetch(`${base}/bench-noop`).then((r) => r.arrayBuffer());
       noop.push((cpuNs(pids) - c0) / 1e6);
       c0 = cpuNs(pids);
-      const o0 = objNs();
+      const o0 = servicesNs();
       await control();
       ctl.push((cpuNs(pids) - c0) / 1e6);
-      ctlO.push((objNs() - o0) / 1e6);
+      ctlS.push((servicesNs() - o0) / 1e6);
     }
     const noopCpu = summary(noop).p50;
     ctlCpu = summary(ctl).p50;
-    ctlObj = summary(ctlO).p50;
+    ctlServices = summary(ctlS).p50;
     log(
       `baselines: no-op request ${noopCpu.toFixed(2)} ms CPU, control request ${ctlCpu.toFixed(2)} ms` +
-        (doPids.length ? ` (and ${ctlObj.toFixed(2)} ms in the services process)` : ""),
+        (servicesPids.length ? ` (and ${ctlServices.toFixed(2)} ms in the services process)` : ""),
     );
 
     // Calibration of one local D1 round trip (as bench/run.mjs): N requests with an unknown token (one indexed lookup
@@ -574,7 +574,7 @@ async function main() {
     );
     await sleep(500);
     await control("reset=1&hold=jobs,delivery");
-    const objDay0 = { ns: objNs(), controls };
+    const servicesDay0 = { ns: servicesNs(), controls };
     // The sockets' opening (2 Worker requests, 2 hub fetches, router writes) and subscribe messages happened before
     // the reset: count them as the day's (the two upgrades are added below from this snapshot).
     const t0 = Date.now();
@@ -632,12 +632,12 @@ async function main() {
       const at = minute0 + k * 60_000;
       const b = await control();
       const c0 = cpuNs(pids);
-      const o0 = objNs();
+      const o0 = servicesNs();
       const r = await control(`cron=${at}`);
       const ms = (cpuNs(pids) - c0) / 1e6 - ctlCpu;
       const which = new Date(at).getUTCMinutes() % 5 === 0 ? "heavy" : "light";
       cpu.cron[which].push(ms);
-      objCpu.cron[which].push((objNs() - o0) / 1e6 - ctlObj);
+      servicesCpu.cron[which].push((servicesNs() - o0) / 1e6 - ctlServices);
       rts.cron[which].push(r.d1n - b.d1n);
     }
     await snap("cron");
@@ -657,12 +657,12 @@ async function main() {
       }
       idle = 0;
       const c0 = cpuNs(pids);
-      const o0 = objNs();
+      const o0 = servicesNs();
       const r = await control(`step=${which}`);
       const ms = (cpuNs(pids) - c0) / 1e6 - ctlCpu;
       if (r.stepped?.ok) {
         cpu[which].push(ms);
-        objCpu[which].push((objNs() - o0) / 1e6 - ctlObj);
+        servicesCpu[which].push((servicesNs() - o0) / 1e6 - ctlServices);
         rts[which].push(r.d1n - s.d1n);
         if (which === "delivery") cpu.deliveryBatch.push(r.stepped.batch ?? { messages: 1, inboxes: 1, types: {} });
       }
@@ -727,8 +727,8 @@ async function main() {
     }
     await sleep(1500);
     const end = await snap("clients");
-    // The objects' process over the day since the reset (its share of the control requests taken out).
-    const objDay = doPids.length ? (objNs() - objDay0.ns) / 1e6 - (controls - objDay0.controls) * ctlObj : null;
+    // The services process over the day since the reset (its share of the control requests taken out).
+    const servicesDay = servicesPids.length ? (servicesNs() - servicesDay0.ns) / 1e6 - (controls - servicesDay0.controls) * ctlServices : null;
     log(`clients: ${DAY_PLAN.clients} × (${opens} opens + ${bursts} poll bursts) (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
     for (const ws of sockets) ws.close();
 
@@ -749,8 +749,8 @@ async function main() {
       end,
       cpu,
       rts,
-      objCpu,
-      objDay,
+      servicesCpu,
+      servicesDay,
       cal,
       noopCpu,
       ctlCpu,
@@ -802,7 +802,7 @@ const PAID = {
   r2B: { included: 10e6, per: 0.36 },
 };
 
-function report({ end, cpu, rts, objCpu, objDay, cal, noopCpu, ctlCpu, freeBatches, freeCpu, mix, events, statuses, notes, peers, elapsed }) {
+function report({ end, cpu, rts, servicesCpu, servicesDay, cal, noopCpu, ctlCpu, freeBatches, freeCpu, mix, events, statuses, notes, peers, elapsed }) {
   const scale = 1 / FRACTION;
   const s = end;
   const sum = (o) => Object.values(o ?? {}).reduce((a, b) => a + b, 0);
@@ -1013,28 +1013,28 @@ function report({ end, cpu, rts, objCpu, objDay, cal, noopCpu, ctlCpu, freeBatch
   for (const k of ["light", "heavy"])
     cpuRow(`cron, ${k === "heavy" ? "5th minute (housekeeping)" : "other minutes"}`, summary(cpu.cron[k]), cpu.cron[k], rts.cron[k]);
   out.push(table(cpuRows));
-  if (objDay !== null) {
+  if (servicesDay !== null) {
     // --dos-apart / --queues-apart: what each measured invocation caused in the services process (the object calls it
     // made and what those set off; the messages it sent and the batch it was given).
     const what = [DOS_APART && "Durable Objects", QUEUES_APART && "queue simulator"].filter(Boolean).join(" and ");
-    const oRows = [[`CPU caused per invocation in the services process (ms; ${what})`, "n", "p50", "p99", "max"]];
-    const oRow = (label, arr) => {
+    const sRows = [[`CPU caused per invocation in the services process (ms; ${what})`, "n", "p50", "p99", "max"]];
+    const sRow = (label, arr) => {
       const x = summary(arr);
-      oRows.push([label, x.n, fmt(x.p50, 2), fmt(x.p99, 2), fmt(x.max, 2)]);
+      sRows.push([label, x.n, fmt(x.p50, 2), fmt(x.p99, 2), fmt(x.max, 2)]);
     };
-    const oFetch = (pred) => fetchKinds.filter(pred).flatMap((k) => objCpu.fetch[k] ?? []);
-    oRow(
+    const sFetch = (pred) => fetchKinds.filter(pred).flatMap((k) => servicesCpu.fetch[k] ?? []);
+    sRow(
       "API requests",
-      oFetch((k) => !isInbox(k)),
+      sFetch((k) => !isInbox(k)),
     );
-    oRow("inbox POSTs (request + after-response work)", oFetch(isInbox));
-    oRow("JOBS batches", objCpu.jobs);
-    oRow("DELIVERY invocations", objCpu.delivery);
-    oRow("cron", [...objCpu.cron.light, ...objCpu.cron.heavy]);
-    out.push(table(oRows));
+    sRow("inbox POSTs (request + after-response work)", sFetch(isInbox));
+    sRow("JOBS batches", servicesCpu.jobs);
+    sRow("DELIVERY invocations", servicesCpu.delivery);
+    sRow("cron", [...servicesCpu.cron.light, ...servicesCpu.cron.heavy]);
+    out.push(table(sRows));
     out.push(
-      `The services process used ${fmt(objDay, 0)} ms of CPU over the replayed day (its share of the control requests ` +
-        `taken out)${DOS_APART ? ` for ${fmt(doReq)} counted object calls (${fmt(doReq ? objDay / doReq : null, 2)} ms per call on average${QUEUES_APART ? ", the queue simulator's work included" : ""})` : ""}. ` +
+      `The services process used ${fmt(servicesDay, 0)} ms of CPU over the replayed day (its share of the control requests ` +
+        `taken out)${DOS_APART ? ` for ${fmt(doReq)} counted object calls (${fmt(doReq ? servicesDay / doReq : null, 2)} ms per call on average${QUEUES_APART ? ", the queue simulator's work included" : ""})` : ""}. ` +
         (DOS_APART ? "On Cloudflare each object call is an invocation of the object, with its own CPU limit, not part of the caller's. " : "") +
         (QUEUES_APART ? "Queues is a service of its own there: a send costs the Worker its request, and a batch arrives as an invocation." : ""),
     );

@@ -21,8 +21,13 @@ export function countedBatch(batch, { onAck = () => {}, onRetry = () => {} }) {
       m.retry(o);
     },
   }));
+  return batchOf(batch.queue, messages);
+}
+
+/** A queue batch of these messages (each with ack and retry): ackAll and retryAll go through each message. */
+export function batchOf(queue, messages) {
   return {
-    queue: batch.queue,
+    queue,
     messages,
     ackAll: () => {
       for (const m of messages) m.ack();

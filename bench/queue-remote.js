@@ -8,6 +8,8 @@
 //   the acks and retries that come back to the real messages.
 // Message bodies are plain data (JSON), as Tern's are.
 
+import { batchOf } from "./entry-counters.js";
+
 export const SEND_PATH = "/__bench/queue-send";
 export const BATCH_PATH = "/__bench/queue-batch";
 
@@ -52,18 +54,8 @@ export async function serveRelayedBatch(request, env, ctx, handler) {
     ack: () => outcome.set(m.id, { ack: true }),
     retry: (opts) => outcome.set(m.id, { retry: opts ?? {} }),
   }));
-  const batch = {
-    queue: b.queue,
-    messages,
-    ackAll: () => {
-      for (const m of messages) m.ack();
-    },
-    retryAll: (opts) => {
-      for (const m of messages) m.retry(opts);
-    },
-  };
   try {
-    await handler(batch, env, ctx);
+    await handler(batchOf(b.queue, messages), env, ctx);
   } catch (e) {
     return Response.json({ error: e instanceof Error ? e.message : String(e) });
   }

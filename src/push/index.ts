@@ -2,6 +2,6 @@
 // notification (pushTargetsStatement, pushJobsOf); each job is sent from the JOBS consumer with deliverPush, which throws
 // PushRetry (retry with err.delaySeconds; retryPushJob bounds the attempts) and removes dead subscriptions itself.
 export { deliverPush, retryPushJob, MAX_PUSH_ATTEMPTS } from "./deliver";
-export { pushJobsForNotifications, pushJobsOf, pushTargetsStatement } from "./subscriptions";
+export { pushJobsOf, pushTargetsStatement } from "./subscriptions";
 export { vapidPublicKey } from "./keys";
 export { PushRetry, type PushJob } from "./types";

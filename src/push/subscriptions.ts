@@ -163,9 +163,3 @@ export function pushTargetsStatement(db: DB, notificationIds: string[]) {
 export function pushJobsOf(rows: readonly { id: string; nid: string }[]): PushJob[] {
   return rows.map((r) => ({ type: "push", subscriptionId: unpadId(String(r.id)), notificationId: unpadId(String(r.nid)) }));
 }
-
-/** The push jobs of some notifications, read on their own. */
-export async function pushJobsForNotifications(db: DB, notificationIds: string[]): Promise<PushJob[]> {
-  if (!notificationIds.length) return [];
-  return pushJobsOf(await pushTargetsStatement(db, notificationIds));
-}

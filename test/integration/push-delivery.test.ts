@@ -6,7 +6,7 @@ import { env, fetchMock } from "cloudflare:test";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Effect } from "../../src/effects/types";
 import { padId } from "../../src/lib/ids";
-import { deliverPush, MAX_PUSH_ATTEMPTS, pushJobsForNotifications, PushRetry, retryPushJob, type PushJob } from "../../src/push";
+import { deliverPush, MAX_PUSH_ATTEMPTS, pushJobsOf, pushTargetsStatement, PushRetry, retryPushJob, type PushJob } from "../../src/push";
 import { issueToken } from "../../src/oauth/tokens";
 import { api, cfg, db, makeApp, makeUser, type TestUser } from "./helpers";
 import { decryptAes128gcm, decryptAesgcm, makePushClient, pushService, verifyVapid, type PushClient } from "./push-fixtures";
@@ -62,10 +62,11 @@ async function latestNotification(accountId: string): Promise<{ id: string; type
   return { id: row!.id.replace(/^0+/, ""), type: row!.type };
 }
 
-/** What the effects pipeline will do with `notify`: the jobs for that notification. */
-async function jobsFor(notificationId: string): Promise<PushJob[]> {
-  return pushJobsForNotifications(db(), [notificationId]);
+/** What the effects pipeline does with `notify` (notifyAll): the jobs for these notifications, from the push targets' statement. */
+async function jobsOf(notificationIds: string[]): Promise<PushJob[]> {
+  return pushJobsOf(await pushTargetsStatement(db(), notificationIds));
 }
+const jobsFor = (notificationId: string) => jobsOf([notificationId]);
 
 const subscriptionExists = async (id: string) => !!(await env.DB.prepare("SELECT 1 AS x FROM web_push_subscriptions WHERE id = ?").bind(padId(id)).first());
 
@@ -155,7 +156,7 @@ describe("push delivery", () => {
     await s.user.api.post(`/api/v1/accounts/${other.id}/follow`);
     const theirs = (await latestNotification(other.id)).id;
     const otherSub = await subscriber({ alerts: { follow: true } }, other);
-    const both = await pushJobsForNotifications(db(), [mentionId, theirs]);
+    const both = await jobsOf([mentionId, theirs]);
     expect(
       both
         .filter((j) => j.notificationId === mentionId)
