@@ -330,11 +330,8 @@ export async function ingestNote(r: Resolution, note: NormalizedNote, author: Ac
 /**
  * Applies Update{Note} to a remote status (the caller checked the author). Stale updates are ignored (C18); the
  * first edit stores the original as history; a change that only moves poll counts updates the poll alone.
- * Returns whether anything changed.
- */
-/**
- * `finish`: statements to commit with the update's writes (an inbox item's seen and delete, withFinish), and what to
- * call once they have.
+ * Returns whether anything changed. `finish`: statements to commit with the update's writes (an inbox item's seen and
+ * delete, withFinish), and what to call once they have.
  */
 export async function applyNoteUpdate(
   r: Resolution,

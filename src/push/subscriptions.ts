@@ -2,11 +2,11 @@
 // token's old one; revoking or deleting the token removes it (triggers in migrations/0002_push.sql). Each call is one
 // D1 round trip, the VAPID key row read in the same batch for `server_key`.
 import { eq, sql } from "drizzle-orm";
-import type { DB } from "../db/client";
+import { type DB, idList } from "../db/client";
 import { webPushSubscriptions } from "../db/schema";
 import type { Config, Env } from "../env";
 import { validationFailed } from "../lib/errors";
-import { padId, snowflake, unpadId } from "../lib/ids";
+import { snowflake, unpadId } from "../lib/ids";
 import { FetchRefused } from "../federation/safe-fetch";
 import { base64url } from "./base64";
 import { parseClientKeys } from "./encrypt";
@@ -151,11 +151,10 @@ const MAX_SUBSCRIPTIONS_PER_NOTIFICATION = 50;
  * caller can batch it with the other reads of the same notifications (src/effects/run.ts notifyAll).
  */
 export function pushTargetsStatement(db: DB, notificationIds: string[]) {
-  const ids = JSON.stringify(notificationIds.map(padId));
   return db.all<{ id: string; nid: string }>(sql`SELECT id, nid FROM (
       SELECT s.id AS id, n.id AS nid, row_number() OVER (PARTITION BY n.id ORDER BY s.id) AS k FROM notifications n
       JOIN web_push_subscriptions s ON s.account_id = n.account_id
-      WHERE n.id IN (SELECT value FROM json_each(${ids})) AND ${PUSHABLE})
+      WHERE n.id IN ${idList(notificationIds)} AND ${PUSHABLE})
     WHERE k <= ${sql.raw(String(MAX_SUBSCRIPTIONS_PER_NOTIFICATION))} ORDER BY nid, id`);
 }
 
