@@ -737,13 +737,11 @@ async function main() {
       isolate.close();
       const n = Object.values(cpu.fetch).flat().length + cpu.jobs.length + cpu.delivery.length + cpu.cron.light.length + cpu.cron.heavy.length;
       const label = `the replayed day (${FRACTION} of it): ${n} measured invocations and ${freeBatches} freely drained batches`;
+      const file = typeof opt("profile") === "string" ? opt("profile") : join(tmpdir(), ALLOC ? "tern-day.heapprofile" : "tern-day.cpuprofile");
+      writeFileSync(file, JSON.stringify(profile));
       if (ALLOC) reportAlloc(profile, { n, label });
-      else {
-        const file = typeof opt("profile") === "string" ? opt("profile") : join(tmpdir(), "tern-day.cpuprofile");
-        writeFileSync(file, JSON.stringify(profile));
-        reportCpu(profile, { n, label });
-        log(`profile written to ${file}`);
-      }
+      else reportCpu(profile, { n, label });
+      log(`profile written to ${file}`);
     }
     report({
       end,

@@ -1,11 +1,58 @@
-import { sql, type SQL } from "drizzle-orm";
+import { SQL, StringChunk, type QueryWithTypings, type SQLChunk } from "drizzle-orm";
+import { type DB, internals } from "./client";
 
 type Value = string | number | null;
+
+/**
+ * An SQL whose text is already made: drizzle asks a statement for its query (`sqlToQuery` → `toQuery`) once per
+ * call, and would join the text again from its chunks, tens of KiB of garbage a call for the long statements (the
+ * status statement's ~7 KB head, fan-out, notifications). This one answers with the text made once and this call's
+ * values. Inside another sql`` it reads as its chunks, like any SQL, so it can still be embedded.
+ */
+export class PrebuiltSql extends SQL {
+  constructor(
+    chunks: SQLChunk[],
+    private readonly text: string,
+    private readonly values: unknown[],
+  ) {
+    super(chunks);
+  }
+  override toQuery(): QueryWithTypings {
+    return { sql: this.text, params: this.values };
+  }
+  override append(): this {
+    throw new Error("PrebuiltSql: its text is made; build a new statement instead of appending");
+  }
+}
+
+/**
+ * Text with `?` where its values go, split once: `parts` are the literal pieces around them (as chunks, immutable and
+ * shared by every call) and `text` the whole. Its values are bound per call with `prebuilt`.
+ */
+export interface Prebuilt {
+  chunks: StringChunk[];
+  text: string;
+}
+
+export function prebuiltText(parts: readonly string[]): Prebuilt {
+  for (const p of parts) if (p.includes("?")) throw new Error("prebuilt SQL: a `?` in the text's literals would be read as a parameter");
+  return { chunks: parts.map((p) => new StringChunk(p)), text: parts.join("?") };
+}
+
+/** The statement of `t` with `values` bound, in order (as many as `t` has `?`). */
+export function prebuilt(t: Prebuilt, values: unknown[]): SQL {
+  const chunks: SQLChunk[] = [t.chunks[0]!];
+  for (let i = 0; i < values.length; i++) chunks.push(values[i] as SQLChunk, t.chunks[i + 1]!);
+  return new PrebuiltSql(chunks, t.text, values);
+}
 
 /** SQL text split at its `$name` placeholders, once: the literal parts around them and the names in order. */
 export interface BoundText {
   parts: string[];
   names: string[];
+  made: Prebuilt;
+  /** The whole text for each set of holes it was bound with (bindTextWith), by the holes' texts. */
+  tails: Map<string, Prebuilt>;
 }
 
 /**
@@ -24,17 +71,54 @@ export function boundText(text: string): BoundText {
     last = m.index! + m[0].length;
   }
   parts.push(text.slice(last));
-  return { parts, names };
+  return { parts, names, made: prebuiltText(parts), tails: new Map() };
+}
+
+function valuesOf(t: BoundText, params: Record<string, Value>): unknown[] {
+  return t.names.map((name) => {
+    if (!(name in params)) throw new Error(`boundSql: no value for $${name}`);
+    return params[name];
+  });
 }
 
 /** The parsed text with every placeholder BOUND to its value (never spliced into the text). */
 export function bindText(t: BoundText, params: Record<string, Value>): SQL {
-  const values = t.names.map((name) => {
-    if (!(name in params)) throw new Error(`boundSql: no value for $${name}`);
-    return params[name];
+  return prebuilt(t.made, valuesOf(t, params));
+}
+
+/**
+ * The parsed text with its values bound and its `holes` (placeholders named in `holes`: a page's id list, a WHERE)
+ * spliced in as SQL built per call (small). The whole text is kept per distinct text of the holes (their values are
+ * bound, so a statement has a few: one per shape of its conditions), so a long statement is neither joined nor
+ * copied again on every call.
+ */
+export function bindTextWith(db: DB, t: BoundText, params: Record<string, Value>, holes: Record<string, SQL>): SQL {
+  const dialect = internals(db).dialect;
+  const built = t.names.map((name) => (name in holes ? dialect.sqlToQuery(holes[name]!) : null));
+  const key = built.map((q) => q?.sql ?? "").join("\u0000");
+  let made = t.tails.get(key);
+  if (!made) {
+    let text = t.parts[0]!;
+    let count = 0;
+    t.names.forEach((_, i) => {
+      const q = built[i];
+      text += (q ? q.sql : "?") + t.parts[i + 1]!;
+      count += q ? q.params.length : 1;
+    });
+    const parts = text.split("?");
+    if (parts.length - 1 !== count) throw new Error("bindTextWith: a `?` in a hole's text is not a parameter");
+    if (t.tails.size >= 64) t.tails.clear();
+    made = prebuiltText(parts);
+    t.tails.set(key, made);
+  }
+  const values: unknown[] = [];
+  t.names.forEach((name, i) => {
+    const q = built[i];
+    if (q) values.push(...q.params);
+    else if (name in params) values.push(params[name]);
+    else throw new Error(`boundSql: no value for $${name}`);
   });
-  // sql`` takes its literal parts as an array: one chunk per part, each value a bound parameter.
-  return sql(t.parts as unknown as TemplateStringsArray, ...values);
+  return prebuilt(made, values);
 }
 
 /**

@@ -3,8 +3,10 @@
 // and a good share of a small request's CPU, on every request or inbox delivery that reads one. A frozen statement
 // keeps the text, binds new values per call and maps rows with drizzle's own mapping (columns decoded, a left join that
 // found nothing as null), so call sites read as before. It is awaited, or passed to db.batch like any statement.
-import { type AnyColumn, fillPlaceholders, sql, type Query, type SQL } from "drizzle-orm";
+import { type AnyColumn, type Column, fillPlaceholders, getTableColumns, is, Param, Placeholder, sql, SQL, type Query } from "drizzle-orm";
+import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { SQLiteRaw } from "drizzle-orm/sqlite-core/query-builders/raw";
+import { prebuilt, type Prebuilt, prebuiltText } from "./bound-sql";
 import { type DB, internals, type PreparedInternals } from "./client";
 
 /** What a select builder's prepare() gives: the query (its values as placeholders) and how its rows map. */
@@ -108,19 +110,71 @@ export function frozenHead<Q extends Builder>(build: (db: DB) => Q): (db: DB, ta
 
 /**
  * A raw statement written with drizzle's sql`` and `sql.placeholder(name)` where its values go, built to text once:
- * each call gives an SQL of that same text with `values` bound, for db.run/db.all (alone or in a batch). For
+ * each call gives an SQL of that same text with `values` bound (a PrebuiltSql: drizzle does not join the text again),
+ * for db.run/db.all (alone or in a batch). For
  * statements assembled from many pieces that vary only by a few flags: make one per variant.
  */
 export function frozenSql(build: () => SQL): (db: DB, values: Record<string, unknown>) => SQL {
-  let made: { parts: string[]; params: unknown[] } | undefined;
+  let made: { text: Prebuilt; params: unknown[] } | undefined;
   return (db, values) => {
     if (!made) {
       const q = internals(db).dialect.sqlToQuery(build());
       const parts = q.sql.split("?");
       // Every `?` is a parameter drizzle wrote: none in the text's own literals, or the split would misplace values.
       if (parts.length - 1 !== q.params.length) throw new Error("frozenSql: a `?` in the statement's text is not a parameter");
-      made = { parts, params: q.params };
+      made = { text: prebuiltText(parts), params: q.params };
     }
-    return sql(made.parts as unknown as TemplateStringsArray, ...fillPlaceholders(made.params, values));
+    return prebuilt(made.text, fillPlaceholders(made.params, values));
   };
+}
+
+type InsertBuilder = ReturnType<ReturnType<DB["insert"]>["values"]>;
+
+/**
+ * An insert of one row into `table`, its text built once by drizzle (every insertable column, each value bound, and
+ * whatever `finish` adds: `(q) => q.onConflictDoNothing()`): each call binds the row's values as drizzle's own insert
+ * would (each through its column's encoder; a value left out takes the column's default, its defaultFn, its
+ * onUpdateFn, else null). Drizzle's builder makes a wide row's statement from hundreds of pieces on every call (a
+ * status: ~45 columns). A column whose default is SQL (not a value) must be given a value. Awaited, or passed to
+ * db.batch, like any statement.
+ */
+export function frozenInsert<T extends SQLiteTable>(
+  table: T,
+  finish: (q: InsertBuilder) => { toSQL(): unknown; getSQL(): SQL } = (q) => q,
+): (db: DB, row: T["$inferInsert"]) => SQLiteRaw<D1Result> {
+  type Col = Column & { shouldDisableInsert(): boolean };
+  // Made on the first call: tables are built on first use (schema/lazy-table.ts), not at script startup. Each of the
+  // text's parameters is a row's column (its key and encoder) or a value the builder bound itself (`finish`).
+  let made: { text: Prebuilt; params: ({ key: string; col: Col } | { value: unknown })[] } | undefined;
+  return (db, row) => {
+    if (!made) {
+      const cols = new Map(Object.entries(getTableColumns(table) as Record<string, Col>).filter(([, c]) => !c.shouldDisableInsert()));
+      const placeholders = Object.fromEntries([...cols.keys()].map((k) => [k, sql.placeholder(k)]));
+      const q = internals(db).dialect.sqlToQuery(finish(db.insert(table).values(placeholders as never)).getSQL());
+      const parts = q.sql.split("?");
+      if (parts.length - 1 !== q.params.length) throw new Error("frozenInsert: a `?` in the statement's text is not a parameter");
+      const params = q.params.map((p) => {
+        const name = is(p, Param) && is(p.value, Placeholder) ? p.value.name : is(p, Placeholder) ? p.name : null;
+        const col = name === null ? undefined : cols.get(name);
+        return col && name !== null ? { key: name, col } : { value: p };
+      });
+      made = { text: prebuiltText(parts), params };
+    }
+    const given = row as Record<string, unknown>;
+    const values = made.params.map((p) => ("col" in p ? driverValue(p.col, given[p.key]) : p.value));
+    return db.run(prebuilt(made.text, values));
+  };
+}
+
+/** A value as drizzle's insert binds it: left out, the column's default (a value) or generated one, else null. */
+function driverValue(c: Column, v: unknown): unknown {
+  if (v === undefined) {
+    if (c.default !== null && c.default !== undefined) v = c.default;
+    else if (c.defaultFn !== undefined) v = c.defaultFn();
+    else if (c.onUpdateFn !== undefined) v = c.onUpdateFn();
+    else return null;
+    if (is(v, SQL)) throw new Error(`frozenInsert: column ${c.name} has an SQL default; give it a value`);
+  }
+  if (is(v, SQL)) throw new Error(`frozenInsert: column ${c.name} was given SQL; frozen inserts bind values only`);
+  return v === null ? null : c.mapToDriverValue(v);
 }

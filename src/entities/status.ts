@@ -11,7 +11,7 @@ import { type Column, getTableColumns, sql, type SQL, type Table } from "drizzle
 import { lazy } from "../lib/lazy";
 import type { DB, Statement } from "../db/client";
 import { idList } from "../db/client";
-import { bindText, boundText } from "../db/bound-sql";
+import { bindTextWith, boundText } from "../db/bound-sql";
 import { ACCOUNT_UNRENDERED, accounts, mediaAttachments, polls, previewCards, quotes, statuses, type FilterContext } from "../db/schema";
 import type { Config } from "../env";
 import { padId, unpadId } from "../lib/ids";
@@ -159,8 +159,8 @@ const STATUS_COLUMNS = lazy(() => Object.entries(getTableColumns(statuses)));
  * few hundred pieces, and map each row twice (D1's objects to arrays, then to properties): most of a page's
  * query-building time and garbage. Here D1's row objects come back keyed by property already (`AS "accountId"`).
  */
-const STATUS_HEAD = lazy(() => boundText(statusHead(false)));
-const STATUS_HEAD_VIEWER = lazy(() => boundText(statusHead(true)));
+const STATUS_HEAD = lazy(() => boundText(`${statusHead(false)} WHERE $where`));
+const STATUS_HEAD_VIEWER = lazy(() => boundText(`${statusHead(true)} WHERE $where`));
 
 function statusHead(viewer: boolean): string {
   const S = `"statuses"`;
@@ -210,8 +210,8 @@ function statusHead(viewer: boolean): string {
  * viewer's relations to it and to its author. Rows read: one per id bound, one per row found.
  */
 function statusRowsStatement(db: DB, where: SQL, viewerId: string | null, now: number) {
-  const head = viewerId ? bindText(STATUS_HEAD_VIEWER(), { v: padId(viewerId), now }) : bindText(STATUS_HEAD(), {});
-  return db.all<LoadedRow>(sql`${head} WHERE ${where}`);
+  const q = viewerId ? bindTextWith(db, STATUS_HEAD_VIEWER(), { v: padId(viewerId), now }, { where }) : bindTextWith(db, STATUS_HEAD(), {}, { where });
+  return db.all<LoadedRow>(q);
 }
 
 /** QUOTE_FLAGS.followers in the automatic (high) and manual (low) halves of quote_approval_policy. */

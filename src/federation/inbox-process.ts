@@ -212,6 +212,12 @@ async function loadItem(db: DB, itemId: string, cfg: Pick<ReturnType<typeof read
   };
 }
 
+// Every processed activity ends with these: their text built once per isolate (db/frozen.ts).
+const deleteItem = frozenSql(() => sql`DELETE FROM inbox_items WHERE id = ${sql.placeholder("id")}`);
+const markSeen = frozenSql(
+  () => sql`INSERT OR IGNORE INTO inbox_seen (activity_id, received_at) VALUES (${sql.placeholder("key")}, ${sql.placeholder("now")})`,
+);
+
 /**
  * Round trips for a processed activity: the item (with its signer, domain check and, by the body's id, the seen check
  * for activities taken once per id), the handler's own reads, and its writes together with the item's seen/delete statements when the
@@ -220,8 +226,8 @@ async function loadItem(db: DB, itemId: string, cfg: Pick<ReturnType<typeof read
 export async function processInboxItem(db: DB, env: Env, itemId: string, origin: string, fx: Effects): Promise<void> {
   const cfg = readConfig(env, origin);
   const finishStatements = (key: string | null): Statement[] => {
-    const stmts: Statement[] = [db.delete(inboxItems).where(eq(inboxItems.id, itemId))];
-    if (key) stmts.unshift(db.run(sql`INSERT OR IGNORE INTO inbox_seen (activity_id, received_at) VALUES (${key}, ${Date.now()})`));
+    const stmts: Statement[] = [db.run(deleteItem(db, { id: padId(itemId) }))];
+    if (key) stmts.unshift(db.run(markSeen(db, { key, now: Date.now() })));
     return stmts;
   };
   const finish = async (key: string | null) => {

@@ -2,6 +2,8 @@
 // thread, and applying an Update to it. Finding one by URI (and fetching it) is resolve-status.ts.
 import { and, asc, eq, sql } from "drizzle-orm";
 import { type DB, runBatch, type Statement } from "../db/client";
+import { insertConversation, insertMedia, insertPoll, insertStatus, insertStatusEdit } from "../db/inserts";
+import { frozenSelect } from "../db/frozen";
 import { accounts, conversations, mediaAttachments, mentions, polls, statusEdits, statuses, tombstones } from "../db/schema";
 import { type MediaRow, newStatusFields, type PollRow, type StatusRow } from "../entities/status";
 import { incomingQuoteStatement, remoteQuotePolicy } from "./quotes-inbound";
@@ -163,7 +165,22 @@ async function conversationFor(db: DB, note: NormalizedNote, parent: StatusRow |
   return { id, insert: { id, uri: note.conversation, createdAt: now } };
 }
 
-const conversationByUri = (db: DB, uri: string) => db.select({ id: conversations.id }).from(conversations).where(eq(conversations.uri, uri)).limit(1);
+// Every incoming Create reads these two: their text built once per isolate (db/frozen.ts).
+const conversationByUriRows = frozenSelect((db) =>
+  db
+    .select({ id: conversations.id })
+    .from(conversations)
+    .where(eq(conversations.uri, sql.placeholder("uri")))
+    .limit(1),
+);
+const conversationByUri = (db: DB, uri: string) => conversationByUriRows(db, { uri });
+const tombstoneRows = frozenSelect((db) =>
+  db
+    .select({ uri: tombstones.uri })
+    .from(tombstones)
+    .where(eq(tombstones.uri, sql.placeholder("uri")))
+    .limit(1),
+);
 
 /** ingestNote's first reads, read by the caller in a batch of its own (Create: issue 12, inbound round trips). */
 export interface IngestLookup {
@@ -181,7 +198,7 @@ export function ingestLookupStatements(db: DB, note: NormalizedNote) {
   const mentionsQ = noteMentionsQuery(db, note);
   return [
     statusRowByUri(db, note.id),
-    db.select({ uri: tombstones.uri }).from(tombstones).where(eq(tombstones.uri, note.id)).limit(1),
+    tombstoneRows(db, { uri: note.id }),
     conversationByUri(db, note.conversation ?? ""),
     statusRowByUri(db, note.inReplyTo && note.inReplyTo !== note.id ? note.inReplyTo : ""),
     ...(mentionsQ ? [mentionsQ] : []),
@@ -269,14 +286,14 @@ export async function ingestNote(r: Resolution, note: NormalizedNote, author: Ac
   // A quote: the quoted status resolved and the authorization checked before the batch (quotes-inbound.ts).
   const quote = await incomingQuoteStatement(r, note, author, id, depth);
   const realtime = createdAt >= now - REALTIME_WINDOW_MS;
-  const writes: Statement[] = [db.insert(statuses).values(row)];
+  const writes: Statement[] = [insertStatus(db, row)];
   if (quote) writes.push(quote.stmt);
   const emojis = upsertRemoteEmojisStatement(db, author.domain, note.emojis, now);
   if (emojis) writes.push(emojis);
-  if (conv.insert) writes.push(db.insert(conversations).values(conv.insert));
+  if (conv.insert) writes.push(insertConversation(db, conv.insert));
   if (mentioned.length) writes.push(mentionRowsStatement(db, id, mentioned, now));
   writes.push(...statusTagsStatements(db, id, tags, now));
-  for (const m of media) writes.push(db.insert(mediaAttachments).values(m));
+  for (const m of media) writes.push(insertMedia(db, m));
   writes.push(
     searchIndexStatement(db, id, {
       spoilerText: text.spoilerText,
@@ -286,7 +303,7 @@ export async function ingestNote(r: Resolution, note: NormalizedNote, author: Ac
     }),
   );
   if (poll && pollId)
-    writes.push(db.insert(polls).values({ id: pollId, statusId: id, accountId: author.id, hideTotals: false, createdAt: now, updatedAt: now, ...poll }));
+    writes.push(insertPoll(db, { id: pollId, statusId: id, accountId: author.id, hideTotals: false, createdAt: now, updatedAt: now, ...poll }));
   if (realtime) {
     for (const m of mentioned) {
       if (m.account.domain || (m.silent && visibility !== "direct")) continue;
@@ -388,9 +405,7 @@ export async function applyNoteUpdate(
   } else if (newPoll) {
     const newId = snowflake(now);
     pollId = newId;
-    writes.push(
-      db.insert(polls).values({ id: newId, statusId: status.id, accountId: author.id, hideTotals: false, createdAt: now, updatedAt: now, ...newPoll }),
-    );
+    writes.push(insertPoll(db, { id: newId, statusId: status.id, accountId: author.id, hideTotals: false, createdAt: now, updatedAt: now, ...newPoll }));
   } else if (oldPoll) {
     pollId = null;
     writes.push(db.run(sql`DELETE FROM poll_votes WHERE poll_id = ${padId(oldPoll.id)}`), db.delete(polls).where(eq(polls.id, oldPoll.id)));
@@ -423,7 +438,7 @@ export async function applyNoteUpdate(
     } else {
       const m = mediaRow(a, author.id, status.id, now);
       mediaIds.push(m.id);
-      writes.push(db.insert(mediaAttachments).values(m));
+      writes.push(insertMedia(db, m));
     }
   }
   const gone = (oldMedia as MediaRow[]).filter((m) => !mediaIds.includes(m.id)).map((m) => padId(m.id));
@@ -477,7 +492,7 @@ export async function applyNoteUpdate(
   );
   const editId = snowflake(editedAt);
   writes.push(
-    db.insert(statusEdits).values({
+    insertStatusEdit(db, {
       id: editId,
       statusId: status.id,
       accountId: author.id,

@@ -2,6 +2,7 @@
 // original as a status_edits row, so history always starts at what was first posted.
 import { and, asc, eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
+import { insertPoll, insertStatusEdit } from "../db/inserts";
 import { idList, runBatch, type Statement } from "../db/client";
 import { mediaAttachments, mentions, polls, statusEdits, statuses } from "../db/schema";
 import { loadStatusBundle, renderStatus, renderStatusFrom, type MediaRow, type StatusRow } from "../entities/status";
@@ -38,7 +39,7 @@ const MAX_UPDATE_NOTIFICATIONS = 500;
 
 /** The status as first written, kept as the first entry of its edit history when it is edited the first time. */
 export function originalVersionStatement(db: DB, s: StatusRow, pollOptions: string[] | null, id: string) {
-  return db.insert(statusEdits).values({
+  return insertStatusEdit(db, {
     id,
     statusId: s.id,
     accountId: s.accountId,
@@ -135,7 +136,7 @@ export async function editStatus(db: DB, fx: Effects, cfg: Config, viewer: UserV
   if (newPoll && !oldPoll) {
     const row = newPollRow(snowflake(now), statusId, me.id, newPoll, now);
     pollId = row.id;
-    writes.push(db.insert(polls).values(row));
+    writes.push(insertPoll(db, row));
   } else if (newPoll && oldPoll) {
     const changed = JSON.stringify(newPoll.options) !== JSON.stringify(oldPoll.options) || newPoll.multiple !== oldPoll.multiple;
     if (changed) {
@@ -223,7 +224,7 @@ export async function editStatus(db: DB, fx: Effects, cfg: Config, viewer: UserV
   writes.push(searchIndexStatement(db, statusId, { spoilerText: spoiler, text, pollOptions: newPoll?.options, mediaDescriptions: descriptions }));
   const editId = snowflake(now);
   writes.push(
-    db.insert(statusEdits).values({
+    insertStatusEdit(db, {
       id: editId,
       statusId,
       accountId: me.id,

@@ -3,6 +3,7 @@
 import { sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { DB } from "../db/client";
+import { insertFavourite } from "../db/inserts";
 import { favourites } from "../db/schema";
 import { isUniqueViolation } from "../db/unique";
 import type { Effects } from "../effects/collector";
@@ -29,7 +30,7 @@ export function favouriteChange(
   const favId = snowflake(now);
   return {
     stmts: [
-      db.insert(favourites).values({ id: favId, accountId, statusId: target.id, uri, createdAt: now }) as unknown as BatchItem<"sqlite">,
+      insertFavourite(db, { id: favId, accountId, statusId: target.id, uri, createdAt: now }) as unknown as BatchItem<"sqlite">,
       notificationStatement(db, fx, { recipientId: target.accountId, fromAccountId: accountId, type: "favourite", statusId: target.id, activityId: favId }),
     ],
     effects: (fx) => {

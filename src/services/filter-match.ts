@@ -10,9 +10,10 @@
 //   descriptions; for a boost, the boosted status's;
 // - keyword_matches holds the first match in the text (as it appears there); status_matches the filtered ids among
 //   the status and, for a boost, the boosted status.
-import { sql, type SQL } from "drizzle-orm";
+import type { SQL } from "drizzle-orm";
 import { lazy } from "../lib/lazy";
 import type { DB } from "../db/client";
+import { bindTextWith, boundText } from "../db/bound-sql";
 import type { FilterAction, FilterContext } from "../db/schema";
 import { padId, unpadId } from "../lib/ids";
 
@@ -55,20 +56,24 @@ export interface FilterRuleRow {
  * list, e.g. the page's ids and their boost targets). One statement, for renderStatuses' batch.
  */
 export function activeFilterRules(db: DB, viewerId: string, statusIds: SQL, now: number) {
-  const v = padId(viewerId);
-  return db.all<FilterRuleRow>(sql`
+  return db.all<FilterRuleRow>(bindTextWith(db, FILTER_RULES(), { v: padId(viewerId), now }, { ids: statusIds }));
+}
+
+// Its text parsed once per isolate (db/bound-sql.ts): `$v` the viewer, `$now` the time, `$ids` the statuses' list.
+const FILTER_RULES = lazy(() =>
+  boundText(`
     SELECT f.id AS filter_id, f.title AS filter_title, f.context AS filter_context, f.action AS filter_action,
       f.expires_at AS filter_expires_at, 0 AS kind, k.id AS rule_id, k.keyword AS keyword, k.whole_word AS whole_word,
       NULL AS rule_status_id
     FROM custom_filter_keywords k JOIN custom_filters f ON f.id = k.custom_filter_id
-    WHERE k.account_id = ${v} AND f.account_id = ${v} AND (f.expires_at IS NULL OR f.expires_at > ${now})
+    WHERE k.account_id = $v AND f.account_id = $v AND (f.expires_at IS NULL OR f.expires_at > $now)
     UNION ALL
     SELECT f.id, f.title, f.context, f.action, f.expires_at, 1, fs.id, NULL, NULL, fs.status_id
     FROM custom_filter_statuses fs JOIN custom_filters f ON f.id = fs.custom_filter_id
-    WHERE fs.account_id = ${v} AND fs.status_id IN ${statusIds} AND f.account_id = ${v}
-      AND (f.expires_at IS NULL OR f.expires_at > ${now})
-    ORDER BY filter_id, kind, rule_id`);
-}
+    WHERE fs.account_id = $v AND fs.status_id IN $ids AND f.account_id = $v
+      AND (f.expires_at IS NULL OR f.expires_at > $now)
+    ORDER BY filter_id, kind, rule_id`),
+);
 
 // Ruby's [[:word:]] and (Onigmo, word-bound-all-range) \b: Unicode letters, marks, decimal digits, connectors.
 const WORD = String.raw`[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]`;

@@ -2,6 +2,7 @@
 // unattached, delete while unused. Objects live in R2 under server-made keys (media/store.ts).
 import { and, eq, isNull } from "drizzle-orm";
 import type { DB } from "../db/client";
+import { insertMedia } from "../db/inserts";
 import { ownedBy } from "../db/owned";
 import { mediaAttachments } from "../db/schema";
 import type { Env } from "../env";
@@ -86,7 +87,7 @@ export async function createMedia(db: DB, env: Env, accountId: string, input: Me
       createdAt: Date.now(),
       detachedAt: null,
     };
-    await db.insert(mediaAttachments).values(row);
+    await insertMedia(db, row);
     return row;
   } catch (e) {
     await deleteStored(env, [key, previewKey]).catch(() => {});

@@ -3,8 +3,9 @@
 // the viewer lookup plus the write.
 import { and, eq, gt, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
+import { insertConversation, insertPoll, insertStatus } from "../db/inserts";
 import { idList, runBatch, type Statement } from "../db/client";
-import { accounts, conversations, idempotencyKeys, mediaAttachments, polls, statuses, type Visibility } from "../db/schema";
+import { accounts, idempotencyKeys, mediaAttachments, statuses, type Visibility } from "../db/schema";
 import { emptyBundle, newStatusFields, renderStatus, renderStatusFrom, type MediaRow, type StatusRow } from "../entities/status";
 import { renderAccount } from "../entities/account";
 import { accountUrl, statusUri, statusUrl, tagUrl } from "../entities/urls";
@@ -368,7 +369,7 @@ export async function postStatus(
   if (parent?.conversationId) conversationId = parent.conversationId;
   else {
     conversationId = snowflake(now);
-    writes.push(db.insert(conversations).values({ id: conversationId, uri: null, createdAt: now }));
+    writes.push(insertConversation(db, { id: conversationId, uri: null, createdAt: now }));
   }
   const pollRow: PollRow | null = poll ? newPollRow(snowflake(now), id, me.id, poll, now) : null;
   const row: StatusRow = {
@@ -395,7 +396,7 @@ export async function postStatus(
     ...newStatusFields(now),
     quoteApprovalPolicy: quotePolicy,
   };
-  writes.push(db.insert(statuses).values(row));
+  writes.push(insertStatus(db, row));
   // The author sees their own post at once, as on Mastodon: their feed row is written with it (fan-out does the rest).
   writes.push(
     db.run(sql`INSERT OR IGNORE INTO home_feed (account_id, status_id, reblog_of_id, author_id) VALUES (${padId(me.id)}, ${padId(id)}, NULL, ${padId(me.id)})`),
@@ -409,7 +410,7 @@ export async function postStatus(
           AND (scheduled_status_id IS NULL OR scheduled_status_id = ${opts.scheduled ? padId(opts.scheduled.id) : ""})`),
     );
   }
-  if (pollRow) writes.push(db.insert(polls).values(pollRow));
+  if (pollRow) writes.push(insertPoll(db, pollRow));
   const quote = quoted ? attachQuoteStatements(db, fx, { statusId: id, author: me, target: quoted, now }) : null;
   if (quote) writes.push(...quote.stmts);
   writes.push(

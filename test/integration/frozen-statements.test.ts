@@ -2,9 +2,12 @@
 // select maps them, whether awaited alone or run inside a batch.
 import { and, asc, desc, eq, isNull, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { frozenHead, frozenSelect, frozenSql } from "../../src/db/frozen";
+import { bindText, bindTextWith, boundText } from "../../src/db/bound-sql";
+import { internals } from "../../src/db/client";
+import { frozenHead, frozenInsert, frozenSelect, frozenSql } from "../../src/db/frozen";
+import { insertStatus } from "../../src/db/inserts";
 import { accountRows } from "../../src/db/table-rows";
-import { accounts, oauthAccessTokens, users } from "../../src/db/schema";
+import { accounts, oauthAccessTokens, statuses, users } from "../../src/db/schema";
 import { padId } from "../../src/lib/ids";
 import { db, makeUser } from "./helpers";
 
@@ -91,5 +94,76 @@ describe("frozen statements", () => {
     // A `?` inside the text's own literals would shift every value after it: refused when the text is made.
     const literal = frozenSql(() => sql`SELECT '?' AS q, ${sql.placeholder("a")} AS a`);
     expect(() => literal(d, { a: 1 })).toThrow(/not a parameter/);
+  });
+
+  it("answer drizzle with the text made once, and still read as their pieces inside another statement", async () => {
+    const d = db();
+    const t = boundText("SELECT $a AS a, $b + 1 AS b");
+    const one = bindText(t, { a: "x", b: 41 });
+    const two = bindText(t, { a: "y", b: 1 });
+    const q1 = internals(d).dialect.sqlToQuery(one);
+    expect(q1).toEqual({ sql: "SELECT ? AS a, ? + 1 AS b", params: ["x", 41] });
+    // The same string each call: nothing joined again.
+    expect(internals(d).dialect.sqlToQuery(two).sql).toBe(q1.sql);
+    expect(await d.all(two)).toEqual([{ a: "y", b: 2 }]);
+    // Embedded in another sql``, its chunks build the same text around the outer values.
+    const outer = sql`SELECT * FROM (${one}) WHERE b > ${0}`;
+    expect(internals(d).dialect.sqlToQuery(outer)).toMatchObject({ sql: "SELECT * FROM (SELECT ? AS a, ? + 1 AS b) WHERE b > ?", params: ["x", 41, 0] });
+    expect(await d.all(outer)).toEqual([{ a: "x", b: 42 }]);
+    // Holes filled per call with built SQL: the whole text joined once per shape, each hole's values in its place.
+    const h = boundText("SELECT $a AS a, $b + 1 AS b WHERE a IN $ids AND b > $min");
+    const ids = (n: number) =>
+      sql`(${sql.join(
+        Array.from({ length: n }, (_, i) => sql`${`v${i}`}`),
+        sql`, `,
+      )})`;
+    const tailed = bindTextWith(d, h, { a: "v1", b: 1, min: 0 }, { ids: ids(2) });
+    const again = bindTextWith(d, h, { a: "v0", b: 2, min: 5 }, { ids: ids(2) });
+    const qt = internals(d).dialect.sqlToQuery(tailed);
+    expect(qt).toEqual({ sql: "SELECT ? AS a, ? + 1 AS b WHERE a IN (?, ?) AND b > ?", params: ["v1", 1, "v0", "v1", 0] });
+    expect(internals(d).dialect.sqlToQuery(again).sql).toBe(qt.sql);
+    expect(await d.all(tailed)).toEqual([{ a: "v1", b: 2 }]);
+    expect(await d.all(again)).toEqual([]);
+    expect(await d.all(bindTextWith(d, h, { a: "v2", b: 1, min: 0 }, { ids: ids(2) }))).toEqual([]);
+    expect(await d.all(bindTextWith(d, h, { a: "v2", b: 0, min: 0 }, { ids: ids(3) }))).toEqual([{ a: "v2", b: 1 }]);
+    expect(() => bindTextWith(d, h, { a: "v2", b: 0 }, { ids: ids(3) })).toThrow(/no value for \$min/);
+    // A `?` in a literal of the text would be read as a parameter: refused when the text is made.
+    expect(() => boundText("SELECT '?' AS q, $a AS a")).toThrow(/parameter/);
+  });
+
+  it("insert a row as drizzle's own insert does: the same text and values, defaults and encoders included", async () => {
+    const u = await makeUser();
+    const d = db();
+    const row = {
+      id: "1234567890123",
+      uri: "https://remote.example/notes/1",
+      accountId: u.id,
+      local: false,
+      visibility: "public" as const,
+      sensitive: true,
+      content: "<p>hi</p>",
+      mediaIds: ["1", "2"],
+      createdAt: 1_700_000_000_000,
+      updatedAt: 1_700_000_000_000,
+    };
+    const mine = internals(d).dialect.sqlToQuery((insertStatus(d, row) as unknown as { getSQL(): never }).getSQL());
+    const theirs = d.insert(statuses).values(row).toSQL();
+    // The same statement once its values are in place (drizzle writes `null` for a column with no value and no
+    // default; the frozen text binds null there).
+    const inline = (q: { sql: string; params: unknown[] }) => {
+      let i = 0;
+      return q.sql.replaceAll("?", () => JSON.stringify(q.params[i++]));
+    };
+    expect(inline(mine)).toBe(inline(theirs));
+    expect(mine.params).toContain('["1","2"]');
+    await insertStatus(d, row);
+    const [stored] = await d.select().from(statuses).where(eq(statuses.uri, row.uri));
+    expect(stored).toMatchObject({ id: row.id, accountId: u.id, sensitive: true, mediaIds: ["1", "2"], local: false, reblogsCount: 0 });
+    // In a batch, and with what the builder adds (a conflict clause), built once.
+    const again = frozenInsert(statuses, (q) => q.onConflictDoNothing());
+    const [r1] = await d.batch([again(d, row), d.all<{ n: number }>(sql`SELECT count(*) AS n FROM statuses WHERE uri = ${row.uri}`)]);
+    expect((r1 as D1Result).meta.changes).toBe(0);
+    // SQL where a value belongs is refused: a frozen insert binds values only.
+    expect(() => insertStatus(d, { ...row, content: sql`'x'` as never })).toThrow(/bind values only/);
   });
 });

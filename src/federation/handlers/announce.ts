@@ -2,6 +2,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { accounts, statuses } from "../../db/schema";
+import { insertStatus } from "../../db/inserts";
 import type { StatusRow } from "../../entities/status";
 import { padId, snowflake } from "../../lib/ids";
 import { applyFavourite, favouriteChange, unfavouriteStatements } from "../../services/favourites";
@@ -109,7 +110,7 @@ export async function handleAnnounce(ctx: InboxContext): Promise<void> {
   const createdAt = Math.min(activity.published ?? now, now);
   const id = snowflake(createdAt);
   const w = withFinish(ctx, [
-    db.insert(statuses).values({
+    insertStatus(db, {
       id,
       uri: activity.id,
       url: null,
