@@ -20,7 +20,7 @@ import { ensureActorKeys } from "./actor-keys";
 import { baseFetchOptions } from "./fetch-options";
 import { knockOptions, primeSpec, signOutgoingRfc9421 } from "./rfc9421";
 import { FetchRefused, safeFetch } from "./safe-fetch";
-import { signCavage } from "./signatures";
+import { cavageDigest, signCavage } from "./signatures";
 
 /**
  * One activity to some inboxes. A new activity travels in packs of up to DELIVERY_PACK inboxes (`inboxes`): a queue
@@ -114,7 +114,8 @@ function classify(status: number, retryAfter: string | null): Outcome {
 
 /** What a batch of deliveries needs, read once per queue batch (one D1 round trip, whatever the batch size). */
 interface BatchState {
-  outbox: Map<string, { accountId: string; json: string }>;
+  /** Each activity, with its Digest header once a delivery made it (the pack's other inboxes reuse it). */
+  outbox: Map<string, { accountId: string; json: string; digest?: Promise<string> }>;
   signers: Map<string, { uri: string; privateKeyPem: string | null }>;
   openUntil: Map<string, number>;
   /** Hosts with a failure record, an unavailable mark or a circuit row: only these need clearing on success. */
@@ -203,6 +204,9 @@ async function deliverOne(db: DB, cfg: Config, m: Delivery, host: string, state:
   // Keys are made on first need; a batch shares what it found, so the rare miss costs one lookup, not one per message.
   if (!signer.privateKeyPem) signer.privateKeyPem = (await ensureActorKeys(db, row.accountId)).privateKeyPem;
   const privateKeyPem = signer.privateKeyPem;
+  // One hash of the body for the whole pack (this invocation's own promise, shared by its deliveries only).
+  row.digest ??= cavageDigest(row.json);
+  const digest = await row.digest;
   try {
     const res = await safeFetch(m.inbox, {
       ...baseFetchOptions(cfg),
@@ -217,7 +221,7 @@ async function deliverOne(db: DB, cfg: Config, m: Delivery, host: string, state:
       ...knockOptions(
         db,
         {
-          "draft-cavage": (o) => signCavage(o, `${signer.uri}#main-key`, privateKeyPem, row.json),
+          "draft-cavage": (o) => signCavage(o, `${signer.uri}#main-key`, privateKeyPem, row.json, digest),
           rfc9421: (o) => signOutgoingRfc9421(o, `${signer.uri}#main-key`, privateKeyPem, row.json),
         },
         async (h) => primeSpec(h, state.specs.get(h)),

@@ -207,12 +207,20 @@ export async function verifyWithKey(signingStrings: string[], sig: ParsedSignatu
   return false;
 }
 
-/** Signs an outgoing request (Mastodon's header set): adds Host, Date, Digest (POST) and Signature. */
-export async function signCavage(o: Outgoing, keyId: string, privateKeyPem: string, body?: string): Promise<Outgoing> {
+/** The Digest header of a body (draft-cavage). */
+export async function cavageDigest(body: string): Promise<string> {
+  return `SHA-256=${await sha256Base64(utf8(body))}`;
+}
+
+/**
+ * Signs an outgoing request (Mastodon's header set): adds Host, Date, Digest (POST) and Signature. `digest`, when the
+ * caller has it (a delivery pack sends one body to each of its inboxes), is the body's Digest header already made.
+ */
+export async function signCavage(o: Outgoing, keyId: string, privateKeyPem: string, body?: string, digest?: string): Promise<Outgoing> {
   const headers: Record<string, string> = { ...o.headers, host: o.host, date: new Date().toUTCString() };
   const names = ["(request-target)", "host", "date"];
   if (o.method === "POST") {
-    headers.digest = `SHA-256=${await sha256Base64(utf8(body ?? ""))}`;
+    headers.digest = digest ?? (await cavageDigest(body ?? ""));
     names.push("digest");
     if (headers["content-type"] !== undefined) names.push("content-type");
   } else if (headers.accept !== undefined) {
