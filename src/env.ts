@@ -69,7 +69,23 @@ export interface Config {
 
 const on = (v: string | undefined, def: boolean) => (v === undefined || v === "" ? def : /^(1|true|yes|on)$/i.test(v));
 
+/**
+ * The config for a request's origin. The last one made is kept (frozen, shared): every request and every delivery of
+ * a pack asks it again with the same bindings and origin, and each answer would cost a URL (a runtime object) and a
+ * new object.
+ */
+let lastConfig: { env: Env; origin: string; config: Config } | null = null;
+
 export function readConfig(env: Env, requestUrl: string): Config {
+  // Only the scheme and authority count (the host and protocol below): the key is that prefix.
+  const origin = /^[^/?#]*\/\/[^/?#]*/.exec(requestUrl)?.[0] ?? requestUrl;
+  if (lastConfig && lastConfig.env === env && lastConfig.origin === origin) return lastConfig.config;
+  const config = Object.freeze(makeConfig(env, requestUrl));
+  lastConfig = { env, origin, config };
+  return config;
+}
+
+function makeConfig(env: Env, requestUrl: string): Config {
   const u = new URL(requestUrl);
   const domain = env.LOCAL_DOMAIN?.trim() || u.host;
   const scheme = env.LOCAL_DOMAIN?.trim() ? "https:" : u.protocol;

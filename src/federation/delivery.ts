@@ -268,10 +268,14 @@ export async function handleDeliveries(batch: MessageBatch<DeliveryMessage>, env
       return null;
     }
   };
+  // Each inbox's host read once (a URL is a runtime object: one per inbox, not one per use).
   const deliveries = batch.messages.flatMap((msg) =>
-    inboxesOf(msg.body).map((inbox): Delivery => ({ outboxId: msg.body.outboxId, inbox, attempt: msg.body.attempt, origin: msg.body.origin })),
+    inboxesOf(msg.body).map((inbox) => ({
+      m: { outboxId: msg.body.outboxId, inbox, attempt: msg.body.attempt, origin: msg.body.origin } as Delivery,
+      host: hostOf(inbox),
+    })),
   );
-  const hosts = [...new Set(deliveries.map((d) => hostOf(d.inbox)).filter((h): h is string => !!h))];
+  const hosts = [...new Set(deliveries.map((d) => d.host).filter((h): h is string => !!h))];
   const state = await loadBatchState(
     db,
     batch.messages.map((msg) => msg.body),
@@ -280,9 +284,8 @@ export async function handleDeliveries(batch: MessageBatch<DeliveryMessage>, env
   // Each inbox's outcome is handled on its own (a retry is a message of its own); the messages are acked once all of
   // their inboxes are.
   await Promise.all(
-    deliveries.map(async (m) => {
+    deliveries.map(async ({ m, host }) => {
       const cfg = readConfig(env, m.origin);
-      const host = hostOf(m.inbox);
       if (!host) return;
       const outcome = await deliverOne(db, cfg, m, host, state);
       if (outcome === "ok") {

@@ -12,18 +12,45 @@ export function toHex(buf: ArrayBuffer | Uint8Array): string {
   return s;
 }
 
+const B64 = utf8("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/");
+const B64URL = utf8("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_");
+const ascii = new TextDecoder();
+
+/**
+ * Base64 of `bytes` written as ASCII codes into one buffer, decoded to a string once: `btoa` wants a binary string
+ * first, and making one from bytes (`String.fromCharCode.apply`) lists every byte as an argument, a few KiB of
+ * garbage for each signature a delivery sends.
+ */
+function encode64(bytes: Uint8Array, table: Uint8Array, pad: boolean): string {
+  const n = bytes.length;
+  const rest = n % 3;
+  const out = new Uint8Array(Math.floor(n / 3) * 4 + (rest === 0 ? 0 : pad ? 4 : rest + 1));
+  let o = 0;
+  let i = 0;
+  for (; i + 2 < n; i += 3) {
+    const v = (bytes[i]! << 16) | (bytes[i + 1]! << 8) | bytes[i + 2]!;
+    out[o++] = table[v >> 18]!;
+    out[o++] = table[(v >> 12) & 63]!;
+    out[o++] = table[(v >> 6) & 63]!;
+    out[o++] = table[v & 63]!;
+  }
+  if (rest) {
+    const v = (bytes[i]! << 16) | (rest === 2 ? bytes[i + 1]! << 8 : 0);
+    out[o++] = table[v >> 18]!;
+    out[o++] = table[(v >> 12) & 63]!;
+    if (rest === 2) out[o++] = table[(v >> 6) & 63]!;
+    else if (pad) out[o++] = 61; // "="
+    if (pad) out[o++] = 61;
+  }
+  return ascii.decode(out);
+}
+
 export function base64url(bytes: Uint8Array): string {
-  let s = "";
-  for (const x of bytes) s += String.fromCharCode(x);
-  return btoa(s).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return encode64(bytes, B64URL, false);
 }
 
 export function base64(bytes: Uint8Array): string {
-  let s = "";
-  // A chunk of bytes per String.fromCharCode call: one string per 8 KiB, not one per byte (a signature was 256).
-  // (apply takes the typed array as its argument list directly; a spread would iterate it element by element.)
-  for (let i = 0; i < bytes.length; i += 0x2000) s += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x2000) as unknown as number[]);
-  return btoa(s);
+  return encode64(bytes, B64, true);
 }
 
 export function fromBase64(s: string): Uint8Array {

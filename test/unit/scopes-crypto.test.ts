@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { base64, fromBase64, hashPassword, PASSWORD_ITERATIONS, verifyPassword } from "../../src/lib/crypto";
+import { base64, base64url, fromBase64, hashPassword, PASSWORD_ITERATIONS, verifyPassword } from "../../src/lib/crypto";
 import { parseScopes, scopeAllows } from "../../src/oauth/scopes";
 
 describe("scopes", () => {
@@ -43,5 +43,19 @@ describe("base64", () => {
       expect(base64(bytes)).toBe(btoa(bin));
       expect(fromBase64(base64(bytes))).toEqual(bytes);
     }
+  });
+
+  it("encodes every length and byte value as btoa does, URL-safe without padding too", () => {
+    for (let n = 0; n < 70; n++) {
+      const bytes = new Uint8Array(n).map((_, i) => (i * 97 + n * 31 + 255) & 0xff);
+      let bin = "";
+      for (const b of bytes) bin += String.fromCharCode(b);
+      const std = btoa(bin);
+      expect(base64(bytes)).toBe(std);
+      expect(base64url(bytes)).toBe(std.replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, ""));
+      expect(fromBase64(base64url(bytes))).toEqual(bytes);
+    }
+    const all = new Uint8Array(256).map((_, i) => i);
+    expect(fromBase64(base64(all))).toEqual(all);
   });
 });
