@@ -68,7 +68,7 @@ export { idList } from "./id-list";
 export interface DrizzleInternals {
   session: {
     client: D1Client;
-    prepareQuery(query: Query, fields: unknown, method: "all", arrayMode: boolean): PreparedInternals;
+    prepareQuery(query: Query, fields: unknown, method: "all", arrayMode: boolean, customResultMapper?: (rows: unknown[][]) => unknown[]): PreparedInternals;
   };
   dialect: { sqlToQuery(q: SQL): Query };
 }

@@ -8,6 +8,7 @@ import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { SQLiteRaw } from "drizzle-orm/sqlite-core/query-builders/raw";
 import { prebuilt, type Prebuilt, prebuiltText } from "./bound-sql";
 import { type DB, internals, type PreparedInternals } from "./client";
+import { rowMapper } from "./row-mapper";
 
 /** What a select builder's prepare() gives: the query (its values as placeholders) and how its rows map. */
 type Prepared = Pick<PreparedInternals, "getQuery" | "fields" | "joinsNotNullableMap">;
@@ -17,6 +18,7 @@ interface Made {
   query: Query;
   fields: unknown;
   joins: unknown;
+  mapRows: (rows: unknown[][]) => unknown[];
 }
 
 type Builder = { prepare(): unknown; all(): Promise<unknown[]> };
@@ -24,7 +26,9 @@ type Rows<Q extends Builder> = Awaited<ReturnType<Q["all"]>>;
 
 function make(db: DB, build: (db: DB) => Builder): Made {
   const p = build(db).prepare() as Prepared;
-  return { query: p.getQuery(), fields: p.fields, joins: p.joinsNotNullableMap };
+  const fields = p.fields as Parameters<typeof rowMapper>[0];
+  const joins = p.joinsNotNullableMap as Record<string, boolean> | undefined;
+  return { query: p.getQuery(), fields, joins, mapRows: rowMapper(fields, joins) };
 }
 
 /**
@@ -61,7 +65,7 @@ class FrozenStatement<T> {
 }
 
 function statement<T>(db: DB, made: Made, sqlText: string, params: unknown[]): SQLiteRaw<T> {
-  const q = internals(db).session.prepareQuery({ sql: sqlText, params }, made.fields, "all", true);
+  const q = internals(db).session.prepareQuery({ sql: sqlText, params }, made.fields, "all", true, made.mapRows);
   q.joinsNotNullableMap = made.joins;
   return new FrozenStatement<T>(q) as unknown as SQLiteRaw<T>;
 }
