@@ -50,6 +50,8 @@ export const MAX_ATTEMPTS = 16;
 const UNAVAILABLE_AFTER_DAYS = 7;
 export const CIRCUIT_THRESHOLD = 10;
 export const CIRCUIT_COOL_OFF_MS = 60_000;
+/** A pack's deliveries together get this long (each fetch's total, redirects and all, as safeFetch's default). */
+const DELIVERY_TIMEOUT_MS = 30_000;
 
 export function retryDelaySeconds(attempt: number, random = Math.random): number {
   const base = attempt ** 4 + 15;
@@ -194,7 +196,7 @@ async function loadBatchState(db: DB, messages: DeliveryMessage[], hosts: string
 /** One delivery of a message: the activity to one inbox. */
 type Delivery = Omit<DeliveryMessage, "inboxes"> & { inbox: string };
 
-async function deliverOne(db: DB, cfg: Config, m: Delivery, host: string, state: BatchState): Promise<Outcome> {
+async function deliverOne(db: DB, cfg: Config, m: Delivery, host: string, state: BatchState, signal: AbortSignal): Promise<Outcome> {
   const row = state.outbox.get(m.outboxId);
   if (!row) return "drop";
   const openUntil = state.openUntil.get(host);
@@ -217,7 +219,8 @@ async function deliverOne(db: DB, cfg: Config, m: Delivery, host: string, state:
       maxRedirects: 0,
       // Only the status and Retry-After decide the outcome: the body is cancelled, not read (no reader, no chunks:
       // fewer runtime objects for the collector to finalize, eight per pack).
-      wantBody: () => false,
+      wantBody: false,
+      signal,
       ...knockOptions(
         db,
         {
@@ -227,7 +230,7 @@ async function deliverOne(db: DB, cfg: Config, m: Delivery, host: string, state:
         async (h) => primeSpec(h, state.specs.get(h)),
       ),
     });
-    return classify(res.status, res.headers.get("retry-after"));
+    return classify(res.status, res.status === 429 ? res.headers.get("retry-after") : null);
   } catch (e) {
     if (e instanceof FetchRefused && /not allowed|own host|invalid|userinfo|scheme|control/.test(e.reason)) return "drop";
     return {};
@@ -259,7 +262,7 @@ async function recordFailure(db: DB, host: string): Promise<void> {
   }
 }
 
-export async function handleDeliveries(batch: MessageBatch<DeliveryMessage>, env: Env): Promise<void> {
+export async function handleDeliveries(batch: MessageBatch<DeliveryMessage>, env: Env, timeoutMs = DELIVERY_TIMEOUT_MS): Promise<void> {
   const db = createDb(env.DB);
   const hostOf = (inbox: string): string | null => {
     try {
@@ -281,33 +284,41 @@ export async function handleDeliveries(batch: MessageBatch<DeliveryMessage>, env
     batch.messages.map((msg) => msg.body),
     hosts,
   );
+  // One deadline for the pack's fetches (they start together), its timer cleared when the pack is done: a timer per
+  // fetch would hold its signal for the whole 30 s after the delivery ended.
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(), timeoutMs);
   // Each inbox's outcome is handled on its own (a retry is a message of its own); the messages are acked once all of
   // their inboxes are.
-  await Promise.all(
-    deliveries.map(async ({ m, host }) => {
-      const cfg = readConfig(env, m.origin);
-      if (!host) return;
-      const outcome = await deliverOne(db, cfg, m, host, state);
-      if (outcome === "ok") {
-        // A success clears the host's record; most hosts have none, so most successes cost no round trip.
-        if (state.dirtyHosts.delete(host)) {
-          await db.batch([
-            db.delete(deliveryFailures).where(eq(deliveryFailures.host, host)),
-            db.delete(unavailableDomains).where(eq(unavailableDomains.domain, host)),
-            db.delete(deliveryCircuits).where(eq(deliveryCircuits.host, host)),
-          ]);
+  try {
+    await Promise.all(
+      deliveries.map(async ({ m, host }) => {
+        const cfg = readConfig(env, m.origin);
+        if (!host) return;
+        const outcome = await deliverOne(db, cfg, m, host, state, deadline.signal);
+        if (outcome === "ok") {
+          // A success clears the host's record; most hosts have none, so most successes cost no round trip.
+          if (state.dirtyHosts.delete(host)) {
+            await db.batch([
+              db.delete(deliveryFailures).where(eq(deliveryFailures.host, host)),
+              db.delete(unavailableDomains).where(eq(unavailableDomains.domain, host)),
+              db.delete(deliveryCircuits).where(eq(deliveryCircuits.host, host)),
+            ]);
+          }
+        } else if (outcome === "drop") {
+          // unsalvageable: neither retried nor counted against the host
+        } else if ("openUntil" in outcome) {
+          await env.DELIVERY.send({ ...m }, { delaySeconds: Math.max(1, Math.ceil((outcome.openUntil - Date.now()) / 1000)) });
+        } else {
+          state.dirtyHosts.add(host);
+          await countCircuitFailure(db, host);
+          if (m.attempt + 1 >= MAX_ATTEMPTS) await recordFailure(db, host);
+          else await env.DELIVERY.send({ ...m, attempt: m.attempt + 1 }, { delaySeconds: outcome.retryAfter ?? retryDelaySeconds(m.attempt + 1) });
         }
-      } else if (outcome === "drop") {
-        // unsalvageable: neither retried nor counted against the host
-      } else if ("openUntil" in outcome) {
-        await env.DELIVERY.send({ ...m }, { delaySeconds: Math.max(1, Math.ceil((outcome.openUntil - Date.now()) / 1000)) });
-      } else {
-        state.dirtyHosts.add(host);
-        await countCircuitFailure(db, host);
-        if (m.attempt + 1 >= MAX_ATTEMPTS) await recordFailure(db, host);
-        else await env.DELIVERY.send({ ...m, attempt: m.attempt + 1 }, { delaySeconds: outcome.retryAfter ?? retryDelaySeconds(m.attempt + 1) });
-      }
-    }),
-  );
+      }),
+    );
+  } finally {
+    clearTimeout(timer);
+  }
   for (const msg of batch.messages) msg.ack();
 }

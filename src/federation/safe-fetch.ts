@@ -40,8 +40,16 @@ export interface SafeFetchOptions {
   }>;
   /** Keep the first `maxBytes` and stop reading, instead of failing (link previews only need a page's head). */
   truncate?: boolean;
-  /** Asked before the body is read: false leaves it unread (an empty body is returned), e.g. not HTML. */
-  wantBody?: (status: number, headers: Headers) => boolean;
+  /**
+   * Asked before the body is read: false leaves it unread (an empty body is returned), e.g. not HTML. `false` itself:
+   * never read (a delivery only needs the status; its response's headers are not even looked at).
+   */
+  wantBody?: false | ((status: number, headers: Headers) => boolean);
+  /**
+   * The deadline, when the caller keeps one for several fetches (a delivery pack: one timer for its inboxes, cleared
+   * when the pack is done), instead of a timer of `timeoutMs` for this fetch alone.
+   */
+  signal?: AbortSignal;
 }
 
 /** Validates a URL for outbound use; throws FetchRefused. */
@@ -138,9 +146,27 @@ export interface SafeResponse {
 
 const USER_AGENT = "Tern/0.1 (+https://github.com/)";
 
+/**
+ * The answer, its headers and final URL made only when asked: each is a runtime object (the collector keeps a weak
+ * handle for each until a young-generation collection looks at it), and a delivery reads the status alone.
+ */
+function answer(res: Response, url: URL, body: Uint8Array): SafeResponse {
+  return {
+    status: res.status,
+    get headers() {
+      return res.headers;
+    },
+    get url() {
+      return url.toString();
+    },
+    body,
+    text: () => decoder.decode(body),
+  };
+}
+
 export async function safeFetch(rawUrl: string, opts: SafeFetchOptions = {}): Promise<SafeResponse> {
   const maxRedirects = opts.maxRedirects ?? 3;
-  const signal = AbortSignal.timeout(opts.timeoutMs ?? 30_000);
+  const signal = opts.signal ?? AbortSignal.timeout(opts.timeoutMs ?? 30_000);
   let url = checkUrl(rawUrl, opts);
   for (let hop = 0; ; hop++) {
     // Plain data until fetch() (outgoing.ts): signing adds headers, and no Request or Headers object is made for it.
@@ -181,12 +207,11 @@ export async function safeFetch(rawUrl: string, opts: SafeFetchOptions = {}): Pr
       url = next;
       continue;
     }
-    if (opts.wantBody && !opts.wantBody(res.status, res.headers)) {
+    if (opts.wantBody === false || (opts.wantBody && !opts.wantBody(res.status, res.headers))) {
       await res.body?.cancel().catch(() => {});
-      return { status: res.status, headers: res.headers, url: url.toString(), body: new Uint8Array(0), text: () => "" };
+      return answer(res, url, new Uint8Array(0));
     }
-    const body = await readResponseCapped(res, opts.maxBytes ?? 1024 * 1024, signal, opts.truncate);
-    return { status: res.status, headers: res.headers, url: url.toString(), body, text: () => decoder.decode(body) };
+    return answer(res, url, await readResponseCapped(res, opts.maxBytes ?? 1024 * 1024, signal, opts.truncate));
   }
 }
 

@@ -15,16 +15,20 @@ export function toHex(buf: ArrayBuffer | Uint8Array): string {
 const B64 = utf8("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/");
 const B64URL = utf8("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_");
 const ascii = new TextDecoder();
+/** Where encode64 writes (reused: it runs to its end synchronously); a larger output gets a buffer of its own. */
+const scratch = new Uint8Array(4096);
 
 /**
  * Base64 of `bytes` written as ASCII codes into one buffer, decoded to a string once: `btoa` wants a binary string
  * first, and making one from bytes (`String.fromCharCode.apply`) lists every byte as an argument, a few KiB of
- * garbage for each signature a delivery sends.
+ * garbage for each signature a delivery sends. The buffer is reused, not made per call: every new ArrayBuffer is one
+ * more the young-generation collections sweep.
  */
 function encode64(bytes: Uint8Array, table: Uint8Array, pad: boolean): string {
   const n = bytes.length;
   const rest = n % 3;
-  const out = new Uint8Array(Math.floor(n / 3) * 4 + (rest === 0 ? 0 : pad ? 4 : rest + 1));
+  const size = Math.floor(n / 3) * 4 + (rest === 0 ? 0 : pad ? 4 : rest + 1);
+  const out = size <= scratch.length ? scratch : new Uint8Array(size);
   let o = 0;
   let i = 0;
   for (; i + 2 < n; i += 3) {
@@ -42,7 +46,7 @@ function encode64(bytes: Uint8Array, table: Uint8Array, pad: boolean): string {
     else if (pad) out[o++] = 61; // "="
     if (pad) out[o++] = 61;
   }
-  return ascii.decode(out);
+  return ascii.decode(out.subarray(0, size));
 }
 
 export function base64url(bytes: Uint8Array): string {

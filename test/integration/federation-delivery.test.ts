@@ -5,11 +5,11 @@ import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { checkSignedRequest, parseSignatureHeader, verifyWithKey } from "../../src/federation/signatures";
 import { ORIGIN } from "./helpers";
 import { queued } from "./queues";
-import { deliverNow, pendingDelivery, peer, sendCalls } from "./federation-delivery-fixtures";
+import { deliverNow, deliveryBatch, pendingDelivery, peer, sendCalls } from "./federation-delivery-fixtures";
 import { addFollow, remoteAccount } from "./federation-outbound-fixtures";
 import { makeUser } from "./helpers";
 import { runQueuedJobs } from "./queues";
-import { DELIVERY_PACK, type DeliveryMessage } from "../../src/federation/delivery";
+import { DELIVERY_PACK, type DeliveryMessage, handleDeliveries } from "../../src/federation/delivery";
 
 beforeAll(() => {
   fetchMock.activate();
@@ -68,6 +68,26 @@ describe("delivery", () => {
     const out = await deliverNow(last);
     expect(out.acked).toHaveLength(1);
     expect(queued.deliveries).toEqual([{ outboxId: last.outboxId, inbox: `https://${bad}/inbox`, attempt: 1, origin: last.origin }]);
+  });
+
+  it("gives a pack one deadline: a host that does not answer in time is retried, the others are delivered", async () => {
+    const u = await makeUser();
+    for (const h of ["fast.example", "stuck.example"])
+      await addFollow((await remoteAccount(`d${h.length}${Math.random().toString(36).slice(2, 6)}`, h)).id, u.id);
+    await u.api.post("/api/v1/statuses", { status: "one slow host" });
+    await runQueuedJobs();
+    // Captured one per inbox; the consumer gets them as one pack.
+    const [a, b] = queued.deliveries.splice(0);
+    expect(new Set([a?.inbox, b?.inbox])).toEqual(new Set(["https://fast.example/inbox", "https://stuck.example/inbox"]));
+    const pack: DeliveryMessage = { outboxId: a!.outboxId, inboxes: [a!.inbox!, b!.inbox!], attempt: 0, origin: a!.origin };
+    fetchMock.get("https://fast.example").intercept({ path: "/inbox", method: "POST" }).reply(202, "");
+    fetchMock.get("https://stuck.example").intercept({ path: "/inbox", method: "POST" }).reply(202, "").delay(5_000);
+    const out = deliveryBatch([pack]);
+    const t0 = Date.now();
+    await handleDeliveries(out.b, env, 300);
+    expect(Date.now() - t0).toBeLessThan(4_000);
+    expect(out.acked).toHaveLength(1);
+    expect(queued.deliveries).toEqual([{ outboxId: pack.outboxId, inbox: "https://stuck.example/inbox", attempt: 1, origin: pack.origin }]);
   });
 
   it("retries a 5xx with attempt + 1 and a delay, and clears the host's failure record once it answers 2xx", async () => {
