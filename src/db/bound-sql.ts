@@ -1,4 +1,4 @@
-import { SQL, StringChunk, type QueryWithTypings, type SQLChunk } from "drizzle-orm";
+import { type Query, SQL, StringChunk, type QueryWithTypings, type SQLChunk } from "drizzle-orm";
 import { type DB, internals } from "./client";
 
 type Value = string | number | null;
@@ -39,6 +39,16 @@ export function prebuiltText(parts: readonly string[]): Prebuilt {
   return { chunks: parts.map((p) => new StringChunk(p)), text: parts.join("?") };
 }
 
+/**
+ * A query text drizzle (or a hole) wrote, with `?` for each of its `params` parameters, split once. Every `?` must be
+ * a parameter: one inside the text's own literals would shift every value after it, so it is refused here.
+ */
+export function prebuiltQuery(text: string, params: number, who: string): Prebuilt {
+  const parts = text.split("?");
+  if (parts.length - 1 !== params) throw new Error(`${who}: a \`?\` in the statement's text is not a parameter`);
+  return prebuiltText(parts);
+}
+
 /** The statement of `t` with `values` bound, in order (as many as `t` has `?`). */
 export function prebuilt(t: Prebuilt, values: unknown[]): SQL {
   const chunks: SQLChunk[] = [t.chunks[0]!];
@@ -74,11 +84,16 @@ export function boundText(text: string): BoundText {
   return { parts, names, made: prebuiltText(parts), tails: new Map() };
 }
 
-function valuesOf(t: BoundText, params: Record<string, Value>): unknown[] {
-  return t.names.map((name) => {
-    if (!(name in params)) throw new Error(`boundSql: no value for $${name}`);
-    return params[name];
+/** The values of `t`'s placeholders in order; a placeholder filled by a hole (bindTextWith) gives the hole's values. */
+function valuesOf(t: BoundText, params: Record<string, Value>, holes: readonly (Query | null)[] = []): unknown[] {
+  const values: unknown[] = [];
+  t.names.forEach((name, i) => {
+    const hole = holes[i];
+    if (hole) values.push(...hole.params);
+    else if (name in params) values.push(params[name]);
+    else throw new Error(`boundSql: no value for $${name}`);
   });
+  return values;
 }
 
 /** The parsed text with every placeholder BOUND to its value (never spliced into the text). */
@@ -105,20 +120,11 @@ export function bindTextWith(db: DB, t: BoundText, params: Record<string, Value>
       text += (q ? q.sql : "?") + t.parts[i + 1]!;
       count += q ? q.params.length : 1;
     });
-    const parts = text.split("?");
-    if (parts.length - 1 !== count) throw new Error("bindTextWith: a `?` in a hole's text is not a parameter");
     if (t.tails.size >= 64) t.tails.clear();
-    made = prebuiltText(parts);
+    made = prebuiltQuery(text, count, "bindTextWith");
     t.tails.set(key, made);
   }
-  const values: unknown[] = [];
-  t.names.forEach((name, i) => {
-    const q = built[i];
-    if (q) values.push(...q.params);
-    else if (name in params) values.push(params[name]);
-    else throw new Error(`boundSql: no value for $${name}`);
-  });
-  return prebuilt(made, values);
+  return prebuilt(made, valuesOf(t, params, built));
 }
 
 /**

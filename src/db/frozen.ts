@@ -6,7 +6,7 @@
 import { type AnyColumn, type Column, fillPlaceholders, getTableColumns, is, Param, Placeholder, sql, SQL, type Query } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { SQLiteRaw } from "drizzle-orm/sqlite-core/query-builders/raw";
-import { prebuilt, type Prebuilt, prebuiltText } from "./bound-sql";
+import { prebuilt, type Prebuilt, prebuiltQuery } from "./bound-sql";
 import { type DB, internals, type PreparedInternals } from "./client";
 import { rowMapper } from "./row-mapper";
 
@@ -123,10 +123,7 @@ export function frozenSql(build: () => SQL): (db: DB, values: Record<string, unk
   return (db, values) => {
     if (!made) {
       const q = internals(db).dialect.sqlToQuery(build());
-      const parts = q.sql.split("?");
-      // Every `?` is a parameter drizzle wrote: none in the text's own literals, or the split would misplace values.
-      if (parts.length - 1 !== q.params.length) throw new Error("frozenSql: a `?` in the statement's text is not a parameter");
-      made = { text: prebuiltText(parts), params: q.params };
+      made = { text: prebuiltQuery(q.sql, q.params.length, "frozenSql"), params: q.params };
     }
     return prebuilt(made.text, fillPlaceholders(made.params, values));
   };
@@ -155,14 +152,13 @@ export function frozenInsert<T extends SQLiteTable>(
       const cols = new Map(Object.entries(getTableColumns(table) as Record<string, Col>).filter(([, c]) => !c.shouldDisableInsert()));
       const placeholders = Object.fromEntries([...cols.keys()].map((k) => [k, sql.placeholder(k)]));
       const q = internals(db).dialect.sqlToQuery(finish(db.insert(table).values(placeholders as never)).getSQL());
-      const parts = q.sql.split("?");
-      if (parts.length - 1 !== q.params.length) throw new Error("frozenInsert: a `?` in the statement's text is not a parameter");
+      const text = prebuiltQuery(q.sql, q.params.length, "frozenInsert");
       const params = q.params.map((p) => {
         const name = is(p, Param) && is(p.value, Placeholder) ? p.value.name : is(p, Placeholder) ? p.name : null;
         const col = name === null ? undefined : cols.get(name);
         return col && name !== null ? { key: name, col } : { value: p };
       });
-      made = { text: prebuiltText(parts), params };
+      made = { text, params };
     }
     const given = row as Record<string, unknown>;
     const values = made.params.map((p) => ("col" in p ? driverValue(p.col, given[p.key]) : p.value));

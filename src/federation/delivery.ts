@@ -11,7 +11,7 @@ import { eq, inArray, type SQL, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { createDb } from "../db/client";
 import { frozenSelect } from "../db/frozen";
-import { jsonValues } from "../db/id-list";
+import { boundList, idsJson } from "../db/id-list";
 import { accountKeys, accounts, activityOutbox, deliveryCircuits, deliveryFailures, follows, signatureSpecs, unavailableDomains } from "../db/schema";
 import type { Config, Env } from "../env";
 import { readConfig } from "../env";
@@ -126,51 +126,48 @@ interface BatchState {
   specs: Map<string, string>;
 }
 
-/** A list bound as one JSON value through a placeholder, in a frozen statement. */
-const jsonList = (name: string) => jsonValues(sql.placeholder(name));
-
 // The batch state's statements, their text built once per isolate (db/frozen.ts): `ids` is the outbox ids (padded,
 // as JSON), `hosts` the hosts (JSON).
 const outboxRows = frozenSelect((db) =>
   db
     .select({ id: activityOutbox.id, accountId: activityOutbox.accountId, json: activityOutbox.json })
     .from(activityOutbox)
-    .where(inArray(activityOutbox.id, jsonList("ids"))),
+    .where(inArray(activityOutbox.id, boundList("ids"))),
 );
 const signerRows = frozenSelect((db) =>
   db
     .select({ id: accounts.id, uri: accounts.uri, privateKeyPem: accountKeys.privateKeyPem })
     .from(accounts)
     .leftJoin(accountKeys, eq(accountKeys.accountId, accounts.id))
-    .where(inArray(accounts.id, sql`(SELECT ${activityOutbox.accountId} FROM ${activityOutbox} WHERE ${activityOutbox.id} IN ${jsonList("ids")})`)),
+    .where(inArray(accounts.id, sql`(SELECT ${activityOutbox.accountId} FROM ${activityOutbox} WHERE ${activityOutbox.id} IN ${boundList("ids")})`)),
 );
 const circuitRows = frozenSelect((db) =>
   db
     .select({ host: deliveryCircuits.host, openUntil: deliveryCircuits.openUntil })
     .from(deliveryCircuits)
-    .where(inArray(deliveryCircuits.host, jsonList("hosts"))),
+    .where(inArray(deliveryCircuits.host, boundList("hosts"))),
 );
 const failureRows = frozenSelect((db) =>
   db
     .selectDistinct({ host: deliveryFailures.host })
     .from(deliveryFailures)
-    .where(inArray(deliveryFailures.host, jsonList("hosts"))),
+    .where(inArray(deliveryFailures.host, boundList("hosts"))),
 );
 const unavailableRows = frozenSelect((db) =>
   db
     .select({ host: unavailableDomains.domain })
     .from(unavailableDomains)
-    .where(inArray(unavailableDomains.domain, jsonList("hosts"))),
+    .where(inArray(unavailableDomains.domain, boundList("hosts"))),
 );
 const specRows = frozenSelect((db) =>
   db
     .select({ host: signatureSpecs.host, spec: signatureSpecs.spec })
     .from(signatureSpecs)
-    .where(inArray(signatureSpecs.host, jsonList("hosts"))),
+    .where(inArray(signatureSpecs.host, boundList("hosts"))),
 );
 
 async function loadBatchState(db: DB, messages: DeliveryMessage[], hosts: string[]): Promise<BatchState> {
-  const ids = { ids: JSON.stringify([...new Set(messages.map((m) => padId(m.outboxId)))]) };
+  const ids = { ids: idsJson([...new Set(messages.map((m) => m.outboxId))]) };
   const hs = { hosts: JSON.stringify(hosts) };
   const [rows, signers, circuits, failures, unavailable, specs] = await db.batch([
     outboxRows(db, ids),

@@ -5,7 +5,7 @@ import { and, eq, inArray, notInArray, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { deleteOwnRow } from "../db/owned";
 import { frozenHead, frozenSelect } from "../db/frozen";
-import { jsonValues } from "../db/id-list";
+import { boundList, idsJson } from "../db/id-list";
 import { cursorOrder, cursorWhere, inPageOrder } from "../db/keyset";
 import { idList } from "../db/client";
 import { accounts, notifications, reports, type NotificationType } from "../db/schema/index";
@@ -122,23 +122,28 @@ export async function findNotification(db: DB, viewerId: string, id: string, inc
  * come back as objects, and the tables' same-named columns overwrite each other). `recipientRows` puts them together.
  */
 export function notificationsForRecipientsStatements(db: DB, ids: readonly string[]) {
-  const values = { ids: JSON.stringify(ids.map(padId)) };
+  const values = { ids: idsJson(ids) };
   return [recipientNotifications(db, values), recipientSenders(db, values), recipientReports(db, values)] as const;
 }
 
-// Their text built once per isolate (db/frozen.ts): `ids` is the notifications' ids, padded, as one JSON value.
-const idsBound = () => jsonValues(sql.placeholder("ids"));
+// Their text built once per isolate (db/frozen.ts): `ids` is the notifications' ids as one JSON value (idsJson).
 const recipientNotifications = frozenSelect((db) =>
   db
     .select()
     .from(notifications)
-    .where(and(inArray(notifications.id, idsBound()), ...senderShown(sql`${notifications.accountId}`), eq(notifications.filtered, false))),
+    .where(and(inArray(notifications.id, boundList("ids")), ...senderShown(sql`${notifications.accountId}`), eq(notifications.filtered, false))),
 );
 const recipientSenders = frozenSelect((db) =>
-  db.select().from(accounts).where(sql`${accounts.id} IN (SELECT from_account_id FROM notifications WHERE id IN ${idsBound()})`),
+  db
+    .select()
+    .from(accounts)
+    .where(sql`${accounts.id} IN (SELECT from_account_id FROM notifications WHERE id IN ${boundList("ids")})`),
 );
 const recipientReports = frozenSelect((db) =>
-  db.select().from(reports).where(sql`${reports.id} IN (SELECT report_id FROM notifications WHERE id IN ${idsBound()})`),
+  db
+    .select()
+    .from(reports)
+    .where(sql`${reports.id} IN (SELECT report_id FROM notifications WHERE id IN ${boundList("ids")})`),
 );
 
 /** Who receives these notifications: a statement, batched by the caller with its other reads of them (notifyAll). */

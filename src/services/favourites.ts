@@ -30,7 +30,7 @@ export function favouriteChange(
   const favId = snowflake(now);
   return {
     stmts: [
-      insertFavourite(db, { id: favId, accountId, statusId: target.id, uri, createdAt: now }) as unknown as BatchItem<"sqlite">,
+      insertFavourite(db, { id: favId, accountId, statusId: target.id, uri, createdAt: now }),
       notificationStatement(db, fx, { recipientId: target.accountId, fromAccountId: accountId, type: "favourite", statusId: target.id, activityId: favId }),
     ],
     effects: (fx) => {
