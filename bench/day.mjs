@@ -24,7 +24,8 @@
 // per-invocation figures as JSON), --d1-apart (D1 in its own process: CPU without SQLite), --dos-apart (the Durable
 // Objects in another process too: the Worker's CPU without theirs, theirs printed apart), --queues-apart (the local
 // queue simulator in that other process), --apart (all three: the Worker's CPU alone), --profile[=FILE] and
-// --alloc[=survivors] (where the isolate spends its time or allocates, over the whole mix; below), --keep, --log.
+// --alloc[=survivors] (where the isolate spends its time or allocates, over the whole mix; below), --perf[=FILE] (what
+// the runtime did inside the slowest invocations, with Linux perf; below), --keep, --log.
 // Takes ~5–8 minutes on 2 shared cores. bench/README.md, "What a single-user instance costs".
 import { generateKeyPairSync } from "node:crypto";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -49,6 +50,7 @@ import {
 } from "./seed.mjs";
 import { threadCpuMs } from "./cpu.mjs";
 import { attachIsolate, reportAlloc, reportCpu, startAllocProfile, startCpuProfile } from "./inspector.mjs";
+import { reportPerf, startPerf } from "./perf-tails.mjs";
 import { root, startBenchServer } from "./server.mjs";
 
 const argv = process.argv.slice(2);
@@ -80,6 +82,10 @@ const D1_APART = flag("d1-apart") || DOS_APART || QUEUES_APART;
 const PROFILE = flag("profile") || opt("profile") !== undefined;
 // --alloc=survivors: only what outlived a scavenge (what the young generation's collections copy and promote).
 const ALLOC = flag("alloc") || opt("alloc") === "survivors";
+// --perf[=FILE]: Linux perf on the measured workerd over the replay (bench/perf-tails.mjs): what the runtime did inside
+// the slowest invocations, and per kind (collections, objects destroyed, RSA, fetch, JavaScript), where the V8
+// profile sees only JavaScript. Needs \`perf\` (Debian: linux-perf) and permission to trace the process.
+const PERF = flag("perf") || opt("perf") !== undefined;
 const SURVIVORS = opt("alloc") === "survivors";
 
 const DAY = 86_400_000;
@@ -152,6 +158,7 @@ function runtimePids(rootPid, port) {
 }
 
 /** Nanoseconds on CPU, summed over every thread (with --threads=js, the main thread) of the given processes. */
+const nowUs = () => Number(process.hrtime.bigint() / 1000n);
 const cpuNs = (pids) => (threadCpuMs(pids, { thread: JS_THREAD_ONLY ? "workerd" : undefined }) ?? 0) * 1e6;
 
 // ---- seed ----
@@ -421,6 +428,8 @@ async function main() {
   const statuses = {};
   const notes = [];
   let ctlCpu = 0; // the control request's own CPU (p50), measured below
+  // Each measured invocation's span, µs on the monotonic clock (perf's samples are placed on it): { kind, ms, from, to }.
+  const windows = [];
 
   /**
    * One request, alone, with workerd's CPU read before it and once its invocation has ended: after the response, or,
@@ -428,6 +437,7 @@ async function main() {
    * whose own CPU is subtracted).
    */
   async function measured(kind, url, init = {}) {
+    const from = nowUs();
     const c0 = canCpu ? cpuNs(pids) : 0;
     const o0 = servicesNs();
     let status;
@@ -462,6 +472,7 @@ async function main() {
       rt = Number(st.d1n) - rt0; // the after-response work's round trips included
     }
     if (ms !== null) {
+      windows.push({ kind, ms, from, to: nowUs() });
       cpu.fetch[kind] ??= [];
       cpu.fetch[kind].push(ms);
       rts.fetch[kind] ??= [];
@@ -540,6 +551,9 @@ async function main() {
         `${perRt?.toFixed(2)} ms per round trip (${anonFits ? "bad token − no token" : "bad token − no-op"}; bad token − no-op ${cal.perRtNoop?.toFixed(2)})`,
     );
 
+    const perfFile = PERF ? (typeof opt("perf") === "string" ? opt("perf") : join(tmpdir(), "tern-day.perf")) : null;
+    const stopPerf = PERF && canCpu ? await startPerf(pids[0], perfFile) : null;
+    if (PERF) log(stopPerf ? `perf recording workerd ${pids[0]} into ${perfFile}` : "--perf: perf cannot record here (not installed, or not permitted)");
     let stopProfile = null;
     let isolate = null;
     if (PROFILE || ALLOC) {
@@ -656,11 +670,13 @@ async function main() {
         continue;
       }
       idle = 0;
+      const from = nowUs();
       const c0 = cpuNs(pids);
       const o0 = servicesNs();
       const r = await control(`step=${which}`);
       const ms = (cpuNs(pids) - c0) / 1e6 - ctlCpu;
       if (r.stepped?.ok) {
+        windows.push({ kind: `${which} #${cpu[which].length}`, ms, from, to: nowUs() });
         cpu[which].push(ms);
         servicesCpu[which].push((servicesNs() - o0) / 1e6 - ctlServices);
         rts[which].push(r.d1n - s.d1n);
@@ -732,6 +748,7 @@ async function main() {
     log(`clients: ${DAY_PLAN.clients} × (${opens} opens + ${bursts} poll bursts) (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
     for (const ws of sockets) ws.close();
 
+    if (stopPerf) await stopPerf();
     if (stopProfile) {
       const profile = await stopProfile();
       isolate.close();
@@ -745,6 +762,7 @@ async function main() {
     }
     report({
       end,
+      windows,
       cpu,
       rts,
       servicesCpu,
@@ -761,6 +779,7 @@ async function main() {
       peers,
       elapsed: (Date.now() - t00) / 1000,
     });
+    if (stopPerf) await reportPerf(perfFile, windows);
   } finally {
     await server.stop();
     await peers.close();
@@ -800,7 +819,25 @@ const PAID = {
   r2B: { included: 10e6, per: 0.36 },
 };
 
-function report({ end, cpu, rts, servicesCpu, servicesDay, cal, noopCpu, ctlCpu, freeBatches, freeCpu, mix, events, statuses, notes, peers, elapsed }) {
+function report({
+  end,
+  windows,
+  cpu,
+  rts,
+  servicesCpu,
+  servicesDay,
+  cal,
+  noopCpu,
+  ctlCpu,
+  freeBatches,
+  freeCpu,
+  mix,
+  events,
+  statuses,
+  notes,
+  peers,
+  elapsed,
+}) {
   const scale = 1 / FRACTION;
   const s = end;
   const sum = (o) => Object.values(o ?? {}).reduce((a, b) => a + b, 0);
@@ -848,7 +885,7 @@ function report({ end, cpu, rts, servicesCpu, servicesDay, cal, noopCpu, ctlCpu,
   const jobsCpu = summary(cpu.jobs);
   const delCpu = summary(cpu.delivery);
   // --dump=FILE: every invocation's CPU and round trips in the order measured, to look at a tail (which ones, when).
-  if (opt("dump")) writeFileSync(opt("dump"), JSON.stringify({ cpu, rts }));
+  if (opt("dump")) writeFileSync(opt("dump"), JSON.stringify({ cpu, rts, windows }));
   // DELIVERY invocations (one message each): packs of a new activity's inboxes, and single inboxes (retries).
   const delOf = (pred) => cpu.delivery.filter((_, i) => pred(cpu.deliveryBatch[i]));
   const isPack = (b) => (b?.types?.pack ?? 0) > 0;
