@@ -137,6 +137,20 @@ export async function reportPerf(file, windows, { top = 25 } = {}) {
     const parts = [...by].sort((a, b) => b[1] - a[1]).slice(0, 5);
     console.log(`${w.ms.toFixed(1).padStart(6)} ms ${w.kind.padEnd(22)} sampled ${fmt(n).padStart(5)}: ${parts.map(([k, c]) => `${k} ${fmt(c)}`).join("; ")}`);
   }
+  // How much of the tail is the runtime's lumps: the invocations over 10 ms, and how many stay over once the samples
+  // in collections and in destroying the objects they freed are taken out.
+  const LUMPS = new Set(["objects destroyed", "young-gen collection", "full collection", "collection (other)"]);
+  const over = windows.filter((w) => w.ms > 10);
+  const stay = over.filter((w) => {
+    const { by } = split(w);
+    const lumps = [...by].filter(([c]) => LUMPS.has(c)).reduce((a, [, v]) => a + v, 0);
+    return w.ms - lumps * msPer > 10;
+  });
+  const pct = (n) => `${((100 * n) / windows.length).toFixed(2)}%`;
+  console.log(
+    `\nover 10 ms: ${over.length} of ${windows.length} invocations (${pct(over.length)}); without the samples in collections and in ` +
+      `destroying what they freed, ${stay.length} (${pct(stay.length)}): ${stay.map((w) => `${w.kind.replace(/ #\d+$/, "")} ${w.ms.toFixed(1)}`).join(", ")}`,
+  );
   // Per kind: the mean split of its invocations, and the same for those over 10 ms.
   const kinds = new Map();
   for (const w of windows) {
@@ -146,7 +160,7 @@ export async function reportPerf(file, windows, { top = 25 } = {}) {
   }
   const cats = [...RULES.map((r) => r[0]), "JavaScript (JIT code, builtins)", "V8 runtime", "runtime, other"];
   console.log("\nper kind, ms per invocation by what the runtime was doing (all / over 10 ms):");
-  for (const [k, ws] of kinds) {
+  for (const [k, ws] of [...kinds, ["every kind", windows]]) {
     const all = new Map();
     const over = new Map();
     let nOver = 0;
