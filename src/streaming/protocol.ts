@@ -3,7 +3,7 @@
 import type { Config } from "../env";
 import type { Sub } from "./streams";
 
-/** Name of the one router object (presence of hubs and who listens to which shared stream). */
+/** Name of the one router object (which hubs have connections, and who listens to which shared stream). */
 export const ROUTER = "router";
 /** Sockets of signed-out clients are spread over this many hubs at random (they only read shared streams). */
 export const ANON_SHARDS = 8;
@@ -79,11 +79,11 @@ export interface HubItem {
   keys: string[];
 }
 
-export interface Presence {
-  /** The asked accounts that have a hub with connections (every connected account when asked for null). */
-  accounts: string[];
-  /** Whether any account has connections. */
-  anyUser: boolean;
+/** Who listens, as of `version` (the router's; a publish planned from an older one is refused: router.ts). */
+export interface Listening {
+  version: string;
+  /** Every account with connections. */
+  online: string[];
   /** Shared stream keys with at least one subscriber. */
   shared: string[];
 }

@@ -1,7 +1,10 @@
 // The publish side of the streaming API: what the effects consumer calls once a write has committed. Each function
-// first asks the router who is listening (one RPC) and stops there when nobody is: no rendering, no D1 read. Then it
-// hands the router the event with its targets; account streams (user, list, direct) are rendered by each account's
+// plans its events from who is listening (publishPlanned): nothing is rendered or read from D1 for nobody. Then the
+// router takes the events with their targets; account streams (user, list, direct) are rendered by each account's
 // hub for its viewer, shared streams (public, hashtag) get one signed-out rendering per event, filtered per viewer.
+// While someone listens that costs one router call, not two: the isolate plans from the listeners it last heard of
+// and the router publishes only if they are still its listeners (else it says who listens now, and the plan runs
+// again). With nobody listening, one call asks and nothing more is done.
 //
 // Which streams a status reaches mirrors the REST timelines:
 // - `user`: the accounts whose home feed received it (fan-out's RETURNING rows);
@@ -24,7 +27,7 @@ import { renderConversations } from "../entities/conversation";
 import { searchableText } from "../services/filter-match";
 import { findNotifications, notificationRecipientsStatement, type NotificationWithRefs, withReportTargets } from "../queries/notifications";
 import type { FanOutResult, FeedRemoval } from "../timelines/fanout";
-import { type Envelope, entry, type Routed, type StatusMeta } from "./protocol";
+import { type Envelope, entry, type Listening, type Routed, type StatusMeta } from "./protocol";
 import { routerStub } from "./router";
 import { hubStub } from "./streaming-do";
 import { userHub } from "./protocol";
@@ -53,6 +56,44 @@ export type AccountEvent =
   | "delete";
 
 type AccountTargets = Map<string, Set<string>>;
+
+/** Who listens, as a plan reads it: connected accounts, shared keys with subscribers. */
+interface Listeners {
+  online: ReadonlySet<string>;
+  shared: readonly string[];
+}
+
+/** What this isolate last heard from the router of who listens: a hint, checked by the router on every publish. */
+let heard: Listening | null = null;
+const listens = (l: Listening) => l.online.length > 0 || l.shared.length > 0;
+
+/**
+ * Plans events from who listens and has the router publish them, in ONE call when this isolate last heard that
+ * someone listens: the router publishes only if its listeners are still the ones planned for, else answers with the
+ * current ones and the plan runs again (reading and rendering again: it only happens when someone connected,
+ * disconnected or changed subscriptions since). Having heard of nobody, or of nothing yet: one call to ask, then
+ * none when nobody listens or the plan has no events, one more otherwise.
+ */
+async function publishPlanned(env: Env, plan: (l: Listeners) => Promise<Routed[]> | Routed[]): Promise<void> {
+  const router = routerStub(env);
+  let l = heard;
+  let asked = false;
+  if (!l || !listens(l)) {
+    l = heard = await router.routerListening();
+    asked = true;
+  }
+  for (let round = 0; ; round++) {
+    if (asked && !listens(l)) return;
+    const events = await plan({ online: new Set(l.online), shared: l.shared });
+    if (asked && !events.length) return;
+    // Listeners changing under three plans in a row: the last plan's events go out as they are.
+    if (round === 3) return router.routerPublish(events);
+    const now = await router.routerPublishIfCurrent(l.version, events);
+    if (!now) return;
+    l = heard = now;
+    asked = true;
+  }
+}
 
 function addTarget(t: AccountTargets, accountId: string, ...keys: string[]) {
   const set = entry(t, accountId, () => new Set<string>());
@@ -107,7 +148,7 @@ type SharedPart = { keys: string[]; payload: string; meta: StatusMeta };
  * The signed-out renderings and filtering facts of statuses for the shared keys that have listeners, by status id
  * (absent: it belongs on none of them). One D1 batch for all of them.
  */
-async function sharedParts(db: DB, items: { statusId: string; cfg: Config }[], listened: string[]): Promise<Map<string, SharedPart>> {
+async function sharedParts(db: DB, items: { statusId: string; cfg: Config }[], listened: readonly string[]): Promise<Map<string, SharedPart>> {
   const out = new Map<string, SharedPart>();
   if (!listened.length || !items.length) return out;
   const b = await loadStatusBundle(
@@ -127,7 +168,7 @@ async function sharedParts(db: DB, items: { statusId: string; cfg: Config }[], l
   return out;
 }
 
-const sharedPart = async (db: DB, cfg: Config, statusId: string, listened: string[]) =>
+const sharedPart = async (db: DB, cfg: Config, statusId: string, listened: readonly string[]) =>
   (await sharedParts(db, [{ statusId, cfg }], listened)).get(statusId) ?? null;
 
 /** A fan-out chunk of a status to announce on the streams (publishStatuses). */
@@ -148,8 +189,8 @@ export function publishStatus(db: DB, env: Env, cfg: Config, statusId: string, d
 }
 
 /**
- * publishStatus for several statuses at once, in their order (a JOBS batch's fan-outs): one presence call, one D1
- * batch for the shared renderings, one publish, whatever their number.
+ * publishStatus for several statuses at once, in their order (a JOBS batch's fan-outs): one router call (two when
+ * nobody was heard listening), one D1 batch for the shared renderings, whatever their number.
  */
 export async function publishStatuses(db: DB, env: Env, items: StatusPublication[]): Promise<void> {
   const targetsOf = items.map((item) => {
@@ -159,24 +200,23 @@ export async function publishStatuses(db: DB, env: Env, items: StatusPublication
     for (const l of item.delivered.lists) addTarget(targets, l.accountId, `list:${l.listId}`);
     return targets;
   });
-  const everyone = new Set(targetsOf.flatMap((t) => [...t.keys()]));
-  if (!everyone.size && !items.some((i) => i.delivered.shared)) return;
-  const router = routerStub(env);
-  const presence = await router.routerPresence([...everyone]);
-  const shared = await sharedParts(
-    db,
-    items.filter((i) => i.delivered.shared),
-    presence.shared,
-  );
-  const events: Routed[] = [];
-  items.forEach(({ statusId, cfg, delivered }, i) => {
-    const accounts = accountsOf(targetsOf[i] ?? new Map(), presence.accounts);
-    const part = delivered.shared ? shared.get(statusId) : undefined;
-    if (!accounts.length && !part) return;
-    const envelope: Envelope = { kind: "status", event: "update", statusId, cfg, ...(part ? { payload: part.payload, meta: part.meta } : {}) };
-    events.push({ envelope, accounts, shared: part?.keys ?? [] });
+  if (!targetsOf.some((t) => t.size) && !items.some((i) => i.delivered.shared)) return;
+  await publishPlanned(env, async (l) => {
+    const shared = await sharedParts(
+      db,
+      items.filter((i) => i.delivered.shared),
+      l.shared,
+    );
+    const events: Routed[] = [];
+    items.forEach(({ statusId, cfg, delivered }, i) => {
+      const accounts = accountsOf(targetsOf[i] ?? new Map(), l.online);
+      const part = delivered.shared ? shared.get(statusId) : undefined;
+      if (!accounts.length && !part) return;
+      const envelope: Envelope = { kind: "status", event: "update", statusId, cfg, ...(part ? { payload: part.payload, meta: part.meta } : {}) };
+      events.push({ envelope, accounts, shared: part?.keys ?? [] });
+    });
+    return events;
   });
-  if (events.length) await router.routerPublish(events);
 }
 
 /**
@@ -184,27 +224,25 @@ export async function publishStatuses(db: DB, env: Env, items: StatusPublication
  * direct ones, and the public and hashtag streams it belongs on.
  */
 export async function publishStatusUpdate(db: DB, env: Env, cfg: Config, statusId: string): Promise<void> {
-  const router = routerStub(env);
-  const presence = await router.routerPresence(null);
-  if (!presence.anyUser && !presence.shared.length) return;
-  const online = new Set(presence.accounts);
-  const targets: AccountTargets = new Map();
-  if (online.size) {
-    const S = padId(statusId);
-    const [homes, listRows] = (await runBatch(db, [
-      db.all<{ account_id: string }>(sql`SELECT account_id FROM home_feed WHERE status_id = ${S}`),
-      db.all<{ list_id: string; account_id: string }>(
-        sql`SELECT lf.list_id AS list_id, l.account_id AS account_id FROM list_feed lf JOIN lists l ON l.id = lf.list_id WHERE lf.status_id = ${S}`,
-      ),
-    ])) as unknown as [{ account_id: string }[], { list_id: string; account_id: string }[]];
-    for (const h of homes) addTarget(targets, unpadId(String(h.account_id)), "user");
-    for (const l of listRows) addTarget(targets, unpadId(String(l.account_id)), `list:${unpadId(String(l.list_id))}`);
-  }
-  const accounts = accountsOf(targets, online);
-  const shared = await sharedPart(db, cfg, statusId, presence.shared);
-  if (!accounts.length && !shared) return;
-  const envelope: Envelope = { kind: "status", event: "status.update", statusId, cfg, ...(shared ? { payload: shared.payload, meta: shared.meta } : {}) };
-  await router.routerPublish([{ envelope, accounts, shared: shared?.keys ?? [] }]);
+  await publishPlanned(env, async ({ online, shared: listened }) => {
+    const targets: AccountTargets = new Map();
+    if (online.size) {
+      const S = padId(statusId);
+      const [homes, listRows] = (await runBatch(db, [
+        db.all<{ account_id: string }>(sql`SELECT account_id FROM home_feed WHERE status_id = ${S}`),
+        db.all<{ list_id: string; account_id: string }>(
+          sql`SELECT lf.list_id AS list_id, l.account_id AS account_id FROM list_feed lf JOIN lists l ON l.id = lf.list_id WHERE lf.status_id = ${S}`,
+        ),
+      ])) as unknown as [{ account_id: string }[], { list_id: string; account_id: string }[]];
+      for (const h of homes) addTarget(targets, unpadId(String(h.account_id)), "user");
+      for (const l of listRows) addTarget(targets, unpadId(String(l.account_id)), `list:${unpadId(String(l.list_id))}`);
+    }
+    const accounts = accountsOf(targets, online);
+    const shared = await sharedPart(db, cfg, statusId, listened);
+    if (!accounts.length && !shared) return [];
+    const envelope: Envelope = { kind: "status", event: "status.update", statusId, cfg, ...(shared ? { payload: shared.payload, meta: shared.meta } : {}) };
+    return [{ envelope, accounts, shared: shared?.keys ?? [] }];
+  });
 }
 
 /**
@@ -227,19 +265,18 @@ export async function publishDelete(env: Env, statusId: string, removed: FeedRem
       if (info.local) shared.push(`hashtag:local:${t}`);
     }
   }
-  const everyone = new Set<string>();
-  for (const t of byId.values()) for (const a of t.keys()) everyone.add(a);
-  const router = routerStub(env);
-  const presence = await router.routerPresence([...everyone]);
-  const listened = new Set(presence.shared);
-  const sharedLive = shared.filter((k) => listened.has(k));
-  const events: Routed[] = [];
-  if (sharedLive.length) events.push({ envelope: { kind: "raw", event: "delete", payload: statusId }, shared: sharedLive });
-  for (const [id, t] of byId) {
-    const accounts = accountsOf(t, presence.accounts);
-    if (accounts.length) events.push({ envelope: { kind: "raw", event: "delete", payload: id }, accounts });
-  }
-  if (events.length) await router.routerPublish(events);
+  if (!byId.size && !shared.length) return;
+  await publishPlanned(env, (l) => {
+    const listened = new Set(l.shared);
+    const sharedLive = shared.filter((k) => listened.has(k));
+    const events: Routed[] = [];
+    if (sharedLive.length) events.push({ envelope: { kind: "raw", event: "delete", payload: statusId }, shared: sharedLive });
+    for (const [id, t] of byId) {
+      const accounts = accountsOf(t, l.online);
+      if (accounts.length) events.push({ envelope: { kind: "raw", event: "delete", payload: id }, accounts });
+    }
+    return events;
+  });
 }
 
 /**
@@ -279,23 +316,20 @@ export async function statusStreamInfo(db: DB, statusId: string): Promise<Delete
  */
 export async function publishConversations(db: DB, env: Env, cfg: Config, rows: { id: string; accountId: string }[]): Promise<void> {
   if (!rows.length) return;
-  const router = routerStub(env);
-  const presence = await router.routerPresence([...new Set(rows.map((r) => r.accountId))]);
-  const online = new Set(presence.accounts);
-  const wanted = rows.filter((r) => online.has(r.accountId));
-  if (!wanted.length) return;
-  const found = await db
-    .select()
-    .from(accountConversations)
-    .where(
-      inArray(
-        accountConversations.id,
-        wanted.map((r) => Number(r.id)),
-      ),
-    );
-  const batches = await Promise.all(found.map(async (row) => ({ row, rendered: (await renderConversations(db, cfg, [row], row.accountId))[0] })));
-  await router.routerPublish(
-    batches.flatMap(({ row, rendered }) =>
+  await publishPlanned(env, async ({ online }) => {
+    const wanted = rows.filter((r) => online.has(r.accountId));
+    if (!wanted.length) return [];
+    const found = await db
+      .select()
+      .from(accountConversations)
+      .where(
+        inArray(
+          accountConversations.id,
+          wanted.map((r) => Number(r.id)),
+        ),
+      );
+    const batches = await Promise.all(found.map(async (row) => ({ row, rendered: (await renderConversations(db, cfg, [row], row.accountId))[0] })));
+    return batches.flatMap(({ row, rendered }) =>
       rendered
         ? [
             {
@@ -304,18 +338,18 @@ export async function publishConversations(db: DB, env: Env, cfg: Config, rows: 
             },
           ]
         : [],
-    ),
-  );
+    );
+  });
 }
 
-/** A new notification as its recipient sees it, read before the presence call (notificationsForRecipientsStatement). */
+/** A new notification as its recipient sees it, read before asking who listens (notificationsForRecipientsStatement). */
 type RecipientRow = Omit<NotificationWithRefs, "reportTarget">;
 
 /**
  * Committed notifications: `notification` on each recipient's `user:notification` stream and on `user` for tokens
  * with read or read:notifications, rendered for the recipient. However many (a fan-out chunk raises up to 500 `status`
- * notifications at once): one query for the recipients, one presence call, a rendering per connected recipient (six
- * at a time: its notifications, then their statuses), one publish; nothing more is read for one with no connection.
+ * notifications at once): one query for the recipients, who listens (publishPlanned), a rendering per connected
+ * recipient (six at a time: its notifications, then their statuses); nothing more is read for one with no connection.
  * `pre`: what the caller already read with its other reads of them, either the recipients (`{ id, account_id }`) or,
  * for a few notifications, the rows each recipient sees (then a connected recipient costs only its statuses' read).
  */
@@ -341,26 +375,25 @@ export async function publishNotifications(
     }
   }
   if (!byRecipient.size) return;
-  const router = routerStub(env);
-  const presence = await router.routerPresence([...byRecipient.keys()]);
-  if (!presence.accounts.length) return;
-  const routed: Routed[] = [];
-  const queue = [...presence.accounts];
-  const renderOne = async () => {
-    for (let recipient = queue.shift(); recipient !== undefined; recipient = queue.shift()) {
-      const read = rowsOf.get(recipient);
-      const found = read ? await withReportTargets(db, read) : await findNotifications(db, recipient, byRecipient.get(recipient) ?? []);
-      const rendered = await renderNotifications(db, cfg, found, recipient);
-      for (const n of rendered) {
-        routed.push({
-          envelope: { kind: "raw", event: "notification", payload: JSON.stringify(n) },
-          accounts: [{ id: recipient, keys: ["user", "user:notification"] }],
-        });
+  await publishPlanned(env, async ({ online }) => {
+    const routed: Routed[] = [];
+    const queue = [...byRecipient.keys()].filter((a) => online.has(a));
+    const renderOne = async () => {
+      for (let recipient = queue.shift(); recipient !== undefined; recipient = queue.shift()) {
+        const read = rowsOf.get(recipient);
+        const found = read ? await withReportTargets(db, read) : await findNotifications(db, recipient, byRecipient.get(recipient) ?? []);
+        const rendered = await renderNotifications(db, cfg, found, recipient);
+        for (const n of rendered) {
+          routed.push({
+            envelope: { kind: "raw", event: "notification", payload: JSON.stringify(n) },
+            accounts: [{ id: recipient, keys: ["user", "user:notification"] }],
+          });
+        }
       }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(6, queue.length) }, renderOne));
-  if (routed.length) await router.routerPublish(routed);
+    };
+    await Promise.all(Array.from({ length: Math.min(6, queue.length) }, renderOne));
+    return routed;
+  });
 }
 
 function encodePayload(payload: unknown): string | undefined {

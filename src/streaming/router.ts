@@ -1,11 +1,12 @@
 // The router: one object (name "router") that knows which hubs have connections and which stream keys each hub
-// listens to. Publishers ask it who is listening before rendering anything (presence), then hand it the events
-// (publish); it forwards each event to the hubs that listen, one RPC per hub per publish call, in order per hub.
+// listens to. Publishers plan their events from who is listening (listening, versioned) before rendering anything,
+// then hand it the events (publishIfCurrent: refused with the current listeners when the version moved on); it
+// forwards each event to the hubs that listen, one RPC per hub per publish call, in order per hub.
 // Its table is persisted in the object's storage (one key per hub), so an evicted router comes back with it; a hub
 // that lost its connections without saying so (a deploy drops every socket) answers the next delivery with what it
 // really has and the entry is corrected.
 import type { Env } from "../env";
-import { accountOfHub, entry, type HubItem, type Presence, ROUTER, type Routed, userHub } from "./protocol";
+import { accountOfHub, entry, type HubItem, type Listening, ROUTER, type Routed, userHub } from "./protocol";
 import { isAccountKey } from "./streams";
 
 /** A hub's keys as of `version` (null keys: no connections). Versions order a hub's reports; the router keeps the newest. */
@@ -30,6 +31,13 @@ export class Router {
   private versions = new Map<string, number>();
   /** Per-hub delivery chains: events reach a hub in the order they were published here. */
   private chains = new Map<string, Promise<unknown>>();
+  /**
+   * Who listens, versioned: this object's own random epoch and a count of the changes to its table since it loaded.
+   * A publisher that planned its events from a version the router no longer has is told the current listeners
+   * (publishIfCurrent); an evicted router comes back with another epoch, so no older version can match.
+   */
+  private readonly epoch = crypto.randomUUID().slice(0, 8);
+  private changes = 0;
 
   constructor(
     private readonly storage: DurableObjectStorage,
@@ -48,6 +56,7 @@ export class Router {
   }
 
   private index(hub: string, keys: Set<string> | null) {
+    this.changes++;
     const old = this.hubs.get(hub);
     if (old) for (const k of old) if (!isAccountKey(k)) this.shared.get(k)?.delete(hub);
     for (const [k, set] of this.shared) if (!set.size) this.shared.delete(k);
@@ -80,16 +89,26 @@ export class Router {
     else await this.storage.delete(`hub:${hub}`);
   }
 
-  /** Which of `accountIds` have connections (every connected account when null), and the shared keys listened to. */
-  async presence(accountIds: string[] | null): Promise<Presence> {
+  /** Every connected account and every shared key listened to, as of the returned version. */
+  async listening(): Promise<Listening> {
     await this.load();
     const online: string[] = [];
     for (const h of this.hubs.keys()) {
       const a = accountOfHub(h);
       if (a) online.push(a);
     }
-    const accounts = accountIds === null ? online : [...new Set(accountIds)].filter((a) => this.hubs.has(userHub(a)));
-    return { accounts, anyUser: online.length > 0, shared: [...this.shared.keys()] };
+    return { version: `${this.epoch}:${this.changes}`, online, shared: [...this.shared.keys()] };
+  }
+
+  /**
+   * Publishes events planned from the listeners of `version` if they are still the listeners (null); otherwise
+   * publishes nothing and answers with the current ones, for the publisher to plan again.
+   */
+  async publishIfCurrent(version: string, events: Routed[]): Promise<Listening | null> {
+    await this.load();
+    if (version !== `${this.epoch}:${this.changes}`) return this.listening();
+    if (events.length) await this.publish(events);
+    return null;
   }
 
   /** Forwards each event to the hubs listening; resolves once every hub has taken its events. */
@@ -154,7 +173,8 @@ function sameKeys(a: Set<string> | null, b: Set<string> | null): boolean {
 export function routerStub(env: Env) {
   return env.STREAMING.get(env.STREAMING.idFromName(ROUTER)) as unknown as {
     routerSetHub(hub: string, keys: string[] | null, version: number): Promise<void>;
-    routerPresence(accountIds: string[] | null): Promise<Presence>;
     routerPublish(events: Routed[]): Promise<void>;
+    routerListening(): Promise<Listening>;
+    routerPublishIfCurrent(version: string, events: Routed[]): Promise<Listening | null>;
   };
 }

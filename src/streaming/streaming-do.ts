@@ -1,12 +1,13 @@
 // The STREAMING namespace. One class, two roles told apart by the object's name (the caller picks the name):
-// - `router`: who listens to what (router.ts). RPC: routerSetHub, routerPresence, routerPublish.
+// - `router`: who listens to what (router.ts). RPC: routerSetHub, routerListening, routerPublishIfCurrent,
+//   routerPublish.
 // - `user:<accountId>` / `anon:<n>`: a hub holding connections (hub.ts). fetch (WebSocket or event stream from the
 //   Worker), the hibernation handlers, alarm, and RPC: deliver, kill.
 // Design, limits and costs: docs/architecture.md, "Streaming".
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import { Hub } from "./hub";
-import type { HubItem, Presence, Routed } from "./protocol";
+import type { HubItem, Listening, Routed } from "./protocol";
 import { Router, type HubDeliver, type HubState } from "./router";
 
 export class Streaming extends DurableObject<Env> {
@@ -65,12 +66,16 @@ export class Streaming extends DurableObject<Env> {
     return this.router().setHub(hub, keys, version);
   }
 
-  routerPresence(accountIds: string[] | null): Promise<Presence> {
-    return this.router().presence(accountIds);
-  }
-
   routerPublish(events: Routed[]): Promise<void> {
     return this.router().publish(events);
+  }
+
+  routerListening(): Promise<Listening> {
+    return this.router().listening();
+  }
+
+  routerPublishIfCurrent(version: string, events: Routed[]): Promise<Listening | null> {
+    return this.router().publishIfCurrent(version, events);
   }
 }
 

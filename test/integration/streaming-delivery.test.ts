@@ -63,6 +63,29 @@ async function addTag(statusId: string, name: string) {
   await env.DB.prepare("INSERT INTO status_tags (status_id, tag_id) SELECT ?, id FROM tags WHERE name = ?").bind(pad(statusId), name).run();
 }
 
+/** `env` whose Streaming stubs record each router method called on them. */
+function countingRouterCalls(calls: string[]): typeof env {
+  const ns = env.STREAMING;
+  const STREAMING = {
+    idFromName: (name: string) => ns.idFromName(name),
+    get: (id: DurableObjectId) => {
+      const stub = ns.get(id) as unknown as Record<string, unknown>;
+      return new Proxy(stub, {
+        get(target, prop) {
+          const v = Reflect.get(target, prop);
+          if (typeof prop !== "string" || !prop.startsWith("router") || typeof v !== "function") return v;
+          return (...args: unknown[]) => {
+            calls.push(prop);
+            // Reflect.apply: an RPC stub's method is itself a stub, whose `apply` would be a remote call.
+            return Reflect.apply(v as (...a: unknown[]) => unknown, target, args);
+          };
+        },
+      });
+    },
+  };
+  return { ...env, STREAMING } as unknown as typeof env;
+}
+
 /** A status of `owner` that `fan` favourites through the API: its id and the favourite notification's. */
 async function favouritedBy(owner: TestUser, fan: TestUser): Promise<{ id: string; nid: string }> {
   const id = await insertStatus(owner);
@@ -532,7 +555,7 @@ describe("streaming delivery", () => {
     expect(await nextUpdates(anonc, 1)).toEqual([["public", s]]);
   });
 
-  itStreams("costs nothing when nobody listens: no D1 read, and presence follows connections", async () => {
+  itStreams("costs nothing when nobody listens: no D1 read, and who listens follows connections", async () => {
     const a = await makeUser();
     const counter = { n: 0 };
     const counted = createDb(countingD1(env.DB, counter));
@@ -541,15 +564,60 @@ describe("streaming delivery", () => {
     const { Effects } = await import("../../src/effects/collector");
     const r = await fanOut(db(), new Effects(ORIGIN), id, undefined);
     expect(r.homeAccountIds).toEqual([a.id]);
+    // What this isolate last heard may be a listener of an earlier test: the first publish learns that nobody listens
+    // (a plan made from a stale hint costs its reads once), and from then on nothing is read.
+    await publishStatus(db(), env, cfg(), id, r);
     await publishStatus(counted, env, cfg(), id, r);
     await publishStatusUpdate(counted, env, cfg(), id);
     expect(counter.n).toBe(0);
 
     const router = routerStub(env);
-    expect((await router.routerPresence([a.id])).accounts).toEqual([]);
+    expect((await router.routerListening()).online).not.toContain(a.id);
     const c = await ws({ token: a.token }, { stream: "user" });
-    expect(await router.routerPresence([a.id])).toMatchObject({ accounts: [a.id], anyUser: true });
+    expect((await router.routerListening()).online).toContain(a.id);
     await c.close();
-    expect((await router.routerPresence([a.id])).accounts).toEqual([]);
+    expect((await router.routerListening()).online).not.toContain(a.id);
+  });
+
+  itStreams("while someone listens a publish is one router call, and who connected since is heard", async () => {
+    const [a, b] = await Promise.all([makeUser(), makeUser()]);
+    const calls: string[] = [];
+    const counted = countingRouterCalls(calls);
+    const to = (...ids: string[]) => ({ homeAccountIds: ids, lists: [], shared: false });
+    const ac = await ws({ token: a.token }, { stream: "user" });
+    // The first publish may have to ask; from then on this isolate knows a listens.
+    const s1 = await insertStatus(a);
+    await publishStatus(db(), counted, cfg(), s1, to(a.id));
+    const s2 = await insertStatus(a);
+    calls.length = 0;
+    await publishStatus(db(), counted, cfg(), s2, to(a.id));
+    expect(calls).toEqual(["routerPublishIfCurrent"]);
+    expect(await nextUpdates(ac, 2)).toEqual([
+      ["user", s1],
+      ["user", s2],
+    ]);
+
+    // b connects: the router's listeners changed, so the publish planned without b is refused and planned again.
+    const bc = await ws({ token: b.token }, { stream: "user" });
+    const s3 = await insertStatus(a);
+    calls.length = 0;
+    await publishStatus(db(), counted, cfg(), s3, to(a.id, b.id));
+    expect(calls).toEqual(["routerPublishIfCurrent", "routerPublishIfCurrent"]);
+    expect(await nextUpdates(bc, 1)).toEqual([["user", s3]]);
+    expect(await nextUpdates(ac, 1)).toEqual([["user", s3]]);
+
+    // Both gone: the next publish hears that nobody listens, and the one after asks once and reads nothing.
+    await ac.close();
+    await bc.close();
+    const s4 = await insertStatus(a);
+    calls.length = 0;
+    await publishStatus(db(), counted, cfg(), s4, to(a.id, b.id));
+    expect(calls).toEqual(["routerPublishIfCurrent"]);
+    const { nid } = await favouritedBy(a, b);
+    const counter = { n: 0 };
+    calls.length = 0;
+    await publishNotifications(createDb(countingD1(env.DB, counter)), counted, cfg(), [nid]);
+    expect(calls).toEqual(["routerListening"]);
+    expect(counter.n).toBe(1); // the notification's recipients, read before anyone is asked
   });
 });
