@@ -281,7 +281,8 @@ export const Streaming = instrument(TernStreaming, "Streaming", [
   "deliver",
   "kill",
   "routerSetHub",
-  "routerPresence",
+  "routerListening",
+  "routerPublishIfCurrent",
   "routerPublish",
 ]);
 

@@ -8,7 +8,7 @@
 //   split "POST returned → event on the socket" into queue wait and what follows.
 //   GET /__bench/streaming                → { counters, batches, now }
 //   GET /__bench/streaming?reset=1        → zero the counters and the batch log first
-//   GET /__bench/streaming?presence=1     → also the router's presence table (wakes the router)
+//   GET /__bench/streaming?presence=1     → also who the router says listens (`presence`: online, shared; wakes it)
 //   GET /__bench/streaming?kick=1         → first sends 10 empty JOBS messages (a full batch)
 import tern, { Streaming as TernStreaming } from "../src/index";
 import { routerStub } from "../src/streaming/router";
@@ -46,6 +46,12 @@ export class Streaming extends TernStreaming {
     counters.publishesDone++;
     return r;
   }
+  async routerPublishIfCurrent(version, events) {
+    counters.publishes++;
+    const r = await super.routerPublishIfCurrent(version, events);
+    counters.publishesDone++;
+    return r;
+  }
 }
 
 async function control(url, env) {
@@ -60,7 +66,7 @@ async function control(url, env) {
     await env.JOBS.sendBatch(Array.from({ length: 10 }, () => ({ body: { type: "effects", effects: [] } })));
   }
   const body = { counters, batches, now: Date.now() };
-  if (p.get("presence")) body.presence = await routerStub(env).routerPresence(null);
+  if (p.get("presence")) body.presence = await routerStub(env).routerListening();
   return new Response(JSON.stringify(body), { headers: { "content-type": "application/json" } });
 }
 

@@ -352,7 +352,7 @@ async function main() {
   const idleRate = cpuSince(idle0).runtime / 3; // ms per s
   log(`idle runtime CPU ${fmt(idleRate, 1)} ms/s`);
 
-  // Baseline: the same POSTs with nobody listening (presence answers "nobody" and publishing stops there).
+  // Baseline: the same POSTs with nobody listening (the router answers "nobody" and publishing stops there).
   const baseline = await measurePosts(null, "no listeners");
   const results = [];
   let hibernation = null;
@@ -477,11 +477,11 @@ async function main() {
     let s;
     while (Date.now() < deadline) {
       s = await control("?presence=1");
-      if (!s.presence.accounts.length && !s.presence.shared.length) return true;
+      if (!s.presence.online.length && !s.presence.shared.length) return true;
       await sleep(500);
     }
     notes.push(
-      `${key}: 30 s after every socket closed the router still listed ${s.presence.accounts.length} connected accounts and ` +
+      `${key}: 30 s after every socket closed the router still listed ${s.presence.online.length} connected accounts and ` +
         `shared keys [${s.presence.shared.join(", ")}]`,
     );
     return false;
@@ -512,7 +512,7 @@ async function main() {
     );
     const openCpu = cpuSince(c0);
     const afterOpen = await control("?presence=1");
-    const listed = signedIn ? afterOpen.presence.accounts.length : afterOpen.presence.shared.includes(stream) ? "shared" : 0;
+    const listed = signedIn ? afterOpen.presence.online.length : afterOpen.presence.shared.includes(stream) ? "shared" : 0;
     log(`  ${fleet.opened} open in ${fmt(openCpu.wall / 1000, 1)} s (${fleet.failed.length} failed); the router lists ${listed}`);
     if (fleet.failed.length) notes.push(`${key}: ${fleet.failed.length} sockets failed to open, e.g. ${fleet.failed.slice(0, 3).join("; ")}`);
     // Tern subscribes the query's stream before it answers 101, so an open socket is a subscribed one: no barrier needed.
@@ -708,7 +708,7 @@ function printReport({ results, baseline, idleRate, hibernation, notes, serverEr
       `CPU ms/event: utime+stime of the workerd runtime process (wrangler's proxy excluded) from the first measured POST ` +
         `to the last socket receiving the last event, minus idle (${fmt(idleRate, 1)} ms/s), ÷ events; it includes the ` +
         `POST, the home-feed fan-out into ${SOCKETS} feeds, the router and every hub. "−baseline" subtracts the same POSTs ` +
-        `with nobody connected (${fmt(baseline.cpu, 1)} ms: POST + fan-out + one presence call), leaving the streaming ` +
+        `with nobody connected (${fmt(baseline.cpu, 1)} ms: POST + fan-out + one call asking who listens), leaving the streaming ` +
         `work. Local D1 runs inside the same workerd, so each hub's D1 batch (its own rendering of the status for its ` +
         `account) is counted here; production bills that to D1. Clock tick ${clockTickMs()} ms.`,
     ),
