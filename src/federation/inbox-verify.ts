@@ -17,6 +17,8 @@ import { checkSignedRequest, noteSignatureSpec, parseRequestSignature, Signature
 export const MAX_INBOX_BODY = 1024 * 1024;
 /** C25: verified POSTs per remote host and window (senders retry 429, so a flood queues up on their side). */
 export const INBOX_HOST_LIMIT = { limit: 6000, periodSeconds: 300 } as const;
+/** A host's first POSTs of a window in one isolate, counted there only (enforceRateLimitCountedHere): < 1% of the budget. */
+export const INBOX_HOST_FREE = 50;
 
 export interface VerifiedInbox {
   signer: AccountRow;

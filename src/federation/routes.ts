@@ -15,8 +15,8 @@ import { renderActor } from "./actor-doc";
 import { movedToUri } from "../services/account-migration";
 import { featuredTagNames, followCollectionPage, localActor, localStatus, pinnedStatusIds, publicStatusIds } from "./collections";
 import { AP_CONTENT_TYPE, AS, wantsActivityJson } from "./context";
-import { enforceRateLimit } from "../lib/rate-limit";
-import { AcceptWithoutProcessing, INBOX_HOST_LIMIT, verifyInboxRequest } from "./inbox-verify";
+import { enforceRateLimitCountedHere } from "../lib/rate-limit";
+import { AcceptWithoutProcessing, INBOX_HOST_FREE, INBOX_HOST_LIMIT, verifyInboxRequest } from "./inbox-verify";
 import { instanceActorAccount } from "./instance-actor";
 import { storeVerifiedItem } from "./inbox-process";
 import { renderNote, withContext } from "./note-doc";
@@ -224,7 +224,7 @@ async function inbox(c: Context<AppEnv>) {
   const db = c.get("db");
   try {
     const v = await verifyInboxRequest(db, c.get("config"), c.req.raw);
-    if (v.signer.domain) await enforceRateLimit(c, { name: "inbox_host", key: v.signer.domain, ...INBOX_HOST_LIMIT });
+    if (v.signer.domain) await enforceRateLimitCountedHere(c, { name: "inbox_host", key: v.signer.domain, ...INBOX_HOST_LIMIT }, INBOX_HOST_FREE);
     // Processed once the 202 is out, in this invocation (no queue message: Effects.afterResponse).
     const id = await storeVerifiedItem(db, c.env, v);
     c.get("fx").afterResponse({ type: "inbox", itemId: id, origin: c.get("config").origin });

@@ -3,7 +3,8 @@
 // Three kinds, all answering 429 `{"error":"Too many requests"}` with X-RateLimit-Limit/Remaining/Reset and
 // Retry-After past the limit:
 // - single rules keyed by (rule, key), applied by the handlers that own the action: sign-in, password grant, sign-up,
-//   media uploads, inbox hosts (`enforceRateLimit`);
+//   media uploads (`enforceRateLimit`), inbox hosts (`enforceRateLimitCountedHere`: a host's first POSTs of a window
+//   in an isolate are counted there only, so the usual trickle makes no object call);
 // - the general budgets of rack-attack, counted by the app middleware for every /api request (per account and per
 //   token when signed in, per IP otherwise) and for every paging request (`startRateLimits`);
 // - the per-account action families (statuses, favourites, follows, reports, deletes), declared by the route that
@@ -147,6 +148,41 @@ export async function enforceRateLimit(c: Ctx, rule: RateRule): Promise<void> {
   if (!hit.allowed) throw limitError(rule.limit, hit.resetAt);
   // The response reports whichever budget is closest to running out (Mastodon's RateLimitHeaders).
   state(c)?.reported.push({ limit: rule.limit, remaining: Math.max(0, rule.limit - hit.count), resetAt: hit.resetAt });
+}
+
+/** A key's hits this isolate counted and has not reported yet, in a window of its own. */
+interface LocalCount {
+  end: number;
+  seen: number;
+  unreported: number;
+}
+const localCounts = new Map<string, LocalCount>();
+const LOCAL_COUNTS_MAX = 2000;
+
+/**
+ * A generous rule whose trickle should cost nothing (the inbox's per-host budget, C25: 6,000 POSTs in 5 minutes):
+ * a key's first `free` hits of a window in this isolate are counted here only; from then on every hit asks the key's
+ * object, carrying the hits it has not heard of yet, so past that point a flood is refused as exactly as by
+ * enforceRateLimit. What isolates count and never report is at most `free` per isolate and window, nothing next to
+ * such a budget, and the usual trickle (a host's few activities a minute) makes no object call at all.
+ */
+export async function enforceRateLimitCountedHere(c: Ctx, rule: RateRule, free: number): Promise<void> {
+  const now = Date.now();
+  const id = `${rule.name}:${rule.key}`;
+  let e = localCounts.get(id);
+  if (!e || now >= e.end) {
+    localCounts.delete(id);
+    if (localCounts.size >= LOCAL_COUNTS_MAX) localCounts.delete(localCounts.keys().next().value as string);
+    e = { end: now + rule.periodSeconds * 1000, seen: 0, unreported: 0 };
+    localCounts.set(id, e);
+  }
+  e.seen++;
+  e.unreported++;
+  if (e.seen <= free) return;
+  const n = e.unreported;
+  e.unreported = 0;
+  const hit = await limiter(c, id).hit(rule.limit, rule.periodSeconds, n);
+  if (!hit.allowed) throw limitError(rule.limit, hit.resetAt);
 }
 
 /** POST /api/v1/media and /api/v2/media per account (throttle_api_media); every attempt counts, as in rack-attack. */

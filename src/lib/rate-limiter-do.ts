@@ -50,12 +50,14 @@ type Counters = Record<string, { end: number; count: number }>;
 export class RateLimiter extends DurableObject<Env> {
   private counters: Counters | null = null;
 
-  async hit(limit: number, periodSeconds: number): Promise<RateHit> {
+  /** Counts `n` hits (a caller that counted some on its own first reports them together: hitCountedHere). */
+  async hit(limit: number, periodSeconds: number, n = 1): Promise<RateHit> {
     const periodMs = Math.max(1, Math.floor(periodSeconds)) * 1000;
+    const hits = Math.max(1, Math.floor(n));
     const now = Date.now();
     const cur = await this.ctx.storage.get<Window>("w");
     const fresh = !cur || now >= cur.end;
-    const w: Window = fresh ? { start: now, end: now + periodMs, count: 1 } : { ...cur, count: cur.count + 1 };
+    const w: Window = fresh ? { start: now, end: now + periodMs, count: hits } : { ...cur, count: cur.count + hits };
     await this.ctx.storage.put("w", w);
     return { allowed: w.count <= limit, count: w.count, limit, resetAt: w.end };
   }
