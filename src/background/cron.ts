@@ -8,7 +8,7 @@
 // per task: test/integration/cron-rows.test.ts.
 import { sql } from "drizzle-orm";
 import { createDb, idList, type DB, runBatch } from "../db/client";
-import { settingStatement } from "../db/settings";
+import { settingStatement } from "../db/setting-statement";
 import { Effects } from "../effects/collector";
 import { sendEffects } from "../effects/send";
 import { readConfig, type Env } from "../env";

@@ -14,7 +14,8 @@ import { padId, unpadId } from "../lib/ids";
 import { accountCanRead, statusReadableBy } from "../services/visibility";
 import { signedFetchOptions } from "./fetch-options";
 import { normalizeNote, sameHost } from "./normalize";
-import { fetchObject, newResolution, type Resolution, resolveStatus } from "./resolve-status";
+import type { Resolution } from "./resolution";
+import { fetchObject, newResolution, resolveStatus } from "./resolve-status";
 import { fetchActivityJson } from "./safe-fetch";
 import { statusRows } from "../db/table-rows";
 

@@ -14,7 +14,8 @@ import { signedFetchOptions } from "./fetch-options";
 import { asArray, iri, normalizeNote, sameHost } from "./normalize";
 import { isDomainSuspended, ResolveError } from "./remote-accounts";
 import { ingestNote } from "./remote-statuses";
-import { FETCH_BUDGET, isLocalUri, newResolution, resolveStatus, statusByUri, type Resolution } from "./resolve-status";
+import { FETCH_BUDGET, isLocalUri, statusByUri, type Resolution } from "./resolution";
+import { newResolution, resolveStatus } from "./resolve-status";
 import { fetchActivityJson, FetchRefused } from "./safe-fetch";
 import { accountRows } from "../db/table-rows";
 

@@ -14,7 +14,7 @@ import { receiveVote } from "../services/polls";
 import { AS } from "./context";
 import { drop, type InboxContext } from "./handlers/context";
 import { iri, type NormalizedNote } from "./normalize";
-import { isLocalUri } from "./resolve-status";
+import { isLocalUri } from "./resolution";
 
 /** Longest option name looked at (Mastodon's own options are at most 50 characters, others' rarely more). */
 const MAX_VOTE_NAME = 500;

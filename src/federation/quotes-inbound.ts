@@ -11,7 +11,7 @@ import { QUOTE_FLAGS } from "../entities/quote";
 import { padId, snowflake } from "../lib/ids";
 import { signedFetchOptions } from "./fetch-options";
 import { iri, type NormalizedNote, PUBLIC, sameHost } from "./normalize";
-import { isLocalUri, MAX_REPLY_DEPTH, resolveStatus, statusByUri, type Resolution } from "./resolve-status";
+import { isLocalUri, MAX_REPLY_DEPTH, statusByUri, type Resolution } from "./resolution";
 import { fetchActivityJson } from "./safe-fetch";
 
 const PUBLIC_SPELLINGS = new Set([PUBLIC, "as:Public", "Public"]);
@@ -78,7 +78,7 @@ export async function incomingQuoteStatement(
   const { db } = r;
   let quoted: StatusRow | null = null;
   if (q.uri && q.uri !== note.id) {
-    quoted = depth < MAX_REPLY_DEPTH ? await resolveStatus(r, q.uri, depth + 1) : await statusByUri(db, q.uri);
+    quoted = depth < MAX_REPLY_DEPTH ? await r.resolveStatus(r, q.uri, depth + 1) : await statusByUri(db, q.uri);
     if (quoted?.reblogOfId) quoted = null;
   }
   let state: "pending" | "accepted" = "pending";

@@ -13,7 +13,8 @@ import { drop, type InboxContext } from "./handlers/context";
 import { instanceActorAccount } from "./instance-actor";
 import { sameHost } from "./normalize";
 import { type Run, send } from "./outbound-send";
-import { isLocalUri, resolveStatus } from "./resolve-status";
+import { isLocalUri } from "./resolution";
+import { resolveStatus } from "./resolve-status";
 
 export const AS_PUBLIC = "https://www.w3.org/ns/activitystreams#Public";
 const FOLLOW_PATH = "/relay-follows/";

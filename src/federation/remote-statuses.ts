@@ -2,7 +2,7 @@
 // thread, and applying an Update to it. Finding one by URI (and fetching it) is resolve-status.ts.
 import { and, asc, eq, sql } from "drizzle-orm";
 import { type DB, runBatch, type Statement } from "../db/client";
-import { insertConversation, insertMedia, insertPoll, insertStatus, insertStatusEdit } from "../db/inserts";
+import { insertConversation, insertMedia, insertPoll, insertStatus, insertStatusEdit, originalVersionStatement } from "../db/inserts";
 import { frozenSelect } from "../db/frozen";
 import { accounts, conversations, mediaAttachments, mentions, polls, statusEdits, statuses, tombstones } from "../db/schema";
 import { type MediaRow, newStatusFields, type PollRow, type StatusRow } from "../entities/status";
@@ -10,20 +10,18 @@ import { incomingQuoteStatement, remoteQuotePolicy } from "./quotes-inbound";
 import { fanOutChunk } from "../timelines/fanout";
 import { localQuotesOfQuery, quotedUpdateStatements } from "../services/quotes";
 import { padId, snowflake } from "../lib/ids";
-import { normalizeTag } from "../lib/text";
+import { normalizeLanguage, normalizeTag } from "../lib/text";
 import { httpUrl } from "../lib/urls";
 import type { AccountRow } from "../db/schema";
 import { isUniqueViolation } from "../db/unique";
 import { notificationStatement } from "../services/notifications";
 import { cardUrlOfHtml, resetCardStatement } from "../services/preview-cards";
-import { originalVersionStatement } from "../services/edit-status";
 import { htmlSearchText, searchIndexStatement } from "../services/search-index";
 import { statusShortcodes, upsertRemoteEmojisStatement } from "../services/custom-emojis";
 import { accountCanRead } from "../services/visibility";
-import { normalizeLanguage } from "../services/post-status";
 import { MAX_TAG_LENGTH, MAX_TAGS_PER_STATUS, statusTagsStatements, type TagName } from "../services/tags";
 import { sameHost, visibilityFromAudience, type NormalizedNote } from "./normalize";
-import { isTombstoned, MAX_REPLY_DEPTH, type Resolution, resolveStatus, statusByUri } from "./resolve-status";
+import { isTombstoned, MAX_REPLY_DEPTH, type Resolution, statusByUri } from "./resolution";
 import { htmlToText, sanitizeHtml } from "./sanitize";
 import { accountRows, statusRowByUri } from "../db/table-rows";
 
@@ -247,7 +245,7 @@ export async function ingestNote(r: Resolution, note: NormalizedNote, author: Ac
   const isReply = !!note.inReplyTo && note.inReplyTo !== note.id;
   if (note.inReplyTo && note.inReplyTo !== note.id) {
     // A parent already stored is what resolveStatus and statusByUri would both return.
-    parent = pre?.parent ?? (depth < MAX_REPLY_DEPTH ? await resolveStatus(r, note.inReplyTo, depth + 1) : await statusByUri(db, note.inReplyTo));
+    parent = pre?.parent ?? (depth < MAX_REPLY_DEPTH ? await r.resolveStatus(r, note.inReplyTo, depth + 1) : await statusByUri(db, note.inReplyTo));
     if (parent?.reblogOfId) parent = null;
     // A reply to a local status its author may not see is kept, but not threaded: no reply count, no notification.
     if (parent?.local && !(await accountCanRead(db, author.id, parent.id))) parent = null;

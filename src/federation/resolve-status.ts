@@ -1,10 +1,8 @@
 // Finding a remote status by URI: a known one, or the object fetched from its origin, checked and handed to
 // ingestNote (remote-statuses.ts). A fetched object is trusted only at its own id, on the host of its attributedTo
 // (security invariants 1–2, C10–C12), and every fetch comes out of a small per-activity budget with loop detection
-// (C24): the Resolution every handler of one activity shares.
-import { eq } from "drizzle-orm";
+// (C24): the Resolution every handler of one activity shares (resolution.ts).
 import type { DB } from "../db/client";
-import { tombstones } from "../db/schema";
 import type { AccountRow } from "../db/schema";
 import type { StatusRow } from "../entities/status";
 import type { Config } from "../env";
@@ -14,43 +12,11 @@ import { normalizeNote, sameHost } from "./normalize";
 import { isDomainSuspended, resolveActor } from "./remote-accounts";
 import { ingestNote } from "./remote-statuses";
 import { fetchActivityJson } from "./safe-fetch";
-import { statusRowByUri } from "../db/table-rows";
+import { FETCH_BUDGET, isLocalUri, isTombstoned, MAX_REPLY_DEPTH, type Resolution, statusByUri } from "./resolution";
 
-/** How far up a reply chain unknown parents are fetched. */
-export const MAX_REPLY_DEPTH = 5;
-/** Remote documents fetched while processing one activity (parents, announced objects, their authors). */
-export const FETCH_BUDGET = 8;
-
-/** Shared by everything one activity resolves: the fetch budget, URIs already in progress, the effects collector. */
-export interface Resolution {
-  db: DB;
-  cfg: Config;
-  budget: number;
-  seen: Set<string>;
-  fx: Effects;
-  /**
-   * Statuses found through this resolution arrive late (a fetched thread, a relay's Announce): stored, never fanned
-   * out to home feeds (src/federation/backfill.ts).
-   */
-  late?: boolean;
-  /** When set, every object document fetched is kept here by its id (backfill reads `replies` from them). */
-  docs?: Map<string, Record<string, unknown>>;
-}
-
+/** A resolution for one activity (or one lookup): the full fetch budget, nothing seen yet. */
 export function newResolution(db: DB, cfg: Config, fx: Effects): Resolution {
-  return { db, cfg, budget: FETCH_BUDGET, seen: new Set(), fx };
-}
-
-export const isLocalUri = (cfg: Config, uri: string) => uri.startsWith(`${cfg.origin}/`);
-
-export async function statusByUri(db: DB, uri: string): Promise<StatusRow | null> {
-  const [row] = await statusRowByUri(db, uri);
-  return row ?? null;
-}
-
-export async function isTombstoned(db: DB, uri: string): Promise<boolean> {
-  const [row] = await db.select({ uri: tombstones.uri }).from(tombstones).where(eq(tombstones.uri, uri)).limit(1);
-  return !!row;
+  return { db, cfg, budget: FETCH_BUDGET, seen: new Set(), fx, resolveStatus };
 }
 
 /** Fetches an object document, trusting it only at its own id (re-fetched from there, same host). */

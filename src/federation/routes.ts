@@ -20,7 +20,7 @@ import { AcceptWithoutProcessing, INBOX_HOST_FREE, INBOX_HOST_LIMIT, verifyInbox
 import { instanceActorAccount } from "./instance-actor";
 import { storeVerifiedItem } from "./inbox-process";
 import { renderNote, withContext } from "./note-doc";
-import { isTombstoned } from "./resolve-status";
+import { isTombstoned } from "./resolution";
 import type { AccountRow } from "../db/schema";
 
 const r = routeGroup();

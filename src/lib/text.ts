@@ -212,3 +212,10 @@ export const noLinks: RenderLinks = { mention: () => null, tagUrl: (n) => `/tags
 export function cleanText(s: string): string {
   return s.replace(/\u0000/g, "").replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD");
 }
+
+/** A language tag as statuses keep it: its primary subtag, lower case (`en` of `en-GB`, `pt_BR` → `pt`); else null. */
+export function normalizeLanguage(raw: string | null | undefined): string | null {
+  if (!raw) return null;
+  const m = /^([a-zA-Z]{2,3})(?:[-_][a-zA-Z0-9]{2,8})?$/.exec(raw.trim());
+  return m?.[1]?.toLowerCase() ?? null;
+}

@@ -7,7 +7,7 @@
 import { inArray, sql } from "drizzle-orm";
 import type { DB, Statement } from "../db/client";
 import { runBatch } from "../db/client";
-import { settingStatement } from "../db/settings";
+import { settingStatement } from "../db/setting-statement";
 import { instanceSettings } from "../db/schema";
 import type { Env } from "../env";
 import { validationFailed } from "../lib/errors";

@@ -2,7 +2,7 @@
 // original as a status_edits row, so history always starts at what was first posted.
 import { and, asc, eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { insertPoll, insertStatusEdit } from "../db/inserts";
+import { insertPoll, insertStatusEdit, originalVersionStatement } from "../db/inserts";
 import { idList, runBatch, type Statement } from "../db/client";
 import { mediaAttachments, mentions, polls, statusEdits, statuses } from "../db/schema";
 import { loadStatusBundle, renderStatus, renderStatusFrom, type MediaRow, type StatusRow } from "../entities/status";
@@ -11,23 +11,14 @@ import { isoTime } from "../entities/urls";
 import type { Config } from "../env";
 import { notFound, validationFailed } from "../lib/errors";
 import { padId, snowflake } from "../lib/ids";
-import { cleanText, extractEntities } from "../lib/text";
+import { cleanText, extractEntities, normalizeLanguage } from "../lib/text";
 import type { UserViewer } from "../oauth/guard";
 import type { AccountRow } from "../db/schema";
 import type { Effects } from "../effects/collector";
 import { notificationStatement } from "./notifications";
 import { localQuotesOfQuery, quotedUpdateStatements } from "./quotes";
 import { newPollRow, validatePoll, type PollInput, type PollRow } from "./polls";
-import {
-  checkMediaIds,
-  checkMediaRows,
-  checkText,
-  mentionedAccountsQuery,
-  mentionKeys,
-  mentionStatements,
-  normalizeLanguage,
-  renderContent,
-} from "./post-status";
+import { checkMediaIds, checkMediaRows, checkText, mentionedAccountsQuery, mentionKeys, mentionStatements, renderContent } from "./post-status";
 import { statusShortcodes } from "./custom-emojis";
 import { cardUrlOfText, resetCardStatement } from "./preview-cards";
 import { searchIndexStatement } from "./search-index";
@@ -36,22 +27,6 @@ import { statusRows } from "../db/table-rows";
 
 const MAX_DESCRIPTION = 1500;
 const MAX_UPDATE_NOTIFICATIONS = 500;
-
-/** The status as first written, kept as the first entry of its edit history when it is edited the first time. */
-export function originalVersionStatement(db: DB, s: StatusRow, pollOptions: string[] | null, id: string) {
-  return insertStatusEdit(db, {
-    id,
-    statusId: s.id,
-    accountId: s.accountId,
-    text: s.text,
-    content: s.content,
-    spoilerText: s.spoilerText,
-    sensitive: s.sensitive,
-    mediaIds: s.mediaIds ?? [],
-    pollOptions,
-    createdAt: s.createdAt,
-  });
-}
 
 export interface MediaAttributeInput {
   id?: string;

@@ -13,7 +13,7 @@ import type { Config } from "../env";
 import { sha256Hex } from "../lib/crypto";
 import { notFound, unprocessable, validationFailed } from "../lib/errors";
 import { padId, parseId, snowflake } from "../lib/ids";
-import { cleanText, extractEntities, MAX_SOURCE_CHARS, renderPlainText, statusLength, type Entity } from "../lib/text";
+import { cleanText, extractEntities, MAX_SOURCE_CHARS, normalizeLanguage, renderPlainText, statusLength, type Entity } from "../lib/text";
 import type { UserViewer } from "../oauth/guard";
 import type { AccountRow, StoredEmoji } from "../db/schema";
 import type { Effects } from "../effects/collector";
@@ -72,12 +72,6 @@ export function checkText(rawText: string | undefined, rawSpoiler: string | unde
   if (!hasAttachments && text.trim() === "") throw validationFailed("Text can't be blank");
   if (statusLength(text, spoiler) > MAX_STATUS_CHARS) throw validationFailed(`Text character limit of ${MAX_STATUS_CHARS} exceeded`);
   return { text, spoiler };
-}
-
-export function normalizeLanguage(raw: string | null | undefined): string | null {
-  if (!raw) return null;
-  const m = /^([a-zA-Z]{2,3})(?:[-_][a-zA-Z0-9]{2,8})?$/.exec(raw.trim());
-  return m?.[1]?.toLowerCase() ?? null;
 }
 
 /** Distinct media ids in the order given; at most 4 (A3). */

@@ -9,7 +9,7 @@
 // the text; it sends no streaming event when the card arrives (clients see it on their next fetch). So does Tern.
 import { eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { settingStatement } from "../db/settings";
+import { settingStatement } from "../db/setting-statement";
 import { accounts, mentions, statusPreviewCards, statuses } from "../db/schema";
 import type { Config } from "../env";
 import { baseFetchOptions } from "../federation/fetch-options";

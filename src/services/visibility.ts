@@ -5,9 +5,18 @@ import type { DB } from "../db/client";
 import { accounts, blocks, follows, mentions, statuses } from "../db/schema";
 import { padId } from "../lib/ids";
 import type { RenderAccountRow } from "../db/schema";
-import type { StatusBundle, StatusRow } from "../entities/status";
 
-export function canSeeStatus(b: StatusBundle, s: StatusRow, author: RenderAccountRow): boolean {
+/** What canSeeStatus reads of a rendered page's bundle (entities/status.ts StatusBundle). */
+export interface ViewerFacts {
+  viewer: { id: string | null; following: ReadonlySet<string>; blockedBy: ReadonlySet<string> };
+  mentionIds: ReadonlyMap<string, ReadonlySet<string>>;
+}
+
+export function canSeeStatus(
+  b: ViewerFacts,
+  s: Pick<typeof statuses.$inferSelect, "id" | "accountId" | "visibility">,
+  author: Pick<RenderAccountRow, "suspendedAt">,
+): boolean {
   const v = b.viewer.id;
   if (author.suspendedAt) return false;
   if (v === s.accountId) return true;

@@ -6,7 +6,7 @@ import type { Config, Env } from "../../env";
 import type { AccountRow } from "../../db/schema";
 import type { Effects } from "../../effects/collector";
 import type { NormalizedActivity } from "../normalize";
-import type { Resolution } from "../resolve-status";
+import type { Resolution } from "../resolution";
 import { accountRows } from "../../db/table-rows";
 
 export interface InboxContext {

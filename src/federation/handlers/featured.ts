@@ -2,7 +2,8 @@
 import { and, eq, sql } from "drizzle-orm";
 import { statusPins } from "../../db/schema";
 import { padId, snowflake } from "../../lib/ids";
-import { resolveStatus, statusByUri } from "../resolve-status";
+import { statusByUri } from "../resolution";
+import { resolveStatus } from "../resolve-status";
 import { drop, type InboxContext } from "./context";
 
 export async function handleFeatured(ctx: InboxContext, add: boolean): Promise<void> {

@@ -11,7 +11,8 @@ import { accountCanRead } from "../../services/visibility";
 import { httpUrl } from "../../lib/urls";
 import { normalizeNote, sameHost } from "../normalize";
 import { ingestNote } from "../remote-statuses";
-import { resolveStatus, statusByUri } from "../resolve-status";
+import { statusByUri } from "../resolution";
+import { resolveStatus } from "../resolve-status";
 import { drop, prop, typeOf, type InboxContext } from "./context";
 
 /** QuoteRequest{object: local status, instrument: their quoting Note}: Accept with a QuoteAuthorization, or Reject. */
