@@ -56,19 +56,23 @@ export class Router {
   }
 
   private index(hub: string, keys: Set<string> | null) {
-    this.changes++;
     const old = this.hubs.get(hub);
+    // What a publisher plans from (listening): which accounts are online and which shared keys have listeners. Only a
+    // change to either is a new version; a hub's own account keys (user, list:…) are matched when publishing.
+    const touched = [...(old ?? []), ...(keys ?? [])].filter((k) => !isAccountKey(k));
+    const listenedBefore = new Set(touched.filter((k) => this.shared.has(k)));
     if (old) for (const k of old) if (!isAccountKey(k)) this.shared.get(k)?.delete(hub);
     for (const [k, set] of this.shared) if (!set.size) this.shared.delete(k);
-    if (!keys) {
-      this.hubs.delete(hub);
-      return;
+    if (!keys) this.hubs.delete(hub);
+    else {
+      this.hubs.set(hub, keys);
+      for (const k of keys) {
+        if (isAccountKey(k)) continue;
+        entry(this.shared, k, () => new Set<string>()).add(hub);
+      }
     }
-    this.hubs.set(hub, keys);
-    for (const k of keys) {
-      if (isAccountKey(k)) continue;
-      entry(this.shared, k, () => new Set<string>()).add(hub);
-    }
+    const onlineChanged = accountOfHub(hub) !== null && !old !== !keys;
+    if (onlineChanged || touched.some((k) => listenedBefore.has(k) !== this.shared.has(k))) this.changes++;
   }
 
   /**

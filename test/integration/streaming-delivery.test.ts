@@ -606,6 +606,23 @@ describe("streaming delivery", () => {
     expect(await nextUpdates(bc, 1)).toEqual([["user", s3]]);
     expect(await nextUpdates(ac, 1)).toEqual([["user", s3]]);
 
+    // An online account's own streams are matched when publishing: a subscribing to another of them changes nothing
+    // a plan reads. A shared stream getting its first listener does.
+    await ac.sub("user:notification");
+    const s5 = await insertStatus(a);
+    calls.length = 0;
+    await publishStatus(db(), counted, cfg(), s5, to(a.id));
+    expect(calls).toEqual(["routerPublishIfCurrent"]);
+    expect(await nextUpdates(ac, 1)).toEqual([["user", s5]]);
+    const anon = await ws(null, { stream: "public" });
+    const s6 = await insertStatus(a);
+    calls.length = 0;
+    await publishStatus(db(), counted, cfg(), s6, { ...to(a.id), shared: true });
+    expect(calls).toEqual(["routerPublishIfCurrent", "routerPublishIfCurrent"]);
+    expect(await nextUpdates(anon, 1)).toEqual([["public", s6]]);
+    expect(await nextUpdates(ac, 1)).toEqual([["user", s6]]);
+    await anon.close();
+
     // Both gone: the next publish hears that nobody listens, and the one after asks once and reads nothing.
     await ac.close();
     await bc.close();
