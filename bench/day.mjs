@@ -762,7 +762,6 @@ async function main() {
     }
     report({
       end,
-      windows,
       cpu,
       rts,
       servicesCpu,
@@ -779,6 +778,8 @@ async function main() {
       peers,
       elapsed: (Date.now() - t00) / 1000,
     });
+    // --dump=FILE: every invocation's CPU and round trips in the order measured, and its span on the monotonic clock.
+    if (opt("dump")) writeFileSync(opt("dump"), JSON.stringify({ cpu, rts, windows }));
     if (stopPerf) await reportPerf(perfFile, windows);
   } finally {
     await server.stop();
@@ -819,25 +820,7 @@ const PAID = {
   r2B: { included: 10e6, per: 0.36 },
 };
 
-function report({
-  end,
-  windows,
-  cpu,
-  rts,
-  servicesCpu,
-  servicesDay,
-  cal,
-  noopCpu,
-  ctlCpu,
-  freeBatches,
-  freeCpu,
-  mix,
-  events,
-  statuses,
-  notes,
-  peers,
-  elapsed,
-}) {
+function report({ end, cpu, rts, servicesCpu, servicesDay, cal, noopCpu, ctlCpu, freeBatches, freeCpu, mix, events, statuses, notes, peers, elapsed }) {
   const scale = 1 / FRACTION;
   const s = end;
   const sum = (o) => Object.values(o ?? {}).reduce((a, b) => a + b, 0);
@@ -884,8 +867,6 @@ function report({
   const fetchCpu = summary(Object.values(cpu.fetch).flat());
   const jobsCpu = summary(cpu.jobs);
   const delCpu = summary(cpu.delivery);
-  // --dump=FILE: every invocation's CPU and round trips in the order measured, to look at a tail (which ones, when).
-  if (opt("dump")) writeFileSync(opt("dump"), JSON.stringify({ cpu, rts, windows }));
   // DELIVERY invocations (one message each): packs of a new activity's inboxes, and single inboxes (retries).
   const delOf = (pred) => cpu.delivery.filter((_, i) => pred(cpu.deliveryBatch[i]));
   const isPack = (b) => (b?.types?.pack ?? 0) > 0;
