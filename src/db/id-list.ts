@@ -23,3 +23,8 @@ export function boundList(name: string): SQL {
 export function jsonValues(json: unknown): SQL {
   return sql`(SELECT value FROM json_each(${json}))`;
 }
+
+/** `(SELECT value FROM json_each(?))` over any values (names, domains, stored ids), bound as ONE JSON parameter. */
+export function valueList(values: readonly unknown[]): SQL {
+  return jsonValues(JSON.stringify(values));
+}

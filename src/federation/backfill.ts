@@ -18,6 +18,7 @@ import type { Resolution } from "./resolution";
 import { fetchObject, newResolution, resolveStatus } from "./resolve-status";
 import { fetchActivityJson } from "./safe-fetch";
 import { statusRows } from "../db/table-rows";
+import { valueList } from "../db/id-list";
 
 export interface BackfillBudget {
   /** Remote documents fetched (statuses and collection pages; authors are fetched by the resolver as needed). */
@@ -242,7 +243,7 @@ async function replyUris(p: Pass, doc: Obj, statusUri: string): Promise<string[]
   const known = await p.r.db
     .select({ uri: statuses.uri })
     .from(statuses)
-    .where(sql`${statuses.uri} IN (SELECT value FROM json_each(${JSON.stringify(wanted)}))`);
+    .where(sql`${statuses.uri} IN ${valueList(wanted)}`);
   const have = new Set(known.map((k) => k.uri));
   return wanted.filter((u) => !have.has(u));
 }

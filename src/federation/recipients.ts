@@ -10,6 +10,7 @@ import { padId } from "../lib/ids";
 import type { AccountRow } from "../db/schema";
 import { followerInboxes, followerInboxesStatement } from "./delivery";
 import { accountRows } from "../db/table-rows";
+import { valueList } from "../db/id-list";
 
 type Remote = Pick<AccountRow, "domain" | "inboxUrl" | "sharedInboxUrl" | "suspendedAt">;
 
@@ -31,7 +32,7 @@ export function remoteInboxes(list: (Remote | null | undefined)[], pick = prefer
 /** Remote accounts with these actor URIs (a deleted status only left its mention URIs behind). */
 export async function accountsByUris(db: DB, uris: string[]): Promise<AccountRow[]> {
   if (!uris.length) return [];
-  return accountRows(db, { where: and(sql`${accounts.uri} IN (SELECT value FROM json_each(${JSON.stringify(uris)}))`, isNotNull(accounts.domain)) });
+  return accountRows(db, { where: and(sql`${accounts.uri} IN ${valueList(uris)}`, isNotNull(accounts.domain)) });
 }
 
 /** Remote accounts that reblogged, favourited or replied to a status: they hold a copy an Update must reach. */

@@ -16,6 +16,7 @@ import { primeSpec } from "./rfc9421";
 import { fetchActivityJson, FetchRefused, safeFetch } from "./safe-fetch";
 import { htmlToText, sanitizeHtml } from "./sanitize";
 import { accountRows } from "../db/table-rows";
+import { valueList } from "../db/id-list";
 
 const STALE_MS = 24 * 3600_000;
 
@@ -30,7 +31,7 @@ export function domainBlockStatement(db: DB, host: string) {
   return db
     .select({ severity: domainBlocks.severity, rejectMedia: domainBlocks.rejectMedia, createdAt: domainBlocks.createdAt })
     .from(domainBlocks)
-    .where(sql`${domainBlocks.domain} IN (SELECT value FROM json_each(${JSON.stringify(candidates)}))`);
+    .where(sql`${domainBlocks.domain} IN ${valueList(candidates)}`);
 }
 
 /** What domainBlockStatement's rows mean: the strongest severity, reject_media, and a silencing block's created_at. */
@@ -106,7 +107,7 @@ export async function isDomainAllowed(db: DB, host: string): Promise<boolean> {
   const rows = await db
     .select({ id: domainAllows.id })
     .from(domainAllows)
-    .where(sql`${domainAllows.domain} IN (SELECT value FROM json_each(${JSON.stringify(names)}))`)
+    .where(sql`${domainAllows.domain} IN ${valueList(names)}`)
     .limit(1);
   return rows.length > 0;
 }

@@ -24,6 +24,7 @@ import { sameHost, visibilityFromAudience, type NormalizedNote } from "./normali
 import { isTombstoned, MAX_REPLY_DEPTH, type Resolution, statusByUri } from "./resolution";
 import { htmlToText, sanitizeHtml } from "./sanitize";
 import { accountRows, statusRowByUri } from "../db/table-rows";
+import { valueList } from "../db/id-list";
 
 /** Mastodon fans out and notifies only for statuses younger than this (Status::REAL_TIME_WINDOW). */
 export const REALTIME_WINDOW_MS = 6 * 3600_000;
@@ -440,13 +441,13 @@ export async function applyNoteUpdate(
     }
   }
   const gone = (oldMedia as MediaRow[]).filter((m) => !mediaIds.includes(m.id)).map((m) => padId(m.id));
-  if (gone.length) writes.push(db.run(sql`UPDATE media_attachments SET status_id = NULL WHERE id IN (SELECT value FROM json_each(${JSON.stringify(gone)}))`));
+  if (gone.length) writes.push(db.run(sql`UPDATE media_attachments SET status_id = NULL WHERE id IN ${valueList(gone)}`));
 
   const ps = padId(status.id);
   const mentioned = noteMentionsFrom(note, mentionRows);
   const had = new Set((oldMentions as { accountId: string }[]).map((m) => m.accountId));
   const keep = mentioned.map((m) => padId(m.account.id));
-  writes.push(db.run(sql`DELETE FROM mentions WHERE status_id = ${ps} AND account_id NOT IN (SELECT value FROM json_each(${JSON.stringify(keep)}))`));
+  writes.push(db.run(sql`DELETE FROM mentions WHERE status_id = ${ps} AND account_id NOT IN ${valueList(keep)}`));
   const added = mentioned.filter((m) => !had.has(m.account.id));
   if (added.length) writes.push(mentionRowsStatement(db, status.id, added, now));
   for (const m of added) {

@@ -9,6 +9,7 @@ import { padId, unpadId } from "../lib/ids";
 import type { Page } from "../lib/pagination";
 import { cursorSql } from "../db/keyset";
 import { hiddenAuthorFor } from "../services/visibility";
+import { valueList } from "../db/id-list";
 
 export interface PageIds {
   /** Status ids, newest first. */
@@ -90,7 +91,7 @@ function publicConds(viewerId: string | null, f: PublicFilter): SQL {
   ];
   if (!f.withReplies) parts.push(sql`(+s.in_reply_to_id IS NULL OR s.in_reply_to_account_id = s.account_id)`);
   if (f.onlyMedia) parts.push(sql`EXISTS (SELECT 1 FROM media_attachments ma WHERE ma.status_id = s.id)`);
-  if (f.languages?.length) parts.push(sql`s.language IN (SELECT value FROM json_each(${JSON.stringify(f.languages)}))`);
+  if (f.languages?.length) parts.push(sql`s.language IN ${valueList(f.languages)}`);
   if (viewerId) parts.push(sql`NOT ${hiddenAuthorFor(viewerId, sql.raw("s.account_id"))}`);
   return sql.join(parts, sql` AND `);
 }

@@ -20,6 +20,7 @@ import { hiddenAuthorFor } from "../services/visibility";
 import { GROUPABLE_TYPES } from "../services/notifications";
 import { filterConds, selectWithRefs, type NotificationFilter, type NotificationWithRefs } from "./notifications";
 import { accountRows } from "../db/table-rows";
+import { valueList } from "../db/id-list";
 
 /** Accounts shown per group (Mastodon's NotificationGroup::SAMPLE_ACCOUNTS_SIZE). */
 export const SAMPLE_ACCOUNTS = 8;
@@ -170,7 +171,7 @@ function representativeSql(viewerId: string, f: GroupedFilter, ascending: boolea
     ? sql`x.id < ${notifications.id}${start ? sql` AND x.id > ${start}` : sql``}`
     : sql`x.id > ${notifications.id}${start ? sql` AND x.id < ${start}` : sql``}`;
   const from = f.accountId ? sql` AND x.from_account_id = ${padId(f.accountId)}` : sql``;
-  return sql`NOT (${notifications.type} IN (SELECT value FROM json_each(${JSON.stringify(f.groupedTypes)}))
+  return sql`NOT (${notifications.type} IN ${valueList(f.groupedTypes)}
     AND ${notifications.groupKey} IS NOT NULL
     AND EXISTS (SELECT 1 FROM notifications x WHERE ${memberSql(viewerId, sql`${notifications.groupKey}`)} AND ${between}${from}))`;
 }

@@ -12,9 +12,9 @@ import { historiesFrom, historyStatement } from "../services/tags-follow";
 import { hiddenAuthorFor } from "../services/visibility";
 import { LINK_TRENDS, STATUS_TRENDS, TAG_TRENDS } from "../trends/refresh";
 import type { OffsetPage } from "../lib/pagination";
+import { valueList } from "../db/id-list";
 
-const languageFirst = (col: string, languages: string[]) =>
-  sql`(coalesce(${sql.raw(col)}, '') IN (SELECT value FROM json_each(${JSON.stringify(languages)}))) DESC`;
+const languageFirst = (col: string, languages: string[]) => sql`(coalesce(${sql.raw(col)}, '') IN ${valueList(languages)}) DESC`;
 
 export interface TrendingTag {
   tag: TagRow;

@@ -19,6 +19,7 @@ import { validationFailed } from "../lib/errors";
 import { padId, snowflake } from "../lib/ids";
 import { adminBlockTable, isUnique, requiredDomain } from "./admin-block-table";
 import { adminLogStatement, type Staff } from "./admin-log";
+import { valueList } from "../db/id-list";
 
 export type DomainBlockRow = typeof domainBlocks.$inferSelect;
 export const DOMAIN_BLOCK_SEVERITIES = ["silence", "suspend", "noop"] as const;
@@ -54,7 +55,7 @@ async function ruleFor(db: DB, domain: string): Promise<DomainBlockRow | undefin
   const rows = await db
     .select()
     .from(domainBlocks)
-    .where(sql`${domainBlocks.domain} IN (SELECT value FROM json_each(${JSON.stringify(domainAndParents(domain))}))`);
+    .where(sql`${domainBlocks.domain} IN ${valueList(domainAndParents(domain))}`);
   return rows.sort((a, b) => b.domain.length - a.domain.length)[0];
 }
 

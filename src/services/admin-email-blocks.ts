@@ -8,6 +8,7 @@ import { domainAndParents, normalizeDomain } from "../lib/domain-name";
 import { validationFailed } from "../lib/errors";
 import { adminBlockTable, newRow, requiredDomain, takenAs } from "./admin-block-table";
 import type { Staff } from "./admin-log";
+import { valueList } from "../db/id-list";
 
 export type CanonicalEmailBlockRow = typeof canonicalEmailBlocks.$inferSelect;
 export type EmailDomainBlockRow = typeof emailDomainBlocks.$inferSelect;
@@ -75,7 +76,7 @@ export async function emailBlockQueries(db: DB, email: string) {
     db
       .select({ id: emailDomainBlocks.id })
       .from(emailDomainBlocks)
-      .where(sql`${emailDomainBlocks.domain} IN (SELECT value FROM json_each(${JSON.stringify(domain ? domainAndParents(domain) : [])}))`)
+      .where(sql`${emailDomainBlocks.domain} IN ${valueList(domain ? domainAndParents(domain) : [])}`)
       .limit(1),
     db.select({ id: canonicalEmailBlocks.id }).from(canonicalEmailBlocks).where(eq(canonicalEmailBlocks.canonicalEmailHash, hash)).limit(1),
   ] as const;

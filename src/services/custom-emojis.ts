@@ -13,6 +13,7 @@ import type { DB, Statement } from "../db/client";
 import type { StoredEmoji } from "../db/schema";
 import { blockingDomains } from "../lib/domain-name";
 import { padId, snowflake } from "../lib/ids";
+import { valueList } from "../db/id-list";
 
 /** Emoji tags taken from one remote object, and shortcodes kept for one text (Mastodon has no cap; a hostile peer would). */
 export const MAX_EMOJIS_PER_OBJECT = 50;
@@ -67,7 +68,7 @@ export function upsertRemoteEmojisStatement(db: DB, domain: string, emojis: Remo
     SELECT json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'), ${domain.toLowerCase()}, json_extract(j.value, '$[2]'),
       json_extract(j.value, '$[3]'), 1, 0, ${now}
     FROM json_each(${JSON.stringify(rows)}) j
-    WHERE NOT EXISTS (SELECT 1 FROM domain_blocks WHERE reject_media = 1 AND domain IN (SELECT value FROM json_each(${JSON.stringify(blockingDomains(domain))})))
+    WHERE NOT EXISTS (SELECT 1 FROM domain_blocks WHERE reject_media = 1 AND domain IN ${valueList(blockingDomains(domain))})
     ON CONFLICT (shortcode, domain) DO UPDATE SET image_remote_url = excluded.image_remote_url, uri = excluded.uri
     WHERE custom_emojis.image_remote_url IS NOT excluded.image_remote_url OR custom_emojis.uri IS NOT excluded.uri`);
 }

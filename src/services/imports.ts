@@ -26,6 +26,7 @@ import { type ImportRowData, type ImportType, accountKey, parseImport } from "./
 import { addListAccounts, createList, deleteList, removeListAccounts } from "./lists";
 import { mute, unmute } from "./mutes";
 import { accountRows } from "../db/table-rows";
+import { valueList } from "../db/id-list";
 
 export const ROWS_PER_JOB = 20;
 export const PRUNE_PAGE = 50;
@@ -119,7 +120,7 @@ async function keysInFile(db: DB, importId: string, keys: string[]): Promise<Set
   const rows = await db
     .select({ key: bulkImportRows.key })
     .from(bulkImportRows)
-    .where(and(eq(bulkImportRows.importId, importId), inArray(bulkImportRows.key, sql`(SELECT value FROM json_each(${JSON.stringify(keys)}))`)));
+    .where(and(eq(bulkImportRows.importId, importId), inArray(bulkImportRows.key, valueList(keys))));
   return new Set(rows.map((r) => r.key));
 }
 
@@ -257,7 +258,7 @@ async function rowsRound(db: DB, fx: Effects, cfg: Config, imp: BulkImportRow, o
   const left = rows.length > done.length || rows.length === ROWS_PER_JOB;
   const pid = padId(imp.id);
   await db.batch([
-    db.run(sql`DELETE FROM bulk_import_rows WHERE import_id = ${pid} AND seq IN (SELECT value FROM json_each(${JSON.stringify(done)}))`),
+    db.run(sql`DELETE FROM bulk_import_rows WHERE import_id = ${pid} AND seq IN ${valueList(done)}`),
     db
       .update(bulkImports)
       .set({

@@ -18,6 +18,7 @@ import { checkUrl, FetchRefused, safeFetch } from "../federation/safe-fetch";
 import { padId, snowflake, unpadId } from "../lib/ids";
 import { extractEntities } from "../lib/text";
 import { httpUrl } from "../lib/urls";
+import { valueList } from "../db/id-list";
 
 /** A stored card is refetched when older than this (FetchLinkCardForURLService: `updated_at <= 2.weeks.ago`). */
 export const CARD_REFRESH_MS = 14 * 24 * 3600_000;
@@ -241,8 +242,5 @@ export async function pruneOrphanCards(db: DB, at: number, limit = 200): Promise
   const gone = page.filter((r) => Number(r.orphan) === 1).map((r) => r.id);
   const cursor = settingStatement(db, CARD_PRUNE_CURSOR_KEY, String(next));
   if (!gone.length) return void (await cursor);
-  await db.batch([
-    cursor,
-    db.run(sql`DELETE FROM preview_cards WHERE id IN (SELECT value FROM json_each(${JSON.stringify(gone)})) AND ${orphan("preview_cards")}`),
-  ]);
+  await db.batch([cursor, db.run(sql`DELETE FROM preview_cards WHERE id IN ${valueList(gone)} AND ${orphan("preview_cards")}`)]);
 }

@@ -5,6 +5,7 @@ import type { DB } from "../db/client";
 import { tags } from "../db/schema";
 import { padId, snowflake } from "../lib/ids";
 import { extractEntities, normalizeTag, type Entity } from "../lib/text";
+import { valueList } from "../db/id-list";
 
 export const MAX_TAG_LENGTH = 100;
 /** Distinct tags kept per status; the rest stay links in the text but are not indexed. */
@@ -46,7 +47,7 @@ export function upsertTagsStatements(db: DB, list: TagName[], now = Date.now()) 
 /** Links a status to tags by name (after upsertTagsStatements in the same batch). */
 export function linkStatusTagsStatement(db: DB, statusId: string, names: string[]) {
   return db.run(sql`INSERT OR IGNORE INTO status_tags (status_id, tag_id)
-    SELECT ${padId(statusId)}, id FROM tags WHERE name IN (SELECT value FROM json_each(${JSON.stringify(names)}))`);
+    SELECT ${padId(statusId)}, id FROM tags WHERE name IN ${valueList(names)}`);
 }
 
 /** A status's hashtags: the tags made when new, then linked to the status (nothing when there are none). */
@@ -88,7 +89,7 @@ export async function findOrCreateTags(db: DB, rawNames: string[]): Promise<TagR
     db
       .select()
       .from(tags)
-      .where(sql`${tags.name} IN (SELECT value FROM json_each(${JSON.stringify(list.map((t) => t.name))}))`),
+      .where(sql`${tags.name} IN ${valueList(list.map((t) => t.name))}`),
   ]);
   const byName = new Map((found as TagRow[]).map((t) => [t.name, t]));
   return list.map((t) => byName.get(t.name)).filter((t): t is TagRow => !!t);

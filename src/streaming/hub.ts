@@ -11,11 +11,11 @@ import { lists } from "../db/schema";
 import { loadStatusBundle, renderStatusFrom, renderStatuses } from "../entities/status";
 import type { FilterContext } from "../db/schema";
 import type { Config, Env } from "../env";
-import { padId } from "../lib/ids";
 import { type Conn, type Envelope, entry, type HubItem, type Session } from "./protocol";
 import { routerStub, type HubState } from "./router";
 import { firstParam, isAccountKey, listIdOf, resolveStream, seesNotifications, streamArray, type StreamError, type Sub } from "./streams";
 import { CACHE_MS, loadViewerState, sharedPayloadFor, type ViewerState } from "./viewer-state";
+import { idList } from "../db/id-list";
 
 /** How often a hub with signed-in connections re-checks their tokens (revoked, login disabled, account suspended). */
 export const TOKEN_CHECK_MS = 5 * 60 * 1000;
@@ -494,7 +494,7 @@ export class Hub {
 export async function validTokens(db: DB, ids: string[]): Promise<Set<string>> {
   const rows = await db.all<{ id: string }>(sql`SELECT t.id AS id FROM oauth_access_tokens t
     JOIN users u ON u.id = t.user_id JOIN accounts a ON a.id = u.account_id
-    WHERE t.id IN (SELECT value FROM json_each(${JSON.stringify(ids.map(padId))}))
+    WHERE t.id IN ${idList(ids)}
       AND t.revoked_at IS NULL AND u.disabled = 0 AND u.approved = 1 AND a.suspended_at IS NULL`);
   return new Set(rows.map((r) => String(r.id).replace(/^0+(?=\d)/, "")));
 }

@@ -39,6 +39,7 @@ import { type SQL, sql } from "drizzle-orm";
 import { type DB, runBatch, type Statement } from "../db/client";
 import { historyDays, type TagHistoryDay } from "../entities/tag";
 import { padId, snowflake, snowflakeFloor } from "../lib/ids";
+import { idList, valueList } from "../db/id-list";
 
 /** SQL: the host of a URL column (scheme://host[:port]/...), as the publishers are keyed. */
 export const urlHost = (col: SQL) =>
@@ -165,7 +166,7 @@ export async function refreshTagTrends(db: DB, at: number): Promise<void> {
         ON CONFLICT(tag_id) DO UPDATE SET score = excluded.score, max_score = excluded.max_score, max_score_at = excluded.max_score_at,
           allowed = excluded.allowed, updated_at = excluded.updated_at`),
     );
-  if (drop.length) stmts.push(db.run(sql`DELETE FROM tag_trends WHERE tag_id IN (SELECT value FROM json_each(${JSON.stringify(drop)}))`));
+  if (drop.length) stmts.push(db.run(sql`DELETE FROM tag_trends WHERE tag_id IN ${valueList(drop)}`));
   await write(db, stmts);
 }
 
@@ -213,7 +214,7 @@ export async function refreshStatusTrends(db: DB, at: number): Promise<void> {
         ON CONFLICT(status_id) DO UPDATE SET score = excluded.score, language = excluded.language, allowed = excluded.allowed,
           updated_at = excluded.updated_at`),
     );
-  if (drop.length) stmts.push(db.run(sql`DELETE FROM status_trends WHERE status_id IN (SELECT value FROM json_each(${JSON.stringify(drop)}))`));
+  if (drop.length) stmts.push(db.run(sql`DELETE FROM status_trends WHERE status_id IN ${valueList(drop)}`));
   // A trending status whose row the candidates missed (deleted statuses go with their trigger) is not left behind.
   stmts.push(db.run(sql`DELETE FROM status_trends WHERE updated_at < ${at}`));
   await write(db, stmts);
@@ -287,7 +288,7 @@ export async function refreshLinkTrends(db: DB, at: number): Promise<void> {
       db.run(sql`INSERT OR IGNORE INTO preview_card_providers (id, domain, created_at)
         SELECT printf('%020d', CAST(${snowflake(at)} AS INTEGER) + row_number() OVER (ORDER BY host)), host, ${at} FROM (
           SELECT DISTINCT ${urlHost(sql`pc.url`)} AS host FROM preview_cards pc
-          WHERE pc.id IN (SELECT value FROM json_each(${JSON.stringify(listed.map(padId))})) AND instr(pc.url, '://') > 0)
+          WHERE pc.id IN ${idList(listed)} AND instr(pc.url, '://') > 0)
         WHERE host <> '' AND host NOT IN (SELECT domain FROM preview_card_providers)`),
     );
   if (rows.length)
@@ -300,7 +301,7 @@ export async function refreshLinkTrends(db: DB, at: number): Promise<void> {
         ON CONFLICT(preview_card_id) DO UPDATE SET score = excluded.score, max_score = excluded.max_score, max_score_at = excluded.max_score_at,
           language = excluded.language, allowed = excluded.allowed, history = excluded.history, updated_at = excluded.updated_at`),
     );
-  if (drop.length) stmts.push(db.run(sql`DELETE FROM preview_card_trends WHERE preview_card_id IN (SELECT value FROM json_each(${JSON.stringify(drop)}))`));
+  if (drop.length) stmts.push(db.run(sql`DELETE FROM preview_card_trends WHERE preview_card_id IN ${valueList(drop)}`));
   await write(db, stmts);
 }
 

@@ -10,6 +10,7 @@ import { asArray, iri } from "../normalize";
 import { htmlToText } from "../sanitize";
 import { drop, type InboxContext } from "./context";
 import { accountRows } from "../../db/table-rows";
+import { valueList } from "../../db/id-list";
 
 const MAX_OBJECTS = 100;
 const MAX_COMMENT = 5000;
@@ -30,7 +31,7 @@ export async function handleFlag(ctx: InboxContext): Promise<void> {
     db
       .select({ domain: domainBlocks.domain, rejectReports: domainBlocks.rejectReports })
       .from(domainBlocks)
-      .where(sql`${domainBlocks.domain} IN (SELECT value FROM json_each(${JSON.stringify(domainAndParents(signer.domain ?? ""))}))`),
+      .where(sql`${domainBlocks.domain} IN ${valueList(domainAndParents(signer.domain ?? ""))}`),
     accountRows(db, {
       where: sql`${accounts.domain} IS NULL AND ${accounts.suspendedAt} IS NULL AND (${accounts.uri} IN (SELECT value FROM json_each(${list})) OR ${accounts.url} IN (SELECT value FROM json_each(${list})))`,
     }),
