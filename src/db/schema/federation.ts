@@ -16,7 +16,10 @@ export const activityOutbox = lazyTable(() =>
   ),
 );
 
-/** Inbound activities already processed (by id, or sha256 of the body when there is none): repeats are no-ops. */
+/**
+ * Inbound activities already processed (by id, or sha256 of the body when there is none): repeats are no-ops. A WITHOUT
+ * ROWID table (migrations/0032): keyed by the id alone, one D1 row written less per activity.
+ */
 export const inboxSeen = lazyTable(() =>
   sqliteTable(
     "inbox_seen",

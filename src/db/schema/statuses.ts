@@ -44,8 +44,9 @@ export const statuses = lazyTable(() =>
       uniqueIndex("statuses_uri").on(t.uri),
       index("statuses_account_id").on(t.accountId, t.id),
       index("statuses_reblog_of").on(t.reblogOfId, t.accountId),
-      index("statuses_in_reply_to").on(t.inReplyToId),
-      index("statuses_conversation").on(t.conversationId),
+      // Replies and conversations only: no entry (no D1 row written) for a NULL (migrations/0033).
+      index("statuses_in_reply_to").on(t.inReplyToId).where(sql`in_reply_to_id IS NOT NULL`),
+      index("statuses_conversation").on(t.conversationId).where(sql`conversation_id IS NOT NULL`),
       index("statuses_public").on(t.visibility, t.local, t.id),
       // Boosts by id (the trends refresh's windows, migrations/0031_cron_indexes.sql).
       index("statuses_boosts").on(t.id, t.reblogOfId).where(sql`reblog_of_id IS NOT NULL`),
