@@ -31,13 +31,16 @@ export const TRIM_EVERY = 16;
 
 const VISIBLE_TO_FOLLOWERS = `('public','unlisted','private')`;
 
-/** Deletes all but the newest MAX_FEED_ITEMS rows of each feed listed by `ids` (a SELECT of feed keys as `id`). */
+/**
+ * Deletes all but the newest MAX_FEED_ITEMS rows of each feed listed by `ids` (a SELECT of feed keys as `id`). Rows are
+ * named by their key (home_feed has no rowid: a WITHOUT ROWID table, migrations/0034).
+ */
 function trimFeedsSql(table: "home_feed" | "list_feed", key: "account_id" | "list_id", ids: string) {
   return `WITH cuts AS MATERIALIZED (
       SELECT t.id AS k, (SELECT h2.status_id FROM ${table} h2 WHERE h2.${key} = t.id ORDER BY h2.status_id DESC LIMIT 1 OFFSET ${MAX_FEED_ITEMS - 1}) AS cut
       FROM (${ids}) t)
-    DELETE FROM ${table} WHERE rowid IN (
-      SELECT h.rowid FROM cuts JOIN ${table} h ON h.${key} = cuts.k AND h.status_id < cuts.cut WHERE cuts.cut IS NOT NULL)`;
+    DELETE FROM ${table} WHERE (${key}, status_id) IN (
+      SELECT h.${key}, h.status_id FROM cuts JOIN ${table} h ON h.${key} = cuts.k AND h.status_id < cuts.cut WHERE cuts.cut IS NOT NULL)`;
 }
 
 /** Trims the home feeds of the accounts `accounts` selects (as `id`). */
