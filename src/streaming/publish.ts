@@ -64,8 +64,13 @@ interface Listeners {
 }
 
 /** What this isolate last heard from the router of who listens: a hint, checked by the router on every publish. */
-let heard: Listening | null = null;
-const listens = (l: Listening) => l.online.length > 0 || l.shared.length > 0;
+let heard: Heard | null = null;
+interface Heard {
+  version: string;
+  listeners: Listeners;
+}
+const toHeard = (l: Listening): Heard => ({ version: l.version, listeners: { online: new Set(l.online), shared: l.shared } });
+const listens = (h: Heard) => h.listeners.online.size > 0 || h.listeners.shared.length > 0;
 
 /**
  * Plans events from who listens and has the router publish them, in ONE call when this isolate last heard that
@@ -76,21 +81,21 @@ const listens = (l: Listening) => l.online.length > 0 || l.shared.length > 0;
  */
 async function publishPlanned(env: Env, plan: (l: Listeners) => Promise<Routed[]> | Routed[]): Promise<void> {
   const router = routerStub(env);
-  let l = heard;
+  let h = heard;
   let asked = false;
-  if (!l || !listens(l)) {
-    l = heard = await router.routerListening();
+  if (!h || !listens(h)) {
+    h = heard = toHeard(await router.routerListening());
     asked = true;
   }
   for (let round = 0; ; round++) {
-    if (asked && !listens(l)) return;
-    const events = await plan({ online: new Set(l.online), shared: l.shared });
+    if (asked && !listens(h)) return;
+    const events = await plan(h.listeners);
     if (asked && !events.length) return;
     // Listeners changing under three plans in a row: the last plan's events go out as they are.
     if (round === 3) return router.routerPublish(events);
-    const now = await router.routerPublishIfCurrent(l.version, events);
+    const now = await router.routerPublishIfCurrent(h.version, events);
     if (!now) return;
-    l = heard = now;
+    h = heard = toHeard(now);
     asked = true;
   }
 }
