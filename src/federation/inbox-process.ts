@@ -9,6 +9,7 @@ import { frozenSelect, frozenSql } from "../db/frozen";
 import { accounts, inboxItems } from "../db/schema";
 import { readConfig, type Env } from "../env";
 import { sha256Hex } from "../lib/crypto";
+import { setAtMost } from "../lib/bounded-map";
 import { padId, snowflake } from "../lib/ids";
 import { parseJsonText } from "../lib/params";
 import { Effects, runsAfterResponseHere } from "../effects/collector";
@@ -161,8 +162,7 @@ export async function storeVerifiedItem(db: DB, env: Env, v: VerifiedInbox): Pro
     const [, rows] = await db.batch([insert, seenKeyStatement(db, v.activity.id)]);
     seen = !!rows[0]?.seen;
   } else await insert;
-  if (handedOver.size >= HANDED_OVER_MAX) handedOver.delete(handedOver.keys().next().value as string);
-  handedOver.set(id, { signer: v.signer, body: v.body, json: v.json, activity: v.activity, seen });
+  setAtMost(handedOver, id, { signer: v.signer, body: v.body, json: v.json, activity: v.activity, seen }, HANDED_OVER_MAX);
   return id;
 }
 

@@ -25,6 +25,7 @@ import type { Env } from "../env";
 import { sha256Hex } from "./crypto";
 import { tooManyRequests } from "./errors";
 import type { CounterHit, CounterSpec, RateLimiter } from "./rate-limiter-do";
+import { setAtMost } from "./bounded-map";
 import { requestSlot } from "./request-slot";
 
 export interface RateRule {
@@ -142,10 +143,16 @@ function limiter(c: Ctx, name: string) {
   return ns.get(ns.idFromName(name));
 }
 
+/** Counts `n` hits on the rule's object; throws 429 `Too many requests` with X-RateLimit-* headers when over the limit. */
+async function hitOrRefuse(c: Ctx, rule: RateRule, n: number) {
+  const hit = await limiter(c, `${rule.name}:${rule.key}`).hit(rule.limit, rule.periodSeconds, n);
+  if (!hit.allowed) throw limitError(rule.limit, hit.resetAt);
+  return hit;
+}
+
 /** Counts one hit; throws 429 `Too many requests` with X-RateLimit-* headers when over the limit. */
 export async function enforceRateLimit(c: Ctx, rule: RateRule): Promise<void> {
-  const hit = await limiter(c, `${rule.name}:${rule.key}`).hit(rule.limit, rule.periodSeconds);
-  if (!hit.allowed) throw limitError(rule.limit, hit.resetAt);
+  const hit = await hitOrRefuse(c, rule, 1);
   // The response reports whichever budget is closest to running out (Mastodon's RateLimitHeaders).
   state(c)?.reported.push({ limit: rule.limit, remaining: Math.max(0, rule.limit - hit.count), resetAt: hit.resetAt });
 }
@@ -171,18 +178,16 @@ export async function enforceRateLimitCountedHere(c: Ctx, rule: RateRule, free: 
   const id = `${rule.name}:${rule.key}`;
   let e = localCounts.get(id);
   if (!e || now >= e.end) {
-    localCounts.delete(id);
-    if (localCounts.size >= LOCAL_COUNTS_MAX) localCounts.delete(localCounts.keys().next().value as string);
     e = { end: now + rule.periodSeconds * 1000, seen: 0, unreported: 0 };
-    localCounts.set(id, e);
+    localCounts.delete(id); // a new window goes to the back: the oldest windows leave first
+    setAtMost(localCounts, id, e, LOCAL_COUNTS_MAX);
   }
   e.seen++;
   e.unreported++;
   if (e.seen <= free) return;
   const n = e.unreported;
   e.unreported = 0;
-  const hit = await limiter(c, id).hit(rule.limit, rule.periodSeconds, n);
-  if (!hit.allowed) throw limitError(rule.limit, hit.resetAt);
+  await hitOrRefuse(c, rule, n);
 }
 
 /** POST /api/v1/media and /api/v2/media per account (throttle_api_media); every attempt counts, as in rack-attack. */
@@ -339,8 +344,7 @@ function requestLimits(c: Ctx, token: string | null): RequestLimits {
         const h = await hash;
         if (v) {
           if (!tokenSubjects.has(h)) {
-            if (tokenSubjects.size >= TOKEN_SUBJECTS_MAX) tokenSubjects.delete(tokenSubjects.keys().next().value as string);
-            tokenSubjects.set(h, v.account ? { kind: "account", accountId: v.account.id, tokenId: v.tokenId } : { kind: "ip" });
+            setAtMost(tokenSubjects, h, v.account ? { kind: "account", accountId: v.account.id, tokenId: v.tokenId } : { kind: "ip" }, TOKEN_SUBJECTS_MAX);
           }
         } else tokenSubjects.delete(h); // revoked since: its requests count per IP from now on
       }

@@ -50,7 +50,7 @@ type Counters = Record<string, { end: number; count: number }>;
 export class RateLimiter extends DurableObject<Env> {
   private counters: Counters | null = null;
 
-  /** Counts `n` hits (a caller that counted some on its own first reports them together: hitCountedHere). */
+  /** Counts `n` hits (a caller that counted some on its own first reports them together: enforceRateLimitCountedHere). */
   async hit(limit: number, periodSeconds: number, n = 1): Promise<RateHit> {
     const periodMs = Math.max(1, Math.floor(periodSeconds)) * 1000;
     const hits = Math.max(1, Math.floor(n));
