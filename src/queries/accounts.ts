@@ -215,7 +215,7 @@ export async function familiarFollowers(db: DB, viewerId: string, targetIds: str
     .orderBy(desc(follows.id))
     .limit(40 * 40);
   for (const r of rows) {
-    const t = String(r.target).replace(/^0+(?=\d)/, "");
+    const t = unpadId(String(r.target));
     const list = out.get(t) ?? [];
     list.push(r.account);
     out.set(t, list);

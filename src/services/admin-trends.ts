@@ -10,7 +10,7 @@ import { previewCardProviders, previewCards, previewCardTrends, statuses, status
 import { historyDays, type TagHistoryDay, type TagRow } from "../entities/tag";
 import type { PreviewCardRow } from "../entities/preview-card";
 import { notFound } from "../lib/errors";
-import { padId } from "../lib/ids";
+import { padId, unpadId } from "../lib/ids";
 import type { Page } from "../lib/pagination";
 import { urlHost } from "../trends/refresh";
 import { historiesFrom, historyStatement } from "./tags-follow";
@@ -50,7 +50,7 @@ export async function adminTrendStatuses(db: DB, page: OffsetPage): Promise<Admi
   const rows = await db.all<{ id: string; reviewed: number }>(sql`SELECT st.status_id AS id, (r.status_id IS NOT NULL) AS reviewed
     FROM status_trends st LEFT JOIN status_trend_reviews r ON r.status_id = st.status_id
     ORDER BY st.score DESC LIMIT ${page.limit} OFFSET ${page.offset}`);
-  return rows.map((r) => ({ id: r.id.replace(/^0+(?=\d)/, ""), requiresReview: Number(r.reviewed) !== 1 }));
+  return rows.map((r) => ({ id: unpadId(r.id), requiresReview: Number(r.reviewed) !== 1 }));
 }
 
 export interface AdminTrendLink {

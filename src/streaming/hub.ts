@@ -16,6 +16,7 @@ import { routerStub, type HubState } from "./router";
 import { firstParam, isAccountKey, listIdOf, resolveStream, seesNotifications, streamArray, type StreamError, type Sub } from "./streams";
 import { CACHE_MS, loadViewerState, sharedPayloadFor, type ViewerState } from "./viewer-state";
 import { idList } from "../db/id-list";
+import { unpadId } from "../lib/ids";
 
 /** How often a hub with signed-in connections re-checks their tokens (revoked, login disabled, account suspended). */
 export const TOKEN_CHECK_MS = 5 * 60 * 1000;
@@ -496,7 +497,7 @@ export async function validTokens(db: DB, ids: string[]): Promise<Set<string>> {
     JOIN users u ON u.id = t.user_id JOIN accounts a ON a.id = u.account_id
     WHERE t.id IN ${idList(ids)}
       AND t.revoked_at IS NULL AND u.disabled = 0 AND u.approved = 1 AND a.suspended_at IS NULL`);
-  return new Set(rows.map((r) => String(r.id).replace(/^0+(?=\d)/, "")));
+  return new Set(rows.map((r) => unpadId(String(r.id))));
 }
 
 function sendSocket(ws: WebSocket, msg: Record<string, unknown>) {

@@ -39,6 +39,10 @@ export class Router {
   private readonly epoch = crypto.randomUUID().slice(0, 8);
   private changes = 0;
 
+  private version(): string {
+    return `${this.epoch}:${this.changes}`;
+  }
+
   constructor(
     private readonly storage: DurableObjectStorage,
     private readonly hubStub: HubStubFor,
@@ -101,7 +105,7 @@ export class Router {
       const a = accountOfHub(h);
       if (a) online.push(a);
     }
-    return { version: `${this.epoch}:${this.changes}`, online, shared: [...this.shared.keys()] };
+    return { version: this.version(), online, shared: [...this.shared.keys()] };
   }
 
   /**
@@ -110,7 +114,7 @@ export class Router {
    */
   async publishIfCurrent(version: string, events: Routed[]): Promise<Listening | null> {
     await this.load();
-    if (version !== `${this.epoch}:${this.changes}`) return this.listening();
+    if (version !== this.version()) return this.listening();
     if (events.length) await this.publish(events);
     return null;
   }
