@@ -57,5 +57,11 @@ describe("base64", () => {
     }
     const all = new Uint8Array(256).map((_, i) => i);
     expect(fromBase64(base64(all))).toEqual(all);
+    // Past the reused 4 KiB buffer (an output over 4,096 characters gets its own), and the buffer reused after it.
+    const big = new Uint8Array(5000).map((_, i) => (i * 131) & 0xff);
+    let bigBin = "";
+    for (const b of big) bigBin += String.fromCharCode(b);
+    expect(base64(big)).toBe(btoa(bigBin));
+    expect(base64(all)).toBe(btoa(String.fromCharCode(...all)));
   });
 });
