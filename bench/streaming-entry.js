@@ -34,24 +34,23 @@ export class Streaming extends TernStreaming {
     counters.wsMessages++;
     return super.webSocketMessage(ws, message);
   }
-  async deliver(items) {
-    counters.delivers++;
-    const r = await super.deliver(items);
-    counters.deliversDone++;
-    return r;
+  deliver(items) {
+    return counted("delivers", () => super.deliver(items));
   }
-  async routerPublish(events) {
-    counters.publishes++;
-    const r = await super.routerPublish(events);
-    counters.publishesDone++;
-    return r;
+  routerPublish(events) {
+    return counted("publishes", () => super.routerPublish(events));
   }
-  async routerPublishIfCurrent(version, events) {
-    counters.publishes++;
-    const r = await super.routerPublishIfCurrent(version, events);
-    counters.publishesDone++;
-    return r;
+  routerPublishIfCurrent(version, events) {
+    return counted("publishes", () => super.routerPublishIfCurrent(version, events));
   }
+}
+
+/** Counts a call when it starts (`name`) and when it has ended (`nameDone`). */
+async function counted(name, call) {
+  counters[name]++;
+  const r = await call();
+  counters[`${name}Done`]++;
+  return r;
 }
 
 async function control(url, env) {
