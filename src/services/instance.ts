@@ -161,13 +161,6 @@ export function userCountQuery(db: DB) {
     .where(and(eq(users.approved, true), isNull(accounts.suspendedAt)));
 }
 
-export function localPostsQuery(db: DB) {
-  return db
-    .select({ n: sql<number>`count(*)` })
-    .from(statuses)
-    .where(and(eq(statuses.local, true), isNull(statuses.reblogOfId)));
-}
-
 export interface InstanceData {
   settings: Settings;
   rules: RuleRow[];

@@ -1,7 +1,8 @@
 // A fake remote server for inbox tests: actors with real RSA keys whose documents `fetchMock` serves, signed POSTs
 // to our inboxes, and a job runner that records what was enqueued (federate jobs are recorded, not run: delivery
 // has its own tests).
-import { env, fetchMock, SELF } from "cloudflare:test";
+import { createExecutionContext, env, fetchMock, SELF, waitOnExecutionContext } from "cloudflare:test";
+import worker from "../../src/index";
 import { createDb } from "../../src/db/client";
 import { generateKeyPair } from "../../src/federation/keys";
 import { signRequest } from "../support/signed-request";
@@ -88,14 +89,19 @@ export function serveJson(host: string, path: string, doc: unknown, contentType 
 export async function postInbox(
   signer: RemoteActor,
   activity: unknown,
-  opts: { path?: string; keyId?: string; body?: string; tamper?: (h: Headers) => void } = {},
+  opts: { path?: string; keyId?: string; body?: string; tamper?: (h: Headers) => void; serverTiming?: boolean } = {},
 ): Promise<Response> {
   const body = opts.body ?? JSON.stringify(activity);
   const req = new Request(`${ORIGIN}${opts.path ?? "/inbox"}`, { method: "POST", headers: { "content-type": "application/activity+json" }, body });
   const signed = await signRequest(req, opts.keyId ?? signer.keyId, signer.keys.privateKeyPem, body);
   const headers = new Headers(signed.headers);
   opts.tamper?.(headers);
-  return SELF.fetch(signed.url, { method: "POST", headers, body });
+  if (!opts.serverTiming) return SELF.fetch(signed.url, { method: "POST", headers, body });
+  // Through the Worker's own fetch with Server-Timing's rows read and written on (DEV_SERVER_TIMING).
+  const ctx = createExecutionContext();
+  const res = await worker.fetch(new Request(signed.url, { method: "POST", headers, body }), { ...env, DEV_SERVER_TIMING: "true" } as typeof env, ctx);
+  await waitOnExecutionContext(ctx);
+  return res;
 }
 
 export const ran: JobMessage[] = [];

@@ -82,7 +82,10 @@ export const deadLetters = lazyTable(() =>
   }),
 );
 
-/** Verified inbound activities waiting for the JOBS consumer (bodies up to 1 MB do not fit a queue message). */
+/**
+ * Verified inbound activities waiting for the JOBS consumer (bodies up to 1 MB do not fit a queue message). A WITHOUT
+ * ROWID table (migrations/0035): one D1 row written per item stored, not two.
+ */
 export const inboxItems = lazyTable(() =>
   sqliteTable("inbox_items", {
     id: id("id").primaryKey(),

@@ -43,8 +43,8 @@ export const statuses = lazyTable(() =>
     (t) => [
       uniqueIndex("statuses_uri").on(t.uri),
       index("statuses_account_id").on(t.accountId, t.id),
-      index("statuses_reblog_of").on(t.reblogOfId, t.accountId),
-      // Replies and conversations only: no entry (no D1 row written) for a NULL (migrations/0033).
+      // Boosts, replies and conversations only: no entry (no D1 row written) for a NULL (migrations/0033, 0035).
+      index("statuses_reblog_of").on(t.reblogOfId, t.accountId).where(sql`reblog_of_id IS NOT NULL`),
       index("statuses_in_reply_to").on(t.inReplyToId).where(sql`in_reply_to_id IS NOT NULL`),
       index("statuses_conversation").on(t.conversationId).where(sql`conversation_id IS NOT NULL`),
       index("statuses_public").on(t.visibility, t.local, t.id),
