@@ -7,13 +7,14 @@
 //   npm run restore -- backups/x.sql --remote [--database DB] [--force]
 //   (--local [--persist-to DIR] instead of --remote for the local state of `wrangler dev`)
 //
-// Backup: reads the schema from sqlite_master, then every ordinary table in pages (by rowid, 20 tables per
-// `wrangler d1 execute --json` call). SQLite itself writes each row as an INSERT statement with quote() (REALs with
-// 17 digits), so no value passes through a JS number: 64-bit integers (the search index's rowids) stay exact. The FTS5
-// index and its shadow tables are not copied: `statuses_fts` is an external-content index over `status_search`, which
-// is copied like any table. The file has two parts: tables, rows, indexes and views; then, after the line
-// `-- @tern-backup derived`, what is rebuilt rather than copied: the virtual tables, their 'rebuild', and the triggers
-// (created after the rows, so counter triggers do not count restored rows twice).
+// Backup: reads the schema from sqlite_master, then every ordinary table in pages (by rowid, or by primary key for a
+// table without rowid; 20 tables per `wrangler d1 execute --json` call). SQLite itself writes each row as an INSERT
+// statement with quote() (REALs with 17 digits), so no value passes through a JS number: 64-bit integers (the search
+// index's rowids) stay exact. The FTS5 index and its shadow tables are not copied: `statuses_fts` is an
+// external-content index over `status_search`, which is copied like any table. The file has two parts: tables, rows,
+// indexes and views; then, after the line `-- @tern-backup derived`, what is rebuilt rather than copied: the virtual
+// tables, their 'rebuild', and the triggers (created after the rows, so counter triggers do not count restored rows
+// twice).
 //
 // Restore (into an EMPTY database: `wrangler d1 create`, point wrangler.toml at it): the first part through
 // `wrangler d1 execute --file` (D1's import), the second through `--command`, then a check that every table has the
@@ -72,15 +73,33 @@ export function planBackup(rows) {
 /** SQLite's own literal for a column's value: quote(), but REALs with all 17 significant digits. */
 const literal = (col) => `CASE WHEN typeof(${ident(col)}) = 'real' THEN printf('%!.17g', ${ident(col)}) ELSE quote(${ident(col)}) END`;
 
+/** One SQL literal as quote() writes it: a string, a number, a blob or NULL. */
+const SQL_LITERAL = /^(?:'(?:[^']|'')*'|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|X'[0-9A-Fa-f]*'|NULL)$/;
+
 /**
- * One page of a table as INSERT statements written by SQLite: rows after rowid `after` (a decimal string, exact), or
- * at `offset` for a table without rowid. Columns `rowid` first for virtual tables whose rows are copied.
+ * One page of a table as INSERT statements written by SQLite: rows after rowid `after` (a decimal string, exact); for
+ * a table without rowid, rows after the primary key `after` (a JSON array of the key's columns as quote() wrote them),
+ * in key order, so each page is a range of the key and a backup reads each row once. Columns `rowid` first for virtual
+ * tables whose rows are copied.
  */
-export function pageQuery(table, columns, { after = null, offset = 0, limit = 200, withoutRowid = false } = {}) {
+export function pageQuery(table, columns, { after = null, limit = 200, withoutRowid = false, key = [] } = {}) {
   const cols = columns.map(ident).join(", ");
   const values = columns.map((c) => literal(c)).join(" || ', ' || ");
   const insert = `'INSERT INTO ${ident(table).replace(/'/g, "''")} (${cols.replace(/'/g, "''")}) VALUES (' || ${values} || ');'`;
-  if (withoutRowid) return `SELECT ${insert} AS s FROM ${ident(table)} ORDER BY 1 LIMIT ${limit} OFFSET ${offset}`;
+  if (withoutRowid) {
+    if (!key.length) throw new Error(`${table}: a table without rowid needs its primary key`);
+    const keyCols = key.map(ident).join(", ");
+    const cursor = `json_array(${key.map((k) => `quote(${ident(k)})`).join(", ")})`;
+    let where = "";
+    if (after !== null) {
+      const lits = JSON.parse(after);
+      if (!Array.isArray(lits) || lits.length !== key.length || !lits.every((l) => typeof l === "string" && SQL_LITERAL.test(l))) {
+        throw new Error(`bad cursor ${after}`);
+      }
+      where = ` WHERE (${keyCols}) > (${lits.join(", ")})`;
+    }
+    return `SELECT ${cursor} AS r, ${insert} AS s FROM ${ident(table)}${where} ORDER BY ${keyCols} LIMIT ${limit}`;
+  }
   if (after !== null && !/^-?\d{1,20}$/.test(after)) throw new Error(`bad cursor ${after}`);
   const where = after === null ? "" : ` WHERE rowid > ${after}`;
   return `SELECT CAST(rowid AS TEXT) AS r, ${insert} AS s FROM ${ident(table)}${where} ORDER BY rowid LIMIT ${limit}`;
@@ -169,6 +188,10 @@ async function backup(o) {
   const counts = {};
   copied.forEach((t, i) => {
     t.columns = info[2 * i].map((c) => c.name);
+    t.key = info[2 * i]
+      .filter((c) => Number(c.pk) > 0)
+      .sort((a, b) => Number(a.pk) - Number(b.pk))
+      .map((c) => c.name);
     if (t.virtual) t.columns = ["rowid", ...t.columns];
     counts[t.name] = Number(info[2 * i + 1][0]?.n ?? 0);
   });
@@ -182,13 +205,13 @@ async function backup(o) {
   for (const t of plan.tables) write(`${t.sql};`);
 
   const derivedRows = [];
-  const state = copied.map((t) => ({ t, after: null, offset: 0, done: counts[t.name] === 0 }));
+  const state = copied.map((t) => ({ t, after: null, done: counts[t.name] === 0 }));
   let calls = 0;
   for (let pending = state.filter((s) => !s.done); pending.length; pending = state.filter((s) => !s.done)) {
     const batch = pending.slice(0, TABLES_PER_CALL);
     const pages = query(
       o,
-      batch.map((s) => pageQuery(s.t.name, s.t.columns, { after: s.after, offset: s.offset, limit: o.page, withoutRowid: s.t.withoutRowid })).join(";\n"),
+      batch.map((s) => pageQuery(s.t.name, s.t.columns, { after: s.after, limit: o.page, withoutRowid: s.t.withoutRowid, key: s.t.key })).join(";\n"),
     );
     calls++;
     batch.forEach((s, i) => {
@@ -198,7 +221,6 @@ async function backup(o) {
         else write(r.s);
       }
       if (rows.length < o.page) s.done = true;
-      else if (s.t.withoutRowid) s.offset += rows.length;
       else s.after = rows[rows.length - 1].r;
     });
     process.stderr.write(`\r› ${state.filter((s) => s.done).length}/${state.length} tables copied (${calls} calls)`);
