@@ -12,6 +12,15 @@ export type D1Client = D1Database | D1DatabaseSession;
 export type Statement = BatchItem<"sqlite">;
 
 /**
+ * A batch of writes that others may join (the inbox processor's finishing statements: src/federation/handlers/
+ * context.ts withFinish): its statements, and what to call once it has committed, with its results.
+ */
+export interface FinishingBatch {
+  stmts: Statement[];
+  committed: (results?: readonly unknown[]) => void;
+}
+
+/**
  * Runs statements as ONE D1 batch (one round trip, one implicit transaction); results come back in order. An empty
  * list does nothing (drizzle's batch wants at least one statement).
  */

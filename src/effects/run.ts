@@ -4,9 +4,10 @@
 import { createDb, type DB } from "../db/client";
 import { readConfig, type Env } from "../env";
 import { deliverPush, PushRetry, pushJobsOf, pushTargetsStatement, retryPushJob, type PushJob } from "../push";
+import { type NotifyEffect, readNotify, STREAM_READ_WHOLE, takeReadAhead } from "./notify-reads";
 import { fetchFeaturedCollection } from "../federation/featured-collection";
 import { processInboxItem } from "../federation/inbox-process";
-import { notificationRecipientsStatement, notificationsForRecipientsStatements, recipientRows } from "../queries/notifications";
+import { notificationRecipientsStatement, recipientRows } from "../queries/notifications";
 import { backfillThread, JOB_BUDGET } from "../federation/backfill";
 import { runFederate } from "../federation/outbound";
 import { fanOut, type FanOutResult, unfanOut } from "../timelines/fanout";
@@ -91,7 +92,7 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects, b
     case "regenerate_feed":
       return regenerateHomeFeed(db, effect.accountId);
     case "notify":
-      return notifyAll(db, env, [effect.notificationId], fx);
+      return notifyAll(db, env, [effect], fx);
     case "push":
       return pushOnce(db, env, effect, fx);
     case "status_updated":
@@ -143,17 +144,16 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects, b
  * The `notify` effects of one pack run together (runJob), so a fan-out chunk's 500 `status` notifications cost a few
  * queries, not a few per notification.
  */
-async function notifyAll(db: DB, env: Env, notificationIds: string[], fx: Effects): Promise<void> {
-  if (!notificationIds.length) return;
+async function notifyAll(db: DB, env: Env, effects: NotifyEffect[], fx: Effects): Promise<void> {
+  if (!effects.length) return;
   const cfg = configFor(env, fx);
-  // Who wants a push and who receives them: one round trip for both. A few notifications (one incoming activity's) are
-  // read whole, as each recipient sees them, so a connected recipient costs one read more, not two; a fan-out chunk's
-  // hundreds read only their recipients first (most are not connected).
+  const notificationIds = effects.map((e) => e.notificationId);
+  // Who wants a push and who receives them: one round trip for both, or none when the batch that wrote them read them
+  // (notify-reads.ts). A few notifications (one incoming activity's) are read whole, as each recipient sees them, so a
+  // connected recipient costs one read more, not two; a fan-out chunk's hundreds read only their recipients first (most
+  // are not connected).
   if (notificationIds.length <= STREAM_READ_WHOLE) {
-    const [targets, ns, senders, reports] = await db.batch([
-      pushTargetsStatement(db, notificationIds),
-      ...notificationsForRecipientsStatements(db, notificationIds),
-    ]);
+    const [targets, ns, senders, reports] = takeReadAhead(effects) ?? (await readNotify(db, notificationIds));
     fx.add(...pushJobsOf(targets));
     return publishNotifications(db, env, cfg, notificationIds, { rows: recipientRows(ns, senders, reports) });
   }
@@ -161,9 +161,6 @@ async function notifyAll(db: DB, env: Env, notificationIds: string[], fx: Effect
   fx.add(...pushJobsOf(targets));
   await publishNotifications(db, env, cfg, notificationIds, { recipients });
 }
-
-/** Up to this many notifications at once, notifyAll reads them whole with their push targets. */
-const STREAM_READ_WHOLE = 10;
 
 /**
  * After a fan-out chunk: the next chunk, if any, and the announcement of this one to the streams of the feeds it reached
@@ -199,13 +196,12 @@ const originOf = (e: Effect): string => ("origin" in e ? e.origin : "");
  */
 async function runEffects(db: DB, env: Env, effects: Effect[], fx: Effects, opts: { batch?: JobBatch; single?: boolean } = {}): Promise<Effect[]> {
   const failed: Effect[] = [];
-  const notifies = effects.filter((e) => e.type === "notify");
-  const notifyIds = notifies.map((n) => n.notificationId);
+  const notifies = effects.filter((e): e is NotifyEffect => e.type === "notify");
   for (const e of effects) {
     const grouped = e.type === "notify" && notifies.length > 1;
     if (grouped && e !== notifies[0]) continue;
     try {
-      await (grouped ? notifyAll(db, env, notifyIds, fx) : runEffect(db, env, e, fx, opts.batch));
+      await (grouped ? notifyAll(db, env, notifies, fx) : runEffect(db, env, e, fx, opts.batch));
     } catch (err) {
       if (opts.single) throw err;
       console.error("effect failed", e.type, err instanceof Error ? err.message : err);

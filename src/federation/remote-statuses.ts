@@ -1,7 +1,7 @@
 // Remote statuses: ingesting a normalised Note or Question into statuses with its mentions, tags, media, poll and
 // thread, and applying an Update to it. Finding one by URI (and fetching it) is resolve-status.ts.
 import { and, asc, eq, sql } from "drizzle-orm";
-import { type DB, runBatch, type Statement } from "../db/client";
+import { type DB, type FinishingBatch, runBatch, type Statement } from "../db/client";
 import { insertConversation, insertMedia, insertPoll, insertStatus, insertStatusEdit, originalVersionStatement } from "../db/inserts";
 import { frozenSelect } from "../db/frozen";
 import { accounts, conversations, mediaAttachments, mentions, polls, statusEdits, statuses, tombstones } from "../db/schema";
@@ -218,7 +218,7 @@ export function ingestLookupFrom(note: NormalizedNote, res: readonly unknown[]):
 export interface IngestOptions {
   pre?: IngestLookup;
   /** Adds statements to the write batch (the inbox item's finishing statements) and is told when it committed. */
-  withWrites?: (writes: Statement[]) => { stmts: Statement[]; committed: () => void };
+  withWrites?: (writes: Statement[]) => FinishingBatch;
   /** Set on the second try after the new id was taken (see the end of ingestNote). */
   retried?: boolean;
 }
@@ -318,7 +318,7 @@ export async function ingestNote(r: Resolution, note: NormalizedNote, author: Ac
   let res: unknown[];
   try {
     res = await runBatch(db, w.stmts);
-    w.committed();
+    w.committed(res);
   } catch (e) {
     if (!isUniqueViolation(e, "statuses")) throw e;
     const twin = await statusByUri(db, note.id);
@@ -354,7 +354,7 @@ export async function applyNoteUpdate(
   status: StatusRow,
   note: NormalizedNote,
   author: AccountRow,
-  finish?: { stmts: Statement[]; committed: () => void },
+  finishWith?: (writes: Statement[]) => FinishingBatch,
 ): Promise<boolean> {
   const { db } = r;
   const now = Date.now();
@@ -411,8 +411,9 @@ export async function applyNoteUpdate(
   }
   if (!significant) {
     if (!writes.length) return false;
-    await runBatch(db, finish ? [...writes, ...finish.stmts] : writes);
-    finish?.committed();
+    const w = finishWith?.(writes);
+    if (w) w.committed(await runBatch(db, w.stmts));
+    else await runBatch(db, writes);
     return true;
   }
 
@@ -510,8 +511,9 @@ export async function applyNoteUpdate(
     );
   }
   writes.push(...quotedUpdateStatements(db, r.fx, quoters, author.id, editId));
-  await runBatch(db, finish ? [...writes, ...finish.stmts] : writes);
-  finish?.committed();
+  const w = finishWith?.(writes);
+  if (w) w.committed(await runBatch(db, w.stmts));
+  else await runBatch(db, writes);
   r.fx.add({ type: "status_updated", statusId: status.id });
   if (contentChanged && (await cardUrlOfHtml(text.content, r.cfg, mentionUrlsOf(note)))) r.fx.add({ type: "fetch_card", statusId: status.id });
   return true;

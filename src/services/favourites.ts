@@ -48,15 +48,16 @@ export function unfavouriteStatements(db: DB, which: ReturnType<typeof sql>) {
 }
 
 /** Applies a favourite change; false when a parallel request or activity favourited it first. */
-export async function applyFavourite(db: DB, fx: Effects, change: Change): Promise<boolean> {
+export async function applyFavourite(db: DB, fx: Effects, change: Change): Promise<readonly unknown[] | null> {
+  let results: readonly unknown[];
   try {
-    await db.batch(change.stmts as [BatchItem<"sqlite">]);
+    results = await db.batch(change.stmts as [BatchItem<"sqlite">]);
   } catch (err) {
-    if (isUniqueViolation(err, "favourites")) return false;
+    if (isUniqueViolation(err, "favourites")) return null;
     throw err;
   }
   change.effects(fx);
-  return true;
+  return results;
 }
 
 export async function favourite(db: DB, fx: Effects, cfg: Config, id: string, viewerId: string): Promise<Json> {

@@ -125,8 +125,7 @@ export async function handleAnnounce(ctx: InboxContext): Promise<void> {
     notificationStatement(db, ctx.fx, { recipientId: target.accountId, fromAccountId: signer.id, type: "reblog", statusId: target.id, activityId: id }),
   ]);
   try {
-    await db.batch(w.stmts as [BatchItem<"sqlite">]);
-    w.committed();
+    w.committed(await db.batch(w.stmts as [BatchItem<"sqlite">]));
   } catch (e) {
     if (isUniqueViolation(e, "statuses")) return;
     throw e;
@@ -148,7 +147,8 @@ export async function handleLike(ctx: InboxContext): Promise<void> {
   // finishing statements go in its batch.
   const change = favouriteChange(db, ctx.fx, signer.id, target, activity.id, false);
   const w = withFinish(ctx, change.stmts);
-  if (await applyFavourite(db, ctx.fx, { ...change, stmts: w.stmts })) w.committed();
+  const results = await applyFavourite(db, ctx.fx, { ...change, stmts: w.stmts });
+  if (results) w.committed(results);
 }
 
 export async function undoLike(ctx: InboxContext, likeUri: string | null, statusUri: string | null, last = false): Promise<boolean> {

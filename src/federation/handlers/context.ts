@@ -1,10 +1,11 @@
 // What every inbound activity handler receives, and the lookups most of them need.
 import { and, sql } from "drizzle-orm";
-import type { DB, Statement } from "../../db/client";
+import type { DB, FinishingBatch, Statement } from "../../db/client";
 import { accounts } from "../../db/schema";
 import type { Config, Env } from "../../env";
 import type { AccountRow } from "../../db/schema";
 import type { Effects } from "../../effects/collector";
+import { notifyReadsAhead } from "../../effects/notify-reads";
 import type { NormalizedActivity } from "../normalize";
 import type { Resolution } from "../resolution";
 import { accountRows } from "../../db/table-rows";
@@ -23,21 +24,26 @@ export interface InboxContext {
   /**
    * What the processor runs once the activity is handled (mark it seen, delete the inbox item). A handler whose last
    * step is one batch of writes may run them in that batch (`withFinish`), saving the processor its own round trip.
+   * `readNotify`: the activity's effects run in this invocation next, so that batch also reads what its notifications'
+   * `notify` effects will read (src/effects/notify-reads.ts), saving them their round trip.
    */
-  finish?: { stmts: Statement[]; done: boolean };
+  finish?: { stmts: Statement[]; done: boolean; readNotify?: boolean };
 }
 
 /**
- * `stmts` plus the processor's finishing statements, and a callback to call once that batch has committed. When the
- * batch fails (a unique violation the handler treats as "already done"), the processor finishes on its own.
+ * `stmts` plus the processor's finishing statements (and the reads of the notifications recorded so far, when they are
+ * made ahead), and a callback to call once that batch has committed. When the batch fails (a unique violation the
+ * handler treats as "already done"), the processor finishes on its own.
  */
-export function withFinish(ctx: InboxContext, stmts: Statement[]): { stmts: Statement[]; committed: () => void } {
+export function withFinish(ctx: InboxContext, stmts: Statement[]): FinishingBatch {
   const f = ctx.finish;
   if (!f || f.done) return { stmts, committed: () => {} };
+  const ahead = f.readNotify ? notifyReadsAhead(ctx.db, ctx.fx.list) : null;
   return {
-    stmts: [...stmts, ...f.stmts],
-    committed: () => {
+    stmts: ahead ? [...stmts, ...f.stmts, ...ahead.stmts] : [...stmts, ...f.stmts],
+    committed: (results) => {
       f.done = true;
+      if (ahead && results) ahead.keep(results);
     },
   };
 }

@@ -74,8 +74,7 @@ export async function handleFollow(ctx: InboxContext): Promise<void> {
         ],
   );
   try {
-    await db.batch(w.stmts as [BatchItem<"sqlite">]);
-    w.committed();
+    w.committed(await db.batch(w.stmts as [BatchItem<"sqlite">]));
     if (!pending) ctx.fx.federate({ kind: "accept_follow", accountId: target.id, followerId: signer.id, followUri });
   } catch (e) {
     // A parallel copy of the same Follow got there first.

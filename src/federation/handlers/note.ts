@@ -53,7 +53,7 @@ export async function handleUpdateNote(ctx: InboxContext): Promise<void> {
   }
   // The item's seen and delete go with the update's writes, unless a quote's stamp is still to be checked after them.
   const stamp = !!note.quote?.authorization;
-  await applyNoteUpdate(ctx.r, status, note, signer, stamp ? undefined : withFinish(ctx, []));
+  await applyNoteUpdate(ctx.r, status, note, signer, stamp ? undefined : (writes) => withFinish(ctx, writes));
   // A pending quote may now carry the quoted author's stamp.
   if (stamp) await refreshIncomingQuote(ctx.r, status, note);
 }
