@@ -11,6 +11,7 @@ import { readConfig, type Env } from "../env";
 import { sha256Hex } from "../lib/crypto";
 import { setAtMost } from "../lib/bounded-map";
 import { padId, snowflake } from "../lib/ids";
+import { firstKeptDay, markSeenSql, seenCondition, seenDay } from "./inbox-seen";
 import { parseJsonText } from "../lib/params";
 import { Effects, runsAfterResponseHere } from "../effects/collector";
 import { handleBlock, handleDeleteActor, handleUpdateActor, liftsRemoteSuspension } from "./handlers/account";
@@ -120,8 +121,8 @@ const insertItem = frozenSql(
 const insertItemStatement = (db: DB, id: string, signerAccountId: string, body: string) =>
   db.run(insertItem(db, { id: padId(id), signer: padId(signerAccountId), body, at: Date.now() }));
 // Whether an activity id was seen (the dedupe check): when the item is stored, and for an activity without an id.
-const seenKey = frozenSql(() => sql`SELECT EXISTS (SELECT 1 FROM inbox_seen WHERE activity_id = ${sql.placeholder("key")}) AS seen`);
-const seenKeyStatement = (db: DB, key: string) => db.all<{ seen: number }>(seenKey(db, { key }));
+const seenKey = frozenSql(() => sql`SELECT ${seenCondition(sql`${sql.placeholder("key")}`, sql.placeholder("first"))} AS seen`);
+const seenKeyStatement = (db: DB, key: string) => db.all<{ seen: number }>(seenKey(db, { key, first: firstKeptDay(Date.now()) }));
 
 /** Keeps a verified inbound activity for the JOBS consumer (bodies up to 1 MB do not fit a queue message). */
 export async function storeInboxItem(db: DB, signerAccountId: string, body: string): Promise<string> {
@@ -188,7 +189,7 @@ const itemSignerSuspended = frozenDomainSuspended(() => accountDomainSql(signerO
 // The activity's `id` as the body states it, and whether it was seen: the dedupe check, when the id is the key.
 const itemSeen = frozenSql(() => {
   const rawId = sql`(SELECT CASE WHEN json_valid(body) THEN json_extract(body, '$.id') END FROM inbox_items WHERE id = ${sql.placeholder("item")})`;
-  return sql`SELECT ${rawId} AS id, EXISTS (SELECT 1 FROM inbox_seen WHERE activity_id = ${rawId}) AS seen`;
+  return sql`SELECT ${rawId} AS id, ${seenCondition(rawId, sql.placeholder("first"))} AS seen`;
 });
 
 /**
@@ -201,7 +202,7 @@ async function loadItem(db: DB, itemId: string, cfg: Pick<ReturnType<typeof read
     itemById(db, values),
     itemSigner(db, values),
     itemSignerSuspended(db, cfg, values),
-    db.all<{ id: unknown; seen: number }>(itemSeen(db, values)),
+    db.all<{ id: unknown; seen: number }>(itemSeen(db, { ...values, first: firstKeptDay(Date.now()) })),
   ]);
   const s = seen[0];
   return {
@@ -214,9 +215,7 @@ async function loadItem(db: DB, itemId: string, cfg: Pick<ReturnType<typeof read
 
 // Every processed activity ends with these: their text built once per isolate (db/frozen.ts).
 const deleteItem = frozenSql(() => sql`DELETE FROM inbox_items WHERE id = ${sql.placeholder("id")}`);
-const markSeen = frozenSql(
-  () => sql`INSERT OR IGNORE INTO inbox_seen (activity_id, received_at) VALUES (${sql.placeholder("key")}, ${sql.placeholder("now")})`,
-);
+const markSeen = frozenSql(markSeenSql);
 
 /**
  * Round trips for a processed activity: the item (with its signer, domain check and, by the body's id, the seen check
@@ -227,7 +226,7 @@ export async function processInboxItem(db: DB, env: Env, itemId: string, origin:
   const cfg = readConfig(env, origin);
   const finishStatements = (key: string | null): Statement[] => {
     const stmts: Statement[] = [db.run(deleteItem(db, { id: padId(itemId) }))];
-    if (key) stmts.unshift(db.run(markSeen(db, { key, now: Date.now() })));
+    if (key) stmts.unshift(db.run(markSeen(db, { key, day: seenDay(Date.now()) })));
     return stmts;
   };
   const finish = async (key: string | null) => {

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { INBOX_SEEN_KEEP_MS, OUTBOX_KEEP_MS, pruneFederationState } from "../../src/background/housekeeping";
+import { OUTBOX_KEEP_MS, pruneFederationState } from "../../src/background/housekeeping";
+import { firstKeptDay, SEEN_KEEP_DAYS, seenDay } from "../../src/federation/inbox-seen";
 import { db } from "./helpers";
 
 const count = async (table: string) => ((await env.DB.prepare(`SELECT count(*) AS n FROM ${table}`).first()) as { n: number }).n;
@@ -8,9 +9,13 @@ const count = async (table: string) => ((await env.DB.prepare(`SELECT count(*) A
 describe("cron housekeeping", () => {
   it("prunes seen activities, delivered activities and old idempotency keys, and keeps recent ones", async () => {
     const now = Date.now();
-    const old = now - Math.max(INBOX_SEEN_KEEP_MS, OUTBOX_KEEP_MS) - 1000;
+    const old = now - OUTBOX_KEEP_MS - 1000;
+    // Seen activities go by the day: the oldest day kept stays, the day before it goes.
+    expect(seenDay(now) - firstKeptDay(now)).toBe(SEEN_KEEP_DAYS);
     await env.DB.batch([
-      env.DB.prepare("INSERT INTO inbox_seen (activity_id, received_at) VALUES ('https://a.example/old', ?), ('https://a.example/new', ?)").bind(old, now),
+      env.DB.prepare(
+        "INSERT INTO inbox_seen (day, activity_id) VALUES (?, 'https://a.example/old'), (?, 'https://a.example/kept'), (?, 'https://a.example/new')",
+      ).bind(firstKeptDay(now) - 1, firstKeptDay(now), seenDay(now)),
       env.DB.prepare(
         "INSERT INTO activity_outbox (id, account_id, json, created_at) VALUES ('00000000000000000001', '00000000000000000001', '{}', ?), ('00000000000000000002', '00000000000000000001', '{}', ?)",
       ).bind(old, now),
@@ -19,7 +24,7 @@ describe("cron housekeeping", () => {
       ).bind(old, now),
     ]);
     await pruneFederationState(db(), now);
-    expect(await count("inbox_seen")).toBe(1);
+    expect(await count("inbox_seen")).toBe(2);
     expect(await count("activity_outbox")).toBe(1);
     expect(await count("idempotency_keys")).toBe(1);
   });

@@ -17,17 +17,18 @@ export const activityOutbox = lazyTable(() =>
 );
 
 /**
- * Inbound activities already processed (by id, or sha256 of the body when there is none): repeats are no-ops. A WITHOUT
- * ROWID table (migrations/0032): keyed by the id alone, one D1 row written less per activity.
+ * Inbound activities already processed (by id, or sha256 of the body when there is none), by the day (UTC days since
+ * the epoch) they were: repeats are no-ops. A WITHOUT ROWID table keyed by (day, activity_id) and nothing else
+ * (migrations/0036): one D1 row written per activity; the purge drops whole days (src/federation/inbox-seen.ts).
  */
 export const inboxSeen = lazyTable(() =>
   sqliteTable(
     "inbox_seen",
     {
-      activityId: text("activity_id").primaryKey(),
-      receivedAt: ms("received_at").notNull(),
+      day: integer("day").notNull(),
+      activityId: text("activity_id").notNull(),
     },
-    (t) => [index("inbox_seen_received").on(t.receivedAt)],
+    (t) => [primaryKey({ columns: [t.day, t.activityId] })],
   ),
 );
 
