@@ -9,7 +9,7 @@
 // `twitter:player`, or the iframe found in an oEmbed `video` answer (Mastodon keeps only iframes there too,
 // Sanitize::Config::MASTODON_OEMBED). oEmbed `rich` answers are refused, as Mastodon does ("most providers rely on
 // <script> tags"), and anything else an oEmbed `html` holds is dropped (security D10, E8).
-import { escapeHtml } from "../lib/text";
+import { escapeHtml, normalizeLanguage } from "../lib/text";
 import { httpUrl } from "../lib/urls";
 
 const MAX_TITLE = 300;
@@ -219,13 +219,6 @@ export async function parsePage(body: Uint8Array, contentType: string): Promise<
   return out;
 }
 
-/** Mastodon's valid_locale_or_nil, simply: the primary subtag of og:locale / <html lang> (`en_US` → `en`). */
-function languageOf(raw: string | null | undefined): string | null {
-  if (!raw) return null;
-  const m = /^\s*([a-zA-Z]{2,3})(?:[-_][a-zA-Z0-9]{1,8})*\s*$/.exec(raw);
-  return m?.[1]?.toLowerCase() ?? null;
-}
-
 function dateOf(raw: string | null | undefined): number | null {
   if (!raw) return null;
   const t = Date.parse(raw.trim());
@@ -255,7 +248,7 @@ export function opengraphCard(page: PageDetails, pageUrl: string): CardFields {
     image: resolveUrl(og("og:image") ?? og("og:image:url") ?? og("og:image:secure_url") ?? og("twitter:image"), pageUrl),
     imageDescription: cardText(og("og:image:alt"), MAX_DESCRIPTION),
     embedUrl: resolveUrl(og("twitter:player:stream"), pageUrl) ?? "",
-    language: languageOf(og("og:locale") ?? page.lang),
+    language: normalizeLanguage(og("og:locale") ?? page.lang),
     publishedAt: dateOf(og("article:published_time")),
   };
 }

@@ -213,9 +213,13 @@ export function cleanText(s: string): string {
   return s.replace(/\u0000/g, "").replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD");
 }
 
-/** A language tag as statuses keep it: its primary subtag, lower case (`en` of `en-GB`, `pt_BR` → `pt`); else null. */
+/**
+ * A language tag as statuses, cards and trends keep it: its primary subtag, lower case (`en` of `en-GB`, `pt_BR` →
+ * `pt`, `zh-Hant-TW` → `zh`), as Mastodon's valid_locale_or_nil takes the part before the first `-` or `_`; null when
+ * it is no language tag.
+ */
 export function normalizeLanguage(raw: string | null | undefined): string | null {
   if (!raw) return null;
-  const m = /^([a-zA-Z]{2,3})(?:[-_][a-zA-Z0-9]{2,8})?$/.exec(raw.trim());
+  const m = /^\s*([a-zA-Z]{2,3})(?:[-_][a-zA-Z0-9]{1,8})*\s*$/.exec(raw);
   return m?.[1]?.toLowerCase() ?? null;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { cleanText, extractEntities, normalizeTag, renderPlainText, statusLength } from "../../src/lib/text";
+import { cleanText, extractEntities, normalizeLanguage, normalizeTag, renderPlainText, statusLength } from "../../src/lib/text";
 
 const links = {
   mention: (e: { username: string }) => ({ url: `https://x.test/@${e.username}`, username: e.username }),
@@ -46,5 +46,21 @@ describe("status text", () => {
       statusLength(s);
       expect(Date.now() - t0).toBeLessThan(2000);
     }
+  });
+});
+
+describe("language tags", () => {
+  it("keep their primary subtag, as statuses, cards and trends store them", () => {
+    expect(["en", "EN", "en-GB", "pt_BR", " de ", "zh-Hant-TW", "sr-Latn-RS", "fil"].map(normalizeLanguage)).toEqual([
+      "en",
+      "en",
+      "en",
+      "pt",
+      "de",
+      "zh",
+      "sr",
+      "fil",
+    ]);
+    expect(["", null, undefined, "e", "english", "en-", "en GB", "x-klingon", "12", "en-GB;q=0.9"].map(normalizeLanguage)).toEqual(Array(10).fill(null));
   });
 });

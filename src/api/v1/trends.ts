@@ -7,6 +7,7 @@ import { renderTrendLink } from "../../entities/preview-card";
 import { renderStatuses } from "../../entities/status";
 import { renderTag } from "../../entities/tag";
 import { readOffsetPage, setOffsetLinks } from "../../lib/pagination";
+import { normalizeLanguage } from "../../lib/text";
 import { viewerAccountId } from "../../oauth/guard";
 import { trendingLinks, trendingStatusIds, trendingTags } from "../../queries/trends";
 
@@ -20,8 +21,8 @@ function preferredLanguages(c: Ctx): string[] {
   const user = viewerAccountId(c) ? c.get("viewer")?.user : null;
   const chosen = (user?.chosenLanguages ?? []).filter((l): l is string => typeof l === "string" && /^[a-z]{2,3}$/i.test(l));
   if (chosen.length) return chosen.slice(0, 100).map((l) => l.toLowerCase());
-  const primary = (tag: string | null | undefined) => /^\s*([a-zA-Z]{2,3})(?:[-_][a-zA-Z0-9-]*)?\s*(?:;.*)?$/.exec(tag ?? "")?.[1]?.toLowerCase() ?? null;
-  const locale = primary(user?.locale) ?? primary((c.req.header("accept-language") ?? "").split(",")[0]);
+  // Accept-Language's first range, without its weight (`en-GB;q=0.9`).
+  const locale = normalizeLanguage(user?.locale) ?? normalizeLanguage((c.req.header("accept-language") ?? "").split(",")[0]?.split(";")[0]);
   return locale ? [locale] : [];
 }
 
