@@ -97,10 +97,12 @@ function noteMentionsQuery(db: DB, note: NormalizedNote) {
   const all = JSON.stringify([...new Set([...tagged, ...audience])]);
   if (all === "[]") return null;
   const tags = JSON.stringify(tagged);
+  // Found by uri or url among them all (two index lookups, accounts_uri and accounts_url); then a remote account only
+  // if a Mention tag names it (`tags` is part of `all`).
   return accountRows(db, {
-    where: sql`${accounts.suspendedAt} IS NULL AND (
-        (${accounts.domain} IS NULL AND (${accounts.uri} IN (SELECT value FROM json_each(${all})) OR ${accounts.url} IN (SELECT value FROM json_each(${all}))))
-        OR (${accounts.domain} IS NOT NULL AND (${accounts.uri} IN (SELECT value FROM json_each(${tags})) OR ${accounts.url} IN (SELECT value FROM json_each(${tags})))))`,
+    where: sql`${accounts.suspendedAt} IS NULL
+      AND (${accounts.uri} IN (SELECT value FROM json_each(${all})) OR ${accounts.url} IN (SELECT value FROM json_each(${all})))
+      AND (${accounts.domain} IS NULL OR ${accounts.uri} IN (SELECT value FROM json_each(${tags})) OR ${accounts.url} IN (SELECT value FROM json_each(${tags})))`,
     limit: 2 * MAX_MENTIONED,
   });
 }

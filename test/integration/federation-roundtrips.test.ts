@@ -156,3 +156,43 @@ describe("round trips per activity type (known actor)", () => {
     expect(await sql("SELECT id FROM statuses WHERE uri = ?", n.id)).toEqual([]);
   });
 });
+
+describe("rows read by an incoming Create", () => {
+  it("finds the accounts it mentions by uri or profile url, however many remote accounts are known", async () => {
+    const alice = await makeUser();
+    const fred = await remoteActor("fred", "mentions.example");
+    await postInbox(fred, like(fred, await localStatus(alice)));
+    await processQueued();
+    const aliceUri = `${ORIGIN}/users/${alice.username}`;
+    // Mentioned by profile url (as Mastodon's tags name them), and addressed by uri.
+    const mentioning = () =>
+      create(fred, note(fred, { content: "<p>hi</p>", to: [AS_PUBLIC, aliceUri], tag: [{ type: "Mention", href: `${ORIGIN}/@${alice.username}` }] }));
+    const processed = async () => {
+      queued.jobs.length = 0;
+      await postInbox(fred, mentioning());
+      return processQueued();
+    };
+    const first = await processed();
+    const [mention] = await sql(
+      "SELECT silent FROM mentions m JOIN statuses s ON s.id = m.status_id WHERE s.account_id = (SELECT id FROM accounts WHERE uri = ?)",
+      fred.uri,
+    );
+    expect(mention?.silent).toBe(0);
+    // 2,000 more remote accounts, each with a profile url.
+    const more = Array.from({ length: 2000 }, (_, i) => [
+      String(9_000_000_000 + i).padStart(20, "0"),
+      `u${i}`,
+      `https://many.example/users/u${i}`,
+      `https://many.example/@u${i}`,
+    ]);
+    await env.DB.prepare(
+      `INSERT INTO accounts (id, username, domain, uri, url, display_name, note, created_at, updated_at)
+       SELECT value ->> 0, value ->> 1, 'many.example', value ->> 2, value ->> 3, '', '', 0, 0 FROM json_each(?)`,
+    )
+      .bind(JSON.stringify(more))
+      .run();
+    const second = await processed();
+    console.log("incoming Create with a mention: rows read", first.read, "then", second.read, "with 2,000 more accounts");
+    expect(second.read).toBeLessThanOrEqual(first.read + 5);
+  });
+});

@@ -89,6 +89,8 @@ export const accounts = lazyTable(() =>
       uniqueIndex("accounts_uri").on(t.uri),
       index("accounts_domain").on(t.domain),
       index("accounts_public_key_id").on(t.publicKeyId),
+      // By profile URL, as Mention tags and pasted links name accounts (migrations/0037).
+      index("accounts_url").on(t.url).where(sql`url IS NOT NULL`),
     ],
   ),
 );
