@@ -20,6 +20,7 @@ import { followerInboxes, followingInboxes } from "../federation/recipients";
 import { forbidden } from "../lib/errors";
 import { padId } from "../lib/ids";
 import { type AdminAccountRow, getAdminAccount, logStatement, type Moderator } from "./admin-accounts";
+import { statusNotificationsDeleteStatement } from "./notifications";
 
 /** Statuses removed per `delete_account` message. */
 export const DELETE_CHUNK = 100;
@@ -98,7 +99,7 @@ function statusChunkStatements(db: DB, list: string): Statement[] {
     // Their URIs answer 410 from now on (boosts have no document of their own).
     db.run(sql`INSERT OR IGNORE INTO tombstones (uri, account_id, created_at)
       SELECT uri, account_id, ${now} FROM statuses WHERE id IN ${own} AND reblog_of_id IS NULL AND local = 1`),
-    db.run(sql`DELETE FROM notifications WHERE status_id IN ${both} OR (type = 'reblog' AND activity_id IN ${both})`),
+    statusNotificationsDeleteStatement(db, both),
     db.run(sql`DELETE FROM home_feed WHERE status_id IN ${both}`),
     db.run(sql`DELETE FROM list_feed WHERE status_id IN ${both}`),
     db.run(sql`DELETE FROM mentions WHERE status_id IN ${own}`),

@@ -20,6 +20,7 @@ import { conversationsAfterDeleteStatements } from "./conversations";
 import { type DeletedStatusRow, statusStreamInfoStatement, toDeletedStatusInfo } from "../streaming/publish";
 import { type FeedEntryRow, feedEntriesStatement, toFeedRemoval } from "../timelines/fanout";
 import { interactedInboxes } from "../federation/recipients";
+import { statusNotificationsDeleteStatement } from "./notifications";
 
 /** Statements removing a status and everything hanging off it, reblogs of it included (those go last). */
 export function deleteStatusStatements(db: DB, statusId: string) {
@@ -27,7 +28,7 @@ export function deleteStatusStatements(db: DB, statusId: string) {
   const reblogs = sql`(SELECT id FROM statuses WHERE reblog_of_id = ${p})`;
   const both = sql`(SELECT ${p} UNION SELECT id FROM statuses WHERE reblog_of_id = ${p})`;
   return [
-    db.run(sql`DELETE FROM notifications WHERE status_id IN ${both} OR (type = 'reblog' AND activity_id IN ${both})`),
+    statusNotificationsDeleteStatement(db, both),
     db.run(sql`DELETE FROM home_feed WHERE status_id IN ${both}`),
     db.run(sql`DELETE FROM list_feed WHERE status_id IN ${both}`),
     db.run(sql`DELETE FROM mentions WHERE status_id = ${p}`),

@@ -42,7 +42,9 @@ export function favouriteChange(
 /** Removes `accountId`'s favourites matched by `which` (a SELECT of favourites ids) and their notifications. */
 export function unfavouriteStatements(db: DB, which: ReturnType<typeof sql>) {
   return [
-    db.run(sql`DELETE FROM notifications WHERE type = 'favourite' AND activity_id IN ${which}`),
+    // By notifications_activity: the favourited status's author is the recipient.
+    db.run(sql`DELETE FROM notifications WHERE (account_id, type, activity_id) IN
+      (SELECT s.account_id, 'favourite', f.id FROM favourites f JOIN statuses s ON s.id = f.status_id WHERE f.id IN ${which})`),
     db.delete(favourites).where(sql`${favourites.id} IN ${which}`).returning({ statusId: favourites.statusId, id: favourites.id }),
   ] as const;
 }

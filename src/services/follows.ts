@@ -127,12 +127,12 @@ export function endFollow(
   const stmts: BatchItem<"sqlite">[] = [];
   if (rows.follow) {
     stmts.push(db.delete(follows).where(eq(follows.id, rows.follow.id)));
-    stmts.push(retractNotificationStatement(db, "follow", rows.follow.id));
+    stmts.push(retractNotificationStatement(db, targetId, "follow", rows.follow.id));
     stmts.push(leaveListsStatement(db, followerId, targetId) as unknown as BatchItem<"sqlite">);
   }
   if (rows.request) {
     stmts.push(db.delete(followRequests).where(eq(followRequests.id, rows.request.id)));
-    stmts.push(retractNotificationStatement(db, "follow_request", rows.request.id));
+    stmts.push(retractNotificationStatement(db, targetId, "follow_request", rows.request.id));
   }
   const hadFollow = !!rows.follow;
   return {
@@ -159,7 +159,7 @@ export function acceptRequest(db: DB, req: FollowRequestRow, acceptRemote: boole
         FROM follow_requests WHERE id = ${padId(req.id)}`,
       ),
       db.delete(followRequests).where(eq(followRequests.id, req.id)),
-      retractNotificationStatement(db, "follow_request", req.id),
+      retractNotificationStatement(db, req.targetAccountId, "follow_request", req.id),
     ],
     effects: (fx) => {
       fx.add({ type: "merge_feed", accountId: req.accountId, targetAccountId: req.targetAccountId });

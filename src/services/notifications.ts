@@ -190,7 +190,20 @@ function fromStaffSql(): SQL {
       AND sr.position > coalesce((SELECT rr.position FROM users ru JOIN user_roles rr ON rr.id = ru.role_id WHERE ru.account_id = k.r), -1))`;
 }
 
-/** Removes the notifications an undone action caused (unfavourite, unfollow, ...). */
-export function retractNotificationStatement(db: DB, type: NotificationType, activityId: string) {
-  return db.run(sql`DELETE FROM notifications WHERE type = ${type} AND activity_id = ${padId(activityId)}`);
+/**
+ * Removes the notification an undone action caused (unfollow, a follow request ended) from its recipient's: found by
+ * notifications_activity (recipient, type, activity), where type and activity alone would scan every notification.
+ */
+export function retractNotificationStatement(db: DB, recipientId: string, type: NotificationType, activityId: string) {
+  return db.run(sql`DELETE FROM notifications WHERE account_id = ${padId(recipientId)} AND type = ${type} AND activity_id = ${padId(activityId)}`);
+}
+
+/**
+ * Notifications about the statuses `ids` (a SELECT of status ids) and the boost notifications the boosts among them
+ * caused, which name the boosted status: each by an index (notifications_status; notifications_activity through the
+ * boosted status's author, the boost notification's recipient). Run before the statuses go.
+ */
+export function statusNotificationsDeleteStatement(db: DB, ids: SQL) {
+  return db.run(sql`DELETE FROM notifications WHERE status_id IN ${ids}
+    OR (account_id, type, activity_id) IN (SELECT o.account_id, 'reblog', b.id FROM statuses b JOIN statuses o ON o.id = b.reblog_of_id WHERE b.id IN ${ids})`);
 }

@@ -12,7 +12,7 @@ import { padId, snowflake } from "../lib/ids";
 import type { UserViewer } from "../oauth/guard";
 import { bump, loadVisible, render, renderAnyway, targetOf, type Json } from "./interaction-target";
 import { removeStatus } from "./delete-status";
-import { notificationStatement } from "./notifications";
+import { notificationStatement, retractNotificationStatement } from "./notifications";
 
 export interface ReblogResult {
   status: Json;
@@ -63,7 +63,7 @@ export async function reblog(db: DB, fx: Effects, cfg: Config, viewer: UserViewe
     notificationStatement(db, fx, { recipientId: target.accountId, fromAccountId: me.id, type: "reblog", statusId: target.id, activityId: reblogId }),
   ]);
   if (!(ins as D1Result).meta?.changes) {
-    await db.run(sql`DELETE FROM notifications WHERE type = 'reblog' AND activity_id = ${padId(reblogId)}`);
+    await retractNotificationStatement(db, target.accountId, "reblog", reblogId);
     return { status: await existingReblog(db, cfg, me.id, target.id) };
   }
   b.statuses.set(reblogId, row);

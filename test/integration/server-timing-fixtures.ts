@@ -23,3 +23,19 @@ export async function timedGet(path: string, token: string) {
   expect(metrics.d1, `${path}: server-timing d1`).toBeGreaterThan(0);
   return { status: res.status, body, metrics, rt: metrics.d1! };
 }
+
+/** Any API request through the Worker's own fetch with Server-Timing on: the status and rows read (d1r). */
+export async function timedCall(method: string, path: string, token: string, json?: unknown) {
+  const ctx = createExecutionContext();
+  const headers: Record<string, string> = { authorization: `Bearer ${token}` };
+  if (json !== undefined) headers["content-type"] = "application/json";
+  const res = await worker.fetch(
+    new Request(`${ORIGIN}${path}`, { method, headers, body: json === undefined ? undefined : JSON.stringify(json) }),
+    { ...env, DEV_SERVER_TIMING: "true" } as typeof env,
+    ctx,
+  );
+  await waitOnExecutionContext(ctx);
+  const rows = Number(/d1r;[^,]*dur=(\d+)/.exec(res.headers.get("server-timing") ?? "")?.[1]);
+  expect(rows, `${method} ${path}: server-timing d1r`).toBeGreaterThan(0);
+  return { status: res.status, body: (await res.json()) as any, rows };
+}
