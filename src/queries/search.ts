@@ -6,7 +6,7 @@
 // blocking and muting rules). User text reaches SQL only as bound values: index range bounds, and FTS5 queries in
 // which every word (or an account search's whole text) is a quoted string (security A16, A17). Nothing is fetched
 // from other servers here (security D9): resolving remote accounts and statuses belongs to federation.
-import { and, asc, desc, eq, isNull, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, isNull, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { accounts, follows, statuses } from "../db/schema/index";
 import type { Config } from "../env";
@@ -183,7 +183,11 @@ async function statusByUrl(db: DB, cfg: Config, url: string, o: SearchOptions & 
   const conds: SQL[] = [
     statusReadableBy(o.viewerId),
     isNull(statuses.reblogOfId),
-    localId ? eq(statuses.id, localId) : or(eq(statuses.uri, url), eq(statuses.url, url))!,
+    // By uri, or by a remote status's page URL: each through its index (statuses_uri; statuses_url, whose conditions
+    // the second term repeats so that SQLite may use it).
+    localId
+      ? eq(statuses.id, localId)
+      : sql`(${statuses.uri} = ${url} OR (${statuses.url} = ${url} AND ${statuses.url} <> ${statuses.uri} AND ${statuses.local} = 0))`,
     sql`(${statuses.accountId} = ${padId(o.viewerId)} OR NOT ${hiddenAuthorFor(o.viewerId, statuses.accountId)})`,
   ];
   if (o.accountId) conds.push(eq(statuses.accountId, o.accountId));

@@ -212,6 +212,45 @@ describe("rows read per page", () => {
   });
 });
 
+// A link pasted into search names a status by its uri or its page URL: both are index lookups (statuses_uri,
+// statuses_url), so more statuses add no rows (the url lookup scanned every status before migrations/0038).
+describe("status search by link", () => {
+  it("reads the same rows when the database grows", async () => {
+    const remote = padId(nextId());
+    await env.DB.prepare(
+      "INSERT INTO accounts (id, username, domain, uri, url, display_name, note, created_at, updated_at) VALUES (?, 'r', 'far.example', 'https://far.example/users/r', 'https://far.example/@r', '', '', 0, 0)",
+    )
+      .bind(remote)
+      .run();
+    /** n remote public statuses of r from `from`, each with a page URL other than its uri. */
+    const remoteStatuses = async (from: number, n: number) => {
+      const base = nextId();
+      for (let i = 1; i < n; i++) nextId();
+      await env.DB.prepare(
+        `INSERT INTO statuses (id, uri, url, account_id, local, content, text, visibility, language, created_at, updated_at)
+         WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?)
+         SELECT printf('%020d', CAST(? AS INTEGER) + i * 3), 'https://far.example/users/r/statuses/' || (CAST(? AS INTEGER) + i), 'https://far.example/@r/' || (CAST(? AS INTEGER) + i),
+           ?, 0, '<p>far</p>', 'far', 'public', 'en', 0, 0 FROM n`,
+      )
+        .bind(n, base, from, from, remote)
+        .run();
+    };
+    await remoteStatuses(1, 10);
+    // Found by page URL, by uri, and a link to nothing (which a scan reads to the end).
+    const paths = [
+      "/api/v2/search?type=statuses&q=https://far.example/@r/5",
+      "/api/v2/search?q=https://far.example/users/r/statuses/7",
+      "/api/v2/search?type=statuses&q=https://far.example/@r/999999",
+    ];
+    const before = await searchFigures(paths, "statuses");
+    expect(paths.map((p) => before[p]!.found)).toEqual([1, 1, 0]);
+    await remoteStatuses(100, 2000);
+    const after = await searchFigures(paths, "statuses");
+    console.log("status search by link rows read, before and after 2,000 more statuses:", JSON.stringify({ before, after }));
+    expectSameSearch(paths, before, after);
+  });
+});
+
 // Issue 12 point 2: account search reads candidates from the username index range and the display-name FTS5 index,
 // each capped (src/queries/search.ts), never every account: 2,000 more accounts that do not match add no rows, and
 // 2,000 that do cost the cap, not the matches.

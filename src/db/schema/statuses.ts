@@ -48,6 +48,8 @@ export const statuses = lazyTable(() =>
       index("statuses_in_reply_to").on(t.inReplyToId).where(sql`in_reply_to_id IS NOT NULL`),
       index("statuses_conversation").on(t.conversationId).where(sql`conversation_id IS NOT NULL`),
       index("statuses_public").on(t.visibility, t.local, t.id),
+      // Remote statuses by a web URL other than their uri (search by link, migrations/0038).
+      index("statuses_url").on(t.url).where(sql`url IS NOT NULL AND url <> uri AND local = 0`),
       // Boosts by id (the trends refresh's windows, migrations/0031_cron_indexes.sql).
       index("statuses_boosts").on(t.id, t.reblogOfId).where(sql`reblog_of_id IS NOT NULL`),
     ],
