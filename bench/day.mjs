@@ -255,7 +255,8 @@ function buildActivities(seed, n, rnd) {
     to: [PUBLIC],
     cc: [`${author.actor}/followers`, ...(mention ? [seed.owner.uri] : [])],
     published: new Date().toISOString(),
-    url: id,
+    // A page URL other than the id, as Mastodon's (https://host/@name/123 for https://host/users/name/statuses/123).
+    url: id.replace("/users/", "/@").replace("/statuses/", "/"),
     ...(mention ? { tag: [{ type: "Mention", href: seed.owner.uri, name: "@owner" }] } : {}),
   });
   const ownerTargets = () => [...seed.ownerStatuses, ...seed.posted];
