@@ -1,11 +1,27 @@
 // Undoing an action removes the notification it caused: by its recipient, type and activity (notifications_activity),
 // never by type and activity alone, which scanned every notification stored. Rows read by an unfavourite, an unboost,
-// an unfollow and a status deletion do not grow with the notifications of the instance (issue 12: D1 bills rows read).
+// an unfollow and a status deletion do not grow with the notifications of the instance (issue 12: D1 bills rows read),
+// nor a deletion with its polls and bookmarks.
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { padId } from "../../src/lib/ids";
 import { makeUser } from "./helpers";
 import { timedCall } from "./server-timing-fixtures";
+
+/** Polls and bookmarks of other statuses: what a status deletion looks up by status (polls_status, bookmarks_status). */
+async function morePollsAndBookmarks(bookmarkerId: string, n: number) {
+  const rows = Array.from({ length: n }, (_, i) => [padId(String(6_000_000_000 + i)), padId(String(5_000_000_000 + i))]);
+  await env.DB.batch([
+    env.DB.prepare(
+      `INSERT INTO polls (id, status_id, account_id, options, votes_per_option, created_at, updated_at)
+       SELECT value ->> 0, value ->> 1, value ->> 1, '["a","b"]', '[0,0]', 0, 0 FROM json_each(?)`,
+    ).bind(JSON.stringify(rows)),
+    env.DB.prepare(`INSERT INTO bookmarks (id, account_id, status_id, created_at) SELECT value ->> 0, ?, value ->> 1, 0 FROM json_each(?)`).bind(
+      padId(bookmarkerId),
+      JSON.stringify(rows),
+    ),
+  ]);
+}
 
 async function moreNotifications(recipientId: string, fromId: string, n: number) {
   const rows = Array.from({ length: n }, (_, i) => [padId(String(8_000_000_000 + i)), padId(String(7_000_000_000 + i))]);
@@ -18,7 +34,7 @@ async function moreNotifications(recipientId: string, fromId: string, n: number)
 }
 
 describe("undoing an action", () => {
-  it("reads no more rows with 3,000 more notifications stored", async () => {
+  it("reads no more rows with 3,000 more notifications, 2,000 more polls and bookmarks stored", async () => {
     const author = await makeUser();
     const fan = await makeUser();
     const rounds = async () => {
@@ -44,6 +60,7 @@ describe("undoing an action", () => {
     };
     const before = await rounds();
     await moreNotifications(author.id, fan.id, 3000);
+    await morePollsAndBookmarks(fan.id, 2000);
     const after = await rounds();
     console.log("rows read, undoing:", JSON.stringify(before), "then with 3,000 more notifications:", JSON.stringify(after));
     for (const k of Object.keys(before) as (keyof typeof before)[]) expect(after[k], k).toBeLessThanOrEqual(before[k] + 2);

@@ -138,7 +138,12 @@ export const bookmarks = lazyTable(() =>
       statusId: id("status_id").notNull(),
       createdAt: ms("created_at").notNull(),
     },
-    (t) => [uniqueIndex("bookmarks_pair").on(t.accountId, t.statusId), index("bookmarks_account").on(t.accountId, t.id)],
+    (t) => [
+      uniqueIndex("bookmarks_pair").on(t.accountId, t.statusId),
+      index("bookmarks_account").on(t.accountId, t.id),
+      // A deleted status's bookmarks (migrations/0039).
+      index("bookmarks_status").on(t.statusId),
+    ],
   ),
 );
 

@@ -206,7 +206,11 @@ export const polls = lazyTable(() =>
       updateQueuedAt: ms("update_queued_at"),
     },
     // The cron notifies voters when polls end.
-    (t) => [index("polls_expires").on(t.expiresAt).where(sql`expires_at IS NOT NULL`)],
+    (t) => [
+      index("polls_expires").on(t.expiresAt).where(sql`expires_at IS NOT NULL`),
+      // A status's poll (migrations/0039).
+      index("polls_status").on(t.statusId).where(sql`status_id IS NOT NULL`),
+    ],
   ),
 );
 

@@ -88,9 +88,10 @@ export function purgeAccountStatements(db: DB, accountId: string, now = Date.now
     db.run(sql`DELETE FROM status_pins WHERE account_id = ${a} OR status_id IN ${own} OR status_id IN ${boostsOfOwn}`),
     db.run(sql`DELETE FROM bookmarks WHERE status_id IN ${own} OR status_id IN ${boostsOfOwn}`),
     db.run(sql`DELETE FROM favourites WHERE account_id = ${a} OR status_id IN ${own} OR status_id IN ${boostsOfOwn}`),
-    db.run(sql`DELETE FROM poll_votes WHERE account_id = ${a} OR poll_id IN (SELECT id FROM polls WHERE account_id = ${a})`),
-    db.run(sql`DELETE FROM polls WHERE account_id = ${a}`),
-    db.run(sql`DELETE FROM status_edits WHERE account_id = ${a}`),
+    // The account's polls and edits are its statuses' (by polls_status and status_edits_status, not a scan by account).
+    db.run(sql`DELETE FROM poll_votes WHERE account_id = ${a} OR poll_id IN (SELECT id FROM polls WHERE status_id IN ${own})`),
+    db.run(sql`DELETE FROM polls WHERE status_id IN ${own}`),
+    db.run(sql`DELETE FROM status_edits WHERE status_id IN ${own}`),
     db.run(sql`DELETE FROM statuses WHERE id IN ${boostsOfOwn}`),
     db.run(sql`DELETE FROM statuses WHERE account_id = ${a}`),
     db.run(sql`DELETE FROM follows WHERE account_id = ${a} OR target_account_id = ${a}`),
