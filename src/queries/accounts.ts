@@ -166,7 +166,11 @@ export async function accountStatusPage(
     .select({
       id: statuses.id,
       rb: statuses.reblogOfId,
-      qt: sql<string | null>`(SELECT qq.quoted_status_id FROM quotes qq WHERE qq.status_id = coalesce(${statuses.reblogOfId}, ${statuses.id}))`,
+      // Qualified by hand: drizzle writes a one-table select's columns bare, and a bare "id" inside the subquery would be
+      // quotes' own (a scan of quotes matching nothing).
+      qt: sql<
+        string | null
+      >`(SELECT qq.quoted_status_id FROM quotes qq WHERE qq.status_id = coalesce(${sql.raw('"statuses"."reblog_of_id"')}, ${sql.raw('"statuses"."id"')}))`,
     })
     .from(statuses)
     .where(and(...conds))

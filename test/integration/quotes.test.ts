@@ -1,9 +1,11 @@
 // Quote posts over REST (Mastodon 4.5): quoted_status_id and quote_approval_policy on create, the Quote entity on
 // statuses (nested as ShallowQuote), quotes_count and quote_approval, /quotes, revoking, interaction_policy, and the
 // quote / quoted_update notifications.
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { anon, links, makeUser, type Res, type TestUser } from "./helpers";
 import { queued, unpack } from "./queues";
+import { timedGet } from "./server-timing-fixtures";
 
 const roundTrips = (r: Res) => Number(/dur=(\d+)/.exec(r.headers.get("server-timing") ?? "")?.[1] ?? NaN);
 
@@ -64,6 +66,28 @@ describe("quote posts", { timeout: 60000 }, () => {
     const item = (await alice.api.get(`/api/v1/statuses/${boost.body.id}`)).body;
     expect(item.quote).toBeNull();
     expect(item.reblog.quote.quoted_status.id).toBe(b.id);
+  });
+
+  it("an account's statuses show its quotes, reading each one's quote by its own id however many quotes exist", async () => {
+    const [dan, eve] = await Promise.all([makeUser("dan"), makeUser("eve")]);
+    const o = (await post(dan, { status: "quote me" })).body;
+    await post(eve, { status: "plain" });
+    const q = (await post(eve, { status: "quoting", quoted_status_id: o.id })).body;
+    const boost = (await eve.api.post(`/api/v1/statuses/${q.id}/reblog`)).body;
+    const page = await timedGet(`/api/v1/accounts/${eve.id}/statuses`, dan.token);
+    expect(page.body.map((s: any) => s.id)).toEqual([boost.id, q.id, expect.any(String)]);
+    expect(page.body[0].reblog.quote.quoted_status.id).toBe(o.id);
+    expect(page.body[1].quote.quoted_status.id).toBe(o.id);
+    // 2,000 quotes of other statuses: the page's quote lookups are by status (quotes_status), not a scan of quotes.
+    await env.DB.prepare(
+      `INSERT INTO quotes (id, status_id, account_id, quoted_status_id, state, created_at, updated_at)
+       WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 1999)
+       SELECT printf('%020d', 4000000000 + i), printf('%020d', 3000000000 + i), '00000000000000000001', ?, 'accepted', 0, 0 FROM n`,
+    )
+      .bind(o.id.padStart(20, "0"))
+      .run();
+    const again = await timedGet(`/api/v1/accounts/${eve.id}/statuses`, dan.token);
+    expect(again.metrics.d1r).toBeLessThanOrEqual(page.metrics.d1r! + 2);
   });
 
   it("refuses what may not be quoted: unknown, invisible, nobody, followers-only; private posts become private", async () => {
