@@ -34,8 +34,14 @@ export async function runBatch(db: DB, stmts: readonly Statement[]): Promise<unk
  * request: src/db/session.ts picks where it starts, src/app.ts makes it). Drizzle calls only `prepare` and `batch`,
  * which a session has too.
  */
+/**
+ * Test hook, never set in production: test/integration/no-scans.test.ts wraps every D1 client here to record the SQL
+ * the code runs, then checks each statement's query plan.
+ */
+export const d1Observer: { wrap: ((d1: D1Client) => D1Client) | null } = { wrap: null };
+
 export function createDb(d1: D1Client): DB {
-  const db = drizzle(d1 as D1Database);
+  const db = drizzle((d1Observer.wrap ? d1Observer.wrap(d1) : d1) as D1Database);
   // Raw statements (db.run/all/get/values with sql``) must be able to join db.batch: see batchable(). Four plain
   // stores of the same functions every time, so every db keeps one shape.
   const raw = db as unknown as Record<RawMethod, RawFn>;
