@@ -133,16 +133,27 @@ export function parseArgs(argv) {
   return o;
 }
 
+/** Tries of a local statement the running `wrangler dev` holds the database for (SQLITE_BUSY): it wrote nothing. */
+const LOCAL_BUSY_TRIES = 6;
+
 function d1(o, sql) {
   const args = [wranglerBin, "d1", "execute", o.database, o.remote ? "--remote" : "--local", "--yes", "--json", "--command", sql];
   if (o.persistTo) args.push("--persist-to", o.persistTo);
   if (o.config) args.push("--config", o.config);
-  const r = spawnSync(process.execPath, args, {
-    cwd: root,
-    encoding: "utf8",
-    maxBuffer: 1 << 28,
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", FORCE_COLOR: "0" },
-  });
+  const run = () =>
+    spawnSync(process.execPath, args, {
+      cwd: root,
+      encoding: "utf8",
+      maxBuffer: 1 << 28,
+      env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", FORCE_COLOR: "0" },
+    });
+  let r = run();
+  // The local SQLite file is shared with a running `wrangler dev`: a statement that finds it locked is rolled back
+  // whole, so it is tried again after a pause.
+  for (let k = 1; k < LOCAL_BUSY_TRIES && !o.remote && r.status !== 0 && /SQLITE_BUSY|database is locked/.test(`${r.stderr}${r.stdout}`); k++) {
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 250 * k);
+    r = run();
+  }
   if (r.status !== 0) throw new Error(`wrangler d1 execute failed (${r.status}):\n${(r.stderr || "").slice(-2000)}\n${(r.stdout || "").slice(-2000)}`);
   const out = JSON.parse(r.stdout.slice(r.stdout.indexOf("[")));
   return out.map((x) => x.results ?? []);
