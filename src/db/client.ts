@@ -29,17 +29,26 @@ export async function runBatch(db: DB, stmts: readonly Statement[]): Promise<unk
   return (await db.batch(stmts as unknown as [Statement, ...Statement[]])) as unknown[];
 }
 
-/**
- * Drizzle over the binding (queue consumers, cron, Durable Objects: always the primary) or over a D1 session (every
- * request: src/db/session.ts picks where it starts, src/app.ts makes it). Drizzle calls only `prepare` and `batch`,
- * which a session has too.
- */
+/** Runs `writes` as one batch, joined by `join`'s statements when given, and tells it the batch committed. */
+export async function runFinishing(db: DB, writes: Statement[], join?: (writes: Statement[]) => FinishingBatch): Promise<unknown[]> {
+  if (!join) return runBatch(db, writes);
+  const w = join(writes);
+  const res = await runBatch(db, w.stmts);
+  w.committed(res);
+  return res;
+}
+
 /**
  * Test hook, never set in production: test/integration/no-scans.test.ts wraps every D1 client here to record the SQL
  * the code runs, then checks each statement's query plan.
  */
 export const d1Observer: { wrap: ((d1: D1Client) => D1Client) | null } = { wrap: null };
 
+/**
+ * Drizzle over the binding (queue consumers, cron, Durable Objects: always the primary) or over a D1 session (every
+ * request: src/db/session.ts picks where it starts, src/app.ts makes it). Drizzle calls only `prepare` and `batch`,
+ * which a session has too.
+ */
 export function createDb(d1: D1Client): DB {
   const db = drizzle((d1Observer.wrap ? d1Observer.wrap(d1) : d1) as D1Database);
   // Raw statements (db.run/all/get/values with sql``) must be able to join db.batch: see batchable(). Four plain

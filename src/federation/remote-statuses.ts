@@ -1,7 +1,7 @@
 // Remote statuses: ingesting a normalised Note or Question into statuses with its mentions, tags, media, poll and
 // thread, and applying an Update to it. Finding one by URI (and fetching it) is resolve-status.ts.
 import { and, asc, eq, sql } from "drizzle-orm";
-import { type DB, type FinishingBatch, runBatch, type Statement } from "../db/client";
+import { type DB, type FinishingBatch, runFinishing, type Statement } from "../db/client";
 import { insertConversation, insertMedia, insertPoll, insertStatus, insertStatusEdit, originalVersionStatement } from "../db/inserts";
 import { frozenSelect } from "../db/frozen";
 import { accounts, conversations, mediaAttachments, mentions, polls, statusEdits, statuses, tombstones } from "../db/schema";
@@ -94,15 +94,16 @@ const mentionUrlsOf = (note: NormalizedNote) => new Set(note.mentions.map((m) =>
 function noteMentionsQuery(db: DB, note: NormalizedNote) {
   const tagged = [...new Set(note.mentions.map((m) => m.href))].slice(0, MAX_MENTIONED);
   const audience = [...new Set([...note.to, ...note.cc])].slice(0, 2 * MAX_MENTIONED);
-  const all = JSON.stringify([...new Set([...tagged, ...audience])]);
-  if (all === "[]") return null;
-  const tags = JSON.stringify(tagged);
+  const everyone = [...new Set([...tagged, ...audience])];
+  if (!everyone.length) return null;
+  const all = valueList(everyone);
+  const tags = valueList(tagged);
   // Found by uri or url among them all (two index lookups, accounts_uri and accounts_url); then a remote account only
   // if a Mention tag names it (`tags` is part of `all`).
   return accountRows(db, {
     where: sql`${accounts.suspendedAt} IS NULL
-      AND (${accounts.uri} IN (SELECT value FROM json_each(${all})) OR ${accounts.url} IN (SELECT value FROM json_each(${all})))
-      AND (${accounts.domain} IS NULL OR ${accounts.uri} IN (SELECT value FROM json_each(${tags})) OR ${accounts.url} IN (SELECT value FROM json_each(${tags})))`,
+      AND (${accounts.uri} IN ${all} OR ${accounts.url} IN ${all})
+      AND (${accounts.domain} IS NULL OR ${accounts.uri} IN ${tags} OR ${accounts.url} IN ${tags})`,
     limit: 2 * MAX_MENTIONED,
   });
 }
@@ -316,11 +317,9 @@ export async function ingestNote(r: Resolution, note: NormalizedNote, author: Ac
   const chunk = realtime && !r.late ? fanOutChunk(db, id, undefined) : null;
   const fanFrom = writes.length;
   if (chunk) writes.push(...chunk.stmts);
-  const w = opts.withWrites ? opts.withWrites(writes) : { stmts: writes, committed: () => {} };
   let res: unknown[];
   try {
-    res = await runBatch(db, w.stmts);
-    w.committed(res);
+    res = await runFinishing(db, writes, opts.withWrites);
   } catch (e) {
     if (!isUniqueViolation(e, "statuses")) throw e;
     const twin = await statusByUri(db, note.id);
@@ -413,9 +412,7 @@ export async function applyNoteUpdate(
   }
   if (!significant) {
     if (!writes.length) return false;
-    const w = finishWith?.(writes);
-    if (w) w.committed(await runBatch(db, w.stmts));
-    else await runBatch(db, writes);
+    await runFinishing(db, writes, finishWith);
     return true;
   }
 
@@ -513,9 +510,7 @@ export async function applyNoteUpdate(
     );
   }
   writes.push(...quotedUpdateStatements(db, r.fx, quoters, author.id, editId));
-  const w = finishWith?.(writes);
-  if (w) w.committed(await runBatch(db, w.stmts));
-  else await runBatch(db, writes);
+  await runFinishing(db, writes, finishWith);
   r.fx.add({ type: "status_updated", statusId: status.id });
   if (contentChanged && (await cardUrlOfHtml(text.content, r.cfg, mentionUrlsOf(note)))) r.fx.add({ type: "fetch_card", statusId: status.id });
   return true;
