@@ -13,6 +13,7 @@ import { normalizeTag } from "../lib/text";
 import type { AccountRow } from "../db/schema";
 import { statusReadableBy } from "../services/visibility";
 import { accountRows } from "../db/table-rows";
+import { quotedStatusIdOf } from "./quoted";
 
 export interface AccountPageRow {
   cursor: string;
@@ -166,11 +167,8 @@ export async function accountStatusPage(
     .select({
       id: statuses.id,
       rb: statuses.reblogOfId,
-      // Qualified by hand: drizzle writes a one-table select's columns bare, and a bare "id" inside the subquery would be
-      // quotes' own (a scan of quotes matching nothing).
-      qt: sql<
-        string | null
-      >`(SELECT qq.quoted_status_id FROM quotes qq WHERE qq.status_id = coalesce(${sql.raw('"statuses"."reblog_of_id"')}, ${sql.raw('"statuses"."id"')}))`,
+      // Qualified by hand: drizzle writes a one-table select's columns bare (quotedStatusIdOf says why that matters).
+      qt: sql<string | null>`${quotedStatusIdOf(sql.raw('coalesce("statuses"."reblog_of_id", "statuses"."id")'))}`,
     })
     .from(statuses)
     .where(and(...conds))

@@ -10,6 +10,7 @@ import type { Page } from "../lib/pagination";
 import { cursorSql } from "../db/keyset";
 import { hiddenAuthorFor } from "../services/visibility";
 import { valueList } from "../db/id-list";
+import { quotedStatusIdOf } from "./quoted";
 
 export interface PageIds {
   /** Status ids, newest first. */
@@ -44,7 +45,7 @@ function toPage(rows: PageRow[], ascending: boolean, limit: number): PageIds {
 
 /** The status an entry (or the status it boosts) quotes: `qt` of PageRow; an index seek that reads no row when none. */
 function quotedOf(idCol: string): SQL {
-  return sql.raw(`(SELECT qq.quoted_status_id FROM quotes qq WHERE qq.status_id = ${idCol}) AS qt`);
+  return sql`${quotedStatusIdOf(sql.raw(idCol))} AS qt`;
 }
 
 /** Entries whose author, or (for boosts) whose boosted author, the viewer has hidden. */

@@ -14,6 +14,7 @@ import type { Page } from "../lib/pagination";
 import type { AccountRow } from "../db/schema";
 import { hiddenAuthorFor } from "../services/visibility";
 import { accountRows } from "../db/table-rows";
+import { quotedStatusIdOf } from "./quoted";
 
 export type NotificationRow = typeof notifications.$inferSelect;
 export type ReportRow = typeof reports.$inferSelect;
@@ -80,7 +81,7 @@ export const selectWithRefs = frozenHead((db) => {
       from: accounts,
       report: reports,
       rb: sql<string | null>`${rb}`.as("n_rb"),
-      qt: sql<string | null>`(SELECT rq.quoted_status_id FROM quotes rq WHERE rq.status_id = coalesce(${rb}, ${notifications.statusId}))`.as("n_qt"),
+      qt: sql<string | null>`${quotedStatusIdOf(sql`coalesce(${rb}, ${notifications.statusId})`)}`.as("n_qt"),
     })
     .from(notifications)
     .innerJoin(accounts, eq(accounts.id, notifications.fromAccountId))
