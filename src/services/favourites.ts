@@ -12,7 +12,7 @@ import type { Config } from "../env";
 import { padId, snowflake } from "../lib/ids";
 import type { Change } from "./follows";
 import { bump, loadVisible, render, renderAnyway, targetOf, type Json } from "./interaction-target";
-import { notificationStatement } from "./notifications";
+import { notificationStatement, retractNotificationsStatement } from "./notifications";
 
 /**
  * `accountId` favourites `target` (an original, never a reblog). `uri` is the remote Like's id when it came from
@@ -42,9 +42,12 @@ export function favouriteChange(
 /** Removes `accountId`'s favourites matched by `which` (a SELECT of favourites ids) and their notifications. */
 export function unfavouriteStatements(db: DB, which: ReturnType<typeof sql>) {
   return [
-    // By notifications_activity: the favourited status's author is the recipient.
-    db.run(sql`DELETE FROM notifications WHERE (account_id, type, activity_id) IN
-      (SELECT s.account_id, 'favourite', f.id FROM favourites f JOIN statuses s ON s.id = f.status_id WHERE f.id IN ${which})`),
+    // The favourited status's author is the recipient.
+    retractNotificationsStatement(
+      db,
+      "favourite",
+      sql`SELECT s.account_id AS recipient, f.id AS activity FROM favourites f JOIN statuses s ON s.id = f.status_id WHERE f.id IN ${which}`,
+    ),
     db.delete(favourites).where(sql`${favourites.id} IN ${which}`).returning({ statusId: favourites.statusId, id: favourites.id }),
   ] as const;
 }

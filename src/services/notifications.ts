@@ -199,11 +199,24 @@ export function retractNotificationStatement(db: DB, recipientId: string, type: 
 }
 
 /**
+ * Notifications of `type` for the (recipient, activity) pairs `pairs` selects (as `recipient` and `activity`): found by
+ * notifications_activity, which leads with the recipient.
+ */
+function ofActivities(type: NotificationType, pairs: SQL): SQL {
+  return sql`(account_id, type, activity_id) IN (SELECT p.recipient, ${type}, p.activity FROM (${pairs}) p)`;
+}
+
+/** Removes the notifications undone actions caused, by recipient and activity (`pairs`: see ofActivities). */
+export function retractNotificationsStatement(db: DB, type: NotificationType, pairs: SQL) {
+  return db.run(sql`DELETE FROM notifications WHERE ${ofActivities(type, pairs)}`);
+}
+
+/**
  * Notifications about the statuses `ids` (a SELECT of status ids) and the boost notifications the boosts among them
  * caused, which name the boosted status: each by an index (notifications_status; notifications_activity through the
  * boosted status's author, the boost notification's recipient). Run before the statuses go.
  */
 export function statusNotificationsDeleteStatement(db: DB, ids: SQL) {
-  return db.run(sql`DELETE FROM notifications WHERE status_id IN ${ids}
-    OR (account_id, type, activity_id) IN (SELECT o.account_id, 'reblog', b.id FROM statuses b JOIN statuses o ON o.id = b.reblog_of_id WHERE b.id IN ${ids})`);
+  const boosts = sql`SELECT o.account_id AS recipient, b.id AS activity FROM statuses b JOIN statuses o ON o.id = b.reblog_of_id WHERE b.id IN ${ids}`;
+  return db.run(sql`DELETE FROM notifications WHERE status_id IN ${ids} OR ${ofActivities("reblog", boosts)}`);
 }
