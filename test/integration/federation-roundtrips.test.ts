@@ -37,6 +37,15 @@ async function processQueued(): Promise<{ n: number; messages: number; written: 
   return { n: counter.n, messages: jobs.length, written: counter.w ?? 0, read: counter.r ?? 0 };
 }
 
+/** A local user, and a remote actor this server knows: its first Like of the user's status has been processed. */
+async function knownActor(name: string, host: string) {
+  const alice = await makeUser();
+  const actor = await remoteActor(name, host);
+  await postInbox(actor, like(actor, await localStatus(alice)));
+  await processQueued();
+  return { alice, actor, aliceUri: `${ORIGIN}/users/${alice.username}` };
+}
+
 describe("inbound activity round trips", () => {
   it("a first POST from an unknown actor costs at most 6, a known actor's 2, a processed Like at most 3", async () => {
     const alice = await makeUser();
@@ -113,12 +122,8 @@ describe("inbound activity round trips", () => {
 
 describe("round trips per activity type (known actor)", () => {
   it("Create, Announce, Follow, Undo and Delete are processed in at most 3", async () => {
-    const alice = await makeUser();
-    const erin = await remoteActor("erin", "types.example");
-    await postInbox(erin, like(erin, await localStatus(alice)));
-    await processQueued();
+    const { alice, actor: erin, aliceUri } = await knownActor("erin", "types.example");
     const target = await localStatus(alice);
-    const aliceUri = `${ORIGIN}/users/${alice.username}`;
     const n = note(erin, { to: [AS_PUBLIC], cc: [erin.followers] });
     const follow = { "@context": "https://www.w3.org/ns/activitystreams", id: newId(erin), type: "Follow", actor: erin.uri, object: aliceUri };
     const acts: [string, unknown][] = [
@@ -159,11 +164,7 @@ describe("round trips per activity type (known actor)", () => {
 
 describe("rows read by an incoming Create", () => {
   it("finds the accounts it mentions by uri or profile url, however many remote accounts are known", async () => {
-    const alice = await makeUser();
-    const fred = await remoteActor("fred", "mentions.example");
-    await postInbox(fred, like(fred, await localStatus(alice)));
-    await processQueued();
-    const aliceUri = `${ORIGIN}/users/${alice.username}`;
+    const { alice, actor: fred, aliceUri } = await knownActor("fred", "mentions.example");
     // Mentioned by profile url (as Mastodon's tags name them), and addressed by uri.
     const mentioning = () =>
       create(fred, note(fred, { content: "<p>hi</p>", to: [AS_PUBLIC, aliceUri], tag: [{ type: "Mention", href: `${ORIGIN}/@${alice.username}` }] }));
