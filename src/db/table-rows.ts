@@ -3,12 +3,11 @@
 // as `db.select().from(accounts).where(where).limit(limit)` did, awaited or in a batch.
 import { eq, sql } from "drizzle-orm";
 import type { DB } from "./client";
-import { accounts, inboxItems, statuses } from "./schema";
+import { accounts, statuses } from "./schema";
 import { frozenHead, frozenSelect } from "./frozen";
 
 export const accountRows = frozenHead((db) => db.select().from(accounts));
 export const statusRows = frozenHead((db) => db.select().from(statuses));
-export const inboxItemRows = frozenHead((db) => db.select().from(inboxItems));
 
 const statusByUriRows = frozenSelect((db) =>
   db

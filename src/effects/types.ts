@@ -108,8 +108,6 @@ export type FederateAction =
   | { kind: "move"; accountId: string; targetAccountId: string; migrationId: string }
   | { kind: "move_followers"; sourceAccountId: string; targetAccountId: string; cursor?: string };
 
-export type EffectType = Effect["type"];
-
 /** What a fan-out chunk reached (src/timelines/fanout.ts). */
 export interface FanOutDelivered {
   /** Cursor of the next chunk of followers, if any. */

@@ -120,8 +120,3 @@ export async function renderRelationships(db: DB, viewerId: string, targetIds: s
   const [rows] = await db.batch([relationshipQuery(db, viewerId, targetIds, withSuspended)]);
   return toRelationships(rows, targetIds);
 }
-
-export async function renderRelationship(db: DB, viewerId: string, targetId: string): Promise<MastodonRelationship | null> {
-  const [r] = await renderRelationships(db, viewerId, [targetId]);
-  return r ?? null;
-}

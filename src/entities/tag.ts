@@ -1,10 +1,9 @@
 // Tag and FeaturedTag entities. `name` is what the author typed (display name); the URL uses the normalised name.
-import type { featuredTags, tags } from "../db/schema";
+import type { tags } from "../db/schema";
 import type { Config } from "../env";
 import { tagUrl } from "./urls";
 
 export type TagRow = typeof tags.$inferSelect;
-export type FeaturedTagRow = typeof featuredTags.$inferSelect;
 
 export interface TagHistoryDay {
   day: string; // unix seconds of 00:00 UTC

@@ -33,6 +33,3 @@ export function blockingDomains(host: string): string[] {
   if (!out.includes(d)) out.unshift(d);
   return out;
 }
-
-/** SQL-free test: does `host` equal `domain` or lie under it? */
-export const withinDomain = (host: string, domain: string) => host === domain || host.endsWith(`.${domain}`);

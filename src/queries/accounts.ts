@@ -132,11 +132,6 @@ export interface AccountStatusFilters {
   tagged?: string;
 }
 
-/** Ids of the statuses of `accountId` that `viewerId` may read, newest first. */
-export async function accountStatusIds(db: DB, accountId: string, viewerId: string | null, f: AccountStatusFilters, page: Page): Promise<string[]> {
-  return (await accountStatusPage(db, accountId, viewerId, f, page)).ids;
-}
-
 /**
  * The page's ids, and `related`: the statuses its boosts show and the ones it (or what it boosts) quotes, read with
  * the page (renderStatuses' `related`).

@@ -148,19 +148,6 @@ function toContact(r: ContactRow | undefined): InstanceData["contact"] {
   return { account: r.account, role };
 }
 
-export function activeSinceQuery(db: DB, since: number) {
-  return db.select({ n: sql<number>`count(*)` }).from(users).where(sql`${lastSeen()} >= ${since}`);
-}
-
-/** Users that count: approved, not disabled, account not suspended (Mastodon's User.confirmed without suspended). */
-export function userCountQuery(db: DB) {
-  return db
-    .select({ n: sql<number>`count(*)` })
-    .from(users)
-    .innerJoin(accounts, eq(accounts.id, users.accountId))
-    .where(and(eq(users.approved, true), isNull(accounts.suspendedAt)));
-}
-
 export interface InstanceData {
   settings: Settings;
   rules: RuleRow[];
@@ -281,10 +268,6 @@ export async function loadSettings(db: DB): Promise<Settings> {
   return toSettings(await settingsQuery(db));
 }
 
-export async function loadRules(db: DB): Promise<RuleRow[]> {
-  return rulesQuery(db);
-}
-
 /** Known remote domains: the instances table plus every domain an account was seen on. */
 export async function listPeers(db: DB): Promise<string[]> {
   const rows = await db.all<{ domain: string }>(sql`SELECT domain FROM instances UNION SELECT domain FROM accounts WHERE domain IS NOT NULL ORDER BY domain`);
@@ -358,17 +341,9 @@ function domainBlocksQuery(db: DB, changedSince = "") {
   return partQuery(db, domainBlocks, changedSince, userFacing, asc(domainBlocks.domain));
 }
 
-export async function publicDomainBlocks(db: DB): Promise<DomainBlockRow[]> {
-  return domainBlocksQuery(db);
-}
-
 export type CustomEmojiRow = typeof customEmojis.$inferSelect;
 
 /** Local, enabled custom emojis (the picker list). */
 function customEmojisQuery(db: DB, changedSince = "") {
   return partQuery(db, customEmojis, changedSince, and(isNull(customEmojis.domain), eq(customEmojis.disabled, false)), asc(customEmojis.shortcode));
-}
-
-export async function localCustomEmojis(db: DB): Promise<CustomEmojiRow[]> {
-  return customEmojisQuery(db);
 }

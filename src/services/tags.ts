@@ -2,7 +2,7 @@
 // A19), as statements for a caller's batch or as one round trip of their own.
 import { sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { tags } from "../db/schema";
+import type { tags } from "../db/schema";
 import { padId, snowflake } from "../lib/ids";
 import { extractEntities, normalizeTag, type Entity } from "../lib/text";
 import { valueList } from "../db/id-list";
@@ -61,36 +61,4 @@ export function statusTagsStatements(db: DB, statusId: string, list: TagName[], 
       list.map((t) => t.name),
     ),
   ];
-}
-
-/** Find-or-create tags by (raw or normalised) names in one round trip; rows come back in input order. */
-export async function findOrCreateTags(db: DB, rawNames: string[]): Promise<TagRow[]> {
-  const list: TagName[] = [];
-  const seen = new Set<string>();
-  for (const raw of rawNames) {
-    const name = normalizeTag(raw.replace(/^[#＃]/, ""));
-    if (!name || name.length > MAX_TAG_LENGTH || seen.has(name)) continue;
-    seen.add(name);
-    list.push({
-      name,
-      display: raw
-        .replace(/^[#＃]/, "")
-        .normalize("NFKC")
-        .slice(0, MAX_TAG_LENGTH),
-    });
-  }
-  if (list.length === 0) return [];
-  const now = Date.now();
-  const rows = JSON.stringify(list.map((t) => [padId(snowflake(now)), t.name, t.display]));
-  const [, found] = await db.batch([
-    db.run(sql`INSERT OR IGNORE INTO tags (id, name, display_name, usable, trendable, created_at)
-      SELECT json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'), json_extract(j.value, '$[2]'), 1, 1, ${now}
-      FROM json_each(${rows}) j`),
-    db
-      .select()
-      .from(tags)
-      .where(sql`${tags.name} IN ${valueList(list.map((t) => t.name))}`),
-  ]);
-  const byName = new Map((found as TagRow[]).map((t) => [t.name, t]));
-  return list.map((t) => byName.get(t.name)).filter((t): t is TagRow => !!t);
 }

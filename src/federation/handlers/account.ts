@@ -64,43 +64,6 @@ export function remoteSuspendStatements(db: DB, accountId: string, now = Date.no
   ] as const;
 }
 
-/**
- * Statements deleting everything a remote account left here (Mastodon's DeleteAccountService for a remote account)
- * and marking it suspended, so whatever arrives from it later is dropped. Set-based, so the statement count does not
- * grow with the account's size.
- */
-export function purgeAccountStatements(db: DB, accountId: string, now = Date.now()) {
-  const a = padId(accountId);
-  const own = sql`(SELECT id FROM statuses WHERE account_id = ${a})`;
-  const boostsOfOwn = sql`(SELECT id FROM statuses WHERE reblog_of_id IN (SELECT id FROM statuses WHERE account_id = ${a}))`;
-  return [
-    db.update(accounts).set({ suspendedAt: now, updatedAt: now }).where(eq(accounts.id, accountId)),
-    db.run(sql`DELETE FROM notifications WHERE from_account_id = ${a}`),
-    db.run(sql`DELETE FROM notifications WHERE status_id IN ${own}`),
-    // Feed rows by the account are rows of its statuses (boosts included); one indexed condition per statement.
-    db.run(sql`DELETE FROM home_feed WHERE status_id IN ${own}`),
-    db.run(sql`DELETE FROM home_feed WHERE reblog_of_id IN ${own}`),
-    db.run(sql`DELETE FROM list_feed WHERE status_id IN ${own}`),
-    db.run(sql`DELETE FROM list_feed WHERE reblog_of_id IN ${own}`),
-    db.run(sql`DELETE FROM mentions WHERE status_id IN ${own} OR account_id = ${a}`),
-    db.run(sql`DELETE FROM status_tags WHERE status_id IN ${own}`),
-    db.run(sql`DELETE FROM media_attachments WHERE account_id = ${a}`),
-    db.run(sql`DELETE FROM status_pins WHERE account_id = ${a} OR status_id IN ${own} OR status_id IN ${boostsOfOwn}`),
-    db.run(sql`DELETE FROM bookmarks WHERE status_id IN ${own} OR status_id IN ${boostsOfOwn}`),
-    db.run(sql`DELETE FROM favourites WHERE account_id = ${a} OR status_id IN ${own} OR status_id IN ${boostsOfOwn}`),
-    // The account's polls and edits are its statuses' (by polls_status and status_edits_status, not a scan by account).
-    db.run(sql`DELETE FROM poll_votes WHERE account_id = ${a} OR poll_id IN (SELECT id FROM polls WHERE status_id IN ${own})`),
-    db.run(sql`DELETE FROM polls WHERE status_id IN ${own}`),
-    db.run(sql`DELETE FROM status_edits WHERE status_id IN ${own}`),
-    db.run(sql`DELETE FROM statuses WHERE id IN ${boostsOfOwn}`),
-    db.run(sql`DELETE FROM statuses WHERE account_id = ${a}`),
-    db.run(sql`DELETE FROM follows WHERE account_id = ${a} OR target_account_id = ${a}`),
-    db.run(sql`DELETE FROM follow_requests WHERE account_id = ${a} OR target_account_id = ${a}`),
-    db.run(sql`DELETE FROM list_accounts WHERE account_id = ${a}`),
-    db.run(sql`DELETE FROM account_pins WHERE target_account_id = ${a}`),
-  ] as const;
-}
-
 export async function handleDeleteActor(ctx: InboxContext): Promise<void> {
   if (ctx.activity.objectId !== ctx.signer.uri) return drop("delete of another actor");
   await runBatch(ctx.db, remoteSuspendStatements(ctx.db, ctx.signer.id));
