@@ -11,7 +11,7 @@ import type { DB } from "../db/client";
 import { accounts, follows, statuses } from "../db/schema/index";
 import type { Config } from "../env";
 import { padId, parseId, snowflakeFloor, unpadId } from "../lib/ids";
-import { ftsMatch, parseSearchQuery, type ParsedSearch, type SearchScope } from "../lib/search-query";
+import { ftsMatch, parseSearchQuery, type ParsedSearch } from "../lib/search-query";
 import type { AccountRow } from "../db/schema";
 import { hiddenAuthorFor, statusReadableBy } from "../services/visibility";
 
@@ -243,38 +243,20 @@ function isCondition(value: string): SQL {
   return sql`0`;
 }
 
-/** from: the viewer, a local account, or a known remote one; an unknown account matches nothing (NULL). */
-function fromCondition(cfg: Config, value: string | null, pv: string): SQL {
-  if (value === "me") return sql`statuses.account_id = ${pv}`;
+/** from: the viewer, a local account, or a known remote one, as the author's id; an unknown account is NULL (nothing). */
+function fromAccount(cfg: Config, value: string | null, pv: string): SQL {
+  if (value === "me") return sql`${pv}`;
   if (value === null) return sql`NULL`;
   const [username, domain] = value.split("@") as [string, string | undefined];
   const local = !domain || domain.toLowerCase() === cfg.domain.toLowerCase();
   const where = local
     ? sql`lower(a.username) = ${username.toLowerCase()} AND a.domain IS NULL`
     : sql`lower(a.username) = ${username.toLowerCase()} AND lower(a.domain) = ${domain!.toLowerCase()}`;
-  return sql`statuses.account_id = (SELECT a.id FROM accounts a WHERE ${where} LIMIT 1)`;
+  return sql`(SELECT a.id FROM accounts a WHERE ${where} LIMIT 1)`;
 }
 
 /** A clause's condition, or its negation (NULL, e.g. a status without a language, counts as "not matching"). */
 const clause = (cond: SQL, negated: boolean) => (negated ? sql`NOT coalesce((${cond}), 0)` : sql`(${cond})`);
-
-/**
- * The statuses viewer `pv` may find (Mastodon's StatusesIndex `searchable_by` and PublicStatusesIndex): `library` is
- * what they wrote, were mentioned in, favourited, bookmarked, boosted or voted in; `public` is the public statuses of
- * accounts that opted in with `indexable`.
- */
-function searchableBy(pv: string, scope: SearchScope): SQL {
-  const library = sql`(statuses.account_id = ${pv}
-    OR EXISTS (SELECT 1 FROM mentions sm WHERE sm.status_id = statuses.id AND sm.account_id = ${pv})
-    OR EXISTS (SELECT 1 FROM favourites sf WHERE sf.account_id = ${pv} AND sf.status_id = statuses.id)
-    OR EXISTS (SELECT 1 FROM bookmarks sb WHERE sb.account_id = ${pv} AND sb.status_id = statuses.id)
-    OR EXISTS (SELECT 1 FROM statuses sr WHERE sr.reblog_of_id = statuses.id AND sr.account_id = ${pv})
-    OR (statuses.poll_id IS NOT NULL AND EXISTS (SELECT 1 FROM poll_votes sv WHERE sv.poll_id = statuses.poll_id AND sv.account_id = ${pv})))`;
-  const indexable = sql`(statuses.visibility = 'public' AND EXISTS (SELECT 1 FROM accounts ia WHERE ia.id = statuses.account_id AND ia.indexable = 1))`;
-  if (scope === "library") return library;
-  if (scope === "public") return indexable;
-  return sql`(${library} OR ${indexable})`;
-}
 
 /**
  * The statuses in viewer `pv`'s library (Mastodon's `searchable_by`), each set an index range of the viewer's own rows:
@@ -294,9 +276,10 @@ function librarySets(pv: string): SQL {
 
 /**
  * Public matches looked at per request, per result wanted (limit + offset): the `indexable` side of a search is the
- * newest PUBLIC_SCAN_PER_RESULT × (limit + offset) FTS matches below max_id (at most PUBLIC_SCAN_MAX), not every match.
- * For a user: a word found in many statuses may not find an older public post beyond that window (more words,
- * `from:`, `before:` or paging with max_id narrow or move the window); the viewer's own library is always searched
+ * newest PUBLIC_SCAN_PER_RESULT × (limit + offset) candidates below max_id (at most PUBLIC_SCAN_MAX: FTS matches, or
+ * with only operators the author's, the hashtag's or all statuses, publicWalk), not every match. For a user: a word
+ * found in many statuses, or an operator few match (has:poll alone), may not find an older public post beyond that
+ * window (more words, `from:`, a hashtag, `before:` or paging with max_id narrow or move the window); the viewer's own library is always searched
  * whole. Mastodon's Elasticsearch search is capped likewise (by relevance and its result window).
  */
 const PUBLIC_SCAN_PER_RESULT = 20;
@@ -307,9 +290,9 @@ const PUBLIC_SCAN_MAX = 5_000;
  * phrases, the candidates are the viewer's library (librarySets, each status probed in the FTS5 index by rowid) and
  * the newest public matches (a capped walk of the index, PUBLIC_SCAN_PER_RESULT); each is joined to its status by
  * primary key and kept if the viewer may find and see it. So its rows follow the viewer's library and the page, not
- * the number of statuses or matches. With only operators it is a scan of statuses newest first. Blocks, mutes, domain
- * blocks and silenced authors the viewer does not follow are left out (Mastodon's StatusFilter), and the REST
- * visibility rule applies on top. Null when the query asks for nothing (or for an empty id range).
+ * the number of statuses or matches; with only operators, the public candidates are a capped walk of another index
+ * (publicWalk). Blocks, mutes, domain blocks and silenced authors the viewer does not follow are left out (Mastodon's
+ * StatusFilter), and the REST visibility rule applies on top. Null when the query asks for nothing (or for an empty id range).
  */
 export function statusSearchQuery(cfg: Config, q: string, o: SearchOptions & { viewerId: string }): SQL | null {
   const p = parseSearchQuery(q);
@@ -333,7 +316,7 @@ export function statusSearchQuery(cfg: Config, q: string, o: SearchOptions & { v
   for (const h of p.has) conds.push(clause(hasCondition(h.value), h.negated));
   for (const h of p.is) conds.push(clause(isCondition(h.value), h.negated));
   for (const l of p.languages) conds.push(clause(sql`statuses.language = ${l.value}`, l.negated));
-  for (const f of p.from) conds.push(clause(fromCondition(cfg, f.value, pv), f.negated));
+  for (const f of p.from) conds.push(clause(sql`statuses.account_id = ${fromAccount(cfg, f.value, pv)}`, f.negated));
   for (const d of p.dates) {
     if (!d.negated) continue; // the others are id bounds
     const lo = d.lo !== null ? sql`statuses.id >= ${padId(idAt(d.lo).toString())}` : sql`1`;
@@ -346,42 +329,74 @@ export function statusSearchQuery(cfg: Config, q: string, o: SearchOptions & { v
   if (gte !== null) idRange.push(sql`statuses.id >= ${padId(gte.toString())}`);
   if (lt !== null) idRange.push(sql`statuses.id < ${padId(lt.toString())}`);
 
+  // Candidates: the viewer's library and a capped walk of public statuses, each arm holding only what the viewer may
+  // find (searchableBy), so the outer conditions need not test it again.
+  const arms: SQL[] = [];
+  if (p.scope !== "public") {
+    const libRange: SQL[] = [];
+    if (gte !== null) libRange.push(sql`AND lib.id >= ${padId(gte.toString())}`);
+    if (lt !== null) libRange.push(sql`AND lib.id < ${padId(lt.toString())}`);
+    const inFts = match
+      ? sql`AND EXISTS (SELECT 1 FROM statuses_fts WHERE statuses_fts MATCH ${match} AND statuses_fts.rowid = CAST(lib.id AS INTEGER))`
+      : sql``;
+    arms.push(sql`SELECT lib.id AS id FROM (${librarySets(pv)}) lib WHERE lib.id IS NOT NULL ${sql.join(libRange, sql` `)} ${inFts}`);
+  }
+  if (p.scope !== "library") {
+    const cap = Math.min(PUBLIC_SCAN_MAX, PUBLIC_SCAN_PER_RESULT * (o.limit + o.offset));
+    arms.push(sql`SELECT ps.id AS id FROM (${publicWalk(cfg, p, o, match, gte, lt, cap)}) pub
+      CROSS JOIN statuses ps ON ps.id = pub.id
+      WHERE ps.visibility = 'public' AND EXISTS (SELECT 1 FROM accounts ia WHERE ia.id = ps.account_id AND ia.indexable = 1)`);
+  }
+  if (o.accountId) conds.push(sql`statuses.account_id = ${padId(o.accountId)}`);
+  conds.push(...idRange);
+  if (exclude) conds.push(sql`statuses.id NOT IN (SELECT printf('%020d', rowid) FROM statuses_fts WHERE statuses_fts MATCH ${exclude})`);
+  // `IN`: SQLite reads the candidates' ephemeral index (deduplicated, sorted) backwards, each status by primary key,
+  // and stops at the page: only the statuses up to the page's last are tested, not every candidate. The unary `+`
+  // makes the conditions one opaque term, so SQLite cannot drive the query by another index instead (reblog_of_id
+  // IS NULL by statuses_reblog_of, account_id or from: by statuses_account_id, is:reply by statuses_in_reply_to):
+  // the plan is the same whatever the statistics.
+  return sql`SELECT statuses.id AS id FROM statuses
+    WHERE statuses.id IN (${sql.join(arms, sql` UNION ALL `)}) AND +(statuses.reblog_of_id IS NULL AND ${and(...conds)})
+    ORDER BY statuses.id DESC LIMIT ${o.limit} OFFSET ${o.offset}`;
+}
+
+/**
+ * The newest `cap` public candidates below the bounds, as padded status ids (`id`): the FTS5 index's matches when the
+ * query has words; else, with only operators, the statuses of the author it names (`from:` or the account searched
+ * in), else of its first hashtag (status_tags_tag), else the newest statuses. Each is an index range read backwards
+ * and cut at `cap`, so an operator that few statuses match costs the window, never the table.
+ */
+function publicWalk(
+  cfg: Config,
+  p: ParsedSearch,
+  o: SearchOptions & { viewerId: string },
+  match: string | null,
+  gte: bigint | null,
+  lt: bigint | null,
+  cap: number,
+): SQL {
+  const range = (col: SQL) => {
+    const r: SQL[] = [];
+    if (gte !== null) r.push(sql`AND ${col} >= ${padId(gte.toString())}`);
+    if (lt !== null) r.push(sql`AND ${col} < ${padId(lt.toString())}`);
+    return sql.join(r, sql` `);
+  };
   if (match) {
     // The bounds on the FTS rowid let FTS5 skip what is out of range; the id goes in as TEXT (exact).
     const ftsBounds: SQL[] = [];
     if (gte !== null) ftsBounds.push(sql`AND statuses_fts.rowid >= CAST(${gte.toString()} AS INTEGER)`);
     if (lt !== null) ftsBounds.push(sql`AND statuses_fts.rowid < CAST(${lt.toString()} AS INTEGER)`);
-    const arms: SQL[] = [];
-    if (p.scope !== "public") {
-      const libRange: SQL[] = [];
-      if (gte !== null) libRange.push(sql`AND lib.id >= ${padId(gte.toString())}`);
-      if (lt !== null) libRange.push(sql`AND lib.id < ${padId(lt.toString())}`);
-      arms.push(sql`SELECT lib.id AS id FROM (${librarySets(pv)}) lib WHERE lib.id IS NOT NULL ${sql.join(libRange, sql` `)}
-        AND EXISTS (SELECT 1 FROM statuses_fts WHERE statuses_fts MATCH ${match} AND statuses_fts.rowid = CAST(lib.id AS INTEGER))`);
-    }
-    if (p.scope !== "library") {
-      const cap = Math.min(PUBLIC_SCAN_MAX, PUBLIC_SCAN_PER_RESULT * (o.limit + o.offset));
-      arms.push(sql`SELECT ps.id AS id FROM (SELECT statuses_fts.rowid AS rowid FROM statuses_fts
-        WHERE statuses_fts MATCH ${match} ${sql.join(ftsBounds, sql` `)} ORDER BY statuses_fts.rowid DESC LIMIT ${cap}) pub
-        CROSS JOIN statuses ps ON ps.id = printf('%020d', pub.rowid)
-        WHERE ps.visibility = 'public' AND EXISTS (SELECT 1 FROM accounts ia WHERE ia.id = ps.account_id AND ia.indexable = 1)`);
-    }
-    // Each arm holds only what the viewer may find (searchableBy), so the outer conditions need not test it again.
-    // `IN`: SQLite reads the candidates' ephemeral index (deduplicated, sorted) backwards, each status by primary key,
-    // and stops at the page: only the statuses up to the page's last are tested, not every candidate. The unary `+`
-    // makes the conditions one opaque term, so SQLite cannot drive the query by another index instead (reblog_of_id
-    // IS NULL by statuses_reblog_of, account_id or from: by statuses_account_id, is:reply by statuses_in_reply_to):
-    // the plan is the same whatever the statistics.
-    if (o.accountId) conds.push(sql`statuses.account_id = ${padId(o.accountId)}`);
-    return sql`SELECT statuses.id AS id FROM statuses
-      WHERE statuses.id IN (${sql.join(arms, sql` UNION ALL `)}) AND +(statuses.reblog_of_id IS NULL AND ${and(...conds)})
-      ORDER BY statuses.id DESC LIMIT ${o.limit} OFFSET ${o.offset}`;
+    return sql`SELECT printf('%020d', statuses_fts.rowid) AS id FROM statuses_fts
+      WHERE statuses_fts MATCH ${match} ${sql.join(ftsBounds, sql` `)} ORDER BY statuses_fts.rowid DESC LIMIT ${cap}`;
   }
-  conds.unshift(sql`statuses.reblog_of_id IS NULL`, searchableBy(pv, p.scope));
-  if (o.accountId) conds.push(sql`statuses.account_id = ${padId(o.accountId)}`);
-  conds.push(...idRange);
-  if (exclude) conds.push(sql`statuses.id NOT IN (SELECT printf('%020d', rowid) FROM statuses_fts WHERE statuses_fts MATCH ${exclude})`);
-  return sql`SELECT statuses.id AS id FROM statuses WHERE ${and(...conds)} ORDER BY statuses.id DESC LIMIT ${o.limit} OFFSET ${o.offset}`;
+  const from = p.from.find((f) => !f.negated);
+  const author = o.accountId ? sql`${padId(o.accountId)}` : from ? fromAccount(cfg, from.value, padId(o.viewerId)) : null;
+  if (author) return sql`SELECT s.id AS id FROM statuses s WHERE s.account_id = ${author} ${range(sql`s.id`)} ORDER BY s.id DESC LIMIT ${cap}`;
+  const tag = p.tags.find((t) => !t.negated);
+  if (tag)
+    return sql`SELECT st.status_id AS id FROM status_tags st WHERE st.tag_id = (SELECT tg.id FROM tags tg WHERE tg.name = ${tag.value})
+      ${range(sql`st.status_id`)} ORDER BY st.status_id DESC LIMIT ${cap}`;
+  return sql`SELECT s.id AS id FROM statuses s WHERE 1 ${range(sql`s.id`)} ORDER BY s.id DESC LIMIT ${cap}`;
 }
 
 async function fullTextStatusIds(db: DB, cfg: Config, q: string, o: SearchOptions & { viewerId: string }): Promise<string[]> {

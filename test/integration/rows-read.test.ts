@@ -220,6 +220,66 @@ describe("rows read per page", () => {
   });
 });
 
+// A search made only of operators (a hashtag, has:, is:, from:) has no words to walk the FTS5 index by: its public
+// candidates are a capped walk of the author's statuses, the hashtag's, or the newest statuses (publicWalk in
+// src/queries/search.ts). It read every status newest first before, to the end when few or none matched.
+describe("status search with only operators", () => {
+  it("reads the same rows when the database grows with statuses that do not match", async () => {
+    const me = await makeUser();
+    const author = await makeUser();
+    await env.DB.prepare("UPDATE accounts SET indexable = 1 WHERE id = ?").bind(padId(author.id)).run();
+    const posted = async (u: TestUser, body: Record<string, unknown>) => expect((await u.api.post("/api/v1/statuses", body)).status).toBe(200);
+    await posted(me, { status: "mine #kiwi" });
+    await posted(me, { status: "a poll of mine", poll: { options: ["a", "b"], expires_in: 3600 } });
+    await posted(author, { status: "theirs #kiwi" });
+    await posted(author, { status: "theirs, plain" });
+    const stranger = await makeUser();
+    /** n public statuses of the stranger (not indexable), newer than everything so far, without tags, polls or media. */
+    const plain = async (n: number) => {
+      const base = nextId();
+      for (let i = 1; i < n; i++) nextId();
+      await env.DB.prepare(
+        `INSERT INTO statuses (id, uri, account_id, local, content, text, visibility, language, created_at, updated_at)
+         WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?)
+         SELECT printf('%020d', CAST(? AS INTEGER) + i * 3), 'http://tern.test/plain/' || (CAST(? AS INTEGER) + i * 3), ?, 1,
+           '<p>plain</p>', 'plain', 'public', 'en', 0, 0 FROM n`,
+      )
+        .bind(n, base, base, padId(stranger.id))
+        .run();
+    };
+    const paths = [
+      "/api/v2/search?type=statuses&q=%23kiwi&limit=20",
+      "/api/v2/search?type=statuses&q=has:poll&limit=5",
+      `/api/v2/search?type=statuses&q=from:${author.username}&limit=5`,
+      "/api/v2/search?type=statuses&q=is:sensitive&limit=5",
+      "/api/v2/search?type=statuses&q=language:en%20-is:reply&limit=5",
+    ];
+    const asMe = async () => {
+      const out: SearchFigures = {};
+      for (const path of paths) {
+        const r = await timed(path, me.token);
+        expect(r.status, path).toBe(200);
+        out[path] = { rows: r.rows, rt: r.rt, found: (r.body as unknown as { statuses: unknown[] }).statuses.length };
+      }
+      return out;
+    };
+    // 500 first, so that the walk of the newest statuses is full whatever comes after.
+    await plain(500);
+    const before = await asMe();
+    // Both #kiwi statuses (the viewer's own; the indexable author's, through the hashtag's walk), the viewer's poll, the
+    // author's two (through the author's walk), nothing sensitive.
+    expect(paths.slice(0, 4).map((p) => before[p]!.found)).toEqual([2, 1, 2, 0]);
+    await plain(2000);
+    const after = await asMe();
+    console.log("operator-only status search rows read, before and after 2,000 more statuses:", JSON.stringify({ before, after }));
+    for (const path of paths) {
+      expect(after[path]!.rt, path).toBe(before[path]!.rt);
+      expect(after[path]!.rows, path).toBeLessThanOrEqual(before[path]!.rows + 2);
+    }
+    expect(paths.map((p) => after[p]!.found)).toEqual(paths.map((p) => before[p]!.found));
+  });
+});
+
 // A link pasted into search names a status by its uri or its page URL: both are index lookups (statuses_uri,
 // statuses_url), so more statuses add no rows (the url lookup scanned every status before migrations/0038).
 describe("status search by link", () => {
