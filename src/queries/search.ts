@@ -396,7 +396,7 @@ function publicWalk(
   if (tag)
     return sql`SELECT st.status_id AS id FROM status_tags st WHERE st.tag_id = (SELECT tg.id FROM tags tg WHERE tg.name = ${tag.value})
       ${range(sql`st.status_id`)} ORDER BY st.status_id DESC LIMIT ${cap}`;
-  return sql`SELECT s.id AS id FROM statuses s WHERE 1 ${range(sql`s.id`)} ORDER BY s.id DESC LIMIT ${cap}`;
+  return sql`SELECT newest.id AS id FROM statuses newest WHERE 1 ${range(sql`newest.id`)} ORDER BY newest.id DESC LIMIT ${cap}`;
 }
 
 async function fullTextStatusIds(db: DB, cfg: Config, q: string, o: SearchOptions & { viewerId: string }): Promise<string[]> {

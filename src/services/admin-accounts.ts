@@ -26,6 +26,7 @@ import {
 import type { Effects } from "../effects/collector";
 import { INSTANCE_ACTOR_USERNAME } from "../federation/instance-actor";
 import { forbidden, notFound, validationFailed } from "../lib/errors";
+import { padId } from "../lib/ids";
 import type { Page } from "../lib/pagination";
 import { PERMISSIONS, hasPermission } from "../lib/permissions";
 import type { AccountRow, RoleRow, UserRow } from "../db/schema";
@@ -180,7 +181,11 @@ export async function rejectAccount(db: DB, actor: Moderator, id: string): Promi
   const now = Date.now();
   // A pending user cannot act (the guard refuses its tokens), so only rows others or the sign-up made can exist.
   await db.batch([
-    db.delete(notifications).where(or(eq(notifications.accountId, a), eq(notifications.fromAccountId, a))),
+    // Its notifications, and the admin.sign_up ones it caused (the only ones a pending account can be the sender of):
+    // each by its index (notifications_account; notifications_activity probed once per local user), not a scan of every
+    // notification for `from_account_id`, which rejecting each of a wave of spam sign-ups would repeat.
+    db.delete(notifications).where(eq(notifications.accountId, a)),
+    db.run(sql`DELETE FROM notifications WHERE account_id IN (SELECT account_id FROM users) AND type = 'admin.sign_up' AND activity_id = ${padId(a)}`),
     db.delete(follows).where(or(eq(follows.accountId, a), eq(follows.targetAccountId, a))),
     db.delete(followRequests).where(or(eq(followRequests.accountId, a), eq(followRequests.targetAccountId, a))),
     db.delete(blocks).where(or(eq(blocks.accountId, a), eq(blocks.targetAccountId, a))),

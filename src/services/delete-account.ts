@@ -105,13 +105,14 @@ function statusChunkStatements(db: DB, list: string): Statement[] {
     db.run(sql`DELETE FROM mentions WHERE status_id IN ${own}`),
     db.run(sql`DELETE FROM status_tags WHERE status_id IN ${own}`),
     db.run(sql`DELETE FROM custom_filter_statuses WHERE status_id IN ${both}`),
-    db.run(sql`DELETE FROM status_pins WHERE status_id IN ${both}`),
+    // Pins and idempotency keys by their author's index (status_pins_pair, the keys' primary key), as deleteStatusStatements.
+    db.run(sql`DELETE FROM status_pins WHERE (account_id, status_id) IN (SELECT account_id, id FROM statuses WHERE id IN ${both})`),
     db.run(sql`DELETE FROM bookmarks WHERE status_id IN ${both}`),
     db.run(sql`DELETE FROM favourites WHERE status_id IN ${both}`),
     db.run(sql`DELETE FROM poll_votes WHERE poll_id IN (SELECT id FROM polls WHERE status_id IN ${own})`),
     db.run(sql`DELETE FROM polls WHERE status_id IN ${own}`),
     db.run(sql`DELETE FROM status_edits WHERE status_id IN ${own}`),
-    db.run(sql`DELETE FROM idempotency_keys WHERE status_id IN ${own}`),
+    db.run(sql`DELETE FROM idempotency_keys WHERE (account_id, status_id) IN (SELECT account_id, id FROM statuses WHERE id IN ${own})`),
     // Conversations whose last status goes point at the newest one left (or go), as conversationsAfterDeleteStatements.
     db.run(sql`UPDATE account_conversations SET last_status_id = coalesce((
         SELECT max(s.id) FROM statuses s

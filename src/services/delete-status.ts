@@ -33,13 +33,15 @@ export function deleteStatusStatements(db: DB, statusId: string) {
     db.run(sql`DELETE FROM list_feed WHERE status_id IN ${both}`),
     db.run(sql`DELETE FROM mentions WHERE status_id = ${p}`),
     db.run(sql`DELETE FROM status_tags WHERE status_id = ${p}`),
-    db.run(sql`DELETE FROM status_pins WHERE status_id IN ${both}`),
+    // Pins and idempotency keys are their author's (by status_pins_pair and the keys' primary key: neither table has an
+    // index by status alone).
+    db.run(sql`DELETE FROM status_pins WHERE (account_id, status_id) IN (SELECT account_id, id FROM statuses WHERE id IN ${both})`),
     db.run(sql`DELETE FROM bookmarks WHERE status_id IN ${both}`),
     db.run(sql`DELETE FROM favourites WHERE status_id IN ${both}`),
     db.run(sql`DELETE FROM poll_votes WHERE poll_id IN (SELECT id FROM polls WHERE status_id = ${p})`),
     db.run(sql`DELETE FROM polls WHERE status_id = ${p}`),
     db.run(sql`DELETE FROM status_edits WHERE status_id = ${p}`),
-    db.run(sql`DELETE FROM idempotency_keys WHERE status_id = ${p}`),
+    db.run(sql`DELETE FROM idempotency_keys WHERE account_id = (SELECT account_id FROM statuses WHERE id = ${p}) AND status_id = ${p}`),
     ...conversationsAfterDeleteStatements(db, statusId),
     db.delete(statuses).where(sql`${statuses.id} IN ${reblogs}`).returning({ id: statuses.id, accountId: statuses.accountId }),
     db.delete(statuses).where(eq(statuses.id, statusId)).returning({ id: statuses.id }),

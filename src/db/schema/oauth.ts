@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { lazyTable } from "./lazy-table";
 import { id, ms } from "./types";
@@ -36,7 +37,12 @@ export const oauthAccessTokens = lazyTable(() =>
       revokedAt: ms("revoked_at"),
       lastUsedAt: ms("last_used_at"),
     },
-    (t) => [uniqueIndex("oauth_access_tokens_hash").on(t.tokenHash), index("oauth_access_tokens_app_user").on(t.applicationId, t.userId)],
+    (t) => [
+      uniqueIndex("oauth_access_tokens_hash").on(t.tokenHash),
+      index("oauth_access_tokens_app_user").on(t.applicationId, t.userId),
+      index("oauth_access_tokens_user").on(t.userId).where(sql`user_id IS NOT NULL`),
+      index("oauth_access_tokens_grant").on(t.grantId).where(sql`grant_id IS NOT NULL`),
+    ],
   ),
 );
 
