@@ -7,24 +7,14 @@ import { renderTrendLink } from "../../entities/preview-card";
 import { renderStatuses } from "../../entities/status";
 import { renderTag } from "../../entities/tag";
 import { readOffsetPage, setOffsetLinks } from "../../lib/pagination";
-import { normalizeLanguage } from "../../lib/text";
 import { viewerAccountId } from "../../oauth/guard";
 import { trendingLinks, trendingStatusIds, trendingTags } from "../../queries/trends";
+import { preferredLanguages } from "../../trends/languages";
 
 const r = routeGroup();
 
-/**
- * The reader's languages, as Mastodon's Trends::Query#preferred_languages: the user's chosen languages when set, else
- * the content locale (the user's interface locale, else the request's Accept-Language).
- */
-function preferredLanguages(c: Ctx): string[] {
-  const user = viewerAccountId(c) ? c.get("viewer")?.user : null;
-  const chosen = (user?.chosenLanguages ?? []).filter((l): l is string => typeof l === "string" && /^[a-z]{2,3}$/i.test(l));
-  if (chosen.length) return chosen.slice(0, 100).map((l) => l.toLowerCase());
-  // Accept-Language's first range, without its weight (`en-GB;q=0.9`).
-  const locale = normalizeLanguage(user?.locale) ?? normalizeLanguage((c.req.header("accept-language") ?? "").split(",")[0]?.split(";")[0]);
-  return locale ? [locale] : [];
-}
+/** The reader's languages (src/trends/languages.ts). */
+const languagesOf = (c: Ctx) => preferredLanguages(viewerAccountId(c) ? c.get("viewer")?.user : null, c.req.header("accept-language"));
 
 const tagsHandler = async (c: Ctx) => {
   const page = await readOffsetPage(c, 10, 20);
@@ -42,7 +32,7 @@ r.get("/statuses", async (c) => {
   const page = await readOffsetPage(c, 20, 40);
   const viewerId = viewerAccountId(c);
   const db = c.get("db");
-  const ids = await trendingStatusIds(db, viewerId, preferredLanguages(c), page);
+  const ids = await trendingStatusIds(db, viewerId, languagesOf(c), page);
   const body = await renderStatuses(db, c.get("config"), ids, viewerId);
   setOffsetLinks(c, page, ids.length);
   c.header("Vary", "Authorization, Accept-Language");
@@ -51,7 +41,7 @@ r.get("/statuses", async (c) => {
 
 r.get("/links", async (c) => {
   const page = await readOffsetPage(c, 10, 20);
-  const rows = await trendingLinks(c.get("db"), preferredLanguages(c), page);
+  const rows = await trendingLinks(c.get("db"), languagesOf(c), page);
   setOffsetLinks(c, page, rows.length);
   c.header("Vary", "Authorization, Accept-Language");
   return c.json(rows.map((l) => renderTrendLink(l.card, l.history)));
