@@ -11,6 +11,11 @@ import { anon, cfg, db, eventually, links, makeUser, ORIGIN } from "./helpers";
 import { create, deliver, installFetchMock, note, pad, postInbox, remoteActor, runJobs, sql } from "./federation-inbox-fixtures";
 import { addFollow, remoteAccount, remoteStatus } from "./federation-outbound-fixtures";
 import { ADMIN, MOD } from "./admin-fixtures";
+import { createDb } from "../../src/db/client";
+import { Effects } from "../../src/effects/collector";
+import { countingD1, type D1Count } from "../../src/lib/d1-counter";
+import { applyDomainBlockRound } from "../../src/services/admin-domain-blocks";
+import { queued } from "./queues";
 
 beforeAll(() => installFetchMock());
 
@@ -228,6 +233,50 @@ describe("domain blocks: effects on the domain", () => {
     await eventually(async () => {
       expect((await sql("SELECT count(*) AS n FROM accounts WHERE domain = 'big.example' AND suspended_at IS NULL"))[0]!.n).toBe(0);
     });
+  });
+});
+
+// Subdomains are not one range of any index: a block's accounts are found through the domains accounts are stored on
+// (a walk of accounts_domain, one seek per server known), then by domain. Matching the accounts themselves read every
+// account in each round; a blocklist of hundreds of domains pushed through this API repeats a round per domain.
+describe("applying a block reads the servers known, not their accounts", () => {
+  it("2,000 more accounts on the same servers add no rows read to a round; the block finds subdomains and ports", async () => {
+    const admin = await makeUser("boss", ADMIN);
+    const now = Date.now();
+    let next = 50_000;
+    const insert = env.DB.prepare(
+      "INSERT INTO accounts (id, username, domain, uri, created_at, updated_at) VALUES (?1, ?2, ?3, 'https://' || ?3 || '/users/' || ?2, ?4, ?4)",
+    );
+    const on = (domain: string, n: number) => Array.from({ length: n }, (_, i) => insert.bind(pad(String(next++)), `u${next}x${i}`, domain, now));
+    /** n accounts spread over 20 other servers. */
+    const noise = async (n: number) => {
+      for (let k = 0; k < n; k += 500) await env.DB.batch(Array.from({ length: 20 }, (_, h) => on(`other${h}.example`, 25)).flat());
+    };
+    const target = (d: string) => [...on(d, 3), ...on(`sub.${d}`, 2), ...on(`${d}:8443`, 1), ...on(`not${d}`, 1), ...on(`${d}.evil`, 1)];
+    await noise(2000);
+    await env.DB.batch(target("first.example"));
+    await env.DB.batch(target("second.example"));
+    /** Creates a suspension of `d` and runs its first round on a counted database: rows read, and what it suspended. */
+    const round = async (d: string) => {
+      const res = await admin.api.post("/api/v1/admin/domain_blocks", { domain: d, severity: "suspend" });
+      expect(res.status).toBe(200);
+      queued.jobs.length = 0;
+      const counter: D1Count = { n: 0 };
+      await applyDomainBlockRound(createDb(countingD1(env.DB, counter, { rows: true })), new Effects(""), res.body.id);
+      const hit = await sql("SELECT domain FROM accounts WHERE suspended_at IS NOT NULL AND domain LIKE ? ORDER BY domain", `%${d}%`);
+      return { rows: counter.r!, hit: hit.map((r) => r.domain as string) };
+    };
+    const first = await round("first.example");
+    await noise(2000);
+    const second = await round("second.example");
+    console.log("a domain block's round, rows read with 2,000 and 4,000 accounts on 20 other servers:", first.rows, second.rows);
+    for (const [r, d] of [
+      [first, "first.example"],
+      [second, "second.example"],
+    ] as const)
+      expect(r.hit).toEqual([d, d, d, `${d}:8443`, `sub.${d}`, `sub.${d}`]);
+    expect(second.rows).toBeLessThanOrEqual(first.rows + 5);
+    expect(first.rows).toBeLessThan(1_000);
   });
 });
 
