@@ -5,7 +5,7 @@
 // costs D1 rows read in proportion to the table (issue 12), and the benchmark's seeds may be too small to show it (a
 // status's poll lookup once scanned every poll on every page). A second workload covers the rarer paths that still
 // repeat: searches made only of operators, deleting a pinned status, revoking tokens, rejecting sign-ups, deleting an
-// account.
+// account, suspending a domain and lifting it.
 import { env, SELF } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -13,6 +13,7 @@ import { type D1Client, d1Observer } from "../../src/db/client";
 import { users } from "../../src/db/schema";
 import { Effects } from "../../src/effects/collector";
 import { padId } from "../../src/lib/ids";
+import { resolveActor } from "../../src/federation/remote-accounts";
 import { authorizedApps, revokeAuthorizedApp } from "../../src/services/authorized-apps";
 import { changePassword } from "../../src/services/password-change";
 import { registerAccount } from "../../src/services/registration";
@@ -267,6 +268,17 @@ describe("the rarer paths' statements", () => {
     expect((await admin.api.delete(`/api/v1/admin/accounts/${cal.id}`)).status).toBe(200);
     await runJobs();
     expect(await env.DB.prepare("SELECT count(*) AS n FROM statuses WHERE account_id = ?").bind(padId(cal.id)).first("n")).toBe(0);
+
+    // A domain suspended and lifted (with an account of it known, on a subdomain).
+    await resolveActor(d, cfg(), (await remoteActor("far", "sub.scans-blocked.example")).uri);
+    const block = await admin.api.post("/api/v1/admin/domain_blocks", { domain: "scans-blocked.example", severity: "suspend", reject_media: true });
+    expect(block.status).toBe(200);
+    await runJobs();
+    expect(await env.DB.prepare("SELECT count(*) AS n FROM accounts WHERE domain = 'sub.scans-blocked.example' AND suspended_at IS NOT NULL").first("n")).toBe(
+      1,
+    );
+    expect((await admin.api.delete(`/api/v1/admin/domain_blocks/${block.body.id}`)).status).toBe(200);
+    await runJobs();
 
     expect(seen.size).toBeGreaterThan(50);
     expect(await scansIn(seen)).toEqual([]);
