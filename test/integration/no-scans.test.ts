@@ -33,9 +33,10 @@ import { AS_PUBLIC, create, installFetchMock, newId, note, postInbox, remoteActo
  */
 /**
  * Scans accepted by the plan line that shows them: a walk of the newest statuses for a search made only of operators
- * (publicWalk in src/queries/search.ts) reads the primary key backwards and stops at its LIMIT, a window of the page.
+ * (publicWalk in src/queries/search.ts) reads the primary key backwards and stops at its LIMIT, a window of the page;
+ * the instance's own custom emojis, the whole of a partial index that holds nothing else (custom_emojis_local).
  */
-const ACCEPTED_PLANS = [/^SCAN newest USING COVERING INDEX sqlite_autoindex_statuses_1$/];
+const ACCEPTED_PLANS = [/^SCAN newest USING COVERING INDEX sqlite_autoindex_statuses_1$/, /^SCAN custom_emojis USING INDEX custom_emojis_local$/];
 
 const ACCEPTED = [/FROM "tags" WHERE "tags"."name" LIKE/i, /from "tags" where "tags"."name" LIKE/i, /^DELETE FROM notifications WHERE from_account_id = \?$/];
 
@@ -66,6 +67,7 @@ const GROWING = [
   "status_pins",
   "idempotency_keys",
   "oauth_access_tokens",
+  "custom_emojis",
 ];
 
 const seen = new Map<string, unknown[]>();
@@ -157,6 +159,7 @@ describe("the everyday paths' statements", () => {
       "/api/v2/search?q=hi&resolve=false",
       "/api/v2/search?q=https://far.example/@x/1&resolve=false",
       "/api/v1/accounts/verify_credentials",
+      "/api/v1/custom_emojis",
     ])
       expect((await ann.api.get(path)).status, path).toBe(200);
     expect((await bob.api.get("/api/v1/notifications")).status).toBe(200);

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { lazyTable } from "./lazy-table";
 import { bool, id, json, ms } from "./types";
@@ -35,7 +36,7 @@ export const customEmojis = lazyTable(() =>
       category: text("category"),
       createdAt: ms("created_at").notNull(),
     },
-    (t) => [uniqueIndex("custom_emojis_shortcode_domain").on(t.shortcode, t.domain)],
+    (t) => [uniqueIndex("custom_emojis_shortcode_domain").on(t.shortcode, t.domain), index("custom_emojis_local").on(t.shortcode).where(sql`domain IS NULL`)],
   ),
 );
 
