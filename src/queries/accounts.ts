@@ -143,11 +143,10 @@ export async function accountStatusPage(
   f: AccountStatusFilters,
   page: Page,
 ): Promise<{ ids: string[]; related: string[] }> {
-  const conds: (SQL | undefined)[] = [eq(statuses.accountId, accountId), statusReadableBy(viewerId), cursorWhere(statuses.id, page)];
+  const conds: (SQL | undefined)[] = [statusReadableBy(viewerId), cursorWhere(statuses.id, page)];
   if (f.pinned) {
     conds.push(sql`EXISTS (SELECT 1 FROM ${statusPins} WHERE ${statusPins.accountId} = ${padId(accountId)} AND ${statusPins.statusId} = ${statuses.id})`);
   }
-  if (f.onlyMedia) conds.push(sql`EXISTS (SELECT 1 FROM ${mediaAttachments} WHERE ${mediaAttachments.statusId} = ${statuses.id})`);
   // Mastodon keeps self-replies (threads) when replies are excluded.
   if (f.excludeReplies) conds.push(sql`(${statuses.inReplyToId} IS NULL OR ${statuses.inReplyToAccountId} = ${padId(accountId)})`);
   if (f.excludeReblogs || f.onlyMedia || f.tagged) conds.push(isNull(statuses.reblogOfId));
@@ -158,17 +157,29 @@ export async function accountStatusPage(
       sql`EXISTS (SELECT 1 FROM ${statusTags} JOIN ${tags} ON ${tags.id} = ${statusTags.tagId} WHERE ${statusTags.statusId} = ${statuses.id} AND ${tags.name} = ${name})`,
     );
   }
-  const rows = await db
-    .select({
-      id: statuses.id,
-      rb: statuses.reblogOfId,
-      // Qualified by hand: drizzle writes a one-table select's columns bare (quotedStatusIdOf says why that matters).
-      qt: sql<string | null>`${quotedStatusIdOf(sql.raw('coalesce("statuses"."reblog_of_id", "statuses"."id")'))}`,
-    })
-    .from(statuses)
-    .where(and(...conds))
-    .orderBy(cursorOrder(statuses.id, page))
-    .limit(page.limit);
+  const columns = {
+    id: statuses.id,
+    rb: statuses.reblogOfId,
+    // Qualified by hand: drizzle writes a one-table select's columns bare (quotedStatusIdOf says why that matters).
+    qt: sql<string | null>`${quotedStatusIdOf(sql.raw('coalesce("statuses"."reblog_of_id", "statuses"."id")'))}`,
+  };
+  // The media tab walks the account's attachments by status (media_account_status), newest first, each status by its
+  // primary key: its rows follow the page, not the account's statuses without media (a walk of those read every one
+  // of them to find a few with media). DISTINCT: a status with four attachments is one entry.
+  const rows = f.onlyMedia
+    ? await db
+        .selectDistinct(columns)
+        .from(mediaAttachments)
+        .innerJoin(statuses, eq(statuses.id, mediaAttachments.statusId))
+        .where(and(eq(mediaAttachments.accountId, accountId), cursorWhere(mediaAttachments.statusId, page), eq(statuses.accountId, accountId), ...conds))
+        .orderBy(cursorOrder(mediaAttachments.statusId, page))
+        .limit(page.limit)
+    : await db
+        .select(columns)
+        .from(statuses)
+        .where(and(eq(statuses.accountId, accountId), ...conds))
+        .orderBy(cursorOrder(statuses.id, page))
+        .limit(page.limit);
   const related = new Set<string>();
   for (const r of rows) {
     if (r.rb) related.add(r.rb);

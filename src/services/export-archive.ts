@@ -210,7 +210,8 @@ async function assemble(db: DB, env: Env, cfg: Config, b: BackupRow, account: Ac
     .select({ key: mediaAttachments.fileKey, size: mediaAttachments.fileSize })
     .from(mediaAttachments)
     .where(and(eq(mediaAttachments.accountId, account.id), isNotNull(mediaAttachments.statusId), isNotNull(mediaAttachments.fileKey)))
-    .orderBy(desc(mediaAttachments.id))
+    // The newest statuses' media, along media_account_status.
+    .orderBy(desc(mediaAttachments.statusId))
     .limit(ARCHIVE_MEDIA_LIMIT);
   const entries: ZipEntry[] = [];
   for (const m of media) {

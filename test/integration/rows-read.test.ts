@@ -220,6 +220,51 @@ describe("rows read per page", () => {
   });
 });
 
+// A profile's media tab (only_media) walks the account's attachments by status (media_account_status), not its
+// statuses: statuses without media, however many, add no rows.
+describe("an account's media tab", () => {
+  it("reads the same rows when the account posts 2,000 more statuses without media", async () => {
+    const author = await makeUser();
+    const withMedia: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const id = await insertStatus(author, { text: `picture ${i}` });
+      withMedia.push(id);
+      // Two attachments on the first: one entry on the page.
+      for (let k = 0; k < (i === 0 ? 2 : 1); k++)
+        await env.DB.prepare("INSERT INTO media_attachments (id, account_id, status_id, type, remote_url, created_at) VALUES (?, ?, ?, 'image', ?, ?)")
+          .bind(padId(nextId()), padId(author.id), padId(id), `https://files.example/${id}-${k}.png`, Date.now())
+          .run();
+    }
+    /** n of the author's statuses without media, newer than everything so far. */
+    const plain = async (n: number) => {
+      const base = nextId();
+      for (let i = 1; i < n; i++) nextId();
+      await env.DB.prepare(
+        `INSERT INTO statuses (id, uri, account_id, local, content, text, visibility, language, created_at, updated_at)
+         WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?)
+         SELECT printf('%020d', CAST(? AS INTEGER) + i * 3), 'http://tern.test/text/' || (CAST(? AS INTEGER) + i * 3), ?, 1,
+           '<p>words</p>', 'words', 'public', 'en', 0, 0 FROM n`,
+      )
+        .bind(n, base, base, padId(author.id))
+        .run();
+    };
+    const path = `/api/v1/accounts/${author.id}/statuses?only_media=true&limit=20`;
+    await plain(100);
+    const before = await timed(path, viewer.token);
+    await plain(2000);
+    const after = await timed(path, viewer.token);
+    console.log("media tab rows read, before and after 2,000 more statuses without media:", before.rows, after.rows);
+    const ids = (r: { body: unknown[] }) => (r.body as { id: string }[]).map((x) => x.id);
+    expect(ids(before)).toEqual([...withMedia].reverse());
+    expect(ids(after)).toEqual(ids(before));
+    expect(after.rt).toBe(before.rt);
+    expect(after.rows).toBeLessThanOrEqual(before.rows + 2);
+    // Paged by the Link header's max_id, as clients do: the older two, then nothing.
+    const older = await timed(`${path.replace("limit=20", "limit=1")}&max_id=${withMedia[2]}`, viewer.token);
+    expect(ids(older)).toEqual([withMedia[1]]);
+  });
+});
+
 // A search made only of operators (a hashtag, has:, is:, from:) has no words to walk the FTS5 index by: its public
 // candidates are a capped walk of the author's statuses, the hashtag's, or the newest statuses (publicWalk in
 // src/queries/search.ts). It read every status newest first before, to the end when few or none matched.

@@ -137,7 +137,7 @@ export const mediaAttachments = lazyTable(() =>
     },
     (t) => [
       index("media_status").on(t.statusId),
-      index("media_account").on(t.accountId, t.id),
+      index("media_account_status").on(t.accountId, t.statusId),
       index("media_unattached").on(sql`coalesce(${t.detachedAt}, ${t.createdAt})`).where(sql`${t.statusId} IS NULL AND ${t.scheduledStatusId} IS NULL`),
     ],
   ),
