@@ -81,6 +81,8 @@ export interface PublicFilter {
   languages?: string[] | null;
   /** Replies to others are left out of the public timeline, kept in hashtag timelines (Mastodon). */
   withReplies?: boolean;
+  /** The query walks attachments itself (only_media on the public timeline): no EXISTS per status. */
+  mediaDriven?: boolean;
 }
 
 /** Conditions on `s` shared by the public and hashtag timelines (Mastodon's PublicFeed scopes). */
@@ -91,7 +93,7 @@ function publicConds(viewerId: string | null, f: PublicFilter): SQL {
     sql`NOT EXISTS (SELECT 1 FROM accounts pa WHERE pa.id = s.account_id AND (pa.suspended_at IS NOT NULL OR pa.silenced_at IS NOT NULL))`,
   ];
   if (!f.withReplies) parts.push(sql`(+s.in_reply_to_id IS NULL OR s.in_reply_to_account_id = s.account_id)`);
-  if (f.onlyMedia) parts.push(sql`EXISTS (SELECT 1 FROM media_attachments ma WHERE ma.status_id = s.id)`);
+  if (f.onlyMedia && !f.mediaDriven) parts.push(sql`EXISTS (SELECT 1 FROM media_attachments ma WHERE ma.status_id = s.id)`);
   if (f.languages?.length) parts.push(sql`s.language IN ${valueList(f.languages)}`);
   if (viewerId) parts.push(sql`NOT ${hiddenAuthorFor(viewerId, sql.raw("s.account_id"))}`);
   return sql.join(parts, sql` AND `);
@@ -107,6 +109,7 @@ function localities(f: PublicFilter): number[] {
 export const publicTimeline = (db: DB, viewerId: string | null, f: PublicFilter, page: Page) => run(db, publicTimelineQuery(viewerId, f, page), page.limit);
 
 export function publicTimelineQuery(viewerId: string | null, f: PublicFilter, page: Page): PageQuery {
+  if (f.onlyMedia) return publicMediaQuery(viewerId, f, page);
   const c = cursorSql(sql.raw("s.id"), page);
   const conds = publicConds(viewerId, f);
   // statuses_public is (visibility, local, id): one ordered range per locality. As arms of one compound SELECT with the
@@ -116,6 +119,22 @@ export function publicTimelineQuery(viewerId: string | null, f: PublicFilter, pa
     (local) => sql`SELECT s.id AS id, ${quotedOf("s.id")} FROM statuses s WHERE s.visibility = 'public' AND s.local = ${local}${c.cond} AND ${conds}`,
   );
   return { query: sql`${sql.join(parts, sql` UNION ALL `)} ORDER BY id ${c.dir} LIMIT ${page.limit}`, ascending: c.ascending };
+}
+
+/**
+ * only_media: the attachments by status (media_status), newest first, each status by its primary key. A walk of the
+ * public statuses read every one without media to find those with some (all of them, open to anyone, where few
+ * statuses have media); attachments are mostly on public statuses, so this walk follows the page. DISTINCT: a status
+ * with four attachments is one entry.
+ */
+function publicMediaQuery(viewerId: string | null, f: PublicFilter, page: Page): PageQuery {
+  const c = cursorSql(sql.raw("ma.status_id"), page);
+  const locs = localities(f);
+  const local = locs.length === 1 ? sql` AND s.local = ${locs[0]}` : sql``;
+  const query = sql`SELECT DISTINCT s.id AS id, ${quotedOf("s.id")} FROM media_attachments ma CROSS JOIN statuses s ON s.id = ma.status_id
+    WHERE ma.status_id IS NOT NULL${c.cond} AND s.visibility = 'public'${local} AND ${publicConds(viewerId, { ...f, mediaDriven: true })}
+    ORDER BY ma.status_id ${c.dir} LIMIT ${page.limit}`;
+  return { query, ascending: c.ascending };
 }
 
 export interface TagFilter extends PublicFilter {

@@ -220,9 +220,10 @@ describe("rows read per page", () => {
   });
 });
 
-// A profile's media tab (only_media) walks the account's attachments by status (media_account_status), not its
-// statuses: statuses without media, however many, add no rows.
-describe("an account's media tab", () => {
+// A profile's media tab (only_media) walks the account's attachments by status (media_account_status), and the public
+// timeline's only_media all attachments by status (media_status), not statuses: statuses without media, however many,
+// add no rows.
+describe("only_media pages", () => {
   it("reads the same rows when the account posts 2,000 more statuses without media", async () => {
     const author = await makeUser();
     const withMedia: string[] = [];
@@ -262,6 +263,18 @@ describe("an account's media tab", () => {
     // Paged by the Link header's max_id, as clients do: the older two, then nothing.
     const older = await timed(`${path.replace("limit=20", "limit=1")}&max_id=${withMedia[2]}`, viewer.token);
     expect(ids(older)).toEqual([withMedia[1]]);
+
+    // The public timeline's only_media walks attachments the same way (media_status): anyone may ask for it.
+    const pub = "/api/v1/timelines/public?only_media=true&local=true&limit=20";
+    const pubBefore = await timed(pub, viewer.token);
+    await plain(2000);
+    const pubAfter = await timed(pub, viewer.token);
+    console.log("public only_media rows read, before and after 2,000 more statuses without media:", pubBefore.rows, pubAfter.rows);
+    expect(ids(pubBefore).slice(0, 3)).toEqual([...withMedia].reverse());
+    expect(ids(pubAfter)).toEqual(ids(pubBefore));
+    expect(pubAfter.rows).toBeLessThanOrEqual(pubBefore.rows + 2);
+    const since = await timed(`${pub}&min_id=${withMedia[0]}`, viewer.token);
+    expect(ids(since)).toEqual([withMedia[2], withMedia[1]]);
   });
 });
 

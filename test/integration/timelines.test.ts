@@ -215,16 +215,22 @@ describe("public timeline", { timeout: 30000 }, () => {
     // home_feed is clustered on (account_id, status_id) (a WITHOUT ROWID table): the page is a range of its key.
     expect(home.join("\n")).toMatch(/SEARCH h USING PRIMARY KEY \(account_id=\? AND status_id<\?\)/);
     expect(home.join("\n")).not.toContain("TEMP B-TREE");
-    const pub = await plan(publicTimelineQuery("5", { onlyMedia: true, languages: ["en"] }, page));
+    const pub = await plan(publicTimelineQuery("5", { languages: ["en"] }, page));
     expect(pub.join("\n")).toContain("statuses_public");
     expect(scans(pub)).toEqual([]);
+    // only_media walks the attachments by status instead, newest first (no sort), each status found by its id.
+    const media = await plan(publicTimelineQuery("5", { onlyMedia: true, local: true, languages: ["en"] }, page));
+    expect(media.join("\n")).toMatch(/SEARCH ma USING COVERING INDEX media_status \(status_id>\? AND status_id<\?\)/);
+    expect(media.join("\n")).toMatch(/SEARCH s USING INDEX (sqlite_autoindex_statuses_1|statuses_public) \((visibility=\? AND local=\? AND )?id=\?\)/);
+    expect(media.join("\n")).not.toContain("TEMP B-TREE FOR ORDER BY");
+    expect(scans(media)).toEqual([]);
     const tag = await plan(tagTimelineQuery(null, { tag: "cats", any: ["dogs"], all: ["x"], none: ["y"] }, page));
     expect(tag.join("\n")).toContain("status_tags_tag");
     expect(scans(tag)).toEqual([]);
     const direct = await plan(directTimelineQuery("5", page));
     expect(direct.join("\n")).toContain("mentions_account");
     expect(scans(direct)).toEqual([]);
-    for (const p of [home, pub, tag, direct]) expect(p.join("\n")).not.toMatch(/SCAN (statuses|home_feed|status_tags|mentions)\b/);
+    for (const p of [home, pub, media, tag, direct]) expect(p.join("\n")).not.toMatch(/SCAN (statuses|home_feed|status_tags|mentions)\b/);
   });
 });
 
