@@ -5,7 +5,7 @@ import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { cursorOrder, cursorWhere, inPageOrder } from "../db/keyset";
 import type { DB } from "../db/client";
 import { idList } from "../db/client";
-import { accounts, featuredTags, follows, listAccounts, lists, mediaAttachments, statusPins, statuses, statusTags, tags } from "../db/schema/index";
+import { accounts, featuredTags, follows, listAccounts, lists, mediaAttachments, statuses, statusTags, tags } from "../db/schema/index";
 import type { Config } from "../env";
 import { padId, unpadId } from "../lib/ids";
 import type { Page } from "../lib/pagination";
@@ -144,9 +144,9 @@ export async function accountStatusPage(
   page: Page,
 ): Promise<{ ids: string[]; related: string[] }> {
   const conds: (SQL | undefined)[] = [statusReadableBy(viewerId), cursorWhere(statuses.id, page)];
-  if (f.pinned) {
-    conds.push(sql`EXISTS (SELECT 1 FROM ${statusPins} WHERE ${statusPins.accountId} = ${padId(accountId)} AND ${statusPins.statusId} = ${statuses.id})`);
-  }
+  // Pinned: the account's pins (status_pins_pair), each status by its primary key; a walk of its statuses read every
+  // one to find the few pinned (Mastodon's web app asks for them on every profile it opens).
+  if (f.pinned) conds.push(sql`${statuses.id} IN (SELECT sp.status_id FROM status_pins sp WHERE sp.account_id = ${padId(accountId)})`);
   // Mastodon keeps self-replies (threads) when replies are excluded.
   if (f.excludeReplies) conds.push(sql`(${statuses.inReplyToId} IS NULL OR ${statuses.inReplyToAccountId} = ${padId(accountId)})`);
   if (f.excludeReblogs || f.onlyMedia || f.tagged) conds.push(isNull(statuses.reblogOfId));

@@ -221,9 +221,9 @@ describe("rows read per page", () => {
 });
 
 // A profile's media tab (only_media) walks the account's attachments by status (media_account_status), and the public
-// timeline's only_media all attachments by status (media_status), not statuses: statuses without media, however many,
-// add no rows.
-describe("only_media pages", () => {
+// timeline's only_media all attachments by status (media_status), and pinned statuses are the account's pins, not its
+// statuses: statuses without media or pins, however many, add no rows.
+describe("only_media and pinned pages", () => {
   it("reads the same rows when the account posts 2,000 more statuses without media", async () => {
     const author = await makeUser();
     const withMedia: string[] = [];
@@ -275,6 +275,20 @@ describe("only_media pages", () => {
     expect(pubAfter.rows).toBeLessThanOrEqual(pubBefore.rows + 2);
     const since = await timed(`${pub}&min_id=${withMedia[0]}`, viewer.token);
     expect(ids(since)).toEqual([withMedia[2], withMedia[1]]);
+
+    // Pinned statuses (asked for on every profile a client opens): the account's pins, not its statuses.
+    for (const id of [withMedia[0]!, withMedia[2]!])
+      await env.DB.prepare("INSERT INTO status_pins (id, account_id, status_id, created_at) VALUES (?, ?, ?, ?)")
+        .bind(padId(nextId()), padId(author.id), padId(id), Date.now())
+        .run();
+    const pins = `/api/v1/accounts/${author.id}/statuses?pinned=true`;
+    const pinsBefore = await timed(pins, viewer.token);
+    await plain(2000);
+    const pinsAfter = await timed(pins, viewer.token);
+    console.log("pinned statuses rows read, before and after 2,000 more statuses:", pinsBefore.rows, pinsAfter.rows);
+    expect(ids(pinsBefore)).toEqual([withMedia[2], withMedia[0]]);
+    expect(ids(pinsAfter)).toEqual(ids(pinsBefore));
+    expect(pinsAfter.rows).toBeLessThanOrEqual(pinsBefore.rows + 2);
   });
 });
 
