@@ -292,6 +292,49 @@ describe("only_media and pinned pages", () => {
   });
 });
 
+// A notifications list filtered to one type (the mentions tab above all) is a range of notifications_type (account,
+// type, id): the recipient's other notifications add no rows. It walked all of them before, to the very end on the
+// last page of every filtered list. Several types, or exclude_types, still walk the recipient's notifications newest
+// first, so they cost what lies between the page's matches (Mastodon's own query walks the same way).
+describe("notifications of one type", () => {
+  it("read the same rows when 2,000 favourites arrive", async () => {
+    const me = await makeUser();
+    const other = await makeUser();
+    for (let i = 0; i < 5; i++) expect((await other.api.post("/api/v1/statuses", { status: `@${me.username} hello ${i}` })).status).toBe(200);
+    expect((await other.api.post(`/api/v1/accounts/${me.id}/follow`)).status).toBe(200);
+    /** n favourite notifications from `other`, newer than everything so far. */
+    const favourites = async (n: number) => {
+      const base = nextId();
+      for (let i = 1; i < n; i++) nextId();
+      await env.DB.prepare(
+        `INSERT INTO notifications (id, account_id, from_account_id, type, activity_id, created_at, filtered)
+         WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?)
+         SELECT printf('%020d', CAST(? AS INTEGER) + i * 3), ?, ?, 'favourite', printf('%020d', CAST(? AS INTEGER) + i * 3), 0, 0 FROM n`,
+      )
+        .bind(n, base, padId(me.id), padId(other.id), base)
+        .run();
+    };
+    const paths = ["/api/v1/notifications?types[]=mention", "/api/v2/notifications?types[]=mention", "/api/v1/notifications?types[]=follow"];
+    const measure = async () => {
+      const out: SearchFigures = {};
+      for (const path of paths) {
+        const r = await timed(path, me.token);
+        expect(r.status, path).toBe(200);
+        const body = r.body as unknown as unknown[] | { notification_groups: unknown[] };
+        out[path] = { rows: r.rows, rt: r.rt, found: Array.isArray(body) ? body.length : body.notification_groups.length };
+      }
+      return out;
+    };
+    await favourites(100);
+    const before = await measure();
+    expect(paths.map((p) => before[p]!.found)).toEqual([5, 5, 1]);
+    await favourites(2000);
+    const after = await measure();
+    console.log("notifications of one type, rows read before and after 2,000 favourites:", JSON.stringify({ before, after }));
+    expectSameSearch(paths, before, after);
+  });
+});
+
 // A search made only of operators (a hashtag, has:, is:, from:) has no words to walk the FTS5 index by: its public
 // candidates are a capped walk of the author's statuses, the hashtag's, or the newest statuses (publicWalk in
 // src/queries/search.ts). It read every status newest first before, to the end when few or none matched.

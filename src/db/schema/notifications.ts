@@ -48,6 +48,7 @@ export const notifications = lazyTable(() =>
     },
     (t) => [
       index("notifications_account").on(t.accountId, t.id),
+      index("notifications_type").on(t.accountId, t.type, t.id),
       uniqueIndex("notifications_activity").on(t.accountId, t.type, t.activityId),
       index("notifications_status").on(t.statusId),
       index("notifications_group").on(t.accountId, t.groupKey, t.id).where(sql`group_key IS NOT NULL`),
