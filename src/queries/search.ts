@@ -431,13 +431,24 @@ export async function searchStatusIds(db: DB, cfg: Config, q: string, o: SearchO
 
 export type DirectoryOrder = "active" | "new";
 
-/** The profile directory: discoverable, unsuspended accounts, minus those the viewer hides or is blocked by. */
+/** How deep the directory pages newest first (offset + limit), as search's result window. */
+const DIRECTORY_WINDOW = 2_000;
+/** The newest statuses whose remote authors the most-active directory lists (local accounts are all listed). */
+const ACTIVE_WINDOW = 400;
+
+/**
+ * The profile directory: discoverable, unsuspended accounts, minus those the viewer hides or is blocked by; most
+ * active: local ones all, remote ones among the newest statuses' authors (ACTIVE_WINDOW).
+ */
 export async function directory(
   db: DB,
   o: { viewerId: string | null; order: DirectoryOrder; local: boolean; limit: number; offset: number },
 ): Promise<AccountRow[]> {
+  // Newest first (not local) walks accounts_discoverable, whose condition must be written as its WHERE is; elsewhere
+  // the unary + keeps the planner off it (the local range and the sort of the active window are narrower).
+  const walk = o.order === "new" && !o.local;
   const conds: SQL[] = [
-    eq(accounts.discoverable, true),
+    walk ? sql`${accounts.discoverable} = 1` : sql`+${accounts.discoverable} = 1`,
     isNull(accounts.suspendedAt),
     isNull(accounts.silencedAt),
     isNull(accounts.movedToAccountId),
@@ -445,8 +456,18 @@ export async function directory(
   ];
   if (o.local) conds.push(isNull(accounts.domain));
   if (o.viewerId) conds.push(sql`NOT ${hiddenAuthorFor(o.viewerId, sql`${accounts.id}`)}`);
-  const order =
-    o.order === "new" ? [desc(accounts.createdAt), desc(accounts.id)] : [sql`${accounts.lastStatusAt} IS NULL`, desc(accounts.lastStatusAt), desc(accounts.id)];
+  // Anyone may ask, so what a page reads is bounded. Newest first is accounts_discoverable read backwards (an
+  // account's id is made from its creation time, remote ones from their `published`), stopping at the page, as far as
+  // DIRECTORY_WINDOW accounts. Most active: the local accounts (accounts_domain's NULL range) and the authors of the
+  // ACTIVE_WINDOW newest statuses, sorted by their last status. Sorting every discoverable account read the whole table.
+  if (o.order === "new") {
+    if (o.offset + o.limit > DIRECTORY_WINDOW) return [];
+  } else if (!o.local) {
+    conds.push(
+      sql`(${accounts.domain} IS NULL OR ${accounts.id} IN (SELECT ds.account_id FROM (SELECT sd.account_id FROM statuses sd ORDER BY sd.id DESC LIMIT ${ACTIVE_WINDOW}) ds))`,
+    );
+  }
+  const order = o.order === "new" ? [desc(accounts.id)] : [sql`${accounts.lastStatusAt} IS NULL`, desc(accounts.lastStatusAt), desc(accounts.id)];
   return db
     .select()
     .from(accounts)

@@ -335,6 +335,46 @@ describe("notifications of one type", () => {
   });
 });
 
+// The profile directory is open to anyone: its candidates are the local accounts and a window of the newest remote
+// ones (or the newest statuses' authors), sorted; sorting every discoverable account read the whole table each time.
+describe("the profile directory", () => {
+  it("reads the same rows when 2,000 more remote accounts are stored, few of them discoverable", async () => {
+    /** n remote accounts, one in `every` discoverable, stored after everything so far. */
+    const remote = async (n: number, host: string, every = 1) => {
+      const base = nextId();
+      for (let i = 1; i < n; i++) nextId();
+      await env.DB.prepare(
+        `INSERT INTO accounts (id, username, domain, display_name, uri, discoverable, created_at, updated_at)
+         WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?)
+         SELECT printf('%020d', CAST(? AS INTEGER) + i * 3), 'd' || i, ?, 'D ' || i, 'https://' || ? || '/users/d' || i, (i % ?) = 0, i, i FROM n`,
+      )
+        .bind(n, base, host, host, every)
+        .run();
+    };
+    const paths = ["/api/v1/directory?order=new&limit=40", "/api/v1/directory?order=active&limit=40", "/api/v1/directory?local=true&limit=40"];
+    const measure = async () => {
+      const out: SearchFigures = {};
+      for (const path of paths) {
+        const r = await timed(path, viewer.token);
+        expect(r.status, path).toBe(200);
+        out[path] = { rows: r.rows, rt: r.rt, found: r.body.length };
+      }
+      return out;
+    };
+    await remote(2500, "dir1.example", 50);
+    const before = await measure();
+    // Not discoverable, but one in fifty (what a walk of every account would have to read past).
+    await remote(2000, "dir2.example", 50);
+    const after = await measure();
+    console.log("directory rows read, before and after 2,000 more remote accounts:", JSON.stringify({ before, after }));
+    for (const path of paths) {
+      expect(after[path]!.rt, path).toBe(before[path]!.rt);
+      expect(after[path]!.rows, path).toBeLessThanOrEqual(before[path]!.rows + 10);
+    }
+    expect(before[paths[0]!]!.found).toBe(40);
+  });
+});
+
 // A search made only of operators (a hashtag, has:, is:, from:) has no words to walk the FTS5 index by: its public
 // candidates are a capped walk of the author's statuses, the hashtag's, or the newest statuses (publicWalk in
 // src/queries/search.ts). It read every status newest first before, to the end when few or none matched.

@@ -91,6 +91,7 @@ export const accounts = lazyTable(() =>
       index("accounts_public_key_id").on(t.publicKeyId),
       // By profile URL, as Mention tags and pasted links name accounts (migrations/0037).
       index("accounts_url").on(t.url).where(sql`url IS NOT NULL`),
+      index("accounts_discoverable").on(t.id).where(sql`discoverable = 1`),
     ],
   ),
 );
