@@ -17,6 +17,7 @@ import type { Effects } from "../effects/collector";
 import { domainAndParents } from "../lib/domain-name";
 import { validationFailed } from "../lib/errors";
 import { padId, snowflake } from "../lib/ids";
+import { knownDomainsCte } from "../queries/known-domains";
 import { adminBlockTable, isUnique, requiredDomain } from "./admin-block-table";
 import { adminLogStatement, type Staff } from "./admin-log";
 import { valueList } from "../db/id-list";
@@ -77,8 +78,7 @@ const text = (v: string | undefined) => (v === undefined ? undefined : v.trim() 
 
 /**
  * Accounts of `domain` and its subdomains (Mastodon's Account.by_domain_and_subdomains), found through the domains
- * accounts are stored on: a walk of `accounts_domain` from one distinct domain to the next (a seek each), then the
- * matching domains' accounts by the same index. Subdomains are not one range of the index, so matching the accounts
+ * accounts are stored on (knownDomainsCte), then the matching domains' accounts by accounts_domain. Subdomains are not one range of the index, so matching the accounts
  * themselves scanned every account, once per round of a block's application: rows read in proportion to the servers
  * known instead of their accounts (a blocklist of hundreds of domains, pushed through the admin API, repeats it).
  */
@@ -86,9 +86,7 @@ export function accountsOfDomain(domain: string): SQL {
   // Account domains keep a port when their server has one (127.0.0.1:3000); a block names the host on any port.
   const host = sql`(CASE WHEN instr(known.d, ':') > 0 THEN rtrim(rtrim(known.d, '0123456789'), ':') ELSE known.d END)`;
   const sub = `.${domain}`;
-  return sql`${accounts.domain} IN (WITH RECURSIVE known(d) AS (
-      SELECT min(ka.domain) FROM accounts ka
-      UNION ALL SELECT (SELECT min(kb.domain) FROM accounts kb WHERE kb.domain > known.d) FROM known WHERE known.d IS NOT NULL)
+  return sql`${accounts.domain} IN (${knownDomainsCte}
     SELECT known.d FROM known WHERE known.d IS NOT NULL AND (known.d = ${domain} OR substr(known.d, -${sub.length}) = ${sub}
       OR (instr(known.d, ':') > 0 AND (${host} = ${domain} OR substr(${host}, -${sub.length}) = ${sub}))))`;
 }

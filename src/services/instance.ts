@@ -9,6 +9,7 @@ import type { DB } from "../db/client";
 import { accounts, customEmojis, domainBlocks, instanceSettings, instanceStats, rules, statuses, userRoles, users } from "../db/schema";
 import type { AccountRow, RoleRow } from "../db/schema";
 import { ROLE_IDS } from "../lib/permissions";
+import { knownDomainsCte } from "../queries/known-domains";
 import type { Config, Env, RegistrationsMode } from "../env";
 import { vapidPublicKey, vapidRowQuery } from "../push/keys";
 
@@ -268,9 +269,14 @@ export async function loadSettings(db: DB): Promise<Settings> {
   return toSettings(await settingsQuery(db));
 }
 
-/** Known remote domains: the instances table plus every domain an account was seen on. */
+/**
+ * Known remote domains: the instances table plus every domain an account was seen on, the latter by a walk of the
+ * distinct domains (knownDomainsCte): anyone may ask, and reading every remote account's domain grew with them.
+ */
 export async function listPeers(db: DB): Promise<string[]> {
-  const rows = await db.all<{ domain: string }>(sql`SELECT domain FROM instances UNION SELECT domain FROM accounts WHERE domain IS NOT NULL ORDER BY domain`);
+  const rows = await db.all<{ domain: string }>(
+    sql`${knownDomainsCte} SELECT domain FROM instances UNION SELECT known.d AS domain FROM known WHERE known.d IS NOT NULL ORDER BY domain`,
+  );
   return rows.map((r) => r.domain);
 }
 

@@ -337,7 +337,7 @@ describe("notifications of one type", () => {
 
 // The profile directory is open to anyone: its candidates are the local accounts and a window of the newest remote
 // ones (or the newest statuses' authors), sorted; sorting every discoverable account read the whole table each time.
-describe("the profile directory", () => {
+describe("the profile directory and the peers list", () => {
   it("reads the same rows when 2,000 more remote accounts are stored, few of them discoverable", async () => {
     /** n remote accounts, one in `every` discoverable, stored after everything so far. */
     const remote = async (n: number, host: string, every = 1) => {
@@ -351,7 +351,13 @@ describe("the profile directory", () => {
         .bind(n, base, host, host, every)
         .run();
     };
-    const paths = ["/api/v1/directory?order=new&limit=40", "/api/v1/directory?order=active&limit=40", "/api/v1/directory?local=true&limit=40"];
+    // The peers list too: the distinct domains, one seek each (knownDomainsCte), not every remote account's domain.
+    const paths = [
+      "/api/v1/directory?order=new&limit=40",
+      "/api/v1/directory?order=active&limit=40",
+      "/api/v1/directory?local=true&limit=40",
+      "/api/v1/instance/peers",
+    ];
     const measure = async () => {
       const out: SearchFigures = {};
       for (const path of paths) {
