@@ -10,6 +10,7 @@ import { accounts, customEmojis, domainBlocks, instanceSettings, instanceStats, 
 import type { AccountRow, RoleRow } from "../db/schema";
 import { ROLE_IDS } from "../lib/permissions";
 import { knownDomainsCte } from "../queries/known-domains";
+import { padId, snowflakeFloor } from "../lib/ids";
 import type { Config, Env, RegistrationsMode } from "../env";
 import { vapidPublicKey, vapidRowQuery } from "../push/keys";
 
@@ -310,7 +311,15 @@ export async function weeklyActivity(db: DB, now = Date.now()): Promise<WeekActi
       .select({ b: bucket(sql`${statuses.createdAt}`), n: sql<number>`count(*)` })
       .from(statuses)
       .where(
-        and(eq(statuses.local, true), isNull(statuses.reblogOfId), sql`${statuses.visibility} IN ('public','unlisted')`, sql`${statuses.createdAt} >= ${from}`),
+        and(
+          eq(statuses.local, true),
+          isNull(statuses.reblogOfId),
+          sql`${statuses.visibility} IN ('public','unlisted')`,
+          // A local status's id is made from its creation time: the bound makes statuses_public's range the twelve
+          // weeks, where created_at alone let it read every local status ever posted (anyone may ask).
+          sql`${statuses.id} >= ${padId(snowflakeFloor(from))}`,
+          sql`${statuses.createdAt} >= ${from}`,
+        ),
       )
       .groupBy(sql`1`),
     db

@@ -144,14 +144,17 @@ describe("instance sub-resources", () => {
   it("reports weekly activity as strings, excluding private statuses", async () => {
     const u = await makeUser();
     const now = Date.now();
-    const ins = (id: string, vis: string) =>
-      env.DB.prepare("INSERT INTO statuses (id, uri, account_id, local, visibility, created_at, updated_at) VALUES (?, ?, ?, 1, ?, ?, ?)")
+    // Ids made from the creation time, as posting makes them (the count reads the weeks' id range).
+    const ins = (k: number, vis: string) => {
+      const id = ((BigInt(now) << 16n) + BigInt(k)).toString();
+      return env.DB.prepare("INSERT INTO statuses (id, uri, account_id, local, visibility, created_at, updated_at) VALUES (?, ?, ?, 1, ?, ?, ?)")
         .bind(id.padStart(20, "0"), `${ORIGIN}/s/${id}`, u.id.padStart(20, "0"), vis, now, now)
         .run();
-    await ins("91", "public");
-    await ins("92", "unlisted");
-    await ins("93", "private");
-    await ins("94", "direct");
+    };
+    await ins(91, "public");
+    await ins(92, "unlisted");
+    await ins(93, "private");
+    await ins(94, "direct");
     const res = await anon.get("/api/v1/instance/activity");
     expect(res.status).toBe(200);
     expect(res.body).toHaveLength(12);

@@ -337,6 +337,32 @@ describe("notifications of one type", () => {
 
 // The profile directory is open to anyone: its candidates are the local accounts and a window of the newest remote
 // ones (or the newest statuses' authors), sorted; sorting every discoverable account read the whole table each time.
+describe("the instance's weekly activity", () => {
+  it("reads the twelve weeks it counts, not every local status ever posted", async () => {
+    const author = await makeUser();
+    await insertStatus(author, { text: "this week" });
+    /** n local public statuses posted a year ago (ids made from that time, as posting makes them). */
+    const old = async (n: number, at: number) => {
+      await env.DB.prepare(
+        `INSERT INTO statuses (id, uri, account_id, local, content, text, visibility, language, created_at, updated_at)
+         WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?)
+         SELECT printf('%020d', (CAST(? AS INTEGER) << 16) + i), 'http://tern.test/old/' || ? || '/' || i, ?, 1, '<p>old</p>', 'old', 'public', 'en', ?, ? FROM n`,
+      )
+        .bind(n, at, at, padId(author.id), at, at)
+        .run();
+    };
+    const path = "/api/v1/instance/activity";
+    const yearAgo = Date.now() - 365 * 86_400_000;
+    await old(100, yearAgo);
+    const before = await timed(path, viewer.token);
+    await old(2000, yearAgo + 1000);
+    const after = await timed(path, viewer.token);
+    console.log("instance activity rows read, before and after 2,000 statuses of a year ago:", before.rows, after.rows);
+    expect(after.body).toEqual(before.body);
+    expect(after.rows).toBeLessThanOrEqual(before.rows + 2);
+  });
+});
+
 describe("the profile directory and the peers list", () => {
   it("reads the same rows when 2,000 more remote accounts are stored, few of them discoverable", async () => {
     /** n remote accounts, one in `every` discoverable, stored after everything so far. */
