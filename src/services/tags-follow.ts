@@ -10,7 +10,6 @@ import { validationFailed } from "../lib/errors";
 import { padId, snowflake, snowflakeFloor } from "../lib/ids";
 import type { Page } from "../lib/pagination";
 import { normalizeTag } from "../lib/text";
-import { likeSql, likeText } from "../db/like";
 
 const DAY_MS = 86_400_000;
 export const MAX_TAG_LENGTH = 100;
@@ -150,10 +149,21 @@ export async function followedTags(db: DB, accountId: string, page: Page): Promi
   return rows.map((r) => ({ cursor: r.cursor, tag: r.tag, history: h.get(r.tag.id) ?? historyDays(undefined) }));
 }
 
-/** Tags by name prefix (search), most recently used first, with history in the same round trip. */
+/** Tags looked at per result wanted (limit + offset), in name order from the prefix, at most TAG_SCAN_MAX. */
+const TAG_SCAN_PER_RESULT = 5;
+const TAG_SCAN_MAX = 2_000;
+
+/**
+ * Tags by name prefix (search), the exact name first, then most recently used, with history in the same round trip.
+ * Names are stored normalised (lowercase, without diacritics) and `prefix` is too, so the prefix is a range of the
+ * name index (binary order: every name that starts with it sorts from it up to it followed by U+10FFFF), and the
+ * candidates sorted are that range's first TAG_SCAN_PER_RESULT × (limit + offset), the exact name among them. A
+ * case-insensitive LIKE could use no index: every tag stored, on each search anyone may make.
+ */
 export async function searchTags(db: DB, prefix: string, limit: number, offset: number): Promise<{ tag: TagRow; history: TagHistoryDay[] }[]> {
-  const like = `${likeText(prefix, 1)}%`;
-  const match = sql`${likeSql(tags.name, like)} AND ${tags.usable} = 1`;
+  const cap = Math.min(TAG_SCAN_MAX, TAG_SCAN_PER_RESULT * (limit + offset));
+  const match = sql`${tags.id} IN (SELECT tn.id FROM tags tn WHERE tn.name >= ${prefix} AND tn.name < ${`${prefix}\u{10FFFF}`}
+    ORDER BY tn.name LIMIT ${cap}) AND ${tags.usable} = 1`;
   const matchIds = sql`(SELECT ${tags.id} FROM ${tags} WHERE ${match} ORDER BY (${tags.name} = ${prefix}) DESC, ${tags.lastStatusAt} DESC NULLS LAST, ${tags.name} LIMIT ${limit} OFFSET ${offset})`;
   const [rows, h] = await db.batch([
     db

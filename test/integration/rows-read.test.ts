@@ -23,7 +23,7 @@ let threadRoot = "";
 type SearchFigures = Record<string, { rows: number; rt: number; found: number }>;
 
 /** Per search path, as the viewer: rows read, round trips and how many `kind` results the page found. */
-async function searchFigures(paths: string[], kind: "statuses" | "accounts"): Promise<SearchFigures> {
+async function searchFigures(paths: string[], kind: "statuses" | "accounts" | "hashtags"): Promise<SearchFigures> {
   const out: SearchFigures = {};
   for (const path of paths) {
     const r = await timed(path, viewer.token);
@@ -404,6 +404,37 @@ describe("the profile directory and the peers list", () => {
       expect(after[path]!.rows, path).toBeLessThanOrEqual(before[path]!.rows + 10);
     }
     expect(before[paths[0]!]!.found).toBe(40);
+  });
+});
+
+// Hashtag search by prefix is a range of the name index (names are stored normalised), its candidates capped: other
+// tags add no rows, and tags that match cost the cap. A case-insensitive LIKE read every tag.
+describe("hashtag search rows read", () => {
+  it("reads the same rows when 2,000 other tags are stored, and a capped number when 2,000 match", async () => {
+    const tagsLike = async (n: number, prefix: string) => {
+      const base = nextId();
+      for (let i = 1; i < n; i++) nextId();
+      await env.DB.prepare(
+        `INSERT INTO tags (id, name, display_name, usable, created_at)
+         WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?)
+         SELECT printf('%020d', CAST(? AS INTEGER) + i * 3), ? || i, ? || i, 1, 0 FROM n`,
+      )
+        .bind(n, base, prefix, prefix)
+        .run();
+    };
+    await tagsLike(3, "heron");
+    const paths = ["/api/v2/search?type=hashtags&q=heron", "/api/v2/search?q=%23Heron&limit=5"];
+    const before = await searchFigures(paths, "hashtags");
+    expect(before[paths[0]!]!.found).toBe(3);
+    await tagsLike(2000, "other");
+    const after = await searchFigures(paths, "hashtags");
+    console.log("hashtag search rows read, before and after 2,000 other tags:", JSON.stringify({ before, after }));
+    expectSameSearch(paths, before, after);
+    await tagsLike(2000, "heronry");
+    const many = await searchFigures(paths, "hashtags");
+    console.log("hashtag search rows read with 2,000 matching tags:", JSON.stringify(many));
+    expect(many[paths[0]!]!.found).toBe(20);
+    expect(many[paths[0]!]!.rows).toBeLessThan(2_000);
   });
 });
 
