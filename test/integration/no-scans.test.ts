@@ -1,6 +1,6 @@
 // No statement the everyday paths run reads a whole table that grows with use. Every SQL text the code prepares during
 // a day's worth of actions (posting, replying, boosting, favouriting and undoing each, reading timelines,
-// notifications, profiles, threads and search, and incoming Create, Like, Announce, Update, Undo and Delete) is
+// notifications, profiles, threads, search and the other lists clients load, and incoming Create, Like, Announce, Update, Undo and Delete) is
 // recorded through createDb's test hook, and its EXPLAIN QUERY PLAN must not SCAN one of the tables below: such a scan
 // costs D1 rows read in proportion to the table (issue 12), and the benchmark's seeds may be too small to show it (a
 // status's poll lookup once scanned every poll on every page). A second workload covers the rarer paths that still
@@ -26,9 +26,14 @@ import { AS_PUBLIC, create, installFetchMock, newId, note, postInbox, remoteActo
 /**
  * Scans accepted by the plan line that shows them: a walk of the newest statuses for a search made only of operators
  * (publicWalk in src/queries/search.ts) reads the primary key backwards and stops at its LIMIT, a window of the page;
- * the instance's own custom emojis, the whole of a partial index that holds nothing else (custom_emojis_local).
+ * the instance's own custom emojis, the whole of a partial index that holds nothing else (custom_emojis_local); the
+ * profile directory newest first, a walk of the discoverable accounts that stops at the page (at most 2,000 deep).
  */
-const ACCEPTED_PLANS = [/^SCAN newest USING COVERING INDEX sqlite_autoindex_statuses_1$/, /^SCAN custom_emojis USING INDEX custom_emojis_local$/];
+const ACCEPTED_PLANS = [
+  /^SCAN newest USING COVERING INDEX sqlite_autoindex_statuses_1$/,
+  /^SCAN custom_emojis USING INDEX custom_emojis_local$/,
+  /^SCAN accounts USING INDEX accounts_discoverable$/,
+];
 
 /**
  * Scans accepted, each for its reason: an account deletion's notifications sent by the account
@@ -158,6 +163,51 @@ describe("the everyday paths' statements", () => {
       "/api/v2/search?q=https://far.example/@x/1&resolve=false",
       "/api/v1/accounts/verify_credentials",
       "/api/v1/custom_emojis",
+      // What clients load besides the timelines.
+      "/api/v1/conversations",
+      "/api/v1/timelines/direct",
+      "/api/v1/follow_requests",
+      "/api/v1/lists",
+      "/api/v1/mutes",
+      "/api/v1/blocks",
+      "/api/v1/domain_blocks",
+      `/api/v1/accounts/${bob.id}/followers`,
+      `/api/v1/accounts/${bob.id}/following`,
+      `/api/v1/accounts/${bob.id}/statuses?pinned=true`,
+      `/api/v1/accounts/${bob.id}/statuses?only_media=true`,
+      `/api/v1/accounts/${bob.id}/statuses?exclude_replies=true&tagged=scans`,
+      `/api/v1/accounts/${bob.id}/featured_tags`,
+      `/api/v1/accounts/${bob.id}/lists`,
+      `/api/v1/accounts/relationships?id[]=${bob.id}`,
+      `/api/v1/accounts/familiar_followers?id[]=${bob.id}`,
+      `/api/v1/statuses/${p.id}/reblogged_by`,
+      `/api/v1/statuses/${p.id}/history`,
+      "/api/v1/followed_tags",
+      "/api/v1/featured_tags",
+      "/api/v1/scheduled_statuses",
+      "/api/v1/filters",
+      "/api/v2/filters",
+      "/api/v1/markers?timeline[]=home&timeline[]=notifications",
+      "/api/v1/announcements",
+      "/api/v1/suggestions",
+      "/api/v2/suggestions",
+      "/api/v1/trends/tags",
+      "/api/v1/trends/statuses",
+      "/api/v1/trends/links",
+      "/api/v1/notifications?types[]=mention",
+      "/api/v1/notifications/unread_count",
+      "/api/v2/notifications/unread_count",
+      "/api/v1/notifications/requests",
+      "/api/v2/notifications/policy",
+      "/api/v1/preferences",
+      "/api/v1/endorsements",
+      "/api/v1/directory",
+      "/api/v1/directory?order=new",
+      "/api/v1/instance/peers",
+      "/api/v1/instance/activity",
+      "/api/v1/timelines/public?only_media=true",
+      "/api/v1/timelines/tag/scans?only_media=true",
+      "/api/v2/search?q=%23scans&type=statuses",
     ])
       expect((await ann.api.get(path)).status, path).toBe(200);
     expect((await bob.api.get("/api/v1/notifications")).status).toBe(200);
