@@ -211,6 +211,21 @@ describe("the everyday paths' statements", () => {
     ])
       expect((await ann.api.get(path)).status, path).toBe(200);
     expect((await bob.api.get("/api/v1/notifications")).status).toBe(200);
+    // What other servers and browsers read, signed out.
+    const statusPath = `/users/${bob.username}/statuses/${p.id}`;
+    for (const [path, accept] of [
+      [`/users/${bob.username}`, "application/activity+json"],
+      [`/users/${bob.username}/outbox?page=true`, "application/activity+json"],
+      [`/users/${bob.username}/followers?page=1`, "application/activity+json"],
+      [`/users/${bob.username}/following?page=1`, "application/activity+json"],
+      [`/users/${bob.username}/collections/featured`, "application/activity+json"],
+      [statusPath, "application/activity+json"],
+      [`/@${bob.username}`, "text/html"],
+      [`/@${bob.username}/${p.id}`, "text/html"],
+      [`/.well-known/webfinger?resource=acct:${bob.username}@tern.test`, "application/jrd+json"],
+      ["/nodeinfo/2.0", "application/json"],
+    ])
+      expect((await SELF.fetch(`${ORIGIN}${path}`, { headers: { accept } })).status, path).toBe(200);
     for (const path of ["unfavourite", "unreblog", "unbookmark"]) expect((await ann.api.post(`/api/v1/statuses/${p.id}/${path}`)).status).toBe(200);
     expect((await ann.api.delete(`/api/v1/statuses/${r.id}`)).status).toBe(200);
     expect((await ann.api.delete(`/api/v1/statuses/${q.id}`)).status).toBe(200);
