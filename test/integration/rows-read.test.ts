@@ -47,6 +47,23 @@ async function noise(n: number, by: TestUser) {
   for (let i = 0; i < n; i++) await insertStatus(by, { text: `noise ${i}` });
 }
 
+/**
+ * n local statuses of `accountId` ("<word> i", the given visibility), newer than everything so far, in one statement:
+ * what a page must not read more of when the database grows.
+ */
+async function statusesOf(accountId: string, n: number, word: string, visibility = "public") {
+  const base = nextId();
+  for (let i = 1; i < n; i++) nextId();
+  await env.DB.prepare(
+    `INSERT INTO statuses (id, uri, account_id, local, content, text, visibility, language, created_at, updated_at)
+     WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?)
+     SELECT printf('%020d', CAST(? AS INTEGER) + i * 3), 'http://tern.test/' || ? || '/' || (CAST(? AS INTEGER) + i * 3), ?, 1,
+       '<p>' || ? || ' ' || i || '</p>', ? || ' ' || i, ?, 'en', 0, 0 FROM n`,
+  )
+    .bind(n, base, word, base, padId(accountId), word, word, visibility)
+    .run();
+}
+
 beforeAll(async () => {
   viewer = await makeUser();
   for (let i = 0; i < 5; i++) {
@@ -183,16 +200,7 @@ describe("rows read per page", () => {
     const stranger = await makeUser();
     /** n statuses with the word, by the stranger (not indexable), newer than everything so far, indexed as posts are. */
     const matches = async (n: number, visibility: string) => {
-      const base = nextId();
-      for (let i = 1; i < n; i++) nextId();
-      await env.DB.prepare(
-        `INSERT INTO statuses (id, uri, account_id, local, content, text, visibility, language, created_at, updated_at)
-         WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?)
-         SELECT printf('%020d', CAST(? AS INTEGER) + i * 3), 'http://tern.test/otter/' || (CAST(? AS INTEGER) + i * 3), ?, 1,
-           '<p>otter ' || i || '</p>', 'otter ' || i, ?, 'en', 0, 0 FROM n`,
-      )
-        .bind(n, base, base, padId(stranger.id), visibility)
-        .run();
+      await statusesOf(stranger.id, n, "otter", visibility);
       await env.DB.prepare("INSERT OR IGNORE INTO status_search (id, text) SELECT CAST(id AS INTEGER), text FROM statuses WHERE account_id = ?")
         .bind(padId(stranger.id))
         .run();
@@ -237,18 +245,7 @@ describe("only_media and pinned pages", () => {
           .run();
     }
     /** n of the author's statuses without media, newer than everything so far. */
-    const plain = async (n: number) => {
-      const base = nextId();
-      for (let i = 1; i < n; i++) nextId();
-      await env.DB.prepare(
-        `INSERT INTO statuses (id, uri, account_id, local, content, text, visibility, language, created_at, updated_at)
-         WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?)
-         SELECT printf('%020d', CAST(? AS INTEGER) + i * 3), 'http://tern.test/text/' || (CAST(? AS INTEGER) + i * 3), ?, 1,
-           '<p>words</p>', 'words', 'public', 'en', 0, 0 FROM n`,
-      )
-        .bind(n, base, base, padId(author.id))
-        .run();
-    };
+    const plain = (n: number) => statusesOf(author.id, n, "words");
     const path = `/api/v1/accounts/${author.id}/statuses?only_media=true&limit=20`;
     await plain(100);
     const before = await timed(path, viewer.token);
@@ -453,18 +450,7 @@ describe("status search with only operators", () => {
     await posted(author, { status: "theirs, plain" });
     const stranger = await makeUser();
     /** n public statuses of the stranger (not indexable), newer than everything so far, without tags, polls or media. */
-    const plain = async (n: number) => {
-      const base = nextId();
-      for (let i = 1; i < n; i++) nextId();
-      await env.DB.prepare(
-        `INSERT INTO statuses (id, uri, account_id, local, content, text, visibility, language, created_at, updated_at)
-         WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?)
-         SELECT printf('%020d', CAST(? AS INTEGER) + i * 3), 'http://tern.test/plain/' || (CAST(? AS INTEGER) + i * 3), ?, 1,
-           '<p>plain</p>', 'plain', 'public', 'en', 0, 0 FROM n`,
-      )
-        .bind(n, base, base, padId(stranger.id))
-        .run();
-    };
+    const plain = (n: number) => statusesOf(stranger.id, n, "plain");
     const paths = [
       "/api/v2/search?type=statuses&q=%23kiwi&limit=20",
       "/api/v2/search?type=statuses&q=has:poll&limit=5",
