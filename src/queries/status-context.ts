@@ -1,5 +1,7 @@
-// GET /api/v1/statuses/:id/context: ancestors (up to 40 levels) and descendants (depth-first, up to 4,096) found by
-// recursive queries in ONE batch with the root's visibility check, then rendered in ONE renderStatuses call.
+// GET /api/v1/statuses/:id/context: ancestors and descendants (depth-first) found by recursive queries in ONE batch
+// with the root's visibility check, then rendered in ONE renderStatuses call. Limits are Mastodon's: signed in, 4,096
+// of each (its CONTEXT_LIMIT, "quasi-unlimited"); signed out, 40 ancestors and 60 descendants at most 20 replies deep
+// (its ANCESTORS_LIMIT, DESCENDANTS_LIMIT, DESCENDANTS_DEPTH_LIMIT), which bounds what anyone may make a thread cost.
 // Loops in reply chains terminate: ancestors by the depth cap, descendants by refusing an id already on the path.
 // CROSS JOIN keeps the thread's rows as the outer loop (an index seek per reply), never a scan of statuses.
 import { and, eq, sql } from "drizzle-orm";
@@ -11,12 +13,20 @@ import { notFound } from "../lib/errors";
 import { padId, unpadId } from "../lib/ids";
 import { hiddenAuthorFor, statusReadableBy } from "../services/visibility";
 
-export const MAX_ANCESTORS = 40;
-export const MAX_DESCENDANTS = 4096;
+/** Signed in: ancestors and descendants each (Mastodon's CONTEXT_LIMIT). */
+const CONTEXT_LIMIT = 4096;
+/** Signed out (Mastodon's ANCESTORS_LIMIT, DESCENDANTS_LIMIT, DESCENDANTS_DEPTH_LIMIT). */
+const ANON_ANCESTORS = 40;
+const ANON_DESCENDANTS = 60;
+const ANON_DEPTH = 20;
+/** How deep a signed-in reader's descendants go (Mastodon has no bound; this one only stops a pathological chain). */
 const MAX_DEPTH = 1000;
 
 export async function statusContext(db: DB, cfg: Config, id: string, viewerId: string | null) {
   const p = padId(id);
+  const ancestorsLimit = viewerId ? CONTEXT_LIMIT : ANON_ANCESTORS;
+  const descendantsLimit = viewerId ? CONTEXT_LIMIT : ANON_DESCENDANTS;
+  const depthLimit = viewerId ? MAX_DEPTH : ANON_DEPTH;
   const visible = viewerId ? sql`${statusReadableBy(viewerId)} AND NOT ${hiddenAuthorFor(viewerId, statuses.accountId)}` : statusReadableBy(null);
   const [root, anc, desc] = await db.batch([
     db
@@ -28,7 +38,7 @@ export async function statusContext(db: DB, cfg: Config, id: string, viewerId: s
         SELECT in_reply_to_id, 1 FROM statuses WHERE id = ${p} AND in_reply_to_id IS NOT NULL
         UNION ALL
         SELECT s.in_reply_to_id, anc.depth + 1 FROM anc CROSS JOIN statuses s ON s.id = anc.id
-          WHERE s.in_reply_to_id IS NOT NULL AND anc.depth < ${MAX_ANCESTORS}
+          WHERE s.in_reply_to_id IS NOT NULL AND anc.depth < ${ancestorsLimit}
       )
       SELECT statuses.id AS id FROM anc CROSS JOIN statuses ON statuses.id = anc.id
       WHERE statuses.id <> ${p} AND ${visible} ORDER BY anc.depth DESC`),
@@ -36,8 +46,11 @@ export async function statusContext(db: DB, cfg: Config, id: string, viewerId: s
         SELECT id, id, 1 FROM statuses WHERE in_reply_to_id = ${p} AND id <> ${p}
         UNION ALL
         SELECT s.id, d.path || '/' || s.id, d.depth + 1 FROM d CROSS JOIN statuses s ON s.in_reply_to_id = d.id
-          WHERE s.id <> ${p} AND instr(d.path, s.id) = 0 AND d.depth < ${MAX_DEPTH}
-        LIMIT ${MAX_DESCENDANTS}
+          WHERE s.id <> ${p} AND instr(d.path, s.id) = 0 AND d.depth < ${depthLimit}
+        -- Taken from the queue in path order (ids are fixed-width): depth first, so the limit keeps the first replies
+        -- of the thread as it reads, as Mastodon's ORDER BY path LIMIT does.
+        ORDER BY 2
+        LIMIT ${descendantsLimit}
       )
       SELECT statuses.id AS id FROM d CROSS JOIN statuses ON statuses.id = d.id WHERE ${visible} ORDER BY d.path`),
   ]);

@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { JobMessage } from "../../src/effects/types";
 import { anon, api, makeUser, ORIGIN } from "./helpers";
 import { follow, makeMedia, captureJobs } from "./statuses-fixtures";
+import { insertStatus } from "./feeds-fixtures";
 
 let jobs: JobMessage[] = [];
 beforeEach(() => {
@@ -500,6 +501,28 @@ describe("GET /api/v1/statuses/:id/context", () => {
     expect(mid.body.ancestors.map((s: any) => s.id)).toEqual([root.body.id, r1.body.id]);
     expect(mid.body.descendants.map((s: any) => s.id)).toEqual([r3.body.id]);
     void r1b;
+  });
+
+  it("signed out: 40 ancestors and 60 descendants at most 20 deep, the first in thread order (Mastodon's limits); signed in: all", async () => {
+    const a = await makeUser();
+    const root = await insertStatus(a, { text: "root" });
+    // A chain of 45 replies, then 50 more direct replies to the root.
+    const chain: string[] = [];
+    for (let i = 0; i < 45; i++) chain.push(await insertStatus(a, { text: `c${i}`, inReplyTo: { id: chain[i - 1] ?? root, accountId: a.id } }));
+    const direct: string[] = [];
+    for (let i = 0; i < 50; i++) direct.push(await insertStatus(a, { text: `d${i}`, inReplyTo: { id: root, accountId: a.id } }));
+    const ids = (r: { body: { ancestors: { id: string }[]; descendants: { id: string }[] } }, k: "ancestors" | "descendants") => r.body[k].map((x) => x.id);
+
+    const out = await anon.get(`/api/v1/statuses/${root}/context`);
+    expect(out.status).toBe(200);
+    // Depth first: the chain to its 20th reply, then the root's other replies, 60 in all.
+    expect(ids(out, "descendants")).toEqual([...chain.slice(0, 20), ...direct.slice(0, 40)]);
+    const inside = await a.api.get(`/api/v1/statuses/${root}/context`);
+    expect(ids(inside, "descendants")).toEqual([...chain, ...direct]);
+
+    const leaf = chain[44]!;
+    expect(ids(await anon.get(`/api/v1/statuses/${leaf}/context`), "ancestors")).toEqual(chain.slice(4, 44));
+    expect(ids(await a.api.get(`/api/v1/statuses/${leaf}/context`), "ancestors")).toEqual([root, ...chain.slice(0, 44)]);
   });
 
   it("terminates on a reply loop and 404s for an invisible root", async () => {
