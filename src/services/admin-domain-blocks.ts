@@ -17,7 +17,7 @@ import type { Effects } from "../effects/collector";
 import { domainAndParents } from "../lib/domain-name";
 import { validationFailed } from "../lib/errors";
 import { padId, snowflake } from "../lib/ids";
-import { knownDomainsCte } from "../queries/known-domains";
+import { knownDomainsCte } from "../db/known-domains";
 import { adminBlockTable, isUnique, requiredDomain } from "./admin-block-table";
 import { adminLogStatement, type Staff } from "./admin-log";
 import { valueList } from "../db/id-list";

@@ -9,7 +9,7 @@ import type { DB } from "../db/client";
 import { accounts, customEmojis, domainBlocks, instanceSettings, instanceStats, rules, statuses, userRoles, users } from "../db/schema";
 import type { AccountRow, RoleRow } from "../db/schema";
 import { ROLE_IDS } from "../lib/permissions";
-import { knownDomainsCte } from "../queries/known-domains";
+import { knownDomainsCte } from "../db/known-domains";
 import { padId, snowflakeFloor } from "../lib/ids";
 import type { Config, Env, RegistrationsMode } from "../env";
 import { vapidPublicKey, vapidRowQuery } from "../push/keys";
