@@ -221,6 +221,17 @@ function idBounds(p: ParsedSearch, o: SearchOptions): { gte: bigint | null; lt: 
   return { gte, lt };
 }
 
+/** `col >= gte` and `col < lt` (padded status ids, `col` a status id column) for the bounds given, as conditions. */
+function idRange(col: SQL, gte: bigint | null, lt: bigint | null): SQL[] {
+  const out: SQL[] = [];
+  if (gte !== null) out.push(sql`${col} >= ${padId(gte.toString())}`);
+  if (lt !== null) out.push(sql`${col} < ${padId(lt.toString())}`);
+  return out;
+}
+
+/** idRange's conditions, each after an AND, to follow a WHERE clause. */
+const andIdRange = (col: SQL, gte: bigint | null, lt: bigint | null) => sql.join(idRange(col, gte, lt).map((c) => sql` AND ${c}`));
+
 const MAX_RESULT_WINDOW = 10_000;
 const MAX_ID = 2n ** 63n - 1n;
 
@@ -279,8 +290,9 @@ function librarySets(pv: string): SQL {
  * newest PUBLIC_SCAN_PER_RESULT × (limit + offset) candidates below max_id (at most PUBLIC_SCAN_MAX: FTS matches, or
  * with only operators the author's, the hashtag's or all statuses, publicWalk), not every match. For a user: a word
  * found in many statuses, or an operator few match (has:poll alone), may not find an older public post beyond that
- * window (more words, `from:`, a hashtag, `before:` or paging with max_id narrow or move the window); the viewer's own library is always searched
- * whole. Mastodon's Elasticsearch search is capped likewise (by relevance and its result window).
+ * window (more words, `from:`, a hashtag, `before:` or paging with max_id narrow or move the window); the viewer's own
+ * library is always searched whole. Mastodon's Elasticsearch search is capped likewise (by relevance and its result
+ * window).
  */
 const PUBLIC_SCAN_PER_RESULT = 20;
 const PUBLIC_SCAN_MAX = 5_000;
@@ -292,7 +304,8 @@ const PUBLIC_SCAN_MAX = 5_000;
  * primary key and kept if the viewer may find and see it. So its rows follow the viewer's library and the page, not
  * the number of statuses or matches; with only operators, the public candidates are a capped walk of another index
  * (publicWalk). Blocks, mutes, domain blocks and silenced authors the viewer does not follow are left out (Mastodon's
- * StatusFilter), and the REST visibility rule applies on top. Null when the query asks for nothing (or for an empty id range).
+ * StatusFilter), and the REST visibility rule applies on top. Null when the query asks for nothing (or for an empty id
+ * range).
  */
 export function statusSearchQuery(cfg: Config, q: string, o: SearchOptions & { viewerId: string }): SQL | null {
   const p = parseSearchQuery(q);
@@ -302,7 +315,7 @@ export function statusSearchQuery(cfg: Config, q: string, o: SearchOptions & { v
   if (!match && !exclude && !filters && p.scope === "all") return null;
 
   const own = sql`statuses.account_id = ${pv}`;
-  // What the viewer may see, and the operators (who may FIND a status, searchableBy, is decided below).
+  // What the viewer may see, and the operators (who may FIND a status is decided by the candidate arms below).
   const conds: SQL[] = [
     statusReadableBy(o.viewerId),
     sql`(${own} OR NOT ${hiddenAuthorFor(o.viewerId, statuses.accountId)})`,
@@ -325,21 +338,15 @@ export function statusSearchQuery(cfg: Config, q: string, o: SearchOptions & { v
   }
   const { gte, lt } = idBounds(p, o);
   if ((gte !== null && lt !== null && gte >= lt) || (gte !== null && gte > MAX_ID)) return null;
-  const idRange: SQL[] = [];
-  if (gte !== null) idRange.push(sql`statuses.id >= ${padId(gte.toString())}`);
-  if (lt !== null) idRange.push(sql`statuses.id < ${padId(lt.toString())}`);
 
-  // Candidates: the viewer's library and a capped walk of public statuses, each arm holding only what the viewer may
-  // find (searchableBy), so the outer conditions need not test it again.
+  // Candidates: the viewer's library and a capped walk of public statuses (Mastodon's searchable_by and
+  // PublicStatusesIndex), each arm holding only what the viewer may find, so the outer conditions need not test it.
   const arms: SQL[] = [];
   if (p.scope !== "public") {
-    const libRange: SQL[] = [];
-    if (gte !== null) libRange.push(sql`AND lib.id >= ${padId(gte.toString())}`);
-    if (lt !== null) libRange.push(sql`AND lib.id < ${padId(lt.toString())}`);
     const inFts = match
       ? sql`AND EXISTS (SELECT 1 FROM statuses_fts WHERE statuses_fts MATCH ${match} AND statuses_fts.rowid = CAST(lib.id AS INTEGER))`
       : sql``;
-    arms.push(sql`SELECT lib.id AS id FROM (${librarySets(pv)}) lib WHERE lib.id IS NOT NULL ${sql.join(libRange, sql` `)} ${inFts}`);
+    arms.push(sql`SELECT lib.id AS id FROM (${librarySets(pv)}) lib WHERE lib.id IS NOT NULL${andIdRange(sql`lib.id`, gte, lt)} ${inFts}`);
   }
   if (p.scope !== "library") {
     const cap = Math.min(PUBLIC_SCAN_MAX, PUBLIC_SCAN_PER_RESULT * (o.limit + o.offset));
@@ -348,7 +355,7 @@ export function statusSearchQuery(cfg: Config, q: string, o: SearchOptions & { v
       WHERE ps.visibility = 'public' AND EXISTS (SELECT 1 FROM accounts ia WHERE ia.id = ps.account_id AND ia.indexable = 1)`);
   }
   if (o.accountId) conds.push(sql`statuses.account_id = ${padId(o.accountId)}`);
-  conds.push(...idRange);
+  conds.push(...idRange(sql`statuses.id`, gte, lt));
   if (exclude) conds.push(sql`statuses.id NOT IN (SELECT printf('%020d', rowid) FROM statuses_fts WHERE statuses_fts MATCH ${exclude})`);
   // `IN`: SQLite reads the candidates' ephemeral index (deduplicated, sorted) backwards, each status by primary key,
   // and stops at the page: only the statuses up to the page's last are tested, not every candidate. The unary `+`
@@ -375,12 +382,6 @@ function publicWalk(
   lt: bigint | null,
   cap: number,
 ): SQL {
-  const range = (col: SQL) => {
-    const r: SQL[] = [];
-    if (gte !== null) r.push(sql`AND ${col} >= ${padId(gte.toString())}`);
-    if (lt !== null) r.push(sql`AND ${col} < ${padId(lt.toString())}`);
-    return sql.join(r, sql` `);
-  };
   if (match) {
     // The bounds on the FTS rowid let FTS5 skip what is out of range; the id goes in as TEXT (exact).
     const ftsBounds: SQL[] = [];
@@ -391,12 +392,12 @@ function publicWalk(
   }
   const from = p.from.find((f) => !f.negated);
   const author = o.accountId ? sql`${padId(o.accountId)}` : from ? fromAccount(cfg, from.value, padId(o.viewerId)) : null;
-  if (author) return sql`SELECT s.id AS id FROM statuses s WHERE s.account_id = ${author} ${range(sql`s.id`)} ORDER BY s.id DESC LIMIT ${cap}`;
+  if (author) return sql`SELECT s.id AS id FROM statuses s WHERE s.account_id = ${author}${andIdRange(sql`s.id`, gte, lt)} ORDER BY s.id DESC LIMIT ${cap}`;
   const tag = p.tags.find((t) => !t.negated);
   if (tag)
     return sql`SELECT st.status_id AS id FROM status_tags st WHERE st.tag_id = (SELECT tg.id FROM tags tg WHERE tg.name = ${tag.value})
-      ${range(sql`st.status_id`)} ORDER BY st.status_id DESC LIMIT ${cap}`;
-  return sql`SELECT newest.id AS id FROM statuses newest WHERE 1 ${range(sql`newest.id`)} ORDER BY newest.id DESC LIMIT ${cap}`;
+      ${andIdRange(sql`st.status_id`, gte, lt)} ORDER BY st.status_id DESC LIMIT ${cap}`;
+  return sql`SELECT newest.id AS id FROM statuses newest WHERE 1${andIdRange(sql`newest.id`, gte, lt)} ORDER BY newest.id DESC LIMIT ${cap}`;
 }
 
 async function fullTextStatusIds(db: DB, cfg: Config, q: string, o: SearchOptions & { viewerId: string }): Promise<string[]> {
