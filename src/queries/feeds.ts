@@ -81,11 +81,12 @@ export interface PublicFilter {
   languages?: string[] | null;
   /** Replies to others are left out of the public timeline, kept in hashtag timelines (Mastodon). */
   withReplies?: boolean;
-  /** The query walks attachments itself (only_media on the public timeline): no EXISTS per status. */
-  mediaDriven?: boolean;
 }
 
-/** Conditions on `s` shared by the public and hashtag timelines (Mastodon's PublicFeed scopes). */
+/**
+ * Conditions on `s` shared by the public and hashtag timelines (Mastodon's PublicFeed scopes); only_media is each
+ * timeline's own (the public one walks the attachments, a hashtag's tests each status).
+ */
 function publicConds(viewerId: string | null, f: PublicFilter): SQL {
   const parts: SQL[] = [
     // `+` keeps the planner on the ordered index instead of one on reblog_of_id.
@@ -93,7 +94,6 @@ function publicConds(viewerId: string | null, f: PublicFilter): SQL {
     sql`NOT EXISTS (SELECT 1 FROM accounts pa WHERE pa.id = s.account_id AND (pa.suspended_at IS NOT NULL OR pa.silenced_at IS NOT NULL))`,
   ];
   if (!f.withReplies) parts.push(sql`(+s.in_reply_to_id IS NULL OR s.in_reply_to_account_id = s.account_id)`);
-  if (f.onlyMedia && !f.mediaDriven) parts.push(sql`EXISTS (SELECT 1 FROM media_attachments ma WHERE ma.status_id = s.id)`);
   if (f.languages?.length) parts.push(sql`s.language IN ${valueList(f.languages)}`);
   if (viewerId) parts.push(sql`NOT ${hiddenAuthorFor(viewerId, sql.raw("s.account_id"))}`);
   return sql.join(parts, sql` AND `);
@@ -132,7 +132,7 @@ function publicMediaQuery(viewerId: string | null, f: PublicFilter, page: Page):
   const locs = localities(f);
   const local = locs.length === 1 ? sql` AND s.local = ${locs[0]}` : sql``;
   const query = sql`SELECT DISTINCT s.id AS id, ${quotedOf("s.id")} FROM media_attachments ma CROSS JOIN statuses s ON s.id = ma.status_id
-    WHERE ma.status_id IS NOT NULL${c.cond} AND s.visibility = 'public'${local} AND ${publicConds(viewerId, { ...f, mediaDriven: true })}
+    WHERE ma.status_id IS NOT NULL${c.cond} AND s.visibility = 'public'${local} AND ${publicConds(viewerId, f)}
     ORDER BY ma.status_id ${c.dir} LIMIT ${page.limit}`;
   return { query, ascending: c.ascending };
 }
@@ -149,6 +149,7 @@ export const tagTimeline = (db: DB, viewerId: string | null, f: TagFilter, page:
 export function tagTimelineQuery(viewerId: string | null, f: TagFilter, page: Page): PageQuery {
   const c = cursorSql(sql.raw("st.status_id"), page);
   const conds = [publicConds(viewerId, { ...f, withReplies: true })];
+  if (f.onlyMedia) conds.push(sql`EXISTS (SELECT 1 FROM media_attachments ma WHERE ma.status_id = s.id)`);
   const locs = localities(f);
   if (locs.length === 1) conds.push(sql`s.local = ${locs[0]}`);
   for (const name of f.all ?? []) {
