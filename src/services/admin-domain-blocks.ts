@@ -76,25 +76,27 @@ function checkSeverity(raw: string | undefined): Severity | undefined {
 
 const text = (v: string | undefined) => (v === undefined ? undefined : v.trim() === "" ? null : v);
 
+/** The host of a domain as stored on accounts (`d`, an SQL expression), without the port a server may have. */
+const hostOf = (d: SQL) => sql`(CASE WHEN instr(${d}, ':') > 0 THEN rtrim(rtrim(${d}, '0123456789'), ':') ELSE ${d} END)`;
+
 /**
  * Accounts of `domain` and its subdomains (Mastodon's Account.by_domain_and_subdomains), found through the domains
- * accounts are stored on (knownDomainsCte), then the matching domains' accounts by accounts_domain. Subdomains are not one range of the index, so matching the accounts
- * themselves scanned every account, once per round of a block's application: rows read in proportion to the servers
- * known instead of their accounts (a blocklist of hundreds of domains, pushed through the admin API, repeats it).
+ * accounts are stored on (knownDomainsCte), then the matching domains' accounts by accounts_domain. Subdomains are not
+ * one range of the index, so matching the accounts themselves scanned every account, once per round of a block's
+ * application: rows read in proportion to the servers known instead of their accounts (a blocklist of hundreds of
+ * domains, pushed through the admin API, repeats it).
  */
 export function accountsOfDomain(domain: string): SQL {
   // Account domains keep a port when their server has one (127.0.0.1:3000); a block names the host on any port.
-  const host = sql`(CASE WHEN instr(known.d, ':') > 0 THEN rtrim(rtrim(known.d, '0123456789'), ':') ELSE known.d END)`;
+  const host = hostOf(sql`known.d`);
   const sub = `.${domain}`;
   return sql`${accounts.domain} IN (${knownDomainsCte}
     SELECT known.d FROM known WHERE known.d IS NOT NULL AND (known.d = ${domain} OR substr(known.d, -${sub.length}) = ${sub}
       OR (instr(known.d, ':') > 0 AND (${host} = ${domain} OR substr(${host}, -${sub.length}) = ${sub}))))`;
 }
 
-/** The host of an account's domain, without its port (as accountsOfDomain compares it). */
-const accountHost = lazy(
-  () => sql`(CASE WHEN instr(${accounts.domain}, ':') > 0 THEN rtrim(rtrim(lower(${accounts.domain}), '0123456789'), ':') ELSE lower(${accounts.domain}) END)`,
-);
+/** The host of an account's domain, lowercased, without its port (as accountsOfDomain compares it). */
+const accountHost = lazy(() => hostOf(sql`lower(${accounts.domain})`));
 
 /**
  * Whether some domain block with reject_media covers the account's domain or a parent domain (domainBlockFor's
