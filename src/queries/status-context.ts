@@ -27,6 +27,8 @@ export async function statusContext(db: DB, cfg: Config, id: string, viewerId: s
   const ancestorsLimit = viewerId ? CONTEXT_LIMIT : ANON_ANCESTORS;
   const descendantsLimit = viewerId ? CONTEXT_LIMIT : ANON_DESCENDANTS;
   const depthLimit = viewerId ? MAX_DEPTH : ANON_DEPTH;
+  // Descendants are taken from the recursive query's queue in path order (ORDER BY 2; ids are fixed-width): depth
+  // first, so the limit keeps the first replies of the thread as it reads, as Mastodon's ORDER BY path LIMIT does.
   const visible = viewerId ? sql`${statusReadableBy(viewerId)} AND NOT ${hiddenAuthorFor(viewerId, statuses.accountId)}` : statusReadableBy(null);
   const [root, anc, desc] = await db.batch([
     db
@@ -47,8 +49,6 @@ export async function statusContext(db: DB, cfg: Config, id: string, viewerId: s
         UNION ALL
         SELECT s.id, d.path || '/' || s.id, d.depth + 1 FROM d CROSS JOIN statuses s ON s.in_reply_to_id = d.id
           WHERE s.id <> ${p} AND instr(d.path, s.id) = 0 AND d.depth < ${depthLimit}
-        -- Taken from the queue in path order (ids are fixed-width): depth first, so the limit keeps the first replies
-        -- of the thread as it reads, as Mastodon's ORDER BY path LIMIT does.
         ORDER BY 2
         LIMIT ${descendantsLimit}
       )
