@@ -379,6 +379,14 @@ describe("the profile directory and the peers list", () => {
     ];
     const measure = () => searchFigures(paths);
     await remote(2500, "dir1.example", 50);
+    // A discoverable remote account that posted lately: the most-active order finds it among the newest statuses' authors.
+    const poster = await env.DB.prepare("SELECT CAST(id AS TEXT) AS id FROM accounts WHERE domain = 'dir1.example' AND discoverable = 1 LIMIT 1").first<{
+      id: string;
+    }>();
+    await env.DB.prepare("UPDATE accounts SET last_status_at = ? WHERE id = ?").bind(Date.now(), poster!.id).run();
+    await statusesOf(poster!.id, 1, "lately");
+    const activeIds = async () => ((await timed(paths[1]!, viewer.token)).body as { id: string }[]).map((a) => a.id);
+    expect(await activeIds()).toContain(String(BigInt(poster!.id)));
     const before = await measure();
     // Not discoverable, but one in fifty (what a walk of every account would have to read past).
     await remote(2000, "dir2.example", 50);
@@ -389,6 +397,8 @@ describe("the profile directory and the peers list", () => {
       expect(after[path]!.rows, path).toBeLessThanOrEqual(before[path]!.rows + 10);
     }
     expect(before[paths[0]!]!.found).toBe(40);
+    expect(after[paths[1]!]!.found).toBe(before[paths[1]!]!.found);
+    expect(await activeIds()).toContain(String(BigInt(poster!.id)));
   });
 });
 
