@@ -32,7 +32,7 @@ import { PERMISSIONS, hasPermission } from "../lib/permissions";
 import type { AccountRow, RoleRow, UserRow } from "../db/schema";
 import { cursorOrder, cursorWhere, inPageOrder } from "../db/keyset";
 import { adminLogStatement } from "./admin-log";
-import { notificationStatement } from "./notifications";
+import { notificationStatement, retractNotificationsStatement } from "./notifications";
 import { likeSql, likeText } from "../db/like";
 
 export interface AdminAccountRow {
@@ -185,7 +185,7 @@ export async function rejectAccount(db: DB, actor: Moderator, id: string): Promi
     // each by its index (notifications_account; notifications_activity probed once per local user), not a scan of every
     // notification for `from_account_id`, which rejecting each of a wave of spam sign-ups would repeat.
     db.delete(notifications).where(eq(notifications.accountId, a)),
-    db.run(sql`DELETE FROM notifications WHERE account_id IN (SELECT account_id FROM users) AND type = 'admin.sign_up' AND activity_id = ${padId(a)}`),
+    retractNotificationsStatement(db, "admin.sign_up", sql`SELECT u.account_id AS recipient, ${padId(a)} AS activity FROM users u`),
     db.delete(follows).where(or(eq(follows.accountId, a), eq(follows.targetAccountId, a))),
     db.delete(followRequests).where(or(eq(followRequests.accountId, a), eq(followRequests.targetAccountId, a))),
     db.delete(blocks).where(or(eq(blocks.accountId, a), eq(blocks.targetAccountId, a))),
