@@ -18,9 +18,8 @@ import { padId, unpadId } from "../lib/ids";
 import type { Page } from "../lib/pagination";
 import { hiddenAuthorFor } from "../services/visibility";
 import { GROUPABLE_TYPES } from "../services/notifications";
-import { filterConds, selectWithRefs, type NotificationFilter, type NotificationWithRefs } from "./notifications";
+import { filterConds, pageBounds, selectWithRefs, walkConds, type WalkValues, type NotificationFilter, type NotificationWithRefs } from "./notifications";
 import { accountRows } from "../db/table-rows";
-import { valueList } from "../db/id-list";
 
 /** Accounts shown per group (Mastodon's NotificationGroup::SAMPLE_ACCOUNTS_SIZE). */
 export const SAMPLE_ACCOUNTS = 8;
@@ -59,11 +58,12 @@ export interface GroupedPage {
   paginated: boolean;
 }
 
-/** A member of `key` (raw SQL alias `x`) the viewer may see: sender neither suspended nor hidden. */
-function memberSql(viewerId: string, key: SQL): SQL {
-  return sql`x.account_id = ${padId(viewerId)} AND x.group_key = ${key}
+/** A member of `key` (raw SQL alias `x`) the viewer (an id, or SQL for it) may see: sender neither suspended nor hidden. */
+function memberSql(viewer: string | SQL, key: SQL, now?: SQL): SQL {
+  const v = typeof viewer === "string" ? sql`${padId(viewer)}` : viewer;
+  return sql`x.account_id = ${v} AND x.group_key = ${key}
     AND NOT EXISTS (SELECT 1 FROM accounts xa WHERE xa.id = x.from_account_id AND xa.suspended_at IS NOT NULL)
-    AND NOT ${hiddenAuthorFor(viewerId, sql`x.from_account_id`)}`;
+    AND NOT ${hiddenAuthorFor(v, sql`x.from_account_id`, now)}`;
 }
 
 interface Range {
@@ -163,22 +163,19 @@ async function completePage(
 
 /**
  * The condition that makes a notification its group's representative on a page (see the header): no visible member
- * of its group between it and the page's start, `start` being max_id (newest first) or min_id (oldest first).
+ * of its group between it and the page's start (`v.start`: max_id newest first, min_id oldest first). The grouped
+ * types are written as literals: GROUPABLE_TYPES' (groupedTypesParam), never a client's text.
  */
-function representativeSql(viewerId: string, f: GroupedFilter, ascending: boolean, start: SQL | null): SQL | undefined {
+function representativeSql(f: GroupedFilter, ascending: boolean, v: WalkValues): SQL | undefined {
   if (!f.groupedTypes.length) return undefined;
   const between = ascending
-    ? sql`x.id < ${notifications.id}${start ? sql` AND x.id > ${start}` : sql``}`
-    : sql`x.id > ${notifications.id}${start ? sql` AND x.id < ${start}` : sql``}`;
-  const from = f.accountId ? sql` AND x.from_account_id = ${padId(f.accountId)}` : sql``;
-  return sql`NOT (${notifications.type} IN ${valueList(f.groupedTypes)}
+    ? sql`x.id < ${notifications.id}${v.start ? sql` AND x.id > ${v.start}` : sql``}`
+    : sql`x.id > ${notifications.id}${v.start ? sql` AND x.id < ${v.start}` : sql``}`;
+  const from = f.accountId ? sql` AND x.from_account_id = ${notifications.fromAccountId}` : sql``;
+  const grouped = sql.raw(f.groupedTypes.map((t) => `'${t}'`).join(", "));
+  return sql`NOT (${notifications.type} IN (${grouped})
     AND ${notifications.groupKey} IS NOT NULL
-    AND EXISTS (SELECT 1 FROM notifications x WHERE ${memberSql(viewerId, sql`${notifications.groupKey}`)} AND ${between}${from}))`;
-}
-
-function pageStart(page: Page): SQL | null {
-  const c = page.minId ?? page.maxId;
-  return c ? sql`${padId(c)}` : null;
+    AND EXISTS (SELECT 1 FROM notifications x WHERE ${memberSql(v.viewer, sql`${notifications.groupKey}`, v.now)} AND ${between}${from}))`;
 }
 
 /**
@@ -187,7 +184,7 @@ function pageStart(page: Page): SQL | null {
  */
 export async function groupedPage(db: DB, viewerId: string, f: GroupedFilter, page: Page): Promise<GroupedPage> {
   const found = await selectWithRefs(db, {
-    where: and(...filterConds(viewerId, f), cursorWhere(notifications.id, page), representativeSql(viewerId, f, !!page.minId, pageStart(page))),
+    where: and(...walkConds(viewerId, f, pageBounds(page), page.minId ? "ASC" : "DESC", page.limit, (v) => representativeSql(f, !!page.minId, v))),
     orderBy: cursorOrder(notifications.id, page),
     limit: page.limit,
   });
@@ -251,7 +248,7 @@ export async function groupedUnreadCount(db: DB, viewerId: string, f: GroupedFil
   const inner = db
     .select({ one: sql`1` })
     .from(notifications)
-    .where(and(...filterConds(viewerId, f), sql`${notifications.id} > ${marker}`, representativeSql(viewerId, f, true, marker)))
+    .where(and(...walkConds(viewerId, f, { above: marker, below: null, start: marker }, null, limit, (v) => representativeSql(f, true, v))))
     .limit(limit);
   const [row] = await db.select({ n: sql<number>`count(*)` }).from(inner.as("unread"));
   return Number(row?.n ?? 0);

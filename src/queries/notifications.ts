@@ -1,14 +1,14 @@
 // Reading, dismissing and counting one's notifications. A page is one query (plus one for reported accounts when
 // there are admin.report rows): notifications joined with their sender and report, newest first on
 // notifications_account (account_id, id), hidden senders left out.
-import { and, eq, inArray, notInArray, sql, type SQL } from "drizzle-orm";
+import { and, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { deleteOwnRow } from "../db/owned";
 import { frozenHead, frozenSelect } from "../db/frozen";
 import { boundList, idsJson } from "../db/id-list";
-import { cursorOrder, cursorWhere, inPageOrder } from "../db/keyset";
+import { cursorOrder, inPageOrder } from "../db/keyset";
 import { idList } from "../db/client";
-import { accounts, notifications, reports, type NotificationType } from "../db/schema/index";
+import { accounts, notifications, reports, NOTIFICATION_TYPES, type NotificationType } from "../db/schema/index";
 import { padId, unpadId } from "../lib/ids";
 import type { Page } from "../lib/pagination";
 import type { AccountRow } from "../db/schema";
@@ -52,21 +52,125 @@ export interface NotificationFilter {
   includeFiltered?: boolean;
 }
 
-/** A notification's sender is shown to its recipient `v` (an id, or the row's own account_id column): not hidden, not suspended. */
-function senderShown(v: string | SQL): SQL[] {
+/** A notification's sender is shown to its recipient `v` (an id, or SQL for it): not hidden, not suspended. */
+function senderShown(v: string | SQL, now?: SQL): SQL[] {
   return [
-    sql`NOT ${hiddenAuthorFor(v, sql`${notifications.fromAccountId}`)}`,
+    sql`NOT ${hiddenAuthorFor(v, sql`${notifications.fromAccountId}`, now)}`,
     sql`NOT EXISTS (SELECT 1 FROM accounts fa WHERE fa.id = ${notifications.fromAccountId} AND fa.suspended_at IS NOT NULL)`,
   ];
+}
+
+/**
+ * The types a filter keeps, as Mastodon's Notification.browserable reads `types[]` and `exclude_types[]`: the types
+ * asked for that exist (every type when none is asked for), less those excluded. Null when that is every type.
+ */
+export function keptTypes(f: NotificationFilter): NotificationType[] | null {
+  if (!f.types?.length && !f.excludeTypes?.length) return null;
+  const asked = f.types?.length ? NOTIFICATION_TYPES.filter((t) => f.types!.includes(t)) : NOTIFICATION_TYPES;
+  const kept = asked.filter((t) => !f.excludeTypes?.includes(t));
+  return kept.length === NOTIFICATION_TYPES.length ? null : kept;
 }
 
 export function filterConds(viewerId: string, f: NotificationFilter): SQL[] {
   const conds: SQL[] = [eq(notifications.accountId, viewerId), ...senderShown(viewerId)];
   if (!f.includeFiltered && !f.accountId) conds.push(eq(notifications.filtered, false));
-  if (f.types?.length) conds.push(inArray(notifications.type, f.types as NotificationType[]));
-  if (f.excludeTypes?.length) conds.push(notInArray(notifications.type, f.excludeTypes as NotificationType[]));
+  const kept = keptTypes(f);
+  if (kept) conds.push(kept.length ? inArray(notifications.type, kept) : sql`0`);
   if (f.accountId) conds.push(eq(notifications.fromAccountId, f.accountId));
   return conds;
+}
+
+/** The values a walk of notifications compares with, as SQL: bound parameters, or columns of the merge's `w`. */
+export interface WalkValues {
+  viewer: SQL;
+  now: SQL;
+  /** Ids above this (exclusive), below that (exclusive), and where a grouped page starts; null: none. */
+  above: SQL | null;
+  below: SQL | null;
+  start: SQL | null;
+}
+
+export type WalkBounds = Pick<WalkValues, "above" | "below" | "start">;
+
+/** A page's cursor as walk bounds (keyset.ts's rule: min_id wins over since_id). */
+export function pageBounds(page: Page, start: string | undefined = page.minId ?? page.maxId): WalkBounds {
+  const above = page.minId ?? page.sinceId;
+  return {
+    above: above ? sql`${padId(above)}` : null,
+    below: page.maxId ? sql`${padId(page.maxId)}` : null,
+    start: start ? sql`${padId(start)}` : null,
+  };
+}
+
+/**
+ * The conditions of a page, or of a count, of the viewer's notifications: the filter's, the bounds, and `more`'s (a
+ * group's representative), `more` given the values to compare with. With one type kept, or every one,
+ * notifications_type (account_id, type, id) or notifications_account is the page's range as it is. With several, a
+ * walk of notifications_account would read every notification of the types left out, to the end when fewer matches
+ * than the page are left; so each kept type is its own walk of notifications_type, merged in the page's order with
+ * the page's limit (UNION ALL … ORDER BY 1 LIMIT n, which SQLite runs as a merge that pulls from each walk only what
+ * the page takes: about n rows, plus one per type), and the outer query finds the page's rows by id. The walks share
+ * their values through a one-row `w` (each walk naming a bound value again would pass D1's 100 bound parameters a
+ * statement with a dozen types). `order` null: a count, which needs no order, so `type IN (…)` is read as one range
+ * of notifications_type per type as it stands.
+ */
+export function walkConds(
+  viewerId: string,
+  f: NotificationFilter,
+  bounds: WalkBounds,
+  order: "ASC" | "DESC" | null,
+  limit: number,
+  more?: (v: WalkValues) => SQL | undefined,
+): SQL[] {
+  const kept = keptTypes(f);
+  if (!kept || kept.length <= 1 || !order) {
+    const v: WalkValues = { viewer: sql`${padId(viewerId)}`, now: sql`${Date.now()}`, ...bounds };
+    return [...filterConds(viewerId, f), ...idBounds(v), ...[more?.(v)].filter((c): c is SQL => !!c)];
+  }
+  const col = (name: string) => sql.raw(`(SELECT ${name} FROM w)`);
+  const v: WalkValues = {
+    viewer: col("viewer"),
+    now: col("now"),
+    above: bounds.above && col("above"),
+    below: bounds.below && col("below"),
+    start: bounds.start && col("start"),
+  };
+  const conds = [eq(notifications.accountId, v.viewer), ...senderShown(v.viewer, v.now), ...idBounds(v)];
+  if (!f.includeFiltered && !f.accountId) conds.push(sql`${notifications.filtered} = 0`);
+  if (f.accountId) conds.push(eq(notifications.fromAccountId, col("sender")));
+  const extra = more?.(v);
+  if (extra) conds.push(extra);
+  // The type as a literal: one of NOTIFICATION_TYPES (keptTypes), never a client's text.
+  const walks = kept.map(
+    (t) => sql`SELECT ${notifications.id} FROM ${notifications} WHERE ${and(...conds, sql`${notifications.type} = ${sql.raw(`'${t}'`)}`)}`,
+  );
+  const w = sql`WITH w(viewer, now, above, below, start, sender) AS (SELECT ${padId(viewerId)}, ${Date.now()}, ${bounds.above}, ${bounds.below}, ${bounds.start}, ${f.accountId ? padId(f.accountId) : null})`;
+  return [sql`${notifications.id} IN (${w} ${merged(walks, order, limit)})`];
+}
+
+/**
+ * The walks as one UNION ALL in `order`, limited to `limit`. D1 allows 5 terms in a compound SELECT: more are merged
+ * five at a time first, each group limited the same way (SQLite sorts each group's at most `limit` rows before the
+ * outer merge, so a page reads at most `limit` rows, plus one per walk, per group).
+ */
+function merged(walks: SQL[], order: "ASC" | "DESC" | null, limit: number): SQL {
+  const tail = sql`${order ? sql` ORDER BY 1 ${sql.raw(order)}` : sql``} LIMIT ${limit}`;
+  if (walks.length <= MAX_COMPOUND_TERMS) return sql`${sql.join(walks, sql` UNION ALL `)}${tail}`;
+  const groups: SQL[] = [];
+  for (let i = 0; i < walks.length; i += MAX_COMPOUND_TERMS) {
+    groups.push(sql`SELECT id FROM (${merged(walks.slice(i, i + MAX_COMPOUND_TERMS), order, limit)})`);
+  }
+  return merged(groups, order, limit);
+}
+
+/** D1's limit on the terms of one compound SELECT ("too many terms in compound SELECT" past it). */
+const MAX_COMPOUND_TERMS = 5;
+
+function idBounds(v: WalkValues): SQL[] {
+  const out: SQL[] = [];
+  if (v.above) out.push(sql`${notifications.id} > ${v.above}`);
+  if (v.below) out.push(sql`${notifications.id} < ${v.below}`);
+  return out;
 }
 
 /**
@@ -101,7 +205,7 @@ export async function withReportTargets(db: DB, rows: Omit<NotificationWithRefs,
 
 export async function notificationPage(db: DB, viewerId: string, f: NotificationFilter, page: Page): Promise<NotificationWithRefs[]> {
   const rows = await selectWithRefs(db, {
-    where: and(...filterConds(viewerId, f), cursorWhere(notifications.id, page)),
+    where: and(...walkConds(viewerId, f, pageBounds(page), page.minId ? "ASC" : "DESC", page.limit)),
     orderBy: cursorOrder(notifications.id, page),
     limit: page.limit,
   });
@@ -188,7 +292,7 @@ export async function unreadCount(db: DB, viewerId: string, f: NotificationFilte
   const inner = db
     .select({ one: sql`1` })
     .from(notifications)
-    .where(and(...filterConds(viewerId, f), sql`${notifications.id} > ${marker}`))
+    .where(and(...walkConds(viewerId, f, { above: marker, below: null, start: null }, null, limit)))
     .limit(limit);
   const [row] = await db.select({ n: sql<number>`count(*)` }).from(inner.as("unread"));
   return Number(row?.n ?? 0);

@@ -56,10 +56,10 @@ export function statusReadableBy(v: string | Placeholder | null): SQL {
 // Written as text (the names drizzle would write for blocks, mutes, account_domain_blocks and accounts): every page
 // of every timeline builds it once or twice, and each table or column reference was one more piece for drizzle to
 // escape and join on each call (test/unit/visibility-sql.test.ts checks the text is the same).
-export function hiddenAuthorFor(v: string | SQL, authorCol: SQL | typeof statuses.accountId): SQL {
+export function hiddenAuthorFor(v: string | SQL, authorCol: SQL | typeof statuses.accountId, now: SQL | number = Date.now()): SQL {
   const pv = boundViewer(v);
   return sql`(EXISTS (SELECT 1 FROM "blocks" WHERE ("blocks"."account_id" = ${pv} AND "blocks"."target_account_id" = ${authorCol}) OR ("blocks"."account_id" = ${authorCol} AND "blocks"."target_account_id" = ${pv}))
-    OR EXISTS (SELECT 1 FROM "mutes" WHERE "mutes"."account_id" = ${pv} AND "mutes"."target_account_id" = ${authorCol} AND ("mutes"."expires_at" IS NULL OR "mutes"."expires_at" > ${Date.now()}))
+    OR EXISTS (SELECT 1 FROM "mutes" WHERE "mutes"."account_id" = ${pv} AND "mutes"."target_account_id" = ${authorCol} AND ("mutes"."expires_at" IS NULL OR "mutes"."expires_at" > ${now}))
     OR EXISTS (SELECT 1 FROM "account_domain_blocks" CROSS JOIN "accounts" da ON da.id = ${authorCol} WHERE "account_domain_blocks"."account_id" = ${pv} AND "account_domain_blocks"."domain" = da.domain))`;
 }
 

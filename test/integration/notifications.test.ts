@@ -59,6 +59,69 @@ describe("notifications", { timeout: 30000 }, () => {
     expect(await ids("?types[]=quote")).toEqual([]);
   });
 
+  // Several types are merged walks, one per type, in groups of five (D1's compound limit): every page, up and down,
+  // is the filtered list's own slice, hidden senders and filtered notifications left out within each walk.
+  it("pages through several types, and all but some, newest first and from min_id, as one list", async () => {
+    const [me, a, hidden] = await Promise.all([makeUser(), makeUser(), makeUser()]);
+    const s = await insertStatus(me);
+    const kinds = [
+      "mention",
+      "favourite",
+      "follow",
+      "reblog",
+      "poll",
+      "update",
+      "status",
+      "quote",
+      "admin.sign_up",
+      "favourite",
+      "quoted_update",
+      "follow_request",
+    ];
+    const all: { id: string; type: string }[] = [];
+    for (let i = 0; i < 36; i++) {
+      const type = kinds[i % kinds.length]!;
+      all.push({ id: await notify(me, i % 7 === 3 ? hidden : a, type, type === "follow" ? null : s), type });
+    }
+    await exec("INSERT INTO mutes (id, account_id, target_account_id, created_at) VALUES (?1, ?2, ?3, 0)", pad(nextId()), pad(me.id), pad(hidden.id));
+    const shown = all.filter((_, i) => i % 7 !== 3).reverse();
+    const walkDown = async (q: string) => {
+      const out: string[] = [];
+      let path: string | undefined = `/api/v1/notifications?${q}&limit=4`;
+      for (let n = 0; path && n < 20; n++) {
+        const r = await me.api.get(path);
+        expect(r.status, path).toBe(200);
+        out.push(...r.body.map((x: any) => x.id));
+        path = r.body.length ? links(r.headers).next : undefined;
+      }
+      return out;
+    };
+    const walkUp = async (q: string) => {
+      const out: string[] = [];
+      let min = "0";
+      for (let n = 0; n < 20; n++) {
+        const r = await me.api.get(`/api/v1/notifications?${q}&limit=4&min_id=${min}`);
+        if (!r.body.length) break;
+        out.unshift(...r.body.map((x: any) => x.id));
+        min = r.body[0].id;
+      }
+      return out;
+    };
+    const cases: [string, (t: string) => boolean][] = [
+      ["types[]=mention&types[]=follow&types[]=poll", (t) => ["mention", "follow", "poll"].includes(t)],
+      ["exclude_types[]=favourite&exclude_types[]=reblog", (t) => t !== "favourite" && t !== "reblog"],
+      ["types[]=favourite&types[]=quote&types[]=nonsense&exclude_types[]=quote", (t) => t === "favourite"],
+    ];
+    for (const [q, keep] of cases) {
+      const expected = shown.filter((x) => keep(x.type)).map((x) => x.id);
+      expect(expected.length, q).toBeGreaterThan(4);
+      expect(await walkDown(q), q).toEqual(expected);
+      expect(await walkUp(q), q).toEqual(expected);
+      const count = await me.api.get(`/api/v1/notifications/unread_count?${q}`);
+      expect(count.body.count, q).toBe(expected.length);
+    }
+  });
+
   it("leaves out blocked or muted senders and statuses the viewer cannot see", async () => {
     const [me, a, b, c] = await Promise.all([makeUser(), makeUser(), makeUser(), makeUser()]);
     const keep = await notify(me, a, "follow");
