@@ -5,7 +5,7 @@ import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { cursorOrder, cursorWhere, inPageOrder } from "../db/keyset";
 import type { DB } from "../db/client";
 import { idList } from "../db/client";
-import { accounts, featuredTags, follows, listAccounts, lists, mediaAttachments, statuses, statusTags, tags } from "../db/schema/index";
+import { accounts, featuredTags, follows, listAccounts, lists, mediaAttachments, statuses, statusPins, statusTags, tags } from "../db/schema/index";
 import type { Config } from "../env";
 import { padId, unpadId } from "../lib/ids";
 import type { Page } from "../lib/pagination";
@@ -144,9 +144,6 @@ export async function accountStatusPage(
   page: Page,
 ): Promise<{ ids: string[]; related: string[] }> {
   const conds: (SQL | undefined)[] = [statusReadableBy(viewerId), cursorWhere(statuses.id, page)];
-  // Pinned: the account's pins (status_pins_pair), each status by its primary key; a walk of its statuses read every
-  // one to find the few pinned (Mastodon's web app asks for them on every profile it opens).
-  if (f.pinned) conds.push(sql`${statuses.id} IN (SELECT sp.status_id FROM status_pins sp WHERE sp.account_id = ${padId(accountId)})`);
   // Mastodon keeps self-replies (threads) when replies are excluded.
   if (f.excludeReplies) conds.push(sql`(${statuses.inReplyToId} IS NULL OR ${statuses.inReplyToAccountId} = ${padId(accountId)})`);
   if (f.excludeReblogs || f.onlyMedia || f.tagged) conds.push(isNull(statuses.reblogOfId));
@@ -166,26 +163,37 @@ export async function accountStatusPage(
   // The media tab walks the account's attachments by status (media_account_status), newest first, each status by its
   // primary key: its rows follow the page, not the account's statuses without media (a walk of those read every one
   // of them to find a few with media). DISTINCT: a status with four attachments is one entry.
-  const rows = f.onlyMedia
+  // Pinned: the account's pins (status_pins_pair), each status by its primary key, most recently pinned first as
+  // Mastodon orders them (pinned_statuses: status_pins.created_at DESC; a pin's id is its time). A walk of the
+  // account's statuses read every one to find the few pinned (Mastodon's web app asks for them on every profile).
+  const rows = f.pinned
     ? await db
-        .selectDistinct(columns)
-        .from(mediaAttachments)
-        .innerJoin(statuses, eq(statuses.id, mediaAttachments.statusId))
-        .where(and(eq(mediaAttachments.accountId, accountId), cursorWhere(mediaAttachments.statusId, page), eq(statuses.accountId, accountId), ...conds))
-        .orderBy(cursorOrder(mediaAttachments.statusId, page))
-        .limit(page.limit)
-    : await db
         .select(columns)
-        .from(statuses)
-        .where(and(eq(statuses.accountId, accountId), ...conds))
-        .orderBy(cursorOrder(statuses.id, page))
-        .limit(page.limit);
+        .from(statusPins)
+        .innerJoin(statuses, eq(statuses.id, statusPins.statusId))
+        .where(and(eq(statusPins.accountId, accountId), ...conds))
+        .orderBy(desc(statusPins.id))
+        .limit(page.limit)
+    : f.onlyMedia
+      ? await db
+          .selectDistinct(columns)
+          .from(mediaAttachments)
+          .innerJoin(statuses, eq(statuses.id, mediaAttachments.statusId))
+          .where(and(eq(mediaAttachments.accountId, accountId), cursorWhere(mediaAttachments.statusId, page), eq(statuses.accountId, accountId), ...conds))
+          .orderBy(cursorOrder(mediaAttachments.statusId, page))
+          .limit(page.limit)
+      : await db
+          .select(columns)
+          .from(statuses)
+          .where(and(eq(statuses.accountId, accountId), ...conds))
+          .orderBy(cursorOrder(statuses.id, page))
+          .limit(page.limit);
   const related = new Set<string>();
   for (const r of rows) {
     if (r.rb) related.add(r.rb);
     if (r.qt) related.add(unpadId(String(r.qt)));
   }
-  return { ids: inPageOrder(rows, page).map((r) => r.id), related: [...related] };
+  return { ids: (f.pinned ? rows : inPageOrder(rows, page)).map((r) => r.id), related: [...related] };
 }
 
 // ---- familiar followers, lists, featured tags ----

@@ -197,6 +197,14 @@ describe("GET /api/v1/accounts/:id, lookup, and id[]", () => {
 });
 
 describe("GET /api/v1/accounts/:id/statuses", () => {
+  it("lists pinned statuses most recently pinned first, as Mastodon orders them", async () => {
+    const author = await makeUser();
+    const [first, second, third] = [await insertStatus(author.id), await insertStatus(author.id), await insertStatus(author.id)];
+    for (const id of [second, third, first]) expect((await author.api.post(`/api/v1/statuses/${id}/pin`)).status).toBe(200);
+    const pinned = await anon.get(`/api/v1/accounts/${author.id}/statuses?pinned=true`);
+    expect(pinned.body.map((s: any) => s.id)).toEqual([first, third, second]);
+  });
+
   it("filters by visibility, replies, reblogs, pinned, and paginates", async () => {
     const author = await makeUser();
     const other = await makeUser();
