@@ -1,6 +1,7 @@
 // Reading, dismissing and counting one's notifications. A page is one query (plus one for reported accounts when
 // there are admin.report rows): notifications joined with their sender and report, newest first on
-// notifications_account (account_id, id), hidden senders left out.
+// notifications_account (account_id, id), or notifications_type (account_id, type, id) for a page filtered by type
+// (walkConds), hidden senders left out.
 import { and, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { deleteOwnRow } from "../db/owned";
@@ -93,8 +94,9 @@ export interface WalkValues {
 export type WalkBounds = Pick<WalkValues, "above" | "below" | "start">;
 
 /** A page's cursor as walk bounds (keyset.ts's rule: min_id wins over since_id). */
-export function pageBounds(page: Page, start: string | undefined = page.minId ?? page.maxId): WalkBounds {
+export function pageBounds(page: Page): WalkBounds {
   const above = page.minId ?? page.sinceId;
+  const start = page.minId ?? page.maxId;
   return {
     above: above ? sql`${padId(above)}` : null,
     below: page.maxId ? sql`${padId(page.maxId)}` : null,
@@ -153,8 +155,8 @@ export function walkConds(
  * five at a time first, each group limited the same way (SQLite sorts each group's at most `limit` rows before the
  * outer merge, so a page reads at most `limit` rows, plus one per walk, per group).
  */
-function merged(walks: SQL[], order: "ASC" | "DESC" | null, limit: number): SQL {
-  const tail = sql`${order ? sql` ORDER BY 1 ${sql.raw(order)}` : sql``} LIMIT ${limit}`;
+function merged(walks: SQL[], order: "ASC" | "DESC", limit: number): SQL {
+  const tail = sql` ORDER BY 1 ${sql.raw(order)} LIMIT ${limit}`;
   if (walks.length <= MAX_COMPOUND_TERMS) return sql`${sql.join(walks, sql` UNION ALL `)}${tail}`;
   const groups: SQL[] = [];
   for (let i = 0; i < walks.length; i += MAX_COMPOUND_TERMS) {
