@@ -86,6 +86,10 @@ const ALLOC = flag("alloc") || opt("alloc") === "survivors";
 // the slowest invocations, and per kind (collections, objects destroyed, RSA, fetch, JavaScript), where the V8
 // profile sees only JavaScript. Needs \`perf\` (Debian: linux-perf) and permission to trace the process.
 const PERF = flag("perf") || opt("perf") !== undefined;
+// --heap: the V8 heap of Tern's isolate after each phase (garbage not yet collected included: workerd's inspector does
+// not answer HeapProfiler.collectGarbage), with the measured workerd's resident memory beside it. Workers give an
+// isolate 128 MB.
+const HEAP = flag("heap");
 const SURVIVORS = opt("alloc") === "survivors";
 
 const DAY = 86_400_000;
@@ -381,7 +385,7 @@ async function main() {
     d1Apart: D1_APART,
     dosApart: DOS_APART,
     queuesApart: QUEUES_APART,
-    inspect: PROFILE || ALLOC,
+    inspect: PROFILE || ALLOC || HEAP,
     // Every /api request counted by the RateLimiter object as in production (no loopback safelist); the budgets are
     // raised so the compressed day is never refused (the object is still called once per request).
     vars: {
@@ -557,6 +561,14 @@ async function main() {
     if (PERF) log(stopPerf ? `perf recording workerd ${pids[0]} into ${perfFile}` : "--perf: perf cannot record here (not installed, or not permitted)");
     let stopProfile = null;
     let isolate = null;
+    if (HEAP) isolate = await attachIsolate(server.inspectorPort);
+    const heapMark = async (label) => {
+      if (!HEAP) return;
+      const { usedSize, totalSize } = (await isolate.cdp("Runtime.getHeapUsage")).result;
+      const rss = pids.map((p) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, "utf8"))?.[1] ?? 0) / 1024);
+      log(`heap after ${label}: ${(usedSize / 2 ** 20).toFixed(1)} MiB used of ${(totalSize / 2 ** 20).toFixed(1)}; workerd RSS ${rss.map((r) => r.toFixed(0)).join(" + ")} MiB`);
+    };
+    await heapMark("the calibration");
     if (PROFILE || ALLOC) {
       isolate = await attachIsolate(server.inspectorPort);
       stopProfile = await (ALLOC ? startAllocProfile(isolate, { survivors: SURVIVORS }) : startCpuProfile(isolate));
@@ -621,6 +633,7 @@ async function main() {
     }
     await snap("owner actions");
     log(`owner: ${nPosts} posts, ${nFav} favourites, ${nBoost} boosts (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
+    await heapMark("the owner's actions");
 
     // ---- incoming activities ----
     const nIn = Math.round(DAY_PLAN.incoming * FRACTION);
@@ -640,6 +653,7 @@ async function main() {
     }
     await snap("incoming");
     log(`incoming: ${nIn} activities ${JSON.stringify(mix)} (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
+    await heapMark("the incoming activities");
 
     // ---- cron: DAY_PLAN.cronTicks consecutive minutes (every 5th runs the housekeeping) ----
     const minute0 = Math.floor(Date.now() / 60_000) * 60_000;
@@ -689,6 +703,7 @@ async function main() {
     }
     await snap("jobs drained");
     log(`jobs: ${cpu.jobs.length} batches stepped one at a time (${((Date.now() - t0) / 1000).toFixed(0)} s); releasing deliveries`);
+    await heapMark("the jobs");
     const before = await control();
     const c0 = cpuNs(pids);
     const tr = Date.now();
@@ -713,6 +728,7 @@ async function main() {
     const freeCpu = (cpuNs(pids) - c0) / 1e6 - polls * ctlCpu;
     await snap("deliveries drained");
     log(`deliveries: ${freeBatches} more batches drained freely in ${((Date.now() - tr) / 1000).toFixed(0)} s; peers received ${peers.received.count}`);
+    await heapMark("the deliveries");
 
     // ---- the clients: app opens and poll bursts (after the drain, so polls find the day's entries) ----
     const home = await fetch(`${base}/api/v1/timelines/home?limit=40`, { headers: auth(1) }).then((r) => r.json());
@@ -747,6 +763,7 @@ async function main() {
     // The services process over the day since the reset (its share of the control requests taken out).
     const servicesDay = servicesPids.length ? (servicesNs() - servicesDay0.ns) / 1e6 - (controls - servicesDay0.controls) * ctlServices : null;
     log(`clients: ${DAY_PLAN.clients} × (${opens} opens + ${bursts} poll bursts) (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
+    await heapMark("the clients");
     for (const ws of sockets) ws.close();
 
     if (stopPerf) await stopPerf();
