@@ -566,7 +566,9 @@ async function main() {
       if (!HEAP) return;
       const { usedSize, totalSize } = (await isolate.cdp("Runtime.getHeapUsage")).result;
       const rss = pids.map((p) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, "utf8"))?.[1] ?? 0) / 1024);
-      log(`heap after ${label}: ${(usedSize / 2 ** 20).toFixed(1)} MiB used of ${(totalSize / 2 ** 20).toFixed(1)}; workerd RSS ${rss.map((r) => r.toFixed(0)).join(" + ")} MiB`);
+      log(
+        `heap after ${label}: ${(usedSize / 2 ** 20).toFixed(1)} MiB used of ${(totalSize / 2 ** 20).toFixed(1)}; workerd RSS ${rss.map((r) => r.toFixed(0)).join(" + ")} MiB`,
+      );
     };
     await heapMark("the calibration");
     if (PROFILE || ALLOC) {
