@@ -20,12 +20,18 @@ export function inPageOrder<T>(rows: T[], page: Page): T[] {
   return page.minId ? rows.reverse() : rows;
 }
 
+/** The same rule as the page's two exclusive bounds, padded ids (null: none): above it, below it. */
+export function cursorBounds(page: Page): { above: string | null; below: string | null } {
+  const above = page.minId ?? page.sinceId;
+  return { above: above ? padId(above) : null, below: page.maxId ? padId(page.maxId) : null };
+}
+
 /** The same rule for a raw SQL column expression (an aliased padded-id column in a hand-written query). */
 export function cursorSql(col: SQL, page: Page): { cond: SQL; ascending: boolean; dir: SQL } {
+  const { above, below } = cursorBounds(page);
   const parts: SQL[] = [];
-  if (page.maxId) parts.push(sql`${col} < ${padId(page.maxId)}`);
-  if (page.minId) parts.push(sql`${col} > ${padId(page.minId)}`);
-  else if (page.sinceId) parts.push(sql`${col} > ${padId(page.sinceId)}`);
+  if (below) parts.push(sql`${col} < ${below}`);
+  if (above) parts.push(sql`${col} > ${above}`);
   const ascending = !!page.minId;
   return { cond: parts.length ? sql` AND ${sql.join(parts, sql` AND `)}` : sql``, ascending, dir: ascending ? sql.raw("ASC") : sql.raw("DESC") };
 }

@@ -16,9 +16,9 @@ import { cursorOrder, cursorWhere, inPageOrder } from "../db/keyset";
 import { accounts, notifications, type AccountRow, type NotificationType } from "../db/schema";
 import { padId, unpadId } from "../lib/ids";
 import type { Page } from "../lib/pagination";
-import { hiddenAuthorFor } from "../services/visibility";
+import { boundViewer, hiddenAuthorFor } from "../services/visibility";
 import { GROUPABLE_TYPES } from "../services/notifications";
-import { filterConds, pageBounds, selectWithRefs, walkConds, type WalkValues, type NotificationFilter, type NotificationWithRefs } from "./notifications";
+import { filterConds, pageRange, selectWithRefs, walkConds, type WalkValues, type NotificationFilter, type NotificationWithRefs } from "./notifications";
 import { accountRows } from "../db/table-rows";
 
 /** Accounts shown per group (Mastodon's NotificationGroup::SAMPLE_ACCOUNTS_SIZE). */
@@ -60,7 +60,7 @@ export interface GroupedPage {
 
 /** A member of `key` (raw SQL alias `x`) the viewer (an id, or SQL for it) may see: sender neither suspended nor hidden. */
 function memberSql(viewer: string | SQL, key: SQL, now?: SQL): SQL {
-  const v = typeof viewer === "string" ? sql`${padId(viewer)}` : viewer;
+  const v = boundViewer(viewer);
   return sql`x.account_id = ${v} AND x.group_key = ${key}
     AND NOT EXISTS (SELECT 1 FROM accounts xa WHERE xa.id = x.from_account_id AND xa.suspended_at IS NOT NULL)
     AND NOT ${hiddenAuthorFor(v, sql`x.from_account_id`, now)}`;
@@ -184,7 +184,7 @@ function representativeSql(f: GroupedFilter, ascending: boolean, v: WalkValues):
  */
 export async function groupedPage(db: DB, viewerId: string, f: GroupedFilter, page: Page): Promise<GroupedPage> {
   const found = await selectWithRefs(db, {
-    where: and(...walkConds(viewerId, f, pageBounds(page), page.minId ? "ASC" : "DESC", page.limit, (v) => representativeSql(f, !!page.minId, v))),
+    where: and(...walkConds(viewerId, f, pageRange(page), (v) => representativeSql(f, !!page.minId, v))),
     orderBy: cursorOrder(notifications.id, page),
     limit: page.limit,
   });
@@ -248,7 +248,7 @@ export async function groupedUnreadCount(db: DB, viewerId: string, f: GroupedFil
   const inner = db
     .select({ one: sql`1` })
     .from(notifications)
-    .where(and(...walkConds(viewerId, f, { above: marker, below: null, start: marker }, null, limit, (v) => representativeSql(f, true, v))))
+    .where(and(...walkConds(viewerId, f, { above: marker, below: null, start: marker, order: null, limit }, (v) => representativeSql(f, true, v))))
     .limit(limit);
   const [row] = await db.select({ n: sql<number>`count(*)` }).from(inner.as("unread"));
   return Number(row?.n ?? 0);

@@ -7,7 +7,7 @@ import type { DB } from "../db/client";
 import { deleteOwnRow } from "../db/owned";
 import { frozenHead, frozenSelect } from "../db/frozen";
 import { boundList, idsJson } from "../db/id-list";
-import { cursorOrder, inPageOrder } from "../db/keyset";
+import { cursorBounds, cursorOrder, inPageOrder } from "../db/keyset";
 import { idList } from "../db/client";
 import { accounts, notifications, reports, NOTIFICATION_TYPES, type NotificationType } from "../db/schema/index";
 import { padId, unpadId } from "../lib/ids";
@@ -72,12 +72,18 @@ export function keptTypes(f: NotificationFilter): NotificationType[] | null {
   return kept.length === NOTIFICATION_TYPES.length ? null : kept;
 }
 
+/** Every condition of the filter but its types, over the values given (bound parameters, or the merge's `w`). */
+function recipientConds(f: NotificationFilter, v: Pick<WalkValues, "viewer" | "sender"> & { now?: SQL }): SQL[] {
+  const conds: SQL[] = [eq(notifications.accountId, v.viewer), ...senderShown(v.viewer, v.now)];
+  if (!f.includeFiltered && !f.accountId) conds.push(sql`${notifications.filtered} = 0`);
+  if (v.sender) conds.push(eq(notifications.fromAccountId, v.sender));
+  return conds;
+}
+
 export function filterConds(viewerId: string, f: NotificationFilter): SQL[] {
-  const conds: SQL[] = [eq(notifications.accountId, viewerId), ...senderShown(viewerId)];
-  if (!f.includeFiltered && !f.accountId) conds.push(eq(notifications.filtered, false));
+  const conds = recipientConds(f, { viewer: sql`${padId(viewerId)}`, sender: f.accountId ? sql`${padId(f.accountId)}` : null });
   const kept = keptTypes(f);
   if (kept) conds.push(kept.length ? inArray(notifications.type, kept) : sql`0`);
-  if (f.accountId) conds.push(eq(notifications.fromAccountId, f.accountId));
   return conds;
 }
 
@@ -85,68 +91,69 @@ export function filterConds(viewerId: string, f: NotificationFilter): SQL[] {
 export interface WalkValues {
   viewer: SQL;
   now: SQL;
+  /** The filter's sender (account_id), or null. */
+  sender: SQL | null;
   /** Ids above this (exclusive), below that (exclusive), and where a grouped page starts; null: none. */
   above: SQL | null;
   below: SQL | null;
   start: SQL | null;
 }
 
-export type WalkBounds = Pick<WalkValues, "above" | "below" | "start">;
+/** What a walk covers: its bounds, its order (null: a count, which needs none) and its limit. */
+export interface WalkRange extends Pick<WalkValues, "above" | "below" | "start"> {
+  order: "ASC" | "DESC" | null;
+  limit: number;
+}
 
-/** A page's cursor as walk bounds (keyset.ts's rule: min_id wins over since_id). */
-export function pageBounds(page: Page): WalkBounds {
-  const above = page.minId ?? page.sinceId;
+/** A page as a walk: the cursor's bounds (keyset.ts), min_id's order upwards, and the start of its groups. */
+export function pageRange(page: Page): WalkRange {
+  const { above, below } = cursorBounds(page);
   const start = page.minId ?? page.maxId;
   return {
-    above: above ? sql`${padId(above)}` : null,
-    below: page.maxId ? sql`${padId(page.maxId)}` : null,
+    above: above ? sql`${above}` : null,
+    below: below ? sql`${below}` : null,
     start: start ? sql`${padId(start)}` : null,
+    order: page.minId ? "ASC" : "DESC",
+    limit: page.limit,
   };
 }
 
 /**
- * The conditions of a page, or of a count, of the viewer's notifications: the filter's, the bounds, and `more`'s (a
- * group's representative), `more` given the values to compare with. With one type kept, or every one,
+ * The conditions of a page, or of a count, of the viewer's notifications: the filter's, the range's bounds, and
+ * `more`'s (a group's representative), `more` given the values to compare with. With one type kept, or every one,
  * notifications_type (account_id, type, id) or notifications_account is the page's range as it is. With several, a
  * walk of notifications_account would read every notification of the types left out, to the end when fewer matches
  * than the page are left; so each kept type is its own walk of notifications_type, merged in the page's order with
  * the page's limit (UNION ALL … ORDER BY 1 LIMIT n, which SQLite runs as a merge that pulls from each walk only what
  * the page takes: about n rows, plus one per type), and the outer query finds the page's rows by id. The walks share
  * their values through a one-row `w` (each walk naming a bound value again would pass D1's 100 bound parameters a
- * statement with a dozen types). `order` null: a count, which needs no order, so `type IN (…)` is read as one range
- * of notifications_type per type as it stands.
+ * statement with a dozen types). A count needs no order, so `type IN (…)` is read as one range of notifications_type
+ * per type as it stands.
  */
-export function walkConds(
-  viewerId: string,
-  f: NotificationFilter,
-  bounds: WalkBounds,
-  order: "ASC" | "DESC" | null,
-  limit: number,
-  more?: (v: WalkValues) => SQL | undefined,
-): SQL[] {
+export function walkConds(viewerId: string, f: NotificationFilter, range: WalkRange, more?: (v: WalkValues) => SQL | undefined): SQL[] {
   const kept = keptTypes(f);
+  const { above, below, start, order, limit } = range;
   if (!kept || kept.length <= 1 || !order) {
-    const v: WalkValues = { viewer: sql`${padId(viewerId)}`, now: sql`${Date.now()}`, ...bounds };
+    const v: WalkValues = { viewer: sql`${padId(viewerId)}`, now: sql`${Date.now()}`, sender: null, above, below, start };
     return [...filterConds(viewerId, f), ...idBounds(v), ...[more?.(v)].filter((c): c is SQL => !!c)];
   }
   const col = (name: string) => sql.raw(`(SELECT ${name} FROM w)`);
   const v: WalkValues = {
     viewer: col("viewer"),
     now: col("now"),
-    above: bounds.above && col("above"),
-    below: bounds.below && col("below"),
-    start: bounds.start && col("start"),
+    sender: f.accountId ? col("sender") : null,
+    above: above && col("above"),
+    below: below && col("below"),
+    start: start && col("start"),
   };
-  const conds = [eq(notifications.accountId, v.viewer), ...senderShown(v.viewer, v.now), ...idBounds(v)];
-  if (!f.includeFiltered && !f.accountId) conds.push(sql`${notifications.filtered} = 0`);
-  if (f.accountId) conds.push(eq(notifications.fromAccountId, col("sender")));
+  const conds = [...recipientConds(f, v), ...idBounds(v)];
   const extra = more?.(v);
   if (extra) conds.push(extra);
   // The type as a literal: one of NOTIFICATION_TYPES (keptTypes), never a client's text.
   const walks = kept.map(
     (t) => sql`SELECT ${notifications.id} FROM ${notifications} WHERE ${and(...conds, sql`${notifications.type} = ${sql.raw(`'${t}'`)}`)}`,
   );
-  const w = sql`WITH w(viewer, now, above, below, start, sender) AS (SELECT ${padId(viewerId)}, ${Date.now()}, ${bounds.above}, ${bounds.below}, ${bounds.start}, ${f.accountId ? padId(f.accountId) : null})`;
+  const w = sql`WITH w(viewer, now, above, below, start, sender) AS (SELECT ${padId(viewerId)}, ${Date.now()}, ${above}, ${below}, ${start}, ${f.accountId ? padId(f.accountId) : null})`;
   return [sql`${notifications.id} IN (${w} ${merged(walks, order, limit)})`];
 }
 
@@ -207,7 +214,7 @@ export async function withReportTargets(db: DB, rows: Omit<NotificationWithRefs,
 
 export async function notificationPage(db: DB, viewerId: string, f: NotificationFilter, page: Page): Promise<NotificationWithRefs[]> {
   const rows = await selectWithRefs(db, {
-    where: and(...walkConds(viewerId, f, pageBounds(page), page.minId ? "ASC" : "DESC", page.limit)),
+    where: and(...walkConds(viewerId, f, pageRange(page))),
     orderBy: cursorOrder(notifications.id, page),
     limit: page.limit,
   });
@@ -294,7 +301,7 @@ export async function unreadCount(db: DB, viewerId: string, f: NotificationFilte
   const inner = db
     .select({ one: sql`1` })
     .from(notifications)
-    .where(and(...walkConds(viewerId, f, { above: marker, below: null, start: null }, null, limit)))
+    .where(and(...walkConds(viewerId, f, { above: marker, below: null, start: null, order: null, limit })))
     .limit(limit);
   const [row] = await db.select({ n: sql<number>`count(*)` }).from(inner.as("unread"));
   return Number(row?.n ?? 0);

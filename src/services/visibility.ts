@@ -29,7 +29,7 @@ export function canSeeStatus(
 }
 
 /** A viewer in SQL: an account id goes in padded, as stored; a placeholder or an SQL expression (a column) as given. */
-const boundViewer = <T extends Placeholder | SQL>(v: string | T): string | T => (typeof v === "string" ? padId(v) : v);
+export const boundViewer = <T extends Placeholder | SQL>(v: string | T): string | T => (typeof v === "string" ? padId(v) : v);
 
 /**
  * SQL: the status row `statuses` is visible to viewer `v` (null = signed out). Authors not suspended. `v` may be a
