@@ -1,6 +1,7 @@
 // IP classification for the SSRF guard (security §2.1, D1/D2). The WHATWG URL parser already canonicalises every
-// IPv4 spelling (2130706433, 0x7f000001, 0177.0.0.1, 127.1 → 127.0.0.1) and IPv6 literals, so this only has to
-// classify canonical forms; it parses IPv6 fully (including ::ffff:a.b.c.d) so mapped addresses are caught.
+// IPv4 spelling (2130706433, 0x7f000001, 0177.0.0.1, 127.1 → 127.0.0.1) and IPv6 literals; this module still parses
+// every textual IPv6 spelling itself (compressed or not, any case, leading zeros, a dotted-quad tail, brackets, a zone
+// id) into its 16 bytes, and decides on those bytes only, never on the text.
 
 export function parseIPv4(s: string): number[] | null {
   const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(s);
@@ -9,34 +10,59 @@ export function parseIPv4(s: string): number[] | null {
   return parts.every((p) => p <= 255) ? parts : null;
 }
 
-/** 8 groups of 16 bits, or null. Accepts an embedded dotted IPv4 tail. */
-export function parseIPv6(input: string): number[] | null {
-  let s = input.replace(/^\[|\]$/g, "").toLowerCase();
+/**
+ * An IPv6 literal as its 16 bytes, or null. Reads `::` in place of one or more zero groups, 1 to 4 hex digits a group
+ * in either case, a dotted IPv4 tail for the last 32 bits (`::ffff:10.0.0.1`, `64:ff9b::10.0.0.1`), the literal in
+ * brackets (both or neither), and drops a zone id (`fe80::1%eth0`, or `%25eth0` as RFC 6874 writes it in a URL).
+ */
+export function parseIPv6Bytes(input: string): Uint8Array | null {
+  let s = input.toLowerCase();
+  if (s.startsWith("[") || s.endsWith("]")) {
+    if (!(s.startsWith("[") && s.endsWith("]"))) return null;
+    s = s.slice(1, -1);
+  }
   const zone = s.indexOf("%");
   if (zone >= 0) s = s.slice(0, zone);
   if (!/^[0-9a-f:.]+$/.test(s)) return null;
+  let tail: number[] = [];
   if (s.includes(".")) {
-    // a dotted IPv4 tail (::ffff:127.0.0.1) becomes two hex groups
+    // a dotted IPv4 tail (::ffff:127.0.0.1) is the last two groups
     const lastColon = s.lastIndexOf(":");
     const v4 = parseIPv4(s.slice(lastColon + 1));
-    if (!v4) return null;
+    if (lastColon < 0 || !v4) return null;
     const [a = 0, b = 0, c = 0, d = 0] = v4; // parseIPv4 returns exactly four parts
-    s = `${s.slice(0, lastColon + 1)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+    tail = [(a << 8) | b, (c << 8) | d];
+    s = s.slice(0, lastColon + 1);
+    // "x:" before the tail ends a group list; "::" before it is the compression itself
+    if (!s.endsWith("::")) s = s.slice(0, -1);
   }
   const halves = s.split("::");
   if (halves.length > 2) return null;
-  const parse = (h: string) => (h === "" ? [] : h.split(":").map((g) => (/^[0-9a-f]{1,4}$/.test(g) ? parseInt(g, 16) : NaN)));
+  const parse = (h: string) => (h === "" ? [] : h.split(":").map((g) => (/^[0-9a-f]{1,4}$/.test(g) ? parseInt(g, 16) : Number.NaN)));
   const [first = "", second = ""] = halves; // split always yields at least one element
   const head = parse(first);
   const rest = halves.length === 2 ? parse(second) : [];
+  (halves.length === 2 ? rest : head).push(...tail); // the tail ends the address
   if ([...head, ...rest].some((n) => Number.isNaN(n))) return null;
   let groups = head;
   if (halves.length === 2) {
     const fill = 8 - head.length - rest.length;
     if (fill < 1) return null;
-    groups = [...head, ...new Array(fill).fill(0), ...rest];
+    groups = [...head, ...new Array<number>(fill).fill(0), ...rest];
   }
-  return groups.length === 8 ? groups : null;
+  if (groups.length !== 8) return null;
+  const out = new Uint8Array(16);
+  groups.forEach((g, i) => {
+    out[2 * i] = g >> 8;
+    out[2 * i + 1] = g & 0xff;
+  });
+  return out;
+}
+
+/** 8 groups of 16 bits, or null: parseIPv6Bytes read as groups. */
+export function parseIPv6(input: string): number[] | null {
+  const b = parseIPv6Bytes(input);
+  return b ? Array.from({ length: 8 }, (_, i) => ((b[2 * i] ?? 0) << 8) | (b[2 * i + 1] ?? 0)) : null;
 }
 
 const V4_BLOCKED: [number[], number][] = [
@@ -84,23 +110,57 @@ export function isBlockedIPv4(p: number[]): boolean {
   return V4_BLOCKED.some(([net, bits]) => inV4(p, net, bits));
 }
 
-export function isBlockedIPv6(g: number[]): boolean {
-  const all0 = (a: number[]) => a.every((x) => x === 0);
-  if (all0(g)) return true; // ::
-  if (all0(g.slice(0, 7)) && g[7] === 1) return true; // ::1
-  // IPv4-mapped ::ffff:0:0/96 and IPv4-compatible: judge the embedded IPv4 (and block anyway: no reason to use them)
-  if (all0(g.slice(0, 5)) && (g[5] === 0xffff || g[5] === 0)) return true;
-  const [g0, g1] = g;
-  // A missing group masks to 0, as bitwise operators always treated undefined.
-  const m0 = g0 ?? 0;
-  const m1 = g1 ?? 0;
-  if (g0 === 0x64 && g1 === 0xff9b) return true; // 64:ff9b::/96 and 64:ff9b:1::/48
-  if (g0 === 0x100 && all0(g.slice(1, 4))) return true; // 100::/64
-  if (g0 === 0x2001 && (g1 === 0 || (m1 & 0xfff0) === 0x10 || (m1 & 0xfff0) === 0x20 || g1 === 0xdb8)) return true;
-  if (g0 === 0x2002) return true; // 6to4
-  if ((m0 & 0xfe00) === 0xfc00) return true; // fc00::/7
-  if ((m0 & 0xffc0) === 0xfe80) return true; // fe80::/10
-  if ((m0 & 0xff00) === 0xff00) return true; // multicast
+/** The ways an IPv6 address carries an IPv4 address. */
+export type IPv4Embedding = "mapped" | "translated" | "compatible" | "nat64" | "nat64-local" | "6to4" | "teredo";
+
+/** The IPv4 addresses an IPv6 address carries (as bytes), and the form carrying them; null when it carries none. */
+export function ipv4InIPv6(b: Uint8Array): { form: IPv4Embedding; v4: number[][] } | null {
+  const zero = (from: number, to: number) => b.subarray(from, to).every((x) => x === 0);
+  const at = (from: number) => Array.from(b.subarray(from, from + 4));
+  const last = at(12);
+  // ::ffff:0:0/96, IPv4-mapped (RFC 4291 §2.5.5.2)
+  if (zero(0, 10) && b[10] === 0xff && b[11] === 0xff) return { form: "mapped", v4: [last] };
+  // ::ffff:0:0:0/96, IPv4-translated (RFC 2765 §2.1, SIIT)
+  if (zero(0, 8) && b[8] === 0xff && b[9] === 0xff && zero(10, 12)) return { form: "translated", v4: [last] };
+  // ::/96, IPv4-compatible (RFC 4291 §2.5.5.1, deprecated); :: and ::1 are 0.0.0.0 and 0.0.0.1 here, both in 0.0.0.0/8
+  if (zero(0, 12)) return { form: "compatible", v4: [last] };
+  if (b[0] === 0 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b) {
+    // 64:ff9b::/96, the NAT64 well-known prefix (RFC 6052 §2.1)
+    if (zero(4, 12)) return { form: "nat64", v4: [last] };
+    // 64:ff9b:1::/48, local-use NAT64 (RFC 8215): the last 32 bits for a /96 prefix inside it
+    if (b[4] === 0 && b[5] === 1) return { form: "nat64-local", v4: [last] };
+  }
+  // 2002::/16, 6to4 (RFC 3056): 2002:V4ADDR::/48
+  if (b[0] === 0x20 && b[1] === 0x02) return { form: "6to4", v4: [at(2)] };
+  // 2001::/32, Teredo (RFC 4380): the server's address in bits 32..64, the client's in the last 32 bits inverted
+  if (b[0] === 0x20 && b[1] === 0x01 && b[2] === 0 && b[3] === 0) return { form: "teredo", v4: [at(4), last.map((x) => x ^ 0xff)] };
+  return null;
+}
+
+/**
+ * Forms whose packets go to the IPv4 address they carry, so the address alone decides (Ruby's IPAddr, which
+ * Mastodon's PrivateAddressCheck uses, judges mapped addresses so). The others are refused whatever they carry:
+ * 6to4 and Teredo (2002::/16 and 2001::/32 are in Mastodon's PrivateAddressCheck list) reach their IPv4 end through
+ * whichever relay is nearest, which unwraps them inside its own network, and a Teredo address names a tunnel through
+ * a client's NAT, never a server; local-use NAT64 is not globally reachable (IANA special-purpose registry) and lets
+ * each network put the IPv4 address where its prefix length says (RFC 6052 §2.2), so no fixed bits can be judged.
+ */
+const JUDGED_AS_IPV4: ReadonlySet<IPv4Embedding> = new Set(["mapped", "translated", "compatible", "nat64"]);
+
+/** True for an IPv6 address (16 bytes) the server must never connect to. */
+export function isBlockedIPv6(b: Uint8Array): boolean {
+  if (b.length !== 16) return true;
+  const carried = ipv4InIPv6(b);
+  if (carried) return carried.v4.some(isBlockedIPv4) || !JUDGED_AS_IPV4.has(carried.form);
+  const [b0 = 0, b1 = 0, b2 = 0, b3 = 0] = b;
+  // Outside 2000::/3, the only global unicast space: the rest of ::/8, 100::/64 (discard), fc00::/7 (unique local),
+  // fe80::/10 (link-local), fec0::/10 (site-local), ff00::/8 (multicast) and every prefix not yet allocated.
+  if ((b0 & 0xe0) !== 0x20) return true;
+  if (b0 === 0x20 && b1 === 0x01) {
+    const g1 = (b2 << 8) | b3;
+    // 2001:10::/28 ORCHID, 2001:20::/28 ORCHIDv2, 2001:db8::/32 documentation
+    if ((g1 & 0xfff0) === 0x10 || (g1 & 0xfff0) === 0x20 || g1 === 0xdb8) return true;
+  }
   return false;
 }
 
@@ -108,9 +168,10 @@ export function isBlockedIPv6(g: number[]): boolean {
 export function isBlockedAddress(host: string): boolean {
   const v4 = parseIPv4(host);
   if (v4) return isBlockedIPv4(v4);
-  const v6 = parseIPv6(host);
+  const v6 = parseIPv6Bytes(host);
   if (v6) return isBlockedIPv6(v6);
-  return false;
+  // A bracketed literal this parser cannot read is refused rather than taken for a name.
+  return host.startsWith("[");
 }
 
 export function isIpLiteral(host: string): boolean {

@@ -1,6 +1,7 @@
 // The ONE outbound fetch for everything remote (actors, keys, objects, WebFinger, media, push endpoints). Workers'
 // fetch() gives no DNS hook, so the guard validates the URL itself (security §2.1 "Workers translation"): http(s)
-// only, no userinfo, no CR/LF, IP literals in every spelling checked against the denylist, names of this machine or of
+// only, no userinfo, no CR/LF, IP literals in every spelling checked against the denylist (an IPv6 address carrying an
+// IPv4 one, mapped, NAT64, 6to4, Teredo …, is judged by that address or refused whole: ip.ts), names of this machine or of
 // an internal network refused in every spelling (trailing dots, single labels, internal suffixes, metadata services,
 // wildcard-DNS names that spell a private address: ip.ts internalNameReason),
 // ports 80/443 only, our own host never fetched, redirects followed by hand (≤3, each re-validated, no https→http
@@ -70,7 +71,8 @@ export function checkUrl(raw: string, opts: Pick<SafeFetchOptions, "ownHosts" | 
   if (host !== u.hostname) u.hostname = host;
   const loopbackOk = !!opts.allowLoopback && isLoopback(host);
   if (!loopbackOk) {
-    if (isIpLiteral(host) || /^[\d.]+$/.test(host)) {
+    // Every bracketed host is an IPv6 literal: one the parser in ip.ts cannot read is refused, not judged as a name.
+    if (isIpLiteral(host) || host.startsWith("[") || /^[\d.]+$/.test(host)) {
       if (isBlockedAddress(host)) throw new FetchRefused("address not allowed");
     } else {
       const why = internalNameReason(host);
