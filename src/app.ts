@@ -57,7 +57,13 @@ export function buildApp() {
     // A staff write may have changed what the instance documents show: this isolate checks D1 on its next read.
     if (mayChangeInstance(c.req.method, c.req.path)) expireInstanceCache();
     // Effects leave after the handler, whatever it answered: a service records them only once its write committed.
-    await sendEffects(c.env.JOBS, c.get("fx"));
+    // A queue that refuses them leaves them in D1 for the cron (src/effects/pending.ts); if D1 refuses them too, the
+    // write still committed, so the client hears of it as usual and the loss is logged.
+    try {
+      await sendEffects(c.env, c.get("fx"));
+    } catch (e) {
+      console.error("effects lost: neither the queue nor D1 took them", e instanceof Error ? e.message : e);
+    }
     if (c.get("fx").here.length) await runAfterResponse(c.env, c.executionCtx, c.get("fx"));
     const bookmark = session.getBookmark();
     noteBookmark(bookmark, c.req.method);

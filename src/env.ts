@@ -43,6 +43,10 @@ export interface Env {
   INSTANCE_CACHE_SECONDS?: string;
   /** `queue`: what a request records to run after its response (an incoming activity) goes to the JOBS queue instead. */
   EFFECTS_AFTER_RESPONSE?: string;
+  /** Milliseconds a JOBS send may take before its effects are kept in D1 instead (default 5,000; src/effects/send.ts). */
+  QUEUE_SEND_TIMEOUT_MS?: string;
+  /** Milliseconds a Web Push request may take (default 15,000; src/push/deliver.ts). */
+  PUSH_TIMEOUT_MS?: string;
   /** Client IPs exempt from the general API budgets, comma-separated; empty: 127.0.0.1 and ::1; `none`: nobody. */
   RATE_LIMIT_SAFELIST?: string;
   /** `true`: limited federation (allowlist) mode, only domains in domain_allows federate (src/federation/remote-accounts.ts). */

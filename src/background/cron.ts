@@ -1,5 +1,6 @@
 // Cron (every minute, wrangler.toml): publish the scheduled statuses that are due (claimed here, one
-// `publish_scheduled` effect each, published by the JOBS consumer: src/services/publish-scheduled.ts). On every 5th
+// `publish_scheduled` effect each, published by the JOBS consumer: src/services/publish-scheduled.ts), and send again
+// the effects a failed queue send left in D1 (src/effects/pending.ts). On every 5th
 // minute also: drop the home feeds of users inactive for 14 days (Mastodon's FeedCleanupScheduler; the feed is rebuilt
 // when they come back), expire temporary mutes, send "poll" notifications for polls that ended, and prune rows that
 // only matter for a while (housekeeping.ts, expired codes and sessions), delete media nothing holds after a day,
@@ -10,6 +11,7 @@ import { sql } from "drizzle-orm";
 import { createDb, idList, type DB, runBatch } from "../db/client";
 import { settingStatement } from "../db/setting-statement";
 import { Effects } from "../effects/collector";
+import { resendPending } from "../effects/pending";
 import { sendEffects } from "../effects/send";
 import { readConfig, type Env } from "../env";
 import { padId, snowflake, unpadId } from "../lib/ids";
@@ -49,7 +51,10 @@ export async function runScheduled(env: Env, at: number, opts: { housekeeping?: 
   const db = createDb(env.DB);
   // The cron has no request: its origin is the configured domain (LOCAL_DOMAIN), which federated effects need.
   const fx = new Effects(readConfig(env, "http://localhost/").origin);
-  const tasks: (readonly [string, () => Promise<unknown>])[] = [["publish scheduled statuses", () => claimScheduled(db, fx, at)]];
+  const tasks: (readonly [string, () => Promise<unknown>])[] = [
+    ["publish scheduled statuses", () => claimScheduled(db, fx, at)],
+    ["send effects the queue refused", () => resendPending(env, at)],
+  ];
   const housekeeping = opts.housekeeping ?? true;
   if (housekeeping) tasks.push(...housekeepingTasks(env, db, fx, at));
   if (opts.hourly ?? housekeeping) tasks.push(...hourlyTasks(db, at));
@@ -60,7 +65,7 @@ export async function runScheduled(env: Env, at: number, opts: { housekeeping?: 
       console.error(`cron: ${name} failed`, e instanceof Error ? e.message : e);
     }
   }
-  await sendEffects(env.JOBS, fx);
+  await sendEffects(env, fx);
 }
 
 /**

@@ -1,9 +1,9 @@
 // The one switch that runs effects (the JOBS queue consumer): what each effect does, and the effects that follow
-// from it. A failing effect is retried on its own: a single message through the queue's retry (max_retries, then the
-// dead-letter queue), a packed one by re-sending just the effects that failed.
+// from it. The runner is the one retry owner of effects (./retry.ts): the effects of a message that failed go back,
+// alone, with their attempt count and a backoff, and the consumer does not throw them to the queue.
 import { createDb, type DB } from "../db/client";
 import { readConfig, type Env } from "../env";
-import { deliverPush, PushRetry, pushJobsOf, pushTargetsStatement, retryPushJob, type PushJob } from "../push";
+import { deliverPush, PushRetry, pushBackoffSeconds, pushJobsOf, pushTargetsStatement, retryPushJob, type PushJob } from "../push";
 import { type NotifyEffect, readNotify, STREAM_READ_WHOLE, takeReadAhead } from "./notify-reads";
 import { fetchFeaturedCollection } from "../federation/featured-collection";
 import { processInboxItem } from "../federation/inbox-process";
@@ -34,7 +34,8 @@ import {
   publishAnnouncementEvent,
 } from "../streaming/publish";
 import { Effects, runsAfterResponseHere } from "./collector";
-import { resendEach, sendEffects } from "./send";
+import { retryFailed } from "./retry";
+import { sendEffects } from "./send";
 import type { Effect, JobMessage } from "./types";
 
 /**
@@ -135,8 +136,13 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects, b
       await backfillThread(db, configFor(env, fx), fx, effect.statusId, JOB_BUDGET);
       return;
     default:
-      console.warn("unknown effect", JSON.stringify(effect).slice(0, 200));
+      return unknownEffect(effect);
   }
+}
+
+/** Every effect type has a case above: a new one fails to compile here until it has. At run time: a malformed body. */
+function unknownEffect(effect: never): never {
+  throw new Error(`unknown effect ${JSON.stringify(effect).slice(0, 200)}`);
 }
 
 /**
@@ -177,14 +183,19 @@ async function afterFanOut(db: DB, env: Env, fx: Effects, statusId: string, deli
 /** The configuration effects render with: the origin of the request that caused them (LOCAL_DOMAIN wins when set). */
 const configFor = (env: Env, fx: Effects) => readConfig(env, fx.origin || "http://localhost/");
 
-/** Sends one push; a push service that asks to retry later gets the effect again after its delay (bounded tries). */
+/**
+ * Sends one push. src/push owns a push's retries: whatever fails (the push service's answer, the network, a timeout,
+ * D1, our own code) comes back as the same effect one attempt later, after its delay, until MAX_PUSH_ATTEMPTS; this
+ * never throws, so the runner does not retry it a second way.
+ */
 async function pushOnce(db: DB, env: Env, job: PushJob, fx: Effects): Promise<void> {
   try {
     await deliverPush(db, env, configFor(env, fx), job);
   } catch (e) {
-    if (!(e instanceof PushRetry)) throw e;
-    const next = retryPushJob(job, e);
+    const err = e instanceof PushRetry ? e : new PushRetry(pushBackoffSeconds(job.attempt ?? 0), e instanceof Error ? e.message : String(e));
+    const next = retryPushJob(job, err);
     if (next) fx.later(next.delaySeconds, next.job);
+    else console.warn("push given up", job.subscriptionId, err.message);
   }
 }
 
@@ -192,9 +203,9 @@ const originOf = (e: Effect): string => ("origin" in e ? e.origin : "");
 
 /**
  * Runs effects in order, recording what follows from them on `fx`; returns those that failed. A pack's notify effects
- * run as one, where the first of them stands (and fail or succeed together). `single`: rethrow the first failure.
+ * run as one, where the first of them stands (and fail or succeed together).
  */
-async function runEffects(db: DB, env: Env, effects: Effect[], fx: Effects, opts: { batch?: JobBatch; single?: boolean } = {}): Promise<Effect[]> {
+async function runEffects(db: DB, env: Env, effects: Effect[], fx: Effects, opts: { batch?: JobBatch } = {}): Promise<Effect[]> {
   const failed: Effect[] = [];
   const notifies = effects.filter((e): e is NotifyEffect => e.type === "notify");
   for (const e of effects) {
@@ -203,7 +214,6 @@ async function runEffects(db: DB, env: Env, effects: Effect[], fx: Effects, opts
     try {
       await (grouped ? notifyAll(db, env, notifies, fx) : runEffect(db, env, e, fx, opts.batch));
     } catch (err) {
-      if (opts.single) throw err;
       console.error("effect failed", e.type, err instanceof Error ? err.message : err);
       failed.push(...(grouped ? notifies : [e]));
     }
@@ -214,20 +224,22 @@ async function runEffects(db: DB, env: Env, effects: Effect[], fx: Effects, opts
 const unpack = (job: JobMessage) => {
   const effects = job.type === "effects" ? job.effects : [job];
   const origin = (job.type === "effects" ? job.origin : undefined) ?? effects.map(originOf).find(Boolean) ?? "";
-  return { effects, origin };
+  const attempt = job.type === "effects" ? (job.attempt ?? 0) : 0;
+  return { effects, origin, attempt };
 };
 
 /**
- * Runs one JOBS message (an effect or a pack) and sends what follows from it. Throws when a single effect fails.
+ * Runs one JOBS message (an effect or a pack) and sends what follows from it; the effects that failed go back alone,
+ * one attempt later (./retry.ts). Throws only when what follows or what failed could be neither sent nor kept (the
+ * queue's own retries then run the message again: its effects change nothing twice).
  * `batch`: the consumer's batch, which announces the fan-outs' statuses once at its end.
  */
 export async function runJob(db: DB, env: Env, job: JobMessage, batch?: JobBatch): Promise<void> {
-  const { effects, origin } = unpack(job);
+  const { effects, origin, attempt } = unpack(job);
   const fx = new Effects(origin);
-  const failed = await runEffects(db, env, effects, fx, { batch, single: job.type !== "effects" });
-  await sendEffects(env.JOBS, fx);
-  // Each failed effect of a pack goes back on its own, so it gets the queue's retries without re-running the others.
-  if (failed.length) await resendEach(env.JOBS, origin, failed, 5);
+  const failed = await runEffects(db, env, effects, fx, { batch });
+  await sendEffects(env, fx);
+  await retryFailed(env, origin, failed, attempt);
 }
 
 /**
@@ -243,7 +255,7 @@ export async function runAfterResponse(env: Env, ctx: { waitUntil(p: Promise<unk
   if (!runsAfterResponseHere(env)) {
     const queued = new Effects(fx.origin);
     queued.add(...effects);
-    return sendEffects(env.JOBS, queued);
+    return sendEffects(env, queued);
   }
   ctx.waitUntil(runHere(createDb(env.DB), env, job).catch((e) => console.error("effects after the response failed", e instanceof Error ? e.message : e)));
 }
@@ -256,21 +268,25 @@ export const HERE_ROUNDS = 3;
  * rounds: an incoming activity and its fan-out and notifications then cost no queue message, the Workers free plan's
  * scarcest unit (10,000 operations a day, three a message; bench/day.mjs). Whatever is left after the last round,
  * delayed effects, and each effect that failed go to the queue as the consumer would send them, so nothing is lost:
- * a failed effect gets the queue's retries there.
+ * a failed effect is retried there, as its second attempt.
  */
 export async function runHere(db: DB, env: Env, job: JobMessage): Promise<void> {
   const { effects, origin } = unpack(job);
   let next = effects;
   const fx = new Effects(origin);
   for (let round = 0; next.length && round < HERE_ROUNDS; round++) {
-    const failed = await runEffects(db, env, next, fx);
-    if (failed.length) await resendEach(env.JOBS, origin, failed, 5);
+    await retryFailed(env, origin, await runEffects(db, env, next, fx), 0);
     next = fx.drain();
   }
   fx.add(...next);
-  await sendEffects(env.JOBS, fx);
+  await sendEffects(env, fx);
 }
 
+/**
+ * The JOBS consumer. A message is acked once it ran: its failed effects were re-sent or dead-lettered by runJob, which
+ * owns their retries. Only a message whose failures could not be recorded anywhere goes back through the queue's own
+ * retry (max_retries, then the dead-letter queue), as a crash would.
+ */
 export async function handleJobs(batch: MessageBatch<JobMessage>, env: Env): Promise<void> {
   const db = createDb(env.DB);
   const shared = new JobBatch(db, env);
@@ -279,7 +295,7 @@ export async function handleJobs(batch: MessageBatch<JobMessage>, env: Env): Pro
       await runJob(db, env, m.body, shared);
       m.ack();
     } catch (e) {
-      console.error("job failed", m.body?.type, e instanceof Error ? e.message : e);
+      console.error("job could not record its failures", m.body?.type, e instanceof Error ? e.message : e);
       m.retry({ delaySeconds: Math.min(600, 5 * 2 ** Math.min(m.attempts, 7)) });
     }
   }

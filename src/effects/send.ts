@@ -1,16 +1,32 @@
 // The one road effects leave by: the JOBS queue. All the effects of one action travel as ONE message when they fit
 // (a queue operation is the billing unit, and an action's effects are usually two or three); the consumer runs
-// them one by one and re-sends only those that fail (./run.ts).
+// them one by one and retries only those that fail (./run.ts, ./retry.ts).
+//
+// A send that fails (the binding throws, or does not answer within QUEUE_SEND_TIMEOUT_MS) loses nothing: the messages
+// it did not send are written to D1 (`pending_effects`, ./pending.ts) and the every-minute cron sends them again. The
+// write they follow from has committed, so the request still answers as it would have.
 import type { Effects } from "./collector";
+import { keepPending } from "./pending";
 import type { Effect, JobMessage } from "./types";
 
 /** Queue messages are at most 128 KB; effects are ids, so this is a generous bound on one pack. */
 const MAX_PACK_BYTES = 96 * 1024;
 const MAX_BATCH = 100; // Queue.sendBatch takes at most 100 messages.
+/** How long a queue send may take before its messages are kept in D1 instead (a send that never answers). */
+const SEND_TIMEOUT_MS = 5_000;
 
-export function packEffects(effects: Effect[], origin = ""): JobMessage[] {
+/** Where effects leave to: the JOBS queue, and D1 for what the queue did not take. */
+export interface EffectsOut {
+  JOBS: Queue<JobMessage>;
+  DB: D1Database;
+  QUEUE_SEND_TIMEOUT_MS?: string;
+}
+
+export function packEffects(effects: Effect[], origin = "", attempt = 0): JobMessage[] {
   const wrap = (list: Effect[]): JobMessage =>
-    list.length === 1 && !origin ? (list[0] as Effect) : { type: "effects", ...(origin ? { origin } : {}), effects: list };
+    list.length === 1 && !origin && !attempt
+      ? (list[0] as Effect)
+      : { type: "effects", ...(origin ? { origin } : {}), ...(attempt ? { attempt } : {}), effects: list };
   const out: JobMessage[] = [];
   let pack: Effect[] = [];
   let bytes = 0;
@@ -28,29 +44,48 @@ export function packEffects(effects: Effect[], origin = ""): JobMessage[] {
   return out;
 }
 
-/** Sends (and empties) what the collector holds: what runs now, then each delayed group with its delay. */
-export async function sendEffects(queue: Queue<JobMessage>, fx: Effects): Promise<void> {
-  await sendMessages(queue, packEffects(fx.drain(), fx.origin));
-  for (const group of fx.drainLater()) await sendMessages(queue, packEffects(group.effects, fx.origin), group.seconds);
-}
-
 /**
- * Sends effects that failed in a pack back one message each, after `delaySeconds`, so each gets the queue's retries
- * (max_retries, then the dead-letter queue) without running the others again.
+ * Sends (and empties) what the collector holds: what runs now, then each delayed group with its delay. What the queue
+ * does not take is kept in D1; this throws only when that fails too (then nothing was recorded anywhere).
  */
-export async function resendEach(queue: Queue<JobMessage>, origin: string, effects: Effect[], delaySeconds: number): Promise<void> {
-  await sendMessages(
-    queue,
-    effects.map((e): JobMessage => ({ type: "effects", origin, effects: [e] })),
-    delaySeconds,
-  );
+export async function sendEffects(out: EffectsOut, fx: Effects): Promise<void> {
+  await sendMessages(out, packEffects(fx.drain(), fx.origin));
+  for (const group of fx.drainLater()) await sendMessages(out, packEffects(group.effects, fx.origin), group.seconds);
 }
 
-async function sendMessages(queue: Queue<JobMessage>, messages: JobMessage[], delaySeconds?: number): Promise<void> {
+/** Sends effects that failed once more, as one pack carrying their attempt count, after `delaySeconds`. */
+export async function sendRetry(out: EffectsOut, origin: string, effects: Effect[], attempt: number, delaySeconds: number): Promise<void> {
+  await sendMessages(out, packEffects(effects, origin, attempt), delaySeconds);
+}
+
+/** Sends messages in chunks of MAX_BATCH; the chunks the queue did not take are kept in D1 (./pending.ts). */
+export async function sendMessages(out: EffectsOut, messages: JobMessage[], delaySeconds?: number): Promise<void> {
   const opts = delaySeconds ? { delaySeconds } : undefined;
   for (let i = 0; i < messages.length; i += MAX_BATCH) {
     const chunk = messages.slice(i, i + MAX_BATCH);
-    if (chunk.length === 1) await queue.send(chunk[0] as JobMessage, opts);
-    else await queue.sendBatch(chunk.map((body) => ({ body, ...opts })));
+    try {
+      await withTimeout(
+        chunk.length === 1 ? out.JOBS.send(chunk[0] as JobMessage, opts) : out.JOBS.sendBatch(chunk.map((body) => ({ body, ...opts }))),
+        sendTimeoutMs(out),
+      );
+    } catch (e) {
+      console.error("queue send failed, effects kept in D1", e instanceof Error ? e.message : e);
+      await keepPending(out.DB, messages.slice(i), delaySeconds ?? 0);
+      return;
+    }
   }
+}
+
+const sendTimeoutMs = (out: EffectsOut) => {
+  const n = Number(out.QUEUE_SEND_TIMEOUT_MS);
+  return Number.isFinite(n) && n > 0 ? n : SEND_TIMEOUT_MS;
+};
+
+/** The send's promise, or a rejection after `ms` (the send may still complete: effects run twice change nothing twice). */
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer = 0;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms) as unknown as number;
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }

@@ -64,8 +64,9 @@ export type Effect =
 /**
  * One JOBS message: a single effect, or all the effects of one action packed together (one queue operation) with the
  * origin (scheme://host) of the request that caused them, which rendering needs when LOCAL_DOMAIN is not set.
+ * `attempt`: how many times these effects already failed (./retry.ts); absent on a first run.
  */
-export type JobMessage = Effect | { type: "effects"; origin?: string; effects: Effect[] };
+export type JobMessage = Effect | { type: "effects"; origin?: string; effects: Effect[]; attempt?: number };
 
 /** What a local action sends to other servers; ids only, the activity is built when the job runs. */
 export type FederateAction =

@@ -234,8 +234,11 @@ async function deliverOne(db: DB, cfg: Config, m: Delivery, host: string, state:
   }
 }
 
-/** One statement, so concurrent failures of the same host in a batch all count. */
-function countCircuitFailure(db: DB, host: string) {
+/**
+ * One statement, so concurrent failures of the same host in a batch all count. `host`: an inbox's host, or a push
+ * service's as `push:host` (src/push/deliver.ts), which no inbox host can be.
+ */
+export function countCircuitFailure(db: DB, host: string) {
   const c = deliveryCircuits.consecutiveFailures;
   return db
     .insert(deliveryCircuits)

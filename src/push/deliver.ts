@@ -4,12 +4,18 @@
 //
 // The push service's answer is read as Mastodon's Web::PushNotificationWorker reads it: 2xx is done; a 4xx other than
 // 408 and 429 means the subscription is dead (404/410 above all) and it is deleted; 408, 429, any other status and
-// network failures throw PushRetry, with Retry-After honoured.
+// network failures (refused, DNS, a timeout, a thrown fetch) throw PushRetry, with Retry-After honoured.
+//
+// This module owns a push's retries (src/effects/retry.ts): MAX_PUSH_ATTEMPTS tries with backoff. Failures of one push
+// service count on a circuit shared with deliveries (`push:host` in delivery_circuits): after CIRCUIT_THRESHOLD in a
+// row, pushes to that host spend their attempt without a request for the cool-off. A subscription whose pushes have
+// failed, with no success between, for FAILING_SUBSCRIPTION_MS is deleted, as a dead one is.
 import { eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { accounts, instanceSettings, notifications, statuses } from "../db/schema";
+import { accounts, deliveryCircuits, instanceSettings, notifications, statuses, webPushSubscriptions } from "../db/schema";
 import { renderAccount } from "../entities/account";
 import type { Config, Env } from "../env";
+import { countCircuitFailure } from "../federation/delivery";
 import { FetchRefused, safeFetch } from "../federation/safe-fetch";
 import { padId } from "../lib/ids";
 import { SETTING } from "../services/instance";
@@ -30,6 +36,10 @@ export const PUSH_URGENCY = "normal";
 export const MAX_PUSH_ATTEMPTS = 6;
 /** Cloudflare Queues accept delays up to 12 hours. */
 const MAX_DELAY_SECONDS = 12 * 3600;
+/** A subscription whose pushes have all failed for this long is deleted (its push service or device is gone). */
+export const FAILING_SUBSCRIPTION_MS = 3 * 24 * 3600 * 1000;
+/** How long a push may take, redirects and all (a push service that does not answer); PUSH_TIMEOUT_MS overrides. */
+const PUSH_TIMEOUT_MS = 15_000;
 
 interface SubscriptionContext {
   id: string;
@@ -40,7 +50,16 @@ interface SubscriptionContext {
   token_sealed: string | null;
   locale: string | null;
   pushable: number;
+  failing_since: number | null;
+  /** The push service's circuit (`push:host` in delivery_circuits), if it has one. */
+  circuit_host: string | null;
+  circuit_failures: number | null;
+  circuit_open_until: number | null;
 }
+
+/** The endpoint's host as SQL (lower case, after the scheme, before the path): the circuit's key without a round trip. */
+const ENDPOINT_REST = sql`substr(s.endpoint, instr(s.endpoint, '://') + 3)`;
+const ENDPOINT_HOST = sql`lower(CASE WHEN instr(${ENDPOINT_REST}, '/') > 0 THEN substr(${ENDPOINT_REST}, 1, instr(${ENDPOINT_REST}, '/') - 1) ELSE ${ENDPOINT_REST} END)`;
 
 /** Everything one push needs, in one round trip; null when the subscription or the notification is gone. */
 async function loadContext(db: DB, job: PushJob) {
@@ -48,9 +67,11 @@ async function loadContext(db: DB, job: PushJob) {
   const [subs, notes, senders, targets, key, contact] = await db.batch([
     db.all<SubscriptionContext>(sql`SELECT s.id AS id, s.endpoint AS endpoint, s.key_p256dh AS key_p256dh,
         s.key_auth AS key_auth, s.standard AS standard, tok.sealed AS token_sealed, u.locale AS locale,
-        CASE WHEN ${PUSHABLE} THEN 1 ELSE 0 END AS pushable
+        CASE WHEN ${PUSHABLE} THEN 1 ELSE 0 END AS pushable, s.failing_since AS failing_since,
+        c.host AS circuit_host, c.consecutive_failures AS circuit_failures, c.open_until AS circuit_open_until
       FROM web_push_subscriptions s
       JOIN notifications n ON n.id = ${nid} AND n.account_id = s.account_id
+      LEFT JOIN delivery_circuits c ON c.host = 'push:' || ${ENDPOINT_HOST}
       LEFT JOIN oauth_access_tokens tok ON tok.id = s.access_token_id
       LEFT JOIN users u ON u.id = s.user_id
       WHERE s.id = ${padId(job.subscriptionId)}`),
@@ -81,13 +102,13 @@ export function retryAfterSeconds(h: string | null, now = Date.now()): number | 
 }
 
 /** Sidekiq-like backoff by attempt: 16 s, 31 s, 96 s, 271 s, 640 s ... (plus a little jitter), capped. */
-function backoffSeconds(attempt: number): number {
+export function pushBackoffSeconds(attempt: number): number {
   const n = attempt + 1;
   return Math.min(MAX_DELAY_SECONDS, n ** 4 + 15 + Math.floor(Math.random() * 10 * n));
 }
 
 function retry(job: PushJob, reason: string, retryAfter: number | null = null): PushRetry {
-  const delay = retryAfter === null ? backoffSeconds(job.attempt ?? 0) : retryAfter;
+  const delay = retryAfter === null ? pushBackoffSeconds(job.attempt ?? 0) : retryAfter;
   return new PushRetry(Math.min(MAX_DELAY_SECONDS, Math.max(1, delay)), reason);
 }
 
@@ -164,6 +185,11 @@ export async function deliverPush(db: DB, env: Env, cfg: Config, job: PushJob): 
     await deleteSubscriptionById(db, sub.id);
     return;
   }
+  const host = hostOf(sub.endpoint);
+  // The service's circuit is open: this attempt is spent without a request, and the next waits for the cool-off.
+  if (sub.circuit_host === `push:${host}` && sub.circuit_open_until !== null && sub.circuit_open_until > Date.now()) {
+    throw retry(job, "push service's circuit open", Math.ceil((sub.circuit_open_until - Date.now()) / 1000) + pushBackoffSeconds(job.attempt ?? 0));
+  }
   const keys = await loadVapidKeys(db, env, ctx.vapidRow);
   const accessToken = ctx.sub.token_sealed ? ((await unseal(env.SECRET_KEY_BASE ?? "", ctx.sub.token_sealed)) ?? "") : "";
   const sender = ctx.sender;
@@ -193,21 +219,55 @@ export async function deliverPush(db: DB, env: Env, cfg: Config, job: PushJob): 
       ownHosts: [cfg.domain],
       allowLoopback: cfg.allowLoopbackFetch,
       maxBytes: 64 * 1024,
-      timeoutMs: 15_000,
+      timeoutMs: Number(env.PUSH_TIMEOUT_MS) || PUSH_TIMEOUT_MS,
     });
     status = res.status;
     retryAfter = res.headers.get("retry-after");
   } catch (e) {
-    if (!(e instanceof FetchRefused)) throw e;
-    if (e.reason === "timed out" || e.reason.startsWith("network error")) throw retry(job, e.reason);
-    // A redirect to a refused address, too many redirects, an oversized answer: nothing a retry would change.
-    console.warn("push not delivered", hostOf(sub.endpoint), e.reason);
-    return;
+    if (e instanceof FetchRefused && !(e.reason === "timed out" || e.reason.startsWith("network error"))) {
+      // A redirect to a refused address, too many redirects, an oversized answer: nothing a retry would change.
+      console.warn("push not delivered", hostOf(sub.endpoint), e.reason);
+      return;
+    }
+    // Refused, DNS, a timeout, or a fetch that threw anything else: the push service could not be reached.
+    return failed(db, job, sub, host, retry(job, e instanceof FetchRefused ? e.reason : `fetch failed: ${e instanceof Error ? e.message : e}`));
   }
-  if (status >= 200 && status < 300) return;
+  if (status >= 200 && status < 300) return succeeded(db, sub, host);
   if (status >= 400 && status < 500 && status !== 408 && status !== 429) {
     await deleteSubscriptionById(db, sub.id);
     return;
   }
-  throw retry(job, `push service answered ${status}`, retryAfterSeconds(retryAfter));
+  return failed(db, job, sub, host, retry(job, `push service answered ${status}`, retryAfterSeconds(retryAfter)));
+}
+
+/** A delivered push clears its subscription's failure mark and its service's circuit, when they have one. */
+async function succeeded(db: DB, sub: SubscriptionContext, host: string): Promise<void> {
+  const stmts = [];
+  if (sub.failing_since !== null) stmts.push(db.update(webPushSubscriptions).set({ failingSince: null }).where(eq(webPushSubscriptions.id, sub.id)));
+  if (sub.circuit_host === `push:${host}` && (sub.circuit_failures ?? 0) > 0)
+    stmts.push(db.delete(deliveryCircuits).where(eq(deliveryCircuits.host, `push:${host}`)));
+  const [first, ...rest] = stmts;
+  if (first) await db.batch([first, ...rest]);
+}
+
+/**
+ * A push that could not be delivered: counted on its service's circuit and its subscription's failure mark, then
+ * thrown to be tried again; a subscription failing for FAILING_SUBSCRIPTION_MS is deleted instead.
+ */
+async function failed(db: DB, job: PushJob, sub: SubscriptionContext, host: string, err: PushRetry): Promise<never | undefined> {
+  const now = Date.now();
+  if (sub.failing_since !== null && now - sub.failing_since >= FAILING_SUBSCRIPTION_MS) {
+    console.warn("push subscription failing for days, removed", host);
+    await db.batch([deleteSubscriptionById(db, sub.id), countCircuitFailure(db, `push:${host}`)]);
+    return;
+  }
+  await db.batch([
+    db
+      .update(webPushSubscriptions)
+      .set({ failingSince: sql`coalesce(${webPushSubscriptions.failingSince}, ${now})` })
+      .where(eq(webPushSubscriptions.id, sub.id)),
+    countCircuitFailure(db, `push:${host}`),
+  ]);
+  console.warn("push failed", host, `attempt ${(job.attempt ?? 0) + 1}:`, err.message);
+  throw err;
 }

@@ -193,7 +193,7 @@ describe("DELETE /api/v1/statuses/:id and its media", () => {
         .flatMap((e) => (e.type === "delete_media" ? e.keys : []))
         .sort(),
     ).toEqual(urls.map(keyOf).sort());
-    await sendEffects(env.JOBS, fx);
+    await sendEffects(env, fx);
     for (const url of urls) expect(await statusOf(url), url).toBe(404);
     expect(await rowCount(a.id)).toBe(0);
     expect(await rowCount(b.id)).toBe(0);
@@ -281,7 +281,7 @@ describe("cron: unattached media cleanup", () => {
     expect(await rowCount(m.id)).toBe(0);
     expect(await statusOf(m.url)).toBe(404);
     expect(fx.list).toEqual([{ type: "delete_media", keys: [keyOf(m.url)] }]);
-    await sendEffects(env.JOBS, fx);
+    await sendEffects(env, fx);
     await eventually(async () => expect(await stored(m.url)).toBe(false));
   });
 });

@@ -15,6 +15,12 @@ export function unpack(m: JobMessage): Effect[] {
   return m.type === "effects" ? m.effects : [m];
 }
 
+/**
+ * What the capture keeps of a message: its effects one by one, as tests look at them, except a retry, which keeps its
+ * pack so that its attempt count (src/effects/retry.ts) goes with it.
+ */
+const captured = (m: JobMessage): JobMessage[] => (m.type === "effects" && m.attempt ? [m] : unpack(m));
+
 function capture<T>(q: Queue<T>, into: T[], split: (m: T) => T[] = (m) => [m]) {
   vi.spyOn(q, "send").mockImplementation(async (m: T) => {
     into.push(...split(m));
@@ -29,7 +35,7 @@ function capture<T>(q: Queue<T>, into: T[], split: (m: T) => T[] = (m) => [m]) {
 export function installQueueCapture(): void {
   queued.jobs.length = 0;
   queued.deliveries.length = 0;
-  capture(env.JOBS, queued.jobs, unpack as (m: JobMessage) => JobMessage[]);
+  capture(env.JOBS, queued.jobs, captured);
   // A pack of inboxes is captured as one delivery per inbox (what the consumer makes of it): tests look at who gets what.
   capture(env.DELIVERY as Queue<DeliveryMessage>, queued.deliveries, (m) =>
     inboxesOf(m).map((inbox) => ({ outboxId: m.outboxId, inbox, attempt: m.attempt, origin: m.origin })),

@@ -1,8 +1,8 @@
 // The one road effects leave by (src/effects/send.ts): what runs now goes as one packed message, each delayed group
-// with its delay, and the failed effects of a pack go back one message each.
+// with its delay, and the failed effects of a message go back as one pack carrying their attempt count.
 import { describe, expect, it } from "vitest";
 import { Effects } from "../../src/effects/collector";
-import { resendEach, sendEffects } from "../../src/effects/send";
+import { type EffectsOut, sendEffects, sendRetry } from "../../src/effects/send";
 import type { JobMessage } from "../../src/effects/types";
 
 function fakeQueue() {
@@ -15,10 +15,12 @@ function fakeQueue() {
       sent.push(...batch);
     },
   };
-  return { queue: queue as unknown as Queue<JobMessage>, sent };
+  // D1 is only written when the queue refuses a send (test/integration/effects-durable.test.ts): never here.
+  const out: EffectsOut = { JOBS: queue as unknown as Queue<JobMessage>, DB: null as unknown as D1Database };
+  return { queue: out, sent };
 }
 
-describe("sendEffects and resendEach", () => {
+describe("sendEffects and sendRetry", () => {
   it("sends what runs now in one pack, then each delayed group with its delay, and empties the collector", async () => {
     const { queue, sent } = fakeQueue();
     const fx = new Effects("https://tern.example");
@@ -55,20 +57,31 @@ describe("sendEffects and resendEach", () => {
     expect(sent).toEqual([]);
   });
 
-  it("sends failed effects back one message each, after the delay", async () => {
+  it("sends failed effects back as one pack with their next attempt, after the delay", async () => {
     const { queue, sent } = fakeQueue();
-    await resendEach(
+    await sendRetry(
       queue,
       "https://tern.example",
       [
         { type: "fanout", statusId: "1" },
         { type: "delete_media", keys: ["a"] },
       ],
-      5,
+      3,
+      60,
     );
     expect(sent).toEqual([
-      { body: { type: "effects", origin: "https://tern.example", effects: [{ type: "fanout", statusId: "1" }] }, delaySeconds: 5 },
-      { body: { type: "effects", origin: "https://tern.example", effects: [{ type: "delete_media", keys: ["a"] }] }, delaySeconds: 5 },
+      {
+        body: {
+          type: "effects",
+          origin: "https://tern.example",
+          attempt: 3,
+          effects: [
+            { type: "fanout", statusId: "1" },
+            { type: "delete_media", keys: ["a"] },
+          ],
+        },
+        delaySeconds: 60,
+      },
     ]);
   });
 });

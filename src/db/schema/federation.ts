@@ -84,6 +84,19 @@ export const deadLetters = lazyTable(() =>
 );
 
 /**
+ * JOBS messages whose send failed after the write they follow from committed (src/effects/send.ts): the every-minute
+ * cron sends them again (src/effects/pending.ts). WITHOUT ROWID (migrations/0045).
+ */
+export const pendingEffects = lazyTable(() =>
+  sqliteTable("pending_effects", {
+    id: id("id").primaryKey(),
+    body: text("body").notNull(),
+    delaySeconds: integer("delay_seconds").notNull().default(0),
+    createdAt: ms("created_at").notNull(),
+  }),
+);
+
+/**
  * Verified inbound activities waiting for the JOBS consumer (bodies up to 1 MB do not fit a queue message). A WITHOUT
  * ROWID table (migrations/0035): one D1 row written per item stored, not two.
  */

@@ -23,6 +23,9 @@ export const webPushSubscriptions = lazyTable(() =>
       policy: text("policy").$type<PushPolicy>().notNull().default("all"),
       createdAt: ms("created_at").notNull(),
       updatedAt: ms("updated_at").notNull(),
+      // Since when its pushes have failed without a success between (null: the last push got through). One failing for
+      // three days is deleted (src/push/deliver.ts).
+      failingSince: ms("failing_since"),
     },
     (t) => [uniqueIndex("web_push_subscriptions_token").on(t.accessTokenId), index("web_push_subscriptions_account").on(t.accountId)],
   ),
