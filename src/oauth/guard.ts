@@ -33,6 +33,16 @@ export const requireUser = (...scopes: string[]) =>
     await next();
   });
 
+/**
+ * After `requireUser`: 403 unless the token holds EVERY one of `scopes` (requireUser asks for any one). For what spans
+ * several resources at once, such as an import that follows the accounts it adds to lists.
+ */
+export function requireEveryScope(c: Ctx, scopes: readonly string[]): void {
+  const v = c.get("viewer");
+  if (!v) throw unauthorized();
+  if (!scopes.every((s) => scopeAllows(v.scopes, s))) throw wrongScope();
+}
+
 /** Any token (user or app) with one of `scopes`. */
 export const requireToken = (...scopes: string[]) =>
   createMiddleware<AppEnv>(async (c, next) => {

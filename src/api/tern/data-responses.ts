@@ -37,8 +37,12 @@ export async function archiveDownload(c: Ctx, b: BackupRow | null): Promise<Resp
 /** A multipart body a little over the file limit (the other fields and the part headers) is still read. */
 export const IMPORT_BODY_LIMIT = IMPORT_MAX_BYTES + 64 * 1024;
 
-/** Multipart `data` (the CSV file), `type` and `mode` (merge | overwrite), as Mastodon's /settings/imports form. */
-export async function importUpload(c: Ctx, accountId: string) {
+/**
+ * Multipart `data` (the CSV file), `type` and `mode` (merge | overwrite), as Mastodon's /settings/imports form.
+ * `allow` sees the type once the upload is read and may refuse it (throw) before anything is written (the API's
+ * per-type scope).
+ */
+export async function importUpload(c: Ctx, accountId: string, allow?: (type: ImportType) => void) {
   const p = await readParams(c, IMPORT_BODY_LIMIT);
   const type = typeof p.type === "string" ? p.type : "";
   if (!(IMPORT_TYPES as readonly string[]).includes(type)) throw validationFailed(`Type must be one of ${IMPORT_TYPES.join(", ")}`);
@@ -47,6 +51,7 @@ export async function importUpload(c: Ctx, accountId: string) {
   const file = p.data;
   if (!(file instanceof File)) throw validationFailed("Data must be a CSV file (multipart field `data`)");
   if (file.size > IMPORT_MAX_BYTES) throw new ApiError(413, `Validation failed: Data is too large (the limit is ${IMPORT_MAX_BYTES / 1024 / 1024} MB)`);
+  allow?.(type as ImportType);
   const bytes = new Uint8Array(await file.arrayBuffer());
   return createImport(c.get("db"), c.get("fx"), c.get("config"), accountId, {
     type: type as ImportType,
