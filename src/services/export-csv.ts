@@ -2,7 +2,8 @@
 // (`Account address,Show boosts,Notify on new posts,Languages`), mutes with theirs (`Account address,Hide
 // notifications`), and one column without a header for blocks, domain blocks and bookmarks (status URIs); lists as
 // `list title,account address` rows without a header. Followers (one column, no header) is Tern's own addition.
-// Local accounts are written `username@domain`. Rows come newest first, read in keyset pages of PAGE rows while the
+// Local accounts are written `username@domain`. Cells that start like a formula (=, +, -, @, tab, CR: a list title)
+// are written `'`-prefixed and quoted, as OWASP advises; the import reads them back. Rows come newest first, read in keyset pages of PAGE rows while the
 // response streams, so a large account never sits in memory whole.
 import { and, desc, eq, gt, isNull, lt, or, type SQL } from "drizzle-orm";
 import { lazy } from "../lib/lazy";
@@ -11,6 +12,7 @@ import type { SQLiteColumn, SQLiteSelect } from "drizzle-orm/sqlite-core";
 import type { DB } from "../db/client";
 import { accountDomainBlocks, accounts, blocks, bookmarks, follows, listAccounts, lists, mutes, statuses } from "../db/schema";
 import type { Config } from "../env";
+import { escapeFormula } from "../lib/csv-formula";
 
 export const EXPORT_KINDS = ["follows", "followers", "lists", "blocks", "mutes", "domain_blocks", "bookmarks"] as const;
 export type ExportKind = (typeof EXPORT_KINDS)[number];
@@ -20,12 +22,15 @@ const PAGE = 1000;
 
 type Field = string | boolean | null | undefined;
 
-/** One CSV record (RFC 4180, as Ruby's CSV writes it: fields quoted only when they must be). */
+/**
+ * One CSV record (RFC 4180, as Ruby's CSV writes it: fields quoted only when they must be). A field a spreadsheet
+ * would take for a formula is written with a leading `'` and quoted (src/lib/csv-formula.ts; the import strips it).
+ */
 export function csvLine(fields: readonly Field[]): string {
   return `${fields
     .map((f) => {
-      const s = f === null || f === undefined ? "" : String(f);
-      return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+      const { text, quote } = escapeFormula(f === null || f === undefined ? "" : String(f));
+      return quote || /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
     })
     .join(",")}\n`;
 }

@@ -1,8 +1,10 @@
 // Reading an uploaded CSV as Mastodon's Form::Import does: a header row when the first field is one Mastodon writes
 // (`Account address`, `#domain`, `#uri`, `List name`), else the type's default columns (the one-column legacy files
 // and header-less lists). Values converted as Mastodon's CSV converters do (booleans, languages split on commas, a
-// leading @ dropped from addresses, domains lower-cased). Everything is checked before anything is stored: a file
+// leading @ dropped from addresses, domains lower-cased); the `'` Tern's exports put before a cell that starts like a
+// formula is taken off (src/lib/csv-formula.ts). Everything is checked before anything is stored: a file
 // that is not UTF-8, empty, of another type's columns, over the row limit or with an over-long value is refused whole.
+import { unescapeFormula } from "../lib/csv-formula";
 import { ApiError, validationFailed } from "../lib/errors";
 
 export const IMPORT_TYPES = ["following", "blocking", "muting", "domain_blocking", "bookmarks", "lists"] as const;
@@ -137,7 +139,9 @@ export function parseImport(bytes: Uint8Array, type: ImportType, localDomain: st
   const col = (name: string) => headers.indexOf(name);
   const at = (r: string[], name: string) => {
     const i = col(name);
-    return i < 0 ? undefined : r[i];
+    const v = i < 0 ? undefined : r[i];
+    // Tern's exports prefix cells that look like formulas with a `'` (export-csv.ts): read them as they were.
+    return v === undefined ? undefined : unescapeFormula(v);
   };
   return body.map((r, n) => {
     for (const f of r) if (f.length > MAX_FIELD) throw validationFailed(`Data row ${n + 1} has a value over ${MAX_FIELD} characters`);
