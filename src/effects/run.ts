@@ -115,9 +115,7 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects, b
     case "filters_changed":
       return publishToAccount(env, effect.accountId, "filters_changed");
     case "publish_scheduled":
-      // Throws on a transient failure (the queue retries); a permanent one is recorded on the scheduled status.
-      await publishScheduledStatus(db, env, fx, effect.scheduledStatusId);
-      return;
+      return publishClaimed(db, env, fx, effect.scheduledStatusId);
     case "delete_media":
       return deleteStored(env, effect.keys);
     case "fetch_card":
@@ -178,6 +176,20 @@ async function afterFanOut(db: DB, env: Env, fx: Effects, statusId: string, deli
   if (batch) batch.announce(announced);
   else await publishStatuses(db, env, [announced]);
   return publishConversations(db, env, configFor(env, fx), delivered.conversations);
+}
+
+/**
+ * Publishes a scheduled status the cron claimed. Its claim is its retry owner: a transient failure leaves the row
+ * claimed, and the cron takes it again once the claim expires (CLAIM_TTL_MS, at most MAX_CLAIMS times, then the row is
+ * failed with its reason; src/services/scheduled-statuses.ts), so the runner does not retry it too. A permanent
+ * failure is recorded on the scheduled status by publishScheduledStatus.
+ */
+async function publishClaimed(db: DB, env: Env, fx: Effects, scheduledStatusId: string): Promise<void> {
+  try {
+    await publishScheduledStatus(db, env, fx, scheduledStatusId);
+  } catch (e) {
+    console.error("scheduled status not published, its claim will expire", scheduledStatusId, e instanceof Error ? e.message : e);
+  }
 }
 
 /** The configuration effects render with: the origin of the request that caused them (LOCAL_DOMAIN wins when set). */
