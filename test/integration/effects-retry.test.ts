@@ -15,66 +15,10 @@ import { FAILING_SUBSCRIPTION_MS, MAX_PUSH_ATTEMPTS } from "../../src/push";
 import { issueToken } from "../../src/oauth/tokens";
 import { api, db, makeApp, makeUser, type TestUser } from "./helpers";
 import { makePushClient } from "./push-fixtures";
+import { simulatedQueue as simulatedJobsQueue } from "./simulated-queue";
 
-/** wrangler.toml's max_retries for tern-jobs: after that many retries a message goes to the dead-letter queue. */
-const QUEUE_MAX_RETRIES = 10;
-
-interface Held {
-  body: JobMessage;
-  due: number;
-  attempts: number;
-}
-
-/** A JOBS queue with a clock: what is sent waits for its delay; `drain` runs what is due, in order, through handleJobs. */
-function simulatedQueue() {
-  const held: Held[] = [];
-  const sim = { now: 0, runs: 0, queueRetries: 0, deadLetterQueue: 0, bodies: [] as JobMessage[] };
-  vi.spyOn(env.JOBS, "send").mockImplementation(async (body: JobMessage, opts?: QueueSendOptions) => {
-    held.push({ body, due: sim.now + (opts?.delaySeconds ?? 0), attempts: 1 });
-    return {} as QueueSendResponse;
-  });
-  vi.spyOn(env.JOBS, "sendBatch").mockImplementation(async (ms: Iterable<MessageSendRequest<JobMessage>>) => {
-    for (const m of ms) held.push({ body: m.body, due: sim.now + (m.delaySeconds ?? 0), attempts: 1 });
-    return {} as QueueSendBatchResponse;
-  });
-  /** Runs messages one per invocation (wrangler.toml: max_batch_size 1) until none is left or `until` (seconds) is reached. */
-  async function drain(opts: { env?: Env; until?: number; maxRuns?: number; after?: () => Promise<void> } = {}) {
-    const limit = opts.maxRuns ?? 2_000;
-    for (let i = 0; held.length && i < limit; i++) {
-      held.sort((a, b) => a.due - b.due);
-      if (opts.until !== undefined && (held[0] as Held).due > opts.until) break;
-      const m = held.shift() as Held;
-      sim.now = Math.max(sim.now, m.due);
-      let acked = false;
-      let retryDelay: number | null = null;
-      const message = {
-        id: String(i),
-        timestamp: new Date(),
-        body: m.body,
-        attempts: m.attempts,
-        ack: () => {
-          acked = true;
-        },
-        retry: (o?: QueueRetryOptions) => {
-          retryDelay = o?.delaySeconds ?? 0;
-        },
-      };
-      sim.runs++;
-      sim.bodies.push(m.body);
-      const batch = { queue: "tern-jobs", messages: [message], ackAll() {}, retryAll() {} } as unknown as MessageBatch<JobMessage>;
-      await handleJobs(batch, opts.env ?? (env as Env));
-      // Not acked: the queue's own retry (a crash, or a retry() call), until max_retries, then the dead-letter queue.
-      if (!acked && m.attempts > QUEUE_MAX_RETRIES) sim.deadLetterQueue++;
-      else if (!acked) {
-        sim.queueRetries++;
-        held.push({ ...m, attempts: m.attempts + 1, due: sim.now + (retryDelay ?? 0) });
-      }
-      await opts.after?.();
-    }
-    return sim;
-  }
-  return { held, sim, drain };
-}
+/** The JOBS queue with a clock, through the real consumer (./simulated-queue.ts). */
+const simulatedQueue = () => simulatedJobsQueue<JobMessage>({ binding: env.JOBS, name: "tern-jobs", consumer: handleJobs });
 
 const effectsOf = (m: JobMessage): Effect[] => (m.type === "effects" ? m.effects : [m]);
 const pushRuns = (bodies: JobMessage[]) => bodies.flatMap(effectsOf).filter((e) => e.type === "push").length;
