@@ -4,7 +4,14 @@
 // capped at 12 h per hop, 16 attempts (about two days). A host whose deliveries exhaust their retries on 7 distinct
 // days is marked unavailable and skipped; any success clears its record. A per-host circuit (kept in D1, read in the
 // same batch as the outbox row) opens after 10 consecutive salvageable failures: for 60 s messages to that host are
-// re-queued for the rest of the cool-off without a request and without spending an attempt.
+// re-queued for the rest of the cool-off without a request and without spending an attempt. Once it has re-opened (the
+// host failed again after a cool-off), a held message spends an attempt (still without a request): held messages used
+// to wait for free until one of them won the next request, one a minute, so for a host that never recovered each kept
+// coming back (16 activities queued: 72 to 87 runs each for its 16 attempts; test/integration/delivery-faults.test.ts).
+// One retry owner (src/effects/retry.ts): this module retries every failure of a delivery, its own code's included
+// (those are not counted against the host); the queue's own retries are for an invocation that crashed, or could not
+// re-send what failed: a pack's retries leave in one send after all of its deliveries settled, so a crash re-runs the
+// pack without a second line of attempts for an inbox whose retry had already gone.
 // Signatures double-knock (rfc9421.ts): the spec remembered for the host (`signature_specs`, read with the batch)
 // first, else draft-cavage; a 400/401 is signed with the other spec and sent once more, and what worked is remembered.
 import { eq, inArray, type SQL, sql } from "drizzle-orm";
@@ -101,7 +108,11 @@ export function followerInboxesStatement(db: DB, account: SQL) {
       AND coalesce(a.shared_inbox_url, a.inbox_url) IS NOT NULL`);
 }
 
-type Outcome = "ok" | "drop" | { retryAfter?: number } | { openUntil: number };
+/**
+ * `ours`: our own code failed (a key that does not import, a signer), not the host: retried, not counted against it.
+ * `openUntil`: the host's circuit is open; `stillDown` when it re-opened after a cool-off (the hold spends an attempt).
+ */
+type Outcome = "ok" | "drop" | { retryAfter?: number; ours?: true } | { openUntil: number; stillDown: boolean };
 
 function classify(status: number, retryAfter: string | null): Outcome {
   if (status >= 200 && status < 300) return "ok";
@@ -120,6 +131,8 @@ interface BatchState {
   outbox: Map<string, { accountId: string; json: string; digest?: Promise<string> }>;
   signers: Map<string, { uri: string; privateKeyPem: string | null }>;
   openUntil: Map<string, number>;
+  /** Hosts whose circuit re-opened: more than CIRCUIT_THRESHOLD consecutive failures, one after a cool-off. */
+  stillDown: Set<string>;
   /** Hosts with a failure record, an unavailable mark or a circuit row: only these need clearing on success. */
   dirtyHosts: Set<string>;
   /** Hosts with a remembered signature spec (double knocking). */
@@ -143,7 +156,7 @@ const signerRows = frozenSelect((db) =>
 );
 const circuitRows = frozenSelect((db) =>
   db
-    .select({ host: deliveryCircuits.host, openUntil: deliveryCircuits.openUntil })
+    .select({ host: deliveryCircuits.host, openUntil: deliveryCircuits.openUntil, n: deliveryCircuits.consecutiveFailures })
     .from(deliveryCircuits)
     .where(inArray(deliveryCircuits.host, boundList("hosts"))),
 );
@@ -177,13 +190,14 @@ async function loadBatchState(db: DB, messages: DeliveryMessage[], hosts: string
     unavailableRows(db, hs),
     specRows(db, hs),
   ]);
-  const state: BatchState = { outbox: new Map(), signers: new Map(), openUntil: new Map(), dirtyHosts: new Set(), specs: new Map() };
+  const state: BatchState = { outbox: new Map(), signers: new Map(), openUntil: new Map(), stillDown: new Set(), dirtyHosts: new Set(), specs: new Map() };
   for (const s of specs) state.specs.set(s.host, s.spec);
   for (const r of rows) state.outbox.set(r.id, { accountId: r.accountId, json: r.json });
   for (const a of signers) state.signers.set(a.id, { uri: a.uri, privateKeyPem: a.privateKeyPem ?? null });
   for (const c of circuits) {
     state.dirtyHosts.add(c.host);
     if (c.openUntil != null) state.openUntil.set(c.host, c.openUntil);
+    if (c.n > CIRCUIT_THRESHOLD) state.stillDown.add(c.host);
   }
   for (const f of failures) state.dirtyHosts.add(f.host);
   for (const u of unavailable) state.dirtyHosts.add(u.host);
@@ -197,7 +211,7 @@ async function deliverOne(db: DB, cfg: Config, m: Delivery, host: string, state:
   const row = state.outbox.get(m.outboxId);
   if (!row) return "drop";
   const openUntil = state.openUntil.get(host);
-  if (openUntil != null && openUntil > Date.now()) return { openUntil };
+  if (openUntil != null && openUntil > Date.now()) return { openUntil, stillDown: state.stillDown.has(host) };
   const signer = state.signers.get(row.accountId);
   if (!signer) return "drop";
   // Keys are made on first need; a batch shares what it found, so the rare miss costs one lookup, not one per message.
@@ -230,7 +244,11 @@ async function deliverOne(db: DB, cfg: Config, m: Delivery, host: string, state:
     return classify(res.status, res.status === 429 ? res.headers.get("retry-after") : null);
   } catch (e) {
     if (e instanceof FetchRefused && /not allowed|own host|invalid|userinfo|scheme|control/.test(e.reason)) return "drop";
-    return {};
+    if (e instanceof FetchRefused) return {}; // the network, the deadline, the host
+    // Our own code (safeFetch wraps every network error): one signer's unusable key had opened the host's circuit,
+    // holding every other signer's deliveries to a healthy host, and would have marked it unavailable.
+    console.error("delivery failed in our code", host, e instanceof Error ? e.message : e);
+    return { ours: true };
   }
 }
 
@@ -288,10 +306,14 @@ export async function handleDeliveries(batch: MessageBatch<DeliveryMessage>, env
   // fetch would hold its signal for the whole 30 s after the delivery ended.
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(), timeoutMs);
-  // Each inbox's outcome is handled on its own (a retry is a message of its own); the messages are acked once all of
-  // their inboxes are.
+  // Each inbox's outcome is handled on its own (a retry is a message of its own); what goes back is sent once all of
+  // them settled, then the messages are acked. What is written about a host after its request (circuit counts, failure
+  // days, a success clearing them) is best effort: a D1 error there must not make the queue run the pack again.
+  const retries: MessageSendRequest<DeliveryMessage>[] = [];
+  const noted = (what: string, host: string) => (e: unknown) => console.error(`delivery: could not ${what}`, host, e instanceof Error ? e.message : e);
+  let settled: PromiseSettledResult<void>[];
   try {
-    await Promise.all(
+    settled = await Promise.allSettled(
       deliveries.map(async ({ m, host }) => {
         const cfg = readConfig(env, m.origin);
         if (!host) return;
@@ -299,26 +321,43 @@ export async function handleDeliveries(batch: MessageBatch<DeliveryMessage>, env
         if (outcome === "ok") {
           // A success clears the host's record; most hosts have none, so most successes cost no round trip.
           if (state.dirtyHosts.delete(host)) {
-            await db.batch([
-              db.delete(deliveryFailures).where(eq(deliveryFailures.host, host)),
-              db.delete(unavailableDomains).where(eq(unavailableDomains.domain, host)),
-              db.delete(deliveryCircuits).where(eq(deliveryCircuits.host, host)),
-            ]);
+            await db
+              .batch([
+                db.delete(deliveryFailures).where(eq(deliveryFailures.host, host)),
+                db.delete(unavailableDomains).where(eq(unavailableDomains.domain, host)),
+                db.delete(deliveryCircuits).where(eq(deliveryCircuits.host, host)),
+              ])
+              .catch(noted("clear the record of", host));
           }
         } else if (outcome === "drop") {
           // unsalvageable: neither retried nor counted against the host
         } else if ("openUntil" in outcome) {
-          await env.DELIVERY.send({ ...m }, { delaySeconds: Math.max(1, Math.ceil((outcome.openUntil - Date.now()) / 1000)) });
+          const rest = Math.max(1, Math.ceil((outcome.openUntil - Date.now()) / 1000));
+          if (!outcome.stillDown) retries.push({ body: { ...m }, delaySeconds: rest });
+          else if (m.attempt + 1 < MAX_ATTEMPTS)
+            retries.push({ body: { ...m, attempt: m.attempt + 1 }, delaySeconds: Math.max(rest, retryDelaySeconds(m.attempt + 1)) });
+          else await recordFailure(db, host).catch(noted("record a failure day of", host));
         } else {
-          state.dirtyHosts.add(host);
-          await countCircuitFailure(db, host);
-          if (m.attempt + 1 >= MAX_ATTEMPTS) await recordFailure(db, host);
-          else await env.DELIVERY.send({ ...m, attempt: m.attempt + 1 }, { delaySeconds: outcome.retryAfter ?? retryDelaySeconds(m.attempt + 1) });
+          if (!outcome.ours) {
+            state.dirtyHosts.add(host);
+            await countCircuitFailure(db, host).catch(noted("count a failure of", host));
+          }
+          if (m.attempt + 1 < MAX_ATTEMPTS)
+            retries.push({ body: { ...m, attempt: m.attempt + 1 }, delaySeconds: outcome.retryAfter ?? retryDelaySeconds(m.attempt + 1) });
+          else if (!outcome.ours) await recordFailure(db, host).catch(noted("record a failure day of", host));
+          else console.error("delivery given up after", MAX_ATTEMPTS, "attempts", host);
         }
       }),
     );
   } finally {
     clearTimeout(timer);
   }
+  // A delivery that threw (D1 failing to make a signer's key): the invocation crashed, and the queue's own retry runs
+  // the pack again. Nothing of it was re-sent, so no inbox has a line of attempts already under way.
+  const crashed = settled.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (crashed) throw crashed.reason;
+  const [one] = retries;
+  if (retries.length === 1 && one) await env.DELIVERY.send(one.body, { delaySeconds: one.delaySeconds });
+  else for (let i = 0; i < retries.length; i += 100) await env.DELIVERY.sendBatch(retries.slice(i, i + 100));
   for (const msg of batch.messages) msg.ack();
 }
