@@ -2,7 +2,8 @@
 // activity id, or the body's SHA-256 when there is none), dispatch by type, then mark it seen and delete the item in
 // one batch. Effects are idempotent on their own (unique uris and pairs), so a copy processed in parallel through
 // another inbox changes nothing twice (C3, C17). Content we refuse is logged and dropped (the sender already has its
-// 202); D1 or queue failures throw, so the queue retries the message.
+// 202); D1 or queue failures throw, so the runner retries the item (src/effects/retry.ts), its one retry owner from then
+// on: a failed item is moved out of the 5-minute sweep's window (markRetried).
 import { eq, sql } from "drizzle-orm";
 import { type DB, runBatch, type Statement } from "../db/client";
 import { frozenSelect, frozenSql } from "../db/frozen";
@@ -217,12 +218,37 @@ async function loadItem(db: DB, itemId: string, cfg: Pick<ReturnType<typeof read
 const deleteItem = frozenSql(() => sql`DELETE FROM inbox_items WHERE id = ${sql.placeholder("id")}`);
 const markSeen = frozenSql(markSeenSql);
 
+// An item whose processing failed is the runner's to retry (its attempts, backoff and dead letter). The sweep
+// (src/background/cron.ts requeueStaleInboxItems) takes items received 10 to 20 minutes ago, for an invocation that died
+// before processing them; it used to take a failing item too, twice (two sweeps see each item), each time starting a
+// line of attempts of its own: 30 runs and 3 dead letters for one item D1 kept refusing (test/integration/
+// inbox-retries.test.ts). So a failure sets the item's received_at back to an hour before now, well out of that window
+// (and 4 days from the housekeeping's prune, long after the runner's ~2 h): best effort, as D1 may be what failed; a
+// mark lost that way lets the sweep take the item once more.
+const OUT_OF_SWEEP_MS = 60 * 60 * 1000;
+const markRetried = frozenSql(
+  () => sql`UPDATE inbox_items SET received_at = min(received_at, ${sql.placeholder("before")}) WHERE id = ${sql.placeholder("id")}`,
+);
+
+/**
+ * Processes a stored item (see processItem); what throws is retried by the runner, and the item is marked as the
+ * runner's (markRetried).
+ */
+export async function processInboxItem(db: DB, env: Env, itemId: string, origin: string, fx: Effects): Promise<void> {
+  try {
+    await processItem(db, env, itemId, origin, fx);
+  } catch (e) {
+    await db.run(markRetried(db, { id: padId(itemId), before: Date.now() - OUT_OF_SWEEP_MS })).catch(() => {});
+    throw e;
+  }
+}
+
 /**
  * Round trips for a processed activity: the item (with its signer, domain check and, by the body's id, the seen check
  * for activities taken once per id), the handler's own reads, and its writes together with the item's seen/delete statements when the
  * handler takes them (`withFinish`; otherwise one more).
  */
-export async function processInboxItem(db: DB, env: Env, itemId: string, origin: string, fx: Effects): Promise<void> {
+async function processItem(db: DB, env: Env, itemId: string, origin: string, fx: Effects): Promise<void> {
   const cfg = readConfig(env, origin);
   const finishStatements = (key: string | null): Statement[] => {
     const stmts: Statement[] = [db.run(deleteItem(db, { id: padId(itemId) }))];
