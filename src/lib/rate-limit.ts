@@ -442,6 +442,46 @@ export async function countLoginFailure(c: Ctx, email: unknown): Promise<void> {
   await enforceRateLimit(c, { name: "login_email_failures", key: email.trim().toLowerCase().slice(0, 320), ...LOGIN_EMAIL_FAILURE_LIMIT });
 }
 
+/**
+ * Failed checks of an account's own password outside sign-in (moving the account, changing the password or e-mail,
+ * deleting the account, turning two-factor off), whatever the IP: the figure of the sign-in failure budget above.
+ */
+export const ACCOUNT_PASSWORD_FAILURE_LIMIT = LOGIN_EMAIL_FAILURE_LIMIT;
+/**
+ * Failed second-factor codes per account, sign-in (form and password grant) and settings together, whatever the IP:
+ * Mastodon's `Auth::SessionsController::MAX_2FA_ATTEMPTS_PER_HOUR` (10 an hour per user).
+ */
+export const ACCOUNT_OTP_FAILURE_LIMIT = { limit: 10, periodSeconds: 3600 } as const;
+
+export type CredentialFactor = "password" | "otp";
+const FACTOR_LIMITS: Record<CredentialFactor, Budget> = { password: ACCOUNT_PASSWORD_FAILURE_LIMIT, otp: ACCOUNT_OTP_FAILURE_LIMIT };
+
+/**
+ * Claims one failure of each factor on the account's budgets (its `acct:<id>` object) BEFORE the factor is checked,
+ * and refuses (429, nothing claimed) when one is spent: so once a budget is spent even the right password or code is
+ * refused until its window ends, and parallel guesses cannot overrun it. The answer gives back the claims of the
+ * factors that turned out right, so only failures stay counted.
+ */
+export async function claimCredentialFailures(
+  c: Ctx,
+  accountId: string,
+  factors: readonly CredentialFactor[],
+): Promise<(right: Partial<Record<CredentialFactor, boolean>>) => Promise<void>> {
+  if (!factors.length) return async () => {};
+  const obj = limiter(c, `acct:${accountId}`);
+  const hits = await obj.count(factors.map((f) => ({ name: `${f}_failures`, ...FACTOR_LIMITS[f] })));
+  const giveBack = (which: CounterHit[]) => Promise.all(which.filter((h) => h.counted).map((h) => obj.undo(h.name, h.resetAt)));
+  const refused = hits.filter((h) => !h.allowed);
+  if (refused.length) {
+    await giveBack(hits);
+    const worst = refused.reduce((a, b) => (b.resetAt > a.resetAt ? b : a));
+    throw limitError(worst.limit, worst.resetAt);
+  }
+  return async (right) => {
+    await giveBack(hits.filter((_, i) => right[factors[i]!]));
+  };
+}
+
 /** The client IP: CF-Connecting-IP only (X-Forwarded-For is never trusted); IPv6 grouped by /64. */
 export function clientIp(c: Ctx): string {
   const ip = (c.req.header("cf-connecting-ip") ?? "").trim() || "unknown";

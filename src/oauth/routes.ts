@@ -7,6 +7,7 @@ import { missingParam, oauthError } from "./errors";
 import { exchangeCode } from "./grants";
 import { clientCredentialsGrant, passwordGrant, revokeToken } from "./token";
 import { renderToken } from "./tokens";
+import { checkCredentials } from "../services/credentials";
 import { forbidden } from "../lib/errors";
 import { ipRuleFor } from "../services/admin-ip-blocks";
 import { authorizeGet, authorizePost } from "../web/authorize";
@@ -38,7 +39,12 @@ r.post("/token", async (c) => {
     return c.json(renderToken(t));
   }
   if (grantType === "client_credentials") return c.json(renderToken(await clientCredentialsGrant(db, secret, app, p.scope)));
-  return c.json(renderToken(await passwordGrant(db, c.get("config"), secret, app, p, () => countLoginFailure(c, p.username))));
+  const t = await passwordGrant(db, c.get("config"), secret, app, p, {
+    invalidPassword: () => countLoginFailure(c, p.username),
+    // The IP was counted above (throttleLogin), once for the whole attempt.
+    secondFactor: (u, code) => checkCredentials(c, { id: u.userId, accountId: u.accountId, email: u.email }, { otp: code }, { ipCounted: true }),
+  });
+  return c.json(renderToken(t));
 });
 
 r.post("/revoke", async (c) => {

@@ -12,7 +12,6 @@ import { parseScopes, scopesWithin } from "./scopes";
 import type { AppRow } from "./apps";
 import { missingParam, oauthError } from "./errors";
 import { issueToken, type IssuedToken } from "./tokens";
-import { verifySecondFactor } from "../services/two-factor";
 
 /** Requested scopes (default `read`), each within the app's registered scopes, or `invalid_scope`. */
 export function resolveScopes(raw: unknown, app: AppRow): string[] {
@@ -35,6 +34,7 @@ export type LoginRefusal = "invalid" | "disabled" | "pending" | "unconfirmed";
 export interface LoginUser {
   userId: string;
   accountId: string;
+  email: string;
   /** Two-factor sign-in is on: a code must follow (src/services/two-factor.ts). */
   otpRequired: boolean;
 }
@@ -63,7 +63,7 @@ export async function checkLogin(
   if (row.user.disabled || row.suspendedAt) return { ok: false, reason: "disabled" };
   if (!row.user.approved) return { ok: false, reason: "pending" };
   if (cfg.requireEmailConfirmation && !row.user.confirmedAt) return { ok: false, reason: "unconfirmed" };
-  return { ok: true, user: { userId: row.user.id, accountId: row.user.accountId, otpRequired: !!row.otpEnabledAt } };
+  return { ok: true, user: { userId: row.user.id, accountId: row.user.accountId, email: row.user.email, otpRequired: !!row.otpEnabledAt } };
 }
 
 export async function passwordGrant(
@@ -72,22 +72,29 @@ export async function passwordGrant(
   secret: string,
   app: AppRow,
   p: { username?: unknown; password?: unknown; scope?: unknown; otp_attempt?: unknown },
-  /** Called when the e-mail, password or two-factor code is wrong (not for a refused account), before `invalid_grant`; may throw 429. */
-  onInvalidCredentials?: () => Promise<void>,
+  hooks: {
+    /** Called when the e-mail or password is wrong (not for a refused account), before `invalid_grant`; may throw 429. */
+    invalidPassword?: () => Promise<void>;
+    /**
+     * Checks `otp_attempt` for a user with two-factor sign-in against the account's budgets (src/services/credentials.ts):
+     * true when right; throws 429 once the account's code budget is spent, even for the right code.
+     */
+    secondFactor: (user: LoginUser, code: unknown) => Promise<boolean>;
+  },
 ): Promise<IssuedToken> {
   if (typeof p.username !== "string" || !p.username) throw missingParam("username");
   if (typeof p.password !== "string" || !p.password) throw missingParam("password");
   const scopes = resolveScopes(p.scope, app);
   const r = await checkLogin(db, cfg, secret, p.username, p.password);
   if (!r.ok) {
-    if (r.reason === "invalid") await onInvalidCredentials?.();
+    if (r.reason === "invalid") await hooks.invalidPassword?.();
     throw oauthError("invalid_grant");
   }
   // Mastodon refuses the password grant outright to a user with two-factor sign-in (doorkeeper.rb:
   // `user unless user&.otp_required_for_login?`). Tern refuses it the same way unless `otp_attempt` carries a current
-  // code or an unused recovery code; a wrong one counts as a failed sign-in.
-  if (r.user.otpRequired && !(await verifySecondFactor(db, secret, r.user.userId, p.otp_attempt))) {
-    if (p.otp_attempt !== undefined) await onInvalidCredentials?.();
+  // code or an unused recovery code; a wrong one counts as a failed sign-in and against the account's code budget.
+  // Without `otp_attempt` nothing was tried, and nothing counts.
+  if (r.user.otpRequired && (p.otp_attempt === undefined || !(await hooks.secondFactor(r.user, p.otp_attempt)))) {
     throw oauthError("invalid_grant");
   }
   return issueToken(db, secret, { applicationId: app.id, userId: r.user.userId, scopes });

@@ -21,11 +21,11 @@ import { type DB, runBatch } from "../db/client";
 import { type AccountAliasRow, type AccountMigrationRow, type AccountRow, accountAliases, accountMigrations, accounts, type UserRow } from "../db/schema";
 import { newActivityUri, type Effects } from "../effects/collector";
 import type { Config } from "../env";
-import { verifyPassword } from "../lib/crypto";
 import { ApiError, forbidden, notFound, validationFailed } from "../lib/errors";
 import { padId, snowflake } from "../lib/ids";
 import { remoteQuery, resolveRemoteAccount } from "../federation/resolve";
 import { ResolveError, resolveActor } from "../federation/remote-accounts";
+import type { CheckCredentials } from "./credentials";
 import { endFollow, exec } from "./follows";
 import { notificationStatement } from "./notifications";
 import { accountRows } from "../db/table-rows";
@@ -158,20 +158,20 @@ export async function removeAlias(db: DB, fx: Effects, account: AccountRow, alia
 // ---- moving out ----
 
 /**
- * Moves a local account to `acct` (Mastodon's Settings::MigrationsController#create + MoveService): the password, the
- * cooldown, the target fetched fresh and listing this account in alsoKnownAs. Returns the target.
+ * Moves a local account to `acct` (Mastodon's Settings::MigrationsController#create + MoveService): the cooldown, the
+ * target fetched fresh and listing this account in alsoKnownAs, and the password. The password is checked last
+ * (`check`, src/services/credentials.ts, with its budgets), so a request refused for another reason answers the same
+ * whether the password was right or not. Returns the target.
  */
 export async function moveAccount(
   db: DB,
   fx: Effects,
   cfg: Config,
-  pepper: string,
+  check: CheckCredentials,
   who: { user: UserRow; account: AccountRow },
   input: { acct: unknown; password: unknown },
 ): Promise<AccountRow> {
   const { account } = who;
-  if (typeof input.password !== "string" || !(await verifyPassword(input.password, who.user.passwordHash, pepper)))
-    throw validationFailed("Current password is invalid");
   if (account.suspendedAt) throw forbidden("This account is suspended.");
   const acct = cleanAcct(str(input.acct));
   if (!acct) throw validationFailed("Handle can't be blank");
@@ -197,6 +197,7 @@ export async function moveAccount(
   if (account.movedToAccountId === target.id) throw validationFailed("Your account already moved to that account");
   if (!(target.alsoKnownAs ?? []).includes(account.uri))
     throw validationFailed("That account does not list yours as an alias (alsoKnownAs): add this account as an alias there first");
+  if (!(await check({ password: input.password }))) throw validationFailed("Current password is invalid");
   const now = Date.now();
   const migrationId = snowflake(now);
   await runBatch(db, [

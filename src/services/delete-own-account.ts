@@ -10,15 +10,22 @@ import type { AccountRow, UserRow } from "../db/schema";
 import type { Effects } from "../effects/collector";
 import { ApiError } from "../lib/errors";
 import { padId } from "../lib/ids";
-import { verifyPassword } from "../lib/crypto";
+import type { CheckCredentials } from "./credentials";
 import { recordAccountDeletion, startAccountDeletionStatements } from "./delete-account";
 import { OWNER_ROLE_ID } from "./registration";
 import { removeTwoFactorStatements } from "./two-factor";
 
-export async function deleteOwnAccount(db: DB, fx: Effects, pepper: string, who: { user: UserRow; account: AccountRow }, password: unknown): Promise<void> {
-  if (typeof password !== "string" || !(await verifyPassword(password, who.user.passwordHash, pepper))) throw new ApiError(422, "The password is wrong.");
+/** The password is checked last (`check`, with its budgets), so a refusal for another reason does not confirm it. */
+export async function deleteOwnAccount(
+  db: DB,
+  fx: Effects,
+  check: CheckCredentials,
+  who: { user: UserRow; account: AccountRow },
+  password: unknown,
+): Promise<void> {
   if (who.user.roleId === OWNER_ROLE_ID) throw new ApiError(403, "The owner's account cannot be deleted.");
   if (who.account.suspendedAt) throw new ApiError(403, "This account is suspended.");
+  if (!(await check({ password }))) throw new ApiError(422, "The password is wrong.");
   const now = Date.now();
   const u = padId(who.user.id);
   await runBatch(db, [

@@ -6,15 +6,14 @@ import { and, eq, ne, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { users, type UserRow } from "../db/schema";
 import { ApiError } from "../lib/errors";
-import { verifyPassword } from "../lib/crypto";
+import type { CheckCredentials } from "./credentials";
 import { emailBlockQueries } from "./admin-email-blocks";
 import { normalizeEmail } from "./local-accounts";
 
 const refused = (msg: string) => new ApiError(422, msg);
 
-export async function changeEmail(db: DB, pepper: string, user: UserRow, input: { email: unknown; password: unknown }): Promise<string> {
-  const password = typeof input.password === "string" ? input.password : "";
-  if (!(await verifyPassword(password, user.passwordHash, pepper))) throw refused("The current password is wrong.");
+/** The current password is checked last (`check`, with its budgets), so a refused address does not confirm it. */
+export async function changeEmail(db: DB, check: CheckCredentials, user: UserRow, input: { email: unknown; password: unknown }): Promise<string> {
   const email = normalizeEmail(typeof input.email === "string" ? input.email : "");
   if (!email) throw refused("E-mail address is invalid");
   if (email.toLowerCase() === user.email.toLowerCase()) throw refused("That is already your e-mail address");
@@ -29,6 +28,7 @@ export async function changeEmail(db: DB, pepper: string, user: UserRow, input: 
   if (domainBlocked.length) throw refused("E-mail address uses a disallowed e-mail provider");
   // A blocked canonical address is worded as taken, as Mastodon does, so the block is not revealed.
   if (canonicalBlocked.length || taken.length) throw refused("E-mail address has already been taken");
+  if (!(await check({ password: input.password }))) throw refused("The current password is wrong.");
   await db.update(users).set({ email, updatedAt: Date.now() }).where(eq(users.id, user.id));
   return email;
 }

@@ -8,7 +8,8 @@ import type { DB } from "../db/client";
 import { oauthAccessGrants, oauthAccessTokens, users, webSessions, webSignInChallenges, type UserRow } from "../db/schema";
 import type { Effects } from "../effects/collector";
 import { ApiError } from "../lib/errors";
-import { hashPassword, verifyPassword } from "../lib/crypto";
+import { hashPassword } from "../lib/crypto";
+import type { CheckCredentials } from "./credentials";
 import { passwordProblem } from "./local-accounts";
 
 export interface PasswordChange {
@@ -23,16 +24,19 @@ export async function changePassword(
   db: DB,
   fx: Effects,
   pepper: string,
+  /** The current password's check (src/services/credentials.ts), made after the new password's rules. */
+  check: CheckCredentials,
   who: { user: UserRow; accountId: string },
   input: PasswordChange,
   /** The browser session that asks (kept signed in). */
   keepSessionHash: string | null,
 ): Promise<void> {
-  if (!(await verifyPassword(str(input.current), who.user.passwordHash, pepper))) throw new ApiError(422, "The current password is wrong.");
+  // The new password's rules first: a refused new password must not tell whether the current one was right.
   const password = str(input.password);
   const problem = passwordProblem(password);
   if (problem) throw new ApiError(422, `Password ${problem.description}`);
   if (password !== str(input.confirmation)) throw new ApiError(422, "Password confirmation doesn't match Password");
+  if (!(await check({ password: input.current }))) throw new ApiError(422, "The current password is wrong.");
   const now = Date.now();
   const userId = who.user.id;
   const [, , , , revoked] = await db.batch([

@@ -8,9 +8,10 @@ import { and, eq, isNotNull, isNull, lt, or, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { otpBackupCodes, userTwoFactor, type UserRow } from "../db/schema";
 import { ApiError } from "../lib/errors";
-import { toHex, verifyPassword } from "../lib/crypto";
+import { toHex } from "../lib/crypto";
 import { keyedHash, sealText, unsealText } from "../lib/seal";
 import { base32Decode, base32Encode, matchTotp, otpauthUri } from "../lib/totp";
+import type { CheckCredentials } from "./credentials";
 
 export const RECOVERY_CODES = 10;
 const SEAL_LABEL = "tern-otp-secret";
@@ -61,8 +62,11 @@ export async function pendingSetup(db: DB, pepper: string, user: UserRow, issuer
   return { secret, uri: otpauthUri(issuer, user.email, secret) };
 }
 
-/** Accepts `code` from the user's secret (enabled, or pending when `pending`), recording its time step. */
-async function acceptTotp(db: DB, pepper: string, userId: string, code: string, pending: boolean, now: number): Promise<boolean> {
+/**
+ * Accepts `code` from the user's secret (enabled, or pending when `pending`), recording its time step; with `claim`
+ * false only says whether it would be accepted (nothing recorded).
+ */
+async function acceptTotp(db: DB, pepper: string, userId: string, code: string, pending: boolean, now: number, claim = true): Promise<boolean> {
   const rows = await db.select().from(userTwoFactor).where(eq(userTwoFactor.userId, userId)).limit(1);
   const row = rows[0];
   if (!row || !!row.enabledAt === pending) return false;
@@ -71,6 +75,7 @@ async function acceptTotp(db: DB, pepper: string, userId: string, code: string, 
   if (!bytes) return false;
   const step = await matchTotp(bytes, code, now);
   if (step === null) return false;
+  if (!claim) return row.consumedTimestep === null || row.consumedTimestep < step;
   // Claim the step atomically: of two requests with the same code only one passes.
   const claimed = await db
     .update(userTwoFactor)
@@ -88,23 +93,26 @@ async function acceptTotp(db: DB, pepper: string, userId: string, code: string, 
 
 const normalizeCode = (code: unknown) => (typeof code === "string" ? code.replace(/[\s-]/g, "").toLowerCase().slice(0, 64) : "");
 
-/** A recovery code, used up by this call when it is one of the user's. */
-async function acceptRecoveryCode(db: DB, pepper: string, userId: string, code: string): Promise<boolean> {
+/** A recovery code, used up by this call when it is one of the user's (unless `use` is false). */
+async function acceptRecoveryCode(db: DB, pepper: string, userId: string, code: string, use = true): Promise<boolean> {
   if (!/^[0-9a-f]{16}$/.test(code)) return false;
   const hash = await keyedHash(pepper, CODE_LABEL, code);
-  const used = await db
-    .delete(otpBackupCodes)
-    .where(and(eq(otpBackupCodes.userId, userId), eq(otpBackupCodes.codeHash, hash)))
-    .returning({ userId: otpBackupCodes.userId });
+  const where = and(eq(otpBackupCodes.userId, userId), eq(otpBackupCodes.codeHash, hash));
+  if (!use) return (await db.select({ userId: otpBackupCodes.userId }).from(otpBackupCodes).where(where).limit(1)).length > 0;
+  const used = await db.delete(otpBackupCodes).where(where).returning({ userId: otpBackupCodes.userId });
   return used.length > 0;
 }
 
-/** The second factor at sign-in: a current TOTP code or an unused recovery code. */
-export async function verifySecondFactor(db: DB, pepper: string, userId: string, rawCode: unknown, now = Date.now()): Promise<boolean> {
+/**
+ * The second factor: a current TOTP code or an unused recovery code, used up by this call. With `consume` false it only
+ * says whether the code would pass (src/services/credentials.ts checks it beside a password that may be wrong, and a
+ * mistyped password must not burn a recovery code).
+ */
+export async function verifySecondFactor(db: DB, pepper: string, userId: string, rawCode: unknown, now = Date.now(), consume = true): Promise<boolean> {
   const code = normalizeCode(rawCode);
   if (!code) return false;
-  if (/^\d{6}$/.test(code)) return acceptTotp(db, pepper, userId, code, false, now);
-  return acceptRecoveryCode(db, pepper, userId, code);
+  if (/^\d{6}$/.test(code)) return acceptTotp(db, pepper, userId, code, false, now, consume);
+  return acceptRecoveryCode(db, pepper, userId, code, consume);
 }
 
 /** New recovery codes replacing any old ones: the statements and the codes in clear (shown once). */
@@ -127,19 +135,23 @@ export async function confirmTwoFactor(db: DB, pepper: string, userId: string, r
   return codes;
 }
 
-/** New recovery codes (the old ones stop working), after a valid code. */
-export async function regenerateRecoveryCodes(db: DB, pepper: string, userId: string, rawCode: unknown): Promise<string[]> {
-  if (!(await verifySecondFactor(db, pepper, userId, rawCode))) throw refused("The two-factor code is invalid.");
+/** New recovery codes (the old ones stop working), after a valid code (`check`, with the account's code budget). */
+export async function regenerateRecoveryCodes(db: DB, pepper: string, check: CheckCredentials, userId: string, rawCode: unknown): Promise<string[]> {
+  if (!(await check({ otp: rawCode }))) throw refused("The two-factor code is invalid.");
   const { codes, stmts } = await newRecoveryCodes(db, pepper, userId);
   await db.batch(stmts);
   return codes;
 }
 
-/** Turns two-factor sign-in off (or abandons a pending setup): the password, and a code when it is on. */
-export async function disableTwoFactor(db: DB, pepper: string, user: UserRow, password: unknown, rawCode: unknown): Promise<void> {
-  if (typeof password !== "string" || !(await verifyPassword(password, user.passwordHash, pepper))) throw refused("The password is wrong.");
+/**
+ * Turns two-factor sign-in off (or abandons a pending setup): the password, and a code when it is on. Both are checked
+ * together (`check`, with their budgets) and refused with one message, so a wrong code does not confirm the password.
+ */
+export async function disableTwoFactor(db: DB, check: CheckCredentials, user: UserRow, password: unknown, rawCode: unknown): Promise<void> {
   const state = await twoFactorState(db, user.id);
-  if (state.enabled && !(await verifySecondFactor(db, pepper, user.id, rawCode))) throw refused("The two-factor code is invalid.");
+  if (state.enabled) {
+    if (!(await check({ password, otp: rawCode }))) throw refused("The password or the two-factor code is wrong.");
+  } else if (!(await check({ password }))) throw refused("The password is wrong.");
   await db.batch(removeTwoFactorStatements(db, user.id));
 }
 

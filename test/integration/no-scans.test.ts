@@ -303,6 +303,8 @@ describe("the rarer paths' statements", () => {
       d,
       new Effects(""),
       "test-pepper",
+      // The current password's check (src/services/credentials.ts needs a request for its budgets; none here).
+      async (given) => "password" in given && given.password === PASSWORD,
       { user: eve, accountId: other.id },
       { current: PASSWORD, password: "another long password", confirmation: "another long password" },
       null,

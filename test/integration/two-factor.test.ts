@@ -205,13 +205,19 @@ describe("the password grant with two-factor authentication", () => {
     let ip = 0;
     const nextIp = () => `100.80.${Math.floor(++ip / 250)}.${ip % 250}`;
     const grant = (otp: string) => passwordGrant(app, emailOf(u.username), { otp_attempt: otp }, { ip: nextIp() });
-    for (let i = 0; i < 20; i++) expect((await grant(`00000${i % 10}`)).status).toBe(400);
+    const wrongPassword = () => passwordGrant(app, emailOf(u.username), { password: "wrong password" }, { ip: nextIp() });
+    // 15 wrong passwords and 10 wrong codes (the account's whole code budget, src/services/credentials.ts) make the
+    // e-mail's 25 failures.
+    for (let i = 0; i < 15; i++) expect((await wrongPassword()).status).toBe(400);
+    for (let i = 0; i < 5; i++) expect((await grant(`00000${i % 10}`)).status).toBe(400);
     const step = await passwordStep(u.username, nextIp());
     const csrf = hidden(step.res.text_, "csrf")!;
     for (let i = 0; i < 5; i++) expect((await otpStep(step.jar, csrf, "999999", nextIp())).status).toBe(401);
     // 25 failures: the next wrong code is throttled.
     const throttled = await grant("111111");
     expect(throttled.status).toBe(429);
+    // And so is the next wrong password, which only the e-mail's failures (codes included) can refuse.
+    expect((await wrongPassword()).status).toBe(429);
     void secret;
   });
 });

@@ -2,8 +2,9 @@
 // src/web/settings/migration.tsx; src/services/account-migration.ts):
 //   GET  /api/tern/migration   (read:accounts)  {moved_to: Account | null, also_known_as, migrations, cooldown_until}
 //   POST /api/tern/migration   (write:accounts) {acct, current_password}: moves the account → {moved_to: Account};
-//                              422 for a wrong password, an unknown handle, a target without this account in its
-//                              alsoKnownAs, or within 30 days of the last move
+//                              422 for an unknown handle, a target without this account in its alsoKnownAs, within 30
+//                              days of the last move, or (checked last, so the other refusals never confirm it) a
+//                              wrong password; 429 once the account's password budget is spent (src/services/credentials.ts)
 import { routeGroup } from "../../route-group";
 import { z } from "zod";
 import type { Ctx } from "../../context";
@@ -12,6 +13,7 @@ import { isoTime } from "../../entities/urls";
 import { parse, zStr } from "../../lib/params";
 import { me, requireUser } from "../../oauth/guard";
 import { currentMigrationState, moveAccount } from "../../services/account-migration";
+import { credentialCheck } from "../../services/credentials";
 
 const r = routeGroup();
 
@@ -31,7 +33,7 @@ r.get("/", requireUser("read:accounts"), async (c) => c.json(await stateJson(c))
 r.post("/", requireUser("write:accounts"), async (c) => {
   const p = await parse(c, z.object({ acct: zStr(600).optional(), current_password: zStr(1000).optional() }));
   const v = me(c);
-  const target = await moveAccount(c.get("db"), c.get("fx"), c.get("config"), c.env.SECRET_KEY_BASE ?? "", v, { acct: p.acct, password: p.current_password });
+  const target = await moveAccount(c.get("db"), c.get("fx"), c.get("config"), credentialCheck(c, v.user), v, { acct: p.acct, password: p.current_password });
   return c.json({ moved_to: renderAccount(c.get("config"), target) });
 });
 

@@ -21,6 +21,7 @@ export interface SignInChallenge {
   returnTo: string;
   attempts: number;
   userId: string;
+  accountId: string;
   email: string;
 }
 
@@ -44,7 +45,15 @@ export async function loadSignInChallenge(c: Ctx): Promise<SignInChallenge | nul
   const r = await loadCookieRow(c.get("db"), webSignInChallenges, getCookie(c, cookieName(c)));
   if (!r) return null;
   const ch = r.row;
-  return { idHash: r.idHash, csrf: ch.csrfToken, returnTo: ch.returnTo, attempts: ch.attempts, userId: ch.userId, email: r.user.email };
+  return {
+    idHash: r.idHash,
+    csrf: ch.csrfToken,
+    returnTo: ch.returnTo,
+    attempts: ch.attempts,
+    userId: ch.userId,
+    accountId: r.user.accountId,
+    email: r.user.email,
+  };
 }
 
 /** Counts a wrong code; true when the step is used up (and removed). */

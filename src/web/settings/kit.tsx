@@ -90,11 +90,15 @@ export const when = (ms: number | null | undefined) => (ms ? `${new Date(ms).toI
 export interface PageView {
   flash?: string;
   error?: string;
-  status?: 200 | 403 | 404 | 422;
+  status?: 200 | 403 | 404 | 422 | 429;
 }
 
-/** A refusal a service explains (4xx): the page again, with the reason. Anything else is a server error. */
-export function refusal(e: unknown): { message: string; status: 403 | 404 | 422 } {
+/**
+ * A refusal a service explains (4xx): the page again, with the reason. A spent budget (429, e.g. too many wrong
+ * passwords) stays a 429. Anything else is a server error.
+ */
+export function refusal(e: unknown): { message: string; status: 403 | 404 | 422 | 429 } {
+  if (e instanceof ApiError && e.status === 429) return { message: "Too many attempts. Please wait a while and try again.", status: 429 };
   if (e instanceof ApiError && (e.status === 403 || e.status === 404 || e.status === 422)) {
     return { message: e.message.replace(/^Validation failed: /, ""), status: e.status };
   }
@@ -126,6 +130,8 @@ export const settingsPost =
       return await act(c, s, p);
     } catch (e) {
       const f = refusal(e);
+      // A 429's Retry-After and X-RateLimit-* go with the page.
+      if (f.status === 429) for (const [k, v] of Object.entries((e as ApiError).headers ?? {})) c.header(k, v);
       return again(c, s, { error: f.status === 404 && o.notFound ? o.notFound : f.message, status: f.status });
     }
   };

@@ -6,6 +6,7 @@ import { routeGroup } from "../../route-group";
 import type { Ctx } from "../../context";
 import { acctOf } from "../../entities/account";
 import { type MigrationState, migrationState, moveAccount } from "../../services/account-migration";
+import { credentialCheck } from "../../services/credentials";
 import { page } from "../layout";
 import type { WebSession } from "../session-store";
 import { type PageView, SettingsLayout, settingsGet, settingsPost, when } from "./kit";
@@ -90,7 +91,7 @@ r.get("/settings/migration", settingsGet(migrationPage));
 r.post(
   "/settings/migration",
   settingsPost(migrationPage, async (c, s, p) => {
-    const target = await moveAccount(c.get("db"), c.get("fx"), c.get("config"), c.env.SECRET_KEY_BASE ?? "", s, { acct: p.acct, password: p.current_password });
+    const target = await moveAccount(c.get("db"), c.get("fx"), c.get("config"), credentialCheck(c, s.user), s, { acct: p.acct, password: p.current_password });
     const moved = { ...s, account: { ...s.account, movedToAccountId: target.id } };
     return migrationPage(c, moved, { flash: `Your account is moving to @${acctOf(target)}.` });
   }),

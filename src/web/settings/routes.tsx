@@ -15,6 +15,7 @@ import { authorizedApps, browserSessions, revokeAuthorizedApp, revokeBrowserSess
 import { deleteOwnAccount } from "../../services/delete-own-account";
 import { changeEmail } from "../../services/email-change";
 import { changePassword } from "../../services/password-change";
+import { credentialCheck } from "../../services/credentials";
 import { EXPAND_MEDIA, type ExpandMedia, updateReadingPreferences } from "../../services/preferences";
 import { updateProfile } from "../../services/profile";
 import { beginTwoFactorSetup, confirmTwoFactor, disableTwoFactor, pendingSetup, regenerateRecoveryCodes, twoFactorState } from "../../services/two-factor";
@@ -155,7 +156,7 @@ r.get(
 r.post(
   "/auth/edit/email",
   settingsPost(accountPage, async (c, s, p) => {
-    await changeEmail(c.get("db"), pepper(c), s.user, { email: p.email, password: p.current_password });
+    await changeEmail(c.get("db"), credentialCheck(c, s.user), s.user, { email: p.email, password: p.current_password });
     return redirectWithFlash(c, "/auth/edit", "email_changed");
   }),
 );
@@ -167,6 +168,7 @@ r.post(
       c.get("db"),
       c.get("fx"),
       pepper(c),
+      credentialCheck(c, s.user),
       { user: s.user, accountId: s.account.id },
       { current: p.current_password, password: p.password, confirmation: p.password_confirmation },
       s.idHash,
@@ -208,7 +210,7 @@ r.post(
 r.post(
   "/settings/two_factor_authentication/recovery_codes",
   settingsPost(twoFactorPage, async (c, s, p) => {
-    const codes = await regenerateRecoveryCodes(c.get("db"), pepper(c), s.user.id, p.otp_attempt);
+    const codes = await regenerateRecoveryCodes(c.get("db"), pepper(c), credentialCheck(c, s.user), s.user.id, p.otp_attempt);
     return page(c, <RecoveryCodesPage siteTitle={title(c)} codes={codes} enabledNow={false} />);
   }),
 );
@@ -216,7 +218,7 @@ r.post(
 r.post(
   "/settings/two_factor_authentication_methods/disable",
   settingsPost(twoFactorPage, async (c, s, p) => {
-    await disableTwoFactor(c.get("db"), pepper(c), s.user, p.current_password, p.otp_attempt);
+    await disableTwoFactor(c.get("db"), credentialCheck(c, s.user), s.user, p.current_password, p.otp_attempt);
     return redirectWithFlash(c, "/settings/otp_authentication", "otp_disabled");
   }),
 );
@@ -271,7 +273,7 @@ r.get("/settings/delete", settingsGet(deletePage));
 r.post(
   "/settings/delete",
   settingsPost(deletePage, async (c, s, p) => {
-    await deleteOwnAccount(c.get("db"), c.get("fx"), pepper(c), s, p.password);
+    await deleteOwnAccount(c.get("db"), c.get("fx"), credentialCheck(c, s.user), s, p.password);
     clearSessionCookie(c);
     return page(c, <DeletedPage siteTitle={title(c)} />);
   }),

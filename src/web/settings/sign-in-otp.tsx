@@ -1,12 +1,13 @@
 // The sign-in page's second step for accounts with two-factor authentication: after the right password the page asks
 // for a code (TOTP or a recovery code) instead of signing in. The step has its own cookie, CSRF token and 5-minute
-// life (challenge-store.ts); a wrong code counts against the e-mail's sign-in failures (the login lockout) and the
-// per-IP sign-in budget applies to every attempt.
+// life (challenge-store.ts); the code is checked by `checkCredentials` (src/services/credentials.ts): a wrong one counts
+// against the account's code budget (10 an hour, whatever the IP; once spent even the right code is refused until the
+// hour ends) and the e-mail's sign-in failures, and the per-IP sign-in budget applies to every attempt.
 import type { Ctx } from "../../context";
 import { ApiError } from "../../lib/errors";
 import { readParams } from "../../lib/params";
-import { countLoginFailure, throttleLogin } from "../../lib/rate-limit";
-import { verifySecondFactor } from "../../services/two-factor";
+import { throttleLogin } from "../../lib/rate-limit";
+import { checkCredentials } from "../../services/credentials";
 import { MessagePage, SignInPage } from "../auth-pages";
 import { Layout, page } from "../layout";
 import { currentSession, originAllowed, preSessionCsrf, setSessionCookie } from "../session";
@@ -64,13 +65,14 @@ export async function otpStepPost(c: Ctx) {
     return tooMany(c, e);
   }
   const db = c.get("db");
-  if (!(await verifySecondFactor(db, c.env.SECRET_KEY_BASE ?? "", ch.userId, p.otp_attempt))) {
+  let right: boolean;
+  try {
+    right = await checkCredentials(c, { id: ch.userId, accountId: ch.accountId, email: ch.email }, { otp: p.otp_attempt }, { ipCounted: true });
+  } catch (e) {
+    return tooMany(c, e);
+  }
+  if (!right) {
     const usedUp = await failSignInChallenge(db, ch);
-    try {
-      await countLoginFailure(c, ch.email);
-    } catch (e) {
-      return tooMany(c, e);
-    }
     if (usedUp) {
       await endSignInChallenge(c, null);
       return page(
