@@ -1,15 +1,16 @@
 // Editing a status (PUT /api/v1/statuses/:id), its edit history and its source. The first edit also stores the
-// original as a status_edits row, so history always starts at what was first posted.
+// original as a status_edits row, so history always starts at what was first posted. Concurrent edits of one status
+// serialise (./status-revision.ts): each applies on the state it read, or reads again.
 import { and, asc, eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { insertPoll, insertStatusEdit, originalVersionStatement } from "../db/inserts";
+import { insertPoll, insertStatusEdit } from "../db/inserts";
 import { idList, runBatch, type Statement } from "../db/client";
 import { mediaAttachments, mentions, polls, statusEdits, statuses } from "../db/schema";
 import { loadStatusBundle, renderStatus, renderStatusFrom, type MediaRow, type StatusRow } from "../entities/status";
 import { renderMedia } from "../entities/media";
 import { isoTime } from "../entities/urls";
 import type { Config } from "../env";
-import { notFound, validationFailed } from "../lib/errors";
+import { ApiError, notFound, validationFailed } from "../lib/errors";
 import { padId, snowflake } from "../lib/ids";
 import { cleanText, extractEntities, normalizeLanguage } from "../lib/text";
 import type { UserViewer } from "../oauth/guard";
@@ -24,6 +25,7 @@ import { cardUrlOfText, resetCardStatement } from "./preview-cards";
 import { searchIndexStatement } from "./search-index";
 import { hashtagsOf, statusTagsStatements } from "./tags";
 import { statusRows } from "../db/table-rows";
+import { abortUnlessOneChanged, nextEditedAt, originalVersionStatement, retryEdit, stillAsRead } from "./status-revision";
 
 const MAX_DESCRIPTION = 1500;
 const MAX_UPDATE_NOTIFICATIONS = 500;
@@ -53,6 +55,23 @@ function parseFocus(raw: string): [number, number] {
 }
 
 export async function editStatus(db: DB, fx: Effects, cfg: Config, viewer: UserViewer, statusId: string, input: EditInput) {
+  // Concurrent edits serialise: an edit that lost a race to another reads again and applies on what won
+  // (./status-revision.ts); one that keeps losing is refused.
+  const { text, textChanged } = await retryEdit(
+    fx,
+    () => writeEdit(db, fx, cfg, viewer, statusId, input),
+    () => new ApiError(409, "The status was edited by another request at the same time; try again"),
+  );
+  fx.add({ type: "status_updated", statusId });
+  fx.federate({ kind: "update_status", statusId });
+  if (textChanged && cardUrlOfText(text, cfg)) fx.add({ type: "fetch_card", statusId });
+  const out = await renderStatus(db, cfg, statusId, viewer.account.id);
+  if (!out) throw notFound();
+  return out;
+}
+
+/** One try of an edit: reads the status and what it touches, then writes in one batch that applies only on that state. */
+async function writeEdit(db: DB, fx: Effects, cfg: Config, viewer: UserViewer, statusId: string, input: EditInput) {
   const now = Date.now();
   const me = viewer.account;
   const newMediaIds = input.media_ids !== undefined ? checkMediaIds(input.media_ids) : null;
@@ -61,7 +80,6 @@ export async function editStatus(db: DB, fx: Effects, cfg: Config, viewer: UserV
 
   const q = [
     statusRows(db, { where: and(eq(statuses.id, statusId), eq(statuses.accountId, me.id), sql`${statuses.reblogOfId} IS NULL`), limit: 1 }),
-    db.select({ n: sql<number>`count(*)` }).from(statusEdits).where(eq(statusEdits.statusId, statusId)),
     db.select({ accountId: mentions.accountId }).from(mentions).where(eq(mentions.statusId, statusId)),
     db
       .select()
@@ -74,13 +92,12 @@ export async function editStatus(db: DB, fx: Effects, cfg: Config, viewer: UserV
   const res = keys.length ? await db.batch([...q, mentionedAccountsQuery(db, keys)]) : await db.batch([...q]);
   const s = (res[0] as StatusRow[])[0];
   if (!s) throw notFound();
-  const editCount = Number((res[1] as { n: number }[])[0]?.n ?? 0);
-  const oldMentionIds = new Set((res[2] as { accountId: string }[]).map((m) => m.accountId));
-  const mediaRows = res[3] as MediaRow[];
-  const oldPoll = (res[4] as PollRow[])[0] ?? null;
-  const rebloggers = (res[5] as { accountId: string }[]).map((r) => r.accountId);
-  const quoters = res[6] as { status_id: string; account_id: string }[];
-  const found = keys.length ? (res[7] as AccountRow[]) : [];
+  const oldMentionIds = new Set((res[1] as { accountId: string }[]).map((m) => m.accountId));
+  const mediaRows = res[2] as MediaRow[];
+  const oldPoll = (res[3] as PollRow[])[0] ?? null;
+  const rebloggers = (res[4] as { accountId: string }[]).map((r) => r.accountId);
+  const quoters = res[5] as { status_id: string; account_id: string }[];
+  const found = keys.length ? (res[6] as AccountRow[]) : [];
 
   const mediaIds = newMediaIds ?? s.mediaIds ?? [];
   const media = checkMediaRows(mediaIds, mediaRows, me.id, statusId);
@@ -101,21 +118,18 @@ export async function editStatus(db: DB, fx: Effects, cfg: Config, viewer: UserV
   }
 
   const ps = padId(statusId);
-  const writes: Statement[] = [];
-  if (editCount === 0) {
-    writes.push(originalVersionStatement(db, s, oldPoll?.options ?? null, snowflake(now)));
-  }
-
+  const editedAt = nextEditedAt(s, now);
   // Poll: a changed option list (or kind) resets the votes; no poll in the edit removes it.
+  const pollWrites: Statement[] = [];
   let pollId: string | null = oldPoll?.id ?? null;
   if (newPoll && !oldPoll) {
     const row = newPollRow(snowflake(now), statusId, me.id, newPoll, now);
     pollId = row.id;
-    writes.push(insertPoll(db, row));
+    pollWrites.push(insertPoll(db, row));
   } else if (newPoll && oldPoll) {
     const changed = JSON.stringify(newPoll.options) !== JSON.stringify(oldPoll.options) || newPoll.multiple !== oldPoll.multiple;
     if (changed) {
-      writes.push(
+      pollWrites.push(
         db.run(sql`DELETE FROM poll_votes WHERE poll_id = ${padId(oldPoll.id)}`),
         db
           .update(polls)
@@ -132,14 +146,16 @@ export async function editStatus(db: DB, fx: Effects, cfg: Config, viewer: UserV
           .where(eq(polls.id, oldPoll.id)),
       );
     } else {
-      writes.push(db.update(polls).set({ hideTotals: newPoll.hideTotals, updatedAt: now }).where(eq(polls.id, oldPoll.id)));
+      pollWrites.push(db.update(polls).set({ hideTotals: newPoll.hideTotals, updatedAt: now }).where(eq(polls.id, oldPoll.id)));
     }
   } else if (!newPoll && oldPoll) {
     pollId = null;
-    writes.push(db.run(sql`DELETE FROM poll_votes WHERE poll_id = ${padId(oldPoll.id)}`), db.delete(polls).where(eq(polls.id, oldPoll.id)));
+    pollWrites.push(db.run(sql`DELETE FROM poll_votes WHERE poll_id = ${padId(oldPoll.id)}`), db.delete(polls).where(eq(polls.id, oldPoll.id)));
   }
 
-  writes.push(
+  // First the status, only if it is still as read (else the batch aborts and the edit is tried again), then the
+  // original if the status has no history yet, then the rest.
+  const writes: Statement[] = [
     db
       .update(statuses)
       .set({
@@ -151,12 +167,15 @@ export async function editStatus(db: DB, fx: Effects, cfg: Config, viewer: UserV
         mediaIds: mediaIds.length ? mediaIds : null,
         emojiShortcodes: statusShortcodes(spoiler, text),
         pollId,
-        editedAt: now,
+        editedAt,
         updatedAt: now,
       })
-      .where(eq(statuses.id, statusId)),
+      .where(and(eq(statuses.id, statusId), stillAsRead(s))),
+    abortUnlessOneChanged(db),
+    originalVersionStatement(db, s, oldPoll?.options ?? null),
+    ...pollWrites,
     db.run(sql`UPDATE media_attachments SET status_id = NULL WHERE status_id = ${ps} AND id NOT IN ${idList(mediaIds)}`),
-  );
+  ];
   if (mediaIds.length) {
     writes.push(
       db.run(sql`UPDATE media_attachments SET status_id = ${ps}
@@ -197,7 +216,8 @@ export async function editStatus(db: DB, fx: Effects, cfg: Config, viewer: UserV
   if (textChanged) writes.push(resetCardStatement(db, statusId));
   const descriptions = media.map((m) => attrUpdates.find((a) => a.id === m.id)?.description ?? m.description);
   writes.push(searchIndexStatement(db, statusId, { spoilerText: spoiler, text, pollOptions: newPoll?.options, mediaDescriptions: descriptions }));
-  const editId = snowflake(now);
+  // Ordered after the original and every earlier edit: its id is a snowflake of an edited_at later than theirs.
+  const editId = snowflake(editedAt);
   writes.push(
     insertStatusEdit(db, {
       id: editId,
@@ -209,7 +229,7 @@ export async function editStatus(db: DB, fx: Effects, cfg: Config, viewer: UserV
       sensitive,
       mediaIds,
       pollOptions: newPoll?.options ?? null,
-      createdAt: now,
+      createdAt: editedAt,
     }),
   );
   for (const r of rebloggers) {
@@ -217,12 +237,7 @@ export async function editStatus(db: DB, fx: Effects, cfg: Config, viewer: UserV
   }
   writes.push(...quotedUpdateStatements(db, fx, quoters, me.id, editId));
   await runBatch(db, writes);
-  fx.add({ type: "status_updated", statusId });
-  fx.federate({ kind: "update_status", statusId });
-  if (textChanged && cardUrlOfText(text, cfg)) fx.add({ type: "fetch_card", statusId });
-  const out = await renderStatus(db, cfg, statusId, me.id);
-  if (!out) throw notFound();
-  return out;
+  return { text, textChanged };
 }
 
 /** GET /statuses/:id/history: oldest first, always at least one item (the status itself when never edited). */
