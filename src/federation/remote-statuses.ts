@@ -1,10 +1,10 @@
 // Remote statuses: ingesting a normalised Note or Question into statuses with its mentions, tags, media, poll and
 // thread, and applying an Update to it. Finding one by URI (and fetching it) is resolve-status.ts.
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { type DB, type FinishingBatch, runFinishing, type Statement } from "../db/client";
-import { insertConversation, insertMedia, insertPoll, insertStatus, insertStatusEdit, originalVersionStatement } from "../db/inserts";
+import { insertConversation, insertMedia, insertPoll, insertStatus, insertStatusEdit } from "../db/inserts";
 import { frozenSelect } from "../db/frozen";
-import { accounts, conversations, mediaAttachments, mentions, polls, statusEdits, statuses, tombstones } from "../db/schema";
+import { accounts, conversations, mediaAttachments, mentions, polls, statuses, tombstones } from "../db/schema";
 import { type MediaRow, newStatusFields, type PollRow, type StatusRow } from "../entities/status";
 import { incomingQuoteStatement, remoteQuotePolicy } from "./quotes-inbound";
 import { fanOutChunk } from "../timelines/fanout";
@@ -23,7 +23,8 @@ import { MAX_TAG_LENGTH, MAX_TAGS_PER_STATUS, statusTagsStatements, type TagName
 import { sameHost, visibilityFromAudience, type NormalizedNote } from "./normalize";
 import { isTombstoned, MAX_REPLY_DEPTH, type Resolution, statusByUri } from "./resolution";
 import { htmlToText, sanitizeHtml } from "./sanitize";
-import { accountRows, statusRowByUri } from "../db/table-rows";
+import { accountRows, statusRowByUri, statusRows } from "../db/table-rows";
+import { abortUnlessOneChanged, nextEditedAt, originalVersionStatement, retryEdit, stillAsRead } from "../services/status-revision";
 import { valueList } from "../db/id-list";
 
 /** Mastodon fans out and notifies only for statuses younger than this (Status::REAL_TIME_WINDOW). */
@@ -357,6 +358,26 @@ export async function applyNoteUpdate(
   author: AccountRow,
   finishWith?: (writes: Statement[]) => FinishingBatch,
 ): Promise<boolean> {
+  // Two Updates of one status processed at once serialise as REST edits do (services/status-revision.ts): the one that
+  // lost reads the status again, and is stale now if the winner was newer. Past the last try, the D1 error is thrown:
+  // transient, so the inbox item is retried later.
+  return retryEdit(
+    r.fx,
+    async (n) => {
+      const current = n === 1 ? status : (await statusRows(r.db, { where: eq(statuses.id, status.id), limit: 1 }))[0];
+      return current ? applyNoteUpdateOnce(r, current, note, author, finishWith) : false;
+    },
+    (e) => e,
+  );
+}
+
+async function applyNoteUpdateOnce(
+  r: Resolution,
+  status: StatusRow,
+  note: NormalizedNote,
+  author: AccountRow,
+  finishWith?: (writes: Statement[]) => FinishingBatch,
+): Promise<boolean> {
   const { db } = r;
   const now = Date.now();
   if (status.reblogOfId || status.accountId !== author.id || note.id !== status.uri || note.attributedTo !== author.uri) return false;
@@ -365,7 +386,6 @@ export async function applyNoteUpdate(
   // The accounts the edited note mentions are read in the same batch.
   const mentionQuery = noteMentionsQuery(db, note);
   const reads = await db.batch([
-    db.select({ id: statusEdits.id }).from(statusEdits).where(eq(statusEdits.statusId, status.id)).orderBy(asc(statusEdits.id)).limit(1),
     db.select().from(mediaAttachments).where(eq(mediaAttachments.statusId, status.id)),
     db.select().from(polls).where(eq(polls.statusId, status.id)).limit(1),
     db.select({ accountId: mentions.accountId }).from(mentions).where(eq(mentions.statusId, status.id)),
@@ -378,8 +398,8 @@ export async function applyNoteUpdate(
     localQuotesOfQuery(db, status.id, 500),
     ...(mentionQuery ? [mentionQuery] : []),
   ]);
-  const [editRows, oldMedia, pollRows, oldMentions, rebloggers, quoters] = reads;
-  const mentionRows = (reads[6] ?? []) as AccountRow[];
+  const [oldMedia, pollRows, oldMentions, rebloggers, quoters] = reads;
+  const mentionRows = (reads[5] ?? []) as AccountRow[];
   const oldPoll = (pollRows as PollRow[])[0] ?? null;
   const text = await renderNoteText(note);
   const newPoll = pollFields(note);
@@ -391,44 +411,48 @@ export async function applyNoteUpdate(
   const significant =
     text.content !== status.content || text.spoilerText !== status.spoilerText || text.sensitive !== status.sensitive || mediaChanged || pollOptionsChanged;
 
-  const writes: Statement[] = [];
+  if (!significant) {
+    // Only the counts the origin reports move, and only while the status is as read: an edit that won meanwhile may
+    // have changed the options (else the batch aborts and the Update is tried again).
+    if (!newPoll || !oldPoll) return false;
+    const counts = db
+      .update(polls)
+      .set({ ...newPoll, updatedAt: now })
+      .where(and(eq(polls.id, oldPoll.id), sql`(SELECT edited_at FROM statuses WHERE id = ${padId(status.id)}) IS ${status.editedAt ?? null}`));
+    await runFinishing(db, [counts, abortUnlessOneChanged(db)], finishWith);
+    return true;
+  }
+
+  const editedAt = nextEditedAt(status, Math.min(note.updated ?? now, now));
   // Poll: new options reset the local copy; otherwise only the counts the origin reports move.
+  const pollWrites: Statement[] = [];
   let pollId: string | null = oldPoll?.id ?? null;
   if (newPoll && oldPoll) {
-    writes.push(
+    pollWrites.push(
       db
         .update(polls)
         .set({ ...newPoll, updatedAt: now })
         .where(eq(polls.id, oldPoll.id)),
     );
-    if (pollOptionsChanged) writes.push(db.run(sql`DELETE FROM poll_votes WHERE poll_id = ${padId(oldPoll.id)}`));
+    if (pollOptionsChanged) pollWrites.push(db.run(sql`DELETE FROM poll_votes WHERE poll_id = ${padId(oldPoll.id)}`));
   } else if (newPoll) {
     const newId = snowflake(now);
     pollId = newId;
-    writes.push(insertPoll(db, { id: newId, statusId: status.id, accountId: author.id, hideTotals: false, createdAt: now, updatedAt: now, ...newPoll }));
+    pollWrites.push(insertPoll(db, { id: newId, statusId: status.id, accountId: author.id, hideTotals: false, createdAt: now, updatedAt: now, ...newPoll }));
   } else if (oldPoll) {
     pollId = null;
-    writes.push(db.run(sql`DELETE FROM poll_votes WHERE poll_id = ${padId(oldPoll.id)}`), db.delete(polls).where(eq(polls.id, oldPoll.id)));
-  }
-  if (!significant) {
-    if (!writes.length) return false;
-    await runFinishing(db, writes, finishWith);
-    return true;
-  }
-
-  const editedAt = Math.max(Math.min(note.updated ?? now, now), status.createdAt);
-  if (!(editRows as unknown[]).length) {
-    writes.push(originalVersionStatement(db, status, oldPoll?.options ?? null, snowflake(status.createdAt)));
+    pollWrites.push(db.run(sql`DELETE FROM poll_votes WHERE poll_id = ${padId(oldPoll.id)}`), db.delete(polls).where(eq(polls.id, oldPoll.id)));
   }
   // Media: an attachment with the same URL keeps its row (and id); others are new rows; dropped ones are detached
   // but kept, so the history can still show them.
+  const mediaWrites: Statement[] = [];
   const mediaIds: string[] = [];
   for (const a of attachments) {
     const old = byUrl.get(a.url);
     if (old) {
       mediaIds.push(old.id);
       const fresh = mediaRow(a, author.id, status.id, now);
-      writes.push(
+      mediaWrites.push(
         db
           .update(mediaAttachments)
           .set({ description: fresh.description, focusX: fresh.focusX, focusY: fresh.focusY, blurhash: fresh.blurhash, meta: fresh.meta })
@@ -437,11 +461,35 @@ export async function applyNoteUpdate(
     } else {
       const m = mediaRow(a, author.id, status.id, now);
       mediaIds.push(m.id);
-      writes.push(insertMedia(db, m));
+      mediaWrites.push(insertMedia(db, m));
     }
   }
   const gone = (oldMedia as MediaRow[]).filter((m) => !mediaIds.includes(m.id)).map((m) => padId(m.id));
-  if (gone.length) writes.push(db.run(sql`UPDATE media_attachments SET status_id = NULL WHERE id IN ${valueList(gone)}`));
+  if (gone.length) mediaWrites.push(db.run(sql`UPDATE media_attachments SET status_id = NULL WHERE id IN ${valueList(gone)}`));
+
+  // First the status, only if it is still as read (else the batch aborts and the Update is tried again), then the
+  // original if the status has no history yet, then the rest.
+  const writes: Statement[] = [
+    db
+      .update(statuses)
+      .set({
+        content: text.content,
+        spoilerText: text.spoilerText,
+        sensitive: text.sensitive,
+        language: text.language ?? status.language,
+        mediaIds: mediaIds.length ? mediaIds : null,
+        emojiShortcodes: statusShortcodes(text.spoilerText, text.content),
+        quoteApprovalPolicy: remoteQuotePolicy(note.canQuote, author),
+        pollId,
+        editedAt,
+        updatedAt: now,
+      })
+      .where(and(eq(statuses.id, status.id), stillAsRead(status))),
+    abortUnlessOneChanged(db),
+    originalVersionStatement(db, status, oldPoll?.options ?? null),
+    ...pollWrites,
+    ...mediaWrites,
+  ];
 
   const ps = padId(status.id);
   const mentioned = noteMentionsFrom(note, mentionRows);
@@ -472,23 +520,7 @@ export async function applyNoteUpdate(
   writes.push(searchIndexStatement(db, status.id, searchable));
   const emojis = author.domain ? upsertRemoteEmojisStatement(db, author.domain, note.emojis, now) : null;
   if (emojis) writes.push(emojis);
-  writes.push(
-    db
-      .update(statuses)
-      .set({
-        content: text.content,
-        spoilerText: text.spoilerText,
-        sensitive: text.sensitive,
-        language: text.language ?? status.language,
-        mediaIds: mediaIds.length ? mediaIds : null,
-        emojiShortcodes: statusShortcodes(text.spoilerText, text.content),
-        quoteApprovalPolicy: remoteQuotePolicy(note.canQuote, author),
-        pollId,
-        editedAt,
-        updatedAt: now,
-      })
-      .where(eq(statuses.id, status.id)),
-  );
+  // Ordered after the original and every earlier edit: its id is a snowflake of an edited_at later than theirs.
   const editId = snowflake(editedAt);
   writes.push(
     insertStatusEdit(db, {

@@ -2,11 +2,15 @@
 // edit applies on top of the state it read, or reads again and retries, so the history is the original plus one
 // entry per applied edit, oldest first, its last entry the status as it now is (Mastodon takes a row lock).
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import type { JobMessage } from "../../src/effects/types";
+import { runJob } from "../../src/effects/run";
+import { createDb } from "../../src/db/client";
 import worker from "../../src/index";
 import { anon, makeUser, ORIGIN, type Res, type TestUser } from "./helpers";
 import { captureJobs, makeMedia } from "./statuses-fixtures";
+import { create, installFetchMock, note, postInbox, remoteActor, runJobs, sql } from "./federation-inbox-fixtures";
+import { queued } from "./queues";
 
 interface HistoryItem {
   content: string;
@@ -166,5 +170,52 @@ describe("the cost of one edit", () => {
     expect(first.d1).toBe(4);
     expect(second.d1).toBe(4);
     vi.restoreAllMocks();
+  });
+});
+
+describe("concurrent Update{Note} of one remote status", () => {
+  beforeAll(() => installFetchMock());
+
+  it("Updates processed at once: the original plus one entry per applied Update, the newest one current", async () => {
+    const bob = await remoteActor("bob");
+    const n = note(bob, { content: "<p>from afar</p>", published: new Date(Date.now() - 60_000).toISOString() });
+    await postInbox(bob, create(bob, n));
+    await runJobs();
+    const [row] = await sql("SELECT id FROM statuses WHERE uri = ?", n.id);
+    const id = String(BigInt(row.id));
+    const base = Date.now() - 30_000;
+    const updates = Array.from({ length: 6 }, (_, i) => ({
+      "@context": "https://www.w3.org/ns/activitystreams",
+      id: `${n.id}#updates/${i}`,
+      type: "Update",
+      actor: bob.uri,
+      object: { ...n, content: `<p>remote edit ${i}</p>`, updated: new Date(base + i * 1000).toISOString() },
+    }));
+    queued.jobs.length = 0;
+    for (const u of updates) expect((await postInbox(bob, u)).status).toBe(202);
+    // The inbox items processed at once, as two invocations would.
+    const items = queued.jobs.splice(0, queued.jobs.length);
+    expect(items.length).toBe(updates.length);
+    const db = createDb(env.DB);
+    await Promise.all(items.map((job) => runJob(db, env, job)));
+    await runJobs();
+    const history = await historyOf(id);
+    console.log("history entries after 6 concurrent Updates:", history.length);
+    const now = (await anon.get(`/api/v1/statuses/${id}`)).body;
+    // The newest Update wins whatever order they were processed in; older ones may be dropped as stale.
+    expect(now.content).toBe("<p>remote edit 5</p>");
+    expect(Date.parse(now.edited_at)).toBe(base + 5000);
+    const contents = history.map((h) => h.content);
+    expect(contents[0]).toBe("<p>from afar</p>");
+    expect(new Set(contents).size).toBe(contents.length);
+    expect(contents.at(-1)).toBe(now.content);
+    expect(history.length).toBeGreaterThanOrEqual(2);
+    // In the order of their `updated`: an Update applied after a newer one would be stale.
+    const order = contents.slice(1).map((c) => Number(/remote edit (\d)/.exec(c)?.[1]));
+    expect(order).toEqual([...order].sort((x, y) => x - y));
+    const times = history.map((h) => Date.parse(h.created_at));
+    for (let i = 1; i < times.length; i++) expect(times[i]).toBeGreaterThan(times[i - 1]!);
+    const edits = await sql("SELECT count(*) AS n FROM status_edits WHERE status_id = ?", row.id);
+    expect(edits[0].n).toBe(history.length);
   });
 });
