@@ -1,4 +1,5 @@
 import { type Query, SQL, StringChunk, type QueryWithTypings, type SQLChunk } from "drizzle-orm";
+import { BoundedMap } from "../lib/bounded-map";
 import { type DB, internals } from "./client";
 
 type Value = string | number | null;
@@ -56,13 +57,16 @@ export function prebuilt(t: Prebuilt, values: unknown[]): SQL {
   return new PrebuiltSql(chunks, t.text, values);
 }
 
+/** Whole texts kept per parsed text (bindTextWith): one per shape of its holes, a few per statement. */
+const MAX_TAILS = 64;
+
 /** SQL text split at its `$name` placeholders, once: the literal parts around them and the names in order. */
 export interface BoundText {
   parts: string[];
   names: string[];
   made: Prebuilt;
   /** The whole text for each set of holes it was bound with (bindTextWith), by the holes' texts. */
-  tails: Map<string, Prebuilt>;
+  tails: BoundedMap<string, Prebuilt>;
 }
 
 /**
@@ -81,7 +85,7 @@ export function boundText(text: string): BoundText {
     last = m.index! + m[0].length;
   }
   parts.push(text.slice(last));
-  return { parts, names, made: prebuiltText(parts), tails: new Map() };
+  return { parts, names, made: prebuiltText(parts), tails: new BoundedMap(MAX_TAILS) };
 }
 
 /** The values of `t`'s placeholders in order; a placeholder filled by a hole (bindTextWith) gives the hole's values. */
@@ -120,7 +124,6 @@ export function bindTextWith(db: DB, t: BoundText, params: Record<string, Value>
       text += (q ? q.sql : "?") + t.parts[i + 1]!;
       count += q ? q.params.length : 1;
     });
-    if (t.tails.size >= 64) t.tails.clear();
     made = prebuiltQuery(text, count, "bindTextWith");
     t.tails.set(key, made);
   }

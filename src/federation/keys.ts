@@ -1,4 +1,5 @@
 // RSA-2048 keys for actors, PEM in and out, on WebCrypto (RSASSA-PKCS1-v1_5 / SHA-256, as Mastodon uses).
+import { isolateMap } from "../lib/bounded-map";
 import { base64, fromBase64, utf8 } from "../lib/crypto";
 
 const ALG = { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" } as const;
@@ -23,15 +24,14 @@ export async function generateKeyPair(): Promise<{ publicKeyPem: string; private
 }
 
 /**
- * A memo of imported keys by PEM (importing parses the DER each time), emptied whole once it holds more than `max`:
+ * A memo of imported keys by PEM (importing parses the DER each time) of at most `max` keys, the oldest leaving first:
  * many remote public keys, few local private ones.
  */
-function keyImporter(format: "spki" | "pkcs8", usage: "sign" | "verify", max: number): (pem: string) => Promise<CryptoKey> {
-  const cache = new Map<string, Promise<CryptoKey>>();
+function keyImporter(name: string, format: "spki" | "pkcs8", usage: "sign" | "verify", max: number): (pem: string) => Promise<CryptoKey> {
+  const cache = isolateMap<string, Promise<CryptoKey>>(name, max);
   return (pem) => {
     let k = cache.get(pem);
     if (!k) {
-      if (cache.size > max) cache.clear();
       k = crypto.subtle.importKey(format, fromPem(pem), ALG, false, [usage]);
       cache.set(pem, k);
     }
@@ -39,8 +39,8 @@ function keyImporter(format: "spki" | "pkcs8", usage: "sign" | "verify", max: nu
   };
 }
 
-export const importPublicKey = keyImporter("spki", "verify", 500);
-export const importPrivateKey = keyImporter("pkcs8", "sign", 100);
+export const importPublicKey = keyImporter("keys: RSA public keys by PEM", "spki", "verify", 500);
+export const importPrivateKey = keyImporter("keys: RSA private keys by PEM", "pkcs8", "sign", 100);
 
 export async function rsaSign(privateKeyPem: string, data: string): Promise<string> {
   const sig = await crypto.subtle.sign(ALG, await importPrivateKey(privateKeyPem), utf8(data));

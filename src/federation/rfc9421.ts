@@ -12,6 +12,7 @@
 import { eq } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { signatureSpecs } from "../db/schema";
+import { isolateMap } from "../lib/bounded-map";
 import { base64, fromBase64, utf8 } from "../lib/crypto";
 import { fromPem, importPublicKey, rsaSign } from "./keys";
 import type { SafeFetchOptions } from "./safe-fetch";
@@ -340,13 +341,12 @@ export async function checkRfc9421Request(req: Rfc9421Request, sig: Rfc9421Signa
   return [lines.join("\n")];
 }
 
-/** Ed25519 keys by PEM (RSA ones are keys.ts's importPublicKey); null for a PEM that is not one. */
-const ed25519Cache = new Map<string, Promise<CryptoKey | null>>();
+/** Ed25519 keys by PEM (RSA ones are keys.ts's importPublicKey); null for a PEM that is not one. The oldest leave first. */
+const ed25519Cache = isolateMap<string, Promise<CryptoKey | null>>("rfc9421: Ed25519 keys by PEM", 500);
 function importVerifyKey(pem: string, kind: "rsa" | "ed25519"): Promise<CryptoKey | null> {
   if (kind === "rsa") return importPublicKey(pem).catch(() => null);
   let p = ed25519Cache.get(pem);
   if (!p) {
-    if (ed25519Cache.size > 500) ed25519Cache.clear();
     p = (async () => {
       try {
         return await crypto.subtle.importKey("spki", fromPem(pem), { name: "Ed25519" }, false, ["verify"]);
@@ -406,8 +406,8 @@ export async function signOutgoingRfc9421(o: Outgoing, keyId: string, privateKey
 
 export type SignatureSpec = "rfc9421" | "draft-cavage";
 const DEFAULT_SPEC: SignatureSpec = "draft-cavage";
-/** host → remembered spec (null: no row), for this isolate: signed fetches read D1 once per host. */
-const specCache = new Map<string, SignatureSpec | null>();
+/** host → remembered spec (null: no row), for this isolate: signed fetches read D1 once per host (the oldest hosts leave first). */
+const specCache = isolateMap<string, SignatureSpec | null>("rfc9421: signature spec by host", 5000);
 
 /** Test hook: forget the isolate's memory (D1 stays). */
 export function clearSignatureSpecCache(): void {
@@ -415,7 +415,6 @@ export function clearSignatureSpecCache(): void {
 }
 
 function cacheSpec(host: string, spec: SignatureSpec | null) {
-  if (specCache.size > 5000) specCache.clear();
   specCache.set(host, spec);
 }
 

@@ -15,6 +15,7 @@
 // serve, and a bounded age is all the Cache API would give across data centres anyway.
 import type { DB } from "../db/client";
 import type { Env } from "../env";
+import { BoundedMap } from "./bounded-map";
 import { loadInstanceSnapshot, type InstanceSnapshot } from "../services/instance";
 
 const DEFAULT_SECONDS = 15;
@@ -23,7 +24,7 @@ const MAX_BODIES = 64;
 interface Entry {
   checkedAt: number;
   snapshot: InstanceSnapshot;
-  bodies: Map<string, string>;
+  bodies: BoundedMap<string, string>;
 }
 
 let entry: Entry | null = null;
@@ -63,8 +64,7 @@ export async function instanceCache(db: DB, env: Env): Promise<CachedInstance> {
       const hit = e.bodies.get(key);
       if (hit !== undefined) return hit;
       const body = JSON.stringify(await render(e.snapshot));
-      // Keys carry the origin, which comes from the Host header unless LOCAL_DOMAIN is set: keep the map bounded.
-      if (e.bodies.size >= MAX_BODIES) e.bodies.clear();
+      // Keys carry the origin, which comes from the Host header unless LOCAL_DOMAIN is set: the map is bounded.
       e.bodies.set(key, body);
       return body;
     },
@@ -89,7 +89,7 @@ async function refresh(db: DB, env: Env, now: number): Promise<Entry> {
   const prev = entry;
   const snapshot = await loadInstanceSnapshot(db, env, prev?.snapshot.parts ?? null, now);
   const same = prev !== null && sameSnapshot(prev.snapshot, snapshot);
-  entry = { checkedAt: now, snapshot: same ? prev.snapshot : snapshot, bodies: same ? prev.bodies : new Map() };
+  entry = { checkedAt: now, snapshot: same ? prev.snapshot : snapshot, bodies: same ? prev.bodies : new BoundedMap(MAX_BODIES) };
   return entry;
 }
 
