@@ -136,7 +136,9 @@ export async function startBenchServer({
     wranglerBin,
     "dev",
     // The config must be named: with a script argument wrangler would look for one next to the script instead.
-    ...(script ? [script, "--no-bundle", "--config", configPath] : []),
+    // Without a bundle (snapshot: false), wrangler builds `entry` (or the config's main) itself and watches what it
+    // imports, as `npm run dev` does: an edit to src/ during the run reloads the Worker (bench/soak.mjs --watch).
+    ...(script ? [script, "--no-bundle", "--config", configPath] : entry ? [entry, "--config", configPath] : []),
     "--port",
     String(port),
     "--ip",

@@ -9,16 +9,25 @@
 // by bench/soak-entry.js (messages sent vs acked, each message's lag from enqueue to ack), sampled every second for
 // the backlog. "Lost nothing": after the load, once the queue has drained, every post made is in the home_feed of
 // every follower of its author (allowing for trimming at MAX_FEED_ITEMS) and every follower's socket got its update.
+// Also what a restart looks like from outside: every answer ≥ 500 with its body and time (wrangler's proxy answers a
+// non-GET whose Worker went away mid-request with 503 "Your worker restarted mid-request"), the runtime workerd's pid
+// changing (wrangler reloaded it), and every 5 s the resident memory of each workerd (the runtime; under wrangler dev
+// also its proxy) and of wrangler's node process. --heap adds the V8 heap of Tern's isolate (its Worker and its
+// Durable Objects share it) through the inspector, as bench/day.mjs --heap: every 5 s when served directly (Miniflare
+// with the inspector on); under wrangler dev only once the load is over (attaching replaces wrangler's own inspector
+// session, which would change what is measured). --watch (with --via=wrangler): wrangler builds the entry from src/
+// and watches it, as `npm run dev` does, so an edit to src/ during the run reloads the Worker.
 // Prints figures; asserts nothing. Options: --seconds=N (120) --rps=N (73) --users=N (30) --follows=N (10 per user)
-// --batch-size=N (JOBS max_batch_size) --keep --log. bench/README.md, "Soak".
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+// --batch-size=N (JOBS max_batch_size) --via=direct|wrangler --heap --watch --keep --log. bench/README.md, "Soak".
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import WebSocket from "ws";
 import { cpuMs, cpuSupported, workerdPids } from "./cpu.mjs";
+import { attachIsolate } from "./inspector.mjs";
 import { percentile } from "./load.mjs";
 import { idGen, insertAppTokens, insertLocalUsers, loadSeed, pad, SqlWriter, sha256, unpad } from "./seed.mjs";
-import { root, startBenchServer } from "./server.mjs";
+import { benchVia, root, startBenchServer } from "./server.mjs";
 
 const argv = process.argv.slice(2);
 const flag = (name) => argv.includes(`--${name}`);
@@ -28,6 +37,11 @@ const RPS = Number(opt("rps") ?? 73);
 const USERS = Number(opt("users") ?? 30);
 const FOLLOWS = Math.min(USERS - 1, Number(opt("follows") ?? 10)); // per user: 30 × 10 = 300 follows
 const BATCH_SIZE = opt("batch-size"); // JOBS max_batch_size (default: wrangler.toml's)
+const HEAP = flag("heap");
+const WATCH = flag("watch");
+const VIA = benchVia();
+const MEM_EVERY_MS = 5000;
+const IDLE_S = Number(opt("idle") ?? 30); // after the drain: is the memory given back while nothing happens?
 const POST_SHARE = 0.4;
 const MAX_INFLIGHT = 400; // client side: a request that would be the 401st in flight is counted as skipped
 const DRAIN_TIMEOUT_MS = 300_000;
@@ -90,6 +104,51 @@ function soakConfig() {
   return file;
 }
 
+const rssMiB = (pid) => {
+  try {
+    return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
+  } catch {
+    return null;
+  }
+};
+
+/** The workerd processes under the server: the runtime (Tern) and, under wrangler dev, its proxy. */
+function roles(rootPid, port) {
+  const all = workerdPids(rootPid);
+  const runtime = workerdPids(rootPid, port, { strict: true });
+  return { runtime, proxy: all.filter((p) => !runtime.includes(p)) };
+}
+
+/** The node processes of the server: the one started and its node descendants (wrangler runs its CLI in a child). */
+function nodeTree(rootPid) {
+  const parent = new Map();
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const st = readFileSync(`/proc/${name}/stat`, "utf8");
+      const comm = st.slice(st.indexOf("(") + 1, st.lastIndexOf(")"));
+      if (comm === "node" || comm.startsWith("node")) parent.set(Number(name), Number(st.slice(st.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {}
+  }
+  const out = [rootPid];
+  for (let i = 0; i < out.length; i++) for (const [pid, pp] of parent) if (pp === out[i]) out.push(pid);
+  return out;
+}
+
+/** The runtime workerd's own inspector port (wrangler starts it with --inspector-addr for its inspector proxy). */
+function runtimeInspectorPort(pid) {
+  const arg = readFileSync(`/proc/${pid}/cmdline`, "utf8")
+    .split("\0")
+    .find((a) => a.startsWith("--inspector-addr="));
+  return arg ? Number(arg.split(":").at(-1)) : null;
+}
+
+const heapOf = async (isolate) => {
+  const res = await isolate.cdp("Runtime.getHeapUsage");
+  if (!res.result) throw new Error(`Runtime.getHeapUsage: ${JSON.stringify(res.error ?? res)}`);
+  return { used: res.result.usedSize / 2 ** 20, total: res.result.totalSize / 2 ** 20 };
+};
+
 function summary(values) {
   const s = Float64Array.from(values).sort();
   return { n: s.length, p50: percentile(s, 0.5), p99: percentile(s, 0.99), max: s.length ? s[s.length - 1] : Number.NaN };
@@ -100,8 +159,11 @@ function summary(values) {
 async function main() {
   let seed;
   log(`seeding ${USERS} users, ${USERS * FOLLOWS} follows; starting wrangler dev ...`);
+  if (WATCH && VIA !== "wrangler") throw new Error("--watch needs --via=wrangler");
   const server = await startBenchServer({
     keep: flag("keep"),
+    snapshot: !WATCH,
+    inspect: HEAP && VIA === "direct",
     log: flag("log"),
     entry: join(root, "bench", "soak-entry.js"),
     config: soakConfig(),
@@ -120,7 +182,9 @@ async function main() {
   const control = async (q = "") => (await fetch(`${server.url}/__bench/soak${q}`, { signal: AbortSignal.timeout(60_000) })).json();
   const users = seed.users;
   const canCpu = cpuSupported();
-  const pids = canCpu ? workerdPids(server.pid, Number(new URL(server.url).port)) : [];
+  const port = Number(new URL(server.url).port);
+  const pids = canCpu ? workerdPids(server.pid, port) : [];
+  const isolate = HEAP && VIA === "direct" ? await attachIsolate(server.inspectorPort) : null;
 
   // status id → { author, at (POST answered), during (made while the load ran) }; status id → Map(user → arrival)
   const posts = new Map();
@@ -162,6 +226,7 @@ async function main() {
   const counts = { post: 0, home: 0, notifications: 0, favourites: 0 };
   const latency = { post: [], home: [], notifications: [], favourites: [] };
   const errors = new Map();
+  const failures = []; // [time (now()), kind, status or error, "restarted"] of every answer ≥ 500 or failed request
   let inflight = 0;
   let skipped = 0;
   let during = true;
@@ -193,6 +258,7 @@ async function main() {
         const k = `${kind} ${res.status}`;
         if (!errors.has(k)) errors.set(k, { n: 0, sample: text.slice(0, 160) });
         errors.get(k).n++;
+        if (res.status >= 500) failures.push([t, kind, res.status, /restarted mid-request/.test(text)]);
         return;
       }
       counts[kind]++;
@@ -202,6 +268,7 @@ async function main() {
       const k = `${kind} ${e.name === "TimeoutError" ? "timeout" : e.message}`;
       if (!errors.has(k)) errors.set(k, { n: 0, sample: "" });
       errors.get(k).n++;
+      failures.push([now(), kind, e.name === "TimeoutError" ? "timeout" : "failed", false]);
     } finally {
       inflight--;
     }
@@ -244,6 +311,35 @@ async function main() {
     latency[k] = [];
   }
   errors.clear();
+  failures.length = 0;
+
+  // Memory every MEM_EVERY_MS from here to the end: resident memory of each process, Tern's heap (--heap, direct).
+  const memory = []; // { t, runtime, proxy, node, heap, runtimePids }
+  const runtimesSeen = new Map(roles(server.pid, port).runtime.map((p) => [p, null])); // runtime pid → when first seen
+  let memoryOn = true;
+  const sampleMemory = async () => {
+    const r = roles(server.pid, port);
+    for (const p of r.runtime) if (!runtimesSeen.has(p)) runtimesSeen.set(p, now());
+    const sum = (ps) => ps.reduce((a, p) => a + (rssMiB(p) ?? 0), 0);
+    const m = {
+      at: now(),
+      runtime: sum(r.runtime),
+      proxy: r.proxy.length ? sum(r.proxy) : null,
+      node: nodeTree(server.pid).reduce((a, p) => a + (rssMiB(p) ?? 0), 0),
+      heap: null,
+    };
+    if (isolate) m.heap = await Promise.race([heapOf(isolate).catch(() => null), sleep(10_000).then(() => null)]);
+    memory.push(m);
+    return m;
+  };
+  const memorySampler = (async () => {
+    while (memoryOn) {
+      try {
+        await sampleMemory();
+      } catch {}
+      await sleep(MEM_EVERY_MS);
+    }
+  })();
 
   // The load: open loop, RPS a second.
   log(`load: ${RPS} requests/s for ${SECONDS} s (${POST_SHARE * 100}% posts) ...`);
@@ -343,6 +439,30 @@ async function main() {
   const maxBacklog = backlog.reduce((m, b) => Math.max(m, b[1]), 0);
   const behindAtEnd = backlog.filter((b) => b[0] <= loadWall).at(-1)?.[1] ?? 0;
 
+  // Idle: the sockets stay open, nothing is sent.
+  log(`idle for ${IDLE_S} s ...`);
+  const idleFrom = (now() - t0) / 1000;
+  await sleep(IDLE_S * 1000);
+  memoryOn = false;
+  await memorySampler;
+  const last = await sampleMemory();
+  let endHeap = last.heap;
+  if (HEAP && !isolate) {
+    // Under wrangler dev: the runtime's own inspector, now that the load is over (this replaces wrangler's session).
+    try {
+      const rt = roles(server.pid, port).runtime[0];
+      const ip = rt && runtimeInspectorPort(rt);
+      if (ip) {
+        const late = await attachIsolate(ip);
+        endHeap = await Promise.race([heapOf(late), sleep(10_000).then(() => null)]);
+        late.close();
+      }
+    } catch (e) {
+      log(`no heap from the runtime's inspector: ${e.message}`);
+    }
+  }
+  isolate?.close();
+  const serverOutput = server.output();
   for (const ws of sockets) ws.close();
   await server.stop();
 
@@ -372,6 +492,45 @@ async function main() {
   out.push(
     `  lost: ${lost} of ${expected} (post, home) pairs ${lost === 0 ? "✓" : "✗"}${trimmed ? ` (${trimmed} older than a feed's ${MAX_FEED_ITEMS} newest: trimmed)` : ""}; update events missing: ${missingEvents}`,
   );
+  const fivexx = failures.filter((f) => typeof f[2] === "number").length;
+  const restarted = failures.filter((f) => f[3]).length;
+  out.push(
+    `  answers ≥ 500: ${fivexx} (of them "Your worker restarted mid-request": ${restarted}); requests that failed or timed out: ${failures.length - fivexx}`,
+  );
+  // When they came, by second of the load: "at 31 s: post 503 restarted × 40".
+  const bySecond = new Map();
+  for (const [at, kind, what, re] of failures) {
+    const k = `${Math.floor((at - t0) / 1000)}`;
+    const what2 = `${kind} ${what}${re ? " restarted" : ""}`;
+    const m = bySecond.get(k) ?? new Map();
+    bySecond.set(k, m);
+    m.set(what2, (m.get(what2) ?? 0) + 1);
+  }
+  for (const [sec, m] of bySecond) out.push(`    at ${sec} s: ${[...m].map(([w, n]) => `${w} × ${n}`).join(", ")}`);
+  const restarts = [...runtimesSeen.values()].filter((at) => at !== null);
+  out.push(
+    `  runtime workerd processes: ${runtimesSeen.size}; ${restarts.length ? `a new one (wrangler reloaded the Worker) first seen at ${restarts.map((at) => `${fmt((at - t0) / 1000)} s`).join(", ")} (sampled every ${MEM_EVERY_MS / 1000} s)` : "no restart"}${/Reloading local server/.test(serverOutput) ? `; wrangler printed "Reloading local server" ${serverOutput.match(/Reloading local server/g).length}×` : ""}`,
+  );
+  const mem = memory.map((m) => ({ ...m, t: (m.at - t0) / 1000 }));
+  const show = (m) =>
+    `${fmt(m.t).padStart(5)} s  runtime ${fmt(m.runtime).padStart(5)} MiB${m.proxy === null ? "" : `  proxy ${fmt(m.proxy).padStart(5)} MiB`}  node ${fmt(m.node).padStart(4)} MiB${m.heap ? `  Tern heap ${fmt(m.heap.used, 1)} MiB used of ${fmt(m.heap.total, 1)}` : ""}`;
+  out.push(`  memory (resident; every ${MEM_EVERY_MS / 1000} s from the load's start, ${fmt(loadWall)} s of load, drain, idle from ${fmt(idleFrom)} s):`);
+  for (const [i, m] of mem.entries()) if (i % 2 === 0 || i === mem.length - 1) out.push(`    ${show(m)}`);
+  const peak = (f) => Math.max(0, ...mem.map(f).filter((x) => x !== null && x !== undefined));
+  out.push(
+    `  peaks: runtime ${fmt(peak((m) => m.runtime))} MiB${mem.some((m) => m.proxy !== null) ? `, proxy ${fmt(peak((m) => m.proxy))} MiB` : ""}, node ${fmt(peak((m) => m.node))} MiB${
+      mem.some((m) => m.heap)
+        ? `, Tern heap ${fmt(
+            peak((m) => m.heap?.used),
+            1,
+          )} MiB used (${fmt(
+            peak((m) => m.heap?.total),
+            1,
+          )} reserved)`
+        : ""
+    }`,
+  );
+  if (endHeap) out.push(`  Tern's isolate heap at the end (after ${IDLE_S} s idle): ${fmt(endHeap.used, 1)} MiB used of ${fmt(endHeap.total, 1)}`);
   console.log(out.join("\n"));
 }
 
