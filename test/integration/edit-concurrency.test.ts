@@ -6,6 +6,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vite
 import type { JobMessage } from "../../src/effects/types";
 import { runJob } from "../../src/effects/run";
 import { createDb } from "../../src/db/client";
+import { countingD1, type D1Count } from "../../src/lib/d1-counter";
 import worker from "../../src/index";
 import { anon, makeUser, ORIGIN, type Res, type TestUser } from "./helpers";
 import { captureJobs, makeMedia } from "./statuses-fixtures";
@@ -217,5 +218,38 @@ describe("concurrent Update{Note} of one remote status", () => {
     for (let i = 1; i < times.length; i++) expect(times[i]).toBeGreaterThan(times[i - 1]!);
     const edits = await sql("SELECT count(*) AS n FROM status_edits WHERE status_id = ?", row.id);
     expect(edits[0].n).toBe(history.length);
+  });
+});
+
+describe("the cost of one Update{Note} received", () => {
+  beforeAll(() => installFetchMock());
+
+  it("a first Update and a later one: four round trips each to process", async () => {
+    const bob = await remoteActor("bob");
+    const n = note(bob, { content: "<p>v0</p>", published: new Date(Date.now() - 60_000).toISOString() });
+    await postInbox(bob, create(bob, n));
+    await runJobs();
+    const processed = async (i: number) => {
+      queued.jobs.length = 0;
+      const update = {
+        id: `${n.id}#updates/${i}`,
+        type: "Update",
+        actor: bob.uri,
+        object: { ...n, content: `<p>v${i}</p>`, updated: new Date(Date.now() - 10_000 + i).toISOString() },
+      };
+      expect((await postInbox(bob, update)).status).toBe(202);
+      const counter: D1Count = { n: 0 };
+      const db = createDb(countingD1(env.DB, counter, { rows: true }));
+      for (const j of queued.jobs.splice(0).filter((j) => j.type === "inbox")) await runJob(db, env, j);
+      await runJobs();
+      return { d1: counter.n, d1q: counter.q, d1r: counter.r, d1w: counter.w };
+    };
+    const first = await processed(1);
+    const second = await processed(2);
+    console.log("first Update processed:", JSON.stringify(first), "later Update:", JSON.stringify(second));
+    expect(first.d1).toBe(4);
+    expect(second.d1).toBe(4);
+    const [row] = await sql("SELECT id FROM statuses WHERE uri = ?", n.id);
+    expect((await historyOf(String(BigInt(row.id)))).map((h) => h.content)).toEqual(["<p>v0</p>", "<p>v1</p>", "<p>v2</p>"]);
   });
 });
