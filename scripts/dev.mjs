@@ -4,16 +4,28 @@
 // read/written in Server-Timing.
 //   PORT=9000 npm run dev            another port
 //   npm run dev -- --ip 0.0.0.0      extra arguments go to `wrangler dev`
+//   npm run dev -- --snapshot        serve a build of src/ as it is now, for load tests (see below)
+//
+// `wrangler dev` rebuilds and restarts the Worker whenever a file it imports is saved: requests in flight at that moment
+// fail (wrangler answers a POST with 503 "Your worker restarted mid-request"; it retries a GET), and everything the old
+// runtime held in memory is gone. It also puts a proxy workerd in front of the Worker, with an inspector proxy that
+// keeps every inspector event of the runtime (a copy of every D1 result among them) until DevTools attaches: that
+// process only grows. --snapshot bundles src/ once (`wrangler deploy --dry-run`) and serves the bundle with Miniflare
+// alone (bench/miniflare.mjs, as the benchmarks do): edits do not restart it, no proxy, no inspector; same local state
+// (.wrangler/state, or --persist-to), same variables. Other wrangler flags do not apply; crons do not run (nor under
+// wrangler dev). bench/README.md, "Soak".
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync, writeFileSync, appendFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync, appendFileSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const wranglerBin = join(root, "node_modules", "wrangler", "bin", "wrangler.js");
 const devVarsPath = join(root, ".dev.vars");
-const extra = process.argv.slice(2);
+const snapshot = process.argv.includes("--snapshot");
+const extra = process.argv.slice(2).filter((a) => a !== "--snapshot");
 
 function die(msg) {
   console.error(`\n✖ ${msg}`);
@@ -92,9 +104,10 @@ if (!argValue(extra, "--port")) args.push("--port", String(port));
 // (d1q, d1r, d1w; src/lib/d1-counter.ts). Never set in production unless an operator asks for it.
 args.push("--var", "REGISTRATIONS_MODE:open", "--var", "DEV_SERVER_TIMING:true", ...extra);
 
-const base = `http://localhost:${port}`;
+// Miniflare (--snapshot) listens on 127.0.0.1 only.
+const base = `http://${snapshot ? "127.0.0.1" : "localhost"}:${port}`;
 const ip = argValue(extra, "--ip");
-const probeHost = !ip || ip === "0.0.0.0" || ip === "*" ? "localhost" : ip.includes(":") ? `[${ip}]` : ip;
+const probeHost = snapshot ? "127.0.0.1" : !ip || ip === "0.0.0.0" || ip === "*" ? "localhost" : ip.includes(":") ? `[${ip}]` : ip;
 const banner = [
   "",
   "──────────────────────────────────────────────────────────────────────",
@@ -105,8 +118,45 @@ const banner = [
   "",
 ].join("\n");
 
-console.log(`› Starting wrangler dev on port ${port}…`);
-const child = spawn(process.execPath, args, { cwd: root, env: quiet, stdio: "inherit" });
+const child = snapshot ? await serveSnapshot() : startWranglerDev();
+
+function startWranglerDev() {
+  console.log(`› Starting wrangler dev on port ${port}…`);
+  return spawn(process.execPath, args, { cwd: root, env: quiet, stdio: "inherit" });
+}
+
+/** --snapshot: the bundle of src/ as it is now, served by Miniflare alone; a stand-in for the child process. */
+async function serveSnapshot() {
+  for (let i = 0; i < extra.length; i++) {
+    if (/^--(port|persist-to)=/.test(extra[i])) continue;
+    if (/^--(port|persist-to)$/.test(extra[i])) i++;
+    else die(`--snapshot takes only --port and --persist-to, not ${extra[i]}`);
+  }
+  const { bundleTern, ternMiniflare } = await import("../bench/miniflare.mjs");
+  const { LogLevel } = await import("miniflare");
+  console.log("› Bundling src/ (wrangler deploy --dry-run)…");
+  const script = bundleTern(mkdtempSync(join(tmpdir(), "tern-dev-snapshot-")));
+  const mf = ternMiniflare({
+    script,
+    port: Number(port),
+    persistTo: persistTo ?? join(root, ".wrangler", "state"),
+    vars: { ...devVars, REGISTRATIONS_MODE: "open", DEV_SERVER_TIMING: "true" },
+    logLevel: LogLevel.INFO,
+  });
+  console.log(`› Serving that build with Miniflare on port ${port} (edits to src/ do not restart it)…`);
+  await mf.ready;
+  // What the code below expects of the child: exitCode, kill(), and an "exit" event.
+  let exit = () => {};
+  return {
+    exitCode: null,
+    kill() {
+      mf.dispose().finally(() => exit(0));
+    },
+    on(_event, fn) {
+      exit = fn;
+    },
+  };
+}
 
 // Print the links once the Worker answers, so they are not buried in wrangler's start-up output.
 let stopping = false;
