@@ -1,12 +1,14 @@
 // Following: follow (or request when the target is locked or remote), unfollow, remove a follower, authorize and
 // reject requests. Each action's writes, its notification and the resulting relationship go in ONE batch; feed
-// merging and federation are effects. The two state changes that REST and ActivityPub share are written once here:
-// a request becoming a follow (`acceptRequest`: authorize, Accept received, profile unlocked) and a follow ending
-// (`endFollow`: unfollow, remove follower, Reject received, Undo{Follow} received).
+// merging and federation are effects. The state changes that REST and ActivityPub share are written once here: a
+// follow or request beginning (`beginFollow`: follow, Follow received), a request becoming a follow (`acceptRequest`:
+// authorize, Accept received, profile unlocked) and a follow ending (`endFollow`: unfollow, remove follower, Reject
+// received, Undo{Follow} received).
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { batchable, type DB } from "../db/client";
 import { accounts, followRequests, follows } from "../db/schema";
+import { isUniqueViolation } from "../db/unique";
 import { forbidden, notFound } from "../lib/errors";
 import { padId, snowflake } from "../lib/ids";
 import type { Page } from "../lib/pagination";
@@ -47,40 +49,68 @@ export async function follow(db: DB, fx: Effects, viewerId: string, targetId: st
   if (p.target.suspendedAt) throw notFound();
   if (p.blocking || p.blockedBy) throw forbidden();
   const set = optionValues(opts);
-  const stmts: BatchItem<"sqlite">[] = [];
-  const now = Date.now();
-  let merge = false;
-  const followUri = p.target.domain && !p.follow && !p.request ? newActivityUri(fx.origin) : null;
-  if (p.follow) {
+  if (p.follow || p.request) {
     // A repeated follow updates the options of the existing one (spec state table).
-    if (Object.keys(set).length) stmts.push(db.update(follows).set(set).where(eq(follows.id, p.follow.id)));
-  } else if (p.request) {
-    if (Object.keys(set).length) stmts.push(db.update(followRequests).set(set).where(eq(followRequests.id, p.request.id)));
-  } else {
-    const row = {
-      id: snowflake(now),
-      accountId: viewerId,
-      targetAccountId: targetId,
-      showReblogs: opts.reblogs ?? true,
-      notify: opts.notify ?? false,
-      languages: opts.languages ?? null,
-      uri: followUri,
-      createdAt: now,
-    };
-    // Remote accounts are followed through a request until their server accepts.
-    if (p.target.locked || p.target.domain) {
-      stmts.push(db.insert(followRequests).values(row).onConflictDoNothing());
-      stmts.push(notificationStatement(db, fx, { recipientId: targetId, fromAccountId: viewerId, type: "follow_request", activityId: row.id }));
-    } else {
-      stmts.push(db.insert(follows).values(row).onConflictDoNothing());
-      stmts.push(notificationStatement(db, fx, { recipientId: targetId, fromAccountId: viewerId, type: "follow", activityId: row.id }));
-      merge = true;
-    }
+    const stmts: BatchItem<"sqlite">[] = [];
+    if (p.follow && Object.keys(set).length) stmts.push(db.update(follows).set(set).where(eq(follows.id, p.follow.id)));
+    if (!p.follow && p.request && Object.keys(set).length) stmts.push(db.update(followRequests).set(set).where(eq(followRequests.id, p.request.id)));
+    return writeThenRelationship(db, stmts, viewerId, targetId);
   }
-  const rel = await writeThenRelationship(db, stmts, viewerId, targetId);
-  if (merge) fx.add({ type: "merge_feed", accountId: viewerId, targetAccountId: targetId });
+  const followUri = p.target.domain ? newActivityUri(fx.origin) : null;
+  // Remote accounts are followed through a request until their server accepts.
+  const change = beginFollow(db, fx, {
+    followerId: viewerId,
+    targetId,
+    pending: !!(p.target.locked || p.target.domain),
+    uri: followUri,
+    opts,
+    followerLocal: true,
+  });
+  let rel: MastodonRelationship;
+  try {
+    rel = await writeThenRelationship(db, change.stmts, viewerId, targetId);
+  } catch (e) {
+    // A parallel follow got there first: nothing of this one was written; answer with the relationship as it is.
+    if (!isUniqueViolation(e, "follows") && !isUniqueViolation(e, "follow_requests")) throw e;
+    return writeThenRelationship(db, [], viewerId, targetId);
+  }
+  change.effects(fx);
   if (followUri) fx.federate({ kind: "follow", accountId: viewerId, targetAccountId: targetId, followUri });
   return rel;
+}
+
+/**
+ * A follow, or a request when `pending` (the target is locked or remote, or the follower is silenced), begins: the
+ * row and its notification, for the caller's batch (a parallel copy makes the batch fail on the unique pair, writing
+ * nothing); once it committed, a local follower's home feed gets the target's recent posts. REST's follow and a Follow
+ * received both begin a follow here; federation is the caller's business (a Follow sent, or an Accept).
+ */
+export function beginFollow(
+  db: DB,
+  fx: Effects,
+  f: { followerId: string; targetId: string; pending: boolean; uri: string | null; opts?: FollowOptions; followerLocal: boolean },
+): Change {
+  const now = Date.now();
+  const row = {
+    id: snowflake(now),
+    accountId: f.followerId,
+    targetAccountId: f.targetId,
+    showReblogs: f.opts?.reblogs ?? true,
+    notify: f.opts?.notify ?? false,
+    languages: f.opts?.languages ?? null,
+    uri: f.uri,
+    createdAt: now,
+  };
+  const type = f.pending ? "follow_request" : "follow";
+  return {
+    stmts: [
+      f.pending ? db.insert(followRequests).values(row) : db.insert(follows).values(row),
+      notificationStatement(db, fx, { recipientId: f.targetId, fromAccountId: f.followerId, type, activityId: row.id }),
+    ],
+    effects: (fx) => {
+      if (!f.pending && f.followerLocal) fx.add({ type: "merge_feed", accountId: f.followerId, targetAccountId: f.targetId });
+    },
+  };
 }
 
 /** Removing a follow also takes the account out of the follower's lists (Mastodon ties list members to follows). */

@@ -2,12 +2,11 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { accounts, statuses } from "../../db/schema";
-import { insertStatus } from "../../db/inserts";
 import type { StatusRow } from "../../entities/status";
 import { padId, snowflake } from "../../lib/ids";
 import { applyFavourite, favouriteChange, unfavouriteStatements } from "../../services/favourites";
 import { removeStatus } from "../../services/delete-status";
-import { notificationStatement } from "../../services/notifications";
+import { applyReblog, reblogChange } from "../../services/reblogs";
 import { accountCanRead, statusReadableBy } from "../../services/visibility";
 import { normalizeNote, sameHost, visibilityFromAudience } from "../normalize";
 import { accountDomainSql, frozenDomainSuspended, isDomainSuspended } from "../remote-accounts";
@@ -109,28 +108,30 @@ export async function handleAnnounce(ctx: InboxContext): Promise<void> {
   if (mine) return;
   const now = Date.now();
   const createdAt = Math.min(activity.published ?? now, now);
-  const id = snowflake(createdAt);
-  const w = withFinish(ctx, [
-    insertStatus(db, {
-      id,
-      uri: activity.id,
-      url: null,
-      accountId: signer.id,
-      local: false,
-      reblogOfId: target.id,
-      visibility: visibilityFromAudience(activity.to, activity.cc, signer.followersUrl),
-      createdAt,
-      updatedAt: now,
-    }),
-    notificationStatement(db, ctx.fx, { recipientId: target.accountId, fromAccountId: signer.id, type: "reblog", statusId: target.id, activityId: id }),
-  ]);
+  // The same boost as a local one (services/reblogs.ts): same row, notification and fan-out; the inbox item's
+  // finishing statements go in its batch (withFinish).
+  const change = reblogChange(db, ctx.fx, {
+    id: snowflake(createdAt),
+    uri: activity.id,
+    accountId: signer.id,
+    local: false,
+    reblogOfId: target.id,
+    targetAccountId: target.accountId,
+    visibility: visibilityFromAudience(activity.to, activity.cc, signer.followersUrl) as StatusRow["visibility"],
+    applicationId: null,
+    createdAt,
+    updatedAt: now,
+  });
+  const w = withFinish(ctx, change.stmts);
+  let applied: Awaited<ReturnType<typeof applyReblog>>;
   try {
-    w.committed(await db.batch(w.stmts as [BatchItem<"sqlite">]));
+    applied = await applyReblog(db, change, w.stmts);
   } catch (e) {
     if (isUniqueViolation(e, "statuses")) return;
     throw e;
   }
-  ctx.fx.add({ type: "fanout", statusId: id });
+  w.committed(applied.results);
+  if (applied.written) change.effects(ctx.fx);
 }
 
 export async function handleLike(ctx: InboxContext): Promise<void> {

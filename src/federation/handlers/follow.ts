@@ -1,11 +1,9 @@
 // Follow, Accept{Follow}, Reject{Follow} and Undo{Follow} (Mastodon's ActivityPub::Activity::Follow/Accept/Reject).
 import { and, eq, or, sql, type SQL } from "drizzle-orm";
 import { accountDomainBlocks, accounts, blocks, followRequests, follows } from "../../db/schema";
-import { snowflake } from "../../lib/ids";
 import type { AccountRow } from "../../db/schema";
 import type { BatchItem } from "drizzle-orm/batch";
-import { acceptRequest, endFollow } from "../../services/follows";
-import { notificationStatement } from "../../services/notifications";
+import { acceptRequest, beginFollow, endFollow } from "../../services/follows";
 import { isUniqueViolation } from "../../db/unique";
 import { drop, localAccountByUri, prop, typeOf, withFinish, type InboxContext } from "./context";
 import { accountRows } from "../../db/table-rows";
@@ -56,25 +54,14 @@ export async function handleFollow(ctx: InboxContext): Promise<void> {
     if (request[0].uri !== followUri) await db.update(followRequests).set({ uri: followUri }).where(eq(followRequests.id, request[0].id));
     return;
   }
-  const now = Date.now();
-  const id = snowflake(now);
-  const row = { id, accountId: signer.id, targetAccountId: target.id, uri: followUri, createdAt: now };
-  const pending = target.locked || signer.silencedAt;
-  // The inbox item's finishing statements go in the same batch (withFinish).
-  const w = withFinish(
-    ctx,
-    pending
-      ? [
-          db.insert(followRequests).values(row),
-          notificationStatement(db, ctx.fx, { recipientId: target.id, fromAccountId: signer.id, type: "follow_request", activityId: id }),
-        ]
-      : [
-          db.insert(follows).values(row),
-          notificationStatement(db, ctx.fx, { recipientId: target.id, fromAccountId: signer.id, type: "follow", activityId: id }),
-        ],
-  );
+  const pending = !!(target.locked || signer.silencedAt);
+  // The same follow as a local one (services/follows.ts beginFollow); the inbox item's finishing statements go in its
+  // batch (withFinish).
+  const change = beginFollow(db, ctx.fx, { followerId: signer.id, targetId: target.id, pending, uri: followUri, followerLocal: false });
+  const w = withFinish(ctx, change.stmts);
   try {
     w.committed(await db.batch(w.stmts as [BatchItem<"sqlite">]));
+    change.effects(ctx.fx);
     if (!pending) ctx.fx.federate({ kind: "accept_follow", accountId: target.id, followerId: signer.id, followUri });
   } catch (e) {
     // A parallel copy of the same Follow got there first.
