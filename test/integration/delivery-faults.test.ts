@@ -220,12 +220,12 @@ describe("a failing remote inbox is tried MAX_ATTEMPTS times, by the delivery al
 });
 
 describe("the circuit bounds a host that never recovers", () => {
-  it(`${CIRCUIT_THRESHOLD + 6} activities to a host that is down: each at most ${MAX_ATTEMPTS} requests and ${MAX_ATTEMPTS + 1} runs, held messages do not spin`, async () => {
+  it(`${CIRCUIT_THRESHOLD + 2} activities to a host that is down: each at most ${MAX_ATTEMPTS} requests and ${MAX_ATTEMPTS + 1} runs, held messages do not spin`, async () => {
     const q = deliveryQueue();
     const net = network(q, { "down.example": 503, "good.example": 202 });
     const u = await author(["down.example", "good.example"]);
     const posts: Posted[] = [];
-    for (let i = 0; i < CIRCUIT_THRESHOLD + 6; i++) posts.push(await post(u));
+    for (let i = 0; i < CIRCUIT_THRESHOLD + 2; i++) posts.push(await post(u));
     const sim = await q.drain({ maxRuns: 20_000 });
     expect(q.held).toHaveLength(0);
     for (const p of posts) {
