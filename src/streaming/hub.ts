@@ -4,7 +4,10 @@
 // serialised attachment. Server-sent event streams are held in memory (they keep the object awake while open).
 //
 // Everything that changes or reads the connections runs on one chain, so subscriptions, deliveries and closes happen
-// in the order they arrived, and the router is told the hub's stream keys after every change.
+// in the order they arrived, and the router is told the hub's shared stream keys after every change (with when the
+// hub received the first subscription it adds, so the router hands over what it published for them meanwhile:
+// router.ts). Account streams need no report: the router sends their events to the account's hub whenever it has
+// connections, and the hub matches its sockets' subscriptions as they are when the event comes.
 import { and, eq, sql } from "drizzle-orm";
 import { createDb, type DB } from "../db/client";
 import { lists } from "../db/schema";
@@ -13,6 +16,7 @@ import type { FilterContext } from "../db/schema";
 import type { Config, Env } from "../env";
 import { type Conn, type Envelope, entry, type HubItem, type Session } from "./protocol";
 import { routerStub, type HubState } from "./router";
+import { sharedParts } from "./shared-render";
 import { firstParam, isAccountKey, listIdOf, resolveStream, seesNotifications, streamArray, type StreamError, type Sub } from "./streams";
 import { CACHE_MS, loadViewerState, sharedPayloadFor, type ViewerState } from "./viewer-state";
 import { idList } from "../db/id-list";
@@ -26,9 +30,9 @@ export const MAX_CONNECTIONS_PER_HUB = 64;
 export const MAX_ANON_CONNECTIONS_PER_HUB = 2000;
 export const MAX_SUBSCRIPTIONS = 24;
 /**
- * Changes to a hub's set of stream keys it accepts per minute (each one costs the router a storage write); more are
- * refused with an error message. Subscribing a key another connection of the hub already holds is not counted. In
- * memory: an object woken from hibernation starts a new window.
+ * Changes to a hub's set of shared stream keys it accepts per minute (each one costs the router a storage write);
+ * more are refused with an error message. Subscribing a key another connection of the hub already holds, and account
+ * streams (user, list, direct), are not counted. In memory: an object woken from hibernation starts a new window.
  */
 export const MAX_CHANGES_PER_MINUTE = 120;
 /** A client message longer than this is ignored (subscribe messages are tiny). */
@@ -111,14 +115,20 @@ export class Hub {
   }
 
   /** The union of the subscriptions' keys, or null when no connection is left. */
-  private currentKeys(exclude?: WebSocket): string[] | null {
+  private heldKeys(exclude?: WebSocket): Set<string> | null {
     const socks = this.sockets(exclude);
     const live = [...this.sse].filter((s) => s.open);
     if (!socks.length && !live.length) return null;
     const keys = new Set<string>();
     for (const { conn } of socks) for (const s of conn.subs) keys.add(s.k);
     for (const s of live) for (const sub of s.conn.subs) keys.add(sub.k);
-    return [...keys].sort();
+    return keys;
+  }
+
+  /** What the router is told: the shared keys subscribed to (empty: connections, none on shared streams), or null. */
+  private currentKeys(exclude?: WebSocket): string[] | null {
+    const keys = this.heldKeys(exclude);
+    return keys ? [...keys].filter((k) => !isAccountKey(k)).sort() : null;
   }
 
   /**
@@ -129,15 +139,20 @@ export class Hub {
     return Date.now() * 1000 + (this.seq++ % 1000);
   }
 
-  /** Tells the router this hub's keys when they changed. */
-  private async syncRouter(exclude?: WebSocket): Promise<void> {
+  /**
+   * Tells the router this hub's keys when they changed. `since`: when the hub received the subscription this report
+   * adds; the router answers with what it published for it from then on and did not send here, which is handed out
+   * now, before anything queued behind (a delivery of what the router published later).
+   */
+  private async syncRouter(exclude?: WebSocket, since?: number): Promise<void> {
     const name = this.hubName();
     if (!name) return;
     const keys = this.currentKeys(exclude);
     const sig = keys ? keys.join("\n") : "\u0000";
     if (sig === this.synced) return;
-    await routerStub(this.env).routerSetHub(name, keys, this.nextVersion());
+    const answer = await routerStub(this.env).routerSetHub(name, keys, this.nextVersion(), since);
     this.synced = sig;
+    if (answer.missed.length) await this.process(answer.missed);
   }
 
   private connectionCount(): number {
@@ -149,6 +164,7 @@ export class Hub {
   }
 
   async fetch(request: Request): Promise<Response> {
+    const receivedAt = Date.now();
     const url = new URL(request.url);
     const raw = request.headers.get("x-tern-session");
     if (!raw) return json({ error: "Not found" }, 404);
@@ -156,23 +172,24 @@ export class Hub {
     this.name = session.hub;
     if (this.connectionCount() >= this.limitFor(session)) return json({ error: "Too many connections" }, 429);
     const q = url.searchParams;
-    if (url.pathname === "/ws") return this.acceptSocket(session, q);
-    if (url.pathname === "/sse") return this.openEventStream(session, q);
+    if (url.pathname === "/ws") return this.acceptSocket(session, q, receivedAt);
+    if (url.pathname === "/sse") return this.openEventStream(session, q, receivedAt);
     return json({ error: "Not found" }, 404);
   }
 
   // ---- WebSocket -----------------------------------------------------------------------------------------------
 
-  private async acceptSocket(session: Session, q: URLSearchParams): Promise<Response> {
+  private async acceptSocket(session: Session, q: URLSearchParams, receivedAt: number): Promise<Response> {
     const pair = new WebSocketPair();
     const [client, server] = [pair[0], pair[1]];
     this.ctx.acceptWebSocket(server);
     const conn: Conn = { ...session, subs: [] };
     server.serializeAttachment(conn);
-    // The query's stream is subscribed before the handshake completes, so the first event after "open" is not missed.
+    // The query's stream is subscribed before the handshake completes (and what was published for it since the
+    // request came is handed over: router.ts), so no event after the connection was accepted is missed.
     const stream = q.get("stream");
     await this.enqueue(async () => {
-      if (stream) await this.subscribeSocket(server, stream, { tag: q.get("tag") ?? undefined, list: q.get("list") ?? undefined });
+      if (stream) await this.subscribeSocket(server, stream, { tag: q.get("tag") ?? undefined, list: q.get("list") ?? undefined }, receivedAt);
       await this.syncRouter();
     });
     if (session.tok) await this.ensureAlarm();
@@ -180,6 +197,7 @@ export class Hub {
   }
 
   async onMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    const receivedAt = Date.now();
     if (typeof message !== "string") {
       ws.close(1003, "The mastodon streaming server does not support binary messages");
       await this.enqueue(() => this.syncRouter(ws));
@@ -196,7 +214,7 @@ export class Hub {
     const { type, stream, tag, list } = msg as Record<string, unknown>;
     const name = firstParam(stream);
     try {
-      if (type === "subscribe") await this.enqueue(() => this.subscribeSocket(ws, name, { tag, list }));
+      if (type === "subscribe") await this.enqueue(() => this.subscribeSocket(ws, name, { tag, list }, receivedAt));
       else if (type === "unsubscribe") await this.enqueue(() => this.unsubscribeSocket(ws, name, { tag, list }));
     } catch (e) {
       console.error("streaming: subscription failed", e instanceof Error ? e.message : e);
@@ -221,7 +239,11 @@ export class Hub {
     } catch {}
   }
 
-  private async subscribeSocket(ws: WebSocket, name: string | undefined, params: { tag?: unknown; list?: unknown }): Promise<void> {
+  /**
+   * Subscribes a socket: its attachment changes at once (an event for an account stream that comes after this finds
+   * it), then the router is told of a new shared key with `receivedAt`, when the message came.
+   */
+  private async subscribeSocket(ws: WebSocket, name: string | undefined, params: { tag?: unknown; list?: unknown }, receivedAt: number): Promise<void> {
     const conn = ws.deserializeAttachment() as Conn | null;
     if (!conn || ws.readyState !== WebSocket.READY_STATE_OPEN) return;
     const checked = await this.check(conn, name, params);
@@ -234,7 +256,7 @@ export class Hub {
     }
     if (!this.allowChange(sub.k, ws)) return sendSocket(ws, { error: "Too many requests", status: 429 });
     ws.serializeAttachment(next);
-    await this.syncRouter();
+    await this.syncRouter(undefined, receivedAt);
   }
 
   private async unsubscribeSocket(ws: WebSocket, name: string | undefined, params: { tag?: unknown; list?: unknown }): Promise<void> {
@@ -250,12 +272,13 @@ export class Hub {
   }
 
   /**
-   * Whether `ws` may add or drop key `k` now. Only a change to the hub's set of keys reaches the router (a storage
-   * write), so only those count: a key another connection of the hub holds is free (every signed-out socket of an
-   * `anon` hub subscribing `public` as it connects, which a burst of reconnections after a restart would otherwise
-   * exhaust in seconds).
+   * Whether `ws` may add or drop key `k` now. Only a change to the hub's set of shared keys reaches the router (a
+   * storage write), so only those count: account keys, and a key another connection of the hub holds, are free (every
+   * signed-out socket of an `anon` hub subscribing `public` as it connects, which a burst of reconnections after a
+   * restart would otherwise exhaust in seconds).
    */
   private allowChange(k: string, ws: WebSocket): boolean {
+    if (isAccountKey(k)) return true;
     const held =
       this.sockets(ws).some(({ conn }) => conn.subs.some((s) => s.k === k)) || [...this.sse].some((s) => s.open && s.conn.subs.some((x) => x.k === k));
     if (held) return true;
@@ -282,18 +305,23 @@ export class Hub {
 
   // ---- server-sent events --------------------------------------------------------------------------------------
 
-  private async openEventStream(session: Session, q: URLSearchParams): Promise<Response> {
+  private async openEventStream(session: Session, q: URLSearchParams, receivedAt: number): Promise<Response> {
     const conn: Conn = { ...session, subs: [] };
-    const checked = await this.enqueue(() =>
-      this.check(conn, q.get("stream") ?? undefined, { tag: q.get("tag") ?? undefined, list: q.get("list") ?? undefined }),
-    );
-    if ("error" in checked) return json({ error: checked.error }, checked.status);
-    conn.subs.push(checked);
-    const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
-    const writer = writable.getWriter();
-    const sse: SseConn = { conn, writer, timer: null, open: true };
-    this.sse.add(sse);
-    writeSse(sse, ":)\n");
+    // Checked, added and reported in one step of the chain: a delivery after it finds the stream.
+    const opened = await this.enqueue(async (): Promise<StreamError | { sse: SseConn; readable: ReadableStream<Uint8Array> }> => {
+      const checked = await this.check(conn, q.get("stream") ?? undefined, { tag: q.get("tag") ?? undefined, list: q.get("list") ?? undefined });
+      if ("error" in checked) return checked;
+      conn.subs.push(checked);
+      const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+      const sse: SseConn = { conn, writer: writable.getWriter(), timer: null, open: true };
+      this.sse.add(sse);
+      writeSse(sse, ":)\n");
+      await this.syncRouter(undefined, receivedAt);
+      return { sse, readable };
+    });
+    if ("error" in opened) return json({ error: opened.error }, opened.status);
+    const { sse, readable } = opened;
+    const writer = sse.writer;
     // An open event stream keeps the object in memory anyway, so its heartbeat also re-checks the token (no alarm,
     // no storage: an object holding only event streams never touches its storage).
     let beats = 0;
@@ -305,7 +333,6 @@ export class Hub {
       () => this.dropSse(sse),
       () => this.dropSse(sse),
     );
-    await this.enqueue(() => this.syncRouter());
     return new Response(readable, {
       headers: { "content-type": "text/event-stream", "cache-control": "no-store", "x-accel-buffering": "no" },
     });
@@ -325,16 +352,64 @@ export class Hub {
   /** Events from the router, in order; answers with this hub's keys afterwards (null: no connections). */
   deliver(items: HubItem[]): Promise<HubState> {
     return this.enqueue(async () => {
-      const rendered = this.prerender(items);
-      for (const item of items) {
-        try {
-          await this.handle(item, rendered);
-        } catch (e) {
-          // One event that cannot be rendered (D1 unavailable) does not hold back the ones after it.
-          console.error("streaming: delivery failed", item.envelope.kind, e instanceof Error ? e.message : e);
-        }
-      }
+      await this.process(items);
       return { keys: this.currentKeys(), version: this.nextVersion() };
+    });
+  }
+
+  /** Hands events out to the connections (on the chain). */
+  private async process(items: HubItem[]): Promise<void> {
+    items = await this.missedRendered(this.forHeldKeys(items));
+    const rendered = this.prerender(items);
+    for (const item of items) {
+      try {
+        await this.handle(item, rendered);
+      } catch (e) {
+        // One event that cannot be rendered (D1 unavailable) does not hold back the ones after it.
+        console.error("streaming: delivery failed", item.envelope.kind, e instanceof Error ? e.message : e);
+      }
+    }
+  }
+
+  /**
+   * The items narrowed to the keys some connection holds now (account events come whatever the account's sockets
+   * subscribe to), without those left with none; cache invalidations stay.
+   */
+  private forHeldKeys(items: HubItem[]): HubItem[] {
+    const held = this.heldKeys() ?? new Set<string>();
+    const out: HubItem[] = [];
+    for (const item of items) {
+      const e = item.envelope;
+      const keys = item.keys.filter((k) => held.has(k));
+      if (keys.length || e.kind === "relations" || (e.kind === "raw" && e.event === "filters_changed")) out.push({ envelope: e, keys });
+    }
+    return out;
+  }
+
+  /**
+   * Status events the router answered a report with, for shared keys this hub began listening to while it published
+   * them (router.ts `missed`), come without a rendering: rendered here, as the publisher does (one D1 batch for all), on
+   * the keys they belong on.
+   */
+  private async missedRendered(items: HubItem[]): Promise<HubItem[]> {
+    const missed = items.filter(({ envelope: e, keys }) => e.kind === "status" && !e.payload && keys.some((k) => !isAccountKey(k)));
+    if (!missed.length) return items;
+    let parts: Awaited<ReturnType<typeof sharedParts>>;
+    try {
+      const keys = [...new Set(missed.flatMap((i) => i.keys.filter((k) => !isAccountKey(k))))];
+      const statuses = missed.map(({ envelope: e }) => e as Extract<Envelope, { kind: "status" }>);
+      parts = await sharedParts(this.db(), statuses, keys);
+    } catch (e) {
+      console.error("streaming: rendering missed events failed", e instanceof Error ? e.message : e);
+      parts = new Map();
+    }
+    return items.flatMap((item) => {
+      const e = item.envelope;
+      if (!missed.includes(item) || e.kind !== "status") return [item];
+      const part = parts.get(e.statusId);
+      const keys = item.keys.filter((k) => isAccountKey(k) || part?.keys.includes(k));
+      if (!keys.length) return [];
+      return [{ envelope: part ? { ...e, payload: part.payload, meta: part.meta } : e, keys }];
     });
   }
 

@@ -64,16 +64,28 @@ export type Envelope =
   | { kind: "raw"; event: string; payload?: string }
   | { kind: "relations" };
 
-/** An envelope and where it goes: account streams of some accounts, shared stream keys, or every signed-in user. */
+/**
+ * An envelope and where it goes: account streams of some accounts (delivered to the account's hub if it has
+ * connections, whatever they subscribe to: the hub matches its sockets), shared stream keys, or every signed-in user.
+ */
 export interface Routed {
   envelope: Envelope;
   accounts?: { id: string; keys: string[] }[];
   shared?: string[];
   /** Keys to deliver on for every connected account (announcements). */
   allUsers?: string[];
+  /**
+   * A status event that may belong on shared streams nobody listened to when it was planned: the router keeps it a
+   * few seconds for a hub whose subscription to one of them was received before the router heard of it (router.ts).
+   */
+  recheck?: boolean;
 }
 
-/** What a hub receives: envelopes in order, each with the hub's keys it is for. */
+/**
+ * What a hub receives: envelopes in order, each with the hub's keys it is for. A status envelope without a payload on
+ * shared keys is one the hub missed while its subscription travelled to the router: the hub renders it for those keys
+ * it belongs on.
+ */
 export interface HubItem {
   envelope: Envelope;
   keys: string[];
@@ -86,4 +98,6 @@ export interface Listening {
   online: string[];
   /** Shared stream keys with at least one subscriber. */
   shared: string[];
+  /** Whether any hub has connections (a socket with no subscription yet may subscribe at any moment). */
+  connected: boolean;
 }

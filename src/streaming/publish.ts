@@ -13,22 +13,21 @@
 //   conversation, as Mastodon's PushConversationWorker; deletes of direct statuses;
 // - `public`, `public:local|remote` (+`:media`): public, not a boost, author neither suspended nor silenced, not a
 //   reply to someone else (feeds-read.ts publicConds); `:media` with attachments;
-// - `hashtag`, `hashtag:local`: the same without the reply rule, per tag of the status.
+// - `hashtag`, `hashtag:local`: the same without the reply rule, per tag of the status (shared-render.ts).
 import { eq, inArray, sql } from "drizzle-orm";
 import { type DB, runBatch } from "../db/client";
 import type { Visibility } from "../db/schema";
-import { loadStatusBundle, renderStatusFrom, type StatusBundle, type StatusRow } from "../entities/status";
 import { renderNotifications } from "../entities/notification";
 import type { Config, Env } from "../env";
 import { padId, unpadId } from "../lib/ids";
-import { accountConversations, announcements, type RenderAccountRow } from "../db/schema";
+import { accountConversations, announcements } from "../db/schema";
 import { renderAnnouncements, renderReactionEvent } from "../entities/announcement";
 import { renderConversations } from "../entities/conversation";
-import { searchableText } from "../services/filter-match";
 import { findNotifications, notificationRecipientsStatement, type NotificationWithRefs, withReportTargets } from "../queries/notifications";
 import type { FanOutResult, FeedRemoval } from "../timelines/fanout";
-import { type Envelope, entry, type Listening, type Routed, type StatusMeta } from "./protocol";
+import { type Envelope, entry, type Listening, type Routed } from "./protocol";
 import { routerStub } from "./router";
+import { sharedParts } from "./shared-render";
 import { hubStub } from "./streaming-do";
 import { userHub } from "./protocol";
 
@@ -57,10 +56,11 @@ export type AccountEvent =
 
 type AccountTargets = Map<string, Set<string>>;
 
-/** Who listens, as a plan reads it: connected accounts, shared keys with subscribers. */
+/** Who listens, as a plan reads it: connected accounts, shared keys with subscribers, whether anyone is connected. */
 interface Listeners {
   online: ReadonlySet<string>;
   shared: readonly string[];
+  connected: boolean;
 }
 
 /** What this isolate last heard from the router of who listens: a hint, checked by the router on every publish. */
@@ -69,8 +69,10 @@ interface Heard {
   version: string;
   listeners: Listeners;
 }
-const toHeard = (l: Listening): Heard => ({ version: l.version, listeners: { online: new Set(l.online), shared: l.shared } });
-const listens = (h: Heard) => h.listeners.online.size > 0 || h.listeners.shared.length > 0;
+const toHeard = (l: Listening): Heard => ({ version: l.version, listeners: { online: new Set(l.online), shared: l.shared, connected: l.connected } });
+// A connection without a subscription yet counts: a status for a shared stream it may be subscribing to right now
+// goes to the router (`recheck`), which hands it over if the subscription arrives late (router.ts).
+const listens = (h: Heard) => h.listeners.online.size > 0 || h.listeners.shared.length > 0 || h.listeners.connected;
 
 /**
  * Plans events from who listens and has the router publish them, in ONE call when this isolate last heard that
@@ -110,65 +112,6 @@ function accountsOf(t: AccountTargets, online: Iterable<string>): { id: string; 
   for (const id of online) {
     const keys = t.get(id);
     if (keys?.size) out.push({ id, keys: [...keys] });
-  }
-  return out;
-}
-
-/** The shared stream keys a status belongs on (empty for everything REST's public and tag timelines leave out). */
-export function sharedKeysOf(b: StatusBundle, s: StatusRow, author: RenderAccountRow): string[] {
-  if (s.visibility !== "public" || s.reblogOfId || author.suspendedAt || author.silencedAt) return [];
-  const keys: string[] = [];
-  const where = s.local ? "local" : "remote";
-  const media = (b.media.get(s.id) ?? []).length > 0;
-  const replyToOther = s.inReplyToId != null && s.inReplyToAccountId !== s.accountId;
-  if (!replyToOther) {
-    keys.push("public", `public:${where}`);
-    if (media) keys.push("public:media", `public:${where}:media`);
-  }
-  for (const tag of new Set(b.tags.get(s.id) ?? [])) {
-    keys.push(`hashtag:${tag}`);
-    if (s.local) keys.push(`hashtag:local:${tag}`);
-  }
-  return keys;
-}
-
-function metaOf(b: StatusBundle, s: StatusRow, author: RenderAccountRow): StatusMeta {
-  return {
-    statusId: s.id,
-    authorId: s.accountId,
-    authorDomain: author.domain,
-    mentionIds: [...(b.mentionIds.get(s.id) ?? [])],
-    language: s.language,
-    filterText: searchableText(
-      s,
-      (b.media.get(s.id) ?? []).map((m) => m.description),
-      b.polls.get(s.id)?.options ?? null,
-    ),
-  };
-}
-
-type SharedPart = { keys: string[]; payload: string; meta: StatusMeta };
-
-/**
- * The signed-out renderings and filtering facts of statuses for the shared keys that have listeners, by status id
- * (absent: it belongs on none of them). One D1 batch for all of them.
- */
-async function sharedParts(db: DB, items: { statusId: string; cfg: Config }[], listened: readonly string[]): Promise<Map<string, SharedPart>> {
-  const out = new Map<string, SharedPart>();
-  if (!listened.length || !items.length) return out;
-  const b = await loadStatusBundle(
-    db,
-    items.map((i) => i.statusId),
-    null,
-  );
-  const wanted = new Set(listened);
-  for (const { statusId, cfg } of items) {
-    const s = b.statuses.get(statusId);
-    const author = s && b.accounts.get(s.accountId);
-    if (!s || !author) continue;
-    const keys = sharedKeysOf(b, s, author).filter((k) => wanted.has(k));
-    const rendered = keys.length ? renderStatusFrom(cfg, b, statusId) : null;
-    if (rendered) out.set(statusId, { keys, payload: JSON.stringify(rendered), meta: metaOf(b, s, author) });
   }
   return out;
 }
@@ -216,9 +159,9 @@ export async function publishStatuses(db: DB, env: Env, items: StatusPublication
     items.forEach(({ statusId, cfg, delivered }, i) => {
       const accounts = accountsOf(targetsOf[i] ?? new Map(), l.online);
       const part = delivered.shared ? shared.get(statusId) : undefined;
-      if (!accounts.length && !part) return;
+      if (!accounts.length && !part && !delivered.shared) return;
       const envelope: Envelope = { kind: "status", event: "update", statusId, cfg, ...(part ? { payload: part.payload, meta: part.meta } : {}) };
-      events.push({ envelope, accounts, shared: part?.keys ?? [] });
+      events.push({ envelope, accounts, shared: part?.keys ?? [], ...(delivered.shared ? { recheck: true } : {}) });
     });
     return events;
   });
@@ -244,9 +187,8 @@ export async function publishStatusUpdate(db: DB, env: Env, cfg: Config, statusI
     }
     const accounts = accountsOf(targets, online);
     const shared = await sharedPart(db, cfg, statusId, listened);
-    if (!accounts.length && !shared) return [];
     const envelope: Envelope = { kind: "status", event: "status.update", statusId, cfg, ...(shared ? { payload: shared.payload, meta: shared.meta } : {}) };
-    return [{ envelope, accounts, shared: shared?.keys ?? [] }];
+    return [{ envelope, accounts, shared: shared?.keys ?? [], recheck: true }];
   });
 }
 
@@ -272,10 +214,9 @@ export async function publishDelete(env: Env, statusId: string, removed: FeedRem
   }
   if (!byId.size && !shared.length) return;
   await publishPlanned(env, (l) => {
-    const listened = new Set(l.shared);
-    const sharedLive = shared.filter((k) => listened.has(k));
     const events: Routed[] = [];
-    if (sharedLive.length) events.push({ envelope: { kind: "raw", event: "delete", payload: statusId }, shared: sharedLive });
+    // Every shared key, listened to or not: the router sends it to listeners, and keeps it for a late subscription.
+    if (shared.length) events.push({ envelope: { kind: "raw", event: "delete", payload: statusId }, shared });
     for (const [id, t] of byId) {
       const accounts = accountsOf(t, l.online);
       if (accounts.length) events.push({ envelope: { kind: "raw", event: "delete", payload: id }, accounts });

@@ -5,15 +5,46 @@
 // Its table is persisted in the object's storage (one key per hub), so an evicted router comes back with it; a hub
 // that lost its connections without saying so (a deploy drops every socket) answers the next delivery with what it
 // really has and the entry is corrected.
-import type { Env } from "../env";
-import { accountOfHub, entry, type HubItem, type Listening, ROUTER, type Routed, userHub } from "./protocol";
+//
+// No event published after a hub received a subscription is lost while the hub's report travels here:
+// - account streams (user, list, direct) are delivered to the account's hub whenever it has connections, whatever it
+//   subscribes to, and the hub matches its sockets (their subscriptions change in the hub, in the order things
+//   arrive there), so those subscriptions need no report at all;
+// - a report adding shared keys carries when the hub received the first subscription in it (`since`); the router keeps
+//   what it published in the last seconds (`recent`), and answers with what it published for those keys from then
+//   on (less CLOCK_MARGIN_MS) and did not send the hub; the hub hands those out before anything later (its chain
+//   is waiting for this answer, later deliveries queue behind it). Status events are kept without
+//   their rendering (publish.ts marks those that may belong on a shared stream, `recheck`): a plan only renders for
+//   keys someone listened to, so the hub renders the missed ones itself for the keys they belong on.
+import type { Config, Env } from "../env";
+import { accountOfHub, entry, type Envelope, type HubItem, type Listening, ROUTER, type Routed, userHub } from "./protocol";
 import { isAccountKey } from "./streams";
 
-/** A hub's keys as of `version` (null keys: no connections). Versions order a hub's reports; the router keeps the newest. */
+/** How long the router keeps what it published, for hubs whose report of a new subscription is on its way. */
+export const REPLAY_MS = 10_000;
+/** At most this many of those events are kept. */
+const MAX_RECENT = 2000;
+/**
+ * How much earlier than the hub's clock said it received the subscription the router looks back: two objects'
+ * clocks may differ by this much. An event published that long before the subscription may reach it too.
+ */
+export const CLOCK_MARGIN_MS = 100;
+
+/** A hub's shared keys as of `version` (null keys: no connections). Versions order a hub's reports; the router keeps the newest. */
 export interface HubState {
   keys: string[] | null;
   version: number;
 }
+
+/** A report applied (also when older than one applied before), with the events the hub missed for the keys it adds. */
+export type SetHubAnswer = { missed: HubItem[] };
+const APPLIED: SetHubAnswer = { missed: [] };
+
+/** What the router published lately, for hubs whose new subscription it had not heard of yet. */
+type Recent = { seq: number; at: number } & (
+  | { status: { event: "update" | "status.update"; statusId: string; cfg: Config } }
+  | { raw: Envelope; shared: string[] }
+);
 
 export interface HubDeliver {
   deliver(items: HubItem[]): Promise<HubState>;
@@ -38,6 +69,11 @@ export class Router {
    */
   private readonly epoch = crypto.randomUUID().slice(0, 8);
   private changes = 0;
+  /** What was published in the last REPLAY_MS, oldest first, numbered by `seq`. */
+  private recent: Recent[] = [];
+  private seq = 0;
+  /** `hub\nkey` → `seq` when the router stopped sending that key to that hub (events after it did not reach the hub). */
+  private dropped = new Map<string, number>();
 
   private version(): string {
     return `${this.epoch}:${this.changes}`;
@@ -52,31 +88,77 @@ export class Router {
     this.ready ??= (async () => {
       const rows = await this.storage.list<{ k: string[]; v: number }>({ prefix: "hub:" });
       for (const [key, row] of rows) {
-        this.index(key.slice(4), new Set(row.k));
+        // Entries written before hubs stopped reporting their account keys may still list some.
+        this.index(key.slice(4), new Set(row.k.filter((k) => !isAccountKey(k))));
         this.versions.set(key.slice(4), row.v);
       }
     })();
     return this.ready;
   }
 
+  /** Sets a hub's shared keys (null: no connections left). */
   private index(hub: string, keys: Set<string> | null) {
     const old = this.hubs.get(hub);
-    // What a publisher plans from (listening): which accounts are online and which shared keys have listeners. Only a
-    // change to either is a new version; a hub's own account keys (user, list:…) are matched when publishing.
-    const touched = [...(old ?? []), ...(keys ?? [])].filter((k) => !isAccountKey(k));
+    const wasConnected = this.hubs.size > 0;
+    // What a publisher plans from (listening): which accounts are online, which shared keys have listeners, whether
+    // anyone is connected. Only a change to one of them is a new version.
+    const touched = [...(old ?? []), ...(keys ?? [])];
     const listenedBefore = new Set(touched.filter((k) => this.shared.has(k)));
-    if (old) for (const k of old) if (!isAccountKey(k)) this.shared.get(k)?.delete(hub);
-    for (const [k, set] of this.shared) if (!set.size) this.shared.delete(k);
+    if (this.dropped.size > 1000) this.pruneDropped();
+    for (const k of old ?? []) {
+      if (keys?.has(k)) continue;
+      this.dropped.set(`${hub}\n${k}`, this.seq);
+      const set = this.shared.get(k);
+      set?.delete(hub);
+      if (set && !set.size) this.shared.delete(k);
+    }
     if (!keys) this.hubs.delete(hub);
     else {
       this.hubs.set(hub, keys);
-      for (const k of keys) {
-        if (isAccountKey(k)) continue;
-        entry(this.shared, k, () => new Set<string>()).add(hub);
-      }
+      for (const k of keys) entry(this.shared, k, () => new Set<string>()).add(hub);
     }
     const onlineChanged = accountOfHub(hub) !== null && !old !== !keys;
-    if (onlineChanged || touched.some((k) => listenedBefore.has(k) !== this.shared.has(k))) this.changes++;
+    const connectedChanged = wasConnected !== this.hubs.size > 0;
+    if (onlineChanged || connectedChanged || touched.some((k) => listenedBefore.has(k) !== this.shared.has(k))) this.changes++;
+  }
+
+  /** Keeps what a publish sent for a few seconds (a hub may have subscribed just before the router heard of it). */
+  private remember(events: Routed[]) {
+    const at = Date.now();
+    for (const ev of events) {
+      const e = ev.envelope;
+      if (e.kind === "status" && ev.recheck) this.recent.push({ seq: ++this.seq, at, status: { event: e.event, statusId: e.statusId, cfg: e.cfg } });
+      else if (e.kind === "raw" && ev.shared?.length) this.recent.push({ seq: ++this.seq, at, raw: e, shared: ev.shared });
+    }
+    let drop = 0;
+    while (drop < this.recent.length && (this.recent.length - drop > MAX_RECENT || this.recent[drop]!.at < at - REPLAY_MS)) drop++;
+    if (!drop) return;
+    this.recent.splice(0, drop);
+    this.pruneDropped();
+  }
+
+  /** Forgets the drops that no kept event is older than (they exclude nothing any more). */
+  private pruneDropped() {
+    const oldest = this.recent[0]?.seq ?? this.seq + 1;
+    for (const [k, seq] of this.dropped) if (seq < oldest) this.dropped.delete(k);
+  }
+
+  /**
+   * What a hub adding `next − old` (having received the first of those subscriptions at `since`, its clock) missed:
+   * the events kept since then for those keys that were not sent to it, as items for it, in their order.
+   */
+  private missed(hub: string, old: Set<string> | null, next: Set<string>, since: number): HubItem[] {
+    const added = [...next].filter((k) => !old?.has(k));
+    if (!added.length) return [];
+    const from = since - CLOCK_MARGIN_MS;
+    const items: HubItem[] = [];
+    for (const r of this.recent) {
+      if (r.at < from) continue;
+      const keys = ("raw" in r ? added.filter((k) => r.shared.includes(k)) : added).filter((k) => r.seq > (this.dropped.get(`${hub}\n${k}`) ?? -1));
+      if (!keys.length) continue;
+      items.push({ envelope: "raw" in r ? r.raw : { kind: "status", ...r.status }, keys });
+    }
+    return items;
   }
 
   /**
@@ -84,17 +166,23 @@ export class Router {
    * answer to a delivery can cross, and the older must not undo the newer. A stale entry that comes back this way only
    * costs one delivery, which the hub answers with what it has.
    */
-  async setHub(hub: string, keys: string[] | null, version: number): Promise<void> {
+  async setHub(hub: string, keys: string[] | null, version: number, since?: number): Promise<SetHubAnswer> {
     await this.load();
-    if (version < (this.versions.get(hub) ?? Number.NEGATIVE_INFINITY)) return;
-    this.versions.set(hub, version);
-    const next = keys ? new Set(keys) : null;
+    if (version < (this.versions.get(hub) ?? Number.NEGATIVE_INFINITY)) return APPLIED;
+    const next = keys ? new Set(keys.filter((k) => !isAccountKey(k))) : null;
     const old = this.hubs.get(hub) ?? null;
     // Unchanged keys: nothing to store (the version is kept in memory only).
-    if (sameKeys(old, next)) return;
+    if (sameKeys(old, next)) {
+      this.versions.set(hub, version);
+      return APPLIED;
+    }
+    this.versions.set(hub, version);
+    // Found and applied in one step: what is published after it is sent to the hub, what was before is in `missed`.
+    const missed = since !== undefined && next ? this.missed(hub, old, next, since) : [];
     this.index(hub, next);
     if (next) await this.storage.put(`hub:${hub}`, { k: [...next], v: version });
     else await this.storage.delete(`hub:${hub}`);
+    return { missed };
   }
 
   /** Every connected account and every shared key listened to, as of the returned version. */
@@ -105,7 +193,7 @@ export class Router {
       const a = accountOfHub(h);
       if (a) online.push(a);
     }
-    return { version: this.version(), online, shared: [...this.shared.keys()] };
+    return { version: this.version(), online, shared: [...this.shared.keys()], connected: this.hubs.size > 0 };
   }
 
   /**
@@ -122,16 +210,17 @@ export class Router {
   /** Forwards each event to the hubs listening; resolves once every hub has taken its events. */
   async publish(events: Routed[]): Promise<void> {
     await this.load();
+    this.remember(events);
     const perHub = new Map<string, HubItem[]>();
     const add = (hub: string, item: HubItem) => entry(perHub, hub, () => [] as HubItem[]).push(item);
     for (const ev of events) {
       const keysByHub = new Map<string, Set<string>>();
-      const want = (hub: string, key: string) => {
-        const has = this.hubs.get(hub);
-        if (!has?.has(key)) return;
-        entry(keysByHub, hub, () => new Set<string>()).add(key);
+      const want = (hub: string, key: string) => entry(keysByHub, hub, () => new Set<string>()).add(key);
+      // Account keys go to the account's hub while it has connections; the hub matches its sockets' subscriptions.
+      const wantAccount = (hub: string, key: string) => {
+        if (this.hubs.has(hub)) want(hub, key);
       };
-      for (const a of ev.accounts ?? []) for (const k of a.keys) want(userHub(a.id), k);
+      for (const a of ev.accounts ?? []) for (const k of a.keys) wantAccount(userHub(a.id), k);
       for (const k of ev.shared ?? []) for (const hub of this.shared.get(k) ?? []) want(hub, k);
       if (ev.allUsers?.length) for (const hub of this.hubs.keys()) if (accountOfHub(hub)) for (const k of ev.allUsers) want(hub, k);
       // Cache invalidation reaches a hub whatever it subscribes to: blocks and mutes, and filters_changed (which also
@@ -180,7 +269,7 @@ function sameKeys(a: Set<string> | null, b: Set<string> | null): boolean {
 /** The router's stub (RPC methods of the Streaming class). */
 export function routerStub(env: Env) {
   return env.STREAMING.get(env.STREAMING.idFromName(ROUTER)) as unknown as {
-    routerSetHub(hub: string, keys: string[] | null, version: number): Promise<void>;
+    routerSetHub(hub: string, keys: string[] | null, version: number, since?: number): Promise<SetHubAnswer>;
     routerPublish(events: Routed[]): Promise<void>;
     routerListening(): Promise<Listening>;
     routerPublishIfCurrent(version: string, events: Routed[]): Promise<Listening | null>;

@@ -8,7 +8,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import { Hub } from "./hub";
 import type { HubItem, Listening, Routed } from "./protocol";
-import { Router, type HubDeliver, type HubState } from "./router";
+import { Router, type HubDeliver, type HubState, type SetHubAnswer } from "./router";
 
 export class Streaming extends DurableObject<Env> {
   private hubImpl: Hub | null = null;
@@ -62,8 +62,8 @@ export class Streaming extends DurableObject<Env> {
 
   // ---- router role ----
 
-  routerSetHub(hub: string, keys: string[] | null, version: number): Promise<void> {
-    return this.router().setHub(hub, keys, version);
+  routerSetHub(hub: string, keys: string[] | null, version: number, since?: number): Promise<SetHubAnswer> {
+    return this.router().setHub(hub, keys, version, since);
   }
 
   routerPublish(events: Routed[]): Promise<void> {
