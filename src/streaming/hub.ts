@@ -17,7 +17,18 @@ import type { Config, Env } from "../env";
 import { type Conn, type Envelope, entry, type HubItem, type Session } from "./protocol";
 import { routerStub, type HubState } from "./router";
 import { sharedParts } from "./shared-render";
-import { firstParam, isAccountKey, listIdOf, resolveStream, seesNotifications, streamArray, type StreamError, type Sub } from "./streams";
+import {
+  firstParam,
+  isAccountKey,
+  listIdOf,
+  resolveStream,
+  runtimeSize,
+  seesNotifications,
+  streamArray,
+  type StreamError,
+  type Sub,
+  utf8Length,
+} from "./streams";
 import { CACHE_MS, loadViewerState, sharedPayloadFor, type ViewerState } from "./viewer-state";
 import { idList } from "../db/id-list";
 import { unpadId } from "../lib/ids";
@@ -35,9 +46,9 @@ export const MAX_SUBSCRIPTIONS = 24;
  * streams (user, list, direct), are not counted. In memory: an object woken from hibernation starts a new window.
  */
 export const MAX_CHANGES_PER_MINUTE = 120;
-/** A client message longer than this is ignored (subscribe messages are tiny). */
+/** A client message longer than this (UTF-8 bytes) is answered with an error (subscribe messages are tiny). */
 export const MAX_CLIENT_MESSAGE = 4096;
-/** serializeAttachment allows 2,048 bytes. */
+/** serializeAttachment allows 2,048 bytes (of V8's serialisation: streams.ts runtimeSize bounds it). */
 const MAX_ATTACHMENT = 2000;
 /** An event stream whose reader fell this many chunks behind is closed (the client reconnects and refetches). */
 const MAX_SSE_BACKLOG = 256;
@@ -203,7 +214,9 @@ export class Hub {
       await this.enqueue(() => this.syncRouter(ws));
       return;
     }
-    if (message.length > MAX_CLIENT_MESSAGE) return;
+    if (message.length > MAX_CLIENT_MESSAGE || utf8Length(message) > MAX_CLIENT_MESSAGE) {
+      return sendSocket(ws, { error: "Message too long", status: 400 });
+    }
     let msg: unknown;
     try {
       msg = JSON.parse(message);
@@ -251,11 +264,13 @@ export class Hub {
     const sub = checked;
     if (conn.subs.some((s) => s.k === sub.k)) return;
     const next: Conn = { ...conn, subs: [...conn.subs, sub] };
-    if (next.subs.length > MAX_SUBSCRIPTIONS || JSON.stringify(next).length > MAX_ATTACHMENT) {
+    if (next.subs.length > MAX_SUBSCRIPTIONS || runtimeSize(JSON.stringify(next)) > MAX_ATTACHMENT || !attach(ws, next)) {
       return sendSocket(ws, { error: "Too many subscriptions", status: 400 });
     }
-    if (!this.allowChange(sub.k, ws)) return sendSocket(ws, { error: "Too many requests", status: 429 });
-    ws.serializeAttachment(next);
+    if (!this.allowChange(sub.k, ws)) {
+      attach(ws, conn);
+      return sendSocket(ws, { error: "Too many requests", status: 429 });
+    }
     await this.syncRouter(undefined, receivedAt);
   }
 
@@ -267,7 +282,7 @@ export class Hub {
     const subs = conn.subs.filter((s) => s.k !== r.sub.k);
     if (subs.length === conn.subs.length) return;
     if (!this.allowChange(r.sub.k, ws)) return sendSocket(ws, { error: "Too many requests", status: 429 });
-    ws.serializeAttachment({ ...conn, subs });
+    attach(ws, { ...conn, subs });
     await this.syncRouter();
   }
 
@@ -573,6 +588,16 @@ export async function validTokens(db: DB, ids: string[]): Promise<Set<string>> {
     WHERE t.id IN ${idList(ids)}
       AND t.revoked_at IS NULL AND u.disabled = 0 AND u.approved = 1 AND a.suspended_at IS NULL`);
   return new Set(rows.map((r) => unpadId(String(r.id))));
+}
+
+/** Sets a socket's attachment; false when the runtime refuses it (over its size limit). */
+function attach(ws: WebSocket, conn: Conn): boolean {
+  try {
+    ws.serializeAttachment(conn);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function sendSocket(ws: WebSocket, msg: Record<string, unknown>) {

@@ -53,12 +53,40 @@ export interface StreamError {
   error: string;
 }
 
-/** Longest tag parameter kept (a tag name in Tern is at most 100 characters once normalised). */
-const MAX_TAG_PARAM = 100;
+/** A tag name in Tern is at most this many characters once normalised (services/tags.ts): longer ones never match. */
+const MAX_TAG_LENGTH = 100;
+/** Longest tag parameter taken, in UTF-8 bytes (the `stream` array of every event echoes it as sent). */
+const MAX_TAG_PARAM_BYTES = 400;
+
+/** UTF-8 length of a string (lone surrogates count as U+FFFD would: 3). */
+export function utf8Length(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n += 4;
+      i++;
+    } else n += 3;
+  }
+  return n;
+}
+
+/**
+ * An upper bound of the bytes a text takes where the runtime counts them: UTF-8 in messages, V8's serialisation in
+ * WebSocket attachments and Durable Object storage (a string is stored as Latin-1, or as UTF-16 as soon as one of its
+ * characters is not Latin-1). Characters never fit the limits, which are in bytes: a CJK character is 3 bytes.
+ */
+export function runtimeSize(text: string): number {
+  return Math.max(utf8Length(text), /[^\u0000-\u00ff]/.test(text) ? 2 * text.length : text.length);
+}
 
 export type Resolved = { ok: true; sub: Sub } | { ok: false; err: StreamError };
 
 const fail = (status: 400 | 401, error: string): Resolved => ({ ok: false, err: { status, error } });
+
+export const TAG_TOO_LONG = "Tag name too long";
 
 /** The first value of a parameter that may arrive as a list (`stream[]=a&stream[]=b`, or a JSON array). */
 export function firstParam(v: unknown): string | undefined {
@@ -84,9 +112,13 @@ export function resolveStream(name: string | undefined, params: { tag?: unknown;
   }
   if (s === "hashtag" || s === "hashtag:local") {
     const raw = firstParam(params.tag);
-    const tag = raw ? normalizeTag(raw.slice(0, MAX_TAG_PARAM)) : "";
-    if (!raw || !tag) return fail(400, "Missing tag name parameter");
-    return { ok: true, sub: { s, p: raw.slice(0, MAX_TAG_PARAM), k: s === "hashtag" ? `hashtag:${tag}` : `hashtag:local:${tag}` } };
+    if (!raw) return fail(400, "Missing tag name parameter");
+    // A tag longer than any Tern keeps is refused rather than cut (a cut one would be another tag), in bytes.
+    if (utf8Length(raw) > MAX_TAG_PARAM_BYTES) return fail(400, TAG_TOO_LONG);
+    const tag = normalizeTag(raw);
+    if (!tag) return fail(400, "Missing tag name parameter");
+    if (tag.length > MAX_TAG_LENGTH) return fail(400, TAG_TOO_LONG);
+    return { ok: true, sub: { s, p: raw, k: s === "hashtag" ? `hashtag:${tag}` : `hashtag:local:${tag}` } };
   }
   if (s === "list") {
     const raw = firstParam(params.list);

@@ -29,8 +29,11 @@ function offeredProtocol(c: Ctx): string | null {
 
 const isUpgrade = (c: Ctx) => (c.req.header("upgrade") ?? "").toLowerCase() === "websocket";
 
-/** Longest value kept from the query for a tag or list parameter (the hub checks them properly). */
-const MAX_PARAM = 200;
+/**
+ * Longest value passed on from the query for a tag or list parameter: longer than any the hub accepts (a tag is at
+ * most 400 bytes: streams.ts), so the cut never changes an accepted one; the hub checks them properly.
+ */
+const MAX_PARAM = 512;
 
 interface Who {
   session: Omit<Session, "hub">;
