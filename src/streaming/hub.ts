@@ -8,6 +8,11 @@
 // hub received the first subscription it adds, so the router hands over what it published for them meanwhile:
 // router.ts). Account streams need no report: the router sends their events to the account's hub whenever it has
 // connections, and the hub matches its sockets' subscriptions as they are when the event comes.
+//
+// Budgets: subscription changes that reach the router (a storage write there) are counted per connection and per
+// owner (the signed-out client's IP, or the account), never per hub, so one client's flood does not refuse another's
+// subscriptions; a signed-out IP's sockets share one `anon` hub (protocol.ts anonHubFor), where it holds at most
+// MAX_ANON_CONNECTIONS_PER_IP of them.
 import { and, eq, sql } from "drizzle-orm";
 import { createDb, type DB } from "../db/client";
 import { lists } from "../db/schema";
@@ -39,17 +44,24 @@ export const TOKEN_CHECK_MS = 5 * 60 * 1000;
 export const SSE_HEARTBEAT_MS = 15_000;
 export const MAX_CONNECTIONS_PER_HUB = 64;
 export const MAX_ANON_CONNECTIONS_PER_HUB = 2000;
+/** A signed-out client's share of its `anon` hub: connections from one IP (IPv6: one /64). */
+export const MAX_ANON_CONNECTIONS_PER_IP = 64;
 export const MAX_SUBSCRIPTIONS = 24;
 /**
- * Changes to a hub's set of shared stream keys it accepts per minute (each one costs the router a storage write);
- * more are refused with an error message. Subscribing a key another connection of the hub already holds, and account
- * streams (user, list, direct), are not counted. In memory: an object woken from hibernation starts a new window.
+ * Changes to the hub's set of shared stream keys (each one costs the router a storage write) one connection may make
+ * per minute; more are refused with an error message. Subscribing a key another connection of the hub already holds,
+ * and account streams (user, list, direct), are not counted. In memory: an object woken from hibernation starts a
+ * new window.
  */
 export const MAX_CHANGES_PER_MINUTE = 120;
+/** The same, for all the connections of one owner: a signed-out client's IP, or an account. */
+export const MAX_OWNER_CHANGES_PER_MINUTE = 240;
 /** A client message longer than this (UTF-8 bytes) is answered with an error (subscribe messages are tiny). */
 export const MAX_CLIENT_MESSAGE = 4096;
 /** serializeAttachment allows 2,048 bytes (of V8's serialisation: streams.ts runtimeSize bounds it). */
 const MAX_ATTACHMENT = 2000;
+/** A subscription the router refused: the instance's or the hub's bound on listened keys is reached (router.ts). */
+export const STREAMS_FULL: StreamError = { status: 503, error: "Too many streams on this server, try again later" };
 /** An event stream whose reader fell this many chunks behind is closed (the client reconnects and refetches). */
 const MAX_SSE_BACKLOG = 256;
 
@@ -70,6 +82,23 @@ interface Rendered {
 
 type Target = { kind: "ws"; ws: WebSocket; conn: Conn } | { kind: "sse"; sse: SseConn; conn: Conn };
 
+/** A fixed one-minute window of counted changes. */
+interface Budget {
+  start: number;
+  count: number;
+}
+
+/** Counts one change in every budget, or in none when one of them is spent. */
+function spend(budgets: { b: Budget; limit: number }[], now: number): boolean {
+  for (const { b } of budgets) if (now - b.start >= 60_000) Object.assign(b, { start: now, count: 0 });
+  if (budgets.some(({ b, limit }) => b.count >= limit)) return false;
+  for (const { b } of budgets) b.count++;
+  return true;
+}
+
+/** Who a connection's changes and connections are counted for, besides itself (none on the safelist). */
+const ownerOf = (conn: Session): string | null => (conn.acct ? `acct:${conn.acct}` : conn.ip ? `ip:${conn.ip}` : null);
+
 /** How an account stream shows a status: home (user and list streams, home filters) or unfiltered (direct). */
 const contextOf = (key: string): FilterContext | undefined => (key === "direct" ? undefined : "home");
 const renderKey = (statusId: string, acct: string, context: FilterContext | undefined, cfg: Config) => `${statusId}:${acct}:${context ?? ""}:${cfg.origin}`;
@@ -82,7 +111,9 @@ export class Hub {
   /** The keys last told to the router (in memory only: after a wake the next change is always sent). */
   private synced: string | null = null;
   private seq = 0;
-  private changes = { windowStart: 0, count: 0 };
+  /** Change budgets per connection (WebSocket) and per owner (ownerOf). */
+  private connBudgets = new WeakMap<WebSocket, Budget>();
+  private ownerBudgets = new Map<string, Budget>();
 
   constructor(
     private readonly ctx: DurableObjectState,
@@ -153,21 +184,26 @@ export class Hub {
   /**
    * Tells the router this hub's keys when they changed. `since`: when the hub received the subscription this report
    * adds; the router answers with what it published for it from then on and did not send here, which is handed out
-   * now, before anything queued behind (a delivery of what the router published later).
+   * now, before anything queued behind (a delivery of what the router published later). False: refused (a bound on
+   * keys), nothing changed there.
    */
-  private async syncRouter(exclude?: WebSocket, since?: number): Promise<void> {
+  private async syncRouter(exclude?: WebSocket, since?: number): Promise<boolean> {
     const name = this.hubName();
-    if (!name) return;
+    if (!name) return true;
     const keys = this.currentKeys(exclude);
     const sig = keys ? keys.join("\n") : "\u0000";
-    if (sig === this.synced) return;
+    if (sig === this.synced) return true;
     const answer = await routerStub(this.env).routerSetHub(name, keys, this.nextVersion(), since);
+    if (answer.full) return false;
     this.synced = sig;
     if (answer.missed.length) await this.process(answer.missed);
+    return true;
   }
 
-  private connectionCount(): number {
-    return this.sockets().length + [...this.sse].filter((s) => s.open).length;
+  /** The open connections, or those of one signed-out IP. */
+  private connectionCount(ip?: string): number {
+    const conns = [...this.sockets().map(({ conn }) => conn), ...[...this.sse].filter((s) => s.open).map((s) => s.conn)];
+    return ip === undefined ? conns.length : conns.filter((c) => !c.acct && c.ip === ip).length;
   }
 
   private limitFor(session: Session): number {
@@ -182,6 +218,9 @@ export class Hub {
     const session = JSON.parse(raw) as Session;
     this.name = session.hub;
     if (this.connectionCount() >= this.limitFor(session)) return json({ error: "Too many connections" }, 429);
+    if (!session.acct && session.ip !== undefined && this.connectionCount(session.ip) >= MAX_ANON_CONNECTIONS_PER_IP) {
+      return json({ error: "Too many connections" }, 429);
+    }
     const q = url.searchParams;
     if (url.pathname === "/ws") return this.acceptSocket(session, q, receivedAt);
     if (url.pathname === "/sse") return this.openEventStream(session, q, receivedAt);
@@ -254,7 +293,8 @@ export class Hub {
 
   /**
    * Subscribes a socket: its attachment changes at once (an event for an account stream that comes after this finds
-   * it), then the router is told of a new shared key with `receivedAt`, when the message came.
+   * it), then the router is told of a new shared key with `receivedAt`, when the message came. Refused by the router
+   * (its bound on keys), the subscription is undone and the client told.
    */
   private async subscribeSocket(ws: WebSocket, name: string | undefined, params: { tag?: unknown; list?: unknown }, receivedAt: number): Promise<void> {
     const conn = ws.deserializeAttachment() as Conn | null;
@@ -267,11 +307,14 @@ export class Hub {
     if (next.subs.length > MAX_SUBSCRIPTIONS || runtimeSize(JSON.stringify(next)) > MAX_ATTACHMENT || !attach(ws, next)) {
       return sendSocket(ws, { error: "Too many subscriptions", status: 400 });
     }
-    if (!this.allowChange(sub.k, ws)) {
+    if (!this.allowChange(sub.k, conn, ws)) {
       attach(ws, conn);
       return sendSocket(ws, { error: "Too many requests", status: 429 });
     }
-    await this.syncRouter(undefined, receivedAt);
+    if (!(await this.syncRouter(undefined, receivedAt))) {
+      attach(ws, conn);
+      return sendSocket(ws, { error: STREAMS_FULL.error, status: STREAMS_FULL.status });
+    }
   }
 
   private async unsubscribeSocket(ws: WebSocket, name: string | undefined, params: { tag?: unknown; list?: unknown }): Promise<void> {
@@ -281,25 +324,32 @@ export class Hub {
     if (!r.ok) return sendSocket(ws, { error: "Error unsubscribing from channel" });
     const subs = conn.subs.filter((s) => s.k !== r.sub.k);
     if (subs.length === conn.subs.length) return;
-    if (!this.allowChange(r.sub.k, ws)) return sendSocket(ws, { error: "Too many requests", status: 429 });
+    if (!this.allowChange(r.sub.k, conn, ws)) return sendSocket(ws, { error: "Too many requests", status: 429 });
     attach(ws, { ...conn, subs });
     await this.syncRouter();
   }
 
   /**
-   * Whether `ws` may add or drop key `k` now. Only a change to the hub's set of shared keys reaches the router (a
-   * storage write), so only those count: account keys, and a key another connection of the hub holds, are free (every
-   * signed-out socket of an `anon` hub subscribing `public` as it connects, which a burst of reconnections after a
-   * restart would otherwise exhaust in seconds).
+   * Whether a connection (`ws`; an event stream has none) may add or drop key `k` now, counted for it and for its
+   * owner (ownerOf). Only a change to the hub's set of shared keys reaches the router (a storage write), so only those
+   * count: account keys, and a key another connection of the hub holds, are free (every signed-out socket of an `anon`
+   * hub subscribing `public` as it connects, which a burst of reconnections after a restart would otherwise exhaust
+   * in seconds).
    */
-  private allowChange(k: string, ws: WebSocket): boolean {
+  private allowChange(k: string, conn: Conn, ws?: WebSocket): boolean {
     if (isAccountKey(k)) return true;
     const held =
       this.sockets(ws).some(({ conn }) => conn.subs.some((s) => s.k === k)) || [...this.sse].some((s) => s.open && s.conn.subs.some((x) => x.k === k));
     if (held) return true;
     const now = Date.now();
-    if (now - this.changes.windowStart >= 60_000) this.changes = { windowStart: now, count: 0 };
-    return ++this.changes.count <= MAX_CHANGES_PER_MINUTE;
+    const budgets: { b: Budget; limit: number }[] = [];
+    if (ws) budgets.push({ b: entryWeak(this.connBudgets, ws), limit: MAX_CHANGES_PER_MINUTE });
+    const owner = ownerOf(conn);
+    if (owner) {
+      if (this.ownerBudgets.size > 4096) for (const [o, b] of this.ownerBudgets) if (now - b.start >= 60_000) this.ownerBudgets.delete(o);
+      budgets.push({ b: entry(this.ownerBudgets, owner, () => ({ start: now, count: 0 })), limit: MAX_OWNER_CHANGES_PER_MINUTE });
+    }
+    return spend(budgets, now);
   }
 
   /** A subscription request checked as Mastodon does, list ownership included. */
@@ -326,12 +376,16 @@ export class Hub {
     const opened = await this.enqueue(async (): Promise<StreamError | { sse: SseConn; readable: ReadableStream<Uint8Array> }> => {
       const checked = await this.check(conn, q.get("stream") ?? undefined, { tag: q.get("tag") ?? undefined, list: q.get("list") ?? undefined });
       if ("error" in checked) return checked;
+      if (!this.allowChange(checked.k, conn)) return { status: 429, error: "Too many requests" };
       conn.subs.push(checked);
       const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
       const sse: SseConn = { conn, writer: writable.getWriter(), timer: null, open: true };
       this.sse.add(sse);
       writeSse(sse, ":)\n");
-      await this.syncRouter(undefined, receivedAt);
+      if (!(await this.syncRouter(undefined, receivedAt))) {
+        this.dropSseNow(sse);
+        return STREAMS_FULL;
+      }
       return { sse, readable };
     });
     if ("error" in opened) return json({ error: opened.error }, opened.status);
@@ -598,6 +652,16 @@ function attach(ws: WebSocket, conn: Conn): boolean {
   } catch {
     return false;
   }
+}
+
+/** The budget of a connection, started when first needed. */
+function entryWeak(map: WeakMap<WebSocket, Budget>, ws: WebSocket): Budget {
+  let b = map.get(ws);
+  if (!b) {
+    b = { start: Date.now(), count: 0 };
+    map.set(ws, b);
+  }
+  return b;
 }
 
 function sendSocket(ws: WebSocket, msg: Record<string, unknown>) {

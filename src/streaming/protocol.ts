@@ -20,6 +20,15 @@ export function entry<K, V>(map: Map<K, V>, key: K, make: () => V): V {
 
 export const userHub = (accountId: string) => `user:${accountId}`;
 export const anonHub = (n: number) => `anon:${n}`;
+/**
+ * The `anon` hub of a signed-out client's IP (or /64): one IP's sockets share one hub, where its share of the
+ * connections and of the subscription changes is counted (hub.ts). FNV-1a, so every isolate picks the same hub.
+ */
+export function anonHubFor(ip: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < ip.length; i++) h = Math.imul(h ^ ip.charCodeAt(i), 0x01000193);
+  return anonHub((h >>> 0) % ANON_SHARDS);
+}
 export const accountOfHub = (hub: string): string | null => (hub.startsWith("user:") ? hub.slice(5) : null);
 
 /** Who a connection is, as the Worker established it before handing the connection to a hub. */
@@ -31,6 +40,11 @@ export interface Session {
   tok: string | null;
   /** Read scopes as bits (streams.ts scopeBits). */
   sc: number;
+  /**
+   * The client's IP (IPv6 by /64) for a signed-out connection, whose share of the hub is counted by it; absent for
+   * signed-in ones (counted by account) and for the rate-limit safelist.
+   */
+  ip?: string;
 }
 
 /** A connection's state, kept as the WebSocket's serialised attachment so it survives hibernation (≤ 2 KB). */

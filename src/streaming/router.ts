@@ -16,9 +16,12 @@
 //   is waiting for this answer, later deliveries queue behind it). Status events are kept without
 //   their rendering (publish.ts marks those that may belong on a shared stream, `recheck`): a plan only renders for
 //   keys someone listened to, so the hub renders the missed ones itself for the keys they belong on.
+// Stored keys are bounded: a hub's report that would pass MAX_HUB_KEYS or MAX_HUB_KEY_BYTES, or take the router past
+// MAX_ROUTER_KEYS or MAX_ROUTER_KEY_BYTES distinct shared keys, is refused and the hub refuses the subscription; a
+// key no connection of a hub holds any more leaves with the hub's next report.
 import type { Config, Env } from "../env";
 import { accountOfHub, entry, type Envelope, type HubItem, type Listening, ROUTER, type Routed, userHub } from "./protocol";
-import { isAccountKey } from "./streams";
+import { isAccountKey, runtimeSize } from "./streams";
 
 /** How long the router keeps what it published, for hubs whose report of a new subscription is on its way. */
 export const REPLAY_MS = 10_000;
@@ -30,15 +33,27 @@ const MAX_RECENT = 2000;
  */
 export const CLOCK_MARGIN_MS = 100;
 
+/** Distinct shared keys one hub may listen to, and their size (the hub's storage entry, under the runtime's limits). */
+export const MAX_HUB_KEYS = 1000;
+export const MAX_HUB_KEY_BYTES = 64 * 1024;
+/** Distinct shared keys listened to on the whole instance, and their size (every `listening` answer carries them). */
+export const MAX_ROUTER_KEYS = 10_000;
+export const MAX_ROUTER_KEY_BYTES = 1024 * 1024;
+/** Past this many report versions kept, those of hubs without connections are forgotten (router.ts `versions`). */
+const MAX_VERSIONS = 5000;
+
 /** A hub's shared keys as of `version` (null keys: no connections). Versions order a hub's reports; the router keeps the newest. */
 export interface HubState {
   keys: string[] | null;
   version: number;
 }
 
-/** A report applied (also when older than one applied before), with the events the hub missed for the keys it adds. */
-export type SetHubAnswer = { missed: HubItem[] };
-const APPLIED: SetHubAnswer = { missed: [] };
+/**
+ * A report applied (also when older than one applied before), with the events the hub missed for the keys it adds;
+ * or refused (`full`) because the keys would pass a bound.
+ */
+export type SetHubAnswer = { full: false; missed: HubItem[] } | { full: true };
+const APPLIED: SetHubAnswer = { full: false, missed: [] };
 
 /** What the router published lately, for hubs whose new subscription it had not heard of yet. */
 type Recent = { seq: number; at: number } & (
@@ -58,7 +73,11 @@ export class Router {
   /** shared key (public..., hashtag:...) → hubs subscribing to it. */
   private shared = new Map<string, Set<string>>();
   private ready: Promise<void> | null = null;
-  /** The version of each hub's last applied report (kept after a hub's entry is removed, in memory only). */
+  /**
+   * The version of each hub's last applied report (kept after a hub's entry is removed, in memory only, until
+   * MAX_VERSIONS: then those of hubs without connections go; an older report of such a hub applied after that adds a
+   * stale entry, which costs one delivery that the hub answers with what it has).
+   */
   private versions = new Map<string, number>();
   /** Per-hub delivery chains: events reach a hub in the order they were published here. */
   private chains = new Map<string, Promise<unknown>>();
@@ -74,6 +93,10 @@ export class Router {
   private seq = 0;
   /** `hub\nkey` → `seq` when the router stopped sending that key to that hub (events after it did not reach the hub). */
   private dropped = new Map<string, number>();
+  /** Sum of runtimeSize over the keys of `shared`. */
+  private sharedBytes = 0;
+  /** The bounds (fields, so a test can lower them). */
+  readonly limits = { hubKeys: MAX_HUB_KEYS, hubBytes: MAX_HUB_KEY_BYTES, routerKeys: MAX_ROUTER_KEYS, routerBytes: MAX_ROUTER_KEY_BYTES };
 
   private version(): string {
     return `${this.epoch}:${this.changes}`;
@@ -110,16 +133,32 @@ export class Router {
       this.dropped.set(`${hub}\n${k}`, this.seq);
       const set = this.shared.get(k);
       set?.delete(hub);
-      if (set && !set.size) this.shared.delete(k);
+      if (set && !set.size) {
+        this.shared.delete(k);
+        this.sharedBytes -= runtimeSize(k);
+      }
     }
     if (!keys) this.hubs.delete(hub);
     else {
       this.hubs.set(hub, keys);
-      for (const k of keys) entry(this.shared, k, () => new Set<string>()).add(hub);
+      for (const k of keys) {
+        if (!this.shared.has(k)) this.sharedBytes += runtimeSize(k);
+        entry(this.shared, k, () => new Set<string>()).add(hub);
+      }
     }
     const onlineChanged = accountOfHub(hub) !== null && !old !== !keys;
     const connectedChanged = wasConnected !== this.hubs.size > 0;
     if (onlineChanged || connectedChanged || touched.some((k) => listenedBefore.has(k) !== this.shared.has(k))) this.changes++;
+  }
+
+  /** Whether `next` may replace `old` as a hub's keys: what it adds stays within the hub's and the router's bounds. */
+  private fits(old: Set<string> | null, next: Set<string>): boolean {
+    const added = [...next].filter((k) => !old?.has(k));
+    if (!added.length) return true;
+    const l = this.limits;
+    if (next.size > l.hubKeys || runtimeSize(JSON.stringify([...next])) > l.hubBytes) return false;
+    const fresh = added.filter((k) => !this.shared.has(k));
+    return this.shared.size + fresh.length <= l.routerKeys && this.sharedBytes + fresh.reduce((n, k) => n + runtimeSize(k), 0) <= l.routerBytes;
   }
 
   /** Keeps what a publish sent for a few seconds (a hub may have subscribed just before the router heard of it). */
@@ -176,13 +215,16 @@ export class Router {
       this.versions.set(hub, version);
       return APPLIED;
     }
+    // Refused: nothing changes, and the hub's next report (without what was refused) applies.
+    if (next && !this.fits(old, next)) return { full: true };
     this.versions.set(hub, version);
     // Found and applied in one step: what is published after it is sent to the hub, what was before is in `missed`.
     const missed = since !== undefined && next ? this.missed(hub, old, next, since) : [];
     this.index(hub, next);
+    if (this.versions.size > MAX_VERSIONS) for (const h of [...this.versions.keys()]) if (!this.hubs.has(h)) this.versions.delete(h);
     if (next) await this.storage.put(`hub:${hub}`, { k: [...next], v: version });
     else await this.storage.delete(`hub:${hub}`);
-    return { missed };
+    return { full: false, missed };
   }
 
   /** Every connected account and every shared key listened to, as of the returned version. */

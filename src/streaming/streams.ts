@@ -49,7 +49,7 @@ export const seesNotifications = (bits: number) => (bits & (SCOPE_READ | SCOPE_R
 
 /** A refusal as Mastodon's streaming server words it: {"error": ..., "status": ...} in a socket, HTTP status for SSE. */
 export interface StreamError {
-  status: 400 | 401;
+  status: 400 | 401 | 429 | 503;
   error: string;
 }
 

@@ -1,13 +1,18 @@
-// Streaming rows of the security issue (docs/security-coverage.md, F5):
+// Streaming rows of the security issue (docs/security-coverage.md, F5, F8):
 // - F5: sizes that meet a runtime limit are checked in bytes: a long non-Latin hashtag is a clear error on every path
-//   (socket message, socket query, event stream), and a socket's attachment stays within the runtime's 2,048 bytes.
-import { env, runInDurableObject } from "cloudflare:test";
+//   (socket message, socket query, event stream), and a socket's attachment stays within the runtime's 2,048 bytes;
+// - F8: subscription budgets are per connection and per owner (IP or account), not per hub; the router's stored keys
+//   are bounded and follow what sockets hold; one IP holds only its share of the signed-out sockets.
+import { env, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect } from "vitest";
-import { userHub } from "../../src/streaming/protocol";
+import { MAX_ANON_CONNECTIONS_PER_IP, MAX_CHANGES_PER_MINUTE } from "../../src/streaming/hub";
+import { anonHubFor, ROUTER, userHub } from "../../src/streaming/protocol";
+import { routerStub } from "../../src/streaming/router";
+import { hubStub } from "../../src/streaming/streaming-do";
 import { runtimeSize } from "../../src/streaming/streams";
-import { makeUser } from "./helpers";
+import { makeUser, ORIGIN } from "./helpers";
 import { insertStatus } from "./feeds-fixtures";
-import { fanOutAndPublish, itStreams, payloadOf, sse, type StreamMessage, type WsClient, ws } from "./streaming-fixtures";
+import { fanOutAndPublish, itStreams, payloadOf, sse, type StreamMessage, WsClient, ws } from "./streaming-fixtures";
 
 const pad = (id: string) => id.padStart(20, "0");
 
@@ -26,6 +31,54 @@ async function untilBarrier(c: WsClient): Promise<StreamMessage[]> {
     out.push(m);
   }
 }
+
+/** A signed-out socket from `ip` (as the edge gives it in CF-Connecting-IP). */
+async function wsFrom(ip: string, query: Record<string, string> = {}): Promise<WsClient | Response> {
+  const q = new URLSearchParams(query).toString();
+  const res = await SELF.fetch(`${ORIGIN}/api/v1/streaming${q ? `?${q}` : ""}`, { headers: { upgrade: "websocket", "cf-connecting-ip": ip } });
+  if (res.status !== 101 || !res.webSocket) return res;
+  return new WsClient(res.webSocket, res);
+}
+
+/** A signed-out socket from `ip` on one given anon hub (what the Worker hands the hub of that IP). */
+async function anonSocket(hub: string, ip: string): Promise<WsClient> {
+  const session = { hub, acct: null, tok: null, sc: 0, ip };
+  const res = await hubStub(env, hub).fetch(
+    new Request("https://streaming.internal/ws", { headers: { upgrade: "websocket", "x-tern-session": JSON.stringify(session) } }),
+  );
+  if (res.status !== 101 || !res.webSocket) throw new Error(`not upgraded: ${res.status} ${await res.text()}`);
+  return new WsClient(res.webSocket, res);
+}
+
+/** Two IPs whose signed-out sockets share one anon hub. */
+function ipsOnOneHub(): [string, string] {
+  const seen = new Map<string, string>();
+  for (let i = 1; ; i++) {
+    const ip = `198.51.100.${i}`;
+    const hub = anonHubFor(ip);
+    const other = seen.get(hub);
+    if (other) return [other, ip];
+    seen.set(hub, ip);
+  }
+}
+
+/** The keys the router stored for a hub. */
+async function storedKeys(hub: string): Promise<string[] | null> {
+  const stub = env.STREAMING.get(env.STREAMING.idFromName(ROUTER));
+  return runInDurableObject(stub, async (_i: unknown, ctx: DurableObjectState) => (await ctx.storage.get<{ k: string[] }>(`hub:${hub}`))?.k ?? null);
+}
+
+/** Lowers the router's bounds on keys (its `limits`). */
+async function routerLimits(l: Partial<{ hubKeys: number; routerKeys: number }>) {
+  await routerStub(env).routerListening();
+  const stub = env.STREAMING.get(env.STREAMING.idFromName(ROUTER));
+  await runInDurableObject(stub, (instance: unknown) => {
+    const r = (instance as { routerImpl: { limits?: Record<string, number> } | null }).routerImpl;
+    if (r) r.limits = Object.assign(r.limits ?? {}, l);
+  });
+}
+
+const FULL = { error: "Too many streams on this server, try again later", status: 503 };
 
 describe("F5: sizes are checked in bytes", () => {
   const long = "日".repeat(300);
@@ -75,5 +128,100 @@ describe("F5: sizes are checked in bytes", () => {
     await fanOutAndPublish(id);
     const m = await c.next();
     expect([m.stream, payloadOf(m).id]).toEqual([["hashtag", tags[0]], id]);
+  });
+});
+
+describe("F8: one client cannot block others' subscriptions or take the router's storage or every socket", () => {
+  itStreams("a signed-out client flooding subscriptions is refused alone: another client on the same hub subscribes and receives", async () => {
+    const hub = "anon:3";
+    const flood = await anonSocket(hub, "198.51.100.1");
+    // Subscribing and unsubscribing new tags: every message is a change of the hub's keys.
+    for (let i = 0; i < MAX_CHANGES_PER_MINUTE + 5; i++) {
+      flood.subscribe("hashtag", { tag: `flood${i}` });
+      flood.unsubscribe("hashtag", { tag: `flood${i}` });
+    }
+    expect(await untilBarrier(flood)).toContainEqual({ error: "Too many requests", status: 429 });
+    // A second socket of the same IP has its own budget, but shares the IP's: a third is refused at once.
+    const flood2 = await anonSocket(hub, "198.51.100.1");
+    for (let i = 0; i < MAX_CHANGES_PER_MINUTE / 2; i++) {
+      flood2.subscribe("hashtag", { tag: `more${i}` });
+      flood2.unsubscribe("hashtag", { tag: `more${i}` });
+    }
+    expect(await untilBarrier(flood2)).toEqual([]);
+    const flood3 = await anonSocket(hub, "198.51.100.1");
+    flood3.subscribe("hashtag", { tag: "again" });
+    expect(await untilBarrier(flood3)).toEqual([{ error: "Too many requests", status: 429 }]);
+
+    // Another client of the same hub subscribes as usual, and gets its events.
+    const other = await anonSocket(hub, "198.51.100.2");
+    other.subscribe("hashtag", { tag: "calm" });
+    other.subscribe("public:remote");
+    expect(await untilBarrier(other)).toEqual([]);
+    const author = await makeUser();
+    const id = await insertStatus(author);
+    await addTag(id, "calm");
+    await fanOutAndPublish(id);
+    const m = await other.next();
+    expect([m.stream, m.event, payloadOf(m).id]).toEqual([["hashtag", "calm"], "update", id]);
+  });
+
+  itStreams("the router stores only the keys sockets hold, and refuses past its bounds with a clear error", async () => {
+    const u = await makeUser();
+    const c = await ws({ token: u.token });
+    for (let i = 0; i < 50; i++) {
+      c.subscribe("hashtag", { tag: `passing${i}` });
+      c.unsubscribe("hashtag", { tag: `passing${i}` });
+    }
+    for (let i = 0; i < 5; i++) c.subscribe("hashtag", { tag: `kept${i}` });
+    expect(await untilBarrier(c)).toEqual([]);
+    expect((await storedKeys(userHub(u.id)))?.sort()).toEqual([0, 1, 2, 3, 4].map((i) => `hashtag:kept${i}`));
+
+    // A hub's bound: beyond it, a new key is refused; keys the hub holds stay free to add on other sockets.
+    await routerLimits({ hubKeys: 8 });
+    for (let i = 5; i < 10; i++) c.subscribe("hashtag", { tag: `kept${i}` });
+    expect(await untilBarrier(c)).toEqual([FULL, FULL]);
+    const c2 = await ws({ token: u.token }, { stream: "hashtag", tag: "kept0" });
+    expect(await untilBarrier(c2)).toEqual([]);
+    expect(await storedKeys(userHub(u.id))).toHaveLength(8);
+    // The refused subscription was undone: unsubscribing one key makes room for another.
+    c.unsubscribe("hashtag", { tag: "kept1" });
+    c.subscribe("hashtag", { tag: "kept9" });
+    expect(await untilBarrier(c)).toEqual([]);
+    expect((await storedKeys(userHub(u.id)))?.sort()).toContain("hashtag:kept9");
+
+    // The router's bound over all hubs: another account's new key is refused (socket and event stream alike).
+    await routerLimits({ hubKeys: 1000, routerKeys: 8 });
+    const v = await makeUser();
+    const d = await ws({ token: v.token });
+    d.subscribe("hashtag", { tag: "kept0" });
+    d.subscribe("hashtag", { tag: "elsewhere" });
+    expect(await untilBarrier(d)).toEqual([FULL]);
+    const s = (await sse("hashtag?tag=elsewhere", v)) as Response;
+    expect(s.status).toBe(503);
+    expect(await s.json()).toEqual({ error: FULL.error });
+    expect(await storedKeys(userHub(v.id))).toEqual(["hashtag:kept0"]);
+    expect((await routerStub(env).routerListening()).shared.length).toBeLessThanOrEqual(8);
+  });
+
+  itStreams("one IP holds at most its share of the signed-out sockets; other IPs still connect", async () => {
+    const ip = "203.0.113.7";
+    const mine: WsClient[] = [];
+    for (let i = 0; i < MAX_ANON_CONNECTIONS_PER_IP; i++) {
+      const c = await wsFrom(ip);
+      if (!(c instanceof WsClient)) throw new Error(`socket ${i} refused: ${c.status}`);
+      mine.push(c);
+    }
+    const refused = (await wsFrom(ip, { stream: "public" })) as Response;
+    expect(refused.status).toBe(429);
+    expect(await refused.json()).toEqual({ error: "Too many connections" });
+    const ev = await SELF.fetch(`${ORIGIN}/api/v1/streaming/public`, { headers: { "cf-connecting-ip": ip } });
+    expect(ev.status).toBe(429);
+    expect(await ev.json()).toEqual({ error: "Too many connections" });
+    // Another IP, even one on the same hub, and the same IP once a socket closed.
+    const [a, b] = ipsOnOneHub();
+    expect(await wsFrom(a)).toBeInstanceOf(WsClient);
+    expect(await wsFrom(b)).toBeInstanceOf(WsClient);
+    await mine[0]!.close();
+    expect(await wsFrom(ip)).toBeInstanceOf(WsClient);
   });
 });

@@ -6,8 +6,9 @@
 import { routeGroup } from "../../route-group";
 import type { Ctx } from "../../context";
 import { ApiError, badRequest, notFound, unauthorized } from "../../lib/errors";
+import { clientIp, rateLimitConfig } from "../../lib/rate-limit";
 import { loadViewer, type Viewer } from "../../oauth/viewer";
-import { ANON_SHARDS, anonHub, type Session, userHub } from "../../streaming/protocol";
+import { ANON_SHARDS, anonHub, anonHubFor, type Session, userHub } from "../../streaming/protocol";
 import { hubStub } from "../../streaming/streaming-do";
 import { channelFromPath, firstParam, resolveStream, scopeBits } from "../../streaming/streams";
 
@@ -68,8 +69,17 @@ function requireAccessAllowed(c: Ctx, who: Who) {
   }
 }
 
-function hubFor(who: Who): string {
-  return who.session.acct ? userHub(who.session.acct) : anonHub(Math.floor(Math.random() * ANON_SHARDS));
+/**
+ * The connection's session and hub: its account's hub, else the `anon` hub of its IP (CF-Connecting-IP, IPv6 by
+ * /64), where that IP's share of connections and subscription changes is counted; clients on the rate-limit safelist
+ * (local tools, the benchmark) are spread at random and not counted per IP.
+ */
+function sessionFor(c: Ctx, who: Who): Session {
+  if (who.session.acct) return { hub: userHub(who.session.acct), ...who.session };
+  const raw = (c.req.header("cf-connecting-ip") ?? "").trim().toLowerCase();
+  if (rateLimitConfig(c.env).safelist.has(raw)) return { hub: anonHub(Math.floor(Math.random() * ANON_SHARDS)), ...who.session };
+  const ip = clientIp(c);
+  return { hub: anonHubFor(ip), ...who.session, ip };
 }
 
 function hubRequest(path: "ws" | "sse", session: Session, params: Record<string, string | undefined>, upgrade: boolean): Request {
@@ -92,7 +102,7 @@ async function webSocket(c: Ctx): Promise<Response> {
     const r = resolveStream(stream, {}, null, 0);
     if (!r.ok && r.err.error === "Missing access token") throw unauthorized(who.tokenless ? "Missing access token" : "This API requires an authenticated user");
   }
-  const session: Session = { hub: hubFor(who), ...who.session };
+  const session = sessionFor(c, who);
   const res = await hubStub(c.env, session.hub).fetch(
     hubRequest("ws", session, { stream, tag: firstParam(c.req.queries("tag")), list: firstParam(c.req.queries("list")) }, true),
   );
@@ -113,7 +123,7 @@ async function eventStream(c: Ctx): Promise<Response> {
     throw new ApiError(resolved.err.status, msg);
   }
   requireAccessAllowed(c, who);
-  const session: Session = { hub: hubFor(who), ...who.session };
+  const session = sessionFor(c, who);
   const res = await hubStub(c.env, session.hub).fetch(hubRequest("sse", session, { stream: channel, tag, list }, false));
   return new Response(res.body, { status: res.status, headers: res.headers });
 }
