@@ -60,6 +60,8 @@ export interface StatusMeta {
   authorDomain: string | null;
   /** Mentioned accounts (Mastodon drops statuses mentioning someone the viewer blocks or mutes). */
   mentionIds: string[];
+  /** The author of the status it quotes, when the signed-out rendering shows that status (its state per viewer). */
+  quote?: { authorId: string; authorDomain: string | null };
   language: string | null;
   /** What content filters match against (filter-match.ts searchableText). */
   filterText: string;

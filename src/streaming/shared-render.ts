@@ -27,12 +27,16 @@ export function sharedKeysOf(b: StatusBundle, s: StatusRow, author: RenderAccoun
   return keys;
 }
 
-function metaOf(b: StatusBundle, s: StatusRow, author: RenderAccountRow): StatusMeta {
+function metaOf(b: StatusBundle, s: StatusRow, author: RenderAccountRow, rendered: Record<string, unknown>): StatusMeta {
+  const quoted = (rendered.quote as { quoted_status?: { account?: { id?: string } } | null } | null)?.quoted_status;
+  const quotedAuthor = quoted?.account?.id ? b.accounts.get(quoted.account.id) : undefined;
   return {
     statusId: s.id,
     authorId: s.accountId,
     authorDomain: author.domain,
-    mentionIds: [...(b.mentionIds.get(s.id) ?? [])],
+    // Those the status shows (Mastodon's streaming server reads its payload's): not a quote's silent mention.
+    mentionIds: (b.mentions.get(s.id) ?? []).map((a) => a.id),
+    ...(quotedAuthor ? { quote: { authorId: quotedAuthor.id, authorDomain: quotedAuthor.domain } } : {}),
     language: s.language,
     filterText: searchableText(
       s,
@@ -63,7 +67,7 @@ export async function sharedParts(db: DB, items: { statusId: string; cfg: Config
     if (!s || !author) continue;
     const keys = sharedKeysOf(b, s, author).filter((k) => wanted.has(k));
     const rendered = keys.length ? renderStatusFrom(cfg, b, statusId) : null;
-    if (rendered) out.set(statusId, { keys, payload: JSON.stringify(rendered), meta: metaOf(b, s, author) });
+    if (rendered) out.set(statusId, { keys, payload: JSON.stringify(rendered), meta: metaOf(b, s, author, rendered) });
   }
   return out;
 }

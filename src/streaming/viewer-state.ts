@@ -65,10 +65,24 @@ function muted(st: ViewerState, id: string, now: number): boolean {
 }
 
 /**
+ * What an accepted quote whose quoted status the signed-out rendering shows becomes for this viewer, as REST renders
+ * it (entities/quote.ts renderQuote): `unauthorized` without the status when its author blocks the viewer, else
+ * `blocked_domain`, `blocked_account` or `muted_account` with it; null when it stays as rendered.
+ */
+function quoteStateFor(st: ViewerState, q: NonNullable<StatusMeta["quote"]>, now: number): string | null {
+  if (q.authorId === st.accountId) return null;
+  if (st.blockedBy.has(q.authorId)) return "unauthorized";
+  if (q.authorDomain && st.domains.has(q.authorDomain.toLowerCase())) return "blocked_domain";
+  if (st.blocks.has(q.authorId)) return "blocked_account";
+  if (muted(st, q.authorId, now)) return "muted_account";
+  return null;
+}
+
+/**
  * A status of a shared stream as this viewer gets it: null when REST's public and hashtag timelines would leave it
  * out for them (author or a mentioned account blocked or muted, author blocking them, author's domain blocked,
  * language not chosen, a `hide` filter of the public context), else the payload, with `filtered` added when the
- * viewer has filters (as Mastodon's streaming server adds it).
+ * viewer has filters (as Mastodon's streaming server adds it) and its quote as REST shows it to the viewer.
  */
 export function sharedPayloadFor(st: ViewerState, meta: StatusMeta, payload: string): string | null {
   const now = Date.now();
@@ -80,11 +94,15 @@ export function sharedPayloadFor(st: ViewerState, meta: StatusMeta, payload: str
   }
   if (st.languages && !(meta.language && st.languages.includes(meta.language))) return null;
   const live = st.filters.filter((f) => f.expiresAt == null || f.expiresAt > now);
-  if (!live.length) return payload;
-  const matches = matchFilters(live, () => meta.filterText, [meta.statusId], "public");
+  const quoteState = meta.quote ? quoteStateFor(st, meta.quote, now) : null;
+  if (!live.length && !quoteState) return payload;
+  const matches = live.length ? matchFilters(live, () => meta.filterText, [meta.statusId], "public") : [];
   if (!own && matches.some((m) => m.filter.action === "hide")) return null;
   try {
-    return JSON.stringify({ ...JSON.parse(payload), filtered: renderFilterResults(matches) });
+    const out = JSON.parse(payload) as Record<string, unknown>;
+    if (quoteState) out.quote = quoteState === "unauthorized" ? { state: quoteState, quoted_status: null } : { ...(out.quote as object), state: quoteState };
+    if (live.length) out.filtered = renderFilterResults(matches);
+    return JSON.stringify(out);
   } catch {
     return payload;
   }

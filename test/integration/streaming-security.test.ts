@@ -1,8 +1,10 @@
-// Streaming rows of the security issue (docs/security-coverage.md, F5, F8):
+// Streaming rows of the security issue (docs/security-coverage.md, F5, F8, F9):
 // - F5: sizes that meet a runtime limit are checked in bytes: a long non-Latin hashtag is a clear error on every path
 //   (socket message, socket query, event stream), and a socket's attachment stays within the runtime's 2,048 bytes;
 // - F8: subscription budgets are per connection and per owner (IP or account), not per hub; the router's stored keys
-//   are bounded and follow what sockets hold; one IP holds only its share of the signed-out sockets.
+//   are bounded and follow what sockets hold; one IP holds only its share of the signed-out sockets;
+// - F9: public and hashtag streams show a quote as REST shows it to the viewer (a quoted author who blocks the viewer:
+//   `unauthorized`, no quoted status).
 import { env, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect } from "vitest";
 import { MAX_ANON_CONNECTIONS_PER_IP, MAX_CHANGES_PER_MINUTE } from "../../src/streaming/hub";
@@ -12,6 +14,7 @@ import { hubStub } from "../../src/streaming/streaming-do";
 import { runtimeSize } from "../../src/streaming/streams";
 import { makeUser, ORIGIN } from "./helpers";
 import { insertStatus } from "./feeds-fixtures";
+import { runQueuedJobs } from "./queues";
 import { fanOutAndPublish, itStreams, payloadOf, sse, type StreamMessage, WsClient, ws } from "./streaming-fixtures";
 
 const pad = (id: string) => id.padStart(20, "0");
@@ -223,5 +226,44 @@ describe("F8: one client cannot block others' subscriptions or take the router's
     expect(await wsFrom(b)).toBeInstanceOf(WsClient);
     await mine[0]!.close();
     expect(await wsFrom(ip)).toBeInstanceOf(WsClient);
+  });
+});
+
+describe("F9: shared streams show a quote as REST shows it to the viewer", () => {
+  itStreams("a quoted author who blocks the viewer: public and hashtag streams hide the quoted status as GET /statuses/:id does", async () => {
+    const [a, b, v, w, x] = await Promise.all([makeUser(), makeUser(), makeUser(), makeUser(), makeUser()]);
+    const orig = (await a.api.post("/api/v1/statuses", { status: "the original", quote_approval_policy: "public" })).body;
+    expect((await a.api.post(`/api/v1/accounts/${v.id}/block`)).status).toBe(200);
+    expect((await x.api.post(`/api/v1/accounts/${a.id}/block`)).status).toBe(200);
+    await runQueuedJobs();
+    // v is blocked by the quoted author, x blocks them, w neither.
+    const socks = await Promise.all([v, x, w].map((u) => ws({ token: u.token })));
+    for (const c of socks) {
+      c.subscribe("public");
+      await c.sub("hashtag", { tag: "quoting" });
+    }
+    const q = await b.api.post("/api/v1/statuses", { status: "look #quoting", quoted_status_id: orig.id });
+    expect(q.status).toBe(200);
+    expect(q.body.quote.state).toBe("accepted");
+    await runQueuedJobs();
+
+    for (const [u, c] of [
+      [v, socks[0]!],
+      [x, socks[1]!],
+      [w, socks[2]!],
+    ] as const) {
+      const rest = (await u.api.get(`/api/v1/statuses/${q.body.id}`)).body;
+      for (const stream of [["public"], ["hashtag", "quoting"]]) {
+        const m = await c.next();
+        expect(m.stream).toEqual(stream);
+        const p = payloadOf(m);
+        expect(p.id).toBe(q.body.id);
+        expect(p.quote.state).toBe(rest.quote.state);
+        expect(p.quote.quoted_status?.id ?? null).toBe(rest.quote.quoted_status?.id ?? null);
+      }
+      if (u === v) expect(rest.quote).toEqual({ state: "unauthorized", quoted_status: null });
+      if (u === x) expect(rest.quote.state).toBe("blocked_account");
+      if (u === w) expect(rest.quote.quoted_status.id).toBe(orig.id);
+    }
   });
 });
