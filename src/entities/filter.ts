@@ -1,7 +1,7 @@
 // Filter rows → Mastodon JSON: Filter (v2, with its keywords and statuses), FilterKeyword, FilterStatus, and the
 // legacy V1::Filter (one per keyword: the keyword's id and text, its filter's context, expiry and action).
 import type { customFilterKeywords, customFilters, customFilterStatuses } from "../db/schema";
-import { filterJson } from "../services/filter-match";
+import { filterJson } from "../policy/filter-match";
 
 export type FilterRow = typeof customFilters.$inferSelect;
 export type FilterKeywordRow = typeof customFilterKeywords.$inferSelect;

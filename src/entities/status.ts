@@ -24,7 +24,7 @@ import { renderPreviewCard, type PreviewCardRow } from "./preview-card";
 import { renderEmojis } from "./custom-emoji";
 import type { StoredEmoji } from "../db/schema";
 import { isoTime, statusUrl, tagUrl } from "./urls";
-import { canSeeStatus } from "../services/visibility";
+import { canSeeStatus } from "../policy/visibility";
 import {
   activeFilterRules,
   compileFilters,
@@ -33,7 +33,7 @@ import {
   searchableText,
   type CompiledFilter,
   type FilterMatch,
-} from "../services/filter-match";
+} from "../policy/filter-match";
 
 export type StatusRow = typeof statuses.$inferSelect;
 

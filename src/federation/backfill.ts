@@ -11,7 +11,7 @@ import type { StatusRow } from "../entities/status";
 import type { Config } from "../env";
 import { Effects } from "../effects/collector";
 import { padId, unpadId } from "../lib/ids";
-import { accountCanRead, statusReadableBy } from "../services/visibility";
+import { accountCanRead, statusReadableBy } from "../policy/visibility";
 import { signedFetchOptions } from "./fetch-options";
 import { normalizeNote, sameHost } from "./normalize";
 import type { Resolution } from "./resolution";

@@ -18,7 +18,7 @@ import { notificationStatement } from "../services/notifications";
 import { cardUrlOfHtml, resetCardStatement } from "../services/preview-cards";
 import { htmlSearchText, searchIndexStatement } from "../services/search-index";
 import { statusShortcodes, upsertRemoteEmojisStatement } from "../services/custom-emojis";
-import { accountCanRead } from "../services/visibility";
+import { accountCanRead } from "../policy/visibility";
 import { MAX_TAG_LENGTH, MAX_TAGS_PER_STATUS, statusTagsStatements, type TagName } from "../services/tags";
 import { sameHost, visibilityFromAudience, type NormalizedNote } from "./normalize";
 import { isTombstoned, MAX_REPLY_DEPTH, type Resolution, statusByUri } from "./resolution";

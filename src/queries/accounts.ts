@@ -11,7 +11,7 @@ import { padId, unpadId } from "../lib/ids";
 import type { Page } from "../lib/pagination";
 import { normalizeTag } from "../lib/text";
 import type { AccountRow } from "../db/schema";
-import { statusReadableBy } from "../services/visibility";
+import { statusReadableBy } from "../policy/visibility";
 import { accountRows } from "../db/table-rows";
 import { quotedStatusIdOf } from "./quoted";
 

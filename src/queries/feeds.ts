@@ -8,7 +8,7 @@ import { bookmarks, favourites, lists } from "../db/schema/index";
 import { padId, unpadId } from "../lib/ids";
 import type { Page } from "../lib/pagination";
 import { cursorSql } from "../db/keyset";
-import { hiddenAuthorFor } from "../services/visibility";
+import { hiddenAuthorFor } from "../policy/visibility";
 import { valueList } from "../db/id-list";
 import { quotedStatusIdOf } from "./quoted";
 

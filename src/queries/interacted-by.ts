@@ -6,7 +6,7 @@ import { accounts, favourites, statuses } from "../db/schema/index";
 import { notFound } from "../lib/errors";
 import type { Page } from "../lib/pagination";
 import type { AccountRow } from "../db/schema";
-import { hiddenAuthorFor, statusReadableBy } from "../services/visibility";
+import { hiddenAuthorFor, statusReadableBy } from "../policy/visibility";
 
 export interface AccountPage {
   accounts: AccountRow[];

@@ -16,7 +16,7 @@ import { cursorOrder, cursorWhere, inPageOrder } from "../db/keyset";
 import { accounts, notifications, type AccountRow, type NotificationType } from "../db/schema";
 import { padId, unpadId } from "../lib/ids";
 import type { Page } from "../lib/pagination";
-import { boundViewer, hiddenAuthorFor } from "../services/visibility";
+import { boundViewer, hiddenAuthorFor } from "../policy/visibility";
 import { GROUPABLE_TYPES } from "../services/notifications";
 import { filterConds, pageRange, selectWithRefs, walkConds, type WalkValues, type NotificationFilter, type NotificationWithRefs } from "./notifications";
 import { accountRows } from "../db/table-rows";

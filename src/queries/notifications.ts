@@ -13,7 +13,7 @@ import { accounts, notifications, reports, NOTIFICATION_TYPES, type Notification
 import { padId, unpadId } from "../lib/ids";
 import type { Page } from "../lib/pagination";
 import type { AccountRow } from "../db/schema";
-import { hiddenAuthorFor } from "../services/visibility";
+import { hiddenAuthorFor } from "../policy/visibility";
 import { accountRows } from "../db/table-rows";
 import { quotedStatusIdOf } from "./quoted";
 

@@ -6,7 +6,7 @@ import { cursorOrder, cursorWhere, inPageOrder } from "../db/keyset";
 import { quotes, statuses } from "../db/schema";
 import { notFound } from "../lib/errors";
 import type { Page } from "../lib/pagination";
-import { hiddenAuthorFor, statusReadableBy } from "../services/visibility";
+import { hiddenAuthorFor, statusReadableBy } from "../policy/visibility";
 
 export interface QuotePage {
   /** The quoting statuses to render, in page order. */

@@ -13,7 +13,7 @@ import type { Config } from "../env";
 import { padId, parseId, snowflakeFloor, unpadId } from "../lib/ids";
 import { ftsMatch, parseSearchQuery, type ParsedSearch } from "../lib/search-query";
 import type { AccountRow } from "../db/schema";
-import { hiddenAuthorFor, statusReadableBy } from "../services/visibility";
+import { hiddenAuthorFor, statusReadableBy } from "../policy/visibility";
 
 export type AccountQuery = { kind: "acct"; username: string; domain: string | null } | { kind: "url"; url: string } | { kind: "text"; text: string };
 

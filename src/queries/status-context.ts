@@ -11,7 +11,7 @@ import { loadStatusBundle, renderStatusFrom } from "../entities/status";
 import type { Config } from "../env";
 import { notFound } from "../lib/errors";
 import { padId, unpadId } from "../lib/ids";
-import { hiddenAuthorFor, statusReadableBy } from "../services/visibility";
+import { hiddenAuthorFor, statusReadableBy } from "../policy/visibility";
 
 /** Signed in: ancestors and descendants each (Mastodon's CONTEXT_LIMIT). */
 const CONTEXT_LIMIT = 4096;

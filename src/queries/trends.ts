@@ -9,7 +9,7 @@ import type { PreviewCardRow } from "../entities/preview-card";
 import { historyDays, type TagHistoryDay, type TagRow } from "../entities/tag";
 import { unpadId } from "../lib/ids";
 import { historiesFrom, historyStatement } from "../services/tags-follow";
-import { hiddenAuthorFor } from "../services/visibility";
+import { hiddenAuthorFor } from "../policy/visibility";
 import { LINK_TRENDS, STATUS_TRENDS, TAG_TRENDS } from "../trends/refresh";
 import type { OffsetPage } from "../lib/pagination";
 import { valueList } from "../db/id-list";

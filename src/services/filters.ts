@@ -10,7 +10,7 @@ import type { Effects } from "../effects/collector";
 import type { FilterKeywordRow, FilterRow, FilterStatusRow, FilterWithRules } from "../entities/filter";
 import { ApiError, notFound, validationFailed } from "../lib/errors";
 import { padId, snowflake } from "../lib/ids";
-import { statusReadableBy } from "./visibility";
+import { statusReadableBy } from "../policy/visibility";
 
 export const FILTER_CONTEXTS: readonly FilterContext[] = ["home", "notifications", "public", "thread", "account"];
 export const FILTER_ACTIONS: readonly FilterAction[] = ["warn", "hide", "blur"];

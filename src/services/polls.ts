@@ -7,7 +7,7 @@ import { renderPoll } from "../entities/poll";
 import { notFound, validationFailed } from "../lib/errors";
 import { padId, snowflake } from "../lib/ids";
 import { cleanText } from "../lib/text";
-import { statusReadableBy } from "./visibility";
+import { statusReadableBy } from "../policy/visibility";
 
 export const POLL_MAX_OPTIONS = 4;
 export const POLL_MAX_OPTION_CHARS = 50;

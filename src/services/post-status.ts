@@ -25,7 +25,7 @@ import { searchIndexStatement } from "./search-index";
 import { localEmojisStatement, statusShortcodes } from "./custom-emojis";
 import { parseScheduledAt, scheduleStatus } from "./scheduled-statuses";
 import { hashtagsOf, statusTagsStatements, type TagName } from "./tags";
-import { statusReadableBy } from "./visibility";
+import { statusReadableBy } from "../policy/visibility";
 import { httpUrl } from "../lib/urls";
 import {
   attachQuoteStatements,

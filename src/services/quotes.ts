@@ -13,7 +13,7 @@ import type { Effects } from "../effects/collector";
 import { ApiError, notFound, unprocessable } from "../lib/errors";
 import { padId, snowflake, unpadId } from "../lib/ids";
 import { notificationStatement } from "./notifications";
-import { statusReadableBy } from "./visibility";
+import { statusReadableBy } from "../policy/visibility";
 
 /** Mastodon's statuses.errors.quoted_status_not_found: the answer for a status that cannot be quoted (404). */
 export const QUOTED_NOT_FOUND = "The post you are trying to quote does not appear to exist.";

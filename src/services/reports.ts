@@ -10,7 +10,7 @@ import { hasPermission } from "../lib/permissions";
 import type { AccountRow } from "../db/schema";
 import type { Effects } from "../effects/collector";
 import { notificationStatement } from "./notifications";
-import { statusReadableBy } from "./visibility";
+import { statusReadableBy } from "../policy/visibility";
 import { accountRows } from "../db/table-rows";
 
 export const REPORT_CATEGORIES = ["spam", "legal", "violation", "other"] as const;

@@ -6,7 +6,7 @@ import type { DB } from "../db/client";
 import type { RenderAccountRow } from "../db/schema";
 import { loadStatusBundle, renderStatusFrom, type StatusBundle, type StatusRow } from "../entities/status";
 import type { Config } from "../env";
-import { searchableText } from "../services/filter-match";
+import { searchableText } from "../policy/filter-match";
 import type { StatusMeta } from "./protocol";
 
 /** The shared stream keys a status belongs on (empty for everything REST's public and tag timelines leave out). */

@@ -3,7 +3,7 @@ import { SQLiteSyncDialect } from "drizzle-orm/sqlite-core";
 import { describe, expect, it, vi } from "vitest";
 import { accountDomainBlocks, accounts, blocks, mutes, statuses } from "../../src/db/schema";
 import { padId } from "../../src/lib/ids";
-import { hiddenAuthorFor } from "../../src/services/visibility";
+import { hiddenAuthorFor } from "../../src/policy/visibility";
 
 // The condition as it was written with drizzle's table and column references: hiddenAuthorFor now writes their names
 // as text and must send the same statement (same text, same values), or the runtime's statement cache would see a

@@ -68,7 +68,7 @@ export const reports = lazyTable(() =>
   ),
 );
 
-/** Instance-level domain blocks (admin). Enforcement lives in services/visibility and federation. */
+/** Instance-level domain blocks (admin). Enforcement lives in policy/visibility and federation. */
 export const domainBlocks = lazyTable(() =>
   sqliteTable(
     "domain_blocks",

@@ -7,7 +7,7 @@ import { padId, snowflake } from "../../lib/ids";
 import { applyFavourite, favouriteChange, unfavouriteStatements } from "../../services/favourites";
 import { removeStatus } from "../../services/delete-status";
 import { applyReblog, reblogChange } from "../../services/reblogs";
-import { accountCanRead, statusReadableBy } from "../../services/visibility";
+import { accountCanRead, statusReadableBy } from "../../policy/visibility";
 import { normalizeNote, sameHost, visibilityFromAudience } from "../normalize";
 import { accountDomainSql, frozenDomainSuspended, isDomainSuspended } from "../remote-accounts";
 import { isUniqueViolation } from "../../db/unique";

@@ -7,7 +7,7 @@ import { mayQuote, quotePolicyFor } from "../../entities/quote";
 import { padId, snowflake } from "../../lib/ids";
 import { notificationStatement } from "../../services/notifications";
 import { acceptOwnQuote, rejectQuote } from "../../services/quotes";
-import { accountCanRead } from "../../services/visibility";
+import { accountCanRead } from "../../policy/visibility";
 import { httpUrl } from "../../lib/urls";
 import { normalizeNote, sameHost } from "../normalize";
 import { ingestNote } from "../remote-statuses";
