@@ -1,7 +1,6 @@
 // Admin::CanonicalEmailBlock, Admin::EmailDomainBlock and Admin::IpBlock (Mastodon's REST::Admin serializers).
-import type { CanonicalEmailBlockRow, EmailDomainBlockRow } from "../services/admin-email-blocks";
-import type { IpBlockRow } from "../services/admin-ip-blocks";
 import { isoTime } from "./urls";
+import type { CanonicalEmailBlockRow, EmailDomainBlockRow, IpBlockRow } from "../db/schema";
 
 export function renderAdminCanonicalEmailBlock(b: CanonicalEmailBlockRow) {
   return { id: b.id, canonical_email_hash: b.canonicalEmailHash };

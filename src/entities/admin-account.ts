@@ -1,9 +1,9 @@
 // Admin::Account (REST::Admin::AccountSerializer): the account with what only staff may see (e-mail, sign-up IP,
 // sign-up reason, role, approval and moderation state). Remote accounts have no user, hence no e-mail or role.
 import type { Config } from "../env";
-import type { AdminAccountRow } from "../services/admin-accounts";
 import { renderAccount, renderRole } from "./account";
 import { isoTime } from "./urls";
+import type { AdminAccountRow } from "../db/schema";
 
 export function renderAdminAccount(cfg: Config, { account: a, user: u, role }: AdminAccountRow) {
   const ips = u?.signUpIp ? [{ ip: u.signUpIp, used_at: isoTime(u.createdAt) }] : [];

@@ -1,9 +1,8 @@
 // Admin::DomainBlock and Admin::DomainAllow (REST::Admin::DomainBlockSerializer, DomainAllowSerializer). `digest` is
 // the SHA-256 hex of the domain, as Mastodon's domain_digest.
 import { sha256Hex } from "../lib/crypto";
-import type { DomainAllowRow } from "../services/admin-domain-allows";
-import type { DomainBlockRow } from "../services/admin-domain-blocks";
 import { isoTime } from "./urls";
+import type { DomainAllowRow, DomainBlockRow } from "../db/schema";
 
 export async function renderAdminDomainBlock(b: DomainBlockRow) {
   return {

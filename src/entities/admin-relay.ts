@@ -1,7 +1,7 @@
 // A relay for /api/v1/admin/relays (Tern's own: Mastodon has admin pages only). `state` is Mastodon's: idle, pending,
 // accepted, rejected.
-import type { RelayRow } from "../services/relays";
 import { isoTime } from "./urls";
+import type { RelayRow } from "../db/schema";
 
 export const renderAdminRelay = (r: RelayRow) => ({
   id: r.id,

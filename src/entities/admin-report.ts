@@ -6,14 +6,13 @@ import type { DB } from "../db/client";
 import { idList } from "../db/client";
 import { accounts, rules, userRoles, users } from "../db/schema";
 import type { Config } from "../env";
-import type { AdminAccountRow } from "../services/admin-accounts";
-import type { ReportRow } from "../services/reports";
 import { renderAdminAccount } from "./admin-account";
 import { renderRule } from "./instance";
 import { reportFields } from "./report";
 import { loadStatusBundle, renderStatusFrom } from "./status";
 import { isoTime } from "./urls";
 import { accountRows } from "../db/table-rows";
+import type { AdminAccountRow, ReportRow } from "../db/schema";
 
 export async function renderAdminReports(db: DB, cfg: Config, list: ReportRow[]): Promise<Record<string, unknown>[]> {
   if (!list.length) return [];

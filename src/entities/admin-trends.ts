@@ -2,10 +2,11 @@
 // requires_review), Admin trends links (Trends::Link with id and requires_review), statuses (Status with
 // requires_review) and link publishers (REST::Admin::Trends::Links::PreviewCardProviderSerializer).
 import type { Config } from "../env";
-import type { AdminTrendLink, ProviderRow } from "../services/admin-trends";
+import type { AdminTrendLink } from "../services/admin-trends";
 import { renderTrendLink } from "./preview-card";
 import { renderTag, type TagHistoryDay, type TagRow } from "./tag";
 import { isoTime } from "./urls";
+import type { ProviderRow } from "../db/schema";
 
 export function renderAdminTag(cfg: Config, tag: TagRow, history: TagHistoryDay[], following: boolean) {
   return {

@@ -4,10 +4,10 @@ import { sql } from "drizzle-orm";
 import { type DB, runBatch } from "../db/client";
 import type { Config } from "../env";
 import { padId, unpadId } from "../lib/ids";
-import type { AnnouncementRow } from "../services/announcements";
 import { accountUrl, tagUrl } from "./urls";
 import { emojiUrl } from "./custom-emoji";
 import { acctOf } from "./account";
+import type { AnnouncementRow } from "../db/schema";
 
 export interface MastodonAnnouncementReaction {
   name: string;

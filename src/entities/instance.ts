@@ -3,10 +3,11 @@
 import type { Config, Env } from "../env";
 import { SOFTWARE_VERSION, TERN_VERSION } from "../env";
 import { sha256Hex } from "../lib/crypto";
-import { SETTING, registrationsMode, type DomainBlockRow, type InstanceData, type InstanceV1Data, type RuleRow, type Settings } from "../services/instance";
+import { SETTING, registrationsMode, type InstanceData, type InstanceV1Data, type Settings } from "../services/instance";
 import { streamingOrigin } from "../streaming/streams";
 import { renderAccount } from "./account";
 import { DEFAULT_HEADER, mediaUrl } from "./urls";
+import type { DomainBlockRow, RuleRow } from "../db/schema";
 
 /**
  * Mastodon's version with Tern as semver build metadata: clients (Phanpy, Elk) gate features on the semver of

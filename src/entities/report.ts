@@ -1,7 +1,7 @@
 // Mastodon's Report entity, the fields every rendering shares: the reporter's answer to POST /api/v1/reports, the
 // report in an admin.report notification, and staff's Admin::Report (./admin-report.ts) add their own around these.
-import type { ReportRow } from "../services/reports";
 import { isoTime } from "./urls";
+import type { ReportRow } from "../db/schema";
 
 export function reportFields(r: ReportRow) {
   return {

@@ -5,7 +5,7 @@ import { lazy } from "../lib/lazy";
 import type { DB } from "../db/client";
 import { announcements } from "../db/schema";
 import { padId } from "../lib/ids";
-import type { AnnouncementRow } from "../services/announcements";
+import type { AnnouncementRow } from "../db/schema";
 
 const chronological = lazy(
   () => sql`coalesce(${announcements.startsAt}, ${announcements.publishedAt}, ${announcements.createdAt}) ASC, ${announcements.id} ASC`,

@@ -34,12 +34,7 @@ import { cursorOrder, cursorWhere, inPageOrder } from "../db/keyset";
 import { adminLogStatement } from "./admin-log";
 import { notificationStatement, retractNotificationsStatement } from "./notifications";
 import { likeSql, likeText } from "../db/like";
-
-export interface AdminAccountRow {
-  account: AccountRow;
-  user: UserRow | null;
-  role: RoleRow | null;
-}
+import type { AdminAccountRow } from "../db/schema";
 
 /** The acting staff member: their account and role (for Mastodon's "role overrides target role" rule). */
 export interface Moderator {

@@ -6,8 +6,7 @@ import type { DB } from "../db/client";
 import { domainAllows } from "../db/schema";
 import { adminBlockTable, isUnique, newRow, requiredDomain } from "./admin-block-table";
 import type { Staff } from "./admin-log";
-
-export type DomainAllowRow = typeof domainAllows.$inferSelect;
+import type { DomainAllowRow } from "../db/schema";
 
 const table = adminBlockTable(domainAllows, "DomainAllow");
 export const domainAllowsPage = table.page;

@@ -21,8 +21,8 @@ import { knownDomainsCte } from "../db/known-domains";
 import { adminBlockTable, isUnique, requiredDomain } from "./admin-block-table";
 import { adminLogStatement, type Staff } from "./admin-log";
 import { valueList } from "../db/id-list";
+import type { DomainBlockRow } from "../db/schema";
 
-export type DomainBlockRow = typeof domainBlocks.$inferSelect;
 export const DOMAIN_BLOCK_SEVERITIES = ["silence", "suspend", "noop"] as const;
 type Severity = (typeof DOMAIN_BLOCK_SEVERITIES)[number];
 

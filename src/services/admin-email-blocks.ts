@@ -9,9 +9,7 @@ import { validationFailed } from "../lib/errors";
 import { adminBlockTable, newRow, requiredDomain, takenAs } from "./admin-block-table";
 import type { Staff } from "./admin-log";
 import { valueList } from "../db/id-list";
-
-export type CanonicalEmailBlockRow = typeof canonicalEmailBlocks.$inferSelect;
-export type EmailDomainBlockRow = typeof emailDomainBlocks.$inferSelect;
+import type { CanonicalEmailBlockRow, EmailDomainBlockRow } from "../db/schema";
 
 /**
  * Mastodon's EmailHelper#email_to_canonical_email: lower case, then in the part before the first "@" every "." is

@@ -9,8 +9,8 @@ import { validationFailed } from "../lib/errors";
 import { snowflake } from "../lib/ids";
 import { adminBlockTable, takenAs } from "./admin-block-table";
 import { adminLogStatement, type Staff } from "./admin-log";
+import type { IpBlockRow } from "../db/schema";
 
-export type IpBlockRow = typeof ipBlocks.$inferSelect;
 /** Weakest first: a client matching several rules gets the strongest. */
 export const IP_SEVERITIES = ["sign_up_requires_approval", "sign_up_block", "no_access"] as const;
 export type IpSeverity = (typeof IP_SEVERITIES)[number];

@@ -9,7 +9,8 @@ import { reports, rules } from "../db/schema";
 import { notFound, validationFailed } from "../lib/errors";
 import type { Page } from "../lib/pagination";
 import { logStatement, type Moderator } from "./admin-accounts";
-import { REPORT_CATEGORIES, type ReportCategory, type ReportRow } from "./reports";
+import { REPORT_CATEGORIES, type ReportCategory } from "./reports";
+import type { ReportRow } from "../db/schema";
 
 export interface AdminReportFilter {
   /** Mastodon's ReportFilter: resolved reports when given, else open ones. */

@@ -8,7 +8,7 @@ import { rules } from "../db/schema";
 import { notFound, validationFailed } from "../lib/errors";
 import { snowflake } from "../lib/ids";
 import { logFor, type Staff } from "./admin-log";
-import type { RuleRow } from "./instance";
+import type { RuleRow } from "../db/schema";
 
 export const RULE_TEXT_MAX = 300;
 export const RULE_HINT_MAX = 2000;

@@ -16,8 +16,7 @@ import { urlHost } from "../trends/refresh";
 import { historiesFrom, historyStatement } from "./tags-follow";
 import { logStatement, type Moderator } from "./admin-accounts";
 import type { OffsetPage } from "../lib/pagination";
-
-export type ProviderRow = typeof previewCardProviders.$inferSelect;
+import type { ProviderRow } from "../db/schema";
 
 export interface AdminTrendTag {
   tag: TagRow;

@@ -12,8 +12,7 @@ import { padId, snowflake } from "../lib/ids";
 import { cleanText, extractEntities, normalizeTag } from "../lib/text";
 import { logFor, type Staff } from "./admin-log";
 import { mentionedAccountsQuery, mentionKeys, renderContent } from "./post-status";
-
-export type AnnouncementRow = typeof announcements.$inferSelect;
+import type { AnnouncementRow } from "../db/schema";
 
 export interface AnnouncementInput {
   text?: string;

@@ -19,8 +19,9 @@ import type { Effects } from "../effects/collector";
 import { followerInboxes, followingInboxes } from "../federation/recipients";
 import { forbidden } from "../lib/errors";
 import { padId } from "../lib/ids";
-import { type AdminAccountRow, getAdminAccount, logStatement, type Moderator } from "./admin-accounts";
+import { getAdminAccount, logStatement, type Moderator } from "./admin-accounts";
 import { statusNotificationsDeleteStatement } from "./notifications";
+import type { AdminAccountRow } from "../db/schema";
 
 /** Statuses removed per `delete_account` message. */
 export const DELETE_CHUNK = 100;

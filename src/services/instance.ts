@@ -13,6 +13,7 @@ import { knownDomainsCte } from "../db/known-domains";
 import { padId, snowflakeFloor } from "../lib/ids";
 import type { Config, Env, RegistrationsMode } from "../env";
 import { vapidPublicKey, vapidRowQuery } from "../push/keys";
+import type { DomainBlockRow, RuleRow } from "../db/schema";
 
 /**
  * Keys of instance_settings this module reads (the admin helper writes them). Missing keys fall back to env config.
@@ -43,7 +44,6 @@ export function registrationsMode(cfg: Config, s: Settings): RegistrationsMode {
   const v = s[SETTING.registrationsMode];
   return v === "open" || v === "approval" || v === "closed" ? v : cfg.registrations;
 }
-export type RuleRow = typeof rules.$inferSelect;
 
 export const ACTIVE_MONTH_MS = 30 * 24 * 3600 * 1000;
 export const ACTIVE_HALFYEAR_MS = 180 * 24 * 3600 * 1000;
@@ -347,8 +347,6 @@ export async function weeklyActivity(db: DB, now = Date.now()): Promise<WeekActi
   put(rg, "registrations");
   return weeks;
 }
-
-export type DomainBlockRow = typeof domainBlocks.$inferSelect;
 
 /** Domain blocks with limitations users would notice (Mastodon's with_user_facing_limitations). */
 function domainBlocksQuery(db: DB, changedSince = "") {

@@ -13,8 +13,8 @@ import { baseFetchOptions } from "../federation/fetch-options";
 import { relayFollowUri } from "../federation/relays";
 import { checkUrl, FetchRefused } from "../federation/safe-fetch";
 import type { Staff } from "./admin-log";
+import type { RelayRow } from "../db/schema";
 
-export type RelayRow = typeof relays.$inferSelect;
 export const MAX_RELAYS = 100;
 
 const logStatement = (db: DB, staff: Staff, action: "create" | "enable" | "disable" | "destroy", relayId: string, now: number) =>

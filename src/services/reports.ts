@@ -12,12 +12,11 @@ import type { Effects } from "../effects/collector";
 import { notificationStatement } from "./notifications";
 import { statusReadableBy } from "../policy/visibility";
 import { accountRows } from "../db/table-rows";
+import type { ReportRow } from "../db/schema";
 
 export const REPORT_CATEGORIES = ["spam", "legal", "violation", "other"] as const;
 export type ReportCategory = (typeof REPORT_CATEGORIES)[number];
 export const MAX_REPORT_COMMENT = 1000;
-
-export type ReportRow = typeof reports.$inferSelect;
 
 export interface NewReport {
   targetAccountId: string;

@@ -185,3 +185,9 @@ export const ACCOUNT_UNRENDERED = ["publicKeyPem", "publicKeyId", "noteSource", 
 export type RenderAccountRow = Omit<AccountRow, (typeof ACCOUNT_UNRENDERED)[number]>;
 export type UserRow = typeof users.$inferSelect;
 export type RoleRow = typeof userRoles.$inferSelect;
+/** An account with its local user and role, as staff screens show it (Mastodon's Admin::Account). */
+export interface AdminAccountRow {
+  account: AccountRow;
+  user: UserRow | null;
+  role: RoleRow | null;
+}

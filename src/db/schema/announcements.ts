@@ -51,3 +51,5 @@ export const announcementReactions = lazyTable(() =>
     (t) => [primaryKey({ columns: [t.announcementId, t.name, t.accountId] }), index("announcement_reactions_account").on(t.accountId, t.announcementId)],
   ),
 );
+
+export type AnnouncementRow = typeof announcements.$inferSelect;

@@ -163,3 +163,11 @@ export const ipBlocks = lazyTable(() =>
     (t) => [uniqueIndex("ip_blocks_ip").on(t.ip)],
   ),
 );
+
+export type RuleRow = typeof rules.$inferSelect;
+export type ReportRow = typeof reports.$inferSelect;
+export type DomainBlockRow = typeof domainBlocks.$inferSelect;
+export type DomainAllowRow = typeof domainAllows.$inferSelect;
+export type CanonicalEmailBlockRow = typeof canonicalEmailBlocks.$inferSelect;
+export type EmailDomainBlockRow = typeof emailDomainBlocks.$inferSelect;
+export type IpBlockRow = typeof ipBlocks.$inferSelect;

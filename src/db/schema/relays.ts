@@ -34,3 +34,5 @@ export const threadBackfills = lazyTable(() =>
     fetchedAt: ms("fetched_at").notNull(),
   }),
 );
+
+export type RelayRow = typeof relays.$inferSelect;

@@ -130,3 +130,5 @@ export const previewCardProviders = lazyTable(() =>
     (t) => [uniqueIndex("preview_card_providers_domain").on(t.domain)],
   ),
 );
+
+export type ProviderRow = typeof previewCardProviders.$inferSelect;

@@ -3,9 +3,9 @@
 // src/services/announcements.ts; the text is shown as the staff wrote it (escaped), not as rendered HTML.
 import type { Ctx } from "../../context";
 import { allAnnouncements } from "../../queries/announcements";
-import type { AnnouncementRow } from "../../services/announcements";
 import { sectionPage, PostButton, when, type View } from "./kit";
 import { Card, PostForm } from "../form-parts";
+import type { AnnouncementRow } from "../../db/schema";
 
 const local = (ms: number | null) => (ms ? new Date(ms).toISOString().slice(0, 16) : "");
 

@@ -3,9 +3,10 @@
 // Changes go through src/services/admin-domain-blocks.ts and admin-domain-allows.ts, as the API's do.
 import type { Ctx } from "../../context";
 import { domainAllowsPage } from "../../services/admin-domain-allows";
-import { DOMAIN_BLOCK_SEVERITIES, type DomainBlockRow, domainBlocksPage } from "../../services/admin-domain-blocks";
+import { DOMAIN_BLOCK_SEVERITIES, domainBlocksPage } from "../../services/admin-domain-blocks";
 import { sectionPage, PostButton, when, type View } from "./kit";
 import { Card, NamedCell, PostForm, RowsTable } from "../form-parts";
+import type { DomainBlockRow } from "../../db/schema";
 
 const LIMIT = 200;
 

@@ -11,7 +11,6 @@ import { me } from "../../../oauth/guard";
 import { allAnnouncements } from "../../../queries/announcements";
 import {
   type AnnouncementInput,
-  type AnnouncementRow,
   createAnnouncement,
   deleteAnnouncement,
   getAnnouncement,
@@ -19,6 +18,7 @@ import {
   updateAnnouncement,
 } from "../../../services/announcements";
 import { staffRouter } from "./staff";
+import type { AnnouncementRow } from "../../../db/schema";
 
 const { r, read, write } = staffRouter("manage_announcements");
 

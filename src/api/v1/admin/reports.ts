@@ -9,8 +9,8 @@ import { parseId } from "../../../lib/ids";
 import { readPage, setLinkHeader } from "../../../lib/pagination";
 import { parse, pathId, readParams, zArray, zBool, zId, zStr } from "../../../lib/params";
 import { adminReportsPage, assignReportToSelf, getReport, reopenReport, resolveReport, unassignReport, updateReport } from "../../../services/admin-reports";
-import type { ReportRow } from "../../../services/reports";
 import { moderator, staffRouter } from "./staff";
+import type { ReportRow } from "../../../db/schema";
 
 const { r, read, write } = staffRouter("manage_reports", "reports");
 
