@@ -4,6 +4,8 @@
 //   2. lint and format: Biome (one fast native tool for both; see docs/architecture.md "Code gate").
 //   0. the lockfile names every optional dependency (npm ci refuses otherwise; see scripts/check-lockfile.mjs);
 //   3. nothing built at the Worker's script startup that can wait for its first use (scripts/check-startup.mjs);
+//   4. layers: imports point down, no cycle, queue bindings only in the senders (scripts/check-layers.mjs,
+//      dependency-cruiser with .dependency-cruiser.cjs; see docs/architecture.md "Layers");
 // Prints each part and exits non-zero if any failed. `npm run format` applies Biome's formatting and safe fixes.
 import { spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
@@ -17,6 +19,7 @@ const parts = [
   ["types: tests and tools", [process.execPath, bin("typescript", "bin/tsc"), "--noEmit", "-p", "tsconfig.test.json"]],
   ["lint + format (biome)", [process.execPath, bin("@biomejs/biome", "bin/biome"), "check", "--max-diagnostics=50", "."]],
   ["startup: no schema, table, \\p{} pattern or Hono app built at load", [process.execPath, join(root, "scripts", "check-startup.mjs")]],
+  ["layers: imports point down, no cycle, queue bindings only in the senders", [process.execPath, join(root, "scripts", "check-layers.mjs")]],
 ];
 let failed = 0;
 for (const [name, [cmd, ...args]] of parts) {
