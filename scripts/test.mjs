@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// `npm test`: the whole suite: the code gate (types, lint, format), vitest (workerd integration + unit), node:test
-// (e2e against `wrangler dev` + browser in chromium), federation (a fedify ActivityPub server against `wrangler dev`).
+// `npm test`: the whole suite: the code gate (types, lint, format, layers), vitest (workerd integration + unit),
+// node:test (e2e against `wrangler dev` + browser in chromium + test/tools, the project's own scripts), federation (a
+// fedify ActivityPub server against `wrangler dev`).
 // Every stage runs even if an earlier one failed; the last line is the aggregate `N passed, N failed[, N skipped]`
 // and the exit code is non-zero if anything failed.
 //   npm test -- vitest node      only some stages (typecheck, vitest, node, federation)
@@ -196,7 +197,7 @@ function recordFiles(name, results, { skipped = 0, note = "" } = {}) {
 const nodeFiles = [];
 let skippedBrowserFiles = 0;
 if (want("node")) {
-  nodeFiles.push(...listTests("test/e2e"));
+  nodeFiles.push(...listTests("test/e2e"), ...listTests("test/tools"));
   const browserFiles = listTests("test/browser");
   if (existsSync(CHROMIUM) || inCI) {
     // In CI a missing chromium is not skipped: the browser test runs and fails, saying why.
