@@ -314,7 +314,7 @@ export function buildSeed({ origin, now = Date.now(), seed = 42, shape = SHAPE, 
     }),
   );
   w.insert("mentions", ["id", "status_id", "account_id", "silent"], mentions);
-  // Full-text search rows (src/services/search-index.ts writes them with each status; triggers fill statuses_fts).
+  // Full-text search rows (src/services/statuses/search-index.ts writes them with each status; triggers fill statuses_fts).
   w.insert(
     "status_search",
     ["id", "text"],

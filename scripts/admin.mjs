@@ -3,7 +3,7 @@
 // --persist-to DIR for another state directory) or the deployed database (--remote), through
 // `wrangler d1 execute DB`. The SQL is made here in Node with the Worker's own algorithms (WebCrypto is in Node 20):
 // PBKDF2-SHA-256 password hashes over an HMAC pepper from SECRET_KEY_BASE (src/lib/crypto.ts), snowflake ids stored as
-// 20-digit text (src/lib/ids.ts), the usernames and e-mails sign-up accepts (src/services/local-accounts.ts), RSA-2048
+// 20-digit text (src/lib/ids.ts), the usernames and e-mails sign-up accepts (src/services/accounts/local-accounts.ts), RSA-2048
 // actor keys as PEM (src/federation/keys.ts). test/e2e/admin-commands.test.mjs keeps them honest: a user made here
 // signs in through the Worker.
 //
@@ -61,7 +61,7 @@ export function snowflake(now = Date.now()) {
   return ((BigInt(now) << 16n) | BigInt(seq)).toString().padStart(20, "0");
 }
 
-/** The names sign-up refuses, from the same file the Worker reads (src/services/local-accounts.ts). */
+/** The names sign-up refuses, from the same file the Worker reads (src/services/accounts/local-accounts.ts). */
 export const RESERVED_USERNAMES = JSON.parse(readFileSync(new URL("../src/lib/reserved-usernames.json", import.meta.url), "utf8"));
 
 export function checkUsername(u, allowReserved = false) {
@@ -71,7 +71,7 @@ export function checkUsername(u, allowReserved = false) {
   return u;
 }
 
-/** src/services/local-accounts.ts normalizeEmail. */
+/** src/services/accounts/local-accounts.ts normalizeEmail. */
 export function normalizeEmail(raw) {
   const e = String(raw ?? "").trim();
   const m = e.length <= 254 && !/[\s"%\\<>()[\],;]/.test(e) ? /^([^@]+)@([a-z0-9-]+(?:\.[a-z0-9-]+)+)$/i.exec(e) : null;

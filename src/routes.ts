@@ -128,7 +128,7 @@ export const mounts: [string, RouteGroup][] = [
   // Account data export and import: Tern's API, and the settings pages at Mastodon's paths
   ["/api/tern/exports", ternExports],
   ["/api/tern/imports", ternImports],
-  // Account migration: aliases (alsoKnownAs) and moving out (src/services/account-migration.ts)
+  // Account migration: aliases (alsoKnownAs) and moving out (src/services/accounts/account-migration.ts)
   ["/api/tern/aliases", ternAliases],
   ["/api/tern/migration", ternMigration],
   ["/settings", settingsData],

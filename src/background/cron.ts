@@ -1,5 +1,5 @@
 // Cron (every minute, wrangler.toml): publish the scheduled statuses that are due (claimed here, one
-// `publish_scheduled` effect each, published by the JOBS consumer: src/services/publish-scheduled.ts), and send again
+// `publish_scheduled` effect each, published by the JOBS consumer: src/services/statuses/publish-scheduled.ts), and send again
 // the effects a failed queue send left in D1 (src/effects/pending.ts). On every 5th
 // minute also: drop the home feeds of users inactive for 14 days (Mastodon's FeedCleanupScheduler; the feed is rebuilt
 // when they come back), expire temporary mutes, send "poll" notifications for polls that ended, and prune rows that
@@ -15,10 +15,10 @@ import { resendPending } from "../effects/pending";
 import { sendEffects } from "../effects/send";
 import { readConfig, type Env } from "../env";
 import { padId, snowflake, unpadId } from "../lib/ids";
-import { notificationStatement } from "../services/notifications";
+import { notificationStatement } from "../services/notifications/notifications";
 import { purgeExpiredGrants } from "../oauth/grants";
-import { pruneOrphanCards } from "../services/preview-cards";
-import { claimDueScheduledStatuses } from "../services/scheduled-statuses";
+import { pruneOrphanCards } from "../services/statuses/preview-cards";
+import { claimDueScheduledStatuses } from "../services/statuses/scheduled-statuses";
 import { refreshTrends } from "../trends/refresh";
 import { purgeExpiredWebSessions } from "../web/session-store";
 import { cleanupUnattachedMedia, pruneFederationState } from "./housekeeping";

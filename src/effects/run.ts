@@ -13,13 +13,13 @@ import { runFederate } from "../federation/outbound";
 import { fanOut, type FanOutResult, unfanOut } from "../timelines/fanout";
 import { mergeIntoHome, mergeIntoList, unmergeFromHome } from "../timelines/feed-merge";
 import { regenerateHomeFeed } from "../timelines/regenerate";
-import { publishScheduledStatus } from "../services/publish-scheduled";
+import { publishScheduledStatus } from "../services/statuses/publish-scheduled";
 import { deleteStored } from "../media/store";
-import { fetchCardForStatus } from "../services/preview-cards";
-import { applyDomainBlockRound } from "../services/admin-domain-blocks";
-import { deleteAccountChunk } from "../services/delete-account";
-import { runArchiveRound } from "../services/export-archive";
-import { runImportRound } from "../services/imports";
+import { fetchCardForStatus } from "../services/statuses/preview-cards";
+import { applyDomainBlockRound } from "../services/admin/domain-blocks";
+import { deleteAccountChunk } from "../services/accounts/delete-account";
+import { runArchiveRound } from "../services/data/export-archive";
+import { runImportRound } from "../services/data/imports";
 import {
   type DeletedStatusInfo,
   disconnectStreams,
@@ -181,7 +181,7 @@ async function afterFanOut(db: DB, env: Env, fx: Effects, statusId: string, deli
 /**
  * Publishes a scheduled status the cron claimed. Its claim is its retry owner: a transient failure leaves the row
  * claimed, and the cron takes it again once the claim expires (CLAIM_TTL_MS, at most MAX_CLAIMS times, then the row is
- * failed with its reason; src/services/scheduled-statuses.ts), so the runner does not retry it too. A permanent
+ * failed with its reason; src/services/statuses/scheduled-statuses.ts), so the runner does not retry it too. A permanent
  * failure is recorded on the scheduled status by publishScheduledStatus.
  */
 async function publishClaimed(db: DB, env: Env, fx: Effects, scheduledStatusId: string): Promise<void> {

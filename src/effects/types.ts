@@ -37,25 +37,25 @@ export type Effect =
   | { type: "federate"; origin: string; action: FederateAction }
   // federation: refresh a remote account's pinned statuses from its featured collection (src/federation/featured-collection.ts)
   | { type: "fetch_featured"; accountId: string; origin: string }
-  // An account's content filters changed (one per API call): streaming's filters_changed (src/services/filters.ts)
+  // An account's content filters changed (one per API call): streaming's filters_changed (src/services/accounts/filters.ts)
   | { type: "filters_changed"; accountId: string }
   // A token was revoked (tokenId) or the account may no longer sign in (tokenId null): close its open streams now
   | { type: "disconnect_streams"; accountId: string; tokenId: string | null }
   // An announcement was published or edited, lost a reaction or gained one, or went: every open user stream hears it
   | { type: "announcement"; event: "announcement" | "announcement.reaction" | "announcement.delete"; announcementId: string; name?: string }
-  // A scheduled status the cron claimed: publish it through postStatus (src/services/publish-scheduled.ts)
+  // A scheduled status the cron claimed: publish it through postStatus (src/services/statuses/publish-scheduled.ts)
   | { type: "publish_scheduled"; scheduledStatusId: string }
-  // R2 objects whose media rows are gone (a status deleted with its media, src/services/delete-status.ts): remove them
+  // R2 objects whose media rows are gone (a status deleted with its media, src/services/statuses/delete-status.ts): remove them
   | { type: "delete_media"; keys: string[] }
-  // A new or re-edited status may link a page: fetch its preview card (src/services/preview-cards.ts)
+  // A new or re-edited status may link a page: fetch its preview card (src/services/statuses/preview-cards.ts)
   | { type: "fetch_card"; statusId: string }
   // An instance domain block was created, changed or lifted: silence or suspend its domain's accounts and keep their
-  // reject_media mark in step, one bounded round per effect (src/services/admin-domain-blocks.ts applyDomainBlockRound;
+  // reject_media mark in step, one bounded round per effect (src/services/admin/domain-blocks.ts applyDomainBlockRound;
   // a round records the next while accounts are left). `domain`: the block's domain, for a block that may be gone
   | { type: "domain_block_apply"; domainBlockId: string; domain?: string }
-  // An account's data is being deleted (src/services/delete-account.ts): the next bounded chunk of it
+  // An account's data is being deleted (src/services/accounts/delete-account.ts): the next bounded chunk of it
   | { type: "delete_account"; accountId: string }
-  // Account data import and export (src/services/imports.ts, export-archive.ts): the next bounded round of each
+  // Account data import and export (src/services/data/imports.ts, export-archive.ts): the next bounded round of each
   | { type: "import_rows"; importId: string; origin: string }
   | { type: "export_archive"; backupId: string; origin: string }
   // What a context request's backfill could not fetch within its budget (src/federation/backfill.ts)
@@ -87,7 +87,7 @@ export type FederateAction =
   | { kind: "update_actor"; accountId: string }
   | { kind: "pin"; accountId: string; statusId: string; remove: boolean }
   | { kind: "flag"; reportId: string }
-  // inboxes: read before the account's follows were deleted (src/services/delete-account.ts); else read when run
+  // inboxes: read before the account's follows were deleted (src/services/accounts/delete-account.ts); else read when run
   | { kind: "delete_actor"; accountId: string; inboxes?: string[] }
   // A local voter's votes on a remote poll: one Create{Note} per choice to the poll's author
   | { kind: "vote"; accountId: string; pollId: string }
@@ -104,7 +104,7 @@ export type FederateAction =
   // Relays (src/federation/relays.ts): the instance actor's Follow of as:Public to a relay's inbox, and its Undo
   | { kind: "relay_follow"; relayId: string; followUri: string }
   | { kind: "relay_undo"; inboxUrl: string; followUri: string }
-  // Account migration (src/services/account-migration.ts): the Move of a local account to its followers' servers, and
+  // Account migration (src/services/accounts/account-migration.ts): the Move of a local account to its followers' servers, and
   // one bounded round of moving the local followers of an account that moved (local or remote) to its new account
   | { kind: "move"; accountId: string; targetAccountId: string; migrationId: string }
   | { kind: "move_followers"; sourceAccountId: string; targetAccountId: string; cursor?: string };

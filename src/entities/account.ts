@@ -56,7 +56,7 @@ function picture(cfg: Config, key: string | null, remote: string | null, fallbac
 }
 
 /**
- * `moved`: the account `a` moved to (a.movedToAccountId), when the caller loaded it (services/account-migration.ts
+ * `moved`: the account `a` moved to (a.movedToAccountId), when the caller loaded it (services/accounts/account-migration.ts
  * movedAccountOf); rendered as Mastodon's `moved`, itself without a `moved` (Mastodon's moved_and_not_nested?).
  */
 export function renderAccount(cfg: Config, a: RenderAccountRow, role?: RoleRow | null, moved?: RenderAccountRow | null): MastodonAccount {

@@ -2,7 +2,7 @@
 // requires_review), Admin trends links (Trends::Link with id and requires_review), statuses (Status with
 // requires_review) and link publishers (REST::Admin::Trends::Links::PreviewCardProviderSerializer).
 import type { Config } from "../env";
-import type { AdminTrendLink } from "../services/admin-trends";
+import type { AdminTrendLink } from "../services/admin/trends";
 import { renderTrendLink } from "./preview-card";
 import { renderTag, type TagHistoryDay, type TagRow } from "./tag";
 import { isoTime } from "./urls";

@@ -3,7 +3,7 @@
 import type { Config, Env } from "../env";
 import { SOFTWARE_VERSION, TERN_VERSION } from "../env";
 import { sha256Hex } from "../lib/crypto";
-import { SETTING, registrationsMode, type InstanceData, type InstanceV1Data, type Settings } from "../services/instance";
+import { SETTING, registrationsMode, type InstanceData, type InstanceV1Data, type Settings } from "../services/instance/instance";
 import { streamingOrigin } from "../streaming/streams";
 import { renderAccount } from "./account";
 import { DEFAULT_HEADER, mediaUrl } from "./urls";

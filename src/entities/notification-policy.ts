@@ -1,6 +1,6 @@
 // NotificationPolicy → Mastodon JSON: the v2 shape (accept | filter | drop per category) and the v1 shape (booleans:
 // anything but accept is "filter", as Mastodon's REST::V1::NotificationPolicySerializer says).
-import type { PolicyView } from "../services/notification-policy";
+import type { PolicyView } from "../services/notifications/notification-policy";
 
 function summary(p: PolicyView) {
   return { pending_requests_count: p.pendingRequestsCount, pending_notifications_count: p.pendingNotificationsCount };

@@ -4,7 +4,7 @@
 import type { DB } from "../db/client";
 import type { Config } from "../env";
 import type { RequestWithAccount } from "../queries/notification-requests";
-import { MAX_MEANINGFUL_COUNT } from "../services/notification-policy";
+import { MAX_MEANINGFUL_COUNT } from "../services/notifications/notification-policy";
 import { renderAccount } from "./account";
 import { renderStatuses } from "./status";
 import { isoTime } from "./urls";

@@ -10,7 +10,7 @@ import { emojiTags } from "./emoji-tags";
 import { PUBLIC } from "./normalize";
 import { field } from "./normalize";
 import { canQuotePolicy } from "../entities/quote";
-import { approvalUriFor } from "../services/quotes";
+import { approvalUriFor } from "../services/statuses/quotes";
 
 export function audience(visibility: string, followersUrl: string, mentionUris: string[]): { to: string[]; cc: string[] } {
   switch (visibility) {

@@ -30,7 +30,7 @@ import {
 } from "./activities";
 import { renderActor } from "./actor-doc";
 import { ensureActorKeys } from "./actor-keys";
-import { moveFollowersRound, movedToUri } from "../services/account-migration";
+import { moveFollowersRound, movedToUri } from "../services/accounts/account-migration";
 import { AS } from "./context";
 import { pollAudienceInboxes, voteActivity } from "./poll-votes";
 import { type Effects, newActivityUri } from "../effects/collector";

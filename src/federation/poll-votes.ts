@@ -10,7 +10,7 @@ import type { DB } from "../db/client";
 import { accounts, polls, statuses } from "../db/schema";
 import type { PollRow } from "../entities/status";
 import { padId } from "../lib/ids";
-import { receiveVote } from "../services/polls";
+import { receiveVote } from "../services/statuses/polls";
 import { AS } from "./context";
 import { drop, type InboxContext } from "./handlers/context";
 import { iri, type NormalizedNote } from "./normalize";

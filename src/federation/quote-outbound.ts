@@ -5,7 +5,7 @@ import { eq } from "drizzle-orm";
 import { quotes } from "../db/schema";
 import { loadStatusBundle } from "../entities/status";
 import type { FederateAction } from "../effects/types";
-import { approvalUriFor } from "../services/quotes";
+import { approvalUriFor } from "../services/statuses/quotes";
 import { acceptQuoteRequestActivity, deleteQuoteAuthorizationActivity, quoteRequestActivity, rejectQuoteRequestActivity } from "./activities";
 import { renderNote } from "./note-doc";
 import { accountsById, isLocal, isRemote, send, toAccount, type Run } from "./outbound-send";

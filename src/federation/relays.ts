@@ -2,7 +2,7 @@
 // instance actor sends a Follow of as:Public to the relay's inbox; the relay's Accept (or Reject) answers that
 // Follow's id; while accepted, local public statuses are delivered to the relay too (Create, Update, Delete) and
 // the relay's Announces of other servers' public posts are taken as the original status: resolved and stored (late:
-// not fanned out to home feeds), never as a boost by the relay. Admin actions are src/services/relays.ts.
+// not fanned out to home feeds), never as a boost by the relay. Admin actions are src/services/admin/relays.ts.
 import { and, eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { relays } from "../db/schema";

@@ -9,7 +9,7 @@ import type { Config } from "../env";
 import { blockingDomains } from "../lib/domain-name";
 import { snowflake } from "../lib/ids";
 import type { AccountRow } from "../db/schema";
-import { accountEmojisSql, accountShortcodes, upsertRemoteEmojisStatement } from "../services/custom-emojis";
+import { accountEmojisSql, accountShortcodes, upsertRemoteEmojisStatement } from "../services/statuses/custom-emojis";
 import { baseFetchOptions, schemeFor, signedFetchOptions } from "./fetch-options";
 import { normalizeActor, sameHost, type NormalizedActor } from "./normalize";
 import { primeSpec } from "./rfc9421";

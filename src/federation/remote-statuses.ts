@@ -8,23 +8,23 @@ import { accounts, conversations, mediaAttachments, mentions, polls, statuses, t
 import { type MediaRow, newStatusFields, type PollRow, type StatusRow } from "../entities/status";
 import { incomingQuoteStatement, remoteQuotePolicy } from "./quotes-inbound";
 import { fanOutChunk } from "../timelines/fanout";
-import { localQuotesOfQuery, quotedUpdateStatements } from "../services/quotes";
+import { localQuotesOfQuery, quotedUpdateStatements } from "../services/statuses/quotes";
 import { padId, snowflake } from "../lib/ids";
 import { normalizeLanguage, normalizeTag } from "../lib/text";
 import { httpUrl } from "../lib/urls";
 import type { AccountRow } from "../db/schema";
 import { isUniqueViolation } from "../db/unique";
-import { notificationStatement } from "../services/notifications";
-import { cardUrlOfHtml, resetCardStatement } from "../services/preview-cards";
-import { htmlSearchText, searchIndexStatement } from "../services/search-index";
-import { statusShortcodes, upsertRemoteEmojisStatement } from "../services/custom-emojis";
+import { notificationStatement } from "../services/notifications/notifications";
+import { cardUrlOfHtml, resetCardStatement } from "../services/statuses/preview-cards";
+import { htmlSearchText, searchIndexStatement } from "../services/statuses/search-index";
+import { statusShortcodes, upsertRemoteEmojisStatement } from "../services/statuses/custom-emojis";
 import { accountCanRead } from "../policy/visibility";
-import { MAX_TAG_LENGTH, MAX_TAGS_PER_STATUS, statusTagsStatements, type TagName } from "../services/tags";
+import { MAX_TAG_LENGTH, MAX_TAGS_PER_STATUS, statusTagsStatements, type TagName } from "../services/statuses/tags";
 import { sameHost, visibilityFromAudience, type NormalizedNote } from "./normalize";
 import { isTombstoned, MAX_REPLY_DEPTH, type Resolution, statusByUri } from "./resolution";
 import { htmlToText, sanitizeHtml } from "./sanitize";
 import { accountRows, statusRowByUri, statusRows } from "../db/table-rows";
-import { abortUnlessOneChanged, nextEditedAt, originalVersionStatement, retryEdit, stillAsRead } from "../services/status-revision";
+import { abortUnlessOneChanged, nextEditedAt, originalVersionStatement, retryEdit, stillAsRead } from "../services/statuses/status-revision";
 import { valueList } from "../db/id-list";
 
 /** Mastodon fans out and notifies only for statuses younger than this (Status::REAL_TIME_WINDOW). */
@@ -358,7 +358,7 @@ export async function applyNoteUpdate(
   author: AccountRow,
   finishWith?: (writes: Statement[]) => FinishingBatch,
 ): Promise<boolean> {
-  // Two Updates of one status processed at once serialise as REST edits do (services/status-revision.ts): the one that
+  // Two Updates of one status processed at once serialise as REST edits do (services/statuses/status-revision.ts): the one that
   // lost reads the status again, and is stale now if the winner was newer. Past the last try, the D1 error is thrown:
   // transient, so the inbox item is retried later.
   return retryEdit(

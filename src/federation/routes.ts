@@ -12,7 +12,7 @@ import { createActivity, quoteAuthorizationDoc } from "./activities";
 import { grantedAuthorization } from "../queries/quotes";
 import { ensureActorKeys } from "./actor-keys";
 import { renderActor } from "./actor-doc";
-import { movedToUri } from "../services/account-migration";
+import { movedToUri } from "../services/accounts/account-migration";
 import { featuredTagNames, followCollectionPage, localActor, localStatus, pinnedStatusIds, publicStatusIds } from "./collections";
 import { AP_CONTENT_TYPE, AS, wantsActivityJson } from "./context";
 import { enforceRateLimitCountedHere } from "../lib/rate-limit";

@@ -3,7 +3,7 @@
 import { routeGroup } from "../route-group";
 import { accountUri, accountUrl } from "../entities/urls";
 import { instanceDocument } from "../lib/instance-cache";
-import { nodeInfo, parseResource } from "../services/nodeinfo";
+import { nodeInfo, parseResource } from "../services/instance/nodeinfo";
 import { localAccountByUsername } from "../queries/accounts";
 import { instanceActorAccount } from "./instance-actor";
 

@@ -1,7 +1,7 @@
 // The instance documents (v1, v2, NodeInfo, custom emojis, rules, texts, domain blocks) served from the isolate's
 // memory. Every client reads /api/v2/instance at start-up and most re-read it often; its content changes rarely.
 //
-// Design: one snapshot per isolate (src/services/instance.ts loadInstanceSnapshot) plus the rendered bodies made from
+// Design: one snapshot per isolate (src/services/instance/instance.ts loadInstanceSnapshot) plus the rendered bodies made from
 // it. A read within INSTANCE_CACHE_SECONDS (default 15) of the last check costs no D1 at all. After that, the next
 // read checks D1 in ONE round trip that reads the counter row (counts, generation), the VAPID row and the active
 // users; the settings, rules, contact, emojis and domain blocks come back only when the generation moved (triggers
@@ -16,7 +16,7 @@
 import type { DB } from "../db/client";
 import type { Env } from "../env";
 import { BoundedMap } from "./bounded-map";
-import { loadInstanceSnapshot, type InstanceSnapshot } from "../services/instance";
+import { loadInstanceSnapshot, type InstanceSnapshot } from "../services/instance/instance";
 
 const DEFAULT_SECONDS = 15;
 const MAX_BODIES = 64;

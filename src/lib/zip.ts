@@ -1,4 +1,4 @@
-// A small streaming ZIP writer, STORE only (no compression), for the account archive (src/services/export-archive.ts).
+// A small streaming ZIP writer, STORE only (no compression), for the account archive (src/services/data/export-archive.ts).
 //
 // Why STORE and not deflate (CompressionStream("deflate-raw")): R2's put() takes a stream only when its length is
 // known up front (a FixedLengthStream), and the archive must be streamed into R2 without holding it in memory. With

@@ -7,9 +7,9 @@ import { missingParam, oauthError } from "./errors";
 import { exchangeCode } from "./grants";
 import { clientCredentialsGrant, passwordGrant, revokeToken } from "./token";
 import { renderToken } from "./tokens";
-import { checkCredentials } from "../services/credentials";
+import { checkCredentials } from "../services/accounts/credentials";
 import { forbidden } from "../lib/errors";
-import { ipRuleFor } from "../services/admin-ip-blocks";
+import { ipRuleFor } from "../services/admin/ip-blocks";
 import { authorizeGet, authorizePost } from "../web/authorize";
 
 const r = routeGroup();

@@ -35,7 +35,7 @@ export interface LoginUser {
   userId: string;
   accountId: string;
   email: string;
-  /** Two-factor sign-in is on: a code must follow (src/services/two-factor.ts). */
+  /** Two-factor sign-in is on: a code must follow (src/services/accounts/two-factor.ts). */
   otpRequired: boolean;
 }
 
@@ -76,7 +76,7 @@ export async function passwordGrant(
     /** Called when the e-mail or password is wrong (not for a refused account), before `invalid_grant`; may throw 429. */
     invalidPassword?: () => Promise<void>;
     /**
-     * Checks `otp_attempt` for a user with two-factor sign-in against the account's budgets (src/services/credentials.ts):
+     * Checks `otp_attempt` for a user with two-factor sign-in against the account's budgets (src/services/accounts/credentials.ts):
      * true when right; throws 429 once the account's code budget is spent, even for the right code.
      */
     secondFactor: (user: LoginUser, code: unknown) => Promise<boolean>;

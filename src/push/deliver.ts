@@ -18,7 +18,7 @@ import type { Config, Env } from "../env";
 import { countCircuitFailure } from "../federation/delivery";
 import { FetchRefused, safeFetch } from "../federation/safe-fetch";
 import { padId } from "../lib/ids";
-import { SETTING } from "../services/instance";
+import { SETTING } from "../services/instance/instance";
 import { unseal } from "../oauth/tokens";
 import { base64url, utf8 } from "./base64";
 import { encryptAes128gcm, encryptAesgcm } from "./encrypt";

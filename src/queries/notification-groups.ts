@@ -17,7 +17,7 @@ import { accounts, notifications, type AccountRow, type NotificationType } from 
 import { padId, unpadId } from "../lib/ids";
 import type { Page } from "../lib/pagination";
 import { boundViewer, hiddenAuthorFor } from "../policy/visibility";
-import { GROUPABLE_TYPES } from "../services/notifications";
+import { GROUPABLE_TYPES } from "../services/notifications/notifications";
 import { filterConds, pageRange, selectWithRefs, walkConds, type WalkValues, type NotificationFilter, type NotificationWithRefs } from "./notifications";
 import { accountRows } from "../db/table-rows";
 

@@ -1,6 +1,6 @@
 // Search: accounts by username or display-name word prefix (the FTS5 index of migrations/0030_account_search.sql) and
 // by exact acct or URL; hashtags by name prefix; statuses by URL, or full-text through the FTS5 index
-// (migrations/0018_status_search.sql, written by services/search-index.ts)
+// (migrations/0018_status_search.sql, written by services/statuses/search-index.ts)
 // under Mastodon's rules: what the viewer wrote or interacted with, plus public statuses of `indexable` accounts, with
 // Mastodon's operators (lib/search-query.ts). Everything honours blocks, mutes and domain blocks (spec: search follows
 // blocking and muting rules). User text reaches SQL only as bound values: index range bounds, and FTS5 queries in

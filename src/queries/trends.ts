@@ -8,7 +8,7 @@ import { previewCards, previewCardTrends, tagFollows, tags, tagTrends } from "..
 import type { PreviewCardRow } from "../entities/preview-card";
 import { historyDays, type TagHistoryDay, type TagRow } from "../entities/tag";
 import { unpadId } from "../lib/ids";
-import { historiesFrom, historyStatement } from "../services/tags-follow";
+import { historiesFrom, historyStatement } from "../services/statuses/tags-follow";
 import { hiddenAuthorFor } from "../policy/visibility";
 import { LINK_TRENDS, STATUS_TRENDS, TAG_TRENDS } from "../trends/refresh";
 import type { OffsetPage } from "../lib/pagination";

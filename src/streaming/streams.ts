@@ -53,7 +53,7 @@ export interface StreamError {
   error: string;
 }
 
-/** A tag name in Tern is at most this many characters once normalised (services/tags.ts): longer ones never match. */
+/** A tag name in Tern is at most this many characters once normalised (services/statuses/tags.ts): longer ones never match. */
 const MAX_TAG_LENGTH = 100;
 /** Longest tag parameter taken, in UTF-8 bytes (the `stream` array of every event echoes it as sent). */
 const MAX_TAG_PARAM_BYTES = 400;

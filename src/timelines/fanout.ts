@@ -15,7 +15,7 @@ import { padId, unpadId } from "../lib/ids";
 import { bindText, boundText, type BoundText } from "../db/bound-sql";
 import type { Effects } from "../effects/collector";
 import type { FanOutDelivered } from "../effects/types";
-import { notificationStatement } from "../services/notifications";
+import { notificationStatement } from "../services/notifications/notifications";
 import { feedFilter, MAX_FEED_ITEMS } from "./feed-filter";
 
 export const FANOUT_CHUNK = 500;

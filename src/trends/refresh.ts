@@ -17,7 +17,7 @@
 //             distinct accounts (the spec's Limits table; Mastodon's default is 5), 8 h half-life, 2-day cooldown,
 //             listed while ≥ 1.
 // Mastodon requires staff review before anything trends publicly; Tern approves automatically until staff review
-// (/api/v1/admin/trends, src/services/admin-trends.ts): a tag unless marked not trendable or not usable, a status
+// (/api/v1/admin/trends, src/services/admin/trends.ts): a tag unless marked not trendable or not usable, a status
 // when its author is discoverable (the eligibility rule) and staff did not reject it, a link unless staff rejected it
 // or, when it was not reviewed itself, its publisher. Mastodon also drops items whose language is not a known locale; Tern keeps items
 // without a language and only orders by the reader's languages (README, Compatibility).
@@ -206,7 +206,7 @@ export async function refreshStatusTrends(db: DB, at: number): Promise<void> {
   const stmts: Statement[] = [];
   if (keep.length)
     stmts.push(
-      // Allowed unless staff rejected it (status_trend_reviews, src/services/admin-trends.ts).
+      // Allowed unless staff rejected it (status_trend_reviews, src/services/admin/trends.ts).
       db.run(sql`INSERT INTO status_trends (status_id, account_id, score, language, allowed, updated_at)
         SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'), json_extract(value, '$[3]'),
           coalesce((SELECT r.trendable FROM status_trend_reviews r WHERE r.status_id = json_extract(value, '$[0]')), 1), ${at}
@@ -282,7 +282,7 @@ export async function refreshLinkTrends(db: DB, at: number): Promise<void> {
   ]);
   const stmts: Statement[] = [];
   // Publishers of trending links are listed for review (Mastodon's preview_card_providers); a link is allowed unless
-  // staff rejected it, or (not reviewed itself) its publisher (src/services/admin-trends.ts).
+  // staff rejected it, or (not reviewed itself) its publisher (src/services/admin/trends.ts).
   if (listed.length)
     stmts.push(
       db.run(sql`INSERT OR IGNORE INTO preview_card_providers (id, domain, created_at)

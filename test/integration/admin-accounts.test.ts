@@ -5,7 +5,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { accounts } from "../../src/db/schema";
 import { snowflake } from "../../src/lib/ids";
-import { registerAccount } from "../../src/services/registration";
+import { registerAccount } from "../../src/services/accounts/registration";
 import { anon, api, cfg, db, links, makeApp, makeUser } from "./helpers";
 
 const ADMIN = { roleId: "2", scopes: "read write admin:read admin:write" };

@@ -3,7 +3,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { snowflake } from "../../src/lib/ids";
-import { DELETE_CHUNK } from "../../src/services/delete-account";
+import { DELETE_CHUNK } from "../../src/services/accounts/delete-account";
 import { ORIGIN, anon, eventually, makeUser } from "./helpers";
 import { take } from "./federation-outbound-fixtures";
 import { count, knownAround, pad } from "./delete-account-fixtures";

@@ -2,8 +2,8 @@
 // starting with =, +, -, @, tab or CR is written with a leading single quote and quoted; the import strips that quote
 // again, so a list titled `=SUM(A1)` or `-news` comes back under its own title.
 import { beforeEach, describe, expect, it } from "vitest";
-import { csvLine } from "../../src/services/export-csv";
-import { parseCsv, parseImport } from "../../src/services/import-csv";
+import { csvLine } from "../../src/services/data/export-csv";
+import { parseCsv, parseImport } from "../../src/services/data/import-csv";
 import { csv } from "./export-fixtures";
 import { eventually, makeUser, type TestUser } from "./helpers";
 import { installQueueCapture } from "./queues";

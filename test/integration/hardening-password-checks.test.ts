@@ -1,6 +1,6 @@
 // Security (outside review, F6): every check of an account's password or code outside sign-in's password step counts
 // against the sign-in budgets, per account (whatever the IP) and per IP, through one function
-// (src/services/credentials.ts). For each site: the budget's worth of wrong guesses from rotating addresses
+// (src/services/accounts/credentials.ts). For each site: the budget's worth of wrong guesses from rotating addresses
 // (CF-Connecting-IP), then the right password is refused with 429; a spent per-IP budget refuses it too; and the right
 // password in a request refused for another reason answers exactly as a wrong one (the other checks come first).
 import { beforeEach, describe, expect, it } from "vitest";

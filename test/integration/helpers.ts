@@ -4,7 +4,7 @@ import { createDb } from "../../src/db/client";
 import { oauthApplications } from "../../src/db/schema";
 import { readConfig } from "../../src/env";
 import { snowflake } from "../../src/lib/ids";
-import { createLocalAccount } from "../../src/services/local-accounts";
+import { createLocalAccount } from "../../src/services/accounts/local-accounts";
 import { issueToken } from "../../src/oauth/tokens";
 
 export const ORIGIN = "http://tern.test";

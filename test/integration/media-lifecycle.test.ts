@@ -6,7 +6,7 @@ import { cleanupUnattachedMedia, MEDIA_CLEANUP_PER_RUN, UNATTACHED_MEDIA_KEEP_MS
 import { Effects } from "../../src/effects/collector";
 import { sendEffects } from "../../src/effects/send";
 import { loadStatusBundle } from "../../src/entities/status";
-import { removeStatus } from "../../src/services/delete-status";
+import { removeStatus } from "../../src/services/statuses/delete-status";
 import { ORIGIN, db, eventually, makeUser, type TestUser } from "./helpers";
 import { mp4, png, statusOf } from "./media-fixtures";
 

@@ -14,9 +14,9 @@ import { users } from "../../src/db/schema";
 import { Effects } from "../../src/effects/collector";
 import { padId } from "../../src/lib/ids";
 import { resolveActor } from "../../src/federation/remote-accounts";
-import { authorizedApps, revokeAuthorizedApp } from "../../src/services/authorized-apps";
-import { changePassword } from "../../src/services/password-change";
-import { registerAccount } from "../../src/services/registration";
+import { authorizedApps, revokeAuthorizedApp } from "../../src/services/accounts/authorized-apps";
+import { changePassword } from "../../src/services/accounts/password-change";
+import { registerAccount } from "../../src/services/accounts/registration";
 import { ADMIN } from "./admin-fixtures";
 import { api, cfg, db, makeApp, makeUser, ORIGIN } from "./helpers";
 import { issueToken } from "../../src/oauth/tokens";
@@ -37,7 +37,7 @@ const ACCEPTED_PLANS = [
 
 /**
  * Scans accepted, each for its reason: an account deletion's notifications sent by the account
- * (services/delete-account.ts): once per deleted account, where an index on `from_account_id` would cost a row
+ * (services/accounts/delete-account.ts): once per deleted account, where an index on `from_account_id` would cost a row
  * written for every notification ever made (~2% of the benchmark day's rows written). The deletion's other statements
  * each probe an index.
  */
@@ -303,7 +303,7 @@ describe("the rarer paths' statements", () => {
       d,
       new Effects(""),
       "test-pepper",
-      // The current password's check (src/services/credentials.ts needs a request for its budgets; none here).
+      // The current password's check (src/services/accounts/credentials.ts needs a request for its budgets; none here).
       async (given) => "password" in given && given.password === PASSWORD,
       { user: eve, accountId: other.id },
       { current: PASSWORD, password: "another long password", confirmation: "another long password" },

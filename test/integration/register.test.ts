@@ -3,7 +3,7 @@ import { Effects } from "../../src/effects/collector";
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { buildApp } from "../../src/app";
 import { describe, expect, it } from "vitest";
-import { registerAccount } from "../../src/services/registration";
+import { registerAccount } from "../../src/services/accounts/registration";
 import { anon, api, cfg, db, makeUser } from "./helpers";
 import { registerApp, tokenRequest, web } from "./oauth-helpers";
 

@@ -4,15 +4,15 @@
 // transient and permanent failures.
 import { SELF, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { CLAIM_TTL_MS, DAILY_LIMIT, MAX_CLAIMS, TOTAL_LIMIT } from "../../src/services/scheduled-statuses";
-import { publishScheduledStatus } from "../../src/services/publish-scheduled";
+import { CLAIM_TTL_MS, DAILY_LIMIT, MAX_CLAIMS, TOTAL_LIMIT } from "../../src/services/statuses/scheduled-statuses";
+import { publishScheduledStatus } from "../../src/services/statuses/publish-scheduled";
 import { runCronTrigger, runScheduled } from "../../src/background/cron";
 import { createDb } from "../../src/db/client";
 import { Effects } from "../../src/effects/collector";
 import { runJob } from "../../src/effects/run";
 import type { UserViewer } from "../../src/oauth/guard";
 import { loadViewer } from "../../src/oauth/viewer";
-import { postStatus } from "../../src/services/post-status";
+import { postStatus } from "../../src/services/statuses/post-status";
 import { ORIGIN, anon, cfg, links, makeUser, type TestUser } from "./helpers";
 import { png } from "./media-fixtures";
 import { queued, runQueuedJobs } from "./queues";

@@ -1,5 +1,5 @@
 // Tern's API for account aliases (Mastodon has them only as the /settings/aliases form, which Tern also serves:
-// src/web/settings/aliases.tsx). The aliases are the account's `alsoKnownAs` (src/services/account-migration.ts).
+// src/web/settings/aliases.tsx). The aliases are the account's `alsoKnownAs` (src/services/accounts/account-migration.ts).
 //   GET    /api/tern/aliases       (read:accounts)  [{id, acct, uri, created_at}], newest first
 //   POST   /api/tern/aliases       (write:accounts) {acct}: resolved by WebFinger → the alias; 422 when it names no account
 //   DELETE /api/tern/aliases/:id   (write:accounts) → {}; 404 when the account has no such alias
@@ -11,7 +11,7 @@ import { notFound } from "../../lib/errors";
 import { parseId } from "../../lib/ids";
 import { parse, zStr } from "../../lib/params";
 import { me, requireUser } from "../../oauth/guard";
-import { addAlias, listAliases, removeAlias } from "../../services/account-migration";
+import { addAlias, listAliases, removeAlias } from "../../services/accounts/account-migration";
 
 const r = routeGroup();
 

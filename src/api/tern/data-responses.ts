@@ -4,10 +4,10 @@ import type { Ctx } from "../../context";
 import type { BackupRow } from "../../db/schema";
 import { ApiError, notFound, validationFailed } from "../../lib/errors";
 import { readParams } from "../../lib/params";
-import { EXPORT_FILENAMES, type ExportKind, exportCsv } from "../../services/export-csv";
-import { openArchive } from "../../services/export-archive";
-import { IMPORT_MAX_BYTES, IMPORT_TYPES, type ImportType } from "../../services/import-csv";
-import { createImport } from "../../services/imports";
+import { EXPORT_FILENAMES, type ExportKind, exportCsv } from "../../services/data/export-csv";
+import { openArchive } from "../../services/data/export-archive";
+import { IMPORT_MAX_BYTES, IMPORT_TYPES, type ImportType } from "../../services/data/import-csv";
+import { createImport } from "../../services/data/imports";
 
 export function csvDownload(c: Ctx, accountId: string, kind: ExportKind): Response {
   const body = exportCsv(c.get("db"), c.get("config"), accountId, kind);

@@ -17,8 +17,8 @@ import { routeGroup } from "../../route-group";
 import { notFound } from "../../lib/errors";
 import { me, requireUser } from "../../oauth/guard";
 import { renderArchive } from "../../entities/account-data";
-import { latestArchive, requestArchive } from "../../services/export-archive";
-import { type ExportKind, isExportKind } from "../../services/export-csv";
+import { latestArchive, requestArchive } from "../../services/data/export-archive";
+import { type ExportKind, isExportKind } from "../../services/data/export-csv";
 import { archiveDownload, csvDownload } from "./data-responses";
 
 const r = routeGroup();

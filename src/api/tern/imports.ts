@@ -15,8 +15,8 @@ import { notFound } from "../../lib/errors";
 import { parseId } from "../../lib/ids";
 import { me, requireEveryScope, requireUser } from "../../oauth/guard";
 import { renderImport } from "../../entities/account-data";
-import type { ImportType } from "../../services/import-csv";
-import { importOf, importsOf } from "../../services/imports";
+import type { ImportType } from "../../services/data/import-csv";
+import { importOf, importsOf } from "../../services/data/imports";
 import { importUpload } from "./data-responses";
 
 const IMPORT_SCOPES: Record<ImportType, readonly string[]> = {

@@ -1,10 +1,10 @@
 // Tern's API for moving an account (Mastodon has it only as the /settings/migration form, which Tern also serves:
-// src/web/settings/migration.tsx; src/services/account-migration.ts):
+// src/web/settings/migration.tsx; src/services/accounts/account-migration.ts):
 //   GET  /api/tern/migration   (read:accounts)  {moved_to: Account | null, also_known_as, migrations, cooldown_until}
 //   POST /api/tern/migration   (write:accounts) {acct, current_password}: moves the account → {moved_to: Account};
 //                              422 for an unknown handle, a target without this account in its alsoKnownAs, within 30
 //                              days of the last move, or (checked last, so the other refusals never confirm it) a
-//                              wrong password; 429 once the account's password budget is spent (src/services/credentials.ts)
+//                              wrong password; 429 once the account's password budget is spent (src/services/accounts/credentials.ts)
 import { routeGroup } from "../../route-group";
 import { z } from "zod";
 import type { Ctx } from "../../context";
@@ -12,8 +12,8 @@ import { renderAccount } from "../../entities/account";
 import { isoTime } from "../../entities/urls";
 import { parse, zStr } from "../../lib/params";
 import { me, requireUser } from "../../oauth/guard";
-import { currentMigrationState, moveAccount } from "../../services/account-migration";
-import { credentialCheck } from "../../services/credentials";
+import { currentMigrationState, moveAccount } from "../../services/accounts/account-migration";
+import { credentialCheck } from "../../services/accounts/credentials";
 
 const r = routeGroup();
 

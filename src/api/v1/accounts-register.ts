@@ -9,7 +9,7 @@ import { forbidden } from "../../lib/errors";
 import { parse, zBool, zStr } from "../../lib/params";
 import { clientIp, enforceRateLimit } from "../../lib/rate-limit";
 import { requireToken } from "../../oauth/guard";
-import { registerAccount } from "../../services/registration";
+import { registerAccount } from "../../services/accounts/registration";
 import { renderToken } from "../../oauth/tokens";
 
 const r = routeGroup();

@@ -17,7 +17,7 @@ import { rateLimited } from "../../lib/rate-limit";
 import { AVATAR_LIMIT } from "../../media/store";
 import { me, requireUser, viewerAccountId } from "../../oauth/guard";
 import { scopeAllows } from "../../oauth/scopes";
-import { MAX_NOTE_CHARS, setAccountNote } from "../../services/account-notes";
+import { MAX_NOTE_CHARS, setAccountNote } from "../../services/relationships/account-notes";
 import {
   accountStatusPage,
   accountsByIds,
@@ -29,13 +29,13 @@ import {
   lookupAccount,
   type AccountPageRow,
 } from "../../queries/accounts";
-import { block, unblock } from "../../services/blocks";
-import { endorse, endorsementsPage, unendorse } from "../../services/endorsements";
-import { follow, removeFromFollowers, unfollow } from "../../services/follows";
-import { mute, unmute } from "../../services/mutes";
-import { updateProfile } from "../../services/profile";
+import { block, unblock } from "../../services/relationships/blocks";
+import { endorse, endorsementsPage, unendorse } from "../../services/relationships/endorsements";
+import { follow, removeFromFollowers, unfollow } from "../../services/relationships/follows";
+import { mute, unmute } from "../../services/relationships/mutes";
+import { updateProfile } from "../../services/accounts/profile";
 import { refreshFeaturedIfStale } from "../../federation/featured-collection";
-import { movedAccountOf } from "../../services/account-migration";
+import { movedAccountOf } from "../../services/accounts/account-migration";
 import { searchAccounts } from "../../queries/search";
 
 const r = routeGroup();

@@ -5,7 +5,7 @@ import { renderAnnouncements } from "../../entities/announcement";
 import { parse, pathId, zBool } from "../../lib/params";
 import { me, requireUser } from "../../oauth/guard";
 import { publishedAnnouncements } from "../../queries/announcements";
-import { addReaction, dismissAnnouncement, removeReaction } from "../../services/announcements";
+import { addReaction, dismissAnnouncement, removeReaction } from "../../services/instance/announcements";
 
 const r = routeGroup();
 

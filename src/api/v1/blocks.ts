@@ -3,7 +3,7 @@ import { routeGroup } from "../../route-group";
 import { readPage } from "../../lib/pagination";
 import { readParams } from "../../lib/params";
 import { me, requireUser } from "../../oauth/guard";
-import { blocksPage } from "../../services/blocks";
+import { blocksPage } from "../../services/relationships/blocks";
 import { accountPage } from "./accounts";
 
 const r = routeGroup();

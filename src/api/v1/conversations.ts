@@ -7,7 +7,7 @@ import { readPage, setLinkHeader } from "../../lib/pagination";
 import { pathId, readParams } from "../../lib/params";
 import { me, requireUser } from "../../oauth/guard";
 import { conversationPage } from "../../queries/conversations";
-import { markConversationRead, removeConversation } from "../../services/conversations";
+import { markConversationRead, removeConversation } from "../../services/interactions/conversations";
 
 const r = routeGroup();
 

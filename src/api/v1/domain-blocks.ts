@@ -5,7 +5,7 @@ import { z } from "zod";
 import { readPage, setLinkHeader } from "../../lib/pagination";
 import { parse, readParams, zStr } from "../../lib/params";
 import { me, requireUser } from "../../oauth/guard";
-import { blockDomain, domainBlocksPage, normalizeDomain, unblockDomain } from "../../services/domain-blocks-user";
+import { blockDomain, domainBlocksPage, normalizeDomain, unblockDomain } from "../../services/relationships/domain-blocks-user";
 
 const r = routeGroup();
 

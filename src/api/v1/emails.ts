@@ -5,7 +5,7 @@ import { z } from "zod";
 import { ApiError, forbidden } from "../../lib/errors";
 import { parse, zStr } from "../../lib/params";
 import { requireToken } from "../../oauth/guard";
-import { resendConfirmation } from "../../services/registration";
+import { resendConfirmation } from "../../services/accounts/registration";
 
 const r = routeGroup();
 

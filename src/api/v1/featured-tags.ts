@@ -5,8 +5,8 @@ import { notFound } from "../../lib/errors";
 import { parseId } from "../../lib/ids";
 import { parse, zStr } from "../../lib/params";
 import { me, requireUser } from "../../oauth/guard";
-import { deleteFeaturedTag, featuredTagsOf, featuredTagSuggestions, featureTag } from "../../services/featured-tags";
-import { requireTagName } from "../../services/tags-follow";
+import { deleteFeaturedTag, featuredTagsOf, featuredTagSuggestions, featureTag } from "../../services/accounts/featured-tags";
+import { requireTagName } from "../../services/statuses/tags-follow";
 
 const r = routeGroup();
 

@@ -8,7 +8,7 @@ import type { AppEnv, Ctx } from "../../context";
 import { renderV1Filter } from "../../entities/filter";
 import { parse, zArray, zBool, zStr, pathId } from "../../lib/params";
 import { me, requireUser } from "../../oauth/guard";
-import { createV1Filter, deleteV1Filter, getV1Filter, listV1Filters, updateV1Filter, type V1Input } from "../../services/filters";
+import { createV1Filter, deleteV1Filter, getV1Filter, listV1Filters, updateV1Filter, type V1Input } from "../../services/accounts/filters";
 import { zExpiresIn } from "../v2/filters";
 
 const r = routeGroup();

@@ -6,7 +6,7 @@ import { parseId } from "../../lib/ids";
 import { readPage } from "../../lib/pagination";
 import { readParams } from "../../lib/params";
 import { me, requireUser } from "../../oauth/guard";
-import { authorizeRequest, followRequestsPage, rejectRequest } from "../../services/follows";
+import { authorizeRequest, followRequestsPage, rejectRequest } from "../../services/relationships/follows";
 import { accountPage } from "./accounts";
 
 const r = routeGroup();

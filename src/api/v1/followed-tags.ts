@@ -3,7 +3,7 @@ import { renderTag } from "../../entities/tag";
 import { readPage, setLinkHeader } from "../../lib/pagination";
 import { readParams } from "../../lib/params";
 import { me, requireUser } from "../../oauth/guard";
-import { followedTags } from "../../services/tags-follow";
+import { followedTags } from "../../services/statuses/tags-follow";
 
 const r = routeGroup();
 

@@ -7,7 +7,7 @@ import { parse, zStr } from "../../lib/params";
 import { rateLimited } from "../../lib/rate-limit";
 import { me, requireUser } from "../../oauth/guard";
 import { lookupAccount } from "../../queries/accounts";
-import { follow } from "../../services/follows";
+import { follow } from "../../services/relationships/follows";
 import { readFollowOptions } from "./accounts";
 import { resolveForFollow } from "../../federation/resolve";
 

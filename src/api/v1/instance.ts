@@ -5,7 +5,7 @@ import { renderDomainBlock, renderInstanceV1, renderLanguages, renderPolicyText,
 import { notFound } from "../../lib/errors";
 import { viewerAccountId } from "../../oauth/guard";
 import { type CachedInstance, instanceCache } from "../../lib/instance-cache";
-import { instanceV1Data, listPeers, SETTING, weeklyActivity } from "../../services/instance";
+import { instanceV1Data, listPeers, SETTING, weeklyActivity } from "../../services/instance/instance";
 
 const r = routeGroup();
 

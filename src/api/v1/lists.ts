@@ -9,7 +9,17 @@ import { parseId } from "../../lib/ids";
 import { readPage, setLinkHeader } from "../../lib/pagination";
 import { parse, readParams, zArray, zBool, zId, zStr, pathId } from "../../lib/params";
 import { me, requireUser } from "../../oauth/guard";
-import { addListAccounts, createList, deleteList, listMembers, listsOf, ownList, removeListAccounts, REPLIES_POLICIES, updateList } from "../../services/lists";
+import {
+  addListAccounts,
+  createList,
+  deleteList,
+  listMembers,
+  listsOf,
+  ownList,
+  removeListAccounts,
+  REPLIES_POLICIES,
+  updateList,
+} from "../../services/relationships/lists";
 
 const r = routeGroup();
 

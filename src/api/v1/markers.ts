@@ -5,7 +5,7 @@ import { validationFailed } from "../../lib/errors";
 import { parseId } from "../../lib/ids";
 import { readParams } from "../../lib/params";
 import { me, requireUser } from "../../oauth/guard";
-import { getMarkers, MARKER_TIMELINES, renderMarkers, saveMarkers, type MarkerTimeline } from "../../services/markers";
+import { getMarkers, MARKER_TIMELINES, renderMarkers, saveMarkers, type MarkerTimeline } from "../../services/accounts/markers";
 
 const r = routeGroup();
 

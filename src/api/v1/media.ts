@@ -11,7 +11,7 @@ import { countMultipartParts, nestPairs, parseWith, readParams, zStr, type Param
 import { throttleMediaUpload } from "../../lib/rate-limit";
 import { UPLOAD_BODY_LIMIT } from "../../media/store";
 import { me, requireUser } from "../../oauth/guard";
-import { createMedia, deleteMedia, findOwnUnattached, updateMedia, type MediaRow } from "../../services/media";
+import { createMedia, deleteMedia, findOwnUnattached, updateMedia, type MediaRow } from "../../services/statuses/media";
 
 const r = routeGroup();
 

@@ -5,7 +5,7 @@ import { isoTime } from "../../entities/urls";
 import { readPage, setLinkHeader } from "../../lib/pagination";
 import { readParams } from "../../lib/params";
 import { me, requireUser } from "../../oauth/guard";
-import { mutesPage } from "../../services/mutes";
+import { mutesPage } from "../../services/relationships/mutes";
 
 const r = routeGroup();
 

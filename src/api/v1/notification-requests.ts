@@ -13,8 +13,8 @@ import { readPage, setLinkHeader } from "../../lib/pagination";
 import { parse, pathId, readParams, zBool } from "../../lib/params";
 import { me, requireUser } from "../../oauth/guard";
 import { findRequest, requestPage } from "../../queries/notification-requests";
-import { readPolicy, updatePolicy, type PolicyKey } from "../../services/notification-policy";
-import { acceptRequests, dismissRequests } from "../../services/notification-requests";
+import { readPolicy, updatePolicy, type PolicyKey } from "../../services/notifications/notification-policy";
+import { acceptRequests, dismissRequests } from "../../services/notifications/notification-requests";
 import type { PolicyValue } from "../../db/schema";
 
 const r = routeGroup();

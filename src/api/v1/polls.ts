@@ -5,7 +5,7 @@ import { notFound } from "../../lib/errors";
 import { parseId } from "../../lib/ids";
 import { parse, zArray, zInt } from "../../lib/params";
 import { me, requireUser, viewerAccountId } from "../../oauth/guard";
-import { showPoll, votePoll } from "../../services/polls";
+import { showPoll, votePoll } from "../../services/statuses/polls";
 import { scopeIfToken } from "./statuses";
 
 const r = routeGroup();

@@ -4,7 +4,7 @@ import { routeGroup } from "../../route-group";
 import type { Ctx } from "../../context";
 import { renderCredentialAccount } from "../../entities/account";
 import { me, requireUser } from "../../oauth/guard";
-import { updateProfile } from "../../services/profile";
+import { updateProfile } from "../../services/accounts/profile";
 
 const r = routeGroup();
 

@@ -9,7 +9,7 @@ import { readPage, setLinkHeader } from "../../lib/pagination";
 import { parse, pathId } from "../../lib/params";
 import { me, requireUser } from "../../oauth/guard";
 import { listQuotes } from "../../queries/quotes";
-import { revokeQuote, setQuotePolicy } from "../../services/quotes";
+import { revokeQuote, setQuotePolicy } from "../../services/statuses/quotes";
 
 export function quoteRoutes(r: RouteGroup) {
   r.get("/:id/quotes", requireUser("read:statuses"), async (c) => {

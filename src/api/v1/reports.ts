@@ -8,7 +8,7 @@ import { parseId } from "../../lib/ids";
 import { parse, zArray, zBool, zId, zStr } from "../../lib/params";
 import { rateLimited } from "../../lib/rate-limit";
 import { me, requireUser } from "../../oauth/guard";
-import { createReport, REPORT_CATEGORIES } from "../../services/reports";
+import { createReport, REPORT_CATEGORIES } from "../../services/relationships/reports";
 
 const r = routeGroup();
 

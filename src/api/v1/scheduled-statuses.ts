@@ -6,7 +6,7 @@ import { z } from "zod";
 import { readPage, setLinkHeader } from "../../lib/pagination";
 import { parse, readParams, zStr, pathId } from "../../lib/params";
 import { me, requireUser } from "../../oauth/guard";
-import { deleteScheduledStatus, listScheduledStatuses, rescheduleStatus, showScheduledStatus } from "../../services/scheduled-statuses";
+import { deleteScheduledStatus, listScheduledStatuses, rescheduleStatus, showScheduledStatus } from "../../services/statuses/scheduled-statuses";
 
 const r = routeGroup();
 

@@ -8,7 +8,7 @@ import { pathId, readParams } from "../../lib/params";
 import { me, requireUser } from "../../oauth/guard";
 import { accountsByIds } from "../../queries/accounts";
 import { type SuggestionSource, suggestionsFor } from "../../queries/suggestions";
-import { dismissSuggestion } from "../../services/suggestions";
+import { dismissSuggestion } from "../../services/relationships/suggestions";
 
 const r = routeGroup();
 

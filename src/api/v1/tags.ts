@@ -4,8 +4,8 @@ import { historyDays, renderTag } from "../../entities/tag";
 import { notFound } from "../../lib/errors";
 import { rateLimited } from "../../lib/rate-limit";
 import { me, requireUser, viewerAccountId } from "../../oauth/guard";
-import { featureTag, unfeatureTag } from "../../services/featured-tags";
-import { followTag, unfollowTag, validTagName, viewTag, type TagView } from "../../services/tags-follow";
+import { featureTag, unfeatureTag } from "../../services/accounts/featured-tags";
+import { followTag, unfollowTag, validTagName, viewTag, type TagView } from "../../services/statuses/tags-follow";
 
 const r = routeGroup();
 

@@ -25,7 +25,7 @@ import {
   updateFilter,
   updateKeyword,
   type FilterInput,
-} from "../../services/filters";
+} from "../../services/accounts/filters";
 
 const r = routeGroup();
 

@@ -1,7 +1,7 @@
 import { routeGroup } from "../../route-group";
 import { renderInstanceV2 } from "../../entities/instance";
 import { expireInstanceCache, instanceCache } from "../../lib/instance-cache";
-import { ensureVapidKey, instanceV2Data } from "../../services/instance";
+import { ensureVapidKey, instanceV2Data } from "../../services/instance/instance";
 
 const r = routeGroup();
 

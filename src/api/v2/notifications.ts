@@ -14,8 +14,8 @@ import { parse, readParams } from "../../lib/params";
 import { me, requireUser } from "../../oauth/guard";
 import { findGroup, groupAccounts, groupedPage, groupedTypesParam, groupedUnreadCount, type GroupedFilter } from "../../queries/notification-groups";
 import { clearNotifications } from "../../queries/notifications";
-import { dismissGroup } from "../../services/notification-groups";
-import { POLICY_KEYS, readPolicy, updatePolicy, type PolicyKey } from "../../services/notification-policy";
+import { dismissGroup } from "../../services/notifications/notification-groups";
+import { POLICY_KEYS, readPolicy, updatePolicy, type PolicyKey } from "../../services/notifications/notification-policy";
 import type { PolicyValue } from "../../db/schema";
 import { readFilter, typeList } from "../v1/notifications";
 

@@ -11,7 +11,7 @@ import { parse, zBool, zInt } from "../../lib/params";
 import { viewerAccountId } from "../../oauth/guard";
 import { scopeAllows } from "../../oauth/scopes";
 import { searchAccounts, searchStatusIds, type SearchOptions } from "../../queries/search";
-import { searchTags, validTagName } from "../../services/tags-follow";
+import { searchTags, validTagName } from "../../services/statuses/tags-follow";
 import { resolveForSearch } from "../../federation/resolve";
 
 const r = routeGroup();

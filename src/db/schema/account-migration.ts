@@ -1,4 +1,4 @@
-// Account migration: migrations/0027_account_migration.sql (src/services/account-migration.ts). The aliases' URIs are
+// Account migration: migrations/0027_account_migration.sql (src/services/accounts/account-migration.ts). The aliases' URIs are
 // also on the account row (`accounts.also_known_as`), as Mastodon keeps them.
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { lazyTable } from "./lazy-table";

@@ -33,7 +33,7 @@ export const accounts = lazyTable(() =>
       note: text("note").notNull().default(""), // rendered HTML
       noteSource: text("note_source").notNull().default(""), // raw text (local)
       fields: json<ProfileField[]>()("fields").notNull().default(sql`'[]'`),
-      /** The custom emojis the name, note and fields use, resolved when they are written (services/custom-emojis.ts). */
+      /** The custom emojis the name, note and fields use, resolved when they are written (services/statuses/custom-emojis.ts). */
       emojis: json<StoredEmoji[] | null>()("emojis"),
       avatarKey: text("avatar_key"), // R2 key (local upload)
       avatarRemoteUrl: text("avatar_remote_url"),
@@ -72,7 +72,7 @@ export const accounts = lazyTable(() =>
       /**
        * A domain block with reject_media covers the account's domain or a parent domain (migrations/0028): its avatar,
        * header, emojis and media attachments render as Mastodon renders files it never downloaded. Kept in step by
-       * upsertRemoteAccount and the `domain_block_apply` effect (src/services/admin-domain-blocks.ts).
+       * upsertRemoteAccount and the `domain_block_apply` effect (src/services/admin/domain-blocks.ts).
        */
       rejectMedia: bool("reject_media").notNull().default(false),
       movedToAccountId: id("moved_to_account_id"),

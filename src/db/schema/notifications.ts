@@ -20,7 +20,7 @@ export const NOTIFICATION_TYPES = [
   // Quote posts (Mastodon 4.5): one of your statuses was quoted; a status you quoted was edited.
   "quote",
   "quoted_update",
-  // An account you follow moved (Pleroma's and Akkoma's `move`, with `target`): src/services/account-migration.ts.
+  // An account you follow moved (Pleroma's and Akkoma's `move`, with `target`): src/services/accounts/account-migration.ts.
   "move",
   "admin.sign_up",
   "admin.report",

@@ -1,5 +1,5 @@
 // Scheduled statuses (Mastodon's ScheduledStatus): the parameters of a post to be published later, by the cron, through
-// the same posting service (src/services/publish-scheduled.ts). Media attached to one are reserved for it through
+// the same posting service (src/services/statuses/publish-scheduled.ts). Media attached to one are reserved for it through
 // media_attachments.scheduled_status_id. Hand-written migration: migrations/0005_scheduled_statuses.sql.
 import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { lazyTable } from "./lazy-table";

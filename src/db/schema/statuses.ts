@@ -28,7 +28,7 @@ export const statuses = lazyTable(() =>
       applicationId: id("application_id"),
       pollId: id("poll_id"),
       mediaIds: json<string[]>()("media_ids"), // ordered attachment ids
-      /** The `:shortcode:`s in the text and content warning (services/custom-emojis.ts); null when none. */
+      /** The `:shortcode:`s in the text and content warning (services/statuses/custom-emojis.ts); null when none. */
       emojiShortcodes: json<string[] | null>()("emoji_shortcodes"),
       repliesCount: integer("replies_count").notNull().default(0),
       reblogsCount: integer("reblogs_count").notNull().default(0),
@@ -202,7 +202,7 @@ export const polls = lazyTable(() =>
       expiresAt: ms("expires_at"),
       createdAt: ms("created_at").notNull(),
       updatedAt: ms("updated_at").notNull(),
-      // A local poll's Update{Question} (new counts) is queued: at most one pending (src/services/polls.ts).
+      // A local poll's Update{Question} (new counts) is queued: at most one pending (src/services/statuses/polls.ts).
       updateQueuedAt: ms("update_queued_at"),
     },
     // The cron notifies voters when polls end.

@@ -5,7 +5,7 @@ import { type DB, runBatch } from "../../db/client";
 import { accounts, blocks } from "../../db/schema";
 import { padId } from "../../lib/ids";
 import type { BatchItem } from "drizzle-orm/batch";
-import { blockChange } from "../../services/blocks";
+import { blockChange } from "../../services/relationships/blocks";
 import { resolveActor } from "../remote-accounts";
 import { isUniqueViolation } from "../../db/unique";
 import { drop, localAccountByUri, typeOf, type InboxContext } from "./context";

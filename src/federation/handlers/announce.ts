@@ -4,9 +4,9 @@ import type { BatchItem } from "drizzle-orm/batch";
 import { accounts, statuses } from "../../db/schema";
 import type { StatusRow } from "../../entities/status";
 import { padId, snowflake } from "../../lib/ids";
-import { applyFavourite, favouriteChange, unfavouriteStatements } from "../../services/favourites";
-import { removeStatus } from "../../services/delete-status";
-import { applyReblog, reblogChange } from "../../services/reblogs";
+import { applyFavourite, favouriteChange, unfavouriteStatements } from "../../services/interactions/favourites";
+import { removeStatus } from "../../services/statuses/delete-status";
+import { applyReblog, reblogChange } from "../../services/interactions/reblogs";
 import { accountCanRead, statusReadableBy } from "../../policy/visibility";
 import { normalizeNote, sameHost, visibilityFromAudience } from "../normalize";
 import { accountDomainSql, frozenDomainSuspended, isDomainSuspended } from "../remote-accounts";
@@ -108,7 +108,7 @@ export async function handleAnnounce(ctx: InboxContext): Promise<void> {
   if (mine) return;
   const now = Date.now();
   const createdAt = Math.min(activity.published ?? now, now);
-  // The same boost as a local one (services/reblogs.ts): same row, notification and fan-out; the inbox item's
+  // The same boost as a local one (services/interactions/reblogs.ts): same row, notification and fan-out; the inbox item's
   // finishing statements go in its batch (withFinish).
   const change = reblogChange(db, ctx.fx, {
     id: snowflake(createdAt),
@@ -144,7 +144,7 @@ export async function handleLike(ctx: InboxContext): Promise<void> {
   const target = found[0];
   if (!target || target.reblogOfId) return drop("like of an unknown status");
   if (readable[0]?.id !== target.id) return drop("like of a status the actor may not see");
-  // The same favourite as a local one (services/favourites.ts): same rows, notification and effects; the inbox item's
+  // The same favourite as a local one (services/interactions/favourites.ts): same rows, notification and effects; the inbox item's
   // finishing statements go in its batch.
   const change = favouriteChange(db, ctx.fx, signer.id, target, activity.id, false);
   const w = withFinish(ctx, change.stmts);

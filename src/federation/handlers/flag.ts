@@ -5,7 +5,7 @@ import { accounts, domainBlocks, reports, statuses, userRoles, users } from "../
 import { domainAndParents } from "../../lib/domain-name";
 import { snowflake } from "../../lib/ids";
 import { hasPermission } from "../../lib/permissions";
-import { notificationStatement } from "../../services/notifications";
+import { notificationStatement } from "../../services/notifications/notifications";
 import { asArray, iri } from "../normalize";
 import { htmlToText } from "../sanitize";
 import { drop, type InboxContext } from "./context";

@@ -3,7 +3,7 @@ import { and, eq, or, sql, type SQL } from "drizzle-orm";
 import { accountDomainBlocks, accounts, blocks, followRequests, follows } from "../../db/schema";
 import type { AccountRow } from "../../db/schema";
 import type { BatchItem } from "drizzle-orm/batch";
-import { acceptRequest, beginFollow, endFollow } from "../../services/follows";
+import { acceptRequest, beginFollow, endFollow } from "../../services/relationships/follows";
 import { isUniqueViolation } from "../../db/unique";
 import { drop, localAccountByUri, prop, typeOf, withFinish, type InboxContext } from "./context";
 import { accountRows } from "../../db/table-rows";
@@ -55,7 +55,7 @@ export async function handleFollow(ctx: InboxContext): Promise<void> {
     return;
   }
   const pending = !!(target.locked || signer.silencedAt);
-  // The same follow as a local one (services/follows.ts beginFollow); the inbox item's finishing statements go in its
+  // The same follow as a local one (services/relationships/follows.ts beginFollow); the inbox item's finishing statements go in its
   // batch (withFinish).
   const change = beginFollow(db, ctx.fx, { followerId: signer.id, targetId: target.id, pending, uri: followUri, followerLocal: false });
   const w = withFinish(ctx, change.stmts);
@@ -132,7 +132,7 @@ async function followsMatching(ctx: InboxContext, side: "follower" | "followed",
   ];
 }
 
-/** Ends the given follows and requests with the shared state change (services/follows.ts `endFollow`), one batch. */
+/** Ends the given follows and requests with the shared state change (services/relationships/follows.ts `endFollow`), one batch. */
 async function endFollows(
   ctx: InboxContext,
   rows: { follow?: { id: string }; request?: { id: string }; accountId: string; targetId: string }[],

@@ -1,9 +1,9 @@
 // Move (Mastodon's ActivityPub::Activity::Move): a remote account says it moved to `target`. Accepted only when the
 // Move is about the signer itself (object = actor) and the target, local or fetched fresh from its server, lists the
 // origin in its alsoKnownAs; then the origin's moved_to is set and its local followers follow the target
-// (src/services/account-migration.ts). Anything else is dropped. A replay (same id) is deduplicated by the inbox
+// (src/services/accounts/account-migration.ts). Anything else is dropped. A replay (same id) is deduplicated by the inbox
 // processor, and moving followers again changes nothing twice.
-import { acceptMove } from "../../services/account-migration";
+import { acceptMove } from "../../services/accounts/account-migration";
 import { resolveActor, ResolveError } from "../remote-accounts";
 import { FetchRefused } from "../safe-fetch";
 import { drop, localAccountByUri, type InboxContext } from "./context";

@@ -2,7 +2,7 @@
 import { sql } from "drizzle-orm";
 import { tombstones } from "../../db/schema";
 import { padId } from "../../lib/ids";
-import { removeStatus } from "../../services/delete-status";
+import { removeStatus } from "../../services/statuses/delete-status";
 import { normalizeNote, sameHost } from "../normalize";
 import { applyPollCounts, handleVoteCreate, voteNoteOf } from "../poll-votes";
 import { applyNoteUpdate, ingestLookupFrom, ingestLookupStatements, ingestNote } from "../remote-statuses";

@@ -1,6 +1,6 @@
 // Announcements (manage_announcements): every announcement, newest first, with publish / unpublish, edit and delete,
 // and a form for a new one (text, optional start and end in UTC, all day, published). Changes go through
-// src/services/announcements.ts; the text is shown as the staff wrote it (escaped), not as rendered HTML.
+// src/services/instance/announcements.ts; the text is shown as the staff wrote it (escaped), not as rendered HTML.
 import type { Ctx } from "../../context";
 import { allAnnouncements } from "../../queries/announcements";
 import { sectionPage, PostButton, when, type View } from "./kit";

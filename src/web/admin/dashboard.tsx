@@ -1,8 +1,8 @@
 // The dashboard (view_dashboard): the measures of the last 30 days against the 30 before, from
-// src/services/admin-measures.ts (one D1 batch), as Mastodon's admin dashboard shows them.
+// src/services/admin/measures.ts (one D1 batch), as Mastodon's admin dashboard shows them.
 import type { Ctx } from "../../context";
 import { SOFTWARE_VERSION, TERN_VERSION } from "../../env";
-import { adminMeasures, readSpan } from "../../services/admin-measures";
+import { adminMeasures, readSpan } from "../../services/admin/measures";
 import { sectionPage, type View } from "./kit";
 import { Card } from "../form-parts";
 

@@ -8,7 +8,7 @@ import type { RoleRow } from "../../db/schema";
 import { ApiError } from "../../lib/errors";
 import { readParams, type Params } from "../../lib/params";
 import { hasPermission, isStaff, type Permission } from "../../lib/permissions";
-import type { Moderator } from "../../services/admin-accounts";
+import type { Moderator } from "../../services/admin/accounts";
 import type { WebSession } from "../session-store";
 import { MessagePage } from "../auth-pages";
 import { page } from "../layout";

@@ -1,7 +1,7 @@
 // Relays (manage_federation): the list with each relay's state, a form to add one by its inbox URL, and enable,
-// disable and remove. Changes go through src/services/relays.ts, as the API's (/api/v1/admin/relays) do.
+// disable and remove. Changes go through src/services/admin/relays.ts, as the API's (/api/v1/admin/relays) do.
 import type { Ctx } from "../../context";
-import { listRelays } from "../../services/relays";
+import { listRelays } from "../../services/admin/relays";
 import { sectionPage, PostButton, when, type View } from "./kit";
 import { Card, NamedCell, PostForm, RowsTable } from "../form-parts";
 import type { RelayRow } from "../../db/schema";

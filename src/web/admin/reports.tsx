@@ -1,11 +1,11 @@
 // The reports queue (manage_reports): open reports (or resolved ones with ?resolved=1), newest first, 20 a page, each
-// with what was reported and the actions: assign to me / unassign, resolve / reopen (src/services/admin-reports.ts),
+// with what was reported and the actions: assign to me / unassign, resolve / reopen (src/services/admin/reports.ts),
 // and an action on the reported account that resolves the report (admin-accounts accountAction with the report id).
 // Reported statuses are shown as plain text (their HTML is reduced to text, then escaped).
 import type { Ctx } from "../../context";
 import { renderAdminReports } from "../../entities/admin-report";
 import { parseId } from "../../lib/ids";
-import { adminReportsPage } from "../../services/admin-reports";
+import { adminReportsPage } from "../../services/admin/reports";
 import { htmlToText } from "../public-pages";
 import { sectionPage, Older, PostButton, when, type View } from "./kit";
 import { Card, PostForm } from "../form-parts";

@@ -1,10 +1,10 @@
 // /settings/aliases: "moving from another account" (Mastodon's Settings::AliasesController): the account's other
 // accounts, each a handle resolved by WebFinger; they become the actor's alsoKnownAs, which the other account's
-// server checks before it moves its followers here (src/services/account-migration.ts). Plain forms, CSRF-checked.
+// server checks before it moves its followers here (src/services/accounts/account-migration.ts). Plain forms, CSRF-checked.
 import { routeGroup } from "../../route-group";
 import type { Ctx } from "../../context";
 import type { AccountAliasRow } from "../../db/schema";
-import { addAlias, listAliases, removeAlias } from "../../services/account-migration";
+import { addAlias, listAliases, removeAlias } from "../../services/accounts/account-migration";
 import { page } from "../layout";
 import type { WebSession } from "../session-store";
 import { type PageView, SettingsLayout, settingsGet, settingsPost, settingsPostOn, when } from "./kit";

@@ -1,4 +1,4 @@
-// /settings/delete: "delete my account", with the password (src/services/delete-own-account.ts).
+// /settings/delete: "delete my account", with the password (src/services/accounts/delete-own-account.ts).
 import { Layout } from "../layout";
 import { SettingsLayout } from "./kit";
 import { PostForm } from "../form-parts";

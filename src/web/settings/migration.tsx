@@ -1,12 +1,12 @@
 // /settings/migration: "moving to another account" (Mastodon's Settings::MigrationsController): the new account's
 // handle and the current password; the new account must list this one as an alias (its alsoKnownAs). Then this
 // account is marked as moved, a Move goes to the followers' servers and the local followers follow the new account
-// (src/services/account-migration.ts). Once every 30 days. Plain forms, CSRF-checked.
+// (src/services/accounts/account-migration.ts). Once every 30 days. Plain forms, CSRF-checked.
 import { routeGroup } from "../../route-group";
 import type { Ctx } from "../../context";
 import { acctOf } from "../../entities/account";
-import { type MigrationState, migrationState, moveAccount } from "../../services/account-migration";
-import { credentialCheck } from "../../services/credentials";
+import { type MigrationState, migrationState, moveAccount } from "../../services/accounts/account-migration";
+import { credentialCheck } from "../../services/accounts/credentials";
 import { page } from "../layout";
 import type { WebSession } from "../session-store";
 import { type PageView, SettingsLayout, settingsGet, settingsPost, when } from "./kit";

@@ -1,5 +1,5 @@
 // /settings/preferences: posting defaults (through updateProfile, as update_credentials' `source[...]`) and reading
-// preferences (src/services/preferences.ts): the values GET /api/v1/preferences reports to apps.
+// preferences (src/services/accounts/preferences.ts): the values GET /api/v1/preferences reports to apps.
 import type { UserSettings } from "../../db/schema";
 import { Flag } from "./profile";
 import { SettingsLayout } from "./kit";

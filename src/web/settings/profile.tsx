@@ -1,7 +1,7 @@
 // /settings/profile: display name, bio, pictures, profile fields and the account flags, saved through updateProfile
 // (the service behind PATCH /api/v1/accounts/update_credentials).
 import type { AccountRow } from "../../db/schema";
-import { MAX_DISPLAY_NAME, MAX_FIELD_NAME, MAX_FIELD_VALUE, MAX_FIELDS, MAX_NOTE } from "../../services/profile";
+import { MAX_DISPLAY_NAME, MAX_FIELD_NAME, MAX_FIELD_VALUE, MAX_FIELDS, MAX_NOTE } from "../../services/accounts/profile";
 import { SettingsLayout } from "./kit";
 import { PostForm } from "../form-parts";
 

@@ -11,14 +11,21 @@ import { ApiError } from "../../lib/errors";
 import { readParams, truthy } from "../../lib/params";
 import { AVATAR_LIMIT } from "../../media/store";
 import type { UserViewer } from "../../oauth/guard";
-import { authorizedApps, browserSessions, revokeAuthorizedApp, revokeBrowserSession } from "../../services/authorized-apps";
-import { deleteOwnAccount } from "../../services/delete-own-account";
-import { changeEmail } from "../../services/email-change";
-import { changePassword } from "../../services/password-change";
-import { credentialCheck } from "../../services/credentials";
-import { EXPAND_MEDIA, type ExpandMedia, updateReadingPreferences } from "../../services/preferences";
-import { updateProfile } from "../../services/profile";
-import { beginTwoFactorSetup, confirmTwoFactor, disableTwoFactor, pendingSetup, regenerateRecoveryCodes, twoFactorState } from "../../services/two-factor";
+import { authorizedApps, browserSessions, revokeAuthorizedApp, revokeBrowserSession } from "../../services/accounts/authorized-apps";
+import { deleteOwnAccount } from "../../services/accounts/delete-own-account";
+import { changeEmail } from "../../services/accounts/email-change";
+import { changePassword } from "../../services/accounts/password-change";
+import { credentialCheck } from "../../services/accounts/credentials";
+import { EXPAND_MEDIA, type ExpandMedia, updateReadingPreferences } from "../../services/accounts/preferences";
+import { updateProfile } from "../../services/accounts/profile";
+import {
+  beginTwoFactorSetup,
+  confirmTwoFactor,
+  disableTwoFactor,
+  pendingSetup,
+  regenerateRecoveryCodes,
+  twoFactorState,
+} from "../../services/accounts/two-factor";
 import { page } from "../layout";
 import { clearSessionCookie } from "../session";
 import type { WebSession } from "../session-store";

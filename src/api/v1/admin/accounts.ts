@@ -20,8 +20,8 @@ import {
   unsilenceAccount,
   unsuspendAccount,
   type AdminAccountFilter,
-} from "../../../services/admin-accounts";
-import { adminDeleteAccount } from "../../../services/delete-account";
+} from "../../../services/admin/accounts";
+import { adminDeleteAccount } from "../../../services/accounts/delete-account";
 import { moderator, staffRouter } from "./staff";
 
 const { r, read, write } = staffRouter("manage_users", "accounts");
@@ -112,7 +112,7 @@ r.post("/:id/action", write, async (c) => {
   return c.json({});
 });
 
-// Deletes a suspended account's data (src/services/delete-account.ts); answers with the account as it was.
+// Deletes a suspended account's data (src/services/accounts/delete-account.ts); answers with the account as it was.
 r.delete("/:id", requireStaff("delete_user_data", "admin:write:accounts"), async (c) =>
   render(c, await adminDeleteAccount(c.get("db"), c.get("fx"), moderator(c), pathId(c))),
 );

@@ -16,7 +16,7 @@ import {
   getAnnouncement,
   publishAnnouncement,
   updateAnnouncement,
-} from "../../../services/announcements";
+} from "../../../services/instance/announcements";
 import { staffRouter } from "./staff";
 import type { AnnouncementRow } from "../../../db/schema";
 

@@ -5,7 +5,7 @@ import { lazy } from "../../../lib/lazy";
 import type { Ctx } from "../../../context";
 import { renderAdminIpBlock } from "../../../entities/admin-access-block";
 import { parse, pathId, zStr } from "../../../lib/params";
-import { createIpBlock, deleteIpBlock, getIpBlock, type IpBlockInput, ipBlocksPage, updateIpBlock } from "../../../services/admin-ip-blocks";
+import { createIpBlock, deleteIpBlock, getIpBlock, type IpBlockInput, ipBlocksPage, updateIpBlock } from "../../../services/admin/ip-blocks";
 import { listShowDelete, staff, staffRouter } from "./staff";
 
 const { r, ...guards } = staffRouter("manage_blocks", "ip_blocks");

@@ -1,11 +1,11 @@
 // The dashboard data (Mastodon's /api/v1/admin/measures, /dimensions and /retention): POST with `keys[]`, `start_at`,
-// `end_at` (and `limit` for dimensions, `frequency` for retention), computed by src/services/admin-measures.ts.
+// `end_at` (and `limit` for dimensions, `frequency` for retention), computed by src/services/admin/measures.ts.
 // view_dashboard only. Mounted at /api/v1/admin.
 import { routeGroup } from "../../../route-group";
 import { clampLimit } from "../../../lib/pagination";
 import { readParams } from "../../../lib/params";
 import { requireStaff } from "../../../oauth/guard";
-import { adminDimensions, adminMeasures, adminRetention, readSpan } from "../../../services/admin-measures";
+import { adminDimensions, adminMeasures, adminRetention, readSpan } from "../../../services/admin/measures";
 
 const r = routeGroup();
 

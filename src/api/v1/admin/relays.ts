@@ -3,7 +3,7 @@
 import { z } from "zod";
 import { renderAdminRelay } from "../../../entities/admin-relay";
 import { parse, pathId, zStr } from "../../../lib/params";
-import { addRelay, disableRelay, enableRelay, getRelay, listRelays, removeRelay } from "../../../services/relays";
+import { addRelay, disableRelay, enableRelay, getRelay, listRelays, removeRelay } from "../../../services/admin/relays";
 import { staff, staffRouter } from "./staff";
 
 const { r, read, write } = staffRouter("manage_federation");

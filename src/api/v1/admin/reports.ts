@@ -8,7 +8,7 @@ import { notFound } from "../../../lib/errors";
 import { parseId } from "../../../lib/ids";
 import { readPage, setLinkHeader } from "../../../lib/pagination";
 import { parse, pathId, readParams, zArray, zBool, zId, zStr } from "../../../lib/params";
-import { adminReportsPage, assignReportToSelf, getReport, reopenReport, resolveReport, unassignReport, updateReport } from "../../../services/admin-reports";
+import { adminReportsPage, assignReportToSelf, getReport, reopenReport, resolveReport, unassignReport, updateReport } from "../../../services/admin/reports";
 import { moderator, staffRouter } from "./staff";
 import type { ReportRow } from "../../../db/schema";
 

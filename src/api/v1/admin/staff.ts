@@ -9,8 +9,8 @@ import { readPage, setLinkHeader, type Page } from "../../../lib/pagination";
 import { pathId, readParams } from "../../../lib/params";
 import type { Permission } from "../../../lib/permissions";
 import { me, requireStaff } from "../../../oauth/guard";
-import type { Moderator } from "../../../services/admin-accounts";
-import type { Staff } from "../../../services/admin-log";
+import type { Moderator } from "../../../services/admin/accounts";
+import type { Staff } from "../../../services/admin/log";
 
 /**
  * The guards of one admin resource: the role must hold `permission`, the token `admin:read:<resource>` (read) or

@@ -15,7 +15,7 @@ import {
   reviewProvider,
   reviewStatus,
   reviewTag,
-} from "../../../services/admin-trends";
+} from "../../../services/admin/trends";
 import { me } from "../../../oauth/guard";
 import { readOffsetPage, setOffsetLinks } from "../../../lib/pagination";
 import { moderator, staffRouter } from "./staff";

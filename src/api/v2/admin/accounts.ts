@@ -7,7 +7,7 @@ import { badRequest } from "../../../lib/errors";
 import { parseId } from "../../../lib/ids";
 import { parse, zArray, zId, zStr } from "../../../lib/params";
 import { requireStaff } from "../../../oauth/guard";
-import { ACCOUNT_STATUSES, type AccountStatusFilter, type AdminAccountFilter } from "../../../services/admin-accounts";
+import { ACCOUNT_STATUSES, type AccountStatusFilter, type AdminAccountFilter } from "../../../services/admin/accounts";
 import { adminAccountList, filterText } from "../../v1/admin/accounts";
 
 const r = routeGroup();

@@ -1,0 +1,21 @@
+// Reading preferences from the settings page (the `reading:*` keys GET /api/v1/preferences reports). Posting defaults
+// (visibility, sensitive, language) are written by updateProfile, as the API's update_credentials `source[...]` does.
+import { eq } from "drizzle-orm";
+import type { DB } from "../../db/client";
+import { users, type UserRow, type UserSettings } from "../../db/schema";
+
+export const EXPAND_MEDIA = ["default", "show_all", "hide_all"] as const;
+export type ExpandMedia = (typeof EXPAND_MEDIA)[number];
+
+export interface ReadingPreferences {
+  expandSpoilers?: boolean;
+  expandMedia?: ExpandMedia;
+}
+
+export async function updateReadingPreferences(db: DB, user: UserRow, input: ReadingPreferences): Promise<UserSettings> {
+  const settings: UserSettings = { ...(user.settings ?? {}) };
+  if (input.expandSpoilers !== undefined) settings["reading:expand:spoilers"] = input.expandSpoilers;
+  if (input.expandMedia !== undefined && EXPAND_MEDIA.includes(input.expandMedia)) settings["reading:expand:media"] = input.expandMedia;
+  await db.update(users).set({ settings, updatedAt: Date.now() }).where(eq(users.id, user.id));
+  return settings;
+}

@@ -1,0 +1,148 @@
+// Reblogs (boosts) of a status and their undo. A reblog is a status row pointing at the original; it is fanned out
+// like a post and federated as an Announce. `reblogChange` is the one boost, whether a local user boosts (REST) or a
+// remote actor's Announce arrives (federation/handlers/announce.ts): same row, same notification, same effects.
+import { and, eq, sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
+import type { DB } from "../../db/client";
+import { statuses } from "../../db/schema";
+import type { Effects } from "../../effects/collector";
+import { loadStatusBundle, newStatusFields, renderStatus, type StatusRow } from "../../entities/status";
+import { statusUri } from "../../entities/urls";
+import type { Config } from "../../env";
+import { notFound, unprocessable } from "../../lib/errors";
+import { padId, snowflake } from "../../lib/ids";
+import type { UserViewer } from "../../oauth/guard";
+import type { Change } from "../relationships/follows";
+import { bump, loadVisible, render, renderAnyway, targetOf, type Json } from "./interaction-target";
+import { removeStatus } from "../statuses/delete-status";
+import { notificationStatement, retractNotificationStatement } from "../notifications/notifications";
+
+export interface ReblogResult {
+  status: Json;
+}
+
+export async function reblog(db: DB, fx: Effects, cfg: Config, viewer: UserViewer, id: string, visibility: string | undefined): Promise<ReblogResult> {
+  const me = viewer.account;
+  const { b, target } = await loadVisible(db, cfg, id, me.id);
+  // Spec: reblog of a private status is a generic 422 (the author may boost their own followers-only post).
+  if (target.visibility === "direct" || (target.visibility === "private" && target.accountId !== me.id)) {
+    throw unprocessable("This action is not allowed");
+  }
+  if (b.viewer.reblogged.has(target.id)) return { status: await existingReblog(db, cfg, me.id, target.id) };
+
+  const def = viewer.user.settings?.["posting:default:visibility"];
+  const vis = target.visibility === "private" ? "private" : (visibility ?? (def && def !== "direct" ? def : "public"));
+  const now = Date.now();
+  const reblogId = snowflake(now);
+  const row: StatusRow = {
+    id: reblogId,
+    uri: `${statusUri(cfg, me.username, reblogId)}/activity`,
+    url: null,
+    accountId: me.id,
+    local: true,
+    inReplyToId: null,
+    inReplyToAccountId: null,
+    reblogOfId: target.id,
+    conversationId: null,
+    text: "",
+    content: "",
+    spoilerText: "",
+    sensitive: false,
+    visibility: vis as StatusRow["visibility"],
+    language: null,
+    applicationId: viewer.applicationId,
+    pollId: null,
+    mediaIds: null,
+    emojiShortcodes: null,
+    ...newStatusFields(now),
+  };
+  const change = reblogChange(db, fx, { ...row, reblogOfId: target.id, targetAccountId: target.accountId });
+  if (!(await applyReblog(db, change)).written) return { status: await existingReblog(db, cfg, me.id, target.id) };
+  b.statuses.set(reblogId, row);
+  b.accounts.set(me.id, { ...me, statusesCount: me.statusesCount + 1, lastStatusAt: now });
+  bump(b, target.id, { reblogsCount: target.reblogsCount + 1 });
+  b.viewer.reblogged.add(target.id);
+  if (viewer.applicationId && viewer.application) b.apps.set(viewer.applicationId, viewer.application);
+  change.effects(fx);
+  return { status: render(cfg, b, reblogId) };
+}
+
+async function existingReblog(db: DB, cfg: Config, viewerId: string, targetId: string): Promise<Json> {
+  const [r] = await db
+    .select({ id: statuses.id })
+    .from(statuses)
+    .where(and(eq(statuses.accountId, viewerId), eq(statuses.reblogOfId, targetId)))
+    .limit(1);
+  const out = r ? await renderStatus(db, cfg, r.id, viewerId) : null;
+  if (!out) throw notFound();
+  return out;
+}
+
+export async function unreblog(db: DB, fx: Effects, cfg: Config, id: string, viewerId: string): Promise<ReblogResult> {
+  // Each of the viewer's boosts of the status goes the way any status goes (removeStatus): feeds, notifications,
+  // open streams (a delete event for the boost) and fan-out, in one batch per boost.
+  const mine = await db
+    .select({ id: statuses.id, uri: statuses.uri, accountId: statuses.accountId, reblogOfId: statuses.reblogOfId })
+    .from(statuses)
+    .where(and(eq(statuses.accountId, viewerId), sql`${statuses.reblogOfId} = ${targetOf(id)}`));
+  const removed: typeof mine = [];
+  for (const r of mine) if (await removeStatus(db, fx, r)) removed.push(r);
+  const targetId = removed[0]?.reblogOfId ?? id;
+  const b = await loadStatusBundle(db, [targetId], viewerId);
+  b.viewer.reblogged.delete(targetId);
+  const status = removed.length ? renderAnyway(cfg, b, targetId) : render(cfg, b, targetId);
+  const t = b.statuses.get(targetId);
+  if (t) for (const r of removed) fx.federate({ kind: "undo_announce", accountId: viewerId, reblogUri: r.uri, objectUri: t.uri, objectAuthorId: t.accountId });
+  return { status };
+}
+
+/** A boost to write: the reblog's own row (a local one is federated as an Announce) and its original's author. */
+export type NewReblog = Pick<StatusRow, "id" | "uri" | "accountId" | "local" | "visibility" | "applicationId" | "createdAt" | "updatedAt"> & {
+  reblogOfId: string;
+  targetAccountId: string;
+};
+
+/** A boost's change, and how to take back its notification when the row was not written. */
+export interface ReblogChange extends Change {
+  retract: () => ReturnType<typeof retractNotificationStatement>;
+}
+
+/**
+ * `r.accountId` boosts `r.reblogOfId`: the reblog's row, written only when that account has no boost of it yet (so two
+ * parallel boosts, or an Announce delivered twice, make one), and the original's author's notification. Once it
+ * committed (applyReblog), the reblog is fanned out, and a local one federated.
+ */
+export function reblogChange(db: DB, fx: Effects, r: NewReblog): ReblogChange {
+  const pv = padId(r.accountId);
+  const pt = padId(r.reblogOfId);
+  return {
+    stmts: [
+      db.run(sql`INSERT INTO statuses (id, uri, url, account_id, local, reblog_of_id, visibility, application_id, created_at, updated_at)
+        SELECT ${padId(r.id)}, ${r.uri}, NULL, ${pv}, ${r.local ? 1 : 0}, ${pt}, ${r.visibility}, ${r.applicationId ? padId(r.applicationId) : null},
+          ${r.createdAt}, ${r.updatedAt}
+        WHERE NOT EXISTS (SELECT 1 FROM statuses WHERE account_id = ${pv} AND reblog_of_id = ${pt})`),
+      notificationStatement(db, fx, { recipientId: r.targetAccountId, fromAccountId: r.accountId, type: "reblog", statusId: r.reblogOfId, activityId: r.id }),
+    ],
+    retract: () => retractNotificationStatement(db, r.targetAccountId, "reblog", r.id),
+    effects: (fx) => {
+      if (r.local) fx.federate({ kind: "announce", reblogId: r.id });
+      fx.add({ type: "fanout", statusId: r.id });
+    },
+  };
+}
+
+/**
+ * Writes a boost, its statements first in the batch (an inbox item's finishing ones may follow: `stmts`). `written`:
+ * false when the account had boosted the status already (the notification made for nothing is then taken back). The
+ * caller records `change.effects` when written.
+ */
+export async function applyReblog(
+  db: DB,
+  change: ReblogChange,
+  stmts: BatchItem<"sqlite">[] = change.stmts,
+): Promise<{ written: boolean; results: readonly unknown[] }> {
+  const results = await db.batch(stmts as [BatchItem<"sqlite">]);
+  const written = !!(results[0] as D1Result).meta?.changes;
+  if (!written) await change.retract();
+  return { written, results };
+}

@@ -1,0 +1,146 @@
+// Media attachments owned by local accounts: upload (synchronous, so never "processing"), read and edit while
+// unattached, delete while unused. Objects live in R2 under server-made keys (media/store.ts).
+import { and, eq, isNull } from "drizzle-orm";
+import type { DB } from "../../db/client";
+import { insertMedia } from "../../db/inserts";
+import { ownedBy } from "../../db/owned";
+import { mediaAttachments } from "../../db/schema";
+import type { Env } from "../../env";
+import { notFound, unprocessable, validationFailed } from "../../lib/errors";
+import { snowflake } from "../../lib/ids";
+import { buildMeta, deleteStored, inspectFile, putInspected, thumbnailKey, uploadKey } from "../../media/store";
+
+export type MediaRow = typeof mediaAttachments.$inferSelect;
+
+export const MAX_DESCRIPTION = 1500;
+
+export interface MediaInput {
+  file?: File;
+  thumbnail?: File;
+  description?: string;
+  focus?: string;
+}
+
+/** "x,y" with each in -1..1 → thousandths; anything else is a 422. */
+export function parseFocus(raw: string): [number, number] {
+  const parts = raw.split(",").map((p) => p.trim());
+  const nums = parts.map((p) => (/^[-+]?(\d+(\.\d*)?|\.\d+)$/.test(p) ? Number(p) : NaN));
+  const [x, y] = nums;
+  if (nums.length !== 2 || x === undefined || y === undefined || nums.some((n) => !Number.isFinite(n) || n < -1 || n > 1)) {
+    throw validationFailed('Focus must be two numbers between -1.0 and 1.0, as "x,y"');
+  }
+  return [Math.round(x * 1000), Math.round(y * 1000)];
+}
+
+function checkDescription(d: string | undefined): void {
+  if (d !== undefined && [...d].length > MAX_DESCRIPTION) {
+    throw validationFailed(`Description is too long (maximum is ${MAX_DESCRIPTION} characters)`);
+  }
+}
+
+async function storeThumbnail(env: Env, id: string, thumb: File, checked?: Awaited<ReturnType<typeof inspectFile>>) {
+  const x = checked ?? (await inspectFile(thumb, { imagesOnly: true }));
+  const key = thumbnailKey(id, x.sniffed.ext);
+  await putInspected(env, key, thumb, x);
+  return { key, small: (buildMeta(x.sniffed).original ?? {}) as Record<string, unknown> };
+}
+
+export async function createMedia(db: DB, env: Env, accountId: string, input: MediaInput): Promise<MediaRow> {
+  if (!(input.file instanceof File)) throw validationFailed("File can't be blank");
+  checkDescription(input.description);
+  const focus = input.focus ? parseFocus(input.focus) : null;
+  const thumbnail = input.thumbnail instanceof File && input.thumbnail.size > 0 ? input.thumbnail : null;
+
+  const x = await inspectFile(input.file);
+  // A refused thumbnail fails the upload before anything is written.
+  const thumbChecked = thumbnail ? await inspectFile(thumbnail, { imagesOnly: true }) : null;
+
+  const id = snowflake();
+  const key = uploadKey("attachment", x.sniffed.ext, id);
+  await putInspected(env, key, input.file, x);
+  const meta = buildMeta(x.sniffed);
+  let previewKey: string | null = null;
+  try {
+    if (thumbnail && thumbChecked) {
+      const t = await storeThumbnail(env, id, thumbnail, thumbChecked);
+      previewKey = t.key;
+      meta.small = t.small;
+    }
+    const row: MediaRow = {
+      id,
+      accountId,
+      statusId: null,
+      scheduledStatusId: null,
+      type: x.sniffed.kind,
+      fileKey: key,
+      contentType: x.sniffed.mime,
+      fileSize: x.size,
+      remoteUrl: null,
+      previewKey,
+      previewRemoteUrl: null,
+      description: input.description?.trim() ? input.description : null,
+      focusX: focus?.[0] ?? null,
+      focusY: focus?.[1] ?? null,
+      meta,
+      blurhash: null,
+      processing: 0,
+      createdAt: Date.now(),
+      detachedAt: null,
+    };
+    await insertMedia(db, row);
+    return row;
+  } catch (e) {
+    await deleteStored(env, [key, previewKey]).catch(() => {});
+    throw e;
+  }
+}
+
+/** The viewer's own attachment that no status uses yet (Mastodon's set_media_attachment); otherwise 404 (B14). */
+export async function findOwnUnattached(db: DB, accountId: string, id: string): Promise<MediaRow> {
+  const row = await db
+    .select()
+    .from(mediaAttachments)
+    .where(and(eq(mediaAttachments.id, id), eq(mediaAttachments.accountId, accountId), isNull(mediaAttachments.statusId)))
+    .get();
+  if (!row) throw notFound();
+  return row;
+}
+
+export async function updateMedia(db: DB, env: Env, row: MediaRow, input: Omit<MediaInput, "file">): Promise<MediaRow> {
+  checkDescription(input.description);
+  const next: MediaRow = { ...row };
+  if (input.description !== undefined) next.description = input.description.trim() ? input.description : null;
+  if (input.focus) [next.focusX, next.focusY] = parseFocus(input.focus);
+  const thumbnail = input.thumbnail instanceof File && input.thumbnail.size > 0 ? input.thumbnail : null;
+  if (thumbnail) {
+    const t = await storeThumbnail(env, row.id, thumbnail);
+    next.previewKey = t.key;
+    next.meta = { ...(row.meta ?? {}), small: t.small };
+  }
+  const updated = await db
+    .update(mediaAttachments)
+    .set({ description: next.description, focusX: next.focusX, focusY: next.focusY, previewKey: next.previewKey, meta: next.meta })
+    .where(and(eq(mediaAttachments.id, row.id), isNull(mediaAttachments.statusId)))
+    .returning({ id: mediaAttachments.id });
+  // The replaced thumbnail goes once the row points at the new one; if a status took the row meanwhile, the new one goes.
+  if (next.previewKey !== row.previewKey) await deleteStored(env, [updated.length ? row.previewKey : next.previewKey]);
+  return next;
+}
+
+/** Deletes the viewer's attachment and its objects; 422 while a status (or scheduled status) uses it. */
+export async function deleteMedia(db: DB, env: Env, accountId: string, id: string): Promise<void> {
+  const row = await db
+    .select()
+    .from(mediaAttachments)
+    .where(ownedBy(mediaAttachments, id, accountId))
+    .get();
+  if (!row) throw notFound();
+  if (row.statusId || row.scheduledStatusId) throw unprocessable("Media attachment is currently used by a status");
+  // Guarded again in SQL: a status may have taken the attachment since the read; then the objects must stay.
+  const gone = await db
+    .delete(mediaAttachments)
+    .where(and(eq(mediaAttachments.id, id), isNull(mediaAttachments.statusId), isNull(mediaAttachments.scheduledStatusId)))
+    .returning({ id: mediaAttachments.id });
+  if (!gone.length) throw unprocessable("Media attachment is currently used by a status");
+  await deleteStored(env, [row.fileKey, row.previewKey]);
+}
