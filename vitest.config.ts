@@ -1,11 +1,12 @@
 import path from "node:path";
 import { defineWorkersConfig, readD1Migrations } from "@cloudflare/vitest-pool-workers/config";
-import { installFileGate, declineWebSocketCompression } from "./test/support/vitest-file-gate";
+import { installFileGate, declineWebSocketCompression, keepLoopbackConnectionsOpen } from "./test/support/vitest-file-gate";
 
 // The pool would run every test file at once, each in its own workerd; this bounds it to a few files at a time
 // (TERN_VITEST_FILES, default: twice the core count, 2..6). See test/support/vitest-file-gate.ts.
 installFileGate();
 if (process.env.TERN_WS_DEFLATE !== "1") declineWebSocketCompression();
+keepLoopbackConnectionsOpen();
 
 export default defineWorkersConfig(async () => {
   const migrations = await readD1Migrations(path.join(__dirname, "migrations"));

@@ -13,6 +13,7 @@
 // "singleton" object; the file is done when that socket closes. The namespace call waits for a slot, and the
 // socket's close (or a failed fetch) frees it. Nothing else in the pool changes: each file still gets its own runtime
 // and storage; the runtimes are still all started up front (they sit idle until their file's turn).
+import http from "node:http";
 import { createRequire } from "node:module";
 import { availableParallelism } from "node:os";
 import { Miniflare } from "miniflare";
@@ -121,4 +122,23 @@ export function declineWebSocketCompression(): void {
   if (PerMessageDeflate[PATCHED]) return;
   Object.defineProperty(PerMessageDeflate, "extensionName", { configurable: true, get: () => "x-tern-no-compression" });
   PerMessageDeflate[PATCHED] = true;
+}
+
+/**
+ * Miniflare's loopback server (the runtimes' calls back into this process: above all the isolated storage's push and
+ * pop around every test) is a node:http server, which closes an idle keep-alive connection after 5 s. workerd keeps
+ * its connection to it pooled, so a test that ran over 5 s without such a call could send its storage pop on a
+ * connection node was closing just then: "Network connection lost" in updateStackedStorage, a failed test that never
+ * failed, seen on a loaded machine after tests of 6-7 s. Connections in this process stay open for 10 minutes instead.
+ */
+export function keepLoopbackConnectionsOpen(): void {
+  if ((http.createServer as { [PATCHED]?: boolean })[PATCHED]) return;
+  const create = http.createServer;
+  const patched = ((...args: Parameters<typeof http.createServer>) => {
+    const server = create(...args);
+    server.keepAliveTimeout = 10 * 60_000;
+    return server;
+  }) as typeof http.createServer & { [PATCHED]?: boolean };
+  patched[PATCHED] = true;
+  http.createServer = patched;
 }
