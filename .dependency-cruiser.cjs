@@ -24,7 +24,7 @@ const LAYERS = [
   // Work after the response: the queue consumers, the cron, the effects runner, the inbox and its handlers.
   {
     name: "background",
-    paths: ["src/background/", "src/effects/run.ts", "src/effects/notify-reads.ts", "src/federation/handlers/", "src/federation/inbox-process.ts"],
+    paths: ["src/background/", "src/effects/notify-reads.ts", "src/federation/handlers/", "src/federation/inbox-process.ts"],
   },
   // Actions, and the federation library (resolve, fetch, normalise, sign, outbound builders, deliveries).
   {
@@ -90,7 +90,7 @@ const SENDERS = [
   {
     name: "effects-send",
     module: "^src/effects/send\\.ts$",
-    allowed: ["^src/app\\.ts$", "^src/background/cron\\.ts$", "^src/effects/run\\.ts$", "^src/effects/retry\\.ts$"],
+    allowed: ["^src/app\\.ts$", "^src/background/cron\\.ts$", "^src/background/effects-runner\\.ts$", "^src/effects/retry\\.ts$"],
     what: "effects leave by one road: a service records them on the Effects collector it is given and returns; the request (src/app.ts), the cron and the JOBS runner send them",
   },
   {

@@ -5,7 +5,7 @@
 //   also the inboxes they carried), cron runs, DO calls (HTTP fetch, RPC method calls, WebSocket messages, alarms) and
 //   their active wall time per object;
 // - work a fetch invocation left running after its response (ctx.waitUntil: an inbox POST processes its activity
-//   there, src/effects/run.ts runAfterResponse): promises still pending (`inflight`), and per request the number
+//   there, src/background/effects-runner.ts runAfterResponse): promises still pending (`inflight`), and per request the number
 //   pending when the response left, in the response header `x-bench-after` (bench only);
 // - queue messages SENT per queue, by who sent them and by type (a JOBS pack lists its effects' types; a DELIVERY
 //   message is a `pack` of inboxes or a `single` retry, its inboxes counted), with their size in 64 KB units (one

@@ -12,7 +12,7 @@
 // Method: every HTTP request is sent alone, with the JOBS and DELIVERY consumers held (so nothing else runs), and the
 // CPU of the workerd runtime (sum over its threads of /proc/<pid>/task/*/schedstat, ns) is read before it and after
 // the invocation ended: when the response says work was left running (waitUntil: an inbox POST processes its activity
-// after the 202, src/effects/run.ts runAfterResponse), the bench waits for it (`?settle=1`, minus that control
+// after the 202, src/background/effects-runner.ts runAfterResponse), the bench waits for it (`?settle=1`, minus that control
 // request's own CPU), so an inbox POST's figure is the request and its after-response processing. Then the held JOBS
 // batches are let through ONE at a time (`?step=jobs`), each measured the same way, then the DELIVERY messages (one
 // per invocation: a pack of ≤ DELIVERY_PACK inboxes or a single retry; per-inbox CPU = invocation ÷ inboxes); whatever is left

@@ -11,7 +11,7 @@
 //   GET /__bench/soak?home=<padded id> → also home_feed rows with status_id ≥ that id ([account_id, status_id])
 //   GET /__bench/soak?kick=1           → first sends 10 empty JOBS messages (see bench/README.md, "a stuck local queue")
 import tern from "../src/index";
-import { handleJobs } from "../src/effects/run";
+import { handleJobs } from "../src/background/effects-runner";
 import { countedBatch, countingQueue } from "./entry-counters.js";
 
 export * from "../src/index"; // the Durable Object classes

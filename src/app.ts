@@ -7,7 +7,7 @@ import { createDb } from "./db/client";
 import { BOOKMARK_HEADER, isSafeMethod, noteBookmark, requestFacts, sendBookmark, startFor } from "./db/session";
 import { Effects } from "./effects/collector";
 import { sendEffects } from "./effects/send";
-import { runAfterResponse } from "./effects/run";
+import { runAfterResponse } from "./background/effects-runner";
 import { readConfig } from "./env";
 import { countingD1, type D1Count, serverTiming } from "./lib/d1-counter";
 import { errorResponse, notFound } from "./lib/errors";

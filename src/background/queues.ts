@@ -1,7 +1,7 @@
-// The Queue consumers, by queue: JOBS runs effects (src/effects/run.ts), DELIVERY sends signed activities to other
+// The Queue consumers, by queue: JOBS runs effects (src/background/effects-runner.ts), DELIVERY sends signed activities to other
 // servers (src/federation/delivery.ts), and what exhausted its retries lands in the dead-letter store.
 import { createDb } from "../db/client";
-import { handleJobs } from "../effects/run";
+import { handleJobs } from "./effects-runner";
 import type { JobMessage } from "../effects/types";
 import type { Env } from "../env";
 import { handleDeliveries, type DeliveryMessage } from "../federation/delivery";

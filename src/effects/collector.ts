@@ -38,7 +38,7 @@ export class Effects {
   }
 
   /**
-   * Records effects a request runs itself once its response is out (src/effects/run.ts runAfterResponse), with the
+   * Records effects a request runs itself once its response is out (src/background/effects-runner.ts runAfterResponse), with the
    * queue standing by for what fails or is left: an incoming activity, so that it costs no queue message.
    */
   afterResponse(...effects: Effect[]): void {

@@ -148,7 +148,7 @@ const MAX_SUBSCRIPTIONS_PER_NOTIFICATION = 50;
 /**
  * The pushes some notifications cause, in one query: one row per subscription of each recipient that wants it (none
  * for a skipped notification), at most MAX_SUBSCRIPTIONS_PER_NOTIFICATION per notification. A statement, so the
- * caller can batch it with the other reads of the same notifications (src/effects/run.ts notifyAll).
+ * caller can batch it with the other reads of the same notifications (src/background/effects-runner.ts notifyAll).
  */
 export function pushTargetsStatement(db: DB, notificationIds: string[]) {
   return db.all<{ id: string; nid: string }>(sql`SELECT id, nid FROM (

@@ -4,7 +4,7 @@
 import { env, fetchMock, SELF } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
-import { runJob } from "../../src/effects/run";
+import { runJob } from "../../src/background/effects-runner";
 import type { JobMessage } from "../../src/effects/types";
 import { ORIGIN, makeUser, type TestUser } from "./helpers";
 import { deliver, installFetchMock, newId, remoteActor, type RemoteActor, serveJson, sql, pad } from "./federation-inbox-fixtures";

@@ -4,7 +4,7 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import type { JobMessage } from "../../src/effects/types";
-import { runJob } from "../../src/effects/run";
+import { runJob } from "../../src/background/effects-runner";
 import { createDb } from "../../src/db/client";
 import { countingD1, type D1Count } from "../../src/lib/d1-counter";
 import worker from "../../src/index";

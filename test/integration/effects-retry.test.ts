@@ -5,7 +5,7 @@
 // the dead-letter queue as Cloudflare Queues do. Counted: the runs, the requests, the dead letters.
 import { env } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { handleJobs } from "../../src/effects/run";
+import { handleJobs } from "../../src/background/effects-runner";
 import { effectRetryDelay, MAX_EFFECT_ATTEMPTS } from "../../src/effects/retry";
 import type { Effect, JobMessage } from "../../src/effects/types";
 import type { Env } from "../../src/env";

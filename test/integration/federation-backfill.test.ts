@@ -4,7 +4,7 @@
 import { env, fetchMock } from "cloudflare:test";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi, type MockInstance } from "vitest";
 import { createDb } from "../../src/db/client";
-import { runJob } from "../../src/effects/run";
+import { runJob } from "../../src/background/effects-runner";
 import { REQUEST_BUDGET } from "../../src/federation/backfill";
 import { anon, eventually, makeUser } from "./helpers";
 import { create, deliver, installFetchMock, note, pad, type RemoteActor, remoteActor, replyWithoutParent, serveJson, sql } from "./federation-inbox-fixtures";

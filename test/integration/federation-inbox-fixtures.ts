@@ -6,7 +6,7 @@ import worker from "../../src/index";
 import { createDb } from "../../src/db/client";
 import { generateKeyPair } from "../../src/federation/keys";
 import { signRequest } from "../support/signed-request";
-import { runJob } from "../../src/effects/run";
+import { runJob } from "../../src/background/effects-runner";
 import type { JobMessage } from "../../src/effects/types";
 import { ORIGIN } from "./helpers";
 import { queued } from "./queues";

@@ -5,7 +5,7 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
-import { runJob } from "../../src/effects/run";
+import { runJob } from "../../src/background/effects-runner";
 import type { JobMessage } from "../../src/effects/types";
 import { countingD1 } from "../../src/lib/d1-counter";
 import { anon, makeUser, ORIGIN, type TestUser } from "./helpers";

@@ -4,7 +4,7 @@
 import { env, SELF } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
-import { runJob } from "../../src/effects/run";
+import { runJob } from "../../src/background/effects-runner";
 import { inboxesOf } from "../../src/federation/delivery";
 import type { JobMessage } from "../../src/effects/types";
 import { makeUser, ORIGIN } from "./helpers";

@@ -4,7 +4,7 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it, onTestFinished, vi } from "vitest";
 import { createDb } from "../../src/db/client";
-import { runJob } from "../../src/effects/run";
+import { runJob } from "../../src/background/effects-runner";
 import { countingD1, type D1Count } from "../../src/lib/d1-counter";
 import { instanceActorKey } from "../../src/federation/instance-actor";
 import { ORIGIN, cfg, makeUser, type TestUser } from "./helpers";

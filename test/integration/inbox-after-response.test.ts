@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import worker from "../../src/index";
 import { createDb } from "../../src/db/client";
 import { Effects } from "../../src/effects/collector";
-import { runJob } from "../../src/effects/run";
+import { runJob } from "../../src/background/effects-runner";
 import { requeueStaleInboxItems, STALE_INBOX_AFTER_MS } from "../../src/background/cron";
 import { processInboxItem, storeInboxItem } from "../../src/federation/inbox-process";
 import { countingD1 } from "../../src/lib/d1-counter";

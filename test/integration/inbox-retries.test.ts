@@ -9,7 +9,7 @@ import { requeueStaleInboxItems } from "../../src/background/cron";
 import { createDb } from "../../src/db/client";
 import { Effects } from "../../src/effects/collector";
 import { MAX_EFFECT_ATTEMPTS } from "../../src/effects/retry";
-import { handleJobs, runHere } from "../../src/effects/run";
+import { handleJobs, runHere } from "../../src/background/effects-runner";
 import { sendEffects } from "../../src/effects/send";
 import type { Effect, JobMessage } from "../../src/effects/types";
 import type { Env } from "../../src/env";

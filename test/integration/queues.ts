@@ -5,7 +5,7 @@ import { env } from "cloudflare:test";
 import { vi } from "vitest";
 import { createDb } from "../../src/db/client";
 import { type DeliveryMessage, inboxesOf } from "../../src/federation/delivery";
-import { runJob } from "../../src/effects/run";
+import { runJob } from "../../src/background/effects-runner";
 import type { Effect, JobMessage } from "../../src/effects/types";
 
 export const queued = { jobs: [] as JobMessage[], deliveries: [] as DeliveryMessage[] };

@@ -9,7 +9,7 @@ import { publishScheduledStatus } from "../../src/services/statuses/publish-sche
 import { runCronTrigger, runScheduled } from "../../src/background/cron";
 import { createDb } from "../../src/db/client";
 import { Effects } from "../../src/effects/collector";
-import { runJob } from "../../src/effects/run";
+import { runJob } from "../../src/background/effects-runner";
 import type { UserViewer } from "../../src/oauth/guard";
 import { loadViewer } from "../../src/oauth/viewer";
 import { postStatus } from "../../src/services/statuses/post-status";

@@ -24,7 +24,7 @@ import { cfg, db, makeUser, ORIGIN, type TestUser } from "./helpers";
 import { follow, insertStatus } from "./feeds-fixtures";
 import { fanOutAndPublish, itStreams, payloadOf, ws, type StreamMessage, type WsClient } from "./streaming-fixtures";
 import { runQueuedJobs } from "./queues";
-import { handleJobs, runJob } from "../../src/effects/run";
+import { handleJobs, runJob } from "../../src/background/effects-runner";
 import type { JobMessage } from "../../src/effects/types";
 
 const pad = (id: string) => id.padStart(20, "0");

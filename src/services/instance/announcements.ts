@@ -1,6 +1,6 @@
 // Announcements: staff write them (create, edit, publish, unpublish, delete: every change logged), every local user
 // reads the published ones, dismisses them and reacts with an emoji (Mastodon's announcements, announcement_mutes and
-// announcement_reactions). Open streams hear of each change through an `announcement` effect (src/effects/run.ts).
+// announcement_reactions). Open streams hear of each change through an `announcement` effect (src/background/effects-runner.ts).
 import { and, eq, sql } from "drizzle-orm";
 import { lazy } from "../../lib/lazy";
 import { type DB, runBatch, type Statement } from "../../db/client";

@@ -4,7 +4,7 @@
 import { createDb, type DB } from "../db/client";
 import { readConfig, type Env } from "../env";
 import { deliverPush, PushRetry, pushBackoffSeconds, pushJobsOf, pushTargetsStatement, retryPushJob, type PushJob } from "../push";
-import { type NotifyEffect, readNotify, STREAM_READ_WHOLE, takeReadAhead } from "./notify-reads";
+import { type NotifyEffect, readNotify, STREAM_READ_WHOLE, takeReadAhead } from "../effects/notify-reads";
 import { fetchFeaturedCollection } from "../federation/featured-collection";
 import { processInboxItem } from "../federation/inbox-process";
 import { notificationRecipientsStatement, recipientRows } from "../queries/notifications";
@@ -33,10 +33,10 @@ import {
   publishToAccount,
   publishAnnouncementEvent,
 } from "../streaming/publish";
-import { Effects, runsAfterResponseHere } from "./collector";
-import { retryFailed } from "./retry";
-import { sendEffects } from "./send";
-import type { Effect, JobMessage } from "./types";
+import { Effects, runsAfterResponseHere } from "../effects/collector";
+import { retryFailed } from "../effects/retry";
+import { sendEffects } from "../effects/send";
+import type { Effect, JobMessage } from "../effects/types";
 
 /**
  * What the messages of one JOBS batch share: the stream announcements of their fan-outs, made once for the whole
