@@ -24,6 +24,7 @@ import type { Config, Env } from "../env";
 import { readConfig } from "../env";
 import { padId, snowflake } from "../lib/ids";
 import { ensureActorKeys } from "./actor-keys";
+import { CIRCUIT_THRESHOLD, countCircuitFailure } from "./circuits";
 import { baseFetchOptions } from "./fetch-options";
 import { knockOptions, primeSpec, signOutgoingRfc9421 } from "./rfc9421";
 import { FetchRefused, safeFetch } from "./safe-fetch";
@@ -55,8 +56,6 @@ export const inboxesOf = (m: DeliveryMessage): string[] => m.inboxes ?? (m.inbox
 
 export const MAX_ATTEMPTS = 16;
 const UNAVAILABLE_AFTER_DAYS = 7;
-export const CIRCUIT_THRESHOLD = 10;
-export const CIRCUIT_COOL_OFF_MS = 60_000;
 /** A pack's deliveries together get this long (each fetch's total, redirects and all, as safeFetch's default). */
 const DELIVERY_TIMEOUT_MS = 30_000;
 
@@ -250,24 +249,6 @@ async function deliverOne(db: DB, cfg: Config, m: Delivery, host: string, state:
     console.error("delivery failed in our code", host, e instanceof Error ? e.message : e);
     return { ours: true };
   }
-}
-
-/**
- * One statement, so concurrent failures of the same host in a batch all count. `host`: an inbox's host, or a push
- * service's as `push:host` (src/push/deliver.ts), which no inbox host can be.
- */
-export function countCircuitFailure(db: DB, host: string) {
-  const c = deliveryCircuits.consecutiveFailures;
-  return db
-    .insert(deliveryCircuits)
-    .values({ host, consecutiveFailures: 1 })
-    .onConflictDoUpdate({
-      target: deliveryCircuits.host,
-      set: {
-        consecutiveFailures: sql`${c} + 1`,
-        openUntil: sql`CASE WHEN ${c} + 1 >= ${CIRCUIT_THRESHOLD} THEN ${Date.now() + CIRCUIT_COOL_OFF_MS} ELSE ${deliveryCircuits.openUntil} END`,
-      },
-    });
 }
 
 async function recordFailure(db: DB, host: string): Promise<void> {

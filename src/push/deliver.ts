@@ -15,7 +15,7 @@ import type { DB } from "../db/client";
 import { accounts, deliveryCircuits, instanceSettings, notifications, statuses, webPushSubscriptions } from "../db/schema";
 import { renderAccount } from "../entities/account";
 import type { Config, Env } from "../env";
-import { countCircuitFailure } from "../federation/delivery";
+import { countCircuitFailure } from "../federation/circuits";
 import { FetchRefused, safeFetch } from "../federation/safe-fetch";
 import { padId } from "../lib/ids";
 import { SETTING } from "../services/instance/instance";

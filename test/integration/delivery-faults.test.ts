@@ -10,7 +10,8 @@
 import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Env } from "../../src/env";
-import { CIRCUIT_THRESHOLD, type DeliveryMessage, handleDeliveries, inboxesOf, MAX_ATTEMPTS, retryDelaySeconds } from "../../src/federation/delivery";
+import { CIRCUIT_THRESHOLD } from "../../src/federation/circuits";
+import { type DeliveryMessage, handleDeliveries, inboxesOf, MAX_ATTEMPTS, retryDelaySeconds } from "../../src/federation/delivery";
 import { pad } from "./federation-inbox-fixtures";
 import { addFollow, remoteAccount } from "./federation-outbound-fixtures";
 import { makeUser, type TestUser } from "./helpers";
