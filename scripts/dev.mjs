@@ -1,31 +1,33 @@
 #!/usr/bin/env node
 // `npm run dev`: the one command to run Tern locally. Creates .dev.vars with fresh secrets on first run, applies the
-// D1 migrations to the local state under .wrangler/, then starts `wrangler dev` with open registrations and rows
-// read/written in Server-Timing.
-//   PORT=9000 npm run dev            another port
-//   npm run dev -- --ip 0.0.0.0      extra arguments go to `wrangler dev`
-//   npm run dev -- --snapshot        serve a build of src/ as it is now, for load tests (see below)
-//
-// `wrangler dev` rebuilds and restarts the Worker whenever a file it imports is saved: requests in flight at that moment
-// fail (wrangler answers a POST with 503 "Your worker restarted mid-request"; it retries a GET), and everything the old
-// runtime held in memory is gone. It also puts a proxy workerd in front of the Worker, with an inspector proxy that
-// keeps every inspector event of the runtime (a copy of every D1 result among them) until DevTools attaches: that
-// process only grows. --snapshot bundles src/ once (`wrangler deploy --dry-run`) and serves the bundle with Miniflare
-// alone (bench/miniflare.mjs, as the benchmarks do): edits do not restart it, no proxy, no inspector; same local state
-// (.wrangler/state, or --persist-to), same variables. Other wrangler flags do not apply; crons do not run (nor under
-// wrangler dev). bench/README.md, "Soak".
+// D1 migrations to the local state under .wrangler/, then serves Tern with open registrations and rows read/written in
+// Server-Timing: a bundle of src/ served by Miniflare alone (scripts/dev-server.mjs), rebuilt and reloaded when a file
+// under src/ is saved, the crons of wrangler.toml fired every minute as on Cloudflare.
+//   PORT=9000 npm run dev            another port (or --port 9000)
+//   npm run dev -- --ip 0.0.0.0      listen on every interface (default 127.0.0.1)
+//   npm run dev -- --persist-to DIR  local state elsewhere than .wrangler/state
+//   npm run dev -- --snapshot        no rebuild on edits (load tests while the tree changes)
+//   npm run dev -- --log-cron        print every cron run, not only the ones that fail
+//   npm run dev -- --wrangler ...    `wrangler dev` instead (with `--test-scheduled`; the crons are fired through it),
+//                                    the arguments after --wrangler going to it
+// Why Miniflare alone rather than `wrangler dev`: its proxy hop answers a POST 503 "Your worker restarted mid-request"
+// now and then under load although nothing restarted, and its inspector proxy only grows (scripts/dev-server.mjs).
+// TERN_DEV_CRON_MS=N fires the crons every N ms instead of on their minutes (the tests of this script).
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync, writeFileSync, appendFileSync, mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, writeFileSync, appendFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const wranglerBin = join(root, "node_modules", "wrangler", "bin", "wrangler.js");
 const devVarsPath = join(root, ".dev.vars");
-const snapshot = process.argv.includes("--snapshot");
-const extra = process.argv.slice(2).filter((a) => a !== "--snapshot");
+const argv = process.argv.slice(2);
+const viaWrangler = argv.includes("--wrangler");
+const snapshot = argv.includes("--snapshot");
+const logCron = argv.includes("--log-cron");
+const extra = argv.filter((a) => !["--wrangler", "--snapshot", "--log-cron"].includes(a));
+const cronEveryMs = Number(process.env.TERN_DEV_CRON_MS ?? 0);
 
 function die(msg) {
   console.error(`\n✖ ${msg}`);
@@ -96,18 +98,15 @@ if (mig.status !== 0) {
 const applied = (mig.stdout.match(/(\d+) commands executed successfully/g) ?? []).length;
 console.log(applied ? `  applied ${applied} migration file(s)` : "  already up to date");
 
-// 4. wrangler dev.
+// 4. The server.
 const port = argValue(extra, "--port") ?? process.env.PORT ?? "8787";
-const args = [wranglerBin, "dev"];
-if (!argValue(extra, "--port")) args.push("--port", String(port));
+const ip = argValue(extra, "--ip");
+const host = viaWrangler ? (ip ?? "localhost") : (ip ?? "127.0.0.1");
 // DEV_SERVER_TIMING: every response's Server-Timing also carries the D1 statements, rows read and rows written
 // (d1q, d1r, d1w; src/lib/d1-counter.ts). Never set in production unless an operator asks for it.
-args.push("--var", "REGISTRATIONS_MODE:open", "--var", "DEV_SERVER_TIMING:true", ...extra);
-
-// Miniflare (--snapshot) listens on 127.0.0.1 only.
-const base = `http://${snapshot ? "127.0.0.1" : "localhost"}:${port}`;
-const ip = argValue(extra, "--ip");
-const probeHost = snapshot ? "127.0.0.1" : !ip || ip === "0.0.0.0" || ip === "*" ? "localhost" : ip.includes(":") ? `[${ip}]` : ip;
+const devVarsOn = { REGISTRATIONS_MODE: "open", DEV_SERVER_TIMING: "true" };
+const urlHost = (h) => (h === "0.0.0.0" || h === "*" || h === "::" ? "localhost" : h.includes(":") ? `[${h}]` : h);
+const base = `http://${urlHost(host)}:${port}`;
 const banner = [
   "",
   "──────────────────────────────────────────────────────────────────────",
@@ -118,39 +117,59 @@ const banner = [
   "",
 ].join("\n");
 
-const child = snapshot ? await serveSnapshot() : startWranglerDev();
+const child = viaWrangler ? startWranglerDev() : await serveMiniflare();
 
 function startWranglerDev() {
+  const args = [wranglerBin, "dev", "--test-scheduled"];
+  if (!argValue(extra, "--port")) args.push("--port", String(port));
+  for (const [k, v] of Object.entries(devVarsOn)) args.push("--var", `${k}:${v}`);
+  args.push(...extra);
   console.log(`› Starting wrangler dev on port ${port}…`);
-  return spawn(process.execPath, args, { cwd: root, env: quiet, stdio: "inherit" });
+  const proc = spawn(process.execPath, args, { cwd: root, env: quiet, stdio: "inherit" });
+  // wrangler dev fires no cron itself; with --test-scheduled it runs one on /cdn-cgi/handler/scheduled.
+  import("./dev-server.mjs").then(({ readCrons, startCron }) => {
+    const crons = readCrons(join(root, "wrangler.toml"));
+    const stop = startCron(
+      crons,
+      async (cron) => {
+        const res = await fetch(`${base}/cdn-cgi/handler/scheduled?cron=${encodeURIComponent(cron)}`, { signal: AbortSignal.timeout(60_000) });
+        await res.arrayBuffer();
+        return res.ok ? "ok" : `HTTP ${res.status}`;
+      },
+      { everyMs: cronEveryMs, log: (line, { quiet = false } = {}) => (!quiet || logCron) && console.log(line) },
+    );
+    proc.on("exit", stop);
+  });
+  return proc;
 }
 
-/** --snapshot: the bundle of src/ as it is now, served by Miniflare alone; a stand-in for the child process. */
-async function serveSnapshot() {
+/** The default: Miniflare alone (scripts/dev-server.mjs); a stand-in for the child process. */
+async function serveMiniflare() {
   for (let i = 0; i < extra.length; i++) {
-    if (/^--(port|persist-to)=/.test(extra[i])) continue;
-    if (/^--(port|persist-to)$/.test(extra[i])) i++;
-    else die(`--snapshot takes only --port and --persist-to, not ${extra[i]}`);
+    if (/^--(port|persist-to|ip)=/.test(extra[i])) continue;
+    if (/^--(port|persist-to|ip)$/.test(extra[i])) i++;
+    else die(`${extra[i]}: this server takes --port, --ip, --persist-to, --snapshot and --log-cron; for wrangler's flags use --wrangler`);
   }
-  const { bundleTern, ternMiniflare } = await import("../bench/miniflare.mjs");
+  const { serveDev } = await import("./dev-server.mjs");
   const { LogLevel } = await import("miniflare");
-  console.log("› Bundling src/ (wrangler deploy --dry-run)…");
-  const script = bundleTern(mkdtempSync(join(tmpdir(), "tern-dev-snapshot-")));
-  const mf = ternMiniflare({
-    script,
-    port: Number(port),
+  const server = await serveDev({
+    root,
+    host,
+    port,
     persistTo: persistTo ?? join(root, ".wrangler", "state"),
-    vars: { ...devVars, REGISTRATIONS_MODE: "open", DEV_SERVER_TIMING: "true" },
+    vars: { ...devVars, ...devVarsOn },
     logLevel: LogLevel.INFO,
+    watching: !snapshot,
+    logCron,
+    cronEveryMs,
   });
-  console.log(`› Serving that build with Miniflare on port ${port} (edits to src/ do not restart it)…`);
-  await mf.ready;
+  console.log(`› Serving with Miniflare on ${base}${snapshot ? " (a snapshot: edits to src/ do not reload it)" : "; saving a file under src/ reloads it"}`);
   // What the code below expects of the child: exitCode, kill(), and an "exit" event.
   let exit = () => {};
   return {
     exitCode: null,
     kill() {
-      mf.dispose().finally(() => exit(0));
+      server.close().finally(() => exit(0));
     },
     on(_event, fn) {
       exit = fn;
@@ -163,7 +182,7 @@ let stopping = false;
 (async () => {
   while (!stopping) {
     try {
-      const res = await fetch(`http://${probeHost}:${port}/api/v1/instance`, { signal: AbortSignal.timeout(2000) });
+      const res = await fetch(`${base}/api/v1/instance`, { signal: AbortSignal.timeout(2000) });
       await res.arrayBuffer();
       break;
     } catch {
@@ -172,7 +191,7 @@ let stopping = false;
   }
   if (stopping) return;
   // /setup answers 404 once an owner exists; then the link would only confuse.
-  const setup = await fetch(`http://${probeHost}:${port}/setup?token=${devVars.SETUP_TOKEN}`).catch(() => null);
+  const setup = await fetch(`${base}/setup?token=${devVars.SETUP_TOKEN}`).catch(() => null);
   await setup?.arrayBuffer();
   console.log(setup?.status === 404 ? banner.replace(/Create the first admin: .*/, `An owner exists already: sign in at ${base}/`) : banner);
 })();
