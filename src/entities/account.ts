@@ -1,6 +1,6 @@
 // Account rows → Mastodon Account JSON. Counts live on the row, so rendering needs no query.
 import type { Config } from "../env";
-import { escapeHtml, noLinks, renderPlainText } from "../lib/text";
+import { absoluteProfileLinks, escapeHtml, profileLinks, renderPlainText } from "../lib/text";
 import type { AccountRow, RenderAccountRow, RoleRow, UserRow } from "../db/schema";
 import { accountUrl, DEFAULT_AVATAR, DEFAULT_HEADER, isoTime, mediaUrl } from "./urls";
 import { httpUrl } from "../lib/urls";
@@ -67,7 +67,7 @@ export function renderAccount(cfg: Config, a: RenderAccountRow, role?: RoleRow |
   const fields = local
     ? a.fields.map((f) => ({
         name: escapeHtml(f.name),
-        value: renderPlainText(f.value, noLinks).replace(/^<p>|<\/p>$/g, ""),
+        value: renderPlainText(f.value, profileLinks(cfg.origin)).replace(/^<p>|<\/p>$/g, ""),
         verified_at: f.verified_at,
       }))
     : a.fields;
@@ -82,7 +82,7 @@ export function renderAccount(cfg: Config, a: RenderAccountRow, role?: RoleRow |
     indexable: a.indexable,
     group: a.actorType === "Group",
     created_at: midnight(a.createdAt),
-    note: suspended ? "" : a.note,
+    note: suspended ? "" : local ? absoluteProfileLinks(a.note, cfg.origin) : a.note,
     // Rows stored before remote URLs were checked may hold another scheme: such a url is never shown.
     url: httpUrl(a.url) ?? (local ? accountUrl(cfg, a.username) : a.uri),
     uri: a.uri,

@@ -1,8 +1,8 @@
 // Local account → ActivityPub actor document (Person, or Service for bot accounts), as Mastodon shapes it.
 import type { Config } from "../env";
-import { escapeHtml, noLinks, renderPlainText } from "../lib/text";
+import { absoluteProfileLinks, escapeHtml, profileHashtags, profileLinks, renderPlainText } from "../lib/text";
 import type { AccountRow } from "../db/schema";
-import { DEFAULT_AVATAR, DEFAULT_HEADER, mediaUrl } from "../entities/urls";
+import { DEFAULT_AVATAR, DEFAULT_HEADER, mediaUrl, tagUrl } from "../entities/urls";
 import { ACTOR_CONTEXT } from "./context";
 import { emojiTags } from "./emoji-tags";
 
@@ -22,7 +22,7 @@ export function renderActor(cfg: Config, a: AccountRow, publicKeyPem: string, mo
   const fields = a.fields.map((f) => ({
     type: "PropertyValue",
     name: f.name,
-    value: renderPlainText(f.value, noLinks).replace(/^<p>|<\/p>$/g, ""),
+    value: renderPlainText(f.value, profileLinks(cfg.origin)).replace(/^<p>|<\/p>$/g, ""),
   }));
   const doc: Record<string, unknown> = {
     "@context": ACTOR_CONTEXT,
@@ -36,7 +36,7 @@ export function renderActor(cfg: Config, a: AccountRow, publicKeyPem: string, mo
     featuredTags: a.featuredTagsUrl,
     preferredUsername: a.username,
     name: escapeHtml(a.displayName),
-    summary: a.note,
+    summary: absoluteProfileLinks(a.note, cfg.origin),
     url: a.url,
     manuallyApprovesFollowers: a.locked,
     discoverable: a.discoverable ?? false,
@@ -44,7 +44,11 @@ export function renderActor(cfg: Config, a: AccountRow, publicKeyPem: string, mo
     published: `${new Date(a.createdAt).toISOString().slice(0, 10)}T00:00:00Z`,
     memorial: a.memorial,
     publicKey: { id: `${a.uri}#main-key`, owner: a.uri, publicKeyPem },
-    tag: emojiTags(cfg, a.emojis),
+    // Mastodon's actor lists the profile's hashtags (note and fields) with its custom emojis.
+    tag: [
+      ...emojiTags(cfg, a.emojis),
+      ...profileHashtags([a.noteSource, ...a.fields.map((f) => f.value)]).map((t) => ({ type: "Hashtag", href: tagUrl(cfg, t), name: `#${t}` })),
+    ],
     attachment: fields,
     endpoints: { sharedInbox: `${cfg.origin}/inbox` },
     icon: image(cfg, a.avatarKey, DEFAULT_AVATAR),

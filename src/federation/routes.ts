@@ -70,15 +70,16 @@ r.get("/actor", async (c) => {
   const actor = await instanceActorAccount(db, cfg);
   const keys = await ensureActorKeys(db, actor.id);
   const doc = renderActor(cfg, actor, keys.publicKeyPem);
-  // As Mastodon's: no collections of its own beyond an empty outbox (no `featured: null` for peers to trip over).
-  for (const k of ["featured", "featuredTags", "following", "followers"]) if (doc[k] == null) delete doc[k];
-  return ap(c, { ...doc, type: "Application", preferredUsername: cfg.domain, manuallyApprovesFollowers: true });
+  // No follow collections of its own (no `followers: null` for peers to trip over); an empty outbox and an empty
+  // featured collection, which GoToSocial dereferences on every actor it loads ("empty url host" without one).
+  for (const k of ["featuredTags", "following", "followers"]) if (doc[k] == null) delete doc[k];
+  const featured = `${cfg.origin}/actor/collections/featured`;
+  return ap(c, { ...doc, type: "Application", preferredUsername: cfg.domain, manuallyApprovesFollowers: true, featured });
 });
 
-r.get("/actor/outbox", async (c) => {
-  const cfg = c.get("config");
-  return ap(c, { "@context": AS, id: `${cfg.origin}/actor/outbox`, type: "OrderedCollection", totalItems: 0, orderedItems: [] });
-});
+const emptyCollection = (id: string) => ({ "@context": AS, id, type: "OrderedCollection", totalItems: 0, orderedItems: [] });
+r.get("/actor/outbox", (c) => ap(c, emptyCollection(`${c.get("config").origin}/actor/outbox`)));
+r.get("/actor/collections/featured", (c) => ap(c, emptyCollection(`${c.get("config").origin}/actor/collections/featured`)));
 
 r.get("/users/:username", async (c) => {
   const username = c.req.param("username");

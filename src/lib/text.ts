@@ -205,8 +205,26 @@ export function renderPlainText(text: string, links: RenderLinks): string {
     .join("");
 }
 
-/** Text for a profile note or field: same rendering, no mention resolution beyond what the caller gives. */
-export const noLinks: RenderLinks = { mention: () => null, tagUrl: (n) => `/tags/${encodeURIComponent(n)}` };
+/**
+ * Text for a profile note or field: same rendering, mentions left as text, hashtags linked to this server's tag page
+ * by absolute URL (`origin`: scheme://host), as Mastodon writes them: the HTML is federated, and a relative link would
+ * point at the reader's server.
+ */
+export const profileLinks = (origin: string): RenderLinks => ({ mention: () => null, tagUrl: (n) => `${origin}/tags/${encodeURIComponent(n)}` });
+
+/**
+ * A local profile's HTML with the links our renderer wrote relative to this server (`href="/tags/…"`, stored by
+ * versions before profileLinks) made absolute. Only an attribute our renderer writes is touched: `href="/` followed by
+ * a path that is not protocol-relative.
+ */
+export const absoluteProfileLinks = (html: string, origin: string): string => html.replace(/href="\/(?![/\\])/g, `href="${origin}/`);
+
+/** The hashtags of profile texts (note source and field values), normalised and each once, in order of appearance. */
+export function profileHashtags(texts: string[]): string[] {
+  const seen = new Set<string>();
+  for (const t of texts) for (const e of extractEntities(t)) if (e.kind === "hashtag") seen.add(normalizeTag(e.name));
+  return [...seen].filter((n) => n !== "");
+}
 
 /** Strips characters that must never be stored: NUL and lone surrogates (security A14). */
 export function cleanText(s: string): string {

@@ -6,7 +6,7 @@ import type { DB } from "../../db/client";
 import { accounts, users, type ProfileField, type StoredEmoji, type UserSettings } from "../../db/schema";
 import type { Config, Env } from "../../env";
 import { validationFailed } from "../../lib/errors";
-import { cleanText, noLinks, renderPlainText } from "../../lib/text";
+import { cleanText, profileLinks, renderPlainText } from "../../lib/text";
 import { deleteStored, storeUpload } from "../../media/store";
 import type { UserViewer } from "../../oauth/guard";
 import type { AccountRow, UserRow } from "../../db/schema";
@@ -79,7 +79,7 @@ export async function updateProfile(db: DB, fx: Effects, cfg: Config, env: Env, 
   if (u.displayName !== undefined) set.displayName = u.displayName;
   if (u.note !== undefined) {
     set.noteSource = u.note;
-    set.note = renderPlainText(u.note, noLinks);
+    set.note = renderPlainText(u.note, profileLinks(cfg.origin));
   }
   if (u.locked !== undefined) set.locked = u.locked;
   if (u.bot !== undefined) set.actorType = u.bot ? "Service" : "Person";
