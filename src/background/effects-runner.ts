@@ -18,6 +18,7 @@ import { deleteStored } from "../media/store";
 import { fetchCardForStatus } from "../services/statuses/preview-cards";
 import { applyDomainBlockRound } from "../services/admin/domain-blocks";
 import { deleteAccountChunk } from "../services/accounts/delete-account";
+import { replaceRemotePins } from "../services/interactions/pins";
 import { runArchiveRound } from "../services/data/export-archive";
 import { runImportRound } from "../services/data/imports";
 import {
@@ -106,8 +107,11 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects, b
       return processInboxItem(db, env, effect.itemId, effect.origin, fx);
     case "federate":
       return runFederate(db, env, effect.origin, effect.action, fx);
-    case "fetch_featured":
-      return fetchFeaturedCollection(db, env, effect.accountId, effect.origin, fx);
+    case "fetch_featured": {
+      const listed = await fetchFeaturedCollection(db, env, effect.accountId, effect.origin, fx);
+      if (listed) await replaceRemotePins(db, effect.accountId, listed);
+      return;
+    }
     case "disconnect_streams":
       return disconnectStreams(env, effect.accountId, effect.tokenId);
     case "announcement":

@@ -1,13 +1,15 @@
 // A remote account's pinned statuses, read from its featured collection (Mastodon's FetchFeaturedCollectionService).
-// The REST API claims a stale account and enqueues JOBS "fetch_featured"; the job fetches the collection, resolves
-// its first items and makes status_pins match them. Notes are trusted as remote-statuses.ts trusts them: at their
-// own id, on their author's host; an item not attributed to the account is ignored.
+// The REST API claims a stale account and enqueues JOBS "fetch_featured"; the job fetches the collection and resolves
+// its first items here, and the runner makes status_pins match them through the pins' one writer
+// (services/interactions/pins.ts replaceRemotePins: this library, which services read, writes no pins itself). Notes
+// are trusted as remote-statuses.ts trusts them: at their own id, on their author's host; an item not attributed to the
+// account is ignored.
 import { eq, sql } from "drizzle-orm";
-import { type DB, runBatch, type Statement } from "../db/client";
+import type { DB } from "../db/client";
 import { accounts } from "../db/schema";
 import type { StatusRow } from "../entities/status";
 import { readConfig, type Env } from "../env";
-import { padId, snowflake } from "../lib/ids";
+import { padId } from "../lib/ids";
 import type { AccountRow } from "../db/schema";
 import type { Effects } from "../effects/collector";
 import { signedFetchOptions } from "./fetch-options";
@@ -91,31 +93,17 @@ async function itemStatus(r: Resolution, account: AccountRow, item: unknown): Pr
   return status && status.accountId === account.id && !status.reblogOfId ? status : null;
 }
 
-/** status_pins of `accountId` become `statusIds` (first = most recently pinned), in one batch. */
-async function replacePins(db: DB, accountId: string, statusIds: string[], now: number): Promise<void> {
-  const keep = JSON.stringify(statusIds.map(padId));
-  const pa = padId(accountId);
-  const writes: Statement[] = [db.run(sql`DELETE FROM status_pins WHERE account_id = ${pa} AND status_id NOT IN (SELECT value FROM json_each(${keep}))`)];
-  statusIds.forEach((sid, i) => {
-    const at = now - i;
-    writes.push(
-      db.run(sql`INSERT OR IGNORE INTO status_pins (id, account_id, status_id, created_at) VALUES (${padId(snowflake(at))}, ${pa}, ${padId(sid)}, ${at})`),
-    );
-  });
-  writes.push(db.update(accounts).set({ featuredFetchedAt: now }).where(eq(accounts.id, accountId)));
-  await runBatch(db, writes);
-}
-
 /**
- * JOBS "fetch_featured": fetches the account's featured collection and replaces its pins with what it lists.
- * Refusals by the remote side (bad documents, fetch errors) are logged and dropped; D1 and queue errors throw.
+ * JOBS "fetch_featured": fetches the account's featured collection and answers the ids of the account's statuses it
+ * lists (first = most recently pinned), for its pins to become; null when they stay as they are. Refusals by the
+ * remote side (bad documents, fetch errors) are logged and answer null; D1 and queue errors throw.
  */
-export async function fetchFeaturedCollection(db: DB, env: Env, accountId: string, origin: string, fx: Effects): Promise<void> {
+export async function fetchFeaturedCollection(db: DB, env: Env, accountId: string, origin: string, fx: Effects): Promise<string[] | null> {
   const [account] = await accountRows(db, { where: eq(accounts.id, accountId), limit: 1 });
   const cfg = readConfig(env, origin);
-  if (!account || !wantsFeatured(account) || (await isDomainSuspended(db, account.domain!, cfg))) return;
+  if (!account || !wantsFeatured(account) || (await isDomainSuspended(db, account.domain!, cfg))) return null;
   const url = account.featuredUrl!;
-  if (!sameHost(url, account.uri)) return;
+  if (!sameHost(url, account.uri)) return null;
   const opts = await signedFetchOptions(db, cfg);
   // Like fetchObject in remote-statuses.ts: a document counts only when it was served at its own id.
   const fetchDoc = async (u: string): Promise<Doc | null> => {
@@ -128,14 +116,20 @@ export async function fetchFeaturedCollection(db: DB, env: Env, accountId: strin
   try {
     const doc = await fetchDoc(url);
     const listed = doc ? await collectionItems(doc, url, fetchDoc) : null;
-    if (!listed) return console.info("featured: not a collection", url.slice(0, 200));
+    if (!listed) {
+      console.info("featured: not a collection", url.slice(0, 200));
+      return null;
+    }
     for (const item of listed) {
       const s = await itemStatus(r, account, item);
       if (s && !ids.includes(s.id)) ids.push(s.id);
     }
   } catch (e) {
-    if (e instanceof FetchRefused || e instanceof ResolveError) return console.info("featured: fetch refused", url.slice(0, 200), e.message);
+    if (e instanceof FetchRefused || e instanceof ResolveError) {
+      console.info("featured: fetch refused", url.slice(0, 200), e.message);
+      return null;
+    }
     throw e;
   }
-  await replacePins(db, account.id, ids, Date.now());
+  return ids;
 }

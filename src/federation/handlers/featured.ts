@@ -1,7 +1,6 @@
-// Add/Remove of a status to/from the actor's own featured collection (remote pins).
-import { and, eq, sql } from "drizzle-orm";
-import { statusPins } from "../../db/schema";
-import { padId, snowflake } from "../../lib/ids";
+// Add/Remove of a status to/from the actor's own featured collection (remote pins), written as a local pin is
+// (services/interactions/pins.ts), without the local accounts' limit.
+import { pinStatement, unpinStatement } from "../../services/interactions/pins";
 import { statusByUri } from "../resolution";
 import { resolveStatus } from "../resolve-status";
 import { drop, type InboxContext } from "./context";
@@ -13,10 +12,5 @@ export async function handleFeatured(ctx: InboxContext, add: boolean): Promise<v
   const status = add ? await resolveStatus(ctx.r, activity.objectId) : await statusByUri(db, activity.objectId);
   if (!status) return drop("featured status unavailable");
   if (status.accountId !== signer.id || status.reblogOfId) return drop("featured status of another account");
-  if (add) {
-    await db.run(sql`INSERT OR IGNORE INTO status_pins (id, account_id, status_id, created_at)
-      VALUES (${padId(snowflake())}, ${padId(signer.id)}, ${padId(status.id)}, ${Date.now()})`);
-  } else {
-    await db.delete(statusPins).where(and(eq(statusPins.accountId, signer.id), eq(statusPins.statusId, status.id)));
-  }
+  await (add ? pinStatement(db, signer.id, status.id, null) : unpinStatement(db, signer.id, status.id));
 }
