@@ -2,13 +2,15 @@
 // the quoted status is resolved through resolve-status.ts (within the activity's fetch budget), and the quote is
 // accepted only when the quoted author authorised it: a self-quote, or a QuoteAuthorization fetched from the quoted
 // author's host that names exactly this quoting Note, the quoted status and its author. Anything else stays pending
-// (a quote of a local status waits for the QuoteRequest, answered in handlers/quote-request.ts).
+// (a quote of a local status waits for the QuoteRequest, answered in handlers/quote-request.ts). The rows are written
+// by the quotes' one writer, services/statuses/quote-rows.ts, as a local post's quote is.
 import { sql } from "drizzle-orm";
 import type { DB, Statement } from "../db/client";
 import type { AccountRow } from "../db/schema";
 import type { StatusRow } from "../entities/status";
 import { QUOTE_FLAGS } from "../entities/quote";
-import { padId, snowflake } from "../lib/ids";
+import { padId, snowflake, unpadId } from "../lib/ids";
+import { quoteRowStatement, setQuoteState } from "../services/statuses/quote-rows";
 import { signedFetchOptions } from "./fetch-options";
 import { iri, type NormalizedNote, PUBLIC, sameHost } from "./normalize";
 import { isLocalUri, MAX_REPLY_DEPTH, statusByUri, type Resolution } from "./resolution";
@@ -90,10 +92,20 @@ export async function incomingQuoteStatement(
   }
   const now = Date.now();
   // Wrapped: a drizzle statement is thenable, and an async function would run it instead of returning it.
-  const stmt =
-    db.run(sql`INSERT OR IGNORE INTO quotes (id, status_id, account_id, quoted_status_id, quoted_account_id, state, approval_uri, activity_uri, legacy, created_at, updated_at)
-    VALUES (${padId(snowflake(now))}, ${padId(statusId)}, ${padId(author.id)}, ${quoted ? padId(quoted.id) : null}, ${quoted ? padId(quoted.accountId) : null},
-      ${state}, ${quotedLocal ? null : q.authorization}, NULL, ${q.legacy ? 1 : 0}, ${now}, ${now})`);
+  const stmt = quoteRowStatement(db, {
+    id: snowflake(now),
+    statusId,
+    accountId: author.id,
+    quotedStatusId: quoted?.id ?? null,
+    quotedAccountId: quoted?.accountId ?? null,
+    state,
+    // A quote of a local status is authorised by our own stamp, whose id is made from the row (approvalUriFor).
+    approvalUri: quotedLocal ? null : q.authorization,
+    activityUri: null,
+    legacy: q.legacy,
+    createdAt: now,
+    updatedAt: now,
+  });
   return { stmt };
 }
 
@@ -114,6 +126,6 @@ export async function refreshIncomingQuote(r: Resolution, status: StatusRow, not
   const q = rows[0];
   if (!q?.uri || q.state !== "pending" || q.local) return;
   if (!q.author_uri || !(await verifyAuthorization(r, auth, status.uri, q.uri, q.author_uri))) return;
-  await db.run(sql`UPDATE quotes SET state = 'accepted', approval_uri = ${auth}, updated_at = ${Date.now()} WHERE id = ${q.id} AND state = 'pending'`);
+  await setQuoteState(db, unpadId(q.id), { state: "accepted", approvalUri: auth }, "pending");
   r.fx.add({ type: "status_updated", statusId: status.id });
 }

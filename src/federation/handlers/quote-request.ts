@@ -7,6 +7,7 @@ import { mayQuote, quotePolicyFor } from "../../entities/quote";
 import { padId, snowflake } from "../../lib/ids";
 import { notificationStatement } from "../../services/notifications/notifications";
 import { acceptOwnQuote, rejectQuote } from "../../services/statuses/quotes";
+import { setQuoteState } from "../../services/statuses/quote-rows";
 import { accountCanRead } from "../../policy/visibility";
 import { httpUrl } from "../../lib/urls";
 import { normalizeNote, sameHost } from "../normalize";
@@ -56,7 +57,8 @@ export async function handleQuoteRequest(ctx: InboxContext): Promise<void> {
   if (!q || q.quotedStatusId !== quoted.id) return drop("instrument does not quote the requested status");
   const now = Date.now();
   await db.batch([
-    db.update(quotes).set({ state: "accepted", activityUri: activity.id, approvalUri: null, updatedAt: now }).where(eq(quotes.id, q.id)),
+    // Their QuoteRequest's id is kept to answer it; our authorization's id is made from the row (approvalUriFor).
+    setQuoteState(db, q.id, { state: "accepted", activityUri: activity.id, approvalUri: null }, undefined, now),
     // The quoted author can see the quote (Quote#ensure_quoted_access).
     db.run(
       sql`INSERT OR IGNORE INTO mentions (id, status_id, account_id, silent) VALUES (${padId(snowflake(now))}, ${padId(status.id)}, ${padId(quoted.accountId)}, 1)`,
@@ -96,7 +98,10 @@ export async function answersQuoteRequest(ctx: InboxContext): Promise<boolean> {
 export async function handleQuoteAnswer(ctx: InboxContext, accepted: boolean): Promise<void> {
   const q = await answeredQuote(ctx);
   if (!q) return drop("answer to no quote request of ours");
-  if (!accepted) return rejectQuote(ctx.db, ctx.fx, q);
+  if (!accepted) {
+    await rejectQuote(ctx.db, ctx.fx, q);
+    return;
+  }
   const result = httpUrl(prop(ctx.json, "result"));
   if (!result || !sameHost(result, ctx.signer.uri)) return drop("accepted quote without an authorization on the actor's host");
   if (q.state !== "pending") return;

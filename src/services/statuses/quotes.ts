@@ -1,10 +1,11 @@
 // Quote posts (Mastodon 4.5): attaching a quote to a new local status (PostStatusService#attach_quote!), revoking a
 // quote of one's own status (RevokeQuoteService), changing a status's quote policy (InteractionPoliciesController),
 // and the state changes other servers cause (an Accept or Reject of our QuoteRequest, a Delete of their
-// QuoteAuthorization). The rows live in `quotes` (migrations/0022_quotes.sql); `quotes_count` is kept by triggers.
+// QuoteAuthorization). The rows live in `quotes` (migrations/0022_quotes.sql), written only through quote-rows.ts;
+// `quotes_count` is kept by triggers.
 import { and, eq, sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
-import { runBatch, type Statement } from "../../db/client";
+import type { Statement } from "../../db/client";
 import { quotes, statuses, type AccountRow, type QuoteRow, type QuoteState } from "../../db/schema";
 import { renderStatus, type StatusRow } from "../../entities/status";
 import { mayQuote, policyFromParam, quotePolicyFor, type QuotePolicyParam } from "../../entities/quote";
@@ -14,6 +15,7 @@ import { ApiError, notFound, unprocessable } from "../../lib/errors";
 import { padId, snowflake, unpadId } from "../../lib/ids";
 import { notificationStatement } from "../notifications/notifications";
 import { statusReadableBy } from "../../policy/visibility";
+import { quoteRowStatement, rejectedState, setQuoteState } from "./quote-rows";
 
 /** Mastodon's statuses.errors.quoted_status_not_found: the answer for a status that cannot be quoted (404). */
 export const QUOTED_NOT_FOUND = "The post you are trying to quote does not appear to exist.";
@@ -100,7 +102,7 @@ export function attachQuoteStatements(
     updatedAt: now,
   };
   const stmts: Statement[] = [
-    db.insert(quotes).values(quote),
+    quoteRowStatement(db, quote),
     db.run(
       sql`INSERT OR IGNORE INTO mentions (id, status_id, account_id, silent) VALUES (${padId(snowflake(now))}, ${padId(statusId)}, ${padId(s.accountId)}, 1)`,
     ),
@@ -110,9 +112,6 @@ export function attachQuoteStatements(
   }
   return { stmts, quote };
 }
-
-/** Mastodon's Quote#reject!: an accepted quote is revoked, any other (but a revoked one) rejected. */
-export const rejectedState = (q: Pick<QuoteRow, "state">): QuoteState => (q.state === "accepted" || q.state === "revoked" ? "revoked" : "rejected");
 
 /**
  * POST /api/v1/statuses/:id/quotes/:quoting_status_id/revoke: the author of status `quotedId` withdraws the quote of
@@ -125,12 +124,8 @@ export async function revokeQuote(db: DB, fx: Effects, cfg: Config, quotedId: st
     .where(and(eq(quotes.statusId, quotingId), eq(quotes.quotedStatusId, quotedId), eq(quotes.quotedAccountId, meId)))
     .limit(1);
   if (!q) throw notFound();
-  const state = rejectedState(q);
-  if (state !== q.state) {
-    await db.update(quotes).set({ state, updatedAt: Date.now() }).where(eq(quotes.id, q.id));
-    fx.add({ type: "status_updated", statusId: q.statusId });
-    fx.federate({ kind: "revoke_quote", quoteId: q.id });
-  }
+  // The same change as a remote quoted author's Delete of their QuoteAuthorization, told to the quoting server.
+  if (await rejectQuote(db, fx, q)) fx.federate({ kind: "revoke_quote", quoteId: q.id });
   const out = await renderStatus(db, cfg, q.statusId, meId);
   if (!out) throw notFound();
   return out;
@@ -160,22 +155,21 @@ export async function setQuotePolicy(db: DB, fx: Effects, cfg: Config, statusId:
  * (ActivityPub::Activity::Accept#accept_quote!), and the quoting status goes out again so followers see the stamp.
  */
 export async function acceptOwnQuote(db: DB, fx: Effects, q: QuoteRow, approvalUri: string): Promise<void> {
-  await runBatch(db, [
-    db
-      .update(quotes)
-      .set({ state: "accepted", approvalUri, updatedAt: Date.now() })
-      .where(and(eq(quotes.id, q.id), eq(quotes.state, "pending"))),
-  ]);
+  await setQuoteState(db, q.id, { state: "accepted", approvalUri }, "pending");
   fx.add({ type: "status_updated", statusId: q.statusId });
   fx.federate({ kind: "update_status", statusId: q.statusId });
 }
 
-/** Reject{QuoteRequest} or Delete{QuoteAuthorization} received: the quote is rejected or revoked. */
-export async function rejectQuote(db: DB, fx: Effects, q: QuoteRow): Promise<void> {
+/**
+ * The quote is rejected or revoked by its quoted author (Quote#reject!): a Reject{QuoteRequest} or a
+ * Delete{QuoteAuthorization} received, or a local author's revocation (revokeQuote). False when it already was.
+ */
+export async function rejectQuote(db: DB, fx: Effects, q: QuoteRow): Promise<boolean> {
   const state = rejectedState(q);
-  if (state === q.state) return;
-  await db.update(quotes).set({ state, updatedAt: Date.now() }).where(eq(quotes.id, q.id));
+  if (state === q.state) return false;
+  await setQuoteState(db, q.id, { state });
   fx.add({ type: "status_updated", statusId: q.statusId });
+  return true;
 }
 
 /** Local authors of accepted quotes of a status: they hear of its edits (`quoted_update`). */
