@@ -64,7 +64,7 @@ export function buildApp() {
     } catch (e) {
       console.error("effects lost: neither the queue nor D1 took them", e instanceof Error ? e.message : e);
     }
-    if (c.get("fx").here.length) await runAfterResponse(c.env, c.executionCtx, c.get("fx"));
+    if (c.get("fx").hasAfterResponse) await runAfterResponse(c.env, c.executionCtx, c.get("fx"));
     const bookmark = session.getBookmark();
     noteBookmark(bookmark, c.req.method);
     // A page, a federation document or a media file that a replica did not have may have been written a moment ago

@@ -8,14 +8,15 @@
 // cards nothing links. Each task is bounded per run and independent: one failing does not stop the others. Rows read
 // per task: test/integration/cron-rows.test.ts.
 import { sql } from "drizzle-orm";
-import { createDb, idList, type DB, runBatch } from "../db/client";
+import { createDb, idList, type DB, runBatch, type Statement } from "../db/client";
 import { settingStatement } from "../db/setting-statement";
 import { Effects } from "../effects/collector";
 import { resendPending } from "../effects/pending";
 import { sendEffects } from "../effects/send";
+import type { NotifyEffect } from "../effects/types";
 import { readConfig, type Env } from "../env";
 import { padId, snowflake, unpadId } from "../lib/ids";
-import { notificationStatement } from "../services/notifications/notifications";
+import { notificationWrite } from "../services/notifications/notifications";
 import { purgeExpiredGrants } from "../oauth/grants";
 import { pruneOrphanCards } from "../services/statuses/preview-cards";
 import { claimDueScheduledStatuses } from "../services/statuses/scheduled-statuses";
@@ -153,12 +154,13 @@ export async function notifyEndedPolls(db: DB, fx: Effects, at: number): Promise
     db.all<{ poll_id: string; account_id: string }>(sql`SELECT DISTINCT v.poll_id, v.account_id FROM poll_votes v WHERE v.poll_id IN (${ended})`),
   ]);
   const byId = new Map(polls.map((p) => [p.id, p]));
-  const stmts = [];
+  // Each notification's statement with its `notify` effect, recorded once the statement's batch committed.
+  const writes: { statement: Statement; effect?: NotifyEffect }[] = [];
   for (const v of voters) {
     const p = byId.get(v.poll_id);
     if (!p || v.account_id === p.account_id) continue;
-    stmts.push(
-      notificationStatement(db, fx, {
+    writes.push(
+      notificationWrite(db, {
         recipientId: unpadId(v.account_id),
         fromAccountId: unpadId(p.account_id),
         type: "poll",
@@ -167,15 +169,15 @@ export async function notifyEndedPolls(db: DB, fx: Effects, at: number): Promise
       }),
     );
   }
-  // The author hears about their own poll too; notificationStatement skips self-notifications, so this is direct.
+  // The author hears about their own poll too; notificationWrite skips self-notifications, so this is direct.
   for (const p of polls) {
     const id = snowflake(at);
-    fx.add({ type: "notify", notificationId: id });
-    stmts.push(
-      db.run(sql`INSERT OR IGNORE INTO notifications (id, account_id, from_account_id, type, status_id, activity_id, created_at)
+    writes.push({
+      statement: db.run(sql`INSERT OR IGNORE INTO notifications (id, account_id, from_account_id, type, status_id, activity_id, created_at)
         SELECT ${padId(id)}, ${p.account_id}, ${p.account_id}, 'poll', ${p.status_id}, ${p.id}, ${at}
         WHERE EXISTS (SELECT 1 FROM users WHERE users.account_id = ${p.account_id})`),
-    );
+      effect: { type: "notify", notificationId: id },
+    });
   }
   let next = at;
   const lastPoll = polls[polls.length - 1];
@@ -183,7 +185,14 @@ export async function notifyEndedPolls(db: DB, fx: Effects, at: number): Promise
     const last = lastPoll.expires_at;
     next = last > since ? last : since + 1;
   }
-  stmts.push(settingStatement(db, POLL_WATERMARK_KEY, String(next)));
-  for (let i = 0; i < stmts.length; i += 100) await runBatch(db, stmts.slice(i, i + 100));
+  writes.push({ statement: settingStatement(db, POLL_WATERMARK_KEY, String(next)) });
+  for (let i = 0; i < writes.length; i += 100) {
+    const chunk = writes.slice(i, i + 100);
+    await runBatch(
+      db,
+      chunk.map((w) => w.statement),
+    );
+    fx.add(...chunk.flatMap((w) => (w.effect ? [w.effect] : [])));
+  }
   return polls.length;
 }

@@ -6,7 +6,7 @@ import { readConfig, type Env } from "../env";
 import { deliverPush, PushRetry, pushBackoffSeconds, pushJobsOf, pushTargetsStatement, retryPushJob, type PushJob } from "../push";
 import { type NotifyEffect, readNotify, STREAM_READ_WHOLE, takeReadAhead } from "../effects/notify-reads";
 import { fetchFeaturedCollection } from "../federation/featured-collection";
-import { processInboxItem } from "../federation/inbox-process";
+import { HANDED_OVER, processInboxItem } from "../federation/inbox-process";
 import { notificationRecipientsStatement, recipientRows } from "../queries/notifications";
 import { backfillThread, JOB_BUDGET } from "../federation/backfill";
 import { runFederate } from "../federation/outbound";
@@ -104,7 +104,7 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects, b
     case "relations_changed":
       return publishRelationsChanged(env, effect.accountIds);
     case "inbox":
-      return processInboxItem(db, env, effect.itemId, effect.origin, fx);
+      return processInboxItem(db, env, effect.itemId, effect.origin, fx, fx.take(effect, HANDED_OVER) ?? null);
     case "federate":
       return runFederate(db, env, effect.origin, effect.action, fx);
     case "fetch_featured": {
@@ -161,7 +161,7 @@ async function notifyAll(db: DB, env: Env, effects: NotifyEffect[], fx: Effects)
   // connected recipient costs one read more, not two; a fan-out chunk's hundreds read only their recipients first (most
   // are not connected).
   if (notificationIds.length <= STREAM_READ_WHOLE) {
-    const [targets, ns, senders, reports] = takeReadAhead(effects) ?? (await readNotify(db, notificationIds));
+    const [targets, ns, senders, reports] = takeReadAhead(fx, effects) ?? (await readNotify(db, notificationIds));
     fx.add(...pushJobsOf(targets));
     return publishNotifications(db, env, cfg, notificationIds, { rows: recipientRows(ns, senders, reports) });
   }
@@ -260,9 +260,10 @@ export async function runJob(db: DB, env: Env, job: JobMessage, batch?: JobBatch
 
 /**
  * After a request: the effects it recorded to run after its response (Effects.afterResponse) run in this invocation
- * (waitUntil), or go to the queue when EFFECTS_AFTER_RESPONSE is "queue" (the integration tests, which run the
- * consumer themselves). An invocation that dies on the way leaves the work where a sweep finds it (the inbox item
- * stays stored until processed: src/background/cron.ts requeueStaleInboxItems).
+ * (waitUntil), on the request's collector (what they carry in memory is there), or go to the queue when
+ * EFFECTS_AFTER_RESPONSE is "queue" (the integration tests, which run the consumer themselves). An invocation that dies
+ * on the way leaves the work where a sweep finds it (the inbox item stays stored until processed:
+ * src/background/cron.ts requeueStaleInboxItems).
  */
 export async function runAfterResponse(env: Env, ctx: { waitUntil(p: Promise<unknown>): void }, fx: Effects): Promise<void> {
   const effects = fx.drainHere();
@@ -273,7 +274,7 @@ export async function runAfterResponse(env: Env, ctx: { waitUntil(p: Promise<unk
     queued.add(...effects);
     return sendEffects(env, queued);
   }
-  ctx.waitUntil(runHere(createDb(env.DB), env, job).catch((e) => console.error("effects after the response failed", e instanceof Error ? e.message : e)));
+  ctx.waitUntil(runHere(createDb(env.DB), env, job, fx).catch((e) => console.error("effects after the response failed", e instanceof Error ? e.message : e)));
 }
 
 /** Rounds of follow-on effects runHere runs itself before it hands the rest to the queue. */
@@ -284,12 +285,13 @@ export const HERE_ROUNDS = 3;
  * rounds: an incoming activity and its fan-out and notifications then cost no queue message, the Workers free plan's
  * scarcest unit (10,000 operations a day, three a message; bench/day.mjs). Whatever is left after the last round,
  * delayed effects, and each effect that failed go to the queue as the consumer would send them, so nothing is lost:
- * a failed effect is retried there, as its second attempt.
+ * a failed effect is retried there, as its second attempt. `fx`: the collector that recorded the job's effects, when
+ * they carry something in memory (Effects.carry); it must hold nothing else.
  */
-export async function runHere(db: DB, env: Env, job: JobMessage): Promise<void> {
+export async function runHere(db: DB, env: Env, job: JobMessage, fx?: Effects): Promise<void> {
   const { effects, origin } = unpack(job);
   let next = effects;
-  const fx = new Effects(origin);
+  fx ??= new Effects(origin);
   for (let round = 0; next.length && round < HERE_ROUNDS; round++) {
     await retryFailed(env, origin, await runEffects(db, env, next, fx), 0);
     next = fx.drain();

@@ -1,10 +1,15 @@
-// The collector a service records its effects on. Whoever called the service (a route's middleware, the inbox
-// processor, a job, the cron) sends what was recorded once the service has returned (./send.ts), so every caller
-// of a service gets the same effects.
+// The collector effects are recorded on: the one way to record an effect. Whoever calls a service (a route's
+// middleware, the inbox processor, a job, the cron) hands it a collector and sends what was recorded once the service
+// has returned (./send.ts), so every caller of a service gets the same effects.
 //
-// Rule: a service records an effect only after the write it follows from has committed. The one exception is
-// `notify`, recorded with the notification's statement: its row may be skipped by the statement's own conditions,
-// and the consumer then finds nothing and does nothing.
+// Rule: an effect is recorded explicitly, with this collector's methods, by the code that ran the batch holding the
+// rows it follows from, once that batch has committed. Building a statement records nothing: a statement builder
+// that causes an effect returns it with the statement (a notification's `notify`: notificationWrite), and its caller
+// records it with the batch's other effects. A write that fails therefore records nothing.
+//
+// When: `add` (and `federate`, an outbound activity) as soon as the queue takes them; `later` after a delay;
+// `afterResponse` in this invocation once the response is out. What an effect run here may carry in memory (reads
+// made ahead for it, a verified inbox item) travels with it on the collector (`carry`), never in the queue message.
 import type { Env } from "../env";
 import type { Effect, FederateAction } from "./types";
 
@@ -14,22 +19,36 @@ import type { Effect, FederateAction } from "./types";
  */
 export const runsAfterResponseHere = (env: Pick<Env, "EFFECTS_AFTER_RESPONSE">): boolean => env.EFFECTS_AFTER_RESPONSE !== "queue";
 
+/**
+ * A kind of data an effect may carry in memory to its run in this invocation (Effects.carry), e.g. the reads a write
+ * batch made ahead for its notifications. Made once per kind, by the module that reads it.
+ */
+export interface Carried<T> {
+  readonly name: string;
+  /** Only types the value; never set. */
+  readonly _value?: T;
+}
+
+export const carriedKind = <T>(name: string): Carried<T> => ({ name });
+
 export class Effects {
-  readonly list: Effect[] = [];
-  /** Effects to run some seconds from now (a retry's wait, a poll update gathering votes): see later(). */
-  readonly delayed: { seconds: number; effects: Effect[] }[] = [];
-  /** Effects to run in this invocation once the response is out: see afterResponse(). */
-  readonly here: Effect[] = [];
+  private readonly now: Effect[] = [];
+  private readonly delayed: { seconds: number; effects: Effect[] }[] = [];
+  private readonly here: Effect[] = [];
+  /** In-memory companions of recorded effects, by effect object: they go with it when it is no longer referenced. */
+  private readonly companions = new WeakMap<Effect, Map<Carried<unknown>, unknown>>();
 
   /** `origin`: this server's scheme://host, which federate effects carry to build activity ids later. */
   constructor(readonly origin: string) {}
 
+  /** Records effects to run as soon as the queue takes them (sent by ./send.ts once the caller is done). */
   add(...effects: Effect[]): void {
-    this.list.push(...effects);
+    this.now.push(...effects);
   }
 
+  /** Records an outbound activity of a local action (add, with this server's origin). */
   federate(action: FederateAction): void {
-    this.list.push({ type: "federate", origin: this.origin, action });
+    this.add({ type: "federate", origin: this.origin, action });
   }
 
   /** Records effects that must wait `seconds` before they run (sent with that delay by ./send.ts). */
@@ -45,6 +64,57 @@ export class Effects {
     this.here.push(...effects);
   }
 
+  /**
+   * Attaches `value` to `effect` for its run in this invocation (runHere), where the runner takes it (`take`). An
+   * effect that leaves by the queue leaves it behind, and whoever runs it reads again.
+   */
+  carry<T>(effect: Effect, kind: Carried<T>, value: T): void {
+    const m = this.companions.get(effect) ?? new Map<Carried<unknown>, unknown>();
+    this.companions.set(effect, m);
+    m.set(kind, value);
+  }
+
+  /** What `effect` carries of `kind`, left in place. */
+  carried<T>(effect: Effect, kind: Carried<T>): T | undefined {
+    return this.companions.get(effect)?.get(kind) as T | undefined;
+  }
+
+  /** What `effect` carries of `kind`, taken once. */
+  take<T>(effect: Effect, kind: Carried<T>): T | undefined {
+    const m = this.companions.get(effect);
+    const v = m?.get(kind) as T | undefined;
+    m?.delete(kind);
+    return v;
+  }
+
+  /**
+   * Takes over everything `other` recorded (now, later, after the response) and what those effects carry: a pass whose
+   * effects count only once it has finished (an inbox item, a backfill within its time, a scheduled post) records on a
+   * collector of its own, then hands it over.
+   */
+  adopt(other: Effects): void {
+    const now = other.drain();
+    const here = other.drainHere();
+    const later = other.drainLater();
+    for (const e of [...now, ...here, ...later.flatMap((g) => g.effects)]) {
+      const m = other.companions.get(e);
+      if (m) this.companions.set(e, m);
+    }
+    this.add(...now);
+    this.afterResponse(...here);
+    this.delayed.push(...later);
+  }
+
+  /** What is recorded to run now, in order (read only: the senders and the runner take it with drain). */
+  get list(): readonly Effect[] {
+    return this.now;
+  }
+
+  /** Whether anything is recorded to run after the response. */
+  get hasAfterResponse(): boolean {
+    return this.here.length > 0;
+  }
+
   /** Takes the effects recorded to run after the response. */
   drainHere(): Effect[] {
     return this.here.splice(0, this.here.length);
@@ -52,7 +122,7 @@ export class Effects {
 
   /** Takes everything recorded so far to run at once (the collector's list is empty afterwards). */
   drain(): Effect[] {
-    return this.list.splice(0, this.list.length);
+    return this.now.splice(0, this.now.length);
   }
 
   /** Takes the delayed groups recorded so far. */

@@ -1,17 +1,18 @@
-// What `notify` effects read before they stream and push (run.ts notifyAll): who wants a push, and each notification as
-// its recipient sees it. One round trip; or none, when the write batch that made the notifications read them at its
-// end (an incoming activity processed in the invocation that took it: src/federation/handlers/context.ts withFinish).
-// The reads made ahead travel with the effect objects themselves, in memory: an effect that goes to the queue leaves
-// them behind and is read again by whoever runs it.
+// What `notify` effects read before they stream and push (effects-runner.ts notifyAll): who wants a push, and each
+// notification as its recipient sees it. One round trip; or none, when the write batch that made the notifications read
+// them at its end (an incoming activity processed in the invocation that took it: src/federation/handlers/context.ts
+// withFinish). The reads made ahead travel with the effects on their collector, in memory (Effects.carry): an effect
+// that goes to the queue leaves them behind and is read again by whoever runs it.
 import type { DB, Statement } from "../db/client";
 import { pushTargetsStatement } from "../push";
 import { notificationsForRecipientsStatements } from "../queries/notifications";
-import type { Effect } from "./types";
+import { carriedKind, type Effects } from "./collector";
+import type { NotifyEffect } from "./types";
+
+export type { NotifyEffect };
 
 /** Up to this many notifications at once, they are read whole with their push targets. */
 export const STREAM_READ_WHOLE = 10;
-
-export type NotifyEffect = Extract<Effect, { type: "notify" }>;
 
 export const notifyReadStatements = (db: DB, ids: string[]) => [pushTargetsStatement(db, ids), ...notificationsForRecipientsStatements(db, ids)] as const;
 
@@ -20,21 +21,27 @@ export const readNotify = (db: DB, ids: string[]) => db.batch(notifyReadStatemen
 
 export type NotifyReads = Awaited<ReturnType<typeof readNotify>>;
 
+/** Reads made once for a group of notify effects: each effect of the group carries the same one. */
 interface ReadAhead {
   ids: string[];
   results: NotifyReads;
 }
 
-// Keyed by the effect object: entries go when taken, or with the effect if it is dropped.
-const readAhead = new WeakMap<NotifyEffect, ReadAhead>();
+const READ_AHEAD = carriedKind<ReadAhead>("notify reads");
 
 /**
- * The reads of the notify effects `list` holds that have none yet, as statements to end a write batch with (they then
- * see the batch's notifications), and `keep` to call with that batch's last results once it has committed. Null when
- * there is nothing to read, or more than is read whole.
+ * The reads of the notify effects that have none yet, among those recorded on `fx` and `notify` (those of the batch
+ * about to run, recorded once it committed), as statements to end that write batch with (they then see its
+ * notifications), and `keep` to call with the batch's results once it has committed: each of those effects then carries
+ * them on `fx`. Null when there is nothing to read, or more than is read whole.
  */
-export function notifyReadsAhead(db: DB, list: readonly Effect[]): { stmts: Statement[]; keep: (results: readonly unknown[]) => void } | null {
-  const effects = list.filter((e): e is NotifyEffect => e.type === "notify" && !readAhead.has(e));
+export function notifyReadsAhead(
+  db: DB,
+  fx: Effects,
+  notify: readonly NotifyEffect[],
+): { stmts: Statement[]; keep: (results: readonly unknown[]) => void } | null {
+  const recorded = fx.list.filter((e): e is NotifyEffect => e.type === "notify");
+  const effects = [...new Set([...recorded, ...notify])].filter((e) => !fx.carried(e, READ_AHEAD));
   if (!effects.length || effects.length > STREAM_READ_WHOLE) return null;
   const ids = effects.map((e) => e.notificationId);
   const stmts = notifyReadStatements(db, ids);
@@ -43,16 +50,15 @@ export function notifyReadsAhead(db: DB, list: readonly Effect[]): { stmts: Stat
     keep(results) {
       if (results.length < stmts.length) return;
       const ahead = { ids, results: results.slice(results.length - stmts.length) as unknown as NotifyReads };
-      for (const e of effects) readAhead.set(e, ahead);
+      for (const e of effects) fx.carry(e, READ_AHEAD, ahead);
     },
   };
 }
 
-/** The reads made ahead for exactly these notify effects, taken once; null when they must be read now. */
-export function takeReadAhead(effects: readonly NotifyEffect[]): NotifyReads | null {
-  const first = effects[0];
-  const ahead = first && readAhead.get(first);
-  if (!ahead || ahead.ids.length !== effects.length || !effects.every((e) => readAhead.get(e) === ahead)) return null;
-  for (const e of effects) readAhead.delete(e);
+/** The reads made ahead for exactly these notify effects (taken from `fx` once); null when they must be read now. */
+export function takeReadAhead(fx: Effects, effects: readonly NotifyEffect[]): NotifyReads | null {
+  const aheads = effects.map((e) => fx.take(e, READ_AHEAD));
+  const ahead = aheads[0];
+  if (!ahead || ahead.ids.length !== effects.length || !aheads.every((a) => a === ahead)) return null;
   return ahead.results;
 }

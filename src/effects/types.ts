@@ -61,6 +61,9 @@ export type Effect =
   // What a context request's backfill could not fetch within its budget (src/federation/backfill.ts)
   | { type: "backfill_thread"; statusId: string };
 
+/** A notification row was written (or skipped by its statement's own conditions): stream and push it. */
+export type NotifyEffect = Extract<Effect, { type: "notify" }>;
+
 /**
  * One JOBS message: a single effect, or all the effects of one action packed together (one queue operation) with the
  * origin (scheme://host) of the request that caused them, which rendering needs when LOCAL_DOMAIN is not set.

@@ -76,7 +76,7 @@ export async function backfillForContext(db: DB, cfg: Config, fx: Effects, statu
   });
   const outcome = await Promise.race([work, late]);
   if (timer !== undefined) clearTimeout(timer);
-  fx.add(...own.drain());
+  fx.adopt(own);
   if (outcome === "late" || !outcome.complete) fx.add({ type: "backfill_thread", statusId });
 }
 

@@ -10,11 +10,10 @@ import { frozenSelect, frozenSql } from "../db/frozen";
 import { accounts, inboxItems } from "../db/schema";
 import { readConfig, type Env } from "../env";
 import { sha256Hex } from "../lib/crypto";
-import { setAtMost } from "../lib/bounded-map";
 import { padId, snowflake } from "../lib/ids";
 import { firstKeptDay, markSeenSql, seenCondition, seenDay } from "./inbox-seen";
 import { parseJsonText } from "../lib/params";
-import { Effects, runsAfterResponseHere } from "../effects/collector";
+import { carriedKind, Effects, runsAfterResponseHere } from "../effects/collector";
 import { handleBlock, handleDeleteActor, handleUpdateActor, liftsRemoteSuspension } from "./handlers/account";
 import { handleAnnounce, handleLike } from "./handlers/announce";
 import { DropActivity, type InboxContext } from "./handlers/context";
@@ -36,6 +35,7 @@ import {
 import { normalizeActivity, type NormalizedActivity } from "./normalize";
 import type { VerifiedInbox } from "./inbox-verify";
 import type { AccountRow } from "../db/schema";
+import type { Effect } from "../effects/types";
 import { accountDomainSql, frozenDomainSuspended, ResolveError } from "./remote-accounts";
 import { newResolution } from "./resolve-status";
 import { FetchRefused } from "./safe-fetch";
@@ -133,7 +133,7 @@ export async function storeInboxItem(db: DB, signerAccountId: string, body: stri
 }
 
 /** What the POST that stored an item knew of it: its verified signer and parsed activity, and whether its id was seen. */
-interface HandedOver {
+export interface HandedOver {
   signer: AccountRow;
   body: string;
   json: Record<string, unknown>;
@@ -142,21 +142,24 @@ interface HandedOver {
   seen: boolean | null;
 }
 
-// Items stored by this isolate's inbox POSTs, for the same invocation's after-response processing (src/federation/
-// routes.ts): it then reads none of what the POST has just verified and read (the item, its signer, its domain's
-// suspension, the seen check). An item processed anywhere else (the queue, the sweep) is loaded from D1 as before.
-// Entries leave when taken; the bound (a body is up to 1 MB) only matters if invocations die between the two, or more
-// than 16 POSTs of one isolate are between their 202 and their processing (the others are then loaded from D1).
-const handedOver = new Map<string, HandedOver>();
-const HANDED_OVER_MAX = 16;
+/**
+ * What the inbox POST hands over to its item's processing in the same invocation, carried by the `inbox` effect on the
+ * request's collector (runEffect takes it): that processing then reads none of what the POST has just verified and
+ * read (the item, its signer, its domain's suspension, the seen check). It lives as long as the request's collector
+ * (one invocation) and is taken once; an item processed anywhere else (the queue, the sweep) is loaded from D1.
+ */
+export const HANDED_OVER = carriedKind<HandedOver>("inbox item handed over");
 
 /**
- * Stores a verified activity for its processing. When that runs in this invocation after the response (production:
- * Effects.afterResponse), the seen check goes in the same batch and what the POST knows is handed over to it: one
- * round trip for both. When the queue takes it, the consumer loads it from D1 (storeInboxItem).
+ * Stores a verified activity and records its processing after the response (Effects.afterResponse). When that runs in
+ * this invocation (production), the seen check goes in the same batch and what the POST knows travels with the effect:
+ * one round trip for both. When the queue takes it (EFFECTS_AFTER_RESPONSE=queue), the consumer loads it from D1.
  */
-export async function storeVerifiedItem(db: DB, env: Env, v: VerifiedInbox): Promise<string> {
-  if (!runsAfterResponseHere(env)) return storeInboxItem(db, v.signer.id, v.body);
+export async function storeVerifiedItem(db: DB, env: Env, fx: Effects, v: VerifiedInbox): Promise<void> {
+  if (!runsAfterResponseHere(env)) {
+    fx.afterResponse({ type: "inbox", itemId: await storeInboxItem(db, v.signer.id, v.body), origin: fx.origin });
+    return;
+  }
   const id = snowflake();
   const insert = insertItemStatement(db, id, v.signer.id, v.body);
   let seen: boolean | null = null;
@@ -164,16 +167,9 @@ export async function storeVerifiedItem(db: DB, env: Env, v: VerifiedInbox): Pro
     const [, rows] = await db.batch([insert, seenKeyStatement(db, v.activity.id)]);
     seen = !!rows[0]?.seen;
   } else await insert;
-  setAtMost(handedOver, id, { signer: v.signer, body: v.body, json: v.json, activity: v.activity, seen }, HANDED_OVER_MAX);
-  return id;
-}
-
-/** What the storing POST handed over for this item, taken once (null: load it). */
-function takeHandedOver(itemId: string): HandedOver | null {
-  const h = handedOver.get(itemId);
-  if (!h) return null;
-  handedOver.delete(itemId);
-  return h;
+  const effect: Effect = { type: "inbox", itemId: id, origin: fx.origin };
+  fx.afterResponse(effect);
+  fx.carry(effect, HANDED_OVER, { signer: v.signer, body: v.body, json: v.json, activity: v.activity, seen });
 }
 
 // loadItem's four reads, built once per isolate (frozen.ts): every processed activity makes them. `item` is the padded id.
@@ -232,11 +228,11 @@ const markRetried = frozenSql(
 
 /**
  * Processes a stored item (see processItem); what throws is retried by the runner, and the item is marked as the
- * runner's (markRetried).
+ * runner's (markRetried). `handed`: what the POST that stored it handed over (HANDED_OVER), when this is its invocation.
  */
-export async function processInboxItem(db: DB, env: Env, itemId: string, origin: string, fx: Effects): Promise<void> {
+export async function processInboxItem(db: DB, env: Env, itemId: string, origin: string, fx: Effects, handed: HandedOver | null = null): Promise<void> {
   try {
-    await processItem(db, env, itemId, origin, fx);
+    await processItem(db, env, itemId, origin, fx, handed);
   } catch (e) {
     await db.run(markRetried(db, { id: padId(itemId), before: Date.now() - OUT_OF_SWEEP_MS })).catch(() => {});
     throw e;
@@ -248,7 +244,7 @@ export async function processInboxItem(db: DB, env: Env, itemId: string, origin:
  * for activities taken once per id), the handler's own reads, and its writes together with the item's seen/delete statements when the
  * handler takes them (`withFinish`; otherwise one more).
  */
-async function processItem(db: DB, env: Env, itemId: string, origin: string, fx: Effects): Promise<void> {
+async function processItem(db: DB, env: Env, itemId: string, origin: string, fx: Effects, handed: HandedOver | null): Promise<void> {
   const cfg = readConfig(env, origin);
   const finishStatements = (key: string | null): Statement[] => {
     const stmts: Statement[] = [db.run(deleteItem(db, { id: padId(itemId) }))];
@@ -258,7 +254,6 @@ async function processItem(db: DB, env: Env, itemId: string, origin: string, fx:
   const finish = async (key: string | null) => {
     await runBatch(db, finishStatements(key));
   };
-  const handed = takeHandedOver(itemId);
   let signer: AccountRow | undefined;
   let domainSuspended = false;
   let seenById: { id: string; seen: boolean } | null;
@@ -313,5 +308,5 @@ async function processItem(db: DB, env: Env, itemId: string, origin: string, fx:
     console[level]("inbox: dropped", activity.type, (activity.id ?? "").slice(0, 200), e instanceof Error ? e.message : e);
   }
   if (!done.done) await finish(key);
-  fx.add(...mine.drain());
+  fx.adopt(mine);
 }

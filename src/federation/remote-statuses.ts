@@ -8,13 +8,14 @@ import { accounts, conversations, mediaAttachments, mentions, polls, statuses, t
 import { type MediaRow, newStatusFields, type PollRow, type StatusRow } from "../entities/status";
 import { incomingQuoteStatement, remoteQuotePolicy } from "./quotes-inbound";
 import { fanOutChunk } from "../timelines/fanout";
-import { localQuotesOfQuery, quotedUpdateStatements } from "../services/statuses/quotes";
+import { localQuotesOfQuery, quotedUpdateNotifications } from "../services/statuses/quotes";
 import { padId, snowflake } from "../lib/ids";
 import { normalizeLanguage, normalizeTag } from "../lib/text";
 import { httpUrl } from "../lib/urls";
 import type { AccountRow } from "../db/schema";
 import { isUniqueViolation } from "../db/unique";
-import { notificationStatement } from "../services/notifications/notifications";
+import { notificationWrite, notificationWrites, type NewNotification } from "../services/notifications/notifications";
+import type { NotifyEffect } from "../effects/types";
 import { cardUrlOfHtml, resetCardStatement } from "../services/statuses/preview-cards";
 import { htmlSearchText, searchIndexStatement } from "../services/statuses/search-index";
 import { statusShortcodes, upsertRemoteEmojisStatement } from "../services/statuses/custom-emojis";
@@ -219,10 +220,16 @@ export function ingestLookupFrom(note: NormalizedNote, res: readonly unknown[]):
   };
 }
 
+/** Joins a write batch (src/federation/handlers/context.ts withFinish): `notify`, its notifications' effects. */
+export type JoinWrites = (writes: Statement[], notify: readonly NotifyEffect[]) => FinishingBatch;
+
 export interface IngestOptions {
   pre?: IngestLookup;
-  /** Adds statements to the write batch (the inbox item's finishing statements) and is told when it committed. */
-  withWrites?: (writes: Statement[]) => FinishingBatch;
+  /**
+   * Adds statements to the write batch (the inbox item's finishing statements, and reads for the `notify` effects of
+   * the batch's notifications) and is told when it committed.
+   */
+  withWrites?: JoinWrites;
   /** Set on the second try after the new id was taken (see the end of ingestNote). */
   retried?: boolean;
 }
@@ -307,20 +314,24 @@ export async function ingestNote(r: Resolution, note: NormalizedNote, author: Ac
   );
   if (poll && pollId)
     writes.push(insertPoll(db, { id: pollId, statusId: id, accountId: author.id, hideTotals: false, createdAt: now, updatedAt: now, ...poll }));
+  const mentionNotes: NewNotification[] = [];
   if (realtime) {
     for (const m of mentioned) {
       if (m.account.domain || (m.silent && visibility !== "direct")) continue;
-      writes.push(notificationStatement(db, r.fx, { recipientId: m.account.id, fromAccountId: author.id, type: "mention", statusId: id, activityId: id }));
+      mentionNotes.push({ recipientId: m.account.id, fromAccountId: author.id, type: "mention", statusId: id, activityId: id });
     }
   }
+  const notes = notificationWrites(db, mentionNotes);
+  writes.push(...notes.stmts);
   // A status in real time reaches its local followers' feeds in the same batch (the first fan-out chunk; the rest, for
   // an account with many followers, follows as effects).
   const chunk = realtime && !r.late ? fanOutChunk(db, id, undefined) : null;
   const fanFrom = writes.length;
   if (chunk) writes.push(...chunk.stmts);
   let res: unknown[];
+  const join = opts.withWrites;
   try {
-    res = await runFinishing(db, writes, opts.withWrites);
+    res = await runFinishing(db, writes, join && ((w) => join(w, notes.notify)));
   } catch (e) {
     if (!isUniqueViolation(e, "statuses")) throw e;
     const twin = await statusByUri(db, note.id);
@@ -330,6 +341,7 @@ export async function ingestNote(r: Resolution, note: NormalizedNote, author: Ac
     // once more with a new id, rather than dropping the status.
     return ingestNote(r, note, author, depth, { withWrites: opts.withWrites, retried: true });
   }
+  r.fx.add(...notes.notify);
   if (chunk) {
     try {
       r.fx.add({ type: "fanned_out", statusId: id, delivered: await chunk.read(r.fx, res.slice(fanFrom, fanFrom + chunk.stmts.length)) });
@@ -351,18 +363,11 @@ export async function ingestNote(r: Resolution, note: NormalizedNote, author: Ac
  * Returns whether anything changed. `finish`: statements to commit with the update's writes (an inbox item's seen and
  * delete, withFinish), and what to call once they have.
  */
-export async function applyNoteUpdate(
-  r: Resolution,
-  status: StatusRow,
-  note: NormalizedNote,
-  author: AccountRow,
-  finishWith?: (writes: Statement[]) => FinishingBatch,
-): Promise<boolean> {
+export async function applyNoteUpdate(r: Resolution, status: StatusRow, note: NormalizedNote, author: AccountRow, finishWith?: JoinWrites): Promise<boolean> {
   // Two Updates of one status processed at once serialise as REST edits do (services/statuses/status-revision.ts): the one that
   // lost reads the status again, and is stale now if the winner was newer. Past the last try, the D1 error is thrown:
   // transient, so the inbox item is retried later.
   return retryEdit(
-    r.fx,
     async (n) => {
       const current = n === 1 ? status : (await statusRows(r.db, { where: eq(statuses.id, status.id), limit: 1 }))[0];
       return current ? applyNoteUpdateOnce(r, current, note, author, finishWith) : false;
@@ -371,13 +376,7 @@ export async function applyNoteUpdate(
   );
 }
 
-async function applyNoteUpdateOnce(
-  r: Resolution,
-  status: StatusRow,
-  note: NormalizedNote,
-  author: AccountRow,
-  finishWith?: (writes: Statement[]) => FinishingBatch,
-): Promise<boolean> {
+async function applyNoteUpdateOnce(r: Resolution, status: StatusRow, note: NormalizedNote, author: AccountRow, finishWith?: JoinWrites): Promise<boolean> {
   const { db } = r;
   const now = Date.now();
   if (status.reblogOfId || status.accountId !== author.id || note.id !== status.uri || note.attributedTo !== author.uri) return false;
@@ -419,7 +418,7 @@ async function applyNoteUpdateOnce(
       .update(polls)
       .set({ ...newPoll, updatedAt: now })
       .where(and(eq(polls.id, oldPoll.id), sql`(SELECT edited_at FROM statuses WHERE id = ${padId(status.id)}) IS ${status.editedAt ?? null}`));
-    await runFinishing(db, [counts, abortUnlessOneChanged(db)], finishWith);
+    await runFinishing(db, [counts, abortUnlessOneChanged(db)], finishWith && ((w) => finishWith(w, [])));
     return true;
   }
 
@@ -498,11 +497,12 @@ async function applyNoteUpdateOnce(
   writes.push(db.run(sql`DELETE FROM mentions WHERE status_id = ${ps} AND account_id NOT IN ${valueList(keep)}`));
   const added = mentioned.filter((m) => !had.has(m.account.id));
   if (added.length) writes.push(mentionRowsStatement(db, status.id, added, now));
+  const notify: NotifyEffect[] = [];
   for (const m of added) {
     if (m.account.domain || (m.silent && status.visibility !== "direct")) continue;
-    writes.push(
-      notificationStatement(db, r.fx, { recipientId: m.account.id, fromAccountId: author.id, type: "mention", statusId: status.id, activityId: status.id }),
-    );
+    const note = notificationWrite(db, { recipientId: m.account.id, fromAccountId: author.id, type: "mention", statusId: status.id, activityId: status.id });
+    writes.push(note.statement);
+    notify.push(note.effect);
   }
   const tags = tagNames(note.hashtags);
   writes.push(db.run(sql`DELETE FROM status_tags WHERE status_id = ${ps}`));
@@ -536,13 +536,21 @@ async function applyNoteUpdateOnce(
       createdAt: editedAt,
     }),
   );
-  for (const rb of rebloggers as { accountId: string }[]) {
-    writes.push(
-      notificationStatement(db, r.fx, { recipientId: rb.accountId, fromAccountId: author.id, type: "update", statusId: status.id, activityId: editId }),
-    );
-  }
-  writes.push(...quotedUpdateStatements(db, r.fx, quoters, author.id, editId));
-  await runFinishing(db, writes, finishWith);
+  const updates = notificationWrites(
+    db,
+    (rebloggers as { accountId: string }[]).map((rb) => ({
+      recipientId: rb.accountId,
+      fromAccountId: author.id,
+      type: "update" as const,
+      statusId: status.id,
+      activityId: editId,
+    })),
+  );
+  const quoted = quotedUpdateNotifications(db, quoters, author.id, editId);
+  writes.push(...updates.stmts, ...quoted.stmts);
+  notify.push(...updates.notify, ...quoted.notify);
+  await runFinishing(db, writes, finishWith && ((w) => finishWith(w, notify)));
+  r.fx.add(...notify);
   r.fx.add({ type: "status_updated", statusId: status.id });
   if (contentChanged && (await cardUrlOfHtml(text.content, r.cfg, mentionUrlsOf(note)))) r.fx.add({ type: "fetch_card", statusId: status.id });
   return true;

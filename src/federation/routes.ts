@@ -227,8 +227,7 @@ async function inbox(c: Context<AppEnv>) {
     const v = await verifyInboxRequest(db, c.get("config"), c.req.raw);
     if (v.signer.domain) await enforceRateLimitCountedHere(c, { name: "inbox_host", key: v.signer.domain, ...INBOX_HOST_LIMIT }, INBOX_HOST_FREE);
     // Processed once the 202 is out, in this invocation (no queue message: Effects.afterResponse).
-    const id = await storeVerifiedItem(db, c.env, v);
-    c.get("fx").afterResponse({ type: "inbox", itemId: id, origin: c.get("config").origin });
+    await storeVerifiedItem(db, c.env, c.get("fx"), v);
     return c.body(null, 202);
   } catch (e) {
     if (e instanceof AcceptWithoutProcessing) return c.body(null, 202);

@@ -15,7 +15,7 @@ import { padId, unpadId } from "../lib/ids";
 import { bindText, boundText, type BoundText } from "../db/bound-sql";
 import type { Effects } from "../effects/collector";
 import type { FanOutDelivered } from "../effects/types";
-import { notificationStatement } from "../services/notifications/notifications";
+import { notificationWrite } from "../services/notifications/notifications";
 import { feedFilter, MAX_FEED_ITEMS } from "./feed-filter";
 
 export const FANOUT_CHUNK = 500;
@@ -175,7 +175,10 @@ function fanOutPlan(first: boolean, trim: boolean): Plan {
 /** One chunk of a fan-out as statements, to run alone (fanOut) or in the batch that wrote the status (ingestNote). */
 export interface FanOutChunk {
   stmts: Statement[];
-  /** The chunk's outcome from its statements' results (in order): raises the `status` notifications it found. */
+  /**
+   * The chunk's outcome from its statements' results (in order): writes the `status` notifications it found (batches
+   * of their own) and records their `notify` effects on `fx` as each batch commits.
+   */
   read(fx: Effects, res: readonly unknown[]): Promise<FanOutResult>;
 }
 
@@ -195,9 +198,16 @@ export function fanOutChunk(db: DB, statusId: string, cursor: string | undefined
     const notify = (res[writes + 1] ?? []) as { recipient: string; author: string }[];
     if (notify.length) {
       const ns = notify.map((n) =>
-        notificationStatement(db, fx, { recipientId: unpadId(n.recipient), fromAccountId: unpadId(n.author), type: "status", statusId, activityId: statusId }),
+        notificationWrite(db, { recipientId: unpadId(n.recipient), fromAccountId: unpadId(n.author), type: "status", statusId, activityId: statusId }),
       );
-      for (let i = 0; i < ns.length; i += 100) await runBatch(db, ns.slice(i, i + 100));
+      for (let i = 0; i < ns.length; i += 100) {
+        const chunk = ns.slice(i, i + 100);
+        await runBatch(
+          db,
+          chunk.map((n) => n.statement),
+        );
+        fx.add(...chunk.map((n) => n.effect));
+      }
     }
     const homeAccountIds = [...new Set(homeInserts.flatMap((i) => (res[i] as { account_id: string }[]).map((r) => unpadId(String(r.account_id)))))];
     const lists: FeedList[] = [];

@@ -110,7 +110,7 @@ export async function handleAnnounce(ctx: InboxContext): Promise<void> {
   const createdAt = Math.min(activity.published ?? now, now);
   // The same boost as a local one (services/interactions/reblogs.ts): same row, notification and fan-out; the inbox item's
   // finishing statements go in its batch (withFinish).
-  const change = reblogChange(db, ctx.fx, {
+  const change = reblogChange(db, {
     id: snowflake(createdAt),
     uri: activity.id,
     accountId: signer.id,
@@ -122,7 +122,7 @@ export async function handleAnnounce(ctx: InboxContext): Promise<void> {
     createdAt,
     updatedAt: now,
   });
-  const w = withFinish(ctx, change.stmts);
+  const w = withFinish(ctx, change.stmts, change.notify);
   let applied: Awaited<ReturnType<typeof applyReblog>>;
   try {
     applied = await applyReblog(db, change, w.stmts);
@@ -146,8 +146,8 @@ export async function handleLike(ctx: InboxContext): Promise<void> {
   if (readable[0]?.id !== target.id) return drop("like of a status the actor may not see");
   // The same favourite as a local one (services/interactions/favourites.ts): same rows, notification and effects; the inbox item's
   // finishing statements go in its batch.
-  const change = favouriteChange(db, ctx.fx, signer.id, target, activity.id, false);
-  const w = withFinish(ctx, change.stmts);
+  const change = favouriteChange(db, signer.id, target, activity.id, false);
+  const w = withFinish(ctx, change.stmts, change.notify);
   const results = await applyFavourite(db, ctx.fx, { ...change, stmts: w.stmts });
   if (results) w.committed(results);
 }

@@ -6,6 +6,7 @@ import type { Config, Env } from "../../env";
 import type { AccountRow } from "../../db/schema";
 import type { Effects } from "../../effects/collector";
 import { notifyReadsAhead } from "../../effects/notify-reads";
+import type { NotifyEffect } from "../../effects/types";
 import type { NormalizedActivity } from "../normalize";
 import type { Resolution } from "../resolution";
 import { accountRows } from "../../db/table-rows";
@@ -31,14 +32,15 @@ export interface InboxContext {
 }
 
 /**
- * `stmts` plus the processor's finishing statements (and the reads of the notifications recorded so far, when they are
- * made ahead), and a callback to call once that batch has committed. When the batch fails (a unique violation the
- * handler treats as "already done"), the processor finishes on its own.
+ * `stmts` plus the processor's finishing statements (and, when they are made ahead, the reads of the notifications
+ * recorded so far and of `notify`, the notify effects of this batch, which the handler records once it committed), and
+ * a callback to call once that batch has committed. When the batch fails (a unique violation the handler treats as
+ * "already done"), the processor finishes on its own.
  */
-export function withFinish(ctx: InboxContext, stmts: Statement[]): FinishingBatch {
+export function withFinish(ctx: InboxContext, stmts: Statement[], notify: readonly NotifyEffect[] = []): FinishingBatch {
   const f = ctx.finish;
   if (!f || f.done) return { stmts, committed: () => {} };
-  const ahead = f.readNotify ? notifyReadsAhead(ctx.db, ctx.fx.list) : null;
+  const ahead = f.readNotify ? notifyReadsAhead(ctx.db, ctx.fx, notify) : null;
   return {
     stmts: ahead ? [...stmts, ...f.stmts, ...ahead.stmts] : [...stmts, ...f.stmts],
     committed: (results) => {

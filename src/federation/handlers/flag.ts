@@ -5,7 +5,8 @@ import { accounts, domainBlocks, reports, statuses, userRoles, users } from "../
 import { domainAndParents } from "../../lib/domain-name";
 import { snowflake } from "../../lib/ids";
 import { hasPermission } from "../../lib/permissions";
-import { notificationStatement } from "../../services/notifications/notifications";
+import { notificationWrite } from "../../services/notifications/notifications";
+import type { NotifyEffect } from "../../effects/types";
 import { asArray, iri } from "../normalize";
 import { htmlToText } from "../sanitize";
 import { drop, type InboxContext } from "./context";
@@ -53,6 +54,7 @@ export async function handleFlag(ctx: InboxContext): Promise<void> {
   const moderators = staff.filter((s) => hasPermission(s.permissions, "manage_reports"));
   const now = Date.now();
   const writes: Statement[] = [];
+  const notify: NotifyEffect[] = [];
   for (const target of targets) {
     const id = snowflake(now);
     writes.push(
@@ -72,10 +74,11 @@ export async function handleFlag(ctx: InboxContext): Promise<void> {
     );
     for (const m of moderators) {
       if (m.accountId === target.id) continue;
-      writes.push(
-        notificationStatement(db, ctx.fx, { recipientId: m.accountId, fromAccountId: signer.id, type: "admin.report", reportId: id, activityId: id }),
-      );
+      const note = notificationWrite(db, { recipientId: m.accountId, fromAccountId: signer.id, type: "admin.report", reportId: id, activityId: id });
+      writes.push(note.statement);
+      notify.push(note.effect);
     }
   }
   await runBatch(db, writes);
+  ctx.fx.add(...notify);
 }

@@ -57,8 +57,8 @@ export async function handleFollow(ctx: InboxContext): Promise<void> {
   const pending = !!(target.locked || signer.silencedAt);
   // The same follow as a local one (services/relationships/follows.ts beginFollow); the inbox item's finishing statements go in its
   // batch (withFinish).
-  const change = beginFollow(db, ctx.fx, { followerId: signer.id, targetId: target.id, pending, uri: followUri, followerLocal: false });
-  const w = withFinish(ctx, change.stmts);
+  const change = beginFollow(db, { followerId: signer.id, targetId: target.id, pending, uri: followUri, followerLocal: false });
+  const w = withFinish(ctx, change.stmts, change.notify);
   try {
     w.committed(await db.batch(w.stmts as [BatchItem<"sqlite">]));
     change.effects(ctx.fx);

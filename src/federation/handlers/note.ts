@@ -35,7 +35,7 @@ export async function handleCreate(ctx: InboxContext): Promise<void> {
   if (note.attributedTo !== signer.uri) return drop("attributedTo is not the actor"); // C12
   // ingestNote's first reads in one batch, and the inbox item's finishing statements in its write batch.
   const pre = ingestLookupFrom(note, await ctx.db.batch([...ingestLookupStatements(ctx.db, note)]));
-  await ingestNote(ctx.r, note, signer, 0, { pre, withWrites: (writes) => withFinish(ctx, writes) });
+  await ingestNote(ctx.r, note, signer, 0, { pre, withWrites: (writes, notify) => withFinish(ctx, writes, notify) });
 }
 
 export async function handleUpdateNote(ctx: InboxContext): Promise<void> {
@@ -53,7 +53,7 @@ export async function handleUpdateNote(ctx: InboxContext): Promise<void> {
   }
   // The item's seen and delete go with the update's writes, unless a quote's stamp is still to be checked after them.
   const stamp = !!note.quote?.authorization;
-  await applyNoteUpdate(ctx.r, status, note, signer, stamp ? undefined : (writes) => withFinish(ctx, writes));
+  await applyNoteUpdate(ctx.r, status, note, signer, stamp ? undefined : (writes, notify) => withFinish(ctx, writes, notify));
   // A pending quote may now carry the quoted author's stamp.
   if (stamp) await refreshIncomingQuote(ctx.r, status, note);
 }

@@ -5,7 +5,7 @@ import { and, eq, inArray, or, sql } from "drizzle-orm";
 import { follows, quotes, type QuoteRow } from "../../db/schema";
 import { mayQuote, quotePolicyFor } from "../../entities/quote";
 import { padId, snowflake } from "../../lib/ids";
-import { notificationStatement } from "../../services/notifications/notifications";
+import { notificationWrite } from "../../services/notifications/notifications";
 import { acceptOwnQuote, rejectQuote } from "../../services/statuses/quotes";
 import { setQuoteState } from "../../services/statuses/quote-rows";
 import { accountCanRead } from "../../policy/visibility";
@@ -56,6 +56,7 @@ export async function handleQuoteRequest(ctx: InboxContext): Promise<void> {
   const [q] = await db.select().from(quotes).where(eq(quotes.statusId, status.id)).limit(1);
   if (!q || q.quotedStatusId !== quoted.id) return drop("instrument does not quote the requested status");
   const now = Date.now();
+  const note = notificationWrite(db, { recipientId: quoted.accountId, fromAccountId: signer.id, type: "quote", statusId: status.id, activityId: q.id });
   await db.batch([
     // Their QuoteRequest's id is kept to answer it; our authorization's id is made from the row (approvalUriFor).
     setQuoteState(db, q.id, { state: "accepted", activityUri: activity.id, approvalUri: null }, undefined, now),
@@ -63,8 +64,9 @@ export async function handleQuoteRequest(ctx: InboxContext): Promise<void> {
     db.run(
       sql`INSERT OR IGNORE INTO mentions (id, status_id, account_id, silent) VALUES (${padId(snowflake(now))}, ${padId(status.id)}, ${padId(quoted.accountId)}, 1)`,
     ),
-    notificationStatement(db, ctx.fx, { recipientId: quoted.accountId, fromAccountId: signer.id, type: "quote", statusId: status.id, activityId: q.id }),
+    note.statement,
   ]);
+  ctx.fx.add(note.effect);
   ctx.fx.federate({ kind: "accept_quote_request", quoteId: q.id });
   ctx.fx.add({ type: "status_updated", statusId: status.id });
 }

@@ -20,6 +20,7 @@ import type { BatchItem } from "drizzle-orm/batch";
 import { type DB, runBatch } from "../../db/client";
 import { type AccountAliasRow, type AccountMigrationRow, type AccountRow, accountAliases, accountMigrations, accounts, type UserRow } from "../../db/schema";
 import { newActivityUri, type Effects } from "../../effects/collector";
+import type { NotifyEffect } from "../../effects/types";
 import type { Config } from "../../env";
 import { ApiError, forbidden, notFound, validationFailed } from "../../lib/errors";
 import { padId, snowflake } from "../../lib/ids";
@@ -27,7 +28,7 @@ import { remoteQuery, resolveRemoteAccount } from "../../federation/resolve";
 import { ResolveError, resolveActor } from "../../federation/remote-accounts";
 import type { CheckCredentials } from "./credentials";
 import { endFollow, exec } from "../relationships/follows";
-import { notificationStatement } from "../notifications/notifications";
+import { notificationWrite } from "../notifications/notifications";
 import { accountRows } from "../../db/table-rows";
 import { localAccountByUsername } from "../../queries/accounts";
 
@@ -265,6 +266,7 @@ export async function moveFollowersRound(db: DB, fx: Effects, sourceId: string, 
   const already = new Set(followingTarget.map((b) => norm(b.who)));
   const stmts: BatchItem<"sqlite">[] = [];
   const after_: ((fx: Effects) => void)[] = [];
+  const notify: NotifyEffect[] = [];
   const now = Date.now();
   let seq = 0;
   for (const f of page) {
@@ -315,9 +317,12 @@ export async function moveFollowersRound(db: DB, fx: Effects, sourceId: string, 
     stmts.push(...change.stmts);
     after_.push(change.effects);
     if (source.domain) after_.push((fx) => fx.federate({ kind: "undo_follow", accountId: followerId, targetAccountId: sourceId, followUri: f.uri ?? "" }));
-    stmts.push(notificationStatement(db, fx, { recipientId: followerId, fromAccountId: sourceId, type: "move", activityId: targetId }));
+    const note = notificationWrite(db, { recipientId: followerId, fromAccountId: sourceId, type: "move", activityId: targetId });
+    stmts.push(note.statement);
+    notify.push(note.effect);
   }
   if (stmts.length) await runBatch(db, stmts);
+  fx.add(...notify);
   for (const run of after_) run(fx);
   const last = page[page.length - 1];
   if (page.length === FOLLOWERS_PER_ROUND && last)

@@ -32,7 +32,7 @@ import { PERMISSIONS, hasPermission } from "../../lib/permissions";
 import type { AccountRow, RoleRow, UserRow } from "../../db/schema";
 import { cursorOrder, cursorWhere, inPageOrder } from "../../db/keyset";
 import { adminLogStatement } from "./log";
-import { notificationStatement, retractNotificationsStatement } from "../notifications/notifications";
+import { notificationWrites, retractNotificationsStatement } from "../notifications/notifications";
 import { likeSql, likeText } from "../../db/like";
 import type { AdminAccountRow } from "../../db/schema";
 
@@ -323,10 +323,10 @@ export async function notifyStaffOfSignUp(db: DB, fx: Effects, newAccountId: str
     .where(and(eq(users.disabled, false), sql`${userRoles.permissions} <> 0`));
   const recipients = staff.filter((s) => hasPermission(s.permissions, "manage_users") && s.accountId !== newAccountId);
   if (!recipients.length) return;
-  await runBatch(
+  const notes = notificationWrites(
     db,
-    recipients.map((s) =>
-      notificationStatement(db, fx, { recipientId: s.accountId, fromAccountId: newAccountId, type: "admin.sign_up", activityId: newAccountId }),
-    ),
+    recipients.map((s) => ({ recipientId: s.accountId, fromAccountId: newAccountId, type: "admin.sign_up" as const, activityId: newAccountId })),
   );
+  await runBatch(db, notes.stmts);
+  fx.add(...notes.notify);
 }

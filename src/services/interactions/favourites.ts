@@ -12,28 +12,21 @@ import type { Config } from "../../env";
 import { padId, snowflake } from "../../lib/ids";
 import type { Change } from "../relationships/follows";
 import { bump, loadVisible, render, renderAnyway, targetOf, type Json } from "./interaction-target";
-import { notificationStatement, retractNotificationsStatement } from "../notifications/notifications";
+import { notificationWrite, retractNotificationsStatement } from "../notifications/notifications";
 
 /**
  * `accountId` favourites `target` (an original, never a reblog). `uri` is the remote Like's id when it came from
  * another server; a local favourite of a remote status is sent there as a Like.
  */
-export function favouriteChange(
-  db: DB,
-  fx: Effects,
-  accountId: string,
-  target: Pick<StatusRow, "id" | "accountId">,
-  uri: string | null,
-  federateTo: boolean,
-): Change {
+export function favouriteChange(db: DB, accountId: string, target: Pick<StatusRow, "id" | "accountId">, uri: string | null, federateTo: boolean): Change {
   const now = Date.now();
   const favId = snowflake(now);
+  const note = notificationWrite(db, { recipientId: target.accountId, fromAccountId: accountId, type: "favourite", statusId: target.id, activityId: favId });
   return {
-    stmts: [
-      insertFavourite(db, { id: favId, accountId, statusId: target.id, uri, createdAt: now }),
-      notificationStatement(db, fx, { recipientId: target.accountId, fromAccountId: accountId, type: "favourite", statusId: target.id, activityId: favId }),
-    ],
+    stmts: [insertFavourite(db, { id: favId, accountId, statusId: target.id, uri, createdAt: now }), note.statement],
+    notify: [note.effect],
     effects: (fx) => {
+      fx.add(note.effect);
       if (federateTo) fx.federate({ kind: "like", accountId, statusId: target.id, favouriteId: favId });
     },
   };
@@ -69,7 +62,7 @@ export async function favourite(db: DB, fx: Effects, cfg: Config, id: string, vi
   const { b, target } = await loadVisible(db, cfg, id, viewerId);
   if (!b.viewer.favourited.has(target.id)) {
     const remote = !!b.accounts.get(target.accountId)?.domain;
-    if (await applyFavourite(db, fx, favouriteChange(db, fx, viewerId, target, null, remote))) {
+    if (await applyFavourite(db, fx, favouriteChange(db, viewerId, target, null, remote))) {
       bump(b, target.id, { favouritesCount: target.favouritesCount + 1 });
     }
     b.viewer.favourited.add(target.id);

@@ -15,7 +15,7 @@ import type { UserViewer } from "../../oauth/guard";
 import type { Change } from "../relationships/follows";
 import { bump, loadVisible, render, renderAnyway, targetOf, type Json } from "./interaction-target";
 import { removeStatus } from "../statuses/delete-status";
-import { notificationStatement, retractNotificationStatement } from "../notifications/notifications";
+import { notificationWrite, retractNotificationStatement } from "../notifications/notifications";
 
 export interface ReblogResult {
   status: Json;
@@ -56,7 +56,7 @@ export async function reblog(db: DB, fx: Effects, cfg: Config, viewer: UserViewe
     emojiShortcodes: null,
     ...newStatusFields(now),
   };
-  const change = reblogChange(db, fx, { ...row, reblogOfId: target.id, targetAccountId: target.accountId });
+  const change = reblogChange(db, { ...row, reblogOfId: target.id, targetAccountId: target.accountId });
   if (!(await applyReblog(db, change)).written) return { status: await existingReblog(db, cfg, me.id, target.id) };
   b.statuses.set(reblogId, row);
   b.accounts.set(me.id, { ...me, statusesCount: me.statusesCount + 1, lastStatusAt: now });
@@ -110,21 +110,24 @@ export interface ReblogChange extends Change {
 /**
  * `r.accountId` boosts `r.reblogOfId`: the reblog's row, written only when that account has no boost of it yet (so two
  * parallel boosts, or an Announce delivered twice, make one), and the original's author's notification. Once it
- * committed (applyReblog), the reblog is fanned out, and a local one federated.
+ * committed (applyReblog), the notification is streamed and pushed, the reblog fanned out, and a local one federated.
  */
-export function reblogChange(db: DB, fx: Effects, r: NewReblog): ReblogChange {
+export function reblogChange(db: DB, r: NewReblog): ReblogChange {
   const pv = padId(r.accountId);
   const pt = padId(r.reblogOfId);
+  const note = notificationWrite(db, { recipientId: r.targetAccountId, fromAccountId: r.accountId, type: "reblog", statusId: r.reblogOfId, activityId: r.id });
   return {
     stmts: [
       db.run(sql`INSERT INTO statuses (id, uri, url, account_id, local, reblog_of_id, visibility, application_id, created_at, updated_at)
         SELECT ${padId(r.id)}, ${r.uri}, NULL, ${pv}, ${r.local ? 1 : 0}, ${pt}, ${r.visibility}, ${r.applicationId ? padId(r.applicationId) : null},
           ${r.createdAt}, ${r.updatedAt}
         WHERE NOT EXISTS (SELECT 1 FROM statuses WHERE account_id = ${pv} AND reblog_of_id = ${pt})`),
-      notificationStatement(db, fx, { recipientId: r.targetAccountId, fromAccountId: r.accountId, type: "reblog", statusId: r.reblogOfId, activityId: r.id }),
+      note.statement,
     ],
+    notify: [note.effect],
     retract: () => retractNotificationStatement(db, r.targetAccountId, "reblog", r.id),
     effects: (fx) => {
+      fx.add(note.effect);
       if (r.local) fx.federate({ kind: "announce", reblogId: r.id });
       fx.add({ type: "fanout", statusId: r.id });
     },

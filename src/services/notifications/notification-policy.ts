@@ -1,5 +1,5 @@
 // The notification policy (Mastodon's NotificationPolicy): per category of sender, accept, filter (held back as a
-// notification request) or drop. Applied where notifications are created (notificationStatement); here it is read,
+// notification request) or drop. Applied where notifications are created (notificationWrite); here it is read,
 // with its summary of pending requests, and changed. An account without a row has Mastodon's defaults.
 import { sql } from "drizzle-orm";
 import { runBatch, type DB } from "../../db/client";

@@ -1,4 +1,5 @@
-// Creating notifications: a statement to put in the same batch as the action that causes it. It is ONE statement
+// Creating notifications: a statement to put in the same batch as the action that causes it, and the `notify` effect
+// its caller records (fx.add) once that batch has committed. It is ONE statement
 // (INSERT ... SELECT) that decides everything Mastodon's NotifyService decides before saving:
 // - nothing is inserted when the recipient blocks the sender, mutes them with hide_notifications, blocks their domain
 //   (and does not follow them), muted the status's conversation, or when the same activity already notified them
@@ -8,10 +9,10 @@
 //   migrations/0004); an accepted sender (notification_permissions) is never filtered or dropped by the policy;
 // - favourites, reblogs and follows get their group_key (Mastodon's Notification::Groups#set_group_key!).
 import { sql, type SQL } from "drizzle-orm";
-import type { DB } from "../../db/client";
+import type { DB, Statement } from "../../db/client";
 import { frozenSql } from "../../db/frozen";
 import type { NotificationType } from "../../db/schema";
-import type { Effects } from "../../effects/collector";
+import type { NotifyEffect } from "../../effects/types";
 import { padId, parseId, snowflake } from "../../lib/ids";
 import { PERMISSIONS } from "../../lib/permissions";
 
@@ -114,14 +115,25 @@ function privateMentionSql(n: NewNotification): SQL {
 }
 
 /**
- * The statement creating a notification, for the action's batch. Records the `notify` effect (streaming, Web Push)
- * for the row's id: when the statement's conditions skip the row, the effect finds nothing and does nothing, and a
- * filtered row is neither streamed nor pushed (its readers leave filtered rows out).
+ * A notification to create: the statement for the action's batch, and the `notify` effect (streaming, Web Push) for
+ * the row's id, which the caller records once that batch has committed (building the statement records nothing). When
+ * the statement's conditions skip the row, the effect finds nothing and does nothing, and a filtered row is neither
+ * streamed nor pushed (its readers leave filtered rows out).
  */
-export function notificationStatement(db: DB, fx: Effects, n: NewNotification) {
+export function notificationWrite(db: DB, n: NewNotification): { statement: Statement; effect: NotifyEffect } {
   const now = Date.now();
   const id = snowflake(now);
-  fx.add({ type: "notify", notificationId: id });
+  return { statement: notificationStatement(db, id, n, now), effect: { type: "notify", notificationId: id } };
+}
+
+/** Several notifications: their statements for one batch, and their `notify` effects in the same order. */
+export function notificationWrites(db: DB, ns: readonly NewNotification[]): { stmts: Statement[]; notify: NotifyEffect[] } {
+  const writes = ns.map((n) => notificationWrite(db, n));
+  return { stmts: writes.map((w) => w.statement), notify: writes.map((w) => w.effect) };
+}
+
+/** The INSERT … SELECT of notification `id` (see notificationWrite). */
+function notificationStatement(db: DB, id: string, n: NewNotification, now: number) {
   const gk = groupKeyBounds(n, now);
   // The text varies only by the type, whether it groups and whether it names a status: made once per variant.
   const key = `${n.type}:${gk ? 1 : 0}:${n.statusId ? 1 : 0}`;

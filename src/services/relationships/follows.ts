@@ -15,7 +15,8 @@ import type { Page } from "../../lib/pagination";
 import { relationshipQuery, toRelationships, type MastodonRelationship } from "../../entities/relationship";
 import { accountsByRelation, type AccountPageRow } from "../../queries/accounts";
 import { newActivityUri, type Effects } from "../../effects/collector";
-import { notificationStatement, retractNotificationStatement } from "../notifications/notifications";
+import type { NotifyEffect } from "../../effects/types";
+import { notificationWrite, retractNotificationStatement } from "../notifications/notifications";
 import { loadPair, notSelf, type FollowRequestRow, type FollowRow } from "./relationships";
 
 export interface FollowOptions {
@@ -58,7 +59,7 @@ export async function follow(db: DB, fx: Effects, viewerId: string, targetId: st
   }
   const followUri = p.target.domain ? newActivityUri(fx.origin) : null;
   // Remote accounts are followed through a request until their server accepts.
-  const change = beginFollow(db, fx, {
+  const change = beginFollow(db, {
     followerId: viewerId,
     targetId,
     pending: !!(p.target.locked || p.target.domain),
@@ -82,12 +83,12 @@ export async function follow(db: DB, fx: Effects, viewerId: string, targetId: st
 /**
  * A follow, or a request when `pending` (the target is locked or remote, or the follower is silenced), begins: the
  * row and its notification, for the caller's batch (a parallel copy makes the batch fail on the unique pair, writing
- * nothing); once it committed, a local follower's home feed gets the target's recent posts. REST's follow and a Follow
- * received both begin a follow here; federation is the caller's business (a Follow sent, or an Accept).
+ * nothing); once it committed, the notification is streamed and pushed, and a local follower's home feed gets the
+ * target's recent posts. REST's follow and a Follow received both begin a follow here; federation is the caller's
+ * business (a Follow sent, or an Accept).
  */
 export function beginFollow(
   db: DB,
-  fx: Effects,
   f: { followerId: string; targetId: string; pending: boolean; uri: string | null; opts?: FollowOptions; followerLocal: boolean },
 ): Change {
   const now = Date.now();
@@ -102,12 +103,12 @@ export function beginFollow(
     createdAt: now,
   };
   const type = f.pending ? "follow_request" : "follow";
+  const note = notificationWrite(db, { recipientId: f.targetId, fromAccountId: f.followerId, type, activityId: row.id });
   return {
-    stmts: [
-      f.pending ? db.insert(followRequests).values(row) : db.insert(follows).values(row),
-      notificationStatement(db, fx, { recipientId: f.targetId, fromAccountId: f.followerId, type, activityId: row.id }),
-    ],
+    stmts: [f.pending ? db.insert(followRequests).values(row) : db.insert(follows).values(row), note.statement],
+    notify: [note.effect],
     effects: (fx) => {
+      fx.add(note.effect);
       if (!f.pending && f.followerLocal) fx.add({ type: "merge_feed", accountId: f.followerId, targetAccountId: f.targetId });
     },
   };
@@ -137,9 +138,14 @@ export function severStatements(db: DB, a: string, b: string): BatchItem<"sqlite
   ];
 }
 
-/** A state change: the statements for the action's batch, and the effects to record once that batch committed. */
+/**
+ * A state change: the statements for the action's batch, and the effects to record once that batch committed
+ * (`effects(fx)`, called by whoever ran the batch). `notify`: the `notify` effects among them, for a batch that reads
+ * ahead what they will read (an inbox handler's last batch: src/federation/handlers/context.ts withFinish).
+ */
 export interface Change {
   stmts: BatchItem<"sqlite">[];
+  notify?: readonly NotifyEffect[];
   effects: (fx: Effects) => void;
 }
 

@@ -9,7 +9,7 @@ import { snowflake } from "../../lib/ids";
 import { hasPermission } from "../../lib/permissions";
 import type { AccountRow } from "../../db/schema";
 import type { Effects } from "../../effects/collector";
-import { notificationStatement } from "../notifications/notifications";
+import { notificationWrites } from "../notifications/notifications";
 import { statusReadableBy } from "../../policy/visibility";
 import { accountRows } from "../../db/table-rows";
 import type { ReportRow } from "../../db/schema";
@@ -78,12 +78,12 @@ export async function createReport(db: DB, fx: Effects, reporterId: string, inpu
     updatedAt: now,
   };
   const moderators = staff.filter((s) => hasPermission(s.permissions, "manage_reports") && s.accountId !== input.targetAccountId);
-  await db.batch([
-    db.insert(reports).values(report),
-    ...moderators.map((m) =>
-      notificationStatement(db, fx, { recipientId: m.accountId, fromAccountId: reporterId, type: "admin.report", reportId: report.id, activityId: report.id }),
-    ),
-  ]);
+  const notes = notificationWrites(
+    db,
+    moderators.map((m) => ({ recipientId: m.accountId, fromAccountId: reporterId, type: "admin.report" as const, reportId: report.id, activityId: report.id })),
+  );
+  await db.batch([db.insert(reports).values(report), ...notes.stmts]);
+  fx.add(...notes.notify);
   // forward=true sends a Flag to the reported account's server (the reporter's identity stays here).
   if (report.forward) fx.federate({ kind: "flag", reportId: report.id });
   return { report, target: target[0] };

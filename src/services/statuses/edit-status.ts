@@ -16,8 +16,9 @@ import { cleanText, extractEntities, normalizeLanguage } from "../../lib/text";
 import type { UserViewer } from "../../oauth/guard";
 import type { AccountRow } from "../../db/schema";
 import type { Effects } from "../../effects/collector";
-import { notificationStatement } from "../notifications/notifications";
-import { localQuotesOfQuery, quotedUpdateStatements } from "./quotes";
+import type { NotifyEffect } from "../../effects/types";
+import { notificationWrites } from "../notifications/notifications";
+import { localQuotesOfQuery, quotedUpdateNotifications } from "./quotes";
 import { newPollRow, validatePoll, type PollInput, type PollRow } from "./polls";
 import { checkMediaIds, checkMediaRows, checkText, mentionedAccountsQuery, mentionKeys, mentionStatements, renderContent } from "./post-status";
 import { statusShortcodes } from "./custom-emojis";
@@ -58,7 +59,6 @@ export async function editStatus(db: DB, fx: Effects, cfg: Config, viewer: UserV
   // Concurrent edits serialise: an edit that lost a race to another reads again and applies on what won
   // (./status-revision.ts); one that keeps losing is refused.
   const { text, textChanged } = await retryEdit(
-    fx,
     () => writeEdit(db, fx, cfg, viewer, statusId, input),
     () => new ApiError(409, "The status was edited by another request at the same time; try again"),
   );
@@ -194,19 +194,19 @@ async function writeEdit(db: DB, fx: Effects, cfg: Config, viewer: UserViewer, s
           .where(and(eq(mediaAttachments.id, a.id), eq(mediaAttachments.accountId, me.id))),
       );
   }
+  const notify: NotifyEffect[] = [];
   if (mentioned) {
     const keep = mentioned.map((a) => a.id);
     writes.push(db.run(sql`DELETE FROM mentions WHERE status_id = ${ps} AND account_id NOT IN ${idList(keep)}`));
-    writes.push(
-      ...mentionStatements(
-        db,
-        fx,
-        statusId,
-        me.id,
-        mentioned.filter((a) => !oldMentionIds.has(a.id)),
-        now,
-      ),
+    const added = mentionStatements(
+      db,
+      statusId,
+      me.id,
+      mentioned.filter((a) => !oldMentionIds.has(a.id)),
+      now,
     );
+    writes.push(...added.stmts);
+    notify.push(...added.notify);
     const tagNames = hashtagsOf(text);
     writes.push(db.run(sql`DELETE FROM status_tags WHERE status_id = ${ps}`));
     writes.push(...statusTagsStatements(db, statusId, tagNames, now));
@@ -232,11 +232,14 @@ async function writeEdit(db: DB, fx: Effects, cfg: Config, viewer: UserViewer, s
       createdAt: editedAt,
     }),
   );
-  for (const r of rebloggers) {
-    writes.push(notificationStatement(db, fx, { recipientId: r, fromAccountId: me.id, type: "update", statusId, activityId: editId }));
-  }
-  writes.push(...quotedUpdateStatements(db, fx, quoters, me.id, editId));
+  const updates = notificationWrites(
+    db,
+    rebloggers.map((r) => ({ recipientId: r, fromAccountId: me.id, type: "update" as const, statusId, activityId: editId })),
+  );
+  const quoted = quotedUpdateNotifications(db, quoters, me.id, editId);
+  writes.push(...updates.stmts, ...quoted.stmts);
   await runBatch(db, writes);
+  fx.add(...notify, ...updates.notify, ...quoted.notify);
   return { text, textChanged };
 }
 

@@ -17,8 +17,9 @@ import { cleanText, extractEntities, MAX_SOURCE_CHARS, normalizeLanguage, render
 import type { UserViewer } from "../../oauth/guard";
 import type { AccountRow, StoredEmoji } from "../../db/schema";
 import type { Effects } from "../../effects/collector";
+import type { NotifyEffect } from "../../effects/types";
 import { resolveMentionHandles } from "../../federation/resolve";
-import { notificationStatement } from "../notifications/notifications";
+import { notificationWrites } from "../notifications/notifications";
 import { newPollRow, validatePoll, type PollInput, type PollRow, type ValidPoll } from "./polls";
 import { cardUrlOfText } from "./preview-cards";
 import { searchIndexStatement } from "./search-index";
@@ -162,18 +163,34 @@ export function renderContent(cfg: Config, text: string, found: AccountRow[]): {
   return { content, mentioned: [...used.values()] };
 }
 
-/** Mention rows (one statement) and mention notifications for the local ones. */
-export function mentionStatements(db: DB, fx: Effects, statusId: string, authorId: string, mentioned: AccountRow[], now: number) {
-  if (mentioned.length === 0) return [];
+/**
+ * Mention rows (one statement) and mention notifications for the local ones: the statements, and the notifications'
+ * `notify` effects for the caller to record once its batch committed.
+ */
+export function mentionStatements(
+  db: DB,
+  statusId: string,
+  authorId: string,
+  mentioned: AccountRow[],
+  now: number,
+): { stmts: Statement[]; notify: NotifyEffect[] } {
+  if (mentioned.length === 0) return { stmts: [], notify: [] };
   const rows = mentioned.map((a) => ({ id: snowflake(now), account: a }));
   const json = JSON.stringify(rows.map((r) => [padId(r.id), padId(r.account.id)]));
-  return [
-    db.run(sql`INSERT OR IGNORE INTO mentions (id, status_id, account_id, silent)
-      SELECT json_extract(j.value, '$[0]'), ${padId(statusId)}, json_extract(j.value, '$[1]'), 0 FROM json_each(${json}) j`),
-    ...rows
+  const notes = notificationWrites(
+    db,
+    rows
       .filter((r) => !r.account.domain)
-      .map((r) => notificationStatement(db, fx, { recipientId: r.account.id, fromAccountId: authorId, type: "mention", statusId, activityId: r.id })),
-  ];
+      .map((r) => ({ recipientId: r.account.id, fromAccountId: authorId, type: "mention" as const, statusId, activityId: r.id })),
+  );
+  return {
+    stmts: [
+      db.run(sql`INSERT OR IGNORE INTO mentions (id, status_id, account_id, silent)
+      SELECT json_extract(j.value, '$[0]'), ${padId(statusId)}, json_extract(j.value, '$[1]'), 0 FROM json_each(${json}) j`),
+      ...notes.stmts,
+    ],
+    notify: notes.notify,
+  };
 }
 
 function isIdempotencyConflict(err: unknown): boolean {
@@ -400,7 +417,8 @@ export async function postStatus(
     db.run(sql`INSERT OR IGNORE INTO home_feed (account_id, status_id, reblog_of_id, author_id) VALUES (${padId(me.id)}, ${padId(id)}, NULL, ${padId(me.id)})`),
   );
   writes.push(...statusTagsStatements(db, id, tagNames, now));
-  writes.push(...mentionStatements(db, fx, id, me.id, mentioned, now));
+  const mentionWrites = mentionStatements(db, id, me.id, mentioned, now);
+  writes.push(...mentionWrites.stmts);
   if (mediaIds.length) {
     writes.push(
       db.run(sql`UPDATE media_attachments SET status_id = ${padId(id)}, scheduled_status_id = NULL
@@ -409,7 +427,7 @@ export async function postStatus(
     );
   }
   if (pollRow) writes.push(insertPoll(db, pollRow));
-  const quote = quoted ? attachQuoteStatements(db, fx, { statusId: id, author: me, target: quoted, now }) : null;
+  const quote = quoted ? attachQuoteStatements(db, { statusId: id, author: me, target: quoted, now }) : null;
   if (quote) writes.push(...quote.stmts);
   writes.push(
     searchIndexStatement(db, id, { spoilerText: spoiler, text, pollOptions: pollRow?.options, mediaDescriptions: mediaRows.map((m) => m.description) }),
@@ -431,6 +449,7 @@ export async function postStatus(
     throw err;
   }
 
+  fx.add(...mentionWrites.notify, ...(quote?.notify ?? []));
   fx.add({ type: "fanout", statusId: id });
   fx.federate({ kind: "create", statusId: id });
   // A quote of a remote status asks its author for an authorization once the post is out (QuoteRequestWorker).

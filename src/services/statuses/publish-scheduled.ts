@@ -84,7 +84,7 @@ export async function publishScheduledStatus(db: DB, env: Env, fx: Effects, sche
   const own = new Effects(cfg.origin);
   try {
     const res = await postStatus(db, own, cfg, viewer, inputFromParams(row), scheduledIdempotencyKey(row.id), { scheduled: { id: row.id, claimedAt } });
-    if (res.created) fx.add(...own.drain());
+    if (res.created) fx.adopt(own);
     // created=false: the key named an existing status. A publication that committed deleted the row with it; if the
     // row is still here, the key was taken by something else and this one would never post: say so on the row.
     if (!res.created && (await stillClaimed(db, row.id, claimedAt))) {

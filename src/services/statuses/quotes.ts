@@ -11,9 +11,10 @@ import { renderStatus, type StatusRow } from "../../entities/status";
 import { mayQuote, policyFromParam, quotePolicyFor, type QuotePolicyParam } from "../../entities/quote";
 import type { Config } from "../../env";
 import type { Effects } from "../../effects/collector";
+import type { NotifyEffect } from "../../effects/types";
 import { ApiError, notFound, unprocessable } from "../../lib/errors";
 import { padId, snowflake, unpadId } from "../../lib/ids";
-import { notificationStatement } from "../notifications/notifications";
+import { notificationWrite, notificationWrites } from "../notifications/notifications";
 import { statusReadableBy } from "../../policy/visibility";
 import { quoteRowStatement, rejectedState, setQuoteState } from "./quote-rows";
 
@@ -81,9 +82,8 @@ export { policyFromParam, type QuotePolicyParam };
  */
 export function attachQuoteStatements(
   db: DB,
-  fx: Effects,
   p: { statusId: string; author: AccountRow; target: QuotedTarget; now: number },
-): { stmts: Statement[]; quote: QuoteRow } {
+): { stmts: Statement[]; quote: QuoteRow; notify: NotifyEffect[] } {
   const { statusId, author, target, now } = p;
   const s = target.status;
   const local = target.authorLocal;
@@ -107,10 +107,13 @@ export function attachQuoteStatements(
       sql`INSERT OR IGNORE INTO mentions (id, status_id, account_id, silent) VALUES (${padId(snowflake(now))}, ${padId(statusId)}, ${padId(s.accountId)}, 1)`,
     ),
   ];
+  const notify: NotifyEffect[] = [];
   if (state === "accepted" && local && s.accountId !== author.id) {
-    stmts.push(notificationStatement(db, fx, { recipientId: s.accountId, fromAccountId: author.id, type: "quote", statusId, activityId: quote.id }));
+    const note = notificationWrite(db, { recipientId: s.accountId, fromAccountId: author.id, type: "quote", statusId, activityId: quote.id });
+    stmts.push(note.statement);
+    notify.push(note.effect);
   }
-  return { stmts, quote };
+  return { stmts, quote, notify };
 }
 
 /**
@@ -181,17 +184,21 @@ export function localQuotesOfQuery(db: DB, statusId: string, limit: number) {
     WHERE q.quoted_status_id = ${padId(statusId)} AND q.state = 'accepted' LIMIT ${limit}`);
 }
 
-/** One `quoted_update` per quoting status, carrying the quote (not the edited status), as Mastodon attaches it. */
-export function quotedUpdateStatements(db: DB, fx: Effects, rows: { status_id: string; account_id: string }[], editorId: string, editId: string): Statement[] {
-  return rows
-    .filter((r) => unpadId(String(r.account_id)) !== editorId)
-    .map((r) =>
-      notificationStatement(db, fx, {
+/**
+ * One `quoted_update` per quoting status, carrying the quote (not the edited status), as Mastodon attaches it: the
+ * statements, and their `notify` effects for the caller to record once its batch committed.
+ */
+export function quotedUpdateNotifications(db: DB, rows: { status_id: string; account_id: string }[], editorId: string, editId: string) {
+  return notificationWrites(
+    db,
+    rows
+      .filter((r) => unpadId(String(r.account_id)) !== editorId)
+      .map((r) => ({
         recipientId: unpadId(String(r.account_id)),
         fromAccountId: editorId,
-        type: "quoted_update",
+        type: "quoted_update" as const,
         statusId: unpadId(String(r.status_id)),
         activityId: editId,
-      }),
-    );
+      })),
+  );
 }

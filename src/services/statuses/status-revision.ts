@@ -10,7 +10,6 @@ import { sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { frozenSql } from "../../db/frozen";
 import type { StatusRow } from "../../entities/status";
-import type { Effects } from "../../effects/collector";
 import { padId, snowflake } from "../../lib/ids";
 
 /** Tries per edit: ten edits sent at once all apply, one more each round (each failure means another edit won). */
@@ -44,18 +43,16 @@ export const nextEditedAt = (s: Pick<StatusRow, "createdAt" | "editedAt">, at: n
 export const stillAsRead = (s: Pick<StatusRow, "editedAt">) => sql`edited_at IS ${s.editedAt ?? null}`;
 
 /**
- * Runs `attempt` (attempt n reads, builds and commits) until it commits, up to EDIT_ATTEMPTS times. Effects the
- * refused attempt recorded with its statements (notifications' `notify`) are taken back. After the last refusal,
- * throws `exhausted(error)`.
+ * Runs `attempt` (attempt n reads, builds and commits) until it commits, up to EDIT_ATTEMPTS times. An attempt records
+ * its effects once its batch committed, so a refused one has recorded none. After the last refusal, throws
+ * `exhausted(error)`.
  */
-export async function retryEdit<T>(fx: Effects, attempt: (n: number) => Promise<T>, exhausted: (e: unknown) => unknown): Promise<T> {
+export async function retryEdit<T>(attempt: (n: number) => Promise<T>, exhausted: (e: unknown) => unknown): Promise<T> {
   for (let n = 1; ; n++) {
-    const mark = fx.list.length;
     try {
       return await attempt(n);
     } catch (e) {
       if (!isEditConflict(e)) throw e;
-      fx.list.splice(mark);
       if (n >= EDIT_ATTEMPTS) throw exhausted(e);
     }
     // A few ms apart, so that edits that lost together do not meet again.
