@@ -2,8 +2,31 @@
 // show the same: an archive's state and an import's progress.
 import type { BackupRow, BulkImportRow } from "../db/schema";
 
+/** Tern's own entities (no Mastodon counterpart to check them against). */
+export interface TernArchive {
+  id: string;
+  state: BackupRow["state"];
+  created_at: string;
+  finished_at: string | null;
+  size: BackupRow["fileSize"];
+}
+
+export interface TernImport {
+  id: string;
+  type: BulkImportRow["type"];
+  mode: "overwrite" | "merge";
+  state: BulkImportRow["state"];
+  original_filename: BulkImportRow["originalFilename"];
+  total_items: number;
+  processed_items: number;
+  imported_items: number;
+  failed_items: number;
+  created_at: string;
+  finished_at: string | null;
+}
+
 /** What the API and the settings page show of an archive. */
-export function renderArchive(b: BackupRow) {
+export function renderArchive(b: BackupRow): TernArchive {
   return {
     id: b.id,
     state: b.state,
@@ -14,7 +37,7 @@ export function renderArchive(b: BackupRow) {
 }
 
 /** What the API and the settings page show of an import. */
-export function renderImport(i: BulkImportRow) {
+export function renderImport(i: BulkImportRow): TernImport {
   return {
     id: i.id,
     type: i.type,

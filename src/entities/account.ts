@@ -1,11 +1,28 @@
 // Account rows → Mastodon Account JSON. Counts live on the row, so rendering needs no query.
 import type { Config } from "../env";
 import { absoluteProfileLinks, escapeHtml, profileLinks, renderPlainText } from "../lib/text";
-import type { AccountRow, RenderAccountRow, RoleRow, UserRow } from "../db/schema";
+import type { AccountRow, RenderAccountRow, RoleRow, UserRow, Visibility } from "../db/schema";
 import { accountUrl, DEFAULT_AVATAR, DEFAULT_HEADER, isoTime, mediaUrl } from "./urls";
 import { httpUrl } from "../lib/urls";
 import { renderEmojis, type MastodonCustomEmoji } from "./custom-emoji";
 
+/** A profile field (Account `fields`); `verified_at` is set when the link was found to point back to the profile. */
+export interface MastodonAccountField {
+  name: string;
+  value: string;
+  verified_at: string | null;
+}
+
+/** Role (docs.joinmastodon.org/entities/Role): ids and permissions are strings of integers, as Mastodon casts them. */
+export interface MastodonRole {
+  id: string;
+  name: string;
+  permissions: string;
+  color: string;
+  highlighted: boolean;
+}
+
+/** Account (docs.joinmastodon.org/entities/Account). */
 export interface MastodonAccount {
   id: string;
   username: string;
@@ -31,13 +48,33 @@ export interface MastodonAccount {
   hide_collections: boolean | null;
   noindex: boolean;
   emojis: MastodonCustomEmoji[];
-  roles: { id: string; name: string; color: string }[];
-  fields: { name: string; value: string; verified_at: string | null }[];
-  suspended?: boolean;
-  limited?: boolean;
-  memorial?: boolean;
-  moved?: MastodonAccount | null;
-  [k: string]: unknown;
+  roles: Pick<MastodonRole, "id" | "name" | "color">[];
+  fields: MastodonAccountField[];
+  suspended?: true;
+  limited?: true;
+  memorial?: true;
+  moved?: MastodonAccount;
+}
+
+/** CredentialAccount `source`: the profile as its owner wrote it, and the owner's posting defaults. */
+export interface MastodonAccountSource {
+  privacy: Visibility;
+  sensitive: boolean;
+  language: string;
+  note: string;
+  fields: MastodonAccountField[];
+  follow_requests_count: number;
+  hide_collections: boolean | null;
+  discoverable: boolean | null;
+  indexable: boolean;
+  attribution_domains: string[];
+  quote_policy: "public" | "followers" | "nobody";
+}
+
+/** CredentialAccount: the own account with `source` and `role`. */
+export interface MastodonCredentialAccount extends MastodonAccount {
+  source: MastodonAccountSource;
+  role: MastodonRole;
 }
 
 export function acctOf(a: Pick<AccountRow, "username" | "domain">): string {
@@ -110,13 +147,19 @@ export function renderAccount(cfg: Config, a: RenderAccountRow, role?: RoleRow |
   return out;
 }
 
-export function renderRole(role: RoleRow | null) {
+export function renderRole(role: RoleRow | null): MastodonRole {
   if (!role) return { id: "-99", name: "", permissions: "0", color: "", highlighted: false };
   return { id: role.id, name: role.name, permissions: String(role.permissions), color: role.color, highlighted: role.highlighted };
 }
 
 /** CredentialAccount: the own account with `source` and `role` (verify_credentials, update_credentials). */
-export function renderCredentialAccount(cfg: Config, a: AccountRow, user: UserRow, role: RoleRow | null, followRequestsCount: number) {
+export function renderCredentialAccount(
+  cfg: Config,
+  a: AccountRow,
+  user: UserRow,
+  role: RoleRow | null,
+  followRequestsCount: number,
+): MastodonCredentialAccount {
   const s = user.settings ?? {};
   return {
     ...renderAccount(cfg, a, role),

@@ -1,8 +1,34 @@
 // Admin::CanonicalEmailBlock, Admin::EmailDomainBlock and Admin::IpBlock (Mastodon's REST::Admin serializers).
 import { isoTime } from "./urls";
 import type { CanonicalEmailBlockRow, EmailDomainBlockRow, IpBlockRow } from "../db/schema";
+import type { TagHistoryDay } from "./tag";
 
-export function renderAdminCanonicalEmailBlock(b: CanonicalEmailBlockRow) {
+export interface MastodonAdminCanonicalEmailBlock {
+  id: string;
+  canonical_email_hash: string;
+}
+
+export interface MastodonAdminEmailDomainBlock {
+  id: string;
+  domain: string;
+  created_at: string;
+  /** Admin::EmailDomainBlock::History: the same shape as a tag's day. */
+  history: TagHistoryDay[];
+}
+
+/** ip_blocks.severity holds one of these (the admin route validates it). */
+export type MastodonIpBlockSeverity = "sign_up_requires_approval" | "sign_up_block" | "no_access";
+
+export interface MastodonAdminIpBlock {
+  id: string;
+  ip: string;
+  severity: MastodonIpBlockSeverity;
+  comment: string;
+  created_at: string;
+  expires_at: string | null;
+}
+
+export function renderAdminCanonicalEmailBlock(b: CanonicalEmailBlockRow): MastodonAdminCanonicalEmailBlock {
   return { id: b.id, canonical_email_hash: b.canonicalEmailHash };
 }
 
@@ -12,7 +38,7 @@ const DAY_MS = 86_400_000;
  * `history`: the last 7 days, newest first, as Mastodon's EmailDomainBlock history (day = midnight UTC in unix
  * seconds). Tern keeps no per-day counter of sign-up attempts, so `accounts` and `uses` are "0".
  */
-export function renderAdminEmailDomainBlock(b: EmailDomainBlockRow, now = Date.now()) {
+export function renderAdminEmailDomainBlock(b: EmailDomainBlockRow, now = Date.now()): MastodonAdminEmailDomainBlock {
   const today = Math.floor(now / DAY_MS) * DAY_MS;
   return {
     id: b.id,
@@ -22,6 +48,13 @@ export function renderAdminEmailDomainBlock(b: EmailDomainBlockRow, now = Date.n
   };
 }
 
-export function renderAdminIpBlock(b: IpBlockRow) {
-  return { id: b.id, ip: b.ip, severity: b.severity, comment: b.comment, created_at: isoTime(b.createdAt), expires_at: isoTime(b.expiresAt) };
+export function renderAdminIpBlock(b: IpBlockRow): MastodonAdminIpBlock {
+  return {
+    id: b.id,
+    ip: b.ip,
+    severity: b.severity as MastodonIpBlockSeverity,
+    comment: b.comment,
+    created_at: isoTime(b.createdAt),
+    expires_at: isoTime(b.expiresAt),
+  };
 }

@@ -3,7 +3,17 @@
 import { isoTime } from "./urls";
 import type { RelayRow } from "../db/schema";
 
-export const renderAdminRelay = (r: RelayRow) => ({
+/** Tern's own entity (no Mastodon counterpart to check it against). */
+export interface TernAdminRelay {
+  id: string;
+  inbox_url: string;
+  state: RelayRow["state"];
+  enabled: boolean;
+  created_at: string;
+  updated_at: string;
+}
+
+export const renderAdminRelay = (r: RelayRow): TernAdminRelay => ({
   id: r.id,
   inbox_url: r.inboxUrl,
   state: r.state,

@@ -6,15 +6,26 @@ import type { DB } from "../db/client";
 import { idList } from "../db/client";
 import { accounts, rules, userRoles, users } from "../db/schema";
 import type { Config } from "../env";
-import { renderAdminAccount } from "./admin-account";
-import { renderRule } from "./instance";
-import { reportFields } from "./report";
-import { loadStatusBundle, renderStatusFrom } from "./status";
+import { renderAdminAccount, type MastodonAdminAccount } from "./admin-account";
+import { renderRule, type MastodonRule } from "./instance";
+import { reportFields, type MastodonReportFields } from "./report";
+import { loadStatusBundle, renderStatusFrom, type MastodonStatus } from "./status";
 import { isoTime } from "./urls";
 import { accountRows } from "../db/table-rows";
 import type { AdminAccountRow, ReportRow } from "../db/schema";
 
-export async function renderAdminReports(db: DB, cfg: Config, list: ReportRow[]): Promise<Record<string, unknown>[]> {
+/** Admin::Report: the accounts are Admin::Account (null when the account is gone). */
+export interface MastodonAdminReport extends MastodonReportFields {
+  updated_at: string;
+  account: MastodonAdminAccount | null;
+  target_account: MastodonAdminAccount | null;
+  assigned_account: MastodonAdminAccount | null;
+  action_taken_by_account: MastodonAdminAccount | null;
+  statuses: MastodonStatus[];
+  rules: MastodonRule[];
+}
+
+export async function renderAdminReports(db: DB, cfg: Config, list: ReportRow[]): Promise<MastodonAdminReport[]> {
   if (!list.length) return [];
   const accountIds = new Set<string>();
   for (const r of list) {
@@ -67,8 +78,8 @@ export async function renderAdminReports(db: DB, cfg: Config, list: ReportRow[])
  * serializer does not apply the visibility policy): each status is rendered as its author would see it, with the
  * author's row unsuspended for the check only; the viewer flags are left at their defaults.
  */
-async function renderReportedStatuses(db: DB, cfg: Config, ids: string[]): Promise<Map<string, Record<string, unknown>>> {
-  const out = new Map<string, Record<string, unknown>>();
+async function renderReportedStatuses(db: DB, cfg: Config, ids: string[]): Promise<Map<string, MastodonStatus>> {
+  const out = new Map<string, MastodonStatus>();
   if (!ids.length) return out;
   const b = await loadStatusBundle(db, ids, null);
   for (const [id, a] of b.accounts) if (a.suspendedAt) b.accounts.set(id, { ...a, suspendedAt: null });

@@ -3,12 +3,35 @@
 // requires_review) and link publishers (REST::Admin::Trends::Links::PreviewCardProviderSerializer).
 import type { Config } from "../env";
 import type { AdminTrendLink } from "../services/admin/trends";
-import { renderTrendLink } from "./preview-card";
-import { renderTag, type TagHistoryDay, type TagRow } from "./tag";
+import { renderTrendLink, type MastodonTrendLink } from "./preview-card";
+import { renderTag, type MastodonTag, type TagHistoryDay, type TagRow } from "./tag";
 import { isoTime } from "./urls";
 import type { ProviderRow } from "../db/schema";
 
-export function renderAdminTag(cfg: Config, tag: TagRow, history: TagHistoryDay[], following: boolean) {
+/** Admin::Tag. */
+export interface MastodonAdminTag extends MastodonTag {
+  trendable: boolean;
+  usable: boolean;
+  requires_review: boolean;
+}
+
+/** A trending link as staff see it. */
+export interface MastodonAdminTrendLink extends MastodonTrendLink {
+  id: string;
+  requires_review: boolean;
+}
+
+/** A link publisher (Admin trends links publishers). */
+export interface MastodonAdminPreviewCardProvider {
+  id: string;
+  domain: string;
+  trendable: boolean;
+  reviewed_at: string | null;
+  requested_review_at: string | null;
+  requires_review: boolean;
+}
+
+export function renderAdminTag(cfg: Config, tag: TagRow, history: TagHistoryDay[], following: boolean): MastodonAdminTag {
   return {
     ...renderTag(cfg, tag, history, { following }),
     id: tag.id,
@@ -18,11 +41,11 @@ export function renderAdminTag(cfg: Config, tag: TagRow, history: TagHistoryDay[
   };
 }
 
-export function renderAdminTrendLink(l: AdminTrendLink) {
+export function renderAdminTrendLink(l: AdminTrendLink): MastodonAdminTrendLink {
   return { ...renderTrendLink(l.card, l.history), id: l.card.id, requires_review: l.requiresReview };
 }
 
-export function renderPreviewCardProvider(p: ProviderRow) {
+export function renderPreviewCardProvider(p: ProviderRow): MastodonAdminPreviewCardProvider {
   return {
     id: p.id,
     domain: p.domain,

@@ -4,11 +4,13 @@ import { sql } from "drizzle-orm";
 import { type DB, runBatch } from "../db/client";
 import type { Config } from "../env";
 import { padId, unpadId } from "../lib/ids";
-import { accountUrl, tagUrl } from "./urls";
-import { emojiUrl } from "./custom-emoji";
+import { accountUrl, isoTime, tagUrl } from "./urls";
+import { emojiUrl, type MastodonCustomEmoji } from "./custom-emoji";
 import { acctOf } from "./account";
+import type { MastodonStatusTag } from "./status";
 import type { AnnouncementRow } from "../db/schema";
 
+/** Reaction: `me` only for a signed-in reader, `url` and `static_url` only for a custom emoji. */
 export interface MastodonAnnouncementReaction {
   name: string;
   count: number;
@@ -17,7 +19,38 @@ export interface MastodonAnnouncementReaction {
   static_url?: string;
 }
 
-const iso = (ms: number | null) => (ms == null ? null : new Date(ms).toISOString());
+/** The streaming `announcement.reaction` payload: a Reaction (without `me`) and the announcement's id. */
+export interface MastodonAnnouncementReactionEvent extends Omit<MastodonAnnouncementReaction, "me"> {
+  announcement_id: string;
+}
+
+/** Announcement::Account: an account the announcement mentions. */
+export interface MastodonAnnouncementAccount {
+  id: string;
+  username: string;
+  url: string;
+  acct: string;
+}
+
+/**
+ * Announcement. `published_at` is null only for one not yet published, which only staff's listing shows; `read` is
+ * present for a signed-in reader. Tern links no statuses from an announcement (`statuses` is empty).
+ */
+export interface MastodonAnnouncement {
+  id: string;
+  content: string;
+  starts_at: string | null;
+  ends_at: string | null;
+  all_day: boolean;
+  published_at: string | null;
+  updated_at: string;
+  mentions: MastodonAnnouncementAccount[];
+  statuses: { id: string; url: string }[];
+  tags: MastodonStatusTag[];
+  emojis: MastodonCustomEmoji[];
+  reactions: MastodonAnnouncementReaction[];
+  read?: boolean;
+}
 
 function linksOf(row: AnnouncementRow): { mentions: string[]; tags: string[] } {
   try {
@@ -68,7 +101,7 @@ function emojiUrls(cfg: Config, rows: EmojiRow[]): Map<string, string> {
 }
 
 /** The streaming `announcement.reaction` payload (Mastodon's ReactionSerializer plus the announcement id): the name's count, and its image for a custom emoji. */
-export async function renderReactionEvent(db: DB, cfg: Config, announcementId: string, name: string): Promise<Record<string, unknown>> {
+export async function renderReactionEvent(db: DB, cfg: Config, announcementId: string, name: string): Promise<MastodonAnnouncementReactionEvent> {
   const p = padId(announcementId);
   const [[count], emojis] = (await runBatch(db, [
     db.all(sql`SELECT count(*) AS n FROM announcement_reactions WHERE announcement_id = ${p} AND name = ${name}`),
@@ -87,7 +120,7 @@ interface MentionRow {
 }
 
 /** Renders announcements in order; `viewerId` null renders them for everyone (no `read`, no `me`). */
-export async function renderAnnouncements(db: DB, cfg: Config, rows: AnnouncementRow[], viewerId: string | null): Promise<Record<string, unknown>[]> {
+export async function renderAnnouncements(db: DB, cfg: Config, rows: AnnouncementRow[], viewerId: string | null): Promise<MastodonAnnouncement[]> {
   if (!rows.length) return [];
   const ids = JSON.stringify(rows.map((r) => padId(r.id)));
   const mentionIds = JSON.stringify([...new Set(rows.flatMap((r) => linksOf(r).mentions))].map(padId));
@@ -116,14 +149,14 @@ export async function renderAnnouncements(db: DB, cfg: Config, rows: Announcemen
   const accounts = new Map(mentioned.map((a) => [unpadId(String(a.id)), a]));
   return rows.map((row) => {
     const links = linksOf(row);
-    const out: Record<string, unknown> = {
+    const out: MastodonAnnouncement = {
       id: row.id,
       content: row.content,
-      starts_at: iso(row.startsAt),
-      ends_at: iso(row.endsAt),
+      starts_at: isoTime(row.startsAt),
+      ends_at: isoTime(row.endsAt),
       all_day: row.allDay,
-      published_at: iso(row.publishedAt),
-      updated_at: iso(row.updatedAt),
+      published_at: isoTime(row.publishedAt),
+      updated_at: isoTime(row.updatedAt),
       mentions: links.mentions.flatMap((id) => {
         const a = accounts.get(id);
         return a ? [{ id, username: a.username, url: a.url ?? (a.domain ? a.uri : accountUrl(cfg, a.username)), acct: acctOf(a) }] : [];

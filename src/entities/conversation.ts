@@ -5,14 +5,14 @@ import type { Config } from "../env";
 import { unpadId } from "../lib/ids";
 import { accountsByIds } from "../queries/accounts";
 import type { AccountConversationRow } from "../queries/conversations";
-import { renderAccount } from "./account";
-import { loadStatusBundle, renderStatusFrom } from "./status";
+import { renderAccount, type MastodonAccount } from "./account";
+import { loadStatusBundle, renderStatusFrom, type MastodonStatus } from "./status";
 
 export interface MastodonConversation {
   id: string;
   unread: boolean;
-  accounts: ReturnType<typeof renderAccount>[];
-  last_status: Record<string, unknown> | null;
+  accounts: MastodonAccount[];
+  last_status: MastodonStatus | null;
 }
 
 const participantsOf = (row: AccountConversationRow): string[] => {

@@ -1,7 +1,7 @@
 // Filter rows → Mastodon JSON: Filter (v2, with its keywords and statuses), FilterKeyword, FilterStatus, and the
 // legacy V1::Filter (one per keyword: the keyword's id and text, its filter's context, expiry and action).
 import type { customFilterKeywords, customFilters, customFilterStatuses } from "../db/schema";
-import { filterJson } from "../policy/filter-match";
+import { filterJson, type MastodonFilterBase } from "../policy/filter-match";
 
 export type FilterRow = typeof customFilters.$inferSelect;
 export type FilterKeywordRow = typeof customFilterKeywords.$inferSelect;
@@ -13,15 +13,42 @@ export interface FilterWithRules {
   statuses: FilterStatusRow[];
 }
 
-export const renderFilterKeyword = (k: FilterKeywordRow) => ({ id: k.id, keyword: k.keyword, whole_word: k.wholeWord });
+export interface MastodonFilterKeyword {
+  id: string;
+  keyword: string;
+  whole_word: boolean;
+}
 
-export const renderFilterStatus = (s: FilterStatusRow) => ({ id: s.id, status_id: s.statusId });
+export interface MastodonFilterStatus {
+  id: string;
+  status_id: string;
+}
 
-export function renderFilter(f: FilterWithRules) {
+/** Filter (v2) with its rules; FilterResult carries it without them (policy/filter-match.ts MastodonFilterBase). */
+export interface MastodonFilter extends MastodonFilterBase {
+  keywords: MastodonFilterKeyword[];
+  statuses: MastodonFilterStatus[];
+}
+
+/** V1::Filter: one per keyword. */
+export interface MastodonV1Filter {
+  id: string;
+  phrase: string;
+  context: FilterRow["context"];
+  whole_word: boolean;
+  expires_at: string | null;
+  irreversible: boolean;
+}
+
+export const renderFilterKeyword = (k: FilterKeywordRow): MastodonFilterKeyword => ({ id: k.id, keyword: k.keyword, whole_word: k.wholeWord });
+
+export const renderFilterStatus = (s: FilterStatusRow): MastodonFilterStatus => ({ id: s.id, status_id: s.statusId });
+
+export function renderFilter(f: FilterWithRules): MastodonFilter {
   return { ...filterJson(f.filter), keywords: f.keywords.map(renderFilterKeyword), statuses: f.statuses.map(renderFilterStatus) };
 }
 
-export function renderV1Filter(k: FilterKeywordRow, f: FilterRow) {
+export function renderV1Filter(k: FilterKeywordRow, f: FilterRow): MastodonV1Filter {
   return {
     id: k.id,
     phrase: k.keyword,

@@ -5,7 +5,7 @@ import { SOFTWARE_VERSION, TERN_VERSION } from "../env";
 import { sha256Hex } from "../lib/crypto";
 import { SETTING, registrationsMode, type InstanceData, type InstanceV1Data, type Settings } from "../services/instance/instance";
 import { streamingOrigin } from "../streaming/streams";
-import { renderAccount } from "./account";
+import { renderAccount, type MastodonAccount } from "./account";
 import { DEFAULT_HEADER, mediaUrl } from "./urls";
 import type { DomainBlockRow, RuleRow } from "../db/schema";
 
@@ -58,8 +58,113 @@ export const SUPPORTED_MIME_TYPES = [
   "audio/x-wav",
 ];
 
-export function renderRule(r: RuleRow) {
+/** Rule (docs.joinmastodon.org/entities/Rule); Tern keeps no translations. */
+export interface MastodonRule {
+  id: string;
+  text: string;
+  hint: string;
+  translations: Record<string, { text: string; hint: string }>;
+}
+
+export function renderRule(r: RuleRow): MastodonRule {
   return { id: r.id, text: r.text, hint: r.hint, translations: {} };
+}
+
+/** The limits both instance documents give (`configuration`; v2 adds urls, vapid, translation and access). */
+export interface MastodonInstanceBaseConfiguration {
+  accounts: { max_featured_tags: number; max_pinned_statuses: number };
+  statuses: { max_characters: number; max_media_attachments: number; characters_reserved_per_url: number };
+  media_attachments: {
+    supported_mime_types: string[];
+    description_limit: number;
+    image_size_limit: number;
+    image_matrix_limit: number;
+    video_size_limit: number;
+    video_frame_rate_limit: number;
+    video_matrix_limit: number;
+  };
+  polls: { max_options: number; max_characters_per_option: number; min_expiration: number; max_expiration: number };
+}
+
+type FeedAccess = "public" | "authenticated";
+
+/** Instance (v2, docs.joinmastodon.org/entities/Instance). */
+export interface MastodonInstance {
+  domain: string;
+  title: string;
+  version: string;
+  source_url: string;
+  description: string;
+  usage: { users: { active_month: number } };
+  thumbnail: { url: string; blurhash: string | null; versions: { "@1x"?: string; "@2x"?: string } };
+  icon: { src: string; size: string }[];
+  languages: string[];
+  configuration: MastodonInstanceBaseConfiguration & {
+    urls: { streaming: string; status?: string };
+    vapid: { public_key: string };
+    translation: { enabled: boolean };
+    timelines_access: Record<"live_feeds" | "hashtag_feeds" | "trending_link_feeds", { local: FeedAccess; remote: FeedAccess }>;
+    limited_federation: boolean;
+  };
+  registrations: {
+    enabled: boolean;
+    approval_required: boolean;
+    message: string | null;
+    url: string | null;
+    min_age: number | null;
+    reason_required: boolean;
+  };
+  api_versions: { mastodon: number };
+  contact: { email: string; account: MastodonAccount | null };
+  rules: MastodonRule[];
+}
+
+/** V1::Instance (GET /api/v1/instance). */
+export interface MastodonInstanceV1 {
+  uri: string;
+  title: string;
+  short_description: string;
+  description: string;
+  email: string;
+  version: string;
+  urls: { streaming_api: string };
+  stats: { user_count: number; status_count: number; domain_count: number };
+  thumbnail: string;
+  languages: string[];
+  registrations: boolean;
+  approval_required: boolean;
+  invites_enabled: boolean;
+  configuration: MastodonInstanceBaseConfiguration;
+  contact_account: MastodonAccount | null;
+  rules: MastodonRule[];
+}
+
+/** ExtendedDescription and PrivacyPolicy: a long text and when it changed (null: never written). */
+export interface MastodonPolicyText {
+  updated_at: string | null;
+  content: string;
+}
+
+/** TermsOfService. */
+export interface MastodonTermsOfService {
+  effective_date: string;
+  effective: boolean;
+  content: string;
+  succeeded_by: string | null;
+}
+
+/** A language offered for posting (GET /api/v1/instance/languages). */
+export interface MastodonLanguage {
+  code: string;
+  name: string;
+}
+
+/** DomainBlock: a domain the instance blocks, as everyone may see it (obfuscated when asked). */
+export interface MastodonDomainBlock {
+  domain: string;
+  digest: string;
+  severity: "silence" | "suspend";
+  comment: string;
 }
 
 const title = (cfg: Config, s: Settings) => s[SETTING.title] || cfg.title;
@@ -71,7 +176,7 @@ function thumbnailUrl(cfg: Config, s: Settings): string {
   return key ? mediaUrl(cfg, key) : `${cfg.origin}${DEFAULT_HEADER}`;
 }
 
-function baseConfiguration() {
+function baseConfiguration(): MastodonInstanceBaseConfiguration {
   return {
     accounts: { max_featured_tags: LIMITS.maxFeaturedTags, max_pinned_statuses: LIMITS.maxPinnedStatuses },
     statuses: {
@@ -97,17 +202,16 @@ function baseConfiguration() {
   };
 }
 
-function timelinesAccess(cfg: Config) {
-  const v = cfg.publicPreview ? "public" : "authenticated";
+function timelinesAccess(cfg: Config): MastodonInstance["configuration"]["timelines_access"] {
+  const v: FeedAccess = cfg.publicPreview ? "public" : "authenticated";
   const pair = { local: v, remote: v };
   return { live_feeds: pair, hashtag_feeds: pair, trending_link_feeds: pair };
 }
 
-export function renderInstanceV2(cfg: Config, env: Env, d: InstanceData) {
+export function renderInstanceV2(cfg: Config, env: Env, d: InstanceData): MastodonInstance {
   const s = d.settings;
-  const urls: Record<string, string> = {};
   // Clients open the streaming WebSocket only when this is present (Elk, Phanpy; without it they poll).
-  urls.streaming = streamingOrigin(cfg.origin);
+  const urls: MastodonInstance["configuration"]["urls"] = { streaming: streamingOrigin(cfg.origin) };
   const statusPage = s[SETTING.statusPageUrl];
   if (statusPage) urls.status = statusPage;
   return {
@@ -146,7 +250,7 @@ export function renderInstanceV2(cfg: Config, env: Env, d: InstanceData) {
   };
 }
 
-export function renderInstanceV1(cfg: Config, d: InstanceV1Data) {
+export function renderInstanceV1(cfg: Config, d: InstanceV1Data): MastodonInstanceV1 {
   const s = d.settings;
   return {
     uri: cfg.domain,
@@ -185,7 +289,7 @@ function settingTime(s: Settings, key: string): string | null {
  * extended_description and privacy_policy: {updated_at, content}. The privacy policy has a default text, like
  * Mastodon's; `cfg` is given only for texts with one.
  */
-export function renderPolicyText(s: Settings, key: string, cfg: Config | null) {
+export function renderPolicyText(s: Settings, key: string, cfg: Config | null): MastodonPolicyText {
   const custom = s[key];
   if (custom) return { updated_at: settingTime(s, key) ?? new Date(0).toISOString(), content: custom };
   if (!cfg) return { updated_at: null, content: "" };
@@ -194,7 +298,7 @@ export function renderPolicyText(s: Settings, key: string, cfg: Config | null) {
 }
 
 /** Terms of service, or null when none were written (Mastodon answers 404 then). */
-export function renderTerms(s: Settings) {
+export function renderTerms(s: Settings): MastodonTermsOfService | null {
   const content = s[SETTING.termsOfService];
   if (!content) return null;
   const at = settingTime(s, SETTING.termsOfService) ?? new Date(0).toISOString();
@@ -211,9 +315,9 @@ const LANGUAGE_CODES =
     " ",
   );
 
-let languagesCache: { code: string; name: string }[] | null = null;
+let languagesCache: MastodonLanguage[] | null = null;
 
-export function renderLanguages() {
+export function renderLanguages(): MastodonLanguage[] {
   if (languagesCache) return languagesCache;
   let names: Intl.DisplayNames | null = null;
   try {
@@ -236,7 +340,7 @@ export function obfuscateDomain(domain: string): string {
   return Array.from(domain, (ch, i) => (i > visible && i < n - visible && ch !== "." ? "*" : ch)).join("");
 }
 
-export async function renderDomainBlock(b: DomainBlockRow) {
+export async function renderDomainBlock(b: DomainBlockRow): Promise<MastodonDomainBlock> {
   return {
     domain: b.obfuscate ? obfuscateDomain(b.domain) : b.domain,
     digest: await sha256Hex(b.domain),

@@ -1,7 +1,16 @@
+// List entity (docs.joinmastodon.org/entities/List).
 import type { lists } from "../db/schema";
 
 export type ListRow = typeof lists.$inferSelect;
 
-export function renderList(l: ListRow) {
-  return { id: l.id, title: l.title, replies_policy: l.repliesPolicy, exclusive: l.exclusive };
+export interface MastodonList {
+  id: string;
+  title: string;
+  /** lists.replies_policy holds one of these (the list routes validate it). */
+  replies_policy: "followed" | "list" | "none";
+  exclusive: boolean;
+}
+
+export function renderList(l: ListRow): MastodonList {
+  return { id: l.id, title: l.title, replies_policy: l.repliesPolicy as MastodonList["replies_policy"], exclusive: l.exclusive };
 }

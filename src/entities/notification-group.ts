@@ -3,22 +3,48 @@
 // each in the top-level lists. The page's statuses are rendered in ONE renderStatuses batch in the notifications
 // filter context: a group whose status the viewer can no longer see, or that a `hide` filter matches, is left out.
 import type { DB } from "../db/client";
-import type { AccountRow } from "../db/schema";
+import type { AccountRow, NotificationType } from "../db/schema";
 import type { Config } from "../env";
 import type { GroupedPage } from "../queries/notification-groups";
 import { relatedOfRows } from "../queries/notifications";
-import { renderAccount } from "./account";
+import { renderAccount, type MastodonAccount } from "./account";
 import { renderReport } from "./notification";
-import { renderStatuses } from "./status";
+import type { MastodonReport } from "./report";
+import { renderStatuses, type MastodonStatus } from "./status";
 import { isoTime } from "./urls";
 
 export type ExpandAccounts = "full" | "partial_avatars";
+
+/** PartialAccountWithAvatar: what `partial_accounts` holds of an account. */
+export type MastodonPartialAccount = Pick<MastodonAccount, "id" | "acct" | "locked" | "bot" | "url" | "avatar" | "avatar_static">;
+
+/** NotificationGroup: the page fields only on a paginated request, `status_id` for types about a status. */
+export interface MastodonNotificationGroup {
+  group_key: string;
+  notifications_count: number;
+  type: NotificationType;
+  most_recent_notification_id: string;
+  page_min_id?: string;
+  page_max_id?: string;
+  latest_page_notification_at?: string | null;
+  sample_account_ids: string[];
+  status_id?: string;
+  report?: MastodonReport;
+}
+
+/** GroupedNotificationsResults (GET /api/v2/notifications). */
+export interface MastodonGroupedNotifications {
+  accounts: MastodonAccount[];
+  partial_accounts?: MastodonPartialAccount[];
+  statuses: MastodonStatus[];
+  notification_groups: MastodonNotificationGroup[];
+}
 
 /** Types whose group names a status (the serializer's status_type?). */
 const STATUS_TYPES = new Set(["favourite", "reblog", "status", "mention", "poll", "update", "quote", "quoted_update"]);
 
 /** The stripped-down account of `partial_accounts` (DedupNotificationGroupSerializer::PartialAccountSerializer). */
-function renderPartialAccount(cfg: Config, a: AccountRow) {
+function renderPartialAccount(cfg: Config, a: AccountRow): MastodonPartialAccount {
   const full = renderAccount(cfg, a);
   return { id: full.id, acct: full.acct, locked: full.locked, bot: full.bot, url: full.url, avatar: full.avatar, avatar_static: full.avatar_static };
 }
@@ -29,13 +55,13 @@ export async function renderGroupedNotifications(
   page: GroupedPage,
   viewerId: string,
   expand: ExpandAccounts = "full",
-): Promise<Record<string, unknown>> {
+): Promise<MastodonGroupedNotifications> {
   const statusIds = [...new Set(page.rows.map((r) => r.n.statusId).filter((x): x is string => !!x))];
   const rendered = statusIds.length ? await renderStatuses(db, cfg, statusIds, viewerId, "notifications", relatedOfRows(page.rows)) : [];
-  const statusById = new Map(rendered.map((s) => [s.id as string, s]));
+  const statusById = new Map(rendered.map((s) => [s.id, s]));
 
-  const groups: Record<string, unknown>[] = [];
-  const statuses = new Map<string, Record<string, unknown>>();
+  const groups: MastodonNotificationGroup[] = [];
+  const statuses = new Map<string, MastodonStatus>();
   const full: string[] = [];
   const partial: string[] = [];
   const note = (list: string[], id: string) => {
@@ -48,23 +74,26 @@ export async function renderGroupedNotifications(
     const sampleIds = (grouped ? data!.sampleIds : [from.id]).filter((id) => page.accounts.has(id));
     const latest = sampleIds[0];
     if (latest === undefined) continue;
-    const g: Record<string, unknown> = {
+    const mostRecent = grouped ? data!.mostRecentId : n.id;
+    const g: MastodonNotificationGroup = {
       group_key: key,
       notifications_count: grouped ? data!.count : 1,
       type: n.type,
-      most_recent_notification_id: grouped ? data!.mostRecentId : n.id,
+      most_recent_notification_id: mostRecent,
+      ...(page.paginated
+        ? {
+            page_min_id: grouped ? data!.pageMinId : n.id,
+            page_max_id: mostRecent,
+            latest_page_notification_at: isoTime(grouped ? data!.latestAt : n.createdAt),
+          }
+        : {}),
+      sample_account_ids: sampleIds,
     };
-    if (page.paginated) {
-      g.page_min_id = grouped ? data!.pageMinId : n.id;
-      g.page_max_id = g.most_recent_notification_id;
-      g.latest_page_notification_at = isoTime(grouped ? data!.latestAt : n.createdAt);
-    }
-    g.sample_account_ids = sampleIds;
     if (STATUS_TYPES.has(n.type)) {
       const s = n.statusId ? statusById.get(n.statusId) : undefined;
       if (!s) continue;
       g.status_id = s.id;
-      statuses.set(s.id as string, s);
+      statuses.set(s.id, s);
     }
     if (n.type === "admin.report") {
       if (!report) continue;
@@ -76,13 +105,8 @@ export async function renderGroupedNotifications(
     note(full, latest);
     for (const id of sampleIds.slice(1)) note(expand === "full" ? full : partial, id);
   }
-  const out: Record<string, unknown> = {
-    accounts: full.map((id) => renderAccount(cfg, page.accounts.get(id)!)),
-  };
-  if (expand === "partial_avatars") {
-    out.partial_accounts = partial.filter((id) => !full.includes(id)).map((id) => renderPartialAccount(cfg, page.accounts.get(id)!));
-  }
-  out.statuses = [...statuses.values()];
-  out.notification_groups = groups;
-  return out;
+  const accounts = full.map((id) => renderAccount(cfg, page.accounts.get(id)!));
+  if (expand !== "partial_avatars") return { accounts, statuses: [...statuses.values()], notification_groups: groups };
+  const partialAccounts = partial.filter((id) => !full.includes(id)).map((id) => renderPartialAccount(cfg, page.accounts.get(id)!));
+  return { accounts, partial_accounts: partialAccounts, statuses: [...statuses.values()], notification_groups: groups };
 }

@@ -5,14 +5,25 @@ import type { DB } from "../db/client";
 import type { Config } from "../env";
 import type { RequestWithAccount } from "../queries/notification-requests";
 import { MAX_MEANINGFUL_COUNT } from "../services/notifications/notification-policy";
-import { renderAccount } from "./account";
-import { renderStatuses } from "./status";
+import { renderAccount, type MastodonAccount } from "./account";
+import { renderStatuses, type MastodonStatus } from "./status";
 import { isoTime } from "./urls";
 
-export async function renderNotificationRequests(db: DB, cfg: Config, rows: RequestWithAccount[], viewerId: string): Promise<Record<string, unknown>[]> {
+/** NotificationRequest (docs.joinmastodon.org/entities/NotificationRequest). */
+export interface MastodonNotificationRequest {
+  id: string;
+  created_at: string;
+  updated_at: string;
+  /** A string, as Mastodon renders it. */
+  notifications_count: string;
+  account: MastodonAccount;
+  last_status: MastodonStatus | null;
+}
+
+export async function renderNotificationRequests(db: DB, cfg: Config, rows: RequestWithAccount[], viewerId: string): Promise<MastodonNotificationRequest[]> {
   const ids = [...new Set(rows.map((r) => r.request.lastStatusId).filter((x): x is string => !!x))];
   const statuses = ids.length ? await renderStatuses(db, cfg, ids, viewerId) : [];
-  const byId = new Map(statuses.map((s) => [s.id as string, s]));
+  const byId = new Map(statuses.map((s) => [s.id, s]));
   return rows.map(({ request, from }) => ({
     id: request.id,
     created_at: isoTime(request.createdAt),

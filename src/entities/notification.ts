@@ -4,13 +4,29 @@
 import type { DB } from "../db/client";
 import type { Config } from "../env";
 import { relatedOfRows, type NotificationWithRefs } from "../queries/notifications";
-import { renderAccount } from "./account";
-import { reportFields } from "./report";
-import { renderStatuses } from "./status";
+import { renderAccount, type MastodonAccount } from "./account";
+import { reportFields, type MastodonReport } from "./report";
+import { renderStatuses, type MastodonStatus } from "./status";
 import { isoTime } from "./urls";
 import { accountsByIds } from "../queries/accounts";
+import type { NotificationType } from "../db/schema";
 
-export function renderReport(cfg: Config, r: NonNullable<NotificationWithRefs["report"]>, target: NotificationWithRefs["reportTarget"]) {
+/**
+ * Notification (docs.joinmastodon.org/entities/Notification): `status` for the types about a status, `report` for
+ * admin.report, `target` (the account moved to) for move.
+ */
+export interface MastodonNotification {
+  id: string;
+  type: NotificationType;
+  created_at: string;
+  group_key: string;
+  account: MastodonAccount;
+  status?: MastodonStatus;
+  target?: MastodonAccount;
+  report?: MastodonReport;
+}
+
+export function renderReport(cfg: Config, r: NonNullable<NotificationWithRefs["report"]>, target: NotificationWithRefs["reportTarget"]): MastodonReport {
   return {
     ...reportFields(r),
     status_ids: r.statusIds.length ? r.statusIds : null,
@@ -19,16 +35,16 @@ export function renderReport(cfg: Config, r: NonNullable<NotificationWithRefs["r
   };
 }
 
-export async function renderNotifications(db: DB, cfg: Config, rows: NotificationWithRefs[], viewerId: string): Promise<Record<string, unknown>[]> {
+export async function renderNotifications(db: DB, cfg: Config, rows: NotificationWithRefs[], viewerId: string): Promise<MastodonNotification[]> {
   const statusIds = [...new Set(rows.map((r) => r.n.statusId).filter((x): x is string => !!x))];
   const rendered = await renderStatuses(db, cfg, statusIds, viewerId, "notifications", relatedOfRows(rows));
-  const byId = new Map(rendered.map((s) => [s.id as string, s]));
+  const byId = new Map(rendered.map((s) => [s.id, s]));
   // `move` (an account the recipient follows moved): its new account as `target` (Pleroma's shape), one query.
   const movedIds = [...new Set(rows.flatMap((r) => (r.n.type === "move" && r.from.movedToAccountId ? [r.from.movedToAccountId] : [])))];
   const moved = new Map((await accountsByIds(db, movedIds)).map((a) => [a.id, a]));
-  const out: Record<string, unknown>[] = [];
+  const out: MastodonNotification[] = [];
   for (const { n, from, report, reportTarget } of rows) {
-    const item: Record<string, unknown> = {
+    const item: MastodonNotification = {
       id: n.id,
       type: n.type,
       created_at: isoTime(n.createdAt),

@@ -7,8 +7,41 @@ import { isoTime } from "./urls";
 
 export type PreviewCardRow = typeof previewCards.$inferSelect;
 
+/** PreviewCardAuthor: the page's author; no fediverse account is resolved for it. */
+export interface MastodonPreviewCardAuthor {
+  name: string;
+  url: string;
+  account: null;
+}
+
+export interface MastodonPreviewCard {
+  url: string;
+  title: string;
+  description: string;
+  language: string | null;
+  type: PreviewCardRow["type"];
+  author_name: string;
+  author_url: string;
+  provider_name: string;
+  provider_url: string;
+  html: string;
+  width: number;
+  height: number;
+  image: string | null;
+  image_description: string;
+  embed_url: string;
+  blurhash: null;
+  published_at: string | null;
+  authors: MastodonPreviewCardAuthor[];
+}
+
+/** Trends::Link: a card with its 7-day history. */
+export interface MastodonTrendLink extends MastodonPreviewCard {
+  history: TagHistoryDay[];
+}
+
 /** `originalUrl`: the link as the status wrote it (Mastodon shows that, not the page's canonical URL). */
-export function renderPreviewCard(c: PreviewCardRow, originalUrl?: string | null): Record<string, unknown> {
+export function renderPreviewCard(c: PreviewCardRow, originalUrl?: string | null): MastodonPreviewCard {
   return {
     url: originalUrl || c.url,
     title: c.title,
@@ -32,6 +65,6 @@ export function renderPreviewCard(c: PreviewCardRow, originalUrl?: string | null
   };
 }
 
-export function renderTrendLink(c: PreviewCardRow, history: TagHistoryDay[]): Record<string, unknown> {
+export function renderTrendLink(c: PreviewCardRow, history: TagHistoryDay[]): MastodonTrendLink {
   return { ...renderPreviewCard(c), history };
 }

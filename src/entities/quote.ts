@@ -18,7 +18,7 @@ export function policyFromParam(param: QuotePolicyParam, visibility: string): nu
   return 0;
 }
 
-const keysOf = (bits: number): string[] => FLAG_KEYS.filter((k) => (bits & QUOTE_FLAGS[k]) !== 0);
+const keysOf = (bits: number): FlagKey[] => FLAG_KEYS.filter((k) => (bits & QUOTE_FLAGS[k]) !== 0);
 
 export interface QuotableStatus {
   accountId: string;
@@ -50,7 +50,14 @@ export function quotePolicyFor(s: QuotableStatus, accountId: string | null, foll
 /** StatusPolicy#quote?: allowed when the policy answers automatic or manual (the caller checked visibility). */
 export const mayQuote = (a: QuotePolicyAnswer) => a === "automatic" || a === "manual";
 
-export function renderQuoteApproval(s: QuotableStatus, viewerId: string | null, follows: boolean) {
+/** QuoteApproval (docs.joinmastodon.org/entities/QuoteApproval): who may quote the status, and what the viewer may. */
+export interface MastodonQuoteApproval {
+  automatic: FlagKey[];
+  manual: FlagKey[];
+  current_user: QuotePolicyAnswer;
+}
+
+export function renderQuoteApproval(s: QuotableStatus, viewerId: string | null, follows: boolean): MastodonQuoteApproval {
   return {
     automatic: keysOf(s.quoteApprovalPolicy >>> 16),
     manual: keysOf(s.quoteApprovalPolicy & 0xffff),
@@ -72,10 +79,25 @@ export function canQuotePolicy(policy: number, authorUri: string, followersUrl: 
   return { canQuote: { automaticApproval: approved } };
 }
 
+/** A Quote's state (docs.joinmastodon.org/entities/Quote): the stored one, or what the viewer's relation makes of it. */
+export type MastodonQuoteState = QuoteRow["state"] | "deleted" | "unauthorized" | "blocked_account" | "blocked_domain" | "muted_account";
+
+/** Quote: the quoted status in full; `S` is the Status entity (entities/status.ts, which imports this file). */
+export interface MastodonQuote<S> {
+  state: MastodonQuoteState;
+  quoted_status: S | null;
+}
+
+/** ShallowQuote: the quoted status by id (a quote inside a quote, and streaming's shared payloads). */
+export interface MastodonShallowQuote {
+  state: MastodonQuoteState;
+  quoted_status_id: string | null;
+}
+
 /** What the viewer's relation to the quoted status makes of an accepted quote (StatusFilter#filter_state_for_quote). */
-export interface QuotedView {
+export interface QuotedView<S> {
   /** The quoted status as rendered for the viewer (null: it is gone, or the viewer may not see it). */
-  rendered: Record<string, unknown> | null;
+  rendered: S | null;
   exists: boolean;
   ownedByViewer: boolean;
   blockedDomain: boolean;
@@ -92,8 +114,10 @@ export const quoteShown = (q: QuoteRow) => q.state === "accepted" || !q.legacy;
  * visible → `unauthorized`; the viewer blocks the domain, the account or mutes it → those states (the status is
  * still given, for "show anyway").
  */
-export function renderQuote(q: QuoteRow, view: QuotedView, shallow: boolean): Record<string, unknown> {
-  let state: string = q.state;
+export function renderQuote<S>(q: QuoteRow, view: QuotedView<S>, shallow: true): MastodonShallowQuote;
+export function renderQuote<S>(q: QuoteRow, view: QuotedView<S>, shallow: false): MastodonQuote<S>;
+export function renderQuote<S>(q: QuoteRow, view: QuotedView<S>, shallow: boolean): MastodonQuote<S> | MastodonShallowQuote {
+  let state: MastodonQuoteState = q.state;
   let show = false;
   if (q.state === "accepted") {
     if (!view.exists) state = "deleted";

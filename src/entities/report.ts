@@ -2,13 +2,35 @@
 // report in an admin.report notification, and staff's Admin::Report (./admin-report.ts) add their own around these.
 import { isoTime } from "./urls";
 import type { ReportRow } from "../db/schema";
+import type { MastodonAccount } from "./account";
 
-export function reportFields(r: ReportRow) {
+/** reports.category holds one of these (the report routes validate it). */
+export type MastodonReportCategory = "spam" | "legal" | "violation" | "other";
+
+/** The fields of Report (docs.joinmastodon.org/entities/Report) that every rendering of a report shares. */
+export interface MastodonReportFields {
+  id: string;
+  action_taken: boolean;
+  action_taken_at: string | null;
+  category: MastodonReportCategory;
+  comment: string;
+  forwarded: boolean;
+  created_at: string;
+}
+
+/** Report as its reporter and an admin.report notification see it. */
+export interface MastodonReport extends MastodonReportFields {
+  status_ids: string[] | null;
+  rule_ids: string[] | null;
+  target_account: MastodonAccount | null;
+}
+
+export function reportFields(r: ReportRow): MastodonReportFields {
   return {
     id: r.id,
     action_taken: r.actionTakenAt != null,
     action_taken_at: isoTime(r.actionTakenAt),
-    category: r.category,
+    category: r.category as MastodonReportCategory,
     comment: r.comment,
     forwarded: r.forward,
     created_at: isoTime(r.createdAt),

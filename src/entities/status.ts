@@ -16,12 +16,12 @@ import { ACCOUNT_UNRENDERED, accounts, mediaAttachments, polls, previewCards, qu
 import type { Config } from "../env";
 import { padId, unpadId } from "../lib/ids";
 import type { QuoteRow, RenderAccountRow } from "../db/schema";
-import { QUOTE_FLAGS, quoteShown, renderQuote, renderQuoteApproval } from "./quote";
+import { QUOTE_FLAGS, quoteShown, renderQuote, renderQuoteApproval, type MastodonQuote, type MastodonQuoteApproval, type MastodonShallowQuote } from "./quote";
 import { acctOf, renderAccount, type MastodonAccount } from "./account";
-import { renderMedia } from "./media";
-import { renderPoll } from "./poll";
-import { renderPreviewCard, type PreviewCardRow } from "./preview-card";
-import { renderEmojis } from "./custom-emoji";
+import { renderMedia, type MastodonMediaAttachment } from "./media";
+import { renderPoll, type MastodonPoll } from "./poll";
+import { renderPreviewCard, type MastodonPreviewCard, type PreviewCardRow } from "./preview-card";
+import { renderEmojis, type MastodonCustomEmoji } from "./custom-emoji";
 import type { StoredEmoji } from "../db/schema";
 import { isoTime, statusUrl, tagUrl } from "./urls";
 import { canSeeStatus } from "../policy/visibility";
@@ -33,7 +33,71 @@ import {
   searchableText,
   type CompiledFilter,
   type FilterMatch,
+  type MastodonFilterResult,
 } from "../policy/filter-match";
+import type { Visibility } from "../db/schema";
+
+/** Status::Mention: an account the status mentions (silent mentions are not listed). */
+export interface MastodonStatusMention {
+  id: string;
+  username: string;
+  url: string;
+  acct: string;
+}
+
+/** Status::Tag: a hashtag the status uses, by name (no id or history, unlike the Tag entity). */
+export interface MastodonStatusTag {
+  name: string;
+  url: string;
+}
+
+/** Status `application`: the app a local status was posted from ("Web" when none is known). */
+export interface MastodonStatusApplication {
+  name: string;
+  website: string | null;
+}
+
+/**
+ * Status (docs.joinmastodon.org/entities/Status). A boost has empty content, no url, card, quote or emojis of its own:
+ * `reblog` holds the boosted status. The viewer's fields (favourited ... filtered) are present only with a viewer;
+ * `pinned` only on the viewer's own statuses; `application` only on local statuses.
+ */
+export interface MastodonStatus {
+  id: string;
+  created_at: string;
+  in_reply_to_id: string | null;
+  in_reply_to_account_id: string | null;
+  sensitive: boolean;
+  spoiler_text: string;
+  visibility: Visibility;
+  language: string | null;
+  uri: string;
+  url: string | null;
+  replies_count: number;
+  reblogs_count: number;
+  favourites_count: number;
+  quotes_count: number;
+  edited_at: string | null;
+  content: string;
+  reblog: MastodonStatus | null;
+  application?: MastodonStatusApplication;
+  account: MastodonAccount;
+  media_attachments: MastodonMediaAttachment[];
+  mentions: MastodonStatusMention[];
+  tags: MastodonStatusTag[];
+  emojis: MastodonCustomEmoji[];
+  card: MastodonPreviewCard | null;
+  poll: MastodonPoll | null;
+  /** The quoted status in full; inside a quote, a ShallowQuote (Mastodon's ShallowStatusSerializer). */
+  quote: MastodonQuote<MastodonStatus> | MastodonShallowQuote | null;
+  quote_approval: MastodonQuoteApproval;
+  favourited?: boolean;
+  reblogged?: boolean;
+  muted?: boolean;
+  bookmarked?: boolean;
+  pinned?: boolean;
+  filtered?: MastodonFilterResult[];
+}
 
 export type StatusRow = typeof statuses.$inferSelect;
 
@@ -394,6 +458,14 @@ export interface StatusView {
   filterContext?: FilterContext;
   /** Keep statuses a `hide` filter matches (thread ancestors), still reporting the match in `filtered`. */
   keepHidden?: boolean;
+  /**
+   * What the viewer may see. "visible" (the default): what the visibility rules allow (policy/visibility.ts
+   * canSeeStatus). "own-interaction": the status is one the viewer just stopped favouriting, boosting or bookmarking,
+   * which Mastodon's undo answers describe even when the viewer lost access since (its author blocks them, a follow
+   * ended, a private mention): it and the status it boosts are shown unless their author is suspended. A status it
+   * quotes keeps the rules.
+   */
+  access?: "visible" | "own-interaction";
 }
 
 /** The viewer's filters that match a status (a boost: the boosted status's text, and both ids). */
@@ -409,12 +481,12 @@ function filterMatches(b: StatusBundle, s: StatusRow, context: FilterContext | u
   return matchFilters(b.filters, text, s.reblogOfId ? [s.id, s.reblogOfId] : [s.id], context);
 }
 
-export function renderStatusFrom(cfg: Config, b: StatusBundle, id: string, view: StatusView = {}): Record<string, unknown> | null {
+export function renderStatusFrom(cfg: Config, b: StatusBundle, id: string, view: StatusView = {}): MastodonStatus | null {
   return renderOne(cfg, b, id, 0, view, null);
 }
 
 /** `quote` of a status: the quoted status in full (inside a quote: by id only, Mastodon's ShallowStatusSerializer). */
-function quoteOf(cfg: Config, b: StatusBundle, s: StatusRow, view: StatusView, inQuote: boolean): Record<string, unknown> | null {
+function quoteOf(cfg: Config, b: StatusBundle, s: StatusRow, view: StatusView, inQuote: boolean): MastodonStatus["quote"] {
   const q = b.quotes.get(s.id);
   if (!q || !quoteShown(q)) return null;
   // Inside a quote only the id is given, and the status it names is not loaded (one level).
@@ -423,7 +495,7 @@ function quoteOf(cfg: Config, b: StatusBundle, s: StatusRow, view: StatusView, i
   const quoted = q.quotedStatusId ? b.statuses.get(q.quotedStatusId) : undefined;
   const author = quoted ? b.accounts.get(quoted.accountId) : undefined;
   const v = b.viewer;
-  const rendered = quoted && !quoted.reblogOfId ? renderOne(cfg, b, quoted.id, 1, { ...view, filterContext: undefined }, null, true) : null;
+  const rendered = quoted && !quoted.reblogOfId ? renderOne(cfg, b, quoted.id, 1, { ...view, filterContext: undefined, access: undefined }, null, true) : null;
   return renderQuote(
     q,
     {
@@ -446,19 +518,20 @@ function renderOne(
   view: StatusView,
   inherited: FilterMatch[] | null,
   inQuote = false,
-): Record<string, unknown> | null {
+): MastodonStatus | null {
   const s = b.statuses.get(id);
   if (!s) return null;
   const account = b.accounts.get(s.accountId);
   if (!account) return null;
-  if (!canSeeStatus(b, s, account)) return null;
+  const ownInteraction = view.access === "own-interaction" && !account.suspendedAt;
+  if (!ownInteraction && !canSeeStatus(b, s, account)) return null;
   // A boost carries its own result, and the boosted status inside it the same one (Mastodon's filters_map).
   const matches = b.viewer.id ? (inherited ?? filterMatches(b, s, view.filterContext)) : [];
   if (depth === 0 && view.filterContext && !view.keepHidden && matches.some((m) => m.filter.action === "hide")) {
     const authorId = s.reblogOfId ? b.statuses.get(s.reblogOfId)?.accountId : s.accountId;
     if (authorId !== b.viewer.id) return null;
   }
-  let reblog: Record<string, unknown> | null = null;
+  let reblog: MastodonStatus | null = null;
   if (s.reblogOfId) {
     if (depth > 0) return null;
     reblog = renderOne(cfg, b, s.reblogOfId, depth + 1, view, matches);
@@ -474,7 +547,7 @@ function renderOne(
   const poll = b.polls.get(s.id);
   const app = s.applicationId ? b.apps.get(s.applicationId) : undefined;
   const card = s.reblogOfId ? undefined : b.cards.get(s.id);
-  const out: Record<string, unknown> = {
+  const out: MastodonStatus = {
     id: s.id,
     created_at: isoTime(s.createdAt),
     in_reply_to_id: s.inReplyToId,
@@ -494,7 +567,7 @@ function renderOne(
     content: s.reblogOfId ? "" : s.content,
     reblog,
     application: app ? { name: app.name, website: app.website } : s.local && !s.reblogOfId ? { name: "Web", website: null } : undefined,
-    account: renderAccount(cfg, account) as MastodonAccount,
+    account: renderAccount(cfg, account),
     // A domain blocked with reject_media: its files are not shown (accounts.reject_media, entities/media.ts).
     media_attachments: media.map((m) => renderMedia(cfg, m, account.rejectMedia)),
     mentions: (b.mentions.get(s.id) ?? []).map((a) => ({ id: a.id, username: a.username, url: a.url ?? a.uri, acct: acctOf(a) })),
@@ -506,6 +579,7 @@ function renderOne(
     // A boost answers for the boosted status (Mastodon's `object.proper`).
     quote_approval: quoteApprovalOf(b, (s.reblogOfId && b.statuses.get(s.reblogOfId)) || s),
   };
+  // Set where Mastodon puts it, left out when absent (not `null`).
   if (out.application === undefined) delete out.application;
   if (v.id) {
     // A boost shows the viewer's relation to the boosted status (Mastodon reads them from `proper`).
@@ -535,10 +609,10 @@ export async function renderStatuses(
   viewerId: string | null,
   view: FilterContext | StatusView = {},
   related?: readonly string[],
-): Promise<Record<string, unknown>[]> {
+): Promise<MastodonStatus[]> {
   const b = await loadStatusBundle(db, ids, viewerId, related);
   const v = typeof view === "string" ? { filterContext: view } : view;
-  const out: Record<string, unknown>[] = [];
+  const out: MastodonStatus[] = [];
   for (const id of ids) {
     const r = renderStatusFrom(cfg, b, id, v);
     if (r) out.push(r);
@@ -546,7 +620,7 @@ export async function renderStatuses(
   return out;
 }
 
-export async function renderStatus(db: DB, cfg: Config, id: string, viewerId: string | null): Promise<Record<string, unknown> | null> {
+export async function renderStatus(db: DB, cfg: Config, id: string, viewerId: string | null): Promise<MastodonStatus | null> {
   const [r] = await renderStatuses(db, cfg, [id], viewerId);
   return r ?? null;
 }

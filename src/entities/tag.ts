@@ -30,8 +30,27 @@ export interface TagViewerState {
   featuring?: boolean;
 }
 
-export function renderTag(cfg: Config, t: Pick<TagRow, "id" | "name" | "displayName">, history: TagHistoryDay[], viewer?: TagViewerState) {
-  const out: Record<string, unknown> = {
+/** Tag (docs.joinmastodon.org/entities/Tag); `following` and `featuring` only for a signed-in viewer. */
+export interface MastodonTag {
+  id: string;
+  name: string;
+  url: string;
+  history: TagHistoryDay[];
+  following?: boolean;
+  featuring?: boolean;
+}
+
+/** FeaturedTag (docs.joinmastodon.org/entities/FeaturedTag); its count is a string, as Mastodon renders it. */
+export interface MastodonFeaturedTag {
+  id: string;
+  name: string;
+  url: string;
+  statuses_count: string;
+  last_status_at: string | null;
+}
+
+export function renderTag(cfg: Config, t: Pick<TagRow, "id" | "name" | "displayName">, history: TagHistoryDay[], viewer?: TagViewerState): MastodonTag {
+  const out: MastodonTag = {
     id: t.id,
     name: t.displayName || t.name,
     url: tagUrl(cfg, t.name),
@@ -49,7 +68,7 @@ export function renderFeaturedTag(
   cfg: Config,
   ft: { id: string; name: string; displayName: string; statusesCount: number; lastStatusAt: number | null },
   username: string,
-) {
+): MastodonFeaturedTag {
   return {
     id: ft.id,
     name: ft.displayName || ft.name,

@@ -10,6 +10,9 @@ export const mediaUrl = (cfg: Config, key: string) => `${cfg.origin}/media/${key
 export const DEFAULT_AVATAR = "/avatars/original/missing.png";
 export const DEFAULT_HEADER = "/headers/original/missing.png";
 
+/** A time in ms as ISO 8601; a time that is always set gives a string, a missing one null. */
+export function isoTime(ms: number): string;
+export function isoTime(ms: number | null | undefined): string | null;
 export function isoTime(ms: number | null | undefined): string | null {
   return ms == null ? null : new Date(ms).toISOString();
 }

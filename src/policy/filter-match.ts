@@ -28,7 +28,7 @@ export interface CompiledFilter {
   /** The filter's status filters that name a status of the page being rendered. */
   statusIds: Set<string>;
   /** The Filter entity as FilterResult carries it (no keywords or statuses), rendered once per request. */
-  json: Record<string, unknown>;
+  json: MastodonFilterBase;
 }
 
 export interface FilterMatch {
@@ -116,7 +116,22 @@ function parseContext(raw: string): FilterContext[] {
 }
 
 /** The Filter entity without its rules (as FilterResult and the filter list without rules show it). */
-export function filterJson(f: { id: string; title: string; context: FilterContext[]; action: FilterAction; expiresAt: number | null }) {
+export interface MastodonFilterBase {
+  id: string;
+  title: string;
+  context: FilterContext[];
+  expires_at: string | null;
+  filter_action: FilterAction;
+}
+
+/** FilterResult (docs.joinmastodon.org/entities/FilterResult): a filter that matched a status, and what matched. */
+export interface MastodonFilterResult {
+  filter: MastodonFilterBase;
+  keyword_matches: string[] | null;
+  status_matches: string[] | null;
+}
+
+export function filterJson(f: { id: string; title: string; context: FilterContext[]; action: FilterAction; expiresAt: number | null }): MastodonFilterBase {
   return {
     id: f.id,
     title: f.title,
@@ -214,6 +229,6 @@ export function matchFilters(filters: CompiledFilter[], text: () => string, ids:
   return out;
 }
 
-export function renderFilterResults(matches: FilterMatch[]) {
+export function renderFilterResults(matches: FilterMatch[]): MastodonFilterResult[] {
   return matches.map((m) => ({ filter: m.filter.json, keyword_matches: m.keywordMatches, status_matches: m.statusMatches }));
 }

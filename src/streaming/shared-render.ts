@@ -4,7 +4,7 @@
 // travelled to the router (hub.ts).
 import type { DB } from "../db/client";
 import type { RenderAccountRow } from "../db/schema";
-import { loadStatusBundle, renderStatusFrom, type StatusBundle, type StatusRow } from "../entities/status";
+import { loadStatusBundle, renderStatusFrom, type MastodonStatus, type StatusBundle, type StatusRow } from "../entities/status";
 import type { Config } from "../env";
 import { searchableText } from "../policy/filter-match";
 import type { StatusMeta } from "./protocol";
@@ -27,9 +27,9 @@ export function sharedKeysOf(b: StatusBundle, s: StatusRow, author: RenderAccoun
   return keys;
 }
 
-function metaOf(b: StatusBundle, s: StatusRow, author: RenderAccountRow, rendered: Record<string, unknown>): StatusMeta {
-  const quoted = (rendered.quote as { quoted_status?: { account?: { id?: string } } | null } | null)?.quoted_status;
-  const quotedAuthor = quoted?.account?.id ? b.accounts.get(quoted.account.id) : undefined;
+function metaOf(b: StatusBundle, s: StatusRow, author: RenderAccountRow, rendered: MastodonStatus): StatusMeta {
+  const quoted = rendered.quote && "quoted_status" in rendered.quote ? rendered.quote.quoted_status : null;
+  const quotedAuthor = quoted ? b.accounts.get(quoted.account.id) : undefined;
   return {
     statusId: s.id,
     authorId: s.accountId,

@@ -5,7 +5,7 @@ import { bookmarks } from "../../db/schema";
 import { loadStatusBundle } from "../../entities/status";
 import type { Config } from "../../env";
 import { padId, snowflake } from "../../lib/ids";
-import { loadVisible, render, renderAnyway, targetOf, type Json } from "./interaction-target";
+import { loadVisible, render, renderAnyway, targetOf, type Json, type UndoneStatus } from "./interaction-target";
 
 export async function bookmark(db: DB, cfg: Config, id: string, viewerId: string): Promise<Json> {
   const { b, target } = await loadVisible(db, cfg, id, viewerId);
@@ -18,7 +18,7 @@ export async function bookmark(db: DB, cfg: Config, id: string, viewerId: string
   return render(cfg, b, target.id);
 }
 
-export async function unbookmark(db: DB, cfg: Config, id: string, viewerId: string): Promise<Json> {
+export async function unbookmark(db: DB, cfg: Config, id: string, viewerId: string): Promise<UndoneStatus> {
   const rows = await db
     .delete(bookmarks)
     .where(and(eq(bookmarks.accountId, viewerId), sql`${bookmarks.statusId} = ${targetOf(id)}`))

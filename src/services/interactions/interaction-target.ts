@@ -1,15 +1,19 @@
 // What every interaction on a status shares (favourite, reblog, bookmark, pin, conversation mute): doing one needs
 // the status to be visible (security B15: 404 otherwise); undoing one's own works even after access was lost (spec).
 // The status is loaded once with its viewer relations (one batch), the write is one batch, and the response is
-// rendered from the loaded bundle with the change applied in memory.
+// rendered from the loaded bundle with the change applied in memory (the counts and the viewer's own flags).
 import { sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
-import { loadStatusBundle, renderStatusFrom, type StatusBundle, type StatusRow } from "../../entities/status";
+import { loadStatusBundle, renderStatusFrom, type MastodonStatus, type StatusBundle, type StatusRow } from "../../entities/status";
 import type { Config } from "../../env";
 import { notFound } from "../../lib/errors";
 import { padId } from "../../lib/ids";
 
-export type Json = Record<string, unknown>;
+/** What an interaction answers: the Status it applied to. */
+export type Json = MastodonStatus;
+
+/** What an undo answers: the Status; only its id when its author is suspended (nothing of theirs is shown). */
+export type UndoneStatus = MastodonStatus | { id: string };
 
 interface Loaded {
   b: StatusBundle;
@@ -38,23 +42,13 @@ export function render(cfg: Config, b: StatusBundle, id: string): Json {
 }
 
 /**
- * Renders a status the viewer had interacted with but may no longer see (author blocked them, follow ended): the
- * undo response still describes the status, as Mastodon's does.
+ * Renders a status the viewer had interacted with and just undid, though they may no longer see it (its author
+ * blocked them, a follow ended): the undo response still describes the status, as Mastodon's does. The renderer is
+ * told so (`access: "own-interaction"`); the bundle is not touched.
  */
-export function renderAnyway(cfg: Config, b: StatusBundle, id: string): Json {
-  const visible = renderStatusFrom(cfg, b, id);
-  if (visible) return visible;
-  const s = b.statuses.get(id);
-  if (!s) throw notFound();
-  const v = b.viewer.id!;
-  for (const sid of [id, s.reblogOfId].filter(Boolean) as string[]) {
-    const row = b.statuses.get(sid);
-    if (!row) continue;
-    b.viewer.blockedBy.delete(row.accountId);
-    if (!b.mentionIds.has(sid)) b.mentionIds.set(sid, new Set());
-    b.mentionIds.get(sid)!.add(v);
-  }
-  return renderStatusFrom(cfg, b, id) ?? { id };
+export function renderAnyway(cfg: Config, b: StatusBundle, id: string): UndoneStatus {
+  if (!b.statuses.has(id)) throw notFound();
+  return renderStatusFrom(cfg, b, id, { access: "own-interaction" }) ?? { id };
 }
 
 export const targetOf = (id: string) => sql`coalesce((SELECT reblog_of_id FROM statuses WHERE id = ${padId(id)}), ${padId(id)})`;
