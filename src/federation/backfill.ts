@@ -13,7 +13,8 @@ import { Effects } from "../effects/collector";
 import { padId, unpadId } from "../lib/ids";
 import { accountCanRead, statusReadableBy } from "../policy/visibility";
 import { signedFetchOptions } from "./fetch-options";
-import { normalizeNote, sameHost } from "./normalize";
+import { normalizeNote } from "./normalize";
+import { idOf, readCollectionItems } from "./paged-collection";
 import type { Resolution } from "./resolution";
 import { fetchObject, newResolution, resolveStatus } from "./resolve-status";
 import { fetchActivityJson } from "./safe-fetch";
@@ -204,41 +205,27 @@ async function walkReplies(p: Pass, root: StatusRow): Promise<boolean> {
 }
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => !!v && typeof v === "object" && !Array.isArray(v);
 
-function itemIds(page: Obj): string[] {
-  const raw = page.orderedItems ?? page.items;
-  const list = Array.isArray(raw) ? raw : raw == null ? [] : [raw];
-  return list.map((x) => (typeof x === "string" ? x : isObj(x) && typeof x.id === "string" ? x.id : null)).filter((x): x is string => !!x);
-}
-
-/** A collection or page: embedded, or fetched from the status's own host (counted against the budget). */
-async function collectionPart(p: Pass, ref: unknown, statusUri: string): Promise<Obj | null> {
-  if (isObj(ref)) return ref;
-  if (typeof ref !== "string" || !sameHost(ref, statusUri) || outOfBudget(p)) return null;
-  p.r.budget--;
-  try {
-    const { json } = await fetchActivityJson(ref, await signedFetchOptions(p.r.db, p.r.cfg));
-    return json.id === ref ? json : null;
-  } catch (e) {
-    console.warn("backfill: replies fetch failed", ref.slice(0, 200), e instanceof Error ? e.message : e);
-    return null;
-  }
-}
-
-/** The URIs of a status's replies not stored here yet: the collection's own items, then its first pages. */
+/** A status's `replies` collection through src/federation/paged-collection.ts, each page fetched counted against the budget. */
 async function replyUris(p: Pass, doc: Obj, statusUri: string): Promise<string[]> {
-  const collection = await collectionPart(p, doc.replies, statusUri);
-  if (!collection) return [];
-  const uris = itemIds(collection);
-  let page: unknown = collection.first;
-  for (let n = 0; page != null && n < MAX_REPLY_PAGES && uris.length < MAX_REPLIES_PER_STATUS; n++) {
-    const part = await collectionPart(p, page, statusUri);
-    if (!part) break;
-    uris.push(...itemIds(part));
-    page = part.next;
-  }
-  const wanted = [...new Set(uris)].filter((u) => u !== statusUri && /^https?:\/\//.test(u)).slice(0, MAX_REPLIES_PER_STATUS);
+  const items = await readCollectionItems(doc.replies, {
+    owner: statusUri,
+    label: "backfill replies",
+    maxFetches: 1 + MAX_REPLY_PAGES,
+    maxItems: MAX_REPLIES_PER_STATUS,
+    fetch: async (url) => {
+      if (outOfBudget(p)) return null;
+      p.r.budget--;
+      try {
+        return (await fetchActivityJson(url, await signedFetchOptions(p.r.db, p.r.cfg))).json;
+      } catch (e) {
+        console.warn("backfill: replies fetch failed", url.slice(0, 200), e instanceof Error ? e.message : e);
+        return null;
+      }
+    },
+  });
+  const uris = (items ?? []).map(idOf);
+  const wanted = [...new Set(uris)].filter((u): u is string => !!u && u !== statusUri && /^https?:\/\//.test(u)).slice(0, MAX_REPLIES_PER_STATUS);
   if (!wanted.length) return [];
   const known = await p.r.db
     .select({ uri: statuses.uri })

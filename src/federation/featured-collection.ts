@@ -13,7 +13,8 @@ import { padId } from "../lib/ids";
 import type { AccountRow } from "../db/schema";
 import type { Effects } from "../effects/collector";
 import { signedFetchOptions } from "./fetch-options";
-import { asArray, iri, normalizeNote, sameHost } from "./normalize";
+import { readCollectionItems } from "./paged-collection";
+import { iri, normalizeNote, sameHost } from "./normalize";
 import { isDomainSuspended, ResolveError } from "./remote-accounts";
 import { ingestNote } from "./remote-statuses";
 import { FETCH_BUDGET, isLocalUri, statusByUri, type Resolution } from "./resolution";
@@ -25,8 +26,6 @@ import { accountRows } from "../db/table-rows";
 export const FEATURED_REFRESH_MS = 6 * 3600_000;
 /** Items read from a featured collection: Mastodon's limit on pins. */
 export const MAX_FEATURED_ITEMS = 5;
-
-type Doc = Record<string, unknown>;
 
 const wantsFeatured = (a: AccountRow) => !!a.domain && !!a.featuredUrl && !a.suspendedAt;
 
@@ -49,27 +48,6 @@ export async function refreshFeaturedIfStale(db: DB, fx: Effects, account: Accou
   if (!(await claimFeaturedFetch(db, account))) return false;
   fx.add({ type: "fetch_featured", accountId: account.id, origin: fx.origin });
   return true;
-}
-
-/** The items of a collection, or of its first page (one more fetch, same host, when `first` is an IRI). */
-async function collectionItems(doc: Doc, url: string, fetchDoc: (u: string) => Promise<Doc | null>): Promise<unknown[] | null> {
-  let page: Doc | null = doc;
-  if (doc.first !== undefined && doc.first !== null) {
-    if (typeof doc.first === "object" && !Array.isArray(doc.first)) {
-      page = doc.first as Doc;
-    } else {
-      const first = iri(doc.first);
-      if (!first || !sameHost(first, url)) return null;
-      page = await fetchDoc(first);
-    }
-  }
-  if (!page) return null;
-  const type = typeof page.type === "string" ? page.type : "";
-  let raw: unknown;
-  if (type === "OrderedCollection" || type === "OrderedCollectionPage") raw = page.orderedItems ?? page.items;
-  else if (type === "Collection" || type === "CollectionPage") raw = page.items ?? page.orderedItems;
-  else return null;
-  return asArray(raw, MAX_FEATURED_ITEMS);
 }
 
 /**
@@ -105,17 +83,18 @@ export async function fetchFeaturedCollection(db: DB, env: Env, accountId: strin
   const url = account.featuredUrl!;
   if (!sameHost(url, account.uri)) return null;
   const opts = await signedFetchOptions(db, cfg);
-  // Like fetchObject in remote-statuses.ts: a document counts only when it was served at its own id.
-  const fetchDoc = async (u: string): Promise<Doc | null> => {
-    const { json } = await fetchActivityJson(u, opts);
-    return json.id === u ? json : null;
-  };
   const r = newResolution(db, cfg, fx);
   r.budget = FETCH_BUDGET + 2 * MAX_FEATURED_ITEMS;
   const ids: string[] = [];
   try {
-    const doc = await fetchDoc(url);
-    const listed = doc ? await collectionItems(doc, url, fetchDoc) : null;
+    // The collection and up to two of its pages, each trusted only as src/federation/paged-collection.ts says.
+    const listed = await readCollectionItems(url, {
+      owner: account.uri,
+      label: "featured",
+      maxFetches: 3,
+      maxItems: MAX_FEATURED_ITEMS,
+      fetch: async (u) => (await fetchActivityJson(u, opts)).json,
+    });
     if (!listed) {
       console.info("featured: not a collection", url.slice(0, 200));
       return null;

@@ -185,6 +185,30 @@ describe("conversation backfill", () => {
     expect(uris(ctx.body.ancestors)).toEqual([top.id, mid.id]);
   });
 
+  it("reads GoToSocial's replies page, served with an id that differs from its URL in the query", async () => {
+    const reader = await makeUser("bfgts");
+    const ann = await remoteActor("gann", "gts.example");
+    const bob = await remoteActor("gbob", "gts.example");
+    const root = note(ann, { content: "<p>a GoToSocial thread</p>" });
+    const reply = note(bob, { content: "<p>its reply</p>", inReplyTo: root.id });
+    const base = `${root.id}/replies`;
+    const doc = { ...root, replies: { id: base, type: "OrderedCollection", first: `${base}?only_other_accounts=false&page=true` } };
+    await deliver(ann, { id: `${ann.uri}#hello`, type: "Like", actor: ann.uri, object: "https://x.example/none" });
+    await follow(reader.id, ann);
+    await deliver(ann, create(ann, doc));
+    serveJson(ann.host, pathOf(root.id as string), doc);
+    serveJson(ann.host, `${pathOf(base)}?only_other_accounts=false&page=true`, {
+      id: `${base}?limit=20&only_other_accounts=false`,
+      type: "OrderedCollectionPage",
+      partOf: base,
+      orderedItems: [reply.id],
+    });
+    serveJson(bob.host, pathOf(reply.id as string), reply);
+    const [row] = await sql("SELECT CAST(id AS TEXT) AS id FROM statuses WHERE uri = ?", root.id);
+    const ctx = await reader.api.get(`/api/v1/statuses/${String(BigInt(row!.id))}/context`);
+    expect(uris(ctx.body.descendants)).toEqual([reply.id]);
+  });
+
   it("does nothing for a local thread", async () => {
     const u = await makeUser("bflocal");
     const s = await u.api.post("/api/v1/statuses", { status: "all local", visibility: "public" });
