@@ -148,8 +148,9 @@ export async function notifyEndedPolls(db: DB, fx: Effects, at: number): Promise
   const ended = sql`SELECT id FROM polls WHERE expires_at >= ${since} AND expires_at <= ${at} AND status_id IS NOT NULL
     ORDER BY expires_at LIMIT ${POLLS_PER_RUN}`;
   const [polls, voters] = await db.batch([
-    db.all<{ id: string; status_id: string; account_id: string; expires_at: number }>(
-      sql`SELECT p.id, p.status_id, p.account_id, p.expires_at FROM polls p WHERE p.id IN (${ended}) ORDER BY p.expires_at`,
+    db.all<{ id: string; status_id: string; account_id: string; expires_at: number; local: number | null }>(
+      sql`SELECT p.id, p.status_id, p.account_id, p.expires_at, (SELECT s.local FROM statuses s WHERE s.id = p.status_id) AS local
+        FROM polls p WHERE p.id IN (${ended}) ORDER BY p.expires_at`,
     ),
     db.all<{ poll_id: string; account_id: string }>(sql`SELECT DISTINCT v.poll_id, v.account_id FROM poll_votes v WHERE v.poll_id IN (${ended})`),
   ]);
@@ -194,5 +195,7 @@ export async function notifyEndedPolls(db: DB, fx: Effects, at: number): Promise
     );
     fx.add(...chunk.flatMap((w) => (w.effect ? [w.effect] : [])));
   }
+  // A local poll's end goes to the servers of its remote voters and of the author's followers (the closed Question).
+  for (const p of polls) if (p.local) fx.federate({ kind: "update_poll", statusId: unpadId(p.status_id), final: true });
   return polls.length;
 }

@@ -96,7 +96,11 @@ export type FederateAction =
   | { kind: "vote"; accountId: string; pollId: string }
   // A local poll got votes: Update{Question} with the new counts, sent after POLL_UPDATE_DELAY_SECONDS (`delayed`
   // once the job has waited), to voters, boosters, mentioned accounts and followers
-  | { kind: "update_poll"; statusId: string; delayed?: boolean }
+  /**
+   * The Question with its counts, to followers and remote voters: after votes (`delayed` once it waited), or once the
+   * poll ended (`final`: at once, with the final counts, hidden totals included).
+   */
+  | { kind: "update_poll"; statusId: string; delayed?: boolean; final?: boolean }
   // Quote posts (src/federation/quote-outbound.ts): our QuoteRequest for a quote of a remote status; our answer to
   // theirs (Accept with a QuoteAuthorization, or Reject: no row is kept, so the ids travel); the Delete of a
   // QuoteAuthorization we granted, when the quoted author revokes it

@@ -276,11 +276,12 @@ const pollUpdateDelay = (env: Env) => {
  * The counts of a local poll after votes, as Update{Question} (DistributePollUpdateWorker): to the remote voters,
  * boosters and mentioned accounts, and to followers unless the status is direct. Runs once per queued update: the
  * first run only waits (the job comes back after the delay), the second frees the poll's slot and sends what the
- * counts are by then.
+ * counts are by then. A `final` one (the cron, once the poll ended, as Mastodon's PollExpirationNotifyWorker) goes at
+ * once, closed and with its final counts even when totals were hidden, so the voters' servers close their copy.
  */
 async function updatePoll(r: Run, a: Extract<FederateAction, { kind: "update_poll" }>, fx: Effects) {
   const delay = pollUpdateDelay(r.env);
-  if (!a.delayed && delay > 0) {
+  if (!a.delayed && !a.final && delay > 0) {
     fx.later(delay, { type: "federate", origin: fx.origin, action: { ...a, delayed: true } });
     return;
   }
@@ -288,7 +289,7 @@ async function updatePoll(r: Run, a: Extract<FederateAction, { kind: "update_pol
   const b = await loadStatusBundle(r.db, [a.statusId], null);
   const s = b.statuses.get(a.statusId);
   const poll = b.polls.get(a.statusId);
-  if (!s?.local || !poll || poll.hideTotals) return;
+  if (!s?.local || !poll || (poll.hideTotals && !a.final)) return;
   const author = b.accounts.get(s.accountId);
   if (!isLocal(author)) return;
   const note = renderNote(r.cfg, b, s.id);

@@ -5,7 +5,9 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
+import { notifyEndedPolls } from "../../src/background/cron";
 import { runJob } from "../../src/background/effects-runner";
+import { Effects } from "../../src/effects/collector";
 import type { JobMessage } from "../../src/effects/types";
 import { countingD1 } from "../../src/lib/d1-counter";
 import { anon, makeUser, ORIGIN, type TestUser } from "./helpers";
@@ -151,6 +153,43 @@ describe("incoming votes on a local poll", () => {
     const r = await deliver(bob, voteCreate(bob, q, "b"));
     expect(federateJobs(r.jobs, "update_poll")).toEqual([]);
     expect((await pollOf(alice, q.pollId)).options.map((o: any) => o.votes_count)).toEqual([0, 1]);
+  });
+
+  it("once the poll ends, the closed Question goes to the voters' servers with its final counts, hidden totals included, once", async () => {
+    const alice = await makeUser("alice");
+    const fan = await remoteAccount("fan", "followers.example");
+    await addFollow(fan.id, alice.id);
+    const q = await pollStatus(alice, { options: ["yes", "no"], hide_totals: true });
+    const bob = await remoteActor("bob");
+    await deliver(bob, voteCreate(bob, q, "yes"));
+    await take();
+    const ended = Date.now() - 1000;
+    await sql("UPDATE polls SET expires_at = ? WHERE id = ?", ended, pad(q.pollId));
+
+    const db = createDb(env.DB);
+    const fx = new Effects(ORIGIN);
+    expect(await notifyEndedPolls(db, fx, Date.now())).toBe(1);
+    const finals = fx.drain().filter((e) => e.type === "federate" && e.action.kind === "update_poll");
+    expect(finals).toHaveLength(1);
+    await runFederateJobs(finals as JobMessage[]);
+    const [update, ...more] = await take("Update");
+    expect(more).toEqual([]);
+    expect(update.inboxes).toEqual(["https://followers.example/inbox", "https://remote.example/inbox"]);
+    expect(update.activity.object).toMatchObject({
+      id: q.uri,
+      type: "Question",
+      closed: new Date(ended).toISOString(),
+      votersCount: 1,
+      oneOf: [
+        { type: "Note", name: "yes", replies: { type: "Collection", totalItems: 1 } },
+        { type: "Note", name: "no", replies: { type: "Collection", totalItems: 0 } },
+      ],
+    });
+
+    // The next run has nothing left to close.
+    const again = new Effects(ORIGIN);
+    expect(await notifyEndedPolls(db, again, Date.now())).toBe(0);
+    expect(again.drain().filter((e) => e.type === "federate")).toEqual([]);
   });
 
   it("votes on a closed poll, for an option it lacks, by someone else's hand, or from a blocked voter are dropped", async () => {
