@@ -7,6 +7,8 @@
 //   2. queue bindings: dependency-cruiser sees imports, not property accesses, so `env.JOBS`, `env.DELIVERY` and the
 //      `Queue<…>` type are found here, in the syntax tree of each file (comments and strings do not count): only the
 //      files the config lists in `queueBindingFiles` may touch them.
+//   3. what services take from env: a file under src/services/ names `Env` only as `Pick<Env, …>` without a queue
+//      binding's key, so a service is handed what it uses and never the queues (also found in the syntax tree).
 //   node scripts/check-layers.mjs [--root DIR]   DIR (default: the project) holds src/, the config and the baseline
 //   node scripts/check-layers.mjs --baseline      writes the baseline again after a move fixed some violations; refuses
 //                                                 to add one unless --allow-new is given too
@@ -143,6 +145,59 @@ if (stray.length) {
   );
 } else {
   console.log(`✔ queue bindings touched only in ${queueBindingFiles.join(", ")} (${files.length} files scanned)`);
+}
+
+// 3. What services take from env.
+const SERVICES = "src/services/";
+
+/**
+ * The lines where a service names the whole Env: the type `Env` anywhere but as the first argument of `Pick<…>`
+ * (`env: Env`, `Omit<Env, …>`, `extends Env`), or a `Pick<Env, …>` whose keys name a queue binding.
+ */
+function wholeEnvUses(file, text) {
+  if (!/\bEnv\b/.test(text)) return [];
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, file.endsWith(".tsx") ? ts.ScriptKind.TSX : ts.ScriptKind.TS);
+  const lines = new Set();
+  const at = (node) => lines.add(source.getLineAndCharacterOfPosition(node.getStart(source)).line);
+  const isPick = (node) => ts.isTypeReferenceNode(node) && ts.isIdentifier(node.typeName) && node.typeName.text === "Pick";
+  const namesBinding = (node) => {
+    let found = false;
+    const look = (n) => {
+      if (ts.isLiteralTypeNode(n) && ts.isStringLiteralLike(n.literal) && BINDINGS.has(n.literal.text)) found = true;
+      ts.forEachChild(n, look);
+    };
+    look(node);
+    return found;
+  };
+  const visit = (node) => {
+    const envRef =
+      (ts.isTypeReferenceNode(node) && ts.isIdentifier(node.typeName) && node.typeName.text === "Env") ||
+      (ts.isExpressionWithTypeArguments(node) && ts.isIdentifier(node.expression) && node.expression.text === "Env");
+    if (envRef) {
+      const pick = node.parent && isPick(node.parent) && node.parent.typeArguments?.[0] === node ? node.parent : null;
+      if (!pick || (pick.typeArguments?.[1] && namesBinding(pick.typeArguments[1]))) at(node);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  const textLines = text.split("\n");
+  return [...lines].sort((a, b) => a - b).map((line) => `${line + 1}: ${textLines[line].trim()}`);
+}
+
+const whole = [];
+for (const file of files.filter((f) => f.startsWith(SERVICES))) {
+  for (const use of wholeEnvUses(file, readFileSync(join(root, file), "utf8"))) whole.push(`${file}:${use}`);
+}
+if (whole.length) {
+  failed = true;
+  console.log(`\n  error service-env: ${whole.length} use(s) of the whole Env in ${SERVICES}:`);
+  for (const s of whole) console.log(`    ${s}`);
+  console.log(
+    "    service-env: a service takes from env what it uses, never the whole Env (it holds the queue bindings). Fix: type the parameter\n" +
+      '    Pick<Env, "MEDIA" | …> (or a named Pick such as ConfigEnv in src/env.ts), without JOBS or DELIVERY.\n',
+  );
+} else {
+  console.log(`✔ services take only what they use from env (${files.filter((f) => f.startsWith(SERVICES)).length} files under ${SERVICES})`);
 }
 if (relative(project, root)) console.log(`(checked ${root})`);
 process.exit(failed ? 1 : 0);

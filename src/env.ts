@@ -55,6 +55,25 @@ export interface Env {
 
 export type RegistrationsMode = "open" | "approval" | "closed";
 
+/**
+ * The settings readConfig reads. A function takes from `env` what it uses (`Pick<Env, …>`), not the whole Env, which
+ * holds the queue bindings only the senders touch: scripts/check-layers.mjs holds src/services/ to it.
+ */
+export type ConfigEnv = Pick<
+  Env,
+  | "LOCAL_DOMAIN"
+  | "REGISTRATIONS_MODE"
+  | "SITE_TITLE"
+  | "SITE_DESCRIPTION"
+  | "SITE_CONTACT_EMAIL"
+  | "PUBLIC_PREVIEW"
+  | "SHOW_PEERS"
+  | "SHOW_ACTIVITY"
+  | "ALLOW_LOOPBACK_FETCH"
+  | "REQUIRE_EMAIL_CONFIRMATION"
+  | "LIMITED_FEDERATION"
+>;
+
 export interface Config {
   domain: string; // host[:port] used in acct and URIs
   origin: string; // scheme://host[:port]
@@ -78,9 +97,9 @@ const on = (v: string | undefined, def: boolean) => (v === undefined || v === ""
  * a pack asks it again with the same bindings and origin, and each answer would cost a URL (a runtime object) and a
  * new object.
  */
-let lastConfig: { env: Env; origin: string; config: Config } | null = null;
+let lastConfig: { env: ConfigEnv; origin: string; config: Config } | null = null;
 
-export function readConfig(env: Env, requestUrl: string): Config {
+export function readConfig(env: ConfigEnv, requestUrl: string): Config {
   // Only the scheme and authority count (the host and protocol below): the key is that prefix.
   const origin = /^[^/?#]*\/\/[^/?#]*/.exec(requestUrl)?.[0] ?? requestUrl;
   if (lastConfig && lastConfig.env === env && lastConfig.origin === origin) return lastConfig.config;
@@ -89,7 +108,7 @@ export function readConfig(env: Env, requestUrl: string): Config {
   return config;
 }
 
-function makeConfig(env: Env, requestUrl: string): Config {
+function makeConfig(env: ConfigEnv, requestUrl: string): Config {
   const u = new URL(requestUrl);
   const domain = env.LOCAL_DOMAIN?.trim() || u.host;
   const scheme = env.LOCAL_DOMAIN?.trim() ? "https:" : u.protocol;

@@ -138,7 +138,7 @@ function formatLength(seconds: number): string {
 }
 
 /** Writes an inspected file at `key` with its sniffed content type. */
-export async function putInspected(env: Env, key: string, file: File, x: Inspected): Promise<void> {
+export async function putInspected(env: Pick<Env, "MEDIA">, key: string, file: File, x: Inspected): Promise<void> {
   await env.MEDIA.put(key, x.bytes ?? file, { httpMetadata: { contentType: x.sniffed.mime } });
 }
 
@@ -161,7 +161,7 @@ export const thumbnailKey = (id: string, ext: string) => `media_attachments/${id
  * Validates and stores one uploaded file. Avatars and headers must be still or animated images up to 8 MB;
  * attachments may be images (16 MB), video or audio (99 MB). Throws 422 for anything refused.
  */
-export async function storeUpload(env: Env, cfg: Config, file: File, purpose: UploadPurpose): Promise<StoredFile> {
+export async function storeUpload(env: Pick<Env, "MEDIA">, cfg: Config, file: File, purpose: UploadPurpose): Promise<StoredFile> {
   void cfg;
   const avatarLike = purpose !== "attachment";
   const x = await inspectFile(file, avatarLike ? { imagesOnly: true, imageLimit: AVATAR_LIMIT } : {});

@@ -19,8 +19,11 @@ export interface VapidKeys {
   privateKey: CryptoKey;
 }
 
+/** What the VAPID keys are read from: the operator's pair, and the secret that seals a generated one. */
+export type VapidEnv = Pick<Env, "VAPID_PUBLIC_KEY" | "VAPID_PRIVATE_KEY" | "SECRET_KEY_BASE">;
+
 /** The operator's pair when both halves are set and well-formed, else null. */
-function envPair(env: Env): { publicKey: string; d: string } | null {
+function envPair(env: VapidEnv): { publicKey: string; d: string } | null {
   const pub = env.VAPID_PUBLIC_KEY?.trim();
   const priv = env.VAPID_PRIVATE_KEY?.trim();
   if (!pub || !priv) return null;
@@ -67,7 +70,7 @@ async function unseal(secret: string, sealed: string): Promise<string | null> {
  * The stored pair, made now if there is none. Two isolates racing here both read back the one row that won
  * (INSERT OR IGNORE on the fixed id), so every caller sees the same key.
  */
-export async function ensureVapidRow(db: DB, env: Env, known?: VapidRow | null): Promise<VapidRow> {
+export async function ensureVapidRow(db: DB, env: VapidEnv, known?: VapidRow | null): Promise<VapidRow> {
   if (known) return known;
   const existing = (await vapidRowQuery(db))[0];
   if (existing) return existing;
@@ -86,7 +89,7 @@ export async function ensureVapidRow(db: DB, env: Env, known?: VapidRow | null):
  * The public key clients subscribe with. `stored` is the row when the caller already read it in its own batch
  * (undefined: read it here; null: there is none yet).
  */
-export async function vapidPublicKey(db: DB, env: Env, stored?: VapidRow | null): Promise<string> {
+export async function vapidPublicKey(db: DB, env: VapidEnv, stored?: VapidRow | null): Promise<string> {
   const fromEnv = envPair(env);
   if (fromEnv) return fromEnv.publicKey;
   return (await ensureVapidRow(db, env, stored ?? null)).publicKey;
@@ -104,7 +107,7 @@ async function importSigningKey(publicKey: string, d: string): Promise<CryptoKey
 }
 
 /** The signing pair: the operator's, else the stored one (made now if needed). */
-export async function loadVapidKeys(db: DB, env: Env, stored?: VapidRow | null): Promise<VapidKeys> {
+export async function loadVapidKeys(db: DB, env: VapidEnv, stored?: VapidRow | null): Promise<VapidKeys> {
   const fromEnv = envPair(env);
   if (fromEnv) return { publicKey: fromEnv.publicKey, privateKey: await importSigningKey(fromEnv.publicKey, fromEnv.d) };
   const row = await ensureVapidRow(db, env, stored ?? null);

@@ -1,7 +1,7 @@
 // The layering check (scripts/check-layers.mjs with the project's .dependency-cruiser.cjs) on a tiny fake src/ tree
 // written to a temp directory: a clean tree passes; an upward import, a cycle, a module outside every layer, a sender
-// imported by a service and a queue binding in a service each fail with the rule's name, the files and the fix; a
-// violation listed in the baseline passes and is counted.
+// imported by a service, a queue binding in a service and a service taking the whole Env each fail with the rule's
+// name, the files and the fix; a violation listed in the baseline passes and is counted.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -23,13 +23,13 @@ const CLEAN = {
   "src/context.ts": 'import type { Env } from "./env";\nexport type AppEnv = { Bindings: Env };\n',
   "src/api/v1/statuses.ts": 'import { postStatus } from "../../services/post-status";\nexport const statusRoutes = [postStatus];\n',
   "src/services/post-status.ts":
-    'import type { Env } from "../env";\nimport { Effects } from "../effects/collector";\nimport { accountById } from "../queries/accounts";\nexport function postStatus(env: Env, fx: Effects) {\n  fx.record("fanout");\n  return accountById(env);\n}\n',
+    'import type { Env } from "../env";\nimport { Effects } from "../effects/collector";\nimport { accountById } from "../queries/accounts";\nexport function postStatus(env: Pick<Env, "DB">, fx: Effects) {\n  fx.record("fanout");\n  return accountById(env);\n}\n',
   "src/queries/accounts.ts":
     'import { readable } from "../services/visibility";\nimport { db } from "../db/client";\nexport const accountById = (x: unknown) => [readable, db, x];\n',
   "src/services/visibility.ts": 'import { db } from "../db/client";\nexport const readable = db;\n',
   "src/effects/collector.ts": "export class Effects {\n  record(_kind: string) {}\n}\n",
   "src/effects/send.ts": 'import type { Env } from "../env";\nexport async function sendEffects(env: Env) {\n  await env.JOBS.send({});\n}\n',
-  "src/env.ts": "export interface Env {\n  JOBS: Queue<unknown>;\n}\n",
+  "src/env.ts": "export interface Env {\n  JOBS: Queue<unknown>;\n  DB: unknown;\n  MEDIA: unknown;\n}\n",
   "src/db/client.ts": 'import { id } from "../lib/ids";\nexport const db = id;\n',
   "src/lib/ids.ts": "export const id = 1;\n",
 };
@@ -68,6 +68,7 @@ describe("layers", { concurrency: true }, () => {
     assert.match(r.out, /✔ imports point down, no new cycle/);
     assert.match(r.out, /known violations left to fix: 0/);
     assert.match(r.out, /✔ queue bindings touched only in src\/env\.ts, src\/effects\/send\.ts/);
+    assert.match(r.out, /✔ services take only what they use from env/);
   });
 
   test("an upward import fails with the rule, the two files and the fix", async () => {
@@ -125,6 +126,26 @@ describe("layers", { concurrency: true }, () => {
     assert.match(r.out, /src\/services\/relay\.ts:1: export const relayQueue/);
     assert.doesNotMatch(r.out, /post-status\.ts:[24]:/);
     assert.match(r.out, /Fix: record the effect on the Effects collector/);
+  });
+
+  test("a service taking the whole Env, or a Pick of it naming a queue, fails with the file and line; Pick<Env, …> passes", async () => {
+    const r = await check({
+      "src/services/media.ts":
+        'import type { Env } from "../env";\nexport const put = (env: Env) => env.MEDIA;\nexport const keep = (env: Pick<Env, "MEDIA" | "DB">) => env.MEDIA;\n',
+      "src/services/relay.ts":
+        'import type { Env } from "../env";\nexport type RelayEnv = Omit<Env, "DB">;\nexport interface Wide extends Env {\n  X: 1;\n}\nexport const q = (e: Pick<Env, "DB" | "JOBS">) => e.DB;\n',
+      // Outside src/services/ the whole Env is allowed (the entry, the consumers, the senders).
+      "src/lib/ids.ts": 'import type { Env } from "../env";\nexport const id = (env: Env) => env.DB;\n',
+    });
+    assert.equal(r.code, 1, r.out);
+    assert.match(r.out, /error service-env: 4 use\(s\) of the whole Env in src\/services\//);
+    assert.match(r.out, /src\/services\/media\.ts:2: export const put = \(env: Env\)/);
+    assert.doesNotMatch(r.out, /src\/services\/media\.ts:3:/);
+    assert.match(r.out, /src\/services\/relay\.ts:2: export type RelayEnv = Omit<Env/);
+    assert.match(r.out, /src\/services\/relay\.ts:3: export interface Wide extends Env/);
+    assert.match(r.out, /src\/services\/relay\.ts:6: export const q = \(e: Pick<Env, "DB" \| "JOBS">\)/);
+    assert.doesNotMatch(r.out, /src\/lib\/ids\.ts/);
+    assert.match(r.out, /Fix: type the parameter/);
   });
 
   test("a violation in the baseline passes and is counted; a new one beside it still fails", async () => {

@@ -64,7 +64,7 @@ export function passwordProblem(password: string): { error: string; description:
  * Creates a local account and its user. Every invalid field is reported at once, Mastodon's way (`details` with
  * ERR_* codes), together with `extra` errors the caller found (sign-up's agreement and reason).
  */
-export async function createLocalAccount(db: DB, cfg: Config, env: Env, input: NewLocalAccount, extra: Details = {}) {
+export async function createLocalAccount(db: DB, cfg: Config, env: Pick<Env, "SECRET_KEY_BASE">, input: NewLocalAccount, extra: Details = {}) {
   const details: Details = { ...extra };
   const uErr = validateUsername(input.username, input.allowReserved);
   if (uErr) details.username = [{ error: uErr === "is reserved" ? "ERR_RESERVED" : uErr.startsWith("can't") ? "ERR_BLANK" : "ERR_INVALID", description: uErr }];

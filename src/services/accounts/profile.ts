@@ -64,7 +64,14 @@ export interface UpdatedProfile {
   followRequestsCount: number;
 }
 
-export async function updateProfile(db: DB, fx: Effects, cfg: Config, env: Env, viewer: UserViewer, input: ProfileUpdate): Promise<UpdatedProfile> {
+export async function updateProfile(
+  db: DB,
+  fx: Effects,
+  cfg: Config,
+  env: Pick<Env, "MEDIA">,
+  viewer: UserViewer,
+  input: ProfileUpdate,
+): Promise<UpdatedProfile> {
   const u: ProfileUpdate = {
     ...input,
     displayName: input.displayName === undefined ? undefined : cleanText(input.displayName).trim(),

@@ -37,7 +37,15 @@ export interface SignUpApp {
  * no_access → 403; sign_up_requires_approval → pending; a blocked e-mail domain (or parent domain) → 422 ERR_BLOCKED;
  * a blocked canonical e-mail → 422 ERR_TAKEN (as Mastodon words it, so the block is not revealed).
  */
-export async function registerAccount(db: DB, fx: Effects, cfg: Config, env: Env, app: SignUpApp, input: SignUpInput, ip: string | null): Promise<IssuedToken> {
+export async function registerAccount(
+  db: DB,
+  fx: Effects,
+  cfg: Config,
+  env: Pick<Env, "SECRET_KEY_BASE">,
+  app: SignUpApp,
+  input: SignUpInput,
+  ip: string | null,
+): Promise<IssuedToken> {
   // The mode set on the admin settings page, if any, is read in the same batch as the blocks.
   const [modeRows, ipRules, domainBlocked, canonicalBlocked] = await db.batch([
     db.select({ key: instanceSettings.key, value: instanceSettings.value }).from(instanceSettings).where(eq(instanceSettings.key, SETTING.registrationsMode)),
@@ -99,6 +107,6 @@ export async function ownerExists(db: DB): Promise<boolean> {
   return rows.length > 0;
 }
 
-export async function createOwner(db: DB, cfg: Config, env: Env, input: { username: string; email: string; password: string }) {
+export async function createOwner(db: DB, cfg: Config, env: Pick<Env, "SECRET_KEY_BASE">, input: { username: string; email: string; password: string }) {
   return createLocalAccount(db, cfg, env, { ...input, approved: true, confirmed: true, roleId: OWNER_ROLE_ID, allowReserved: true });
 }

@@ -59,7 +59,7 @@ export async function updateSettings(db: DB, staff: Staff, input: SettingsInput)
 }
 
 /** Stores a new thumbnail (a still or animated image of at most 8 MB, told by its bytes) and drops the old one. */
-export async function setThumbnail(db: DB, env: Env, staff: Staff, file: File | null): Promise<string> {
+export async function setThumbnail(db: DB, env: Pick<Env, "MEDIA">, staff: Staff, file: File | null): Promise<string> {
   if (!file || typeof file === "string" || file.size === 0) throw validationFailed("Thumbnail can't be blank");
   const x = await inspectFile(file, { imagesOnly: true, imageLimit: AVATAR_LIMIT });
   const key = `site_uploads/${randomKeyPart()}/thumbnail.${x.sniffed.ext}`;

@@ -64,7 +64,7 @@ export async function latestArchive(db: DB, accountId: string): Promise<BackupRo
 }
 
 /** One round of an archive; records the next while work is left. */
-export async function runArchiveRound(db: DB, env: Env, fx: Effects, cfg: Config, backupId: string): Promise<void> {
+export async function runArchiveRound(db: DB, env: Pick<Env, "MEDIA">, fx: Effects, cfg: Config, backupId: string): Promise<void> {
   const [b] = await db.select().from(backups).where(eq(backups.id, backupId)).limit(1);
   if (b?.state !== "pending") return;
   const [account] = await accountRows(db, { where: eq(accounts.id, b.accountId), limit: 1 });
@@ -169,7 +169,7 @@ function concat(pieces: (Uint8Array | (() => Promise<ReadableStream<Uint8Array>>
   });
 }
 
-async function r2Body(env: Env, key: string): Promise<ReadableStream<Uint8Array>> {
+async function r2Body(env: Pick<Env, "MEDIA">, key: string): Promise<ReadableStream<Uint8Array>> {
   const o = await env.MEDIA.get(key);
   if (!o) throw new Error(`archive: R2 object ${key} is gone`);
   return o.body;
@@ -187,7 +187,7 @@ async function listAll(bucket: R2Bucket, prefix: string): Promise<R2Object[]> {
 }
 
 /** A JSON collection entry built from the phase's parts: prefix, the parts joined by commas, suffix. */
-function collectionEntry(env: Env, name: string, head: Record<string, unknown>, items: number, parts: R2Object[]): ZipEntry {
+function collectionEntry(env: Pick<Env, "MEDIA">, name: string, head: Record<string, unknown>, items: number, parts: R2Object[]): ZipEntry {
   const open = enc.encode(
     `${JSON.stringify({ "@context": AS, id: name, type: "OrderedCollection", totalItems: items, ...head }).slice(0, -1)},"orderedItems":[`,
   );
@@ -203,7 +203,7 @@ function collectionEntry(env: Env, name: string, head: Record<string, unknown>, 
   return { name, size, open: async () => concat(pieces) };
 }
 
-async function assemble(db: DB, env: Env, cfg: Config, b: BackupRow, account: AccountRow): Promise<void> {
+async function assemble(db: DB, env: Pick<Env, "MEDIA">, cfg: Config, b: BackupRow, account: AccountRow): Promise<void> {
   const stored = (await listAll(env.MEDIA, partsPrefix(b.id))).sort((x, y) => (x.key < y.key ? -1 : 1));
   const partsOf = (phase: Phase) => stored.filter((o) => o.key.slice(partsPrefix(b.id).length).startsWith(`${phase}-`));
   const media = await db
@@ -266,7 +266,7 @@ async function assemble(db: DB, env: Env, cfg: Config, b: BackupRow, account: Ac
 }
 
 /** The ready archive's object, streamed from R2 (null while it is being built or when there is none). */
-export async function openArchive(env: Env, b: BackupRow | null): Promise<R2ObjectBody | null> {
+export async function openArchive(env: Pick<Env, "MEDIA">, b: BackupRow | null): Promise<R2ObjectBody | null> {
   if (b?.state !== "ready" || !b.fileKey) return null;
   return env.MEDIA.get(b.fileKey);
 }

@@ -11,8 +11,8 @@ import type { AccountRow, RoleRow } from "../../db/schema";
 import { ROLE_IDS } from "../../lib/permissions";
 import { knownDomainsCte } from "../../db/known-domains";
 import { padId, snowflakeFloor } from "../../lib/ids";
-import type { Config, Env, RegistrationsMode } from "../../env";
-import { vapidPublicKey, vapidRowQuery } from "../../push/keys";
+import type { Config, RegistrationsMode } from "../../env";
+import { type VapidEnv, vapidPublicKey, vapidRowQuery } from "../../push/keys";
 import type { DomainBlockRow, RuleRow } from "../../db/schema";
 
 /**
@@ -210,7 +210,7 @@ function activeUsersQuery(db: DB, since: number) {
  * of active users. The other parts are read only when the generation moved since `prev` (generationIsNot), so an
  * unchanged generation costs the counter row once more per part. No VAPID pair is made here (see ensureVapidKey).
  */
-export async function loadInstanceSnapshot(db: DB, env: Env | undefined, prev: InstanceParts | null, now = Date.now()): Promise<InstanceSnapshot> {
+export async function loadInstanceSnapshot(db: DB, env: VapidEnv | undefined, prev: InstanceParts | null, now = Date.now()): Promise<InstanceSnapshot> {
   const since = prev?.generation ?? "";
   const [st, m, h, v, s, r, c, e, d] = await db.batch([
     statsQuery(db),
@@ -249,7 +249,7 @@ export async function loadInstanceSnapshot(db: DB, env: Env | undefined, prev: I
  * Makes and stores the VAPID pair when the operator set none and none exists yet (src/push/keys.ts), so clients see
  * push as available on a fresh deploy. True when it made one (the snapshot is then stale).
  */
-export async function ensureVapidKey(db: DB, env: Env, s: InstanceSnapshot): Promise<boolean> {
+export async function ensureVapidKey(db: DB, env: VapidEnv, s: InstanceSnapshot): Promise<boolean> {
   if (s.vapidPublicKey) return false;
   return (await vapidPublicKey(db, env, null)) !== "";
 }

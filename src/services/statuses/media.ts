@@ -38,14 +38,14 @@ function checkDescription(d: string | undefined): void {
   }
 }
 
-async function storeThumbnail(env: Env, id: string, thumb: File, checked?: Awaited<ReturnType<typeof inspectFile>>) {
+async function storeThumbnail(env: Pick<Env, "MEDIA">, id: string, thumb: File, checked?: Awaited<ReturnType<typeof inspectFile>>) {
   const x = checked ?? (await inspectFile(thumb, { imagesOnly: true }));
   const key = thumbnailKey(id, x.sniffed.ext);
   await putInspected(env, key, thumb, x);
   return { key, small: (buildMeta(x.sniffed).original ?? {}) as Record<string, unknown> };
 }
 
-export async function createMedia(db: DB, env: Env, accountId: string, input: MediaInput): Promise<MediaRow> {
+export async function createMedia(db: DB, env: Pick<Env, "MEDIA">, accountId: string, input: MediaInput): Promise<MediaRow> {
   if (!(input.file instanceof File)) throw validationFailed("File can't be blank");
   checkDescription(input.description);
   const focus = input.focus ? parseFocus(input.focus) : null;
@@ -106,7 +106,7 @@ export async function findOwnUnattached(db: DB, accountId: string, id: string): 
   return row;
 }
 
-export async function updateMedia(db: DB, env: Env, row: MediaRow, input: Omit<MediaInput, "file">): Promise<MediaRow> {
+export async function updateMedia(db: DB, env: Pick<Env, "MEDIA">, row: MediaRow, input: Omit<MediaInput, "file">): Promise<MediaRow> {
   checkDescription(input.description);
   const next: MediaRow = { ...row };
   if (input.description !== undefined) next.description = input.description.trim() ? input.description : null;
@@ -128,7 +128,7 @@ export async function updateMedia(db: DB, env: Env, row: MediaRow, input: Omit<M
 }
 
 /** Deletes the viewer's attachment and its objects; 422 while a status (or scheduled status) uses it. */
-export async function deleteMedia(db: DB, env: Env, accountId: string, id: string): Promise<void> {
+export async function deleteMedia(db: DB, env: Pick<Env, "MEDIA">, accountId: string, id: string): Promise<void> {
   const row = await db
     .select()
     .from(mediaAttachments)

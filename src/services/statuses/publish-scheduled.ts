@@ -15,7 +15,7 @@ import { eq } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { accounts, oauthApplications, scheduledStatuses, users, type ScheduledStatusRow } from "../../db/schema";
 import { Effects } from "../../effects/collector";
-import { readConfig, type Env } from "../../env";
+import { readConfig, type ConfigEnv } from "../../env";
 import { ApiError } from "../../lib/errors";
 import type { UserViewer } from "../../oauth/guard";
 import { postStatus, type StatusInput } from "./post-status";
@@ -50,7 +50,7 @@ async function stillClaimed(db: DB, id: string, claimedAt: number): Promise<bool
   return !!row && row.claimedAt === claimedAt && row.failedAt === null;
 }
 
-export async function publishScheduledStatus(db: DB, env: Env, fx: Effects, scheduledStatusId: string): Promise<PublishOutcome> {
+export async function publishScheduledStatus(db: DB, env: ConfigEnv, fx: Effects, scheduledStatusId: string): Promise<PublishOutcome> {
   const r = await db
     .select({ row: scheduledStatuses, user: users, account: accounts, app: oauthApplications })
     .from(scheduledStatuses)
