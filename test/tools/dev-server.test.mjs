@@ -1,7 +1,8 @@
 // `npm run dev` (scripts/dev.mjs with scripts/dev-server.mjs): the cron matcher and driver alone, then the command as a
 // newcomer runs it, on a throwaway state directory and port: it applies the migrations, serves Tern with Miniflare
 // alone (no wrangler proxy in front), a client signs up and posts, the Worker's scheduled handler runs (the crons fire
-// every second here, TERN_DEV_CRON_MS, instead of on their minutes) and SIGTERM stops it.
+// every second here, TERN_DEV_CRON_MS, instead of on their minutes) and SIGTERM stops it; and its server publishes a
+// scheduled status once it is due, with nobody calling the scheduled handler by hand.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -10,8 +11,8 @@ import { dirname, join } from "node:path";
 import { after, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { signUp } from "../../bench/miniflare.mjs";
-import { cronMatches, startCron } from "../../scripts/dev-server.mjs";
-import { freePort } from "../support/server.mjs";
+import { cronMatches, serveDev, startCron } from "../../scripts/dev-server.mjs";
+import { applyMigrations, freePort } from "../support/server.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
@@ -113,5 +114,53 @@ describe("npm run dev", () => {
     child.kill("SIGTERM");
     const { code } = await exited;
     assert.equal(code, 0, output);
+  });
+});
+
+describe("the dev server's cron", () => {
+  const state = mkdtempSync(join(tmpdir(), "tern-dev-cron-"));
+  let server = null;
+  after(async () => {
+    await server?.close();
+    rmSync(state, { recursive: true, force: true });
+  });
+
+  test("publishes a scheduled status once it is due", { timeout: 180_000 }, async () => {
+    applyMigrations(state);
+    const port = await freePort();
+    const vars = { REGISTRATIONS_MODE: "open", SECRET_KEY_BASE: "dev-cron-test", SETUP_TOKEN: "dev-cron-test" };
+    server = await serveDev({ root, host: "127.0.0.1", port, persistTo: state, vars, watching: false, cronEveryMs: 500 });
+    const base = `http://127.0.0.1:${port}`;
+    const token = await signUp(base, "planner");
+    const auth = { authorization: `Bearer ${token}`, "content-type": "application/json" };
+    const scheduledAt = new Date(Date.now() + 10 * 60_000).toISOString();
+    const res = await fetch(`${base}/api/v1/statuses`, {
+      method: "POST",
+      headers: auth,
+      body: JSON.stringify({ status: "Posted by the cron", scheduled_at: scheduledAt }),
+    });
+    assert.equal(res.status, 200);
+    const scheduled = await res.json();
+    assert.equal(scheduled.scheduled_at, scheduledAt);
+
+    // Ten minutes pass (the row's time is moved, as the API refuses anything sooner than five minutes ahead).
+    const db = await server.mf.getD1Database("DB");
+    await db
+      .prepare("UPDATE scheduled_statuses SET scheduled_at = ?")
+      .bind(Date.now() - 1000)
+      .run();
+
+    const me = await (await fetch(`${base}/api/v1/accounts/verify_credentials`, { headers: auth })).json();
+    let posted = [];
+    for (let i = 0; i < 240 && !posted.length; i++) {
+      posted = await (await fetch(`${base}/api/v1/accounts/${me.id}/statuses`, { headers: auth })).json();
+      if (!posted.length) await new Promise((r) => setTimeout(r, 250));
+    }
+    assert.deepEqual(
+      posted.map((s) => s.content),
+      ["<p>Posted by the cron</p>"],
+    );
+    const left = await (await fetch(`${base}/api/v1/scheduled_statuses`, { headers: auth })).json();
+    assert.deepEqual(left, []);
   });
 });
