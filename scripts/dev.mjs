@@ -8,8 +8,8 @@
 //   npm run dev -- --persist-to DIR  local state elsewhere than .wrangler/state
 //   npm run dev -- --snapshot        no rebuild on edits (load tests while the tree changes)
 //   npm run dev -- --log-cron        print every cron run, not only the ones that fail
-//   npm run dev -- --wrangler ...    `wrangler dev` instead (with `--test-scheduled`; the crons are fired through it),
-//                                    the arguments after --wrangler going to it
+//   npm run dev -- --wrangler ...    `wrangler dev` instead (the crons fired through its /cdn-cgi/handler/scheduled),
+//                                    the other arguments going to it
 // Why Miniflare alone rather than `wrangler dev`: its proxy hop answers a POST 503 "Your worker restarted mid-request"
 // now and then under load although nothing restarted, and its inspector proxy only grows (scripts/dev-server.mjs).
 // TERN_DEV_CRON_MS=N fires the crons every N ms instead of on their minutes (the tests of this script).
@@ -120,13 +120,13 @@ const banner = [
 const child = viaWrangler ? startWranglerDev() : await serveMiniflare();
 
 function startWranglerDev() {
-  const args = [wranglerBin, "dev", "--test-scheduled"];
+  const args = [wranglerBin, "dev"];
   if (!argValue(extra, "--port")) args.push("--port", String(port));
   for (const [k, v] of Object.entries(devVarsOn)) args.push("--var", `${k}:${v}`);
   args.push(...extra);
   console.log(`› Starting wrangler dev on port ${port}…`);
   const proc = spawn(process.execPath, args, { cwd: root, env: quiet, stdio: "inherit" });
-  // wrangler dev fires no cron itself; with --test-scheduled it runs one on /cdn-cgi/handler/scheduled.
+  // wrangler dev fires no cron itself; its runtime runs one on a request to /cdn-cgi/handler/scheduled.
   import("./dev-server.mjs").then(({ readCrons, startCron }) => {
     const crons = readCrons(join(root, "wrangler.toml"));
     const stop = startCron(

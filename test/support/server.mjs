@@ -171,10 +171,13 @@ function testWranglerConfig(dir) {
 }
 
 /**
- * @param {{ port?: number, vars?: Record<string, string>, timeoutMs?: number, log?: boolean }} [opts]
+ * `cronEveryMs`: fire the crons of wrangler.toml every that many ms, as `npm run dev -- --wrangler` fires them on their
+ * minutes (wrangler dev fires none itself): through the runtime's /cdn-cgi/handler/scheduled. Off by default, so a
+ * test sees a cron run only when it asks for one.
+ * @param {{ port?: number, vars?: Record<string, string>, timeoutMs?: number, log?: boolean, cronEveryMs?: number }} [opts]
  * @returns {Promise<{ url: string, port: number, persistTo: string, output: () => string, stop: () => Promise<void> }>}
  */
-export async function startTern({ port: fixedPort, vars = {}, timeoutMs = 120_000, log = !!process.env.TERN_E2E_LOG } = {}) {
+export async function startTern({ port: fixedPort, vars = {}, timeoutMs = 120_000, log = !!process.env.TERN_E2E_LOG, cronEveryMs = 0 } = {}) {
   const persistTo = mkdtempSync(join(tmpdir(), "tern-e2e-"));
   try {
     cpSync(migratedTemplate(), persistTo, { recursive: true });
@@ -218,7 +221,9 @@ export async function startTern({ port: fixedPort, vars = {}, timeoutMs = 120_00
       try {
         // Any HTTP answer from the Worker means it is up (the route may still be a 404 while it is being built).
         const server = await superviseWranglerDev(args, { url, probePath: "/api/v1/instance", timeoutMs, log });
+        const stopCron = cronEveryMs ? await fireCrons(url, cronEveryMs) : () => {};
         const stop = async () => {
+          stopCron();
           await server.stop();
           rmSync(persistTo, { recursive: true, force: true });
         };
@@ -231,4 +236,15 @@ export async function startTern({ port: fixedPort, vars = {}, timeoutMs = 120_00
     rmSync(persistTo, { recursive: true, force: true });
     throw e;
   }
+}
+
+/** Fires the crons of wrangler.toml at `url` every `everyMs` (scripts/dev-server.mjs startCron); returns a stop function. */
+async function fireCrons(url, everyMs) {
+  const { readCrons, startCron } = await import("../../scripts/dev-server.mjs");
+  const trigger = async (cron) => {
+    const res = await fetch(`${url}/cdn-cgi/handler/scheduled?cron=${encodeURIComponent(cron)}`);
+    await res.arrayBuffer();
+    return res.ok ? "ok" : `HTTP ${res.status}`;
+  };
+  return startCron(readCrons(join(root, "wrangler.toml")), trigger, { everyMs, log: (line, { quiet = false } = {}) => !quiet && console.error(line) });
 }
