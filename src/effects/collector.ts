@@ -35,8 +35,12 @@ export class Effects {
   private readonly now: Effect[] = [];
   private readonly delayed: { seconds: number; effects: Effect[] }[] = [];
   private readonly here: Effect[] = [];
-  /** In-memory companions of recorded effects, by effect object: they go with it when it is no longer referenced. */
-  private readonly companions = new WeakMap<Effect, Map<Carried<unknown>, unknown>>();
+  /**
+   * In-memory companions of recorded effects, by effect object, made on first use (most collectors carry nothing). A
+   * plain Map, not a WeakMap (docs/architecture.md, "No module-level WeakMap keyed by a request"): it lives as long as
+   * the collector, one request or job, and entries leave when taken.
+   */
+  private companions: Map<Effect, Map<Carried<unknown>, unknown>> | null = null;
 
   /** `origin`: this server's scheme://host, which federate effects carry to build activity ids later. */
   constructor(readonly origin: string) {}
@@ -69,6 +73,7 @@ export class Effects {
    * effect that leaves by the queue leaves it behind, and whoever runs it reads again.
    */
   carry<T>(effect: Effect, kind: Carried<T>, value: T): void {
+    this.companions ??= new Map();
     const m = this.companions.get(effect) ?? new Map<Carried<unknown>, unknown>();
     this.companions.set(effect, m);
     m.set(kind, value);
@@ -76,14 +81,16 @@ export class Effects {
 
   /** What `effect` carries of `kind`, left in place. */
   carried<T>(effect: Effect, kind: Carried<T>): T | undefined {
-    return this.companions.get(effect)?.get(kind) as T | undefined;
+    return this.companions?.get(effect)?.get(kind) as T | undefined;
   }
 
   /** What `effect` carries of `kind`, taken once. */
   take<T>(effect: Effect, kind: Carried<T>): T | undefined {
-    const m = this.companions.get(effect);
-    const v = m?.get(kind) as T | undefined;
-    m?.delete(kind);
+    const m = this.companions?.get(effect);
+    if (!m) return undefined;
+    const v = m.get(kind) as T | undefined;
+    m.delete(kind);
+    if (!m.size) this.companions?.delete(effect);
     return v;
   }
 
@@ -97,8 +104,11 @@ export class Effects {
     const here = other.drainHere();
     const later = other.drainLater();
     for (const e of [...now, ...here, ...later.flatMap((g) => g.effects)]) {
-      const m = other.companions.get(e);
-      if (m) this.companions.set(e, m);
+      const m = other.companions?.get(e);
+      if (!m) continue;
+      other.companions?.delete(e);
+      this.companions ??= new Map();
+      this.companions.set(e, m);
     }
     this.add(...now);
     this.afterResponse(...here);
