@@ -28,7 +28,7 @@ async function remote(username: string, domain: string): Promise<string> {
 const span = () => ({ start_at: day(Date.now() - 2 * DAY), end_at: day(Date.now()) });
 
 describe("refusals and bad input", () => {
-  it("401 signed out, 403 without view_dashboard, 400 for missing dates or parameters, 422 for a bad date", async () => {
+  it("401 signed out, 403 without view_dashboard, 400 for missing parameters, 422 for a bad date", async () => {
     const helper = await makeUser("dashhelper", { roleId: await usersOnlyRole(), scopes: "read admin:read" });
     for (const path of ["/api/v1/admin/measures", "/api/v1/admin/dimensions", "/api/v1/admin/retention"]) {
       expect((await anon.post(path, { keys: ["new_users"], ...span() })).status).toBe(401);
@@ -37,14 +37,45 @@ describe("refusals and bad input", () => {
       expect(res.body).toEqual({ error: "This action is not allowed" });
     }
     const admin = await makeUser("dashadmin0", ADMIN);
-    const missing = await admin.api.post("/api/v1/admin/measures", { keys: ["new_users"], end_at: day(Date.now()) });
-    expect(missing.status).toBe(400);
-    expect(missing.body.error).toBe("param is missing or the value is empty: start_at");
     expect((await admin.api.post("/api/v1/admin/measures", { keys: ["new_users"], start_at: "yesterday-ish", end_at: "2024-01-01" })).status).toBe(422);
     const noTag = await admin.api.post("/api/v1/admin/measures", { keys: ["tag_uses"], ...span() });
     expect(noTag.status).toBe(400);
     expect(noTag.body.error).toBe("param is missing or the value is empty: tag_uses");
     expect((await admin.api.post("/api/v1/admin/dimensions", { keys: ["instance_languages"], ...span() })).status).toBe(400);
+  });
+});
+
+describe("without start_at or end_at (neither is required by Mastodon's API)", () => {
+  it("a dimension reads all time, or up to today; a measure covers the 30 days up to today or end_at", async () => {
+    const admin = await makeUser("dashopen", ADMIN);
+    const alice = await makeUser("dashopenalice");
+    await alice.api.post("/api/v1/statuses", { status: "long ago" });
+    // A status from two years ago: inside an open range, outside any capped one.
+    const old = Date.now() - 730 * DAY;
+    await env.DB.prepare("UPDATE statuses SET id = ?1, created_at = ?2 WHERE account_id = ?3")
+      .bind(pad(snowflake(old)), old, pad(alice.id))
+      .run();
+    await alice.api.post("/api/v1/statuses", { status: "today" });
+
+    // `servers`: statuses by server over the period (both are local: one row, this server's domain).
+    const count = async (range: Record<string, string>) => {
+      const res = await admin.api.post("/api/v1/admin/dimensions", { keys: ["servers"], ...range });
+      expect(res.status).toBe(200);
+      return res.body[0].data.map((d: { value: string }) => d.value);
+    };
+    expect(await count({})).toEqual(["2"]);
+    expect(await count({ end_at: day(Date.now() - DAY) })).toEqual(["1"]);
+    expect(await count({ start_at: day(Date.now()) })).toEqual(["1"]);
+    expect(await count({ start_at: day(Date.now() - 3 * DAY), end_at: day(Date.now()) })).toEqual(["1"]);
+
+    const measure = await admin.api.post("/api/v1/admin/measures", { keys: ["new_users"] });
+    expect(measure.status).toBe(200);
+    expect(measure.body[0].data).toHaveLength(30);
+    expect(measure.body[0].data.at(-1).date).toBe(`${day(Date.now())}T00:00:00Z`);
+    const ending = await admin.api.post("/api/v1/admin/measures", { keys: ["new_users"], end_at: day(Date.now() - 5 * DAY) });
+    expect(ending.body[0].data).toHaveLength(30);
+    expect(ending.body[0].data.at(-1).date).toBe(`${day(Date.now() - 5 * DAY)}T00:00:00Z`);
+    expect((await admin.api.post("/api/v1/admin/retention", {})).status).toBe(200);
   });
 });
 

@@ -1,8 +1,9 @@
 // The dashboard data (Mastodon's Admin::Metrics::Measure, ::Dimension and ::Retention), computed from D1. Every key
 // asked for adds its statements to ONE batch; each statement is a range scan over an index for start_at..end_at:
 // snowflake ids (statuses, users, reports, favourites, follows, media are time-ordered) or an indexed timestamp. The
-// span is capped at MAX_DAYS. Unknown keys are ignored, as Mastodon ignores them; a known key that needs parameters
-// (tag_accounts[id], instance_accounts[domain], ...) without them is a 400, as Rails' params.require answers.
+// span is capped at MAX_DAYS (a dimension asked for without a start or an end reads all time, or up to today; see
+// readSpan). Unknown keys are ignored, as Mastodon ignores them; a known key that needs parameters (tag_accounts[id],
+// instance_accounts[domain], ...) without them is a 400, as Rails' params.require answers.
 //
 // Where Mastodon counts something Tern does not record, the nearest stored fact is counted instead:
 // - active_users: Mastodon counts, per day, users who used the app that day (Redis). Tern keeps only each user's
@@ -32,19 +33,27 @@ export interface Span {
   end: number;
 }
 
-/** start_at/end_at as Mastodon reads them (dates; the time of day is dropped), the end day included. */
-export function readSpan(startAt: unknown, endAt: unknown): Span {
-  if (startAt === undefined || startAt === "") throw badRequest("param is missing or the value is empty: start_at");
-  if (endAt === undefined || endAt === "") throw badRequest("param is missing or the value is empty: end_at");
+/** Days a measure or a retention covers when start_at is not given (the dashboard's 30 days). */
+export const DEFAULT_DAYS = 30;
+
+/**
+ * start_at/end_at as Mastodon reads them (dates; the time of day is dropped), the end day included. Either may be
+ * left out (Mastodon's API documents neither as required): for dimensions (`open`) the range is then open on that
+ * side, as Mastodon's `(start_at..end_at)` is (all time, or up to today), and no length cap applies; for measures and
+ * retention, whose series have one entry per day or month, a missing end is today and a missing start is
+ * DEFAULT_DAYS before the end.
+ */
+export function readSpan(startAt: unknown, endAt: unknown, { open = false, now = Date.now() } = {}): Span {
+  const given = (v: unknown) => v !== undefined && v !== null && v !== "";
   const day = (v: unknown, name: string) => {
     const t = typeof v === "string" && v.length <= 40 ? Date.parse(v) : Number.NaN;
     if (!Number.isFinite(t)) throw validationFailed(`${name} is not a valid date`);
     return Math.floor(t / DAY) * DAY;
   };
-  const start = day(startAt, "start_at");
-  const end = day(endAt, "end_at") + DAY;
+  const end = (given(endAt) ? day(endAt, "end_at") : Math.floor(now / DAY) * DAY) + DAY;
+  const start = given(startAt) ? day(startAt, "start_at") : open ? 0 : end - DEFAULT_DAYS * DAY;
   if (end <= start) throw validationFailed("end_at must be after start_at");
-  if ((end - start) / DAY > MAX_DAYS) throw validationFailed(`the period is longer than ${MAX_DAYS} days`);
+  if (!(open && (!given(startAt) || !given(endAt))) && (end - start) / DAY > MAX_DAYS) throw validationFailed(`the period is longer than ${MAX_DAYS} days`);
   return { start, end };
 }
 

@@ -26,7 +26,7 @@ r.post("/measures", dashboard, async (c) => {
 
 r.post("/dimensions", dashboard, async (c) => {
   const p = await readParams(c);
-  const span = readSpan(p.start_at, p.end_at);
+  const span = readSpan(p.start_at, p.end_at, { open: true });
   const limit = clampLimit(p.limit, 10, 100);
   return c.json(await adminDimensions(c.get("db"), keysOf(p), span, limit, p, c.get("config").domain));
 });
