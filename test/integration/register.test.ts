@@ -72,14 +72,20 @@ describe("POST /api/v1/accounts (open registrations)", () => {
     expect((await signUp(granular, valid("granular"))).status).toBe(200);
   });
 
-  it("reports every failing field at once with Mastodon's codes: blank e-mail and password are ERR_BLANK", async () => {
+  it("reports every failing field at once with Mastodon's codes: a blank username or e-mail is ERR_BLANK and ERR_INVALID, a blank password ERR_BLANK", async () => {
     const { token } = await appToken();
     const blank = await signUp(token, { username: "", email: "", password: "", agreement: false });
     expect(blank.status).toBe(422);
     expect(blank.body.details).toEqual({
       agreement: [{ error: "ERR_ACCEPTED", description: "must be accepted" }],
-      username: [{ error: "ERR_BLANK", description: "can't be blank" }],
-      email: [{ error: "ERR_BLANK", description: "can't be blank" }],
+      username: [
+        { error: "ERR_BLANK", description: "can't be blank" },
+        { error: "ERR_INVALID", description: "must contain only letters, numbers and underscores" },
+      ],
+      email: [
+        { error: "ERR_BLANK", description: "can't be blank" },
+        { error: "ERR_INVALID", description: "is invalid" },
+      ],
       password: [{ error: "ERR_BLANK", description: "can't be blank" }],
     });
     // A taken e-mail is reported together with the other fields' errors.

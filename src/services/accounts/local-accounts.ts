@@ -60,6 +60,20 @@ export function passwordProblem(password: string): { error: string; description:
   return null;
 }
 
+const BLANK = { error: "ERR_BLANK", description: "can't be blank" };
+
+/**
+ * A username problem (validateUsername) as Mastodon's Account validations report it: a blank one fails presence and
+ * the format both, a long one is ERR_TOO_LONG, a reserved one ERR_RESERVED.
+ */
+function usernameErrors(problem: string): { error: string; description: string }[] {
+  const format = { error: "ERR_INVALID", description: "must contain only letters, numbers and underscores" };
+  if (problem === "can't be blank") return [BLANK, format];
+  if (problem === "is reserved") return [{ error: "ERR_RESERVED", description: problem }];
+  if (problem.startsWith("is too long")) return [{ error: "ERR_TOO_LONG", description: problem }];
+  return [{ error: "ERR_INVALID", description: problem }];
+}
+
 /**
  * Creates a local account and its user. Every invalid field is reported at once, Mastodon's way (`details` with
  * ERR_* codes), together with `extra` errors the caller found (sign-up's agreement and reason).
@@ -67,9 +81,10 @@ export function passwordProblem(password: string): { error: string; description:
 export async function createLocalAccount(db: DB, cfg: Config, env: Pick<Env, "SECRET_KEY_BASE">, input: NewLocalAccount, extra: Details = {}) {
   const details: Details = { ...extra };
   const uErr = validateUsername(input.username, input.allowReserved);
-  if (uErr) details.username = [{ error: uErr === "is reserved" ? "ERR_RESERVED" : uErr.startsWith("can't") ? "ERR_BLANK" : "ERR_INVALID", description: uErr }];
+  if (uErr) details.username = usernameErrors(uErr);
   const email = normalizeEmail(input.email);
-  if (!input.email.trim()) details.email = [{ error: "ERR_BLANK", description: "can't be blank" }];
+  // As Mastodon's validators answer: a blank address is also not an address (EmailAddressValidator).
+  if (!input.email.trim()) details.email = [BLANK, { error: "ERR_INVALID", description: "is invalid" }];
   else if (!email) details.email = [{ error: "ERR_INVALID", description: "is invalid" }];
   const pErr = passwordProblem(input.password);
   if (pErr) details.password = [pErr];
