@@ -45,7 +45,7 @@ describe("/api/v1/conversations", () => {
     expect(bobs?.unread).toBe(false);
   });
 
-  it("mark read and remove act on the caller's own conversation only", async () => {
+  it("mark read, mark unread and remove act on the caller's own conversation only", async () => {
     const [alice, bob, eve] = await Promise.all([makeUser(), makeUser(), makeUser()]);
     await dm(alice, `@${bob.username} secret`);
     const conv = await eventually(async () => {
@@ -61,6 +61,14 @@ describe("/api/v1/conversations", () => {
     expect(read.status).toBe(200);
     expect(read.body).toMatchObject({ id: conv.id, unread: false });
     expect((await conversations(bob)).body[0]?.unread).toBe(false);
+
+    // Mastodon 4.2's unread: back to unread, for the caller's own conversation only.
+    expect((await eve.api.post(`/api/v1/conversations/${conv.id}/unread`)).status).toBe(404);
+    const unread = await bob.api.post(`/api/v1/conversations/${conv.id}/unread`);
+    expect(unread.status).toBe(200);
+    expect(unread.body).toMatchObject({ id: conv.id, unread: true });
+    expect((await conversations(bob)).body[0]?.unread).toBe(true);
+    expect((await conversations(alice)).body[0]?.unread).toBe(false);
 
     expect((await bob.api.delete(`/api/v1/conversations/${conv.id}`)).status).toBe(200);
     expect((await conversations(bob)).body).toEqual([]);

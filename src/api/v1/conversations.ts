@@ -1,5 +1,5 @@
 // /api/v1/conversations: the viewer's direct-message threads (GET, newest activity first, Link cursors are
-// last_status ids), POST /:id/read, DELETE /:id.
+// last_status ids), POST /:id/read, POST /:id/unread (Mastodon 4.2), DELETE /:id.
 import { routeGroup } from "../../route-group";
 import { renderConversations } from "../../entities/conversation";
 import { notFound } from "../../lib/errors";
@@ -25,14 +25,19 @@ function conversationId(raw: string): number {
   return Number(raw);
 }
 
-r.post("/:id/read", requireUser("write:conversations"), async (c) => {
-  const v = me(c);
-  const db = c.get("db");
-  const row = await markConversationRead(db, v.account.id, conversationId(pathId(c)));
-  if (!row) throw notFound();
-  const [rendered] = await renderConversations(db, c.get("config"), [row], v.account.id);
-  return c.json(rendered);
-});
+for (const [path, unread] of [
+  ["/:id/read", false],
+  ["/:id/unread", true],
+] as const) {
+  r.post(path, requireUser("write:conversations"), async (c) => {
+    const v = me(c);
+    const db = c.get("db");
+    const row = await markConversationRead(db, v.account.id, conversationId(pathId(c)), unread);
+    if (!row) throw notFound();
+    const [rendered] = await renderConversations(db, c.get("config"), [row], v.account.id);
+    return c.json(rendered);
+  });
+}
 
 r.delete("/:id", requireUser("write:conversations"), async (c) => {
   const v = me(c);

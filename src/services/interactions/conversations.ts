@@ -1,4 +1,4 @@
-// Direct-message conversations, the write side the API offers: mark one read, remove one. (They are created and
+// Direct-message conversations, the write side the API offers: mark one read or unread, remove one. (They are created and
 // advanced by the fan-out of direct statuses, src/timelines/fanout.ts, and fixed up when a status is deleted.)
 import { sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
@@ -7,11 +7,11 @@ import { accountConversations } from "../../db/schema";
 import { padId } from "../../lib/ids";
 import type { AccountConversationRow } from "../../queries/conversations";
 
-/** Marks the account's conversation read; the row as it is now, or null when it is not theirs. */
-export async function markConversationRead(db: DB, accountId: string, id: number): Promise<AccountConversationRow | null> {
+/** Marks the account's conversation read (or unread); the row as it is now, or null when it is not theirs. */
+export async function markConversationRead(db: DB, accountId: string, id: number, unread = false): Promise<AccountConversationRow | null> {
   const [row] = await db
     .update(accountConversations)
-    .set({ unread: false })
+    .set({ unread })
     .where(ownedBy(accountConversations, id, accountId))
     .returning();
   return row ?? null;
