@@ -250,12 +250,34 @@ describe("interactions", () => {
 });
 
 describe("relationships", () => {
+  it("a follow's answer shows it made, with its options, unless the target is locked or the follower silenced (Mastodon's AccountsController#follow)", async () => {
+    const u = await makeUser();
+    const open = await remoteAccount("openly", "remote.example");
+    const res = await u.api.post(`/api/v1/accounts/${open.id}/follow`, { reblogs: false, notify: true, languages: ["de"] });
+    expect(res.body).toMatchObject({ following: true, requested: false, showing_reblogs: false, notifying: true, languages: ["de"] });
+    // Asked again before the Accept: the same answer.
+    expect((await u.api.post(`/api/v1/accounts/${open.id}/follow`)).body).toMatchObject({ following: true, requested: false });
+
+    const shut = await remoteAccount("shut", "remote.example");
+    await env.DB.prepare("UPDATE accounts SET locked = 1 WHERE id = ?").bind(shut.id.padStart(20, "0")).run();
+    expect((await u.api.post(`/api/v1/accounts/${shut.id}/follow`)).body).toMatchObject({ following: false, requested: true });
+
+    const quiet = await makeUser();
+    await env.DB.prepare("UPDATE accounts SET silenced_at = ? WHERE id = ?").bind(Date.now(), quiet.id.padStart(20, "0")).run();
+    const local = await makeUser();
+    // A silenced account's follow is a request, even of an unlocked local account, and is answered as one.
+    expect((await quiet.api.post(`/api/v1/accounts/${open.id}/follow`)).body).toMatchObject({ following: false, requested: true });
+    expect((await quiet.api.post(`/api/v1/accounts/${local.id}/follow`)).body).toMatchObject({ following: false, requested: true });
+  });
+
   it("follows a remote account through a pending request with a Follow, and undoes it with the same id", async () => {
     const u = await makeUser();
     const bob = await remoteAccount("bob", "remote.example");
     const res = await u.api.post(`/api/v1/accounts/${bob.id}/follow`);
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ following: false, requested: true });
+    // The answer shows the follow as made (bob is not locked), as Mastodon's; it is stored as a request until the Accept.
+    expect(res.body).toMatchObject({ following: true, requested: false });
+    expect((await u.api.get(`/api/v1/accounts/relationships?id[]=${bob.id}`)).body[0]).toMatchObject({ following: false, requested: true });
     const row = await env.DB.prepare("SELECT uri FROM follow_requests WHERE target_account_id = ?").bind(bob.id.padStart(20, "0")).first<{ uri: string }>();
     expect(row?.uri).toMatch(new RegExp(`^${ORIGIN}/[0-9a-f-]{36}$`));
     const [follow] = await take("Follow");

@@ -166,7 +166,12 @@ describe("POST /api/v1/follows", () => {
     serveActor("dora");
     const res = await u.api.post("/api/v1/follows", { uri: "dora@remote.example" });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ following: false, requested: true });
+    // Shown as made (dora is not locked), as Mastodon's follow answers; stored as a request until her server accepts.
+    expect(res.body).toMatchObject({ following: true, requested: false });
+    const [stored] = await env.DB.prepare("SELECT count(*) AS n FROM follow_requests")
+      .all<{ n: number }>()
+      .then((r) => r.results);
+    expect(stored?.n).toBe(1);
     const job = (await import("./queues")).queued.jobs.find((j) => j.type === "federate");
     expect(job).toMatchObject({ type: "federate", action: { kind: "follow", followUri: expect.stringMatching(/^http:\/\/tern\.test\/[0-9a-f-]{36}$/) } });
   });

@@ -311,7 +311,8 @@ export async function readFollowOptions(c: Ctx) {
 r.post("/:id/follow", requireUser("write:follows"), rateLimited("follows"), async (c) => {
   const id = pathId(c);
   const opts = await readFollowOptions(c);
-  return c.json(await follow(c.get("db"), c.get("fx"), me(c).account.id, id, opts));
+  const viewer = me(c).account;
+  return c.json(await follow(c.get("db"), c.get("fx"), viewer.id, id, opts, { silenced: !!viewer.silencedAt }));
 });
 
 r.post("/:id/unfollow", requireUser("write:follows"), async (c) => c.json(await unfollow(c.get("db"), c.get("fx"), me(c).account.id, pathId(c))));

@@ -19,7 +19,8 @@ r.post("/", requireUser("write:follows"), rateLimited("follows"), async (c) => {
   const acct = p.uri.replace(/^acct:/i, "");
   const target = (await lookupAccount(c.get("db"), c.get("config"), acct)) ?? (await resolveForFollow(c.get("db"), c.get("config"), acct));
   if (!target || target.suspendedAt) throw notFound();
-  return c.json(await follow(c.get("db"), c.get("fx"), me(c).account.id, target.id, opts));
+  const viewer = me(c).account;
+  return c.json(await follow(c.get("db"), c.get("fx"), viewer.id, target.id, opts, { silenced: !!viewer.silencedAt }));
 });
 
 export default r;

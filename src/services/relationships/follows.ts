@@ -44,25 +44,38 @@ function optionValues(opts: FollowOptions) {
   return set;
 }
 
-export async function follow(db: DB, fx: Effects, viewerId: string, targetId: string, opts: FollowOptions): Promise<MastodonRelationship> {
+export async function follow(
+  db: DB,
+  fx: Effects,
+  viewerId: string,
+  targetId: string,
+  opts: FollowOptions,
+  viewer: { silenced?: boolean } = {},
+): Promise<MastodonRelationship> {
   notSelf(viewerId, targetId);
   const p = await loadPair(db, viewerId, targetId);
   if (p.target.suspendedAt) throw notFound();
   if (p.blocking || p.blockedBy) throw forbidden();
+  // Mastodon's AccountsController#follow: the answer shows the follow as made (`following`, with its options) when the
+  // target is believed to accept at once (not locked, the follower not silenced), although a remote one stays a
+  // request until its server's Accept, so a client shows "Following" at once.
+  const believed = (rel: MastodonRelationship): MastodonRelationship =>
+    rel.requested && !p.target.locked && !viewer.silenced ? { ...rel, following: true, requested: false } : rel;
   const set = optionValues(opts);
   if (p.follow || p.request) {
     // A repeated follow updates the options of the existing one (spec state table).
     const stmts: BatchItem<"sqlite">[] = [];
     if (p.follow && Object.keys(set).length) stmts.push(db.update(follows).set(set).where(eq(follows.id, p.follow.id)));
     if (!p.follow && p.request && Object.keys(set).length) stmts.push(db.update(followRequests).set(set).where(eq(followRequests.id, p.request.id)));
-    return writeThenRelationship(db, stmts, viewerId, targetId);
+    return believed(await writeThenRelationship(db, stmts, viewerId, targetId));
   }
   const followUri = p.target.domain ? newActivityUri(fx.origin) : null;
-  // Remote accounts are followed through a request until their server accepts.
+  // Remote accounts are followed through a request until their server accepts; a silenced follower's follow is a
+  // request too (Mastodon's FollowService).
   const change = beginFollow(db, {
     followerId: viewerId,
     targetId,
-    pending: !!(p.target.locked || p.target.domain),
+    pending: !!(p.target.locked || p.target.domain || viewer.silenced),
     uri: followUri,
     opts,
     followerLocal: true,
@@ -73,11 +86,11 @@ export async function follow(db: DB, fx: Effects, viewerId: string, targetId: st
   } catch (e) {
     // A parallel follow got there first: nothing of this one was written; answer with the relationship as it is.
     if (!isUniqueViolation(e, "follows") && !isUniqueViolation(e, "follow_requests")) throw e;
-    return writeThenRelationship(db, [], viewerId, targetId);
+    return believed(await writeThenRelationship(db, [], viewerId, targetId));
   }
   change.effects(fx);
   if (followUri) fx.federate({ kind: "follow", accountId: viewerId, targetAccountId: targetId, followUri });
-  return rel;
+  return believed(rel);
 }
 
 /**
