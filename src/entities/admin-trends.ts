@@ -4,6 +4,7 @@
 import type { Config } from "../env";
 import type { AdminTrendLink } from "../services/admin/trends";
 import { renderTrendLink, type MastodonTrendLink } from "./preview-card";
+import type { MastodonStatus } from "./status";
 import { renderTag, type MastodonTag, type TagHistoryDay, type TagRow } from "./tag";
 import { isoTime } from "./urls";
 import type { ProviderRow } from "../db/schema";
@@ -29,6 +30,15 @@ export interface MastodonAdminPreviewCardProvider {
   reviewed_at: string | null;
   requested_review_at: string | null;
   requires_review: boolean;
+}
+
+/** A trending status as staff see it: the Status with requires_review. */
+export interface MastodonAdminTrendStatus extends MastodonStatus {
+  requires_review: boolean;
+}
+
+export function renderAdminTrendStatus(s: MastodonStatus, requiresReview: boolean): MastodonAdminTrendStatus {
+  return { ...s, requires_review: requiresReview };
 }
 
 export function renderAdminTag(cfg: Config, tag: TagRow, history: TagHistoryDay[], following: boolean): MastodonAdminTag {

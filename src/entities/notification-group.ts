@@ -8,7 +8,7 @@ import type { Config } from "../env";
 import type { GroupedPage } from "../queries/notification-groups";
 import { relatedOfRows } from "../queries/notifications";
 import { renderAccount, type MastodonAccount } from "./account";
-import { renderReport } from "./notification";
+import { isStatusNotificationType, renderReport, type StatusNotificationType } from "./notification";
 import type { MastodonReport } from "./report";
 import { renderStatuses, type MastodonStatus } from "./status";
 import { isoTime } from "./urls";
@@ -18,19 +18,23 @@ export type ExpandAccounts = "full" | "partial_avatars";
 /** PartialAccountWithAvatar: what `partial_accounts` holds of an account. */
 export type MastodonPartialAccount = Pick<MastodonAccount, "id" | "acct" | "locked" | "bot" | "url" | "avatar" | "avatar_static">;
 
-/** NotificationGroup: the page fields only on a paginated request, `status_id` for types about a status. */
-export interface MastodonNotificationGroup {
+interface NotificationGroupFields<T extends NotificationType> {
   group_key: string;
   notifications_count: number;
-  type: NotificationType;
+  type: T;
   most_recent_notification_id: string;
+  /** The page fields: only on a paginated request. */
   page_min_id?: string;
   page_max_id?: string;
-  latest_page_notification_at?: string | null;
+  latest_page_notification_at?: string;
   sample_account_ids: string[];
-  status_id?: string;
-  report?: MastodonReport;
 }
+
+/** NotificationGroup: `status_id` for the types about a status, `report` for admin.report. */
+export type MastodonNotificationGroup =
+  | (NotificationGroupFields<StatusNotificationType> & { status_id: string })
+  | (NotificationGroupFields<"admin.report"> & { report: MastodonReport })
+  | NotificationGroupFields<Exclude<NotificationType, StatusNotificationType | "admin.report">>;
 
 /** GroupedNotificationsResults (GET /api/v2/notifications). */
 export interface MastodonGroupedNotifications {
@@ -39,9 +43,6 @@ export interface MastodonGroupedNotifications {
   statuses: MastodonStatus[];
   notification_groups: MastodonNotificationGroup[];
 }
-
-/** Types whose group names a status (the serializer's status_type?). */
-const STATUS_TYPES = new Set(["favourite", "reblog", "status", "mention", "poll", "update", "quote", "quoted_update"]);
 
 /** The stripped-down account of `partial_accounts` (DedupNotificationGroupSerializer::PartialAccountSerializer). */
 function renderPartialAccount(cfg: Config, a: AccountRow): MastodonPartialAccount {
@@ -75,31 +76,31 @@ export async function renderGroupedNotifications(
     const latest = sampleIds[0];
     if (latest === undefined) continue;
     const mostRecent = grouped ? data!.mostRecentId : n.id;
-    const g: MastodonNotificationGroup = {
+    const fields = <T extends NotificationType>(type: T): NotificationGroupFields<T> => ({
       group_key: key,
       notifications_count: grouped ? data!.count : 1,
-      type: n.type,
+      type,
       most_recent_notification_id: mostRecent,
       ...(page.paginated
         ? {
             page_min_id: grouped ? data!.pageMinId : n.id,
             page_max_id: mostRecent,
-            latest_page_notification_at: isoTime(grouped ? data!.latestAt : n.createdAt),
+            // GroupData has pageMinId and latestAt when the page is paginated.
+            latest_page_notification_at: isoTime(grouped ? data!.latestAt! : n.createdAt),
           }
         : {}),
       sample_account_ids: sampleIds,
-    };
-    if (STATUS_TYPES.has(n.type)) {
+    });
+    const type = n.type;
+    if (isStatusNotificationType(type)) {
       const s = n.statusId ? statusById.get(n.statusId) : undefined;
       if (!s) continue;
-      g.status_id = s.id;
+      groups.push({ ...fields(type), status_id: s.id });
       statuses.set(s.id, s);
-    }
-    if (n.type === "admin.report") {
+    } else if (type === "admin.report") {
       if (!report) continue;
-      g.report = renderReport(cfg, report, reportTarget);
-    }
-    groups.push(g);
+      groups.push({ ...fields(type), report: renderReport(cfg, report, reportTarget) });
+    } else groups.push(fields(type));
     // Mastodon's GroupedNotificationsPresenter: with partial_avatars only each group's most recent account is
     // rendered in full; the others come as partial accounts.
     note(full, latest);

@@ -11,20 +11,29 @@ import { isoTime } from "./urls";
 import { accountsByIds } from "../queries/accounts";
 import type { NotificationType } from "../db/schema";
 
-/**
- * Notification (docs.joinmastodon.org/entities/Notification): `status` for the types about a status, `report` for
- * admin.report, `target` (the account moved to) for move.
- */
-export interface MastodonNotification {
+/** The types whose notification (and notification group) names a status (the serializer's status_type?). */
+export const STATUS_NOTIFICATION_TYPES = ["favourite", "reblog", "status", "mention", "poll", "update", "quote", "quoted_update"] as const;
+export type StatusNotificationType = (typeof STATUS_NOTIFICATION_TYPES)[number];
+const STATUS_TYPES: ReadonlySet<NotificationType> = new Set(STATUS_NOTIFICATION_TYPES);
+export const isStatusNotificationType = (t: NotificationType): t is StatusNotificationType => STATUS_TYPES.has(t);
+
+interface NotificationFields<T extends NotificationType> {
   id: string;
-  type: NotificationType;
+  type: T;
   created_at: string;
   group_key: string;
   account: MastodonAccount;
-  status?: MastodonStatus;
-  target?: MastodonAccount;
-  report?: MastodonReport;
 }
+
+/**
+ * Notification (docs.joinmastodon.org/entities/Notification): `status` for the types about a status, `report` for
+ * admin.report, `target` (the account moved to) for move (Pleroma's shape; Mastodon has no such type).
+ */
+export type MastodonNotification =
+  | (NotificationFields<StatusNotificationType> & { status: MastodonStatus })
+  | (NotificationFields<"admin.report"> & { report: MastodonReport })
+  | (NotificationFields<"move"> & { target: MastodonAccount })
+  | NotificationFields<Exclude<NotificationType, StatusNotificationType | "admin.report" | "move">>;
 
 export function renderReport(cfg: Config, r: NonNullable<NotificationWithRefs["report"]>, target: NotificationWithRefs["reportTarget"]): MastodonReport {
   return {
@@ -44,7 +53,7 @@ export async function renderNotifications(db: DB, cfg: Config, rows: Notificatio
   const moved = new Map((await accountsByIds(db, movedIds)).map((a) => [a.id, a]));
   const out: MastodonNotification[] = [];
   for (const { n, from, report, reportTarget } of rows) {
-    const item: MastodonNotification = {
+    const item: NotificationFields<NotificationType> & { status?: MastodonStatus; target?: MastodonAccount; report?: MastodonReport } = {
       id: n.id,
       type: n.type,
       created_at: isoTime(n.createdAt),
@@ -65,7 +74,8 @@ export async function renderNotifications(db: DB, cfg: Config, rows: Notificatio
       if (!report) continue;
       item.report = renderReport(cfg, report, reportTarget);
     }
-    out.push(item);
+    // Notifications are written so: a status exactly for the types about one, a report for admin.report, a move's target.
+    out.push(item as MastodonNotification);
   }
   return out;
 }

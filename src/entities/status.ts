@@ -91,6 +91,8 @@ export interface MastodonStatus {
   /** The quoted status in full; inside a quote, a ShallowQuote (Mastodon's ShallowStatusSerializer). */
   quote: MastodonQuote<MastodonStatus> | MastodonShallowQuote | null;
   quote_approval: MastodonQuoteApproval;
+  /** The source text: only in the answer to a delete (renderDeletedStatus), for a redraft. */
+  text?: string;
   favourited?: boolean;
   reblogged?: boolean;
   muted?: boolean;
@@ -618,6 +620,11 @@ export async function renderStatuses(
     if (r) out.push(r);
   }
   return out;
+}
+
+/** DELETE /api/v1/statuses/:id answers the Status with its source (`text`, `spoiler_text` as written) for a redraft. */
+export function renderDeletedStatus(rendered: MastodonStatus, s: Pick<StatusRow, "text" | "spoilerText">): MastodonStatus {
+  return { ...rendered, text: s.text, spoiler_text: s.spoilerText };
 }
 
 export async function renderStatus(db: DB, cfg: Config, id: string, viewerId: string | null): Promise<MastodonStatus | null> {

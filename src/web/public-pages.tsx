@@ -2,6 +2,7 @@
 // sanitised HTML (local text is escaped and linkified on write; remote HTML is sanitised on ingest).
 import { raw } from "hono/html";
 import type { MastodonAccount } from "../entities/account";
+import type { MastodonStatus } from "../entities/status";
 import { Layout } from "./layout";
 
 interface Site {
@@ -93,23 +94,21 @@ export function LandingPage(
   );
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: the Mastodon Status JSON this page shows (rendered by entities/status.ts)
-type RenderedStatus = Record<string, any>;
-
-function StatusBody(p: { s: RenderedStatus }) {
+function StatusBody(p: { s: MastodonStatus }) {
   const s = p.s;
-  const media = (s.media_attachments ?? []) as { type: string; url: string; preview_url: string | null; description: string | null }[];
+  const media = s.media_attachments;
   const body = (
     <>
-      <div class="content">{raw(s.content ?? "")}</div>
+      <div class="content">{raw(s.content)}</div>
+      {/* A file still processed has no url yet: its attribute is left out (hono/jsx omits undefined). */}
       {media.map((m) =>
         m.type === "image" || m.type === "gifv" ? (
-          <a href={m.url}>
-            <img src={m.preview_url ?? m.url} alt={m.description ?? ""} loading="lazy" />
+          <a href={m.url ?? undefined}>
+            <img src={m.preview_url ?? m.url ?? undefined} alt={m.description ?? ""} loading="lazy" />
           </a>
         ) : (
           <p>
-            <a href={m.url}>{m.description || `Attached ${m.type}`}</a>
+            <a href={m.url ?? undefined}>{m.description || `Attached ${m.type}`}</a>
           </p>
         ),
       )}
@@ -152,7 +151,7 @@ function AccountHeader(p: { a: MastodonAccount; domain: string }) {
   );
 }
 
-export function ProfilePage(p: Site & { account: MastodonAccount; domain: string; statuses: RenderedStatus[] }) {
+export function ProfilePage(p: Site & { account: MastodonAccount; domain: string; statuses: MastodonStatus[] }) {
   const a = p.account;
   const name = a.display_name || a.username;
   return (
@@ -181,22 +180,22 @@ export function ProfilePage(p: Site & { account: MastodonAccount; domain: string
   );
 }
 
-export function StatusPage(p: Site & { status: RenderedStatus; domain: string }) {
+export function StatusPage(p: Site & { status: MastodonStatus; domain: string }) {
   const s = p.status;
-  const a = s.account as MastodonAccount;
+  const a = s.account;
   const name = a.display_name || a.username;
-  const description = s.spoiler_text ? `Content warning: ${s.spoiler_text}` : htmlToText(s.content ?? "");
-  const image = (s.media_attachments ?? []).find((m: { type?: string }) => m.type === "image")?.preview_url;
+  const description = s.spoiler_text ? `Content warning: ${s.spoiler_text}` : htmlToText(s.content);
+  const image = s.media_attachments.find((m) => m.type === "image")?.preview_url;
   return (
     <Layout
-      title={`${name}: "${htmlToText(s.content ?? "", 60)}"`}
+      title={`${name}: "${htmlToText(s.content, 60)}"`}
       siteTitle={p.siteTitle}
       head={
         <>
           <Og
             title={`${name} (@${a.username}@${p.domain})`}
             description={description}
-            url={s.url}
+            url={s.url ?? s.uri}
             image={image ?? a.avatar}
             type="article"
             siteName={p.siteTitle}

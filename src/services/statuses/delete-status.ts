@@ -11,7 +11,7 @@ import { eq, sql } from "drizzle-orm";
 import { type DB, runBatch } from "../../db/client";
 import { mediaAttachments, statuses, tombstones } from "../../db/schema";
 import type { BatchItem } from "drizzle-orm/batch";
-import { loadStatusBundle, renderStatusFrom, type StatusRow } from "../../entities/status";
+import { loadStatusBundle, renderDeletedStatus, renderStatusFrom, type MastodonStatus, type StatusRow } from "../../entities/status";
 import type { Config } from "../../env";
 import { notFound } from "../../lib/errors";
 import { padId } from "../../lib/ids";
@@ -121,7 +121,7 @@ export async function deleteStatus(
   statusId: string,
   viewerId: string,
   opts: { deleteMedia?: boolean } = {},
-): Promise<Record<string, unknown>> {
+): Promise<MastodonStatus> {
   // Servers that hold a copy through a boost, a favourite or a reply must hear of the delete: who they are is read now,
   // beside the status, since the rows that say it go with the status.
   const [b, reached] = await Promise.all([loadStatusBundle(db, [statusId], viewerId), interactedInboxes(db, statusId)]);
@@ -144,5 +144,5 @@ export async function deleteStatus(
           reachedInboxes: reached.slice(0, MAX_REACHED_INBOXES),
         },
   );
-  return { ...rendered, text: s.text, spoiler_text: s.spoilerText };
+  return renderDeletedStatus(rendered, s);
 }

@@ -3,6 +3,7 @@
 // and an action on the reported account that resolves the report (admin-accounts accountAction with the report id).
 // Reported statuses are shown as plain text (their HTML is reduced to text, then escaped).
 import type { Ctx } from "../../context";
+import type { MastodonAdminAccount } from "../../entities/admin-account";
 import { renderAdminReports } from "../../entities/admin-report";
 import { parseId } from "../../lib/ids";
 import { adminReportsPage } from "../../services/admin/reports";
@@ -12,17 +13,14 @@ import { Card, PostForm } from "../form-parts";
 
 const LIMIT = 20;
 
-// biome-ignore lint/suspicious/noExplicitAny: the Admin::Report JSON rendered by entities/admin-report.ts
-type Json = Record<string, any>;
-
-const acct = (a: Json | null | undefined) => (a ? `@${a.account?.acct ?? a.username}` : "");
+const acct = (a: MastodonAdminAccount | null) => (a ? `@${a.account.acct}` : "");
 
 export async function showReports(c: Ctx, view: View) {
   const db = c.get("db");
   const resolved = c.req.query("resolved") === "1";
   const maxId = parseId(c.req.query("max_id"));
   const rows = await adminReportsPage(db, { resolved }, { limit: LIMIT, ...(maxId ? { maxId } : {}) });
-  const reports = (await renderAdminReports(db, c.get("config"), rows)) as Json[];
+  const reports = await renderAdminReports(db, c.get("config"), rows);
   const base = resolved ? "/admin/reports?resolved=1" : "/admin/reports";
   return sectionPage(
     c,
@@ -44,19 +42,19 @@ export async function showReports(c: Ctx, view: View) {
               {r.forwarded ? " · forwarded" : ""}
             </p>
             {r.comment ? <blockquote>{r.comment}</blockquote> : null}
-            {(r.rules as Json[]).length ? <p>Rules: {(r.rules as Json[]).map((x) => x.text).join("; ")}</p> : null}
-            {(r.statuses as Json[]).map((s) => (
+            {r.rules.length ? <p>Rules: {r.rules.map((x) => x.text).join("; ")}</p> : null}
+            {r.statuses.map((s) => (
               <div class="status">
-                <p>{htmlToText(String(s.spoiler_text ? `${s.spoiler_text} — ${s.content}` : s.content), 500)}</p>
+                <p>{htmlToText(s.spoiler_text ? `${s.spoiler_text} — ${s.content}` : s.content, 500)}</p>
                 <p class="muted">
-                  {s.media_attachments?.length ? `${s.media_attachments.length} attachment(s) · ` : ""}
+                  {s.media_attachments.length ? `${s.media_attachments.length} attachment(s) · ` : ""}
                   {when(Date.parse(s.created_at))}
                 </p>
               </div>
             ))}
             <p class="muted">
               {r.assigned_account ? `Assigned to ${acct(r.assigned_account)}. ` : "Not assigned. "}
-              {r.action_taken ? `Resolved by ${acct(r.action_taken_by_account) || "someone"} at ${when(Date.parse(r.action_taken_at))}.` : "Open."}
+              {r.action_taken ? `Resolved by ${acct(r.action_taken_by_account) || "someone"} at ${when(Date.parse(r.action_taken_at ?? ""))}.` : "Open."}
             </p>
             <div class="row">
               {r.assigned_account?.id === f.accountId ? (

@@ -2,7 +2,7 @@
 // /links/publishers): the lists show every trend row, allowed or not, with the admin entities; paged with offset and
 // limit like the public trends. manage_taxonomies only (Mastodon shows signed-in users without it the public list;
 // Tern refuses them). Mounted at /api/v1/admin/trends.
-import { renderAdminTag, renderAdminTrendLink, renderPreviewCardProvider } from "../../../entities/admin-trends";
+import { renderAdminTag, renderAdminTrendLink, renderAdminTrendStatus, renderPreviewCardProvider } from "../../../entities/admin-trends";
 import { renderStatuses } from "../../../entities/status";
 import { readPage, setLinkHeader } from "../../../lib/pagination";
 import { pathId, readParams } from "../../../lib/params";
@@ -42,7 +42,7 @@ for (const [verb, approve] of [
     const id = pathId(c);
     await reviewStatus(c.get("db"), moderator(c), id, approve);
     const [body] = await renderStatuses(c.get("db"), c.get("config"), [id], me(c).account.id);
-    return c.json(body ? { ...body, requires_review: false } : {});
+    return c.json(body ? renderAdminTrendStatus(body, false) : {});
   });
   r.post(`/links/publishers/:id/${verb}`, write, async (c) =>
     c.json(renderPreviewCardProvider(await reviewProvider(c.get("db"), moderator(c), pathId(c), approve))),
@@ -57,7 +57,7 @@ r.get("/statuses", read, async (c) => {
   const review = new Map(rows.map((s) => [s.id, s.requiresReview]));
   const body = await renderStatuses(db, c.get("config"), [...review.keys()], me(c).account.id);
   setOffsetLinks(c, page, rows.length);
-  return c.json(body.map((s) => ({ ...s, requires_review: review.get(String(s.id)) ?? true })));
+  return c.json(body.map((s) => renderAdminTrendStatus(s, review.get(s.id) ?? true)));
 });
 
 r.get("/links", read, async (c) => {
