@@ -11,7 +11,7 @@ import { loadStatusBundle, type StatusRow } from "../../entities/status";
 import type { Config } from "../../env";
 import { padId, snowflake } from "../../lib/ids";
 import type { Change } from "../relationships/follows";
-import { bump, loadVisible, render, renderAnyway, targetOf, type Json } from "./interaction-target";
+import { bump, loadVisible, render, renderAnyway, targetOf, type Json, type UndoneStatus } from "./interaction-target";
 import { notificationWrite, retractNotificationsStatement } from "../notifications/notifications";
 
 /**
@@ -70,7 +70,7 @@ export async function favourite(db: DB, fx: Effects, cfg: Config, id: string, vi
   return render(cfg, b, target.id);
 }
 
-export async function unfavourite(db: DB, fx: Effects, cfg: Config, id: string, viewerId: string): Promise<Json> {
+export async function unfavourite(db: DB, fx: Effects, cfg: Config, id: string, viewerId: string): Promise<UndoneStatus> {
   const which = sql`(SELECT id FROM favourites WHERE account_id = ${padId(viewerId)} AND status_id = ${targetOf(id)})`;
   const [, removed] = await db.batch(unfavouriteStatements(db, which));
   const targetId = removed[0]?.statusId ?? id;

@@ -13,12 +13,13 @@ import { notFound, unprocessable } from "../../lib/errors";
 import { padId, snowflake } from "../../lib/ids";
 import type { UserViewer } from "../../oauth/guard";
 import type { Change } from "../relationships/follows";
-import { bump, loadVisible, render, renderAnyway, targetOf, type Json } from "./interaction-target";
+import { bump, loadVisible, render, renderAnyway, targetOf, type Json, type UndoneStatus } from "./interaction-target";
 import { removeStatus } from "../statuses/delete-status";
 import { notificationWrite, retractNotificationStatement } from "../notifications/notifications";
 
 export interface ReblogResult {
-  status: Json;
+  /** The boost (reblog), or the boosted status (unreblog: only its id when its author is suspended). */
+  status: UndoneStatus;
 }
 
 export async function reblog(db: DB, fx: Effects, cfg: Config, viewer: UserViewer, id: string, visibility: string | undefined): Promise<ReblogResult> {

@@ -6,7 +6,8 @@ import type { DB } from "../../db/client";
 import { insertConversation, insertPoll, insertStatus } from "../../db/inserts";
 import { idList, runBatch, type Statement } from "../../db/client";
 import { accounts, idempotencyKeys, mediaAttachments, statuses, type Visibility } from "../../db/schema";
-import { emptyBundle, newStatusFields, renderStatus, renderStatusFrom, type MediaRow, type StatusRow } from "../../entities/status";
+import { emptyBundle, newStatusFields, renderStatus, renderStatusFrom, type MastodonStatus, type MediaRow, type StatusRow } from "../../entities/status";
+import type { MastodonScheduledStatus } from "../../entities/scheduled-status";
 import { renderAccount } from "../../entities/account";
 import { accountUrl, statusUri, statusUrl, tagUrl } from "../../entities/urls";
 import type { Config } from "../../env";
@@ -204,7 +205,7 @@ export interface PostResult {
   id: string;
   created: boolean;
   /** The Status entity; with scheduled_at, the ScheduledStatus entity (POST /api/v1/statuses answers either). */
-  status: Record<string, unknown>;
+  status: MastodonStatus | MastodonScheduledStatus;
 }
 
 export interface PostOptions {
