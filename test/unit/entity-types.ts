@@ -32,6 +32,7 @@ import type { MastodonRelationship } from "../../src/entities/relationship";
 import type { MastodonReport } from "../../src/entities/report";
 import type { MastodonScheduledStatus } from "../../src/entities/scheduled-status";
 import type { MastodonStatus } from "../../src/entities/status";
+import type { MastodonStatusEdit } from "../../src/entities/status-edit";
 import type { MastodonFeaturedTag, MastodonTag } from "../../src/entities/tag";
 
 /** snake_case → camelCase, as change-case's camelCase (masto's deserializer) turns a key. */
@@ -130,6 +131,11 @@ interface Status extends Omit<mastodon.v1.Status, "application" | "account" | "r
   card?: PreviewCard | null;
   quote?: Quote | mastodon.v1.ShallowQuote | null;
   filtered?: FilterResult[];
+}
+
+interface StatusEdit extends Omit<mastodon.v1.StatusEdit, "account" | "mediaAttachments"> {
+  account: Account;
+  mediaAttachments: MediaAttachment[];
 }
 
 interface Relationship extends Omit<mastodon.v1.Relationship, "languages"> {
@@ -278,6 +284,7 @@ export type Checks = [
   Conforms<Camelize<MastodonCredentialAccount>, CredentialAccount>,
   Conforms<Camelize<MastodonRole>, Role>,
   Conforms<Camelize<MastodonStatus>, Status>,
+  Conforms<Camelize<MastodonStatusEdit>, StatusEdit>,
   Conforms<Camelize<MastodonMediaAttachment>, MediaAttachment>,
   Conforms<Camelize<MastodonPoll>, Poll>,
   Conforms<Camelize<MastodonPreviewCard>, PreviewCard>,

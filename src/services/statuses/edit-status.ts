@@ -7,8 +7,7 @@ import { insertPoll, insertStatusEdit } from "../../db/inserts";
 import { idList, runBatch, type Statement } from "../../db/client";
 import { mediaAttachments, mentions, polls, statusEdits, statuses } from "../../db/schema";
 import { loadStatusBundle, renderStatus, renderStatusFrom, type MediaRow, type StatusRow } from "../../entities/status";
-import { renderMedia } from "../../entities/media";
-import { isoTime } from "../../entities/urls";
+import { renderStatusEdit, renderUneditedVersion, type MastodonStatusEdit } from "../../entities/status-edit";
 import type { Config } from "../../env";
 import { ApiError, notFound, validationFailed } from "../../lib/errors";
 import { padId, snowflake } from "../../lib/ids";
@@ -244,15 +243,11 @@ async function writeEdit(db: DB, fx: Effects, cfg: Config, viewer: UserViewer, s
 }
 
 /** GET /statuses/:id/history: oldest first, always at least one item (the status itself when never edited). */
-export async function statusHistory(db: DB, cfg: Config, statusId: string, viewerId: string | null) {
+export async function statusHistory(db: DB, cfg: Config, statusId: string, viewerId: string | null): Promise<MastodonStatusEdit[]> {
   const b = await loadStatusBundle(db, [statusId], viewerId);
   const rendered = renderStatusFrom(cfg, b, statusId);
   const s = b.statuses.get(statusId);
   if (!rendered || !s || s.reblogOfId) throw notFound();
-  const base = {
-    account: rendered.account,
-    emojis: [],
-  };
   const [edits, media] = await db.batch([
     db.select().from(statusEdits).where(eq(statusEdits.statusId, statusId)).orderBy(asc(statusEdits.id)),
     db
@@ -263,35 +258,10 @@ export async function statusHistory(db: DB, cfg: Config, statusId: string, viewe
         sql`${mediaAttachments.id} IN (SELECT substr('00000000000000000000' || j.value, -20, 20) FROM status_edits e, json_each(e.media_ids) j WHERE e.status_id = ${padId(statusId)})`,
       ),
   ]);
-  if (edits.length === 0) {
-    const poll = rendered.poll as { options: { title: string }[] } | null;
-    const item: Record<string, unknown> = {
-      content: rendered.content,
-      spoiler_text: rendered.spoiler_text,
-      sensitive: rendered.sensitive,
-      created_at: rendered.created_at,
-      ...base,
-      media_attachments: rendered.media_attachments,
-    };
-    if (poll) item.poll = { options: poll.options.map((o) => ({ title: o.title })) };
-    return [item];
-  }
+  if (edits.length === 0) return [renderUneditedVersion(rendered)];
   const byId = new Map(media.map((m) => [m.id, m]));
-  return edits.map((e) => {
-    const item: Record<string, unknown> = {
-      content: e.content,
-      spoiler_text: e.spoilerText,
-      sensitive: e.sensitive,
-      created_at: isoTime(e.createdAt),
-      ...base,
-      media_attachments: (e.mediaIds ?? [])
-        .map((id) => byId.get(id))
-        .filter((m): m is MediaRow => !!m)
-        .map((m) => renderMedia(cfg, m, !!b.accounts.get(s.accountId)?.rejectMedia)),
-    };
-    if (e.pollOptions?.length) item.poll = { options: e.pollOptions.map((title) => ({ title })) };
-    return item;
-  });
+  const rejectMedia = !!b.accounts.get(s.accountId)?.rejectMedia;
+  return edits.map((e) => renderStatusEdit(cfg, e, rendered.account, byId, rejectMedia));
 }
 
 /** GET /statuses/:id/source: the author's own raw text (for the edit form). */
