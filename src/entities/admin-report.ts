@@ -9,7 +9,7 @@ import type { Config } from "../env";
 import { renderAdminAccount, type MastodonAdminAccount } from "./admin-account";
 import { renderRule, type MastodonRule } from "./instance";
 import { reportFields, type MastodonReportFields } from "./report";
-import { loadStatusBundle, renderStatusFrom, type MastodonStatus } from "./status";
+import { loadStatusBundle, renderStatusFrom, type MastodonStatus, type StatusBundle } from "./status";
 import { isoTime } from "./urls";
 import { accountRows } from "../db/table-rows";
 import type { AdminAccountRow, ReportRow } from "../db/schema";
@@ -75,21 +75,21 @@ export async function renderAdminReports(db: DB, cfg: Config, list: ReportRow[])
 
 /**
  * Staff see every reported status whatever its visibility and whether its author is suspended (Mastodon's admin
- * serializer does not apply the visibility policy): each status is rendered as its author would see it, with the
- * author's row unsuspended for the check only; the viewer flags are left at their defaults.
+ * serializer does not apply the visibility policy): each status is rendered as its author would see it, from a view of
+ * the loaded bundle whose authors are not suspended (the bundle itself is not changed); the viewer flags are left at
+ * their defaults.
  */
 async function renderReportedStatuses(db: DB, cfg: Config, ids: string[]): Promise<Map<string, MastodonStatus>> {
   const out = new Map<string, MastodonStatus>();
   if (!ids.length) return out;
-  const b = await loadStatusBundle(db, ids, null);
-  for (const [id, a] of b.accounts) if (a.suspendedAt) b.accounts.set(id, { ...a, suspendedAt: null });
+  const loaded = await loadStatusBundle(db, ids, null);
+  const accounts = new Map([...loaded.accounts].map(([id, a]) => [id, a.suspendedAt ? { ...a, suspendedAt: null } : a]));
   for (const id of ids) {
-    const s = b.statuses.get(id);
+    const s = loaded.statuses.get(id);
     if (!s) continue;
-    b.viewer.id = s.accountId;
-    const rendered = renderStatusFrom(cfg, b, id);
+    const asAuthor: StatusBundle = { ...loaded, accounts, viewer: { ...loaded.viewer, id: s.accountId } };
+    const rendered = renderStatusFrom(cfg, asAuthor, id);
     if (rendered) out.set(id, rendered);
   }
-  b.viewer.id = null;
   return out;
 }
