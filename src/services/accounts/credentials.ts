@@ -18,11 +18,9 @@ import { verifyPassword } from "../../lib/crypto";
 import { type CredentialFactor, claimCredentialFailures, countLoginFailure, throttleLogin } from "../../lib/rate-limit";
 import { verifySecondFactor } from "./two-factor";
 
-/** What the request gave; a factor's key present means it is checked (an absent value is a wrong one). */
-export type CredentialsGiven = { password: unknown; otp?: unknown } | { otp: unknown };
+import type { CheckCredentials, CredentialsGiven } from "./credential-types";
 
-/** Handed to a service: checks the given factors (throws 429 past a budget); true when every one is right. */
-export type CheckCredentials = (given: CredentialsGiven) => Promise<boolean>;
+export type { CheckCredentials, CredentialsGiven } from "./credential-types";
 
 /** Whose credentials: the user row's id, account, e-mail (for the login lockout) and password hash. */
 export type CredentialOwner = Pick<UserRow, "id" | "accountId" | "email"> & { passwordHash?: string };

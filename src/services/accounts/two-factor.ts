@@ -11,7 +11,7 @@ import { ApiError } from "../../lib/errors";
 import { toHex } from "../../lib/crypto";
 import { keyedHash, sealText, unsealText } from "../../lib/seal";
 import { base32Decode, base32Encode, matchTotp, otpauthUri } from "../../lib/totp";
-import type { CheckCredentials } from "./credentials";
+import type { CheckCredentials } from "./credential-types";
 
 export const RECOVERY_CODES = 10;
 const SEAL_LABEL = "tern-otp-secret";
