@@ -19,12 +19,12 @@ const LAYERS = [
   // HTTP: routes and pages, with what every route is built on (the context type, route groups) and OAuth.
   {
     name: "pages-and-api",
-    paths: ["src/context.ts", "src/route-group.ts", "src/web/", "src/api/", "src/oauth/", "src/federation/routes.ts", "src/federation/well-known.ts"],
+    paths: ["src/context.ts", "src/route-group.ts", "src/web/", "src/api/", "src/oauth/", "src/federation/http/"],
   },
   // Work after the response: the queue consumers, the cron, the effects runner, the inbox and its handlers.
   {
     name: "background",
-    paths: ["src/background/", "src/effects/notify-reads.ts", "src/federation/handlers/", "src/federation/inbox-process.ts"],
+    paths: ["src/background/", "src/effects/notify-reads.ts", "src/federation/inbox/"],
   },
   // Actions, and the federation library (resolve, fetch, normalise, sign, outbound builders, deliveries).
   {
@@ -41,7 +41,7 @@ const LAYERS = [
   { name: "effects-interface", paths: ["src/effects/"] },
   {
     name: "db-and-lib",
-    paths: ["src/db/", "src/lib/", "src/env.ts", "src/federation/safe-fetch.ts", "src/federation/ip.ts", "src/federation/outgoing.ts"],
+    paths: ["src/db/", "src/lib/", "src/env.ts", "src/net/"],
   },
 ];
 
@@ -101,9 +101,9 @@ const SENDERS = [
   },
   {
     name: "delivery-queue",
-    module: "^src/federation/delivery\\.ts$",
-    allowed: ["^src/background/queues\\.ts$", "^src/federation/outbound-send\\.ts$"],
-    what: "deliveries are queued by the outbound builders (src/federation/outbound-send.ts) and consumed by src/background/queues.ts; code that only reads delivery state belongs in a module without the DELIVERY queue",
+    module: "^src/federation/outbound/delivery\\.ts$",
+    allowed: ["^src/background/queues\\.ts$", "^src/federation/outbound/outbound-send\\.ts$"],
+    what: "deliveries are queued by the outbound builders (src/federation/outbound/outbound-send.ts) and consumed by src/background/queues.ts; code that only reads delivery state belongs in a module without the DELIVERY queue",
   },
 ];
 
@@ -151,5 +151,5 @@ module.exports = {
 // dependency-cruiser's validation of this file does not see it.
 Object.defineProperty(module.exports, "queueBindingFiles", {
   enumerable: false,
-  value: ["src/env.ts", "src/effects/send.ts", "src/effects/pending.ts", "src/federation/delivery.ts"],
+  value: ["src/env.ts", "src/effects/send.ts", "src/effects/pending.ts", "src/federation/outbound/delivery.ts"],
 });

@@ -890,7 +890,7 @@ function report({ end, cpu, rts, servicesCpu, servicesDay, cal, noopCpu, ctlCpu,
   // DELIVERY invocations (one message each): packs of a new activity's inboxes, and single inboxes (retries).
   const delOf = (pred) => cpu.delivery.filter((_, i) => pred(cpu.deliveryBatch[i]));
   const isPack = (b) => (b?.types?.pack ?? 0) > 0;
-  // The pack size (DELIVERY_PACK in src/federation/delivery.ts): the largest pack the day sent.
+  // The pack size (DELIVERY_PACK in src/federation/outbound/delivery.ts): the largest pack the day sent.
   const fullPack = Math.max(0, ...cpu.deliveryBatch.filter(isPack).map((b) => b.inboxes ?? 0));
   const fullPackCpu = summary(delOf((b) => isPack(b) && b.inboxes >= fullPack));
   const perInbox = summary(cpu.delivery.map((ms, i) => ms / Math.max(1, cpu.deliveryBatch[i]?.inboxes ?? 1)));

@@ -4,7 +4,7 @@
 // `wrangler d1 execute DB`. The SQL is made here in Node with the Worker's own algorithms (WebCrypto is in Node 20):
 // PBKDF2-SHA-256 password hashes over an HMAC pepper from SECRET_KEY_BASE (src/lib/crypto.ts), snowflake ids stored as
 // 20-digit text (src/lib/ids.ts), the usernames and e-mails sign-up accepts (src/services/accounts/local-accounts.ts), RSA-2048
-// actor keys as PEM (src/federation/keys.ts). test/e2e/admin-commands.test.mjs keeps them honest: a user made here
+// actor keys as PEM (src/federation/signing/keys.ts). test/e2e/admin-commands.test.mjs keeps them honest: a user made here
 // signs in through the Worker.
 //
 //   npm run admin -- create-user <username> <email> [--role user|moderator|admin|owner] [--password P] [--unapproved]

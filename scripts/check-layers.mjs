@@ -141,7 +141,7 @@ if (stray.length) {
   for (const s of stray) console.log(`    ${s}`);
   console.log(
     "    queue-binding: no service, route, handler or cron is handed a queue binding. Fix: record the effect on the Effects collector it is given\n" +
-      "    (src/effects/collector.ts) or return it, and let the senders (src/effects/send.ts, src/federation/delivery.ts) put it on the queue.\n",
+      "    (src/effects/collector.ts) or return it, and let the senders (src/effects/send.ts, src/federation/outbound/delivery.ts) put it on the queue.\n",
   );
 } else {
   console.log(`✔ queue bindings touched only in ${queueBindingFiles.join(", ")} (${files.length} files scanned)`);

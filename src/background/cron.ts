@@ -107,7 +107,7 @@ export function hourlyTasks(db: DB, at: number) {
  * invocation died first is still stored: items 10 to 20 minutes old go to the queue (each is seen by two runs of this
  * 5-minute task, so one missed run loses nothing; a second processing finds the item gone or changes nothing). An item
  * whose processing failed is the runner's to retry, not this sweep's: the failure moved its received_at out of this
- * window (src/federation/inbox-process.ts markRetried), so the two do not multiply its attempts.
+ * window (src/federation/inbox/inbox-process.ts markRetried), so the two do not multiply its attempts.
  */
 export async function requeueStaleInboxItems(db: DB, fx: Effects, at: number): Promise<number> {
   const rows = await db.all<{ id: string }>(sql`SELECT id FROM inbox_items

@@ -4,7 +4,7 @@ import type { DB } from "../db/client";
 import type { Effects } from "../effects/collector";
 import type { Env } from "../env";
 import { deleteStored } from "../media/store";
-import { purgeSeenSql } from "../federation/inbox-seen";
+import { purgeSeenSql } from "../federation/inbox/inbox-seen";
 
 const DAY = 24 * 60 * 60 * 1000;
 /** Deliveries retry for about two days; the stored activity must outlive the last retry. */

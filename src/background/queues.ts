@@ -1,10 +1,10 @@
 // The Queue consumers, by queue: JOBS runs effects (src/background/effects-runner.ts), DELIVERY sends signed activities to other
-// servers (src/federation/delivery.ts), and what exhausted its retries lands in the dead-letter store.
+// servers (src/federation/outbound/delivery.ts), and what exhausted its retries lands in the dead-letter store.
 import { createDb } from "../db/client";
 import { handleJobs } from "./effects-runner";
 import type { JobMessage } from "../effects/types";
 import type { Env } from "../env";
-import { handleDeliveries, type DeliveryMessage } from "../federation/delivery";
+import { handleDeliveries, type DeliveryMessage } from "../federation/outbound/delivery";
 import { storeDeadLetters } from "./dead-letters";
 
 export async function handleQueue(batch: MessageBatch<unknown>, env: Env): Promise<void> {

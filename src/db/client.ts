@@ -12,7 +12,7 @@ export type D1Client = D1Database | D1DatabaseSession;
 export type Statement = BatchItem<"sqlite">;
 
 /**
- * A batch of writes that others may join (the inbox processor's finishing statements: src/federation/handlers/
+ * A batch of writes that others may join (the inbox processor's finishing statements: src/federation/inbox/handlers/
  * context.ts withFinish): its statements, and what to call once it has committed, with its results.
  */
 export interface FinishingBatch {

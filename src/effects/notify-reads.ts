@@ -1,6 +1,6 @@
 // What `notify` effects read before they stream and push (effects-runner.ts notifyAll): who wants a push, and each
 // notification as its recipient sees it. One round trip; or none, when the write batch that made the notifications read
-// them at its end (an incoming activity processed in the invocation that took it: src/federation/handlers/context.ts
+// them at its end (an incoming activity processed in the invocation that took it: src/federation/inbox/handlers/context.ts
 // withFinish). The reads made ahead travel with the effects on their collector, in memory (Effects.carry): an effect
 // that goes to the queue leaves them behind and is read again by whoever runs it.
 import type { DB, Statement } from "../db/client";

@@ -6,7 +6,7 @@
 //   effect to the queue.
 // - A push (the `push` effect): src/push owns its tries (MAX_PUSH_ATTEMPTS, Retry-After honoured, a per-host circuit,
 //   a subscription failing for days removed); the effect itself never fails to the runner.
-// - Deliveries (DELIVERY): src/federation/delivery.ts owns its tries (16 attempts over about two days, a per-host
+// - Deliveries (DELIVERY): src/federation/outbound/delivery.ts owns its tries (16 attempts over about two days, a per-host
 //   circuit, hosts unavailable after 7 days of failures).
 // - The queue's own retries (wrangler.toml max_retries, then the dead-letter queue) are left for crashes: an invocation
 //   that died, or one that could neither re-send nor record what failed.

@@ -33,9 +33,9 @@ export type Effect =
   | { type: "status_updated"; statusId: string }
   // federation: a verified inbound activity stored in inbox_items, processed off the request path
   | { type: "inbox"; itemId: string; origin: string }
-  // federation: an outbound effect of a local action, built and delivered after the response (src/federation/outbound.ts)
+  // federation: an outbound effect of a local action, built and delivered after the response (src/federation/outbound/outbound.ts)
   | { type: "federate"; origin: string; action: FederateAction }
-  // federation: refresh a remote account's pinned statuses from its featured collection (src/federation/featured-collection.ts)
+  // federation: refresh a remote account's pinned statuses from its featured collection (src/federation/remote/featured-collection.ts)
   | { type: "fetch_featured"; accountId: string; origin: string }
   // An account's content filters changed (one per API call): streaming's filters_changed (src/services/accounts/filters.ts)
   | { type: "filters_changed"; accountId: string }
@@ -58,7 +58,7 @@ export type Effect =
   // Account data import and export (src/services/data/imports.ts, export-archive.ts): the next bounded round of each
   | { type: "import_rows"; importId: string; origin: string }
   | { type: "export_archive"; backupId: string; origin: string }
-  // What a context request's backfill could not fetch within its budget (src/federation/backfill.ts)
+  // What a context request's backfill could not fetch within its budget (src/federation/remote/backfill.ts)
   | { type: "backfill_thread"; statusId: string };
 
 /** A notification row was written (or skipped by its statement's own conditions): stream and push it. */
@@ -101,14 +101,14 @@ export type FederateAction =
    * poll ended (`final`: at once, with the final counts, hidden totals included).
    */
   | { kind: "update_poll"; statusId: string; delayed?: boolean; final?: boolean }
-  // Quote posts (src/federation/quote-outbound.ts): our QuoteRequest for a quote of a remote status; our answer to
+  // Quote posts (src/federation/outbound/quote-outbound.ts): our QuoteRequest for a quote of a remote status; our answer to
   // theirs (Accept with a QuoteAuthorization, or Reject: no row is kept, so the ids travel); the Delete of a
   // QuoteAuthorization we granted, when the quoted author revokes it
   | { kind: "quote_request"; quoteId: string }
   | { kind: "accept_quote_request"; quoteId: string }
   | { kind: "reject_quote_request"; accountId: string; requesterId: string; activityUri: string; quotedUri: string; instrumentUri: string }
   | { kind: "revoke_quote"; quoteId: string }
-  // Relays (src/federation/relays.ts): the instance actor's Follow of as:Public to a relay's inbox, and its Undo
+  // Relays (src/federation/outbound/relays.ts): the instance actor's Follow of as:Public to a relay's inbox, and its Undo
   | { kind: "relay_follow"; relayId: string; followUri: string }
   | { kind: "relay_undo"; inboxUrl: string; followUri: string }
   // Account migration (src/services/accounts/account-migration.ts): the Move of a local account to its followers' servers, and

@@ -5,7 +5,7 @@ import { mediaUrl } from "./urls";
 
 type MediaRow = typeof mediaAttachments.$inferSelect;
 
-/** media_attachments.type holds one of these (media/store.ts, federation/remote-statuses.ts write them). */
+/** media_attachments.type holds one of these (media/store.ts, federation/remote/remote-statuses.ts write them). */
 export type MastodonMediaType = "image" | "gifv" | "video" | "audio" | "unknown";
 
 /** `meta`: what the file's inspection found (original/small sizes, duration), free-form as Mastodon's, and the focus. */

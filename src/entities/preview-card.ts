@@ -1,6 +1,6 @@
 // PreviewCard (docs.joinmastodon.org/entities/PreviewCard) and Trends::Link (the card with its 7-day history), as
 // Mastodon's REST::PreviewCardSerializer and REST::Trends::LinkSerializer write them. Text fields are plain text;
-// `html` is empty or an <iframe> Tern wrote itself (federation/link-details.ts). `image` is the remote URL.
+// `html` is empty or an <iframe> Tern wrote itself (federation/remote/link-details.ts). `image` is the remote URL.
 import type { previewCards } from "../db/schema";
 import type { TagHistoryDay } from "./tag";
 import { isoTime } from "./urls";

@@ -1,6 +1,6 @@
 // Reading bodies with a byte cap, counted while streaming (a chunked body has no Content-Length to check first).
 // One implementation for request bodies (lib/params.ts, media uploads in api/v1/media.ts) and remote responses
-// (federation/safe-fetch.ts).
+// (net/safe-fetch.ts).
 
 /** Reads a stream whole, throwing `tooLarge()` as soon as more than `limit` bytes have arrived. */
 export async function readCapped(stream: ReadableStream<Uint8Array> | null, limit: number, tooLarge: () => Error): Promise<Uint8Array> {

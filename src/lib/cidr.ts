@@ -1,7 +1,7 @@
 // IP networks for admin IP rules (Mastodon's IpBlock keeps an `inet`): parsing "addr" or "addr/prefix", masking to
 // the network (IPAddr does), printing it as Mastodon serialises it ("192.0.2.0/24", "2001:db8::/32"), and matching a
 // client address. IPv4-mapped IPv6 clients (::ffff:a.b.c.d) match IPv4 rules.
-import { parseIPv4, parseIPv6 } from "../federation/ip";
+import { parseIPv4, parseIPv6 } from "../net/ip";
 
 export interface Network {
   v6: boolean;

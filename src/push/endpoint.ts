@@ -3,8 +3,8 @@
 // resources are https). Plain http is accepted only for a loopback push service when ALLOW_LOOPBACK_FETCH is on, so
 // the e2e suite can run a push service on 127.0.0.1; checkUrl itself refuses loopback unless that flag is on.
 import type { Config } from "../env";
-import { checkUrl, FetchRefused } from "../federation/safe-fetch";
-import { isLoopback } from "../federation/ip";
+import { checkUrl, FetchRefused } from "../net/safe-fetch";
+import { isLoopback } from "../net/ip";
 
 export const MAX_ENDPOINT_LENGTH = 2048;
 

@@ -2,7 +2,7 @@
 // service workers show it: {access_token, preferred_locale, notification_id, notification_type, icon, title, body}.
 // The official iOS app decodes `notification_id` as an integer, so it is written as a JSON number (its exact digits;
 // Tern's ids are 64-bit) although REST ids are strings.
-import { htmlToText } from "../federation/sanitize";
+import { htmlToText } from "../federation/remote/sanitize";
 import { utf8 } from "./base64";
 import { MAX_PLAINTEXT } from "./encrypt";
 

@@ -7,7 +7,7 @@ import { webPushSubscriptions } from "../db/schema";
 import type { Config, Env } from "../env";
 import { validationFailed } from "../lib/errors";
 import { snowflake, unpadId } from "../lib/ids";
-import { FetchRefused } from "../federation/safe-fetch";
+import { FetchRefused } from "../net/safe-fetch";
 import { base64url } from "./base64";
 import { parseClientKeys } from "./encrypt";
 import { checkPushEndpoint } from "./endpoint";

@@ -3,9 +3,9 @@
 // refusal of a suspended domain, /api/v1/admin/domain_allows and limited federation mode.
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { isDomainSuspended, resolveActor } from "../../src/federation/remote-accounts";
-import { withoutSuspended } from "../../src/federation/recipients";
-import { verifyInboxRequest } from "../../src/federation/inbox-verify";
+import { isDomainSuspended, resolveActor } from "../../src/federation/remote/remote-accounts";
+import { withoutSuspended } from "../../src/federation/outbound/recipients";
+import { verifyInboxRequest } from "../../src/federation/inbox/inbox-verify";
 import { signRequest } from "../support/signed-request";
 import { anon, cfg, db, eventually, links, makeUser, ORIGIN } from "./helpers";
 import { create, deliver, installFetchMock, note, pad, postInbox, remoteActor, runJobs, sql } from "./federation-inbox-fixtures";

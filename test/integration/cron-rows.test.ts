@@ -11,7 +11,7 @@ import { Effects } from "../../src/effects/collector";
 import type { Env } from "../../src/env";
 import { countingD1, type D1Count } from "../../src/lib/d1-counter";
 import { padId, snowflake } from "../../src/lib/ids";
-import { seenDay } from "../../src/federation/inbox-seen";
+import { seenDay } from "../../src/federation/inbox/inbox-seen";
 import { refreshLinkTrends, refreshStatusTrends, refreshTagTrends } from "../../src/trends/refresh";
 
 const HOUR = 3_600_000;

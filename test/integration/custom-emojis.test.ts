@@ -5,8 +5,8 @@
 // adds a D1 round trip to the home timeline, notifications or verify_credentials.
 import { env, SELF } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { normalizeActor } from "../../src/federation/normalize";
-import { upsertRemoteAccount } from "../../src/federation/remote-accounts";
+import { normalizeActor } from "../../src/federation/remote/normalize";
+import { upsertRemoteAccount } from "../../src/federation/remote/remote-accounts";
 import { ORIGIN, db, makeUser, type Res, type TestUser } from "./helpers";
 import { create, deliver, installFetchMock, newId, note, pad, remoteActor, sql, type RemoteActor } from "./federation-inbox-fixtures";
 import { addFollow, remoteAccount, take } from "./federation-outbound-fixtures";

@@ -1,4 +1,4 @@
-// One retry owner for deliveries (src/effects/retry.ts): src/federation/delivery.ts owns a delivery's tries
+// One retry owner for deliveries (src/effects/retry.ts): src/federation/outbound/delivery.ts owns a delivery's tries
 // (MAX_ATTEMPTS, n⁴ + 15 s, Retry-After, a per-host circuit, hosts unavailable after 7 days of failures), and the
 // DELIVERY queue's own retries (max_retries, then the dead-letter queue) are left for an invocation that crashed. Each
 // failure kind of a remote inbox (a thrown fetch as on a DNS failure, a server that never answers, 5xx, 4xx, 429 with
@@ -10,8 +10,8 @@
 import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Env } from "../../src/env";
-import { CIRCUIT_THRESHOLD } from "../../src/federation/circuits";
-import { type DeliveryMessage, handleDeliveries, inboxesOf, MAX_ATTEMPTS, retryDelaySeconds } from "../../src/federation/delivery";
+import { CIRCUIT_THRESHOLD } from "../../src/federation/outbound/circuits";
+import { type DeliveryMessage, handleDeliveries, inboxesOf, MAX_ATTEMPTS, retryDelaySeconds } from "../../src/federation/outbound/delivery";
 import { pad } from "./federation-inbox-fixtures";
 import { addFollow, remoteAccount } from "./federation-outbound-fixtures";
 import { makeUser, type TestUser } from "./helpers";

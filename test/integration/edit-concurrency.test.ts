@@ -1,4 +1,4 @@
-// Concurrent edits of one status serialise (src/services/statuses/edit-status.ts, src/federation/remote-statuses.ts): each
+// Concurrent edits of one status serialise (src/services/statuses/edit-status.ts, src/federation/remote/remote-statuses.ts): each
 // edit applies on top of the state it read, or reads again and retries, so the history is the original plus one
 // entry per applied edit, oldest first, its last entry the status as it now is (Mastodon takes a row lock).
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";

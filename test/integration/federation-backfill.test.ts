@@ -1,11 +1,11 @@
-// Conversation backfill (src/federation/backfill.ts): GET /api/v1/statuses/:id/context of a remote status fetches the
+// Conversation backfill (src/federation/remote/backfill.ts): GET /api/v1/statuses/:id/context of a remote status fetches the
 // thread's missing ancestors and replies through the guarded fetch, within a budget of fetches, depth and time, never
 // again within the cooldown, and never for signed-out visitors; what is found is not fanned out to home feeds.
 import { env, fetchMock } from "cloudflare:test";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi, type MockInstance } from "vitest";
 import { createDb } from "../../src/db/client";
 import { runJob } from "../../src/background/effects-runner";
-import { REQUEST_BUDGET } from "../../src/federation/backfill";
+import { REQUEST_BUDGET } from "../../src/federation/remote/backfill";
 import { anon, eventually, makeUser } from "./helpers";
 import { create, deliver, installFetchMock, note, pad, type RemoteActor, remoteActor, replyWithoutParent, serveJson, sql } from "./federation-inbox-fixtures";
 import { queued, unpack } from "./queues";

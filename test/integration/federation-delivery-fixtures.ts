@@ -2,7 +2,7 @@
 // object that records what the consumer did with each message.
 import { env, fetchMock } from "cloudflare:test";
 import { expect } from "vitest";
-import { handleDeliveries, type DeliveryMessage } from "../../src/federation/delivery";
+import { handleDeliveries, type DeliveryMessage } from "../../src/federation/outbound/delivery";
 import { makeUser } from "./helpers";
 import { addFollow, remoteAccount } from "./federation-outbound-fixtures";
 import { queued, runQueuedJobs } from "./queues";

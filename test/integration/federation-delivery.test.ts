@@ -2,14 +2,14 @@
 // with growing delays, dropped 4xx, failure days and unavailable hosts, and recovery.
 import { env, fetchMock } from "cloudflare:test";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { checkSignedRequest, parseSignatureHeader, verifyWithKey } from "../../src/federation/signatures";
+import { checkSignedRequest, parseSignatureHeader, verifyWithKey } from "../../src/federation/signing/signatures";
 import { ORIGIN } from "./helpers";
 import { queued } from "./queues";
 import { deliverNow, deliveryBatch, pendingDelivery, peer, sendCalls } from "./federation-delivery-fixtures";
 import { addFollow, remoteAccount } from "./federation-outbound-fixtures";
 import { makeUser } from "./helpers";
 import { runQueuedJobs } from "./queues";
-import { DELIVERY_PACK, type DeliveryMessage, handleDeliveries } from "../../src/federation/delivery";
+import { DELIVERY_PACK, type DeliveryMessage, handleDeliveries } from "../../src/federation/outbound/delivery";
 
 beforeAll(() => {
   fetchMock.activate();

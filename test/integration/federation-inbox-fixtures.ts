@@ -4,7 +4,7 @@
 import { createExecutionContext, env, fetchMock, SELF, waitOnExecutionContext } from "cloudflare:test";
 import worker from "../../src/index";
 import { createDb } from "../../src/db/client";
-import { generateKeyPair } from "../../src/federation/keys";
+import { generateKeyPair } from "../../src/federation/signing/keys";
 import { signRequest } from "../support/signed-request";
 import { runJob } from "../../src/background/effects-runner";
 import type { JobMessage } from "../../src/effects/types";

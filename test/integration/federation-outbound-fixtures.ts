@@ -2,7 +2,7 @@
 // (activity_outbox rows and the DELIVERY messages captured by queues.ts).
 import { env } from "cloudflare:test";
 import { snowflake } from "../../src/lib/ids";
-import { inboxesOf } from "../../src/federation/delivery";
+import { inboxesOf } from "../../src/federation/outbound/delivery";
 import { queued, runQueuedJobs } from "./queues";
 
 export const PUBLIC = "https://www.w3.org/ns/activitystreams#Public";

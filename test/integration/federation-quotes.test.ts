@@ -5,7 +5,7 @@ import { env, SELF } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
 import { runJob } from "../../src/background/effects-runner";
-import { inboxesOf } from "../../src/federation/delivery";
+import { inboxesOf } from "../../src/federation/outbound/delivery";
 import type { JobMessage } from "../../src/effects/types";
 import { makeUser, ORIGIN } from "./helpers";
 import { AS_PUBLIC, create, deliver, installFetchMock, newId, note, remoteActor, serveJson, sql, type RemoteActor } from "./federation-inbox-fixtures";

@@ -2,7 +2,7 @@
 // peer, and the fetch guard on the way (security D1, D3, D5, D6, D9).
 import { env, fetchMock } from "cloudflare:test";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi, type MockInstance } from "vitest";
-import { resolveActor, resolveHandle, ResolveError } from "../../src/federation/remote-accounts";
+import { resolveActor, resolveHandle, ResolveError } from "../../src/federation/remote/remote-accounts";
 import { anon, cfg, db, makeUser } from "./helpers";
 
 const HOST = "https://remote.example";

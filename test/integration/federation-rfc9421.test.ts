@@ -4,10 +4,10 @@
 // once with the other one, and remember what worked (`signature_specs`).
 import { env, fetchMock, SELF } from "cloudflare:test";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { resolveActor } from "../../src/federation/remote-accounts";
-import { clearSignatureSpecCache } from "../../src/federation/rfc9421";
+import { resolveActor } from "../../src/federation/remote/remote-accounts";
+import { clearSignatureSpecCache } from "../../src/federation/signing/rfc9421";
 import { signRequestRfc9421 } from "../support/signed-request";
-import { checkSignedRequest, parseRequestSignature, verifyWithKey } from "../../src/federation/signatures";
+import { checkSignedRequest, parseRequestSignature, verifyWithKey } from "../../src/federation/signing/signatures";
 import { base64 } from "../../src/lib/crypto";
 import { cfg, db, makeUser, ORIGIN } from "./helpers";
 import { deliverNow, pendingDelivery, peer } from "./federation-delivery-fixtures";
@@ -23,7 +23,7 @@ const pad = (id: string) => id.padStart(20, "0");
 const specOf = async (host: string) =>
   (await env.DB.prepare("SELECT spec FROM signature_specs WHERE host = ?").bind(host).first<{ spec: string }>())?.spec ?? null;
 
-/** A hand-made RFC 9421 signature (independent of src/federation/rfc9421.ts), for variations Tern never sends. */
+/** A hand-made RFC 9421 signature (independent of src/federation/signing/rfc9421.ts), for variations Tern never sends. */
 async function sign9421(
   url: string,
   body: string,

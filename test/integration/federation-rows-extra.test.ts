@@ -1,7 +1,7 @@
 // Security rows C15 and D4, not covered elsewhere.
 import { fetchMock } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { FetchRefused, safeFetch } from "../../src/federation/safe-fetch";
+import { FetchRefused, safeFetch } from "../../src/net/safe-fetch";
 import { AS_PUBLIC, create, installFetchMock, note, postInbox, remoteActor, runJobs, sql } from "./federation-inbox-fixtures";
 
 beforeAll(() => installFetchMock());

@@ -1,8 +1,8 @@
 // Hostile inbound requests (security.md rows C1-C24) at the HTTP level and through processing.
 import { env, runInDurableObject, SELF } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { INBOX_HOST_FREE } from "../../src/federation/inbox-verify";
-import { rsaSign } from "../../src/federation/keys";
+import { INBOX_HOST_FREE } from "../../src/federation/inbox/inbox-verify";
+import { rsaSign } from "../../src/federation/signing/keys";
 import { base64 } from "../../src/lib/crypto";
 import { makeUser, ORIGIN } from "./helpers";
 import {

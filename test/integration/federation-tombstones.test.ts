@@ -2,8 +2,8 @@ import { createMessageBatch, env, getQueueResult, createExecutionContext } from 
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index";
 import { domainBlocks } from "../../src/db/schema";
-import { upsertRemoteAccount } from "../../src/federation/remote-accounts";
-import { normalizeActor } from "../../src/federation/normalize";
+import { upsertRemoteAccount } from "../../src/federation/remote/remote-accounts";
+import { normalizeActor } from "../../src/federation/remote/normalize";
 import { db, makeUser, ORIGIN } from "./helpers";
 import { SELF } from "cloudflare:test";
 

@@ -4,8 +4,8 @@
 // change nothing, in particular not the accepted time window.
 import { SELF } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { rsaSign } from "../../src/federation/keys";
-import { checkUrl, FetchRefused } from "../../src/federation/safe-fetch";
+import { rsaSign } from "../../src/federation/signing/keys";
+import { checkUrl, FetchRefused } from "../../src/net/safe-fetch";
 import { base64 } from "../../src/lib/crypto";
 import { ORIGIN } from "./helpers";
 import { installFetchMock, newId, remoteActor, serveJson, type RemoteActor } from "./federation-inbox-fixtures";

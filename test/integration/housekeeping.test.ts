@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { OUTBOX_KEEP_MS, pruneFederationState } from "../../src/background/housekeeping";
-import { firstKeptDay, SEEN_KEEP_DAYS, seenDay } from "../../src/federation/inbox-seen";
+import { firstKeptDay, SEEN_KEEP_DAYS, seenDay } from "../../src/federation/inbox/inbox-seen";
 import { db } from "./helpers";
 
 const count = async (table: string) => ((await env.DB.prepare(`SELECT count(*) AS n FROM ${table}`).first()) as { n: number }).n;

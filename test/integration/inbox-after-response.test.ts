@@ -9,7 +9,7 @@ import { createDb } from "../../src/db/client";
 import { Effects } from "../../src/effects/collector";
 import { runJob } from "../../src/background/effects-runner";
 import { requeueStaleInboxItems, STALE_INBOX_AFTER_MS } from "../../src/background/cron";
-import { processInboxItem, storeInboxItem } from "../../src/federation/inbox-process";
+import { processInboxItem, storeInboxItem } from "../../src/federation/inbox/inbox-process";
 import { countingD1 } from "../../src/lib/d1-counter";
 import { signRequest } from "../support/signed-request";
 import { makeUser, ORIGIN } from "./helpers";

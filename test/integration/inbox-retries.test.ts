@@ -13,7 +13,7 @@ import { handleJobs, runHere } from "../../src/background/effects-runner";
 import { sendEffects } from "../../src/effects/send";
 import type { Effect, JobMessage } from "../../src/effects/types";
 import type { Env } from "../../src/env";
-import { storeInboxItem } from "../../src/federation/inbox-process";
+import { storeInboxItem } from "../../src/federation/inbox/inbox-process";
 import { remoteAccount } from "./federation-outbound-fixtures";
 import { ORIGIN } from "./helpers";
 import { simulatedQueue } from "./simulated-queue";

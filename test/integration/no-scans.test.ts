@@ -13,7 +13,7 @@ import { type D1Client, d1Observer } from "../../src/db/client";
 import { users } from "../../src/db/schema";
 import { Effects } from "../../src/effects/collector";
 import { padId } from "../../src/lib/ids";
-import { resolveActor } from "../../src/federation/remote-accounts";
+import { resolveActor } from "../../src/federation/remote/remote-accounts";
 import { authorizedApps, revokeAuthorizedApp } from "../../src/services/accounts/authorized-apps";
 import { changePassword } from "../../src/services/accounts/password-change";
 import { registerAccount } from "../../src/services/accounts/registration";

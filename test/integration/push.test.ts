@@ -3,7 +3,7 @@
 // advertises (made once and stored when the operator sets none).
 import { env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { FetchRefused } from "../../src/federation/safe-fetch";
+import { FetchRefused } from "../../src/net/safe-fetch";
 import { padId } from "../../src/lib/ids";
 import { checkPushEndpoint } from "../../src/push/endpoint";
 import { loadVapidKeys, vapidJwt, vapidPublicKey } from "../../src/push/keys";

@@ -4,7 +4,7 @@
 import { env } from "cloudflare:test";
 import { vi } from "vitest";
 import { createDb } from "../../src/db/client";
-import { type DeliveryMessage, inboxesOf } from "../../src/federation/delivery";
+import { type DeliveryMessage, inboxesOf } from "../../src/federation/outbound/delivery";
 import { runJob } from "../../src/background/effects-runner";
 import type { Effect, JobMessage } from "../../src/effects/types";
 

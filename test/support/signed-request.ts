@@ -1,8 +1,8 @@
 // Signing a whole Request, for tests that build inbox POSTs and signed GETs by hand. Tern itself signs plain data
-// (src/federation/outgoing.ts: signCavage, signOutgoingRfc9421) and never makes a Request to sign.
-import { type Outgoing, outgoingOf } from "../../src/federation/outgoing";
-import { signOutgoingRfc9421 } from "../../src/federation/rfc9421";
-import { signCavage } from "../../src/federation/signatures";
+// (src/net/outgoing.ts: signCavage, signOutgoingRfc9421) and never makes a Request to sign.
+import { type Outgoing, outgoingOf } from "../../src/net/outgoing";
+import { signOutgoingRfc9421 } from "../../src/federation/signing/rfc9421";
+import { signCavage } from "../../src/federation/signing/signatures";
 
 function outgoingFromRequest(req: Request, body?: string): Outgoing {
   const method = req.method.toUpperCase() === "POST" ? "POST" : "GET";

@@ -7,9 +7,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Config } from "../../src/env";
-import { baseFetchOptions } from "../../src/federation/fetch-options";
-import { isBlockedAddress, parseIPv6, parseIPv6Bytes } from "../../src/federation/ip";
-import { checkUrl, FetchRefused } from "../../src/federation/safe-fetch";
+import { baseFetchOptions } from "../../src/federation/remote/fetch-options";
+import { isBlockedAddress, parseIPv6, parseIPv6Bytes } from "../../src/net/ip";
+import { checkUrl, FetchRefused } from "../../src/net/safe-fetch";
 import { checkPushEndpoint } from "../../src/push/endpoint";
 
 const cfg = { domain: "tern.test", allowLoopbackFetch: false } as Config;

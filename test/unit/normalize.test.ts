@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { normalizeActivity, normalizeActor, normalizeNote, PUBLIC, visibilityFromAudience } from "../../src/federation/normalize";
+import { normalizeActivity, normalizeActor, normalizeNote, PUBLIC, visibilityFromAudience } from "../../src/federation/remote/normalize";
 import * as fx from "./fixtures/activitypub";
 
 describe("ActivityPub normaliser", () => {

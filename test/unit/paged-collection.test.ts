@@ -1,10 +1,10 @@
-// Reading remote collections (src/federation/paged-collection.ts) in every shape the servers Tern meets send for
+// Reading remote collections (src/federation/remote/paged-collection.ts) in every shape the servers Tern meets send for
 // replies and featured collections: Mastodon (a Collection with an embedded first page and a `next` link), GoToSocial
 // (a first page by link whose id differs in its query), Hollo/Fedify (cursor pages with `partOf`), Pleroma/Akkoma
 // (embedded first page of IRIs), Misskey (no collection), featured collections of embedded Notes or of IRIs, a bare
 // page; and what is refused: another host, a page claiming another id, a `next` loop, the fetch and item limits.
 import { describe, expect, it, vi } from "vitest";
-import { readCollectionItems, sameDocument } from "../../src/federation/paged-collection";
+import { readCollectionItems, sameDocument } from "../../src/federation/remote/paged-collection";
 
 type Doc = Record<string, unknown>;
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { isBlockedAddress, parseIPv6 } from "../../src/federation/ip";
-import { checkUrl, FetchRefused } from "../../src/federation/safe-fetch";
+import { isBlockedAddress, parseIPv6 } from "../../src/net/ip";
+import { checkUrl, FetchRefused } from "../../src/net/safe-fetch";
 
 const refused = (url: string, opts = {}) => {
   expect(() => checkUrl(url, opts), url).toThrow(FetchRefused);

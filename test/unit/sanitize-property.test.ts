@@ -6,7 +6,7 @@
 import fc from "fast-check";
 import { defaultTreeAdapter, html as h, parseFragment, serialize, type DefaultTreeAdapterMap } from "parse5";
 import { describe, expect, it } from "vitest";
-import { plainText, sanitizeHtml } from "../../src/federation/sanitize";
+import { plainText, sanitizeHtml } from "../../src/federation/remote/sanitize";
 
 type Node = DefaultTreeAdapterMap["node"];
 type Element = DefaultTreeAdapterMap["element"];

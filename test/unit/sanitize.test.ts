@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { sanitizeHtml } from "../../src/federation/sanitize";
+import { sanitizeHtml } from "../../src/federation/remote/sanitize";
 
 describe("remote HTML sanitiser (security E1-E5, Mastodon's strict config)", () => {
   it("E1: strips scripts, handlers, styles and frames", async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { generateKeyPair } from "../../src/federation/keys";
-import { checkSignedRequest, parseSignatureHeader, SignatureError, verifyWithKey } from "../../src/federation/signatures";
+import { generateKeyPair } from "../../src/federation/signing/keys";
+import { checkSignedRequest, parseSignatureHeader, SignatureError, verifyWithKey } from "../../src/federation/signing/signatures";
 import { signRequest } from "../support/signed-request";
 
 const keys = await generateKeyPair();

@@ -34,7 +34,7 @@ import { endorse, endorsementsPage, unendorse } from "../../services/relationshi
 import { follow, removeFromFollowers, unfollow } from "../../services/relationships/follows";
 import { mute, unmute } from "../../services/relationships/mutes";
 import { updateProfile } from "../../services/accounts/profile";
-import { refreshFeaturedIfStale } from "../../federation/featured-collection";
+import { refreshFeaturedIfStale } from "../../federation/remote/featured-collection";
 import { movedAccountOf } from "../../services/accounts/account-migration";
 import { searchAccounts } from "../../queries/search";
 

@@ -1,5 +1,5 @@
 // POST /api/v1/follows: follow by address (`user`, `@user@domain`). Unknown remote accounts are resolved through
-// WebFinger first (src/federation/resolve.ts).
+// WebFinger first (src/federation/remote/resolve.ts).
 import { routeGroup } from "../../route-group";
 import { z } from "zod";
 import { notFound } from "../../lib/errors";
@@ -9,7 +9,7 @@ import { me, requireUser } from "../../oauth/guard";
 import { lookupAccount } from "../../queries/accounts";
 import { follow } from "../../services/relationships/follows";
 import { readFollowOptions } from "./accounts";
-import { resolveForFollow } from "../../federation/resolve";
+import { resolveForFollow } from "../../federation/remote/resolve";
 
 const r = routeGroup();
 

@@ -24,7 +24,7 @@ import { pin, unpin } from "../../services/interactions/pins";
 import { reblog, unreblog } from "../../services/interactions/reblogs";
 import { postStatus } from "../../services/statuses/post-status";
 import { statusContext } from "../../queries/status-context";
-import { backfillForContext } from "../../federation/backfill";
+import { backfillForContext } from "../../federation/remote/backfill";
 import { quoteRoutes } from "./quotes";
 
 const r = routeGroup();
@@ -124,7 +124,7 @@ r.get("/:id/source", requireUser("read:statuses"), async (c) => {
 });
 
 r.get("/:id/context", scopeIfToken("read:statuses"), async (c) => {
-  // A remote thread's missing statuses are fetched first, within a fixed budget (src/federation/backfill.ts).
+  // A remote thread's missing statuses are fetched first, within a fixed budget (src/federation/remote/backfill.ts).
   await backfillForContext(c.get("db"), c.get("config"), c.get("fx"), pathId(c), viewerAccountId(c));
   return c.json(await statusContext(c.get("db"), c.get("config"), pathId(c), viewerAccountId(c)));
 });

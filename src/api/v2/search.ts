@@ -12,7 +12,7 @@ import { viewerAccountId } from "../../oauth/guard";
 import { scopeAllows } from "../../oauth/scopes";
 import { searchAccounts, searchStatusIds, type SearchOptions } from "../../queries/search";
 import { searchTags, validTagName } from "../../services/statuses/tags-follow";
-import { resolveForSearch } from "../../federation/resolve";
+import { resolveForSearch } from "../../federation/remote/resolve";
 
 const r = routeGroup();
 

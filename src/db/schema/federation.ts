@@ -19,7 +19,7 @@ export const activityOutbox = lazyTable(() =>
 /**
  * Inbound activities already processed (by id, or sha256 of the body when there is none), by the day (UTC days since
  * the epoch) they were: repeats are no-ops. A WITHOUT ROWID table keyed by (day, activity_id) and nothing else
- * (migrations/0036): one D1 row written per activity; the purge drops whole days (src/federation/inbox-seen.ts).
+ * (migrations/0036): one D1 row written per activity; the purge drops whole days (src/federation/inbox/inbox-seen.ts).
  */
 export const inboxSeen = lazyTable(() =>
   sqliteTable(

@@ -27,7 +27,7 @@ export const relays = lazyTable(() =>
   ),
 );
 
-/** When a thread's missing ancestors and replies were last fetched (src/federation/backfill.ts). */
+/** When a thread's missing ancestors and replies were last fetched (src/federation/remote/backfill.ts). */
 export const threadBackfills = lazyTable(() =>
   sqliteTable("thread_backfills", {
     conversationId: id("conversation_id").primaryKey(),

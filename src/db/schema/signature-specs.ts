@@ -3,7 +3,7 @@ import { lazyTable } from "./lazy-table";
 import { ms } from "./types";
 
 /**
- * Double knocking (src/federation/rfc9421.ts): the HTTP signature spec a remote host verified ("rfc9421" or
+ * Double knocking (src/federation/signing/rfc9421.ts): the HTTP signature spec a remote host verified ("rfc9421" or
  * "draft-cavage"), or that it signed its own requests with. A host without a row is signed draft-cavage first.
  */
 export const signatureSpecs = lazyTable(() =>

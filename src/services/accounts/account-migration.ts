@@ -7,7 +7,7 @@
 //   alsoKnownAs; `moved_to_account_id` is set with an account_migrations row (30-day cooldown) in one batch; then a
 //   Move {actor: old, object: old, target: new} goes to the followers' servers, an Update{Person} carries `movedTo`,
 //   and the local followers are moved (`move_followers` rounds below);
-// - moving in (src/federation/handlers/move.ts → acceptMove): a remote account's Move whose target (local or remote,
+// - moving in (src/federation/inbox/handlers/move.ts → acceptMove): a remote account's Move whose target (local or remote,
 //   fetched fresh) lists the origin in alsoKnownAs sets the origin's moved_to and moves its local followers.
 // Moving followers (moveFollowersRound, Mastodon's MoveWorker#queue_follow_unfollows! + UnfollowFollowWorker): each
 // local follower of the old account follows the new one with the same options (a follow at once when the new account
@@ -24,8 +24,8 @@ import type { NotifyEffect } from "../../effects/types";
 import type { Config } from "../../env";
 import { ApiError, forbidden, notFound, validationFailed } from "../../lib/errors";
 import { padId, snowflake } from "../../lib/ids";
-import { remoteQuery, resolveRemoteAccount } from "../../federation/resolve";
-import { ResolveError, resolveActor } from "../../federation/remote-accounts";
+import { remoteQuery, resolveRemoteAccount } from "../../federation/remote/resolve";
+import { ResolveError, resolveActor } from "../../federation/remote/remote-accounts";
 import type { CheckCredentials } from "./credentials";
 import { endFollow, exec } from "../relationships/follows";
 import { notificationWrite } from "../notifications/notifications";

@@ -16,7 +16,7 @@
 import { sql } from "drizzle-orm";
 import { type DB, runBatch, type Statement } from "../../db/client";
 import type { Effects } from "../../effects/collector";
-import { followerInboxes, followingInboxes } from "../../federation/recipients";
+import { followerInboxes, followingInboxes } from "../../federation/outbound/recipients";
 import { forbidden } from "../../lib/errors";
 import { padId } from "../../lib/ids";
 import { getAdminAccount, logStatement, type Moderator } from "../admin/accounts";

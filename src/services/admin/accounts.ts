@@ -24,7 +24,7 @@ import {
   webSessions,
 } from "../../db/schema";
 import type { Effects } from "../../effects/collector";
-import { INSTANCE_ACTOR_USERNAME } from "../../federation/instance-actor";
+import { INSTANCE_ACTOR_USERNAME } from "../../federation/outbound/instance-actor";
 import { forbidden, notFound, validationFailed } from "../../lib/errors";
 import { padId } from "../../lib/ids";
 import type { Page } from "../../lib/pagination";

@@ -1,7 +1,7 @@
 // Relays, the admin side (Mastodon's Admin::RelaysController and Relay#enable!/#disable!): adding a relay stores it
 // pending and sends the instance actor's Follow of as:Public to its inbox; enabling again sends a new Follow;
 // disabling or removing an enabled relay sends Undo{Follow}. Each change and its admin_action_logs row are one batch;
-// the activities leave as `federate` effects (src/federation/relays.ts builds and delivers them).
+// the activities leave as `federate` effects (src/federation/outbound/relays.ts builds and delivers them).
 import { asc, eq } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { adminActionLogs, type RelayState, relays } from "../../db/schema";
@@ -9,9 +9,9 @@ import type { Effects } from "../../effects/collector";
 import type { Config } from "../../env";
 import { notFound, validationFailed } from "../../lib/errors";
 import { snowflake } from "../../lib/ids";
-import { baseFetchOptions } from "../../federation/fetch-options";
-import { relayFollowUri } from "../../federation/relays";
-import { checkUrl, FetchRefused } from "../../federation/safe-fetch";
+import { baseFetchOptions } from "../../federation/remote/fetch-options";
+import { relayFollowUri } from "../../federation/outbound/relays";
+import { checkUrl, FetchRefused } from "../../net/safe-fetch";
 import type { Staff } from "./log";
 import type { RelayRow } from "../../db/schema";
 

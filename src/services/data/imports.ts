@@ -13,9 +13,9 @@ import { accountDomainBlocks, accounts, blocks, bookmarks, bulkImportRows, bulkI
 import type { AccountRow, BulkImportRow } from "../../db/schema";
 import type { Effects } from "../../effects/collector";
 import type { Config } from "../../env";
-import { resolveRemoteAccount } from "../../federation/resolve";
-import { statusByUri } from "../../federation/resolution";
-import { newResolution, resolveStatus } from "../../federation/resolve-status";
+import { resolveRemoteAccount } from "../../federation/remote/resolve";
+import { statusByUri } from "../../federation/remote/resolution";
+import { newResolution, resolveStatus } from "../../federation/remote/resolve-status";
 import { ApiError, validationFailed } from "../../lib/errors";
 import { padId, snowflake } from "../../lib/ids";
 import { block, unblock } from "../relationships/blocks";

@@ -1,5 +1,5 @@
 // Favourites. `favouriteChange` and `unfavouriteChange` are the one favourite, whether a local user favourites
-// (REST) or a remote actor's Like arrives (federation/handlers/announce.ts): same rows, same notification, same effects.
+// (REST) or a remote actor's Like arrives (federation/inbox/handlers/announce.ts): same rows, same notification, same effects.
 import { sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { DB } from "../../db/client";

@@ -1,6 +1,6 @@
 // Pinned statuses: own statuses of any visibility, not reblogs, at most MAX_PINNED_STATUSES for a local account;
 // federated as Add/Remove on the featured collection. This module is the one writer of status_pins rows: a local
-// user's pin (REST), a remote actor's Add/Remove (federation/handlers/featured.ts) and a remote featured collection
+// user's pin (REST), a remote actor's Add/Remove (federation/inbox/handlers/featured.ts) and a remote featured collection
 // read whole (the fetch_featured job: background/effects-runner.ts) all write them through pinStatement,
 // unpinStatement and replaceRemotePins. (A deleted status's or account's pins go in that deletion's batch:
 // services/statuses/delete-status.ts, services/accounts/delete-account.ts.)

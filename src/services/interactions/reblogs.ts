@@ -1,6 +1,6 @@
 // Reblogs (boosts) of a status and their undo. A reblog is a status row pointing at the original; it is fanned out
 // like a post and federated as an Announce. `reblogChange` is the one boost, whether a local user boosts (REST) or a
-// remote actor's Announce arrives (federation/handlers/announce.ts): same row, same notification, same effects.
+// remote actor's Announce arrives (federation/inbox/handlers/announce.ts): same row, same notification, same effects.
 import { and, eq, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { DB } from "../../db/client";

@@ -154,7 +154,7 @@ export function severStatements(db: DB, a: string, b: string): BatchItem<"sqlite
 /**
  * A state change: the statements for the action's batch, and the effects to record once that batch committed
  * (`effects(fx)`, called by whoever ran the batch). `notify`: the `notify` effects among them, for a batch that reads
- * ahead what they will read (an inbox handler's last batch: src/federation/handlers/context.ts withFinish).
+ * ahead what they will read (an inbox handler's last batch: src/federation/inbox/handlers/context.ts withFinish).
  */
 export interface Change {
   stmts: BatchItem<"sqlite">[];

@@ -19,7 +19,7 @@ import type { Effects } from "../../effects/collector";
 import { conversationsAfterDeleteStatements } from "../interactions/conversations";
 import { type DeletedStatusRow, statusStreamInfoStatement, toDeletedStatusInfo } from "../../streaming/publish";
 import { type FeedEntryRow, feedEntriesStatement, toFeedRemoval } from "../../timelines/fanout";
-import { interactedInboxes } from "../../federation/recipients";
+import { interactedInboxes } from "../../federation/outbound/recipients";
 import { statusNotificationsDeleteStatement } from "../notifications/notifications";
 
 /** Statements removing a status and everything hanging off it, reblogs of it included (those go last). */

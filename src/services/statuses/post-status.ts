@@ -19,7 +19,7 @@ import type { UserViewer } from "../../oauth/guard";
 import type { AccountRow, StoredEmoji } from "../../db/schema";
 import type { Effects } from "../../effects/collector";
 import type { NotifyEffect } from "../../effects/types";
-import { resolveMentionHandles } from "../../federation/resolve";
+import { resolveMentionHandles } from "../../federation/remote/resolve";
 import { notificationWrites } from "../notifications/notifications";
 import { newPollRow, validatePoll, type PollInput, type PollRow, type ValidPoll } from "./polls";
 import { cardUrlOfText } from "./preview-cards";

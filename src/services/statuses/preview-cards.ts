@@ -1,8 +1,8 @@
 // Preview cards (link previews): the `fetch_card` effect's work, as Mastodon's FetchLinkCardService and
 // FetchLinkCardForURLService do it. The first http(s) link of a status that is not a mention, a hashtag or a link to
-// this server is fetched through the SSRF guard (federation/safe-fetch.ts: public addresses only, ≤3 redirects each
+// this server is fetched through the SSRF guard (net/safe-fetch.ts: public addresses only, ≤3 redirects each
 // re-checked, a 15 s deadline, HTML only, at most 1 MB read and only the <head> parsed), its OpenGraph / oEmbed read
-// (federation/link-details.ts), and the card stored once per URL and attached to the status. A card is reused for two
+// (federation/remote/link-details.ts), and the card stored once per URL and attached to the status. A card is reused for two
 // weeks, then refetched when a status links it again. The card image stays a remote URL (no media cache yet).
 //
 // Mastodon crawls every new status, local or remote, media and polls included, and again after an edit that changed
@@ -12,9 +12,9 @@ import type { DB } from "../../db/client";
 import { settingStatement } from "../../db/setting-statement";
 import { accounts, mentions, statusPreviewCards, statuses } from "../../db/schema";
 import type { Config } from "../../env";
-import { baseFetchOptions } from "../../federation/fetch-options";
-import { type CardFields, oembedCard, oembedEndpoint, opengraphCard, parsePage } from "../../federation/link-details";
-import { checkUrl, FetchRefused, safeFetch } from "../../federation/safe-fetch";
+import { baseFetchOptions } from "../../federation/remote/fetch-options";
+import { type CardFields, oembedCard, oembedEndpoint, opengraphCard, parsePage } from "../../federation/remote/link-details";
+import { checkUrl, FetchRefused, safeFetch } from "../../net/safe-fetch";
 import { padId, snowflake, unpadId } from "../../lib/ids";
 import { extractEntities } from "../../lib/text";
 import { httpUrl } from "../../lib/urls";

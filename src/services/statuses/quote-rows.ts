@@ -1,9 +1,9 @@
 // The one writer of `quotes` rows (migrations/0022_quotes.sql): the insert, whether a local post attaches its quote
-// (quotes.ts attachQuoteStatements) or a remote Note arrives quoting something (federation/quotes-inbound.ts), and every
+// (quotes.ts attachQuoteStatements) or a remote Note arrives quoting something (federation/remote/quotes-inbound.ts), and every
 // state change, whichever road causes it: a quoted author revoking through the API or by a Delete of their
 // QuoteAuthorization, an Accept or Reject of our QuoteRequest, a remote QuoteRequest granted, a stamp on an updated Note.
 // Apart from quotes.ts (the quote actions, with their reads, rules, notifications and effects) because ingestion writes
-// quotes too: federation/quotes-inbound.ts is the remote-object side that resolving and ingesting statuses use, in the
+// quotes too: federation/remote/quotes-inbound.ts is the remote-object side that resolving and ingesting statuses use, in the
 // services layer but below the actions. This file reaches nothing but the schema, so ingestion importing it pulls in no
 // service and risks no import cycle; a row writer under src/db would do as much, but the state rules (rejectedState)
 // are Mastodon's Quote model, a service's subject.

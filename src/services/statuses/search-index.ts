@@ -7,7 +7,7 @@
 // options and the media descriptions.
 import { sql } from "drizzle-orm";
 import type { DB, Statement } from "../../db/client";
-import { plainText } from "../../federation/sanitize";
+import { plainText } from "../../federation/remote/sanitize";
 import { padId } from "../../lib/ids";
 
 /** Longest text indexed per status (a remote article can be long; a local status is at most 500 characters + media). */

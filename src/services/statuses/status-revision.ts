@@ -4,7 +4,7 @@
 // whose second aborts the whole batch when that moved no row. An edit that lost a race to another therefore writes
 // nothing (no history entry, no second copy of the original, no notification) and is read and applied again on the
 // state that won, a bounded number of times. Used by the REST edit (edit-status.ts) and Update{Note} received
-// (federation/remote-statuses.ts), which keep the same history: the original first (written once, by whichever edit
+// (federation/remote/remote-statuses.ts), which keep the same history: the original first (written once, by whichever edit
 // wins first), then one entry per applied edit, ordered by id = snowflake(edited_at), edited_at rising strictly.
 import { sql } from "drizzle-orm";
 import type { DB } from "../../db/client";

@@ -1,0 +1,81 @@
+// What every inbound activity handler receives, and the lookups most of them need.
+import { and, sql } from "drizzle-orm";
+import type { DB, FinishingBatch, Statement } from "../../../db/client";
+import { accounts } from "../../../db/schema/index";
+import type { Config, Env } from "../../../env";
+import type { AccountRow } from "../../../db/schema/index";
+import type { Effects } from "../../../effects/collector";
+import { notifyReadsAhead } from "../../../effects/notify-reads";
+import type { NotifyEffect } from "../../../effects/types";
+import type { NormalizedActivity } from "../../remote/normalize";
+import type { Resolution } from "../../remote/resolution";
+import { accountRows } from "../../../db/table-rows";
+
+export interface InboxContext {
+  db: DB;
+  env: Env;
+  cfg: Config;
+  /** The verified sender; always the activity's actor (checked by inbox-verify). */
+  signer: AccountRow;
+  activity: NormalizedActivity;
+  json: Record<string, unknown>;
+  /** Fetch budget for this activity and its effects collector (`fx` is `r.fx`), sent once it has been handled. */
+  r: Resolution;
+  fx: Effects;
+  /**
+   * What the processor runs once the activity is handled (mark it seen, delete the inbox item). A handler whose last
+   * step is one batch of writes may run them in that batch (`withFinish`), saving the processor its own round trip.
+   * `readNotify`: the activity's effects run in this invocation next, so that batch also reads what its notifications'
+   * `notify` effects will read (src/effects/notify-reads.ts), saving them their round trip.
+   */
+  finish?: { stmts: Statement[]; done: boolean; readNotify?: boolean };
+}
+
+/**
+ * `stmts` plus the processor's finishing statements (and, when they are made ahead, the reads of the notifications
+ * recorded so far and of `notify`, the notify effects of this batch, which the handler records once it committed), and
+ * a callback to call once that batch has committed. When the batch fails (a unique violation the handler treats as
+ * "already done"), the processor finishes on its own.
+ */
+export function withFinish(ctx: InboxContext, stmts: Statement[], notify: readonly NotifyEffect[] = []): FinishingBatch {
+  const f = ctx.finish;
+  if (!f || f.done) return { stmts, committed: () => {} };
+  const ahead = f.readNotify ? notifyReadsAhead(ctx.db, ctx.fx, notify) : null;
+  return {
+    stmts: ahead ? [...stmts, ...f.stmts, ...ahead.stmts] : [...stmts, ...f.stmts],
+    committed: (results) => {
+      f.done = true;
+      if (ahead && results) ahead.keep(results);
+    },
+  };
+}
+
+/** An activity we refuse or cannot use: logged and dropped (the sender already has its 202). */
+export class DropActivity extends Error {}
+
+export const drop = (why: string): never => {
+  throw new DropActivity(why);
+};
+
+/** A local account by its ActivityPub id (or profile URL), not suspended. */
+export async function localAccountByUri(db: DB, uri: string | null): Promise<AccountRow | null> {
+  if (!uri) return null;
+  const [row] = await accountRows(db, { where: and(sql`${accounts.domain} IS NULL`, sql`(${accounts.uri} = ${uri} OR ${accounts.url} = ${uri})`), limit: 1 });
+  return row && !row.suspendedAt ? row : null;
+}
+
+/** A string property of an embedded object, as an IRI. */
+export function prop(o: Record<string, unknown> | null, key: string): string | null {
+  const v = o?.[key];
+  if (typeof v === "string") return v;
+  if (Array.isArray(v)) return prop({ x: v[0] }, "x");
+  const id = v && typeof v === "object" ? (v as Record<string, unknown>).id : undefined;
+  return typeof id === "string" ? id : null;
+}
+
+export function typeOf(o: Record<string, unknown> | null): string | null {
+  const t = o?.type;
+  if (typeof t === "string") return t;
+  if (Array.isArray(t) && typeof t[0] === "string") return t[0];
+  return null;
+}
