@@ -27,7 +27,7 @@ class RemoteSession {
     if (out.bookmark) this.bookmark = out.bookmark;
     return out.result;
   }
-  // The counter (src/lib/d1-counter.ts) reads a raw() query's rows and columns with their meta through the binding's
+  // The counter (src/lib/limits/d1-counter.ts) reads a raw() query's rows and columns with their meta through the binding's
   // `dbSession._sendOrThrow` and `statement`; the shim offers the same, answered by the host's binding.
   _sendOrThrow(_endpoint, sql, params, format) {
     return this.send({ op: "query", sql, params, format });

@@ -10,7 +10,7 @@
 // - queue messages SENT per queue, by who sent them and by type (a JOBS pack lists its effects' types; a DELIVERY
 //   message is a `pack` of inboxes or a `single` retry, its inboxes counted), with their size in 64 KB units (one
 //   queue operation per 64 KB written, read or deleted);
-// - D1 rows read / written through the same counter as Server-Timing (src/lib/d1-counter.ts), per kind (an inbox
+// - D1 rows read / written through the same counter as Server-Timing (src/lib/limits/d1-counter.ts), per kind (an inbox
 //   POST's rows, its after-response processing included, under "inbox"; other requests' under "fetch");
 // - D1 round trips in total (`d1n` on the control endpoint; per request, the response headers `x-bench-rt0` / `x-bench-rt`:
 //   the total when it began and when its response left), so the bench can estimate CPU without local D1;
@@ -30,7 +30,7 @@
 //   GET /__bench/day?settle=1        → answers once no fetch invocation has waitUntil work pending (≤ 120 s)
 //   GET /__bench/day?cron=<ms>       → run the cron handler once with that scheduledTime, waitUntil included
 import tern, { HomeFeed as TernHomeFeed, RateLimiter as TernRateLimiter, Streaming as TernStreaming } from "../src/index";
-import { countingD1 } from "../src/lib/d1-counter";
+import { countingD1 } from "../src/lib/limits/d1-counter";
 import { countedBatch, countingQueue } from "./entry-counters.js";
 import { remoteD1 } from "./d1-remote.js";
 import { PATH as DO_PATH, remoteNamespace, serveDurableObject } from "./do-remote.js";

@@ -12,7 +12,7 @@ export function roundTrips(res) {
 }
 
 /**
- * D1's billing units from `Server-Timing` (DEV_SERVER_TIMING=true, src/lib/d1-counter.ts): `d1q` statements, `d1r` rows
+ * D1's billing units from `Server-Timing` (DEV_SERVER_TIMING=true, src/lib/limits/d1-counter.ts): `d1q` statements, `d1r` rows
  * read, `d1w` rows written; null when the header does not carry them.
  */
 export function rowMetrics(res) {

@@ -10,7 +10,7 @@
 //   GET /__bench/queues?reset=1      → zero the counters (held state kept)
 //   GET /__bench/queues?hold=jobs    / ?release=jobs   (jobs | delivery)
 import tern from "../src/index";
-import { countingD1 } from "../src/lib/d1-counter";
+import { countingD1 } from "../src/lib/limits/d1-counter";
 import { countedBatch } from "./entry-counters.js";
 
 export * from "../src/index"; // the Durable Object classes

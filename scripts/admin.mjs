@@ -2,8 +2,8 @@
 // Operator commands for a Tern instance, run against the local D1 of `wrangler dev` (--local, the default; with
 // --persist-to DIR for another state directory) or the deployed database (--remote), through
 // `wrangler d1 execute DB`. The SQL is made here in Node with the Worker's own algorithms (WebCrypto is in Node 20):
-// PBKDF2-SHA-256 password hashes over an HMAC pepper from SECRET_KEY_BASE (src/lib/crypto.ts), snowflake ids stored as
-// 20-digit text (src/lib/ids.ts), the usernames and e-mails sign-up accepts (src/services/accounts/local-accounts.ts), RSA-2048
+// PBKDF2-SHA-256 password hashes over an HMAC pepper from SECRET_KEY_BASE (src/lib/security/crypto.ts), snowflake ids stored as
+// 20-digit text (src/lib/text/ids.ts), the usernames and e-mails sign-up accepts (src/services/accounts/local-accounts.ts), RSA-2048
 // actor keys as PEM (src/federation/signing/keys.ts). test/e2e/admin-commands.test.mjs keeps them honest: a user made here
 // signs in through the Worker.
 //
@@ -36,7 +36,7 @@ const enc = new TextEncoder();
 const b64url = (bytes) => Buffer.from(bytes).toString("base64url");
 export const PASSWORD_ITERATIONS = 100_000;
 
-/** src/lib/crypto.ts hashPassword: PBKDF2-SHA-256 (100,000 iterations) over HMAC-SHA-256(pepper, password). */
+/** src/lib/security/crypto.ts hashPassword: PBKDF2-SHA-256 (100,000 iterations) over HMAC-SHA-256(pepper, password). */
 export async function hashPassword(password, pepperKey, iterations = PASSWORD_ITERATIONS) {
   let material = enc.encode(password);
   if (pepperKey) {
@@ -51,7 +51,7 @@ export async function hashPassword(password, pepperKey, iterations = PASSWORD_IT
 
 let lastMs = 0;
 let seq = 0;
-/** src/lib/ids.ts snowflake(): milliseconds << 16 | a per-millisecond sequence, stored 20-digit zero-padded. */
+/** src/lib/text/ids.ts snowflake(): milliseconds << 16 | a per-millisecond sequence, stored 20-digit zero-padded. */
 export function snowflake(now = Date.now()) {
   if (now === lastMs) seq = (seq + 1) & 0xffff;
   else {
@@ -62,7 +62,7 @@ export function snowflake(now = Date.now()) {
 }
 
 /** The names sign-up refuses, from the same file the Worker reads (src/services/accounts/local-accounts.ts). */
-export const RESERVED_USERNAMES = JSON.parse(readFileSync(new URL("../src/lib/reserved-usernames.json", import.meta.url), "utf8"));
+export const RESERVED_USERNAMES = JSON.parse(readFileSync(new URL("../src/lib/security/reserved-usernames.json", import.meta.url), "utf8"));
 
 export function checkUsername(u, allowReserved = false) {
   if (!u) throw new Refusal("a username is needed");

@@ -2,19 +2,19 @@
 // Part of `npm run check`: keeps work out of the Worker's script startup (docs/architecture.md, "Startup is mostly
 // compiling"). Everything a module builds at load is paid by every cold isolate, whatever it serves. Refused in src/:
 //   - a zod schema built at module level (a top-level `const … = z.…`, or a top-level statement starting with
-//     `z.`/`zStr(`/`zArray(`): wrap it in `lazy(() => …)` (src/lib/lazy.ts) and call it where it is used;
+//     `z.`/`zStr(`/`zArray(`): wrap it in `lazy(() => …)` (src/lib/limits/lazy.ts) and call it where it is used;
 //   - a regular expression with Unicode property classes (`\p{…}`) created at module level: the same;
 //   - a drizzle table built at module level (`const … = sqliteTable(…)`): declare it as
 //     `lazyTable(() => sqliteTable(…))` (src/db/schema/lazy-table.ts);
 //   - `new Hono` outside src/app.ts: route modules declare their routes on a `routeGroup()` (src/route-group.ts).
 // A line-based scan, not a parser: module level is a line that starts in column 0, and a declaration runs until the
-// next line that does. The few shared pieces (zBool, zId, zInt in src/lib/params.ts) are allowed by name.
+// next line that does. The few shared pieces (zBool, zId, zInt in src/lib/http/params.ts) are allowed by name.
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const ALLOWED = new Set(["src/lib/params.ts:zBool", "src/lib/params.ts:zId", "src/lib/params.ts:zInt"]);
+const ALLOWED = new Set(["src/lib/http/params.ts:zBool", "src/lib/http/params.ts:zId", "src/lib/http/params.ts:zInt"]);
 const HONO_OK = new Set(["src/app.ts"]);
 
 const problems = [];

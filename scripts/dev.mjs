@@ -103,7 +103,7 @@ const port = argValue(extra, "--port") ?? process.env.PORT ?? "8787";
 const ip = argValue(extra, "--ip");
 const host = viaWrangler ? (ip ?? "localhost") : (ip ?? "127.0.0.1");
 // DEV_SERVER_TIMING: every response's Server-Timing also carries the D1 statements, rows read and rows written
-// (d1q, d1r, d1w; src/lib/d1-counter.ts). Never set in production unless an operator asks for it.
+// (d1q, d1r, d1w; src/lib/limits/d1-counter.ts). Never set in production unless an operator asks for it.
 const devVarsOn = { REGISTRATIONS_MODE: "open", DEV_SERVER_TIMING: "true" };
 const urlHost = (h) => (h === "0.0.0.0" || h === "*" || h === "::" ? "localhost" : h.includes(":") ? `[${h}]` : h);
 const base = `http://${urlHost(host)}:${port}`;

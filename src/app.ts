@@ -9,17 +9,17 @@ import { Effects } from "./effects/collector";
 import { sendEffects } from "./effects/send";
 import { runAfterResponse } from "./background/effects-runner";
 import { readConfig } from "./env";
-import { countingD1, type D1Count, serverTiming } from "./lib/d1-counter";
-import { errorResponse, notFound } from "./lib/errors";
-import { PrefixRouter } from "./lib/prefix-router";
-import { expireInstanceCache, mayChangeInstance } from "./lib/instance-cache";
-import { applyRateLimits, startRateLimits } from "./lib/rate-limit";
+import { countingD1, type D1Count, serverTiming } from "./lib/limits/d1-counter";
+import { errorResponse, notFound } from "./lib/http/errors";
+import { PrefixRouter } from "./lib/http/prefix-router";
+import { expireInstanceCache, mayChangeInstance } from "./lib/limits/instance-cache";
+import { applyRateLimits, startRateLimits } from "./lib/limits/rate-limit";
 import { bearerToken, loadViewer } from "./oauth/viewer";
 import { mount } from "./route-group";
 import { mounts } from "./routes";
 
 export function buildApp() {
-  // Hono's trie router, built per path prefix as requests arrive (src/lib/prefix-router.ts). Hono's default also
+  // Hono's trie router, built per path prefix as requests arrive (src/lib/http/prefix-router.ts). Hono's default also
   // tried a RegExp router first, which cannot take a fixed path beside a parameter at the same place
   // (`/accounts/verify_credentials` and `/accounts/:id`), so it was built and thrown away on every cold isolate.
   const app = new Hono<AppEnv>({ strict: false, router: new PrefixRouter() });
@@ -46,7 +46,7 @@ export function buildApp() {
     c.set("viewer", null);
     c.set("invalidToken", false);
     const resolve = !!token && needsViewer(c.req.path);
-    // The general rate limits count while the token is looked up (src/lib/rate-limit.ts).
+    // The general rate limits count while the token is looked up (src/lib/limits/rate-limit.ts).
     startRateLimits(c, resolve ? token : null);
     if (token && resolve) {
       const viewer = await loadViewer(c.get("db"), token);

@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import type { DB } from "./db/client";
 import type { Config, Env } from "./env";
 import type { Effects } from "./effects/collector";
-import type { D1Count } from "./lib/d1-counter";
+import type { D1Count } from "./lib/limits/d1-counter";
 import type { Viewer } from "./oauth/viewer";
 
 export interface AppVariables {

@@ -24,7 +24,7 @@ export interface Env {
   VAPID_PRIVATE_KEY?: string;
   REQUIRE_EMAIL_CONFIRMATION?: string;
   SOURCE_URL?: string;
-  /** Rate limits (src/lib/rate-limit.ts): `N` per Mastodon's period, `N/SECONDS`, or `off`; empty: Mastodon's figure. */
+  /** Rate limits (src/lib/limits/rate-limit.ts): `N` per Mastodon's period, `N/SECONDS`, or `off`; empty: Mastodon's figure. */
   RATE_LIMIT_API_PER_ACCOUNT?: string;
   RATE_LIMIT_API_PER_TOKEN?: string;
   RATE_LIMIT_API_PER_IP?: string;

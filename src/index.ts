@@ -6,7 +6,7 @@ import type { Env } from "./env";
 
 export { HomeFeed } from "./timelines/home-feed-do";
 export { Streaming } from "./streaming/streaming-do";
-export { RateLimiter } from "./lib/rate-limiter-do";
+export { RateLimiter } from "./lib/limits/rate-limiter-do";
 
 const app = buildApp();
 

@@ -15,7 +15,7 @@ import { resendPending } from "../effects/pending";
 import { sendEffects } from "../effects/send";
 import type { NotifyEffect } from "../effects/types";
 import { readConfig, type Env } from "../env";
-import { padId, snowflake, unpadId } from "../lib/ids";
+import { padId, snowflake, unpadId } from "../lib/text/ids";
 import { notificationWrite } from "../services/notifications/notifications";
 import { purgeExpiredGrants } from "../oauth/grants";
 import { pruneOrphanCards } from "../services/statuses/preview-cards";

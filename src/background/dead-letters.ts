@@ -2,7 +2,7 @@
 // so a lost fan-out or delivery is visible instead of silent.
 import type { DB } from "../db/client";
 import { deadLetters } from "../db/schema";
-import { snowflake } from "../lib/ids";
+import { snowflake } from "../lib/text/ids";
 
 export async function storeDeadLetters(db: DB, batch: MessageBatch<unknown>): Promise<void> {
   const now = Date.now();

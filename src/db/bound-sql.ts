@@ -1,5 +1,5 @@
 import { type Query, SQL, StringChunk, type QueryWithTypings, type SQLChunk } from "drizzle-orm";
-import { BoundedMap } from "../lib/bounded-map";
+import { BoundedMap } from "../lib/limits/bounded-map";
 import { type DB, internals } from "./client";
 
 type Value = string | number | null;

@@ -1,5 +1,5 @@
 import { sql, type SQL } from "drizzle-orm";
-import { padId } from "../lib/ids";
+import { padId } from "../lib/text/ids";
 
 /**
  * A subquery yielding the given ids, bound as ONE JSON parameter. D1 allows 100 bound parameters per statement;

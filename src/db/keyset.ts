@@ -2,8 +2,8 @@
 // first, returned newest first); since_id → newer, newest first; min_id wins over since_id. Cursors are entity ids or
 // internal row ids; columns of the `id()` type pad them on the way in.
 import { and, asc, desc, gt, lt, sql, type AnyColumn, type SQL } from "drizzle-orm";
-import { padId } from "../lib/ids";
-import type { Page } from "../lib/pagination";
+import { padId } from "../lib/text/ids";
+import type { Page } from "../lib/http/pagination";
 
 export function cursorWhere(col: AnyColumn, page: Page): SQL | undefined {
   const parts: SQL[] = [];

@@ -2,7 +2,7 @@
 // account's row is the same 404 as a missing one (B14).
 import { and, eq, type SQL } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
-import { notFound } from "../lib/errors";
+import { notFound } from "../lib/http/errors";
 import type { DB } from "./client";
 
 /** A table whose rows have an `id` and an owning `accountId`. */

@@ -96,7 +96,7 @@ export function requestFacts(req: Request, bearer: boolean, retry = false): Requ
   const credentials =
     bearer ||
     (cookie !== null && SESSION_COOKIE.test(cookie)) ||
-    // The streaming socket may carry its token in the query or the WebSocket protocol (src/api/v1/streaming.ts).
+    // The streaming socket may carry its token in the query or the WebSocket protocol (src/api/v1/instance/streaming.ts).
     req.url.includes("access_token=") ||
     req.headers.has("sec-websocket-protocol");
   const fromCookie = header === null && cookie !== null ? (BOOKMARK_COOKIE.exec(cookie)?.[1] ?? null) : null;

@@ -3,7 +3,7 @@
 import { asc, sql } from "drizzle-orm";
 import { createDb, idList } from "../db/client";
 import { pendingEffects } from "../db/schema";
-import { snowflake } from "../lib/ids";
+import { snowflake } from "../lib/text/ids";
 import type { JobMessage } from "./types";
 
 /** Messages sent again per cron run (at most 100 go in one sendBatch). */

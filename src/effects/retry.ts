@@ -12,7 +12,7 @@
 //   that died, or one that could neither re-send nor record what failed.
 import { createDb } from "../db/client";
 import { deadLetters } from "../db/schema";
-import { snowflake } from "../lib/ids";
+import { snowflake } from "../lib/text/ids";
 import { type EffectsOut, sendRetry } from "./send";
 import type { Effect } from "./types";
 

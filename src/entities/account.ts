@@ -1,9 +1,9 @@
 // Account rows → Mastodon Account JSON. Counts live on the row, so rendering needs no query.
 import type { Config } from "../env";
-import { absoluteProfileLinks, escapeHtml, profileLinks, renderPlainText } from "../lib/text";
+import { absoluteProfileLinks, escapeHtml, profileLinks, renderPlainText } from "../lib/text/text";
 import type { AccountRow, RenderAccountRow, RoleRow, UserRow, Visibility } from "../db/schema";
 import { accountUrl, DEFAULT_AVATAR, DEFAULT_HEADER, isoTime, mediaUrl } from "./urls";
-import { httpUrl } from "../lib/urls";
+import { httpUrl } from "../lib/http/urls";
 import { renderEmojis, type MastodonCustomEmoji } from "./custom-emoji";
 
 /** A profile field (Account `fields`); `verified_at` is set when the link was found to point back to the profile. */

@@ -1,6 +1,6 @@
 // Admin::DomainBlock and Admin::DomainAllow (REST::Admin::DomainBlockSerializer, DomainAllowSerializer). `digest` is
 // the SHA-256 hex of the domain, as Mastodon's domain_digest.
-import { sha256Hex } from "../lib/crypto";
+import { sha256Hex } from "../lib/security/crypto";
 import { isoTime } from "./urls";
 import type { DomainAllowRow, DomainBlockRow } from "../db/schema";
 

@@ -3,7 +3,7 @@
 import { sql } from "drizzle-orm";
 import { type DB, runBatch } from "../db/client";
 import type { Config } from "../env";
-import { padId, unpadId } from "../lib/ids";
+import { padId, unpadId } from "../lib/text/ids";
 import { accountUrl, isoTime, tagUrl } from "./urls";
 import { emojiUrl, type MastodonCustomEmoji } from "./custom-emoji";
 import { acctOf } from "./account";

@@ -2,7 +2,7 @@
 // other participants (the account itself when there are none) and its newest status as the account sees it.
 import type { DB } from "../db/client";
 import type { Config } from "../env";
-import { unpadId } from "../lib/ids";
+import { unpadId } from "../lib/text/ids";
 import { accountsByIds } from "../queries/accounts";
 import type { AccountConversationRow } from "../queries/conversations";
 import { renderAccount, type MastodonAccount } from "./account";

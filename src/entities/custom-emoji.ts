@@ -1,7 +1,7 @@
 // CustomEmoji entity (docs.joinmastodon.org/entities/CustomEmoji) as statuses and accounts carry it in `emojis`.
 import type { StoredEmoji } from "../db/schema";
 import type { Config } from "../env";
-import { httpUrl } from "../lib/urls";
+import { httpUrl } from "../lib/http/urls";
 import { mediaUrl } from "./urls";
 
 export interface MastodonCustomEmoji {

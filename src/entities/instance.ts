@@ -2,7 +2,7 @@
 // start-up (Ice Cubes, Elk), so every field in docs/…/mastodon-clients.md "Instance v2 fields" is always present.
 import type { Config, Env } from "../env";
 import { SOFTWARE_VERSION, TERN_VERSION } from "../env";
-import { sha256Hex } from "../lib/crypto";
+import { sha256Hex } from "../lib/security/crypto";
 import { SETTING, registrationsMode, type InstanceData, type InstanceV1Data, type Settings } from "../services/instance/instance";
 import { streamingOrigin } from "../streaming/streams";
 import { renderAccount, type MastodonAccount } from "./account";

@@ -4,7 +4,7 @@ import { and, eq, gt, isNull, or, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { idList } from "../db/client";
 import { accountDomainBlocks, accountNotes, accountPins, accounts, followRequests, follows, mutes } from "../db/schema";
-import { padId } from "../lib/ids";
+import { padId } from "../lib/text/ids";
 import { isoTime } from "./urls";
 
 export interface MastodonRelationship {

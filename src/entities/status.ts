@@ -8,13 +8,13 @@
 // statuses, notifications), else from the ids in SQL. The same batch loads the viewer's active content filters; they
 // are compiled once and matched in memory (`filtered`).
 import { type Column, getTableColumns, sql, type SQL, type Table } from "drizzle-orm";
-import { lazy } from "../lib/lazy";
+import { lazy } from "../lib/limits/lazy";
 import type { DB, Statement } from "../db/client";
 import { idList } from "../db/client";
 import { bindTextWith, boundText } from "../db/bound-sql";
 import { ACCOUNT_UNRENDERED, accounts, mediaAttachments, polls, previewCards, quotes, statuses, type FilterContext } from "../db/schema";
 import type { Config } from "../env";
-import { padId, unpadId } from "../lib/ids";
+import { padId, unpadId } from "../lib/text/ids";
 import type { QuoteRow, RenderAccountRow } from "../db/schema";
 import { QUOTE_FLAGS, quoteShown, renderQuote, renderQuoteApproval, type MastodonQuote, type MastodonQuoteApproval, type MastodonShallowQuote } from "./quote";
 import { acctOf, renderAccount, type MastodonAccount } from "./account";

@@ -4,9 +4,9 @@
 // GIFs stay images (Mastodon turns them into gifv video). Images are stored without their metadata (EXIF, XMP,
 // IPTC, comments: strip-metadata.ts), as Mastodon's processing drops them.
 import type { Config, Env } from "../env";
-import { toHex } from "../lib/crypto";
-import { unprocessable, validationFailed } from "../lib/errors";
-import { snowflake } from "../lib/ids";
+import { toHex } from "../lib/security/crypto";
+import { unprocessable, validationFailed } from "../lib/http/errors";
+import { snowflake } from "../lib/text/ids";
 import { sniff, type Sniffed } from "./sniff";
 import { stripMetadata } from "./strip-metadata";
 

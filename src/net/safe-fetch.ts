@@ -7,7 +7,7 @@
 // ports 80/443 only, our own host never fetched, redirects followed by hand (≤3, each re-validated, no https→http
 // downgrade), 30 s total, and the body counted while streaming (decompressed) against a cap.
 // `allowLoopback` (config ALLOW_LOOPBACK_FETCH, off by default) lets tests federate between processes on 127.0.0.1.
-import { readCapped } from "../lib/capped-body";
+import { readCapped } from "../lib/http/capped-body";
 import { canonicalHostname, internalNameReason, isBlockedAddress, isIpLiteral, isLoopback } from "./ip";
 import { type Outgoing, outgoingOf, type Signer } from "./outgoing";
 

@@ -3,9 +3,9 @@
 import { eq } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { oauthApplications } from "../db/schema/index";
-import { randomToken, safeEqual } from "../lib/crypto";
-import { ApiError } from "../lib/errors";
-import { snowflake } from "../lib/ids";
+import { randomToken, safeEqual } from "../lib/security/crypto";
+import { ApiError } from "../lib/http/errors";
+import { snowflake } from "../lib/text/ids";
 import { parseScopes } from "./scopes";
 import { oauthError } from "./errors";
 

@@ -1,6 +1,6 @@
 // OAuth errors with Doorkeeper's codes and English descriptions, so clients that key off them (Elk re-registers on
 // "Client authentication failed") behave as they do against Mastodon.
-import { ApiError } from "../lib/errors";
+import { ApiError } from "../lib/http/errors";
 
 export const OAUTH_DESCRIPTIONS = {
   invalid_request: "The request is missing a required parameter, includes an unsupported parameter value, or is otherwise malformed.",

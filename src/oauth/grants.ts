@@ -3,8 +3,8 @@
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { oauthAccessGrants, oauthAccessTokens } from "../db/schema/index";
-import { randomToken, safeEqual, sha256Base64url, sha256Hex } from "../lib/crypto";
-import { snowflake } from "../lib/ids";
+import { randomToken, safeEqual, sha256Base64url, sha256Hex } from "../lib/security/crypto";
+import { snowflake } from "../lib/text/ids";
 import type { AppRow } from "./apps";
 import { missingParam, oauthError } from "./errors";
 import { issueToken, type IssuedToken } from "./tokens";

@@ -2,8 +2,8 @@
 // route is 422 (Mastodon), a user whose login is not functional is 403. Every route declares its scope here.
 import { createMiddleware } from "hono/factory";
 import type { AppEnv, Ctx } from "../context";
-import { ApiError, forbidden, unauthorized, wrongScope } from "../lib/errors";
-import { hasPermission, type Permission } from "../lib/permissions";
+import { ApiError, forbidden, unauthorized, wrongScope } from "../lib/http/errors";
+import { hasPermission, type Permission } from "../lib/security/permissions";
 import { scopeAllows } from "./scopes";
 import type { AccountRow, UserRow } from "../db/schema";
 import type { Viewer } from "./viewer";

@@ -1,14 +1,14 @@
 // /oauth: authorize (HTML, see web/authorize.tsx), token and revoke (JSON, client auth by body or HTTP Basic).
 import { routeGroup } from "../route-group";
-import { readParams } from "../lib/params";
-import { countLoginFailure, throttleLogin } from "../lib/rate-limit";
+import { readParams } from "../lib/http/params";
+import { countLoginFailure, throttleLogin } from "../lib/limits/rate-limit";
 import { authenticateClient, readClientCredentials } from "./apps";
 import { missingParam, oauthError } from "./errors";
 import { exchangeCode } from "./grants";
 import { clientCredentialsGrant, passwordGrant, revokeToken } from "./token";
 import { renderToken } from "./tokens";
 import { checkCredentials } from "../services/accounts/credentials";
-import { forbidden } from "../lib/errors";
+import { forbidden } from "../lib/http/errors";
 import { ipRuleFor } from "../services/admin/ip-blocks";
 import { authorizeGet, authorizePost } from "../web/authorize";
 

@@ -4,8 +4,8 @@
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { oauthAccessTokens } from "../db/schema/index";
-import { base64url, fromBase64, randomToken, sha256Hex } from "../lib/crypto";
-import { snowflake } from "../lib/ids";
+import { base64url, fromBase64, randomToken, sha256Hex } from "../lib/security/crypto";
+import { snowflake } from "../lib/text/ids";
 
 const enc = new TextEncoder();
 

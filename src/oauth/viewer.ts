@@ -4,7 +4,7 @@ import type { AccountRow, RoleRow, UserRow } from "../db/schema";
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { accounts, feedStates, followRequests, oauthAccessTokens, oauthApplications, userRoles, users } from "../db/schema";
-import { sha256Hex } from "../lib/crypto";
+import { sha256Hex } from "../lib/security/crypto";
 import { frozenSelect } from "../db/frozen";
 
 export interface Viewer {

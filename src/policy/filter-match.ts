@@ -11,11 +11,11 @@
 // - keyword_matches holds the first match in the text (as it appears there); status_matches the filtered ids among
 //   the status and, for a boost, the boosted status.
 import type { SQL } from "drizzle-orm";
-import { lazy } from "../lib/lazy";
+import { lazy } from "../lib/limits/lazy";
 import type { DB } from "../db/client";
 import { bindTextWith, boundText } from "../db/bound-sql";
 import type { FilterAction, FilterContext } from "../db/schema";
-import { padId, unpadId } from "../lib/ids";
+import { padId, unpadId } from "../lib/text/ids";
 
 export interface CompiledFilter {
   id: string;

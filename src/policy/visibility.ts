@@ -3,7 +3,7 @@
 import { and, eq, type Placeholder, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { accounts, blocks, follows, mentions, statuses } from "../db/schema";
-import { padId } from "../lib/ids";
+import { padId } from "../lib/text/ids";
 import type { RenderAccountRow } from "../db/schema";
 
 /** What canSeeStatus reads of a rendered page's bundle (entities/status.ts StatusBundle). */

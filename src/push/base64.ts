@@ -1,6 +1,6 @@
 // Push keys arrive as base64 or base64url, padded or not (browsers give base64url without padding, Mastodon's own
 // tools pad). Decode any of these strictly; encode as base64url without padding (RFC 8292 `k=`, RFC 8291 keys).
-import { base64url } from "../lib/crypto";
+import { base64url } from "../lib/security/crypto";
 
 export { base64url };
 
@@ -19,7 +19,7 @@ export function decodeBase64(s: string): Uint8Array | null {
   return out;
 }
 
-export { utf8 } from "../lib/crypto";
+export { utf8 } from "../lib/security/crypto";
 
 export function concatBytes(...parts: Uint8Array[]): Uint8Array {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));

@@ -17,7 +17,7 @@ import { renderAccount } from "../entities/account";
 import type { Config, Env } from "../env";
 import { countCircuitFailure } from "../federation/outbound/circuits";
 import { FetchRefused, safeFetch } from "../net/safe-fetch";
-import { padId } from "../lib/ids";
+import { padId } from "../lib/text/ids";
 import { SETTING } from "../services/instance/instance";
 import { unseal } from "../oauth/tokens";
 import { base64url, utf8 } from "./base64";

@@ -3,7 +3,7 @@
 import { and, asc, desc, eq, gt, lt } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { accountConversations } from "../db/schema";
-import type { Page } from "../lib/pagination";
+import type { Page } from "../lib/http/pagination";
 
 export type AccountConversationRow = typeof accountConversations.$inferSelect;
 

@@ -4,7 +4,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { cursorOrder, cursorWhere, inPageOrder } from "../db/keyset";
 import { accounts, notificationRequests, type AccountRow } from "../db/schema";
-import type { Page } from "../lib/pagination";
+import type { Page } from "../lib/http/pagination";
 
 export type NotificationRequestRow = typeof notificationRequests.$inferSelect;
 export interface RequestWithAccount {

@@ -4,8 +4,8 @@ import { and, eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { cursorOrder, cursorWhere, inPageOrder } from "../db/keyset";
 import { quotes, statuses } from "../db/schema";
-import { notFound } from "../lib/errors";
-import type { Page } from "../lib/pagination";
+import { notFound } from "../lib/http/errors";
+import type { Page } from "../lib/http/pagination";
 import { hiddenAuthorFor, statusReadableBy } from "../policy/visibility";
 
 export interface QuotePage {

@@ -2,7 +2,7 @@
 // by exact acct or URL; hashtags by name prefix; statuses by URL, or full-text through the FTS5 index
 // (migrations/0018_status_search.sql, written by services/statuses/search-index.ts)
 // under Mastodon's rules: what the viewer wrote or interacted with, plus public statuses of `indexable` accounts, with
-// Mastodon's operators (lib/search-query.ts). Everything honours blocks, mutes and domain blocks (spec: search follows
+// Mastodon's operators (lib/text/search-query.ts). Everything honours blocks, mutes and domain blocks (spec: search follows
 // blocking and muting rules). User text reaches SQL only as bound values: index range bounds, and FTS5 queries in
 // which every word (or an account search's whole text) is a quoted string (security A16, A17). Nothing is fetched
 // from other servers here (security D9): resolving remote accounts and statuses belongs to federation.
@@ -10,8 +10,8 @@ import { and, asc, desc, eq, isNull, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { accounts, follows, statuses } from "../db/schema/index";
 import type { Config } from "../env";
-import { padId, parseId, snowflakeFloor, unpadId } from "../lib/ids";
-import { ftsMatch, parseSearchQuery, type ParsedSearch } from "../lib/search-query";
+import { padId, parseId, snowflakeFloor, unpadId } from "../lib/text/ids";
+import { ftsMatch, parseSearchQuery, type ParsedSearch } from "../lib/text/search-query";
 import type { AccountRow } from "../db/schema";
 import { hiddenAuthorFor, statusReadableBy } from "../policy/visibility";
 
@@ -119,7 +119,7 @@ export function accountSearchQuery(db: DB, cfg: Config, q: string, o: SearchOpti
     if (local) conds.push(sql`lower(${accounts.username}) = ${local.toLowerCase()} AND ${accounts.domain} IS NULL`);
     else conds.push(sql`(${accounts.uri} = ${aq.url} OR ${accounts.url} = ${aq.url})`);
   } else {
-    // Control characters (a NUL ends a string in SQLite's C API) become spaces, as in lib/search-query.ts.
+    // Control characters (a NUL ends a string in SQLite's C API) become spaces, as in lib/text/search-query.ts.
     const raw = aq.text.split("@")[0]?.replace(/[\u0000-\u001f\u007f]/g, " ");
     if (!raw) return null;
     const p = raw.toLowerCase();

@@ -9,8 +9,8 @@ import type { DB } from "../db/client";
 import { statuses } from "../db/schema/index";
 import { loadStatusBundle, renderStatusFrom } from "../entities/status";
 import type { Config } from "../env";
-import { notFound } from "../lib/errors";
-import { padId, unpadId } from "../lib/ids";
+import { notFound } from "../lib/http/errors";
+import { padId, unpadId } from "../lib/text/ids";
 import { hiddenAuthorFor, statusReadableBy } from "../policy/visibility";
 
 /** Signed in: ancestors and descendants each (Mastodon's CONTEXT_LIMIT). */

@@ -3,7 +3,7 @@
 // has not asked to follow, has not dismissed, blocks, mutes or is blocked by. One query.
 import { sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { padId, unpadId } from "../lib/ids";
+import { padId, unpadId } from "../lib/text/ids";
 
 export type SuggestionSource = "friends_of_friends" | "most_followed";
 

@@ -7,11 +7,11 @@ import type { DB } from "../db/client";
 import { previewCards, previewCardTrends, tagFollows, tags, tagTrends } from "../db/schema";
 import type { PreviewCardRow } from "../entities/preview-card";
 import { historyDays, type TagHistoryDay, type TagRow } from "../entities/tag";
-import { unpadId } from "../lib/ids";
+import { unpadId } from "../lib/text/ids";
 import { historiesFrom, historyStatement } from "../services/statuses/tags-follow";
 import { hiddenAuthorFor } from "../policy/visibility";
 import { LINK_TRENDS, STATUS_TRENDS, TAG_TRENDS } from "../trends/refresh";
-import type { OffsetPage } from "../lib/pagination";
+import type { OffsetPage } from "../lib/http/pagination";
 import { valueList } from "../db/id-list";
 
 const languageFirst = (col: string, languages: string[]) => sql`(coalesce(${sql.raw(col)}, '') IN ${valueList(languages)}) DESC`;

@@ -36,7 +36,7 @@ import {
 } from "./streams";
 import { CACHE_MS, loadViewerState, sharedPayloadFor, type ViewerState } from "./viewer-state";
 import { idList } from "../db/id-list";
-import { unpadId } from "../lib/ids";
+import { unpadId } from "../lib/text/ids";
 
 /** How often a hub with signed-in connections re-checks their tokens (revoked, login disabled, account suspended). */
 export const TOKEN_CHECK_MS = 5 * 60 * 1000;

@@ -19,7 +19,7 @@ import { type DB, runBatch } from "../db/client";
 import type { Visibility } from "../db/schema";
 import { renderNotifications } from "../entities/notification";
 import type { Config, Env } from "../env";
-import { padId, unpadId } from "../lib/ids";
+import { padId, unpadId } from "../lib/text/ids";
 import { accountConversations, announcements } from "../db/schema";
 import { renderAnnouncements, renderReactionEvent } from "../entities/announcement";
 import { renderConversations } from "../entities/conversation";

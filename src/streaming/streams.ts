@@ -2,8 +2,8 @@
 // the key an event is routed by. A subscription keeps the parameter as the client sent it, because the `stream` array
 // of every event echoes it (["hashtag", "Foo"], ["list", "12"]) and masto.js drops events whose array differs from
 // what it asked for; routing uses the normalised key (`hashtag:foo`, `list:12`).
-import { parseId } from "../lib/ids";
-import { normalizeTag } from "../lib/text";
+import { parseId } from "../lib/text/ids";
+import { normalizeTag } from "../lib/text/text";
 
 /** Channels that need no user (Mastodon's PUBLIC_CHANNELS): no scope is checked for them. */
 const PUBLIC_STREAM_NAMES = [

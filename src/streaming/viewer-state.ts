@@ -4,7 +4,7 @@
 // and after CACHE_MS anyway (a missed invalidation heals by itself).
 import { sql } from "drizzle-orm";
 import { type DB, runBatch } from "../db/client";
-import { padId, unpadId } from "../lib/ids";
+import { padId, unpadId } from "../lib/text/ids";
 import { activeFilterRules, compileFilters, matchFilters, renderFilterResults, type CompiledFilter, type FilterRuleRow } from "../policy/filter-match";
 import type { StatusMeta } from "./protocol";
 

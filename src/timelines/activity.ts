@@ -1,6 +1,6 @@
 // users.last_active_at drives the cron that drops feeds of inactive users. Written at most once an hour per user and
 // after the response (waitUntil, on the raw binding so the request's D1 round-trip count stays honest).
-import { padId } from "../lib/ids";
+import { padId } from "../lib/text/ids";
 import type { Ctx } from "../context";
 import type { UserViewer } from "../oauth/guard";
 

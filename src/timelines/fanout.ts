@@ -11,7 +11,7 @@
 // extra round trip), so the streaming API can tell exactly those feeds' owners (src/streaming/publish.ts).
 import { sql } from "drizzle-orm";
 import { type DB, runBatch, type Statement } from "../db/client";
-import { padId, unpadId } from "../lib/ids";
+import { padId, unpadId } from "../lib/text/ids";
 import { bindText, boundText, type BoundText } from "../db/bound-sql";
 import type { Effects } from "../effects/collector";
 import type { FanOutDelivered } from "../effects/types";

@@ -3,7 +3,7 @@
 // unmerge_from_home / clear_from_lists).
 import { sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { padId } from "../lib/ids";
+import { padId } from "../lib/text/ids";
 import { boundSql } from "../db/bound-sql";
 import { feedFilter } from "./feed-filter";
 import { LIST_REPLIES_RULE, trimHomeFeedsSql, trimListFeedsSql } from "./fanout";

@@ -1,5 +1,5 @@
 import type { DB } from "../db/client";
-import { padId } from "../lib/ids";
+import { padId } from "../lib/text/ids";
 import { boundSql } from "../db/bound-sql";
 import { feedFilter, MAX_FEED_ITEMS } from "./feed-filter";
 import { trimHomeFeedsSql } from "./fanout";

@@ -2,7 +2,7 @@
 // Trends::Query#preferred_languages: the user's chosen languages when set, else the content locale (the user's
 // interface locale, else the request's Accept-Language).
 import type { UserRow } from "../db/schema";
-import { normalizeLanguage } from "../lib/text";
+import { normalizeLanguage } from "../lib/text/text";
 
 /** `user`: the signed-in reader's row (null when signed out); `acceptLanguage`: the request's header. */
 export function preferredLanguages(user: Pick<UserRow, "chosenLanguages" | "locale"> | null | undefined, acceptLanguage: string | undefined): string[] {

@@ -38,7 +38,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import { type DB, runBatch, type Statement } from "../db/client";
 import { historyDays, type TagHistoryDay } from "../entities/tag";
-import { padId, snowflake, snowflakeFloor } from "../lib/ids";
+import { padId, snowflake, snowflakeFloor } from "../lib/text/ids";
 import { idList, valueList } from "../db/id-list";
 
 /** SQL: the host of a URL column (scheme://host[:port]/...), as the publishers are keyed. */

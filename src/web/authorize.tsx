@@ -1,8 +1,8 @@
 // GET and POST /oauth/authorize: sign-in form when there is no session (or force_login), consent form otherwise,
 // and the response to the client (redirect, form_post or the out-of-band code page).
 import type { Ctx } from "../context";
-import { randomToken } from "../lib/crypto";
-import { readParams, truthy } from "../lib/params";
+import { randomToken } from "../lib/security/crypto";
+import { readParams, truthy } from "../lib/http/params";
 import { checkAuthorizeRequest, isOob, redirectWith, type AuthorizeCheck, type ResponseMode } from "../oauth/authorize";
 import { OAUTH_DESCRIPTIONS } from "../oauth/errors";
 import { createGrant } from "../oauth/grants";

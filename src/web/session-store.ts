@@ -4,7 +4,7 @@ import { and, eq, gt, lt } from "drizzle-orm";
 import type { DB } from "../db/client";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { accounts, userRoles, users, webSessions, type webSignInChallenges } from "../db/schema/index";
-import { randomToken, sha256Hex } from "../lib/crypto";
+import { randomToken, sha256Hex } from "../lib/security/crypto";
 import type { AccountRow, RoleRow, UserRow } from "../db/schema";
 
 export const SESSION_TTL_MS = 30 * 24 * 3600 * 1000;

@@ -4,7 +4,7 @@
 // one, equal to our own.
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import type { Ctx } from "../context";
-import { randomToken, safeEqual } from "../lib/crypto";
+import { randomToken, safeEqual } from "../lib/security/crypto";
 import { SESSION_TTL_MS, loadWebSession, type WebSession } from "./session-store";
 
 const isHttps = (c: Ctx) => new URL(c.req.url).protocol === "https:";

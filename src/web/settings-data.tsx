@@ -3,8 +3,8 @@
 // progress of each import). Plain forms with the session's CSRF token; no client-side JavaScript.
 import { routeGroup } from "../route-group";
 import type { Ctx } from "../context";
-import { ApiError, notFound } from "../lib/errors";
-import { readParams } from "../lib/params";
+import { ApiError, notFound } from "../lib/http/errors";
+import { readParams } from "../lib/http/params";
 import { archiveDownload, csvDownload, IMPORT_BODY_LIMIT, importUpload } from "../api/tern/data-responses";
 import { latestArchive, requestArchive } from "../services/data/export-archive";
 import { EXPORT_KINDS, isExportKind } from "../services/data/export-csv";

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { padId, snowflake } from "../../src/lib/ids";
+import { padId, snowflake } from "../../src/lib/text/ids";
 import { anon, api, links, makeUser } from "./helpers";
 
 const BAD_IDS = ["abc", "1e3", "0x10", "99999999999999999999999"];

@@ -4,7 +4,7 @@ import { Effects } from "../../src/effects/collector";
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { accounts } from "../../src/db/schema";
-import { snowflake } from "../../src/lib/ids";
+import { snowflake } from "../../src/lib/text/ids";
 import { registerAccount } from "../../src/services/accounts/registration";
 import { anon, api, cfg, db, links, makeApp, makeUser } from "./helpers";
 

@@ -3,7 +3,7 @@
 // sign-in page and the password grant).
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { formatNetwork, networkContains, parseNetwork } from "../../src/lib/cidr";
+import { formatNetwork, networkContains, parseNetwork } from "../../src/lib/security/cidr";
 import { canonicalEmail, canonicalEmailHash } from "../../src/services/admin/email-blocks";
 import { anon, links, makeUser, ORIGIN } from "./helpers";
 import { hidden, Jar, PASSWORD, registerApp, tokenRequest, web } from "./oauth-helpers";

@@ -2,7 +2,7 @@
 // Delete of the actor reaches the servers of its followers and of the accounts it follows.
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { snowflake } from "../../src/lib/ids";
+import { snowflake } from "../../src/lib/text/ids";
 import { DELETE_CHUNK } from "../../src/services/accounts/delete-account";
 import { ORIGIN, anon, eventually, makeUser } from "./helpers";
 import { take } from "./federation-outbound-fixtures";

@@ -13,7 +13,7 @@ import { addFollow, remoteAccount, remoteStatus } from "./federation-outbound-fi
 import { ADMIN, MOD } from "./admin-fixtures";
 import { createDb } from "../../src/db/client";
 import { Effects } from "../../src/effects/collector";
-import { countingD1, type D1Count } from "../../src/lib/d1-counter";
+import { countingD1, type D1Count } from "../../src/lib/limits/d1-counter";
 import { applyDomainBlockRound } from "../../src/services/admin/domain-blocks";
 import { queued } from "./queues";
 

@@ -2,7 +2,7 @@
 // from D1 over start_at..end_at; unknown keys ignored; refusals.
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { snowflake } from "../../src/lib/ids";
+import { snowflake } from "../../src/lib/text/ids";
 import { anon, makeUser } from "./helpers";
 import { ADMIN } from "./admin-fixtures";
 

@@ -44,7 +44,7 @@ async function staff(roleId: string | null, name = `staff${++seq}`): Promise<Sta
   return { user, api: user.api, jar, csrf: hidden(home.text_, "csrf") ?? "" };
 }
 
-/** A custom role holding only `permissions` (bits of src/lib/permissions.ts). */
+/** A custom role holding only `permissions` (bits of src/lib/security/permissions.ts). */
 async function role(id: string, permissions: number, position = 5) {
   await env.DB.prepare(
     "INSERT OR IGNORE INTO user_roles (id, name, color, permissions, position, highlighted, created_at, updated_at) VALUES (?, ?, '', ?, ?, 0, 0, 0)",

@@ -3,7 +3,7 @@
 // out when the cron recomputes; an approved one stays.
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { snowflake } from "../../src/lib/ids";
+import { snowflake } from "../../src/lib/text/ids";
 import { LINK_TRENDS, STATUS_TRENDS, TAG_TRENDS, refreshTrends } from "../../src/trends/refresh";
 import { anon, db, makeUser } from "./helpers";
 import { cardStatement, tagStatements } from "./trends-fixtures";

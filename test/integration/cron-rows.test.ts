@@ -1,7 +1,7 @@
 // Rows read by the cron's 5th-minute housekeeping (issue 12: D1 bills rows read; bench/README.md, "What a
 // single-user instance costs"). A run reads rows in proportion to what changed and to what trends, never to the
 // statuses, favourites, tags and cards the database holds from before the trend windows. Counted with the D1 counter
-// (src/lib/d1-counter.ts, `rows`), per task and for the whole run, on a database shaped like bench/day.mjs's day: a few
+// (src/lib/limits/d1-counter.ts, `rows`), per task and for the whole run, on a database shaped like bench/day.mjs's day: a few
 // thousand statuses over two days, boosts, favourites, tags and cards.
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -9,8 +9,8 @@ import { housekeepingTasks, hourlyTasks, runScheduled } from "../../src/backgrou
 import { createDb } from "../../src/db/client";
 import { Effects } from "../../src/effects/collector";
 import type { Env } from "../../src/env";
-import { countingD1, type D1Count } from "../../src/lib/d1-counter";
-import { padId, snowflake } from "../../src/lib/ids";
+import { countingD1, type D1Count } from "../../src/lib/limits/d1-counter";
+import { padId, snowflake } from "../../src/lib/text/ids";
 import { seenDay } from "../../src/federation/inbox/inbox-seen";
 import { refreshLinkTrends, refreshStatusTrends, refreshTagTrends } from "../../src/trends/refresh";
 

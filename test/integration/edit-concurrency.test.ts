@@ -6,7 +6,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vite
 import type { JobMessage } from "../../src/effects/types";
 import { runJob } from "../../src/background/effects-runner";
 import { createDb } from "../../src/db/client";
-import { countingD1, type D1Count } from "../../src/lib/d1-counter";
+import { countingD1, type D1Count } from "../../src/lib/limits/d1-counter";
 import worker from "../../src/index";
 import { anon, makeUser, ORIGIN, type Res, type TestUser } from "./helpers";
 import { captureJobs, makeMedia } from "./statuses-fixtures";

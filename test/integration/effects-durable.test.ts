@@ -8,7 +8,7 @@ import { runScheduled } from "../../src/background/cron";
 import { resendPending } from "../../src/effects/pending";
 import type { Effect } from "../../src/effects/types";
 import worker from "../../src/index";
-import { padId } from "../../src/lib/ids";
+import { padId } from "../../src/lib/text/ids";
 import { addFollow, remoteAccount, remoteStatus, take } from "./federation-outbound-fixtures";
 import { makeUser, ORIGIN, type TestUser } from "./helpers";
 import { installQueueCapture, queued, unpack } from "./queues";

@@ -10,7 +10,7 @@ import { effectRetryDelay, MAX_EFFECT_ATTEMPTS } from "../../src/effects/retry";
 import type { Effect, JobMessage } from "../../src/effects/types";
 import type { Env } from "../../src/env";
 import { CIRCUIT_THRESHOLD } from "../../src/federation/outbound/circuits";
-import { padId } from "../../src/lib/ids";
+import { padId } from "../../src/lib/text/ids";
 import { FAILING_SUBSCRIPTION_MS, MAX_PUSH_ATTEMPTS } from "../../src/push";
 import { issueToken } from "../../src/oauth/tokens";
 import { api, db, makeApp, makeUser, type TestUser } from "./helpers";

@@ -1,7 +1,7 @@
 // Fixtures shared by export.test.ts and import.test.ts: an account with relations of every exportable kind.
 import { env } from "cloudflare:test";
 import { expect } from "vitest";
-import { padId, snowflake } from "../../src/lib/ids";
+import { padId, snowflake } from "../../src/lib/text/ids";
 import { ORIGIN, makeUser, type TestUser } from "./helpers";
 import { SELF } from "cloudflare:test";
 

@@ -3,7 +3,7 @@
 // collection from the simulated peer and replaces the account's status_pins.
 import { env, fetchMock } from "cloudflare:test";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { padId, snowflake } from "../../src/lib/ids";
+import { padId, snowflake } from "../../src/lib/text/ids";
 import { anon, eventually, makeUser } from "./helpers";
 import { queued } from "./queues";
 

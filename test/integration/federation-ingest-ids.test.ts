@@ -8,7 +8,7 @@ import { Effects } from "../../src/effects/collector";
 import { normalizeNote } from "../../src/federation/remote/normalize";
 import { ingestNote } from "../../src/federation/remote/remote-statuses";
 import { newResolution } from "../../src/federation/remote/resolve-status";
-import { padId, snowflake } from "../../src/lib/ids";
+import { padId, snowflake } from "../../src/lib/text/ids";
 import { eq } from "drizzle-orm";
 import { cfg, db, ORIGIN } from "./helpers";
 

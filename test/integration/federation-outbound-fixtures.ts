@@ -1,7 +1,7 @@
 // Remote accounts and statuses written straight into storage, and readers for what the outbound work produced
 // (activity_outbox rows and the DELIVERY messages captured by queues.ts).
 import { env } from "cloudflare:test";
-import { snowflake } from "../../src/lib/ids";
+import { snowflake } from "../../src/lib/text/ids";
 import { inboxesOf } from "../../src/federation/outbound/delivery";
 import { queued, runQueuedJobs } from "./queues";
 

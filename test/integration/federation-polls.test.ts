@@ -9,7 +9,7 @@ import { notifyEndedPolls } from "../../src/background/cron";
 import { runJob } from "../../src/background/effects-runner";
 import { Effects } from "../../src/effects/collector";
 import type { JobMessage } from "../../src/effects/types";
-import { countingD1 } from "../../src/lib/d1-counter";
+import { countingD1 } from "../../src/lib/limits/d1-counter";
 import { anon, makeUser, ORIGIN, type TestUser } from "./helpers";
 import { AS_PUBLIC, create, deliver, installFetchMock, newId, note, pad, postInbox, remoteActor, sql, type RemoteActor } from "./federation-inbox-fixtures";
 import { addFollow, remoteAccount, take } from "./federation-outbound-fixtures";

@@ -8,7 +8,7 @@ import { resolveActor } from "../../src/federation/remote/remote-accounts";
 import { clearSignatureSpecCache } from "../../src/federation/signing/rfc9421";
 import { signRequestRfc9421 } from "../support/signed-request";
 import { checkSignedRequest, parseRequestSignature, verifyWithKey } from "../../src/federation/signing/signatures";
-import { base64 } from "../../src/lib/crypto";
+import { base64 } from "../../src/lib/security/crypto";
 import { cfg, db, makeUser, ORIGIN } from "./helpers";
 import { deliverNow, pendingDelivery, peer } from "./federation-delivery-fixtures";
 import { installFetchMock, newId, remoteActor, runJobs, type RemoteActor } from "./federation-inbox-fixtures";

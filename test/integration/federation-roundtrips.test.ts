@@ -5,7 +5,7 @@ import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it, onTestFinished, vi } from "vitest";
 import { createDb } from "../../src/db/client";
 import { runJob } from "../../src/background/effects-runner";
-import { countingD1, type D1Count } from "../../src/lib/d1-counter";
+import { countingD1, type D1Count } from "../../src/lib/limits/d1-counter";
 import { instanceActorKey } from "../../src/federation/outbound/instance-actor";
 import { ORIGIN, cfg, makeUser, type TestUser } from "./helpers";
 import { AS_PUBLIC, create, installFetchMock, newId, note, postInbox, remoteActor, sql, type RemoteActor } from "./federation-inbox-fixtures";

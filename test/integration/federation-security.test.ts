@@ -3,7 +3,7 @@ import { env, runInDurableObject, SELF } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { INBOX_HOST_FREE } from "../../src/federation/inbox/inbox-verify";
 import { rsaSign } from "../../src/federation/signing/keys";
-import { base64 } from "../../src/lib/crypto";
+import { base64 } from "../../src/lib/security/crypto";
 import { makeUser, ORIGIN } from "./helpers";
 import {
   AS_PUBLIC,

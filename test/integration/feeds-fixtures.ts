@@ -3,7 +3,7 @@
 import { env } from "cloudflare:test";
 import { sql } from "drizzle-orm";
 import { follows, mentions, statuses, type Visibility } from "../../src/db/schema";
-import { padId, snowflake } from "../../src/lib/ids";
+import { padId, snowflake } from "../../src/lib/text/ids";
 import { searchIndexStatement } from "../../src/services/statuses/search-index";
 import { db, type TestUser } from "./helpers";
 

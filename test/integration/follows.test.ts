@@ -1,6 +1,6 @@
 import { env, fetchMock } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { padId } from "../../src/lib/ids";
+import { padId } from "../../src/lib/text/ids";
 import { anon, links, makeUser } from "./helpers";
 
 const BAD_IDS = ["abc", "1e3", "99999999999999999999999"];

@@ -8,7 +8,7 @@ import { frozenHead, frozenInsert, frozenSelect, frozenSql } from "../../src/db/
 import { insertStatus } from "../../src/db/inserts";
 import { accountRows } from "../../src/db/table-rows";
 import { accounts, oauthAccessTokens, statuses, users } from "../../src/db/schema";
-import { padId } from "../../src/lib/ids";
+import { padId } from "../../src/lib/text/ids";
 import { db, makeUser } from "./helpers";
 
 describe("frozen statements", () => {

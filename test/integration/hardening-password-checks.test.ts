@@ -4,7 +4,7 @@
 // (CF-Connecting-IP), then the right password is refused with 429; a spent per-IP budget refuses it too; and the right
 // password in a request refused for another reason answers exactly as a wrong one (the other checks come first).
 import { beforeEach, describe, expect, it } from "vitest";
-import { ACCOUNT_OTP_FAILURE_LIMIT, ACCOUNT_PASSWORD_FAILURE_LIMIT, LOGIN_IP_LIMIT } from "../../src/lib/rate-limit";
+import { ACCOUNT_OTP_FAILURE_LIMIT, ACCOUNT_PASSWORD_FAILURE_LIMIT, LOGIN_IP_LIMIT } from "../../src/lib/limits/rate-limit";
 import { makeUser, ORIGIN, type TestUser } from "./helpers";
 import { hidden, type Jar, PASSWORD, web } from "./oauth-helpers";
 import { installQueueCapture } from "./queues";

@@ -5,7 +5,7 @@ import { SELF } from "cloudflare:test";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { hostilePath } from "../../src/app";
-import { MAX_PARAMS, parseJsonText } from "../../src/lib/params";
+import { MAX_PARAMS, parseJsonText } from "../../src/lib/http/params";
 import { makeUser, ORIGIN } from "./helpers";
 
 const TEMPLATES = [

@@ -6,7 +6,7 @@ import { SELF } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { rsaSign } from "../../src/federation/signing/keys";
 import { checkUrl, FetchRefused } from "../../src/net/safe-fetch";
-import { base64 } from "../../src/lib/crypto";
+import { base64 } from "../../src/lib/security/crypto";
 import { ORIGIN } from "./helpers";
 import { installFetchMock, newId, remoteActor, serveJson, type RemoteActor } from "./federation-inbox-fixtures";
 

@@ -3,7 +3,7 @@ import { SELF, env } from "cloudflare:test";
 import { createDb } from "../../src/db/client";
 import { oauthApplications } from "../../src/db/schema";
 import { readConfig } from "../../src/env";
-import { snowflake } from "../../src/lib/ids";
+import { snowflake } from "../../src/lib/text/ids";
 import { createLocalAccount } from "../../src/services/accounts/local-accounts";
 import { issueToken } from "../../src/oauth/tokens";
 

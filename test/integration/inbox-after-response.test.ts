@@ -10,7 +10,7 @@ import { Effects } from "../../src/effects/collector";
 import { runJob } from "../../src/background/effects-runner";
 import { requeueStaleInboxItems, STALE_INBOX_AFTER_MS } from "../../src/background/cron";
 import { processInboxItem, storeInboxItem } from "../../src/federation/inbox/inbox-process";
-import { countingD1 } from "../../src/lib/d1-counter";
+import { countingD1 } from "../../src/lib/limits/d1-counter";
 import { signRequest } from "../support/signed-request";
 import { makeUser, ORIGIN } from "./helpers";
 import { create, installFetchMock, newId, note, pad, remoteActor, runJobs, sql, type RemoteActor } from "./federation-inbox-fixtures";

@@ -2,7 +2,7 @@
 // that carries one; a JSON body's other numbers and strings are untouched.
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { quoteLongIntegers } from "../../src/lib/params";
+import { quoteLongIntegers } from "../../src/lib/http/params";
 import { makeUser, ORIGIN, type TestUser } from "./helpers";
 
 /** Sends raw JSON text, so numbers go as written. */

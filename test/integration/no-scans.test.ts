@@ -12,7 +12,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type D1Client, d1Observer } from "../../src/db/client";
 import { users } from "../../src/db/schema";
 import { Effects } from "../../src/effects/collector";
-import { padId } from "../../src/lib/ids";
+import { padId } from "../../src/lib/text/ids";
 import { resolveActor } from "../../src/federation/remote/remote-accounts";
 import { authorizedApps, revokeAuthorizedApp } from "../../src/services/accounts/authorized-apps";
 import { changePassword } from "../../src/services/accounts/password-change";

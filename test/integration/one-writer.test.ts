@@ -6,7 +6,7 @@
 // changes (granted, revoked, rejected) whichever side the quoted author is on.
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { padId } from "../../src/lib/ids";
+import { padId } from "../../src/lib/text/ids";
 import { AS_PUBLIC, create, deliver, installFetchMock, newId, note, remoteActor, serveJson, type RemoteActor } from "./federation-inbox-fixtures";
 import { anon, makeUser, ORIGIN, type TestUser } from "./helpers";
 import { runQueuedJobs } from "./queues";

@@ -5,7 +5,7 @@
 import { env, fetchMock } from "cloudflare:test";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Effect } from "../../src/effects/types";
-import { padId } from "../../src/lib/ids";
+import { padId } from "../../src/lib/text/ids";
 import { deliverPush, MAX_PUSH_ATTEMPTS, pushJobsOf, pushTargetsStatement, PushRetry, retryPushJob, type PushJob } from "../../src/push";
 import { issueToken } from "../../src/oauth/tokens";
 import { api, cfg, db, makeApp, makeUser, type TestUser } from "./helpers";

@@ -4,7 +4,7 @@
 import { env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { FetchRefused } from "../../src/net/safe-fetch";
-import { padId } from "../../src/lib/ids";
+import { padId } from "../../src/lib/text/ids";
 import { checkPushEndpoint } from "../../src/push/endpoint";
 import { loadVapidKeys, vapidJwt, vapidPublicKey } from "../../src/push/keys";
 import { issueToken } from "../../src/oauth/tokens";

@@ -7,8 +7,8 @@ import { createExecutionContext, env, runInDurableObject, SELF, waitOnExecutionC
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index";
 import type { Env } from "../../src/env";
-import { RATE_LIMIT_DEFAULTS } from "../../src/lib/rate-limit";
-import type { RateLimiter } from "../../src/lib/rate-limiter-do";
+import { RATE_LIMIT_DEFAULTS } from "../../src/lib/limits/rate-limit";
+import type { RateLimiter } from "../../src/lib/limits/rate-limiter-do";
 import { issueToken } from "../../src/oauth/tokens";
 import { ORIGIN, db, makeApp, makeUser, type TestUser } from "./helpers";
 

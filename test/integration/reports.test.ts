@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { snowflake } from "../../src/lib/ids";
+import { snowflake } from "../../src/lib/text/ids";
 import { ORIGIN, anon, makeUser } from "./helpers";
 
 const pad = (id: string) => id.padStart(20, "0");

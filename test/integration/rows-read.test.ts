@@ -1,9 +1,9 @@
 // Rows read per page (issue 12: D1 bills rows read): a page costs rows in proportion to what it shows, never to
-// the size of the database. Measured from Server-Timing's d1r (DEV_SERVER_TIMING, src/lib/d1-counter.ts), on
+// the size of the database. Measured from Server-Timing's d1r (DEV_SERVER_TIMING, src/lib/limits/d1-counter.ts), on
 // pages of 20 with boosts, quotes, media-less replies and mentions in them.
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { padId } from "../../src/lib/ids";
+import { padId } from "../../src/lib/text/ids";
 import { follow, insertStatus, nextId } from "./feeds-fixtures";
 import { makeUser, type TestUser } from "./helpers";
 import { timedGet } from "./server-timing-fixtures";

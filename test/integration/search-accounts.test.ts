@@ -2,7 +2,7 @@
 // index of migrations/0030_account_search.sql (kept by triggers on `accounts`), never a scan of `accounts`.
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { snowflake } from "../../src/lib/ids";
+import { snowflake } from "../../src/lib/text/ids";
 import { accountSearchQuery, type SearchOptions } from "../../src/queries/search";
 import { cfg, db, makeUser } from "./helpers";
 

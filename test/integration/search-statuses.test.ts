@@ -2,7 +2,7 @@
 // find, its operators, hostile query text, and the index following posts, edits, deletes and remote Create/Update.
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { snowflakeTime } from "../../src/lib/ids";
+import { snowflakeTime } from "../../src/lib/text/ids";
 import { create, deliver, installFetchMock, newId, note, remoteActor, sql } from "./federation-inbox-fixtures";
 import { statusSearchQuery } from "../../src/queries/search";
 import { cfg, db, makeUser, type Res, type TestUser } from "./helpers";

@@ -2,7 +2,7 @@
 // HTTP. One describe per row, named with the row id; docs/security-coverage.md maps every row to its test.
 import { SELF, env } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
-import type { RateLimiter } from "../../src/lib/rate-limiter-do";
+import type { RateLimiter } from "../../src/lib/limits/rate-limiter-do";
 import { ORIGIN, anon, links, makeUser, type TestUser } from "./helpers";
 import { insertStatus, nextId } from "./feeds-fixtures";
 import { png } from "./media-fixtures";

@@ -1,4 +1,4 @@
-// A GET through the Worker's own fetch with Server-Timing on (DEV_SERVER_TIMING, src/lib/d1-counter.ts): the body and
+// A GET through the Worker's own fetch with Server-Timing on (DEV_SERVER_TIMING, src/lib/limits/d1-counter.ts): the body and
 // the figures the header carries (d1: round trips, d1r: rows read, ...).
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { expect } from "vitest";

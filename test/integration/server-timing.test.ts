@@ -1,11 +1,11 @@
 // Server-Timing: D1 round trips on every response; statements, rows read and rows written (D1's billing units, from
-// the result metadata) when DEV_SERVER_TIMING=true, which npm run dev and the benchmark set (src/lib/d1-counter.ts).
+// the result metadata) when DEV_SERVER_TIMING=true, which npm run dev and the benchmark set (src/lib/limits/d1-counter.ts).
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
 import { accounts } from "../../src/db/schema";
 import worker from "../../src/index";
-import { countingD1, type D1Count } from "../../src/lib/d1-counter";
+import { countingD1, type D1Count } from "../../src/lib/limits/d1-counter";
 import { anon, makeUser, ORIGIN } from "./helpers";
 
 async function call(path: string, init: RequestInit = {}, vars: Record<string, string> = { DEV_SERVER_TIMING: "true" }) {

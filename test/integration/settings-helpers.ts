@@ -1,7 +1,7 @@
 // Helpers for the account settings page tests: a signed-in jar, form posts carrying the page's CSRF token, and
-// two-factor set-up with codes computed by the test (src/lib/totp.ts).
+// two-factor set-up with codes computed by the test (src/lib/security/totp.ts).
 import { env } from "cloudflare:test";
-import { base32Decode, totp } from "../../src/lib/totp";
+import { base32Decode, totp } from "../../src/lib/security/totp";
 import { ORIGIN } from "./helpers";
 import { decodeEntities, hidden, type Jar, signIn, web } from "./oauth-helpers";
 

@@ -3,7 +3,7 @@
 import { env } from "cloudflare:test";
 import { vi } from "vitest";
 import { mediaAttachments } from "../../src/db/schema";
-import { snowflake } from "../../src/lib/ids";
+import { snowflake } from "../../src/lib/text/ids";
 import type { JobMessage } from "../../src/effects/types";
 import { unpack } from "./queues";
 import { db } from "./helpers";

@@ -6,8 +6,8 @@ import { env } from "cloudflare:test";
 import { describe, expect } from "vitest";
 import { createDb } from "../../src/db/client";
 import { accounts } from "../../src/db/schema";
-import { countingD1 } from "../../src/lib/d1-counter";
-import { snowflake } from "../../src/lib/ids";
+import { countingD1 } from "../../src/lib/limits/d1-counter";
+import { snowflake } from "../../src/lib/text/ids";
 import {
   publishDelete,
   publishNotifications,

@@ -1,7 +1,7 @@
 // Trend seeding shared by trends.test.ts and admin-trends.test.ts: the statements that tag a seeded status and link it
 // to a stored preview card, for a batch beside the status's own INSERT.
 import { env } from "cloudflare:test";
-import { snowflake } from "../../src/lib/ids";
+import { snowflake } from "../../src/lib/text/ids";
 
 const pad = (id: string) => id.padStart(20, "0");
 

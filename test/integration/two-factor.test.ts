@@ -2,7 +2,7 @@
 // through the settings page, and enforcement on the sign-in page and the password grant, including the login lockout.
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { base32Decode, base32Encode, hotp, matchTotp, totp } from "../../src/lib/totp";
+import { base32Decode, base32Encode, hotp, matchTotp, totp } from "../../src/lib/security/totp";
 import { makeUser, ORIGIN } from "./helpers";
 import { hidden, Jar, PASSWORD, passwordGrant, registerApp, web } from "./oauth-helpers";
 import { codeFor, emailOf, enableTwoFactor, forgetUsedStep, postForm, signedIn } from "./settings-helpers";

@@ -4,7 +4,7 @@
 // nor a deletion with its polls and bookmarks.
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { padId } from "../../src/lib/ids";
+import { padId } from "../../src/lib/text/ids";
 import { makeUser } from "./helpers";
 import { timedCall } from "./server-timing-fixtures";
 

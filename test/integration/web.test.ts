@@ -3,7 +3,7 @@ import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:
 import { buildApp } from "../../src/app";
 import { describe, expect, it } from "vitest";
 import { statuses } from "../../src/db/schema";
-import { snowflake } from "../../src/lib/ids";
+import { snowflake } from "../../src/lib/text/ids";
 import { ORIGIN, db, makeUser } from "./helpers";
 import { Jar, hidden, web } from "./oauth-helpers";
 

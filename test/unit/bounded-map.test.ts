@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { setAtMost } from "../../src/lib/bounded-map";
+import { setAtMost } from "../../src/lib/limits/bounded-map";
 
 describe("setAtMost", () => {
   it("keeps at most max entries, the oldest leaving first; a key already there keeps its place", () => {

@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
 import { statuses } from "../../src/db/schema";
-import { padId, parseId, snowflake, snowflakeTime, unpadId } from "../../src/lib/ids";
+import { padId, parseId, snowflake, snowflakeTime, unpadId } from "../../src/lib/text/ids";
 import { asc, eq, lt } from "drizzle-orm";
 
 describe("snowflake ids", () => {

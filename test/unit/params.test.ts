@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { nestPairs, parseJsonText, truthy } from "../../src/lib/params";
-import { clampLimit, readPage } from "../../src/lib/pagination";
+import { nestPairs, parseJsonText, truthy } from "../../src/lib/http/params";
+import { clampLimit, readPage } from "../../src/lib/http/pagination";
 
 describe("Rails-style parameters", () => {
   it("nests brackets and arrays", () => {

@@ -1,9 +1,9 @@
-// The root app's router (src/lib/prefix-router.ts) builds Hono's trie per path prefix: over every route Tern has, it must
+// The root app's router (src/lib/http/prefix-router.ts) builds Hono's trie per path prefix: over every route Tern has, it must
 // answer every path as one trie of all routes does (the same handlers, in the same order, with the same parameters).
 import { TrieRouter } from "hono/router/trie-router";
 import { describe, expect, it } from "vitest";
 import { buildApp } from "../../src/app";
-import { PrefixRouter } from "../../src/lib/prefix-router";
+import { PrefixRouter } from "../../src/lib/http/prefix-router";
 
 const routes = buildApp().routes.map((r, i) => ({ method: r.method, path: r.path, id: i }));
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { base64, base64url, fromBase64, hashPassword, PASSWORD_ITERATIONS, verifyPassword } from "../../src/lib/crypto";
+import { base64, base64url, fromBase64, hashPassword, PASSWORD_ITERATIONS, verifyPassword } from "../../src/lib/security/crypto";
 import { parseScopes, scopeAllows } from "../../src/oauth/scopes";
 
 describe("scopes", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ApiError } from "../../src/lib/errors";
-import { ftsMatch, MAX_CLAUSES, parseSearchQuery } from "../../src/lib/search-query";
+import { ApiError } from "../../src/lib/http/errors";
+import { ftsMatch, MAX_CLAUSES, parseSearchQuery } from "../../src/lib/text/search-query";
 
 const DAY = 86_400_000;
 

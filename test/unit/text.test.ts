@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { cleanText, extractEntities, normalizeLanguage, normalizeTag, renderPlainText, statusLength } from "../../src/lib/text";
+import { cleanText, extractEntities, normalizeLanguage, normalizeTag, renderPlainText, statusLength } from "../../src/lib/text/text";
 
 const links = {
   mention: (e: { username: string }) => ({ url: `https://x.test/@${e.username}`, username: e.username }),

@@ -1,6 +1,6 @@
 // httpUrl: the one gate for URLs taken from remote documents (security E10 in docs/security-coverage.md).
 import { describe, expect, it } from "vitest";
-import { httpUrl } from "../../src/lib/urls";
+import { httpUrl } from "../../src/lib/http/urls";
 
 describe("httpUrl", () => {
   it("keeps absolute http(s) URLs as they were written", () => {

@@ -2,7 +2,7 @@ import { sql, type SQL } from "drizzle-orm";
 import { SQLiteSyncDialect } from "drizzle-orm/sqlite-core";
 import { describe, expect, it, vi } from "vitest";
 import { accountDomainBlocks, accounts, blocks, mutes, statuses } from "../../src/db/schema";
-import { padId } from "../../src/lib/ids";
+import { padId } from "../../src/lib/text/ids";
 import { hiddenAuthorFor } from "../../src/policy/visibility";
 
 // The condition as it was written with drizzle's table and column references: hiddenAuthorFor now writes their names

@@ -7,9 +7,9 @@ import { routeGroup } from "../../route-group";
 import { z } from "zod";
 import type { AccountAliasRow } from "../../db/schema";
 import { isoTime } from "../../entities/urls";
-import { notFound } from "../../lib/errors";
-import { parseId } from "../../lib/ids";
-import { parse, zStr } from "../../lib/params";
+import { notFound } from "../../lib/http/errors";
+import { parseId } from "../../lib/text/ids";
+import { parse, zStr } from "../../lib/http/params";
 import { me, requireUser } from "../../oauth/guard";
 import { addAlias, listAliases, removeAlias } from "../../services/accounts/account-migration";
 

@@ -2,8 +2,8 @@
 // (src/web/settings-data.tsx) answer alike: a CSV download, the archive download, and an upload read into an import.
 import type { Ctx } from "../../context";
 import type { BackupRow } from "../../db/schema";
-import { ApiError, notFound, validationFailed } from "../../lib/errors";
-import { readParams } from "../../lib/params";
+import { ApiError, notFound, validationFailed } from "../../lib/http/errors";
+import { readParams } from "../../lib/http/params";
 import { EXPORT_FILENAMES, type ExportKind, exportCsv } from "../../services/data/export-csv";
 import { openArchive } from "../../services/data/export-archive";
 import { IMPORT_MAX_BYTES, IMPORT_TYPES, type ImportType } from "../../services/data/import-csv";

@@ -14,7 +14,7 @@
 //   one request in 6 days, and the union of the parts' write scopes (accounts, statuses, favourites, bookmarks) would
 //   be most of `write` anyway, while `write` keeps covering whatever the archive holds later.
 import { routeGroup } from "../../route-group";
-import { notFound } from "../../lib/errors";
+import { notFound } from "../../lib/http/errors";
 import { me, requireUser } from "../../oauth/guard";
 import { renderArchive } from "../../entities/account-data";
 import { latestArchive, requestArchive } from "../../services/data/export-archive";

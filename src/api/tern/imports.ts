@@ -11,8 +11,8 @@
 // a token with none of these scopes is refused before the body is read, the type's own scopes are checked once it is
 // parsed, before anything is written. The import records themselves (type, file name, counts) are read with `read`.
 import { routeGroup } from "../../route-group";
-import { notFound } from "../../lib/errors";
-import { parseId } from "../../lib/ids";
+import { notFound } from "../../lib/http/errors";
+import { parseId } from "../../lib/text/ids";
 import { me, requireEveryScope, requireUser } from "../../oauth/guard";
 import { renderImport } from "../../entities/account-data";
 import type { ImportType } from "../../services/data/import-csv";

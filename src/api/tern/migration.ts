@@ -10,7 +10,7 @@ import { z } from "zod";
 import type { Ctx } from "../../context";
 import { renderAccount } from "../../entities/account";
 import { isoTime } from "../../entities/urls";
-import { parse, zStr } from "../../lib/params";
+import { parse, zStr } from "../../lib/http/params";
 import { me, requireUser } from "../../oauth/guard";
 import { currentMigrationState, moveAccount } from "../../services/accounts/account-migration";
 import { credentialCheck } from "../../services/accounts/credentials";

@@ -2,12 +2,12 @@
 // status filters; /api/v2/filters/:id/keywords, /keywords/:id, /:id/statuses, /statuses/:id. Mounted at
 // /api/v2/filters. Another user's filter, keyword or status filter is a 404.
 import { routeGroup } from "../../route-group";
-import { lazy } from "../../lib/lazy";
+import { lazy } from "../../lib/limits/lazy";
 import { z } from "zod";
 import type { Ctx } from "../../context";
 import { renderFilter, renderFilterKeyword, renderFilterStatus } from "../../entities/filter";
-import { parseId } from "../../lib/ids";
-import { parse, parseWith, readParams, zArray, zBool, zId, zStr, pathId } from "../../lib/params";
+import { parseId } from "../../lib/text/ids";
+import { parse, parseWith, readParams, zArray, zBool, zId, zStr, pathId } from "../../lib/http/params";
 import { me, requireUser } from "../../oauth/guard";
 import {
   addFilterStatus,

@@ -2,7 +2,7 @@
 // response, so it is the same 200 as v1.
 import { routeGroup } from "../../route-group";
 import { requireUser } from "../../oauth/guard";
-import { uploadMedia } from "../v1/media";
+import { uploadMedia } from "../v1/statuses/media";
 
 const r = routeGroup();
 

@@ -2,22 +2,22 @@
 // notification policy (GET/PATCH /policy). Mastodon 4.3's Api::V2::NotificationsController and
 // Api::V2::Notifications::{Accounts,Policies}Controller.
 import { routeGroup } from "../../route-group";
-import { lazy } from "../../lib/lazy";
+import { lazy } from "../../lib/limits/lazy";
 import { z } from "zod";
 import type { Ctx } from "../../context";
 import { renderGroupedNotifications, type ExpandAccounts } from "../../entities/notification-group";
 import { renderAccount } from "../../entities/account";
 import { renderPolicy } from "../../entities/notification-policy";
-import { badRequest, notFound, validationFailed } from "../../lib/errors";
-import { clampLimit, readPage, setLinkHeader } from "../../lib/pagination";
-import { parse, readParams } from "../../lib/params";
+import { badRequest, notFound, validationFailed } from "../../lib/http/errors";
+import { clampLimit, readPage, setLinkHeader } from "../../lib/http/pagination";
+import { parse, readParams } from "../../lib/http/params";
 import { me, requireUser } from "../../oauth/guard";
 import { findGroup, groupAccounts, groupedPage, groupedTypesParam, groupedUnreadCount, type GroupedFilter } from "../../queries/notification-groups";
 import { clearNotifications } from "../../queries/notifications";
 import { dismissGroup } from "../../services/notifications/notification-groups";
 import { POLICY_KEYS, readPolicy, updatePolicy, type PolicyKey } from "../../services/notifications/notification-policy";
 import type { PolicyValue } from "../../db/schema";
-import { readFilter, typeList } from "../v1/notifications";
+import { readFilter, typeList } from "../v1/notifications/notifications";
 
 const r = routeGroup();
 

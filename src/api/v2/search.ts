@@ -1,13 +1,13 @@
 import { routeGroup } from "../../route-group";
-import { lazy } from "../../lib/lazy";
+import { lazy } from "../../lib/limits/lazy";
 import { z } from "zod";
 import { renderAccount } from "../../entities/account";
 import { renderStatuses } from "../../entities/status";
 import { renderTag } from "../../entities/tag";
-import { ApiError, badRequest, unauthorized, wrongScope } from "../../lib/errors";
-import { parseId } from "../../lib/ids";
-import { clampLimit } from "../../lib/pagination";
-import { parse, zBool, zInt } from "../../lib/params";
+import { ApiError, badRequest, unauthorized, wrongScope } from "../../lib/http/errors";
+import { parseId } from "../../lib/text/ids";
+import { clampLimit } from "../../lib/http/pagination";
+import { parse, zBool, zInt } from "../../lib/http/params";
 import { viewerAccountId } from "../../oauth/guard";
 import { scopeAllows } from "../../oauth/scopes";
 import { searchAccounts, searchStatusIds, type SearchOptions } from "../../queries/search";

@@ -116,7 +116,7 @@ export const accountKeys = lazyTable(() =>
   }),
 );
 
-/** Staff roles (Mastodon's UserRole): permissions is a bitmask of lib/permissions.ts flags. */
+/** Staff roles (Mastodon's UserRole): permissions is a bitmask of lib/security/permissions.ts flags. */
 export const userRoles = lazyTable(() =>
   sqliteTable("user_roles", {
     id: id("id").primaryKey(),

@@ -5,7 +5,7 @@
 // prototype, columns and the table's symbols through `get`, and a column's `table` is the real table (drizzle names
 // tables by their name symbol and never compares them by identity). drizzle-kit reads it the same way.
 import { getTableName, type Table } from "drizzle-orm";
-import { lazy } from "../../lib/lazy";
+import { lazy } from "../../lib/limits/lazy";
 
 const built: string[] = [];
 /** The tables built so far in this isolate, in order (test/unit/startup.test.ts: none at load). */

@@ -1,7 +1,7 @@
 import { customType, integer } from "drizzle-orm/sqlite-core";
-import { padId, unpadId } from "../../lib/ids";
+import { padId, unpadId } from "../../lib/text/ids";
 
-/** A 64-bit id stored as 20-digit zero-padded TEXT (see lib/ids.ts); the app sees plain decimal strings. */
+/** A 64-bit id stored as 20-digit zero-padded TEXT (see lib/text/ids.ts); the app sees plain decimal strings. */
 export const id = customType<{ data: string; driverData: string }>({
   dataType: () => "text",
   toDriver: (v: string) => padId(v),

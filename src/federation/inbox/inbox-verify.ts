@@ -1,14 +1,14 @@
 // Inbound POST verification (security §2.7, rows C1–C9, C19, C21): size, signature syntax and window, digest, the
 // key and its owner, the owner being the activity's actor, and the signer's domain not suspended. Everything here
 // happens before the 202; the activity itself is processed off the request path.
-import { utf8 } from "../../lib/crypto";
+import { utf8 } from "../../lib/security/crypto";
 import { eq, sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { frozenSelect } from "../../db/frozen";
 import { accounts } from "../../db/schema/index";
 import type { Config } from "../../env";
-import { ApiError } from "../../lib/errors";
-import { parseJsonText, readBodyText } from "../../lib/params";
+import { ApiError } from "../../lib/http/errors";
+import { parseJsonText, readBodyText } from "../../lib/http/params";
 import type { AccountRow } from "../../db/schema/index";
 import { normalizeActivity, sameHost, type NormalizedActivity } from "../remote/normalize";
 import { accountDomainSql, actorLookupFrom, actorLookupStatements, frozenDomainSuspended, resolveActor, type ActorLookup } from "../remote/remote-accounts";

@@ -1,6 +1,6 @@
 // Local account → ActivityPub actor document (Person, or Service for bot accounts), as Mastodon shapes it.
 import type { Config } from "../../env";
-import { absoluteProfileLinks, escapeHtml, profileHashtags, profileLinks, renderPlainText } from "../../lib/text";
+import { absoluteProfileLinks, escapeHtml, profileHashtags, profileLinks, renderPlainText } from "../../lib/text/text";
 import type { AccountRow } from "../../db/schema/index";
 import { DEFAULT_AVATAR, DEFAULT_HEADER, mediaUrl, tagUrl } from "../../entities/urls";
 import { ACTOR_CONTEXT } from "./context";

@@ -22,7 +22,7 @@ import { boundList, idsJson } from "../../db/id-list";
 import { accountKeys, accounts, activityOutbox, deliveryCircuits, deliveryFailures, signatureSpecs, unavailableDomains } from "../../db/schema/index";
 import type { Config, Env } from "../../env";
 import { readConfig } from "../../env";
-import { snowflake } from "../../lib/ids";
+import { snowflake } from "../../lib/text/ids";
 import { ensureActorKeys } from "../signing/actor-keys";
 import { CIRCUIT_THRESHOLD, countCircuitFailure } from "./circuits";
 import { baseFetchOptions } from "../remote/fetch-options";

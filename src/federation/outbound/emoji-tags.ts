@@ -3,7 +3,7 @@
 import type { StoredEmoji } from "../../db/schema/index";
 import { emojiUrl } from "../../entities/custom-emoji";
 import type { Config } from "../../env";
-import { unpadId } from "../../lib/ids";
+import { unpadId } from "../../lib/text/ids";
 
 const IMAGE_TYPES: Record<string, string> = {
   png: "image/png",

@@ -4,7 +4,7 @@ import { and, eq, isNull, sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { accountKeys, accounts } from "../../db/schema/index";
 import type { Config } from "../../env";
-import { snowflake } from "../../lib/ids";
+import { snowflake } from "../../lib/text/ids";
 import { ensureActorKeys } from "../signing/actor-keys";
 import { accountRows } from "../../db/table-rows";
 

@@ -9,7 +9,7 @@ import { favourites, polls, pollVotes, reports, statuses } from "../../db/schema
 import { loadStatusBundle, type StatusRow } from "../../entities/status";
 import type { Env } from "../../env";
 import { readConfig } from "../../env";
-import { padId } from "../../lib/ids";
+import { padId } from "../../lib/text/ids";
 import type { AccountRow } from "../../db/schema/index";
 import type { FederateAction } from "../../effects/types";
 import {

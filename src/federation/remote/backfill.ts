@@ -10,7 +10,7 @@ import { statuses } from "../../db/schema/index";
 import type { StatusRow } from "../../entities/status";
 import type { Config } from "../../env";
 import { Effects } from "../../effects/collector";
-import { padId, unpadId } from "../../lib/ids";
+import { padId, unpadId } from "../../lib/text/ids";
 import { accountCanRead, statusReadableBy } from "../../policy/visibility";
 import { signedFetchOptions } from "./fetch-options";
 import { normalizeNote } from "./normalize";

@@ -9,7 +9,7 @@ import type { DB } from "../../db/client";
 import { accounts } from "../../db/schema/index";
 import type { StatusRow } from "../../entities/status";
 import { readConfig, type Env } from "../../env";
-import { padId } from "../../lib/ids";
+import { padId } from "../../lib/text/ids";
 import type { AccountRow } from "../../db/schema/index";
 import type { Effects } from "../../effects/collector";
 import { signedFetchOptions } from "./fetch-options";

@@ -9,8 +9,8 @@
 // `twitter:player`, or the iframe found in an oEmbed `video` answer (Mastodon keeps only iframes there too,
 // Sanitize::Config::MASTODON_OEMBED). oEmbed `rich` answers are refused, as Mastodon does ("most providers rely on
 // <script> tags"), and anything else an oEmbed `html` holds is dropped (security D10, E8).
-import { escapeHtml, normalizeLanguage } from "../../lib/text";
-import { httpUrl } from "../../lib/urls";
+import { escapeHtml, normalizeLanguage } from "../../lib/text/text";
+import { httpUrl } from "../../lib/http/urls";
 
 const MAX_TITLE = 300;
 const MAX_DESCRIPTION = 1000;

@@ -6,8 +6,8 @@
 // as plain text with no markup (`plainText`), and every URL that may be stored or linked is an absolute http(s) URL
 // (`httpUrl`) or is dropped.
 import { z } from "zod";
-import { lazy } from "../../lib/lazy";
-import { httpUrl } from "../../lib/urls";
+import { lazy } from "../../lib/limits/lazy";
+import { httpUrl } from "../../lib/http/urls";
 import { plainText } from "./sanitize";
 
 export const PUBLIC = "https://www.w3.org/ns/activitystreams#Public";

@@ -9,7 +9,7 @@ import type { DB, Statement } from "../../db/client";
 import type { AccountRow } from "../../db/schema/index";
 import type { StatusRow } from "../../entities/status";
 import { QUOTE_FLAGS } from "../../entities/quote";
-import { padId, snowflake, unpadId } from "../../lib/ids";
+import { padId, snowflake, unpadId } from "../../lib/text/ids";
 import { quoteRowStatement, setQuoteState } from "../../services/statuses/quote-rows";
 import { signedFetchOptions } from "./fetch-options";
 import { iri, type NormalizedNote, PUBLIC, sameHost } from "./normalize";

@@ -6,8 +6,8 @@ import { type DB, runBatch } from "../../db/client";
 import { frozenSql } from "../../db/frozen";
 import { accounts, domainAllows, domainBlocks, instances, signatureSpecs } from "../../db/schema/index";
 import type { Config } from "../../env";
-import { blockingDomains } from "../../lib/domain-name";
-import { snowflake } from "../../lib/ids";
+import { blockingDomains } from "../../lib/text/domain-name";
+import { snowflake } from "../../lib/text/ids";
 import type { AccountRow } from "../../db/schema/index";
 import { accountEmojisSql, accountShortcodes, upsertRemoteEmojisStatement } from "../../services/statuses/custom-emojis";
 import { baseFetchOptions, schemeFor, signedFetchOptions } from "./fetch-options";
@@ -26,7 +26,7 @@ export type DomainBlockInfo = { severity: "suspend" | "silence" | "noop" | null;
 
 /** The domain_blocks rows for a host or any parent domain (domainBlockFor), as a statement that can join a batch. */
 export function domainBlockStatement(db: DB, host: string) {
-  // A block names a host without a port (lib/domain-name.ts); it covers that host on any port, as withoutSuspended does.
+  // A block names a host without a port (lib/text/domain-name.ts); it covers that host on any port, as withoutSuspended does.
   const candidates = blockingDomains(host);
   return db
     .select({ severity: domainBlocks.severity, rejectMedia: domainBlocks.rejectMedia, createdAt: domainBlocks.createdAt })

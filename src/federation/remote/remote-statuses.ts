@@ -9,9 +9,9 @@ import { type MediaRow, newStatusFields, type PollRow, type StatusRow } from "..
 import { incomingQuoteStatement, remoteQuotePolicy } from "./quotes-inbound";
 import { fanOutChunk } from "../../timelines/fanout";
 import { localQuotesOfQuery, quotedUpdateNotifications } from "../../services/statuses/quotes";
-import { padId, snowflake } from "../../lib/ids";
-import { normalizeLanguage, normalizeTag } from "../../lib/text";
-import { httpUrl } from "../../lib/urls";
+import { padId, snowflake } from "../../lib/text/ids";
+import { normalizeLanguage, normalizeTag } from "../../lib/text/text";
+import { httpUrl } from "../../lib/http/urls";
 import type { AccountRow } from "../../db/schema/index";
 import { isUniqueViolation } from "../../db/unique";
 import { notificationWrite, notificationWrites, type NewNotification } from "../../services/notifications/notifications";

@@ -5,7 +5,7 @@ import { eq, or } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { accounts } from "../../db/schema/index";
 import type { Config } from "../../env";
-import { unprocessable } from "../../lib/errors";
+import { unprocessable } from "../../lib/http/errors";
 import type { AccountRow } from "../../db/schema/index";
 import type { Effects } from "../../effects/collector";
 import { resolveActor, resolveHandle, ResolveError } from "./remote-accounts";

@@ -3,7 +3,7 @@
 import { eq, sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { accountKeys, accounts } from "../../db/schema/index";
-import { padId } from "../../lib/ids";
+import { padId } from "../../lib/text/ids";
 import { generateKeyPair } from "./keys";
 
 export async function ensureActorKeys(db: DB, accountId: string): Promise<{ publicKeyPem: string; privateKeyPem: string }> {

@@ -1,6 +1,6 @@
 // RSA-2048 keys for actors, PEM in and out, on WebCrypto (RSASSA-PKCS1-v1_5 / SHA-256, as Mastodon uses).
-import { isolateMap } from "../../lib/bounded-map";
-import { base64, fromBase64, utf8 } from "../../lib/crypto";
+import { isolateMap } from "../../lib/limits/bounded-map";
+import { base64, fromBase64, utf8 } from "../../lib/security/crypto";
 
 const ALG = { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" } as const;
 

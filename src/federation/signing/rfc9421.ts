@@ -12,8 +12,8 @@
 import { eq } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { signatureSpecs } from "../../db/schema/index";
-import { isolateMap } from "../../lib/bounded-map";
-import { base64, fromBase64, utf8 } from "../../lib/crypto";
+import { isolateMap } from "../../lib/limits/bounded-map";
+import { base64, fromBase64, utf8 } from "../../lib/security/crypto";
 import { fromPem, importPublicKey, rsaSign } from "./keys";
 import type { SafeFetchOptions } from "../../net/safe-fetch";
 import type { Outgoing, Signer } from "../../net/outgoing";

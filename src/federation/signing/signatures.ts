@@ -3,7 +3,7 @@
 // decided before any key is fetched, and the key's owner can be checked against the activity's actor by the caller.
 // RFC 9421 (HTTP Message Signatures) is parsed, checked and verified in rfc9421.ts; parseRequestSignature,
 // checkSignedRequest and verifyWithKey dispatch on which one a request carries (`Signature-Input` → RFC 9421).
-import { base64, utf8 } from "../../lib/crypto";
+import { base64, utf8 } from "../../lib/security/crypto";
 import { rsaSign, rsaVerify } from "./keys";
 import type { Outgoing } from "../../net/outgoing";
 import type { DB } from "../../db/client";

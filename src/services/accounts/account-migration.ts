@@ -22,8 +22,8 @@ import { type AccountAliasRow, type AccountMigrationRow, type AccountRow, accoun
 import { newActivityUri, type Effects } from "../../effects/collector";
 import type { NotifyEffect } from "../../effects/types";
 import type { Config } from "../../env";
-import { ApiError, forbidden, notFound, validationFailed } from "../../lib/errors";
-import { padId, snowflake } from "../../lib/ids";
+import { ApiError, forbidden, notFound, validationFailed } from "../../lib/http/errors";
+import { padId, snowflake } from "../../lib/text/ids";
 import { remoteQuery, resolveRemoteAccount } from "../../federation/remote/resolve";
 import { ResolveError, resolveActor } from "../../federation/remote/remote-accounts";
 import type { CheckCredentials } from "./credentials";

@@ -6,7 +6,7 @@ import { and, desc, eq, isNull, sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { oauthAccessGrants, oauthAccessTokens, oauthApplications, webSessions } from "../../db/schema";
 import type { Effects } from "../../effects/collector";
-import { notFound } from "../../lib/errors";
+import { notFound } from "../../lib/http/errors";
 
 export interface AuthorizedApp {
   applicationId: string;

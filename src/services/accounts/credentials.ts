@@ -14,8 +14,8 @@
 // session making the request, so it guards nothing a guesser could learn.
 import type { Ctx } from "../../context";
 import type { UserRow } from "../../db/schema";
-import { verifyPassword } from "../../lib/crypto";
-import { type CredentialFactor, claimCredentialFailures, countLoginFailure, throttleLogin } from "../../lib/rate-limit";
+import { verifyPassword } from "../../lib/security/crypto";
+import { type CredentialFactor, claimCredentialFailures, countLoginFailure, throttleLogin } from "../../lib/limits/rate-limit";
 import { verifySecondFactor } from "./two-factor";
 
 import type { CheckCredentials, CredentialsGiven } from "./credential-types";

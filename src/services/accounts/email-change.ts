@@ -5,7 +5,7 @@
 import { and, eq, ne, sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { users, type UserRow } from "../../db/schema";
-import { ApiError } from "../../lib/errors";
+import { ApiError } from "../../lib/http/errors";
 import type { CheckCredentials } from "./credentials";
 import { emailBlockQueries } from "../admin/email-blocks";
 import { normalizeEmail } from "./local-accounts";

@@ -5,8 +5,8 @@ import type { DB } from "../../db/client";
 import { ownedBy } from "../../db/owned";
 import { featuredTags, statuses, statusTags, tags } from "../../db/schema";
 import { historyDays, type TagHistoryDay, type TagRow } from "../../entities/tag";
-import { notFound, validationFailed } from "../../lib/errors";
-import { padId, snowflake } from "../../lib/ids";
+import { notFound, validationFailed } from "../../lib/http/errors";
+import { padId, snowflake } from "../../lib/text/ids";
 import { ensureTagStatement, historiesFrom, historyStatement } from "../statuses/tags-follow";
 
 export const MAX_FEATURED_TAGS = 10;

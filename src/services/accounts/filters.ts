@@ -8,8 +8,8 @@ import { deleteOwnRow, ownRow, ownedBy } from "../../db/owned";
 import { customFilterKeywords, customFilters, customFilterStatuses, statuses, type FilterAction, type FilterContext } from "../../db/schema";
 import type { Effects } from "../../effects/collector";
 import type { FilterKeywordRow, FilterRow, FilterStatusRow, FilterWithRules } from "../../entities/filter";
-import { ApiError, notFound, validationFailed } from "../../lib/errors";
-import { padId, snowflake } from "../../lib/ids";
+import { ApiError, notFound, validationFailed } from "../../lib/http/errors";
+import { padId, snowflake } from "../../lib/text/ids";
 import { statusReadableBy } from "../../policy/visibility";
 
 export const FILTER_CONTEXTS: readonly FilterContext[] = ["home", "notifications", "public", "thread", "account"];

@@ -5,10 +5,10 @@ import type { DB } from "../../db/client";
 import { accounts, users } from "../../db/schema";
 import type { Config, Env } from "../../env";
 import { accountUri, accountUrl } from "../../entities/urls";
-import { hashPassword } from "../../lib/crypto";
-import { ApiError } from "../../lib/errors";
-import { snowflake } from "../../lib/ids";
-import reservedUsernames from "../../lib/reserved-usernames.json";
+import { hashPassword } from "../../lib/security/crypto";
+import { ApiError } from "../../lib/http/errors";
+import { snowflake } from "../../lib/text/ids";
+import reservedUsernames from "../../lib/security/reserved-usernames.json";
 
 /** Names no one may sign up with (shared with the operator commands, scripts/admin.mjs). */
 export const RESERVED_USERNAMES = new Set<string>(reservedUsernames);

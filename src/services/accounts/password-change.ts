@@ -7,8 +7,8 @@ import { and, eq, isNull, ne } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { oauthAccessGrants, oauthAccessTokens, users, webSessions, webSignInChallenges, type UserRow } from "../../db/schema";
 import type { Effects } from "../../effects/collector";
-import { ApiError } from "../../lib/errors";
-import { hashPassword } from "../../lib/crypto";
+import { ApiError } from "../../lib/http/errors";
+import { hashPassword } from "../../lib/security/crypto";
 import type { CheckCredentials } from "./credentials";
 import { passwordProblem } from "./local-accounts";
 

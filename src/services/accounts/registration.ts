@@ -5,7 +5,7 @@ import { and, eq, ne, sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { instanceSettings, users } from "../../db/schema";
 import type { Config, Env } from "../../env";
-import { ApiError, forbidden, validationFailed } from "../../lib/errors";
+import { ApiError, forbidden, validationFailed } from "../../lib/http/errors";
 import type { Effects } from "../../effects/collector";
 import { notifyStaffOfSignUp } from "../admin/accounts";
 import { emailBlockQueries } from "../admin/email-blocks";

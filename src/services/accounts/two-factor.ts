@@ -7,10 +7,10 @@
 import { and, eq, isNotNull, isNull, lt, or, sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { otpBackupCodes, userTwoFactor, type UserRow } from "../../db/schema";
-import { ApiError } from "../../lib/errors";
-import { toHex } from "../../lib/crypto";
-import { keyedHash, sealText, unsealText } from "../../lib/seal";
-import { base32Decode, base32Encode, matchTotp, otpauthUri } from "../../lib/totp";
+import { ApiError } from "../../lib/http/errors";
+import { toHex } from "../../lib/security/crypto";
+import { keyedHash, sealText, unsealText } from "../../lib/security/seal";
+import { base32Decode, base32Encode, matchTotp, otpauthUri } from "../../lib/security/totp";
 import type { CheckCredentials } from "./credential-types";
 
 export const RECOVERY_CODES = 10;

@@ -25,10 +25,10 @@ import {
 } from "../../db/schema";
 import type { Effects } from "../../effects/collector";
 import { INSTANCE_ACTOR_USERNAME } from "../../federation/outbound/instance-actor";
-import { forbidden, notFound, validationFailed } from "../../lib/errors";
-import { padId } from "../../lib/ids";
-import type { Page } from "../../lib/pagination";
-import { PERMISSIONS, hasPermission } from "../../lib/permissions";
+import { forbidden, notFound, validationFailed } from "../../lib/http/errors";
+import { padId } from "../../lib/text/ids";
+import type { Page } from "../../lib/http/pagination";
+import { PERMISSIONS, hasPermission } from "../../lib/security/permissions";
 import type { AccountRow, RoleRow, UserRow } from "../../db/schema";
 import { cursorOrder, cursorWhere, inPageOrder } from "../../db/keyset";
 import { adminLogStatement } from "./log";

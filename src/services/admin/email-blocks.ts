@@ -3,9 +3,9 @@
 import { eq, sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { canonicalEmailBlocks, emailDomainBlocks } from "../../db/schema";
-import { sha256Hex } from "../../lib/crypto";
-import { domainAndParents, normalizeDomain } from "../../lib/domain-name";
-import { validationFailed } from "../../lib/errors";
+import { sha256Hex } from "../../lib/security/crypto";
+import { domainAndParents, normalizeDomain } from "../../lib/text/domain-name";
+import { validationFailed } from "../../lib/http/errors";
 import { adminBlockTable, newRow, requiredDomain, takenAs } from "./block-table";
 import type { Staff } from "./log";
 import { valueList } from "../../db/id-list";

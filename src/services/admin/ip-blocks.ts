@@ -4,9 +4,9 @@
 import { eq, gt, isNull, or } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { ipBlocks } from "../../db/schema";
-import { formatNetwork, networkContains, parseNetwork } from "../../lib/cidr";
-import { validationFailed } from "../../lib/errors";
-import { snowflake } from "../../lib/ids";
+import { formatNetwork, networkContains, parseNetwork } from "../../lib/security/cidr";
+import { validationFailed } from "../../lib/http/errors";
+import { snowflake } from "../../lib/text/ids";
 import { adminBlockTable, takenAs } from "./block-table";
 import { adminLogStatement, type Staff } from "./log";
 import type { IpBlockRow } from "../../db/schema";

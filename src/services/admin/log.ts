@@ -2,7 +2,7 @@
 // always a statement in the same batch as the change it records.
 import type { DB } from "../../db/client";
 import { adminActionLogs } from "../../db/schema";
-import { snowflake } from "../../lib/ids";
+import { snowflake } from "../../lib/text/ids";
 
 /** The staff member acting. */
 export interface Staff {

@@ -18,8 +18,8 @@ import { sql, type SQL } from "drizzle-orm";
 import type { DB, Statement } from "../../db/client";
 import { runBatch } from "../../db/client";
 import { SOFTWARE_VERSION, TERN_VERSION } from "../../env";
-import { badRequest, validationFailed } from "../../lib/errors";
-import { padId, parseId, snowflakeFloor } from "../../lib/ids";
+import { badRequest, validationFailed } from "../../lib/http/errors";
+import { padId, parseId, snowflakeFloor } from "../../lib/text/ids";
 
 const DAY = 86_400_000;
 export const MAX_DAYS = 366;

@@ -6,9 +6,9 @@ import { asc, eq, sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { userRoles } from "../../db/schema";
 import type { RoleRow } from "../../db/schema";
-import { forbidden, notFound, validationFailed } from "../../lib/errors";
-import { snowflake } from "../../lib/ids";
-import { PERMISSIONS, type Permission } from "../../lib/permissions";
+import { forbidden, notFound, validationFailed } from "../../lib/http/errors";
+import { snowflake } from "../../lib/text/ids";
+import { PERMISSIONS, type Permission } from "../../lib/security/permissions";
 import type { Moderator } from "./accounts";
 import { logFor } from "./log";
 

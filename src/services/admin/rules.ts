@@ -5,8 +5,8 @@
 import { asc, eq } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { rules } from "../../db/schema";
-import { notFound, validationFailed } from "../../lib/errors";
-import { snowflake } from "../../lib/ids";
+import { notFound, validationFailed } from "../../lib/http/errors";
+import { snowflake } from "../../lib/text/ids";
 import { logFor, type Staff } from "./log";
 import type { RuleRow } from "../../db/schema";
 

@@ -10,7 +10,7 @@ import { runBatch } from "../../db/client";
 import { settingStatement } from "../../db/setting-statement";
 import { instanceSettings } from "../../db/schema";
 import type { Env } from "../../env";
-import { validationFailed } from "../../lib/errors";
+import { validationFailed } from "../../lib/http/errors";
 import { AVATAR_LIMIT, inspectFile, putInspected, randomKeyPart } from "../../media/store";
 import { adminLogStatement, type Staff } from "./log";
 import { SETTING } from "../instance/instance";

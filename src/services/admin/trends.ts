@@ -9,13 +9,13 @@ import { cursorOrder, cursorWhere, inPageOrder } from "../../db/keyset";
 import { previewCardProviders, previewCards, previewCardTrends, statuses, statusTrendReviews, tagFollows, tags, tagTrends } from "../../db/schema";
 import { historyDays, type TagHistoryDay, type TagRow } from "../../entities/tag";
 import type { PreviewCardRow } from "../../entities/preview-card";
-import { notFound } from "../../lib/errors";
-import { padId, unpadId } from "../../lib/ids";
-import type { Page } from "../../lib/pagination";
+import { notFound } from "../../lib/http/errors";
+import { padId, unpadId } from "../../lib/text/ids";
+import type { Page } from "../../lib/http/pagination";
 import { urlHost } from "../../trends/refresh";
 import { historiesFrom, historyStatement } from "../statuses/tags-follow";
 import { logStatement, type Moderator } from "./accounts";
-import type { OffsetPage } from "../../lib/pagination";
+import type { OffsetPage } from "../../lib/http/pagination";
 import type { ProviderRow } from "../../db/schema";
 
 export interface AdminTrendTag {

@@ -3,7 +3,7 @@
 // media under media_attachments/, with the attachment URLs in outbox.json pointing at those paths, as Mastodon writes
 // them. Built in the background by the `export_archive` effect in bounded rounds: OUTBOX_PAGE statuses or URI_PAGE
 // URIs per round, each round's items written to R2 as one JSON part; a last round streams the parts and the media
-// from R2 into one zip object (src/lib/zip.ts) without holding it in memory. The download streams that object.
+// from R2 into one zip object (src/lib/text/zip.ts) without holding it in memory. The download streams that object.
 import { and, asc, desc, eq, gt, isNotNull, lt, ne } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { accounts, backups, bookmarks, favourites, mediaAttachments, statuses } from "../../db/schema";
@@ -15,10 +15,10 @@ import { announceActivity, createActivity } from "../../federation/outbound/acti
 import { renderActor } from "../../federation/outbound/actor-doc";
 import { AS } from "../../federation/outbound/context";
 import { renderNote } from "../../federation/outbound/note-doc";
-import { randomToken } from "../../lib/crypto";
-import { validationFailed } from "../../lib/errors";
-import { snowflake } from "../../lib/ids";
-import { type ZipEntry, writeZip, ZIP_MAX_BYTES, zipSize } from "../../lib/zip";
+import { randomToken } from "../../lib/security/crypto";
+import { validationFailed } from "../../lib/http/errors";
+import { snowflake } from "../../lib/text/ids";
+import { type ZipEntry, writeZip, ZIP_MAX_BYTES, zipSize } from "../../lib/text/zip";
 import { accountRows } from "../../db/table-rows";
 
 export const OUTBOX_PAGE = 200;

@@ -6,13 +6,13 @@
 // are written `'`-prefixed and quoted, as OWASP advises; the import reads them back. Rows come newest first, read in keyset pages of PAGE rows while the
 // response streams, so a large account never sits in memory whole.
 import { and, desc, eq, gt, isNull, lt, or, type SQL } from "drizzle-orm";
-import { lazy } from "../../lib/lazy";
+import { lazy } from "../../lib/limits/lazy";
 import type { SelectResultFields } from "drizzle-orm/query-builders/select.types";
 import type { SQLiteColumn, SQLiteSelect } from "drizzle-orm/sqlite-core";
 import type { DB } from "../../db/client";
 import { accountDomainBlocks, accounts, blocks, bookmarks, follows, listAccounts, lists, mutes, statuses } from "../../db/schema";
 import type { Config } from "../../env";
-import { escapeFormula } from "../../lib/csv-formula";
+import { escapeFormula } from "../../lib/security/csv-formula";
 
 export const EXPORT_KINDS = ["follows", "followers", "lists", "blocks", "mutes", "domain_blocks", "bookmarks"] as const;
 export type ExportKind = (typeof EXPORT_KINDS)[number];
@@ -24,7 +24,7 @@ type Field = string | boolean | null | undefined;
 
 /**
  * One CSV record (RFC 4180, as Ruby's CSV writes it: fields quoted only when they must be). A field a spreadsheet
- * would take for a formula is written with a leading `'` and quoted (src/lib/csv-formula.ts; the import strips it).
+ * would take for a formula is written with a leading `'` and quoted (src/lib/security/csv-formula.ts; the import strips it).
  */
 export function csvLine(fields: readonly Field[]): string {
   return `${fields

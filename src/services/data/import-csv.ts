@@ -2,10 +2,10 @@
 // (`Account address`, `#domain`, `#uri`, `List name`), else the type's default columns (the one-column legacy files
 // and header-less lists). Values converted as Mastodon's CSV converters do (booleans, languages split on commas, a
 // leading @ dropped from addresses, domains lower-cased); the `'` Tern's exports put before a cell that starts like a
-// formula is taken off (src/lib/csv-formula.ts). Everything is checked before anything is stored: a file
+// formula is taken off (src/lib/security/csv-formula.ts). Everything is checked before anything is stored: a file
 // that is not UTF-8, empty, of another type's columns, over the row limit or with an over-long value is refused whole.
-import { unescapeFormula } from "../../lib/csv-formula";
-import { ApiError, validationFailed } from "../../lib/errors";
+import { unescapeFormula } from "../../lib/security/csv-formula";
+import { ApiError, validationFailed } from "../../lib/http/errors";
 
 export const IMPORT_TYPES = ["following", "blocking", "muting", "domain_blocking", "bookmarks", "lists"] as const;
 export type ImportType = (typeof IMPORT_TYPES)[number];

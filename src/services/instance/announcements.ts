@@ -2,14 +2,14 @@
 // reads the published ones, dismisses them and reacts with an emoji (Mastodon's announcements, announcement_mutes and
 // announcement_reactions). Open streams hear of each change through an `announcement` effect (src/background/effects-runner.ts).
 import { and, eq, sql } from "drizzle-orm";
-import { lazy } from "../../lib/lazy";
+import { lazy } from "../../lib/limits/lazy";
 import { type DB, runBatch, type Statement } from "../../db/client";
 import { announcementDismissals, announcementReactions, announcements } from "../../db/schema";
 import type { Effects } from "../../effects/collector";
 import type { Config } from "../../env";
-import { notFound, unprocessable } from "../../lib/errors";
-import { padId, snowflake } from "../../lib/ids";
-import { cleanText, extractEntities, normalizeTag } from "../../lib/text";
+import { notFound, unprocessable } from "../../lib/http/errors";
+import { padId, snowflake } from "../../lib/text/ids";
+import { cleanText, extractEntities, normalizeTag } from "../../lib/text/text";
 import { logFor, type Staff } from "../admin/log";
 import { mentionedAccountsQuery, mentionKeys, renderContent } from "../statuses/post-status";
 import type { AnnouncementRow } from "../../db/schema";

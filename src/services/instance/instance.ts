@@ -1,16 +1,16 @@
 // What the instance documents are made of: admin settings over env defaults, rules, the contact account, custom emojis,
-// domain blocks and usage counts, read together in ONE D1 batch (loadInstanceSnapshot) that src/lib/instance-cache.ts
+// domain blocks and usage counts, read together in ONE D1 batch (loadInstanceSnapshot) that src/lib/limits/instance-cache.ts
 // keeps in memory: clients fetch /api/v2/instance on every start-up.
 import { and, asc, desc, eq, getTableColumns, isNull, or, sql, type SQL } from "drizzle-orm";
-import { lazy } from "../../lib/lazy";
+import { lazy } from "../../lib/limits/lazy";
 import type { RunnableQuery } from "drizzle-orm/runnable-query";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { DB } from "../../db/client";
 import { accounts, customEmojis, domainBlocks, instanceSettings, instanceStats, rules, statuses, userRoles, users } from "../../db/schema";
 import type { AccountRow, RoleRow } from "../../db/schema";
-import { ROLE_IDS } from "../../lib/permissions";
+import { ROLE_IDS } from "../../lib/security/permissions";
 import { knownDomainsCte } from "../../db/known-domains";
-import { padId, snowflakeFloor } from "../../lib/ids";
+import { padId, snowflakeFloor } from "../../lib/text/ids";
 import type { Config, RegistrationsMode } from "../../env";
 import { type VapidEnv, vapidPublicKey, vapidRowQuery } from "../../push/keys";
 import type { DomainBlockRow, RuleRow } from "../../db/schema";

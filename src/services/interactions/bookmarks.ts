@@ -4,7 +4,7 @@ import type { DB } from "../../db/client";
 import { bookmarks } from "../../db/schema";
 import { loadStatusBundle } from "../../entities/status";
 import type { Config } from "../../env";
-import { padId, snowflake } from "../../lib/ids";
+import { padId, snowflake } from "../../lib/text/ids";
 import { loadVisible, render, renderAnyway, targetOf, type Json, type UndoneStatus } from "./interaction-target";
 
 export async function bookmark(db: DB, cfg: Config, id: string, viewerId: string): Promise<Json> {

@@ -2,8 +2,8 @@
 import { sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import type { Config } from "../../env";
-import { validationFailed } from "../../lib/errors";
-import { padId } from "../../lib/ids";
+import { validationFailed } from "../../lib/http/errors";
+import { padId } from "../../lib/text/ids";
 import { loadVisible, render, type Json } from "./interaction-target";
 
 export async function muteConversation(db: DB, cfg: Config, id: string, viewerId: string, mute: boolean): Promise<Json> {

@@ -4,7 +4,7 @@ import { sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { deleteOwnRow, ownedBy } from "../../db/owned";
 import { accountConversations } from "../../db/schema";
-import { padId } from "../../lib/ids";
+import { padId } from "../../lib/text/ids";
 import type { AccountConversationRow } from "../../queries/conversations";
 
 /** Marks the account's conversation read (or unread); the row as it is now, or null when it is not theirs. */

@@ -9,7 +9,7 @@ import { isUniqueViolation } from "../../db/unique";
 import type { Effects } from "../../effects/collector";
 import { loadStatusBundle, type StatusRow } from "../../entities/status";
 import type { Config } from "../../env";
-import { padId, snowflake } from "../../lib/ids";
+import { padId, snowflake } from "../../lib/text/ids";
 import type { Change } from "../relationships/follows";
 import { bump, loadVisible, render, renderAnyway, targetOf, type Json, type UndoneStatus } from "./interaction-target";
 import { notificationWrite, retractNotificationsStatement } from "../notifications/notifications";

@@ -6,8 +6,8 @@ import { sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { loadStatusBundle, renderStatusFrom, type MastodonStatus, type StatusBundle, type StatusRow } from "../../entities/status";
 import type { Config } from "../../env";
-import { notFound } from "../../lib/errors";
-import { padId } from "../../lib/ids";
+import { notFound } from "../../lib/http/errors";
+import { padId } from "../../lib/text/ids";
 
 /** What an interaction answers: the Status it applied to. */
 export type Json = MastodonStatus;

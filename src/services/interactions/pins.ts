@@ -9,8 +9,8 @@ import { type DB, runBatch } from "../../db/client";
 import { accounts } from "../../db/schema";
 import type { Effects } from "../../effects/collector";
 import type { Config } from "../../env";
-import { validationFailed } from "../../lib/errors";
-import { padId, snowflake } from "../../lib/ids";
+import { validationFailed } from "../../lib/http/errors";
+import { padId, snowflake } from "../../lib/text/ids";
 import { loadVisible, render, type Json } from "./interaction-target";
 
 export const MAX_PINNED_STATUSES = 5;

@@ -4,7 +4,7 @@
 import { sql } from "drizzle-orm";
 import { runBatch, type DB } from "../../db/client";
 import { notificationPolicies, type PolicyValue } from "../../db/schema";
-import { padId } from "../../lib/ids";
+import { padId } from "../../lib/text/ids";
 
 export const POLICY_KEYS = ["for_not_following", "for_not_followers", "for_new_accounts", "for_private_mentions", "for_limited_accounts"] as const;
 export type PolicyKey = (typeof POLICY_KEYS)[number];

@@ -7,7 +7,7 @@
 // The triggers of migrations/0004 keep request counts in step while rows change; the request is deleted explicitly.
 import { type SQL, sql } from "drizzle-orm";
 import { idList, runBatch, type DB, type Statement } from "../../db/client";
-import { padId } from "../../lib/ids";
+import { padId } from "../../lib/text/ids";
 
 type Decision = (me: string, senders: SQL, picked: SQL) => Statement[];
 

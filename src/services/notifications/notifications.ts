@@ -13,8 +13,8 @@ import type { DB, Statement } from "../../db/client";
 import { frozenSql } from "../../db/frozen";
 import type { NotificationType } from "../../db/schema";
 import type { NotifyEffect } from "../../effects/types";
-import { padId, parseId, snowflake } from "../../lib/ids";
-import { PERMISSIONS } from "../../lib/permissions";
+import { padId, parseId, snowflake } from "../../lib/text/ids";
+import { PERMISSIONS } from "../../lib/security/permissions";
 
 export interface NewNotification {
   recipientId: string;

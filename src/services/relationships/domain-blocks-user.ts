@@ -2,9 +2,9 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { accountDomainBlocks } from "../../db/schema";
-import { validationFailed } from "../../lib/errors";
-import { padId, snowflake } from "../../lib/ids";
-import type { Page } from "../../lib/pagination";
+import { validationFailed } from "../../lib/http/errors";
+import { padId, snowflake } from "../../lib/text/ids";
+import type { Page } from "../../lib/http/pagination";
 import { cursorOrder, cursorWhere, inPageOrder } from "../../db/keyset";
 import { exec } from "./follows";
 import type { Effects } from "../../effects/collector";

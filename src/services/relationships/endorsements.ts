@@ -2,9 +2,9 @@
 import { and, eq, isNull } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { accountPins, accounts } from "../../db/schema";
-import { validationFailed } from "../../lib/errors";
-import { snowflake } from "../../lib/ids";
-import type { Page } from "../../lib/pagination";
+import { validationFailed } from "../../lib/http/errors";
+import { snowflake } from "../../lib/text/ids";
+import type { Page } from "../../lib/http/pagination";
 import type { MastodonRelationship } from "../../entities/relationship";
 import { accountsByRelation, type AccountPageRow } from "../../queries/accounts";
 import { writeThenRelationship } from "./follows";

@@ -2,7 +2,7 @@
 // 404 (security B14). At most 50 lists per user (spec limits), enforced inside the INSERT so two requests cannot
 // both pass a separate count.
 import { and, asc, desc, eq, inArray, isNull, sql } from "drizzle-orm";
-import { lazy } from "../../lib/lazy";
+import { lazy } from "../../lib/limits/lazy";
 import type { DB } from "../../db/client";
 import { ownRow, ownedBy } from "../../db/owned";
 import { cursorOrder, cursorWhere, inPageOrder } from "../../db/keyset";
@@ -10,9 +10,9 @@ import { idList } from "../../db/client";
 import { accounts, followRequests, follows, listAccounts, listFeed, lists } from "../../db/schema";
 import type { ListRow } from "../../entities/list";
 import type { Effects } from "../../effects/collector";
-import { notFound, validationFailed } from "../../lib/errors";
-import { padId, snowflake } from "../../lib/ids";
-import type { Page } from "../../lib/pagination";
+import { notFound, validationFailed } from "../../lib/http/errors";
+import { padId, snowflake } from "../../lib/text/ids";
+import type { Page } from "../../lib/http/pagination";
 import type { AccountRow } from "../../db/schema";
 
 export const MAX_LISTS = 50;

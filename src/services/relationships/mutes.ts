@@ -2,8 +2,8 @@
 import { and, eq, gt, isNull, or } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { accounts, mutes } from "../../db/schema";
-import { snowflake } from "../../lib/ids";
-import type { Page } from "../../lib/pagination";
+import { snowflake } from "../../lib/text/ids";
+import type { Page } from "../../lib/http/pagination";
 import type { MastodonRelationship } from "../../entities/relationship";
 import type { AccountRow } from "../../db/schema";
 import { cursorOrder, cursorWhere, inPageOrder } from "../../db/keyset";

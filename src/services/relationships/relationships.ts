@@ -2,7 +2,7 @@
 import { and, eq, or } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { accounts, blocks, followRequests, follows } from "../../db/schema";
-import { forbidden, notFound } from "../../lib/errors";
+import { forbidden, notFound } from "../../lib/http/errors";
 import type { AccountRow } from "../../db/schema";
 import { accountRows } from "../../db/table-rows";
 

@@ -8,11 +8,11 @@
 // their emojis with one more statement in its batch; an account stores its emojis resolved (`accounts.emojis`, by a
 // subquery in the statement that writes the profile), so rendering an account reads nothing.
 import { type SQL, sql } from "drizzle-orm";
-import { lazy } from "../../lib/lazy";
+import { lazy } from "../../lib/limits/lazy";
 import type { DB, Statement } from "../../db/client";
 import type { StoredEmoji } from "../../db/schema";
-import { blockingDomains } from "../../lib/domain-name";
-import { padId, snowflake } from "../../lib/ids";
+import { blockingDomains } from "../../lib/text/domain-name";
+import { padId, snowflake } from "../../lib/text/ids";
 import { valueList } from "../../db/id-list";
 
 /** Emoji tags taken from one remote object, and shortcodes kept for one text (Mastodon has no cap; a hostile peer would). */

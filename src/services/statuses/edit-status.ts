@@ -9,9 +9,9 @@ import { mediaAttachments, mentions, polls, statusEdits, statuses } from "../../
 import { loadStatusBundle, renderStatus, renderStatusFrom, type MediaRow, type StatusRow } from "../../entities/status";
 import { renderStatusEdit, renderUneditedVersion, type MastodonStatusEdit } from "../../entities/status-edit";
 import type { Config } from "../../env";
-import { ApiError, notFound, validationFailed } from "../../lib/errors";
-import { padId, snowflake } from "../../lib/ids";
-import { cleanText, extractEntities, normalizeLanguage } from "../../lib/text";
+import { ApiError, notFound, validationFailed } from "../../lib/http/errors";
+import { padId, snowflake } from "../../lib/text/ids";
+import { cleanText, extractEntities, normalizeLanguage } from "../../lib/text/text";
 import type { UserViewer } from "../../oauth/guard";
 import type { AccountRow } from "../../db/schema";
 import type { Effects } from "../../effects/collector";

@@ -6,8 +6,8 @@ import { insertMedia } from "../../db/inserts";
 import { ownedBy } from "../../db/owned";
 import { mediaAttachments } from "../../db/schema";
 import type { Env } from "../../env";
-import { notFound, unprocessable, validationFailed } from "../../lib/errors";
-import { snowflake } from "../../lib/ids";
+import { notFound, unprocessable, validationFailed } from "../../lib/http/errors";
+import { snowflake } from "../../lib/text/ids";
 import { buildMeta, deleteStored, inspectFile, putInspected, thumbnailKey, uploadKey } from "../../media/store";
 
 export type MediaRow = typeof mediaAttachments.$inferSelect;

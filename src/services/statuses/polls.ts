@@ -4,9 +4,9 @@ import type { DB } from "../../db/client";
 import { polls, pollVotes, statuses } from "../../db/schema";
 import type { Effects } from "../../effects/collector";
 import { renderPoll } from "../../entities/poll";
-import { notFound, validationFailed } from "../../lib/errors";
-import { padId, snowflake } from "../../lib/ids";
-import { cleanText } from "../../lib/text";
+import { notFound, validationFailed } from "../../lib/http/errors";
+import { padId, snowflake } from "../../lib/text/ids";
+import { cleanText } from "../../lib/text/text";
 import { statusReadableBy } from "../../policy/visibility";
 
 export const POLL_MAX_OPTIONS = 4;

@@ -11,10 +11,10 @@ import type { MastodonScheduledStatus } from "../../entities/scheduled-status";
 import { renderAccount } from "../../entities/account";
 import { accountUrl, statusUri, statusUrl, tagUrl } from "../../entities/urls";
 import type { Config } from "../../env";
-import { sha256Hex } from "../../lib/crypto";
-import { notFound, unprocessable, validationFailed } from "../../lib/errors";
-import { padId, parseId, snowflake } from "../../lib/ids";
-import { cleanText, extractEntities, MAX_SOURCE_CHARS, normalizeLanguage, renderPlainText, statusLength, type Entity } from "../../lib/text";
+import { sha256Hex } from "../../lib/security/crypto";
+import { notFound, unprocessable, validationFailed } from "../../lib/http/errors";
+import { padId, parseId, snowflake } from "../../lib/text/ids";
+import { cleanText, extractEntities, MAX_SOURCE_CHARS, normalizeLanguage, renderPlainText, statusLength, type Entity } from "../../lib/text/text";
 import type { UserViewer } from "../../oauth/guard";
 import type { AccountRow, StoredEmoji } from "../../db/schema";
 import type { Effects } from "../../effects/collector";
@@ -28,7 +28,7 @@ import { localEmojisStatement, statusShortcodes } from "./custom-emojis";
 import { parseScheduledAt, scheduleStatus } from "./scheduled-statuses";
 import { hashtagsOf, statusTagsStatements, type TagName } from "./tags";
 import { statusReadableBy } from "../../policy/visibility";
-import { httpUrl } from "../../lib/urls";
+import { httpUrl } from "../../lib/http/urls";
 import {
   attachQuoteStatements,
   checkQuote,
@@ -39,7 +39,7 @@ import {
   type QuotePolicyParam,
   type QuotedTarget,
 } from "./quotes";
-import { ApiError } from "../../lib/errors";
+import { ApiError } from "../../lib/http/errors";
 import { accountRows, statusRows } from "../../db/table-rows";
 
 export const MAX_STATUS_CHARS = 500;

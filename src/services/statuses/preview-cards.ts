@@ -15,9 +15,9 @@ import type { Config } from "../../env";
 import { baseFetchOptions } from "../../federation/remote/fetch-options";
 import { type CardFields, oembedCard, oembedEndpoint, opengraphCard, parsePage } from "../../federation/remote/link-details";
 import { checkUrl, FetchRefused, safeFetch } from "../../net/safe-fetch";
-import { padId, snowflake, unpadId } from "../../lib/ids";
-import { extractEntities } from "../../lib/text";
-import { httpUrl } from "../../lib/urls";
+import { padId, snowflake, unpadId } from "../../lib/text/ids";
+import { extractEntities } from "../../lib/text/text";
+import { httpUrl } from "../../lib/http/urls";
 import { valueList } from "../../db/id-list";
 
 /** A stored card is refetched when older than this (FetchLinkCardForURLService: `updated_at <= 2.weeks.ago`). */

@@ -16,7 +16,7 @@ import type { DB } from "../../db/client";
 import { accounts, oauthApplications, scheduledStatuses, users, type ScheduledStatusRow } from "../../db/schema";
 import { Effects } from "../../effects/collector";
 import { readConfig, type ConfigEnv } from "../../env";
-import { ApiError } from "../../lib/errors";
+import { ApiError } from "../../lib/http/errors";
 import type { UserViewer } from "../../oauth/guard";
 import { postStatus, type StatusInput } from "./post-status";
 import { failScheduledStatus } from "./scheduled-statuses";

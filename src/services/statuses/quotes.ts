@@ -12,8 +12,8 @@ import { mayQuote, policyFromParam, quotePolicyFor, type QuotePolicyParam } from
 import type { Config } from "../../env";
 import type { Effects } from "../../effects/collector";
 import type { NotifyEffect } from "../../effects/types";
-import { ApiError, notFound, unprocessable } from "../../lib/errors";
-import { padId, snowflake, unpadId } from "../../lib/ids";
+import { ApiError, notFound, unprocessable } from "../../lib/http/errors";
+import { padId, snowflake, unpadId } from "../../lib/text/ids";
 import { notificationWrite, notificationWrites } from "../notifications/notifications";
 import { statusReadableBy } from "../../policy/visibility";
 import { quoteRowStatement, rejectedState, setQuoteState } from "./quote-rows";

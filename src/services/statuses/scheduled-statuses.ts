@@ -19,9 +19,9 @@ import { mediaAttachments, scheduledStatuses, type ScheduledParams, type Schedul
 import { renderScheduledStatus, type ScheduledStatusJson } from "../../entities/scheduled-status";
 import type { MediaRow } from "../../entities/status";
 import type { Config } from "../../env";
-import { notFound, validationFailed } from "../../lib/errors";
-import { padId, snowflake, unpadId } from "../../lib/ids";
-import type { Page } from "../../lib/pagination";
+import { notFound, validationFailed } from "../../lib/http/errors";
+import { padId, snowflake, unpadId } from "../../lib/text/ids";
+import type { Page } from "../../lib/http/pagination";
 
 export const TOTAL_LIMIT = 300;
 export const DAILY_LIMIT = 25;

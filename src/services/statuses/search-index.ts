@@ -8,7 +8,7 @@
 import { sql } from "drizzle-orm";
 import type { DB, Statement } from "../../db/client";
 import { plainText } from "../../federation/remote/sanitize";
-import { padId } from "../../lib/ids";
+import { padId } from "../../lib/text/ids";
 
 /** Longest text indexed per status (a remote article can be long; a local status is at most 500 characters + media). */
 export const MAX_SEARCH_TEXT = 50_000;

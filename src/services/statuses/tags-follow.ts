@@ -6,10 +6,10 @@ import { cursorOrder, cursorWhere, inPageOrder } from "../../db/keyset";
 import { idList } from "../../db/client";
 import { featuredTags, statuses, statusTags, tagFollows, tags } from "../../db/schema";
 import { historyDays, type TagHistoryDay, type TagRow } from "../../entities/tag";
-import { validationFailed } from "../../lib/errors";
-import { padId, snowflake, snowflakeFloor } from "../../lib/ids";
-import type { Page } from "../../lib/pagination";
-import { normalizeTag } from "../../lib/text";
+import { validationFailed } from "../../lib/http/errors";
+import { padId, snowflake, snowflakeFloor } from "../../lib/text/ids";
+import type { Page } from "../../lib/http/pagination";
+import { normalizeTag } from "../../lib/text/text";
 
 const DAY_MS = 86_400_000;
 export const MAX_TAG_LENGTH = 100;

@@ -3,8 +3,8 @@
 import { sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import type { tags } from "../../db/schema";
-import { padId, snowflake } from "../../lib/ids";
-import { extractEntities, normalizeTag, type Entity } from "../../lib/text";
+import { padId, snowflake } from "../../lib/text/ids";
+import { extractEntities, normalizeTag, type Entity } from "../../lib/text/text";
 import { valueList } from "../../db/id-list";
 
 export const MAX_TAG_LENGTH = 100;

@@ -5,9 +5,9 @@
 import { createMiddleware } from "hono/factory";
 import type { AppEnv, Ctx } from "../../context";
 import type { RoleRow } from "../../db/schema";
-import { ApiError } from "../../lib/errors";
-import { readParams, type Params } from "../../lib/params";
-import { hasPermission, isStaff, type Permission } from "../../lib/permissions";
+import { ApiError } from "../../lib/http/errors";
+import { readParams, type Params } from "../../lib/http/params";
+import { hasPermission, isStaff, type Permission } from "../../lib/security/permissions";
 import type { Moderator } from "../../services/admin/accounts";
 import type { WebSession } from "../session-store";
 import { MessagePage } from "../auth-pages";

@@ -1,6 +1,6 @@
 // /admin: the sections this staff member may open.
 import type { Ctx } from "../../context";
-import { hasPermission } from "../../lib/permissions";
+import { hasPermission } from "../../lib/security/permissions";
 import { sectionPage, SECTIONS, type View } from "./kit";
 import { Card } from "../form-parts";
 

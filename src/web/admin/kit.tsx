@@ -4,7 +4,7 @@
 import { raw } from "hono/html";
 import type { Child } from "hono/jsx";
 import type { Ctx } from "../../context";
-import { hasPermission, type Permission } from "../../lib/permissions";
+import { hasPermission, type Permission } from "../../lib/security/permissions";
 import { ErrorBox, Notice, PostForm } from "../form-parts";
 import { Layout, page } from "../layout";
 import { adminOf } from "./guard";

@@ -1,6 +1,6 @@
 // The audit log (view_audit_log): every staff action, newest first, 50 a page (src/queries/admin-action-logs.ts).
 import type { Ctx } from "../../context";
-import { parseId } from "../../lib/ids";
+import { parseId } from "../../lib/text/ids";
 import { actionLogPage } from "../../queries/admin-action-logs";
 import { sectionPage, Older, when, type View } from "./kit";
 import { Card, Table } from "../form-parts";

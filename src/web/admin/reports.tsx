@@ -5,7 +5,7 @@
 import type { Ctx } from "../../context";
 import type { MastodonAdminAccount } from "../../entities/admin-account";
 import { renderAdminReports } from "../../entities/admin-report";
-import { parseId } from "../../lib/ids";
+import { parseId } from "../../lib/text/ids";
 import { adminReportsPage } from "../../services/admin/reports";
 import { htmlToText } from "../public-pages";
 import { sectionPage, Older, PostButton, when, type View } from "./kit";

@@ -3,7 +3,7 @@
 // lack, your own role's permissions and position stay as they are).
 import type { Ctx } from "../../context";
 import type { RoleRow } from "../../db/schema";
-import { PERMISSIONS, type Permission } from "../../lib/permissions";
+import { PERMISSIONS, type Permission } from "../../lib/security/permissions";
 import { listRoles, ROLE_NAME_MAX } from "../../services/admin/roles";
 import { sectionPage, type View } from "./kit";
 import { Card, PostForm } from "../form-parts";

@@ -5,10 +5,10 @@
 // the submitted values, with that status, so nothing typed is lost.
 import { routeGroup } from "../../route-group";
 import type { Ctx } from "../../context";
-import { ApiError } from "../../lib/errors";
-import { parseId } from "../../lib/ids";
-import type { Params } from "../../lib/params";
-import { hasPermission } from "../../lib/permissions";
+import { ApiError } from "../../lib/http/errors";
+import { parseId } from "../../lib/text/ids";
+import type { Params } from "../../lib/http/params";
+import { hasPermission } from "../../lib/security/permissions";
 import { accountAction, approveAccount, getAdminAccount, rejectAccount } from "../../services/admin/accounts";
 import { copyCustomEmoji, createCustomEmoji, deleteCustomEmoji, getCustomEmoji, updateCustomEmoji } from "../../services/admin/custom-emojis";
 import { createDomainAllow, deleteDomainAllow, getDomainAllow } from "../../services/admin/domain-allows";

@@ -6,7 +6,7 @@ import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import type { Ctx } from "../../context";
 import type { DB } from "../../db/client";
 import { webSignInChallenges } from "../../db/schema";
-import { randomToken, sha256Hex } from "../../lib/crypto";
+import { randomToken, sha256Hex } from "../../lib/security/crypto";
 import { loadCookieRow } from "../session-store";
 
 export const CHALLENGE_TTL_MS = 5 * 60 * 1000;

@@ -3,9 +3,9 @@
 import type { Child } from "hono/jsx";
 import { raw } from "hono/html";
 import type { Ctx } from "../../context";
-import { ApiError } from "../../lib/errors";
-import { parseId } from "../../lib/ids";
-import { type Params, readParams } from "../../lib/params";
+import { ApiError } from "../../lib/http/errors";
+import { parseId } from "../../lib/text/ids";
+import { type Params, readParams } from "../../lib/http/params";
 import { MessagePage } from "../auth-pages";
 import { Layout, page } from "../layout";
 import { currentSession, sessionCsrfValid } from "../session";

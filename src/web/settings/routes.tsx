@@ -7,8 +7,8 @@
 import { routeGroup } from "../../route-group";
 import type { Ctx } from "../../context";
 import { renderAccount } from "../../entities/account";
-import { ApiError } from "../../lib/errors";
-import { readParams, truthy } from "../../lib/params";
+import { ApiError } from "../../lib/http/errors";
+import { readParams, truthy } from "../../lib/http/params";
 import { AVATAR_LIMIT } from "../../media/store";
 import type { UserViewer } from "../../oauth/guard";
 import { authorizedApps, browserSessions, revokeAuthorizedApp, revokeBrowserSession } from "../../services/accounts/authorized-apps";

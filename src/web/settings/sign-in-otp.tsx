@@ -4,15 +4,15 @@
 // against the account's code budget (10 an hour, whatever the IP; once spent even the right code is refused until the
 // hour ends) and the e-mail's sign-in failures, and the per-IP sign-in budget applies to every attempt.
 import type { Ctx } from "../../context";
-import { ApiError } from "../../lib/errors";
-import { readParams } from "../../lib/params";
-import { throttleLogin } from "../../lib/rate-limit";
+import { ApiError } from "../../lib/http/errors";
+import { readParams } from "../../lib/http/params";
+import { throttleLogin } from "../../lib/limits/rate-limit";
 import { checkCredentials } from "../../services/accounts/credentials";
 import { MessagePage, SignInPage } from "../auth-pages";
 import { Layout, page } from "../layout";
 import { currentSession, originAllowed, preSessionCsrf, setSessionCookie } from "../session";
 import { createWebSession, destroyWebSession } from "../session-store";
-import { safeEqual } from "../../lib/crypto";
+import { safeEqual } from "../../lib/security/crypto";
 import { endSignInChallenge, failSignInChallenge, loadSignInChallenge, startSignInChallenge } from "./challenge-store";
 import { csrfRefused } from "./kit";
 import { ErrorBox, PostForm } from "../form-parts";

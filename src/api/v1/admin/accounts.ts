@@ -1,13 +1,13 @@
 // Staff account moderation (Mastodon's /api/v1/admin/accounts): the list with the legacy filter parameters, one
 // account, approving and rejecting pending sign-ups, and the moderation actions and their undos. manage_users only.
 import { z } from "zod";
-import { lazy } from "../../../lib/lazy";
+import { lazy } from "../../../lib/limits/lazy";
 import type { Ctx } from "../../../context";
 import { renderAdminAccount } from "../../../entities/admin-account";
-import { notFound } from "../../../lib/errors";
-import { parseId } from "../../../lib/ids";
-import { readPage, setLinkHeader } from "../../../lib/pagination";
-import { parse, readParams, zBool, zId, zStr, pathId } from "../../../lib/params";
+import { notFound } from "../../../lib/http/errors";
+import { parseId } from "../../../lib/text/ids";
+import { readPage, setLinkHeader } from "../../../lib/http/pagination";
+import { parse, readParams, zBool, zId, zStr, pathId } from "../../../lib/http/params";
 import { requireStaff } from "../../../oauth/guard";
 import {
   accountAction,

@@ -2,11 +2,11 @@
 // with manage_announcements list, create, edit, publish, unpublish and delete them. Every change is in the audit log.
 // Times are ISO 8601; `starts_at` and `ends_at` go together.
 import { z } from "zod";
-import { lazy } from "../../../lib/lazy";
+import { lazy } from "../../../lib/limits/lazy";
 import type { Ctx } from "../../../context";
 import { renderAnnouncements } from "../../../entities/announcement";
-import { unprocessable } from "../../../lib/errors";
-import { parse, pathId, zBool, zStr } from "../../../lib/params";
+import { unprocessable } from "../../../lib/http/errors";
+import { parse, pathId, zBool, zStr } from "../../../lib/http/params";
 import { me } from "../../../oauth/guard";
 import { allAnnouncements } from "../../../queries/announcements";
 import {

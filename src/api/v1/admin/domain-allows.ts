@@ -2,7 +2,7 @@
 // limited federation mode. manage_federation; admin:read:domain_allows / admin:write:domain_allows.
 import { z } from "zod";
 import { renderAdminDomainAllow } from "../../../entities/admin-domain-block";
-import { parse, zStr } from "../../../lib/params";
+import { parse, zStr } from "../../../lib/http/params";
 import { createDomainAllow, deleteDomainAllow, domainAllowsPage, getDomainAllow } from "../../../services/admin/domain-allows";
 import { listShowDelete, staff, staffRouter } from "./staff";
 

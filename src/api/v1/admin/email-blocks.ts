@@ -2,10 +2,10 @@
 // Api::V1::Admin::CanonicalEmailBlocksController and EmailDomainBlocksController). manage_blocks; admin:read:… /
 // admin:write:… scopes of each resource.
 import { routeGroup } from "../../../route-group";
-import { lazy } from "../../../lib/lazy";
+import { lazy } from "../../../lib/limits/lazy";
 import { z } from "zod";
 import { renderAdminCanonicalEmailBlock, renderAdminEmailDomainBlock } from "../../../entities/admin-access-block";
-import { parse, zStr } from "../../../lib/params";
+import { parse, zStr } from "../../../lib/http/params";
 import {
   canonicalEmailBlocksPage,
   createCanonicalEmailBlock,

@@ -1,10 +1,10 @@
 // /api/v1/admin/ip_blocks (Mastodon's Api::V1::Admin::IpBlocksController): list, show, create, update and delete IP
 // rules. manage_blocks; admin:read:ip_blocks / admin:write:ip_blocks.
 import { z } from "zod";
-import { lazy } from "../../../lib/lazy";
+import { lazy } from "../../../lib/limits/lazy";
 import type { Ctx } from "../../../context";
 import { renderAdminIpBlock } from "../../../entities/admin-access-block";
-import { parse, pathId, zStr } from "../../../lib/params";
+import { parse, pathId, zStr } from "../../../lib/http/params";
 import { createIpBlock, deleteIpBlock, getIpBlock, type IpBlockInput, ipBlocksPage, updateIpBlock } from "../../../services/admin/ip-blocks";
 import { listShowDelete, staff, staffRouter } from "./staff";
 

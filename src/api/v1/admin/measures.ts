@@ -2,8 +2,8 @@
 // `end_at` (and `limit` for dimensions, `frequency` for retention), computed by src/services/admin/measures.ts.
 // view_dashboard only. Mounted at /api/v1/admin.
 import { routeGroup } from "../../../route-group";
-import { clampLimit } from "../../../lib/pagination";
-import { readParams } from "../../../lib/params";
+import { clampLimit } from "../../../lib/http/pagination";
+import { readParams } from "../../../lib/http/params";
 import { requireStaff } from "../../../oauth/guard";
 import { adminDimensions, adminMeasures, adminRetention, readSpan } from "../../../services/admin/measures";
 

@@ -2,7 +2,7 @@
 // admin:read / admin:write. POST adds a relay and follows it at once, as Mastodon's create does.
 import { z } from "zod";
 import { renderAdminRelay } from "../../../entities/admin-relay";
-import { parse, pathId, zStr } from "../../../lib/params";
+import { parse, pathId, zStr } from "../../../lib/http/params";
 import { addRelay, disableRelay, enableRelay, getRelay, listRelays, removeRelay } from "../../../services/admin/relays";
 import { staff, staffRouter } from "./staff";
 

@@ -1,13 +1,13 @@
 // Staff report handling (Mastodon's /api/v1/admin/reports): the list (open by default; `resolved`, `account_id`,
 // `target_account_id`), one report, category and rules, assignment, resolve and reopen. manage_reports only.
 import { z } from "zod";
-import { lazy } from "../../../lib/lazy";
+import { lazy } from "../../../lib/limits/lazy";
 import type { Ctx } from "../../../context";
 import { renderAdminReports } from "../../../entities/admin-report";
-import { notFound } from "../../../lib/errors";
-import { parseId } from "../../../lib/ids";
-import { readPage, setLinkHeader } from "../../../lib/pagination";
-import { parse, pathId, readParams, zArray, zBool, zId, zStr } from "../../../lib/params";
+import { notFound } from "../../../lib/http/errors";
+import { parseId } from "../../../lib/text/ids";
+import { readPage, setLinkHeader } from "../../../lib/http/pagination";
+import { parse, pathId, readParams, zArray, zBool, zId, zStr } from "../../../lib/http/params";
 import { adminReportsPage, assignReportToSelf, getReport, reopenReport, resolveReport, unassignReport, updateReport } from "../../../services/admin/reports";
 import { moderator, staffRouter } from "./staff";
 import type { ReportRow } from "../../../db/schema";

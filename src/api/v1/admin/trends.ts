@@ -4,8 +4,8 @@
 // Tern refuses them). Mounted at /api/v1/admin/trends.
 import { renderAdminTag, renderAdminTrendLink, renderAdminTrendStatus, renderPreviewCardProvider } from "../../../entities/admin-trends";
 import { renderStatuses } from "../../../entities/status";
-import { readPage, setLinkHeader } from "../../../lib/pagination";
-import { pathId, readParams } from "../../../lib/params";
+import { readPage, setLinkHeader } from "../../../lib/http/pagination";
+import { pathId, readParams } from "../../../lib/http/params";
 import {
   adminTrendLinks,
   adminTrendProviders,
@@ -17,7 +17,7 @@ import {
   reviewTag,
 } from "../../../services/admin/trends";
 import { me } from "../../../oauth/guard";
-import { readOffsetPage, setOffsetLinks } from "../../../lib/pagination";
+import { readOffsetPage, setOffsetLinks } from "../../../lib/http/pagination";
 import { moderator, staffRouter } from "./staff";
 
 const { r, read, write } = staffRouter("manage_taxonomies");

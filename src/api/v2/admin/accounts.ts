@@ -1,11 +1,11 @@
 // GET /api/v2/admin/accounts: the list with Mastodon's newer filter parameters (origin, status, permissions,
 // role_ids, invited_by); no defaults, so local and remote accounts of every status are listed unless filtered.
 import { routeGroup } from "../../../route-group";
-import { lazy } from "../../../lib/lazy";
+import { lazy } from "../../../lib/limits/lazy";
 import { z } from "zod";
-import { badRequest } from "../../../lib/errors";
-import { parseId } from "../../../lib/ids";
-import { parse, zArray, zId, zStr } from "../../../lib/params";
+import { badRequest } from "../../../lib/http/errors";
+import { parseId } from "../../../lib/text/ids";
+import { parse, zArray, zId, zStr } from "../../../lib/http/params";
 import { requireStaff } from "../../../oauth/guard";
 import { ACCOUNT_STATUSES, type AccountStatusFilter, type AdminAccountFilter } from "../../../services/admin/accounts";
 import { adminAccountList, filterText } from "../../v1/admin/accounts";

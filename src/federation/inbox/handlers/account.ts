@@ -3,7 +3,7 @@
 import { and, eq, isNull, or, sql } from "drizzle-orm";
 import { type DB, runBatch } from "../../../db/client";
 import { accounts, blocks } from "../../../db/schema/index";
-import { padId } from "../../../lib/ids";
+import { padId } from "../../../lib/text/ids";
 import type { BatchItem } from "drizzle-orm/batch";
 import { blockChange } from "../../../services/relationships/blocks";
 import { resolveActor } from "../../remote/remote-accounts";

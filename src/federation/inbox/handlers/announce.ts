@@ -3,7 +3,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { accounts, statuses } from "../../../db/schema/index";
 import type { StatusRow } from "../../../entities/status";
-import { padId, snowflake } from "../../../lib/ids";
+import { padId, snowflake } from "../../../lib/text/ids";
 import { applyFavourite, favouriteChange, unfavouriteStatements } from "../../../services/interactions/favourites";
 import { removeStatus } from "../../../services/statuses/delete-status";
 import { applyReblog, reblogChange } from "../../../services/interactions/reblogs";

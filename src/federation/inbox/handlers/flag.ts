@@ -2,9 +2,9 @@
 import { and, eq, isNotNull, sql } from "drizzle-orm";
 import { runBatch, type Statement } from "../../../db/client";
 import { accounts, domainBlocks, reports, statuses, userRoles, users } from "../../../db/schema/index";
-import { domainAndParents } from "../../../lib/domain-name";
-import { snowflake } from "../../../lib/ids";
-import { hasPermission } from "../../../lib/permissions";
+import { domainAndParents } from "../../../lib/text/domain-name";
+import { snowflake } from "../../../lib/text/ids";
+import { hasPermission } from "../../../lib/security/permissions";
 import { notificationWrite } from "../../../services/notifications/notifications";
 import type { NotifyEffect } from "../../../effects/types";
 import { asArray, iri } from "../../remote/normalize";

@@ -1,7 +1,7 @@
 // Create, Update and Delete of statuses (Mastodon's ActivityPub::Activity::Create/Update/Delete for objects).
 import { sql } from "drizzle-orm";
 import { tombstones } from "../../../db/schema/index";
-import { padId } from "../../../lib/ids";
+import { padId } from "../../../lib/text/ids";
 import { removeStatus } from "../../../services/statuses/delete-status";
 import { normalizeNote, sameHost } from "../../remote/normalize";
 import { applyPollCounts, voteNoteOf } from "../../remote/poll-votes";

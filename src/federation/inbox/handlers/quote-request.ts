@@ -4,12 +4,12 @@
 import { and, eq, inArray, or, sql } from "drizzle-orm";
 import { follows, quotes, type QuoteRow } from "../../../db/schema/index";
 import { mayQuote, quotePolicyFor } from "../../../entities/quote";
-import { padId, snowflake } from "../../../lib/ids";
+import { padId, snowflake } from "../../../lib/text/ids";
 import { notificationWrite } from "../../../services/notifications/notifications";
 import { acceptOwnQuote, rejectQuote } from "../../../services/statuses/quotes";
 import { setQuoteState } from "../../../services/statuses/quote-rows";
 import { accountCanRead } from "../../../policy/visibility";
-import { httpUrl } from "../../../lib/urls";
+import { httpUrl } from "../../../lib/http/urls";
 import { normalizeNote, sameHost } from "../../remote/normalize";
 import { ingestNote } from "../../remote/remote-statuses";
 import { statusByUri } from "../../remote/resolution";

@@ -1,0 +1,36 @@
+// Endpoints clients call at start-up that have no module of their own (trends now live in api/v1/instance/trends.ts). The
+// profile directory is real. Mounted at /api.
+import { routeGroup } from "../../../route-group";
+import { lazy } from "../../../lib/limits/lazy";
+import { z } from "zod";
+import { renderAccount } from "../../../entities/account";
+import { clampLimit } from "../../../lib/http/pagination";
+import { parse, zBool, zInt } from "../../../lib/http/params";
+import { viewerAccountId } from "../../../oauth/guard";
+import { directory } from "../../../queries/search";
+
+const r = routeGroup();
+
+const directoryParams = lazy(() =>
+  z.object({
+    offset: zInt,
+    limit: z.unknown().optional(),
+    order: z.enum(["active", "new"]).optional(),
+    local: zBool,
+  }),
+);
+
+r.get("/v1/directory", async (c) => {
+  const p = await parse(c, directoryParams());
+  const rows = await directory(c.get("db"), {
+    viewerId: viewerAccountId(c),
+    order: p.order ?? "active",
+    local: !!p.local,
+    limit: clampLimit(p.limit, 40, 80),
+    offset: Math.max(0, p.offset ?? 0),
+  });
+  const cfg = c.get("config");
+  return c.json(rows.map((a) => renderAccount(cfg, a)));
+});
+
+export default r;
