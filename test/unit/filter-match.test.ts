@@ -1,6 +1,7 @@
 // Keyword matching as Mastodon does it (CustomFilterKeyword#to_regex): case-insensitive; whole-word keywords get a
 // word boundary only on a side where they begin or end with a (Unicode) word character.
 import { describe, expect, it } from "vitest";
+import { renderFilterBase } from "../../src/entities/filter";
 import { compileFilters, htmlToPlain, keywordsRegExp, matchFilters, searchableText, type FilterRuleRow } from "../../src/policy/filter-match";
 
 const match = (keyword: string, wholeWord: boolean, text: string) => keywordsRegExp([{ keyword, wholeWord }])?.exec(text)?.[0] ?? null;
@@ -103,7 +104,7 @@ describe("compiled filters", () => {
       row("1", 1, "11", { rule_status_id: "00000000000000000099" }),
       row("2", 0, "12", { keyword: "news", whole_word: 0, filter_context: JSON.stringify(["public", "thread"]), filter_action: "hide" }),
     ]);
-    expect(filters.map((f) => [f.id, f.statusIds.size, f.json])).toEqual([
+    expect(filters.map((f) => [f.id, f.statusIds.size, renderFilterBase(f)])).toEqual([
       ["1", 1, { id: "1", title: "f1", context: ["home"], expires_at: null, filter_action: "warn" }],
       ["2", 0, { id: "2", title: "f2", context: ["public", "thread"], expires_at: null, filter_action: "hide" }],
     ]);

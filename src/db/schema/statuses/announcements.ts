@@ -1,6 +1,6 @@
 import { index, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
-import { lazyTable } from "./lazy-table";
-import { bool, id, ms } from "./types";
+import { lazyTable } from "../lazy-table";
+import { bool, id, ms } from "../types";
 
 /** Staff announcements (migrations/0010_announcements.sql). */
 export const announcements = lazyTable(() =>

@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import { lazyTable } from "./lazy-table";
-import { bool, id, json, ms } from "./types";
+import { lazyTable } from "../lazy-table";
+import { bool, id, json, ms } from "../types";
 
 export type Visibility = "public" | "unlisted" | "private" | "direct";
 

@@ -4,8 +4,8 @@
 // notification_requests in step with filtered mentions).
 import { sql } from "drizzle-orm";
 import { index, primaryKey, sqliteTable, text, uniqueIndex, integer } from "drizzle-orm/sqlite-core";
-import { lazyTable } from "./lazy-table";
-import { bool, id, ms } from "./types";
+import { lazyTable } from "../lazy-table";
+import { bool, id, ms } from "../types";
 
 /** Mastodon's notification types, in its order (each can also be pushed: src/push/types.ts). */
 export const NOTIFICATION_TYPES = [

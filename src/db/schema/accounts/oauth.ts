@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import { lazyTable } from "./lazy-table";
-import { id, ms } from "./types";
+import { lazyTable } from "../lazy-table";
+import { id, ms } from "../types";
 
 export const oauthApplications = lazyTable(() =>
   sqliteTable(

@@ -1,5 +1,5 @@
 import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
-import { lazyTable } from "./lazy-table";
+import { lazyTable } from "../lazy-table";
 
 /**
  * The searchable text of each status (migrations/0018_status_search.sql), written by services/statuses/search-index.ts. `id` is

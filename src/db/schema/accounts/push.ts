@@ -1,8 +1,8 @@
 // Web Push: one subscription per access token (Mastodon's Web::PushSubscription), and the VAPID key pair the server
 // signs with when the operator has not configured one (src/push/keys.ts).
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import { lazyTable } from "./lazy-table";
-import { bool, id, json, ms } from "./types";
+import { lazyTable } from "../lazy-table";
+import { bool, id, json, ms } from "../types";
 
 export type PushPolicy = "all" | "followed" | "follower" | "none";
 

@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import { lazyTable } from "./lazy-table";
-import { bool, id, json, ms } from "./types";
+import { lazyTable } from "../lazy-table";
+import { bool, id, json, ms } from "../types";
 
 /** Key/value settings an admin can change at run time (title, description, ...), over the env defaults. */
 export const instanceSettings = lazyTable(() =>

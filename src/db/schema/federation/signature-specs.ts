@@ -1,6 +1,6 @@
 import { sqliteTable, text } from "drizzle-orm/sqlite-core";
-import { lazyTable } from "./lazy-table";
-import { ms } from "./types";
+import { lazyTable } from "../lazy-table";
+import { ms } from "../types";
 
 /**
  * Double knocking (src/federation/signing/rfc9421.ts): the HTTP signature spec a remote host verified ("rfc9421" or

@@ -1,7 +1,7 @@
 // Quote posts (Mastodon 4.5's Quote model, FEP-044f): migrations/0022_quotes.sql.
 import { index, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import { lazyTable } from "./lazy-table";
-import { bool, id, ms } from "./types";
+import { lazyTable } from "../lazy-table";
+import { bool, id, ms } from "../types";
 
 export type QuoteState = "pending" | "accepted" | "rejected" | "revoked";
 

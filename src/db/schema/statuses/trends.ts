@@ -1,6 +1,6 @@
 import { index, integer, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import { lazyTable } from "./lazy-table";
-import { bool, id, ms } from "./types";
+import { lazyTable } from "../lazy-table";
+import { bool, id, ms } from "../types";
 
 /**
  * Link previews (Mastodon's preview_cards; migrations/0015_preview_cards_trends.sql). One row per URL (the page's

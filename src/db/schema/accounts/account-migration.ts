@@ -1,8 +1,8 @@
 // Account migration: migrations/0027_account_migration.sql (src/services/accounts/account-migration.ts). The aliases' URIs are
 // also on the account row (`accounts.also_known_as`), as Mastodon keeps them.
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import { lazyTable } from "./lazy-table";
-import { id, ms } from "./types";
+import { lazyTable } from "../lazy-table";
+import { id, ms } from "../types";
 
 /** A local account's other accounts (Mastodon's AccountAlias): the handle as typed and the actor URI it names. */
 export const accountAliases = lazyTable(() =>

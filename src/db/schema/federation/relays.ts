@@ -1,8 +1,8 @@
 // Relays (migrations/0026_relays_backfill.sql) and the conversation backfill cooldown.
 import { sql } from "drizzle-orm";
 import { sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import { lazyTable } from "./lazy-table";
-import { id, ms } from "./types";
+import { lazyTable } from "../lazy-table";
+import { id, ms } from "../types";
 
 export type RelayState = "idle" | "pending" | "accepted" | "rejected";
 

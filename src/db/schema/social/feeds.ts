@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { index, primaryKey, sqliteTable } from "drizzle-orm/sqlite-core";
-import { lazyTable } from "./lazy-table";
-import { id, ms } from "./types";
+import { lazyTable } from "../lazy-table";
+import { id, ms } from "../types";
 
 /**
  * Materialised home feeds (Mastodon keeps them in Redis; here they are rows). One row per entry: status_id is the

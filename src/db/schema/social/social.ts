@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { index, sqliteTable, text, uniqueIndex, integer, primaryKey } from "drizzle-orm/sqlite-core";
-import { lazyTable } from "./lazy-table";
-import { bool, id, json, ms } from "./types";
+import { lazyTable } from "../lazy-table";
+import { bool, id, json, ms } from "../types";
 
 export const follows = lazyTable(() =>
   sqliteTable(

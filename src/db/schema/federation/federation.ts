@@ -1,6 +1,6 @@
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
-import { lazyTable } from "./lazy-table";
-import { id, ms } from "./types";
+import { lazyTable } from "../lazy-table";
+import { id, ms } from "../types";
 
 /** Activities waiting to be delivered: queue messages carry this id, never the body (128 KB message limit). */
 export const activityOutbox = lazyTable(() =>

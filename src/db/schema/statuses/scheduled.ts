@@ -2,8 +2,8 @@
 // the same posting service (src/services/statuses/publish-scheduled.ts). Media attached to one are reserved for it through
 // media_attachments.scheduled_status_id. Hand-written migration: migrations/0005_scheduled_statuses.sql.
 import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
-import { lazyTable } from "./lazy-table";
-import { id, json, ms } from "./types";
+import { lazyTable } from "../lazy-table";
+import { id, json, ms } from "../types";
 
 /** The `params` of the Mastodon entity, as stored and rendered (ids as strings; application_id is not rendered). */
 export interface ScheduledParams {

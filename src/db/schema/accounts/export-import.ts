@@ -1,8 +1,8 @@
 // Account data export (archives) and import (bulk imports): migrations/0023_export_import.sql.
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
-import { lazyTable } from "./lazy-table";
-import { id, json, ms } from "./types";
+import { lazyTable } from "../lazy-table";
+import { id, json, ms } from "../types";
 
 /** Per archive phase (outbox, likes, bookmarks): JSON parts written to R2, and the items they hold. */
 export type BackupParts = Partial<Record<"outbox" | "likes" | "bookmarks", { parts: number; items: number }>>;

@@ -1,7 +1,7 @@
 // Two-factor sign-in: migrations/0024_two_factor.sql (src/services/accounts/two-factor.ts).
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
-import { lazyTable } from "./lazy-table";
-import { id, ms } from "./types";
+import { lazyTable } from "../lazy-table";
+import { id, ms } from "../types";
 
 /** A user's TOTP secret (sealed under SECRET_KEY_BASE); `enabledAt` null while the setup awaits its first code. */
 export const userTwoFactor = lazyTable(() =>

@@ -1,5 +1,5 @@
 import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
-import { lazyTable } from "./lazy-table";
+import { lazyTable } from "../lazy-table";
 
 /**
  * One row (id 1) of what the instance documents count, kept by triggers (migrations/0021_instance_stats.sql), and

@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import { lazyTable } from "./lazy-table";
-import { bool, id, json, ms } from "./types";
+import { lazyTable } from "../lazy-table";
+import { bool, id, json, ms } from "../types";
 
 /** A custom emoji as an account row keeps it (the columns of custom_emojis that rendering needs). */
 export interface StoredEmoji {

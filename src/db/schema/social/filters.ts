@@ -3,8 +3,8 @@
 // renderStatuses' batch (src/entities/status.ts) are one indexed lookup each. Hand-written migration:
 // migrations/0003_filters.sql.
 import { index, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import { lazyTable } from "./lazy-table";
-import { bool, id, json, ms } from "./types";
+import { lazyTable } from "../lazy-table";
+import { bool, id, json, ms } from "../types";
 
 export type FilterContext = "home" | "notifications" | "public" | "thread" | "account";
 export type FilterAction = "warn" | "hide" | "blur";
