@@ -25,16 +25,8 @@ import { renderEmojis, type MastodonCustomEmoji } from "./custom-emoji";
 import type { StoredEmoji } from "../db/schema";
 import { isoTime, statusUrl, tagUrl } from "./urls";
 import { canSeeStatus } from "../policy/visibility";
-import {
-  activeFilterRules,
-  compileFilters,
-  matchFilters,
-  renderFilterResults,
-  searchableText,
-  type CompiledFilter,
-  type FilterMatch,
-  type MastodonFilterResult,
-} from "../policy/filter-match";
+import { activeFilterRules, compileFilters, matchFilters, searchableText, type CompiledFilter, type FilterMatch } from "../policy/filter-match";
+import { renderFilterResults, type MastodonFilterResult } from "./filter-result";
 import type { Visibility } from "../db/schema";
 
 /** Status::Mention: an account the status mentions (silent mentions are not listed). */

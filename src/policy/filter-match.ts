@@ -27,8 +27,6 @@ export interface CompiledFilter {
   regex: RegExp | null;
   /** The filter's status filters that name a status of the page being rendered. */
   statusIds: Set<string>;
-  /** The Filter entity as FilterResult carries it (no keywords or statuses), rendered once per request. */
-  json: MastodonFilterBase;
 }
 
 export interface FilterMatch {
@@ -115,32 +113,6 @@ function parseContext(raw: string): FilterContext[] {
   }
 }
 
-/** The Filter entity without its rules (as FilterResult and the filter list without rules show it). */
-export interface MastodonFilterBase {
-  id: string;
-  title: string;
-  context: FilterContext[];
-  expires_at: string | null;
-  filter_action: FilterAction;
-}
-
-/** FilterResult (docs.joinmastodon.org/entities/FilterResult): a filter that matched a status, and what matched. */
-export interface MastodonFilterResult {
-  filter: MastodonFilterBase;
-  keyword_matches: string[] | null;
-  status_matches: string[] | null;
-}
-
-export function filterJson(f: { id: string; title: string; context: FilterContext[]; action: FilterAction; expiresAt: number | null }): MastodonFilterBase {
-  return {
-    id: f.id,
-    title: f.title,
-    context: f.context,
-    expires_at: f.expiresAt == null ? null : new Date(f.expiresAt).toISOString(),
-    filter_action: f.action,
-  };
-}
-
 /** Rule rows (ordered by filter, kind, rule id) → one compiled filter each, in filter id order. */
 export function compileFilters(rows: FilterRuleRow[]): CompiledFilter[] {
   const out: CompiledFilter[] = [];
@@ -152,14 +124,14 @@ export function compileFilters(rows: FilterRuleRow[]): CompiledFilter[] {
     const id = unpadId(String(r.filter_id));
     if (!cur || cur.f.id !== id) {
       finish();
-      const base: Omit<CompiledFilter, "regex" | "statusIds" | "json"> = {
+      const base: Omit<CompiledFilter, "regex" | "statusIds"> = {
         id,
         title: r.filter_title,
         context: parseContext(r.filter_context),
         action: (r.filter_action as FilterAction) ?? "warn",
         expiresAt: r.filter_expires_at == null ? null : Number(r.filter_expires_at),
       };
-      cur = { f: { ...base, regex: null, statusIds: new Set(), json: filterJson(base) }, keywords: [] };
+      cur = { f: { ...base, regex: null, statusIds: new Set() }, keywords: [] };
       out.push(cur.f);
     }
     if (Number(r.kind) === 0 && r.keyword != null) cur.keywords.push({ keyword: r.keyword, wholeWord: !!Number(r.whole_word) });
@@ -227,8 +199,4 @@ export function matchFilters(filters: CompiledFilter[], text: () => string, ids:
     if (keywordMatches || statusMatches) out.push({ filter: f, keywordMatches, statusMatches });
   }
   return out;
-}
-
-export function renderFilterResults(matches: FilterMatch[]): MastodonFilterResult[] {
-  return matches.map((m) => ({ filter: m.filter.json, keyword_matches: m.keywordMatches, status_matches: m.statusMatches }));
 }

@@ -5,7 +5,8 @@
 import { sql } from "drizzle-orm";
 import { type DB, runBatch } from "../db/client";
 import { padId, unpadId } from "../lib/text/ids";
-import { activeFilterRules, compileFilters, matchFilters, renderFilterResults, type CompiledFilter, type FilterRuleRow } from "../policy/filter-match";
+import { activeFilterRules, compileFilters, matchFilters, type CompiledFilter, type FilterRuleRow } from "../policy/filter-match";
+import { renderFilterResults } from "../entities/filter-result";
 import type { StatusMeta } from "./protocol";
 
 export const CACHE_MS = 10 * 60 * 1000;
