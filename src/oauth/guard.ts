@@ -5,13 +5,9 @@ import type { AppEnv, Ctx } from "../context";
 import { ApiError, forbidden, unauthorized, wrongScope } from "../lib/http/errors";
 import { hasPermission, type Permission } from "../lib/security/permissions";
 import { scopeAllows } from "./scopes";
-import type { AccountRow, UserRow } from "../db/schema";
-import type { Viewer } from "./viewer";
+import type { UserViewer, Viewer } from "../db/viewer";
 
-export interface UserViewer extends Viewer {
-  user: UserRow;
-  account: AccountRow;
-}
+export type { UserViewer } from "../db/viewer";
 
 function checkScope(v: Viewer, scopes: string[]) {
   if (scopes.length && !scopes.some((s) => scopeAllows(v.scopes, s))) throw wrongScope();

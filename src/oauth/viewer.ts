@@ -1,24 +1,14 @@
 // Bearer token → viewer: ONE D1 query joins token, user, account, role and application, so authenticated routes
 // (verify_credentials among them) spend a single round trip on identity.
-import type { AccountRow, RoleRow, UserRow } from "../db/schema";
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { accounts, feedStates, followRequests, oauthAccessTokens, oauthApplications, userRoles, users } from "../db/schema";
 import { sha256Hex } from "../lib/security/crypto";
 import { frozenSelect } from "../db/frozen";
 
-export interface Viewer {
-  tokenId: string;
-  scopes: ReadonlySet<string>;
-  applicationId: string | null;
-  application: { name: string; website: string | null } | null;
-  /** Null for client_credentials (app) tokens. */
-  user: UserRow | null;
-  account: AccountRow | null;
-  role: RoleRow | null;
-  feedDroppedAt: number | null;
-  followRequestsCount: number;
-}
+import type { Viewer } from "../db/viewer";
+
+export type { Viewer };
 
 export function bearerToken(req: Request): string | null {
   const h = req.headers.get("authorization");

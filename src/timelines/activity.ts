@@ -2,7 +2,7 @@
 // after the response (waitUntil, on the raw binding so the request's D1 round-trip count stays honest).
 import { padId } from "../lib/text/ids";
 import type { Ctx } from "../context";
-import type { UserViewer } from "../oauth/guard";
+import type { UserViewer } from "../db/viewer";
 
 export const ACTIVITY_RESOLUTION_MS = 60 * 60 * 1000;
 

@@ -8,7 +8,7 @@ import type { Config, Env } from "../../env";
 import { validationFailed } from "../../lib/http/errors";
 import { cleanText, profileLinks, renderPlainText } from "../../lib/text/text";
 import { deleteStored, storeUpload } from "../../media/store";
-import type { UserViewer } from "../../oauth/guard";
+import type { UserViewer } from "../../db/viewer";
 import type { AccountRow, UserRow } from "../../db/schema";
 import { acceptRequest, pendingRequestsTo } from "../relationships/follows";
 import { accountEmojisSql, accountShortcodes } from "../statuses/custom-emojis";

@@ -11,7 +11,7 @@ import { statusUri } from "../../entities/urls";
 import type { Config } from "../../env";
 import { notFound, unprocessable } from "../../lib/http/errors";
 import { padId, snowflake } from "../../lib/text/ids";
-import type { UserViewer } from "../../oauth/guard";
+import type { UserViewer } from "../../db/viewer";
 import type { Change } from "../relationships/follows";
 import { bump, loadVisible, render, renderAnyway, targetOf, type Json, type UndoneStatus } from "./interaction-target";
 import { removeStatus } from "../statuses/delete-status";

@@ -12,7 +12,7 @@ import type { Config } from "../../env";
 import { ApiError, notFound, validationFailed } from "../../lib/http/errors";
 import { padId, snowflake } from "../../lib/text/ids";
 import { cleanText, extractEntities, normalizeLanguage } from "../../lib/text/text";
-import type { UserViewer } from "../../oauth/guard";
+import type { UserViewer } from "../../db/viewer";
 import type { AccountRow } from "../../db/schema";
 import type { Effects } from "../../effects/collector";
 import type { NotifyEffect } from "../../effects/types";

@@ -15,7 +15,7 @@ import { sha256Hex } from "../../lib/security/crypto";
 import { notFound, unprocessable, validationFailed } from "../../lib/http/errors";
 import { padId, parseId, snowflake } from "../../lib/text/ids";
 import { cleanText, extractEntities, MAX_SOURCE_CHARS, normalizeLanguage, renderPlainText, statusLength, type Entity } from "../../lib/text/text";
-import type { UserViewer } from "../../oauth/guard";
+import type { UserViewer } from "../../db/viewer";
 import type { AccountRow, StoredEmoji } from "../../db/schema";
 import type { Effects } from "../../effects/collector";
 import type { NotifyEffect } from "../../effects/types";

@@ -17,7 +17,7 @@ import { accounts, oauthApplications, scheduledStatuses, users, type ScheduledSt
 import { Effects } from "../../effects/collector";
 import { readConfig, type ConfigEnv } from "../../env";
 import { ApiError } from "../../lib/http/errors";
-import type { UserViewer } from "../../oauth/guard";
+import type { UserViewer } from "../../db/viewer";
 import { postStatus, type StatusInput } from "./post-status";
 import { failScheduledStatus } from "./scheduled-statuses";
 
