@@ -33,7 +33,7 @@ export const MEDIA_CLEANUP_PER_RUN = 200;
  * its status was deleted (`detached_at`, kept for a redraft). The rows go first, in one statement that re-checks that
  * nothing took them meanwhile (a late redraft or scheduled post keeps its media whole); their objects right after.
  * Should R2 fail, the keys leave as a `delete_media` effect and the queue retries them; a row already gone is no
- * longer served either way (src/media/serve.ts). Returns the rows removed.
+ * longer served either way (src/api/media/serve.ts). Returns the rows removed.
  */
 export async function cleanupUnattachedMedia(db: DB, env: Pick<Env, "MEDIA">, fx: Effects, at: number, limit = MEDIA_CLEANUP_PER_RUN): Promise<number> {
   const cutoff = at - UNATTACHED_MEDIA_KEEP_MS;

@@ -4,11 +4,11 @@ import { ORIGIN, cfg } from "./helpers";
 import { bytesOf, statusOf, gif, jpeg, mp4, png, pngHeaderOnly } from "./media-fixtures";
 import { storeUpload } from "../../src/media/store";
 import { sniff } from "../../src/media/sniff";
-import { validKey } from "../../src/media/serve";
+import { validKey } from "../../src/api/media/serve";
 
 const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 
-/** An attachment object is served only while its row names it (src/media/serve.ts). */
+/** An attachment object is served only while its row names it (src/api/media/serve.ts). */
 const attachmentRow = (id: string, key: string, contentType: string) =>
   env.DB.prepare("INSERT INTO media_attachments (id, account_id, status_id, type, file_key, content_type, created_at) VALUES (?, ?, ?, 'image', ?, ?, ?)")
     .bind(id.padStart(20, "0"), "1".padStart(20, "0"), "1".padStart(20, "0"), key, contentType, Date.now())

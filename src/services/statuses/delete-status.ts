@@ -4,7 +4,7 @@
 //
 // Media (the security issue's class 9): the author's REST delete without `delete_media` detaches the attachments and
 // stamps `detached_at`, so "delete & redraft" can post the same media_ids within a day (Mastodon's `redraft`); until
-// then they are not served (src/media/serve.ts), and the cron removes what nobody took back (background/housekeeping).
+// then they are not served (src/api/media/serve.ts), and the cron removes what nobody took back (background/housekeeping).
 // Every other removal (delete_media=true, a Delete from the author's server, staff) deletes the rows in the batch and
 // the R2 objects right after, through a `delete_media` effect.
 import { eq, sql } from "drizzle-orm";

@@ -3,10 +3,10 @@
 // sandboxed by CSP, inline only for image/video/audio types, and immutable (a key never changes content).
 // An attachment's object is served only while its row names it and it is not waiting, detached from a deleted
 // status, for a redraft (`servableAttachment`): one primary-key read, the row id being the key's second segment.
-import { routeGroup } from "../route-group";
+import { routeGroup } from "../../route-group";
 import { eq } from "drizzle-orm";
-import type { DB } from "../db/client";
-import { mediaAttachments } from "../db/schema";
+import type { DB } from "../../db/client";
+import { mediaAttachments } from "../../db/schema/index";
 
 const r = routeGroup();
 

@@ -1,8 +1,8 @@
 // The default avatar and header every account without one points at (Mastodon's paths). Solid grey PNGs, kept as
 // bytes here so they exist before anything is uploaded to R2.
-import { routeGroup } from "../route-group";
-import { fromBase64 } from "../lib/security/crypto";
-import { DEFAULT_AVATAR, DEFAULT_HEADER } from "../entities/urls";
+import { routeGroup } from "../../route-group";
+import { fromBase64 } from "../../lib/security/crypto";
+import { DEFAULT_AVATAR, DEFAULT_HEADER } from "../../entities/urls";
 
 // 120×120 and 600×200, RGB #9baec8, made with zlib (valid CRCs).
 const AVATAR_PNG =
