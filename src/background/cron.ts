@@ -17,11 +17,10 @@ import type { NotifyEffect } from "../effects/types";
 import { readConfig, type Env } from "../env";
 import { padId, snowflake, unpadId } from "../lib/text/ids";
 import { notificationWrite } from "../services/notifications/notifications";
-import { purgeExpiredGrants } from "../oauth/grants";
 import { pruneOrphanCards } from "../services/statuses/preview-cards";
 import { claimDueScheduledStatuses } from "../services/statuses/scheduled-statuses";
 import { refreshTrends } from "../trends/refresh";
-import { purgeExpiredWebSessions } from "../web/session-store";
+import { purgeExpiredGrants, purgeExpiredWebSessions } from "./expired-logins";
 import { cleanupUnattachedMedia, pruneFederationState } from "./housekeeping";
 
 export const INACTIVE_AFTER_MS = 14 * 24 * 60 * 60 * 1000;

@@ -1,6 +1,6 @@
 // Authorization codes: random, stored as SHA-256, 10 minutes, single use (Doorkeeper defaults). Redeeming a code
 // twice revokes every token issued from it (RFC 6749 §4.1.2, security B7).
-import { and, eq, isNull, sql } from "drizzle-orm";
+import { and, eq, isNull } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { oauthAccessGrants, oauthAccessTokens } from "../db/schema/index";
 import { randomToken, safeEqual, sha256Base64url, sha256Hex } from "../lib/security/crypto";
@@ -100,6 +100,3 @@ async function revokeGrantTokens(db: DB, grantId: string, now: number): Promise<
 }
 
 /** Expired codes are useless; the scheduled job may call this to keep the table small. */
-export async function purgeExpiredGrants(db: DB, now = Date.now()): Promise<void> {
-  await db.delete(oauthAccessGrants).where(sql`${oauthAccessGrants.expiresAt} < ${now - 24 * 3600 * 1000}`);
-}

@@ -1,6 +1,6 @@
 // Browser sessions for the HTML pages. The cookie holds a random id; D1 holds only its SHA-256 (a dump cannot be
 // replayed as a cookie) and the session's CSRF token. Sessions of disabled or suspended users do not load.
-import { and, eq, gt, lt } from "drizzle-orm";
+import { and, eq, gt } from "drizzle-orm";
 import type { DB } from "../db/client";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { accounts, userRoles, users, webSessions, type webSignInChallenges } from "../db/schema/index";
@@ -64,10 +64,6 @@ export async function loadWebSession(db: DB, id: string | undefined): Promise<We
 }
 
 /** Drops expired sessions; for the scheduled job. */
-export async function purgeExpiredWebSessions(db: DB, now = Date.now()): Promise<void> {
-  await db.delete(webSessions).where(lt(webSessions.expiresAt, now));
-}
-
 export async function destroyWebSession(db: DB, idHash: string): Promise<void> {
   await db.delete(webSessions).where(eq(webSessions.idHash, idHash));
 }
