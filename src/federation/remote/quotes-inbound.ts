@@ -2,8 +2,11 @@
 // the quoted status is resolved through resolve-status.ts (within the activity's fetch budget), and the quote is
 // accepted only when the quoted author authorised it: a self-quote, or a QuoteAuthorization fetched from the quoted
 // author's host that names exactly this quoting Note, the quoted status and its author. Anything else stays pending
-// (a quote of a local status waits for the QuoteRequest, answered in handlers/quote-request.ts). The rows are written
-// by the quotes' one writer, services/statuses/quote-rows.ts, as a local post's quote is.
+// (a quote of a local status waits for the QuoteRequest, answered in handlers/quote-request.ts). A legacy quote
+// (`_misskey_quote`, `quoteUrl`, `quoteUri` without FEP-044f `quote`) comes from a server that sends no QuoteRequest:
+// it is shown only once accepted (a self-quote; Quote#acceptable?), else its content gets a link to the quoted post
+// (quote-fallback.ts). The rows are written by the quotes' one writer, services/statuses/quote-rows.ts, as a local
+// post's quote is.
 import { sql } from "drizzle-orm";
 import type { DB, Statement } from "../../db/client";
 import type { AccountRow } from "../../db/schema/index";
@@ -12,6 +15,7 @@ import { QUOTE_FLAGS } from "../../entities/quote";
 import { padId, snowflake, unpadId } from "../../lib/text/ids";
 import { quoteRowStatement, setQuoteState } from "../../services/statuses/quote-rows";
 import { signedFetchOptions } from "./fetch-options";
+import { quoteFallbackFor, type QuoteFallback } from "./quote-fallback";
 import { iri, type NormalizedNote, PUBLIC, sameHost } from "./normalize";
 import { isLocalUri, MAX_REPLY_DEPTH, statusByUri, type Resolution } from "./resolution";
 import { fetchActivityJson } from "../../net/safe-fetch";
@@ -66,7 +70,8 @@ async function accountUri(db: DB, id: string): Promise<string | null> {
 
 /**
  * The statement that stores the quote of a remote Note being ingested as status `statusId` (in the ingest batch), or
- * null when the Note quotes nothing. Resolving the quoted status may fetch (and ingest) it first.
+ * null when the Note quotes nothing. Resolving the quoted status may fetch (and ingest) it first. `fallback`: the link
+ * the content needs when the quote will not be shown (a legacy quote not accepted; quote-fallback.ts).
  */
 export async function incomingQuoteStatement(
   r: Resolution,
@@ -74,7 +79,7 @@ export async function incomingQuoteStatement(
   author: AccountRow,
   statusId: string,
   depth: number,
-): Promise<{ stmt: Statement } | null> {
+): Promise<{ stmt: Statement; fallback: QuoteFallback | null } | null> {
   const q = note.quote;
   if (!q) return null;
   const { db } = r;
@@ -106,7 +111,7 @@ export async function incomingQuoteStatement(
     createdAt: now,
     updatedAt: now,
   });
-  return { stmt };
+  return { stmt, fallback: quoteFallbackFor({ legacy: q.legacy, state, uri: q.uri }, quoted) };
 }
 
 /**

@@ -7,6 +7,7 @@ import { frozenSelect } from "../../db/frozen";
 import { accounts, conversations, mediaAttachments, mentions, polls, statuses, tombstones } from "../../db/schema/index";
 import { type MediaRow, newStatusFields, type PollRow, type StatusRow } from "../../entities/status";
 import { incomingQuoteStatement, remoteQuotePolicy } from "./quotes-inbound";
+import { storedQuoteFallback, storedQuoteQuery, withQuoteFallback } from "./quote-fallback";
 import { fanOutChunk } from "../../timelines/fanout";
 import { localQuotesOfQuery, quotedUpdateNotifications } from "../../services/statuses/quotes";
 import { padId, snowflake } from "../../lib/text/ids";
@@ -269,6 +270,10 @@ export async function ingestNote(r: Resolution, note: NormalizedNote, author: Ac
   const media = note.attachments.filter((a) => httpUrl(a.url)).map((a) => mediaRow(a, author.id, id, now));
   const poll = pollFields(note);
   const pollId = poll ? snowflake(now) : null;
+  // A quote: the quoted status resolved and the authorization checked before the batch (quotes-inbound.ts); a legacy
+  // quote that will not be shown links the quoted post in the content (quote-fallback.ts).
+  const quote = await incomingQuoteStatement(r, note, author, id, depth);
+  text.content = withQuoteFallback(text.content, quote?.fallback);
 
   const row: StatusRow = {
     id,
@@ -293,8 +298,6 @@ export async function ingestNote(r: Resolution, note: NormalizedNote, author: Ac
     ...newStatusFields(createdAt, now),
     quoteApprovalPolicy: remoteQuotePolicy(note.canQuote, author),
   };
-  // A quote: the quoted status resolved and the authorization checked before the batch (quotes-inbound.ts).
-  const quote = await incomingQuoteStatement(r, note, author, id, depth);
   const realtime = createdAt >= now - REALTIME_WINDOW_MS;
   const writes: Statement[] = [insertStatus(db, row)];
   if (quote) writes.push(quote.stmt);
@@ -395,12 +398,15 @@ async function applyNoteUpdateOnce(r: Resolution, status: StatusRow, note: Norma
       .where(eq(statuses.reblogOfId, status.id))
       .limit(500),
     localQuotesOfQuery(db, status.id, 500),
+    storedQuoteQuery(db, status.id),
     ...(mentionQuery ? [mentionQuery] : []),
   ]);
-  const [oldMedia, pollRows, oldMentions, rebloggers, quoters] = reads;
-  const mentionRows = (reads[5] ?? []) as AccountRow[];
+  const [oldMedia, pollRows, oldMentions, rebloggers, quoters, storedQuote] = reads;
+  const mentionRows = (reads[6] ?? []) as AccountRow[];
   const oldPoll = (pollRows as PollRow[])[0] ?? null;
   const text = await renderNoteText(note);
+  // The link a legacy quote's content was given at ingestion, given again (else every Update would look like an edit).
+  text.content = withQuoteFallback(text.content, storedQuoteFallback(storedQuote, note));
   const newPoll = pollFields(note);
   const attachments = note.attachments.filter((a) => httpUrl(a.url));
   const byUrl = new Map((oldMedia as MediaRow[]).map((m) => [m.remoteUrl, m]));

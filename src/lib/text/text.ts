@@ -150,7 +150,8 @@ function linkTarget(url: string): string | null {
   return httpUrl(url) ?? (/^\/(?![/\\])/.test(url) && !/[\u0000-\u0020\u007f]/.test(url) ? url : null);
 }
 
-function renderUrl(url: string): string {
+/** A URL as Mastodon's TextFormatter links it: the scheme and `www.` hidden, the rest cut at 30 characters. */
+export function renderUrl(url: string): string {
   if (!httpUrl(url)) return escapeHtml(url);
   const href = escapeHtml(url);
   const m = /^(https?:\/\/(?:www\.)?)(.*)$/i.exec(url)!;
