@@ -63,14 +63,24 @@ export function cardUrlOfText(text: string, cfg: Config): string | null {
 /**
  * The card link of a remote status: the first <a href> of its (sanitised) content that is not a hashtag or a mention
  * (Mastodon's skip_link?: the microformat classes `mention`, `hashtag`, `u-url`, `h-card`, or the href of a mentioned
- * account) and not on this server.
+ * account), not inside a quote's fallback (`.quote-inline`: Mastodon's `:not(.quote-inline) > a`) and not on this
+ * server.
  */
 export async function cardUrlOfHtml(html: string, cfg: Config, mentionUrls: ReadonlySet<string> = new Set()): Promise<string | null> {
   if (!html.includes("<a")) return null;
   let found: string | null = null;
-  const rewriter = new HTMLRewriter().on("a[href]", {
+  let inQuote = 0;
+  const rewriter = new HTMLRewriter().on(".quote-inline", {
     element(e) {
-      if (found) return;
+      inQuote++;
+      e.onEndTag(() => {
+        inQuote--;
+      });
+    },
+  });
+  rewriter.on("a[href]", {
+    element(e) {
+      if (found || inQuote > 0) return;
       const cls = (e.getAttribute("class") ?? "").split(/\s+/);
       if (cls.some((c) => c === "mention" || c === "hashtag" || c === "u-url" || c === "h-card")) return;
       if ((e.getAttribute("rel") ?? "").split(/\s+/).includes("tag")) return;
