@@ -1,8 +1,10 @@
-// Mastodon's Report entity, the fields every rendering shares: the reporter's answer to POST /api/v1/reports, the
-// report in an admin.report notification, and staff's Admin::Report (./admin-report.ts) add their own around these.
+// Mastodon's Report entity: the fields every rendering shares, and the reporter's answer to POST /api/v1/reports
+// (renderFiledReport). The report in an admin.report notification (./notification.ts) and staff's Admin::Report
+// (./admin-report.ts) add their own around the shared fields.
 import { isoTime } from "./urls";
-import type { ReportRow } from "../db/schema";
-import type { MastodonAccount } from "./account";
+import type { AccountRow, ReportRow } from "../db/schema";
+import type { Config } from "../env";
+import { renderAccount, type MastodonAccount } from "./account";
 
 /** reports.category holds one of these (the report routes validate it). */
 export type MastodonReportCategory = "spam" | "legal" | "violation" | "other";
@@ -35,4 +37,9 @@ export function reportFields(r: ReportRow): MastodonReportFields {
     forwarded: r.forward,
     created_at: isoTime(r.createdAt),
   };
+}
+
+/** Report as POST /api/v1/reports answers its reporter: the ids as filed (none is an empty list, not null). */
+export function renderFiledReport(cfg: Config, r: ReportRow, target: AccountRow): MastodonReport {
+  return { ...reportFields(r), status_ids: r.statusIds, rule_ids: r.ruleIds, target_account: renderAccount(cfg, target) };
 }

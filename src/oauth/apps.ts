@@ -1,15 +1,16 @@
-// OAuth applications: registration (POST /api/v1/apps), lookup and client authentication, and the Application
-// entity. Redirect URIs follow Doorkeeper's validator with Mastodon's `forbid_redirect_uri` (B6).
+// OAuth applications: registration (POST /api/v1/apps), lookup and client authentication (the Application entity is
+// src/entities/application.ts). Redirect URIs follow Doorkeeper's validator with Mastodon's `forbid_redirect_uri` (B6).
 import { eq } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { oauthApplications } from "../db/schema/index";
+import type { AppRow } from "../entities/application";
 import { randomToken, safeEqual } from "../lib/security/crypto";
 import { ApiError } from "../lib/http/errors";
 import { snowflake } from "../lib/text/ids";
 import { parseScopes } from "./scopes";
 import { oauthError } from "./errors";
 
-export type AppRow = typeof oauthApplications.$inferSelect;
+export type { AppRow };
 
 export const OOB_URI = "urn:ietf:wg:oauth:2.0:oob";
 const FORBIDDEN_SCHEMES = new Set(["javascript:", "data:", "vbscript:"]);
@@ -170,25 +171,4 @@ export async function authenticateClient(db: DB, creds: ClientCredentials): Prom
   const app = await findAppByClientId(db, creds.clientId);
   if (!app || !safeEqual(app.clientSecret, creds.clientSecret)) throw oauthError("invalid_client");
   return app;
-}
-
-export function appRedirectUris(app: AppRow): string[] {
-  return app.redirectUris.split("\n").filter(Boolean);
-}
-
-export function renderApplication(app: AppRow, vapidKey: string) {
-  const uris = appRedirectUris(app);
-  return {
-    id: app.id,
-    name: app.name,
-    website: app.website,
-    scopes: app.scopes.split(" ").filter(Boolean),
-    redirect_uri: uris.join("\n"),
-    redirect_uris: uris,
-    vapid_key: vapidKey,
-  };
-}
-
-export function renderCredentialApplication(app: AppRow, vapidKey: string) {
-  return { ...renderApplication(app, vapidKey), client_id: app.clientId, client_secret: app.clientSecret, client_secret_expires_at: 0 };
 }

@@ -3,7 +3,8 @@
 // redirect URI is trusted are shown on our own page; later errors go back to the client (RFC 6749 §4.1.2.1).
 import type { DB } from "../db/client";
 import { parseScopes, scopesWithin } from "./scopes";
-import { appRedirectUris, findAppByClientId, OOB_URI, type AppRow } from "./apps";
+import { appRedirectUris } from "../entities/application";
+import { findAppByClientId, OOB_URI, type AppRow } from "./apps";
 import { OAUTH_DESCRIPTIONS, type OAuthErrorCode } from "./errors";
 
 export type ResponseMode = "query" | "fragment" | "form_post";

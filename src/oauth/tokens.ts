@@ -76,7 +76,3 @@ export async function issueToken(
   });
   return { accessToken: token, scopes, createdAt: now };
 }
-
-export function renderToken(t: IssuedToken) {
-  return { access_token: t.accessToken, token_type: "Bearer", scope: t.scopes, created_at: Math.floor(t.createdAt / 1000) };
-}

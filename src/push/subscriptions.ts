@@ -12,10 +12,8 @@ import { base64url } from "./base64";
 import { parseClientKeys } from "./encrypt";
 import { checkPushEndpoint } from "./endpoint";
 import { vapidPublicKey, vapidRowQuery } from "./keys";
-import { ALERT_TYPES, type AlertType, type PushJob, type PushPolicy } from "./types";
-
-export type SubscriptionRow = typeof webPushSubscriptions.$inferSelect;
-export type Alerts = Record<AlertType, boolean>;
+import { type Alerts, alertsFrom, type MastodonWebPushSubscription, renderPushSubscription } from "../entities/push-subscription";
+import type { PushJob, PushPolicy } from "./types";
 
 export interface SubscriptionOwner {
   tokenId: string;
@@ -35,27 +33,6 @@ export interface NewSubscription extends SubscriptionData {
   standard: boolean;
 }
 
-/** Every alert type, off unless given (Mastodon's documented default). */
-export function alertsFrom(given: Partial<Record<AlertType, boolean>>): Alerts {
-  const out = {} as Alerts;
-  for (const t of ALERT_TYPES) out[t] = given[t] === true;
-  return out;
-}
-
-/** Mastodon's WebPushSubscription entity, with the id as a string like every other id. */
-export function renderSubscription(row: SubscriptionRow, serverKey: string) {
-  return {
-    id: row.id,
-    endpoint: row.endpoint,
-    standard: row.standard,
-    alerts: alertsFrom(row.alerts as Partial<Alerts>),
-    policy: row.policy,
-    server_key: serverKey,
-  };
-}
-
-export type RenderedSubscription = ReturnType<typeof renderSubscription>;
-
 /** Validates the endpoint (SSRF guard, https) and the keys; 422 when either cannot be used. */
 async function validated(cfg: Config, s: NewSubscription): Promise<{ endpoint: string; p256dh: string; auth: string }> {
   let endpoint: URL;
@@ -71,7 +48,7 @@ async function validated(cfg: Config, s: NewSubscription): Promise<{ endpoint: s
 }
 
 /** POST: replaces the token's subscription with a new one (new id, as Mastodon destroys and creates). */
-export async function createSubscription(db: DB, env: Env, cfg: Config, owner: SubscriptionOwner, s: NewSubscription): Promise<RenderedSubscription> {
+export async function createSubscription(db: DB, env: Env, cfg: Config, owner: SubscriptionOwner, s: NewSubscription): Promise<MastodonWebPushSubscription> {
   const v = await validated(cfg, s);
   const now = Date.now();
   const [, inserted, key] = await db.batch([
@@ -96,20 +73,20 @@ export async function createSubscription(db: DB, env: Env, cfg: Config, owner: S
     vapidRowQuery(db),
   ]);
   // A plain insert (no conflict clause) returns the one row it wrote.
-  return renderSubscription(inserted[0]!, await vapidPublicKey(db, env, key[0] ?? null));
+  return renderPushSubscription(inserted[0]!, await vapidPublicKey(db, env, key[0] ?? null));
 }
 
 /** GET: the token's subscription, or null. */
-export async function findSubscription(db: DB, env: Env, tokenId: string): Promise<RenderedSubscription | null> {
+export async function findSubscription(db: DB, env: Env, tokenId: string): Promise<MastodonWebPushSubscription | null> {
   const [rows, key] = await db.batch([
     db.select().from(webPushSubscriptions).where(eq(webPushSubscriptions.accessTokenId, tokenId)).limit(1),
     vapidRowQuery(db),
   ]);
-  return rows[0] ? renderSubscription(rows[0], await vapidPublicKey(db, env, key[0] ?? null)) : null;
+  return rows[0] ? renderPushSubscription(rows[0], await vapidPublicKey(db, env, key[0] ?? null)) : null;
 }
 
 /** PUT: replaces the alerts and policy (only the data part can change, as in Mastodon); null when there is none. */
-export async function updateSubscription(db: DB, env: Env, tokenId: string, data: SubscriptionData): Promise<RenderedSubscription | null> {
+export async function updateSubscription(db: DB, env: Env, tokenId: string, data: SubscriptionData): Promise<MastodonWebPushSubscription | null> {
   const [rows, key] = await db.batch([
     db
       .update(webPushSubscriptions)
@@ -118,7 +95,7 @@ export async function updateSubscription(db: DB, env: Env, tokenId: string, data
       .returning(),
     vapidRowQuery(db),
   ]);
-  return rows[0] ? renderSubscription(rows[0], await vapidPublicKey(db, env, key[0] ?? null)) : null;
+  return rows[0] ? renderPushSubscription(rows[0], await vapidPublicKey(db, env, key[0] ?? null)) : null;
 }
 
 /** DELETE: removes the token's subscription, if any. */

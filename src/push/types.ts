@@ -1,5 +1,6 @@
-// Web Push vocabulary shared by the route, the subscription service and delivery.
-import { NOTIFICATION_TYPES, type PushPolicy } from "../db/schema";
+// Web Push vocabulary shared by the route, the subscription service and delivery (the alert keys are the
+// WebPushSubscription entity's: src/entities/push-subscription.ts).
+import type { PushPolicy } from "../db/schema";
 
 export type { PushPolicy };
 
@@ -8,13 +9,6 @@ export type { PushPolicy };
  * runs. `attempt` counts earlier tries (absent = first), so retries stay bounded when a retry travels as a new message.
  */
 export type PushJob = { type: "push"; subscriptionId: string; notificationId: string; attempt?: number };
-
-/** Alert keys a subscription can switch on: every notification type can be pushed (Mastodon's alerts). */
-export const ALERT_TYPES = NOTIFICATION_TYPES.filter(
-  (t): t is Exclude<(typeof NOTIFICATION_TYPES)[number], "quote" | "quoted_update" | "move"> => t !== "quote" && t !== "quoted_update" && t !== "move",
-);
-
-export type AlertType = (typeof ALERT_TYPES)[number];
 
 export const POLICIES: readonly PushPolicy[] = ["all", "followed", "follower", "none"];
 

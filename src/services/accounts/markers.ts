@@ -3,17 +3,10 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { markers } from "../../db/schema";
-import { isoTime } from "../../entities/urls";
+import type { MarkerRow } from "../../entities/marker";
 
 export const MARKER_TIMELINES = ["home", "notifications"] as const;
 export type MarkerTimeline = (typeof MARKER_TIMELINES)[number];
-export type MarkerRow = typeof markers.$inferSelect;
-
-export function renderMarkers(rows: MarkerRow[]): Record<string, { last_read_id: string; version: number; updated_at: string | null }> {
-  const out: Record<string, { last_read_id: string; version: number; updated_at: string | null }> = {};
-  for (const m of rows) out[m.timeline] = { last_read_id: m.lastReadId, version: m.version, updated_at: isoTime(m.updatedAt) };
-  return out;
-}
 
 export async function getMarkers(db: DB, accountId: string, timelines: MarkerTimeline[]): Promise<MarkerRow[]> {
   if (!timelines.length) return [];

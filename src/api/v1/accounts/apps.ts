@@ -5,7 +5,8 @@ import { notFound } from "../../../lib/http/errors";
 import { readParams } from "../../../lib/http/params";
 import { requireToken } from "../../../oauth/guard";
 import { vapidPublicKey } from "../../../push/index";
-import { createApp, findAppById, renderApplication, renderCredentialApplication } from "../../../oauth/apps";
+import { renderApplication, renderCredentialApplication } from "../../../entities/application";
+import { createApp, findAppById } from "../../../oauth/apps";
 
 const r = routeGroup();
 

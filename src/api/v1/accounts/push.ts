@@ -7,7 +7,8 @@ import { badRequest, notFound, validationFailed } from "../../../lib/http/errors
 import { readParams, truthy, type Params } from "../../../lib/http/params";
 import { me, requireUser } from "../../../oauth/guard";
 import { createSubscription, deleteSubscription, findSubscription, updateSubscription, type SubscriptionData } from "../../../push/subscriptions";
-import { ALERT_TYPES, POLICIES, type AlertType, type PushPolicy } from "../../../push/types";
+import { POLICIES, type PushPolicy } from "../../../push/types";
+import { ALERT_TYPES, type AlertType } from "../../../entities/push-subscription";
 
 const r = routeGroup();
 

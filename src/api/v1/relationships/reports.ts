@@ -1,8 +1,8 @@
+// POST /api/v1/reports: the viewer reports an account (and some of its statuses, or rules it broke) to staff.
 import { routeGroup } from "../../../route-group";
 import { lazy } from "../../../lib/limits/lazy";
 import { z } from "zod";
-import { renderAccount } from "../../../entities/account";
-import { reportFields } from "../../../entities/report";
+import { renderFiledReport } from "../../../entities/report";
 import { notFound } from "../../../lib/http/errors";
 import { parseId } from "../../../lib/text/ids";
 import { parse, zArray, zBool, zId, zStr } from "../../../lib/http/params";
@@ -42,12 +42,7 @@ r.post("/", requireUser("write:reports"), rateLimited("reports"), async (c) => {
     category: p.category,
     forward: p.forward ?? false,
   });
-  return c.json({
-    ...reportFields(report),
-    status_ids: report.statusIds,
-    rule_ids: report.ruleIds,
-    target_account: renderAccount(c.get("config"), target),
-  });
+  return c.json(renderFiledReport(c.get("config"), report, target));
 });
 
 export default r;
