@@ -11,6 +11,6 @@ export interface MastodonList {
   exclusive: boolean;
 }
 
-export function renderList(l: ListRow): MastodonList {
+export function renderList(l: Pick<ListRow, "id" | "title" | "repliesPolicy" | "exclusive">): MastodonList {
   return { id: l.id, title: l.title, replies_policy: l.repliesPolicy as MastodonList["replies_policy"], exclusive: l.exclusive };
 }

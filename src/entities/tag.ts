@@ -77,3 +77,26 @@ export function renderFeaturedTag(
     last_status_at: ft.lastStatusAt ? new Date(ft.lastStatusAt).toISOString().slice(0, 10) : null,
   };
 }
+
+/**
+ * FeaturedTag as an account's profile lists it (GET /api/v1/accounts/:id/featured_tags): a remote account's tag links
+ * to the tag's page here, a local one to the profile's tagged statuses. Its `statuses_count` is a number (Mastodon's,
+ * and renderFeaturedTag's, is a string); kept as it was answered.
+ */
+export interface MastodonProfileFeaturedTag extends Omit<MastodonFeaturedTag, "statuses_count"> {
+  statuses_count: number;
+}
+
+export function renderProfileFeaturedTag(
+  cfg: Config,
+  ft: { id: string; name: string; tagName: string; statusesCount: number | null; lastStatusAt: number | null },
+  owner: { domain: string | null; username: string },
+): MastodonProfileFeaturedTag {
+  return {
+    id: ft.id,
+    name: ft.name,
+    url: owner.domain ? tagUrl(cfg, ft.tagName) : `${cfg.origin}/@${owner.username}/tagged/${encodeURIComponent(ft.tagName)}`,
+    statuses_count: Number(ft.statusesCount ?? 0),
+    last_status_at: ft.lastStatusAt ? new Date(ft.lastStatusAt).toISOString().slice(0, 10) : null,
+  };
+}

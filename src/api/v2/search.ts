@@ -1,9 +1,9 @@
+// GET /api/v2/search: accounts, statuses and hashtags matching a query, resolving a handle or URL when asked.
 import { routeGroup } from "../../route-group";
 import { lazy } from "../../lib/limits/lazy";
 import { z } from "zod";
-import { renderAccount } from "../../entities/account";
+import { renderSearch } from "../../entities/search";
 import { renderStatuses } from "../../entities/status";
-import { renderTag } from "../../entities/tag";
 import { ApiError, badRequest, unauthorized, wrongScope } from "../../lib/http/errors";
 import { parseId } from "../../lib/text/ids";
 import { clampLimit } from "../../lib/http/pagination";
@@ -72,11 +72,7 @@ r.get("/", async (c) => {
   const ids: string[] = found?.statusId && !(statusIds as string[]).includes(found.statusId) ? [found.statusId, ...statusIds] : statusIds;
   // Search results are shown in the public filter context (Mastodon's web app maps its "search" column there).
   const statuses = ids.length ? await renderStatuses(db, cfg, ids, viewerId, "public") : [];
-  return c.json({
-    accounts: accountRows.map((a) => renderAccount(cfg, a)),
-    statuses,
-    hashtags: tagRows.map((t) => renderTag(cfg, t.tag, t.history)),
-  });
+  return c.json(renderSearch(cfg, accountRows, statuses, tagRows));
 });
 
 export default r;

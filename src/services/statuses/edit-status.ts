@@ -8,6 +8,7 @@ import { idList, runBatch, type Statement } from "../../db/client";
 import { mediaAttachments, mentions, polls, statusEdits, statuses } from "../../db/schema";
 import { loadStatusBundle, renderStatus, renderStatusFrom, type MediaRow, type StatusRow } from "../../entities/status";
 import { renderStatusEdit, renderUneditedVersion, type MastodonStatusEdit } from "../../entities/status-edit";
+import { renderStatusSource, type MastodonStatusSource } from "../../entities/status-source";
 import type { Config } from "../../env";
 import { ApiError, notFound, validationFailed } from "../../lib/http/errors";
 import { padId, snowflake } from "../../lib/text/ids";
@@ -265,12 +266,12 @@ export async function statusHistory(db: DB, cfg: Config, statusId: string, viewe
 }
 
 /** GET /statuses/:id/source: the author's own raw text (for the edit form). */
-export async function statusSource(db: DB, statusId: string, viewerId: string) {
+export async function statusSource(db: DB, statusId: string, viewerId: string): Promise<MastodonStatusSource> {
   const [s] = await db
     .select({ id: statuses.id, text: statuses.text, spoilerText: statuses.spoilerText })
     .from(statuses)
     .where(and(eq(statuses.id, statusId), eq(statuses.accountId, viewerId), sql`${statuses.reblogOfId} IS NULL`))
     .limit(1);
   if (!s) throw notFound();
-  return { id: s.id, text: s.text, spoiler_text: s.spoilerText };
+  return renderStatusSource(s);
 }

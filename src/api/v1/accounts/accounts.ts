@@ -8,7 +8,9 @@ import type { AppEnv, Ctx } from "../../../context";
 import { renderAccount, renderCredentialAccount } from "../../../entities/account";
 import { renderRelationships } from "../../../entities/relationship";
 import { renderStatuses } from "../../../entities/status";
-import { tagUrl } from "../../../entities/urls";
+import { renderFamiliarFollowers } from "../../../entities/familiar-followers";
+import { renderList } from "../../../entities/list";
+import { renderProfileFeaturedTag } from "../../../entities/tag";
 import { gone, notFound, unauthorized, wrongScope } from "../../../lib/http/errors";
 import { parseId } from "../../../lib/text/ids";
 import { clampLimit, readPage, setLinkHeader, type Page } from "../../../lib/http/pagination";
@@ -188,8 +190,7 @@ r.get("/lookup", publicScope("read:accounts"), async (c) => {
 r.get("/familiar_followers", requireUser("read:follows"), async (c) => {
   const ids = idsParam((await readParams(c)).id, 40);
   const map = await familiarFollowers(c.get("db"), me(c).account.id, ids);
-  const cfg = c.get("config");
-  return c.json(ids.map((id) => ({ id, accounts: (map.get(id) ?? []).map((a) => renderAccount(cfg, a)) })));
+  return c.json(renderFamiliarFollowers(c.get("config"), ids, map));
 });
 
 r.get("/", publicScope("read:accounts"), async (c) => {
@@ -257,15 +258,7 @@ r.get("/:id/featured_tags", publicScope("read:accounts"), async (c) => {
   if (a.suspendedAt) return c.json([]);
   const cfg = c.get("config");
   const rows = await featuredTagsOf(db, id);
-  return c.json(
-    rows.map((t) => ({
-      id: t.id,
-      name: t.name,
-      url: a.domain ? tagUrl(cfg, t.tagName) : `${cfg.origin}/@${a.username}/tagged/${encodeURIComponent(t.tagName)}`,
-      statuses_count: Number(t.statusesCount ?? 0),
-      last_status_at: t.lastStatusAt ? new Date(t.lastStatusAt).toISOString().slice(0, 10) : null,
-    })),
-  );
+  return c.json(rows.map((t) => renderProfileFeaturedTag(cfg, t, a)));
 });
 
 r.get("/:id/endorsements", publicScope("read:accounts"), async (c) => {
@@ -287,7 +280,7 @@ r.get("/:id/identity_proofs", requireUser("read:accounts"), async (c) => {
 r.get("/:id/lists", requireUser("read:lists"), async (c) => {
   const id = pathId(c);
   const rows = await listsContaining(c.get("db"), me(c).account.id, id);
-  return c.json(rows.map((l) => ({ id: l.id, title: l.title, replies_policy: l.repliesPolicy, exclusive: l.exclusive })));
+  return c.json(rows.map(renderList));
 });
 
 // ---- actions ----

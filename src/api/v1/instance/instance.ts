@@ -2,6 +2,7 @@
 import { routeGroup } from "../../../route-group";
 import type { Ctx } from "../../../context";
 import { renderDomainBlock, renderInstanceV1, renderLanguages, renderPolicyText, renderRule, renderTerms } from "../../../entities/instance";
+import { renderInstanceActivity } from "../../../entities/instance-activity";
 import { notFound } from "../../../lib/http/errors";
 import { viewerAccountId } from "../../../oauth/guard";
 import { type CachedInstance, instanceCache } from "../../../lib/limits/instance-cache";
@@ -35,14 +36,7 @@ r.get("/activity", async (c) => {
   if (!c.get("config").showActivity) throw notFound();
   const weeks = await weeklyActivity(c.get("db"));
   c.header("Cache-Control", "public, max-age=3600");
-  return c.json(
-    weeks.map((w) => ({
-      week: String(Math.floor(w.week / 1000)),
-      statuses: String(w.statuses),
-      logins: String(w.logins),
-      registrations: String(w.registrations),
-    })),
-  );
+  return c.json(weeks.map(renderInstanceActivity));
 });
 
 r.get("/rules", (c) => cached(c, "rules", (s) => s.parts.rules.map(renderRule)));

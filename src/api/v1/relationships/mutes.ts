@@ -1,7 +1,6 @@
 // GET /api/v1/mutes: muted accounts (MutedAccount: Account + mute_expires_at), cursored by mute row id.
 import { routeGroup } from "../../../route-group";
-import { renderAccount } from "../../../entities/account";
-import { isoTime } from "../../../entities/urls";
+import { renderMutedAccount } from "../../../entities/muted-account";
 import { readPage, setLinkHeader } from "../../../lib/http/pagination";
 import { readParams } from "../../../lib/http/params";
 import { me, requireUser } from "../../../oauth/guard";
@@ -14,7 +13,7 @@ r.get("/", requireUser("read:mutes"), async (c) => {
   const rows = await mutesPage(c.get("db"), me(c).account.id, page);
   const cfg = c.get("config");
   setLinkHeader(c, rows[0]?.cursor, rows[rows.length - 1]?.cursor, rows.length === page.limit);
-  return c.json(rows.map((x) => ({ ...renderAccount(cfg, x.account), mute_expires_at: isoTime(x.expiresAt) })));
+  return c.json(rows.map((x) => renderMutedAccount(cfg, x.account, x.expiresAt)));
 });
 
 export default r;

@@ -3,17 +3,15 @@
 import { routeGroup } from "../../../route-group";
 import type { Ctx } from "../../../context";
 import { renderAccount } from "../../../entities/account";
+import { renderSuggestion } from "../../../entities/suggestion";
 import { clampLimit } from "../../../lib/http/pagination";
 import { pathId, readParams } from "../../../lib/http/params";
 import { me, requireUser } from "../../../oauth/guard";
 import { accountsByIds } from "../../../queries/accounts";
-import { type SuggestionSource, suggestionsFor } from "../../../queries/suggestions";
+import { suggestionsFor } from "../../../queries/suggestions";
 import { dismissSuggestion } from "../../../services/relationships/suggestions";
 
 const r = routeGroup();
-
-/** Mastodon's legacy `source` for each of its `sources`. */
-const LEGACY_SOURCE: Record<SuggestionSource, string> = { friends_of_friends: "past_interactions", most_followed: "global" };
 
 async function suggestions(c: Ctx) {
   const v = me(c);
@@ -35,7 +33,7 @@ async function suggestions(c: Ctx) {
 }
 
 r.get("/v2/suggestions", requireUser("read:accounts"), async (c) =>
-  c.json((await suggestions(c)).map(({ row, account }) => ({ source: LEGACY_SOURCE[row.sources[0] ?? "most_followed"], sources: row.sources, account }))),
+  c.json((await suggestions(c)).map(({ row, account }) => renderSuggestion(row.sources, account))),
 );
 r.get("/v1/suggestions", requireUser("read:accounts"), async (c) => c.json((await suggestions(c)).map((s) => s.account)));
 r.delete("/v1/suggestions/:id", requireUser("write:accounts"), async (c) => {
