@@ -5,8 +5,7 @@
 //   DELETE /api/tern/aliases/:id   (write:accounts) → {}; 404 when the account has no such alias
 import { routeGroup } from "../../route-group";
 import { z } from "zod";
-import type { AccountAliasRow } from "../../db/schema";
-import { isoTime } from "../../entities/urls";
+import { renderAccountAlias } from "../../entities/account-alias";
 import { notFound } from "../../lib/http/errors";
 import { parseId } from "../../lib/text/ids";
 import { parse, zStr } from "../../lib/http/params";
@@ -15,13 +14,11 @@ import { addAlias, listAliases, removeAlias } from "../../services/accounts/acco
 
 const r = routeGroup();
 
-export const aliasJson = (a: AccountAliasRow) => ({ id: a.id, acct: a.acct, uri: a.uri, created_at: isoTime(a.createdAt) });
-
-r.get("/", requireUser("read:accounts"), async (c) => c.json((await listAliases(c.get("db"), me(c).account.id)).map(aliasJson)));
+r.get("/", requireUser("read:accounts"), async (c) => c.json((await listAliases(c.get("db"), me(c).account.id)).map(renderAccountAlias)));
 
 r.post("/", requireUser("write:accounts"), async (c) => {
   const p = await parse(c, z.object({ acct: zStr(600).optional() }));
-  return c.json(aliasJson(await addAlias(c.get("db"), c.get("fx"), c.get("config"), me(c).account, p.acct)));
+  return c.json(renderAccountAlias(await addAlias(c.get("db"), c.get("fx"), c.get("config"), me(c).account, p.acct)));
 });
 
 r.delete("/:id", requireUser("write:accounts"), async (c) => {

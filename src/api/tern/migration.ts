@@ -8,8 +8,7 @@
 import { routeGroup } from "../../route-group";
 import { z } from "zod";
 import type { Ctx } from "../../context";
-import { renderAccount } from "../../entities/account";
-import { isoTime } from "../../entities/urls";
+import { renderMigrationState, renderMoved } from "../../entities/account-migration";
 import { parse, zStr } from "../../lib/http/params";
 import { me, requireUser } from "../../oauth/guard";
 import { currentMigrationState, moveAccount } from "../../services/accounts/account-migration";
@@ -18,14 +17,8 @@ import { credentialCheck } from "../../services/accounts/credentials";
 const r = routeGroup();
 
 async function stateJson(c: Ctx) {
-  const { account: a, state: s } = await currentMigrationState(c.get("db"), me(c).account);
-  const cfg = c.get("config");
-  return {
-    moved_to: s.movedTo ? renderAccount(cfg, s.movedTo) : null,
-    also_known_as: a.alsoKnownAs ?? [],
-    migrations: s.migrations.map((m) => ({ id: m.id, acct: m.acct, target_account_id: m.targetAccountId, created_at: isoTime(m.createdAt) })),
-    cooldown_until: s.cooldownUntil ? isoTime(s.cooldownUntil) : null,
-  };
+  const { account, state } = await currentMigrationState(c.get("db"), me(c).account);
+  return renderMigrationState(c.get("config"), account, state);
 }
 
 r.get("/", requireUser("read:accounts"), async (c) => c.json(await stateJson(c)));
@@ -34,7 +27,7 @@ r.post("/", requireUser("write:accounts"), async (c) => {
   const p = await parse(c, z.object({ acct: zStr(600).optional(), current_password: zStr(1000).optional() }));
   const v = me(c);
   const target = await moveAccount(c.get("db"), c.get("fx"), c.get("config"), credentialCheck(c, v.user), v, { acct: p.acct, password: p.current_password });
-  return c.json({ moved_to: renderAccount(c.get("config"), target) });
+  return c.json(renderMoved(c.get("config"), target));
 });
 
 export default r;

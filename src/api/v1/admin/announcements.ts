@@ -4,7 +4,7 @@
 import { z } from "zod";
 import { lazy } from "../../../lib/limits/lazy";
 import type { Ctx } from "../../../context";
-import { renderAnnouncements } from "../../../entities/announcement";
+import { renderAdminAnnouncements } from "../../../entities/admin-announcement";
 import { unprocessable } from "../../../lib/http/errors";
 import { parse, pathId, zBool, zStr } from "../../../lib/http/params";
 import { me } from "../../../oauth/guard";
@@ -51,10 +51,7 @@ async function input(c: Ctx): Promise<AnnouncementInput> {
   };
 }
 
-async function render(c: Ctx, rows: AnnouncementRow[]) {
-  const out = await renderAnnouncements(c.get("db"), c.get("config"), rows, null);
-  return out.map((a, i) => ({ ...a, published: rows[i]?.published ?? false, text: rows[i]?.text ?? "" }));
-}
+const render = (c: Ctx, rows: AnnouncementRow[]) => renderAdminAnnouncements(c.get("db"), c.get("config"), rows);
 
 const staff = (c: Ctx) => ({ accountId: me(c).account.id });
 
