@@ -1,4 +1,5 @@
-// The dashboard data (Mastodon's Admin::Metrics::Measure, ::Dimension and ::Retention), computed from D1. Every key
+// The dashboard data (Mastodon's Admin::Metrics::Measure, ::Dimension and ::Retention), computed from D1 and rendered
+// by src/entities/admin-measure.ts, admin-dimension.ts and admin-cohort.ts. Every key
 // asked for adds its statements to ONE batch; each statement is a range scan over an index for start_at..end_at:
 // snowflake ids (statuses, users, reports, favourites, follows, media are time-ordered) or an indexed timestamp. The
 // span is capped at MAX_DAYS (a dimension asked for without a start or an end reads all time, or up to today; see
@@ -17,6 +18,9 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { DB, Statement } from "../../db/client";
 import { runBatch } from "../../db/client";
+import { renderAdminCohort, type MastodonAdminCohort } from "../../entities/admin-cohort";
+import { type DimensionItem, type MastodonAdminDimension, renderAdminDimension } from "../../entities/admin-dimension";
+import { type MastodonAdminMeasure, renderAdminMeasure } from "../../entities/admin-measure";
 import { SOFTWARE_VERSION, TERN_VERSION } from "../../env";
 import { badRequest, validationFailed } from "../../lib/http/errors";
 import { padId, parseId, snowflakeFloor } from "../../lib/text/ids";
@@ -58,19 +62,18 @@ export function readSpan(startAt: unknown, endAt: unknown, { open = false, now =
 }
 
 const days = (s: Span) => Array.from({ length: (s.end - s.start) / DAY }, (_, i) => s.start + i * DAY);
-const isoDay = (ms: number) => `${new Date(ms).toISOString().slice(0, 10)}T00:00:00Z`;
-const isoPeriod = (ms: number) => `${new Date(ms).toISOString().slice(0, 10)}T00:00:00+00:00`;
 
 type Row = Record<string, unknown>;
 type Params = Record<string, unknown>;
 
-interface Part {
+/** A key's statements, and how its entity (src/entities/admin-measure.ts, admin-dimension.ts) is rendered from their rows. */
+interface Part<T> {
   stmts: Statement[];
-  build(results: Row[][]): Record<string, unknown>;
+  build(results: Row[][]): T;
 }
 
 /** Runs the parts' statements as one batch and builds each part from its own results. */
-async function runParts(db: DB, parts: Part[]): Promise<Record<string, unknown>[]> {
+async function runParts<T>(db: DB, parts: Part<T>[]): Promise<T[]> {
   const all = parts.flatMap((p) => p.stmts);
   const res = (await runBatch(db, all)) as Row[][];
   let i = 0;
@@ -112,7 +115,7 @@ function seriesPart(
   perDay: PerDay,
   span: Span,
   opts: { unit?: string; total?: SQL; distinct?: (from: number, to: number) => SQL } = {},
-): Part {
+): Part<MastodonAdminMeasure> {
   const len = span.end - span.start;
   const allTime = !!opts.total;
   const from = allTime ? span.start : span.start - len;
@@ -129,11 +132,13 @@ function seriesPart(
         return n;
       };
       const total = opts.total ? Number(t1[0]?.v ?? 0) : opts.distinct ? Number(t1[0]?.v ?? 0) : sum(span.start, span.end);
-      const out: Record<string, unknown> = { key, unit: opts.unit ?? null, total: String(total) };
-      if (opts.unit === "bytes") out.human_value = humanSize(total);
-      if (!allTime) out.previous_total = String(opts.distinct ? Number(t2[0]?.v ?? 0) : sum(span.start - len, span.start));
-      out.data = days(span).map((d) => ({ date: isoDay(d), value: String(byDay.get(d / DAY) ?? 0) }));
-      return out;
+      return renderAdminMeasure({
+        key,
+        unit: opts.unit ?? null,
+        total,
+        previousTotal: allTime ? null : opts.distinct ? Number(t2[0]?.v ?? 0) : sum(span.start - len, span.start),
+        days: days(span).map((d) => ({ day: d, value: byDay.get(d / DAY) ?? 0 })),
+      });
     },
   };
 }
@@ -143,7 +148,7 @@ function seriesPart(
  * rows' snowflake ids (index-backed ranges). `from` and `alias` are fixed strings written here, never input.
  */
 function instanceRows(key: string, from: string, alias: string) {
-  return (db: DB, span: Span, p: Params): Part => {
+  return (db: DB, span: Span, p: Params): Part<MastodonAdminMeasure> => {
     const rows = sql`FROM ${sql.raw(from)} WHERE ${domainCond(p, key, sql.raw("a.domain"))}`;
     const t = sql.raw(alias);
     return seriesPart(
@@ -156,7 +161,7 @@ function instanceRows(key: string, from: string, alias: string) {
   };
 }
 
-const MEASURES: Record<string, (db: DB, span: Span, p: Params) => Part> = {
+const MEASURES: Record<string, (db: DB, span: Span, p: Params) => Part<MastodonAdminMeasure>> = {
   active_users: (db, span) =>
     seriesPart(
       db,
@@ -277,17 +282,6 @@ function languageName(code: string): string {
   }
 }
 
-function humanSize(bytes: number): string {
-  const units = ["Bytes", "KB", "MB", "GB", "TB"];
-  let n = bytes;
-  let i = 0;
-  while (n >= 1024 && i < units.length - 1) {
-    n /= 1024;
-    i++;
-  }
-  return i === 0 ? `${n} ${n === 1 ? "Byte" : "Bytes"}` : `${Number(n.toPrecision(3))} ${units[i]}`;
-}
-
 /** What a one-query dimension's SQL reads: the span, the row limit, this server's domain, and its own params. */
 interface DimArgs {
   s: Span;
@@ -337,7 +331,7 @@ const ONE_QUERY: Record<string, OneQuery> = {
   ],
 };
 
-type DimensionDef = (db: DB, span: Span, limit: number, p: Params, localDomain: string) => Part;
+type DimensionDef = (db: DB, span: Span, limit: number, p: Params, localDomain: string) => Part<MastodonAdminDimension>;
 
 /** A one-query dimension as a part: its rows as {key, human_key, value}. */
 const oneQuery =
@@ -346,10 +340,11 @@ const oneQuery =
     const stmt = rows({ s, limit, local, tag: () => padId(tagIdOf(p, key)), dom: () => domainCond(p, key, sql.raw("a.domain")) });
     return {
       stmts: [db.all(stmt)],
-      build: ([found = []]) => ({
-        key,
-        data: found.map((r) => ({ key: String(r.k ?? ""), human_key: human(String(r.k ?? "")), value: String(Number(r.v) || 0) })),
-      }),
+      build: ([found = []]) =>
+        renderAdminDimension(
+          key,
+          found.map((r) => ({ key: String(r.k ?? ""), humanKey: human(String(r.k ?? "")), value: Number(r.v) || 0 })),
+        ),
     };
   };
 
@@ -361,31 +356,29 @@ const DIMENSIONS: Record<string, DimensionDef> = {
           WHERE t.user_id = u.id ORDER BY t.id LIMIT 1) AS k, count(*) AS v
         FROM users u WHERE u.id >= ${fl(s.start)} AND u.id < ${fl(s.end)} GROUP BY k ORDER BY v DESC LIMIT ${limit}`),
     ],
-    build: ([rows = []]) => ({
-      key: "sources",
-      data: rows.map((r) => ({ key: r.k ? String(r.k) : "web", human_key: r.k ? String(r.k) : "Website", value: String(Number(r.v) || 0) })),
-    }),
+    build: ([rows = []]) =>
+      renderAdminDimension(
+        "sources",
+        rows.map((r) => ({ key: r.k ? String(r.k) : "web", humanKey: r.k ? String(r.k) : "Website", value: Number(r.v) || 0 })),
+      ),
   }),
   space_usage: (db) => ({
     stmts: [db.all(sql`SELECT coalesce(sum(file_size), 0) AS v FROM media_attachments WHERE file_key IS NOT NULL`), db.run(sql`SELECT 1`)],
     build: ([media = [], probe]) => {
-      const bytes = (key: string, human: string, v: number) => ({ key, human_key: human, value: String(v), unit: "bytes", human_value: humanSize(v) });
       const size = Number((probe as unknown as { meta?: { size_after?: number } })?.meta?.size_after ?? 0);
-      const data = [];
-      if (size > 0) data.push(bytes("d1", "D1", size));
-      data.push(bytes("media", "Media storage", Number(media[0]?.v ?? 0)));
-      return { key: "space_usage", data };
+      const data: DimensionItem[] = [];
+      if (size > 0) data.push({ key: "d1", humanKey: "D1", value: size, bytes: true });
+      data.push({ key: "media", humanKey: "Media storage", value: Number(media[0]?.v ?? 0), bytes: true });
+      return renderAdminDimension("space_usage", data);
     },
   }),
   software_versions: () => ({
     stmts: [],
-    build: () => ({
-      key: "software_versions",
-      data: [
-        { key: "tern", human_key: "Tern", value: TERN_VERSION, human_value: TERN_VERSION },
-        { key: "mastodon", human_key: "Mastodon API", value: SOFTWARE_VERSION, human_value: SOFTWARE_VERSION },
-      ],
-    }),
+    build: () =>
+      renderAdminDimension("software_versions", [
+        { key: "tern", humanKey: "Tern", value: TERN_VERSION, humanValue: TERN_VERSION },
+        { key: "mastodon", humanKey: "Mastodon API", value: SOFTWARE_VERSION, humanValue: SOFTWARE_VERSION },
+      ]),
   }),
 };
 
@@ -415,7 +408,7 @@ function nextPeriod(ms: number, frequency: "day" | "month"): number {
  * (Mastodon's Admin::Metrics::Retention: current_sign_in_at in or after the period). One statement: the users who
  * signed up in the span (a primary-key range).
  */
-export async function adminRetention(db: DB, span: Span, frequency: "day" | "month") {
+export async function adminRetention(db: DB, span: Span, frequency: "day" | "month"): Promise<MastodonAdminCohort[]> {
   const first = periodStart(span.start, frequency);
   const last = periodStart(span.end - 1, frequency);
   const until = nextPeriod(last, frequency);
@@ -426,15 +419,15 @@ export async function adminRetention(db: DB, span: Span, frequency: "day" | "mon
   for (let p = first; p <= last; p = nextPeriod(p, frequency)) periods.push(p);
   return periods.map((cohort) => {
     const members = users.filter((u) => periodStart(Number(u.created_at), frequency) === cohort);
-    return {
-      period: isoPeriod(cohort),
+    return renderAdminCohort(
+      cohort,
       frequency,
-      data: periods
+      periods
         .filter((p) => p >= cohort)
         .map((p) => {
           const value = members.filter((u) => u.seen != null && periodStart(Number(u.seen), frequency) >= p).length;
-          return { date: isoPeriod(p), rate: value / Math.max(members.length, 1), value: String(value) };
+          return { period: p, rate: value / Math.max(members.length, 1), value };
         }),
-    };
+    );
   });
 }
