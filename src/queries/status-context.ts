@@ -1,5 +1,5 @@
 // GET /api/v1/statuses/:id/context: ancestors and descendants (depth-first) found by recursive queries in ONE batch
-// with the root's visibility check, then rendered in ONE renderStatuses call. Limits are Mastodon's: signed in, 4,096
+// with the root's visibility check, then rendered in one bundle (src/entities/context.ts). Limits are Mastodon's: signed in, 4,096
 // of each (its CONTEXT_LIMIT, "quasi-unlimited"); signed out, 40 ancestors and 60 descendants at most 20 replies deep
 // (its ANCESTORS_LIMIT, DESCENDANTS_LIMIT, DESCENDANTS_DEPTH_LIMIT), which bounds what anyone may make a thread cost.
 // Loops in reply chains terminate: ancestors by the depth cap, descendants by refusing an id already on the path.
@@ -7,8 +7,6 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { statuses } from "../db/schema/index";
-import { loadStatusBundle, renderStatusFrom } from "../entities/status";
-import type { Config } from "../env";
 import { notFound } from "../lib/http/errors";
 import { padId, unpadId } from "../lib/text/ids";
 import { hiddenAuthorFor, statusReadableBy } from "../policy/visibility";
@@ -22,7 +20,8 @@ const ANON_DEPTH = 20;
 /** How deep a signed-in reader's descendants go (Mastodon has no bound; this one only stops a pathological chain). */
 const MAX_DEPTH = 1000;
 
-export async function statusContext(db: DB, cfg: Config, id: string, viewerId: string | null) {
+/** The ids of a status's ancestors (oldest first) and descendants (depth first) that `viewerId` may see; 404 without the status. */
+export async function statusContextIds(db: DB, id: string, viewerId: string | null): Promise<{ ancestors: string[]; descendants: string[] }> {
   const p = padId(id);
   const ancestorsLimit = viewerId ? CONTEXT_LIMIT : ANON_ANCESTORS;
   const descendantsLimit = viewerId ? CONTEXT_LIMIT : ANON_DESCENDANTS;
@@ -58,9 +57,5 @@ export async function statusContext(db: DB, cfg: Config, id: string, viewerId: s
   const ancIds = [...new Set(anc.map((r) => unpadId(String(r.id))))];
   const ancSet = new Set(ancIds);
   const descIds = [...new Set(desc.map((r) => unpadId(String(r.id))))].filter((x) => !ancSet.has(x));
-  // Filters apply in the thread context: a `hide` match drops a descendant; ancestors stay, so the thread holds together.
-  const b = await loadStatusBundle(db, [...ancIds, ...descIds], viewerId);
-  const ancestors = ancIds.map((x) => renderStatusFrom(cfg, b, x, { filterContext: "thread", keepHidden: true })).filter((r) => r !== null);
-  const descendants = descIds.map((x) => renderStatusFrom(cfg, b, x, { filterContext: "thread" })).filter((r) => r !== null);
-  return { ancestors, descendants };
+  return { ancestors: ancIds, descendants: descIds };
 }

@@ -6,6 +6,7 @@ import { createMiddleware } from "hono/factory";
 import { z } from "zod";
 import type { AppEnv, Ctx } from "../../../context";
 import { renderAccount } from "../../../entities/account";
+import { renderContext } from "../../../entities/context";
 import { renderStatus, renderStatuses } from "../../../entities/status";
 import { notFound, unauthorized, wrongScope } from "../../../lib/http/errors";
 import { parseId } from "../../../lib/text/ids";
@@ -23,7 +24,7 @@ import { favouritedBy, rebloggedBy, type AccountPage } from "../../../queries/in
 import { pin, unpin } from "../../../services/interactions/pins";
 import { reblog, unreblog } from "../../../services/interactions/reblogs";
 import { postStatus } from "../../../services/statuses/post-status";
-import { statusContext } from "../../../queries/status-context";
+import { statusContextIds } from "../../../queries/status-context";
 import { backfillForContext } from "../../../federation/remote/backfill";
 import { quoteRoutes } from "./quotes";
 
@@ -126,7 +127,8 @@ r.get("/:id/source", requireUser("read:statuses"), async (c) => {
 r.get("/:id/context", scopeIfToken("read:statuses"), async (c) => {
   // A remote thread's missing statuses are fetched first, within a fixed budget (src/federation/remote/backfill.ts).
   await backfillForContext(c.get("db"), c.get("config"), c.get("fx"), pathId(c), viewerAccountId(c));
-  return c.json(await statusContext(c.get("db"), c.get("config"), pathId(c), viewerAccountId(c)));
+  const viewerId = viewerAccountId(c);
+  return c.json(await renderContext(c.get("db"), c.get("config"), await statusContextIds(c.get("db"), pathId(c), viewerId), viewerId));
 });
 
 // ---- interactions ----
