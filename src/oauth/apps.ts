@@ -1,9 +1,9 @@
 // OAuth applications: registration (POST /api/v1/apps), lookup and client authentication (the Application entity is
-// src/entities/application.ts). Redirect URIs follow Doorkeeper's validator with Mastodon's `forbid_redirect_uri` (B6).
+// src/entities/settings/application.ts). Redirect URIs follow Doorkeeper's validator with Mastodon's `forbid_redirect_uri` (B6).
 import { eq } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { oauthApplications } from "../db/schema/index";
-import type { AppRow } from "../entities/application";
+import type { AppRow } from "../entities/settings/application";
 import { randomToken, safeEqual } from "../lib/security/crypto";
 import { ApiError } from "../lib/http/errors";
 import { snowflake } from "../lib/text/ids";

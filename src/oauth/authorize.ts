@@ -3,7 +3,7 @@
 // redirect URI is trusted are shown on our own page; later errors go back to the client (RFC 6749 §4.1.2.1).
 import type { DB } from "../db/client";
 import { parseScopes, scopesWithin } from "./scopes";
-import { appRedirectUris } from "../entities/application";
+import { appRedirectUris } from "../entities/settings/application";
 import { findAppByClientId, OOB_URI, type AppRow } from "./apps";
 import { OAUTH_DESCRIPTIONS, type OAuthErrorCode } from "./errors";
 

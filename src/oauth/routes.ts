@@ -6,7 +6,7 @@ import { authenticateClient, readClientCredentials } from "./apps";
 import { missingParam, oauthError } from "./errors";
 import { exchangeCode } from "./grants";
 import { clientCredentialsGrant, passwordGrant, revokeToken } from "./token";
-import { renderToken } from "../entities/token";
+import { renderToken } from "../entities/settings/token";
 import { checkCredentials } from "../services/accounts/credentials";
 import { forbidden } from "../lib/http/errors";
 import { ipRuleFor } from "../services/admin/ip-blocks";

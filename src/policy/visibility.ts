@@ -6,7 +6,7 @@ import { accounts, blocks, follows, mentions, statuses } from "../db/schema";
 import { padId } from "../lib/text/ids";
 import type { RenderAccountRow } from "../db/schema";
 
-/** What canSeeStatus reads of a rendered page's bundle (entities/status.ts StatusBundle). */
+/** What canSeeStatus reads of a rendered page's bundle (entities/statuses/status.ts StatusBundle). */
 export interface ViewerFacts {
   viewer: { id: string | null; following: ReadonlySet<string>; blockedBy: ReadonlySet<string> };
   mentionIds: ReadonlyMap<string, ReadonlySet<string>>;

@@ -13,7 +13,7 @@
 import { eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { accounts, deliveryCircuits, instanceSettings, notifications, statuses, webPushSubscriptions } from "../db/schema";
-import { renderAccount } from "../entities/account";
+import { renderAccount } from "../entities/accounts/account";
 import type { Config, Env } from "../env";
 import { countCircuitFailure } from "../federation/outbound/circuits";
 import { FetchRefused, safeFetch } from "../net/safe-fetch";

@@ -12,7 +12,7 @@ import { base64url } from "./base64";
 import { parseClientKeys } from "./encrypt";
 import { checkPushEndpoint } from "./endpoint";
 import { vapidPublicKey, vapidRowQuery } from "./keys";
-import { type Alerts, alertsFrom, type MastodonWebPushSubscription, renderPushSubscription } from "../entities/push-subscription";
+import { type Alerts, alertsFrom, type MastodonWebPushSubscription, renderPushSubscription } from "../entities/settings/push-subscription";
 import type { PushJob, PushPolicy } from "./types";
 
 export interface SubscriptionOwner {

@@ -1,5 +1,5 @@
 // Web Push vocabulary shared by the route, the subscription service and delivery (the alert keys are the
-// WebPushSubscription entity's: src/entities/push-subscription.ts).
+// WebPushSubscription entity's: src/entities/settings/push-subscription.ts).
 import type { PushPolicy } from "../db/schema";
 
 export type { PushPolicy };

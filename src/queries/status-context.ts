@@ -1,5 +1,5 @@
 // GET /api/v1/statuses/:id/context: ancestors and descendants (depth-first) found by recursive queries in ONE batch
-// with the root's visibility check, then rendered in one bundle (src/entities/context.ts). Limits are Mastodon's: signed in, 4,096
+// with the root's visibility check, then rendered in one bundle (src/entities/statuses/context.ts). Limits are Mastodon's: signed in, 4,096
 // of each (its CONTEXT_LIMIT, "quasi-unlimited"); signed out, 40 ancestors and 60 descendants at most 20 replies deep
 // (its ANCESTORS_LIMIT, DESCENDANTS_LIMIT, DESCENDANTS_DEPTH_LIMIT), which bounds what anyone may make a thread cost.
 // Loops in reply chains terminate: ancestors by the depth cap, descendants by refusing an id already on the path.

@@ -5,8 +5,8 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { previewCards, previewCardTrends, tagFollows, tags, tagTrends } from "../db/schema";
-import type { PreviewCardRow } from "../entities/preview-card";
-import { historyDays, type TagHistoryDay, type TagRow } from "../entities/tag";
+import type { PreviewCardRow } from "../entities/statuses/preview-card";
+import { historyDays, type TagHistoryDay, type TagRow } from "../entities/instance/tag";
 import { unpadId } from "../lib/text/ids";
 import { historiesFrom, historyStatement } from "../services/statuses/tags-follow";
 import { hiddenAuthorFor } from "../policy/visibility";

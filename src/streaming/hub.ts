@@ -16,7 +16,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import { createDb, type DB } from "../db/client";
 import { lists } from "../db/schema";
-import { loadStatusBundle, renderStatusFrom, renderStatuses } from "../entities/status";
+import { loadStatusBundle, renderStatusFrom, renderStatuses } from "../entities/statuses/status";
 import type { FilterContext } from "../db/schema";
 import type { Config, Env } from "../env";
 import { type Conn, type Envelope, entry, type HubItem, type Session } from "./protocol";

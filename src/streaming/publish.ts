@@ -17,12 +17,12 @@
 import { eq, inArray, sql } from "drizzle-orm";
 import { type DB, runBatch } from "../db/client";
 import type { Visibility } from "../db/schema";
-import { renderNotifications } from "../entities/notification";
+import { renderNotifications } from "../entities/notifications/notification";
 import type { Config, Env } from "../env";
 import { padId, unpadId } from "../lib/text/ids";
 import { accountConversations, announcements } from "../db/schema";
-import { renderAnnouncements, renderReactionEvent } from "../entities/announcement";
-import { renderConversations } from "../entities/conversation";
+import { renderAnnouncements, renderReactionEvent } from "../entities/instance/announcement";
+import { renderConversations } from "../entities/notifications/conversation";
 import { findNotifications, notificationRecipientsStatement, type NotificationWithRefs, withReportTargets } from "../queries/notifications";
 import type { FanOutResult, FeedRemoval } from "../timelines/fanout";
 import { type Envelope, entry, type Listening, type Routed } from "./protocol";

@@ -4,7 +4,7 @@
 // travelled to the router (hub.ts).
 import type { DB } from "../db/client";
 import type { RenderAccountRow } from "../db/schema";
-import { loadStatusBundle, renderStatusFrom, type MastodonStatus, type StatusBundle, type StatusRow } from "../entities/status";
+import { loadStatusBundle, renderStatusFrom, type MastodonStatus, type StatusBundle, type StatusRow } from "../entities/statuses/status";
 import type { Config } from "../env";
 import { searchableText } from "../policy/filter-match";
 import type { StatusMeta } from "./protocol";

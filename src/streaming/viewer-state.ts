@@ -6,7 +6,7 @@ import { sql } from "drizzle-orm";
 import { type DB, runBatch } from "../db/client";
 import { padId, unpadId } from "../lib/text/ids";
 import { activeFilterRules, compileFilters, matchFilters, type CompiledFilter, type FilterRuleRow } from "../policy/filter-match";
-import { renderFilterResults } from "../entities/filter-result";
+import { renderFilterResults } from "../entities/statuses/filter-result";
 import type { StatusMeta } from "./protocol";
 
 export const CACHE_MS = 10 * 60 * 1000;
@@ -67,7 +67,7 @@ function muted(st: ViewerState, id: string, now: number): boolean {
 
 /**
  * What an accepted quote whose quoted status the signed-out rendering shows becomes for this viewer, as REST renders
- * it (entities/quote.ts renderQuote): `unauthorized` without the status when its author blocks the viewer, else
+ * it (entities/statuses/quote.ts renderQuote): `unauthorized` without the status when its author blocks the viewer, else
  * `blocked_domain`, `blocked_account` or `muted_account` with it; null when it stays as rendered.
  */
 function quoteStateFor(st: ViewerState, q: NonNullable<StatusMeta["quote"]>, now: number): string | null {

@@ -37,7 +37,7 @@
 // database holds months of older statuses.
 import { type SQL, sql } from "drizzle-orm";
 import { type DB, runBatch, type Statement } from "../db/client";
-import { historyDays, type TagHistoryDay } from "../entities/tag";
+import { historyDays, type TagHistoryDay } from "../entities/instance/tag";
 import { padId, snowflake, snowflakeFloor } from "../lib/text/ids";
 import { idList, valueList } from "../db/id-list";
 

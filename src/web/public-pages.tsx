@@ -1,8 +1,8 @@
 // Landing, public profile and status pages. Status and bio HTML comes from renderStatuses/renderAccount, which hold
 // sanitised HTML (local text is escaped and linkified on write; remote HTML is sanitised on ingest).
 import { raw } from "hono/html";
-import type { MastodonAccount } from "../entities/account";
-import type { MastodonStatus } from "../entities/status";
+import type { MastodonAccount } from "../entities/accounts/account";
+import type { MastodonStatus } from "../entities/statuses/status";
 import { Layout } from "./layout";
 
 interface Site {

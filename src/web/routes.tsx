@@ -3,8 +3,8 @@
 // negotiation (ActivityPub JSON on the same URLs) can be put in front of them later.
 import { routeGroup } from "../route-group";
 import type { Ctx } from "../context";
-import { renderAccount } from "../entities/account";
-import { renderStatus, renderStatuses } from "../entities/status";
+import { renderAccount } from "../entities/accounts/account";
+import { renderStatus, renderStatuses } from "../entities/statuses/status";
 import { ApiError } from "../lib/http/errors";
 import { parseId } from "../lib/text/ids";
 import { readParams } from "../lib/http/params";

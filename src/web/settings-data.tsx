@@ -10,7 +10,7 @@ import { latestArchive, requestArchive } from "../services/data/export-archive";
 import { EXPORT_KINDS, isExportKind } from "../services/data/export-csv";
 import { IMPORT_TYPES } from "../services/data/import-csv";
 import { importsOf } from "../services/data/imports";
-import { renderImport } from "../entities/account-data";
+import { renderImport } from "../entities/accounts/account-data";
 import type { BackupRow } from "../db/schema";
 import { Layout, page } from "./layout";
 import type { WebSession } from "./session-store";

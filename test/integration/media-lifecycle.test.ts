@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { cleanupUnattachedMedia, MEDIA_CLEANUP_PER_RUN, UNATTACHED_MEDIA_KEEP_MS } from "../../src/background/housekeeping";
 import { Effects } from "../../src/effects/collector";
 import { sendEffects } from "../../src/effects/send";
-import { loadStatusBundle } from "../../src/entities/status";
+import { loadStatusBundle } from "../../src/entities/statuses/status";
 import { removeStatus } from "../../src/services/statuses/delete-status";
 import { ORIGIN, db, eventually, makeUser, type TestUser } from "./helpers";
 import { mp4, png, statusOf } from "./media-fixtures";

@@ -7,25 +7,25 @@
 // renderers answer, key order included, so vitest has something to run.
 import type { mastodon } from "masto";
 import { describe, expect, it } from "vitest";
-import type { MastodonAccount } from "../../src/entities/account";
-import type { MastodonAdminCohort } from "../../src/entities/admin-cohort";
-import type { MastodonAdminDimension } from "../../src/entities/admin-dimension";
-import { type MastodonAdminMeasure, renderAdminMeasure } from "../../src/entities/admin-measure";
-import { type MastodonApplication, type MastodonCredentialApplication, renderCredentialApplication } from "../../src/entities/application";
-import type { MastodonContext } from "../../src/entities/context";
-import type { MastodonFamiliarFollowers } from "../../src/entities/familiar-followers";
-import type { MastodonFilterResult } from "../../src/entities/filter-result";
-import { type MastodonInstanceActivity, renderInstanceActivity } from "../../src/entities/instance-activity";
-import { type MastodonMarker, renderMarkers } from "../../src/entities/marker";
-import type { MastodonMutedAccount } from "../../src/entities/muted-account";
-import { type MastodonPreferences, renderPreferences } from "../../src/entities/preferences";
-import { type MastodonWebPushSubscription, renderPushSubscription } from "../../src/entities/push-subscription";
-import type { MastodonSearch } from "../../src/entities/search";
-import type { MastodonStatus } from "../../src/entities/status";
-import { type MastodonStatusSource, renderStatusSource } from "../../src/entities/status-source";
-import { type MastodonSuggestion, renderSuggestion } from "../../src/entities/suggestion";
-import type { MastodonProfileFeaturedTag, MastodonTag } from "../../src/entities/tag";
-import { type MastodonToken, renderToken } from "../../src/entities/token";
+import type { MastodonAccount } from "../../src/entities/accounts/account";
+import type { MastodonAdminCohort } from "../../src/entities/admin/admin-cohort";
+import type { MastodonAdminDimension } from "../../src/entities/admin/admin-dimension";
+import { type MastodonAdminMeasure, renderAdminMeasure } from "../../src/entities/admin/admin-measure";
+import { type MastodonApplication, type MastodonCredentialApplication, renderCredentialApplication } from "../../src/entities/settings/application";
+import type { MastodonContext } from "../../src/entities/statuses/context";
+import type { MastodonFamiliarFollowers } from "../../src/entities/accounts/familiar-followers";
+import type { MastodonFilterResult } from "../../src/entities/statuses/filter-result";
+import { type MastodonInstanceActivity, renderInstanceActivity } from "../../src/entities/instance/instance-activity";
+import { type MastodonMarker, renderMarkers } from "../../src/entities/settings/marker";
+import type { MastodonMutedAccount } from "../../src/entities/accounts/muted-account";
+import { type MastodonPreferences, renderPreferences } from "../../src/entities/settings/preferences";
+import { type MastodonWebPushSubscription, renderPushSubscription } from "../../src/entities/settings/push-subscription";
+import type { MastodonSearch } from "../../src/entities/instance/search";
+import type { MastodonStatus } from "../../src/entities/statuses/status";
+import { type MastodonStatusSource, renderStatusSource } from "../../src/entities/statuses/status-source";
+import { type MastodonSuggestion, renderSuggestion } from "../../src/entities/accounts/suggestion";
+import type { MastodonProfileFeaturedTag, MastodonTag } from "../../src/entities/instance/tag";
+import { type MastodonToken, renderToken } from "../../src/entities/settings/token";
 import type { Camelize, Conforms } from "./entity-types";
 
 // ---- masto's types, patched where Mastodon renders otherwise ----

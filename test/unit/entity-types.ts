@@ -8,32 +8,32 @@
 // as Mastodon 4.5 (src/env.ts SOFTWARE_VERSION). Tern's own extras (muting_expires_at, image_description, …) pass as a
 // superset. Entities with no masto counterpart (admin relays, trends providers, archives, imports) are not listed.
 import type { mastodon } from "masto";
-import type { MastodonAccount, MastodonCredentialAccount, MastodonRole } from "../../src/entities/account";
-import type { MastodonAdminAccount } from "../../src/entities/admin-account";
-import type { MastodonAdminCanonicalEmailBlock, MastodonAdminEmailDomainBlock, MastodonAdminIpBlock } from "../../src/entities/admin-access-block";
-import type { MastodonAdminDomainAllow, MastodonAdminDomainBlock } from "../../src/entities/admin-domain-block";
-import type { MastodonAdminReport } from "../../src/entities/admin-report";
-import type { MastodonAdminTag } from "../../src/entities/admin-trends";
-import type { MastodonAnnouncement } from "../../src/entities/announcement";
-import type { MastodonConversation } from "../../src/entities/conversation";
-import type { MastodonCustomEmoji } from "../../src/entities/custom-emoji";
-import type { MastodonFilter, MastodonFilterKeyword, MastodonFilterStatus, MastodonV1Filter } from "../../src/entities/filter";
-import type { MastodonDomainBlock, MastodonInstance, MastodonInstanceV1, MastodonPolicyText, MastodonRule } from "../../src/entities/instance";
-import type { MastodonList } from "../../src/entities/list";
-import type { MastodonMediaAttachment } from "../../src/entities/media";
-import type { MastodonNotification } from "../../src/entities/notification";
-import type { MastodonGroupedNotifications } from "../../src/entities/notification-group";
-import type { MastodonNotificationPolicy } from "../../src/entities/notification-policy";
-import type { MastodonNotificationRequest } from "../../src/entities/notification-request";
-import type { MastodonPoll } from "../../src/entities/poll";
-import type { MastodonPreviewCard, MastodonTrendLink } from "../../src/entities/preview-card";
-import type { MastodonQuoteApproval } from "../../src/entities/quote";
-import type { MastodonRelationship } from "../../src/entities/relationship";
-import type { MastodonReport } from "../../src/entities/report";
-import type { MastodonScheduledStatus } from "../../src/entities/scheduled-status";
-import type { MastodonStatus } from "../../src/entities/status";
-import type { MastodonStatusEdit } from "../../src/entities/status-edit";
-import type { MastodonFeaturedTag, MastodonTag } from "../../src/entities/tag";
+import type { MastodonAccount, MastodonCredentialAccount, MastodonRole } from "../../src/entities/accounts/account";
+import type { MastodonAdminAccount } from "../../src/entities/admin/admin-account";
+import type { MastodonAdminCanonicalEmailBlock, MastodonAdminEmailDomainBlock, MastodonAdminIpBlock } from "../../src/entities/admin/admin-access-block";
+import type { MastodonAdminDomainAllow, MastodonAdminDomainBlock } from "../../src/entities/admin/admin-domain-block";
+import type { MastodonAdminReport } from "../../src/entities/admin/admin-report";
+import type { MastodonAdminTag } from "../../src/entities/admin/admin-trends";
+import type { MastodonAnnouncement } from "../../src/entities/instance/announcement";
+import type { MastodonConversation } from "../../src/entities/notifications/conversation";
+import type { MastodonCustomEmoji } from "../../src/entities/instance/custom-emoji";
+import type { MastodonFilter, MastodonFilterKeyword, MastodonFilterStatus, MastodonV1Filter } from "../../src/entities/statuses/filter";
+import type { MastodonDomainBlock, MastodonInstance, MastodonInstanceV1, MastodonPolicyText, MastodonRule } from "../../src/entities/instance/instance";
+import type { MastodonList } from "../../src/entities/accounts/list";
+import type { MastodonMediaAttachment } from "../../src/entities/statuses/media";
+import type { MastodonNotification } from "../../src/entities/notifications/notification";
+import type { MastodonGroupedNotifications } from "../../src/entities/notifications/notification-group";
+import type { MastodonNotificationPolicy } from "../../src/entities/notifications/notification-policy";
+import type { MastodonNotificationRequest } from "../../src/entities/notifications/notification-request";
+import type { MastodonPoll } from "../../src/entities/statuses/poll";
+import type { MastodonPreviewCard, MastodonTrendLink } from "../../src/entities/statuses/preview-card";
+import type { MastodonQuoteApproval } from "../../src/entities/statuses/quote";
+import type { MastodonRelationship } from "../../src/entities/accounts/relationship";
+import type { MastodonReport } from "../../src/entities/accounts/report";
+import type { MastodonScheduledStatus } from "../../src/entities/statuses/scheduled-status";
+import type { MastodonStatus } from "../../src/entities/statuses/status";
+import type { MastodonStatusEdit } from "../../src/entities/statuses/status-edit";
+import type { MastodonFeaturedTag, MastodonTag } from "../../src/entities/instance/tag";
 
 /** snake_case → camelCase, as change-case's camelCase (masto's deserializer) turns a key. */
 type CamelKey<S extends string> = S extends `${infer H}_${infer T}` ? `${H}${Capitalize<CamelKey<T>>}` : S;

@@ -1,7 +1,7 @@
 // Keyword matching as Mastodon does it (CustomFilterKeyword#to_regex): case-insensitive; whole-word keywords get a
 // word boundary only on a side where they begin or end with a (Unicode) word character.
 import { describe, expect, it } from "vitest";
-import { renderFilterBase } from "../../src/entities/filter";
+import { renderFilterBase } from "../../src/entities/statuses/filter";
 import { compileFilters, htmlToPlain, keywordsRegExp, matchFilters, searchableText, type FilterRuleRow } from "../../src/policy/filter-match";
 
 const match = (keyword: string, wholeWord: boolean, text: string) => keywordsRegExp([{ keyword, wholeWord }])?.exec(text)?.[0] ?? null;

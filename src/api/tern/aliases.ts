@@ -5,7 +5,7 @@
 //   DELETE /api/tern/aliases/:id   (write:accounts) → {}; 404 when the account has no such alias
 import { routeGroup } from "../../route-group";
 import { z } from "zod";
-import { renderAccountAlias } from "../../entities/account-alias";
+import { renderAccountAlias } from "../../entities/accounts/account-alias";
 import { notFound } from "../../lib/http/errors";
 import { parseId } from "../../lib/text/ids";
 import { parse, zStr } from "../../lib/http/params";

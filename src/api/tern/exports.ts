@@ -16,7 +16,7 @@
 import { routeGroup } from "../../route-group";
 import { notFound } from "../../lib/http/errors";
 import { me, requireUser } from "../../oauth/guard";
-import { renderArchive } from "../../entities/account-data";
+import { renderArchive } from "../../entities/accounts/account-data";
 import { latestArchive, requestArchive } from "../../services/data/export-archive";
 import { type ExportKind, isExportKind } from "../../services/data/export-csv";
 import { archiveDownload, csvDownload } from "./data-responses";

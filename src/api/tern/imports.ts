@@ -14,7 +14,7 @@ import { routeGroup } from "../../route-group";
 import { notFound } from "../../lib/http/errors";
 import { parseId } from "../../lib/text/ids";
 import { me, requireEveryScope, requireUser } from "../../oauth/guard";
-import { renderImport } from "../../entities/account-data";
+import { renderImport } from "../../entities/accounts/account-data";
 import type { ImportType } from "../../services/data/import-csv";
 import { importOf, importsOf } from "../../services/data/imports";
 import { importUpload } from "./data-responses";

@@ -8,7 +8,7 @@
 import { routeGroup } from "../../route-group";
 import { z } from "zod";
 import type { Ctx } from "../../context";
-import { renderMigrationState, renderMoved } from "../../entities/account-migration";
+import { renderMigrationState, renderMoved } from "../../entities/accounts/account-migration";
 import { parse, zStr } from "../../lib/http/params";
 import { me, requireUser } from "../../oauth/guard";
 import { currentMigrationState, moveAccount } from "../../services/accounts/account-migration";

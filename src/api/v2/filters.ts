@@ -5,7 +5,7 @@ import { routeGroup } from "../../route-group";
 import { lazy } from "../../lib/limits/lazy";
 import { z } from "zod";
 import type { Ctx } from "../../context";
-import { renderFilter, renderFilterKeyword, renderFilterStatus } from "../../entities/filter";
+import { renderFilter, renderFilterKeyword, renderFilterStatus } from "../../entities/statuses/filter";
 import { parseId } from "../../lib/text/ids";
 import { parse, parseWith, readParams, zArray, zBool, zId, zStr, pathId } from "../../lib/http/params";
 import { me, requireUser } from "../../oauth/guard";

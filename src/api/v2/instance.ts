@@ -1,5 +1,5 @@
 import { routeGroup } from "../../route-group";
-import { renderInstanceV2 } from "../../entities/instance";
+import { renderInstanceV2 } from "../../entities/instance/instance";
 import { expireInstanceCache, instanceCache } from "../../lib/limits/instance-cache";
 import { ensureVapidKey, instanceV2Data } from "../../services/instance/instance";
 

@@ -2,8 +2,8 @@
 import { routeGroup } from "../../route-group";
 import { lazy } from "../../lib/limits/lazy";
 import { z } from "zod";
-import { renderSearch } from "../../entities/search";
-import { renderStatuses } from "../../entities/status";
+import { renderSearch } from "../../entities/instance/search";
+import { renderStatuses } from "../../entities/statuses/status";
 import { ApiError, badRequest, unauthorized, wrongScope } from "../../lib/http/errors";
 import { parseId } from "../../lib/text/ids";
 import { clampLimit } from "../../lib/http/pagination";

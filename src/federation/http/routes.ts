@@ -4,7 +4,7 @@
 import { routeGroup } from "../../route-group";
 import type { Context, Next } from "hono";
 import type { AppEnv } from "../../context";
-import { loadStatusBundle } from "../../entities/status";
+import { loadStatusBundle } from "../../entities/statuses/status";
 import { accountUri, statusUri } from "../../entities/urls";
 import { errorResponse } from "../../lib/http/errors";
 import { parseId } from "../../lib/text/ids";

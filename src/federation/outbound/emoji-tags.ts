@@ -1,7 +1,7 @@
 // Local custom emojis as ActivityPub `Emoji` tags (Mastodon's ActivityPub::EmojiSerializer), for the Notes and actor
 // documents that use them, so other servers can show them.
 import type { StoredEmoji } from "../../db/schema/index";
-import { emojiUrl } from "../../entities/custom-emoji";
+import { emojiUrl } from "../../entities/instance/custom-emoji";
 import type { Config } from "../../env";
 import { unpadId } from "../../lib/text/ids";
 

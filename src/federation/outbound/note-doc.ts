@@ -2,14 +2,14 @@
 // public: to Public, cc followers; unlisted: to followers, cc Public; private: to followers; direct: to mentions.
 // Mentioned accounts are always addressed (cc, or to for direct).
 import type { Config } from "../../env";
-import { acctOf } from "../../entities/account";
-import type { StatusBundle } from "../../entities/status";
+import { acctOf } from "../../entities/accounts/account";
+import type { StatusBundle } from "../../entities/statuses/status";
 import { mediaUrl, tagUrl } from "../../entities/urls";
 import { NOTE_CONTEXT } from "./context";
 import { emojiTags } from "./emoji-tags";
 import { PUBLIC } from "../remote/normalize";
 import { field } from "../remote/normalize";
-import { canQuotePolicy } from "../../entities/quote";
+import { canQuotePolicy } from "../../entities/statuses/quote";
 import { approvalUriFor } from "../../services/statuses/quotes";
 
 export function audience(visibility: string, followersUrl: string, mentionUris: string[]): { to: string[]; cc: string[] } {

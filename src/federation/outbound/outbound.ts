@@ -6,7 +6,7 @@ import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { idList, runBatch } from "../../db/client";
 import { favourites, polls, pollVotes, reports, statuses } from "../../db/schema/index";
-import { loadStatusBundle, type StatusRow } from "../../entities/status";
+import { loadStatusBundle, type StatusRow } from "../../entities/statuses/status";
 import type { Env } from "../../env";
 import { readConfig } from "../../env";
 import { padId } from "../../lib/text/ids";

@@ -3,7 +3,7 @@
 // Delete of an authorization a local author revokes. Called by runFederate (./outbound.ts).
 import { eq } from "drizzle-orm";
 import { quotes } from "../../db/schema/index";
-import { loadStatusBundle } from "../../entities/status";
+import { loadStatusBundle } from "../../entities/statuses/status";
 import type { FederateAction } from "../../effects/types";
 import { approvalUriFor } from "../../services/statuses/quotes";
 import { acceptQuoteRequestActivity, deleteQuoteAuthorizationActivity, quoteRequestActivity, rejectQuoteRequestActivity } from "./activities";

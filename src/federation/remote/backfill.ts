@@ -7,7 +7,7 @@
 import { eq, sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { statuses } from "../../db/schema/index";
-import type { StatusRow } from "../../entities/status";
+import type { StatusRow } from "../../entities/statuses/status";
 import type { Config } from "../../env";
 import { Effects } from "../../effects/collector";
 import { padId, unpadId } from "../../lib/text/ids";

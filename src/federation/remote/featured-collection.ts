@@ -7,7 +7,7 @@
 import { eq, sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { accounts } from "../../db/schema/index";
-import type { StatusRow } from "../../entities/status";
+import type { StatusRow } from "../../entities/statuses/status";
 import { readConfig, type Env } from "../../env";
 import { padId } from "../../lib/text/ids";
 import type { AccountRow } from "../../db/schema/index";

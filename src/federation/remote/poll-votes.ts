@@ -9,7 +9,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { accounts, polls, statuses } from "../../db/schema/index";
-import type { PollRow } from "../../entities/status";
+import type { PollRow } from "../../entities/statuses/status";
 import { padId } from "../../lib/text/ids";
 import { AS } from "../outbound/context";
 import { iri, type NormalizedNote } from "./normalize";

@@ -7,7 +7,7 @@
 // after the sender's text (as Pleroma and Akkoma append theirs), at ingestion and again on each Update.
 import { sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
-import type { StatusRow } from "../../entities/status";
+import type { StatusRow } from "../../entities/statuses/status";
 import { httpUrl } from "../../lib/http/urls";
 import { padId } from "../../lib/text/ids";
 import { renderUrl } from "../../lib/text/text";

@@ -10,8 +10,8 @@
 import { sql } from "drizzle-orm";
 import type { DB, Statement } from "../../db/client";
 import type { AccountRow } from "../../db/schema/index";
-import type { StatusRow } from "../../entities/status";
-import { QUOTE_FLAGS } from "../../entities/quote";
+import type { StatusRow } from "../../entities/statuses/status";
+import { QUOTE_FLAGS } from "../../entities/statuses/quote";
 import { padId, snowflake, unpadId } from "../../lib/text/ids";
 import { quoteRowStatement, setQuoteState } from "../../services/statuses/quote-rows";
 import { signedFetchOptions } from "./fetch-options";

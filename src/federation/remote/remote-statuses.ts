@@ -5,7 +5,7 @@ import { type DB, type FinishingBatch, runFinishing, type Statement } from "../.
 import { insertConversation, insertMedia, insertPoll, insertStatus, insertStatusEdit } from "../../db/inserts";
 import { frozenSelect } from "../../db/frozen";
 import { accounts, conversations, mediaAttachments, mentions, polls, statuses, tombstones } from "../../db/schema/index";
-import { type MediaRow, newStatusFields, type PollRow, type StatusRow } from "../../entities/status";
+import { type MediaRow, newStatusFields, type PollRow, type StatusRow } from "../../entities/statuses/status";
 import { incomingQuoteStatement, remoteQuotePolicy } from "./quotes-inbound";
 import { storedQuoteFallback, storedQuoteQuery, withQuoteFallback } from "./quote-fallback";
 import { fanOutChunk } from "../../timelines/fanout";

@@ -5,7 +5,7 @@
 import { eq } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { tombstones } from "../../db/schema/index";
-import type { StatusRow } from "../../entities/status";
+import type { StatusRow } from "../../entities/statuses/status";
 import type { Config } from "../../env";
 import type { Effects } from "../../effects/collector";
 import { statusRowByUri } from "../../db/table-rows";

@@ -4,7 +4,7 @@
 // (C24): the Resolution every handler of one activity shares (resolution.ts).
 import type { DB } from "../../db/client";
 import type { AccountRow } from "../../db/schema/index";
-import type { StatusRow } from "../../entities/status";
+import type { StatusRow } from "../../entities/statuses/status";
 import type { Config } from "../../env";
 import type { Effects } from "../../effects/collector";
 import { signedFetchOptions } from "./fetch-options";

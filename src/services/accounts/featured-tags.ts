@@ -4,7 +4,7 @@ import { and, desc, eq, inArray, notInArray, sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { ownedBy } from "../../db/owned";
 import { featuredTags, statuses, statusTags, tags } from "../../db/schema";
-import { historyDays, type TagHistoryDay, type TagRow } from "../../entities/tag";
+import { historyDays, type TagHistoryDay, type TagRow } from "../../entities/instance/tag";
 import { notFound, validationFailed } from "../../lib/http/errors";
 import { padId, snowflake } from "../../lib/text/ids";
 import { ensureTagStatement, historiesFrom, historyStatement } from "../statuses/tags-follow";

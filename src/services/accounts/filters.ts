@@ -7,7 +7,7 @@ import type { DB, Statement } from "../../db/client";
 import { deleteOwnRow, ownRow, ownedBy } from "../../db/owned";
 import { customFilterKeywords, customFilters, customFilterStatuses, statuses, type FilterAction, type FilterContext } from "../../db/schema";
 import type { Effects } from "../../effects/collector";
-import type { FilterKeywordRow, FilterRow, FilterStatusRow, FilterWithRules } from "../../entities/filter";
+import type { FilterKeywordRow, FilterRow, FilterStatusRow, FilterWithRules } from "../../entities/statuses/filter";
 import { ApiError, notFound, validationFailed } from "../../lib/http/errors";
 import { padId, snowflake } from "../../lib/text/ids";
 import { statusReadableBy } from "../../policy/visibility";

@@ -3,7 +3,7 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { markers } from "../../db/schema";
-import type { MarkerRow } from "../../entities/marker";
+import type { MarkerRow } from "../../entities/settings/marker";
 
 export const MARKER_TIMELINES = ["home", "notifications"] as const;
 export type MarkerTimeline = (typeof MARKER_TIMELINES)[number];

@@ -1,5 +1,5 @@
 // The dashboard data (Mastodon's Admin::Metrics::Measure, ::Dimension and ::Retention), computed from D1 and rendered
-// by src/entities/admin-measure.ts, admin-dimension.ts and admin-cohort.ts. Every key
+// by src/entities/admin/admin-measure.ts, admin-dimension.ts and admin-cohort.ts. Every key
 // asked for adds its statements to ONE batch; each statement is a range scan over an index for start_at..end_at:
 // snowflake ids (statuses, users, reports, favourites, follows, media are time-ordered) or an indexed timestamp. The
 // span is capped at MAX_DAYS (a dimension asked for without a start or an end reads all time, or up to today; see
@@ -18,9 +18,9 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { DB, Statement } from "../../db/client";
 import { runBatch } from "../../db/client";
-import { renderAdminCohort, type MastodonAdminCohort } from "../../entities/admin-cohort";
-import { type DimensionItem, type MastodonAdminDimension, renderAdminDimension } from "../../entities/admin-dimension";
-import { type MastodonAdminMeasure, renderAdminMeasure } from "../../entities/admin-measure";
+import { renderAdminCohort, type MastodonAdminCohort } from "../../entities/admin/admin-cohort";
+import { type DimensionItem, type MastodonAdminDimension, renderAdminDimension } from "../../entities/admin/admin-dimension";
+import { type MastodonAdminMeasure, renderAdminMeasure } from "../../entities/admin/admin-measure";
 import { SOFTWARE_VERSION, TERN_VERSION } from "../../env";
 import { badRequest, validationFailed } from "../../lib/http/errors";
 import { padId, parseId, snowflakeFloor } from "../../lib/text/ids";
@@ -66,7 +66,7 @@ const days = (s: Span) => Array.from({ length: (s.end - s.start) / DAY }, (_, i)
 type Row = Record<string, unknown>;
 type Params = Record<string, unknown>;
 
-/** A key's statements, and how its entity (src/entities/admin-measure.ts, admin-dimension.ts) is rendered from their rows. */
+/** A key's statements, and how its entity (src/entities/admin/admin-measure.ts, admin-dimension.ts) is rendered from their rows. */
 interface Part<T> {
   stmts: Statement[];
   build(results: Row[][]): T;

@@ -9,7 +9,7 @@ import type { DB } from "../../db/client";
 import { accounts, backups, bookmarks, favourites, mediaAttachments, statuses } from "../../db/schema";
 import type { AccountRow, BackupParts, BackupRow } from "../../db/schema";
 import type { Effects } from "../../effects/collector";
-import { loadStatusBundle } from "../../entities/status";
+import { loadStatusBundle } from "../../entities/statuses/status";
 import type { Config, Env } from "../../env";
 import { announceActivity, createActivity } from "../../federation/outbound/activities";
 import { renderActor } from "../../federation/outbound/actor-doc";

@@ -1,7 +1,7 @@
 // Discovery documents other servers and clients read before anything else: NodeInfo 2.0/2.1 and WebFinger lookups.
 import type { Config } from "../../env";
 import { SOFTWARE_VERSION } from "../../env";
-import { INSTANCE_VERSION } from "../../entities/instance";
+import { INSTANCE_VERSION } from "../../entities/instance/instance";
 import { registrationsMode, SETTING, type InstanceSnapshot } from "./instance";
 
 /**

@@ -2,7 +2,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { bookmarks } from "../../db/schema";
-import { loadStatusBundle } from "../../entities/status";
+import { loadStatusBundle } from "../../entities/statuses/status";
 import type { Config } from "../../env";
 import { padId, snowflake } from "../../lib/text/ids";
 import { loadVisible, render, renderAnyway, targetOf, type Json, type UndoneStatus } from "./interaction-target";

@@ -7,7 +7,7 @@ import { insertFavourite } from "../../db/inserts";
 import { favourites } from "../../db/schema";
 import { isUniqueViolation } from "../../db/unique";
 import type { Effects } from "../../effects/collector";
-import { loadStatusBundle, type StatusRow } from "../../entities/status";
+import { loadStatusBundle, type StatusRow } from "../../entities/statuses/status";
 import type { Config } from "../../env";
 import { padId, snowflake } from "../../lib/text/ids";
 import type { Change } from "../relationships/follows";

@@ -4,7 +4,7 @@
 // rendered from the loaded bundle with the change applied in memory (the counts and the viewer's own flags).
 import { sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
-import { loadStatusBundle, renderStatusFrom, type MastodonStatus, type StatusBundle, type StatusRow } from "../../entities/status";
+import { loadStatusBundle, renderStatusFrom, type MastodonStatus, type StatusBundle, type StatusRow } from "../../entities/statuses/status";
 import type { Config } from "../../env";
 import { notFound } from "../../lib/http/errors";
 import { padId } from "../../lib/text/ids";

@@ -6,7 +6,7 @@ import type { BatchItem } from "drizzle-orm/batch";
 import type { DB } from "../../db/client";
 import { statuses } from "../../db/schema";
 import type { Effects } from "../../effects/collector";
-import { loadStatusBundle, newStatusFields, renderStatus, type StatusRow } from "../../entities/status";
+import { loadStatusBundle, newStatusFields, renderStatus, type StatusRow } from "../../entities/statuses/status";
 import { statusUri } from "../../entities/urls";
 import type { Config } from "../../env";
 import { notFound, unprocessable } from "../../lib/http/errors";

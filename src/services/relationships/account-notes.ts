@@ -2,7 +2,7 @@
 import { and, eq } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { accountNotes } from "../../db/schema";
-import type { MastodonRelationship } from "../../entities/relationship";
+import type { MastodonRelationship } from "../../entities/accounts/relationship";
 import { cleanText } from "../../lib/text/text";
 import { writeThenRelationship } from "./follows";
 import { loadPair } from "./relationships";

@@ -4,7 +4,7 @@ import { and, eq, or } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { accountPins, accounts, blocks } from "../../db/schema";
 import { newActivityUri, type Effects } from "../../effects/collector";
-import type { MastodonRelationship } from "../../entities/relationship";
+import type { MastodonRelationship } from "../../entities/accounts/relationship";
 import { snowflake } from "../../lib/text/ids";
 import type { Page } from "../../lib/http/pagination";
 import { accountsByRelation, type AccountPageRow } from "../../queries/accounts";

@@ -5,7 +5,7 @@ import { accountPins, accounts } from "../../db/schema";
 import { validationFailed } from "../../lib/http/errors";
 import { snowflake } from "../../lib/text/ids";
 import type { Page } from "../../lib/http/pagination";
-import type { MastodonRelationship } from "../../entities/relationship";
+import type { MastodonRelationship } from "../../entities/accounts/relationship";
 import { accountsByRelation, type AccountPageRow } from "../../queries/accounts";
 import { writeThenRelationship } from "./follows";
 import { loadPair, notSelf } from "./relationships";

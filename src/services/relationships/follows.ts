@@ -12,7 +12,7 @@ import { isUniqueViolation } from "../../db/unique";
 import { forbidden, notFound } from "../../lib/http/errors";
 import { padId, snowflake } from "../../lib/text/ids";
 import type { Page } from "../../lib/http/pagination";
-import { relationshipQuery, toRelationships, type MastodonRelationship } from "../../entities/relationship";
+import { relationshipQuery, toRelationships, type MastodonRelationship } from "../../entities/accounts/relationship";
 import { accountsByRelation, type AccountPageRow } from "../../queries/accounts";
 import { newActivityUri, type Effects } from "../../effects/collector";
 import type { NotifyEffect } from "../../effects/types";

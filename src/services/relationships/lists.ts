@@ -8,7 +8,7 @@ import { ownRow, ownedBy } from "../../db/owned";
 import { cursorOrder, cursorWhere, inPageOrder } from "../../db/keyset";
 import { idList } from "../../db/client";
 import { accounts, followRequests, follows, listAccounts, listFeed, lists } from "../../db/schema";
-import type { ListRow } from "../../entities/list";
+import type { ListRow } from "../../entities/accounts/list";
 import type { Effects } from "../../effects/collector";
 import { notFound, validationFailed } from "../../lib/http/errors";
 import { padId, snowflake } from "../../lib/text/ids";

@@ -4,7 +4,7 @@ import type { DB } from "../../db/client";
 import { accounts, mutes } from "../../db/schema";
 import { snowflake } from "../../lib/text/ids";
 import type { Page } from "../../lib/http/pagination";
-import type { MastodonRelationship } from "../../entities/relationship";
+import type { MastodonRelationship } from "../../entities/accounts/relationship";
 import type { AccountRow } from "../../db/schema";
 import { cursorOrder, cursorWhere, inPageOrder } from "../../db/keyset";
 import { writeThenRelationship } from "./follows";

@@ -11,7 +11,7 @@ import { eq, sql } from "drizzle-orm";
 import { type DB, runBatch } from "../../db/client";
 import { mediaAttachments, statuses, tombstones } from "../../db/schema";
 import type { BatchItem } from "drizzle-orm/batch";
-import { loadStatusBundle, renderDeletedStatus, renderStatusFrom, type MastodonStatus, type StatusRow } from "../../entities/status";
+import { loadStatusBundle, renderDeletedStatus, renderStatusFrom, type MastodonStatus, type StatusRow } from "../../entities/statuses/status";
 import type { Config } from "../../env";
 import { notFound } from "../../lib/http/errors";
 import { padId } from "../../lib/text/ids";

@@ -3,7 +3,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { polls, pollVotes, statuses } from "../../db/schema";
 import type { Effects } from "../../effects/collector";
-import { renderPoll } from "../../entities/poll";
+import { renderPoll } from "../../entities/statuses/poll";
 import { notFound, validationFailed } from "../../lib/http/errors";
 import { padId, snowflake } from "../../lib/text/ids";
 import { cleanText } from "../../lib/text/text";

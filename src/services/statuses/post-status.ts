@@ -6,9 +6,17 @@ import type { DB } from "../../db/client";
 import { insertConversation, insertPoll, insertStatus } from "../../db/inserts";
 import { idList, runBatch, type Statement } from "../../db/client";
 import { accounts, idempotencyKeys, mediaAttachments, statuses, type Visibility } from "../../db/schema";
-import { emptyBundle, newStatusFields, renderStatus, renderStatusFrom, type MastodonStatus, type MediaRow, type StatusRow } from "../../entities/status";
-import type { MastodonScheduledStatus } from "../../entities/scheduled-status";
-import { renderAccount } from "../../entities/account";
+import {
+  emptyBundle,
+  newStatusFields,
+  renderStatus,
+  renderStatusFrom,
+  type MastodonStatus,
+  type MediaRow,
+  type StatusRow,
+} from "../../entities/statuses/status";
+import type { MastodonScheduledStatus } from "../../entities/statuses/scheduled-status";
+import { renderAccount } from "../../entities/accounts/account";
 import { accountUrl, statusUri, statusUrl, tagUrl } from "../../entities/urls";
 import type { Config } from "../../env";
 import { sha256Hex } from "../../lib/security/crypto";

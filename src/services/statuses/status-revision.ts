@@ -9,7 +9,7 @@
 import { sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { frozenSql } from "../../db/frozen";
-import type { StatusRow } from "../../entities/status";
+import type { StatusRow } from "../../entities/statuses/status";
 import { padId, snowflake } from "../../lib/text/ids";
 
 /** Tries per edit: ten edits sent at once all apply, one more each round (each failure means another edit won). */

@@ -5,7 +5,7 @@ import type { DB } from "../../db/client";
 import { cursorOrder, cursorWhere, inPageOrder } from "../../db/keyset";
 import { idList } from "../../db/client";
 import { featuredTags, statuses, statusTags, tagFollows, tags } from "../../db/schema";
-import { historyDays, type TagHistoryDay, type TagRow } from "../../entities/tag";
+import { historyDays, type TagHistoryDay, type TagRow } from "../../entities/instance/tag";
 import { validationFailed } from "../../lib/http/errors";
 import { padId, snowflake, snowflakeFloor } from "../../lib/text/ids";
 import type { Page } from "../../lib/http/pagination";

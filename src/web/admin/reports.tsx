@@ -3,8 +3,8 @@
 // and an action on the reported account that resolves the report (admin-accounts accountAction with the report id).
 // Reported statuses are shown as plain text (their HTML is reduced to text, then escaped).
 import type { Ctx } from "../../context";
-import type { MastodonAdminAccount } from "../../entities/admin-account";
-import { renderAdminReports } from "../../entities/admin-report";
+import type { MastodonAdminAccount } from "../../entities/admin/admin-account";
+import { renderAdminReports } from "../../entities/admin/admin-report";
 import { parseId } from "../../lib/text/ids";
 import { adminReportsPage } from "../../services/admin/reports";
 import { htmlToText } from "../public-pages";

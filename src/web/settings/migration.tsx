@@ -4,7 +4,7 @@
 // (src/services/accounts/account-migration.ts). Once every 30 days. Plain forms, CSRF-checked.
 import { routeGroup } from "../../route-group";
 import type { Ctx } from "../../context";
-import { acctOf } from "../../entities/account";
+import { acctOf } from "../../entities/accounts/account";
 import { type MigrationState, migrationState, moveAccount } from "../../services/accounts/account-migration";
 import { credentialCheck } from "../../services/accounts/credentials";
 import { page } from "../layout";

@@ -6,7 +6,7 @@
 // Mounted at "/" by src/web/routes.tsx. The data pages (/settings/exports, /settings/imports) are src/web/settings-data.tsx.
 import { routeGroup } from "../../route-group";
 import type { Ctx } from "../../context";
-import { renderAccount } from "../../entities/account";
+import { renderAccount } from "../../entities/accounts/account";
 import { ApiError } from "../../lib/http/errors";
 import { readParams, truthy } from "../../lib/http/params";
 import { AVATAR_LIMIT } from "../../media/store";

@@ -10,7 +10,7 @@ import { parse, zBool, zStr } from "../../../lib/http/params";
 import { clientIp, enforceRateLimit } from "../../../lib/limits/rate-limit";
 import { requireToken } from "../../../oauth/guard";
 import { registerAccount } from "../../../services/accounts/registration";
-import { renderToken } from "../../../entities/token";
+import { renderToken } from "../../../entities/settings/token";
 
 const r = routeGroup();
 

@@ -5,7 +5,7 @@ import { notFound } from "../../../lib/http/errors";
 import { readParams } from "../../../lib/http/params";
 import { requireToken } from "../../../oauth/guard";
 import { vapidPublicKey } from "../../../push/index";
-import { renderApplication, renderCredentialApplication } from "../../../entities/application";
+import { renderApplication, renderCredentialApplication } from "../../../entities/settings/application";
 import { createApp, findAppById } from "../../../oauth/apps";
 
 const r = routeGroup();

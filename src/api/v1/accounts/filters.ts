@@ -5,7 +5,7 @@ import { lazy } from "../../../lib/limits/lazy";
 import { createMiddleware } from "hono/factory";
 import { z } from "zod";
 import type { AppEnv, Ctx } from "../../../context";
-import { renderV1Filter } from "../../../entities/filter";
+import { renderV1Filter } from "../../../entities/statuses/filter";
 import { parse, zArray, zBool, zStr, pathId } from "../../../lib/http/params";
 import { me, requireUser } from "../../../oauth/guard";
 import { createV1Filter, deleteV1Filter, getV1Filter, listV1Filters, updateV1Filter, type V1Input } from "../../../services/accounts/filters";

@@ -5,7 +5,7 @@ import { validationFailed } from "../../../lib/http/errors";
 import { parseId } from "../../../lib/text/ids";
 import { readParams } from "../../../lib/http/params";
 import { me, requireUser } from "../../../oauth/guard";
-import { renderMarkers } from "../../../entities/marker";
+import { renderMarkers } from "../../../entities/settings/marker";
 import { getMarkers, MARKER_TIMELINES, saveMarkers, type MarkerTimeline } from "../../../services/accounts/markers";
 
 const r = routeGroup();

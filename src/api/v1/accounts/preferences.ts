@@ -1,6 +1,6 @@
-// GET /api/v1/preferences: the user's posting and reading defaults (src/entities/preferences.ts).
+// GET /api/v1/preferences: the user's posting and reading defaults (src/entities/settings/preferences.ts).
 import { routeGroup } from "../../../route-group";
-import { renderPreferences } from "../../../entities/preferences";
+import { renderPreferences } from "../../../entities/settings/preferences";
 import { me, requireUser } from "../../../oauth/guard";
 
 const r = routeGroup();

@@ -2,7 +2,7 @@
 // the default again; the answer is the CredentialAccount, as Mastodon's.
 import { routeGroup } from "../../../route-group";
 import type { Ctx } from "../../../context";
-import { renderCredentialAccount } from "../../../entities/account";
+import { renderCredentialAccount } from "../../../entities/accounts/account";
 import { me, requireUser } from "../../../oauth/guard";
 import { updateProfile } from "../../../services/accounts/profile";
 

@@ -8,7 +8,7 @@ import { readParams, truthy, type Params } from "../../../lib/http/params";
 import { me, requireUser } from "../../../oauth/guard";
 import { createSubscription, deleteSubscription, findSubscription, updateSubscription, type SubscriptionData } from "../../../push/subscriptions";
 import { POLICIES, type PushPolicy } from "../../../push/types";
-import { ALERT_TYPES, type AlertType } from "../../../entities/push-subscription";
+import { ALERT_TYPES, type AlertType } from "../../../entities/settings/push-subscription";
 
 const r = routeGroup();
 

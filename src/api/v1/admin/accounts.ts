@@ -3,7 +3,7 @@
 import { z } from "zod";
 import { lazy } from "../../../lib/limits/lazy";
 import type { Ctx } from "../../../context";
-import { renderAdminAccount } from "../../../entities/admin-account";
+import { renderAdminAccount } from "../../../entities/admin/admin-account";
 import { notFound } from "../../../lib/http/errors";
 import { parseId } from "../../../lib/text/ids";
 import { readPage, setLinkHeader } from "../../../lib/http/pagination";

@@ -4,7 +4,7 @@
 import { z } from "zod";
 import { lazy } from "../../../lib/limits/lazy";
 import type { Ctx } from "../../../context";
-import { renderAdminAnnouncements } from "../../../entities/admin-announcement";
+import { renderAdminAnnouncements } from "../../../entities/admin/admin-announcement";
 import { unprocessable } from "../../../lib/http/errors";
 import { parse, pathId, zBool, zStr } from "../../../lib/http/params";
 import { me } from "../../../oauth/guard";

@@ -3,7 +3,7 @@
 import { z } from "zod";
 import { lazy } from "../../../lib/limits/lazy";
 import type { Ctx } from "../../../context";
-import { renderAdminDomainBlock, renderAdminDomainBlocks, renderExistingDomainBlockError } from "../../../entities/admin-domain-block";
+import { renderAdminDomainBlock, renderAdminDomainBlocks, renderExistingDomainBlockError } from "../../../entities/admin/admin-domain-block";
 import { parse, pathId, zBool, zStr } from "../../../lib/http/params";
 import {
   createDomainBlock,

@@ -4,7 +4,7 @@
 import { routeGroup } from "../../../route-group";
 import { lazy } from "../../../lib/limits/lazy";
 import { z } from "zod";
-import { renderAdminCanonicalEmailBlock, renderAdminEmailDomainBlock } from "../../../entities/admin-access-block";
+import { renderAdminCanonicalEmailBlock, renderAdminEmailDomainBlock } from "../../../entities/admin/admin-access-block";
 import { parse, zStr } from "../../../lib/http/params";
 import {
   canonicalEmailBlocksPage,

@@ -3,7 +3,7 @@
 import { z } from "zod";
 import { lazy } from "../../../lib/limits/lazy";
 import type { Ctx } from "../../../context";
-import { renderAdminIpBlock } from "../../../entities/admin-access-block";
+import { renderAdminIpBlock } from "../../../entities/admin/admin-access-block";
 import { parse, pathId, zStr } from "../../../lib/http/params";
 import { createIpBlock, deleteIpBlock, getIpBlock, type IpBlockInput, ipBlocksPage, updateIpBlock } from "../../../services/admin/ip-blocks";
 import { listShowDelete, staff, staffRouter } from "./staff";

@@ -3,7 +3,7 @@
 import { z } from "zod";
 import { lazy } from "../../../lib/limits/lazy";
 import type { Ctx } from "../../../context";
-import { renderAdminReports } from "../../../entities/admin-report";
+import { renderAdminReports } from "../../../entities/admin/admin-report";
 import { notFound } from "../../../lib/http/errors";
 import { parseId } from "../../../lib/text/ids";
 import { readPage, setLinkHeader } from "../../../lib/http/pagination";

@@ -2,8 +2,8 @@
 // /links/publishers): the lists show every trend row, allowed or not, with the admin entities; paged with offset and
 // limit like the public trends. manage_taxonomies only (Mastodon shows signed-in users without it the public list;
 // Tern refuses them). Mounted at /api/v1/admin/trends.
-import { renderAdminTag, renderAdminTrendLink, renderAdminTrendStatus, renderPreviewCardProvider } from "../../../entities/admin-trends";
-import { renderStatuses } from "../../../entities/status";
+import { renderAdminTag, renderAdminTrendLink, renderAdminTrendStatus, renderPreviewCardProvider } from "../../../entities/admin/admin-trends";
+import { renderStatuses } from "../../../entities/statuses/status";
 import { readPage, setLinkHeader } from "../../../lib/http/pagination";
 import { pathId, readParams } from "../../../lib/http/params";
 import {

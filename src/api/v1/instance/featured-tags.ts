@@ -1,6 +1,6 @@
 import { routeGroup } from "../../../route-group";
 import { z } from "zod";
-import { renderFeaturedTag, renderTag } from "../../../entities/tag";
+import { renderFeaturedTag, renderTag } from "../../../entities/instance/tag";
 import { notFound } from "../../../lib/http/errors";
 import { parseId } from "../../../lib/text/ids";
 import { parse, zStr } from "../../../lib/http/params";

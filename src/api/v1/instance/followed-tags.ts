@@ -1,5 +1,5 @@
 import { routeGroup } from "../../../route-group";
-import { renderTag } from "../../../entities/tag";
+import { renderTag } from "../../../entities/instance/tag";
 import { readPage, setLinkHeader } from "../../../lib/http/pagination";
 import { readParams } from "../../../lib/http/params";
 import { me, requireUser } from "../../../oauth/guard";

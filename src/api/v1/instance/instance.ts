@@ -1,8 +1,8 @@
 // Legacy instance document and the small public documents under /api/v1/instance.
 import { routeGroup } from "../../../route-group";
 import type { Ctx } from "../../../context";
-import { renderDomainBlock, renderInstanceV1, renderLanguages, renderPolicyText, renderRule, renderTerms } from "../../../entities/instance";
-import { renderInstanceActivity } from "../../../entities/instance-activity";
+import { renderDomainBlock, renderInstanceV1, renderLanguages, renderPolicyText, renderRule, renderTerms } from "../../../entities/instance/instance";
+import { renderInstanceActivity } from "../../../entities/instance/instance-activity";
 import { notFound } from "../../../lib/http/errors";
 import { viewerAccountId } from "../../../oauth/guard";
 import { type CachedInstance, instanceCache } from "../../../lib/limits/instance-cache";

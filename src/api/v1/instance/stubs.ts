@@ -3,7 +3,7 @@
 import { routeGroup } from "../../../route-group";
 import { lazy } from "../../../lib/limits/lazy";
 import { z } from "zod";
-import { renderAccount } from "../../../entities/account";
+import { renderAccount } from "../../../entities/accounts/account";
 import { clampLimit } from "../../../lib/http/pagination";
 import { parse, zBool, zInt } from "../../../lib/http/params";
 import { viewerAccountId } from "../../../oauth/guard";

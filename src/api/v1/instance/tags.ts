@@ -1,6 +1,6 @@
 import { routeGroup } from "../../../route-group";
 import type { Ctx } from "../../../context";
-import { historyDays, renderTag } from "../../../entities/tag";
+import { historyDays, renderTag } from "../../../entities/instance/tag";
 import { notFound } from "../../../lib/http/errors";
 import { rateLimited } from "../../../lib/limits/rate-limit";
 import { me, requireUser, viewerAccountId } from "../../../oauth/guard";

@@ -3,9 +3,9 @@
 // `Link` headers carrying the next and previous offsets. Mounted at /api/v1/trends.
 import { routeGroup } from "../../../route-group";
 import type { Ctx } from "../../../context";
-import { renderTrendLink } from "../../../entities/preview-card";
-import { renderStatuses } from "../../../entities/status";
-import { renderTag } from "../../../entities/tag";
+import { renderTrendLink } from "../../../entities/statuses/preview-card";
+import { renderStatuses } from "../../../entities/statuses/status";
+import { renderTag } from "../../../entities/instance/tag";
 import { readOffsetPage, setOffsetLinks } from "../../../lib/http/pagination";
 import { viewerAccountId } from "../../../oauth/guard";
 import { trendingLinks, trendingStatusIds, trendingTags } from "../../../queries/trends";

@@ -1,7 +1,7 @@
 // /api/v1/conversations: the viewer's direct-message threads (GET, newest activity first, Link cursors are
 // last_status ids), POST /:id/read, POST /:id/unread (Mastodon 4.2), DELETE /:id.
 import { routeGroup } from "../../../route-group";
-import { renderConversations } from "../../../entities/conversation";
+import { renderConversations } from "../../../entities/notifications/conversation";
 import { notFound } from "../../../lib/http/errors";
 import { readPage, setLinkHeader } from "../../../lib/http/pagination";
 import { pathId, readParams } from "../../../lib/http/params";

@@ -4,7 +4,7 @@ import { routeGroup } from "../../../route-group";
 import { lazy } from "../../../lib/limits/lazy";
 import { z } from "zod";
 import type { Ctx } from "../../../context";
-import { renderNotifications } from "../../../entities/notification";
+import { renderNotifications } from "../../../entities/notifications/notification";
 import { notFound } from "../../../lib/http/errors";
 import { parseId } from "../../../lib/text/ids";
 import { clampLimit, readPage, setLinkHeader } from "../../../lib/http/pagination";

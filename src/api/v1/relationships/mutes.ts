@@ -1,6 +1,6 @@
 // GET /api/v1/mutes: muted accounts (MutedAccount: Account + mute_expires_at), cursored by mute row id.
 import { routeGroup } from "../../../route-group";
-import { renderMutedAccount } from "../../../entities/muted-account";
+import { renderMutedAccount } from "../../../entities/accounts/muted-account";
 import { readPage, setLinkHeader } from "../../../lib/http/pagination";
 import { readParams } from "../../../lib/http/params";
 import { me, requireUser } from "../../../oauth/guard";

@@ -2,7 +2,7 @@
 import { routeGroup } from "../../../route-group";
 import { lazy } from "../../../lib/limits/lazy";
 import { z } from "zod";
-import { renderFiledReport } from "../../../entities/report";
+import { renderFiledReport } from "../../../entities/accounts/report";
 import { notFound } from "../../../lib/http/errors";
 import { parseId } from "../../../lib/text/ids";
 import { parse, zArray, zBool, zId, zStr } from "../../../lib/http/params";

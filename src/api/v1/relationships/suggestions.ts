@@ -2,8 +2,8 @@
 // (accounts), and DELETE /api/v1/suggestions/:account_id (never suggest that account again). Mounted at /api.
 import { routeGroup } from "../../../route-group";
 import type { Ctx } from "../../../context";
-import { renderAccount } from "../../../entities/account";
-import { renderSuggestion } from "../../../entities/suggestion";
+import { renderAccount } from "../../../entities/accounts/account";
+import { renderSuggestion } from "../../../entities/accounts/suggestion";
 import { clampLimit } from "../../../lib/http/pagination";
 import { pathId, readParams } from "../../../lib/http/params";
 import { me, requireUser } from "../../../oauth/guard";

@@ -4,7 +4,7 @@ import { routeGroup } from "../../../route-group";
 import { lazy } from "../../../lib/limits/lazy";
 import { z } from "zod";
 import type { Ctx } from "../../../context";
-import { renderMedia } from "../../../entities/media";
+import { renderMedia } from "../../../entities/statuses/media";
 import { cappedStream } from "../../../lib/http/capped-body";
 import { ApiError, badRequest } from "../../../lib/http/errors";
 import { countMultipartParts, nestPairs, parseWith, readParams, zStr, type Params, pathId } from "../../../lib/http/params";

@@ -2,7 +2,7 @@
 // Link cursors are the bookmark or favourite row ids. One router shape for both.
 import { routeGroup } from "../../../route-group";
 import type { DB } from "../../../db/client";
-import { renderStatuses } from "../../../entities/status";
+import { renderStatuses } from "../../../entities/statuses/status";
 import { type Page, readPage, setLinkHeader } from "../../../lib/http/pagination";
 import { readParams } from "../../../lib/http/params";
 import { me, requireUser } from "../../../oauth/guard";

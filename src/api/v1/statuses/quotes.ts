@@ -2,7 +2,7 @@
 // Mounted by ./statuses.ts.
 import type { RouteGroup } from "../../../route-group";
 import { z } from "zod";
-import { renderStatuses } from "../../../entities/status";
+import { renderStatuses } from "../../../entities/statuses/status";
 import { parseId } from "../../../lib/text/ids";
 import { notFound } from "../../../lib/http/errors";
 import { readPage, setLinkHeader } from "../../../lib/http/pagination";

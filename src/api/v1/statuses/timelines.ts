@@ -4,7 +4,7 @@ import { lazy } from "../../../lib/limits/lazy";
 import { createMiddleware } from "hono/factory";
 import { z } from "zod";
 import type { AppEnv, Ctx } from "../../../context";
-import { renderStatuses } from "../../../entities/status";
+import { renderStatuses } from "../../../entities/statuses/status";
 import type { FilterContext } from "../../../db/schema/index";
 import { ApiError, notFound, unauthorized, wrongScope } from "../../../lib/http/errors";
 import { parseId } from "../../../lib/text/ids";

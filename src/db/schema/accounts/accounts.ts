@@ -178,7 +178,7 @@ export type AccountRow = typeof accounts.$inferSelect;
 /**
  * Account columns that rendering an account or a status never reads (the actor's key, the profile's source text, the
  * collections' URLs: about a third of a remote account's row). A status bundle leaves them out of the JSON it builds
- * for each author and mentioned account (src/entities/status.ts).
+ * for each author and mentioned account (src/entities/statuses/status.ts).
  */
 export const ACCOUNT_UNRENDERED = ["publicKeyPem", "publicKeyId", "noteSource", "outboxUrl", "followingUrl", "featuredUrl", "featuredTagsUrl"] as const;
 /** An account row without those columns: what status bundles hold and what account rendering needs. */

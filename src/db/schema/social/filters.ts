@@ -1,6 +1,6 @@
 // Content filters (Mastodon's CustomFilter, CustomFilterKeyword, CustomFilterStatus). A filter belongs to one account;
 // its keywords and statuses carry the owner's account_id too, so ownership checks and the per-page load in
-// renderStatuses' batch (src/entities/status.ts) are one indexed lookup each. Hand-written migration:
+// renderStatuses' batch (src/entities/statuses/status.ts) are one indexed lookup each. Hand-written migration:
 // migrations/0003_filters.sql.
 import { index, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { lazyTable } from "../lazy-table";

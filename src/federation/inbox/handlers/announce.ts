@@ -2,7 +2,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { accounts, statuses } from "../../../db/schema/index";
-import type { StatusRow } from "../../../entities/status";
+import type { StatusRow } from "../../../entities/statuses/status";
 import { padId, snowflake } from "../../../lib/text/ids";
 import { applyFavourite, favouriteChange, unfavouriteStatements } from "../../../services/interactions/favourites";
 import { removeStatus } from "../../../services/statuses/delete-status";

@@ -13,7 +13,7 @@ import { refreshIncomingQuote } from "../../remote/quotes-inbound";
 import { drop, withFinish, type InboxContext } from "./context";
 import { runBatch } from "../../../db/client";
 import type { BatchItem } from "drizzle-orm/batch";
-import type { StatusRow } from "../../../entities/status";
+import type { StatusRow } from "../../../entities/statuses/status";
 
 export const OBJECT_TYPES = new Set(["Note", "Question", "Article", "Page"]);
 

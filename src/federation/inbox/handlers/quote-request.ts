@@ -3,7 +3,7 @@
 // Reject#reject_quote!), and the Delete of an authorization the quoted author withdraws (Delete#revoke_quote).
 import { and, eq, inArray, or, sql } from "drizzle-orm";
 import { follows, quotes, type QuoteRow } from "../../../db/schema/index";
-import { mayQuote, quotePolicyFor } from "../../../entities/quote";
+import { mayQuote, quotePolicyFor } from "../../../entities/statuses/quote";
 import { padId, snowflake } from "../../../lib/text/ids";
 import { notificationWrite } from "../../../services/notifications/notifications";
 import { acceptOwnQuote, rejectQuote } from "../../../services/statuses/quotes";
