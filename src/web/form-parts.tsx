@@ -1,6 +1,6 @@
 // Pieces shared by the server-rendered pages (sign-in, settings, admin): the CSRF field, the notice and error boxes,
-// a POST form that carries the CSRF token, a card
-// and a table. Everything shown is text that Hono JSX escapes.
+// a POST form that carries the CSRF token, a card, a table and the section navigation of the settings and admin pages
+// (their style is the one of every page: src/web/layout.tsx). Everything shown is text that Hono JSX escapes.
 import type { Child } from "hono/jsx";
 
 export const Csrf = (p: { token: string }) => <input type="hidden" name="csrf" value={p.token} />;
@@ -75,3 +75,30 @@ export function PostForm(p: { action: string; csrf: string; form?: string; class
     </form>
   );
 }
+
+/** The links between the sections of the settings or the admin pages; `current` is marked as this page. */
+export function SectionNav(p: { label: string; links: readonly (readonly [string, string])[]; current: string }) {
+  return (
+    <nav class="sections" aria-label={p.label}>
+      {p.links.map(([href, text]) => (
+        <a href={href} aria-current={href === p.current ? "page" : undefined}>
+          {text}
+        </a>
+      ))}
+    </nav>
+  );
+}
+
+/** A check box or radio beside its text (`label.check`). */
+export function Check(p: { type?: "checkbox" | "radio"; name: string; value?: string; checked?: boolean; id?: string; children?: Child }) {
+  return (
+    <label class="check">
+      <input type={p.type ?? "checkbox"} name={p.name} value={p.value ?? "1"} checked={p.checked} id={p.id} /> {p.children}
+    </label>
+  );
+}
+
+const DATE_TIME = new Intl.DateTimeFormat("en-GB", { dateStyle: "medium", timeStyle: "short", timeZone: "UTC" });
+
+/** A time as people read it ("28 Nov 2026, 14:57 UTC"); `none` when there is no time. */
+export const humanTime = (ms: number | null | undefined, none = "") => (ms && Number.isFinite(ms) ? `${DATE_TIME.format(ms)} UTC` : none);

@@ -5,7 +5,7 @@ import { raw } from "hono/html";
 import type { Child } from "hono/jsx";
 import type { Ctx } from "../../context";
 import { hasPermission, type Permission } from "../../lib/security/permissions";
-import { ErrorBox, Notice, PostForm } from "../form-parts";
+import { ErrorBox, humanTime, Notice, PostForm, SectionNav } from "../form-parts";
 import { Layout, page } from "../layout";
 import { adminOf } from "./guard";
 
@@ -13,21 +13,28 @@ export interface Section {
   path: string;
   label: string;
   permission: Permission;
+  /** What the section is for, on the admin home page. */
+  hint: string;
 }
 
 /** The sections, in menu order, with the permission each one needs (the same as its API). */
 export const SECTIONS: Section[] = [
-  { path: "/admin/dashboard", label: "Dashboard", permission: "view_dashboard" },
-  { path: "/admin/pending", label: "Pending sign-ups", permission: "manage_users" },
-  { path: "/admin/reports", label: "Reports", permission: "manage_reports" },
-  { path: "/admin/domains", label: "Domains", permission: "manage_federation" },
-  { path: "/admin/relays", label: "Relays", permission: "manage_federation" },
-  { path: "/admin/emojis", label: "Custom emojis", permission: "manage_custom_emojis" },
-  { path: "/admin/announcements", label: "Announcements", permission: "manage_announcements" },
-  { path: "/admin/rules", label: "Rules", permission: "manage_rules" },
-  { path: "/admin/settings", label: "Server settings", permission: "manage_settings" },
-  { path: "/admin/roles", label: "Roles", permission: "manage_roles" },
-  { path: "/admin/log", label: "Audit log", permission: "view_audit_log" },
+  { path: "/admin/dashboard", label: "Dashboard", permission: "view_dashboard", hint: "New users, activity and reports over the last 30 days." },
+  { path: "/admin/pending", label: "Pending sign-ups", permission: "manage_users", hint: "Accounts waiting for approval, when sign-ups need it." },
+  { path: "/admin/reports", label: "Reports", permission: "manage_reports", hint: "What users reported, and the action taken on each report." },
+  { path: "/admin/domains", label: "Domains", permission: "manage_federation", hint: "Limit or block other servers; the allow list of limited federation." },
+  { path: "/admin/relays", label: "Relays", permission: "manage_federation", hint: "Relays that pass public posts between the servers subscribed to them." },
+  { path: "/admin/emojis", label: "Custom emojis", permission: "manage_custom_emojis", hint: "Upload emojis, or copy those of other servers." },
+  { path: "/admin/announcements", label: "Announcements", permission: "manage_announcements", hint: "Messages every user sees in their app." },
+  { path: "/admin/rules", label: "Rules", permission: "manage_rules", hint: "The server's rules, shown at sign-up and when reporting." },
+  {
+    path: "/admin/settings",
+    label: "Server settings",
+    permission: "manage_settings",
+    hint: "Name, descriptions, contact address, who may sign up, thumbnail.",
+  },
+  { path: "/admin/roles", label: "Roles", permission: "manage_roles", hint: "Staff roles and what each one may do." },
+  { path: "/admin/log", label: "Audit log", permission: "view_audit_log", hint: "Every action staff took, newest first." },
 ];
 
 /** What a section page shows besides its data: the flash of the last action, or the error of this one. */
@@ -47,27 +54,17 @@ export interface Frame {
   accountId: string;
 }
 
+// The admin pages' own pieces; the form style is every page's (src/web/layout.tsx).
 const CSS = `
 body main{max-width:72rem}
-.row input[type=text]{width:auto}
-nav.admin{display:flex;flex-wrap:wrap;gap:.25rem .9rem;margin:0 0 1rem}
-nav.admin a[aria-current]{font-weight:700;color:inherit}
-table{width:100%;border-collapse:collapse;font-size:.95rem}
-th,td{text-align:left;vertical-align:top;padding:.4rem .5rem;border-top:1px solid #eef0f2}
-form.inline{display:inline}
-form.inline button,td button{margin-top:0;padding:.25rem .7rem;font-size:.9rem}
-button.danger{background:#fff;color:#b42318;border-color:#b42318}
-.notice{background:#ecfdf3;border:1px solid #8fd5a6;color:#05603a;padding:.75rem;border-radius:6px}
-input[type=number],input[type=date],input[type=datetime-local],input[type=file],select,textarea{font:inherit;padding:.4rem;border:1px solid #aab;border-radius:6px}
-textarea{width:100%;min-height:5rem}
-.row{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:center}
-.row label{display:inline;margin:0;font-weight:400}
+table{font-size:.95rem}
 img.emoji{width:32px;height:32px;object-fit:contain}
 .stat{display:inline-block;min-width:10rem;margin:0 1rem 1rem 0}
 .stat strong{display:block;font-size:1.6rem}
 .pre{white-space:pre-wrap}
 .thumb{max-width:100%;max-height:12rem}
-fieldset{border:1px solid #d8dce1;border-radius:6px;margin:.75rem 0}
+dl.sections dt{margin-top:.5rem}
+dl.sections dd{margin:0 0 0 .1rem}
 `;
 
 interface SectionPage {
@@ -83,16 +80,7 @@ function AdminLayout(p: SectionPage & { children?: Child }) {
   return (
     <Layout title={p.title} siteTitle={p.frame.siteTitle} head={<style>{raw(CSS)}</style>}>
       <div class="card">
-        <nav class="admin" aria-label="Administration">
-          <a href="/admin" aria-current={p.current === "/admin" ? "page" : undefined}>
-            Administration
-          </a>
-          {sections.map((s) => (
-            <a href={s.path} aria-current={p.current === s.path ? "page" : undefined}>
-              {s.label}
-            </a>
-          ))}
-        </nav>
+        <SectionNav label="Administration" links={[["/admin", "Administration"], ...sections.map((s) => [s.path, s.label] as const)]} current={p.current} />
         <h1>{p.title}</h1>
         <Notice text={p.view.notice} />
         <ErrorBox text={p.view.error} />
@@ -127,7 +115,7 @@ export function Older<T>(p: { rows: T[]; limit: number; href: (last: T) => strin
   return p.card ? <div class="card">{link}</div> : <p>{link}</p>;
 }
 
-export const when = (ms: number | null | undefined) => (ms ? `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC` : "");
+export const when = (ms: number | null | undefined) => humanTime(ms);
 
 /**
  * An admin section's page at `path`: the body `draw` makes with the signed-in staff member's frame (its CSRF token and

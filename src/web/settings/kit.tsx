@@ -10,20 +10,11 @@ import { MessagePage } from "../auth-pages";
 import { Layout, page } from "../layout";
 import { currentSession, sessionCsrfValid } from "../session";
 import type { WebSession } from "../session-store";
-import { ErrorBox, Notice } from "../form-parts";
+import { ErrorBox, humanTime, Notice, SectionNav } from "../form-parts";
 
+// The settings pages' own pieces; the form style is every page's (src/web/layout.tsx).
 const CSS = `
-nav.settings{display:flex;flex-wrap:wrap;gap:.25rem 1rem;margin-bottom:1rem}
-nav.settings a{text-decoration:none}
-nav.settings a[aria-current=page]{font-weight:700;text-decoration:underline}
-textarea,select,input[type=url],input[type=number]{width:100%;padding:.5rem;border:1px solid #aab;border-radius:6px;font:inherit}
-textarea{min-height:6rem}
-label.check{font-weight:400;display:flex;gap:.5rem;align-items:center}
-.notice{background:#effaf1;border:1px solid #9fd5ab;color:#1d5b2a;padding:.75rem;border-radius:6px}
-table{width:100%;border-collapse:collapse}
-td,th{text-align:left;padding:.35rem .25rem;border-top:1px solid #eef0f2;vertical-align:top}
 ol.codes{font-family:ui-monospace,monospace;columns:2}
-button.danger{background:#c92a2a;border-color:#c92a2a}
 .fieldrow{display:grid;grid-template-columns:1fr 1fr;gap:.5rem}
 `;
 
@@ -39,16 +30,14 @@ export const SECTIONS = [
   ["/settings/delete", "Delete account"],
 ] as const;
 
+/**
+ * The frame of every settings page: the settings navigation (`path` marked as the current page), the flash of the last
+ * change and the error of this one, then the page's cards.
+ */
 export function SettingsLayout(p: { siteTitle: string; title: string; path: string; flash?: string; error?: string; children?: Child }) {
   return (
     <Layout title={p.title} siteTitle={p.siteTitle} head={<style>{raw(CSS)}</style>}>
-      <nav class="settings" aria-label="Settings">
-        {SECTIONS.map(([href, label]) => (
-          <a href={href} aria-current={href === p.path ? "page" : undefined}>
-            {label}
-          </a>
-        ))}
-      </nav>
+      <SectionNav label="Settings" links={SECTIONS} current={p.path} />
       <Notice text={p.flash} />
       <ErrorBox text={p.error} />
       {p.children}
@@ -84,7 +73,7 @@ export async function postSession(c: Ctx, params: Record<string, unknown>): Prom
   return s;
 }
 
-export const when = (ms: number | null | undefined) => (ms ? `${new Date(ms).toISOString().replace("T", " ").slice(0, 16)} UTC` : "never");
+export const when = (ms: number | null | undefined) => humanTime(ms, "never");
 
 /** What a settings page shows besides its data: the flash of the last change, or why this one was refused. */
 export interface PageView {
