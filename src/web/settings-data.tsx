@@ -1,6 +1,7 @@
 // The settings pages for an account's data, in the signed-in web session, at Mastodon's paths: /settings/exports
-// (the CSV downloads at /settings/exports/<kind>.csv and the archive) and /settings/imports (the upload form and the
-// progress of each import). Plain forms with the session's CSRF token; no client-side JavaScript.
+// (the CSV downloads at /settings/exports/<kind>.csv and the archive) and /settings/imports (the upload form, the
+// progress of each import and the rows that failed, with why). Plain forms with the session's CSRF token; no
+// client-side JavaScript. Both are settings pages: the settings navigation and form style (SettingsLayout).
 import { routeGroup } from "../route-group";
 import type { Ctx } from "../context";
 import { ApiError, notFound } from "../lib/http/errors";
@@ -8,14 +9,14 @@ import { readParams } from "../lib/http/params";
 import { archiveDownload, csvDownload, IMPORT_BODY_LIMIT, importUpload } from "../api/tern/data-responses";
 import { latestArchive, requestArchive } from "../services/data/export-archive";
 import { EXPORT_KINDS, isExportKind } from "../services/data/export-csv";
-import { IMPORT_TYPES } from "../services/data/import-csv";
-import { importsOf } from "../services/data/imports";
+import { IMPORT_TYPES, type ImportType } from "../services/data/import-csv";
+import { type ImportFailure, importFailures, importsOf } from "../services/data/imports";
 import { renderImport } from "../entities/accounts/account-data";
 import type { BackupRow } from "../db/schema";
-import { Layout, page } from "./layout";
+import { page } from "./layout";
 import type { WebSession } from "./session-store";
-import { postSession, settingsGet } from "./settings/kit";
-import { ErrorBox, PostForm, Table } from "./form-parts";
+import { postSession, SettingsLayout, settingsGet } from "./settings/kit";
+import { Check, ErrorBox, humanTime, NamedCell, PostForm, RowsTable, Table } from "./form-parts";
 
 const r = routeGroup();
 
@@ -29,12 +30,29 @@ const LABELS: Record<(typeof EXPORT_KINDS)[number], string> = {
   bookmarks: "Bookmarks",
 };
 
+/** What each import type's file holds (Mastodon's names for them). */
+const IMPORT_LABELS: Record<ImportType, string> = {
+  following: "Following list",
+  blocking: "Blocking list",
+  muting: "Muting list",
+  domain_blocking: "Domain blocking list",
+  bookmarks: "Bookmarks",
+  lists: "Lists",
+};
+
+const ARCHIVE_STATES: Record<string, string> = {
+  pending: "Your archive is being prepared. Come back to this page in a few minutes.",
+  failed: "Making your archive failed. You can ask for a new one.",
+  expired: "Your last archive was replaced or removed. You can ask for a new one.",
+};
+
 function ExportsPage(p: { siteTitle: string; csrf: string; archive: BackupRow | null; error?: string }) {
   const a = p.archive;
   return (
-    <Layout title="Export" siteTitle={p.siteTitle}>
+    <SettingsLayout siteTitle={p.siteTitle} title="Export" path="/settings/exports">
       <div class="card">
         <h1>Export your data</h1>
+        <p class="muted">CSV files that this server or Mastodon can import again.</p>
         <ul>
           {EXPORT_KINDS.map((k) => (
             <li>
@@ -45,14 +63,14 @@ function ExportsPage(p: { siteTitle: string; csrf: string; archive: BackupRow | 
       </div>
       <div class="card">
         <h2>Archive</h2>
-        <p class="muted">Your profile, posts, media, favourites and bookmarks in ActivityPub format (a zip file).</p>
+        <p class="muted">Your profile, posts, media, favourites and bookmarks in ActivityPub format (a zip file). One archive every 6 days.</p>
         <ErrorBox text={p.error} />
         {a ? (
           <p id="archive-state">
             {a.state === "ready" ? (
-              <a href="/settings/exports/archive.zip">Download the archive of {new Date(a.createdAt).toISOString()}</a>
+              <a href="/settings/exports/archive.zip">Download your archive of {humanTime(a.createdAt)}</a>
             ) : (
-              `Archive: ${a.state}`
+              (ARCHIVE_STATES[a.state] ?? `Archive: ${a.state}`)
             )}
           </p>
         ) : null}
@@ -60,51 +78,84 @@ function ExportsPage(p: { siteTitle: string; csrf: string; archive: BackupRow | 
           <button type="submit">Request your archive</button>
         </PostForm>
       </div>
-    </Layout>
+    </SettingsLayout>
   );
 }
 
-function ImportsPage(p: { siteTitle: string; csrf: string; imports: ReturnType<typeof renderImport>[]; error?: string }) {
+type ImportView = ReturnType<typeof renderImport>;
+
+const typeLabel = (i: ImportView) => IMPORT_LABELS[i.type as ImportType] ?? i.type;
+
+function ImportsPage(p: { siteTitle: string; csrf: string; imports: ImportView[]; failures: Map<string, ImportFailure[]>; error?: string }) {
   return (
-    <Layout title="Import" siteTitle={p.siteTitle}>
+    <SettingsLayout siteTitle={p.siteTitle} title="Import" path="/settings/imports">
       <div class="card">
         <h1>Import</h1>
+        <p class="muted">A CSV file exported from this server or from Mastodon. A file that cannot be read is refused whole.</p>
         <ErrorBox text={p.error} />
         <PostForm action="/settings/imports" csrf={p.csrf} enctype="multipart/form-data">
-          <label for="type">Import type</label>
+          <label for="type">What the file holds</label>
           <select id="type" name="type">
             {IMPORT_TYPES.map((t) => (
-              <option value={t}>{t.replace("_", " ")}</option>
+              <option value={t}>{IMPORT_LABELS[t]}</option>
             ))}
           </select>
           <label for="data">CSV file</label>
-          <input id="data" type="file" name="data" accept=".csv,text/csv" />
-          <label>
-            <input type="radio" name="mode" value="merge" checked /> Merge (keep existing records, add new ones)
-          </label>
-          <label>
-            <input type="radio" name="mode" value="overwrite" /> Overwrite (replace existing records with the file's)
-          </label>
+          <input id="data" type="file" name="data" accept=".csv,text/csv" required />
+          <fieldset>
+            <legend>What you already have</legend>
+            <Check type="radio" name="mode" value="merge" checked>
+              Merge: keep it, and add what the file adds
+            </Check>
+            <Check type="radio" name="mode" value="overwrite">
+              Overwrite: replace it with what the file holds
+            </Check>
+          </fieldset>
           <button type="submit">Upload</button>
         </PostForm>
       </div>
       <div class="card">
         <h2>Recent imports</h2>
-        <Table headers={["Type", "Mode", "State", "Processed", "Failed"]} id="imports">
-          {p.imports.map((i) => (
-            <tr>
-              <td>{i.type}</td>
-              <td>{i.mode}</td>
-              <td>{i.state}</td>
+        <RowsTable
+          rows={p.imports}
+          empty="No imports yet."
+          headers={["File", "Mode", "State", "Done", "Failed"]}
+          row={(i) => (
+            <tr data-import={i.id}>
+              <NamedCell name={i.original_filename ?? "file"} detail={`${typeLabel(i)} · ${humanTime(Date.parse(i.created_at))}`} />
+              <td>{i.mode === "overwrite" ? "Overwrite" : "Merge"}</td>
+              <td>{i.state === "finished" ? "Finished" : "In progress"}</td>
               <td>
-                {i.processed_items} / {i.total_items}
+                {i.processed_items} of {i.total_items}
               </td>
               <td>{i.failed_items}</td>
             </tr>
-          ))}
-        </Table>
+          )}
+        />
       </div>
-    </Layout>
+      {p.imports.map((i) => {
+        const rows = p.failures.get(i.id) ?? [];
+        return rows.length ? (
+          <div class="card" data-failures={i.id}>
+            <h2>
+              Rows of {i.original_filename ?? "the file"} ({typeLabel(i)}) that failed
+            </h2>
+            <Table headers={["Row", "Entry", "Why"]}>
+              {rows.map((f) => (
+                <tr>
+                  <td>{f.row}</td>
+                  <td>
+                    <code>{f.subject}</code>
+                  </td>
+                  <td>{f.error}</td>
+                </tr>
+              ))}
+            </Table>
+            {i.failed_items > rows.length ? <p class="muted">And {i.failed_items - rows.length} more.</p> : null}
+          </div>
+        ) : null;
+      })}
+    </SettingsLayout>
   );
 }
 
@@ -143,12 +194,12 @@ r.get(
   }),
 );
 
-const importsPage = async (c: Ctx, s: WebSession, error?: string, status: 200 | 422 = 200) =>
-  page(
-    c,
-    <ImportsPage siteTitle={c.get("config").title} csrf={s.csrf} imports={(await importsOf(c.get("db"), s.account.id)).map(renderImport)} error={error} />,
-    status,
-  );
+const importsPage = async (c: Ctx, s: WebSession, error?: string, status: 200 | 422 = 200) => {
+  const db = c.get("db");
+  const imports = await importsOf(db, s.account.id);
+  const failures = await importFailures(db, imports);
+  return page(c, <ImportsPage siteTitle={c.get("config").title} csrf={s.csrf} imports={imports.map(renderImport)} failures={failures} error={error} />, status);
+};
 
 r.get(
   "/imports",

@@ -159,7 +159,32 @@ describe("processing", () => {
     expect(ok.status).toBe(303);
     await eventually(async () => expect((await csv(f, "domain_blocks")).text).toBe("web.example\n"));
     const after = await (await SELF.fetch(`${ORIGIN}/settings/imports`, { headers: { cookie: jar.header() } })).text();
-    expect(after).toMatch(/domain_blocking<\/td><td>merge<\/td><td>finished<\/td><td>1 \/ 1<\/td>/);
+    expect(after).toMatch(
+      /blocked_domains\.csv<\/strong><div class="muted">Domain blocking list · [^<]+ UTC<\/div><\/td><td>Merge<\/td><td>Finished<\/td><td>1 of 1<\/td><td>0<\/td>/,
+    );
+    // A settings page like the others: the settings navigation, this page marked.
+    expect(after).toContain('<a href="/settings/imports" aria-current="page">Import</a>');
+    expect(after).toContain('<option value="domain_blocking">Domain blocking list</option>');
+  });
+
+  it("keeps each failed row with why it failed, and the settings page lists them by their row in the file", async () => {
+    const f = await makeUser();
+    const b = await makeUser();
+    const jar: Jar = await signIn(`${f.username}@example.com`);
+    const file = `Account address\n@${b.username}\nghost@unreachable.example\nnot an address\n${b.username}@tern.test\n`;
+    const res = await upload(f, "blocking", file, "merge", "blocks.csv");
+    expect(await finished(f, res.body.id)).toMatchObject({ total_items: 4, processed_items: 4, imported_items: 2, failed_items: 2 });
+    // Applied rows are gone; failed ones stay with their reason.
+    const left = await env.DB.prepare("SELECT seq, error FROM bulk_import_rows ORDER BY seq").all<{ seq: number; error: string }>();
+    expect(left.results).toEqual([
+      { seq: 3, error: "the account was not found on its server" },
+      { seq: 4, error: "not an account address (user@domain)" },
+    ]);
+    const page = await (await SELF.fetch(`${ORIGIN}/settings/imports`, { headers: { cookie: jar.header() } })).text();
+    expect(page).toContain("Rows of blocks.csv (Blocking list) that failed");
+    expect(page).toContain("<tr><td>3</td><td><code>ghost@unreachable.example</code></td><td>the account was not found on its server</td></tr>");
+    expect(page).toContain("<tr><td>4</td><td><code>not an address</code></td><td>not an account address (user@domain)</td></tr>");
+    expect(page).not.toContain(`<code>${b.username}</code>`);
   });
 });
 
@@ -177,6 +202,11 @@ describe("bad files", () => {
     await refused("blocking", new Uint8Array([0xff, 0xfe, 0x41]), 422, /UTF-8/);
     await refused("blocking", "\n\n", 422, /empty/);
     await refused("blocking", '"unclosed\n', 422, /CSV/);
+    // Malformed as Ruby's CSV (Mastodon's parser) finds it: the whole file is refused, with where.
+    await refused("blocking", 'alice@a.example\nbo"b@b.example\ncarol@c.example\n', 422, /not a valid CSV file \(a quote inside an unquoted field on line 2\)/);
+    await refused("blocking", '"alice@a.example"x\nbob@b.example\n', 422, /text after a closing quote on line 1/);
+    await refused("blocking", 'alice@a.example\n"bob@b.example\ncarol@c.example\n', 422, /the quote opened on line 2 is never closed/);
+    await refused("following", 'Account address,Show boosts\nalice@a.example,"true\nbob@b.example,true\n', 422, /never closed/);
     await refused("blocking", `${"x".repeat(3000)}\n`, 422, /over 2048 characters/);
     await refused("blocking", null, 422, /Data must be a CSV file/);
     await refused("everything", "a\n", 422, /Type must be one of/);

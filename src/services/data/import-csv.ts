@@ -27,6 +27,8 @@ export interface ImportRowData {
 }
 
 export interface ParsedRow {
+  /** The record's number in the file, the header's counted (as a spreadsheet numbers its rows). */
+  row: number;
   key: string;
   data: ImportRowData;
 }
@@ -49,17 +51,28 @@ const DEFAULT_HEADERS: Record<ImportType, string[]> = {
 };
 const KNOWN_FIRST = new Set(Object.values(EXPECTED).map((h) => h[0]));
 
-/** RFC 4180 records: quoted fields may hold commas, quotes ("") and line breaks; blank lines are skipped. */
+/**
+ * RFC 4180 records: quoted fields may hold commas, quotes ("") and line breaks; blank lines are skipped. Malformed
+ * input is refused whole, as Ruby's CSV (Mastodon's parser) refuses it: a quote inside an unquoted field, anything but a
+ * comma or a line break after a closing quote, and a quoted field never closed.
+ */
 export function parseCsv(text: string): string[][] {
   const out: string[][] = [];
   let rec: string[] = [];
   let field = "";
   let i = 0;
+  let line = 1;
   let quoted = false;
+  /** The line where the open quoted field started. */
+  let quoteLine = 0;
+  /** A quoted field just closed: only a comma or a line break may follow. */
+  let closed = false;
   let any = false;
+  const malformed = (what: string) => validationFailed(`Data is not a valid CSV file (${what})`);
   const endField = () => {
     rec.push(field);
     field = "";
+    closed = false;
   };
   const endRecord = () => {
     endField();
@@ -77,22 +90,30 @@ export function parseCsv(text: string): string[][] {
           continue;
         }
         quoted = false;
-      } else field += ch;
+        closed = true;
+      } else {
+        if (ch === "\n" || (ch === "\r" && text[i + 1] !== "\n")) line++;
+        field += ch;
+      }
       i++;
       continue;
     }
-    if (ch === '"' && field === "") {
-      quoted = true;
-      any = true;
-    } else if (ch === ",") endField();
+    if (ch === ",") endField();
     else if (ch === "\n" || ch === "\r") {
       endRecord();
       if (ch === "\r" && text[i + 1] === "\n") i++;
+      line++;
+    } else if (closed) throw malformed(`text after a closing quote on line ${line}`);
+    else if (ch === '"') {
+      if (field !== "") throw malformed(`a quote inside an unquoted field on line ${line}`);
+      quoted = true;
+      quoteLine = line;
+      any = true;
     } else field += ch;
     i++;
   }
-  if (quoted) throw validationFailed("Data is not a valid CSV file (unclosed quoted field)");
-  if (field !== "" || rec.length) endRecord();
+  if (quoted) throw malformed(`the quote opened on line ${quoteLine} is never closed`);
+  if (field !== "" || rec.length || closed) endRecord();
   return out;
 }
 
@@ -124,9 +145,11 @@ export function parseImport(bytes: Uint8Array, type: ImportType, localDomain: st
   const first = (records[0]?.[0] ?? "").trim();
   let headers: string[];
   let body: string[][];
+  let firstRow = 1;
   if (KNOWN_FIRST.has(first)) {
     headers = (records[0] ?? []).map((h) => h.trim());
     body = records.slice(1);
+    firstRow = 2;
   } else {
     headers = DEFAULT_HEADERS[type];
     body = records;
@@ -144,7 +167,8 @@ export function parseImport(bytes: Uint8Array, type: ImportType, localDomain: st
     return v === undefined ? undefined : unescapeFormula(v);
   };
   return body.map((r, n) => {
-    for (const f of r) if (f.length > MAX_FIELD) throw validationFailed(`Data row ${n + 1} has a value over ${MAX_FIELD} characters`);
+    const row = firstRow + n;
+    for (const f of r) if (f.length > MAX_FIELD) throw validationFailed(`Data row ${row} has a value over ${MAX_FIELD} characters`);
     const data: ImportRowData = {};
     let key: string;
     if (type === "domain_blocking") {
@@ -170,6 +194,6 @@ export function parseImport(bytes: Uint8Array, type: ImportType, localDomain: st
         key = `${data.list_name}\n${key}`;
       }
     }
-    return { key, data };
+    return { row, key, data };
   });
 }

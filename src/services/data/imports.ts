@@ -5,8 +5,9 @@
 // domain block, bookmark, list add), so the effects (federation, feeds, streams) are the REST ones. Unknown remote
 // accounts and statuses are fetched through the resolver (WebFinger / the status resolver with its fetch budget), one
 // row after the other, and a round stops early once ROUND_BUDGET_MS is spent, so a remote server sees at most a few
-// requests a round. A row that cannot be applied (unknown account, refused follow …) counts as failed.
-import { and, asc, eq, gt, inArray, isNull, sql } from "drizzle-orm";
+// requests a round. A row that cannot be applied (unknown account, refused follow …) counts as failed and stays stored
+// with its reason (`importFailures` reads them for the settings page); an applied row is deleted.
+import { and, asc, eq, gt, inArray, isNotNull, isNull, sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { ownRow } from "../../db/owned";
 import { accountDomainBlocks, accounts, blocks, bookmarks, bulkImportRows, bulkImports, follows, listAccounts, lists, mutes, statuses } from "../../db/schema";
@@ -65,8 +66,9 @@ export async function createImport(db: DB, fx: Effects, cfg: Config, accountId: 
   const chunks: string[] = [];
   let current: unknown[] = [];
   let size = 0;
-  rows.forEach((r, seq) => {
-    const item = [seq, r.key, JSON.stringify(r.data)];
+  // A row's seq is its row in the file: the page names a failed row by it.
+  for (const r of rows) {
+    const item = [r.row, r.key, JSON.stringify(r.data)];
     const s = JSON.stringify(item).length;
     if (size + s > CHUNK_BYTES && current.length) {
       chunks.push(JSON.stringify(current));
@@ -75,7 +77,7 @@ export async function createImport(db: DB, fx: Effects, cfg: Config, accountId: 
     }
     current.push(item);
     size += s;
-  });
+  }
   if (current.length) chunks.push(JSON.stringify(current));
   const pid = padId(id);
   await db.batch([
@@ -232,39 +234,52 @@ const ignoreApiError = (e: unknown) => {
 
 // ---- rows ----
 
+/**
+ * Up to ROWS_PER_JOB rows after the cursor (the last row done), applied one after the other. An applied row is deleted;
+ * a failed one stays with its reason for the settings page.
+ */
 async function rowsRound(db: DB, fx: Effects, cfg: Config, imp: BulkImportRow, owner: AccountRow): Promise<boolean> {
+  const after = imp.cursor === null ? null : Number(imp.cursor);
   const rows = await db
     .select({ seq: bulkImportRows.seq, data: bulkImportRows.data })
     .from(bulkImportRows)
-    .where(eq(bulkImportRows.importId, imp.id))
+    .where(and(eq(bulkImportRows.importId, imp.id), after === null ? undefined : gt(bulkImportRows.seq, after)))
     .orderBy(asc(bulkImportRows.seq))
     .limit(ROWS_PER_JOB);
   const deadline = Date.now() + ROUND_BUDGET_MS;
-  const done: number[] = [];
-  let imported = 0;
-  let failed = 0;
+  const applied: number[] = [];
+  const failures: { seq: number; error: string }[] = [];
   const listIds = new Map<string, string>();
+  let last = after;
   for (const r of rows) {
-    if (done.length && Date.now() > deadline) break; // the rest waits for the next round
-    done.push(r.seq);
+    if (last !== after && Date.now() > deadline) break; // the rest waits for the next round
+    last = r.seq;
     try {
       await applyRow(db, fx, cfg, imp.type as ImportType, owner, JSON.parse(r.data) as ImportRowData, listIds);
-      imported++;
+      applied.push(r.seq);
     } catch (e) {
       if (!(e instanceof ApiError) && !(e instanceof RowFailure)) console.warn("import row failed", imp.type, e instanceof Error ? e.message : e);
-      failed++;
+      failures.push({ seq: r.seq, error: failureReason(e) });
     }
   }
-  const left = rows.length > done.length || rows.length === ROWS_PER_JOB;
+  const done = applied.length + failures.length;
+  const left = rows.length > done || rows.length === ROWS_PER_JOB;
   const pid = padId(imp.id);
   await db.batch([
-    db.run(sql`DELETE FROM bulk_import_rows WHERE import_id = ${pid} AND seq IN ${valueList(done)}`),
+    db.run(sql`DELETE FROM bulk_import_rows WHERE import_id = ${pid} AND seq IN ${valueList(applied)}`),
+    ...failures.map((f) =>
+      db
+        .update(bulkImportRows)
+        .set({ error: f.error })
+        .where(and(eq(bulkImportRows.importId, imp.id), eq(bulkImportRows.seq, f.seq))),
+    ),
     db
       .update(bulkImports)
       .set({
-        processedItems: sql`${bulkImports.processedItems} + ${done.length}`,
-        importedItems: sql`${bulkImports.importedItems} + ${imported}`,
-        failedItems: sql`${bulkImports.failedItems} + ${failed}`,
+        cursor: last === null ? null : String(last),
+        processedItems: sql`${bulkImports.processedItems} + ${done}`,
+        importedItems: sql`${bulkImports.importedItems} + ${applied.length}`,
+        failedItems: sql`${bulkImports.failedItems} + ${failures.length}`,
         ...(left ? {} : { state: "finished", finishedAt: Date.now() }),
       })
       .where(eq(bulkImports.id, imp.id)),
@@ -272,12 +287,59 @@ async function rowsRound(db: DB, fx: Effects, cfg: Config, imp: BulkImportRow, o
   return left;
 }
 
+/** Why a row failed, as the settings page shows it. */
+function failureReason(e: unknown): string {
+  if (e instanceof RowFailure) return e.message;
+  if (e instanceof ApiError) return e.message.replace(/^Validation failed: /, "").slice(0, 300);
+  return "it could not be applied (server error)";
+}
+
+export interface ImportFailure {
+  importId: string;
+  /** The row in the file (the header counted). */
+  row: number;
+  /** What the row named: an address, a domain, a post's URI, a list and an address. */
+  subject: string;
+  error: string;
+}
+
+/** What a row names, for the page. */
+function subjectOf(data: string): string {
+  const d = JSON.parse(data) as ImportRowData;
+  if (d.list_name !== undefined) return `${d.list_name}: ${d.acct ?? ""}`;
+  return d.acct ?? d.domain ?? d.uri ?? "";
+}
+
+/** The failed rows of each of `imports` that has some, at most `limit` each, in file order (one D1 batch). */
+export async function importFailures(db: DB, imports: BulkImportRow[], limit = 100): Promise<Map<string, ImportFailure[]>> {
+  const failing = imports.filter((i) => i.failedItems > 0);
+  const out = new Map<string, ImportFailure[]>();
+  if (!failing.length) return out;
+  const reads = failing.map((i) =>
+    db
+      .select({ importId: bulkImportRows.importId, seq: bulkImportRows.seq, data: bulkImportRows.data, error: bulkImportRows.error })
+      .from(bulkImportRows)
+      .where(and(eq(bulkImportRows.importId, i.id), isNotNull(bulkImportRows.error)))
+      .orderBy(asc(bulkImportRows.seq))
+      .limit(limit),
+  );
+  const results = await db.batch(reads as unknown as [(typeof reads)[number], ...(typeof reads)[number][]]);
+  for (const rows of results) {
+    for (const r of rows) {
+      const list = out.get(r.importId) ?? [];
+      list.push({ importId: r.importId, row: r.seq, subject: subjectOf(r.data), error: r.error ?? "" });
+      out.set(r.importId, list);
+    }
+  }
+  return out;
+}
+
 class RowFailure extends Error {}
 
 /** The account an address names: ours by username, a known remote one, or one fetched through the resolver. */
 async function accountFor(db: DB, cfg: Config, acct: string | undefined): Promise<AccountRow> {
   const m = /^([A-Za-z0-9_.-]{1,64})(?:@([A-Za-z0-9.-]{1,253}(?::\d{1,5})?))?$/.exec(acct ?? "");
-  if (!m) throw new RowFailure("bad account address");
+  if (!m) throw new RowFailure("not an account address (user@domain)");
   const username = m[1] as string;
   const domain = m[2]?.toLowerCase();
   const local = !domain || domain === cfg.domain.toLowerCase() || domain === new URL(cfg.origin).host.toLowerCase();
@@ -286,7 +348,7 @@ async function accountFor(db: DB, cfg: Config, acct: string | undefined): Promis
     limit: 1,
   });
   const a = known ?? (local ? null : await resolveRemoteAccount(db, cfg, { kind: "acct", username, domain: domain ?? "" }).catch(() => null));
-  if (!a || a.suspendedAt) throw new RowFailure("account not found");
+  if (!a || a.suspendedAt) throw new RowFailure(local ? "no such account on this server" : "the account was not found on its server");
   return a;
 }
 
@@ -317,9 +379,9 @@ async function applyRow(db: DB, fx: Effects, cfg: Config, type: ImportType, owne
     }
     case "bookmarks": {
       const uri = d.uri ?? "";
-      if (!/^https?:\/\//i.test(uri)) throw new RowFailure("not a status URI");
+      if (!/^https?:\/\//i.test(uri)) throw new RowFailure("not the address of a post (https://...)");
       const s = (await statusByUri(db, uri)) ?? (await resolveStatus(newResolution(db, cfg, fx), uri).catch(() => null));
-      if (!s) throw new RowFailure("status not found");
+      if (!s) throw new RowFailure("the post was not found");
       await bookmark(db, cfg, s.id, me);
       return;
     }

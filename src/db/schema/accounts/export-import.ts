@@ -58,6 +58,8 @@ export const bulkImportRows = lazyTable(() =>
       seq: integer("seq").notNull(),
       key: text("key").notNull(),
       data: text("data").notNull(),
+      /** Why the row could not be applied (migrations/0046); rows applied are deleted. */
+      error: text("error"),
     },
     (t) => [primaryKey({ columns: [t.importId, t.seq] }), index("bulk_import_rows_key").on(t.importId, t.key)],
   ),

@@ -106,6 +106,8 @@ export const adminActionLogs = lazyTable(() =>
     action: text("action").notNull(),
     targetType: text("target_type").notNull(),
     targetId: id("target_id"),
+    /** What the target was called when the row was written (migrations/0046): a handle, a domain, a name. */
+    humanIdentifier: text("human_identifier"),
     createdAt: ms("created_at").notNull(),
   }),
 );
