@@ -170,7 +170,13 @@ describe("actions change what the API shows", () => {
     const owner = await staff("3");
     let page = await followed(
       owner,
-      await post(owner, "/admin/domains/blocks", { domain: "Evil.Example", severity: "suspend", reject_media: "1", public_comment: "<b>spam</b>" }),
+      await post(owner, "/admin/domains/blocks", {
+        domain: "Evil.Example",
+        severity: "suspend",
+        reject_media: "1",
+        public_comment: "<b>spam</b>",
+        confirmed: "1",
+      }),
       "/admin/domains",
     );
     expect(page.text_).toContain("Blocked evil.example (suspend).");
@@ -189,7 +195,7 @@ describe("actions change what the API shows", () => {
     list = await owner.api.get(`/api/v1/admin/domain_blocks/${id}`);
     expect(list.body).toMatchObject({ domain: "evil.example", severity: "silence", reject_media: false, obfuscate: true });
 
-    await followed(owner, await post(owner, `/admin/domains/blocks/${id}/delete`), "/admin/domains");
+    await followed(owner, await post(owner, `/admin/domains/blocks/${id}/delete`, { confirmed: "1" }), "/admin/domains");
     expect((await owner.api.get("/api/v1/admin/domain_blocks")).body).toEqual([]);
 
     const bad = await post(owner, "/admin/domains/blocks", { domain: "not a domain" });
@@ -199,10 +205,13 @@ describe("actions change what the API shows", () => {
     await followed(owner, await post(owner, "/admin/domains/allows", { domain: "friend.example" }), "/admin/domains");
     const allows = await owner.api.get("/api/v1/admin/domain_allows");
     expect(allows.body).toMatchObject([{ domain: "friend.example" }]);
-    await followed(owner, await post(owner, `/admin/domains/allows/${allows.body[0].id}/delete`), "/admin/domains");
+    await followed(owner, await post(owner, `/admin/domains/allows/${allows.body[0].id}/delete`, { confirmed: "1" }), "/admin/domains");
     expect((await owner.api.get("/api/v1/admin/domain_allows")).body).toEqual([]);
     expect(await logActions()).toEqual(["create:DomainBlock", "update:DomainBlock", "destroy:DomainBlock", "create:DomainAllow", "destroy:DomainAllow"]);
-    expect((await web("/admin/log", { jar: owner.jar })).text_).toContain("DomainAllow");
+    // The log names what each entry changed: the domain, not the table and id.
+    const log = (await web("/admin/log", { jar: owner.jar })).text_;
+    expect(log).toContain("<td>deleted</td><td>allowed domain friend.example</td>");
+    expect(log).toContain("<td>deleted</td><td>domain block evil.example</td>");
   });
 
   it("pending sign-ups: approve and reject", async () => {
@@ -215,7 +224,7 @@ describe("actions change what the API shows", () => {
     await followed(owner, await post(owner, `/admin/pending/${a.id}/approve`), "/admin/pending");
     expect((await owner.api.get(`/api/v1/admin/accounts/${a.id}`)).body.approved).toBe(true);
     expect((await a.api.get("/api/v1/accounts/verify_credentials")).status).toBe(200);
-    const after = await followed(owner, await post(owner, `/admin/pending/${b.id}/reject`), "/admin/pending");
+    const after = await followed(owner, await post(owner, `/admin/pending/${b.id}/reject`, { confirmed: "1" }), "/admin/pending");
     expect(after.text_).toContain("Rejected @waiting2.");
     expect(after.text_).not.toContain("@waiting1<");
     expect((await owner.api.get(`/api/v1/admin/accounts/${b.id}`)).status).toBe(404);
@@ -246,7 +255,7 @@ describe("actions change what the API shows", () => {
     await followed(owner, await post(owner, `/admin/reports/${id}/reopen`), "/admin/reports");
     expect((await owner.api.get(`/api/v1/admin/reports/${id}`)).body.action_taken).toBe(false);
 
-    await followed(owner, await post(owner, `/admin/reports/${id}/action`, { type: "silence" }), "/admin/reports");
+    await followed(owner, await post(owner, `/admin/reports/${id}/action`, { type: "silence", confirmed: "1" }), "/admin/reports");
     const shown = (await owner.api.get(`/api/v1/admin/reports/${id}`)).body;
     expect(shown.action_taken).toBe(true);
     expect(shown.target_account.silenced).toBe(true);
@@ -309,7 +318,7 @@ describe("actions change what the API shows", () => {
     await followed(owner, await post(owner, `/admin/emojis/${id}`, { visible_in_picker: "0" }), "/admin/emojis");
     list = await anon.get("/api/v1/custom_emojis");
     expect(list.body).toMatchObject([{ shortcode: "blobcat", category: "Cats", visible_in_picker: false }]);
-    await followed(owner, await post(owner, `/admin/emojis/${id}/delete`), "/admin/emojis");
+    await followed(owner, await post(owner, `/admin/emojis/${id}/delete`, { confirmed: "1" }), "/admin/emojis");
     expect((await anon.get("/api/v1/custom_emojis")).body).toEqual([]);
     expect((await env.MEDIA.list({ prefix: "custom_emojis/" })).objects).toHaveLength(0);
     expect(await logActions()).toEqual([
@@ -378,7 +387,7 @@ describe("actions change what the API shows", () => {
     expect((await reader.api.get("/api/v1/announcements")).body).toEqual([]);
     await followed(owner, await post(owner, `/admin/announcements/${id}/publish`), "/admin/announcements");
     expect((await reader.api.get("/api/v1/announcements")).body).toHaveLength(1);
-    await followed(owner, await post(owner, `/admin/announcements/${id}/delete`), "/admin/announcements");
+    await followed(owner, await post(owner, `/admin/announcements/${id}/delete`, { confirmed: "1" }), "/admin/announcements");
     expect((await reader.api.get("/api/v1/announcements")).body).toEqual([]);
     expect(await logActions()).toEqual(["create:Announcement", "update:Announcement", "update:Announcement", "update:Announcement", "destroy:Announcement"]);
   });
@@ -394,7 +403,7 @@ describe("actions change what the API shows", () => {
     rules = await anon.get("/api/v1/instance/rules");
     expect(rules.body.map((r: { text: string }) => r.text)).toEqual(["Be very kind", "No spam"]);
     expect((await post(owner, "/admin/rules", { text: "   " })).status).toBe(422);
-    await followed(owner, await post(owner, `/admin/rules/${kind}/delete`), "/admin/rules");
+    await followed(owner, await post(owner, `/admin/rules/${kind}/delete`, { confirmed: "1" }), "/admin/rules");
     expect((await anon.get("/api/v1/instance/rules")).body.map((r: { text: string }) => r.text)).toEqual(["No spam"]);
 
     await followed(
@@ -446,7 +455,7 @@ describe("actions change what the API shows", () => {
     expect(thumb.status).toBe(200);
     await thumb.arrayBuffer();
     expect((await upload(owner, "/admin/settings/thumbnail", { thumbnail: new File(["hello"], "t.png") })).status).toBe(422);
-    await followed(owner, await post(owner, "/admin/settings/thumbnail/delete"), "/admin/settings");
+    await followed(owner, await post(owner, "/admin/settings/thumbnail/delete", { confirmed: "1" }), "/admin/settings");
     expect(await env.DB.prepare("SELECT count(*) AS n FROM instance_settings WHERE key = 'site_thumbnail'").first("n")).toBe(0);
     expect((await anon.get("/api/v2/instance")).body.thumbnail.url).toBe(`${ORIGIN}/headers/original/missing.png`);
     expect(await logActions()).toEqual([
@@ -534,5 +543,91 @@ describe("actions change what the API shows", () => {
     expect(older).toBeDefined();
     const second = await web(older!, { jar: owner.jar });
     expect(second.text_.match(/data-log=/g)).toHaveLength(2);
+  });
+});
+
+describe("what a new admin reads", () => {
+  it("the roles page counts the users holding each role, the owner's included", async () => {
+    const owner = await staff("3");
+    await staff("1");
+    await staff("1");
+    const page = (await web("/admin/roles", { jar: owner.jar })).text_;
+    const users = (name: string) => new RegExp(`data-role="${name}"[\\s\\S]*?data-users="(\\d+)"`).exec(page)?.[1];
+    expect(users("Owner")).toBe("1");
+    expect(users("Moderator")).toBe("2");
+    expect(users("Admin")).toBe("0");
+    expect(page).toContain("position 1000, 1 user)");
+    expect(page).toContain("position 10, 2 users)");
+  });
+
+  it("destructive actions show what they will do and act only once confirmed", async () => {
+    const owner = await staff("3");
+    const reporter = await makeUser("reporter");
+    const target = await makeUser("troll");
+    const rep = await reporter.api.post("/api/v1/reports", { account_id: target.id, comment: "spam", category: "spam" });
+    const id = rep.body.id;
+
+    // The report's action: the first POST is the question, with the form to send again; nothing is done yet.
+    const ask = await post(owner, `/admin/reports/${id}/action`, { type: "suspend" });
+    expect(ask.status).toBe(200);
+    expect(ask.text_).toContain("Suspend @troll?");
+    expect(ask.text_).toContain(`resolve report #${id} and every other open report about @troll`);
+    expect(ask.text_).toContain(`action="/admin/reports/${id}/action"`);
+    expect(hidden(ask.text_, "type")).toBe("suspend");
+    expect(hidden(ask.text_, "confirmed")).toBe("1");
+    expect(ask.text_).toContain('href="/admin/reports"');
+    expect((await owner.api.get(`/api/v1/admin/accounts/${target.id}`)).body.suspended).toBe(false);
+    expect(await logActions()).toEqual([]);
+    // Sent again as the page sends it: done.
+    const fields = { type: hidden(ask.text_, "type")!, confirmed: hidden(ask.text_, "confirmed")! };
+    await followed(owner, await post(owner, `/admin/reports/${id}/action`, fields), "/admin/reports");
+    expect((await owner.api.get(`/api/v1/admin/accounts/${target.id}`)).body.suspended).toBe(true);
+
+    // A domain block that suspends asks first; one that only limits does not.
+    const suspend = await post(owner, "/admin/domains/blocks", { form: "block", domain: "Spam.Example", severity: "suspend" });
+    expect(suspend.status).toBe(200);
+    expect(suspend.text_).toContain("Suspend spam.example?");
+    expect(hidden(suspend.text_, "domain")).toBe("Spam.Example");
+    expect((await owner.api.get("/api/v1/admin/domain_blocks")).body).toEqual([]);
+    await followed(owner, await post(owner, "/admin/domains/blocks", { domain: "quiet.example", severity: "silence" }), "/admin/domains");
+
+    // Deletes ask too: a rule stays until the question is answered.
+    await followed(owner, await post(owner, "/admin/rules", { text: "Be kind" }), "/admin/rules");
+    const rule = (await anon.get("/api/v1/instance/rules")).body[0].id;
+    const del = await post(owner, `/admin/rules/${rule}/delete`);
+    expect(del.status).toBe(200);
+    expect(del.text_).toContain("Delete this rule?");
+    expect(del.text_).toContain("Be kind");
+    expect((await anon.get("/api/v1/instance/rules")).body).toHaveLength(1);
+    // A missing record is refused at the question already.
+    expect((await post(owner, "/admin/rules/999999/delete")).status).toBe(404);
+  });
+
+  it("the audit log names accounts by handle, and domains, roles and settings by name, even once deleted", async () => {
+    const owner = await staff("3");
+    const target = await makeUser("troll");
+    const waiting = await makeUser("waiting", { approved: false });
+    const reporter = await makeUser("reporter");
+    const rep = await reporter.api.post("/api/v1/reports", { account_id: target.id, comment: "spam", category: "spam" });
+    await post(owner, `/admin/reports/${rep.body.id}/action`, { type: "silence", confirmed: "1" });
+    await post(owner, `/admin/pending/${waiting.id}/reject`, { confirmed: "1" });
+    await post(owner, "/admin/domains/blocks", { domain: "gone.example", severity: "silence" });
+    const block = (await owner.api.get("/api/v1/admin/domain_blocks")).body[0].id;
+    await post(owner, `/admin/domains/blocks/${block}/delete`, { confirmed: "1" });
+    await post(owner, "/admin/settings", { title: "Renamed" });
+    await post(owner, "/admin/roles", { name: "Helpers", position: "5" });
+    const log = (await web("/admin/log", { jar: owner.jar })).text_;
+    for (const entry of [
+      "<td>limited</td><td>@troll</td>",
+      `<td>resolved</td><td>report #${rep.body.id} on @troll</td>`,
+      "<td>rejected</td><td>@waiting</td>",
+      "<td>created</td><td>domain block gone.example</td>",
+      "<td>deleted</td><td>domain block gone.example</td>",
+      "<td>changed</td><td>the server settings</td>",
+      "<td>created</td><td>role Helpers</td>",
+    ]) {
+      expect(log).toContain(entry);
+    }
+    expect(log).not.toMatch(/Account #|Form::AdminSettings|DomainBlock/);
   });
 });

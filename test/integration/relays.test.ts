@@ -179,7 +179,12 @@ describe("relays", () => {
     expect(disabled).toContain(`action="/admin/relays/${relay.id}/enable"`);
     expect(disabled).not.toContain(`action="/admin/relays/${relay.id}/disable"`);
     expect((await take("Undo")).map((a) => a.inboxes)).toEqual([[RELAY_INBOX]]);
-    expect((await post(`/admin/relays/${relay.id}/delete`)).status).toBe(303);
+    // Removing asks first; the confirmed form removes it.
+    const ask = await post(`/admin/relays/${relay.id}/delete`);
+    expect(ask.status).toBe(200);
+    expect(ask.text_).toContain(`Remove the relay ${RELAY_INBOX}?`);
+    expect((await admin.api.get("/api/v1/admin/relays")).body).toHaveLength(1);
+    expect((await post(`/admin/relays/${relay.id}/delete`, { confirmed: "1" })).status).toBe(303);
     expect((await admin.api.get("/api/v1/admin/relays")).body).toEqual([]);
     expect(await take()).toEqual([]); // a disabled relay is removed without another Undo
 

@@ -176,6 +176,8 @@ export async function rejectAccount(db: DB, actor: Moderator, id: string): Promi
   const now = Date.now();
   // A pending user cannot act (the guard refuses its tokens), so only rows others or the sign-up made can exist.
   await db.batch([
+    // First, so that it names the user (read from the rows deleted below).
+    logStatement(db, actor, "reject", "User", u, now),
     // Its notifications, and the admin.sign_up ones it caused (the only ones a pending account can be the sender of):
     // each by its index (notifications_account; notifications_activity probed once per local user), not a scan of every
     // notification for `from_account_id`, which rejecting each of a wave of spam sign-ups would repeat.
@@ -195,7 +197,6 @@ export async function rejectAccount(db: DB, actor: Moderator, id: string): Promi
     db.delete(accountKeys).where(eq(accountKeys.accountId, a)),
     db.delete(users).where(eq(users.id, u)),
     db.delete(accounts).where(eq(accounts.id, a)),
-    logStatement(db, actor, "reject", "User", u, now),
   ]);
 }
 

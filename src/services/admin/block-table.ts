@@ -55,7 +55,7 @@ export function adminBlockTable<T extends SQLiteTable & { id: SQLiteColumn }>(ta
     remove: async (db: DB, staff: Staff, id: string): Promise<void> => {
       await get(db, id);
       const now = Date.now();
-      await db.batch([db.delete(t).where(eq(t.id, id)), adminLogStatement(db, staff, "destroy", targetType, id, now)]);
+      await db.batch([adminLogStatement(db, staff, "destroy", targetType, id, now), db.delete(t).where(eq(t.id, id))]);
     },
   };
 }

@@ -174,7 +174,7 @@ export async function updateCustomEmoji(db: DB, staff: Staff, id: string, input:
 export async function deleteCustomEmoji(db: DB, env: Pick<Env, "MEDIA">, staff: Staff, id: string): Promise<CustomEmojiRow> {
   const row = await getCustomEmoji(db, id);
   const now = Date.now();
-  await db.batch([db.delete(customEmojis).where(eq(customEmojis.id, id)), log(db, staff, "destroy", id, now)]);
+  await db.batch([log(db, staff, "destroy", id, now), db.delete(customEmojis).where(eq(customEmojis.id, id))]);
   if (!row.domain && row.imageKey) await env.MEDIA.delete(row.imageKey);
   return row;
 }

@@ -220,8 +220,8 @@ export async function deleteDomainBlock(db: DB, fx: Effects, staff: Staff, id: s
   const now = Date.now();
   await runBatch(db, [
     ...undoStatements(db, block, { silence: block.severity !== "noop", suspend: block.severity === "suspend" }, now),
-    db.delete(domainBlocks).where(eq(domainBlocks.id, id)),
     adminLogStatement(db, staff, "destroy", "DomainBlock", id, now),
+    db.delete(domainBlocks).where(eq(domainBlocks.id, id)),
   ]);
   // Its accounts' media come back (unless another block with reject_media still covers them).
   if (block.rejectMedia) fx.add({ type: "domain_block_apply", domainBlockId: id, domain: block.domain });

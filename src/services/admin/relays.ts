@@ -4,7 +4,7 @@
 // the activities leave as `federate` effects (src/federation/outbound/relays.ts builds and delivers them).
 import { asc, eq } from "drizzle-orm";
 import type { DB } from "../../db/client";
-import { adminActionLogs, type RelayState, relays } from "../../db/schema";
+import { type RelayState, relays } from "../../db/schema";
 import type { Effects } from "../../effects/collector";
 import type { Config } from "../../env";
 import { notFound, validationFailed } from "../../lib/http/errors";
@@ -12,13 +12,13 @@ import { snowflake } from "../../lib/text/ids";
 import { baseFetchOptions } from "../../federation/remote/fetch-options";
 import { relayFollowUri } from "../../federation/outbound/relays";
 import { checkUrl, FetchRefused } from "../../net/safe-fetch";
-import type { Staff } from "./log";
+import { adminLogStatement, type Staff } from "./log";
 import type { RelayRow } from "../../db/schema";
 
 export const MAX_RELAYS = 100;
 
 const logStatement = (db: DB, staff: Staff, action: "create" | "enable" | "disable" | "destroy", relayId: string, now: number) =>
-  db.insert(adminActionLogs).values({ id: snowflake(now), accountId: staff.accountId, action, targetType: "Relay", targetId: relayId, createdAt: now });
+  adminLogStatement(db, staff, action, "Relay", relayId, now);
 
 /** Pending or accepted: a Follow is out (Mastodon's enabled relays are the accepted ones; a pending one awaits). */
 const followed = (state: RelayState) => state === "pending" || state === "accepted";
@@ -99,6 +99,6 @@ export async function disableRelay(db: DB, fx: Effects, staff: Staff, id: string
 export async function removeRelay(db: DB, fx: Effects, staff: Staff, id: string): Promise<void> {
   const relay = await getRelay(db, id);
   const now = Date.now();
-  await db.batch([db.delete(relays).where(eq(relays.id, id)), logStatement(db, staff, "destroy", id, now)]);
+  await db.batch([logStatement(db, staff, "destroy", id, now), db.delete(relays).where(eq(relays.id, id))]);
   if (relay.followActivityId && followed(relay.state)) fx.federate({ kind: "relay_undo", inboxUrl: relay.inboxUrl, followUri: relay.followActivityId });
 }

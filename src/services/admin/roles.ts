@@ -30,10 +30,14 @@ export interface RoleInput {
 
 const log = logFor("UserRole");
 
-/** Every role, highest position first, with how many users hold it (one statement). */
+/**
+ * Every role, highest position first, with how many users hold it (one statement). The subquery names the outer table
+ * in full: in a one-table select drizzle writes `${userRoles.id}` as a bare "id", which inside the subquery is the
+ * user's own id (every count was 0).
+ */
 export async function listRoles(db: DB): Promise<RoleWithCount[]> {
   const rows = await db
-    .select({ role: userRoles, users: sql<number>`(SELECT count(*) FROM users u WHERE u.role_id = ${userRoles.id})` })
+    .select({ role: userRoles, users: sql<number>`(SELECT count(*) FROM users u WHERE u.role_id = "user_roles"."id")` })
     .from(userRoles)
     .orderBy(sql`${userRoles.position} DESC`, asc(userRoles.id));
   return rows.map((r) => ({ ...r.role, users: Number(r.users) }));

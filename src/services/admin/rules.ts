@@ -64,5 +64,5 @@ export async function updateRule(db: DB, staff: Staff, id: string, input: RuleIn
 export async function deleteRule(db: DB, staff: Staff, id: string): Promise<void> {
   await getRule(db, id);
   const now = Date.now();
-  await db.batch([db.delete(rules).where(eq(rules.id, id)), log(db, staff, "destroy", id, now)]);
+  await db.batch([log(db, staff, "destroy", id, now), db.delete(rules).where(eq(rules.id, id))]);
 }

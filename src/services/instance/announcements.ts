@@ -115,8 +115,8 @@ export async function deleteAnnouncement(db: DB, fx: Effects, staff: Staff, id: 
   await runBatch(db, [
     db.delete(announcementReactions).where(eq(announcementReactions.announcementId, id)),
     db.delete(announcementDismissals).where(eq(announcementDismissals.announcementId, id)),
-    db.delete(announcements).where(eq(announcements.id, id)),
     log(db, staff, "destroy", id, now),
+    db.delete(announcements).where(eq(announcements.id, id)),
   ]);
   if (existing.published) fx.add({ type: "announcement", event: "announcement.delete", announcementId: id });
 }

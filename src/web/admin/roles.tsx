@@ -54,8 +54,8 @@ export async function showRoles(c: Ctx, view: View, submitted?: Set<string>) {
         <div class="card" data-role={r.name}>
           <h2>
             {r.name}{" "}
-            <span class="muted">
-              (position {r.position}, {r.users} user(s))
+            <span class="muted" data-users={r.users}>
+              (position {r.position}, {r.users === 1 ? "1 user" : `${r.users} users`})
             </span>
           </h2>
           <p class="muted">

@@ -15,11 +15,13 @@ import { createDomainAllow, deleteDomainAllow, getDomainAllow } from "../../serv
 import { createDomainBlock, DomainBlockConflict, deleteDomainBlock, getDomainBlock, updateDomainBlock } from "../../services/admin/domain-blocks";
 import { assignReportToSelf, getReport, reopenReport, resolveReport, unassignReport } from "../../services/admin/reports";
 import { createRole, updateRole } from "../../services/admin/roles";
-import { createRule, deleteRule, updateRule } from "../../services/admin/rules";
+import { createRule, deleteRule, getRule, updateRule } from "../../services/admin/rules";
 import { removeThumbnail, setThumbnail, updateSettings } from "../../services/admin/settings";
-import { createAnnouncement, deleteAnnouncement, publishAnnouncement, updateAnnouncement } from "../../services/instance/announcements";
+import { createAnnouncement, deleteAnnouncement, getAnnouncement, publishAnnouncement, updateAnnouncement } from "../../services/instance/announcements";
 import { addRelay, disableRelay, enableRelay, getRelay, removeRelay } from "../../services/admin/relays";
 import { showAnnouncements } from "./announcements";
+import { type AskFirst, confirmationPage, confirmFirst, isAskFirst } from "./confirm";
+import * as ask from "./questions";
 import { showDashboard } from "./dashboard";
 import { showDomains } from "./domains";
 import { showEmojis } from "./emojis";
@@ -53,15 +55,19 @@ function formValues(f: Params): Record<string, string> {
   return out;
 }
 
-/** A section: its GET, and a POST helper whose actions come back to it. */
+/**
+ * A section: its GET, and a POST helper whose actions come back to it. An action wrapped in `confirmFirst` answers its
+ * confirmation page until the form comes back confirmed.
+ */
 function section(path: string, permission: Parameters<typeof requirePermission>[0], show: Show) {
   const guard = requirePermission(permission);
   r.get(path, guard, (c) => show(c, { notice: takeFlash(c) }));
-  return (sub: string, run: (c: Ctx, f: Params, a: AdminSession) => Promise<Done>, again: Show = show) => {
+  return (sub: string, run: (c: Ctx, f: Params, a: AdminSession) => Promise<Done | AskFirst>, again: Show = show) => {
     r.post(`${path}${sub}`, guard, async (c) => {
       const a = adminOf(c);
       try {
         const done = await run(c, a.form, a);
+        if (isAskFirst(done)) return confirmationPage(c, `/admin${path}`, `/admin${path}`, done.confirm, a.form);
         setFlash(c, typeof done === "string" ? done : done.notice);
         return c.redirect(`/admin${typeof done === "string" ? path : done.back}`, 303);
       } catch (e) {
@@ -84,11 +90,17 @@ pending("/:id/approve", async (c, _f, a) => {
   const row = await approveAccount(c.get("db"), a.moderator, id(c));
   return `Approved @${row.account.username}.`;
 });
-pending("/:id/reject", async (c, _f, a) => {
-  const row = await getAdminAccount(c.get("db"), id(c));
-  await rejectAccount(c.get("db"), a.moderator, row.account.id);
-  return `Rejected @${row.account.username}.`;
-});
+pending(
+  "/:id/reject",
+  confirmFirst(
+    async (c) => ask.rejectSignUpQuestion((await getAdminAccount(c.get("db"), id(c))).account.username),
+    async (c, _f, a) => {
+      const row = await getAdminAccount(c.get("db"), id(c));
+      await rejectAccount(c.get("db"), a.moderator, row.account.id);
+      return `Rejected @${row.account.username}.`;
+    },
+  ),
+);
 
 // ---- reports ----
 const reports = section("/reports", "manage_reports", showReports);
@@ -110,15 +122,30 @@ reports("/:id/reopen", async (c, _f, a) => {
   return `Report #${rep.id} is open again.`;
 });
 // An action on the reported account is an accounts action: the API's permission (manage_users) is needed too.
-reports("/:id/action", async (c, f, a) => {
+const mayActOnAccounts = (a: AdminSession) => {
   if (!hasPermission(a.role?.permissions, "manage_users")) throw new ApiError(403, "Acting on accounts needs the manage users permission.");
-  const db = c.get("db");
-  const rep = await getReport(db, id(c));
-  const type = text(f, "type");
-  if (type === "none") throw new ApiError(422, "Choose an action (use Resolve to resolve without one).");
-  await accountAction(db, c.get("fx"), a.moderator, rep.targetAccountId, { type, reportId: rep.id });
-  return `Applied "${type}" and resolved report #${rep.id}.`;
-});
+};
+reports(
+  "/:id/action",
+  confirmFirst(
+    async (c, f, a) => {
+      mayActOnAccounts(a);
+      const rep = await getReport(c.get("db"), id(c));
+      const target = (await getAdminAccount(c.get("db"), rep.targetAccountId)).account;
+      const acct = `@${target.username}${target.domain ? `@${target.domain}` : ""}`;
+      return ask.accountActionQuestion(text(f, "type") ?? "", acct, rep.id, !target.domain);
+    },
+    async (c, f, a) => {
+      mayActOnAccounts(a);
+      const db = c.get("db");
+      const rep = await getReport(db, id(c));
+      const type = text(f, "type");
+      if (type === "none") throw new ApiError(422, "Choose an action (use Resolve to resolve without one).");
+      await accountAction(db, c.get("fx"), a.moderator, rep.targetAccountId, { type, reportId: rep.id });
+      return `Applied "${type}" and resolved report #${rep.id}.`;
+    },
+  ),
+);
 
 // ---- domain blocks and allows ----
 const domains = section("/domains", "manage_federation", showDomains);
@@ -132,29 +159,56 @@ const blockInput = (f: Params) => ({
   publicComment: text(f, "public_comment") ?? "",
 });
 const staffOf = (a: AdminSession) => ({ accountId: a.moderator.accountId });
-domains("/blocks", async (c, f, a) => {
-  const b = await createDomainBlock(c.get("db"), c.get("fx"), staffOf(a), blockInput(f));
-  return `Blocked ${b.domain} (${b.severity}).`;
-});
-domains("/blocks/:id", async (c, f, a) => {
-  const { domain: _ignored, ...input } = blockInput(f);
-  const b = await updateDomainBlock(c.get("db"), c.get("fx"), staffOf(a), id(c), input);
-  return `Updated the block of ${b.domain}.`;
-});
-domains("/blocks/:id/delete", async (c, _f, a) => {
-  const b = await getDomainBlock(c.get("db"), id(c));
-  await deleteDomainBlock(c.get("db"), c.get("fx"), staffOf(a), b.id);
-  return `Unblocked ${b.domain}.`;
-});
+domains(
+  "/blocks",
+  confirmFirst(
+    (_c, f) => (text(f, "severity") === "suspend" ? ask.suspendDomainQuestion((text(f, "domain") ?? "").trim().toLowerCase()) : null),
+    async (c, f, a) => {
+      const b = await createDomainBlock(c.get("db"), c.get("fx"), staffOf(a), blockInput(f));
+      return `Blocked ${b.domain} (${b.severity}).`;
+    },
+  ),
+);
+domains(
+  "/blocks/:id",
+  confirmFirst(
+    async (c, f) => {
+      const b = await getDomainBlock(c.get("db"), id(c));
+      return text(f, "severity") === "suspend" && b.severity !== "suspend" ? ask.suspendDomainQuestion(b.domain) : null;
+    },
+    async (c, f, a) => {
+      const { domain: _ignored, ...input } = blockInput(f);
+      const b = await updateDomainBlock(c.get("db"), c.get("fx"), staffOf(a), id(c), input);
+      return `Updated the block of ${b.domain}.`;
+    },
+  ),
+);
+domains(
+  "/blocks/:id/delete",
+  confirmFirst(
+    async (c) => ask.unblockDomainQuestion(await getDomainBlock(c.get("db"), id(c))),
+    async (c, _f, a) => {
+      const b = await getDomainBlock(c.get("db"), id(c));
+      await deleteDomainBlock(c.get("db"), c.get("fx"), staffOf(a), b.id);
+      return `Unblocked ${b.domain}.`;
+    },
+  ),
+);
 domains("/allows", async (c, f, a) => {
   const row = await createDomainAllow(c.get("db"), staffOf(a), text(f, "domain"));
   return `Allowed ${row.domain}.`;
 });
-domains("/allows/:id/delete", async (c, _f, a) => {
-  const row = await getDomainAllow(c.get("db"), id(c));
-  await deleteDomainAllow(c.get("db"), staffOf(a), row.id);
-  return `Removed ${row.domain} from the allowed domains.`;
-});
+domains(
+  "/allows/:id/delete",
+  confirmFirst(
+    async (c) => ask.removeAllowQuestion((await getDomainAllow(c.get("db"), id(c))).domain),
+    async (c, _f, a) => {
+      const row = await getDomainAllow(c.get("db"), id(c));
+      await deleteDomainAllow(c.get("db"), staffOf(a), row.id);
+      return `Removed ${row.domain} from the allowed domains.`;
+    },
+  ),
+);
 
 // ---- relays ----
 const relaysSection = section("/relays", "manage_federation", showRelays);
@@ -170,11 +224,17 @@ relaysSection("/:id/disable", async (c, _f, a) => {
   const row = await disableRelay(c.get("db"), c.get("fx"), staffOf(a), id(c));
   return `Disabled ${row.inboxUrl}.`;
 });
-relaysSection("/:id/delete", async (c, _f, a) => {
-  const row = await getRelay(c.get("db"), id(c));
-  await removeRelay(c.get("db"), c.get("fx"), staffOf(a), row.id);
-  return `Removed ${row.inboxUrl}.`;
-});
+relaysSection(
+  "/:id/delete",
+  confirmFirst(
+    async (c) => ask.removeRelayQuestion((await getRelay(c.get("db"), id(c))).inboxUrl),
+    async (c, _f, a) => {
+      const row = await getRelay(c.get("db"), id(c));
+      await removeRelay(c.get("db"), c.get("fx"), staffOf(a), row.id);
+      return `Removed ${row.inboxUrl}.`;
+    },
+  ),
+);
 
 // ---- custom emojis ----
 const emojis = section("/emojis", "manage_custom_emojis", showEmojis);
@@ -197,11 +257,17 @@ emojis("/:id/copy", async (c, _f, a) => {
   const e = await copyCustomEmoji(c.get("db"), c.env, c.get("config"), staffOf(a), id(c));
   return emojiBack(null, `Copied :${e.shortcode}: to the local emojis.`);
 });
-emojis("/:id/delete", async (c, _f, a) => {
-  const e = await getCustomEmoji(c.get("db"), id(c));
-  await deleteCustomEmoji(c.get("db"), c.env, staffOf(a), e.id);
-  return emojiBack(e.domain, `Deleted :${e.shortcode}:.`);
-});
+emojis(
+  "/:id/delete",
+  confirmFirst(
+    async (c) => ask.deleteEmojiQuestion(await getCustomEmoji(c.get("db"), id(c))),
+    async (c, _f, a) => {
+      const e = await getCustomEmoji(c.get("db"), id(c));
+      await deleteCustomEmoji(c.get("db"), c.env, staffOf(a), e.id);
+      return emojiBack(e.domain, `Deleted :${e.shortcode}:.`);
+    },
+  ),
+);
 
 // ---- announcements ----
 const announcements = section("/announcements", "manage_announcements", showAnnouncements);
@@ -236,10 +302,16 @@ for (const [sub, publish] of [
     return publish ? "The announcement is published." : "The announcement is unpublished.";
   });
 }
-announcements("/:id/delete", async (c, _f, a) => {
-  await deleteAnnouncement(c.get("db"), c.get("fx"), staffOf(a), id(c));
-  return "The announcement is deleted.";
-});
+announcements(
+  "/:id/delete",
+  confirmFirst(
+    async (c) => ask.deleteAnnouncementQuestion((await getAnnouncement(c.get("db"), id(c))).text),
+    async (c, _f, a) => {
+      await deleteAnnouncement(c.get("db"), c.get("fx"), staffOf(a), id(c));
+      return "The announcement is deleted.";
+    },
+  ),
+);
 
 // ---- rules ----
 const rules = section("/rules", "manage_rules", showRules);
@@ -252,10 +324,16 @@ rules("/:id", async (c, f, a) => {
   await updateRule(c.get("db"), staffOf(a), id(c), ruleInput(f));
   return "The rule is updated.";
 });
-rules("/:id/delete", async (c, _f, a) => {
-  await deleteRule(c.get("db"), staffOf(a), id(c));
-  return "The rule is deleted.";
-});
+rules(
+  "/:id/delete",
+  confirmFirst(
+    async (c) => ask.deleteRuleQuestion((await getRule(c.get("db"), id(c))).text),
+    async (c, _f, a) => {
+      await deleteRule(c.get("db"), staffOf(a), id(c));
+      return "The rule is deleted.";
+    },
+  ),
+);
 
 // ---- server settings ----
 const settings = section("/settings", "manage_settings", showSettings);
@@ -274,10 +352,16 @@ settings("/thumbnail", async (c, f, a) => {
   await setThumbnail(c.get("db"), c.env, staffOf(a), f.thumbnail instanceof File ? f.thumbnail : null);
   return "The thumbnail is saved.";
 });
-settings("/thumbnail/delete", async (c, _f, a) => {
-  await removeThumbnail(c.get("db"), c.env, staffOf(a));
-  return "The thumbnail is removed.";
-});
+settings(
+  "/thumbnail/delete",
+  confirmFirst(
+    () => ask.removeThumbnailQuestion,
+    async (c, _f, a) => {
+      await removeThumbnail(c.get("db"), c.env, staffOf(a));
+      return "The thumbnail is removed.";
+    },
+  ),
+);
 
 // ---- roles ----
 /** The permissions[] checkboxes; undefined when the form had no permission fields. */
