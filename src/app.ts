@@ -1,6 +1,6 @@
 // Builds the Hono app: shared middleware (config, the request's D1 session and round-trip counter, viewer, CORS,
 // errors), then every route module. Route modules own their paths; this file only mounts them.
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { cors } from "hono/cors";
 import type { AppEnv } from "./context";
 import { createDb } from "./db/client";
@@ -14,7 +14,7 @@ import { errorResponse, notFound } from "./lib/http/errors";
 import { PrefixRouter } from "./lib/http/prefix-router";
 import { expireInstanceCache, mayChangeInstance } from "./lib/limits/instance-cache";
 import { applyRateLimits, startRateLimits } from "./lib/limits/rate-limit";
-import { bearerToken, loadViewer } from "./oauth/viewer";
+import { bearerToken, loadViewerAndUse, markTokenUsed } from "./oauth/viewer";
 import { mount } from "./route-group";
 import { mounts } from "./routes";
 
@@ -48,12 +48,17 @@ export function buildApp() {
     const resolve = !!token && needsViewer(c.req.path);
     // The general rate limits count while the token is looked up (src/lib/limits/rate-limit.ts).
     startRateLimits(c, resolve ? token : null);
+    let lastUseDue = false;
     if (token && resolve) {
-      const viewer = await loadViewer(c.get("db"), token);
-      if (viewer) c.set("viewer", viewer);
-      else c.set("invalidToken", true);
+      const loaded = await loadViewerAndUse(c.get("db"), token);
+      if (loaded) {
+        c.set("viewer", loaded.viewer);
+        lastUseDue = loaded.lastUseDue;
+      } else c.set("invalidToken", true);
     }
     await next();
+    const viewer = c.get("viewer");
+    if (lastUseDue && viewer) recordTokenUse(c, viewer.tokenId);
     // A staff write may have changed what the instance documents show: this isolate checks D1 on its next read.
     if (mayChangeInstance(c.req.method, c.req.path)) expireInstanceCache();
     // Effects leave after the handler, whatever it answered: a service records them only once its write committed.
@@ -100,6 +105,21 @@ export function buildApp() {
     return dispatch(request, ...rest);
   };
   return app;
+}
+
+/**
+ * The token's last use (shown on the Apps and sessions page), at most once an hour: written after the response, on the
+ * primary and outside the request's counted session, so it adds no round trip to the request.
+ */
+function recordTokenUse(c: Context<AppEnv>, tokenId: string) {
+  const write = markTokenUsed(createDb(c.env.DB), tokenId)
+    .run()
+    .catch((e: unknown) => console.error("token last use not recorded", e instanceof Error ? e.message : e));
+  try {
+    c.executionCtx.waitUntil(write);
+  } catch {
+    // No execution context (a direct app.request): the write runs on its own.
+  }
 }
 
 /** Only API and OAuth routes read bearer tokens; pages and federation do not. */
