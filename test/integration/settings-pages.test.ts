@@ -151,7 +151,14 @@ describe("profile and preferences", () => {
       "reading:expand:spoilers": true,
     });
     expect((await web("/settings/preferences", { jar })).text_).toContain('<option value="private" selected="">');
-    expect((await postForm(jar, "/settings/preferences", { privacy: "private", language: "not a code" })).status).toBe(422);
+    const refused = await postForm(jar, "/settings/preferences", { privacy: "unlisted", language: "not a code", expand_media: "hide_all" });
+    expect(refused.status).toBe(422);
+    // The form comes back as sent, with why: the refused value is there to correct.
+    expect(refused.text_).toContain("is not a language code");
+    expect(refused.text_).toContain('id="language" name="language" maxlength="16" value="not a code"');
+    expect(refused.text_).toContain('<option value="unlisted" selected="">');
+    expect(refused.text_).toContain('<option value="hide_all" selected="">');
+    expect((await u.api.get("/api/v1/preferences")).body["posting:default:language"]).toBe("de");
     expect((await postForm(jar, "/settings/preferences", { privacy: "direct" })).status).toBe(422);
   });
 });

@@ -151,7 +151,11 @@ describe("the sign-in page with two-factor authentication", () => {
     // The same code again (a replay) is refused, also when the clock has moved into the next 30 s step meanwhile (a
     // fresh code of that step would rightly pass, so the test replays the very code it used).
     const again = await passwordStep(u.username);
-    expect((await otpStep(again.jar, hidden(again.res.text_, "csrf")!, used)).status).toBe(401);
+    const replay = await otpStep(again.jar, hidden(again.res.text_, "csrf")!, used);
+    expect(replay.status).toBe(401);
+    // Said as it is: the code was right, but each code works once.
+    expect(replay.text_).toContain("This code was already used");
+    expect(replay.text_).not.toContain("Invalid two-factor code");
 
     // A recovery code works once.
     const r1 = await passwordStep(u.username);
@@ -258,8 +262,15 @@ describe("turning two-factor authentication off", () => {
     const u = await makeUser("otpregen");
     const jar = await signedIn(u.username);
     const { secret, codes } = await enableTwoFactor(jar, u.userId);
-    const res = await postForm(jar, "/settings/two_factor_authentication/recovery_codes", { otp_attempt: await codeFor(secret) }, await csrf(jar));
+    const code = await codeFor(secret);
+    const res = await postForm(jar, "/settings/two_factor_authentication/recovery_codes", { otp_attempt: code }, await csrf(jar));
     expect(res.status).toBe(200);
+    // The same code again is refused, saying why.
+    const reused = await postForm(jar, "/settings/two_factor_authentication/recovery_codes", { otp_attempt: code }, await csrf(jar));
+    expect(reused.status).toBe(422);
+    expect(reused.text_).toContain("This code was already used");
+    const wrong = await postForm(jar, "/settings/two_factor_authentication/recovery_codes", { otp_attempt: "000000" }, await csrf(jar));
+    expect(wrong.text_).toContain("The two-factor code is invalid.");
     const fresh = [...res.text_.matchAll(/<li>([0-9a-f]{16})<\/li>/g)].map((m) => m[1]!);
     expect(fresh).toHaveLength(10);
     const old = await passwordStep(u.username, "198.51.100.31");

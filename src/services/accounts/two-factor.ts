@@ -67,14 +67,9 @@ export async function pendingSetup(db: DB, pepper: string, user: UserRow, issuer
  * false only says whether it would be accepted (nothing recorded).
  */
 async function acceptTotp(db: DB, pepper: string, userId: string, code: string, pending: boolean, now: number, claim = true): Promise<boolean> {
-  const rows = await db.select().from(userTwoFactor).where(eq(userTwoFactor.userId, userId)).limit(1);
-  const row = rows[0];
-  if (!row || !!row.enabledAt === pending) return false;
-  const secret = await unsealText(pepper, SEAL_LABEL, row.otpSecret);
-  const bytes = secret ? base32Decode(secret) : null;
-  if (!bytes) return false;
-  const step = await matchTotp(bytes, code, now);
-  if (step === null) return false;
+  const m = await matchStep(db, pepper, userId, code, pending, now);
+  if (!m) return false;
+  const { row, step } = m;
   if (!claim) return row.consumedTimestep === null || row.consumedTimestep < step;
   // Claim the step atomically: of two requests with the same code only one passes.
   const claimed = await db
@@ -89,6 +84,32 @@ async function acceptTotp(db: DB, pepper: string, userId: string, code: string, 
     )
     .returning({ userId: userTwoFactor.userId });
   return claimed.length > 0;
+}
+
+/** The user's two-factor row (enabled, or pending when `pending`) and the time step `code` matches in it, if any. */
+async function matchStep(db: DB, pepper: string, userId: string, code: string, pending: boolean, now: number) {
+  const rows = await db.select().from(userTwoFactor).where(eq(userTwoFactor.userId, userId)).limit(1);
+  const row = rows[0];
+  if (!row || !!row.enabledAt === pending) return null;
+  const secret = await unsealText(pepper, SEAL_LABEL, row.otpSecret);
+  const bytes = secret ? base32Decode(secret) : null;
+  if (!bytes) return null;
+  const step = await matchTotp(bytes, code, now);
+  return step === null ? null : { row, step };
+}
+
+/** What a refused code is told when it was right but already used (each code signs in once). */
+export const USED_CODE = "This code was already used: each code works once. Wait for your app to show the next one, then enter it.";
+
+/**
+ * Whether a refused `rawCode` is a code of the user's secret whose time step was already used, so the page can say why
+ * it was refused. Asked only after a refusal; records nothing.
+ */
+export async function codeAlreadyUsed(db: DB, pepper: string, userId: string, rawCode: unknown, now = Date.now()): Promise<boolean> {
+  const code = normalizeCode(rawCode);
+  if (!/^\d{6}$/.test(code)) return false;
+  const m = await matchStep(db, pepper, userId, code, false, now);
+  return !!m && m.row.consumedTimestep !== null && m.step <= m.row.consumedTimestep;
 }
 
 const normalizeCode = (code: unknown) => (typeof code === "string" ? code.replace(/[\s-]/g, "").toLowerCase().slice(0, 64) : "");
@@ -137,7 +158,7 @@ export async function confirmTwoFactor(db: DB, pepper: string, userId: string, r
 
 /** New recovery codes (the old ones stop working), after a valid code (`check`, with the account's code budget). */
 export async function regenerateRecoveryCodes(db: DB, pepper: string, check: CheckCredentials, userId: string, rawCode: unknown): Promise<string[]> {
-  if (!(await check({ otp: rawCode }))) throw refused("The two-factor code is invalid.");
+  if (!(await check({ otp: rawCode }))) throw refused((await codeAlreadyUsed(db, pepper, userId, rawCode)) ? USED_CODE : "The two-factor code is invalid.");
   const { codes, stmts } = await newRecoveryCodes(db, pepper, userId);
   await db.batch(stmts);
   return codes;
@@ -147,10 +168,13 @@ export async function regenerateRecoveryCodes(db: DB, pepper: string, check: Che
  * Turns two-factor sign-in off (or abandons a pending setup): the password, and a code when it is on. Both are checked
  * together (`check`, with their budgets) and refused with one message, so a wrong code does not confirm the password.
  */
-export async function disableTwoFactor(db: DB, check: CheckCredentials, user: UserRow, password: unknown, rawCode: unknown): Promise<void> {
+export async function disableTwoFactor(db: DB, pepper: string, check: CheckCredentials, user: UserRow, password: unknown, rawCode: unknown): Promise<void> {
   const state = await twoFactorState(db, user.id);
   if (state.enabled) {
-    if (!(await check({ password, otp: rawCode }))) throw refused("The password or the two-factor code is wrong.");
+    if (!(await check({ password, otp: rawCode }))) {
+      // A used code is said to be one whatever the password: that tells nothing about the password.
+      throw refused((await codeAlreadyUsed(db, pepper, user.id, rawCode)) ? USED_CODE : "The password or the two-factor code is wrong.");
+    }
   } else if (!(await check({ password }))) throw refused("The password is wrong.");
   await db.batch(removeTwoFactorStatements(db, user.id));
 }

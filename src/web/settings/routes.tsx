@@ -29,6 +29,7 @@ import {
 import { page } from "../layout";
 import { clearSessionCookie } from "../session";
 import type { WebSession } from "../session-store";
+import type { UserSettings } from "../../db/schema";
 import { AccountPage } from "./account";
 import aliasPages from "./aliases";
 import { AppsPage } from "./apps";
@@ -120,8 +121,13 @@ r.post(
 
 // ---- preferences ----
 
-const preferencesPage = (c: Ctx, s: WebSession, o: PageView = {}) =>
-  page(c, <PreferencesPage siteTitle={title(c)} csrf={s.csrf} settings={s.user.settings ?? {}} flash={o.flash} error={o.error} />, o.status ?? 200);
+/** The preferences form: the saved settings, or after a refusal the ones just submitted (`submitted`). */
+const preferencesPage = (c: Ctx, s: WebSession, o: PageView = {}, submitted?: UserSettings) =>
+  page(
+    c,
+    <PreferencesPage siteTitle={title(c)} csrf={s.csrf} settings={submitted ?? s.user.settings ?? {}} flash={o.flash} error={o.error} />,
+    o.status ?? 200,
+  );
 
 r.get(
   "/settings/preferences",
@@ -138,8 +144,18 @@ r.post("/settings/preferences", async (c) => {
   const privacy = VISIBILITIES.find((v) => v === p.privacy);
   const language = str(p.language).trim();
   const expandMedia = EXPAND_MEDIA.find((v) => v === p.expand_media) as ExpandMedia | undefined;
-  if (!privacy) return preferencesPage(c, s, { error: "Choose a default visibility.", status: 422 });
-  if (language && !LANGUAGE.test(language)) return preferencesPage(c, s, { error: "The default language is not a valid language code.", status: 422 });
+  // A refused form comes back as it was sent, so nothing typed is lost.
+  const submitted: UserSettings = {
+    ...s.user.settings,
+    ...(privacy ? { "posting:default:visibility": privacy } : {}),
+    "posting:default:language": language.slice(0, 16),
+    "posting:default:sensitive": truthy(p.sensitive) ?? false,
+    ...(expandMedia ? { "reading:expand:media": expandMedia } : {}),
+    "reading:expand:spoilers": truthy(p.expand_spoilers) ?? false,
+  };
+  const refuse = (error: string) => preferencesPage(c, s, { error, status: 422 }, submitted);
+  if (!privacy) return refuse("Choose a default visibility.");
+  if (language && !LANGUAGE.test(language)) return refuse(`“${language.slice(0, 16)}” is not a language code: use an ISO 639 code such as en, de or pt-BR.`);
   const db = c.get("db");
   const out = await updateProfile(db, c.get("fx"), c.get("config"), c.env, viewerOf(s), {
     privacy,
@@ -225,7 +241,7 @@ r.post(
 r.post(
   "/settings/two_factor_authentication_methods/disable",
   settingsPost(twoFactorPage, async (c, s, p) => {
-    await disableTwoFactor(c.get("db"), credentialCheck(c, s.user), s.user, p.current_password, p.otp_attempt);
+    await disableTwoFactor(c.get("db"), pepper(c), credentialCheck(c, s.user), s.user, p.current_password, p.otp_attempt);
     return redirectWithFlash(c, "/settings/otp_authentication", "otp_disabled");
   }),
 );

@@ -8,6 +8,7 @@ import { ApiError } from "../../lib/http/errors";
 import { readParams } from "../../lib/http/params";
 import { throttleLogin } from "../../lib/limits/rate-limit";
 import { checkCredentials } from "../../services/accounts/credentials";
+import { codeAlreadyUsed, USED_CODE } from "../../services/accounts/two-factor";
 import { MessagePage, SignInPage } from "../auth-pages";
 import { Layout, page } from "../layout";
 import { currentSession, originAllowed, preSessionCsrf, setSessionCookie } from "../session";
@@ -81,7 +82,8 @@ export async function otpStepPost(c: Ctx) {
         401,
       );
     }
-    return page(c, <OtpStepPage siteTitle={title} csrf={ch.csrf} error="Invalid two-factor code." />, 401);
+    const used = await codeAlreadyUsed(db, c.env.SECRET_KEY_BASE ?? "", ch.userId, p.otp_attempt);
+    return page(c, <OtpStepPage siteTitle={title} csrf={ch.csrf} error={used ? USED_CODE : "Invalid two-factor code."} />, 401);
   }
   await endSignInChallenge(c, ch.idHash);
   const old = await currentSession(c);
