@@ -24,6 +24,7 @@ import { renderPreviewCard, type MastodonPreviewCard, type PreviewCardRow } from
 import { renderEmojis, type MastodonCustomEmoji } from "../instance/custom-emoji";
 import type { StoredEmoji } from "../../db/schema/index";
 import { isoTime, statusUrl, tagUrl } from "../urls";
+import { withLocalQuoteFallback } from "../../lib/text/quote-inline";
 import { canSeeStatus } from "../../policy/visibility";
 import { activeFilterRules, compileFilters, matchFilters, searchableText, type CompiledFilter, type FilterMatch } from "../../policy/filter-match";
 import { renderFilterResults, type MastodonFilterResult } from "./filter-result";
@@ -475,6 +476,22 @@ function filterMatches(b: StatusBundle, s: StatusRow, context: FilterContext | u
   return matchFilters(b.filters, text, s.reblogOfId ? [s.id, s.reblogOfId] : [s.id], context);
 }
 
+/**
+ * The page and id of the status a local quote post quotes, while the quote is live (pending or accepted): what its
+ * content's `quote-inline` fallback links (lib/text/quote-inline.ts), in the API and in the Note, as Mastodon's
+ * TextFormatter#add_quote_fallback. Null for a remote status (its sender wrote its own), a withdrawn quote or a quoted
+ * status no longer there.
+ */
+export function liveQuotedPage(cfg: Config, b: StatusBundle, s: StatusRow): { uri: string; url: string } | null {
+  if (!s.local) return null;
+  const q = b.quotes.get(s.id);
+  if (!q?.quotedStatusId || (q.state !== "pending" && q.state !== "accepted")) return null;
+  const quoted = b.statuses.get(q.quotedStatusId);
+  const author = quoted ? b.accounts.get(quoted.accountId) : undefined;
+  if (!quoted || !author) return null;
+  return { uri: quoted.uri, url: quoted.url ?? (quoted.local ? statusUrl(cfg, author.username, quoted.id) : quoted.uri) };
+}
+
 export function renderStatusFrom(cfg: Config, b: StatusBundle, id: string, view: StatusView = {}): MastodonStatus | null {
   return renderOne(cfg, b, id, 0, view, null);
 }
@@ -558,7 +575,7 @@ function renderOne(
     favourites_count: s.favouritesCount,
     quotes_count: s.quotesCount,
     edited_at: isoTime(s.editedAt),
-    content: s.reblogOfId ? "" : s.content,
+    content: s.reblogOfId ? "" : withLocalQuoteFallback(s.content, liveQuotedPage(cfg, b, s)),
     reblog,
     application: app ? { name: app.name, website: app.website } : s.local && !s.reblogOfId ? { name: "Web", website: null } : undefined,
     account: renderAccount(cfg, account),

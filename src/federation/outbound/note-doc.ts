@@ -3,7 +3,8 @@
 // Mentioned accounts are always addressed (cc, or to for direct).
 import type { Config } from "../../env";
 import { acctOf } from "../../entities/accounts/account";
-import type { StatusBundle } from "../../entities/statuses/status";
+import { liveQuotedPage, type StatusBundle } from "../../entities/statuses/status";
+import { withLocalQuoteFallback } from "../../lib/text/quote-inline";
 import { mediaUrl, tagUrl } from "../../entities/urls";
 import { NOTE_CONTEXT } from "./context";
 import { emojiTags } from "./emoji-tags";
@@ -39,6 +40,8 @@ export function renderNote(cfg: Config, b: StatusBundle, id: string, now = Date.
   const parent = s.inReplyToId ? b.statuses.get(s.inReplyToId) : undefined;
   const media = b.media.get(s.id) ?? [];
   const poll = b.polls.get(s.id);
+  // A quote post carries its `quote-inline` "RE:" link for servers and clients without quote support (Mastodon's).
+  const content = withLocalQuoteFallback(s.content, liveQuotedPage(cfg, b, s));
   const note: Record<string, unknown> = {
     id: s.uri,
     type: poll ? "Question" : "Note",
@@ -52,8 +55,8 @@ export function renderNote(cfg: Config, b: StatusBundle, id: string, now = Date.
     sensitive: s.sensitive || (author.sensitizedAt != null && media.length > 0),
     atomUri: s.uri,
     inReplyToAtomUri: parent?.uri ?? null,
-    content: s.content,
-    contentMap: s.language ? { [s.language]: s.content } : undefined,
+    content,
+    contentMap: s.language ? { [s.language]: content } : undefined,
     attachment: media.map((m) => ({
       type: "Document",
       mediaType: m.contentType,

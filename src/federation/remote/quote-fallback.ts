@@ -10,7 +10,7 @@ import type { DB } from "../../db/client";
 import type { StatusRow } from "../../entities/statuses/status";
 import { httpUrl } from "../../lib/http/urls";
 import { padId } from "../../lib/text/ids";
-import { renderUrl } from "../../lib/text/text";
+import { quoteInline, showsQuote } from "../../lib/text/quote-inline";
 import type { NormalizedNote } from "./normalize";
 
 /** The URL the fallback links to, and every URL of the quoted post that already counts as a link to it. */
@@ -49,31 +49,8 @@ export function storedQuoteFallback(rows: unknown[] | undefined, note: Normalize
   return quoteFallbackFor({ legacy: !!row.legacy, state: row.state, uri: note.quote?.uri ?? null }, quoted);
 }
 
-const unescapeAttribute = (s: string) =>
-  s
-    .replace(/&quot;/g, '"')
-    .replace(/&lt;/g, "<")
-    .replace(/&gt;/g, ">")
-    .replace(/&amp;/g, "&");
-
-/**
- * Whether sanitised HTML already shows the quote: a link to one of `known`, or an element of class `quote-inline` (the
- * sender's own fallback, perhaps linking a page of the quoted post we do not know). The sanitiser writes every tag
- * itself and escapes `<` and `>` everywhere else (sanitize.ts), so each `<` starts one of its tags and each attribute
- * is double-quoted and escaped.
- */
-function showsQuote(html: string, known: readonly string[]): boolean {
-  for (const [tag] of html.matchAll(/<[a-z]+\s[^>]*>/g)) {
-    const cls = /\sclass="([^"]*)"/.exec(tag)?.[1];
-    if (cls?.split(/\s+/).includes("quote-inline")) return true;
-    const href = tag.startsWith("<a ") ? /\shref="([^"]*)"/.exec(tag)?.[1] : undefined;
-    if (href && known.includes(unescapeAttribute(href))) return true;
-  }
-  return false;
-}
-
 /** Sanitised content with the quote fallback appended when `fallback` is given and the content does not show the quote. */
 export function withQuoteFallback(content: string, fallback: QuoteFallback | null | undefined): string {
   if (!fallback || showsQuote(content, fallback.known)) return content;
-  return `${content}<p class="quote-inline">RE: ${renderUrl(fallback.href)}</p>`;
+  return content + quoteInline(fallback.href);
 }
