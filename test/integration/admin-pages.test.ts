@@ -571,7 +571,7 @@ describe("what a new admin reads", () => {
     const ask = await post(owner, `/admin/reports/${id}/action`, { type: "suspend" });
     expect(ask.status).toBe(200);
     expect(ask.text_).toContain("Suspend @troll?");
-    expect(ask.text_).toContain(`resolve report #${id} and every other open report about @troll`);
+    expect(ask.text_).toContain("resolve this report and every other open report about @troll");
     expect(ask.text_).toContain(`action="/admin/reports/${id}/action"`);
     expect(hidden(ask.text_, "type")).toBe("suspend");
     expect(hidden(ask.text_, "confirmed")).toBe("1");
@@ -616,18 +616,20 @@ describe("what a new admin reads", () => {
     await post(owner, `/admin/domains/blocks/${block}/delete`, { confirmed: "1" });
     await post(owner, "/admin/settings", { title: "Renamed" });
     await post(owner, "/admin/roles", { name: "Helpers", position: "5" });
+    await upload(owner, "/admin/emojis", { shortcode: "blobcat", image: await emojiFile(png(16, 16)) });
     const log = (await web("/admin/log", { jar: owner.jar })).text_;
     for (const entry of [
       "<td>limited</td><td>@troll</td>",
-      `<td>resolved</td><td>report #${rep.body.id} on @troll</td>`,
+      "<td>resolved</td><td>a report on @troll</td>",
       "<td>rejected</td><td>@waiting</td>",
       "<td>created</td><td>domain block gone.example</td>",
       "<td>deleted</td><td>domain block gone.example</td>",
       "<td>changed</td><td>the server settings</td>",
       "<td>created</td><td>role Helpers</td>",
+      "<td>created</td><td>custom emoji :blobcat:</td>",
     ]) {
       expect(log).toContain(entry);
     }
-    expect(log).not.toMatch(/Account #|Form::AdminSettings|DomainBlock/);
+    expect(log).not.toMatch(/Account #|Report #|report #|Form::AdminSettings|DomainBlock/);
   });
 });

@@ -102,8 +102,8 @@ async function insertLocal(
       SELECT ${padId(id)}, ${shortcode}, NULL, ${key}, 1, 0, ${category}, ${now}
       WHERE NOT EXISTS (SELECT 1 FROM custom_emojis WHERE domain IS NULL AND shortcode = ${shortcode})
       RETURNING id`),
-    db.run(sql`INSERT INTO admin_action_logs (id, account_id, action, target_type, target_id, created_at)
-      SELECT ${padId(snowflake(now))}, ${padId(staff.accountId)}, ${action}, 'CustomEmoji', ${padId(id)}, ${now}
+    db.run(sql`INSERT INTO admin_action_logs (id, account_id, action, target_type, target_id, human_identifier, created_at)
+      SELECT ${padId(snowflake(now))}, ${padId(staff.accountId)}, ${action}, 'CustomEmoji', ${padId(id)}, ${shortcode}, ${now}
       WHERE EXISTS (SELECT 1 FROM custom_emojis WHERE id = ${padId(id)})`),
   ]);
   if (!inserted.length) {

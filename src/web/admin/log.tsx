@@ -59,7 +59,7 @@ const VERBS: Record<string, string> = {
 /** The entry's verb. */
 export const verbOf = (e: Pick<ActionLogEntry, "action">) => VERBS[e.action] ?? e.action.replace(/_/g, " ");
 
-/** The entry's target, named: "@troll", "domain block spam.example", "rule “Be kind”", "the server settings". */
+/** The entry's target, named: "@troll", "a report on @troll", "domain block spam.example", "the server settings". */
 export function targetOf(e: Pick<ActionLogEntry, "targetType" | "targetId" | "humanIdentifier">): string {
   const kind = KINDS[e.targetType] ?? e.targetType;
   const name = e.humanIdentifier;
@@ -71,7 +71,8 @@ export function targetOf(e: Pick<ActionLogEntry, "targetType" | "targetId" | "hu
     case "User":
       return name ? `@${name}` : numbered;
     case "Report":
-      return name ? `${numbered} on @${name}` : numbered;
+      // Report ids are snowflakes: the account reported says more.
+      return name ? `a report on @${name}` : numbered;
     case "Status":
       return name ? `a post by @${name}` : numbered;
     case "CustomEmoji":

@@ -5,8 +5,8 @@ import type { CustomEmojiRow } from "../../services/admin/custom-emojis";
 import type { Confirmation } from "./confirm";
 
 /** What each action on a reported account does, as the confirmation page says it. */
-export function accountActionQuestion(type: string, acct: string, reportId: string, local: boolean): Confirmation | null {
-  const resolves = `resolve report #${reportId} and every other open report about ${acct}`;
+export function accountActionQuestion(type: string, acct: string, local: boolean): Confirmation | null {
+  const resolves = `resolve this report and every other open report about ${acct}`;
   switch (type) {
     case "suspend":
       return {

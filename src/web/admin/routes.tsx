@@ -133,7 +133,7 @@ reports(
       const rep = await getReport(c.get("db"), id(c));
       const target = (await getAdminAccount(c.get("db"), rep.targetAccountId)).account;
       const acct = `@${target.username}${target.domain ? `@${target.domain}` : ""}`;
-      return ask.accountActionQuestion(text(f, "type") ?? "", acct, rep.id, !target.domain);
+      return ask.accountActionQuestion(text(f, "type") ?? "", acct, !target.domain);
     },
     async (c, f, a) => {
       mayActOnAccounts(a);
