@@ -38,7 +38,7 @@ table{width:100%;border-collapse:collapse}
 th,td{text-align:left;vertical-align:top;padding:.4rem .5rem;border-top:1px solid #eef0f2}
 td button,form.inline button{margin-top:0;padding:.25rem .7rem;font-size:.9rem}
 form.inline{display:inline}
-.row{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:center}
+.row{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:center;margin:.75rem 0}
 .row label{display:inline-flex;gap:.35rem;align-items:center;margin:0;font-weight:400}
 .row input[type=text],.row input[type=number],.row input[type=url],.row input[type=date],.row input[type=datetime-local],.row select{width:auto}
 .row button{margin-top:0}

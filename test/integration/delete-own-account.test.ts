@@ -74,6 +74,10 @@ describe("/settings/delete", () => {
   it("the owner cannot delete their account here", async () => {
     const owner = await makeUser("selfdelowner", { roleId: "3" });
     const jar = await signedIn(owner.username);
+    // The page says so up front, and offers no form to fill in vain.
+    const shown = await web("/settings/delete", { jar });
+    expect(shown.text_).toContain("is the owner of this server: its account cannot be deleted.");
+    expect(shown.text_).not.toContain('name="password"');
     const res = await postForm(jar, "/settings/delete", { password: PASSWORD });
     expect(res.status).toBe(403);
     expect(res.text_).toContain("The owner&#39;s account cannot be deleted.");

@@ -10,6 +10,9 @@ import type { DomainBlockRow } from "../../db/schema";
 
 const LIMIT = 200;
 
+/** The severities as Mastodon's form names them. */
+const SEVERITY: Record<string, string> = { silence: "Limit", suspend: "Suspend", noop: "None (only the options below)" };
+
 function BlockFields(p: { b?: Partial<DomainBlockRow>; values?: Record<string, string> }) {
   const v = p.values;
   const severity = v?.severity ?? p.b?.severity ?? "silence";
@@ -22,7 +25,7 @@ function BlockFields(p: { b?: Partial<DomainBlockRow>; values?: Record<string, s
           <select name="severity">
             {DOMAIN_BLOCK_SEVERITIES.map((s) => (
               <option value={s} selected={s === severity}>
-                {s}
+                {SEVERITY[s] ?? s}
               </option>
             ))}
           </select>
@@ -73,7 +76,7 @@ export async function showDomains(c: Ctx, view: View) {
                 name={b.domain}
                 detail={
                   <>
-                    {b.severity}
+                    {SEVERITY[b.severity]?.replace(/ \(.*/, "") ?? b.severity}
                     {b.rejectMedia ? " · reject media" : ""}
                     {b.rejectReports ? " · reject reports" : ""}
                     {b.obfuscate ? " · obfuscated" : ""} · {when(b.createdAt)}

@@ -59,9 +59,11 @@ export async function showRoles(c: Ctx, view: View, submitted?: Set<string>) {
             </span>
           </h2>
           <p class="muted">
-            {NAMES.filter((n) => (r.permissions & PERMISSIONS[n]) !== 0)
-              .map(label)
-              .join(", ") || "No permissions"}
+            {(r.permissions & PERMISSIONS.administrator) !== 0
+              ? "Every permission (administrator)"
+              : NAMES.filter((n) => (r.permissions & PERMISSIONS[n]) !== 0)
+                  .map(label)
+                  .join(", ") || "No permissions"}
           </p>
           <details>
             <summary>Edit</summary>

@@ -3,7 +3,8 @@ import { Layout } from "../layout";
 import { SettingsLayout } from "./kit";
 import { PostForm } from "../form-parts";
 
-export function DeletePage(p: { siteTitle: string; csrf: string; acct: string; error?: string }) {
+/** `owner`: the server's owner, whose account cannot be deleted here (the form is not offered). */
+export function DeletePage(p: { siteTitle: string; csrf: string; acct: string; owner: boolean; error?: string }) {
   return (
     <SettingsLayout siteTitle={p.siteTitle} title="Delete account" path="/settings/delete" error={p.error}>
       <div class="card">
@@ -12,14 +13,24 @@ export function DeletePage(p: { siteTitle: string; csrf: string; acct: string; e
           This deletes <strong>@{p.acct}</strong> for good: your posts, media, follows and everything else are removed, and the servers that know your account
           are told it is gone. Your username stays reserved. This cannot be undone.
         </p>
-        <p class="muted">To keep your data, download it first from the Export page.</p>
-        <PostForm action="/settings/delete" csrf={p.csrf}>
-          <label for="password">Current password</label>
-          <input type="password" id="password" name="password" required autocomplete="current-password" />
-          <button type="submit" class="danger">
-            Delete my account
-          </button>
-        </PostForm>
+        {p.owner ? (
+          <p id="owner-account">
+            <strong>@{p.acct} is the owner of this server: its account cannot be deleted.</strong> The server would be left without one.
+          </p>
+        ) : (
+          <>
+            <p class="muted">
+              To keep your data, download it first from the <a href="/settings/exports">Export page</a>.
+            </p>
+            <PostForm action="/settings/delete" csrf={p.csrf}>
+              <label for="password">Current password</label>
+              <input type="password" id="password" name="password" required autocomplete="current-password" />
+              <button type="submit" class="danger">
+                Delete my account
+              </button>
+            </PostForm>
+          </>
+        )}
       </div>
     </SettingsLayout>
   );

@@ -13,6 +13,7 @@ import { AVATAR_LIMIT } from "../../media/store";
 import type { UserViewer } from "../../oauth/guard";
 import { authorizedApps, browserSessions, revokeAuthorizedApp, revokeBrowserSession } from "../../services/accounts/authorized-apps";
 import { deleteOwnAccount } from "../../services/accounts/delete-own-account";
+import { OWNER_ROLE_ID } from "../../services/accounts/registration";
 import { changeEmail } from "../../services/accounts/email-change";
 import { changePassword } from "../../services/accounts/password-change";
 import { credentialCheck } from "../../services/accounts/credentials";
@@ -289,7 +290,7 @@ r.post(
 // ---- delete my account ----
 
 const deletePage = (c: Ctx, s: WebSession, o: PageView = {}) =>
-  page(c, <DeletePage siteTitle={title(c)} csrf={s.csrf} acct={s.account.username} error={o.error} />, o.status ?? 200);
+  page(c, <DeletePage siteTitle={title(c)} csrf={s.csrf} acct={s.account.username} owner={s.user.roleId === OWNER_ROLE_ID} error={o.error} />, o.status ?? 200);
 
 r.get("/settings/delete", settingsGet(deletePage));
 
