@@ -1,6 +1,7 @@
 // The account settings pages in a real browser (Debian's chromium through playwright-core): a user signs in, changes
 // the password, turns on two-factor authentication (the code computed here, RFC 6238), signs out and signs back in
-// with the new password and a code. Plain forms: no client-side JavaScript is involved.
+// with the new password and a code; the same code again is refused as already used. Plain forms: no client-side
+// JavaScript is involved.
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
 import { after, before, describe, test } from "node:test";
@@ -136,9 +137,26 @@ describe("account settings in chromium", { skip }, () => {
     const code = page.locator("#otp_attempt");
     await code.waitFor();
     // The code of the step that enabled two-factor was used; the next step's code is within the accepted window.
-    await code.fill(totp(secret, Date.now() + 30_000));
+    const used = totp(secret, Date.now() + 30_000);
+    await code.fill(used);
     await page.getByRole("button", { name: "Verify", exact: true }).click();
     await page.waitForURL(`${server.url}/settings/otp_authentication`);
     assert.match(await page.locator("#otp-status").textContent(), /is on/);
+    s.used = used;
+  });
+
+  test("a code used once is refused the next time, saying why", async () => {
+    const used = need(s.used, "sign-in with a code");
+    await page.goto(`${server.url}/`);
+    await page.getByRole("button", { name: "Sign out", exact: true }).click();
+    await page.waitForURL(`${server.url}/`);
+    await page.goto(`${server.url}/auth/sign_in`);
+    await page.locator('input[name="email"]').fill(EMAIL);
+    await page.locator('input[name="password"]').fill(NEW_PASSWORD);
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
+    await page.locator("#otp_attempt").fill(used);
+    await page.getByRole("button", { name: "Verify", exact: true }).click();
+    assert.match(await page.locator(".error").textContent(), /This code was already used: each code works once/);
+    await screenshot(page, "settings-otp-used.png");
   });
 });
