@@ -14,6 +14,7 @@ main{max-width:40rem;margin:2rem auto;padding:0 1rem}
 .card{background:#fff;border:1px solid #d8dce1;border-radius:8px;padding:1.5rem;margin-bottom:1rem}
 .card>:first-child{margin-top:0}
 .card>:last-child{margin-bottom:0}
+.card>form:first-child>label:first-of-type{margin-top:0}
 h1{font-size:1.4rem;margin:0 0 1rem}
 h2{font-size:1.1rem;margin:0 0 .5rem}
 h3{font-size:1rem;margin:1rem 0 .25rem}
@@ -37,6 +38,7 @@ a.button{display:inline-block;padding:.5rem 1.2rem;border-radius:6px;border:1px 
 table{width:100%;border-collapse:collapse}
 th,td{text-align:left;vertical-align:top;padding:.4rem .5rem;border-top:1px solid #eef0f2}
 td button,form.inline button{margin-top:0;padding:.25rem .7rem;font-size:.9rem}
+form.inline select{padding:.25rem .5rem;font-size:.9rem}
 form.inline{display:inline}
 .row{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:center;margin:.75rem 0}
 .row label{display:inline-flex;gap:.35rem;align-items:center;margin:0;font-weight:400}

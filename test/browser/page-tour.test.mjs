@@ -129,6 +129,10 @@ describe("every page as a new admin meets it (chromium, no JavaScript)", { skip 
       assert.equal(await nav.locator('a[aria-current="page"]').getAttribute("href"), path);
       await screenshot(page, shot(path));
     }
+    // The aliases page belongs to Account migration.
+    await page.goto(`${server.url}/settings/aliases`);
+    assert.equal(await page.getByRole("navigation", { name: "Settings" }).locator('a[aria-current="page"]').getAttribute("href"), "/settings/migration");
+    await screenshot(page, shot("/settings/aliases"));
   });
 
   test("a refused preferences form keeps the value typed and says why", async () => {
@@ -188,6 +192,17 @@ describe("every page as a new admin meets it (chromium, no JavaScript)", { skip 
 
   test("every admin page carries the admin navigation; the roles page counts the owner", async () => {
     need(s.reportId, "setup");
+    // Something on each list, through its form.
+    await page.goto(`${server.url}/admin/rules`);
+    await page.locator('form[action="/admin/rules"] input[name="text"]').fill("Be kind");
+    await page.getByRole("button", { name: "Add rule" }).click();
+    await page.goto(`${server.url}/admin/announcements`);
+    await page.locator('form[action="/admin/announcements"] textarea[name="text"]').fill("Maintenance tonight at 22:00 UTC.");
+    await page.getByRole("button", { name: "Create" }).click();
+    await page.goto(`${server.url}/admin/domains`);
+    await page.locator("#block-domain").fill("noisy.example");
+    await page.getByRole("button", { name: "Block domain" }).click();
+    assert.match(await page.locator(".notice").textContent(), /Blocked noisy\.example \(silence\)/);
     for (const path of ADMIN) {
       await page.goto(`${server.url}${path}`);
       assert.equal(await page.getByRole("navigation", { name: "Administration" }).locator('a[aria-current="page"]').getAttribute("href"), path);
@@ -201,6 +216,7 @@ describe("every page as a new admin meets it (chromium, no JavaScript)", { skip 
   test("a report's Suspend asks first, and acts once confirmed", async () => {
     const id = need(s.reportId, "setup");
     await page.goto(`${server.url}/admin/reports`);
+    await screenshot(page, shot("/admin/reports"));
     const card = page.locator(`[data-report="${id}"]`);
     await card.locator('select[name="type"]').selectOption("suspend");
     await card.getByRole("button", { name: "Apply and resolve" }).click();

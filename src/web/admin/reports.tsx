@@ -34,11 +34,9 @@ export async function showReports(c: Ctx, view: View) {
         </Card>
         {reports.map((r) => (
           <div class="card" data-report={r.id}>
-            <h2>
-              Report #{r.id}: {acct(r.target_account)}
-            </h2>
+            <h2>{acct(r.target_account)}</h2>
             <p class="muted">
-              {r.category} · reported by {acct(r.account)} · {when(Date.parse(r.created_at))}
+              Report #{r.id} · {r.category} · reported by {acct(r.account)} · {when(Date.parse(r.created_at))}
               {r.forwarded ? " · forwarded" : ""}
             </p>
             {r.comment ? <blockquote>{r.comment}</blockquote> : null}

@@ -32,6 +32,7 @@ export async function showSettings(c: Ctx, view: View) {
   return sectionPage(c, view, "/admin/settings", (f) => (
     <>
       <Card>
+        <p class="muted">A blank field uses the default of the server's configuration, shown in grey.</p>
         <PostForm action="/admin/settings" csrf={f.csrf} form="settings">
           <SettingInput field="title" id="s-title" label="Server name" placeholder={cfg.title} value={val("title")} />
           <SettingInput field="short_description" id="s-short" label="Short description" placeholder={cfg.description} value={val("short_description")} />

@@ -12,7 +12,7 @@ import { PostForm, Table } from "../form-parts";
 
 export function AliasesPage(p: { siteTitle: string; csrf: string; acct: string; aliases: AccountAliasRow[]; flash?: string; error?: string }) {
   return (
-    <SettingsLayout siteTitle={p.siteTitle} title="Moving from another account" path="/settings/aliases" flash={p.flash} error={p.error}>
+    <SettingsLayout siteTitle={p.siteTitle} title="Moving from another account" path="/settings/migration" flash={p.flash} error={p.error}>
       <div class="card">
         <h1>Moving from another account</h1>
         <p>

@@ -15,7 +15,7 @@ import { ErrorBox, humanTime, Notice, SectionNav } from "../form-parts";
 // The settings pages' own pieces; the form style is every page's (src/web/layout.tsx).
 const CSS = `
 ol.codes{font-family:ui-monospace,monospace;columns:2}
-.fieldrow{display:grid;grid-template-columns:1fr 1fr;gap:.5rem}
+.fieldrow{display:grid;grid-template-columns:1fr 1fr;gap:.5rem;margin-bottom:.5rem}
 `;
 
 export const SECTIONS = [
