@@ -65,11 +65,13 @@ describe("every page as a new admin meets it (chromium, no JavaScript)", { skip 
 
   test("the owner is created on the setup page; an app, a troll and a report through the API", async () => {
     await page.goto(`${server.url}/setup?token=e2e-setup`);
+    await screenshot(page, "tour-setup.png");
     await page.locator("#username").fill(OWNER.username);
     await page.locator("#email").fill(OWNER.email);
     await page.locator("#password").fill(OWNER.password);
     await page.getByRole("button", { name: "Create owner" }).click();
     await page.waitForURL(`${server.url}/`);
+    await screenshot(page, "tour-front-page.png");
     const app = await json(
       await api("/api/v1/apps", null, postJson({ client_name: "Tour app", redirect_uris: "urn:ietf:wg:oauth:2.0:oob", scopes: "read write" })),
       "POST /api/v1/apps",
