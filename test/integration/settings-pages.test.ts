@@ -15,6 +15,9 @@ const PAGES = [
   "/auth/edit",
   "/settings/otp_authentication",
   "/oauth/authorized_applications",
+  "/settings/exports",
+  "/settings/imports",
+  "/settings/migration",
   "/settings/delete",
 ];
 const POSTS: [string, Record<string, string>][] = [
