@@ -160,7 +160,7 @@ describe("the API and the inbox leave the same rows", () => {
     expect(await notes(remoteId)).toEqual(await notes(padId(local.id)));
   });
 
-  it("a block (Block received, and POST /block), which also ends the follows both ways", async () => {
+  it("a block (Block received, and POST /block), which also ends the follows both ways, and its undoing", async () => {
     await setUp();
     // Each blocker follows the target and is followed by it first.
     expect((await local.api.post(`/api/v1/accounts/${target.id}/follow`)).status).toBe(200);
@@ -179,6 +179,15 @@ describe("the API and the inbox leave the same rows", () => {
       rows("follows", "(account_id = ?1 AND target_account_id = ?2) OR (account_id = ?2 AND target_account_id = ?1)", [a, padId(target.id)], []);
     expect(await followsBetween(padId(local.id))).toEqual([]);
     expect(await followsBetween(remoteId)).toEqual([]);
+
+    // And the unblock (Undo{Block} received by the block's id, and POST /unblock) through the one unblockStatement.
+    const [{ uri: blockUri }] = (await rows("blocks", "account_id = ?", [remoteId], [])) as { uri: string }[];
+    expect((await local.api.post(`/api/v1/accounts/${target.id}/unblock`)).status).toBe(200);
+    const undo = await deliver(remote, { id: newId(remote), type: "Undo", actor: remote.uri, object: blockUri });
+    expect(undo.status).toBe(202);
+    await runQueuedJobs();
+    expect(await blocksBy(padId(local.id))).toEqual([]);
+    expect(await blocksBy(remoteId)).toEqual([]);
   });
 
   it("a pin (POST /pin, an Add to the featured collection received, the collection read by fetch_featured), and an unpin", async () => {

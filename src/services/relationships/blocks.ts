@@ -1,6 +1,7 @@
 // Blocking ends every follow and request between the two accounts, both ways, in the same batch as the block.
-// `blockChange` is the one block, whether a local user blocks (REST) or a remote actor does (Block received).
-import { and, eq, or } from "drizzle-orm";
+// `blockChange` is the one block, whether a local user blocks (REST) or a remote actor does (Block received), and
+// `unblockStatement` the one unblock (REST's unblock, an Undo{Block} received).
+import { and, eq, or, sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { accountPins, accounts, blocks } from "../../db/schema";
 import { newActivityUri, type Effects } from "../../effects/collector";
@@ -51,6 +52,20 @@ export async function block(db: DB, fx: Effects, viewerId: string, targetId: str
   return rel;
 }
 
+/**
+ * `blockerId`'s block ends: the one of `targetId`, or the one made by the activity `uri` (an Undo{Block} may name
+ * either). Answers the ids of the rows removed.
+ */
+export function unblockStatement(db: DB, blockerId: string, by: { targetId?: string | null; uri?: string | null }) {
+  const match = [];
+  if (by.targetId) match.push(eq(blocks.targetAccountId, by.targetId));
+  if (by.uri) match.push(eq(blocks.uri, by.uri));
+  return db
+    .delete(blocks)
+    .where(and(eq(blocks.accountId, blockerId), match.length ? or(...match) : sql`0`))
+    .returning({ id: blocks.id });
+}
+
 export async function unblock(db: DB, fx: Effects, viewerId: string, targetId: string): Promise<MastodonRelationship> {
   notSelf(viewerId, targetId);
   const mine = and(eq(blocks.accountId, viewerId), eq(blocks.targetAccountId, targetId));
@@ -60,7 +75,7 @@ export async function unblock(db: DB, fx: Effects, viewerId: string, targetId: s
     .innerJoin(accounts, eq(accounts.id, blocks.targetAccountId))
     .where(mine)
     .limit(1);
-  const rel = await writeThenRelationship(db, [db.delete(blocks).where(mine)], viewerId, targetId);
+  const rel = await writeThenRelationship(db, [unblockStatement(db, viewerId, { targetId })], viewerId, targetId);
   fx.add({ type: "relations_changed", accountIds: [viewerId, targetId] });
   if (prior?.domain) fx.federate({ kind: "undo_block", accountId: viewerId, targetAccountId: targetId, blockUri: prior.uri ?? "" });
   return rel;

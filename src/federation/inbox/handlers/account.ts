@@ -1,11 +1,11 @@
 // Activities about accounts: Update{Actor}, Delete{Actor} (a reversible suspension, as Mastodon ≥3.3 treats it),
 // Block and Undo{Block}.
-import { and, eq, isNull, or, sql } from "drizzle-orm";
+import { and, eq, isNull, sql } from "drizzle-orm";
 import { type DB, runBatch } from "../../../db/client";
-import { accounts, blocks } from "../../../db/schema/index";
+import { accounts } from "../../../db/schema/index";
 import { padId } from "../../../lib/text/ids";
 import type { BatchItem } from "drizzle-orm/batch";
-import { blockChange } from "../../../services/relationships/blocks";
+import { blockChange, unblockStatement } from "../../../services/relationships/blocks";
 import { resolveActor } from "../../remote/remote-accounts";
 import { isUniqueViolation } from "../../../db/unique";
 import { drop, localAccountByUri, typeOf, type InboxContext } from "./context";
@@ -85,13 +85,7 @@ export async function handleBlock(ctx: InboxContext): Promise<void> {
 export async function undoBlock(ctx: InboxContext, blockUri: string | null, targetUri: string | null): Promise<boolean> {
   const { db, signer } = ctx;
   const target = await localAccountByUri(db, targetUri);
-  const match = [];
-  if (blockUri) match.push(eq(blocks.uri, blockUri));
-  if (target) match.push(eq(blocks.targetAccountId, target.id));
-  if (!match.length) return false;
-  const gone = await db
-    .delete(blocks)
-    .where(and(eq(blocks.accountId, signer.id), or(...match)))
-    .returning({ id: blocks.id });
+  if (!blockUri && !target) return false;
+  const gone = await unblockStatement(db, signer.id, { targetId: target?.id, uri: blockUri });
   return gone.length > 0;
 }
