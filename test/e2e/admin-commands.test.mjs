@@ -182,7 +182,7 @@ describe("operator commands", () => {
 
   test("the script's reserved names are the Worker's: both read src/lib/security/reserved-usernames.json", () => {
     const src = readFileSync(join(root, "src/services/accounts/local-accounts.ts"), "utf8");
-    assert.match(src, /from "\.\.\/\.\.\/lib\/reserved-usernames\.json"/);
+    assert.match(src, /from "\.\.\/\.\.\/lib\/security\/reserved-usernames\.json"/);
     assert.ok(RESERVED_USERNAMES.includes("admin") && RESERVED_USERNAMES.includes("well-known"));
   });
 });
