@@ -12,6 +12,7 @@
 import { mkdtempSync, rmSync, watch } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
+import { createInterface } from "node:readline";
 import { unstable_readConfig } from "wrangler";
 import { bundleTernAsync, ternMiniflareOptions } from "./local-worker.mjs";
 import { Miniflare } from "miniflare";
@@ -83,16 +84,24 @@ export function startCron(crons, trigger, { everyMs = 0, log = console.log } = {
  * `watching`: rebuild and reload on edits (a build that fails is reported and the previous one keeps serving).
  * `logCron`: also print the crons that went well. Resolves once the Worker answers; `close()` stops everything.
  */
-export async function serveDev({ root, host, port, persistTo, vars, logLevel, watching = true, logCron = false, cronEveryMs = 0 }) {
+export async function serveDev({ root, host, port, persistTo, vars, logLevel, watching = true, logCron = false, cronEveryMs = 0, print = console.log }) {
   const outdir = mkdtempSync(join(tmpdir(), "tern-dev-"));
   const config = join(root, "wrangler.toml");
-  const optionsFor = (script) => ternMiniflareOptions({ script, host, port: Number(port), persistTo, vars, logLevel, config });
-  console.log("› Bundling src/ (wrangler deploy --dry-run)…");
+  // With a `print` of the caller's, the Worker's own output goes there too, line by line (a test keeps this process's
+  // stdout for its runner's messages).
+  const handleRuntimeStdio =
+    print === console.log
+      ? undefined
+      : (stdout, stderr) => {
+          for (const stream of [stdout, stderr]) createInterface(stream).on("line", (line) => print(line));
+        };
+  const optionsFor = (script) => ternMiniflareOptions({ script, host, port: Number(port), persistTo, vars, logLevel, config, handleRuntimeStdio });
+  print("› Bundling src/ (wrangler deploy --dry-run)…");
   const mf = new Miniflare(optionsFor(await bundleTernAsync(outdir, { minify: false })));
   await mf.ready;
 
   const crons = readCrons(config);
-  const log = (line, { quiet = false } = {}) => (!quiet || logCron) && console.log(line);
+  const log = (line, { quiet = false } = {}) => (!quiet || logCron) && print(line);
   const stopCron = startCron(
     crons,
     async (cron, at) => {
@@ -102,7 +111,7 @@ export async function serveDev({ root, host, port, persistTo, vars, logLevel, wa
     },
     { everyMs: cronEveryMs, log },
   );
-  if (crons.length) console.log(`› Crons ${crons.map((c) => `"${c}"`).join(", ")} fire as on Cloudflare (UTC)`);
+  if (crons.length) print(`› Crons ${crons.map((c) => `"${c}"`).join(", ")} fire as on Cloudflare (UTC)`);
 
   let watcher = null;
   if (watching) {
@@ -116,13 +125,13 @@ export async function serveDev({ root, host, port, persistTo, vars, logLevel, wa
       }
       building = true;
       const t0 = Date.now();
-      console.log(`› ${what} changed: rebuilding…`);
+      print(`› ${what} changed: rebuilding…`);
       try {
         const script = await bundleTernAsync(outdir, { minify: false });
         await mf.setOptions(optionsFor(script));
-        console.log(`› Reloaded in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+        print(`› Reloaded in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
       } catch (e) {
-        console.error(`✖ The build failed; the previous one keeps serving.\n${e instanceof Error ? e.message : e}`);
+        (print === console.log ? console.error : print)(`✖ The build failed; the previous one keeps serving.\n${e instanceof Error ? e.message : e}`);
       } finally {
         building = false;
         if (again) {

@@ -42,6 +42,7 @@ export function bundleTernAsync(outdir, { minify = true } = {}) {
  * `servicesHost`: the address of a bench/services-host.mjs process, bound as the service SERVICES_REMOTE (bench/day.mjs
  * --dos-apart, --queues-apart). `consumeQueues: false`: the Worker consumes no queue (the services host, whose relay
  * Worker does; and the measured Worker when its queues are apart). `extraWorkers`: more Workers in the same Miniflare.
+ * `handleRuntimeStdio(stdout, stderr)`: where workerd's output goes (Miniflare's default prints it on this process's).
  */
 export function ternMiniflareOptions({
   script,
@@ -56,6 +57,7 @@ export function ternMiniflareOptions({
   servicesHost = null,
   consumeQueues = true,
   extraWorkers = [],
+  handleRuntimeStdio,
 }) {
   const { workerOptions } = unstable_getMiniflareWorkerOptions(config);
   const services = { ...workerOptions.serviceBindings };
@@ -75,6 +77,7 @@ export function ternMiniflareOptions({
     // No fetch of Cloudflare's `request.cf` sample from the internet at start: a fixed placeholder (Tern reads none of it).
     cf: false,
     log: new Log(logLevel),
+    ...(handleRuntimeStdio ? { handleRuntimeStdio } : {}),
     workers: [
       {
         ...workerOptions,
