@@ -17,6 +17,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { applyMigrations, freePort, quietEnv, root, superviseWranglerDev } from "../test/support/server.mjs";
+import { nodeBin } from "../scripts/node.mjs";
 
 export { root };
 const wranglerBin = join(root, "node_modules", "wrangler", "bin", "wrangler.js");
@@ -61,7 +62,7 @@ export async function startBenchServer({
     const outdir = join(persistTo, "build");
     const named = entry ? [entry, "--config", configPath] : [];
     const minify = inspect ? ["--no-minify"] : [];
-    const r = spawnSync(process.execPath, [wranglerBin, "deploy", ...named, ...minify, "--dry-run", "--outdir", outdir], {
+    const r = spawnSync(nodeBin, [wranglerBin, "deploy", ...named, ...minify, "--dry-run", "--outdir", outdir], {
       cwd: root,
       env: quietEnv,
       encoding: "utf8",

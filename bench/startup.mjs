@@ -21,6 +21,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { cpuMs, cpuSupported, threadCpuMs } from "./cpu.mjs";
+import { nodeBin } from "../scripts/node.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 export const STARTUP_TARGETS = { gzipKiB: 400, startupMs: 30 };
@@ -114,7 +115,7 @@ export async function measureStartup({ log = () => {}, quick = false } = {}) {
   try {
     // ── bundle ──
     const bundleDir = join(tmp, "tern");
-    const r = spawnSync(process.execPath, [join(root, "node_modules", "wrangler", "bin", "wrangler.js"), "deploy", "--dry-run", "--outdir", bundleDir], {
+    const r = spawnSync(nodeBin, [join(root, "node_modules", "wrangler", "bin", "wrangler.js"), "deploy", "--dry-run", "--outdir", bundleDir], {
       cwd: root,
       encoding: "utf8",
       env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false", FORCE_COLOR: "0" },

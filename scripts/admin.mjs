@@ -24,6 +24,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { nodeBin } from "./node.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const wranglerBin = join(root, "node_modules", "wrangler", "bin", "wrangler.js");
@@ -141,7 +142,7 @@ function d1(o, sql) {
   if (o.persistTo) args.push("--persist-to", o.persistTo);
   if (o.config) args.push("--config", o.config);
   const run = () =>
-    spawnSync(process.execPath, args, {
+    spawnSync(nodeBin, args, {
       cwd: root,
       encoding: "utf8",
       maxBuffer: 1 << 28,

@@ -25,6 +25,7 @@ import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeF
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { nodeBin } from "./node.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const wranglerBin = join(root, "node_modules", "wrangler", "bin", "wrangler.js");
@@ -155,7 +156,7 @@ function wrangler(o, args, { json = true } = {}) {
   if (json) full.push("--json");
   if (o.persistTo) full.push("--persist-to", o.persistTo);
   if (o.config) full.push("--config", o.config);
-  const r = spawnSync(process.execPath, [wranglerBin, ...full], {
+  const r = spawnSync(nodeBin, [wranglerBin, ...full], {
     cwd: root,
     encoding: "utf8",
     maxBuffer: 1 << 30,

@@ -10,6 +10,10 @@
 import { spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { runOnRecentNode } from "./node.mjs";
+
+// The tools need Node 22.12+: on an older Node this goes on under the bundled one (scripts/node.mjs).
+await runOnRecentNode();
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const bin = (pkg, file) => join(root, "node_modules", pkg, file);

@@ -18,6 +18,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync, appendFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { runOnRecentNode } from "./node.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const wranglerBin = join(root, "node_modules", "wrangler", "bin", "wrangler.js");
@@ -49,6 +50,9 @@ if (!existsSync(wranglerBin)) {
   const r = spawnSync(npm, ["ci"], { cwd: root, stdio: "inherit" });
   if (r.status !== 0) die("npm ci failed");
 }
+// wrangler and miniflare need Node 22.12+: on an older Node, this script goes on under the one `npm ci` installed
+// (scripts/node.mjs). Under `npm run` it already runs on that one.
+await runOnRecentNode();
 
 // 2. Local secrets. Wrangler reads .dev.vars (gitignored) on every start.
 function readDevVars() {

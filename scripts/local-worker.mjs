@@ -8,13 +8,14 @@ import { dirname, join } from "node:path";
 import { Log, LogLevel, Miniflare } from "miniflare";
 import { unstable_getMiniflareWorkerOptions } from "wrangler";
 import { fileURLToPath } from "node:url";
+import { nodeBin } from "./node.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
 /** Bundles src/ into `outdir` (`--no-minify` with `minify: false`, so profiles name functions); the script's path. */
 export function bundleTern(outdir, { minify = true } = {}) {
   const args = [join(root, "node_modules/wrangler/bin/wrangler.js"), "deploy", "--dry-run", "--outdir", outdir, ...(minify ? [] : ["--no-minify"])];
-  const r = spawnSync(process.execPath, args, { cwd: root, encoding: "utf8", env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" } });
+  const r = spawnSync(nodeBin, args, { cwd: root, encoding: "utf8", env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" } });
   if (r.status !== 0) throw new Error(`wrangler deploy --dry-run failed: ${r.stderr}`);
   return join(outdir, "index.js");
 }
@@ -25,7 +26,7 @@ export function bundleTern(outdir, { minify = true } = {}) {
  */
 export function bundleTernAsync(outdir, { minify = true } = {}) {
   const args = [join(root, "node_modules/wrangler/bin/wrangler.js"), "deploy", "--dry-run", "--outdir", outdir, ...(minify ? [] : ["--no-minify"])];
-  const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" } });
+  const child = spawn(nodeBin, args, { cwd: root, env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" } });
   let out = "";
   child.stdout.on("data", (d) => (out += d));
   child.stderr.on("data", (d) => (out += d));

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { RESERVED_USERNAMES } from "../../scripts/admin.mjs";
 import { quietEnv, root, startTern } from "../support/server.mjs";
+import { nodeBin } from "../../scripts/node.mjs";
 
 const wranglerBin = join(root, "node_modules", "wrangler", "bin", "wrangler.js");
 const SECRET = "e2e-secret"; // startTern's SECRET_KEY_BASE
@@ -22,7 +23,7 @@ after(async () => {
 });
 
 function admin(...args) {
-  const r = spawnSync(process.execPath, ["scripts/admin.mjs", ...args, "--local", "--persist-to", tern.persistTo], {
+  const r = spawnSync(nodeBin, ["scripts/admin.mjs", ...args, "--local", "--persist-to", tern.persistTo], {
     cwd: root,
     encoding: "utf8",
     env: { ...quietEnv, SECRET_KEY_BASE: SECRET },
@@ -31,7 +32,7 @@ function admin(...args) {
 }
 
 function sql(command) {
-  const r = spawnSync(process.execPath, [wranglerBin, "d1", "execute", "DB", "--local", "--persist-to", tern.persistTo, "--json", "--command", command], {
+  const r = spawnSync(nodeBin, [wranglerBin, "d1", "execute", "DB", "--local", "--persist-to", tern.persistTo, "--json", "--command", command], {
     cwd: root,
     encoding: "utf8",
     env: quietEnv,

@@ -10,6 +10,7 @@ import { dirname, join } from "node:path";
 import { after, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { DERIVED_MARKER, derivedStatements, pageQuery, planBackup, readBackup } from "../../scripts/backup.mjs";
+import { nodeBin } from "../../scripts/node.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const wranglerBin = join(root, "node_modules", "wrangler", "bin", "wrangler.js");
@@ -17,7 +18,7 @@ const tmp = mkdtempSync(join(tmpdir(), "tern-backup-test-"));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
 function node(args) {
-  const r = spawnSync(process.execPath, args, { cwd: root, encoding: "utf8", maxBuffer: 1 << 28, env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
+  const r = spawnSync(nodeBin, args, { cwd: root, encoding: "utf8", maxBuffer: 1 << 28, env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
   return { code: r.status, out: `${r.stdout}\n${r.stderr}` };
 }
 

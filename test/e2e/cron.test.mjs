@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { createOAuthAPIClient, createRestAPIClient } from "masto";
 import { quietEnv, root, startTern } from "../support/server.mjs";
+import { nodeBin } from "../../scripts/node.mjs";
 
 const wranglerBin = join(root, "node_modules", "wrangler", "bin", "wrangler.js");
 const OOB = "urn:ietf:wg:oauth:2.0:oob";
@@ -51,7 +52,7 @@ describe("the cron under wrangler dev", () => {
     assert.equal(scheduled.params.text, "Out on time");
 
     const r = spawnSync(
-      process.execPath,
+      nodeBin,
       [
         wranglerBin,
         "d1",

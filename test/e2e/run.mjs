@@ -4,6 +4,10 @@ import { spawnSync } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { runOnRecentNode } from "../../scripts/node.mjs";
+
+// The tools need Node 22.12+: on an older Node this goes on under the bundled one (scripts/node.mjs).
+await runOnRecentNode();
 
 const dir = dirname(fileURLToPath(import.meta.url));
 const files = readdirSync(dir)

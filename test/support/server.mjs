@@ -7,6 +7,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { nodeBin } from "../../scripts/node.mjs";
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const wranglerBin = join(root, "node_modules", "wrangler", "bin", "wrangler.js");
@@ -37,7 +38,7 @@ export function freePort() {
 export function applyMigrations(persistTo) {
   const args = [wranglerBin, "d1", "migrations", "apply", "DB", "--local"];
   if (persistTo) args.push("--persist-to", persistTo);
-  const r = spawnSync(process.execPath, args, { cwd: root, env: quietEnv, input: "y\n", encoding: "utf8" });
+  const r = spawnSync(nodeBin, args, { cwd: root, env: quietEnv, input: "y\n", encoding: "utf8" });
   if (r.status !== 0) {
     throw new Error(`wrangler d1 migrations apply failed (exit ${r.status}):\n${r.stdout}\n${r.stderr}`);
   }
@@ -53,7 +54,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
  * @returns {Promise<{ pid: number, output: () => string, stop: () => Promise<void> }>}
  */
 export async function superviseWranglerDev(args, { url, probePath, timeoutMs, log = false, cleanup = () => {} }) {
-  const child = spawn(process.execPath, args, {
+  const child = spawn(nodeBin, args, {
     cwd: root,
     env: quietEnv,
     detached: true, // own process group: stop() takes workerd down with it
