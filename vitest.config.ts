@@ -1,16 +1,40 @@
 import path from "node:path";
-import { defineWorkersConfig, readD1Migrations } from "@cloudflare/vitest-pool-workers/config";
-import { installFileGate, declineWebSocketCompression, keepLoopbackConnectionsOpen } from "./test/support/vitest-file-gate";
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
+import { defineConfig } from "vitest/config";
+import { declineWebSocketCompression, fileConcurrency, keepLoopbackConnectionsOpen } from "./test/support/vitest-pool-tuning.ts";
 
-// The pool would run every test file at once, each in its own workerd; this bounds it to a few files at a time
-// (TERN_VITEST_FILES, default: twice the core count, 2..6). See test/support/vitest-file-gate.ts.
-installFileGate();
+// Each test file runs in its own workerd (vitest's pool workers, one Miniflare each, not reused across files); at most
+// fileConcurrency() at a time (TERN_VITEST_FILES, default: twice the core count, 2..6). See test/support/vitest-pool-tuning.ts.
 if (process.env.TERN_WS_DEFLATE !== "1") declineWebSocketCompression();
 keepLoopbackConnectionsOpen();
 
-export default defineWorkersConfig(async () => {
-  const migrations = await readD1Migrations(path.join(__dirname, "migrations"));
+export default defineConfig(async () => {
+  const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
   return {
+    plugins: [
+      cloudflareTest({
+        wrangler: { configPath: "./wrangler.toml" },
+        miniflare: {
+          // Deliver queue batches at once so tests wait for jobs as briefly as possible.
+          queueConsumers: {
+            "tern-jobs": { maxBatchTimeout: 0.05 },
+            "tern-delivery": { maxBatchTimeout: 0.05 },
+          },
+          bindings: {
+            TEST_MIGRATIONS: migrations,
+            REGISTRATIONS_MODE: "open",
+            SETUP_TOKEN: "test-setup-token",
+            SECRET_KEY_BASE: "test-pepper",
+            // Tests write rows directly and run in one isolate: the instance documents check D1 on every read
+            // (test/integration/instance-cache.test.ts turns the in-memory cache on where it tests it).
+            INSTANCE_CACHE_SECONDS: "0",
+            // An incoming activity goes to the (captured) JOBS queue rather than running after the response, so the
+            // tests run it when they choose (test/integration/inbox-after-response.test.ts runs it the production way).
+            EFFECTS_AFTER_RESPONSE: "queue",
+          },
+        },
+      }),
+    ],
     test: {
       include: ["test/integration/**/*.test.ts", "test/unit/**/*.test.ts"],
       setupFiles: ["./test/integration/apply-migrations.ts"],
@@ -18,34 +42,7 @@ export default defineWorkersConfig(async () => {
       // on a 2-core machine. A timed-out test also leaves storage half-written, which fails the whole file.
       testTimeout: 60_000,
       hookTimeout: 60_000,
-      poolOptions: {
-        workers: {
-          // One workerd per test file: vitest-pool-workers nests a Proxy per Durable Object construction, so a single
-          // runtime for the whole suite eventually overflows the stack (rate limiter DOs are built in many tests).
-          singleWorker: false,
-          isolatedStorage: true,
-          wrangler: { configPath: "./wrangler.toml" },
-          miniflare: {
-            // Deliver queue batches at once so tests wait for jobs as briefly as possible.
-            queueConsumers: {
-              "tern-jobs": { maxBatchTimeout: 0.05 },
-              "tern-delivery": { maxBatchTimeout: 0.05 },
-            },
-            bindings: {
-              TEST_MIGRATIONS: migrations,
-              REGISTRATIONS_MODE: "open",
-              SETUP_TOKEN: "test-setup-token",
-              SECRET_KEY_BASE: "test-pepper",
-              // Tests write rows directly and run in one isolate: the instance documents check D1 on every read
-              // (test/integration/instance-cache.test.ts turns the in-memory cache on where it tests it).
-              INSTANCE_CACHE_SECONDS: "0",
-              // An incoming activity goes to the (captured) JOBS queue rather than running after the response, so the
-              // tests run it when they choose (test/integration/inbox-after-response.test.ts runs it the production way).
-              EFFECTS_AFTER_RESPONSE: "queue",
-            },
-          },
-        },
-      },
+      maxWorkers: fileConcurrency(),
     },
   };
 });

@@ -24,7 +24,7 @@ const rootAt = args.indexOf("--root");
 const root = rootAt >= 0 ? args[rootAt + 1] : project;
 const CONFIG = ".dependency-cruiser.cjs";
 const BASELINE = ".dependency-cruiser-known-violations.json";
-const depcruise = join(project, "node_modules", "dependency-cruiser", "bin", "dependency-cruise.mjs");
+const depcruise = join(project, "node_modules", "dependency-cruiser", "bin", "dependency-cruiser.mjs");
 const require = createRequire(import.meta.url);
 
 if (args.includes("--baseline")) {

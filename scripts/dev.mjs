@@ -201,6 +201,10 @@ let stopping = false;
 })();
 
 for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"]) {
+  // This script stops the server itself and exits 0. Miniflare (4.2026-07+) adds a handler that exits 128 + the
+  // signal's number before anything is closed; wrangler 4.66, imported here, used to add one exiting 0 first. Neither
+  // is wanted: only this one stays.
+  process.removeAllListeners(sig);
   process.on(sig, () => {
     stopping = true;
     if (child.exitCode === null) child.kill(sig);

@@ -1,7 +1,8 @@
 // Account migration (src/services/accounts/account-migration.ts, src/federation/inbox/handlers/move.ts): aliases (alsoKnownAs),
 // moving out (Move federated, local followers moved, `moved` rendered, no more posting) and moving in (a Move accepted
 // only when the target lists the origin in alsoKnownAs; local followers follow the target; `move` notifications).
-import { env, fetchMock, SELF } from "cloudflare:test";
+import { env, SELF } from "cloudflare:test";
+import { fetchMock } from "../support/fetch-mock";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
 import { runJob } from "../../src/background/effects-runner";

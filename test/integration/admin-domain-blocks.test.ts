@@ -377,16 +377,12 @@ describe("domain allows and limited federation", () => {
     expect((await resolveActor(db(), c, friend.uri, { refresh: true })).uri).toBe(friend.uri);
 
     // The processing side reads LIMITED_FEDERATION from the Worker's env: an activity accepted before the mode was
-    // switched on is dropped when it is processed.
-    const e = env as unknown as Record<string, string | undefined>;
+    // switched on is dropped when it is processed. The jobs run with the env of a Worker that has the variable set: a
+    // new env object, as a deploy gives. (readConfig keeps the last config made for an env object and origin: the
+    // test's env changed in place is not seen once a request has made one for it, as the Vitest 4 pool's do.)
     const res = await postInbox(stranger, create(stranger, note(stranger, { id: "https://strangers.example/users/stranger/statuses/late" })));
     expect(res.status).toBe(202);
-    e.LIMITED_FEDERATION = "true";
-    try {
-      await runJobs();
-    } finally {
-      e.LIMITED_FEDERATION = undefined;
-    }
+    await runJobs({ ...env, LIMITED_FEDERATION: "true" });
     expect(await sql("SELECT id FROM statuses WHERE uri = 'https://strangers.example/users/stranger/statuses/late'")).toEqual([]);
   });
 });

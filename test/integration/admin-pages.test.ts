@@ -1,7 +1,8 @@
 // Admin pages in the browser (/admin/...): each page renders for the owner, a role without the section's permission
 // gets 403 (and a user without a staff role gets 403 everywhere), a POST without the session's CSRF token changes
 // nothing, and each action changes what the API shows, with its audit-log row.
-import { env, fetchMock, SELF } from "cloudflare:test";
+import { env, SELF } from "cloudflare:test";
+import { fetchMock } from "../support/fetch-mock";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type Api, anon, makeUser, ORIGIN, type TestUser } from "./helpers";
 import { gif, jpeg, png, pngHeaderOnly } from "./media-fixtures";

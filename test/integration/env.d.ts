@@ -1,7 +1,13 @@
+import type { D1Migration } from "cloudflare:test";
 import type { Env } from "../../src/env";
 
-declare module "cloudflare:test" {
-  interface ProvidedEnv extends Env {
-    TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
+// `env` of cloudflare:test (and cloudflare:workers) is Cloudflare.Env: Tern's bindings, and the migrations the setup
+// file applies (vitest.config.ts).
+declare global {
+  namespace Cloudflare {
+    interface Env extends TernEnv {
+      TEST_MIGRATIONS: D1Migration[];
+    }
   }
 }
+type TernEnv = Env;

@@ -1,7 +1,8 @@
 // Conversation backfill (src/federation/remote/backfill.ts): GET /api/v1/statuses/:id/context of a remote status fetches the
 // thread's missing ancestors and replies through the guarded fetch, within a budget of fetches, depth and time, never
 // again within the cooldown, and never for signed-out visitors; what is found is not fanned out to home feeds.
-import { env, fetchMock } from "cloudflare:test";
+import { env } from "cloudflare:test";
+import { fetchMock } from "../support/fetch-mock";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi, type MockInstance } from "vitest";
 import { createDb } from "../../src/db/client";
 import { runJob } from "../../src/background/effects-runner";

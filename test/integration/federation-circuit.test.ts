@@ -1,7 +1,8 @@
 // The per-host circuit breaker of the DELIVERY consumer (security §2.9, §3.3 item 6): 10 consecutive failures open
 // it for 60 s, during which messages to the host are re-queued for the rest of the cool-off without a request and
 // without spending an attempt; a success after the cool-off closes it.
-import { env, fetchMock } from "cloudflare:test";
+import { env } from "cloudflare:test";
+import { fetchMock } from "../support/fetch-mock";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { queued } from "./queues";
 import { deliverNow, pendingDelivery, peer, sendCalls } from "./federation-delivery-fixtures";

@@ -1,6 +1,7 @@
 // Shared by the DELIVERY consumer tests: a queued delivery to a simulated peer on a.example, and a MessageBatch-like
 // object that records what the consumer did with each message.
-import { env, fetchMock } from "cloudflare:test";
+import { env } from "cloudflare:test";
+import { fetchMock } from "../support/fetch-mock";
 import { expect } from "vitest";
 import { handleDeliveries, type DeliveryMessage } from "../../src/federation/outbound/delivery";
 import { makeUser } from "./helpers";

@@ -1,6 +1,7 @@
 // The DELIVERY consumer against simulated peers: signatures that verify with the local actor's public key, retries
 // with growing delays, dropped 4xx, failure days and unavailable hosts, and recovery.
-import { env, fetchMock } from "cloudflare:test";
+import { env } from "cloudflare:test";
+import { fetchMock } from "../support/fetch-mock";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { checkSignedRequest, parseSignatureHeader, verifyWithKey } from "../../src/federation/signing/signatures";
 import { ORIGIN } from "./helpers";

@@ -1,7 +1,8 @@
 // A remote account's pinned statuses: GET /api/v1/accounts/:id/statuses?pinned=true answers from storage and, when
 // the featured collection was not fetched in the last 6 hours, enqueues JOBS "fetch_featured", which fetches the
 // collection from the simulated peer and replaces the account's status_pins.
-import { env, fetchMock } from "cloudflare:test";
+import { env } from "cloudflare:test";
+import { fetchMock } from "../support/fetch-mock";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { padId, snowflake } from "../../src/lib/text/ids";
 import { anon, eventually, makeUser } from "./helpers";

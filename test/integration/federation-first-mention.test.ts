@@ -1,7 +1,7 @@
 // Mentioning a remote account never seen here: the handle is resolved by WebFinger while posting (bounded in time,
 // through the fetch guard), so the mention is linked and in the post's first delivery; what cannot be resolved stays
 // plain text and the post still goes out.
-import { fetchMock } from "cloudflare:test";
+import { fetchMock } from "../support/fetch-mock";
 import { beforeAll, describe, expect, it } from "vitest";
 import { makeUser } from "./helpers";
 import { take } from "./federation-outbound-fixtures";

@@ -1,7 +1,8 @@
 // A fake remote server for inbox tests: actors with real RSA keys whose documents `fetchMock` serves, signed POSTs
 // to our inboxes, and a job runner that records what was enqueued (federate jobs are recorded, not run: delivery
 // has its own tests).
-import { createExecutionContext, env, fetchMock, SELF, waitOnExecutionContext } from "cloudflare:test";
+import { createExecutionContext, env, SELF, waitOnExecutionContext } from "cloudflare:test";
+import { fetchMock } from "../support/fetch-mock";
 import worker from "../../src/index";
 import { createDb } from "../../src/db/client";
 import { generateKeyPair } from "../../src/federation/signing/keys";
@@ -107,14 +108,14 @@ export async function postInbox(
 export const ran: JobMessage[] = [];
 
 /** Runs captured jobs (and what they enqueue); federate jobs are only recorded. */
-export async function runJobs(): Promise<JobMessage[]> {
+export async function runJobs(withEnv: typeof env = env): Promise<JobMessage[]> {
   const db = createDb(env.DB);
   const out: JobMessage[] = [];
   while (queued.jobs.length) {
     const job = queued.jobs.shift()!;
     out.push(job);
     ran.push(job);
-    if (job.type !== "federate") await runJob(db, env, job);
+    if (job.type !== "federate") await runJob(db, withEnv, job);
   }
   return out;
 }

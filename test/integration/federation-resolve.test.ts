@@ -1,6 +1,7 @@
 // Resolving remote accounts from the REST API (search with resolve=true, POST /api/v1/follows) against a simulated
 // peer, and the fetch guard on the way (security D1, D3, D5, D6, D9).
-import { env, fetchMock } from "cloudflare:test";
+import { env } from "cloudflare:test";
+import { fetchMock } from "../support/fetch-mock";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi, type MockInstance } from "vitest";
 import { resolveActor, resolveHandle, ResolveError } from "../../src/federation/remote/remote-accounts";
 import { anon, cfg, db, makeUser } from "./helpers";

@@ -2,7 +2,8 @@
 // window, key and replay rules (security §2.7, rows C1–C7 for this format), and double knocking on the way out:
 // deliveries and signed fetches start with the spec remembered for the host (draft-cavage when none), retry a 400/401
 // once with the other one, and remember what worked (`signature_specs`).
-import { env, fetchMock, SELF } from "cloudflare:test";
+import { env, SELF } from "cloudflare:test";
+import { fetchMock } from "../support/fetch-mock";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { resolveActor } from "../../src/federation/remote/remote-accounts";
 import { clearSignatureSpecCache } from "../../src/federation/signing/rfc9421";

@@ -1,5 +1,5 @@
 // Security rows C15 and D4, not covered elsewhere.
-import { fetchMock } from "cloudflare:test";
+import { fetchMock } from "../support/fetch-mock";
 import { beforeAll, describe, expect, it } from "vitest";
 import { FetchRefused, safeFetch } from "../../src/net/safe-fetch";
 import { AS_PUBLIC, create, installFetchMock, note, postInbox, remoteActor, runJobs, sql } from "./federation-inbox-fixtures";

@@ -1,4 +1,5 @@
-import { env, fetchMock } from "cloudflare:test";
+import { env } from "cloudflare:test";
+import { fetchMock } from "../support/fetch-mock";
 import { describe, expect, it } from "vitest";
 import { padId } from "../../src/lib/text/ids";
 import { anon, links, makeUser } from "./helpers";

@@ -1,7 +1,8 @@
 // Account imports: every CSV kind exported from one account and imported into a fresh one (merge) comes back the same;
 // overwrite replaces what the file does not name; rows go through the JOBS queue at most 20 a job with progress
 // reported; unknown remote accounts are failed rows; bad files are refused whole with nothing stored.
-import { SELF, env, fetchMock } from "cloudflare:test";
+import { SELF, env } from "cloudflare:test";
+import { fetchMock } from "../support/fetch-mock";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { csv, populate, remoteAccount } from "./export-fixtures";
 import { ORIGIN, eventually, makeUser, type TestUser } from "./helpers";

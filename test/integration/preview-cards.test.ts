@@ -1,7 +1,8 @@
 // Preview cards: the first link of a status is fetched after the response (a fetch_card effect run by the JOBS
 // consumer's code), through the SSRF guard, and the card appears on the status wherever it is rendered. Pages are
 // served by fetchMock; security D10 (hostile OpenGraph / oEmbed), D1/D2 (private addresses) and E8 (card HTML).
-import { env, fetchMock } from "cloudflare:test";
+import { env } from "cloudflare:test";
+import { fetchMock } from "../support/fetch-mock";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi, type MockInstance } from "vitest";
 import { create, deliver, note, remoteActor } from "./federation-inbox-fixtures";
 import { anon, eventually, makeUser } from "./helpers";

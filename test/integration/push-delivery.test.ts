@@ -2,7 +2,8 @@
 // step (alerts, policy, live token), the encrypted message as the official apps read it (decrypted here with the
 // subscription's private key, aes128gcm and legacy aesgcm), VAPID signatures checked against the advertised key,
 // and what each answer of the push service does (201, 429 + Retry-After, 5xx, 404/410, network failure).
-import { env, fetchMock } from "cloudflare:test";
+import { env } from "cloudflare:test";
+import { fetchMock } from "../support/fetch-mock";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Effect } from "../../src/effects/types";
 import { padId } from "../../src/lib/text/ids";

@@ -1,7 +1,7 @@
 // The user agent's side of Web Push, on WebCrypto, for the push tests: a subscription's key pair and auth secret,
 // RFC 8291 (aes128gcm) and legacy aesgcm decryption, and VAPID JWT verification (RFC 8292) against the server key.
 // Written from the RFCs, independently of src/push, so a mistake there cannot cancel out here.
-import { fetchMock } from "cloudflare:test";
+import { fetchMock } from "../support/fetch-mock";
 import { expect, vi } from "vitest";
 
 const te = new TextEncoder();

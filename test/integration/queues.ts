@@ -21,15 +21,21 @@ export function unpack(m: JobMessage): Effect[] {
  */
 const captured = (m: JobMessage): JobMessage[] => (m.type === "effects" && m.attempt ? [m] : unpack(m));
 
+// A test reads the calls of its own test only: vi.spyOn on a method that is a spy already returns that spy (Vitest 4),
+// calls of the earlier tests included, so they are cleared.
 function capture<T>(q: Queue<T>, into: T[], split: (m: T) => T[] = (m) => [m]) {
-  vi.spyOn(q, "send").mockImplementation(async (m: T) => {
-    into.push(...split(m));
-    return {} as QueueSendResponse;
-  });
-  vi.spyOn(q, "sendBatch").mockImplementation(async (ms: Iterable<MessageSendRequest<T>>) => {
-    for (const m of ms) into.push(...split(m.body));
-    return {} as QueueSendBatchResponse;
-  });
+  vi.spyOn(q, "send")
+    .mockClear()
+    .mockImplementation(async (m: T) => {
+      into.push(...split(m));
+      return {} as QueueSendResponse;
+    });
+  vi.spyOn(q, "sendBatch")
+    .mockClear()
+    .mockImplementation(async (ms: Iterable<MessageSendRequest<T>>) => {
+      for (const m of ms) into.push(...split(m.body));
+      return {} as QueueSendBatchResponse;
+    });
 }
 
 export function installQueueCapture(): void {
