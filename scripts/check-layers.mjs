@@ -103,6 +103,7 @@ if (listed > known.length) {
 
 // 2. Queue bindings.
 const { queueBindingFiles } = require(join(root, CONFIG));
+// TypeScript's JS API (the `typescript` package, 6.0: TypeScript 7, `typescript-native`, which checks the types, has none).
 const ts = require(join(project, "node_modules", "typescript"));
 const BINDINGS = new Set(["JOBS", "DELIVERY"]);
 

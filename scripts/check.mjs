@@ -1,6 +1,9 @@
 #!/usr/bin/env node
 // `npm run check`: the gate every change passes, and the first stage of `npm test`.
-//   1. types: src/ under the strict flags (tsconfig.json), tests and tools under tsconfig.test.json;
+//   1. types: src/ under the strict flags (tsconfig.json), tests and tools under tsconfig.test.json, by TypeScript 7 (the
+//      native compiler, installed as `typescript-native`; the `typescript` package is 6.0, whose JS API
+//      dependency-cruiser and scripts/check-layers.mjs parse with: TypeScript 7 has none, and dependency-cruiser 18
+//      takes typescript <7);
 //   2. lint and format: Biome (one fast native tool for both; see docs/architecture.md "Code gate").
 //   0. the lockfile names every optional dependency (npm ci refuses otherwise; see scripts/check-lockfile.mjs);
 //   3. nothing built at the Worker's script startup that can wait for its first use (scripts/check-startup.mjs);
@@ -19,8 +22,8 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const bin = (pkg, file) => join(root, "node_modules", pkg, file);
 const parts = [
   ["lockfile: every optional dependency locked", [process.execPath, join(root, "scripts", "check-lockfile.mjs")]],
-  ["types: src (strict flags)", [process.execPath, bin("typescript", "bin/tsc"), "--noEmit", "-p", "tsconfig.json"]],
-  ["types: tests and tools", [process.execPath, bin("typescript", "bin/tsc"), "--noEmit", "-p", "tsconfig.test.json"]],
+  ["types: src (strict flags)", [process.execPath, bin("typescript-native", "bin/tsc"), "--noEmit", "-p", "tsconfig.json"]],
+  ["types: tests and tools", [process.execPath, bin("typescript-native", "bin/tsc"), "--noEmit", "-p", "tsconfig.test.json"]],
   ["lint + format (biome)", [process.execPath, bin("@biomejs/biome", "bin/biome"), "check", "--max-diagnostics=50", "."]],
   ["startup: no schema, table, \\p{} pattern or Hono app built at load", [process.execPath, join(root, "scripts", "check-startup.mjs")]],
   ["layers: imports point down, no cycle, queue bindings only in the senders", [process.execPath, join(root, "scripts", "check-layers.mjs")]],
