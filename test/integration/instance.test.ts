@@ -21,7 +21,7 @@ const instanceV2 = z.object({
   languages: z.array(z.string()),
   configuration: z
     .object({
-      urls: z.record(z.string()),
+      urls: z.record(z.string(), z.string()),
       vapid: z.object({ public_key: z.string() }),
       accounts: z.object({ max_featured_tags: int, max_pinned_statuses: int }),
       statuses: z.object({ max_characters: int, max_media_attachments: int, characters_reserved_per_url: int }),

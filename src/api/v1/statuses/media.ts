@@ -15,7 +15,13 @@ import { createMedia, deleteMedia, findOwnUnattached, updateMedia, type MediaRow
 
 const r = routeGroup();
 
-const maybeFile = lazy(() => z.unknown().transform((v) => (v instanceof File ? v : undefined)));
+// Optional: zod 4 refuses a missing key whose schema may not be left out, even if its transform gives undefined.
+const maybeFile = lazy(() =>
+  z
+    .unknown()
+    .transform((v) => (v instanceof File ? v : undefined))
+    .optional(),
+);
 
 const uploadSchema = lazy(() =>
   z.object({
