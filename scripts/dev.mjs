@@ -208,6 +208,8 @@ for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"]) {
   process.on(sig, () => {
     stopping = true;
     if (child.exitCode === null) child.kill(sig);
+    // A close that hangs (a runtime that no longer answers) does not keep the terminal.
+    setTimeout(() => process.exit(0), 15_000).unref();
   });
 }
 child.on("exit", (code, signal) => {
