@@ -7,7 +7,13 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { Agent, setGlobalDispatcher } from "undici";
 import { nodeBin } from "../../scripts/node.mjs";
+
+// This process's fetch (masto's too) keeps an idle connection 1 s, not undici's 4 s. wrangler dev's front (workerd)
+// closes one idle for 5 s, and undici's keep-alive timers tick once a second, later still on a loaded machine: a request
+// sent on a connection the server was closing just then failed with "other side closed" (a POST is never retried).
+setGlobalDispatcher(new Agent({ keepAliveTimeout: 1000, keepAliveMaxTimeout: 1000 }));
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const wranglerBin = join(root, "node_modules", "wrangler", "bin", "wrangler.js");
