@@ -16,7 +16,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync, appendFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runOnRecentNode } from "./node.mjs";
 
@@ -85,22 +85,16 @@ if (missing.length) {
 // 3. Migrations, non-interactively, into the same local state `wrangler dev` will use.
 const quiet = { ...process.env, WRANGLER_SEND_METRICS: process.env.WRANGLER_SEND_METRICS ?? "false" };
 const persistTo = argValue(extra, "--persist-to");
-const migrateArgs = [wranglerBin, "d1", "migrations", "apply", "DB", "--local"];
-if (persistTo) migrateArgs.push("--persist-to", persistTo);
 console.log("› Applying D1 migrations to the local database…");
-const mig = spawnSync(process.execPath, migrateArgs, {
-  cwd: root,
-  env: { ...quiet, CI: "true" },
-  input: "y\n",
-  encoding: "utf8",
-});
-if (mig.status !== 0) {
-  process.stdout.write(mig.stdout ?? "");
-  process.stderr.write(mig.stderr ?? "");
-  die("applying migrations failed (see above)");
+let applied;
+try {
+  // Imported here: on a fresh clone, step 1 has only just installed miniflare and wrangler.
+  const { applyLocalMigrations } = await import("./local-migrations.mjs");
+  applied = await applyLocalMigrations({ persistTo: persistTo ? resolve(persistTo) : undefined });
+} catch (e) {
+  die(`applying migrations failed: ${e instanceof Error ? e.message : e}`);
 }
-const applied = (mig.stdout.match(/(\d+) commands executed successfully/g) ?? []).length;
-console.log(applied ? `  applied ${applied} migration file(s)` : "  already up to date");
+console.log(applied.length ? `  applied ${applied.length} migration file(s)` : "  already up to date");
 
 // 4. The server.
 const port = argValue(extra, "--port") ?? process.env.PORT ?? "8787";

@@ -41,12 +41,13 @@ export function freePort() {
   });
 }
 
+/** migrations/ into the local D1 under `persistTo`, as `wrangler d1 migrations apply --local` (scripts/local-migrations.mjs). */
 export function applyMigrations(persistTo) {
-  const args = [wranglerBin, "d1", "migrations", "apply", "DB", "--local"];
+  const args = [join(root, "scripts", "local-migrations.mjs")];
   if (persistTo) args.push("--persist-to", persistTo);
-  const r = spawnSync(nodeBin, args, { cwd: root, env: quietEnv, input: "y\n", encoding: "utf8" });
+  const r = spawnSync(nodeBin, args, { cwd: root, env: quietEnv, encoding: "utf8" });
   if (r.status !== 0) {
-    throw new Error(`wrangler d1 migrations apply failed (exit ${r.status}):\n${r.stdout}\n${r.stderr}`);
+    throw new Error(`applying the migrations failed (exit ${r.status}):\n${r.stdout}\n${r.stderr}`);
   }
   return r.stdout;
 }
