@@ -19,8 +19,8 @@
 //   npm run deploy -- --config path/to/wrangler.toml
 // It talks to the Cloudflare API as wrangler does (CLOUDFLARE_API_BASE_URL, CLOUDFLARE_API_TOKEN and
 // CLOUDFLARE_ACCOUNT_ID are honoured; the credentials of `wrangler login` otherwise, through `wrangler auth token`).
-// Under Workers Builds (the Deploy to Cloudflare button, WORKERS_CI=1) with no domain known, it deploys without a
-// custom domain. Refusals (not logged in, a domain not on the account, a plan limit) say what to do and exit 1.
+// Under Workers Builds (the Deploy to Cloudflare button, WORKERS_CI=1) it asks nothing and deploys with wrangler.toml's
+// routes and LOCAL_DOMAIN as they are. Refusals (not logged in, a domain not on the account, a plan limit) say what to do and exit 1.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -98,13 +98,7 @@ function wrangler(args, { env = {}, show = true } = {}) {
 // ── 1. Who is deploying: wrangler's credentials (an API token from the environment, or `wrangler login`'s).
 const { readConfig, name: workerName } = await loadConfig();
 step("Checking your Cloudflare login…");
-const auth = await wrangler(["auth", "token", "--json"], { show: false });
-let credentials;
-try {
-  credentials = auth.code === 0 ? JSON.parse(auth.stdout) : null;
-} catch {
-  credentials = null;
-}
+const credentials = await readCredentials();
 if (!credentials) {
   refuse(
     "You are not logged in to Cloudflare. Run `npx wrangler login` first (or set CLOUDFLARE_API_TOKEN to an API token),\n" +
@@ -156,22 +150,29 @@ if (!accountId) {
 const acct = `/accounts/${accountId}`;
 
 // ── 3. The domain: --domain, else the one this checkout deployed before, else the deployed Worker's, else asked.
-const saved = existsSync(statePath) ? JSON.parse(readFileSync(statePath, "utf8")) : {};
-const settings = await api("GET", `${acct}/workers/scripts/${workerName}/settings`);
-const deployedDomain = settings.ok ? settings.result?.bindings?.find((b) => b.name === "LOCAL_DOMAIN" && b.type === "plain_text")?.text || "" : "";
-let domain = option("--domain") ?? saved.domain ?? (deployedDomain || undefined);
-if (!domain && !builds) {
-  if (!process.stdin.isTTY) refuse("Which domain will this instance live on? Run `npm run deploy -- --domain social.example`.");
-  const rl = createInterface({ input: process.stdin, output: process.stdout });
-  domain = await rl.question("Domain of this instance (a domain or subdomain of a zone on your Cloudflare account, e.g. social.example): ");
-  rl.close();
-}
-if (domain !== undefined) domain = normalizeDomain(domain);
-if (deployedDomain && domain && domain !== deployedDomain && !flag("--change-domain")) {
-  refuse(
-    `Tern is deployed on ${deployedDomain}, not ${domain}. Handles and URIs are built from the domain, so changing it cuts the\n` +
-      "  instance off from the servers that know it. To do it anyway: `npm run deploy -- --domain NEW --change-domain`.",
-  );
+//    Under Workers Builds (the Deploy to Cloudflare button) nobody can be asked: wrangler.toml's routes and
+//    LOCAL_DOMAIN are used as they are (none at first: the Worker answers on its workers.dev address).
+let domain;
+if (builds) {
+  step("Workers Builds: deploying with the routes and LOCAL_DOMAIN of wrangler.toml as they are");
+} else {
+  const saved = existsSync(statePath) ? JSON.parse(readFileSync(statePath, "utf8")) : {};
+  const settings = await api("GET", `${acct}/workers/scripts/${workerName}/settings`);
+  const deployed = settings.ok ? settings.result?.bindings?.find((b) => b.name === "LOCAL_DOMAIN" && b.type === "plain_text")?.text || "" : "";
+  domain = option("--domain") ?? saved.domain ?? (deployed || undefined);
+  if (!domain) {
+    if (!process.stdin.isTTY) refuse("Which domain will this instance live on? Run `npm run deploy -- --domain social.example`.");
+    const rl = createInterface({ input: process.stdin, output: process.stdout });
+    domain = await rl.question("Domain of this instance (a domain or subdomain of a zone on your Cloudflare account, e.g. social.example): ");
+    rl.close();
+  }
+  domain = normalizeDomain(domain);
+  if (deployed && domain !== deployed && !flag("--change-domain")) {
+    refuse(
+      `Tern is deployed on ${deployed}, not ${domain}. Handles and URIs are built from the domain, so changing it cuts the\n` +
+        "  instance off from the servers that know it. To do it anyway: `npm run deploy -- --domain NEW --change-domain`.",
+    );
+  }
 }
 
 function normalizeDomain(input) {
@@ -292,12 +293,12 @@ async function deploy() {
 }
 
 // ── 8. Where to go.
-const origin = domain ? `https://${domain}` : `your Worker's workers.dev address`;
+const origin = domain || readConfig.vars?.LOCAL_DOMAIN ? `https://${domain || readConfig.vars.LOCAL_DOMAIN}` : await workersDevOrigin();
 console.log(
   [
     "",
     "──────────────────────────────────────────────────────────────────────",
-    `  Tern is deployed${domain ? ` at ${origin}` : ""}.`,
+    `  Tern is deployed at ${origin}.`,
     newSecrets.SETUP_TOKEN
       ? `  Create the owner account: ${origin}/setup?token=${newSecrets.SETUP_TOKEN}`
       : `  Upgraded. The owner's setup link was printed by the first deploy; \`npm run deploy -- --new-setup-token\` makes a new one.`,
@@ -308,6 +309,28 @@ console.log(
     .filter(Boolean)
     .join("\n"),
 );
+
+/**
+ * The credentials wrangler itself uses, in its order: CLOUDFLARE_API_TOKEN, CLOUDFLARE_API_KEY with CLOUDFLARE_EMAIL,
+ * else the OAuth token of `wrangler login` (through `wrangler auth token`, which refreshes it when it has expired).
+ */
+async function readCredentials() {
+  const env = process.env;
+  if (env.CLOUDFLARE_API_TOKEN) return { type: "api_token", token: env.CLOUDFLARE_API_TOKEN };
+  if (env.CLOUDFLARE_API_KEY && env.CLOUDFLARE_EMAIL) return { type: "api_key", key: env.CLOUDFLARE_API_KEY, email: env.CLOUDFLARE_EMAIL };
+  const auth = await wrangler(["auth", "token", "--json"], { show: false });
+  try {
+    return auth.code === 0 ? JSON.parse(auth.stdout) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The Worker's workers.dev address (https://<worker>.<account's subdomain>.workers.dev), or a description of it. */
+async function workersDevOrigin() {
+  const sub = await api("GET", `${acct}/workers/subdomain`);
+  return sub.ok && sub.result?.subdomain ? `https://${workerName}.${sub.result.subdomain}.workers.dev` : "<your Worker's workers.dev address>";
+}
 
 async function loadConfig() {
   if (!existsSync(configPath)) refuse(`No ${configPath}.`);

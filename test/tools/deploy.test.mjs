@@ -56,7 +56,7 @@ after(async () => {
 });
 
 /** `npm run deploy -- <args>` against `api`; resolves when it exits, with its exit code and output. */
-function deploy(api, project, args = [], { token = TOKEN } = {}) {
+function deploy(api, project, args = [], { token = TOKEN, env: extra = {} } = {}) {
   const env = { ...process.env };
   for (const k of Object.keys(env)) if (/^(CLOUDFLARE_|WRANGLER_|CF_)|^(https?_proxy|no_proxy)$/i.test(k)) delete env[k];
   Object.assign(env, {
@@ -70,6 +70,7 @@ function deploy(api, project, args = [], { token = TOKEN } = {}) {
     NO_PROXY: "127.0.0.1,localhost,::1",
     NODE_USE_ENV_PROXY: "1",
     npm_config_update_notifier: "false",
+    ...extra,
   });
   return new Promise((resolve) => {
     const child = spawn(
@@ -230,6 +231,22 @@ describe("npm run deploy: a first deploy, then an upgrade", () => {
     assert.match(again.output, /deployed at https:\/\/social\.example\.org/);
   });
 
+  test("--new-setup-token puts a new SETUP_TOKEN only, and prints its link", async () => {
+    const before = new Map(api.state.scripts.get("tern").secrets);
+    const from = api.calls.length;
+    const r = await deploy(api, project, ["--new-setup-token"]);
+    assert.equal(r.code, 0, r.output);
+    const [upload] = uploads(api, from);
+    assert.deepEqual(
+      upload.body.metadata.bindings.filter((b) => b.type === "secret_text").map((b) => b.name),
+      ["SETUP_TOKEN"],
+    );
+    const after = api.state.scripts.get("tern").secrets;
+    assert.equal(after.get("SECRET_KEY_BASE"), before.get("SECRET_KEY_BASE"));
+    assert.notEqual(after.get("SETUP_TOKEN"), before.get("SETUP_TOKEN"));
+    assert.ok(r.output.includes(`https://${DOMAIN}/setup?token=${after.get("SETUP_TOKEN")}`));
+  });
+
   test("every call went to the stand-in, with the token, and nothing else was contacted", () => {
     assert.deepEqual(trap.seen, []);
     assert.ok(api.calls.length > 50);
@@ -242,6 +259,28 @@ describe("npm run deploy: a first deploy, then an upgrade", () => {
   });
 });
 
+describe("npm run deploy under Workers Builds (the Deploy to Cloudflare button)", () => {
+  test("asks nothing, deploys on workers.dev with wrangler.toml's routes (none) and prints the setup link there", async () => {
+    const api = await startCloudflareApi({ token: TOKEN, accountId: ACCOUNT, zones: ["example.org"] });
+    try {
+      const r = await deploy(api, makeProject("builds"), [], { env: { WORKERS_CI: "1", CI: "true" } });
+      assert.equal(r.code, 0, r.output);
+      assert.equal(creates(api).length, 5);
+      assert.deepEqual(
+        api.calls.filter((c) => c.path === "/zones" || c.path.includes("/domains/")),
+        [],
+        "no domain was looked up or attached",
+      );
+      const live = api.state.scripts.get("tern");
+      assert.equal(live.subdomainEnabled, true, "served on workers.dev");
+      assert.equal(live.bindings.find((b) => b.name === "LOCAL_DOMAIN").text, "");
+      assert.ok(r.output.includes(`Create the owner account: https://tern.operator.workers.dev/setup?token=${live.secrets.get("SETUP_TOKEN")}`));
+    } finally {
+      await api.close();
+    }
+  });
+});
+
 describe("npm run deploy refuses, saying what to do", () => {
   test("when nobody is logged in", async () => {
     const api = await startCloudflareApi({ token: TOKEN, accountId: ACCOUNT, zones: ["example.org"] });
@@ -251,6 +290,44 @@ describe("npm run deploy refuses, saying what to do", () => {
       assert.match(r.output, /You are not logged in to Cloudflare\. Run `npx wrangler login` first/);
       assert.match(r.output, /Nothing was created/);
       assert.deepEqual(api.calls, []);
+    } finally {
+      await api.close();
+    }
+  });
+
+  test("when the token is refused", async () => {
+    const api = await startCloudflareApi({ token: TOKEN, accountId: ACCOUNT, zones: ["example.org"] });
+    try {
+      const r = await deploy(api, makeProject("bad-token"), ["--domain", DOMAIN], { token: "revoked-token" });
+      assert.equal(r.code, 1);
+      assert.match(r.output, /Cloudflare refused the login \(Authentication error \[code 10000\]\)/);
+      assert.match(r.output, /Run `npx wrangler login` again/);
+      assert.deepEqual(
+        api.calls.filter((c) => c.method !== "GET"),
+        [],
+      );
+    } finally {
+      await api.close();
+    }
+  });
+
+  test("when the API does not answer, or answers an error", async () => {
+    const closed = createServer();
+    await new Promise((r) => closed.listen(0, "127.0.0.1", r));
+    const url = `http://127.0.0.1:${closed.address().port}/client/v4`;
+    await new Promise((r) => closed.close(r));
+    const down = await deploy({ url }, makeProject("api-down"), ["--domain", DOMAIN]);
+    assert.equal(down.code, 1);
+    assert.match(down.output, /The Cloudflare API \(http:\/\/127\.0\.0\.1:\d+\/client\/v4\) could not be reached: .*ECONNREFUSED/);
+
+    const api = await startCloudflareApi({ token: TOKEN, accountId: ACCOUNT, zones: ["example.org"] });
+    try {
+      api.failNext("GET", /\/queues$/, { status: 503, code: 10013, message: "Service temporarily unavailable" });
+      const r = await deploy(api, makeProject("api-error"), ["--domain", DOMAIN]);
+      assert.equal(r.code, 1);
+      assert.match(r.output, /Listing your queues failed: Service temporarily unavailable \[code 10013\]/);
+      assert.deepEqual(creates(api), [], "nothing was created");
+      assert.equal(api.calls.filter((c) => c.path.endsWith("/queues")).length, 1, "asked once, not retried in a loop");
     } finally {
       await api.close();
     }
