@@ -50,7 +50,8 @@ for (let i = 0; i < argv.length; i++) {
   }
 }
 
-const configPath = resolve(option("--config") ?? join(root, "wrangler.toml"));
+// A relative --config is taken from where `npm run` was typed (INIT_CWD), not from the project root npm moves to.
+const configPath = option("--config") ? resolve(process.env.INIT_CWD ?? process.cwd(), option("--config")) : join(root, "wrangler.toml");
 const statePath = join(dirname(configPath), ".wrangler", "tern-deploy.json");
 const apiBase = (process.env.CLOUDFLARE_API_BASE_URL ?? "https://api.cloudflare.com/client/v4").replace(/\/$/, "");
 const REQUIRED_SECRETS = ["SECRET_KEY_BASE", "SETUP_TOKEN"];
