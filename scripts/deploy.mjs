@@ -238,7 +238,8 @@ for (const queue of queueNames) {
 /** A hint when Cloudflare's answer is a limit of the account's plan. */
 function planHint(errors, text = "") {
   const all = `${describe(errors)} ${text}`;
-  if (!/\b(7406|10037|10042|11010)\b|maximum number of|limit of your|over your plan|upgrade your plan|enable R2/i.test(all)) return "";
+  // D1's 7406 and R2's 10042 are the codes wrangler's sources and its issues show; the phrases cover other products.
+  if (!/code:? (?:7406|10042)\b|maximum number of|exceeded the limit|limit of your|paid (?:workers )?plan|workers paid|upgrade your plan|enable R2/i.test(all)) return "";
   return (
     "\n  This is a limit of your Cloudflare plan or a product not yet enabled on the account. Free some room (delete what you no\n" +
     `  longer use), enable the product or upgrade the plan in the dashboard (https://dash.cloudflare.com/${accountId}/workers/plans),\n` +
