@@ -31,7 +31,7 @@ function statementCount(sql) {
   return sql.split(/;\s*(?:\n|$)/).filter((s) => s.replace(/--.*$/gm, "").trim()).length;
 }
 
-export async function startCloudflareApi({ token, accountId, accountName = "Operator's account", zones = [], email = "operator@example.org" } = {}) {
+export async function startCloudflareApi({ token, accountId, accountName = "Operator's account", zones = [] } = {}) {
   const state = {
     databases: new Map(), // uuid → { uuid, name, created_at, sqlite }
     buckets: new Map(), // name → { name, creation_date }
@@ -106,10 +106,7 @@ export async function startCloudflareApi({ token, accountId, accountName = "Oper
     const top = (verb, re, fn) => routes.push([verb, re, fn, false]);
     const on = (verb, re, fn) => routes.push([verb, re, fn, true]);
     // ── identity
-    top("GET", /^\/user\/tokens\/verify$/, () => ok(res, { id: "stand-in-token", status: "active" }));
-    top("GET", /^\/user$/, () => ok(res, { id: "stand-in-user", email }));
     top("GET", /^\/accounts$/, () => ok(res, [{ id: accountId, name: accountName }], { result_info: page([1]) }));
-    top("GET", /^\/memberships$/, () => ok(res, [{ id: "m1", account: { id: accountId, name: accountName }, status: "accepted" }], { result_info: page([1]) }));
     // ── zones
     top("GET", /^\/zones$/, () => {
       const list = state.zones.filter((z) => (!q.get("name") || z.name === q.get("name")) && (!q.get("account.id") || z.account.id === q.get("account.id")));
@@ -173,14 +170,6 @@ export async function startCloudflareApi({ token, accountId, accountName = "Oper
       const x = { queue_id: randomUUID().replace(/-/g, ""), queue_name: body.queue_name, created_on: new Date().toISOString(), consumers: [] };
       state.queues.set(x.queue_id, x);
       return ok(res, queueJson(x));
-    });
-    on("GET", /^\/queues\/([^/]+)$/, (m) => {
-      const x = state.queues.get(m[1]);
-      return x ? ok(res, queueJson(x)) : fail(res, 404, 11000, "Queue does not exist");
-    });
-    on("GET", /^\/queues\/([^/]+)\/consumers$/, (m) => {
-      const x = state.queues.get(m[1]);
-      return x ? ok(res, x.consumers) : fail(res, 404, 11000, "Queue does not exist");
     });
     on("POST", /^\/queues\/([^/]+)\/consumers$/, (m) => {
       const x = state.queues.get(m[1]);
