@@ -5,13 +5,13 @@
 // type, so remote media (fetched into a Blob by the guarded fetch) can come through the same road.
 import type { Env } from "../env";
 import type { ImagesEnv } from "./images";
-import { processImage, processThumbnail, type ImageFile } from "./process-image";
-import { buildMeta, deleteStored, imageMeta, inspectFile, type MediaType } from "./store";
+import { ORIGINAL_PIXELS, processImage, processThumbnail, type ImageFile, type ProcessedImage } from "./process-image";
+import { buildMeta, deleteStored, imageMeta, inspectFile, type Inspected, type MediaType } from "./store";
 
 export type IngestEnv = Pick<Env, "MEDIA"> & ImagesEnv;
 
 /** Names the R2 key of each stored variant. */
-export type KeyFor = (variant: "original" | "small" | "thumbnail", ext: string) => string;
+export type KeyFor = (variant: "original" | "small" | "thumbnail" | "upload", ext: string) => string;
 
 export interface Ingested {
   fileKey: string;
@@ -41,16 +41,39 @@ async function putAll(env: IngestEnv, files: { key: string; body: Uint8Array | B
   }
 }
 
+/**
+ * Whether an upload through /api/v2/media is answered 202 and processed after the answer: a picture that must be
+ * scaled down (above 3840×2160 of area), the slow part of processing. Video and audio need no processing here (they
+ * are stored as uploaded), so they are answered at once; Mastodon defers them because it transcodes.
+ */
+export const processLater = (x: Inspected): boolean =>
+  x.sniffed.kind === "image" && (x.sniffed.frames ?? 0) <= 1 && (x.sniffed.width ?? 0) * (x.sniffed.height ?? 0) > ORIGINAL_PIXELS;
+
+/** Stores a checked upload as it came (metadata stripped), for processStagedMedia to process. */
+export async function stageUpload(env: IngestEnv, x: Inspected, keyFor: KeyFor): Promise<string> {
+  const key = keyFor("upload", x.sniffed.ext);
+  await putAll(env, [{ key, body: x.bytes ?? new Uint8Array(), type: x.sniffed.mime }]);
+  return key;
+}
+
 /** Checks, processes and stores one attachment file. Throws 422 (the file) or 503 (the Images binding); stores nothing then. */
 export async function ingestMedia(env: IngestEnv, file: Blob, declaredType: string | null, keyFor: KeyFor): Promise<Ingested> {
-  const x = await inspectFile(file, { declaredType });
+  return ingestInspected(env, file, await inspectFile(file, { declaredType }), keyFor);
+}
+
+/** ingestMedia for a file already checked by inspectFile. */
+export async function ingestInspected(env: IngestEnv, file: Blob, x: Inspected, keyFor: KeyFor): Promise<Ingested> {
   if (x.sniffed.kind !== "image" || !x.bytes) {
     const fileKey = keyFor("original", x.sniffed.ext);
     await putAll(env, [{ key: fileKey, body: file, type: x.sniffed.mime }]);
     const meta = buildMeta(x.sniffed, x.size);
     return { fileKey, previewKey: null, contentType: x.sniffed.mime, size: x.size, type: x.sniffed.kind, meta, blurhash: null };
   }
-  const p = await processImage(env, x.bytes, x.sniffed);
+  return storeImage(env, await processImage(env, x.bytes, x.sniffed), keyFor);
+}
+
+/** Stores a processed image (original, and preview when it has one) and describes it. */
+export async function storeImage(env: IngestEnv, p: ProcessedImage, keyFor: KeyFor): Promise<Ingested> {
   const fileKey = keyFor("original", p.original.ext);
   const previewKey = p.preview ? keyFor("small", p.preview.ext) : null;
   const files = [{ key: fileKey, body: p.original.bytes, type: p.original.mime }];

@@ -37,7 +37,7 @@ export interface StoredFile {
   meta: Record<string, unknown>;
 }
 
-interface Inspected {
+export interface Inspected {
   sniffed: Sniffed;
   /** The whole file, metadata removed, when it was read (images); video and audio go to R2 from the Blob without a copy. */
   bytes: Uint8Array | null;

@@ -8,6 +8,7 @@ import { createMedia } from "../../src/services/statuses/media";
 import { db, makeUser, type TestUser } from "./helpers";
 import { concat, gif, jpeg, mp4, png, pngHeaderOnly } from "./media-fixtures";
 import { photo } from "./media-pipeline-fixtures";
+import { runQueuedJobs } from "./queues";
 
 function form(bytes: Uint8Array, name: string, type: string) {
   const f = new FormData();
@@ -42,9 +43,10 @@ describe("bad input: a clear 422, nothing stored", () => {
   it("a decompression bomb: huge dimensions in a small file, refused from the header before any decoder runs", async () => {
     const u = await makeUser();
     await refusedLeavingNothing(u, pngHeaderOnly(30_000, 30_000), "bomb.png", "image/png", /30000x30000 images are not supported/);
-    // Within the pixel cap but with pixel data that is not there: the decoder refuses it, and nothing is kept.
+    // Within the pixel cap but with pixel data that is not there: the decoder refuses it, and nothing is kept (v1
+    // processes before answering; v2 answers 202 for this size: media-pipeline.test.ts).
     const before = await stored();
-    const res = await upload(u, pngHeaderOnly(6000, 5000));
+    const res = await u.api.post("/api/v1/media", form(pngHeaderOnly(6000, 5000), "b.png", "image/png"), "multipart");
     expect(res.status).toBe(422);
     expect(res.body.error).toMatch(/could not be processed/);
     expect(await stored()).toEqual(before);
@@ -105,10 +107,12 @@ describe("generated and truncated files", () => {
         if (++sent % 25 === 0) u = await makeUser(undefined, { scopes: "write:media" });
         const before = await stored();
         const res = await u.api.post("/api/v2/media", form(bytes, "x", type), "multipart");
-        expect([200, 422]).toContain(res.status);
+        expect([200, 202, 422]).toContain(res.status);
         const after = await stored();
         if (res.status === 422) expect(after).toEqual(before);
         else expect(after.rows).toBe(before.rows + 1);
+        // A 202 (a picture above 3840×2160) is processed after the answer: that must not fail with a 500 either.
+        if (res.status === 202) await runQueuedJobs();
       }),
       { numRuns: 60, seed: 32 },
     );

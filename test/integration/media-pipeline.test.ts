@@ -6,8 +6,10 @@ import { describe, expect, it } from "vitest";
 import { SUPPORTED_MIME_TYPES } from "../../src/lib/http/media-types";
 import { decodeSmallPng } from "../../src/media/png-pixels";
 import { sniff } from "../../src/media/sniff";
-import { anon, makeUser, type TestUser } from "./helpers";
-import { bytesOf, gif, jpeg, png, statusOf } from "./media-fixtures";
+import { processStagedMedia } from "../../src/services/statuses/media-processing";
+import { anon, db, makeUser, type TestUser } from "./helpers";
+import { bytesOf, gif, jpeg, png, pngHeaderOnly, statusOf } from "./media-fixtures";
+import { queued, runQueuedJobs, unpack } from "./queues";
 import { flac, mp3, mp4Timed, oggVorbis, photo, pngOf, wav, webm, withOrientation } from "./media-pipeline-fixtures";
 
 function form(bytes: Uint8Array, name: string, type: string, extra: Record<string, string | File> = {}) {
@@ -67,10 +69,10 @@ describe("images through the Images binding", () => {
     expect((await env.MEDIA.list({ prefix: `media_attachments/${res.body.id}/` })).objects).toHaveLength(1);
   });
 
-  it("an original above 3840×2160 is scaled down to that area, keeping its aspect", async () => {
+  it("an original above 3840×2160 is scaled down to that area, keeping its aspect (v1: before the answer)", async () => {
     const u = await makeUser();
     const big = await pngOf(5000, 3000, (x, y) => [x % 256, y % 256, 128]);
-    const res = await upload(u, form(big, "big.png", "image/png"));
+    const res = await u.api.post("/api/v1/media", form(big, "big.png", "image/png"), "multipart");
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     const { width, height } = res.body.meta.original;
     expect(width * height).toBeLessThanOrEqual(8_294_400);
@@ -136,7 +138,7 @@ describe("images through the Images binding", () => {
     expect(sniff(heic)).toMatchObject({ mime: "image/heic", width: 4032, height: 3024 });
     const u = await makeUser();
     const before = (await env.MEDIA.list()).objects.length;
-    const res = await upload(u, form(heic, "IMG_1.HEIC", "image/heic"));
+    const res = await u.api.post("/api/v1/media", form(heic, "IMG_1.HEIC", "image/heic"), "multipart");
     expect([200, 422]).toContain(res.status);
     if (res.status === 422) {
       expect(res.body.error).toMatch(/could not be processed|does not match/);
@@ -164,6 +166,64 @@ describe("images through the Images binding", () => {
     expect(types).toEqual([...SUPPORTED_MIME_TYPES]);
     for (const t of ["image/heic", "image/heif", "image/avif", "image/webp", "video/mp4", "audio/mpeg", "audio/flac"]) expect(types).toContain(t);
     expect(types.some((t) => t.includes("svg"))).toBe(false);
+  });
+});
+
+describe("POST /api/v2/media: 202 while a large picture is processed", () => {
+  it("answers 202 with url null, GET says 206, and once processed 200 with the scaled original, preview and blurhash", async () => {
+    const u = await makeUser();
+    const big = await pngOf(5000, 3000, (x, y) => [x % 256, (y * 3) % 256, 90]);
+    const res = await upload(u, form(big, "big.png", "image/png", { description: "wide" }));
+    expect(res.status, JSON.stringify(res.body)).toBe(202);
+    expect(res.body).toMatchObject({ type: "image", url: null, preview_url: null, description: "wide" });
+    const id = res.body.id;
+    expect((await u.api.get(`/api/v1/media/${id}`)).status).toBe(206);
+    // Not attachable yet, as Mastodon.
+    const early = await u.api.post("/api/v1/statuses", { status: "hi", media_ids: [id] });
+    expect(early.status).toBe(422);
+    expect(queued.jobs.some((j) => unpack(j).some((e) => e.type === "process_media"))).toBe(true);
+    await runQueuedJobs();
+    const done = await u.api.get(`/api/v1/media/${id}`);
+    expect(done.status).toBe(200);
+    expect(done.body.url).toMatch(/\/original\.png$/);
+    expect(done.body.preview_url).toMatch(/\/small\.webp$/);
+    expect(done.body.blurhash).toMatch(BLURHASH);
+    expect(done.body.meta.original.width * done.body.meta.original.height).toBeLessThanOrEqual(8_294_400);
+    // Only the processed files are left: the upload as it came is gone.
+    const keys = (await env.MEDIA.list({ prefix: `media_attachments/${id}/` })).objects.map((o) => o.key);
+    expect(keys.sort()).toEqual([new URL(done.body.url).pathname, new URL(done.body.preview_url).pathname].map((p) => p.replace(/^\/media\//, "")).sort());
+    // Running the effect again changes nothing.
+    await processStagedMedia(db(), env, id);
+    expect((await u.api.get(`/api/v1/media/${id}`)).body.url).toBe(done.body.url);
+    const posted = await u.api.post("/api/v1/statuses", { status: "hi", media_ids: [id] });
+    expect(posted.status).toBe(200);
+  });
+
+  it("a large file the decoder refuses after the 202: GET answers 422, the upload is removed; small files and video are 200 at once", async () => {
+    const u = await makeUser();
+    const res = await upload(u, form(pngHeaderOnly(6000, 5000), "bad.png", "image/png"));
+    expect(res.status).toBe(202);
+    await runQueuedJobs();
+    const got = await u.api.get(`/api/v1/media/${res.body.id}`);
+    expect(got.status).toBe(422);
+    expect(got.body.error).toMatch(/could not be decoded/);
+    expect((await env.MEDIA.list({ prefix: `media_attachments/${res.body.id}/` })).objects).toHaveLength(0);
+    expect((await upload(u, form(await png(30, 20), "s.png", "image/png"))).status).toBe(200);
+    expect((await upload(u, form(mp4Timed(640, 360, 1, 24, 1000), "v.mp4", "video/mp4"))).status).toBe(200);
+  });
+
+  it("the binding failing after the 202: the effect throws for the runner to retry, the upload is kept, nothing else written", async () => {
+    const u = await makeUser();
+    const res = await upload(u, form(await pngOf(4000, 3000, (x) => [x % 256, 0, 0]), "big.png", "image/png"));
+    expect(res.status).toBe(202);
+    const before = (await env.MEDIA.list({ prefix: `media_attachments/${res.body.id}/` })).objects.map((o) => o.key);
+    const IMAGES = { info: () => Promise.reject(new Error("internal error")), input: () => ({}) } as unknown as ImagesBinding;
+    const err = await processStagedMedia(db(), { ...env, IMAGES }, res.body.id).catch((e) => e);
+    expect(err?.status).toBe(503);
+    expect((await env.MEDIA.list({ prefix: `media_attachments/${res.body.id}/` })).objects.map((o) => o.key)).toEqual(before);
+    expect((await u.api.get(`/api/v1/media/${res.body.id}`)).status).toBe(206);
+    await runQueuedJobs(); // the real binding: the retry succeeds
+    expect((await u.api.get(`/api/v1/media/${res.body.id}`)).status).toBe(200);
   });
 });
 

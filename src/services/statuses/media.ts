@@ -1,6 +1,6 @@
 // Media attachments owned by local accounts: upload (checked, processed and stored by media/ingest.ts before the
-// row is written, so never "processing"), read and edit while unattached, delete while unused. Objects live in R2
-// under server-made keys (media/store.ts).
+// row is written; through /api/v2/media a picture to scale down is processed after the 202: media-processing.ts),
+// read and edit while unattached, delete while unused. Objects live in R2 under server-made keys (media/store.ts).
 import { and, eq, isNull } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { insertMedia } from "../../db/inserts";
@@ -9,8 +9,9 @@ import { mediaAttachments } from "../../db/schema";
 import type { Env } from "../../env";
 import { notFound, unprocessable, validationFailed } from "../../lib/http/errors";
 import { snowflake } from "../../lib/text/ids";
-import { ingestMedia, prepareThumbnail, storeThumbnail, type IngestEnv } from "../../media/ingest";
-import { attachmentKeys, deleteStored } from "../../media/store";
+import type { Effects } from "../../effects/collector";
+import { ingestInspected, prepareThumbnail, processLater, stageUpload, storeThumbnail, type Ingested, type IngestEnv } from "../../media/ingest";
+import { attachmentKeys, buildMeta, deleteStored, inspectFile } from "../../media/store";
 
 export type MediaRow = typeof mediaAttachments.$inferSelect;
 
@@ -40,7 +41,12 @@ function checkDescription(d: string | undefined): void {
   }
 }
 
-export async function createMedia(db: DB, env: IngestEnv, accountId: string, input: MediaInput): Promise<MediaRow> {
+/**
+ * Checks, processes and stores an upload and writes its row. With `later` (POST /api/v2/media), a picture that must
+ * be scaled down is stored as it came and its row marked processing (the route answers 202); a `process_media`
+ * effect, run after the answer, makes the rest (media-processing.ts).
+ */
+export async function createMedia(db: DB, env: IngestEnv, accountId: string, input: MediaInput, later: Effects | null = null): Promise<MediaRow> {
   if (!(input.file instanceof File)) throw validationFailed("File can't be blank");
   checkDescription(input.description);
   const focus = input.focus ? parseFocus(input.focus) : null;
@@ -50,7 +56,19 @@ export async function createMedia(db: DB, env: IngestEnv, accountId: string, inp
   const thumb = thumbnail ? await prepareThumbnail(env, thumbnail) : null;
   const id = snowflake();
   const keys = attachmentKeys(id);
-  const stored = await ingestMedia(env, input.file, input.file.type || null, keys);
+  const x = await inspectFile(input.file, { declaredType: input.file.type || null });
+  const deferred = later !== null && processLater(x);
+  const stored: Ingested = deferred
+    ? {
+        fileKey: await stageUpload(env, x, keys),
+        previewKey: null,
+        contentType: x.sniffed.mime,
+        size: x.size,
+        type: "image",
+        meta: buildMeta(x.sniffed, x.size),
+        blurhash: null,
+      }
+    : await ingestInspected(env, input.file, x, keys);
   let previewKey = stored.previewKey;
   const meta = stored.meta;
   let blurhash = stored.blurhash;
@@ -79,11 +97,12 @@ export async function createMedia(db: DB, env: IngestEnv, accountId: string, inp
       focusY: focus?.[1] ?? null,
       meta,
       blurhash,
-      processing: 0,
+      processing: deferred ? 1 : 0,
       createdAt: Date.now(),
       detachedAt: null,
     };
     await insertMedia(db, row);
+    if (deferred) later?.afterResponse({ type: "process_media", mediaId: id });
     return row;
   } catch (e) {
     await deleteStored(env, [stored.fileKey, stored.previewKey, previewKey]).catch(() => {});
