@@ -74,6 +74,9 @@ export async function inspectFile(file: Blob, opts: InspectOptions = {}): Promis
   if (file.size > limit) throw validationFailed(`File file size must be less than ${mb(limit)}`);
 
   let bytes: Uint8Array | null = null;
+  // Sizes the head already gives (a JPEG's frame header, PNG's IHDR, …) are checked before the rest is read: a bomb is
+  // refused without reading its megabytes.
+  if (s.kind === "image" && s.width && s.height) checkCaps(s);
   if (s.kind === "image") {
     bytes = file.size <= HEAD_BYTES ? head : new Uint8Array(await file.arrayBuffer());
     s = sniff(bytes);
