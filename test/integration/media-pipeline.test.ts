@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { SUPPORTED_MIME_TYPES } from "../../src/lib/http/media-types";
 import { decodeSmallPng } from "../../src/media/png-pixels";
 import { sniff } from "../../src/media/sniff";
+import { createMedia } from "../../src/services/statuses/media";
 import { processStagedMedia } from "../../src/services/statuses/media-processing";
 import { anon, db, makeUser, type TestUser } from "./helpers";
 import { bytesOf, gif, jpeg, png, pngHeaderOnly, statusOf } from "./media-fixtures";
@@ -166,6 +167,22 @@ describe("images through the Images binding", () => {
     expect(types).toEqual([...SUPPORTED_MIME_TYPES]);
     for (const t of ["image/heic", "image/heif", "image/avif", "image/webp", "video/mp4", "audio/mpeg", "audio/flac"]) expect(types).toContain(t);
     expect(types.some((t) => t.includes("svg"))).toBe(false);
+  });
+});
+
+describe("an instance without the Images binding", () => {
+  it("stores pictures stripped, without preview or blurhash, and refuses HEIC/AVIF with a clear 422", async () => {
+    const u = await makeUser();
+    const { IMAGES: _, ...bare } = env;
+    const row = await createMedia(db(), bare, u.id, { file: new File([await photo(800, 600)], "p.png", { type: "image/png" }) });
+    expect(row).toMatchObject({ type: "image", previewKey: null, blurhash: null, processing: 0 });
+    expect(row.meta).toMatchObject({ original: { width: 800, height: 600 }, small: { width: 800, height: 600 } });
+    const avif = new Uint8Array(
+      await (await env.IMAGES!.input(new Blob([await photo(60, 40)]).stream()).output({ format: "image/avif" })).response().arrayBuffer(),
+    );
+    const err = await createMedia(db(), bare, u.id, { file: new File([avif], "a.avif", { type: "image/avif" }) }).catch((e) => e);
+    expect(err?.status).toBe(422);
+    expect(err.message).toMatch(/Images binding/);
   });
 });
 
