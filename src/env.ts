@@ -4,6 +4,10 @@ import type { JobMessage } from "./effects/types";
 export interface Env {
   DB: D1Database;
   MEDIA: R2Bucket;
+  /** Image processing for uploads (src/media/images.ts). Without it, images are stored as uploaded, with no preview. */
+  IMAGES?: ImagesBinding;
+  /** Milliseconds one Images binding call may take before the upload answers 503 (default 15000). */
+  IMAGES_TIMEOUT_MS?: string;
   HOME_FEED: DurableObjectNamespace;
   STREAMING: DurableObjectNamespace;
   RATE_LIMITER: DurableObjectNamespace;

@@ -16,6 +16,7 @@ import { regenerateHomeFeed } from "../timelines/regenerate";
 import { publishScheduledStatus } from "../services/statuses/publish-scheduled";
 import { deleteStored } from "../media/store";
 import { fetchCardForStatus } from "../services/statuses/preview-cards";
+import { processStagedMedia } from "../services/statuses/media-processing";
 import { applyDomainBlockRound } from "../services/admin/domain-blocks";
 import { deleteAccountChunk } from "../services/accounts/delete-account";
 import { replaceRemotePins } from "../services/interactions/pins";
@@ -124,6 +125,9 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects, b
       return deleteStored(env, effect.keys);
     case "fetch_card":
       await fetchCardForStatus(db, configFor(env, fx), effect.statusId);
+      return;
+    case "process_media":
+      await processStagedMedia(db, env, effect.mediaId);
       return;
     case "domain_block_apply":
       return applyDomainBlockRound(db, fx, effect.domainBlockId, effect.domain);

@@ -47,6 +47,9 @@ export type Effect =
   | { type: "publish_scheduled"; scheduledStatusId: string }
   // R2 objects whose media rows are gone (a status deleted with its media, src/services/statuses/delete-status.ts): remove them
   | { type: "delete_media"; keys: string[] }
+  // A large upload through /api/v2/media, stored as it came (processing = 1): make its original, preview and blurhash
+  // (src/services/statuses/media-processing.ts); run after the 202 in the same invocation, retried through JOBS
+  | { type: "process_media"; mediaId: string }
   // A new or re-edited status may link a page: fetch its preview card (src/services/statuses/preview-cards.ts)
   | { type: "fetch_card"; statusId: string }
   // An instance domain block was created, changed or lifted: silence or suspend its domain's accounts and keep their

@@ -15,23 +15,36 @@ export interface Sniffed {
   frames?: number;
   /** Seconds, when the container states it. */
   duration?: number;
+  /** EXIF Orientation (1–8) of a JPEG; the stored width and height are the upright ones. */
+  orientation?: number;
+  /** Video frames per second, from the track's sample timing (MP4/MOV) or default frame duration (WebM). */
+  fps?: number;
+  /** Audio channels and sample rate, when the header states them. */
+  channels?: number;
+  sampleRate?: number;
+  /** Codec names as the container spells them (avc1, V_VP9, mp4a, A_OPUS, vorbis, ...). */
+  videoCodec?: string;
+  audioCodec?: string;
 }
 
 const startsWith = (b: Uint8Array, sig: number[], at = 0) => sig.every((x, i) => b[at + i] === x);
 
-/** The media type of `b` and what its headers say, or null when it is not a supported format (HTML, SVG, ...). */
-export function sniff(b: Uint8Array): Sniffed | null {
+/**
+ * The media type of `b` and what its headers say, or null when it is not a supported format (HTML, SVG, ...). `total`
+ * is the whole file's size when `b` is only its head (MP3 duration of a constant bitrate is reckoned from it).
+ */
+export function sniff(b: Uint8Array, total = b.length): Sniffed | null {
   if (b.length < 12) return null;
   if (startsWith(b, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return png(b);
   if (startsWith(b, [0xff, 0xd8, 0xff])) return jpeg(b);
   if (ascii(b, 0, 6) === "GIF87a" || ascii(b, 0, 6) === "GIF89a") return gif(b);
   if (ascii(b, 0, 4) === "RIFF" && ascii(b, 8, 4) === "WEBP") return webp(b);
-  if (ascii(b, 0, 4) === "RIFF" && ascii(b, 8, 4) === "WAVE") return { mime: "audio/wav", ext: "wav", kind: "audio" };
+  if (ascii(b, 0, 4) === "RIFF" && ascii(b, 8, 4) === "WAVE") return wav(b);
   if (ascii(b, 4, 4) === "ftyp") return isoBmff(b);
   if (startsWith(b, [0x1a, 0x45, 0xdf, 0xa3])) return matroska(b);
   if (ascii(b, 0, 4) === "OggS") return ogg(b);
-  if (ascii(b, 0, 4) === "fLaC") return { mime: "audio/flac", ext: "flac", kind: "audio" };
-  if (ascii(b, 0, 3) === "ID3" || mpegAudioFrame(b, 0)) return { mime: "audio/mpeg", ext: "mp3", kind: "audio" };
+  if (ascii(b, 0, 4) === "fLaC") return flac(b);
+  if (ascii(b, 0, 3) === "ID3" || mpegAudioFrame(b, 0)) return mp3(b, total);
   return null;
 }
 
@@ -80,7 +93,7 @@ function jpeg(b: Uint8Array): Sniffed | null {
       const w = u16be(b, o + 7);
       // Orientations 5–8 turn the picture a quarter: viewers (and Mastodon's meta) report it upright.
       const turned = orientation >= 5 && orientation <= 8;
-      return { mime: "image/jpeg", ext: "jpg", kind: "image", width: turned ? h : w, height: turned ? w : h };
+      return { mime: "image/jpeg", ext: "jpg", kind: "image", width: turned ? h : w, height: turned ? w : h, orientation };
     }
     o += 2 + len;
   }
@@ -185,13 +198,22 @@ const child = (b: Uint8Array, box: Box, type: string) => {
   return null;
 };
 
+/** Brands of still-image HEIF (HEVC inside) and AVIF (AV1 inside). */
+const HEIC_BRANDS = new Set(["heic", "heix", "heim", "heis", "hevc", "hevx"]);
+const AVIF_BRANDS = new Set(["avif", "avis"]);
+
 function isoBmff(b: Uint8Array): Sniffed | null {
   const brand = ascii(b, 8, 4);
+  const ftypEnd = Math.min(b.length, u32be(b, 0));
+  const brands = new Set([brand]);
+  for (let o = 16; o + 4 <= ftypEnd && brands.size < 64; o += 4) brands.add(ascii(b, o, 4));
+  if ([...brands].some((x) => HEIC_BRANDS.has(x) || AVIF_BRANDS.has(x)) || brand === "mif1" || brand === "msf1") return heif(b, brands);
   let hasVideo = false;
   let hasAudio = false;
   let width = 0;
   let height = 0;
   let duration: number | undefined;
+  const out: Partial<Sniffed> = {};
   for (const top of boxes(b, 0, b.length)) {
     if (top.type !== "moov") continue;
     const mvhd = child(b, top, "mvhd");
@@ -206,7 +228,19 @@ function isoBmff(b: Uint8Array): Sniffed | null {
       const mdia = child(b, trak, "mdia");
       const hdlr = mdia && child(b, mdia, "hdlr");
       const handler = hdlr ? ascii(b, hdlr.start + 8, 4) : "";
-      if (handler === "soun") hasAudio = true;
+      const stbl = mdia && child(b, mdia, "minf") && findPath(b, mdia, ["minf", "stbl"]);
+      const stsd = stbl && child(b, stbl, "stsd");
+      // The first sample entry (after version/flags and the entry count) names the codec.
+      const entry = stsd && stsd.start + 16 <= stsd.end ? { type: ascii(b, stsd.start + 12, 4), at: stsd.start + 16 } : null;
+      if (handler === "soun") {
+        hasAudio = true;
+        if (entry && !out.audioCodec) {
+          out.audioCodec = entry.type.trim();
+          // AudioSampleEntry: 8 bytes of SampleEntry, 8 reserved, channel count, sample size, 4 reserved, rate (16.16).
+          out.channels = u16be(b, entry.at + 16);
+          out.sampleRate = u32be(b, entry.at + 24) >>> 16;
+        }
+      }
       if (handler === "vide") {
         hasVideo = true;
         const tkhd = child(b, trak, "tkhd");
@@ -215,20 +249,79 @@ function isoBmff(b: Uint8Array): Sniffed | null {
           width = Math.max(width, u32be(b, at) >>> 16);
           height = Math.max(height, u32be(b, at + 4) >>> 16);
         }
+        if (entry && !out.videoCodec) out.videoCodec = entry.type.trim();
+        const mdhd = mdia && child(b, mdia, "mdhd");
+        const stts = stbl && child(b, stbl, "stts");
+        if (mdhd && stts && out.fps === undefined) out.fps = frameRate(b, mdhd, stts);
       }
     }
   }
   const audioBrand = brand === "M4A " || brand === "M4B " || brand === "F4A ";
-  if (brand === "avif" || brand === "avis" || brand === "heic" || brand === "heix" || brand === "mif1" || brand === "msf1") {
-    return null; // still-image HEIF/AVIF: no dimension reader here, so refused rather than trusted
-  }
-  if ((audioBrand || hasAudio) && !hasVideo) return { mime: "audio/mp4", ext: "m4a", kind: "audio", duration };
+  if ((audioBrand || hasAudio) && !hasVideo) return { ...out, mime: "audio/mp4", ext: "m4a", kind: "audio", duration };
   const qt = brand === "qt  ";
-  const out: Sniffed = { mime: qt ? "video/quicktime" : "video/mp4", ext: qt ? "mov" : "mp4", kind: "video", duration };
+  const video: Sniffed = { ...out, mime: qt ? "video/quicktime" : "video/mp4", ext: qt ? "mov" : "mp4", kind: "video", duration };
   if (width && height) {
-    out.width = width;
-    out.height = height;
+    video.width = width;
+    video.height = height;
   }
+  return video;
+}
+
+const findPath = (b: Uint8Array, from: Box, path: string[]): Box | null => {
+  let at: Box | null = from;
+  for (const type of path) {
+    at = at && child(b, at, type);
+    if (!at) return null;
+  }
+  return at;
+};
+
+/** Frames per second of a video track: its samples over their summed durations (stts) in the media's timescale (mdhd). */
+function frameRate(b: Uint8Array, mdhd: Box, stts: Box): number | undefined {
+  const v1 = b[mdhd.start] === 1;
+  const scale = u32be(b, mdhd.start + (v1 ? 20 : 12));
+  const n = u32be(b, stts.start + 4);
+  let frames = 0;
+  let ticks = 0;
+  for (let i = 0; i < n && i < 100_000; i++) {
+    const at = stts.start + 8 + i * 8;
+    if (at + 8 > stts.end) break;
+    frames += u32be(b, at);
+    ticks += u32be(b, at) * u32be(b, at + 4);
+  }
+  if (!scale || !ticks || !frames) return undefined;
+  return Math.round(((frames * scale) / ticks) * 100) / 100;
+}
+
+/**
+ * HEIF and AVIF still images: the size is the largest image spatial extent (`ispe`) among the item properties
+ * (meta/iprp/ipco), which is the primary image's (a grid's tiles and thumbnails are smaller); the largest also bounds
+ * what a decoder allocates, which is what the pixel cap is for. A quarter turn (`irot`) swaps the upright sides.
+ */
+function heif(b: Uint8Array, brands: Set<string>): Sniffed | null {
+  const avif = AVIF_BRANDS.has(ascii(b, 8, 4)) || (!HEIC_BRANDS.has(ascii(b, 8, 4)) && [...brands].some((x) => AVIF_BRANDS.has(x)));
+  let width = 0;
+  let height = 0;
+  let turned = false;
+  for (const top of boxes(b, 0, b.length)) {
+    if (top.type !== "meta") continue;
+    const meta = { type: "meta", start: top.start + 4, end: top.end }; // a full box: version and flags first
+    const ipco = findPath(b, meta, ["iprp", "ipco"]);
+    if (!ipco) break;
+    for (const p of boxes(b, ipco.start, ipco.end)) {
+      if (p.type === "ispe" && p.start + 12 <= p.end) {
+        const w = u32be(b, p.start + 4);
+        const h = u32be(b, p.start + 8);
+        if (w * h > width * height) [width, height] = [w, h];
+      }
+      if (p.type === "irot" && p.start < p.end && (u8(b, p.start) & 1) === 1) turned = true;
+    }
+    break;
+  }
+  if (!width || !height) return null;
+  const out: Sniffed = avif ? { mime: "image/avif", ext: "avif", kind: "image" } : { mime: "image/heic", ext: "heic", kind: "image" };
+  out.width = turned ? height : width;
+  out.height = turned ? width : height;
   return out;
 }
 
@@ -250,14 +343,25 @@ function vint(b: Uint8Array, o: number, keepMarker: boolean): { value: number; l
   return { value, len, unknown: !keepMarker && allOnes };
 }
 
-const EBML_MASTERS = new Set([0x18538067, 0x1654ae6b, 0xae, 0xe0, 0x1549a966]); // Segment, Tracks, TrackEntry, Video, Info
+// Segment, Tracks, Video, Audio, Info; a TrackEntry (0xae) is walked on its own to keep its fields together.
+const EBML_MASTERS = new Set([0x18538067, 0x1654ae6b, 0xe0, 0xe1, 0x1549a966]);
+
+interface EbmlTrack {
+  type?: number;
+  codec?: string;
+  defaultDuration?: number;
+  channels?: number;
+  rate?: number;
+}
 
 function matroska(b: Uint8Array): Sniffed | null {
   let docType = "";
   let width = 0;
   let height = 0;
-  let hasVideo = false;
-  let hasAudio = false;
+  let timecodeScale = 1_000_000;
+  let rawDuration: number | undefined;
+  const tracks: EbmlTrack[] = [];
+  let track: EbmlTrack | null = null;
   let steps = 0;
   const walk = (from: number, to: number) => {
     let o = from;
@@ -270,12 +374,20 @@ function matroska(b: Uint8Array): Sniffed | null {
       const end = size.unknown ? to : Math.min(to, start + size.value);
       if (id.value === 0x1a45dfa3) walk(start, end);
       else if (id.value === 0x4282) docType = ascii(b, start, Math.min(end - start, 16)).replace(/\0+$/, "");
-      else if (id.value === 0x83) {
-        const t = b[start];
-        if (t === 1) hasVideo = true;
-        if (t === 2) hasAudio = true;
-      } else if (id.value === 0xb0) width = Math.max(width, readUint(b, start, end));
+      else if (id.value === 0xae) {
+        track = {};
+        tracks.push(track);
+        walk(start, end);
+        track = null;
+      } else if (id.value === 0x83 && track) track.type = u8(b, start);
+      else if (id.value === 0x86 && track) track.codec = ascii(b, start, Math.min(end - start, 32)).replace(/\0+$/, "");
+      else if (id.value === 0x23e383 && track) track.defaultDuration = readUint(b, start, end);
+      else if (id.value === 0x9f && track) track.channels = readUint(b, start, end);
+      else if (id.value === 0xb5 && track) track.rate = readFloat(b, start, end);
+      else if (id.value === 0xb0) width = Math.max(width, readUint(b, start, end));
       else if (id.value === 0xba) height = Math.max(height, readUint(b, start, end));
+      else if (id.value === 0x2ad7b1) timecodeScale = readUint(b, start, end) || timecodeScale;
+      else if (id.value === 0x4489) rawDuration = readFloat(b, start, end);
       else if (id.value === 0x1f43b675)
         return; // first Cluster: the headers are behind us
       else if (EBML_MASTERS.has(id.value)) walk(start, end);
@@ -285,8 +397,19 @@ function matroska(b: Uint8Array): Sniffed | null {
   };
   walk(0, b.length);
   if (docType !== "webm" && docType !== "matroska") return null;
-  if (hasAudio && !hasVideo) return { mime: "audio/webm", ext: "weba", kind: "audio" };
-  const out: Sniffed = { mime: "video/webm", ext: "webm", kind: "video" };
+  const video = tracks.find((t) => t.type === 1);
+  const audio = tracks.find((t) => t.type === 2);
+  const common: Partial<Sniffed> = {};
+  if (rawDuration !== undefined && Number.isFinite(rawDuration) && rawDuration > 0) common.duration = (rawDuration * timecodeScale) / 1e9;
+  if (audio) {
+    if (audio.codec) common.audioCodec = audio.codec;
+    if (audio.channels) common.channels = audio.channels;
+    if (audio.rate) common.sampleRate = Math.round(audio.rate);
+  }
+  if (audio && !video) return { ...common, mime: "audio/webm", ext: "weba", kind: "audio" };
+  const out: Sniffed = { ...common, mime: "video/webm", ext: "webm", kind: "video" };
+  if (video?.codec) out.videoCodec = video.codec;
+  if (video?.defaultDuration) out.fps = Math.round((1e9 / video.defaultDuration) * 100) / 100;
   if (width && height) {
     out.width = width;
     out.height = height;
@@ -300,14 +423,102 @@ function readUint(b: Uint8Array, start: number, end: number): number {
   return v;
 }
 
+/** An EBML float: 4 or 8 bytes, big-endian. */
+function readFloat(b: Uint8Array, start: number, end: number): number | undefined {
+  const n = end - start;
+  if ((n !== 4 && n !== 8) || end > b.length) return undefined;
+  const dv = new DataView(b.buffer, b.byteOffset + start, n);
+  return n === 4 ? dv.getFloat32(0) : dv.getFloat64(0);
+}
+
+// ---- WAV, FLAC ----
+
+function wav(b: Uint8Array): Sniffed {
+  const out: Sniffed = { mime: "audio/wav", ext: "wav", kind: "audio" };
+  let byteRate = 0;
+  for (let o = 12, i = 0; o + 8 <= b.length && i < 64; i++) {
+    const type = ascii(b, o, 4);
+    const len = u32le(b, o + 4);
+    if (type === "fmt ") {
+      out.channels = u16le(b, o + 10);
+      out.sampleRate = u32le(b, o + 12);
+      byteRate = u32le(b, o + 16);
+    }
+    if (type === "data") {
+      if (byteRate) out.duration = len / byteRate;
+      break;
+    }
+    o += 8 + len + (len & 1);
+  }
+  return out;
+}
+
+function flac(b: Uint8Array): Sniffed {
+  const out: Sniffed = { mime: "audio/flac", ext: "flac", kind: "audio" };
+  // STREAMINFO is the first metadata block: 20 bits of sample rate, 3 of channels - 1, 5 of bits - 1, 36 of samples.
+  if ((u8(b, 4) & 0x7f) !== 0 || b.length < 26) return out;
+  const rate = (u8(b, 18) << 12) | (u8(b, 19) << 4) | (u8(b, 20) >> 4);
+  const samples = (u8(b, 21) & 0x0f) * 2 ** 32 + u32be(b, 22);
+  out.channels = ((u8(b, 20) >> 1) & 7) + 1;
+  if (rate) {
+    out.sampleRate = rate;
+    if (samples) out.duration = samples / rate;
+  }
+  return out;
+}
+
 // ---- Ogg, MPEG audio ----
 
 function ogg(b: Uint8Array): Sniffed {
-  // The first page holds the first packet of the first logical stream: the codec's identification header.
+  // The first page holds the first packet of the first logical stream: the codec's identification header. The
+  // duration needs the last page's granule position: the caller reads the file's tail (oggDuration).
   const segments = b[26] ?? 0;
   const body = 27 + segments;
-  if (ascii(b, body, 7) === "\x80theora") return { mime: "video/ogg", ext: "ogv", kind: "video" };
-  return { mime: "audio/ogg", ext: "ogg", kind: "audio" };
+  if (ascii(b, body, 7) === "\x80theora") return { mime: "video/ogg", ext: "ogv", kind: "video", videoCodec: "theora" };
+  const out: Sniffed = { mime: "audio/ogg", ext: "ogg", kind: "audio" };
+  if (ascii(b, body, 7) === "\x01vorbis") Object.assign(out, { audioCodec: "vorbis", channels: u8(b, body + 11), sampleRate: u32le(b, body + 12) });
+  else if (ascii(b, body, 8) === "OpusHead") Object.assign(out, { audioCodec: "opus", channels: u8(b, body + 9), sampleRate: 48_000 });
+  else if (ascii(b, body, 5) === "\x7fFLAC") out.audioCodec = "flac";
+  return out;
+}
+
+/** Seconds of an Ogg stream: the granule position of the last page in `tail` (the file's end) over the sample rate. */
+export function oggDuration(tail: Uint8Array, sampleRate: number): number | undefined {
+  for (let o = tail.length - 27; o >= 0; o--) {
+    if (tail[o] !== 0x4f || ascii(tail, o, 4) !== "OggS") continue;
+    const granule = u32le(tail, o + 10) * 2 ** 32 + u32le(tail, o + 6);
+    return sampleRate > 0 && granule > 0 && granule < 2 ** 52 ? granule / sampleRate : undefined;
+  }
+  return undefined;
+}
+
+const MP3_RATES = [44100, 48000, 32000];
+const MP3_KBPS_V1 = [0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320];
+const MP3_KBPS_V2 = [0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160];
+
+/**
+ * MPEG audio: the first frame after an ID3v2 tag gives the rate, channels and bitrate; a Xing/Info header in it
+ * gives the frame count (variable bitrate), otherwise the duration is the audio bytes over the constant bitrate.
+ */
+function mp3(b: Uint8Array, total: number): Sniffed {
+  const out: Sniffed = { mime: "audio/mpeg", ext: "mp3", kind: "audio", audioCodec: "mp3" };
+  let o = 0;
+  if (ascii(b, 0, 3) === "ID3") o = 10 + ((u8(b, 6) & 0x7f) << 21) + ((u8(b, 7) & 0x7f) << 14) + ((u8(b, 8) & 0x7f) << 7) + (u8(b, 9) & 0x7f);
+  for (let i = 0; i < 4096 && o + 4 <= b.length && !mpegAudioFrame(b, o); i++) o++;
+  if (!mpegAudioFrame(b, o)) return out;
+  const v1 = ((u8(b, o + 1) >> 3) & 3) === 3;
+  const rate = (MP3_RATES[(u8(b, o + 2) >> 2) & 3] ?? 0) / (v1 ? 1 : ((u8(b, o + 1) >> 3) & 3) === 2 ? 2 : 4);
+  const kbps = (v1 ? MP3_KBPS_V1 : MP3_KBPS_V2)[u8(b, o + 2) >> 4] ?? 0;
+  const mono = u8(b, o + 3) >> 6 === 3;
+  out.channels = mono ? 1 : 2;
+  out.sampleRate = rate;
+  const side = v1 ? (mono ? 17 : 32) : mono ? 9 : 17;
+  const tag = ascii(b, o + 4 + side, 4);
+  if ((tag === "Xing" || tag === "Info") && u32be(b, o + 8 + side) & 1) {
+    const frames = u32be(b, o + 12 + side);
+    if (frames && rate) out.duration = (frames * (v1 ? 1152 : 576)) / rate;
+  } else if (kbps) out.duration = ((total - o) * 8) / (kbps * 1000);
+  return out;
 }
 
 /** An MPEG-1/2 layer III frame header at `o` (no ID3 tag). */

@@ -1,13 +1,15 @@
 // Uploads into R2: the real type comes from the bytes (sniff.ts), the key is made here (never from the filename,
 // security F2), and the size, pixel and frame caps are applied before the object is written (F1, F3, F4).
-// There is no image service on Workers, so nothing is resized or transcoded: `small` describes the original, and
-// GIFs stay images (Mastodon turns them into gifv video). Images are stored without their metadata (EXIF, XMP,
-// IPTC, comments: strip-metadata.ts), as Mastodon's processing drops them.
+// Attachments then go through media/ingest.ts (previews, sizes, blurhash through the Images binding); avatars,
+// headers and site images are stored as checked here. GIFs stay images (Mastodon turns them into gifv video). Images
+// are stored without their metadata (EXIF, XMP, IPTC, comments: strip-metadata.ts), as Mastodon's processing drops them.
 import type { Config, Env } from "../env";
 import { toHex } from "../lib/security/crypto";
 import { unprocessable, validationFailed } from "../lib/http/errors";
+import { canonicalMime } from "../lib/http/media-types";
+import { isComplete } from "./complete";
 import { snowflake } from "../lib/text/ids";
-import { sniff, type Sniffed } from "./sniff";
+import { oggDuration, sniff, type Sniffed } from "./sniff";
 import { stripMetadata } from "./strip-metadata";
 
 export const IMAGE_LIMIT = 16 * 1024 * 1024;
@@ -35,7 +37,7 @@ export interface StoredFile {
   meta: Record<string, unknown>;
 }
 
-interface Inspected {
+export interface Inspected {
   sniffed: Sniffed;
   /** The whole file, metadata removed, when it was read (images); video and audio go to R2 from the Blob without a copy. */
   bytes: Uint8Array | null;
@@ -45,29 +47,51 @@ interface Inspected {
 
 const mb = (n: number) => `${Math.round(n / 1024 / 1024)} MB`;
 
+export interface InspectOptions {
+  /** Avatars, headers, thumbnails: still or animated images only. */
+  imagesOnly?: boolean;
+  imageLimit?: number;
+  /** The type the client or the remote server declared: a file whose bytes are of another kind is refused. */
+  declaredType?: string | null;
+}
+
+/** image, or audio/video (one family: an audio-only MP4 or WebM is often declared video/…). */
+const family = (mime: string) => (mime.startsWith("image/") ? "image" : "av");
+
 /** Reads just enough of `file` to know what it is and checks every cap; throws 422 on anything refused. */
-export async function inspectFile(file: File, opts: { imagesOnly?: boolean; imageLimit?: number } = {}): Promise<Inspected> {
+export async function inspectFile(file: Blob, opts: InspectOptions = {}): Promise<Inspected> {
   const imageLimit = opts.imageLimit ?? IMAGE_LIMIT;
   if (!file || typeof file === "string" || file.size === 0) throw validationFailed("File can't be blank");
   if (file.size > VIDEO_LIMIT) throw validationFailed(`File file size must be less than ${mb(VIDEO_LIMIT)}`);
   const head = new Uint8Array(await file.slice(0, HEAD_BYTES).arrayBuffer());
-  let s = sniff(head);
+  let s = sniff(head, file.size);
   if (!s || (opts.imagesOnly && s.kind !== "image")) throw validationFailed("File content type is invalid");
+  const declared = canonicalMime(opts.declaredType);
+  if (declared && family(declared) !== family(s.mime)) throw unprocessable("File content does not match its declared type");
+  // HEIC is converted by the attachment pipeline only; browsers do not show it as an avatar or a header.
+  if (opts.imagesOnly && opts.imageLimit === AVATAR_LIMIT && s.mime === "image/heic") throw validationFailed("File content type is invalid");
   const limit = s.kind === "image" ? imageLimit : VIDEO_LIMIT;
   if (file.size > limit) throw validationFailed(`File file size must be less than ${mb(limit)}`);
 
   let bytes: Uint8Array | null = null;
+  // Sizes the head already gives (a JPEG's frame header, PNG's IHDR, …) are checked before the rest is read: a bomb is
+  // refused without reading its megabytes.
+  if (s.kind === "image" && s.width && s.height) checkCaps(s);
   if (s.kind === "image") {
     bytes = file.size <= HEAD_BYTES ? head : new Uint8Array(await file.arrayBuffer());
     s = sniff(bytes);
     if (!s) throw validationFailed("File content type is invalid");
     checkCaps(s);
+    if (!isComplete(bytes, s.mime)) throw unprocessable("File is incomplete: the image data ends before the picture does");
     // What is stored and described is the stripped file; a file whose structure breaks before its picture is refused.
     bytes = stripMetadata(bytes, s.mime);
     s = sniff(bytes);
     if (!s) throw validationFailed("File content type is invalid");
   } else if (s.ext === "mp4" || s.ext === "mov" || s.ext === "m4a") {
     if (file.size > HEAD_BYTES) s = (await sniffIsoFromBlob(file)) ?? s;
+  } else if (s.mime === "audio/ogg" && s.sampleRate) {
+    const tail = new Uint8Array(await file.slice(Math.max(0, file.size - 65_536)).arrayBuffer());
+    s.duration = oggDuration(tail, s.sampleRate);
   }
   checkCaps(s);
   return { sniffed: s, bytes, size: bytes?.length ?? file.size };
@@ -89,7 +113,7 @@ function checkCaps(s: Sniffed): void {
 }
 
 /** MP4/MOV whose `moov` sits past the head (not "fast start"): walk top-level box headers by slicing the Blob. */
-async function sniffIsoFromBlob(file: File): Promise<Sniffed | null> {
+async function sniffIsoFromBlob(file: Blob): Promise<Sniffed | null> {
   let o = 0;
   let ftyp: Uint8Array | null = null;
   for (let i = 0; i < 1000 && o + 8 <= file.size; i++) {
@@ -114,20 +138,54 @@ async function sniffIsoFromBlob(file: File): Promise<Sniffed | null> {
   return null;
 }
 
-/** Mastodon-shaped `meta` for what the headers told us. */
-export function buildMeta(s: Sniffed): Record<string, unknown> {
-  const dims = (w?: number, h?: number) => (w && h ? { width: w, height: h, size: `${w}x${h}`, aspect: w / h } : {});
+const dims = (w?: number, h?: number) => (w && h ? { width: w, height: h, size: `${w}x${h}`, aspect: w / h } : {});
+
+/** Mastodon's meta.original/meta.small for stored pictures. */
+export const imageMeta = (original: { width: number; height: number }, small: { width: number; height: number }) => ({
+  original: dims(original.width, original.height),
+  small: dims(small.width, small.height),
+});
+
+/** A frame rate as Mastodon writes it (ffprobe's rational): "30/1", "30000/1001". */
+function rational(fps: number): string {
+  if (Number.isInteger(fps)) return `${fps}/1`;
+  const ntsc = Math.round(fps * 1.001); // 29.97 is 30000/1001
+  if (Math.abs(fps - ntsc / 1.001) < 0.01) return `${ntsc * 1000}/1001`;
+  return `${Math.round(fps * 100)}/100`;
+}
+
+/** Mastodon-shaped `meta` for what the headers told us; `size` (bytes) gives the average bitrate. */
+export function buildMeta(s: Sniffed, size = 0): Record<string, unknown> {
   if (s.kind === "image") {
     const original = dims(s.width, s.height);
     return { original, small: { ...original } };
   }
-  const duration = s.duration != null && Number.isFinite(s.duration) ? Math.round(s.duration * 100) / 100 : undefined;
+  const duration = s.duration != null && Number.isFinite(s.duration) && s.duration > 0 ? Math.round(s.duration * 100) / 100 : undefined;
+  const bitrate = duration && size ? Math.round((size * 8) / (s.duration ?? duration)) : undefined;
   const timing = duration != null ? { duration, length: formatLength(duration) } : {};
+  const audio = {
+    ...(s.audioCodec ? { audio_encode: s.audioCodec } : {}),
+    ...(s.sampleRate ? { audio_bitrate: `${s.sampleRate} Hz` } : {}),
+    ...(s.channels ? { audio_channels: s.channels === 1 ? "mono" : s.channels === 2 ? "stereo" : `${s.channels} channels` } : {}),
+  };
+  const rate = bitrate ? { bitrate } : {};
   if (s.kind === "video") {
     const d = dims(s.width, s.height);
-    return { ...d, ...timing, original: { ...(s.width ? { width: s.width, height: s.height } : {}), ...(duration != null ? { duration } : {}) } };
+    const fps = s.fps && Number.isFinite(s.fps) ? s.fps : undefined;
+    return {
+      ...d,
+      ...timing,
+      ...(fps ? { fps: Math.round(fps) } : {}),
+      ...audio,
+      original: {
+        ...(s.width ? { width: s.width, height: s.height } : {}),
+        ...(fps ? { frame_rate: rational(fps) } : {}),
+        ...(duration != null ? { duration } : {}),
+        ...rate,
+      },
+    };
   }
-  return { ...timing, original: duration != null ? { duration } : {} };
+  return { ...timing, ...audio, original: { ...(duration != null ? { duration } : {}), ...rate } };
 }
 
 function formatLength(seconds: number): string {
@@ -138,7 +196,7 @@ function formatLength(seconds: number): string {
 }
 
 /** Writes an inspected file at `key` with its sniffed content type. */
-export async function putInspected(env: Pick<Env, "MEDIA">, key: string, file: File, x: Inspected): Promise<void> {
+export async function putInspected(env: Pick<Env, "MEDIA">, key: string, file: Blob, x: Inspected): Promise<void> {
   await env.MEDIA.put(key, x.bytes ?? file, { httpMetadata: { contentType: x.sniffed.mime } });
 }
 
@@ -154,6 +212,17 @@ export function uploadKey(purpose: UploadPurpose, ext: string, id?: string): str
   return `accounts/${purpose === "avatar" ? "avatars" : "headers"}/${randomKeyPart()}/original.${ext}`;
 }
 
+/**
+ * Keys of one attachment's files (media/ingest.ts): `media_attachments/<id>/<random>/<variant>.<ext>`. Make a new
+ * one for each write (a replaced thumbnail gets a new folder), as served objects are cached as immutable.
+ */
+export const attachmentKeys =
+  (id: string) =>
+  (variant: string, ext: string): string => {
+    const folder = randomKeyPart();
+    return `media_attachments/${id}/${folder}/${variant}.${ext}`;
+  };
+
 /** Key for an attachment's thumbnail; a new one each time, as served objects are cached as immutable. */
 export const thumbnailKey = (id: string, ext: string) => `media_attachments/${id}/${randomKeyPart()}/thumbnail.${ext}`;
 
@@ -167,7 +236,7 @@ export async function storeUpload(env: Pick<Env, "MEDIA">, cfg: Config, file: Fi
   const x = await inspectFile(file, avatarLike ? { imagesOnly: true, imageLimit: AVATAR_LIMIT } : {});
   const key = uploadKey(purpose, x.sniffed.ext);
   await putInspected(env, key, file, x);
-  return { key, contentType: x.sniffed.mime, size: x.size, type: x.sniffed.kind, meta: buildMeta(x.sniffed) };
+  return { key, contentType: x.sniffed.mime, size: x.size, type: x.sniffed.kind, meta: buildMeta(x.sniffed, x.size) };
 }
 
 /** R2 deletes at most 1000 keys per call. */

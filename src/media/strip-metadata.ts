@@ -32,8 +32,14 @@ class Out {
   }
 }
 
-/** The stripper of each image type sniff.ts accepts. */
-const STRIPPERS = new Map<string, (b: Uint8Array) => Uint8Array>([
+/** What a stripper gives: the bytes, and the EXIF Orientation it found (1 when none). */
+interface Stripped {
+  bytes: Uint8Array;
+  orientation: number;
+}
+
+/** The stripper of each image type sniff.ts accepts; `keep` writes a found orientation back as a minimal EXIF. */
+const STRIPPERS = new Map<string, (b: Uint8Array, keep: boolean) => Stripped>([
   ["image/jpeg", stripJpeg],
   ["image/png", stripPng],
   ["image/webp", stripWebp],
@@ -42,7 +48,16 @@ const STRIPPERS = new Map<string, (b: Uint8Array) => Uint8Array>([
 
 /** `bytes` without metadata, for the image types sniff.ts accepts; other types are returned as they are. */
 export function stripMetadata(bytes: Uint8Array, mime: string): Uint8Array {
-  return STRIPPERS.get(mime)?.(bytes) ?? bytes;
+  return STRIPPERS.get(mime)?.(bytes, true).bytes ?? bytes;
+}
+
+/**
+ * `bytes` without any metadata, the orientation included, and that orientation: for the image pipeline
+ * (process-image.ts), which turns the pixels itself, so the Images binding never sees an orientation to apply
+ * (whether Cloudflare's applies one on its own would otherwise decide whether a photo is turned once or twice).
+ */
+export function stripAllMetadata(bytes: Uint8Array, mime: string): Stripped {
+  return STRIPPERS.get(mime)?.(bytes, false) ?? { bytes, orientation: 1 };
 }
 
 // ---- EXIF Orientation: read it from any TIFF structure, write a TIFF holding only it ----
@@ -106,8 +121,8 @@ function jfifWithoutThumbnail(b: Uint8Array, payload: number): Uint8Array {
   return Uint8Array.from([0xff, 0xe0, 0x00, 0x10, ...head, 0x00, 0x00]);
 }
 
-function stripJpeg(b: Uint8Array): Uint8Array {
-  if (b.length < 4 || b[0] !== 0xff || b[1] !== 0xd8) return b.subarray(0, 0);
+function stripJpeg(b: Uint8Array, keep: boolean): Stripped {
+  if (b.length < 4 || b[0] !== 0xff || b[1] !== 0xd8) return { bytes: b.subarray(0, 0), orientation: 1 };
   const out = new Out();
   out.push([0xff, 0xd8]);
   let orientation = 1;
@@ -164,7 +179,7 @@ function stripJpeg(b: Uint8Array): Uint8Array {
     }
   }
   const bytes = out.bytes();
-  if (orientation === 1 || exifAt < 0) return bytes;
+  if (orientation === 1 || exifAt < 0 || !keep) return { bytes, orientation };
   const tiff = orientationTiff(orientation);
   const segLen = 2 + EXIF_HEADER.length + tiff.length;
   minimalExif.push([0xff, 0xe1, (segLen >> 8) & 0xff, segLen & 0xff, ...EXIF_HEADER]);
@@ -174,7 +189,7 @@ function stripJpeg(b: Uint8Array): Uint8Array {
   withExif.set(bytes.subarray(0, exifAt));
   withExif.set(app1, exifAt);
   withExif.set(bytes.subarray(exifAt), exifAt + app1.length);
-  return withExif;
+  return { bytes: withExif, orientation };
 }
 
 // ---- PNG ----
@@ -239,7 +254,7 @@ function pngChunk(type: string, data: Uint8Array): Uint8Array {
 
 const isCritical = (type: string) => type.charCodeAt(0) >= 0x41 && type.charCodeAt(0) <= 0x5a;
 
-function stripPng(b: Uint8Array): Uint8Array {
+function stripPng(b: Uint8Array, keep: boolean): Stripped {
   const out = new Out();
   out.push(b.subarray(0, 8));
   let o = 8;
@@ -260,14 +275,14 @@ function stripPng(b: Uint8Array): Uint8Array {
     if (type === "IEND") break; // trailing bytes dropped
   }
   const bytes = out.bytes();
-  if (orientation === 1 || exifAt < 0) return bytes;
+  if (orientation === 1 || exifAt < 0 || !keep) return { bytes, orientation };
   // eXIf must come before the first IDAT; where the original had it satisfies that for a valid file.
   const chunk = pngChunk("eXIf", orientationTiff(orientation));
   const withExif = new Uint8Array(bytes.length + chunk.length);
   withExif.set(bytes.subarray(0, exifAt));
   withExif.set(chunk, exifAt);
   withExif.set(bytes.subarray(exifAt), exifAt + chunk.length);
-  return withExif;
+  return { bytes: withExif, orientation };
 }
 
 // ---- WebP ----
@@ -281,8 +296,8 @@ const VP8X_ICC = 0x20;
 const VP8X_EXIF = 0x08;
 const VP8X_XMP = 0x04;
 
-function stripWebp(b: Uint8Array): Uint8Array {
-  if (ascii(b, 0, 4) !== "RIFF" || ascii(b, 8, 4) !== "WEBP") return b.subarray(0, 0);
+function stripWebp(b: Uint8Array, keep: boolean): Stripped {
+  if (ascii(b, 0, 4) !== "RIFF" || ascii(b, 8, 4) !== "WEBP") return { bytes: b.subarray(0, 0), orientation: 1 };
   const riffEnd = Math.min(b.length, 8 + u32le(b, 4));
   const chunks: Uint8Array[] = [];
   let vp8x: Uint8Array | null = null;
@@ -313,7 +328,7 @@ function stripWebp(b: Uint8Array): Uint8Array {
     // Flags say what the file holds: EXIF only when the minimal one is written, never XMP.
     let flags = u8(vp8x, 8) & ~(VP8X_EXIF | VP8X_XMP | VP8X_ICC);
     if (hasIcc) flags |= VP8X_ICC;
-    if (orientation !== 1) {
+    if (orientation !== 1 && keep) {
       flags |= VP8X_EXIF;
       const tiff = orientationTiff(orientation);
       const exif = new Uint8Array(8 + tiff.length);
@@ -327,7 +342,7 @@ function stripWebp(b: Uint8Array): Uint8Array {
   const out = new Out();
   out.push([0x52, 0x49, 0x46, 0x46, ...le32(size), 0x57, 0x45, 0x42, 0x50]);
   for (const c of chunks) out.push(c);
-  return out.bytes();
+  return { bytes: out.bytes(), orientation };
 }
 
 // ---- GIF ----
@@ -335,12 +350,12 @@ function stripWebp(b: Uint8Array): Uint8Array {
 /** Application extensions that change playback or colour; XMP and other vendor data are dropped. */
 const GIF_APPS = new Set(["NETSCAPE2.0", "ANIMEXTS1.0", "ICCRGBG1012"]);
 
-function stripGif(b: Uint8Array): Uint8Array {
-  if (b.length < 13) return b.subarray(0, 0);
+function stripGif(b: Uint8Array): Stripped {
+  if (b.length < 13) return { bytes: b.subarray(0, 0), orientation: 1 };
   let o = 13;
   const flags = u8(b, 10);
   if (flags & 0x80) o += 3 * (1 << ((flags & 7) + 1));
-  if (o > b.length) return b.subarray(0, 0);
+  if (o > b.length) return { bytes: b.subarray(0, 0), orientation: 1 };
   const out = new Out();
   out.push(b.subarray(0, o));
   while (o < b.length) {
@@ -368,5 +383,5 @@ function stripGif(b: Uint8Array): Uint8Array {
     } else break;
   }
   out.push([0x3b]);
-  return out.bytes();
+  return { bytes: out.bytes(), orientation: 1 };
 }

@@ -8,7 +8,6 @@ import { describe, expect, it } from "vitest";
 import { ORIGIN, makeUser, type TestUser } from "./helpers";
 import { bytesOf, concat, gif, jpeg, png } from "./media-fixtures";
 import { sniff } from "../../src/media/sniff";
-import { tiffOrientation } from "../../src/media/bytes";
 import { orientationTiff, stripMetadata } from "../../src/media/strip-metadata";
 
 const ascii = (s: string) => Array.from(s, (ch) => ch.charCodeAt(0));
@@ -193,22 +192,17 @@ describe("uploaded images are served without metadata", () => {
     expect(entity.meta.original).toMatchObject({ width: 24, height: 16 });
   });
 
-  it("JPEG rotated by its camera: only the Orientation tag survives, so viewers and meta still see it upright", async () => {
+  it("JPEG rotated by its camera: the pixels are turned (Images binding) and no EXIF at all is left", async () => {
     const u = await makeUser("stripjpegrot");
     for (const orientation of [3, 6, 8]) {
-      const { dirty, clean } = cameraJpeg(24, 16, orientation);
+      const { dirty } = cameraJpeg(24, 16, orientation);
       const { entity, served } = await uploadAndFetch(u, dirty, "rotated.jpg", "image/jpeg");
-      expect(served).toEqual(clean);
       expectClean(served);
       const turned = orientation >= 5;
-      expect(sniff(served)).toMatchObject({ width: turned ? 16 : 24, height: turned ? 24 : 16 });
       expect(sniff(dirty)).toMatchObject({ width: turned ? 16 : 24, height: turned ? 24 : 16 });
+      expect(sniff(served)).toMatchObject({ width: turned ? 16 : 24, height: turned ? 24 : 16, orientation: 1 });
       expect(entity.meta.original).toMatchObject({ width: turned ? 16 : 24, height: turned ? 24 : 16 });
-      // The kept APP1 is Exif with one IFD entry, 0x0112, and nothing else.
-      const app1 = served.indexOf(0xe1, 2);
-      expect(served[app1 - 1]).toBe(0xff);
-      expect(tiffOrientation(served, app1 + 3 + 6)).toBe(orientation);
-      expect((served[app1 + 1] << 8) | served[app1 + 2]).toBe(2 + 6 + 26);
+      expect(containsText(served, "Exif")).toBe(false);
     }
   });
 
@@ -220,18 +214,20 @@ describe("uploaded images are served without metadata", () => {
     expectClean(served);
     expect(entity.meta.original).toMatchObject({ width: 7, height: 5 });
     expect(sniff(served)).toMatchObject({ mime: "image/png", width: 7, height: 5 });
-    // PNG eXIf with an orientation keeps a minimal eXIf.
+    // A PNG eXIf with an orientation: the pixels are turned and no eXIf is left.
     const rotated = await cameraPng(7, 5, 6);
     const r = await uploadAndFetch(u, rotated.dirty, "rot.png", "image/png");
-    expect(r.served).toEqual(rotated.clean);
     expectClean(r.served);
+    expect(containsText(r.served, "eXIf")).toBe(false);
+    expect(sniff(r.served)).toMatchObject({ mime: "image/png", width: 5, height: 7 });
   });
 
+  // The fixture's VP8X picture is no image a decoder draws, so this checks the stripper itself (what avatars, headers
+  // and an instance without the Images binding store) rather than an upload, which the binding would refuse.
   it("WebP: EXIF, XMP and unknown chunks are gone, VP8X flags and the RIFF size match what is left", async () => {
-    const u = await makeUser("stripwebp");
     for (const orientation of [undefined, 6]) {
       const { dirty, clean } = cameraWebp(orientation);
-      const { entity, served } = await uploadAndFetch(u, dirty, "pic.webp", "image/webp");
+      const served = stripMetadata(dirty, "image/webp");
       expect(served).toEqual(clean);
       expectClean(served);
       const riffSize = served[4] | (served[5] << 8) | (served[6] << 16) | (served[7] << 24);
@@ -239,7 +235,6 @@ describe("uploaded images are served without metadata", () => {
       expect(served[20] & 0x04).toBe(0); // XMP flag
       expect(served[20] & 0x08).toBe(orientation ? 0x08 : 0); // EXIF flag only with the minimal EXIF
       expect(sniff(served)).toMatchObject({ mime: "image/webp", width: 10, height: 20 });
-      expect(entity.meta.original).toMatchObject({ width: 10, height: 20 });
     }
   });
 
@@ -267,14 +262,15 @@ describe("uploaded images are served without metadata", () => {
     }
   });
 
-  it("a segment that overruns the file ends the stored file there: nothing after it is kept", async () => {
+  it("a segment that overruns the file: the stripper ends the file there, and the upload refuses it as incomplete", async () => {
     const u = await makeUser("stripbroken");
     const base = jpeg(8, 8);
     const cut = base.subarray(0, base.length - 2); // the picture without its EOI
     const broken = concat(cut, [0xff, 0xfe, 0xff, 0xf0], ascii("SECRET comment that claims 65,520 bytes"));
-    const { served } = await uploadAndFetch(u, broken, "x.jpg", "image/jpeg");
-    expect(served).toEqual(cut);
-    expectClean(served);
+    expect(stripMetadata(broken, "image/jpeg")).toEqual(cut);
+    const res = await u.api.post("/api/v2/media", form(broken, "x.jpg", "image/jpeg"), "multipart");
+    expect(res.status).toBe(422);
+    expect(res.body.error).toMatch(/incomplete/);
   });
 });
 

@@ -47,7 +47,7 @@ async function post(u: TestUser, media: string[], status = "with pictures") {
 const urlsOf = (m: Media) => [m.url, ...(m.preview_url && m.preview_url !== m.url ? [m.preview_url] : [])];
 
 describe("unguessable media keys", () => {
-  const RANDOM = /^\/media\/media_attachments\/\d+\/([0-9a-f]{32})\/(original|thumbnail)\.(png|mp4)$/;
+  const RANDOM = /^\/media\/media_attachments\/\d+\/([0-9a-f]{32})\/(original|small|thumbnail)\.(png|mp4|webp)$/;
 
   it("every attachment and thumbnail key carries 128 random bits, different for each upload", async () => {
     const u = await makeUser();

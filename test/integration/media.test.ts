@@ -20,7 +20,8 @@ describe("POST /api/v2/media", () => {
     const res = await upload(u, form(bytes, "holiday.png", "image/png", { description: "A blue square", focus: "0.5,-0.25" }));
     expect(res.status).toBe(200);
     const m = res.body;
-    expect(m).toMatchObject({ type: "image", description: "A blue square", blurhash: null, remote_url: null, text_url: null });
+    expect(m).toMatchObject({ type: "image", description: "A blue square", remote_url: null, text_url: null });
+    expect(m.blurhash).toMatch(/^[0-9A-Za-z#$%*+,\-.:;=?@[\]^_{|}~]{36}$/);
     expect(m.id).toMatch(/^\d+$/);
     expect(m.url).toMatch(new RegExp(`^${ORIGIN}/media/media_attachments/${m.id}/[0-9a-f]{32}/original\\.png$`));
     expect(m.preview_url).toBe(m.url);
@@ -77,7 +78,7 @@ describe("POST /api/v2/media", () => {
     f.append("thumbnail", new File([await png(8, 6)], "t.png", { type: "image/png" }));
     const res = await upload(u, f);
     expect(res.status).toBe(200);
-    expect(res.body.preview_url).toMatch(new RegExp(`^${ORIGIN}/media/media_attachments/${res.body.id}/[0-9a-f]{32}/thumbnail\\.png$`));
+    expect(res.body.preview_url).toMatch(new RegExp(`^${ORIGIN}/media/media_attachments/${res.body.id}/[0-9a-f]{32}/thumbnail\\.webp$`));
     expect(res.body.meta.small).toMatchObject({ width: 8, height: 6 });
     expect(await statusOf(res.body.preview_url)).toBe(200);
   });

@@ -1,5 +1,6 @@
 // Instance documents (v2 and legacy v1), their configuration block and rules. Clients decode these strictly at
 // start-up (Ice Cubes, Elk), so every field in docs/…/mastodon-clients.md "Instance v2 fields" is always present.
+import { SUPPORTED_MIME_TYPES } from "../../lib/http/media-types";
 import type { Config, Env } from "../../env";
 import { SOFTWARE_VERSION, TERN_VERSION } from "../../env";
 import { sha256Hex } from "../../lib/security/crypto";
@@ -39,24 +40,6 @@ export const LIMITS = {
   videoFrameRateLimit: 120,
   videoMatrixLimit: 8294400,
 } as const;
-
-/** Files served as uploaded (Workers cannot transcode), so only formats browsers play natively. */
-export const SUPPORTED_MIME_TYPES = [
-  "image/jpeg",
-  "image/png",
-  "image/gif",
-  "image/webp",
-  "image/avif",
-  "video/mp4",
-  "video/webm",
-  "video/quicktime",
-  "audio/mpeg",
-  "audio/mp3",
-  "audio/ogg",
-  "audio/wav",
-  "audio/wave",
-  "audio/x-wav",
-];
 
 /** Rule (docs.joinmastodon.org/entities/Rule); Tern keeps no translations. */
 export interface MastodonRule {
@@ -185,7 +168,7 @@ function baseConfiguration(): MastodonInstanceBaseConfiguration {
       characters_reserved_per_url: LIMITS.charactersReservedPerUrl,
     },
     media_attachments: {
-      supported_mime_types: SUPPORTED_MIME_TYPES,
+      supported_mime_types: [...SUPPORTED_MIME_TYPES],
       description_limit: LIMITS.descriptionLimit,
       image_size_limit: LIMITS.imageSizeLimit,
       image_matrix_limit: LIMITS.imageMatrixLimit,

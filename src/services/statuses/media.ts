@@ -1,5 +1,6 @@
-// Media attachments owned by local accounts: upload (synchronous, so never "processing"), read and edit while
-// unattached, delete while unused. Objects live in R2 under server-made keys (media/store.ts).
+// Media attachments owned by local accounts: upload (checked, processed and stored by media/ingest.ts before the
+// row is written; through /api/v2/media a picture to scale down is processed after the 202: media-processing.ts),
+// read and edit while unattached, delete while unused. Objects live in R2 under server-made keys (media/store.ts).
 import { and, eq, isNull } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { insertMedia } from "../../db/inserts";
@@ -8,7 +9,9 @@ import { mediaAttachments } from "../../db/schema";
 import type { Env } from "../../env";
 import { notFound, unprocessable, validationFailed } from "../../lib/http/errors";
 import { snowflake } from "../../lib/text/ids";
-import { buildMeta, deleteStored, inspectFile, putInspected, thumbnailKey, uploadKey } from "../../media/store";
+import type { Effects } from "../../effects/collector";
+import { ingestInspected, prepareThumbnail, processLater, stageUpload, storeThumbnail, type Ingested, type IngestEnv } from "../../media/ingest";
+import { attachmentKeys, buildMeta, deleteStored, inspectFile } from "../../media/store";
 
 export type MediaRow = typeof mediaAttachments.$inferSelect;
 
@@ -38,43 +41,54 @@ function checkDescription(d: string | undefined): void {
   }
 }
 
-async function storeThumbnail(env: Pick<Env, "MEDIA">, id: string, thumb: File, checked?: Awaited<ReturnType<typeof inspectFile>>) {
-  const x = checked ?? (await inspectFile(thumb, { imagesOnly: true }));
-  const key = thumbnailKey(id, x.sniffed.ext);
-  await putInspected(env, key, thumb, x);
-  return { key, small: (buildMeta(x.sniffed).original ?? {}) as Record<string, unknown> };
-}
-
-export async function createMedia(db: DB, env: Pick<Env, "MEDIA">, accountId: string, input: MediaInput): Promise<MediaRow> {
+/**
+ * Checks, processes and stores an upload and writes its row. With `later` (POST /api/v2/media), a picture that must
+ * be scaled down is stored as it came and its row marked processing (the route answers 202); a `process_media`
+ * effect, run after the answer, makes the rest (media-processing.ts).
+ */
+export async function createMedia(db: DB, env: IngestEnv, accountId: string, input: MediaInput, later: Effects | null = null): Promise<MediaRow> {
   if (!(input.file instanceof File)) throw validationFailed("File can't be blank");
   checkDescription(input.description);
   const focus = input.focus ? parseFocus(input.focus) : null;
   const thumbnail = input.thumbnail instanceof File && input.thumbnail.size > 0 ? input.thumbnail : null;
 
-  const x = await inspectFile(input.file);
   // A refused thumbnail fails the upload before anything is written.
-  const thumbChecked = thumbnail ? await inspectFile(thumbnail, { imagesOnly: true }) : null;
-
+  const thumb = thumbnail ? await prepareThumbnail(env, thumbnail) : null;
   const id = snowflake();
-  const key = uploadKey("attachment", x.sniffed.ext, id);
-  await putInspected(env, key, input.file, x);
-  const meta = buildMeta(x.sniffed);
-  let previewKey: string | null = null;
+  const keys = attachmentKeys(id);
+  const x = await inspectFile(input.file, { declaredType: input.file.type || null });
+  const deferred = later !== null && processLater(x);
+  const stored: Ingested = deferred
+    ? {
+        fileKey: await stageUpload(env, x, keys),
+        previewKey: null,
+        contentType: x.sniffed.mime,
+        size: x.size,
+        type: "image",
+        meta: buildMeta(x.sniffed, x.size),
+        blurhash: null,
+      }
+    : await ingestInspected(env, input.file, x, keys);
+  let previewKey = stored.previewKey;
+  const meta = stored.meta;
+  let blurhash = stored.blurhash;
   try {
-    if (thumbnail && thumbChecked) {
-      const t = await storeThumbnail(env, id, thumbnail, thumbChecked);
+    // Mastodon's thumbnail replaces the preview of a video or audio file; a picture keeps its own.
+    if (thumb && stored.type !== "image") {
+      const t = await storeThumbnail(env, thumb, keys);
       previewKey = t.key;
       meta.small = t.small;
+      blurhash = t.blurhash;
     }
     const row: MediaRow = {
       id,
       accountId,
       statusId: null,
       scheduledStatusId: null,
-      type: x.sniffed.kind,
-      fileKey: key,
-      contentType: x.sniffed.mime,
-      fileSize: x.size,
+      type: stored.type,
+      fileKey: stored.fileKey,
+      contentType: stored.contentType,
+      fileSize: stored.size,
       remoteUrl: null,
       previewKey,
       previewRemoteUrl: null,
@@ -82,15 +96,16 @@ export async function createMedia(db: DB, env: Pick<Env, "MEDIA">, accountId: st
       focusX: focus?.[0] ?? null,
       focusY: focus?.[1] ?? null,
       meta,
-      blurhash: null,
-      processing: 0,
+      blurhash,
+      processing: deferred ? 1 : 0,
       createdAt: Date.now(),
       detachedAt: null,
     };
     await insertMedia(db, row);
+    if (deferred) later?.afterResponse({ type: "process_media", mediaId: id });
     return row;
   } catch (e) {
-    await deleteStored(env, [key, previewKey]).catch(() => {});
+    await deleteStored(env, [stored.fileKey, stored.previewKey, previewKey]).catch(() => {});
     throw e;
   }
 }
@@ -106,20 +121,21 @@ export async function findOwnUnattached(db: DB, accountId: string, id: string): 
   return row;
 }
 
-export async function updateMedia(db: DB, env: Pick<Env, "MEDIA">, row: MediaRow, input: Omit<MediaInput, "file">): Promise<MediaRow> {
+export async function updateMedia(db: DB, env: IngestEnv, row: MediaRow, input: Omit<MediaInput, "file">): Promise<MediaRow> {
   checkDescription(input.description);
   const next: MediaRow = { ...row };
   if (input.description !== undefined) next.description = input.description.trim() ? input.description : null;
   if (input.focus) [next.focusX, next.focusY] = parseFocus(input.focus);
   const thumbnail = input.thumbnail instanceof File && input.thumbnail.size > 0 ? input.thumbnail : null;
   if (thumbnail) {
-    const t = await storeThumbnail(env, row.id, thumbnail);
+    const t = await storeThumbnail(env, await prepareThumbnail(env, thumbnail), attachmentKeys(row.id));
     next.previewKey = t.key;
     next.meta = { ...(row.meta ?? {}), small: t.small };
+    next.blurhash = t.blurhash;
   }
   const updated = await db
     .update(mediaAttachments)
-    .set({ description: next.description, focusX: next.focusX, focusY: next.focusY, previewKey: next.previewKey, meta: next.meta })
+    .set({ description: next.description, focusX: next.focusX, focusY: next.focusY, previewKey: next.previewKey, meta: next.meta, blurhash: next.blurhash })
     .where(and(eq(mediaAttachments.id, row.id), isNull(mediaAttachments.statusId)))
     .returning({ id: mediaAttachments.id });
   // The replaced thumbnail goes once the row points at the new one; if a status took the row meanwhile, the new one goes.

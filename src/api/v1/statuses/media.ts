@@ -6,12 +6,13 @@ import { z } from "zod";
 import type { Ctx } from "../../../context";
 import { renderMedia } from "../../../entities/statuses/media";
 import { cappedStream } from "../../../lib/http/capped-body";
-import { ApiError, badRequest } from "../../../lib/http/errors";
+import { ApiError, badRequest, unprocessable } from "../../../lib/http/errors";
 import { countMultipartParts, nestPairs, parseWith, readParams, zStr, type Params, pathId } from "../../../lib/http/params";
 import { throttleMediaUpload } from "../../../lib/limits/rate-limit";
 import { UPLOAD_BODY_LIMIT } from "../../../media/store";
 import { me, requireUser } from "../../../oauth/guard";
 import { createMedia, deleteMedia, findOwnUnattached, updateMedia, type MediaRow } from "../../../services/statuses/media";
+import { PROCESSING_FAILED } from "../../../services/statuses/media-processing";
 
 const r = routeGroup();
 
@@ -62,20 +63,24 @@ async function readUpload(c: Ctx): Promise<Params> {
 
 const status = (m: MediaRow) => (m.processing ? 206 : 200);
 
-/** POST /api/v1/media and /api/v2/media: we process synchronously, so the attachment is ready (200, url set). */
-export async function uploadMedia(c: Ctx) {
+/**
+ * POST /api/v1/media (processed before the answer: 200) and /api/v2/media (`later`: a picture that must be scaled
+ * down is answered 202 with url null and processed after the answer, as Mastodon's v2 does for its slow files).
+ */
+export async function uploadMedia(c: Ctx, later = false) {
   const v = me(c);
   await throttleMediaUpload(c, v.account.id);
   const p = parseWith(uploadSchema(), await readUpload(c));
-  const row = await createMedia(c.get("db"), c.env, v.account.id, p);
-  return c.json(renderMedia(c.get("config"), row), 200);
+  const row = await createMedia(c.get("db"), c.env, v.account.id, p, later ? c.get("fx") : null);
+  return c.json(renderMedia(c.get("config"), row), row.processing ? 202 : 200);
 }
 
-r.post("/", requireUser("write:media"), uploadMedia);
+r.post("/", requireUser("write:media"), (c) => uploadMedia(c));
 
 r.get("/:id", requireUser("write:media"), async (c) => {
   const id = pathId(c);
   const row = await findOwnUnattached(c.get("db"), me(c).account.id, id);
+  if (row.processing === PROCESSING_FAILED) throw unprocessable("Error processing the uploaded file: it could not be decoded");
   return c.json(renderMedia(c.get("config"), row), status(row));
 });
 
