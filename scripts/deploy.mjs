@@ -239,7 +239,8 @@ for (const queue of queueNames) {
 function planHint(errors, text = "") {
   const all = `${describe(errors)} ${text}`;
   // D1's 7406 and R2's 10042 are the codes wrangler's sources and its issues show; the phrases cover other products.
-  if (!/code:? (?:7406|10042)\b|maximum number of|exceeded the limit|limit of your|paid (?:workers )?plan|workers paid|upgrade your plan|enable R2/i.test(all)) return "";
+  if (!/code:? (?:7406|10042)\b|maximum number of|exceeded the limit|limit of your|paid (?:workers )?plan|workers paid|upgrade your plan|enable R2/i.test(all))
+    return "";
   return (
     "\n  This is a limit of your Cloudflare plan or a product not yet enabled on the account. Free some room (delete what you no\n" +
     `  longer use), enable the product or upgrade the plan in the dashboard (https://dash.cloudflare.com/${accountId}/workers/plans),\n` +
