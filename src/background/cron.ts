@@ -20,6 +20,7 @@ import { notificationWrite } from "../services/notifications/notifications";
 import { pruneOrphanCards } from "../services/statuses/preview-cards";
 import { claimDueScheduledStatuses } from "../services/statuses/scheduled-statuses";
 import { refreshTrends } from "../trends/refresh";
+import { purgeExpiredLinks } from "../services/accounts/email-links";
 import { purgeExpiredGrants, purgeExpiredWebSessions } from "./expired-logins";
 import { cleanupUnattachedMedia, pruneFederationState } from "./housekeeping";
 
@@ -87,6 +88,7 @@ export function housekeepingTasks(env: Env, db: DB, fx: Effects, at: number) {
     ["prune federation state and idempotency keys", () => pruneFederationState(db, at)],
     ["purge expired authorization codes", () => purgeExpiredGrants(db, at)],
     ["purge expired web sessions", () => purgeExpiredWebSessions(db, at)],
+    ["purge expired e-mail links", () => purgeExpiredLinks(db, at)],
     ["clean up unattached media", () => cleanupUnattachedMedia(db, env, fx, at)],
     ["requeue stale inbox items", () => requeueStaleInboxItems(db, fx, at)],
     ["refresh trends", () => refreshTrends(db, at)],

@@ -23,6 +23,11 @@ export function SignInPage(p: Site & { csrf: string; returnTo: string; email?: s
           <input type="password" id="password" name="password" autocomplete="current-password" required />
           <button type="submit">Sign in</button>
         </PostForm>
+        <p>
+          <a href="/auth/password/new" id="forgot-password">
+            Forgot your password?
+          </a>
+        </p>
       </div>
     </Layout>
   );
