@@ -97,6 +97,27 @@ describe("Forgot your password? (/auth/password)", () => {
     expect(again.text_).toContain('id="bad-link"');
   });
 
+  it("one link posted several times at once sets the password once", async () => {
+    const u = await makeUser(unique("race"));
+    const since = Date.now() - 1;
+    await askReset(new Jar(), emailOf(u.username), "203.0.113.41");
+    await runQueuedJobs();
+    const link = linkIn((await mailTo(emailOf(u.username), since))[0]!.text, "/auth/password/edit?reset_password_token=");
+    const token = new URL(link).searchParams.get("reset_password_token")!;
+    const jar = new Jar();
+    const csrf = hidden((await web(link.slice(ORIGIN.length), { jar })).text_, "csrf")!;
+    const answers = await Promise.all(
+      ["first password one", "second password two", "third password three"].map((password) =>
+        web("/auth/password/edit", {
+          jar,
+          form: { csrf, reset_password_token: token, password, password_confirmation: password },
+          headers: { origin: ORIGIN },
+        }),
+      ),
+    );
+    expect(answers.map((a) => a.status).sort()).toEqual([303, 422, 422]);
+  });
+
   it("answers an unknown address exactly as a known one, and mails nothing", async () => {
     const u = await makeUser(unique("known"));
     const known = await askReset(new Jar(), emailOf(u.username), "203.0.113.21");
