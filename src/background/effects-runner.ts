@@ -21,7 +21,7 @@ import { deleteAccountChunk } from "../services/accounts/delete-account";
 import { replaceRemotePins } from "../services/interactions/pins";
 import { runArchiveRound } from "../services/data/export-archive";
 import { runImportRound } from "../services/data/imports";
-import { runMail } from "../mail/run";
+import { runMail, runPasswordReset } from "../mail/run";
 import { mailStaff } from "../mail/staff-notices";
 import {
   type DeletedStatusInfo,
@@ -142,6 +142,9 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects, b
     // mail (src/mail/): a failed send throws, so the runner retries it (bounded, src/effects/retry.ts)
     case "mail":
       await runMail(db, env, readConfig(env, effect.origin || fx.origin || "http://localhost/"), effect.mail);
+      return;
+    case "password_reset":
+      await runPasswordReset(db, env, readConfig(env, effect.origin || fx.origin || "http://localhost/"), effect.email);
       return;
     case "mail_staff":
       if (env.EMAIL) await mailStaff(db, fx, effect.origin || fx.origin, effect.notice);

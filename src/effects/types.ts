@@ -64,6 +64,9 @@ export type Effect =
   // MAX_EFFECT_ATTEMPTS runs, then kept in dead_letters
   // (`origin`: scheme://host of the instance, for the mail's links, as a federate effect carries it)
   | { type: "mail"; origin: string; mail: MailJob }
+  // "Forgot your password?" for an address (src/mail/run.ts runPasswordReset): looked up, and mailed a new link if it is an
+  // account's, in the job, so the page's answer costs the same whether the address exists or not
+  | { type: "password_reset"; origin: string; email: string }
   // A staff notice (Mastodon's AdminMailer): one `mail` effect for each staff member who may act on it and wants it
   | { type: "mail_staff"; origin: string; notice: StaffNotice };
 

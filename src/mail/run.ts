@@ -9,6 +9,7 @@ import type { MailJob } from "../effects/types";
 import { unsealText } from "../lib/security/seal";
 import { padId } from "../lib/text/ids";
 import { LINK_SEAL_LABEL } from "../services/accounts/email-links";
+import { issuePasswordResetLink } from "../services/accounts/password-reset";
 import { SETTING } from "../services/instance/instance";
 import { confirmationMail, newReportMail, pendingAccountMail, reconfirmationMail, resetPasswordMail, type Site, trendsMail } from "./compose";
 import { type OutgoingMail, sendMail } from "./send";
@@ -22,16 +23,36 @@ interface Recipient {
   title: string | null;
 }
 
+/** The recipient user's address, handle and state, with the instance's name as the admin settings set it. */
+async function recipient(db: DB, userId: string): Promise<Recipient | undefined> {
+  const rows = await db.all<Recipient>(sql`SELECT u.email AS email, a.username AS username, u.disabled AS disabled,
+      (SELECT value FROM instance_settings WHERE key = ${SETTING.title}) AS title
+    FROM users u JOIN accounts a ON a.id = u.account_id WHERE u.id = ${padId(userId)}`);
+  return rows[0];
+}
+
+/**
+ * A `password_reset` effect: if `email` is an account's, a new reset link is written (replacing the older) and mailed
+ * at once, the token never leaving this invocation. A failed send throws, and the runner's retry writes a newer link.
+ */
+export async function runPasswordReset(db: DB, env: MailEnv, cfg: Config, email: string): Promise<boolean> {
+  if (!env.EMAIL) return false;
+  const link = await issuePasswordResetLink(db, env.SECRET_KEY_BASE ?? "", email);
+  if (!link) return false;
+  const who = await recipient(db, link.userId);
+  if (!who) return false;
+  const site: Site = { title: who.title || cfg.title, origin: cfg.origin };
+  await sendMail(env, site.title, cfg.domain, resetPasswordMail(site, link.email, who.username, link.token));
+  return true;
+}
+
 /** Sends the mail `job` describes; returns false when there was nothing to send. */
 export async function runMail(db: DB, env: MailEnv, cfg: Config, job: MailJob): Promise<boolean> {
   if (!env.EMAIL) {
     console.warn("mail: no EMAIL binding, not sent:", job.kind);
     return false;
   }
-  const rows = await db.all<Recipient>(sql`SELECT u.email AS email, a.username AS username, u.disabled AS disabled,
-      (SELECT value FROM instance_settings WHERE key = ${SETTING.title}) AS title
-    FROM users u JOIN accounts a ON a.id = u.account_id WHERE u.id = ${padId(job.userId)}`);
-  const who = rows[0];
+  const who = await recipient(db, job.userId);
   if (!who) return false;
   const site: Site = { title: who.title || cfg.title, origin: cfg.origin };
   const mail = await compose(db, env, site, who, job);

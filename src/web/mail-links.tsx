@@ -47,7 +47,7 @@ r.post("/auth/password", async (c) => {
   } catch (e) {
     return tooMany(c, e);
   }
-  await requestPasswordReset(c.get("db"), c.get("fx"), c.env, email);
+  requestPasswordReset(c.get("fx"), c.env, email);
   return page(c, <ResetSentPage siteTitle={title(c)} />);
 });
 

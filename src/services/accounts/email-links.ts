@@ -30,6 +30,8 @@ export interface IssuedLink {
   stmts: Statement[];
   /** The mail to record (fx.add({type: "mail", mail})) once that batch committed. */
   mail: MailJob;
+  /** The token itself, for a caller that mails it in this invocation (never stored). */
+  token: string;
 }
 
 /** A new link of `purpose` for `userId`, to `email`. */
@@ -48,7 +50,7 @@ export async function issueLink(db: DB, secret: string, userId: string, purpose:
       createdAt: now,
     }),
   ];
-  return { stmts, mail: { kind: purpose, userId, linkId: id, sealed: await sealText(secret, LINK_SEAL_LABEL, token) } };
+  return { stmts, mail: { kind: purpose, userId, linkId: id, sealed: await sealText(secret, LINK_SEAL_LABEL, token) }, token };
 }
 
 export interface FoundLink {

@@ -17,19 +17,28 @@ import { signOutEverywhereStatements } from "./password-change";
 export const linkInvalid = () => new ApiError(422, "This link is invalid or has expired. Ask for a new one.");
 
 /**
- * Records a reset mail for the account signing in with `email`, if there is one (Devise looks the address up as typed,
- * case-insensitively). Returns nothing either way. No mail binding: nothing is written (the page says mail is off).
+ * "Forgot your password?" for `rawEmail`: records a `password_reset` effect, and nothing else, whatever the address,
+ * so the answer takes the same time for an account's address and a stranger's; the job looks the address up and mails
+ * a link if it is an account's (src/mail/run.ts runPasswordReset). No mail binding: nothing is recorded (the page says
+ * mail is off).
  */
-export async function requestPasswordReset(db: DB, fx: Effects, env: Pick<Env, "SECRET_KEY_BASE" | "EMAIL">, rawEmail: string): Promise<void> {
+export function requestPasswordReset(fx: Effects, env: Pick<Env, "EMAIL">, rawEmail: string): void {
   if (!env.EMAIL) return;
   const email = normalizeEmail(rawEmail);
-  if (!email) return;
+  if (email) fx.add({ type: "password_reset", origin: fx.origin, email });
+}
+
+/**
+ * The job's half: the user signing in with `email` (Devise looks it up case-insensitively), and a new reset link for
+ * them (replacing any older one), written; null when the address is nobody's.
+ */
+export async function issuePasswordResetLink(db: DB, secret: string, email: string): Promise<{ userId: string; email: string; token: string } | null> {
   const rows = await db.select({ id: users.id, email: users.email }).from(users).where(sql`lower(${users.email}) = ${email.toLowerCase()}`).limit(1);
   const user = rows[0];
-  if (!user) return;
-  const link = await issueLink(db, env.SECRET_KEY_BASE ?? "", user.id, "reset_password", user.email);
+  if (!user) return null;
+  const link = await issueLink(db, secret, user.id, "reset_password", user.email);
   await db.batch(link.stmts as unknown as Parameters<DB["batch"]>[0]);
-  fx.add({ type: "mail", origin: fx.origin, mail: link.mail });
+  return { userId: user.id, email: user.email, token: link.token };
 }
 
 /** Whether `token` is a live reset link (the form is shown only for one). */
