@@ -21,7 +21,7 @@ import { deleteAccountChunk } from "../services/accounts/delete-account";
 import { replaceRemotePins } from "../services/interactions/pins";
 import { runArchiveRound } from "../services/data/export-archive";
 import { runImportRound } from "../services/data/imports";
-import { runMail, runPasswordReset } from "../mail/run";
+import { runConfirmationResend, runMail, runPasswordReset } from "../mail/run";
 import { mailStaff } from "../mail/staff-notices";
 import {
   type DeletedStatusInfo,
@@ -145,6 +145,9 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects, b
       return;
     case "password_reset":
       await runPasswordReset(db, env, readConfig(env, effect.origin || fx.origin || "http://localhost/"), effect.email);
+      return;
+    case "confirmation_resend":
+      await runConfirmationResend(db, env, readConfig(env, effect.origin || fx.origin || "http://localhost/"), effect.email);
       return;
     case "mail_staff":
       if (env.EMAIL) await mailStaff(db, fx, effect.origin || fx.origin, effect.notice);

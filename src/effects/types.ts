@@ -67,6 +67,8 @@ export type Effect =
   // "Forgot your password?" for an address (src/mail/run.ts runPasswordReset): looked up, and mailed a new link if it is an
   // account's, in the job, so the page's answer costs the same whether the address exists or not
   | { type: "password_reset"; origin: string; email: string }
+  // "Didn't receive confirmation instructions?" (/auth/confirmation/new): the same, for an account awaiting confirmation
+  | { type: "confirmation_resend"; origin: string; email: string }
   // A staff notice (Mastodon's AdminMailer): one `mail` effect for each staff member who may act on it and wants it
   | { type: "mail_staff"; origin: string; notice: StaffNotice };
 

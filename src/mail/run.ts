@@ -10,6 +10,7 @@ import { unsealText } from "../lib/security/seal";
 import { padId } from "../lib/text/ids";
 import { LINK_SEAL_LABEL } from "../services/accounts/email-links";
 import { issuePasswordResetLink } from "../services/accounts/password-reset";
+import { issueConfirmationResendLink } from "../services/accounts/email-confirmation";
 import { SETTING } from "../services/instance/instance";
 import { confirmationMail, newReportMail, pendingAccountMail, reconfirmationMail, resetPasswordMail, type Site, trendsMail } from "./compose";
 import { type OutgoingMail, sendMail } from "./send";
@@ -43,6 +44,18 @@ export async function runPasswordReset(db: DB, env: MailEnv, cfg: Config, email:
   if (!who) return false;
   const site: Site = { title: who.title || cfg.title, origin: cfg.origin };
   await sendMail(env, site.title, cfg.domain, resetPasswordMail(site, link.email, who.username, link.token));
+  return true;
+}
+
+/** A `confirmation_resend` effect: a new sign-up link for an account awaiting confirmation, mailed at once. */
+export async function runConfirmationResend(db: DB, env: MailEnv, cfg: Config, email: string): Promise<boolean> {
+  if (!env.EMAIL) return false;
+  const link = await issueConfirmationResendLink(db, env.SECRET_KEY_BASE ?? "", email);
+  if (!link) return false;
+  const who = await recipient(db, link.userId);
+  if (!who) return false;
+  const site: Site = { title: who.title || cfg.title, origin: cfg.origin };
+  await sendMail(env, site.title, cfg.domain, confirmationMail(site, link.email, who.username, link.token));
   return true;
 }
 

@@ -8,7 +8,7 @@ interface Site {
   siteTitle: string;
 }
 
-export function SignInPage(p: Site & { csrf: string; returnTo: string; email?: string; error?: string; notice?: string }) {
+export function SignInPage(p: Site & { csrf: string; returnTo: string; email?: string; error?: string; notice?: string; confirmations?: boolean }) {
   return (
     <Layout title="Sign in" siteTitle={p.siteTitle}>
       <div class="card">
@@ -28,6 +28,13 @@ export function SignInPage(p: Site & { csrf: string; returnTo: string; email?: s
             Forgot your password?
           </a>
         </p>
+        {p.confirmations ? (
+          <p>
+            <a href="/auth/confirmation/new" id="resend-confirmation">
+              Didn't receive confirmation instructions?
+            </a>
+          </p>
+        ) : null}
       </div>
     </Layout>
   );

@@ -7,12 +7,12 @@ import { routeGroup } from "../route-group";
 import type { Ctx } from "../context";
 import { ApiError } from "../lib/http/errors";
 import { readParams } from "../lib/http/params";
-import { throttlePasswordResets } from "../lib/limits/rate-limit";
-import { confirmEmail } from "../services/accounts/email-confirmation";
+import { throttleConfirmations, throttlePasswordResets } from "../lib/limits/rate-limit";
+import { confirmEmail, requestConfirmationResend } from "../services/accounts/email-confirmation";
 import { requestPasswordReset, resetLinkValid, resetPassword } from "../services/accounts/password-reset";
 import { MessagePage } from "./auth-pages";
 import { page } from "./layout";
-import { BadLinkPage, ConfirmedPage, ConfirmEmailPage, ForgotPasswordPage, NewPasswordPage, ResetSentPage } from "./password-pages";
+import { BadLinkPage, ConfirmedPage, ConfirmEmailPage, ForgotPasswordPage, NewPasswordPage, ResendConfirmationPage, ResetSentPage } from "./password-pages";
 import { preSessionCsrf, preSessionCsrfValid } from "./session";
 
 const r = routeGroup();
@@ -77,6 +77,22 @@ r.post("/auth/password/edit", async (c) => {
     return page(c, <NewPasswordPage siteTitle={title(c)} csrf={preSessionCsrf(c)} token={token} error={e.message} />, 422);
   }
   return c.redirect("/auth/sign_in?password_reset=1", 303);
+});
+
+r.get("/auth/confirmation/new", (c) => page(c, <ResendConfirmationPage siteTitle={title(c)} csrf={preSessionCsrf(c)} mail={!!c.env.EMAIL} />));
+
+r.post("/auth/confirmation/new", async (c) => {
+  const p = await readParams(c);
+  if (!preSessionCsrfValid(c, p.csrf)) return refused(c);
+  const email = str(p.email).slice(0, 320);
+  if (!c.env.EMAIL) return page(c, <ResendConfirmationPage siteTitle={title(c)} csrf={preSessionCsrf(c)} mail={false} />, 422);
+  try {
+    await throttleConfirmations(c, email);
+  } catch (e) {
+    return tooMany(c, e);
+  }
+  requestConfirmationResend(c.get("fx"), c.env, email);
+  return page(c, <ResendConfirmationPage siteTitle={title(c)} csrf={preSessionCsrf(c)} mail sent />);
 });
 
 r.get("/auth/confirmation", (c) => {

@@ -33,6 +33,32 @@ export function ForgotPasswordPage(p: Site & { csrf: string; mail: boolean; emai
   );
 }
 
+export function ResendConfirmationPage(p: Site & { csrf: string; mail: boolean; sent?: boolean }) {
+  return (
+    <Layout title="Didn't receive confirmation instructions?" siteTitle={p.siteTitle}>
+      <div class="card">
+        <h1>Didn't receive confirmation instructions?</h1>
+        {!p.mail ? (
+          <p id="mail-off">This server is not set up to send e-mail. Ask its staff to confirm your account.</p>
+        ) : p.sent ? (
+          <p id="confirmation-sent">
+            If this address belongs to an account waiting for confirmation, a new link is on its way to it. It works once, for 3 days.
+          </p>
+        ) : (
+          <PostForm action="/auth/confirmation/new" csrf={p.csrf}>
+            <label for="email">E-mail address</label>
+            <input type="email" id="email" name="email" autocomplete="username" required />
+            <button type="submit">Send a new link</button>
+          </PostForm>
+        )}
+        <p>
+          <a href="/auth/sign_in">Back to sign-in</a>
+        </p>
+      </div>
+    </Layout>
+  );
+}
+
 export function ResetSentPage(p: Site) {
   return (
     <Layout title="Check your e-mail" siteTitle={p.siteTitle}>

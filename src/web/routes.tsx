@@ -82,7 +82,10 @@ r.get("/auth/sign_in", async (c) => {
   const returnTo = safeReturnTo(c.req.query("return_to"));
   if (await currentSession(c)) return c.redirect(returnTo, 303);
   const notice = c.req.query("password_reset") ? "Your password was changed. Sign in with the new one." : undefined;
-  return page(c, <SignInPage siteTitle={title(c)} csrf={preSessionCsrf(c)} returnTo={returnTo} notice={notice} />);
+  return page(
+    c,
+    <SignInPage siteTitle={title(c)} csrf={preSessionCsrf(c)} returnTo={returnTo} notice={notice} confirmations={c.get("config").requireEmailConfirmation} />,
+  );
 });
 
 const REFUSALS: Record<LoginRefusal, string> = {
@@ -129,7 +132,18 @@ r.post("/auth/sign_in", async (c) => {
       result.reason === "unconfirmed" && !c.env.EMAIL
         ? `${REFUSALS.unconfirmed} This server is not set up to send e-mail: ask its staff to confirm your account.`
         : REFUSALS[result.reason];
-    return page(c, <SignInPage siteTitle={title(c)} csrf={preSessionCsrf(c)} returnTo={returnTo} email={email} error={error} />, 401);
+    return page(
+      c,
+      <SignInPage
+        siteTitle={title(c)}
+        csrf={preSessionCsrf(c)}
+        returnTo={returnTo}
+        email={email}
+        error={error}
+        confirmations={c.get("config").requireEmailConfirmation}
+      />,
+      401,
+    );
   }
   // Two-factor sign-in: the password was right; the code is asked in a second step (src/web/settings/sign-in-otp.tsx).
   if (result.user.otpRequired) return startOtpStep(c, result.user.userId, returnTo);

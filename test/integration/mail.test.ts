@@ -263,6 +263,41 @@ describe("sign-up confirmation (REQUIRE_EMAIL_CONFIRMATION)", () => {
     expect((await post(second)).status).toBe(200);
   });
 
+  it('"Didn\'t receive confirmation instructions?" mails a new link to an unconfirmed account only, answering the same for any address', async () => {
+    const name = unique("lost");
+    expect((await signUp({}, name)).status).toBe(200);
+    await runQueuedJobs();
+    const since = Date.now() - 1;
+    const signInPage = await withEnv({ REQUIRE_EMAIL_CONFIRMATION: "true" }, "/auth/sign_in");
+    expect(signInPage.text_).toContain('href="/auth/confirmation/new"');
+    const ask = async (email: string, ip: string) => {
+      const jar = new Jar();
+      const csrf = await formCsrf(jar, "/auth/confirmation/new", ip);
+      return web("/auth/confirmation/new", { jar, ip, form: { csrf, email }, headers: { origin: ORIGIN } });
+    };
+    const mine = await ask(emailOf(name), "203.0.113.51");
+    const confirmed = await makeUser(unique("already"));
+    const other = await ask(emailOf(confirmed.username), "203.0.113.52");
+    const nobody = await ask(`${unique("ghost")}@example.com`, "203.0.113.53");
+    expect(mine.status).toBe(200);
+    expect(mine.text_).toContain('id="confirmation-sent"');
+    expect(other.text_).toBe(mine.text_);
+    expect(nobody.text_).toBe(mine.text_);
+    await runQueuedJobs();
+    const mails = await mailTo(emailOf(name), since);
+    expect(mails).toHaveLength(1);
+    expect(await mailTo(emailOf(confirmed.username), since)).toHaveLength(0);
+    const link = linkIn(mails[0]!.text, "/auth/confirmation?confirmation_token=");
+    const jar = new Jar();
+    const csrf = await formCsrf(jar, "/auth/sign_in");
+    const done = await web("/auth/confirmation", {
+      jar,
+      form: { csrf, confirmation_token: new URL(link).searchParams.get("confirmation_token")! },
+      headers: { origin: ORIGIN },
+    });
+    expect(done.status).toBe(200);
+  });
+
   it("without a mail binding the account is created unconfirmed, no mail is recorded, and sign-in says staff must confirm", async () => {
     const name = unique("nomailup");
     expect((await signUp({ EMAIL: undefined }, name)).status).toBe(200);

@@ -10,6 +10,7 @@ import type { Effects } from "../../effects/collector";
 import type { Env } from "../../env";
 import { ApiError } from "../../lib/http/errors";
 import { claimLinkStatements, findLink, isLinkAlreadyUsed, issueLink } from "./email-links";
+import { normalizeEmail } from "./local-accounts";
 
 type LinkEnv = Pick<Env, "SECRET_KEY_BASE" | "EMAIL">;
 
@@ -29,6 +30,30 @@ export async function sendConfirmation(db: DB, fx: Effects, env: LinkEnv, userId
   await db.batch([...extra, ...link.stmts] as unknown as Parameters<DB["batch"]>[0]);
   fx.add({ type: "mail", origin: fx.origin, mail: link.mail });
   return true;
+}
+
+/**
+ * "Didn't receive confirmation instructions?" (Mastodon's /auth/confirmation/new): records a `confirmation_resend`
+ * effect and nothing else, whatever the address; the job looks it up (src/mail/run.ts runConfirmationResend).
+ */
+export function requestConfirmationResend(fx: Effects, env: Pick<Env, "EMAIL">, rawEmail: string): void {
+  if (!env.EMAIL) return;
+  const email = normalizeEmail(rawEmail);
+  if (email) fx.add({ type: "confirmation_resend", origin: fx.origin, email });
+}
+
+/** The job's half: a new sign-up link for the unconfirmed user signing in with `email`, written; null for anyone else. */
+export async function issueConfirmationResendLink(db: DB, secret: string, email: string): Promise<{ userId: string; email: string; token: string } | null> {
+  const rows = await db
+    .select({ id: users.id, email: users.email })
+    .from(users)
+    .where(and(sql`lower(${users.email}) = ${email.toLowerCase()}`, isNull(users.confirmedAt)))
+    .limit(1);
+  const user = rows[0];
+  if (!user) return null;
+  const link = await issueLink(db, secret, user.id, "confirm", user.email);
+  await db.batch(link.stmts as unknown as Parameters<DB["batch"]>[0]);
+  return { userId: user.id, email: user.email, token: link.token };
 }
 
 /** Records `email` as the user's pending new address and mails it a link. */
