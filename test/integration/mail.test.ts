@@ -383,6 +383,31 @@ describe("staff notices", () => {
     expect(await mailTo(emailOf(off.username), since)).toHaveLength(0);
   });
 
+  it("staff turn each notice off or on from the preferences page; other users have no such choice", async () => {
+    const mod = await makeUser(unique("prefmod"), { roleId: "1" });
+    const jar = await signIn(emailOf(mod.username));
+    const page = await web("/settings/preferences", { jar });
+    expect(page.text_).toContain('name="notify_report"');
+    const saved = await postForm(
+      jar,
+      "/settings/preferences",
+      { privacy: "public", language: "", expand_media: "default", notify_report: "0", notify_pending_account: "1", notify_trends: "0" },
+      hidden(page.text_, "csrf")!,
+    );
+    expect(saved.status).toBe(303);
+    const settings = JSON.parse(
+      (await env.DB.prepare("SELECT settings FROM users WHERE id = ?").bind(padId(mod.userId)).first<{ settings: string }>())!.settings,
+    );
+    expect(settings).toMatchObject({
+      "notification_emails:report": false,
+      "notification_emails:pending_account": true,
+      "notification_emails:trends": false,
+    });
+    const plain = await makeUser(unique("prefuser"));
+    const plainJar = await signIn(emailOf(plain.username));
+    expect((await web("/settings/preferences", { jar: plainJar })).text_).not.toContain('name="notify_report"');
+  });
+
   it("a sign-up waiting for approval is mailed to staff who may manage users", async () => {
     const admin = await makeUser(unique("admin"), { roleId: "2" });
     const name = unique("waiting");
