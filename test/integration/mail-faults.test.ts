@@ -14,6 +14,8 @@ import { makeUser } from "./helpers";
 import { askReset, linkIn, mailTo } from "./mail-helpers";
 import { Jar, web } from "./oauth-helpers";
 import { simulatedQueue } from "./simulated-queue";
+import { resendPending } from "../../src/effects/pending";
+import { installQueueCapture, runQueuedJobs } from "./queues";
 
 const jobsQueue = () => simulatedQueue<JobMessage>({ binding: env.JOBS, name: "tern-jobs", consumer: handleJobs });
 const mailRuns = (bodies: JobMessage[]) =>
@@ -82,5 +84,26 @@ describe("a failing mail binding", () => {
     expect(mails).toHaveLength(1);
     const link = linkIn(mails[0]!.text, "/auth/password/edit?reset_password_token=");
     expect((await web(new URL(link).pathname + new URL(link).search)).status).toBe(200);
+  });
+
+  it("a queue that refuses the reset's effect: the page answers as usual, the effect waits in pending_effects, and the cron's resend mails the link", async () => {
+    const u = await makeUser(unique("queuedown"));
+    const since = Date.now() - 1;
+    const fail = async () => {
+      throw new Error("Queue send failed: internal error");
+    };
+    vi.spyOn(env.JOBS, "send").mockImplementation(fail);
+    vi.spyOn(env.JOBS, "sendBatch").mockImplementation(fail);
+    const asked = await askReset(new Jar(), `${u.username}@example.com`, "203.0.113.95");
+    expect(asked.status).toBe(200);
+    expect(asked.text_).toContain('id="reset-sent"');
+    const kept = await env.DB.prepare("SELECT body FROM pending_effects").all<{ body: string }>();
+    expect(kept.results.some((r) => r.body.includes(`${u.username}@example.com`))).toBe(true);
+    vi.restoreAllMocks();
+    installQueueCapture();
+    expect(await resendPending(env)).toBeGreaterThanOrEqual(1);
+    await runQueuedJobs();
+    const mails = await mailTo(`${u.username}@example.com`, since);
+    expect(mails).toHaveLength(1);
   });
 });
