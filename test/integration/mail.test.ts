@@ -349,6 +349,16 @@ describe("a new e-mail address is confirmed before it is used", () => {
     await signIn(newAddress);
   });
 
+  it("changes are limited as confirmations: 5 mails to one new address in 30 minutes (CVE-2025-54879)", async () => {
+    const u = await makeUser(unique("spammer"));
+    const target = `${unique("victim")}@example.org`;
+    const jar = await signIn(emailOf(u.username));
+    for (let i = 0; i < 5; i++) expect((await postForm(jar, "/auth/edit/email", { email: target, current_password: PASSWORD })).status).toBe(303);
+    const refused = await postForm(jar, "/auth/edit/email", { email: target, current_password: PASSWORD });
+    expect(refused.status).toBe(429);
+    expect(refused.text_).toContain("Too many attempts");
+  });
+
   it("without a mail binding the new address is used at once", async () => {
     const u = await makeUser(unique("direct"));
     const [user] = await db().select().from(users).where(eq(users.id, u.userId));

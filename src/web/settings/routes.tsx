@@ -40,6 +40,7 @@ import { type PageView, postSession, settingsGet, settingsPost, settingsPostOn }
 import migrationPages from "./migration";
 import { PreferencesPage } from "./preferences";
 import { isStaff } from "../../lib/security/permissions";
+import { throttleConfirmations } from "../../lib/limits/rate-limit";
 import { ProfileSettingsPage } from "./profile";
 import { otpStepPost } from "./sign-in-otp";
 import { RecoveryCodesPage, TwoFactorPage } from "./two-factor";
@@ -208,6 +209,9 @@ r.get(
 r.post(
   "/auth/edit/email",
   settingsPost(accountPage, async (c, s, p) => {
+    // Each change mails a confirmation link: limited as confirmations, per IP and per new address (Mastodon's
+    // throttle_email_confirmations, which CVE-2025-54879 extended to e-mail changes).
+    if (c.env.EMAIL) await throttleConfirmations(c, p.email);
     const changed = await changeEmail(c.get("db"), c.get("fx"), c.env, credentialCheck(c, s.user), s.user, {
       email: p.email,
       password: p.current_password,
