@@ -29,7 +29,7 @@ const LAYERS = [
   // Actions, and the federation library (resolve, fetch, normalise, sign, outbound builders, deliveries).
   {
     name: "services",
-    paths: ["src/services/", "src/timelines/", "src/streaming/", "src/push/", "src/media/", "src/trends/", "src/federation/"],
+    paths: ["src/services/", "src/timelines/", "src/streaming/", "src/push/", "src/mail/", "src/media/", "src/trends/", "src/federation/"],
   },
   { name: "queries-and-entities", paths: ["src/queries/", "src/entities/"] },
   // Below queries and entities: every read path (a query's SQL, an entity's rendering) applies these rules. The two

@@ -1,6 +1,7 @@
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
+import { capturedMail } from "./test/support/captured-mail.ts";
 import { declineWebSocketCompression, fileConcurrency, keepLoopbackConnectionsOpen } from "./test/support/vitest-pool-tuning.ts";
 
 // Each test file runs in its own workerd (vitest's pool workers, one Miniflare each, not reused across files); at most
@@ -20,6 +21,8 @@ export default defineConfig(async () => {
             "tern-jobs": { maxBatchTimeout: 0.05 },
             "tern-delivery": { maxBatchTimeout: 0.05 },
           },
+          // What the EMAIL binding (wrangler.toml [[send_email]]) captured, read back in node (test/support/captured-mail.ts).
+          serviceBindings: { CAPTURED_MAIL: capturedMail },
           bindings: {
             TEST_MIGRATIONS: migrations,
             REGISTRATIONS_MODE: "open",

@@ -10,6 +10,7 @@
 //   npm run admin -- create-user <username> <email> [--role user|moderator|admin|owner] [--password P] [--unapproved]
 //   npm run admin -- reset-password <username> [--password P]     (signs the user out of the web pages too)
 //   npm run admin -- approve <username>
+//   npm run admin -- confirm <username>                           (confirms the e-mail address, as staff must without mail)
 //   npm run admin -- suspend <username> --yes
 //   npm run admin -- unsuspend <username>
 //   npm run admin -- role <username> <user|moderator|admin|owner>
@@ -198,7 +199,7 @@ function findLocal(o, username) {
   const [rows] = d1(
     o,
     // Flags computed in SQL: `wrangler d1 execute --json` prints NULL as the string "null".
-    `SELECT a.id AS account_id, a.username, a.suspended_at IS NOT NULL AS suspended, u.id AS user_id, u.approved FROM accounts a JOIN users u ON u.account_id = a.id
+    `SELECT a.id AS account_id, a.username, a.suspended_at IS NOT NULL AS suspended, u.id AS user_id, u.approved, u.confirmed_at IS NOT NULL AS confirmed FROM accounts a JOIN users u ON u.account_id = a.id
      WHERE lower(a.username) = lower(${lit(username)}) AND a.domain IS NULL`,
   );
   const row = rows?.[0];
@@ -262,6 +263,16 @@ const commands = {
     if (u.approved) return console.log(`@${u.username} is already approved; nothing done`);
     d1(o, `UPDATE users SET approved = 1, updated_at = ${Date.now()} WHERE id = ${lit(u.user_id)}`);
     console.log(`approved @${u.username}`);
+  },
+
+  // Mastodon's admin "Confirm" (Admin::ConfirmationsController): needed for sign-ups under REQUIRE_EMAIL_CONFIRMATION
+  // when the instance sends no mail (no EMAIL binding), or when a confirmation mail never arrived.
+  async confirm(o, [username]) {
+    const u = findLocal(o, username);
+    if (u.confirmed) return console.log(`@${u.username} is already confirmed; nothing done`);
+    const now = Date.now();
+    d1(o, `UPDATE users SET confirmed_at = ${now}, updated_at = ${now} WHERE id = ${lit(u.user_id)} AND confirmed_at IS NULL`);
+    console.log(`confirmed the e-mail address of @${u.username}`);
   },
 
   async suspend(o, [username]) {

@@ -55,6 +55,15 @@ export interface Env {
   RATE_LIMIT_SAFELIST?: string;
   /** `true`: limited federation (allowlist) mode, only domains in domain_allows federate (src/federation/remote/remote-accounts.ts). */
   LIMITED_FEDERATION?: string;
+  /**
+   * Cloudflare Email Service (wrangler.toml `[[send_email]]`): optional. Without it Tern sends no mail and every flow
+   * says so (src/mail/).
+   */
+  EMAIL?: SendEmail;
+  /** The sender address of Tern's mails (default `notifications@<LOCAL_DOMAIN>`); its domain must be onboarded to Email Service. */
+  MAIL_FROM?: string;
+  /** Milliseconds a `send()` to the mail binding may take before it counts as failed (default 15,000; src/mail/send.ts). */
+  MAIL_TIMEOUT_MS?: string;
 }
 
 export type RegistrationsMode = "open" | "approval" | "closed";

@@ -5,7 +5,7 @@
 // when they come back), expire temporary mutes, send "poll" notifications for polls that ended, and prune rows that
 // only matter for a while (housekeeping.ts, expired codes and sessions), delete media nothing holds after a day,
 // score trends (src/trends/refresh.ts, Mastodon's 5-minute RefreshScheduler). Once an hour (minute 2): drop preview
-// cards nothing links. Each task is bounded per run and independent: one failing does not stop the others. Rows read
+// cards nothing links, and every 2 hours tell staff of trends awaiting review. Each task is bounded per run and independent: one failing does not stop the others. Rows read
 // per task: test/integration/cron-rows.test.ts.
 import { sql } from "drizzle-orm";
 import { createDb, idList, type DB, runBatch, type Statement } from "../db/client";
@@ -20,6 +20,8 @@ import { notificationWrite } from "../services/notifications/notifications";
 import { pruneOrphanCards } from "../services/statuses/preview-cards";
 import { claimDueScheduledStatuses } from "../services/statuses/scheduled-statuses";
 import { refreshTrends } from "../trends/refresh";
+import { isTrendsNoticeHour, noticeTrendsAwaitingReview } from "../trends/review-notice";
+import { purgeExpiredLinks } from "../services/accounts/email-links";
 import { purgeExpiredGrants, purgeExpiredWebSessions } from "./expired-logins";
 import { cleanupUnattachedMedia, pruneFederationState } from "./housekeeping";
 
@@ -57,7 +59,7 @@ export async function runScheduled(env: Env, at: number, opts: { housekeeping?: 
   ];
   const housekeeping = opts.housekeeping ?? true;
   if (housekeeping) tasks.push(...housekeepingTasks(env, db, fx, at));
-  if (opts.hourly ?? housekeeping) tasks.push(...hourlyTasks(db, at));
+  if (opts.hourly ?? housekeeping) tasks.push(...hourlyTasks(db, at, fx));
   for (const [name, task] of tasks) {
     try {
       await task();
@@ -87,6 +89,7 @@ export function housekeepingTasks(env: Env, db: DB, fx: Effects, at: number) {
     ["prune federation state and idempotency keys", () => pruneFederationState(db, at)],
     ["purge expired authorization codes", () => purgeExpiredGrants(db, at)],
     ["purge expired web sessions", () => purgeExpiredWebSessions(db, at)],
+    ["purge expired e-mail links", () => purgeExpiredLinks(db, at)],
     ["clean up unattached media", () => cleanupUnattachedMedia(db, env, fx, at)],
     ["requeue stale inbox items", () => requeueStaleInboxItems(db, fx, at)],
     ["refresh trends", () => refreshTrends(db, at)],
@@ -97,8 +100,11 @@ export function housekeepingTasks(env: Env, db: DB, fx: Effects, at: number) {
  * The hourly tasks (minute 2): pruning preview cards nothing links walks the cards a page at a time (pruneOrphanCards),
  * which costs rows in proportion to the page, not to what changed, so it runs 24 times a day rather than 288.
  */
-export function hourlyTasks(db: DB, at: number) {
-  return [["prune unused preview cards", () => pruneOrphanCards(db, at)]] as const;
+export function hourlyTasks(db: DB, at: number, fx?: Effects) {
+  const tasks: (readonly [string, () => Promise<unknown>])[] = [["prune unused preview cards", () => pruneOrphanCards(db, at)]];
+  // Every 2 hours: trends awaiting review, to staff (src/trends/review-notice.ts).
+  if (fx && isTrendsNoticeHour(at)) tasks.push(["notice of trends awaiting review", () => noticeTrendsAwaitingReview(db, fx)]);
+  return tasks;
 }
 
 /**

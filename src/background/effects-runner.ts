@@ -22,6 +22,8 @@ import { deleteAccountChunk } from "../services/accounts/delete-account";
 import { replaceRemotePins } from "../services/interactions/pins";
 import { runArchiveRound } from "../services/data/export-archive";
 import { runImportRound } from "../services/data/imports";
+import { runConfirmationResend, runMail, runPasswordReset } from "../mail/run";
+import { mailStaff } from "../mail/staff-notices";
 import {
   type DeletedStatusInfo,
   disconnectStreams,
@@ -140,6 +142,19 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects, b
       return runArchiveRound(db, env, fx, configFor(env, fx), effect.backupId);
     case "backfill_thread":
       await backfillThread(db, configFor(env, fx), fx, effect.statusId, JOB_BUDGET);
+      return;
+    // mail (src/mail/): a failed send throws, so the runner retries it (bounded, src/effects/retry.ts)
+    case "mail":
+      await runMail(db, env, readConfig(env, effect.origin || fx.origin || "http://localhost/"), effect.mail);
+      return;
+    case "password_reset":
+      await runPasswordReset(db, env, readConfig(env, effect.origin || fx.origin || "http://localhost/"), effect.email);
+      return;
+    case "confirmation_resend":
+      await runConfirmationResend(db, env, readConfig(env, effect.origin || fx.origin || "http://localhost/"), effect.email);
+      return;
+    case "mail_staff":
+      if (env.EMAIL) await mailStaff(db, fx, effect.origin || fx.origin, effect.notice);
       return;
     default:
       return unknownEffect(effect);

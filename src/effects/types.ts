@@ -62,7 +62,35 @@ export type Effect =
   | { type: "import_rows"; importId: string; origin: string }
   | { type: "export_archive"; backupId: string; origin: string }
   // What a context request's backfill could not fetch within its budget (src/federation/remote/backfill.ts)
-  | { type: "backfill_thread"; statusId: string };
+  | { type: "backfill_thread"; statusId: string }
+  // One mail to one recipient through the EMAIL binding (src/mail/run.ts); retried by the runner, at most
+  // MAX_EFFECT_ATTEMPTS runs, then kept in dead_letters
+  // (`origin`: scheme://host of the instance, for the mail's links, as a federate effect carries it)
+  | { type: "mail"; origin: string; mail: MailJob }
+  // "Forgot your password?" for an address (src/mail/run.ts runPasswordReset): looked up, and mailed a new link if it is an
+  // account's, in the job, so the page's answer costs the same whether the address exists or not
+  | { type: "password_reset"; origin: string; email: string }
+  // "Didn't receive confirmation instructions?" (/auth/confirmation/new): the same, for an account awaiting confirmation
+  | { type: "confirmation_resend"; origin: string; email: string }
+  // A staff notice (Mastodon's AdminMailer): one `mail` effect for each staff member who may act on it and wants it
+  | { type: "mail_staff"; origin: string; notice: StaffNotice };
+
+/**
+ * What one mail says, to whom (`userId`: the recipient's user). A link's token is stored hashed only, so the mail job
+ * gets it here, sealed under SECRET_KEY_BASE (`sealed`); `linkId` names its row: a link used or replaced before the
+ * job runs is not mailed.
+ */
+export type MailJob =
+  | { kind: "confirm" | "reconfirm" | "reset_password"; userId: string; linkId: string; sealed: string }
+  | { kind: "admin_report"; userId: string; reportId: string }
+  | { kind: "admin_pending_account"; userId: string; accountId: string }
+  | { kind: "admin_trends"; userId: string; tags: number; statuses: number; links: number };
+
+/** A staff notice before its recipients are known (src/mail/staff-notices.ts). */
+export type StaffNotice =
+  | { kind: "report"; reportId: string }
+  | { kind: "pending_account"; accountId: string }
+  | { kind: "trends"; tags: number; statuses: number; links: number };
 
 /** A notification row was written (or skipped by its statement's own conditions): stream and push it. */
 export type NotifyEffect = Extract<Effect, { type: "notify" }>;

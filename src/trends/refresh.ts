@@ -16,10 +16,11 @@
 //             title, description, image and provider name (PreviewCard#appropriate_for_trends?). Threshold 15
 //             distinct accounts (the spec's Limits table; Mastodon's default is 5), 8 h half-life, 2-day cooldown,
 //             listed while ≥ 1.
-// Mastodon requires staff review before anything trends publicly; Tern approves automatically until staff review
-// (/api/v1/admin/trends, src/services/admin/trends.ts): a tag unless marked not trendable or not usable, a status
-// when its author is discoverable (the eligibility rule) and staff did not reject it, a link unless staff rejected it
-// or, when it was not reviewed itself, its publisher. Mastodon also drops items whose language is not a known locale; Tern keeps items
+// Review follows Mastodon's setting "Allow trends without prior review" (`trendable_by_default` in instance_settings,
+// off by default as in Mastodon's config/settings.yml; the admin settings page writes it). Off: an item trends publicly
+// only once staff approved it (/api/v1/admin/trends, src/services/admin/trends.ts); on: it trends until staff reject it.
+// A tag must be usable and, reviewed, trendable; a status's author must be discoverable (the eligibility rule) and its
+// review, if any, approving; a link's own review wins over its publisher's. Mastodon also drops items whose language is not a known locale; Tern keeps items
 // without a language and only orders by the reader's languages (README, Compatibility).
 //
 // Bounded per run: the candidates of each kind are capped, and a trend row lives only while its peak is within the
@@ -123,9 +124,16 @@ const dayStart = (at: number) => Math.floor(at / DAY) * DAY;
 const floorOf = (ms: number) => padId(snowflakeFloor(ms));
 
 export async function refreshTrends(db: DB, at: number): Promise<void> {
-  await refreshTagTrends(db, at);
-  await refreshStatusTrends(db, at);
-  await refreshLinkTrends(db, at);
+  const byDefault = await trendableByDefault(db);
+  await refreshTagTrends(db, at, byDefault);
+  await refreshStatusTrends(db, at, byDefault);
+  await refreshLinkTrends(db, at, byDefault);
+}
+
+/** Mastodon's Setting.trendable_by_default as 1 or 0 (absent: 0, Mastodon's default). */
+export async function trendableByDefault(db: DB): Promise<0 | 1> {
+  const rows = await db.all<{ value: string }>(sql`SELECT value FROM instance_settings WHERE key = 'trendable_by_default'`);
+  return rows[0]?.value === "1" ? 1 : 0;
 }
 
 /** Runs the writes of a refresh: upserted rows as one JSON parameter, dropped ids as another. */
@@ -133,13 +141,13 @@ async function write(db: DB, stmts: Statement[]): Promise<void> {
   await runBatch(db, stmts);
 }
 
-export async function refreshTagTrends(db: DB, at: number): Promise<void> {
+export async function refreshTagTrends(db: DB, at: number, byDefault: 0 | 1 = 0): Promise<void> {
   const today = dayStart(at);
   const [counts, existing] = await db.batch([
     db.all<{ tag_id: string; observed: number; expected: number; allowed: number }>(sql`SELECT st.tag_id AS tag_id,
         count(DISTINCT CASE WHEN st.status_id >= ${floorOf(today)} THEN s.account_id END) AS observed,
         count(DISTINCT CASE WHEN st.status_id < ${floorOf(today)} THEN s.account_id END) AS expected,
-        max(t.trendable) AS allowed
+        max(t.trendable = 1 AND (t.reviewed_at IS NOT NULL OR ${byDefault})) AS allowed
       FROM status_tags st
       CROSS JOIN statuses s ON s.id = st.status_id
       CROSS JOIN accounts a ON a.id = s.account_id
@@ -151,7 +159,7 @@ export async function refreshTagTrends(db: DB, at: number): Promise<void> {
       ORDER BY observed DESC
       LIMIT ${TAG_CANDIDATES}`),
     db.all<{ tag_id: string; max_score: number; max_score_at: number | null; allowed: number | null }>(
-      sql`SELECT tt.tag_id, tt.max_score, tt.max_score_at, (t.trendable = 1 AND t.usable = 1) AS allowed FROM tag_trends tt LEFT JOIN tags t ON t.id = tt.tag_id`,
+      sql`SELECT tt.tag_id, tt.max_score, tt.max_score_at, (t.usable = 1 AND t.trendable = 1 AND (t.reviewed_at IS NOT NULL OR ${byDefault})) AS allowed FROM tag_trends tt LEFT JOIN tags t ON t.id = tt.tag_id`,
     ),
   ]);
   const { keep, drop } = peakPass(new Map(counts.map((c) => [c.tag_id, c])), new Map(existing.map((r) => [r.tag_id, r])), at, TAG_TRENDS);
@@ -170,7 +178,7 @@ export async function refreshTagTrends(db: DB, at: number): Promise<void> {
   await write(db, stmts);
 }
 
-export async function refreshStatusTrends(db: DB, at: number): Promise<void> {
+export async function refreshStatusTrends(db: DB, at: number, byDefault: 0 | 1 = 0): Promise<void> {
   const since = floorOf(at - DAY);
   // Statuses favourited or boosted in the last day (Mastodon registers them as used when that happens), and those
   // trending now.
@@ -206,10 +214,10 @@ export async function refreshStatusTrends(db: DB, at: number): Promise<void> {
   const stmts: Statement[] = [];
   if (keep.length)
     stmts.push(
-      // Allowed unless staff rejected it (status_trend_reviews, src/services/admin/trends.ts).
+      // As staff reviewed it (status_trend_reviews, src/services/admin/trends.ts), else trendable_by_default.
       db.run(sql`INSERT INTO status_trends (status_id, account_id, score, language, allowed, updated_at)
         SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'), json_extract(value, '$[3]'),
-          coalesce((SELECT r.trendable FROM status_trend_reviews r WHERE r.status_id = json_extract(value, '$[0]')), 1), ${at}
+          coalesce((SELECT r.trendable FROM status_trend_reviews r WHERE r.status_id = json_extract(value, '$[0]')), ${byDefault}), ${at}
         FROM json_each(${JSON.stringify(keep)}) WHERE true
         ON CONFLICT(status_id) DO UPDATE SET score = excluded.score, language = excluded.language, allowed = excluded.allowed,
           updated_at = excluded.updated_at`),
@@ -220,7 +228,7 @@ export async function refreshStatusTrends(db: DB, at: number): Promise<void> {
   await write(db, stmts);
 }
 
-export async function refreshLinkTrends(db: DB, at: number): Promise<void> {
+export async function refreshLinkTrends(db: DB, at: number, byDefault: 0 | 1 = 0): Promise<void> {
   const today = dayStart(at);
   const [from, until, todayFloor] = [floorOf(today - DAY), floorOf(today + DAY), floorOf(today)];
   // A share is a public status carrying the card (status_preview_cards' own id range: only the originals that have a
@@ -295,7 +303,7 @@ export async function refreshLinkTrends(db: DB, at: number): Promise<void> {
     stmts.push(
       db.run(sql`INSERT INTO preview_card_trends (preview_card_id, score, max_score, max_score_at, language, allowed, history, updated_at)
         SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'), json_extract(value, '$[3]'),
-          json_extract(value, '$[4]'), coalesce(pc.trendable, (SELECT p.trendable FROM preview_card_providers p WHERE p.domain = ${urlHost(sql`pc.url`)}), 1),
+          json_extract(value, '$[4]'), coalesce(pc.trendable, (SELECT p.trendable FROM preview_card_providers p WHERE p.domain = ${urlHost(sql`pc.url`)}), ${byDefault}),
           json_extract(value, '$[5]'), ${at}
         FROM json_each(${JSON.stringify(rows)}) LEFT JOIN preview_cards pc ON pc.id = json_extract(value, '$[0]') WHERE true
         ON CONFLICT(preview_card_id) DO UPDATE SET score = excluded.score, max_score = excluded.max_score, max_score_at = excluded.max_score_at,

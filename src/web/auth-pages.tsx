@@ -8,7 +8,7 @@ interface Site {
   siteTitle: string;
 }
 
-export function SignInPage(p: Site & { csrf: string; returnTo: string; email?: string; error?: string; notice?: string }) {
+export function SignInPage(p: Site & { csrf: string; returnTo: string; email?: string; error?: string; notice?: string; confirmations?: boolean }) {
   return (
     <Layout title="Sign in" siteTitle={p.siteTitle}>
       <div class="card">
@@ -23,6 +23,18 @@ export function SignInPage(p: Site & { csrf: string; returnTo: string; email?: s
           <input type="password" id="password" name="password" autocomplete="current-password" required />
           <button type="submit">Sign in</button>
         </PostForm>
+        <p>
+          <a href="/auth/password/new" id="forgot-password">
+            Forgot your password?
+          </a>
+        </p>
+        {p.confirmations ? (
+          <p>
+            <a href="/auth/confirmation/new" id="resend-confirmation">
+              Didn't receive confirmation instructions?
+            </a>
+          </p>
+        ) : null}
       </div>
     </Layout>
   );

@@ -23,6 +23,7 @@ import { MessagePage, SetupPage, SignInPage } from "./auth-pages";
 import { page } from "./layout";
 import admin from "./admin/routes";
 import settings from "./settings/routes";
+import mailLinks from "./mail-links";
 import { startOtpStep } from "./settings/sign-in-otp";
 import { LandingPage, NotFoundPage, ProfilePage, StatusPage } from "./public-pages";
 import { clearSessionCookie, currentSession, preSessionCsrf, preSessionCsrfValid, safeReturnTo, sessionCsrfValid, setSessionCookie } from "./session";
@@ -33,6 +34,8 @@ const r = routeGroup();
 r.route("/admin", admin);
 // Account settings pages (src/web/settings/routes.tsx): /settings/*, /auth/edit, /oauth/authorized_applications, /auth/sign_in/otp.
 r.route("/", settings);
+// Mailed links: "Forgot your password?" and e-mail confirmation (src/web/mail-links.tsx).
+r.route("/", mailLinks);
 
 const title = (c: Ctx) => c.get("config").title;
 const str = (v: unknown) => (typeof v === "string" ? v : "");
@@ -78,7 +81,11 @@ r.get("/", async (c) => {
 r.get("/auth/sign_in", async (c) => {
   const returnTo = safeReturnTo(c.req.query("return_to"));
   if (await currentSession(c)) return c.redirect(returnTo, 303);
-  return page(c, <SignInPage siteTitle={title(c)} csrf={preSessionCsrf(c)} returnTo={returnTo} />);
+  const notice = c.req.query("password_reset") ? "Your password was changed. Sign in with the new one." : undefined;
+  return page(
+    c,
+    <SignInPage siteTitle={title(c)} csrf={preSessionCsrf(c)} returnTo={returnTo} notice={notice} confirmations={c.get("config").requireEmailConfirmation} />,
+  );
 });
 
 const REFUSALS: Record<LoginRefusal, string> = {
@@ -121,7 +128,22 @@ r.post("/auth/sign_in", async (c) => {
         return tooMany(e);
       }
     }
-    return page(c, <SignInPage siteTitle={title(c)} csrf={preSessionCsrf(c)} returnTo={returnTo} email={email} error={REFUSALS[result.reason]} />, 401);
+    const error =
+      result.reason === "unconfirmed" && !c.env.EMAIL
+        ? `${REFUSALS.unconfirmed} This server is not set up to send e-mail: ask its staff to confirm your account.`
+        : REFUSALS[result.reason];
+    return page(
+      c,
+      <SignInPage
+        siteTitle={title(c)}
+        csrf={preSessionCsrf(c)}
+        returnTo={returnTo}
+        email={email}
+        error={error}
+        confirmations={c.get("config").requireEmailConfirmation}
+      />,
+      401,
+    );
   }
   // Two-factor sign-in: the password was right; the code is asked in a second step (src/web/settings/sign-in-otp.tsx).
   if (result.user.otpRequired) return startOtpStep(c, result.user.userId, returnTo);

@@ -16,7 +16,8 @@ const SECRET = "e2e-secret"; // startTern's SECRET_KEY_BASE
 let tern;
 
 before(async () => {
-  tern = await startTern();
+  // Sign-ups through the API must confirm their address (the `confirm` command's test); create-user's users are confirmed.
+  tern = await startTern({ vars: { REQUIRE_EMAIL_CONFIRMATION: "true" } });
 });
 after(async () => {
   await tern?.stop();
@@ -137,6 +138,35 @@ describe("operator commands", () => {
     assert.ok(fresh, reset.out);
     assert.equal((await passwordGrant("bob@example.com", "bob password")).status, 400);
     assert.equal((await passwordGrant("bob@example.com", fresh)).status, 200);
+  });
+
+  test("confirm lets an API sign-up that never confirmed its address sign in", { timeout: 300_000 }, async () => {
+    const app = await (
+      await fetch(`${tern.url}/api/v1/apps`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ client_name: "confirm", redirect_uris: "urn:ietf:wg:oauth:2.0:oob", scopes: "read write" }),
+      })
+    ).json();
+    const appToken = await (
+      await fetch(`${tern.url}/oauth/token`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ grant_type: "client_credentials", client_id: app.client_id, client_secret: app.client_secret, scope: "read write" }),
+      })
+    ).json();
+    const signUp = await fetch(`${tern.url}/api/v1/accounts`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${appToken.access_token}` },
+      body: JSON.stringify({ username: "dave", email: "dave@example.com", password: "dave password", agreement: true }),
+    });
+    assert.equal(signUp.status, 200, await signUp.text());
+    assert.equal((await passwordGrant("dave@example.com", "dave password")).status, 400); // unconfirmed
+    const confirmed = admin("confirm", "dave");
+    ok(confirmed);
+    assert.match(confirmed.out, /confirmed the e-mail address of @dave/);
+    assert.equal((await passwordGrant("dave@example.com", "dave password")).status, 200);
+    assert.match(admin("confirm", "dave").out, /already confirmed/);
   });
 
   test("recount, rotate-instance-keys and purge-remote", { timeout: 300_000 }, async () => {

@@ -2,12 +2,18 @@
 // reject of tags, statuses, links and link publishers; a rejected item leaves the public trends at once and stays
 // out when the cron recomputes; an approved one stays.
 import { env } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { snowflake } from "../../src/lib/text/ids";
 import { LINK_TRENDS, STATUS_TRENDS, TAG_TRENDS, refreshTrends } from "../../src/trends/refresh";
 import { anon, db, makeUser } from "./helpers";
 import { cardStatement, tagStatements } from "./trends-fixtures";
 import { ADMIN, MOD } from "./admin-fixtures";
+
+// These tests are about scoring and listing, so trends need no prior review here (Mastodon's trendable_by_default on);
+// review itself: test/integration/trends-review.test.ts.
+beforeEach(async () => {
+  await env.DB.prepare("INSERT OR REPLACE INTO instance_settings (key, value) VALUES ('trendable_by_default', '1')").run();
+});
 
 const pad = (id: string) => id.padStart(20, "0");
 

@@ -7,6 +7,8 @@ declare global {
   namespace Cloudflare {
     interface Env extends TernEnv {
       TEST_MIGRATIONS: D1Migration[];
+      /** The mail miniflare captured (test/support/captured-mail.ts): GET ?to=<address>&since=<ms> → CapturedMail[]. */
+      CAPTURED_MAIL: Fetcher;
     }
   }
 }

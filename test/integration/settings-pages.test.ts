@@ -167,7 +167,7 @@ describe("profile and preferences", () => {
 });
 
 describe("e-mail and password", () => {
-  it("the e-mail changes with the current password; sign-in uses the new address", async () => {
+  it("the e-mail changes with the current password; the new address waits for its link (test/integration/mail.test.ts)", async () => {
     const u = await makeUser("setmail");
     const other = await makeUser("setmailother");
     const jar = await signedIn(u.username);
@@ -180,13 +180,15 @@ describe("e-mail and password", () => {
     const ok = await postForm(jar, "/auth/edit/email", { email: "new-setmail@Example.org", current_password: PASSWORD });
     expect(ok.status).toBe(303);
     const shown = await web("/auth/edit", { jar });
-    expect(textOf(shown.text_, "current-email")).toBe("new-setmail@example.org");
-    expect(shown.text_).toContain("Tern sends no e-mail");
+    expect(textOf(shown.text_, "current-email")).toBe(emailOf(u.username));
+    expect(shown.text_).toContain("A confirmation link was sent to the new address.");
+    expect(shown.text_).toContain("new-setmail@example.org");
 
+    // Until the link is followed, the old address signs in and the new one does not.
     const app = await registerApp();
     const grant = (username: string) => passwordGrant(app, username);
-    expect((await grant("new-setmail@example.org")).status).toBe(200);
-    expect((await grant(emailOf(u.username))).status).toBe(400);
+    expect((await grant("new-setmail@example.org")).status).toBe(400);
+    expect((await grant(emailOf(u.username))).status).toBe(200);
   });
 
   it("the password changes with sign-up's rules; other sessions and every token are revoked, this session stays", async () => {

@@ -1,12 +1,18 @@
 // Trends: activity seeded in D1 (local and remote accounts), scored by the cron's refresh, served by
 // /api/v1/trends/{tags,statuses,links}. Each threshold is shown from both sides.
 import { env } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { runScheduled } from "../../src/background/cron";
 import { snowflake } from "../../src/lib/text/ids";
 import { LINK_TRENDS, STATUS_TRENDS, TAG_TRENDS, refreshTrends } from "../../src/trends/refresh";
 import { anon, db, links, makeUser } from "./helpers";
 import { cardStatement, tagStatements } from "./trends-fixtures";
+
+// These tests are about scoring and listing, so trends need no prior review here (Mastodon's trendable_by_default on);
+// review itself: test/integration/trends-review.test.ts.
+beforeEach(async () => {
+  await env.DB.prepare("INSERT OR REPLACE INTO instance_settings (key, value) VALUES ('trendable_by_default', '1')").run();
+});
 
 const pad = (id: string) => id.padStart(20, "0");
 const DAY = 86_400_000;

@@ -16,6 +16,7 @@ export * from "./statuses/search";
 export * from "./statuses/quotes";
 export * from "./accounts/export-import";
 export * from "./accounts/two-factor";
+export * from "./accounts/email-links";
 export * from "./federation/signature-specs";
 export * from "./federation/relays";
 export * from "./accounts/account-migration";

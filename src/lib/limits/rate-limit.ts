@@ -482,6 +482,25 @@ export async function claimCredentialFailures(
   };
 }
 
+/**
+ * Mastodon's rack-attack figures for mails asked for: `throttle_password_resets/ip` (25 / 5 min) and `/email` (5 / 30
+ * min) on POST /auth/password, `throttle_email_confirmations/ip` and `/email` (the same figures) on new confirmation
+ * links. Every attempt counts, the address as typed (lower-cased), whether it belongs to an account or not.
+ */
+export const MAIL_REQUEST_IP_LIMIT = { limit: 25, periodSeconds: 5 * 60 } as const;
+export const MAIL_REQUEST_EMAIL_LIMIT = { limit: 5, periodSeconds: 30 * 60 } as const;
+
+async function throttleMailRequests(c: Ctx, kind: string, email: unknown): Promise<void> {
+  await enforceRateLimit(c, { name: `${kind}_ip`, key: clientIp(c), ...MAIL_REQUEST_IP_LIMIT });
+  const key = typeof email === "string" ? email.trim().toLowerCase().slice(0, 320) : "";
+  if (key) await enforceRateLimit(c, { name: `${kind}_email`, key, ...MAIL_REQUEST_EMAIL_LIMIT });
+}
+
+/** POST /auth/password: per IP, then per address. */
+export const throttlePasswordResets = (c: Ctx, email: unknown) => throttleMailRequests(c, "password_resets", email);
+/** A new confirmation link (POST /api/v1/emails/confirmations): per IP, then per address. */
+export const throttleConfirmations = (c: Ctx, email: unknown) => throttleMailRequests(c, "email_confirmations", email);
+
 /** The client IP: CF-Connecting-IP only (X-Forwarded-For is never trusted); IPv6 grouped by /64. */
 export function clientIp(c: Ctx): string {
   const ip = (c.req.header("cf-connecting-ip") ?? "").trim() || "unknown";

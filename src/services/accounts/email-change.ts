@@ -1,7 +1,8 @@
-// Changing the sign-in e-mail address from the settings, with the current password. Mastodon (Devise reconfirmable)
-// keeps the new address unconfirmed and mails it a link; Tern sends no mail (Workers have no mail service), so the new
-// address takes effect at once and the account stays confirmed, after the same checks as sign-up: well-formed, not
-// taken, not under an e-mail domain block or a canonical e-mail block (src/services/admin/email-blocks.ts).
+// Changing the sign-in e-mail address from the settings, with the current password, after the same checks as sign-up:
+// well-formed, not taken, not under an e-mail domain block or a canonical e-mail block (src/services/admin/email-blocks.ts).
+// As Mastodon (Devise reconfirmable), the new address waits in `unconfirmed_email` and is mailed a link; the old one
+// signs in until the link is followed (src/services/accounts/email-confirmation.ts). Without a mail binding nothing can
+// be confirmed, so the new address is used at once, and the page says so.
 import { and, eq, ne, sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { users, type UserRow } from "../../db/schema";
@@ -9,11 +10,24 @@ import { ApiError } from "../../lib/http/errors";
 import type { CheckCredentials } from "./credentials";
 import { emailBlockQueries } from "../admin/email-blocks";
 import { normalizeEmail } from "./local-accounts";
+import type { Effects } from "../../effects/collector";
+import type { Env } from "../../env";
+import { sendReconfirmation } from "./email-confirmation";
 
 const refused = (msg: string) => new ApiError(422, msg);
 
-/** The current password is checked last (`check`, with its budgets), so a refused address does not confirm it. */
-export async function changeEmail(db: DB, check: CheckCredentials, user: UserRow, input: { email: unknown; password: unknown }): Promise<string> {
+/**
+ * The current password is checked last (`check`, with its budgets), so a refused address does not confirm it. Returns
+ * the address and whether it awaits its confirmation link.
+ */
+export async function changeEmail(
+  db: DB,
+  fx: Effects,
+  env: Pick<Env, "SECRET_KEY_BASE" | "EMAIL">,
+  check: CheckCredentials,
+  user: UserRow,
+  input: { email: unknown; password: unknown },
+): Promise<{ email: string; pending: boolean }> {
   const email = normalizeEmail(typeof input.email === "string" ? input.email : "");
   if (!email) throw refused("E-mail address is invalid");
   if (email.toLowerCase() === user.email.toLowerCase()) throw refused("That is already your e-mail address");
@@ -29,6 +43,10 @@ export async function changeEmail(db: DB, check: CheckCredentials, user: UserRow
   // A blocked canonical address is worded as taken, as Mastodon does, so the block is not revealed.
   if (canonicalBlocked.length || taken.length) throw refused("E-mail address has already been taken");
   if (!(await check({ password: input.password }))) throw refused("The current password is wrong.");
-  await db.update(users).set({ email, updatedAt: Date.now() }).where(eq(users.id, user.id));
-  return email;
+  if (env.EMAIL) {
+    await sendReconfirmation(db, fx, env, user.id, email);
+    return { email, pending: true };
+  }
+  await db.update(users).set({ email, unconfirmedEmail: null, updatedAt: Date.now() }).where(eq(users.id, user.id));
+  return { email, pending: false };
 }

@@ -20,6 +20,26 @@ export interface PasswordChange {
 
 const str = (v: unknown) => (typeof v === "string" ? v : "");
 
+/**
+ * What a password change or reset ends: every web session but `keepSessionHash`'s, pending sign-in steps, unused
+ * authorization codes, and every live access token (the last statement returns the revoked tokens' ids, whose streams
+ * the caller closes with `disconnect_streams`).
+ */
+export function signOutEverywhereStatements(db: DB, userId: string, keepSessionHash: string | null, now: number) {
+  return [
+    db
+      .delete(webSessions)
+      .where(keepSessionHash ? and(eq(webSessions.userId, userId), ne(webSessions.idHash, keepSessionHash)) : eq(webSessions.userId, userId)),
+    db.delete(webSignInChallenges).where(eq(webSignInChallenges.userId, userId)),
+    db.delete(oauthAccessGrants).where(eq(oauthAccessGrants.userId, userId)),
+    db
+      .update(oauthAccessTokens)
+      .set({ revokedAt: now })
+      .where(and(eq(oauthAccessTokens.userId, userId), isNull(oauthAccessTokens.revokedAt)))
+      .returning({ id: oauthAccessTokens.id }),
+  ] as const;
+}
+
 export async function changePassword(
   db: DB,
   fx: Effects,
@@ -39,21 +59,13 @@ export async function changePassword(
   if (!(await check({ password: input.current }))) throw new ApiError(422, "The current password is wrong.");
   const now = Date.now();
   const userId = who.user.id;
-  const [, , , , revoked] = await db.batch([
+  const [, ...rest] = await db.batch([
     db
       .update(users)
       .set({ passwordHash: await hashPassword(password, pepper), updatedAt: now })
       .where(eq(users.id, userId)),
-    db
-      .delete(webSessions)
-      .where(keepSessionHash ? and(eq(webSessions.userId, userId), ne(webSessions.idHash, keepSessionHash)) : eq(webSessions.userId, userId)),
-    db.delete(webSignInChallenges).where(eq(webSignInChallenges.userId, userId)),
-    db.delete(oauthAccessGrants).where(eq(oauthAccessGrants.userId, userId)),
-    db
-      .update(oauthAccessTokens)
-      .set({ revokedAt: now })
-      .where(and(eq(oauthAccessTokens.userId, userId), isNull(oauthAccessTokens.revokedAt)))
-      .returning({ id: oauthAccessTokens.id }),
+    ...signOutEverywhereStatements(db, userId, keepSessionHash, now),
   ]);
+  const revoked = rest[rest.length - 1] as { id: string }[];
   for (const t of revoked) fx.add({ type: "disconnect_streams", accountId: who.accountId, tokenId: t.id });
 }

@@ -10,12 +10,19 @@ export type ExpandMedia = (typeof EXPAND_MEDIA)[number];
 export interface ReadingPreferences {
   expandSpoilers?: boolean;
   expandMedia?: ExpandMedia;
+  /** Staff notice mails (Mastodon's notification_emails.report, .pending_account, .trends); staff only. */
+  staffMails?: { report: boolean; pendingAccount: boolean; trends: boolean };
 }
 
 export async function updateReadingPreferences(db: DB, user: UserRow, input: ReadingPreferences): Promise<UserSettings> {
   const settings: UserSettings = { ...(user.settings ?? {}) };
   if (input.expandSpoilers !== undefined) settings["reading:expand:spoilers"] = input.expandSpoilers;
   if (input.expandMedia !== undefined && EXPAND_MEDIA.includes(input.expandMedia)) settings["reading:expand:media"] = input.expandMedia;
+  if (input.staffMails) {
+    settings["notification_emails:report"] = input.staffMails.report;
+    settings["notification_emails:pending_account"] = input.staffMails.pendingAccount;
+    settings["notification_emails:trends"] = input.staffMails.trends;
+  }
   await db.update(users).set({ settings, updatedAt: Date.now() }).where(eq(users.id, user.id));
   return settings;
 }

@@ -13,6 +13,7 @@ import { activeIpRulesQuery, strongestIpRule } from "../admin/ip-blocks";
 import { registrationsMode, SETTING, toSettings } from "../instance/instance";
 import { createLocalAccount, type Details, normalizeEmail } from "./local-accounts";
 import { issueToken, type IssuedToken } from "../../oauth/tokens";
+import { sendConfirmation } from "./email-confirmation";
 
 export const OWNER_ROLE_ID = "3";
 
@@ -41,7 +42,7 @@ export async function registerAccount(
   db: DB,
   fx: Effects,
   cfg: Config,
-  env: Pick<Env, "SECRET_KEY_BASE">,
+  env: Pick<Env, "SECRET_KEY_BASE" | "EMAIL">,
   app: SignUpApp,
   input: SignUpInput,
   ip: string | null,
@@ -63,6 +64,7 @@ export async function registerAccount(
   const reason = input.reason?.trim() ?? "";
   if (mode === "approval" && !reason) details.reason = [{ error: "ERR_BLANK", description: "can't be blank" }];
   // These errors go out with the account fields' own, all in one answer.
+  const approved = mode === "open" && ipRule !== "sign_up_requires_approval";
   const { userId, accountId } = await createLocalAccount(
     db,
     cfg,
@@ -71,7 +73,7 @@ export async function registerAccount(
       username: input.username ?? "",
       email: input.email ?? "",
       password: input.password ?? "",
-      approved: mode === "open" && ipRule !== "sign_up_requires_approval",
+      approved,
       confirmed: !cfg.requireEmailConfirmation,
       locale: input.locale || null,
       reason: reason || null,
@@ -80,16 +82,29 @@ export async function registerAccount(
     details,
   );
   await notifyStaffOfSignUp(db, fx, accountId);
+  // Mastodon's AdminMailer#new_pending_account, to staff who want it (src/mail/staff-notices.ts).
+  if (!approved) fx.add({ type: "mail_staff", origin: fx.origin, notice: { kind: "pending_account", accountId } });
+  // The confirmation link (Devise's confirmable); without a mail binding staff confirm the account instead.
+  if (cfg.requireEmailConfirmation) await sendConfirmation(db, fx, env, userId, normalizeEmail(input.email ?? "") ?? input.email ?? "");
   return issueToken(db, env.SECRET_KEY_BASE ?? "", { applicationId: app.applicationId, userId, scopes: app.scopes, reuse: false });
 }
 
 /**
- * POST /api/v1/emails/confirmations. Workers have no mail service, so nothing is actually sent: the call only
- * validates the state (and records a changed address) so clients get Mastodon's answers.
+ * POST /api/v1/emails/confirmations: a new confirmation link (to `email` when given, which becomes the account's
+ * address first, as Mastodon does). Without a mail binding the address is still recorded and nothing is sent.
  */
-export async function resendConfirmation(db: DB, user: { id: string; confirmedAt: number | null }, email: string | undefined): Promise<void> {
+export async function resendConfirmation(
+  db: DB,
+  fx: Effects,
+  env: Pick<Env, "SECRET_KEY_BASE" | "EMAIL">,
+  user: { id: string; email: string; confirmedAt: number | null },
+  email: string | undefined,
+): Promise<void> {
   if (user.confirmedAt) throw forbidden("This method is only available while the e-mail is awaiting confirmation");
-  if (email === undefined || email === "") return;
+  if (email === undefined || email === "") {
+    await sendConfirmation(db, fx, env, user.id, user.email);
+    return;
+  }
   const normalized = normalizeEmail(email);
   if (!normalized)
     throw new ApiError(422, "Validation failed: Email is invalid", { details: { email: [{ error: "ERR_INVALID", description: "is invalid" }] } });
@@ -99,7 +114,7 @@ export async function resendConfirmation(db: DB, user: { id: string; confirmedAt
     .where(and(sql`lower(${users.email}) = ${normalized.toLowerCase()}`, ne(users.id, user.id)))
     .limit(1);
   if (taken.length) throw validationFailed("Email has already been taken");
-  await db.update(users).set({ email: normalized, updatedAt: Date.now() }).where(eq(users.id, user.id));
+  await sendConfirmation(db, fx, env, user.id, normalized, [db.update(users).set({ email: normalized, updatedAt: Date.now() }).where(eq(users.id, user.id))]);
 }
 
 export async function ownerExists(db: DB): Promise<boolean> {

@@ -27,7 +27,7 @@ export const TEXT_FIELDS = {
   registrations_message: { key: SETTING.registrationsMessage, max: 1000 },
 } as const;
 
-export type SettingsField = keyof typeof TEXT_FIELDS | "registrations_mode";
+export type SettingsField = keyof typeof TEXT_FIELDS | "registrations_mode" | "trendable_by_default";
 
 export type SettingsInput = Partial<Record<SettingsField, string>>;
 
@@ -51,6 +51,8 @@ export async function updateSettings(db: DB, staff: Staff, input: SettingsInput)
       throw validationFailed("Registrations mode is not included in the list");
     set.push([SETTING.registrationsMode, input.registrations_mode]);
   }
+  // Mastodon's "Allow trends without prior review": "1" or "0" (the checkbox's hidden companion sends "0").
+  if (input.trendable_by_default !== undefined) set.push([SETTING.trendableByDefault, input.trendable_by_default === "1" ? "1" : "0"]);
   const now = Date.now();
   const stmts: Statement[] = set.map(([k, v]) => settingStatement(db, k, v));
   if (cleared.length) stmts.push(db.delete(instanceSettings).where(inArray(instanceSettings.key, cleared)));

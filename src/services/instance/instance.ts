@@ -33,6 +33,8 @@ export const SETTING = {
   showDomainBlocks: "show_domain_blocks",
   /** open | approval | closed, over REGISTRATIONS_MODE (the admin settings page writes it). */
   registrationsMode: "registrations_mode",
+  /** "1": trends need no prior review (Mastodon's trendable_by_default; absent or "0": review required, its default). */
+  trendableByDefault: "trendable_by_default",
   /** R2 key of the instance thumbnail (the admin settings page uploads it). */
   thumbnail: "site_thumbnail",
 } as const;

@@ -84,6 +84,8 @@ export async function createReport(db: DB, fx: Effects, reporterId: string, inpu
   );
   await db.batch([db.insert(reports).values(report), ...notes.stmts]);
   fx.add(...notes.notify);
+  // Mastodon's AdminMailer#new_report, to staff who want it (src/mail/staff-notices.ts).
+  fx.add({ type: "mail_staff", origin: fx.origin, notice: { kind: "report", reportId: report.id } });
   // forward=true sends a Flag to the reported account's server (the reporter's identity stays here).
   if (report.forward) fx.federate({ kind: "flag", reportId: report.id });
   return { report, target: target[0] };

@@ -345,6 +345,7 @@ settings("", async (c, f, a) => {
     contact_email: text(f, "contact_email"),
     registrations_mode: text(f, "registrations_mode"),
     registrations_message: text(f, "registrations_message"),
+    trendable_by_default: text(f, "trendable_by_default"),
   });
   return "The settings are saved.";
 });

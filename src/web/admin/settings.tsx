@@ -50,6 +50,21 @@ export async function showSettings(c: Ctx, view: View) {
             ))}
           </select>
           <SettingInput field="registrations_message" id="s-regmsg" label="Message when sign-ups are closed (optional)" value={val("registrations_message")} />
+          <label class="check">
+            <input type="hidden" name="trendable_by_default" value="0" />
+            <input
+              type="checkbox"
+              id="s-trendable"
+              name="trendable_by_default"
+              value="1"
+              checked={(v?.trendable_by_default ?? s[SETTING.trendableByDefault]) === "1"}
+            />{" "}
+            Allow trends without prior review
+          </label>
+          <p class="muted">
+            Off (Mastodon's default): hashtags, posts and links trend publicly only once staff approved them, and staff who want it are mailed what awaits
+            review every 2 hours. On: they trend until staff reject them.
+          </p>
           <button type="submit">Save settings</button>
         </PostForm>
       </Card>

@@ -2,7 +2,15 @@
 import { SettingsLayout } from "./kit";
 import { PostForm } from "../form-parts";
 
-export function AccountPage(p: { siteTitle: string; csrf: string; email: string; flash?: string; error?: string }) {
+export function AccountPage(p: {
+  siteTitle: string;
+  csrf: string;
+  email: string;
+  unconfirmedEmail?: string | null;
+  mail: boolean;
+  flash?: string;
+  error?: string;
+}) {
   return (
     <SettingsLayout siteTitle={p.siteTitle} title="E-mail and password" path="/auth/edit" flash={p.flash} error={p.error}>
       <div class="card">
@@ -10,7 +18,16 @@ export function AccountPage(p: { siteTitle: string; csrf: string; email: string;
         <p>
           You sign in as <strong id="current-email">{p.email}</strong>.
         </p>
-        <p class="muted">This server sends no e-mail: a new address is not confirmed by a message and is used at once.</p>
+        {p.unconfirmedEmail ? (
+          <p id="pending-email">
+            Waiting for confirmation: <strong>{p.unconfirmedEmail}</strong>. Follow the link sent to it to start using it.
+          </p>
+        ) : null}
+        <p class="muted">
+          {p.mail
+            ? "A new address is used once you follow the confirmation link mailed to it."
+            : "This server is not set up to send e-mail: a new address is not confirmed by a message and is used at once."}
+        </p>
         <PostForm action="/auth/edit/email" csrf={p.csrf}>
           <label for="email">New e-mail address</label>
           <input type="email" id="email" name="email" required autocomplete="email" />

@@ -8,7 +8,8 @@ export const FLASH = {
   profile_saved: "Your profile was saved.",
   preferences_saved: "Your preferences were saved.",
   email_changed:
-    "Your e-mail address was changed. Tern sends no e-mail, so no confirmation message went to the new address: it is used for signing in from now on.",
+    "Your e-mail address was changed. This server is not set up to send e-mail, so no confirmation message went to the new address: it is used for signing in from now on.",
+  email_pending: "A confirmation link was sent to the new address. Your current address stays in use until you follow that link.",
   password_changed: "Your password was changed. Your other sessions and every application were signed out.",
   otp_disabled: "Two-factor authentication is off.",
   app_revoked: "The application's access was revoked.",

@@ -29,7 +29,7 @@ function Choice(p: { name: string; options: readonly (readonly [string, string])
   );
 }
 
-export function PreferencesPage(p: { siteTitle: string; csrf: string; settings: UserSettings; flash?: string; error?: string }) {
+export function PreferencesPage(p: { siteTitle: string; csrf: string; settings: UserSettings; staff: boolean; mail: boolean; flash?: string; error?: string }) {
   const s = p.settings;
   const vis = s["posting:default:visibility"] ?? "public";
   const media = s["reading:expand:media"] ?? "default";
@@ -49,6 +49,15 @@ export function PreferencesPage(p: { siteTitle: string; csrf: string; settings: 
           <Choice name="expand_media" options={MEDIA} selected={media} />
           <Flag name="expand_spoilers" checked={!!s["reading:expand:spoilers"]} label="Always expand posts marked with content warnings" />
           <p class="muted">Apps read these through /api/v1/preferences; how a post looks (autoplay, animations) is up to each app.</p>
+          {p.staff ? (
+            <>
+              <h2 style="margin-top:1rem">E-mail notices for staff</h2>
+              {p.mail ? null : <p class="muted">This server is not set up to send e-mail: these take effect once it is.</p>}
+              <Flag name="notify_report" checked={s["notification_emails:report"] !== false} label="A new report is submitted" />
+              <Flag name="notify_pending_account" checked={s["notification_emails:pending_account"] !== false} label="A new account waits for review" />
+              <Flag name="notify_trends" checked={s["notification_emails:trends"] !== false} label="Trends wait for review (every 2 hours at most)" />
+            </>
+          ) : null}
           <button type="submit">Save changes</button>
         </PostForm>
       </div>

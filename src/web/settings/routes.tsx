@@ -39,6 +39,8 @@ import { redirectWithFlash, takeFlash } from "./flash";
 import { type PageView, postSession, settingsGet, settingsPost, settingsPostOn } from "./kit";
 import migrationPages from "./migration";
 import { PreferencesPage } from "./preferences";
+import { isStaff } from "../../lib/security/permissions";
+import { throttleConfirmations } from "../../lib/limits/rate-limit";
 import { ProfileSettingsPage } from "./profile";
 import { otpStepPost } from "./sign-in-otp";
 import { RecoveryCodesPage, TwoFactorPage } from "./two-factor";
@@ -126,7 +128,15 @@ r.post(
 const preferencesPage = (c: Ctx, s: WebSession, o: PageView = {}, submitted?: UserSettings) =>
   page(
     c,
-    <PreferencesPage siteTitle={title(c)} csrf={s.csrf} settings={submitted ?? s.user.settings ?? {}} flash={o.flash} error={o.error} />,
+    <PreferencesPage
+      siteTitle={title(c)}
+      csrf={s.csrf}
+      settings={submitted ?? s.user.settings ?? {}}
+      staff={isStaff(s.role?.permissions)}
+      mail={!!c.env.EMAIL}
+      flash={o.flash}
+      error={o.error}
+    />,
     o.status ?? 200,
   );
 
@@ -154,6 +164,13 @@ r.post("/settings/preferences", async (c) => {
     ...(expandMedia ? { "reading:expand:media": expandMedia } : {}),
     "reading:expand:spoilers": truthy(p.expand_spoilers) ?? false,
   };
+  const staffMails = isStaff(s.role?.permissions)
+    ? {
+        report: truthy(p.notify_report) ?? true,
+        pendingAccount: truthy(p.notify_pending_account) ?? true,
+        trends: truthy(p.notify_trends) ?? true,
+      }
+    : undefined;
   const refuse = (error: string) => preferencesPage(c, s, { error, status: 422 }, submitted);
   if (!privacy) return refuse("Choose a default visibility.");
   if (language && !LANGUAGE.test(language)) return refuse(`“${language.slice(0, 16)}” is not a language code: use an ISO 639 code such as en, de or pt-BR.`);
@@ -163,14 +180,26 @@ r.post("/settings/preferences", async (c) => {
     sensitive: truthy(p.sensitive) ?? false,
     language: language || null,
   });
-  await updateReadingPreferences(db, out.user, { expandSpoilers: truthy(p.expand_spoilers) ?? false, expandMedia });
+  await updateReadingPreferences(db, out.user, { expandSpoilers: truthy(p.expand_spoilers) ?? false, expandMedia, staffMails });
   return redirectWithFlash(c, "/settings/preferences", "preferences_saved");
 });
 
 // ---- e-mail and password ----
 
 const accountPage = (c: Ctx, s: WebSession, o: PageView = {}) =>
-  page(c, <AccountPage siteTitle={title(c)} csrf={s.csrf} email={s.user.email} flash={o.flash} error={o.error} />, o.status ?? 200);
+  page(
+    c,
+    <AccountPage
+      siteTitle={title(c)}
+      csrf={s.csrf}
+      email={s.user.email}
+      unconfirmedEmail={s.user.unconfirmedEmail}
+      mail={!!c.env.EMAIL}
+      flash={o.flash}
+      error={o.error}
+    />,
+    o.status ?? 200,
+  );
 
 r.get(
   "/auth/edit",
@@ -180,8 +209,14 @@ r.get(
 r.post(
   "/auth/edit/email",
   settingsPost(accountPage, async (c, s, p) => {
-    await changeEmail(c.get("db"), credentialCheck(c, s.user), s.user, { email: p.email, password: p.current_password });
-    return redirectWithFlash(c, "/auth/edit", "email_changed");
+    // Each change mails a confirmation link: limited as confirmations, per IP and per new address (Mastodon's
+    // throttle_email_confirmations, which CVE-2025-54879 extended to e-mail changes).
+    if (c.env.EMAIL) await throttleConfirmations(c, p.email);
+    const changed = await changeEmail(c.get("db"), c.get("fx"), c.env, credentialCheck(c, s.user), s.user, {
+      email: p.email,
+      password: p.current_password,
+    });
+    return redirectWithFlash(c, "/auth/edit", changed.pending ? "email_pending" : "email_changed");
   }),
 );
 

@@ -6,6 +6,7 @@ import { ApiError, forbidden } from "../../../lib/http/errors";
 import { parse, zStr } from "../../../lib/http/params";
 import { requireToken } from "../../../oauth/guard";
 import { resendConfirmation } from "../../../services/accounts/registration";
+import { throttleConfirmations } from "../../../lib/limits/rate-limit";
 
 const r = routeGroup();
 
@@ -14,7 +15,8 @@ r.post("/confirmations", requireToken("write:accounts"), async (c) => {
   if (!v.user || !v.account) throw new ApiError(422, "This method requires an authenticated user");
   if (v.user.disabled || v.account.suspendedAt) throw forbidden("Your login is currently disabled");
   const p = await parse(c, z.object({ email: zStr(320).optional() }));
-  await resendConfirmation(c.get("db"), v.user, p.email);
+  await throttleConfirmations(c, p.email || v.user.email);
+  await resendConfirmation(c.get("db"), c.get("fx"), c.env, v.user, p.email);
   return c.json({});
 });
 

@@ -136,6 +136,10 @@ export interface UserSettings {
   "posting:default:language"?: string | null;
   "reading:expand:media"?: "default" | "show_all" | "hide_all";
   "reading:expand:spoilers"?: boolean;
+  /** Staff notice mails (Mastodon's notification_emails.*; absent: on, as Mastodon's defaults). */
+  "notification_emails:report"?: boolean;
+  "notification_emails:pending_account"?: boolean;
+  "notification_emails:trends"?: boolean;
 }
 
 /** Local sign-in identities (one per local account). */
@@ -146,6 +150,8 @@ export const users = lazyTable(() =>
       id: id("id").primaryKey(),
       accountId: id("account_id").notNull(),
       email: text("email").notNull(),
+      /** A new address awaiting its confirmation link (migrations/0047_mail.sql); `email` signs in meanwhile. */
+      unconfirmedEmail: text("unconfirmed_email"),
       passwordHash: text("password_hash").notNull(),
       confirmedAt: ms("confirmed_at"),
       confirmationToken: text("confirmation_token"),

@@ -55,8 +55,10 @@ export async function handleFlag(ctx: InboxContext): Promise<void> {
   const now = Date.now();
   const writes: Statement[] = [];
   const notify: NotifyEffect[] = [];
+  const reportIds: string[] = [];
   for (const target of targets) {
     const id = snowflake(now);
+    reportIds.push(id);
     writes.push(
       db.insert(reports).values({
         id,
@@ -81,4 +83,6 @@ export async function handleFlag(ctx: InboxContext): Promise<void> {
   }
   await runBatch(db, writes);
   ctx.fx.add(...notify);
+  // Mastodon's AdminMailer#new_report for a report from another server too (src/mail/staff-notices.ts).
+  for (const reportId of reportIds) ctx.fx.add({ type: "mail_staff", origin: ctx.fx.origin, notice: { kind: "report", reportId } });
 }
