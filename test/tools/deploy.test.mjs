@@ -130,6 +130,8 @@ describe("npm run deploy: a first deploy, then an upgrade", () => {
     assert.equal(byName.MEDIA.bucket_name, "tern-media");
     assert.equal(byName.JOBS.queue_name, "tern-jobs");
     assert.equal(byName.DELIVERY.queue_name, "tern-delivery");
+    assert.equal(byName.EMAIL.type, "send_email");
+    assert.equal(byName.IMAGES.type, "images");
     for (const [name, cls] of [
       ["HOME_FEED", "HomeFeed"],
       ["STREAMING", "Streaming"],
@@ -195,7 +197,9 @@ describe("npm run deploy: a first deploy, then an upgrade", () => {
       "ALLOW_LOOPBACK_FETCH",
       "DB",
       "DELIVERY",
+      "EMAIL",
       "HOME_FEED",
+      "IMAGES",
       "JOBS",
       "LOCAL_DOMAIN",
       "MEDIA",
