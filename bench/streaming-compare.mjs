@@ -67,7 +67,15 @@ export async function runComparison({ root, rev, sizes, startHarness, Fleet, not
             (i) => ({ authorization: `Bearer ${h.seed.listeners[i].token}` }),
           );
           if (fleet.failed.length) notes.push(`compare ${h.label} ×${n}: ${fleet.failed.length} sockets failed to open, e.g. ${fleet.failed[0]}`);
-          const run = await h.measurePosts(fleet, `${h.label}: ${n} user sockets`);
+          let run;
+          try {
+            run = await h.measurePosts(fleet, `${h.label}: ${n} user sockets`);
+          } catch (e) {
+            // One size on one side failing (the local runtime stopped answering) leaves the others' figures.
+            notes.push(`compare ${h.label} ×${n}: ${e.message}`);
+            row[h.label] = null;
+            continue;
+          }
           const a = h.analyse(run, fleet, (i) => Math.floor(i / fanoutChunk));
           row[h.label] = {
             cpu: cpuPer(h, run),

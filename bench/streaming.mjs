@@ -307,8 +307,11 @@ async function startHarness({ label = "", entry = join(root, "bench", "streaming
         const res = await fetch(`${server.url}/__bench/streaming${q}`, { signal: AbortSignal.timeout(30_000) });
         return await res.json();
       } catch (e) {
-        if (attempt === 3) throw new Error(`GET /__bench/streaming${q}: ${e.message}`, { cause: e });
-        log(`  GET /__bench/streaming${q} failed (${e.message}); trying again`);
+        // A connection the busy local runtime reset fails at once ("fetch failed"): a few more tries, a second apart.
+        const why = `${e.message}${e.cause ? ` (${e.cause.code ?? e.cause.message})` : ""}`;
+        if (attempt === 6) throw new Error(`GET /__bench/streaming${q}: ${why}`, { cause: e });
+        log(`  ${label ? `${label}: ` : ""}GET /__bench/streaming${q} failed (${why}); trying again`);
+        await sleep(1000);
       }
     }
   };
