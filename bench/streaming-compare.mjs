@@ -148,7 +148,8 @@ export function formatComparison(c, table, wrap, followers) {
     out.push(`Goal: CPU per post (fan-out and hub work) at 1,000 online followers ≥ ${GOAL_RATIO}× less: ${fmt(k, 1)}× ${k >= GOAL_RATIO ? "✓" : "✗"}`);
     const worst = top.after.allReached.max;
     out.push(
-      `Goal: user streams for 1,000 sockets within ${GOAL_ALL_REACHED_MS} ms (after, every event's last socket): ${fmt(worst)} ms ${worst <= GOAL_ALL_REACHED_MS ? "✓" : "✗"}`,
+      `Goal: user streams for 1,000 sockets within ${GOAL_ALL_REACHED_MS} ms (after, every event's last socket; p50 of the events ` +
+        `${fmt(top.after.allReached.p50)} ms): ${fmt(worst)} ms ${worst <= GOAL_ALL_REACHED_MS ? "✓" : "✗"}`,
     );
   } else out.push("Goal lines need the size 1,000 (--compare-sizes).");
   out.push(
