@@ -562,7 +562,7 @@ export class Hub {
         const hydrated = entry(this.hydrated(item), context ?? "", () => {
           const acct = conn.acct!;
           const p = (item.facts?.filters ? this.viewerState(acct).then((st) => st.filters) : Promise.resolve([])).then((filters) =>
-            accountPayloadFor(part, item.facts, filters, context),
+            accountPayloadFor(acct, part, item.facts, filters, context),
           );
           p.catch(() => {});
           return p;

@@ -87,6 +87,12 @@ export interface AccountPart {
   filterIds: string[];
   /** `quote_approval.current_user` for a viewer following the boosted (or the) status's author, and for one who does not. */
   quoteApproval: [string, string];
+  /**
+   * For a private or direct status (or boosted status), who may see it besides its author, as REST's visibility check
+   * says: each rule must pass, by being mentioned in it or, when `followers`, following the author (ViewerFacts
+   * `follows`). Fan-out only fills the feeds of those, but an edit reaches every feed still holding the status.
+   */
+  restricted?: { mentioned: string[]; followers: boolean }[];
 }
 
 /** What one viewer has done with a status (its boosted status for a boost), as REST renders it; absent fields are false. */
@@ -98,7 +104,7 @@ export interface ViewerFacts {
   muted?: true;
   /** The viewer's choices in its poll. */
   votes?: number[];
-  /** The viewer follows its author (quote approval by followers). */
+  /** The viewer follows its author (quote approval by followers; a private status's visibility). */
   follows?: true;
   /** Its author (or the boosted status's) blocks the viewer: REST does not show it. */
   blockedBy?: true;

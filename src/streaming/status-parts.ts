@@ -82,7 +82,11 @@ export function accountPartOf(b: StatusBundle, statusId: string, cfg: Config): A
   if (!proper || b.quotes.has(s.id) || b.quotes.has(proper.id)) return null;
   const rendered = renderStatusFrom(cfg, b, statusId, { access: "delivered" });
   if (!rendered) return null;
+  const restricted = [...new Set([s, proper])]
+    .filter((x) => x.visibility !== "public" && x.visibility !== "unlisted")
+    .map((x) => ({ mentioned: [...(b.mentionIds.get(x.id) ?? [])], followers: x.visibility === "private" }));
   return {
+    ...(restricted.length ? { restricted } : {}),
     payload: JSON.stringify(rendered),
     direct: s.visibility === "direct",
     authors: [...new Set([s.accountId, proper.accountId])],
@@ -119,8 +123,9 @@ interface FactRow {
  */
 export function viewerFactsStatement(db: DB, statusIds: readonly string[], targets: readonly string[], now: number) {
   return db.all<FactRow>(sql`WITH t(a) AS (SELECT value FROM json_each(${idsJson(targets)})),
-    q(id, pid, conv, poll, author, booster, policy) AS (SELECT x.id, y.id, y.conversation_id, y.poll_id, y.account_id, x.account_id,
-      y.quote_approval_policy FROM statuses x JOIN statuses y ON y.id = COALESCE(x.reblog_of_id, x.id)
+    q(id, pid, conv, poll, author, booster, policy, private) AS (SELECT x.id, y.id, y.conversation_id, y.poll_id, y.account_id,
+      x.account_id, y.quote_approval_policy, y.visibility = 'private' OR x.visibility = 'private'
+      FROM statuses x JOIN statuses y ON y.id = COALESCE(x.reblog_of_id, x.id)
       WHERE x.id IN (SELECT value FROM json_each(${idsJson(statusIds)})))
     SELECT * FROM (SELECT q.id AS s, t.a AS a,
       EXISTS (SELECT 1 FROM favourites xf WHERE xf.account_id = t.a AND xf.status_id = q.pid) AS f,
@@ -128,7 +133,7 @@ export function viewerFactsStatement(db: DB, statusIds: readonly string[], targe
       EXISTS (SELECT 1 FROM bookmarks xb WHERE xb.account_id = t.a AND xb.status_id = q.pid) AS b,
       EXISTS (SELECT 1 FROM conversation_mutes xm WHERE xm.account_id = t.a AND xm.conversation_id = q.conv) AS m,
       CASE WHEN q.poll IS NOT NULL THEN (SELECT json_group_array(xv.choice) FROM poll_votes xv WHERE xv.account_id = t.a AND xv.poll_id = q.poll) END AS v,
-      CASE WHEN (q.policy & ${FOLLOWERS_POLICY}) <> 0
+      CASE WHEN (q.policy & ${FOLLOWERS_POLICY}) <> 0 OR q.private
         THEN EXISTS (SELECT 1 FROM follows xo WHERE xo.account_id = t.a AND xo.target_account_id = q.author) ELSE 0 END AS o,
       EXISTS (SELECT 1 FROM blocks xk WHERE xk.account_id IN (q.author, q.booster) AND xk.target_account_id = t.a) AS k,
       EXISTS (SELECT 1 FROM custom_filters xc WHERE xc.account_id = t.a AND (xc.expires_at IS NULL OR xc.expires_at > ${now})) AS c

@@ -113,20 +113,22 @@ export function sharedPayloadFor(st: ViewerState, meta: StatusMeta, payload: str
 /**
  * A status of an account stream (user, list, direct) as this viewer's REST timeline renders it, from the publisher's
  * one rendering (AccountPart): null when REST would not show it (its author or the boosted status's author blocks the
- * viewer; a `hide` filter of the context), else the payload with the viewer's fields, as Mastodon's
+ * viewer; a private or direct status it is neither mentioned in nor, for a private one, following the author of; a
+ * `hide` filter of the context), else the payload with the viewer's fields, as Mastodon's
  * StatusCacheHydrator adds them to its one rendering: favourited, reblogged, muted, bookmarked (from `facts`, the
  * boosted status's for a boost), `filtered` (the context's filters; all matching ones without a context), the poll's
  * `voted`/`own_votes` and `quote_approval.current_user`. `filters`: the viewer's compiled filters (empty when the
- * facts say it has none). Visibility was decided by the fan-out that filled the feed. The authors' own hubs never
- * come here (pinned, poll totals: hub.ts renders theirs).
+ * facts say it has none). The authors' own hubs never come here (pinned, poll totals: hub.ts renders theirs).
  */
 export function accountPayloadFor(
+  viewerId: string,
   part: AccountPart,
   facts: ViewerFacts | undefined,
   filters: readonly CompiledFilter[],
   context: FilterContext | undefined,
 ): string | null {
   if (facts?.blockedBy) return null;
+  if (part.restricted?.some((r) => !(r.mentioned.includes(viewerId) || (r.followers && facts?.follows)))) return null;
   const now = Date.now();
   const live = filters.filter((f) => f.expiresAt == null || f.expiresAt > now);
   const matches = live.length ? matchFilters(live, () => part.filterText, part.filterIds, context) : [];

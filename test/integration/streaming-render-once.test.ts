@@ -7,7 +7,7 @@ import { describe, expect, it, vi } from "vitest";
 import { createDb } from "../../src/db/client";
 import { countingD1 } from "../../src/lib/limits/d1-counter";
 import type { HubItem, Routed } from "../../src/streaming/protocol";
-import { publishStatus } from "../../src/streaming/publish";
+import { publishStatus, publishStatusUpdate } from "../../src/streaming/publish";
 import { Router } from "../../src/streaming/router";
 import { cfg, db, makeUser, type TestUser } from "./helpers";
 import { follow, insertStatus } from "./feeds-fixtures";
@@ -106,6 +106,33 @@ describe("account streams: rendered once, completed per viewer", () => {
     await publishStatus(db(), env, cfg(), next, { homeAccountIds: [blocked.id], lists: [], shared: false });
     expect(payloadOf(await cb.next()).id).toBe(next);
     expect(await nextStatus(ca, after)).toEqual(await restAs(author, after));
+  });
+
+  itStreams("a private status reaches followers and those it mentions; an edit leaves out a feed whose owner stopped following", async () => {
+    const [author, fan, named, gone] = await Promise.all([makeUser(), makeUser(), makeUser(), makeUser()]);
+    await Promise.all([follow(fan, author), follow(gone, author)]);
+    const cf = await ws({ token: fan.token }, { stream: "user" });
+    const cn = await ws({ token: named.token }, { stream: "user" });
+    const cg = await ws({ token: gone.token }, { stream: "user" });
+    const priv = await insertStatus(author, { visibility: "private", mentions: [named.id] });
+    const later = await insertStatus(fan);
+    const to = { homeAccountIds: [fan.id, named.id, gone.id], lists: [], shared: false };
+    await publishStatus(db(), env, cfg(), priv, to);
+    expect(await nextStatus(cf, priv)).toEqual(await restAs(fan, priv));
+    expect(await nextStatus(cn, priv)).toEqual(await restAs(named, priv));
+    expect(await nextStatus(cg, priv)).toEqual(await restAs(gone, priv));
+    // `gone` unfollows; its feed row stays here (as if removing it had not happened yet): REST now answers 404, and
+    // the edit's status.update does not reach it, while the others get it.
+    await env.DB.prepare("DELETE FROM follows WHERE account_id = ? AND target_account_id = ?").bind(pad(gone.id), pad(author.id)).run();
+    expect((await gone.api.get(`/api/v1/statuses/${priv}`)).status).toBe(404);
+    const a = pad(author.id);
+    await env.DB.prepare("INSERT INTO home_feed (account_id, status_id, reblog_of_id, author_id) VALUES (?, ?, NULL, ?), (?, ?, NULL, ?), (?, ?, NULL, ?)")
+      .bind(pad(fan.id), pad(priv), a, pad(named.id), pad(priv), a, pad(gone.id), pad(priv), a)
+      .run();
+    await publishStatusUpdate(db(), env, cfg(), priv);
+    await publishStatus(db(), env, cfg(), later, { homeAccountIds: [fan.id, named.id, gone.id], lists: [], shared: false });
+    for (const c of [cf, cn]) expect((await c.next()).event).toBe("status.update");
+    expect(payloadOf(await cg.next()).id).toBe(later);
   });
 
   itStreams("one D1 round trip for the publisher however many followers listen, each getting its REST rendering", async () => {
