@@ -85,6 +85,11 @@ export async function runComparison({ root, rev, sizes, startHarness, Fleet, not
             missing: a.missing,
             kicked: a.kicked,
             delivers: run.counters.delivers / run.posts.length,
+            // D1 per post: the Streaming objects (hubs) and the JOBS consumer (fan-out and publish).
+            hubRt: run.d1 ? run.d1.objects.n / run.posts.length : Number.NaN,
+            hubRows: run.d1 ? run.d1.objects.r / run.posts.length : Number.NaN,
+            jobsRt: run.d1 ? run.d1.jobs.n / run.posts.length : Number.NaN,
+            jobsRows: run.d1 ? run.d1.jobs.r / run.posts.length : Number.NaN,
           };
         } finally {
           await fleet.close();
@@ -122,6 +127,10 @@ export function formatComparison(c, table, wrap, followers) {
       "all reached max before",
       "after",
       "hub RPCs/post before / after",
+      "D1 RT/post hubs + consumer before",
+      "after",
+      "rows read/post before",
+      "after",
     ],
   ];
   for (const r of c.rows) {
@@ -139,6 +148,10 @@ export function formatComparison(c, table, wrap, followers) {
       `${fmt(b.allReached.max)} ms`,
       `${fmt(a.allReached.max)} ms`,
       `${fmt(b.delivers, 0)} / ${fmt(a.delivers, 0)}`,
+      `${fmt(b.hubRt, 0)} + ${fmt(b.jobsRt, 0)}`,
+      `${fmt(a.hubRt, 0)} + ${fmt(a.jobsRt, 0)}`,
+      fmt(b.hubRows + b.jobsRows, 0),
+      fmt(a.hubRows + a.jobsRows, 0),
     ]);
   }
   out.push(table(rows));
@@ -159,7 +172,9 @@ export function formatComparison(c, table, wrap, followers) {
         `(the same on both sides), the publish (renderings, who listens, the router) and every hub, local D1 included. ` +
         `"streaming only" subtracts each side's no-listener POSTs (before ${fmt(c.baseline.before, 1)} ms, after ${fmt(c.baseline.after, 1)} ms). ` +
         `"all reached max": POST's response → the last socket's update, the worst of the measured posts (followers past 500 ` +
-        `wait for the fan-out's second JOBS batch).`,
+        `wait for the fan-out's second JOBS batch). D1 round trips and rows read per post (the counter behind ` +
+        `Server-Timing): the Streaming objects' (hubs) + the JOBS consumer's (fan-out into the feeds and the publish); ` +
+        `the POST's own are not in them.`,
     ),
   );
   return out;

@@ -414,7 +414,7 @@ async function startHarness({ label = "", entry = join(root, "bench", "streaming
     const stats = await control();
     log(`  ${label}: ${POSTS} posts in ${fmt(cpu.wall / 1000, 1)} s`);
     if (process.env.BENCH_DEBUG) log(JSON.stringify({ counters: stats.counters, batches: stats.batches }));
-    return { label, posts, cpu, batches: stats.batches, counters: stats.counters };
+    return { label, posts, cpu, batches: stats.batches, counters: stats.counters, d1: stats.d1 };
   }
 
   /** Latency figures of one scenario from its posts, the sockets' arrival times and the consumer's batch log. */
