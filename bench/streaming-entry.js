@@ -6,11 +6,13 @@
 //   the module's counters see them all; in production each object has its own and these figures would not exist.
 // - The JOBS consumer logs when each batch started and ended and which fan-out chunks it carried, so the bench can
 //   split "POST returned → event on the socket" into queue wait and what follows.
-//   GET /__bench/streaming                → { counters, batches, now }
+//   GET /__bench/streaming                → { counters, batches, d1, now } (d1: round trips, statements, rows read and
+//                                           written by the Streaming objects and by the JOBS consumer)
 //   GET /__bench/streaming?reset=1        → zero the counters and the batch log first
 //   GET /__bench/streaming?presence=1     → also who the router says listens (`presence`: online, shared; wakes it)
 //   GET /__bench/streaming?kick=1         → first sends 10 empty JOBS messages (a full batch)
 import tern, { Streaming as TernStreaming } from "../src/index";
+import { countingD1 } from "../src/lib/limits/d1-counter";
 import { routerStub } from "../src/streaming/router";
 
 export * from "../src/index"; // HomeFeed, RateLimiter (Streaming is replaced below)
@@ -19,11 +21,18 @@ const PATH = "/__bench/streaming";
 const MAX_BATCHES = 5000;
 const zero = () => ({ constructed: 0, wsMessages: 0, delivers: 0, deliversDone: 0, fetches: 0, publishes: 0, publishesDone: 0 });
 let counters = zero();
+/**
+ * D1 round trips and rows read by the Streaming objects (hubs; the router reads none) and by the JOBS consumer (the
+ * fan-out and the publish), through the counter the Server-Timing header uses.
+ */
+const zeroD1 = () => ({ objects: { n: 0, q: 0, r: 0, w: 0 }, jobs: { n: 0, q: 0, r: 0, w: 0 } });
+let d1 = zeroD1();
 let batches = [];
 
 export class Streaming extends TernStreaming {
   constructor(ctx, env) {
-    super(ctx, env);
+    // The counter object is looked up at each call, so a reset counts from then on in objects already built.
+    super(ctx, { ...env, DB: countingD1(env.DB, countersProxy("objects"), { rows: true }) });
     counters.constructed++;
   }
   async fetch(request) {
@@ -45,6 +54,20 @@ export class Streaming extends TernStreaming {
   }
 }
 
+/** A D1Count whose fields land in `d1[which]` as it is now (after resets too). */
+function countersProxy(which) {
+  return new Proxy(
+    {},
+    {
+      get: (_, k) => d1[which][k],
+      set: (_, k, v) => {
+        d1[which][k] = v;
+        return true;
+      },
+    },
+  );
+}
+
 /** Counts a call when it starts (`name`) and when it has ended (`nameDone`). */
 async function counted(name, call) {
   counters[name]++;
@@ -58,13 +81,14 @@ async function control(url, env) {
   if (p.get("reset")) {
     counters = zero();
     batches = [];
+    d1 = zeroD1();
   }
   if (p.get("kick")) {
     // A full batch of empty effect packs: the local queue broker dispatches a full batch at once (see bench/README.md,
     // "a stuck local queue").
     await env.JOBS.sendBatch(Array.from({ length: 10 }, () => ({ body: { type: "effects", effects: [] } })));
   }
-  const body = { counters, batches, now: Date.now() };
+  const body = { counters, batches, d1, now: Date.now() };
   if (p.get("presence")) body.presence = await routerStub(env).routerListening();
   return new Response(JSON.stringify(body), { headers: { "content-type": "application/json" } });
 }
@@ -92,7 +116,7 @@ export default {
       if (batches.length > MAX_BATCHES) batches.splice(0, batches.length - MAX_BATCHES);
     }
     try {
-      return await tern.queue(batch, env, ctx);
+      return await tern.queue(batch, jobs ? { ...env, DB: countingD1(env.DB, countersProxy("jobs"), { rows: true }) } : env, ctx);
     } finally {
       if (entry) entry.end = Date.now();
     }

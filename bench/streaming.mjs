@@ -8,15 +8,19 @@
 // with Worker CPU per published event (workerd's runtime process, from /proc, as bench/run.mjs reads it), a
 // no-listener baseline (the same POSTs with nobody connected: the POST and its home-feed fan-out only), and the
 // hibernation evidence: the hubs' sockets left idle with text `ping`s that the runtime answers itself, workerd CPU
-// over that time, and what woke up for the next event. Prints figures; asserts nothing. Design: docs/architecture.md
-// "Streaming (as built)"; figures and how to read them: bench/README.md ("Streaming"). Options: --sockets=N --posts=N
-// --warmup=N --idle=S --ping-for=S --ping-every=S --concurrency=N --only=user,public,public-auth,notify --keep --log.
+// over that time, and what woke up for the next event; then the before/after comparison of rendering once per event
+// (bench/streaming-compare.mjs: `user` streams at 1, 100 and 1,000 online followers on another commit's src/ and on
+// this tree, side by side in the run, ratios with ✓/✗ against issue 34's goals). Prints figures; asserts nothing.
+// Design: docs/architecture.md "Streaming (as built)"; figures and how to read them: bench/README.md ("Streaming").
+// Options: --sockets=N --posts=N --warmup=N --idle=S --ping-for=S --ping-every=S --concurrency=N
+// --only=user,public,public-auth,notify,compare --compare-sizes=1,100,1000 --before=<commit> --keep --log.
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import WebSocket from "ws";
 import { clockTickMs, cpuMs, cpuSupported, workerdPids } from "./cpu.mjs";
 import { idGen, insertAppTokens, insertLocalUsers, loadSeed, pad, SqlWriter, sha256, unpad } from "./seed.mjs";
 import { startBenchServer, root } from "./server.mjs";
+import { BEFORE_COMMIT, formatComparison, runComparison } from "./streaming-compare.mjs";
 
 const argv = process.argv.slice(2);
 const flag = (name) => argv.includes(`--${name}`);
@@ -35,7 +39,13 @@ const KICK_AFTER_MS = 3000;
 // `notify` last: it turns on notify for every follow (each post then raises 1,000 notifications), which would change
 // the work behind the scenarios after it.
 const ALL_SCENARIOS = ["user", "public", "public-auth", "notify"];
-const only = opt("only")?.split(",") ?? ALL_SCENARIOS;
+const only = opt("only")?.split(",") ?? [...ALL_SCENARIOS, "compare"];
+/** The before/after comparison (bench/streaming-compare.mjs): online followers per size, and the "before" commit. */
+const COMPARE_SIZES = (opt("compare-sizes") ?? "1,100,1000")
+  .split(",")
+  .map(Number)
+  .filter((n) => n > 0 && n <= SOCKETS);
+const BEFORE_REV = opt("before") ?? BEFORE_COMMIT;
 /** The scenario whose sockets are left idle afterwards (account hubs when there are any). */
 const HIBERNATION_ON = ALL_SCENARIOS.find((k) => only.includes(k) && k !== "public") ?? "public";
 /** Tern's fan-out takes followers this many at a time; each further chunk is another trip through the JOBS queue. */
@@ -254,21 +264,24 @@ class Fleet {
 
 // ---- main ----
 
-async function main() {
-  const t0 = Date.now();
+/**
+ * One bench server (a bundle of `entry`, its own state and seed: a poster and `followers` followers with tokens) and
+ * the harness's helpers bound to it. bench/streaming.mjs runs one for the scenarios and, for the before/after
+ * comparison, one per variant side by side.
+ */
+async function startHarness({ label = "", entry = join(root, "bench", "streaming-entry.js"), followers = SOCKETS, notes }) {
   let seed;
-  log(`seeding a poster and ${SOCKETS} followers with tokens, starting wrangler dev ...`);
   const server = await startBenchServer({
     keep: flag("keep"),
     log: flag("log"),
-    entry: join(root, "bench", "streaming-entry.js"),
+    entry,
     seed: (persistTo, origin) => {
-      seed = buildStreamingSeed({ origin, followers: SOCKETS });
+      seed = buildStreamingSeed({ origin, followers });
       const method = loadSeed({ persistDir: persistTo, sql: seed.sql, cwd: root, log });
       log(`seeded with ${method}`);
     },
   });
-  log(`wrangler dev up at ${server.url}`);
+  log(`${label ? `${label}: ` : ""}bench server up at ${server.url}`);
   const wsBase = server.url.replace(/^http/, "ws");
   const canCpu = cpuSupported();
   const port = Number(new URL(server.url).port);
@@ -294,12 +307,14 @@ async function main() {
         const res = await fetch(`${server.url}/__bench/streaming${q}`, { signal: AbortSignal.timeout(30_000) });
         return await res.json();
       } catch (e) {
-        if (attempt === 3) throw new Error(`GET /__bench/streaming${q}: ${e.message}`, { cause: e });
-        log(`  GET /__bench/streaming${q} failed (${e.message}); trying again`);
+        // A connection the busy local runtime reset fails at once ("fetch failed"): a few more tries, a second apart.
+        const why = `${e.message}${e.cause ? ` (${e.cause.code ?? e.cause.message})` : ""}`;
+        if (attempt === 6) throw new Error(`GET /__bench/streaming${q}: ${why}`, { cause: e });
+        log(`  ${label ? `${label}: ` : ""}GET /__bench/streaming${q} failed (${why}); trying again`);
+        await sleep(1000);
       }
     }
   };
-  const notes = [];
 
   let posted = 0;
   const runId = Date.now().toString(36);
@@ -344,18 +359,6 @@ async function main() {
       }
     }
   }
-
-  // Idle workerd with nobody connected (timers, the local queue broker ...): subtracted from every CPU figure.
-  await sleep(1000);
-  const idle0 = cpuNow();
-  await sleep(3000);
-  const idleRate = cpuSince(idle0).runtime / 3; // ms per s
-  log(`idle runtime CPU ${fmt(idleRate, 1)} ms/s`);
-
-  // Baseline: the same POSTs with nobody listening (the router answers "nobody" and publishing stops there).
-  const baseline = await measurePosts(null, "no listeners");
-  const results = [];
-  let hibernation = null;
 
   /**
    * Waits until the fan-out of status `id` has run to its end (every chunk's batch finished; with F followers the
@@ -411,7 +414,7 @@ async function main() {
     const stats = await control();
     log(`  ${label}: ${POSTS} posts in ${fmt(cpu.wall / 1000, 1)} s`);
     if (process.env.BENCH_DEBUG) log(JSON.stringify({ counters: stats.counters, batches: stats.batches }));
-    return { label, posts, cpu, batches: stats.batches, counters: stats.counters };
+    return { label, posts, cpu, batches: stats.batches, counters: stats.counters, d1: stats.d1 };
   }
 
   /** Latency figures of one scenario from its posts, the sockets' arrival times and the consumer's batch log. */
@@ -461,16 +464,6 @@ async function main() {
       nodePerEvent: run.cpu.node / run.posts.length,
     };
   }
-  const baseCpu = (baseline.cpu.runtime - idleRate * (baseline.cpu.wall / 1000)) / baseline.posts.length;
-  const baseQueue = summary(
-    baseline.posts
-      .map((p) => {
-        const b = baseline.batches.filter((x) => x.fanouts.some((f) => f.statusId === p.id)).sort((x, y) => x.start - y.start)[0];
-        return b ? b.start - p.at : Number.NaN;
-      })
-      .filter((x) => !Number.isNaN(x)),
-  );
-
   /** After closing a scenario's sockets: the router forgets their hubs (each hub reports when its last socket closes). */
   async function waitRouterEmpty(key) {
     const deadline = Date.now() + 30_000;
@@ -486,6 +479,62 @@ async function main() {
     );
     return false;
   }
+
+  // Idle workerd with nobody connected (timers, the local queue broker ...): subtracted from every CPU figure.
+  await sleep(1000);
+  const idle0 = cpuNow();
+  await sleep(3000);
+  const idleRate = cpuSince(idle0).runtime / 3; // ms per s
+  log(`idle runtime CPU ${fmt(idleRate, 1)} ms/s`);
+  return {
+    server,
+    seed,
+    wsBase,
+    control,
+    post,
+    waitEvent,
+    settle,
+    measurePosts,
+    analyse,
+    cpuNow,
+    cpuSince,
+    idleRate,
+    waitRouterEmpty,
+    kicks,
+    settleKicks,
+    label,
+  };
+}
+
+async function main() {
+  const t0 = Date.now();
+  const notes = [];
+  const compare = () =>
+    runComparison({ root, rev: BEFORE_REV, sizes: COMPARE_SIZES, startHarness, Fleet, notes, log, fanoutChunk: FANOUT_CHUNK }).catch((e) => ({
+      error: `the comparison failed: ${e.message}`,
+    }));
+  if (!ALL_SCENARIOS.some((k) => only.includes(k))) {
+    const comparison = only.includes("compare") ? await compare() : null;
+    printReport({ results: [], baseline: null, idleRate: 0, hibernation: null, notes, serverErrors: [], elapsed: (Date.now() - t0) / 1000, comparison });
+    return;
+  }
+  log(`seeding a poster and ${SOCKETS} followers with tokens, starting the bench server ...`);
+  const h = await startHarness({ notes });
+  const { server, seed, wsBase, control, post, waitEvent, measurePosts, analyse, cpuNow, cpuSince, idleRate, waitRouterEmpty, kicks, settleKicks } = h;
+
+  // Baseline: the same POSTs with nobody listening (the router answers "nobody" and publishing stops there).
+  const baseline = await measurePosts(null, "no listeners");
+  const results = [];
+  let hibernation = null;
+  const baseCpu = (baseline.cpu.runtime - idleRate * (baseline.cpu.wall / 1000)) / baseline.posts.length;
+  const baseQueue = summary(
+    baseline.posts
+      .map((p) => {
+        const b = baseline.batches.filter((x) => x.fanouts.some((f) => f.statusId === p.id)).sort((x, y) => x.start - y.start)[0];
+        return b ? b.start - p.at : Number.NaN;
+      })
+      .filter((x) => !Number.isNaN(x)),
+  );
 
   async function scenario(key) {
     const fleet = new Fleet(SOCKETS, key === "notify" ? "notification" : "update");
@@ -639,10 +688,20 @@ async function main() {
       `the local queue broker stopped dispatching ${kicks.length + settleKicks.length} time(s) (${settleKicks.length} between events, ` +
         `${kicks.length} during one) and was kicked with a full batch of empty messages (see bench/README.md)`,
     );
-  printReport({ results, baseline: { cpu: baseCpu, queue: baseQueue }, idleRate, hibernation, notes, serverErrors, elapsed: (Date.now() - t0) / 1000 });
+  const comparison = only.includes("compare") ? await compare() : null;
+  printReport({
+    results,
+    baseline: { cpu: baseCpu, queue: baseQueue },
+    idleRate,
+    hibernation,
+    notes,
+    serverErrors,
+    elapsed: (Date.now() - t0) / 1000,
+    comparison,
+  });
 }
 
-function printReport({ results, baseline, idleRate, hibernation, notes, serverErrors, elapsed }) {
+function printReport({ results, baseline, idleRate, hibernation, notes, serverErrors, elapsed, comparison }) {
   const out = [];
   const wrap = (text) => text.replace(/(.{1,118})(\s+|$)/g, "$1\n").trimEnd();
   const la = loadavg()
@@ -652,78 +711,80 @@ function printReport({ results, baseline, idleRate, hibernation, notes, serverEr
   out.push(`Tern streaming benchmark — local wrangler dev (loopback), ${cpus().length} cores, node ${process.version}, load average at the end ${la}`);
   out.push(`${SOCKETS} WebSockets per scenario, ${POSTS} measured statuses (after ${WARMUP} warm-up), each POSTed once every socket had the previous one.`);
   out.push("");
-  const rows = [
-    [
-      "Scenario",
-      "sockets",
-      "p50 ms",
-      "p95 ms",
-      "p99 ms",
-      "max ms",
-      "all reached p50/max",
-      "queue wait p50",
-      "after consumer p50/p99/max",
-      "CPU ms/event",
-      "−baseline",
-      "hub RPCs/event",
-    ],
-  ];
-  for (const r of results) {
-    const a = r.a;
-    rows.push([
-      `${r.key}: ${r.stream}${r.signedIn ? " (signed in)" : " (signed out)"}`,
-      String(r.fleet.opened),
-      fmt(a.fromPost.p50),
-      fmt(a.fromPost.p95),
-      fmt(a.fromPost.p99),
-      fmt(a.fromPost.max),
-      `${fmt(a.lastPerEvent.p50)} / ${fmt(a.lastPerEvent.max)}`,
-      fmt(a.queueWait.p50),
-      `${fmt(a.fromConsumer.p50)} / ${fmt(a.fromConsumer.p99)} / ${fmt(a.fromConsumer.max)}`,
-      fmt(a.cpuPerEvent, 1),
-      fmt(a.cpuPerEvent - baseline.cpu, 1),
-      fmt(r.delivers, 0),
-    ]);
+  if (baseline) {
+    const rows = [
+      [
+        "Scenario",
+        "sockets",
+        "p50 ms",
+        "p95 ms",
+        "p99 ms",
+        "max ms",
+        "all reached p50/max",
+        "queue wait p50",
+        "after consumer p50/p99/max",
+        "CPU ms/event",
+        "−baseline",
+        "hub RPCs/event",
+      ],
+    ];
+    for (const r of results) {
+      const a = r.a;
+      rows.push([
+        `${r.key}: ${r.stream}${r.signedIn ? " (signed in)" : " (signed out)"}`,
+        String(r.fleet.opened),
+        fmt(a.fromPost.p50),
+        fmt(a.fromPost.p95),
+        fmt(a.fromPost.p99),
+        fmt(a.fromPost.max),
+        `${fmt(a.lastPerEvent.p50)} / ${fmt(a.lastPerEvent.max)}`,
+        fmt(a.queueWait.p50),
+        `${fmt(a.fromConsumer.p50)} / ${fmt(a.fromConsumer.p99)} / ${fmt(a.fromConsumer.max)}`,
+        fmt(a.cpuPerEvent, 1),
+        fmt(a.cpuPerEvent - baseline.cpu, 1),
+        fmt(r.delivers, 0),
+      ]);
+    }
+    rows.push(["no listeners (baseline)", "0", "", "", "", "", "", fmt(baseline.queue.p50), "", fmt(baseline.cpu, 1), "", "0"]);
+    out.push(table(rows));
+    // The issue's goal is for one shared stream (every socket on the same stream, one post); `user` and `notify` are 1,000 streams.
+    for (const r of results.filter((x) => x.stream.startsWith("public"))) {
+      const worst = r.a.lastPerEvent.max;
+      out.push(`Goal, ${r.key}: all ${r.fleet.opened} sockets within 150 ms of the POST: worst event ${fmt(worst)} ms ${worst <= 150 ? "✓" : "✗"}`);
+    }
+    out.push("");
+    out.push(
+      wrap(
+        `Latency: from the POST's response arriving to the update arriving, per socket and event (${POSTS} × sockets ` +
+          `values). "all reached": the last socket of each event. "queue wait": POST returned → the JOBS consumer started ` +
+          `the batch with the status's fan-out (wrangler.toml's max_batch_timeout = 0, as in production: a batch starts as soon as a message is ` +
+          `there; below 0 when the consumer started before the POST's response reached this harness). "after consumer": the socket's arrival − the start of the consumer batch whose fan-out chunk ` +
+          `published to it (fan-out takes followers ${FANOUT_CHUNK} at a time; each further chunk is one more trip through ` +
+          `the queue, so in "user" half of the sockets wait for a second batch). Issue goal: ≤ 150 ms to reach all 1,000.`,
+      ),
+    );
+    out.push(
+      wrap(
+        `CPU ms/event: utime+stime of the workerd runtime process (wrangler's proxy excluded) from the first measured POST ` +
+          `to the last socket receiving the last event, minus idle (${fmt(idleRate, 1)} ms/s), ÷ events; it includes the ` +
+          `POST, the home-feed fan-out into ${SOCKETS} feeds, the router and every hub. "−baseline" subtracts the same POSTs ` +
+          `with nobody connected (${fmt(baseline.cpu, 1)} ms: POST + fan-out + one call asking who listens), leaving the streaming ` +
+          `work. Local D1 runs inside the same workerd, so each hub's D1 batch (its own rendering of the status for its ` +
+          `account) is counted here; production bills that to D1. Clock tick ${clockTickMs()} ms.`,
+      ),
+    );
+    const side = results.map(
+      (r) =>
+        `${r.key}: ${fmt((r.a.cpuPerEvent - baseline.cpu) / Math.max(1, r.delivers), 2)} ms of runtime CPU per hub delivery ` +
+        `(−baseline ÷ hub RPCs), ${fmt(r.constructedDuringPosts / r.run.posts.length, 0)} objects woken from hibernation per event; ` +
+        `wrangler's proxy workerd ${fmt(r.a.proxyPerEvent, 1)} ms/event, this harness ${fmt(r.a.nodePerEvent, 1)} ms/event; ` +
+        `opening ${r.open.failed ? `${SOCKETS - r.open.failed}/${SOCKETS}` : SOCKETS} sockets took ${fmt(r.open.wall / 1000, 1)} s and ` +
+        `${fmt(r.open.cpu / SOCKETS, 2)} ms of runtime CPU each (${r.open.constructed} objects constructed)` +
+        (r.a.missing ? `; ${r.a.missing} (socket, event) pairs never arrived within ${EVENT_TIMEOUT_MS / 1000} s` : "") +
+        (r.a.kicked ? `; ${r.a.kicked} of ${r.run.posts.length} events needed a queue kick and are left out of the times from the POST` : ""),
+    );
+    if (side.length) out.push(...side.map(wrap));
   }
-  rows.push(["no listeners (baseline)", "0", "", "", "", "", "", fmt(baseline.queue.p50), "", fmt(baseline.cpu, 1), "", "0"]);
-  out.push(table(rows));
-  // The issue's goal is for one shared stream (every socket on the same stream, one post); `user` and `notify` are 1,000 streams.
-  for (const r of results.filter((x) => x.stream.startsWith("public"))) {
-    const worst = r.a.lastPerEvent.max;
-    out.push(`Goal, ${r.key}: all ${r.fleet.opened} sockets within 150 ms of the POST: worst event ${fmt(worst)} ms ${worst <= 150 ? "✓" : "✗"}`);
-  }
-  out.push("");
-  out.push(
-    wrap(
-      `Latency: from the POST's response arriving to the update arriving, per socket and event (${POSTS} × sockets ` +
-        `values). "all reached": the last socket of each event. "queue wait": POST returned → the JOBS consumer started ` +
-        `the batch with the status's fan-out (wrangler.toml's max_batch_timeout = 0, as in production: a batch starts as soon as a message is ` +
-        `there; below 0 when the consumer started before the POST's response reached this harness). "after consumer": the socket's arrival − the start of the consumer batch whose fan-out chunk ` +
-        `published to it (fan-out takes followers ${FANOUT_CHUNK} at a time; each further chunk is one more trip through ` +
-        `the queue, so in "user" half of the sockets wait for a second batch). Issue goal: ≤ 150 ms to reach all 1,000.`,
-    ),
-  );
-  out.push(
-    wrap(
-      `CPU ms/event: utime+stime of the workerd runtime process (wrangler's proxy excluded) from the first measured POST ` +
-        `to the last socket receiving the last event, minus idle (${fmt(idleRate, 1)} ms/s), ÷ events; it includes the ` +
-        `POST, the home-feed fan-out into ${SOCKETS} feeds, the router and every hub. "−baseline" subtracts the same POSTs ` +
-        `with nobody connected (${fmt(baseline.cpu, 1)} ms: POST + fan-out + one call asking who listens), leaving the streaming ` +
-        `work. Local D1 runs inside the same workerd, so each hub's D1 batch (its own rendering of the status for its ` +
-        `account) is counted here; production bills that to D1. Clock tick ${clockTickMs()} ms.`,
-    ),
-  );
-  const side = results.map(
-    (r) =>
-      `${r.key}: ${fmt((r.a.cpuPerEvent - baseline.cpu) / Math.max(1, r.delivers), 2)} ms of runtime CPU per hub delivery ` +
-      `(−baseline ÷ hub RPCs), ${fmt(r.constructedDuringPosts / r.run.posts.length, 0)} objects woken from hibernation per event; ` +
-      `wrangler's proxy workerd ${fmt(r.a.proxyPerEvent, 1)} ms/event, this harness ${fmt(r.a.nodePerEvent, 1)} ms/event; ` +
-      `opening ${r.open.failed ? `${SOCKETS - r.open.failed}/${SOCKETS}` : SOCKETS} sockets took ${fmt(r.open.wall / 1000, 1)} s and ` +
-      `${fmt(r.open.cpu / SOCKETS, 2)} ms of runtime CPU each (${r.open.constructed} objects constructed)` +
-      (r.a.missing ? `; ${r.a.missing} (socket, event) pairs never arrived within ${EVENT_TIMEOUT_MS / 1000} s` : "") +
-      (r.a.kicked ? `; ${r.a.kicked} of ${r.run.posts.length} events needed a queue kick and are left out of the times from the POST` : ""),
-  );
-  if (side.length) out.push(...side.map(wrap));
   if (hibernation) {
     const h = hibernation;
     out.push("");
@@ -752,6 +813,10 @@ function printReport({ results, baseline, idleRate, hibernation, notes, serverEr
           `and deliveries (locally every object runs in one isolate, so one set of counters sees them all).`,
       ),
     );
+  }
+  if (comparison) {
+    out.push("");
+    out.push(...formatComparison(comparison, table, wrap, SOCKETS));
   }
   for (const l of serverErrors.slice(0, 10)) notes.push(`server log: ${l.slice(0, 300)}`);
   if (notes.length) {

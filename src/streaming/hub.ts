@@ -34,7 +34,7 @@ import {
   type Sub,
   utf8Length,
 } from "./streams";
-import { CACHE_MS, loadViewerState, sharedPayloadFor, type ViewerState } from "./viewer-state";
+import { accountPayloadFor, CACHE_MS, loadViewerState, sharedPayloadFor, type ViewerState } from "./viewer-state";
 import { idList } from "../db/id-list";
 import { unpadId } from "../lib/text/ids";
 
@@ -450,7 +450,7 @@ export class Hub {
     for (const item of items) {
       const e = item.envelope;
       const keys = item.keys.filter((k) => held.has(k));
-      if (keys.length || e.kind === "relations" || (e.kind === "raw" && e.event === "filters_changed")) out.push({ envelope: e, keys });
+      if (keys.length || e.kind === "relations" || (e.kind === "raw" && e.event === "filters_changed")) out.push({ ...item, keys });
     }
     return out;
   }
@@ -478,7 +478,7 @@ export class Hub {
       const part = parts.get(e.statusId);
       const keys = item.keys.filter((k) => isAccountKey(k) || part?.keys.includes(k));
       if (!keys.length) return [];
-      return [{ envelope: part ? { ...e, payload: part.payload, meta: part.meta } : e, keys }];
+      return [{ ...item, envelope: part ? { ...e, payload: part.payload, meta: part.meta } : e, keys }];
     });
   }
 
@@ -496,6 +496,8 @@ export class Hub {
       if (e.kind !== "status") continue;
       for (const context of new Set(keys.filter(isAccountKey).map(contextOf))) {
         for (const acct of accts) {
+          // Rendered once by the publisher: only its authors' hubs render it themselves.
+          if (e.account && !e.account.authors.includes(acct)) continue;
           const k = `${acct}:${context ?? ""}:${e.cfg.origin}`;
           entry(views, k, () => ({ acct, context, cfg: e.cfg, ids: new Set<string>() })).ids.add(e.statusId);
         }
@@ -531,26 +533,42 @@ export class Hub {
           this.emit(t, sub, e.event, e.payload);
           continue;
         }
-        const payload = await this.statusPayload(e, sub, t.conn, rendered);
+        const payload = await this.statusPayload(e, sub, t.conn, rendered, item);
         if (payload !== null) this.emit(t, sub, e.event, payload);
       }
     }
   }
 
   /**
-   * An update or status.update for one subscription. Account streams: rendered for the account as its REST timeline
-   * would (home context for user and list, none for direct; direct only for direct statuses). Shared streams: the
-   * signed-out rendering, filtered for the account.
+   * An update or status.update for one subscription. Account streams: as the account's REST timeline would show it
+   * (home context for user and list, none for direct; direct only for direct statuses): the publisher's one rendering
+   * with the viewer's fields and rules added (accountPayloadFor), or, for its authors and for quotes, rendered here for
+   * the account. Shared streams: the signed-out rendering, filtered for the account.
    */
   private async statusPayload(
     e: Extract<Envelope, { kind: "status" }>,
     sub: Sub,
     conn: Conn,
     cache: Map<string, Promise<Rendered | null>>,
+    item: HubItem,
   ): Promise<string | null> {
     if (isAccountKey(sub.k)) {
       if (!conn.acct) return null;
       const context = contextOf(sub.k);
+      const part = e.account;
+      if (part && !part.authors.includes(conn.acct)) {
+        if (sub.k === "direct" && !part.direct) return null;
+        // One per item and context, whatever the number of sockets (the hub has one account).
+        const hydrated = entry(this.hydrated(item), context ?? "", () => {
+          const acct = conn.acct!;
+          const p = (item.facts?.filters ? this.viewerState(acct).then((st) => st.filters) : Promise.resolve([])).then((filters) =>
+            accountPayloadFor(acct, part, item.facts, filters, context),
+          );
+          p.catch(() => {});
+          return p;
+        });
+        return hydrated;
+      }
       const cacheKey = renderKey(e.statusId, conn.acct, context, e.cfg);
       let p = cache.get(cacheKey);
       if (!p) {
@@ -566,6 +584,17 @@ export class Hub {
     if (!e.payload) return null;
     if (!conn.acct || !e.meta) return e.payload;
     return sharedPayloadFor(await this.viewerState(conn.acct), e.meta, e.payload);
+  }
+
+  /** Per delivered item, its account-stream payloads by filter context (dropped with the item). */
+  private hydratedOf = new WeakMap<HubItem, Map<string, Promise<string | null>>>();
+  private hydrated(item: HubItem): Map<string, Promise<string | null>> {
+    let m = this.hydratedOf.get(item);
+    if (!m) {
+      m = new Map();
+      this.hydratedOf.set(item, m);
+    }
+    return m;
   }
 
   private async viewerState(accountId: string): Promise<ViewerState> {

@@ -68,6 +68,51 @@ export interface StatusMeta {
 }
 
 /**
+ * A status rendered once for the account streams (user, list, direct) of every viewer the fan-out reached, as Mastodon's
+ * StatusCacheHydrator renders it once without a viewer: the viewer's own fields are added by each hub (hub.ts,
+ * viewer-state.ts accountPayloadFor) from the viewer's facts (`ViewerFacts`, read by the publisher in one statement
+ * for all of them) and its cached state (blocks, filters). Absent when the status quotes one (the quote's state and
+ * visibility are the viewer's own): each hub renders it for its account then, as it does for the authors' own hubs.
+ */
+export interface AccountPart {
+  /** Rendered without a viewer and without the visibility check (the fan-out chose the feeds): no viewer fields. */
+  payload: string;
+  /** A direct status (the `direct` stream's rule). */
+  direct: boolean;
+  /** The author and, for a boost, the boosted status's author: their hubs render it themselves (own fields). */
+  authors: string[];
+  /** What content filters match against: the boosted status's text for a boost (filter-match.ts searchableText). */
+  filterText: string;
+  /** The ids status filters match: the status and the one it boosts. */
+  filterIds: string[];
+  /** `quote_approval.current_user` for a viewer following the boosted (or the) status's author, and for one who does not. */
+  quoteApproval: [string, string];
+  /**
+   * For a private or direct status (or boosted status), who may see it besides its author, as REST's visibility check
+   * says: each rule must pass, by being mentioned in it or, when `followers`, following the author (ViewerFacts
+   * `follows`). Fan-out only fills the feeds of those, but an edit reaches every feed still holding the status.
+   */
+  restricted?: { mentioned: string[]; followers: boolean }[];
+}
+
+/** What one viewer has done with a status (its boosted status for a boost), as REST renders it; absent fields are false. */
+export interface ViewerFacts {
+  favourited?: true;
+  reblogged?: true;
+  bookmarked?: true;
+  /** Its conversation is muted. */
+  muted?: true;
+  /** The viewer's choices in its poll. */
+  votes?: number[];
+  /** The viewer follows its author (quote approval by followers; a private status's visibility). */
+  follows?: true;
+  /** Its author (or the boosted status's) blocks the viewer: REST does not show it. */
+  blockedBy?: true;
+  /** The viewer has active content filters (the hub matches them: its cached viewer state). */
+  filters?: true;
+}
+
+/**
  * One event as the router hands it to hubs.
  * - `status`: update/status.update. Account streams (user, list, direct) get the status rendered for their viewer by
  *   the hub (REST's rules: visibility, filters with their context, the viewer's flags); shared streams get `payload`,
@@ -76,7 +121,7 @@ export interface StatusMeta {
  * - `relations`: not sent to clients; the hub forgets its cached blocks, mutes and domain blocks.
  */
 export type Envelope =
-  | { kind: "status"; event: "update" | "status.update"; statusId: string; cfg: Config; payload?: string; meta?: StatusMeta }
+  | { kind: "status"; event: "update" | "status.update"; statusId: string; cfg: Config; payload?: string; meta?: StatusMeta; account?: AccountPart }
   | { kind: "raw"; event: string; payload?: string }
   | { kind: "relations" };
 
@@ -86,7 +131,8 @@ export type Envelope =
  */
 export interface Routed {
   envelope: Envelope;
-  accounts?: { id: string; keys: string[] }[];
+  /** `facts`: the account's relations to a status event's status (absent: none; AccountPart). */
+  accounts?: { id: string; keys: string[]; facts?: ViewerFacts }[];
   shared?: string[];
   /** Keys to deliver on for every connected account (announcements). */
   allUsers?: string[];
@@ -105,6 +151,8 @@ export interface Routed {
 export interface HubItem {
   envelope: Envelope;
   keys: string[];
+  /** The hub's account's facts for a status event with an AccountPart (absent: none of them). */
+  facts?: ViewerFacts;
 }
 
 /** Who listens, as of `version` (the router's; a publish planned from an older one is refused: router.ts). */

@@ -25,9 +25,10 @@ import { renderAnnouncements, renderReactionEvent } from "../entities/instance/a
 import { renderConversations } from "../entities/notifications/conversation";
 import { findNotifications, notificationRecipientsStatement, type NotificationWithRefs, withReportTargets } from "../queries/notifications";
 import type { FanOutResult, FeedRemoval } from "../timelines/fanout";
-import { type Envelope, entry, type Listening, type Routed } from "./protocol";
+import { type AccountPart, type Envelope, entry, type Listening, type Routed } from "./protocol";
 import { routerStub } from "./router";
-import { sharedParts } from "./shared-render";
+import type { SharedPart } from "./shared-render";
+import { factsFor, type StatusParts, statusParts } from "./status-parts";
 import { hubStub } from "./streaming-do";
 import { userHub } from "./protocol";
 
@@ -116,9 +117,6 @@ function accountsOf(t: AccountTargets, online: Iterable<string>): { id: string; 
   return out;
 }
 
-const sharedPart = async (db: DB, cfg: Config, statusId: string, listened: readonly string[]) =>
-  (await sharedParts(db, [{ statusId, cfg }], listened)).get(statusId) ?? null;
-
 /** A fan-out chunk of a status to announce on the streams (publishStatuses). */
 export interface StatusPublication {
   statusId: string;
@@ -138,7 +136,9 @@ export function publishStatus(db: DB, env: Env, cfg: Config, statusId: string, d
 
 /**
  * publishStatus for several statuses at once, in their order (a JOBS batch's fan-outs): one router call (two when
- * nobody was heard listening), one D1 batch for the shared renderings, whatever their number.
+ * nobody was heard listening), one D1 batch for all the renderings and the connected viewers' facts, whatever their
+ * number of statuses and viewers (status-parts.ts): each status is rendered once for the account streams and once for
+ * the shared ones, and every account's hub completes it for its viewer without reading D1.
  */
 export async function publishStatuses(db: DB, env: Env, items: StatusPublication[]): Promise<void> {
   const targetsOf = items.map((item) => {
@@ -150,20 +150,52 @@ export async function publishStatuses(db: DB, env: Env, items: StatusPublication
   });
   if (!targetsOf.some((t) => t.size) && !items.some((i) => i.delivered.shared)) return;
   await publishPlanned(env, async (l) => {
-    const shared = await sharedParts(
+    const accountsPer = items.map((_, i) => accountsOf(targetsOf[i] ?? new Map(), l.online));
+    const parts = await statusParts(
       db,
-      items.filter((i) => i.delivered.shared),
+      items.map(({ statusId, cfg, delivered }, i) => ({
+        statusId,
+        cfg,
+        shared: !!delivered.shared,
+        accounts: (accountsPer[i] ?? []).map((a) => a.id),
+      })),
       l.shared,
     );
     const events: Routed[] = [];
     items.forEach(({ statusId, cfg, delivered }, i) => {
-      const accounts = accountsOf(targetsOf[i] ?? new Map(), l.online);
-      const part = delivered.shared ? shared.get(statusId) : undefined;
+      const accounts = accountsPer[i] ?? [];
+      const part = delivered.shared ? parts.shared.get(statusId) : undefined;
       if (!accounts.length && !part && !delivered.shared) return;
-      const envelope: Envelope = { kind: "status", event: "update", statusId, cfg, ...(part ? { payload: part.payload, meta: part.meta } : {}) };
-      events.push({ envelope, accounts, shared: part?.keys ?? [], ...(delivered.shared ? { recheck: true } : {}) });
+      const envelope = statusEnvelope("update", statusId, cfg, part, parts.account.get(statusId));
+      events.push({ envelope, accounts: withFacts(parts, statusId, accounts), shared: part?.keys ?? [], ...(delivered.shared ? { recheck: true } : {}) });
     });
     return events;
+  });
+}
+
+function statusEnvelope(
+  event: "update" | "status.update",
+  statusId: string,
+  cfg: Config,
+  shared: SharedPart | undefined,
+  account: AccountPart | undefined,
+): Envelope {
+  return {
+    kind: "status",
+    event,
+    statusId,
+    cfg,
+    ...(shared ? { payload: shared.payload, meta: shared.meta } : {}),
+    ...(account ? { account } : {}),
+  };
+}
+
+/** The accounts of an event, each with its facts for the status when it has any. */
+function withFacts(parts: StatusParts, statusId: string, accounts: { id: string; keys: string[] }[]) {
+  if (!parts.account.has(statusId)) return accounts;
+  return accounts.map((a) => {
+    const facts = factsFor(parts, statusId, a.id);
+    return facts ? { ...a, facts } : a;
   });
 }
 
@@ -186,9 +218,10 @@ export async function publishStatusUpdate(db: DB, env: Env, cfg: Config, statusI
       for (const l of listRows) addTarget(targets, unpadId(String(l.account_id)), `list:${unpadId(String(l.list_id))}`);
     }
     const accounts = accountsOf(targets, online);
-    const shared = await sharedPart(db, cfg, statusId, listened);
-    const envelope: Envelope = { kind: "status", event: "status.update", statusId, cfg, ...(shared ? { payload: shared.payload, meta: shared.meta } : {}) };
-    return [{ envelope, accounts, shared: shared?.keys ?? [], recheck: true }];
+    const parts = await statusParts(db, [{ statusId, cfg, shared: true, accounts: accounts.map((a) => a.id) }], listened);
+    const shared = parts.shared.get(statusId);
+    const envelope = statusEnvelope("status.update", statusId, cfg, shared, parts.account.get(statusId));
+    return [{ envelope, accounts: withFacts(parts, statusId, accounts), shared: shared?.keys ?? [], recheck: true }];
   });
 }
 

@@ -20,7 +20,7 @@
 // MAX_ROUTER_KEYS or MAX_ROUTER_KEY_BYTES distinct shared keys, is refused and the hub refuses the subscription; a
 // key no connection of a hub holds any more leaves with the hub's next report.
 import type { Config, Env } from "../env";
-import { accountOfHub, entry, type Envelope, type HubItem, type Listening, ROUTER, type Routed, userHub } from "./protocol";
+import { accountOfHub, entry, type Envelope, type HubItem, type Listening, ROUTER, type Routed, userHub, type ViewerFacts } from "./protocol";
 import { isAccountKey, runtimeSize } from "./streams";
 
 /** How long the router keeps what it published, for hubs whose report of a new subscription is on its way. */
@@ -81,6 +81,8 @@ export class Router {
   private versions = new Map<string, number>();
   /** Per-hub delivery chains: events reach a hub in the order they were published here. */
   private chains = new Map<string, Promise<unknown>>();
+  /** Per hub, the items published while a delivery to it was in flight: the next delivery takes them all. */
+  private pending = new Map<string, { items: HubItem[]; done: Promise<void> }>();
   /**
    * Who listens, versioned: this object's own random epoch and a count of the changes to its table since it loaded.
    * A publisher that planned its events from a version the router no longer has is told the current listeners
@@ -257,12 +259,16 @@ export class Router {
     const add = (hub: string, item: HubItem) => entry(perHub, hub, () => [] as HubItem[]).push(item);
     for (const ev of events) {
       const keysByHub = new Map<string, Set<string>>();
+      const factsByHub = new Map<string, ViewerFacts>();
       const want = (hub: string, key: string) => entry(keysByHub, hub, () => new Set<string>()).add(key);
       // Account keys go to the account's hub while it has connections; the hub matches its sockets' subscriptions.
       const wantAccount = (hub: string, key: string) => {
         if (this.hubs.has(hub)) want(hub, key);
       };
-      for (const a of ev.accounts ?? []) for (const k of a.keys) wantAccount(userHub(a.id), k);
+      for (const a of ev.accounts ?? []) {
+        for (const k of a.keys) wantAccount(userHub(a.id), k);
+        if (a.facts) factsByHub.set(userHub(a.id), a.facts);
+      }
       for (const k of ev.shared ?? []) for (const hub of this.shared.get(k) ?? []) want(hub, k);
       if (ev.allUsers?.length) for (const hub of this.hubs.keys()) if (accountOfHub(hub)) for (const k of ev.allUsers) want(hub, k);
       // Cache invalidation reaches a hub whatever it subscribes to: blocks and mutes, and filters_changed (which also
@@ -274,30 +280,52 @@ export class Router {
           if (this.hubs.has(hub) && !keysByHub.has(hub)) keysByHub.set(hub, new Set());
         }
       }
-      for (const [hub, keys] of keysByHub) add(hub, { envelope: ev.envelope, keys: [...keys] });
+      for (const [hub, keys] of keysByHub) {
+        const facts = factsByHub.get(hub);
+        add(hub, facts ? { envelope: ev.envelope, keys: [...keys], facts } : { envelope: ev.envelope, keys: [...keys] });
+      }
     }
     await Promise.all([...perHub].map(([hub, items]) => this.sendInOrder(hub, items)));
   }
 
-  private sendInOrder(hub: string, items: HubItem[]): Promise<unknown> {
+  /**
+   * Hands a hub its items after everything published to it before. While a delivery to the hub is in flight, what is
+   * published for it meanwhile waits and goes in ONE delivery when that one is done (coalesced, in order): a hub
+   * busy with a slow delivery takes the events of several publishes in one call, not one call per publish.
+   * Resolves once the hub has taken them.
+   */
+  private sendInOrder(hub: string, items: HubItem[]): Promise<void> {
+    const waiting = this.pending.get(hub);
+    if (waiting) {
+      waiting.items.push(...items);
+      return waiting.done;
+    }
+    let resolve!: () => void;
+    const done = new Promise<void>((r) => {
+      resolve = r;
+    });
+    this.pending.set(hub, { items: [...items], done });
     const prev = this.chains.get(hub) ?? Promise.resolve();
     const next = prev.then(async () => {
-      let actual: HubState;
+      // From here on, what is published for the hub waits for the next delivery.
+      const batch = this.pending.get(hub);
+      this.pending.delete(hub);
       try {
-        actual = await this.hubStub(hub).deliver(items);
+        const actual = await this.hubStub(hub).deliver(batch?.items ?? items);
+        await this.setHub(hub, actual.keys, actual.version);
       } catch (e) {
         // A hub that cannot be reached keeps its entry; it corrects it when it next changes.
         console.error("streaming: delivery to hub failed", hub, e instanceof Error ? e.message : e);
-        return;
+      } finally {
+        resolve();
       }
-      await this.setHub(hub, actual.keys, actual.version);
     });
     const settled = next.catch(() => {});
     this.chains.set(hub, settled);
     void settled.then(() => {
       if (this.chains.get(hub) === settled) this.chains.delete(hub);
     });
-    return next;
+    return done;
   }
 }
 

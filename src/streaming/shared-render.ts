@@ -53,13 +53,19 @@ export type SharedPart = { keys: string[]; payload: string; meta: StatusMeta };
  * began listening to), by status id (absent: it belongs on none of them). One D1 batch for all of them.
  */
 export async function sharedParts(db: DB, items: { statusId: string; cfg: Config }[], listened: readonly string[]): Promise<Map<string, SharedPart>> {
-  const out = new Map<string, SharedPart>();
-  if (!listened.length || !items.length) return out;
+  if (!listened.length || !items.length) return new Map();
   const b = await loadStatusBundle(
     db,
     items.map((i) => i.statusId),
     null,
   );
+  return sharedPartsFrom(b, items, listened);
+}
+
+/** sharedParts from a bundle already loaded without a viewer (status-parts.ts loads one for both kinds of streams). */
+export function sharedPartsFrom(b: StatusBundle, items: { statusId: string; cfg: Config }[], listened: readonly string[]): Map<string, SharedPart> {
+  const out = new Map<string, SharedPart>();
+  if (!listened.length) return out;
   const wanted = new Set(listened);
   for (const { statusId, cfg } of items) {
     const s = b.statuses.get(statusId);

@@ -7,7 +7,8 @@ import { type DB, runBatch } from "../db/client";
 import { padId, unpadId } from "../lib/text/ids";
 import { activeFilterRules, compileFilters, matchFilters, type CompiledFilter, type FilterRuleRow } from "../policy/filter-match";
 import { renderFilterResults } from "../entities/statuses/filter-result";
-import type { StatusMeta } from "./protocol";
+import type { FilterContext } from "../db/schema";
+import type { AccountPart, StatusMeta, ViewerFacts } from "./protocol";
 
 export const CACHE_MS = 10 * 60 * 1000;
 
@@ -107,4 +108,51 @@ export function sharedPayloadFor(st: ViewerState, meta: StatusMeta, payload: str
   } catch {
     return payload;
   }
+}
+
+/**
+ * A status of an account stream (user, list, direct) as this viewer's REST timeline renders it, from the publisher's
+ * one rendering (AccountPart): null when REST would not show it (its author or the boosted status's author blocks the
+ * viewer; a private or direct status it is neither mentioned in nor, for a private one, following the author of; a
+ * `hide` filter of the context), else the payload with the viewer's fields, as Mastodon's
+ * StatusCacheHydrator adds them to its one rendering: favourited, reblogged, muted, bookmarked (from `facts`, the
+ * boosted status's for a boost), `filtered` (the context's filters; all matching ones without a context), the poll's
+ * `voted`/`own_votes` and `quote_approval.current_user`. `filters`: the viewer's compiled filters (empty when the
+ * facts say it has none). The authors' own hubs never come here (pinned, poll totals: hub.ts renders theirs).
+ */
+export function accountPayloadFor(
+  viewerId: string,
+  part: AccountPart,
+  facts: ViewerFacts | undefined,
+  filters: readonly CompiledFilter[],
+  context: FilterContext | undefined,
+): string | null {
+  if (facts?.blockedBy) return null;
+  if (part.restricted?.some((r) => !(r.mentioned.includes(viewerId) || (r.followers && facts?.follows)))) return null;
+  const now = Date.now();
+  const live = filters.filter((f) => f.expiresAt == null || f.expiresAt > now);
+  const matches = live.length ? matchFilters(live, () => part.filterText, part.filterIds, context) : [];
+  if (context && matches.some((m) => m.filter.action === "hide")) return null;
+  const filtered = renderFilterResults(matches);
+  const currentUser = part.quoteApproval[facts?.follows ? 0 : 1];
+  const votes = facts?.votes ?? [];
+  const hydrate = (o: Record<string, unknown>) => {
+    o.favourited = !!facts?.favourited;
+    o.reblogged = !!facts?.reblogged;
+    o.muted = !!facts?.muted;
+    o.bookmarked = !!facts?.bookmarked;
+    o.filtered = filtered;
+    const poll = o.poll as Record<string, unknown> | null;
+    if (poll) {
+      poll.voted = votes.length > 0;
+      poll.own_votes = votes;
+    }
+    const qa = o.quote_approval as Record<string, unknown> | undefined;
+    if (qa) qa.current_user = currentUser;
+  };
+  const out = JSON.parse(part.payload) as Record<string, unknown>;
+  const reblog = out.reblog as Record<string, unknown> | null;
+  if (reblog) hydrate(reblog);
+  hydrate(out);
+  return JSON.stringify(out);
 }

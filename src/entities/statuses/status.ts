@@ -120,6 +120,8 @@ export interface StatusBundle {
   quotes: Map<string, QuoteRow>;
   /** The viewer's active filters, compiled; null when not loaded (no viewer, or a bundle built without a read). */
   filters: CompiledFilter[] | null;
+  /** The rows of the caller's own statement run in the bundle's batch (loadStatusBundle's `own`), if any. */
+  extra?: unknown[];
   viewer: {
     id: string | null;
     favourited: Set<string>;
@@ -345,9 +347,10 @@ export function emptyBundle(viewerId: string | null): StatusBundle {
 /**
  * Loads `ids` (the page), their reblog targets and the statuses they quote, in ONE batch. `related`, when the page's
  * query already found them (home_feed.reblog_of_id, quotes.quoted_status_id), lists those other statuses: complete,
- * it saves re-deriving them from the page's ids.
+ * it saves re-deriving them from the page's ids. `own`: a statement of the caller's to run in the same batch (its rows
+ * in `extra`).
  */
-export async function loadStatusBundle(db: DB, ids: string[], viewerId: string | null, related?: readonly string[]): Promise<StatusBundle> {
+export async function loadStatusBundle(db: DB, ids: string[], viewerId: string | null, related?: readonly string[], own?: Statement): Promise<StatusBundle> {
   const bundle = emptyBundle(viewerId);
   if (ids.length === 0) return bundle;
   const now = Date.now();
@@ -365,7 +368,9 @@ export async function loadStatusBundle(db: DB, ids: string[], viewerId: string |
     // The viewer's blocked domains, for the states of quotes (blocked_domain).
     db.all<{ domain: string }>(sql`SELECT domain FROM account_domain_blocks WHERE account_id = ${padId(v)}`),
   ] as const;
-  const res = (viewerId ? await db.batch([...rowsQ, ...viewerQ] as unknown as [Statement]) : await db.batch(rowsQ as unknown as [Statement])) as unknown[];
+  const stmts = [...rowsQ, ...(viewerId ? viewerQ : []), ...(own ? [own] : [])];
+  const res = (await db.batch(stmts as unknown as [Statement])) as unknown[];
+  if (own) bundle.extra = res[res.length - 1] as unknown[];
   const vw = bundle.viewer;
   for (const r of res.slice(0, rowsQ.length) as LoadedRow[][]) {
     for (const row of r) {
@@ -458,9 +463,10 @@ export interface StatusView {
    * canSeeStatus). "own-interaction": the status is one the viewer just stopped favouriting, boosting or bookmarking,
    * which Mastodon's undo answers describe even when the viewer lost access since (its author blocks them, a follow
    * ended, a private mention): it and the status it boosts are shown unless their author is suspended. A status it
-   * quotes keeps the rules.
+   * quotes keeps the rules. "delivered": the same, for a status rendered once for every feed the fan-out put it in
+   * (who may see it was decided there; streaming/status-parts.ts).
    */
-  access?: "visible" | "own-interaction";
+  access?: "visible" | "own-interaction" | "delivered";
 }
 
 /** The viewer's filters that match a status (a boost: the boosted status's text, and both ids). */
@@ -534,7 +540,7 @@ function renderOne(
   if (!s) return null;
   const account = b.accounts.get(s.accountId);
   if (!account) return null;
-  const ownInteraction = view.access === "own-interaction" && !account.suspendedAt;
+  const ownInteraction = (view.access === "own-interaction" || view.access === "delivered") && !account.suspendedAt;
   if (!ownInteraction && !canSeeStatus(b, s, account)) return null;
   // A boost carries its own result, and the boosted status inside it the same one (Mastodon's filters_map).
   const matches = b.viewer.id ? (inherited ?? filterMatches(b, s, view.filterContext)) : [];
