@@ -210,9 +210,16 @@ r.post(
   "/auth/edit/email",
   settingsPost(accountPage, async (c, s, p) => {
     // Each change mails a confirmation link: limited as confirmations, per IP and per new address (Mastodon's
-    // throttle_email_confirmations, which CVE-2025-54879 extended to e-mail changes).
-    if (c.env.EMAIL) await throttleConfirmations(c, p.email);
-    const changed = await changeEmail(c.get("db"), c.get("fx"), c.env, credentialCheck(c, s.user), s.user, {
+    // throttle_email_confirmations, which CVE-2025-54879 extended to e-mail changes). Counted once the password is
+    // right, when a mail would go: a wrong one sends nothing and spends the sign-in budget instead, which must not be
+    // cut short by this one (test/integration/hardening-password-checks.test.ts).
+    const checkPassword = credentialCheck(c, s.user);
+    const checkThenCount: typeof checkPassword = async (input) => {
+      const ok = await checkPassword(input);
+      if (ok && c.env.EMAIL) await throttleConfirmations(c, p.email);
+      return ok;
+    };
+    const changed = await changeEmail(c.get("db"), c.get("fx"), c.env, checkThenCount, s.user, {
       email: p.email,
       password: p.current_password,
     });
