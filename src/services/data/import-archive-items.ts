@@ -6,7 +6,7 @@
 // second import of the same archive skips it.
 import { sql } from "drizzle-orm";
 import type { DB, Statement } from "../../db/client";
-import { insertConversation, insertMedia, insertPoll, insertStatus } from "../../db/inserts";
+import { insertMedia, insertPoll, insertStatus } from "../../db/inserts";
 import type { AccountRow, Visibility } from "../../db/schema";
 import type { MediaRow, PollRow, StatusRow } from "../../entities/statuses/status";
 import { newStatusFields } from "../../entities/statuses/status";
@@ -101,7 +101,7 @@ export interface ImportedStatus {
 }
 
 /**
- * The statements of one imported status: its conversation (a new one unless the parent is known), the status, its
+ * The statements of one imported status: the status (in its parent's conversation, else a new conversation id), its
  * media rows, its poll (closed, with the archive's results), its hashtags (made if new, without touching their
  * last use, so trends do not see old posts as new), its search row, and its `archive_import_items` key.
  */
@@ -118,11 +118,9 @@ export function importedStatusStatements(
   const { note, published } = item;
   const id = snowflake(published);
   const stmts: Statement[] = [];
-  let conversationId = parent?.conversationId ?? null;
-  if (!conversationId) {
-    conversationId = snowflake(published);
-    stmts.push(insertConversation(db, { id: conversationId, uri: null, createdAt: published }));
-  }
+  // A thread's id, with no `conversations` row: that table only finds remote threads by their URI, and muting a
+  // conversation needs the id alone. Three D1 rows written fewer per status (the row, its key and its uri index).
+  const conversationId = parent?.conversationId ?? snowflake(published);
   const mediaRows: MediaRow[] = media.map((m) => ({
     id: m.id,
     accountId: me.id,
