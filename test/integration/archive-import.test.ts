@@ -8,6 +8,7 @@ import { fetchMock } from "../support/fetch-mock";
 import { ALICE, BLURHASH, actorJson, mastodonArchive, outboxItems, outboxJson, zipOf } from "./archive-fixtures";
 import { ORIGIN, makeUser, type TestUser } from "./helpers";
 import { png } from "./media-fixtures";
+import { hidden, signIn } from "./oauth-helpers";
 import { queued, runQueuedJobs, unpack } from "./queues";
 
 beforeAll(() => {
@@ -200,6 +201,38 @@ describe("importing a Mastodon archive", () => {
     const first = list.find((s) => s.content.includes("first"));
     expect(reply.in_reply_to_id).toBe(first.id);
     expect(first.tags.map((t: any) => t.name)).toEqual(["tern"]);
+  });
+});
+
+describe("the settings page", () => {
+  it("uploads with the session's CSRF token, shows the progress, and refuses a bad file with the reason", async () => {
+    const { me, archive } = await setup();
+    const jar = await signIn(`${me.username}@example.com`);
+    const get = async () => (await SELF.fetch(`${ORIGIN}/settings/import_archive`, { headers: { cookie: jar.header() } })).text();
+    const html = await get();
+    expect(html).toContain('<a href="/settings/imports" aria-current="page">Import</a>');
+    const post = (csrf: string, data: Uint8Array, name = "archive-20261128.zip") => {
+      const form = new FormData();
+      form.append("csrf", csrf);
+      form.append("take_profile", "0");
+      form.append("data", new File([data], name));
+      return SELF.fetch(`${ORIGIN}/settings/import_archive`, {
+        method: "POST",
+        body: form,
+        headers: { cookie: jar.header(), origin: ORIGIN },
+        redirect: "manual",
+      });
+    };
+    expect((await post("forged", archive)).status).toBe(403);
+    const csrf = hidden(html, "csrf")!;
+    const ok = await post(csrf, archive);
+    expect(ok.status).toBe(303);
+    expect(await get()).toMatch(/archive-20261128\.zip<\/strong>.*In progress · Reading the archive.*<td>0 of 0<\/td>/s);
+    await runQueuedJobs();
+    expect(await get()).toMatch(/archive-20261128\.zip<\/strong>.*Finished.*<td>13 of 13<\/td><td>11<\/td><td>2<\/td><td>0<\/td>/s);
+    const bad = await post(csrf, enc.encode("not an archive"), "x.zip");
+    expect(bad.status).toBe(422);
+    expect(await bad.text()).toContain("File is not a readable archive");
   });
 });
 
