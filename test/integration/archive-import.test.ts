@@ -150,6 +150,26 @@ describe("importing a Mastodon archive", () => {
     expect(await count("SELECT count(*) AS n FROM favourites WHERE account_id = ?", pad(me.id))).toBe(1);
   });
 
+  it("takes the name, bio, fields, avatar and header from actor.json when asked, and only then", async () => {
+    const { me, archive } = await setup();
+    await uploadArchive(me, archive);
+    await runQueuedJobs();
+    const before = (await me.api.get("/api/v1/accounts/verify_credentials")).body;
+    expect(before.display_name).not.toBe("Alice Old");
+
+    const again = await uploadArchive(me, archive, "?take_profile=true");
+    expect(again.body.take_profile).toBe(true);
+    await runQueuedJobs();
+    expect((await me.api.get(`/api/tern/archive_imports/${again.body.id}`)).body).toMatchObject({ state: "finished", phase: "done" });
+    const after = (await me.api.get("/api/v1/accounts/verify_credentials")).body;
+    expect(after.display_name).toBe("Alice Old");
+    expect(after.note).toContain("My old bio");
+    expect(after.fields).toMatchObject([{ name: "Site", value: expect.stringContaining("alice.example") }]);
+    expect(after.avatar).not.toBe(before.avatar);
+    expect(after.header).not.toBe(before.header);
+    expect((await SELF.fetch(after.avatar)).status).toBe(200);
+  });
+
   it("threads a reply that comes before its parent in the file", async () => {
     const me = await makeUser();
     await addAlias(me);

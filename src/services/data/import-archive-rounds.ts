@@ -9,6 +9,7 @@
 //   likes,     one part a round: favourites and bookmarks of statuses found on this server; the others are skipped
 //   bookmarks
 //   threads    replies met before their parent are linked to it (one statement)
+//   profile    if asked: name, bio, fields, avatar and header from actor.json (import-archive-profile.ts)
 //   done       the upload and its parts are deleted from R2
 //
 // Each round writes its rows and its progress (counters and cursor) in ONE batch whose first statement is a
@@ -31,6 +32,7 @@ import { openEntry, r2Access, type RandomAccess, readCentralDirectory, readEntry
 import { buildMeta, IMAGE_LIMIT, inspectFile, MAX_VIDEO_PIXELS, putInspected, uploadKey, VIDEO_LIMIT } from "../../media/store";
 import { sniff } from "../../media/sniff";
 import { abortUnlessOneChanged } from "../statuses/status-revision";
+import { takeArchiveProfile } from "./import-archive-profile";
 import { ARCHIVE_ENTRY_MAX_BYTES, ARCHIVE_FILES, ARCHIVE_JSON_MAX_BYTES, ARCHIVE_TOTAL_MAX_BYTES } from "./import-archive";
 import {
   archivePath,
@@ -107,7 +109,7 @@ export async function runArchiveImportRound(
   let round: RoundResult;
   let results: unknown[];
   try {
-    round = await runPhase(db, env, cfg, imp, me);
+    round = await runPhase(db, env, fx, cfg, imp, me);
     const set = progressStatement(db, imp, round.progress);
     try {
       results = await runBatch(db, [set, abortUnlessOneChanged(db), ...round.stmts]);
@@ -155,7 +157,7 @@ async function finish(db: DB, env: Pick<Env, "MEDIA">, imp: ArchiveImportRow): P
   await db.update(archiveImports).set({ state: "finished", finishedAt: Date.now() }).where(eq(archiveImports.id, imp.id));
 }
 
-function runPhase(db: DB, env: Pick<Env, "MEDIA">, cfg: Config, imp: ArchiveImportRow, me: AccountRow): Promise<RoundResult> {
+function runPhase(db: DB, env: Pick<Env, "MEDIA">, fx: Effects, cfg: Config, imp: ArchiveImportRow, me: AccountRow): Promise<RoundResult> {
   switch (imp.phase) {
     case "split":
       return splitRound(env, imp);
@@ -165,10 +167,18 @@ function runPhase(db: DB, env: Pick<Env, "MEDIA">, cfg: Config, imp: ArchiveImpo
     case "bookmarks":
       return urisRound(db, env, imp, me, imp.phase);
     case "threads":
-      return Promise.resolve({ progress: { phase: "done", cursor: null }, stmts: threadStatements(db, me.id), stored: [] });
+      return Promise.resolve({ progress: { phase: imp.takeProfile ? "profile" : "done", cursor: null }, stmts: threadStatements(db, me.id), stored: [] });
+    case "profile":
+      return profileRound(db, env, fx, cfg, imp, me);
     default:
       throw new Error(`unknown phase ${imp.phase}`);
   }
+}
+
+async function profileRound(db: DB, env: Pick<Env, "MEDIA">, fx: Effects, cfg: Config, imp: ArchiveImportRow, me: AccountRow): Promise<RoundResult> {
+  const src = archiveOf(env, imp);
+  await takeArchiveProfile(db, env, fx, cfg, imp, me, src, await directory(src));
+  return { progress: { phase: "done", cursor: null }, stmts: [], stored: [] };
 }
 
 // ---- split ----
