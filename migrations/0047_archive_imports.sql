@@ -2,6 +2,7 @@
 -- under `archive_imports/<id>/` until the import ends; the import is worked through in bounded rounds by the
 -- `import_archive` effect. `phase`: split (outbox.json, likes.json and bookmarks.json cut into parts in R2) → statuses
 -- (one part a round) → likes → bookmarks → threads (replies whose parent came later in the file) → profile → done.
+-- `state` 'uploading': a multipart upload under way (`upload_id`, R2's), not checked yet.
 -- `cursor` is "<part>:<item>" within the phase; the counters are what the settings page shows.
 CREATE TABLE `archive_imports` (
   `id` text PRIMARY KEY NOT NULL,
@@ -14,6 +15,7 @@ CREATE TABLE `archive_imports` (
   `original_filename` text,
   `actor_uri` text,
   `take_profile` integer DEFAULT 0 NOT NULL,
+  `upload_id` text,
   `parts` text DEFAULT '{}' NOT NULL,
   `cursor` text,
   `total_items` integer DEFAULT 0 NOT NULL,

@@ -5,7 +5,7 @@
 import { SELF, env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { fetchMock } from "../support/fetch-mock";
-import { ALICE, BLURHASH, actorJson, mastodonArchive, outboxItems, outboxJson, zipOf } from "./archive-fixtures";
+import { ALICE, BLURHASH, MEDIA_PATH, actorJson, mastodonArchive, outboxItems, outboxJson, zipOf } from "./archive-fixtures";
 import { ORIGIN, makeUser, type TestUser } from "./helpers";
 import { png } from "./media-fixtures";
 import { hidden, signIn } from "./oauth-helpers";
@@ -168,6 +168,50 @@ describe("importing a Mastodon archive", () => {
     expect(after.avatar).not.toBe(before.avatar);
     expect(after.header).not.toBe(before.header);
     expect((await SELF.fetch(after.avatar)).status).toBe(200);
+  });
+
+  it("takes an archive larger than one request in parts (R2 multipart), and refuses a bad one with nothing left", async () => {
+    const { me, post } = await setup();
+    const pngBytes = await png(8, 8);
+    const base = { localUri: post.uri, localAuthor: post.account.url, png: pngBytes };
+    const big = async (actor?: string) =>
+      zipOf([
+        { name: "outbox.json", data: enc.encode(outboxJson(outboxItems(base))) },
+        { name: MEDIA_PATH, data: pngBytes },
+        { name: "media_attachments/files/padding.bin", data: new Uint8Array(6 * 1024 * 1024).fill(7), store: true },
+        { name: "actor.json", data: enc.encode(actorJson(actor)) },
+      ]);
+    const send = async (bytes: Uint8Array) => {
+      const begun = await me.api.post("/api/tern/archive_imports/uploads", { filename: "big.zip" });
+      expect(begun.status).toBe(201);
+      expect(begun.body.state).toBe("uploading");
+      const parts = [];
+      const size = 5 * 1024 * 1024;
+      for (let n = 1, at = 0; at < bytes.length; n++, at += size) {
+        const chunk = bytes.slice(at, at + size);
+        const res = await SELF.fetch(`${ORIGIN}/api/tern/archive_imports/uploads/${begun.body.id}/parts/${n}`, {
+          method: "PUT",
+          headers: { authorization: `Bearer ${me.token}`, "content-length": String(chunk.length) },
+          body: chunk,
+        });
+        expect(res.status).toBe(200);
+        parts.push(await res.json());
+      }
+      expect(parts).toHaveLength(2);
+      return { id: begun.body.id as string, done: await me.api.post(`/api/tern/archive_imports/uploads/${begun.body.id}/complete`, { parts }) };
+    };
+    const ok = await send(await big());
+    expect(ok.done.status, JSON.stringify(ok.done.body)).toBe(202);
+    expect(ok.done.body).toMatchObject({ state: "in_progress", kind: "zip", original_filename: "big.zip", actor: ALICE });
+    await runQueuedJobs();
+    expect((await me.api.get(`/api/tern/archive_imports/${ok.id}`)).body).toMatchObject({ state: "finished", imported_items: 9 }); // no likes.json, bookmarks.json here
+    expect(await allStatuses(me)).toHaveLength(9);
+
+    const bad = await send(await big("https://else.example/users/mallory"));
+    expect(bad.done.status).toBe(422);
+    expect(bad.done.body.error).toMatch(/another account/);
+    expect((await me.api.get(`/api/tern/archive_imports/${bad.id}`)).status).toBe(404);
+    expect((await env.MEDIA.list({ prefix: `archive_imports/${bad.id}/` })).objects).toHaveLength(0);
   });
 
   it("threads a reply that comes before its parent in the file", async () => {

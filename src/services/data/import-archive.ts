@@ -5,7 +5,7 @@
 // archive it is (the importing account itself, or one of its aliases: the old account a user moves from). A refused
 // upload is deleted from R2 and answered with a 4xx; nothing else was written. Accepted, the import is worked through
 // in bounded rounds by the `import_archive` effect (import-archive-rounds.ts).
-import { desc, eq, sql } from "drizzle-orm";
+import { and, desc, eq, sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { ownRow } from "../../db/owned";
 import { archiveImports, type AccountRow, type ArchiveImportRow } from "../../db/schema";
@@ -19,6 +19,8 @@ import { r2Access, type RandomAccess, readCentralDirectory, readEntry, openEntry
 
 /** One request's upload (the Workers platform takes request bodies up to 100 MB). */
 export const ARCHIVE_UPLOAD_MAX_BYTES = 100 * 1024 * 1024;
+/** A multipart upload, in all (no ZIP64: a zip is at most 4 GiB). */
+export const ARCHIVE_MAX_BYTES = 0xffffffff;
 /** outbox.json, likes.json, bookmarks.json: declared (and inflated) size at most. */
 export const ARCHIVE_JSON_MAX_BYTES = 256 * 1024 * 1024;
 /** Any one file of the archive (a video is at most 99 MB in Mastodon). */
@@ -54,26 +56,53 @@ export async function createArchiveImport(db: DB, env: Pick<Env, "MEDIA">, fx: E
     await env.MEDIA.delete(key).catch(() => {});
     throw validationFailed("File could not be read whole (its length differs from the one announced)");
   }
+  return startStoredImport(db, env, fx, me, { id, key, size: upload.size, filename: upload.filename, takeProfile: upload.takeProfile, createdAt: now });
+}
+
+/** An upload now whole in R2 (one request, or a multipart upload completed). */
+export interface StoredUpload {
+  id: string;
+  key: string;
+  size: number;
+  filename: string | null;
+  takeProfile: boolean;
+  createdAt: number;
+}
+
+/**
+ * Checks an upload stored in R2 and starts its import; `uploading`: the row of a multipart upload, which becomes the
+ * import. A refused upload is deleted (object and row) and answered with a 4xx.
+ */
+export async function startStoredImport(
+  db: DB,
+  env: Pick<Env, "MEDIA">,
+  fx: Effects,
+  me: AccountRow,
+  up: StoredUpload,
+  uploading = false,
+): Promise<ArchiveImportRow> {
   try {
-    const src = r2Access(env.MEDIA, key, upload.size);
-    const head = await src.read(0, Math.min(upload.size, 4));
+    if (up.size > ARCHIVE_MAX_BYTES) throw new ApiError(413, "Validation failed: File is too large (the limit is 4 GB)");
+    const src = r2Access(env.MEDIA, up.key, up.size);
+    const head = await src.read(0, Math.min(up.size, 4));
     const kind = head[0] === 0x50 && head[1] === 0x4b ? "zip" : "outbox";
-    const actorUri = kind === "zip" ? await checkZip(src, upload.takeProfile) : await firstActor(await src.stream(0, upload.size), upload.size);
+    const actorUri = kind === "zip" ? await checkZip(src, up.takeProfile) : await firstActor(await src.stream(0, up.size), up.size);
     if (!actorUri) throw validationFailed("This archive names no account (actor.json, or the actor of its first activity)");
     if (!(await isSelfOrAlias(db, me, actorUri))) {
       throw validationFailed(`This archive is of another account (${actorUri.slice(0, 200)}); add it as an alias of this account first`);
     }
     const row: ArchiveImportRow = {
-      id,
+      id: up.id,
       accountId: me.id,
       state: "in_progress",
       phase: "split",
       kind,
-      fileKey: key,
-      fileSize: upload.size,
-      originalFilename: upload.filename?.slice(0, 255) ?? null,
+      fileKey: up.key,
+      fileSize: up.size,
+      originalFilename: up.filename?.slice(0, 255) ?? null,
       actorUri,
-      takeProfile: upload.takeProfile && kind === "zip",
+      takeProfile: up.takeProfile && kind === "zip",
+      uploadId: null,
       parts: {},
       cursor: null,
       totalItems: 0,
@@ -86,14 +115,21 @@ export async function createArchiveImport(db: DB, env: Pick<Env, "MEDIA">, fx: E
       budgetDay: 0,
       budgetRows: 0,
       error: null,
-      createdAt: now,
+      createdAt: up.createdAt,
       finishedAt: null,
     };
-    await db.insert(archiveImports).values(row);
-    fx.add({ type: "import_archive", importId: id, origin: fx.origin });
+    if (uploading) {
+      const { id: _, ...set } = row;
+      await db
+        .update(archiveImports)
+        .set(set)
+        .where(and(eq(archiveImports.id, up.id), eq(archiveImports.state, "uploading")));
+    } else await db.insert(archiveImports).values(row);
+    fx.add({ type: "import_archive", importId: up.id, origin: fx.origin });
     return row;
   } catch (e) {
-    await env.MEDIA.delete(key).catch(() => {});
+    await env.MEDIA.delete(up.key).catch(() => {});
+    if (uploading) await db.delete(archiveImports).where(and(eq(archiveImports.id, up.id), eq(archiveImports.state, "uploading")));
     if (e instanceof ZipError || e instanceof JsonItemsError) throw validationFailed(`File is not a readable archive: ${e.message}`);
     throw e;
   }

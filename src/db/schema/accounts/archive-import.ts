@@ -13,7 +13,7 @@ export const archiveImports = lazyTable(() =>
     {
       id: id("id").primaryKey(),
       accountId: id("account_id").notNull(),
-      state: text("state").notNull().default("in_progress"), // in_progress | finished | failed
+      state: text("state").notNull().default("in_progress"), // uploading | in_progress | finished | failed
       phase: text("phase").notNull().default("split"), // split | statuses | likes | bookmarks | threads | profile | done
       kind: text("kind").notNull(), // zip | outbox
       fileKey: text("file_key").notNull(),
@@ -21,6 +21,8 @@ export const archiveImports = lazyTable(() =>
       originalFilename: text("original_filename"),
       actorUri: text("actor_uri"),
       takeProfile: bool("take_profile").notNull().default(false),
+      /** R2's id of a multipart upload while `state` is uploading. */
+      uploadId: text("upload_id"),
       parts: json<ArchiveParts>()("parts").notNull().default(sql`'{}'`),
       cursor: text("cursor"),
       totalItems: integer("total_items").notNull().default(0),
