@@ -225,6 +225,7 @@ describe("importing a Mastodon archive", () => {
     const [third, second, first] = list;
     expect(second.in_reply_to_id).toBe(first.id);
     expect(third.in_reply_to_id).toBe(second.id);
+    expect([first.replies_count, second.replies_count, third.replies_count]).toEqual([1, 1, 0]);
     // the post with an image came without it (its file was not in this zip)
     expect(first.media_attachments).toEqual([]);
   });

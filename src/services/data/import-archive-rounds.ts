@@ -446,7 +446,10 @@ async function urisRound(db: DB, env: Pick<Env, "MEDIA">, imp: ArchiveImportRow,
 
 // ---- threads ----
 
-/** Replies imported before their parent (or whose parent arrived on this server since) are linked to it. */
+/**
+ * Replies imported before their parent (or whose parent arrived on this server since) are linked to it; the parents'
+ * replies_count follows by trigger (statuses_reply_linked, migrations/0026).
+ */
 function threadStatements(db: DB, accountId: string): Statement[] {
   const me = padId(accountId);
   return [
