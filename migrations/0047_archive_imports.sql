@@ -35,7 +35,8 @@ CREATE TABLE `archive_imports` (
 CREATE INDEX `archive_imports_account` ON `archive_imports` (`account_id`,`id`);
 --> statement-breakpoint
 -- One row per imported item, keyed by the item's original URI: importing the same archive again imports nothing twice,
--- and a reply found before its parent is threaded once the parent is in (`in_reply_to_uri`, cleared when linked).
+-- and a reply found before its parent is threaded once the parent is in (`in_reply_to_uri`, cleared when linked): at
+-- the import's end when the parent is on this server, else when someone opens the reply's context (the backfill).
 CREATE TABLE `archive_import_items` (
   `account_id` text NOT NULL,
   `original_uri` text NOT NULL,
@@ -44,4 +45,5 @@ CREATE TABLE `archive_import_items` (
   PRIMARY KEY(`account_id`, `original_uri`)
 ) WITHOUT ROWID;
 --> statement-breakpoint
-CREATE INDEX `archive_import_items_parent` ON `archive_import_items` (`account_id`,`in_reply_to_uri`) WHERE `in_reply_to_uri` IS NOT NULL;
+-- A status whose parent is still to be found (the context's backfill resolves it: src/federation/remote/backfill.ts).
+CREATE INDEX `archive_import_items_unlinked` ON `archive_import_items` (`status_id`) WHERE `in_reply_to_uri` IS NOT NULL;

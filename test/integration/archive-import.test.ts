@@ -8,6 +8,7 @@ import { fetchMock } from "../support/fetch-mock";
 import { ALICE, BLURHASH, MEDIA_PATH, actorJson, mastodonArchive, outboxItems, outboxJson, zipOf } from "./archive-fixtures";
 import { ORIGIN, makeUser, type TestUser } from "./helpers";
 import { png } from "./media-fixtures";
+import { note, remoteActor, serveJson } from "./federation-inbox-fixtures";
 import { hidden, signIn } from "./oauth-helpers";
 import { queued, runQueuedJobs, unpack } from "./queues";
 
@@ -212,6 +213,25 @@ describe("importing a Mastodon archive", () => {
     expect(bad.done.body.error).toMatch(/another account/);
     expect((await me.api.get(`/api/tern/archive_imports/${bad.id}`)).status).toBe(404);
     expect((await env.MEDIA.list({ prefix: `archive_imports/${bad.id}/` })).objects).toHaveLength(0);
+  });
+
+  it("links a reply to another server's post when its context is opened (the parent fetched then, not during the import)", async () => {
+    const { me, archive } = await setup();
+    await uploadArchive(me, archive);
+    await runQueuedJobs();
+    const reply = (await allStatuses(me)).find((s) => s.content.includes("replying to bob"))!;
+    expect(reply.in_reply_to_id).toBeNull();
+    const bob = await remoteActor("bob", "else.example");
+    serveJson("else.example", "/users/bob/statuses/77", note(bob, { id: "https://else.example/users/bob/statuses/77", content: "<p>bob asks</p>" }));
+    const ctx = await me.api.get(`/api/v1/statuses/${reply.id}/context`);
+    expect(ctx.status).toBe(200);
+    expect(ctx.body.ancestors.map((s: any) => s.uri)).toEqual(["https://else.example/users/bob/statuses/77"]);
+    const after = (await me.api.get(`/api/v1/statuses/${reply.id}`)).body;
+    expect(after.in_reply_to_id).toBe(ctx.body.ancestors[0].id);
+    expect(await count("SELECT count(*) AS n FROM archive_import_items WHERE in_reply_to_uri IS NOT NULL")).toBe(0);
+    // nobody was notified of the reply, on either side
+    expect(await count("SELECT count(*) AS n FROM notifications")).toBe(0);
+    expect(queued.deliveries).toHaveLength(0);
   });
 
   it("threads a reply that comes before its parent in the file", async () => {

@@ -53,7 +53,10 @@ export const archiveImportItems = lazyTable(() =>
       statusId: id("status_id").notNull(),
       inReplyToUri: text("in_reply_to_uri"),
     },
-    (t) => [primaryKey({ columns: [t.accountId, t.originalUri] })],
+    (t) => [
+      primaryKey({ columns: [t.accountId, t.originalUri] }),
+      index("archive_import_items_unlinked").on(t.statusId).where(sql`in_reply_to_uri IS NOT NULL`),
+    ],
   ),
 );
 
