@@ -6,13 +6,18 @@
 // each batch's meta), and what that makes of 20,000 posts against the free plan's 100,000 rows written a day.
 // Every 10th post replies to the one before (a thread), every 50th has an image, every 100th is a poll, one in 4 has a
 // hashtag; one in 20 is followers-only. The archive's actor is the importing account itself (a Tern archive read
-// back), so no alias needs resolving. ~2 minutes for N=5,000 on 2 shared cores.
+// back), so no alias needs resolving. ~1 minute for N=5,000 on 2 shared cores. `--d1-apart`: the Worker's CPU without
+// local D1's SQLite (served by another process), as the Workers CPU limit counts it.
 import { crc32, deflateRawSync, deflateSync } from "node:zlib";
 import { join } from "node:path";
 import { root, startBenchServer } from "./server.mjs";
 import { signUp } from "../test/federation/tern-api.mjs";
+import { cpuMs, workerdPids } from "./cpu.mjs";
 
-const N = Number(process.argv[2] ?? 5000);
+const args = process.argv.slice(2);
+const N = Number(args.find((a) => !a.startsWith("--")) ?? 5000);
+/** --d1-apart: local D1 served by another process (bench/d1-host.mjs), so the CPU measured is the Worker's alone. */
+const D1_APART = args.includes("--d1-apart");
 const FREE_PLAN_ROWS = 100_000;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const log = (...a) => console.error("[archive-import]", ...a);
@@ -151,7 +156,8 @@ function archive(actor, n) {
 
 const tern = await startBenchServer({
   seed: () => {},
-  entry: join(root, "bench", "worker-entry.js"),
+  entry: join(root, "bench", D1_APART ? "day-entry.js" : "worker-entry.js"),
+  d1Apart: D1_APART,
   vars: { RATE_LIMIT_API_PER_ACCOUNT: "off", RATE_LIMIT_API_PER_TOKEN: "off", RATE_LIMIT_API_PER_IP: "off", ARCHIVE_IMPORT_DAILY_ROWS: "100000000" },
 });
 try {
@@ -160,6 +166,20 @@ try {
   const actor = `${tern.url}/users/${me.username}`;
   const zip = archive(actor, N);
   log(`archive: ${N} posts, ${(zip.length / 1024 / 1024).toFixed(1)} MB zipped`);
+  const port = Number(new URL(tern.url).port);
+  const pids = workerdPids(tern.pid, port, { strict: true });
+  const control = `${tern.url}/__bench/${D1_APART ? "day" : "queues"}`;
+  const queueStats = async () => {
+    const queues = Object.values((await (await fetch(control)).json()).queues ?? {});
+    return { acked: queues.reduce((n, q) => n + (q.acked ?? 0), 0) };
+  };
+  await sleep(2000);
+  const idleFrom = Date.now();
+  const idle0 = cpuMs(pids);
+  await sleep(3000);
+  const idlePerMs = (cpuMs(pids) - idle0) / (Date.now() - idleFrom);
+  await fetch(`${control}?reset=1`);
+  const cpu0 = cpuMs(pids);
   const t0 = Date.now();
   const res = await fetch(`${tern.url}/api/tern/archive_imports`, {
     method: "POST",
@@ -176,6 +196,9 @@ try {
     if (Date.now() - t0 > 30 * 60_000) throw new Error("import did not finish in 30 minutes");
   }
   const end = Date.now();
+  // what the polling itself cost is left in (one small GET a second)
+  const cpu = cpuMs(pids) - cpu0 - idlePerMs * (end - t0);
+  const jobs = await queueStats();
   if (row.state !== "finished") throw new Error(`import ${row.state}: ${row.error}`);
   const statuses = row.imported_items;
   const minutes = (end - t0) / 60_000;
@@ -190,6 +213,10 @@ try {
   console.log(`| D1 rows written | ${row.rows_written} (${perStatus.toFixed(1)} per status) |`);
   console.log(
     `| 20,000 posts | ~${for20k.toLocaleString("en")} rows: ${for20k <= FREE_PLAN_ROWS ? "fits one day's" : `over one day's`} 100,000; at the import's ${budget.toLocaleString("en")} a day: ${Math.ceil(for20k / budget)} day(s) |`,
+  );
+  console.log(`| JOBS messages (rounds) | ${jobs.acked} (${(N / Math.max(1, jobs.acked)).toFixed(1)} posts each) |`);
+  console.log(
+    `| workerd CPU${D1_APART ? " (the Worker's; D1 apart)" : " (SQLite of local D1 included)"}, upload and all rounds | ${Math.round(cpu)} ms: ${(cpu / Math.max(1, jobs.acked)).toFixed(1)} ms a round, ${(cpu / statuses).toFixed(2)} ms a status |`,
   );
   console.log(`| imported / skipped / failed | ${row.imported_items} / ${row.skipped_items} / ${row.failed_items} |`);
 } finally {

@@ -2,7 +2,7 @@
 //
 //   split      outbox.json, likes.json and bookmarks.json are read once, as streams (inflated by the runtime when the
 //              zip deflated them), and cut into parts in R2 of PART_ITEMS activities / PART_URIS URIs
-//              (src/lib/text/json-items.ts), so that no later round parses more than one part
+//              (src/lib/text/json-items.ts), so that no later round parses more than its own part
 //   statuses   at most ITEMS_PER_ROUND activities a round (fewer when media or ROUND_BUDGET_MS run out): each Create a
 //              local status (import-archive-items.ts), its media copied from the zip into R2; each Announce a boost when
 //              its status is on this server, else skipped
@@ -45,11 +45,12 @@ import {
   type StoredAttachment,
 } from "./import-archive-items";
 
-export const PART_ITEMS = 100;
+/** Activities per part: one round's worth, so that no round parses what it does not import. */
+export const PART_ITEMS = 10;
 export const PART_URIS = 1000;
-export const ITEMS_PER_ROUND = 25;
+export const ITEMS_PER_ROUND = 10;
 /** Media files copied per round (each a few R2 calls: the platform's subrequest limits). */
-export const MEDIA_PER_ROUND = 12;
+export const MEDIA_PER_ROUND = 5;
 export const ARCHIVE_MAX_ATTEMPTS = 5;
 /** D1 rows an import may write per UTC day: half of the free plan's 100,000, the rest left to the instance. */
 export const ARCHIVE_DAILY_ROWS = 50_000;
@@ -263,7 +264,8 @@ async function statusesRound(db: DB, env: Pick<Env, "MEDIA">, cfg: Config, imp: 
   const parsed = slice.map((raw) => parseItem(raw, actor, followers));
   const known = await knownStatuses(db, me.id, parsed);
   const src = imp.kind === "zip" ? archiveOf(env, imp) : null;
-  const dir = src ? await directory(src) : null;
+  // The zip's directory is read only by a round that has media to copy.
+  let dir: Map<string, ZipEntryInfo> | null = null;
   const started = Date.now();
   const stmts: Statement[] = [];
   const stored: string[] = [];
@@ -296,6 +298,7 @@ async function statusesRound(db: DB, env: Pick<Env, "MEDIA">, cfg: Config, imp: 
     const attachments: StoredAttachment[] = [];
     for (const att of item.note.attachments.slice(0, MAX_IMPORTED_ATTACHMENTS)) {
       const path = archivePath(att.url);
+      if (path && src && !dir) dir = await directory(src);
       const entry = path && dir ? dir.get(path) : undefined;
       if (!entry || !src) continue; // not in the upload (an outbox.json alone): the status comes without it
       media++;
