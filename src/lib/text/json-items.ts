@@ -27,7 +27,11 @@ export class CollectionItemSplitter {
   private started = false;
   private count = 0;
 
-  constructor(private readonly limits: SplitLimits) {}
+  private readonly limits: SplitLimits;
+
+  constructor(limits: SplitLimits) {
+    this.limits = limits;
+  }
 
   /** Feeds the next piece of text; returns the items completed in it. */
   push(text: string): string[] {

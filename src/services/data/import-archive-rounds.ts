@@ -2,7 +2,7 @@
 //
 //   split      outbox.json, likes.json and bookmarks.json are read once, as streams (inflated by the runtime when the
 //              zip deflated them), and cut into parts in R2 of PART_ITEMS activities / PART_URIS URIs
-//              (src/lib/text/json-items.ts), so that no later round parses more than its own part
+//              (src/lib/text/json-items.ts), so that no later round parses more than one part
 //   statuses   at most ITEMS_PER_ROUND activities a round (fewer when media or ROUND_BUDGET_MS run out): each Create a
 //              local status (import-archive-items.ts), its media copied from the zip into R2; each Announce a boost when
 //              its status is on this server, else skipped
@@ -45,8 +45,14 @@ import {
   type StoredAttachment,
 } from "./import-archive-items";
 
-/** Activities per part: one round's worth, so that no round parses what it does not import. */
-export const PART_ITEMS = 10;
+/** Activities per part at least (a round parses its part and imports ITEMS_PER_ROUND of it). */
+export const PART_ITEMS = 50;
+/**
+ * Parts the split writes per file at most: each is an R2 call, and an invocation makes at most 1,000 calls to
+ * Cloudflare's services. A larger file gets larger parts, from its size at ~500 bytes an item (an estimate on the high
+ * side of the count: a Mastodon Create is 1–2 KB).
+ */
+export const MAX_PARTS_PER_FILE = 800;
 export const PART_URIS = 1000;
 export const ITEMS_PER_ROUND = 10;
 /** Media files copied per round (each a few R2 calls: the platform's subrequest limits). */
@@ -197,18 +203,27 @@ async function splitRound(env: Pick<Env, "MEDIA">, imp: ArchiveImportRow): Promi
   let total = 0;
   for (const source of ["outbox", "likes", "bookmarks"] as const) {
     let stream: ReadableStream<Uint8Array> | null = null;
+    let bytes = 0;
     if (dir) {
       const e = dir.get(ARCHIVE_FILES[source]);
-      if (e) stream = await openEntry(src, e);
-    } else if (source === "outbox") stream = await src.stream(0, imp.fileSize);
-    const perPart = source === "outbox" ? PART_ITEMS : PART_URIS;
+      if (e) {
+        stream = await openEntry(src, e);
+        bytes = e.size;
+      }
+    } else if (source === "outbox") {
+      stream = await src.stream(0, imp.fileSize);
+      bytes = imp.fileSize;
+    }
+    const perPart = Math.max(source === "outbox" ? PART_ITEMS : PART_URIS, Math.ceil(bytes / 500 / MAX_PARTS_PER_FILE));
     const splitter = new CollectionItemSplitter({ maxItemChars: 1024 * 1024, maxItems: 1_000_000 });
     let buffer: string[] = [];
     let n = 0;
     let items = 0;
     const flush = async () => {
       if (!buffer.length) return;
-      await env.MEDIA.put(partKey(imp.id, source, n++), `[${buffer.join(",")}]`);
+      // The items' texts, as a JSON array of strings: a round parses the strings (cheap, no objects built) and then only
+      // the items it imports.
+      await env.MEDIA.put(partKey(imp.id, source, n++), JSON.stringify(buffer));
       items += buffer.length;
       buffer = [];
     };
@@ -241,6 +256,15 @@ const parseCursor = (c: string | null): [number, number] => {
   return [p ?? 0, i ?? 0];
 };
 
+function parseJson(text: unknown): unknown {
+  if (typeof text !== "string") return null;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return null; // not JSON: the item is skipped
+  }
+}
+
 async function readPart(env: Pick<Env, "MEDIA">, key: string): Promise<unknown[]> {
   const o = await env.MEDIA.get(key);
   if (!o) throw new Error(`import part ${key} is gone`);
@@ -261,7 +285,7 @@ async function statusesRound(db: DB, env: Pick<Env, "MEDIA">, cfg: Config, imp: 
   const slice = all.slice(i, i + ITEMS_PER_ROUND);
   const actor = imp.actorUri ?? "";
   const followers = followersOf(imp);
-  const parsed = slice.map((raw) => parseItem(raw, actor, followers));
+  const parsed = slice.map((text) => parseItem(parseJson(text), actor, followers));
   const known = await knownStatuses(db, me.id, parsed);
   const src = imp.kind === "zip" ? archiveOf(env, imp) : null;
   // The zip's directory is read only by a round that has media to copy.
@@ -425,7 +449,7 @@ async function storeAttachment(
 async function urisRound(db: DB, env: Pick<Env, "MEDIA">, imp: ArchiveImportRow, me: AccountRow, source: "likes" | "bookmarks"): Promise<RoundResult> {
   const [p] = parseCursor(imp.cursor);
   if (p >= (imp.parts[source]?.parts ?? 0)) return { progress: { phase: NEXT[source], cursor: "0:0" }, stmts: [], stored: [] };
-  const raw = await readPart(env, partKey(imp.id, source, p));
+  const raw = (await readPart(env, partKey(imp.id, source, p))).map(parseJson);
   const uris = raw.filter((u): u is string => typeof u === "string" && u.length <= 2048);
   const list = JSON.stringify([...new Set(uris)]);
   const mine = padId(me.id);
