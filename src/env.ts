@@ -28,6 +28,8 @@ export interface Env {
   VAPID_PRIVATE_KEY?: string;
   REQUIRE_EMAIL_CONFIRMATION?: string;
   SOURCE_URL?: string;
+  /** D1 rows an archive import may write per UTC day (src/services/data/import-archive-rounds.ts). */
+  ARCHIVE_IMPORT_DAILY_ROWS?: string;
   /** Rate limits (src/lib/limits/rate-limit.ts): `N` per Mastodon's period, `N/SECONDS`, or `off`; empty: Mastodon's figure. */
   RATE_LIMIT_API_PER_ACCOUNT?: string;
   RATE_LIMIT_API_PER_TOKEN?: string;

@@ -61,6 +61,7 @@ import mediaDefaults from "./api/media/defaults";
 import web from "./web/routes";
 import ternExports from "./api/tern/exports";
 import ternImports from "./api/tern/imports";
+import ternArchiveImports from "./api/tern/archive-imports";
 import ternAliases from "./api/tern/aliases";
 import ternMigration from "./api/tern/migration";
 import settingsData from "./web/settings-data";
@@ -128,6 +129,7 @@ export const mounts: [string, RouteGroup][] = [
   // Account data export and import: Tern's API, and the settings pages at Mastodon's paths
   ["/api/tern/exports", ternExports],
   ["/api/tern/imports", ternImports],
+  ["/api/tern/archive_imports", ternArchiveImports],
   // Account migration: aliases (alsoKnownAs) and moving out (src/services/accounts/account-migration.ts)
   ["/api/tern/aliases", ternAliases],
   ["/api/tern/migration", ternMigration],

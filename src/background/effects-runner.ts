@@ -21,6 +21,7 @@ import { applyDomainBlockRound } from "../services/admin/domain-blocks";
 import { deleteAccountChunk } from "../services/accounts/delete-account";
 import { replaceRemotePins } from "../services/interactions/pins";
 import { runArchiveRound } from "../services/data/export-archive";
+import { ARCHIVE_DAILY_ROWS, runArchiveImportRound } from "../services/data/import-archive-rounds";
 import { runImportRound } from "../services/data/imports";
 import { runConfirmationResend, runMail, runPasswordReset } from "../mail/run";
 import { mailStaff } from "../mail/staff-notices";
@@ -140,6 +141,8 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects, b
       return runImportRound(db, fx, configFor(env, fx), effect.importId);
     case "export_archive":
       return runArchiveRound(db, env, fx, configFor(env, fx), effect.backupId);
+    case "import_archive":
+      return runArchiveImportRound(db, env, fx, configFor(env, fx), effect.importId, archiveDailyRows(env));
     case "backfill_thread":
       await backfillThread(db, configFor(env, fx), fx, effect.statusId, JOB_BUDGET);
       return;
@@ -159,6 +162,12 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects, b
     default:
       return unknownEffect(effect);
   }
+}
+
+/** The operator's daily D1 row budget for archive imports (ARCHIVE_IMPORT_DAILY_ROWS), else the default. */
+function archiveDailyRows(env: Env): number {
+  const n = Number(env.ARCHIVE_IMPORT_DAILY_ROWS);
+  return Number.isFinite(n) && n > 0 ? n : ARCHIVE_DAILY_ROWS;
 }
 
 /** Every effect type has a case above: a new one fails to compile here until it has. At run time: a malformed body. */

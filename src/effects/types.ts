@@ -61,6 +61,8 @@ export type Effect =
   // Account data import and export (src/services/data/imports.ts, export-archive.ts): the next bounded round of each
   | { type: "import_rows"; importId: string; origin: string }
   | { type: "export_archive"; backupId: string; origin: string }
+  // An archive import's next round (src/services/data/import-archive-rounds.ts)
+  | { type: "import_archive"; importId: string; origin: string }
   // What a context request's backfill could not fetch within its budget (src/federation/remote/backfill.ts)
   | { type: "backfill_thread"; statusId: string }
   // One mail to one recipient through the EMAIL binding (src/mail/run.ts); retried by the runner, at most

@@ -92,6 +92,9 @@ function ImportsPage(p: { siteTitle: string; csrf: string; imports: ImportView[]
       <div class="card">
         <h1>Import</h1>
         <p class="muted">A CSV file exported from this server or from Mastodon. A file that cannot be read is refused whole.</p>
+        <p>
+          Your posts, from the archive of your old account: <a href="/settings/import_archive">Import an archive</a>.
+        </p>
         <ErrorBox text={p.error} />
         <PostForm action="/settings/imports" csrf={p.csrf} enctype="multipart/form-data">
           <label for="type">What the file holds</label>

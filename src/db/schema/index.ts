@@ -20,3 +20,4 @@ export * from "./accounts/email-links";
 export * from "./federation/signature-specs";
 export * from "./federation/relays";
 export * from "./accounts/account-migration";
+export * from "./accounts/archive-import";

@@ -51,7 +51,8 @@ export async function claimBackfill(db: DB, statusId: string, viewerId: string, 
     SELECT ${statuses.conversationId}, ${now} FROM ${statuses}
     WHERE ${statuses.id} = ${padId(statusId)} AND ${statuses.conversationId} IS NOT NULL AND ${statuses.reblogOfId} IS NULL
       AND ${statusReadableBy(viewerId)}
-      AND (${statuses.local} = 0 OR EXISTS (SELECT 1 FROM statuses t WHERE t.conversation_id = ${statuses.conversationId} AND t.local = 0))
+      AND (${statuses.local} = 0 OR EXISTS (SELECT 1 FROM statuses t WHERE t.conversation_id = ${statuses.conversationId} AND t.local = 0)
+        OR EXISTS (SELECT 1 FROM archive_import_items a WHERE a.status_id = ${statuses.id} AND a.in_reply_to_uri IS NOT NULL))
     ON CONFLICT (conversation_id) DO UPDATE SET fetched_at = excluded.fetched_at WHERE thread_backfills.fetched_at < ${now - BACKFILL_COOLDOWN_MS}
     RETURNING conversation_id`);
   return rows.length > 0;
@@ -143,27 +144,45 @@ async function statusDoc(p: Pass, s: StatusRow): Promise<Record<string, unknown>
 }
 
 /**
- * Walks up from `start` to the root of its thread: while the highest known status is remote and names a parent, the
- * parent is resolved (the resolver fetches a few more levels itself) and the orphan linked to it. Returns the root
+ * Walks up from `start` to the root of its thread: while the highest known status is remote and names a parent (or is
+ * an imported local status whose parent on another server was not known at the import), the parent is resolved (the resolver fetches a few more levels itself) and the orphan linked to it. Returns the root
  * reached, or null when the budget ran out on the way.
  */
 async function walkAncestors(p: Pass, start: StatusRow, maxAncestors: number): Promise<StatusRow | null> {
   const { db } = p.r;
   let top = await topKnown(db, start.id);
-  for (let added = 0; top && !top.local && added < maxAncestors; added++) {
-    if (outOfBudget(p) && !p.r.docs?.has(top.uri)) return null;
-    const doc = await statusDoc(p, top);
-    if (!doc) return top;
-    const note = normalizeNote(doc);
-    if (!note || note.id !== top.uri || !note.inReplyTo || note.inReplyTo === top.uri) return top;
-    const parent = await resolveStatus(p.r, note.inReplyTo);
+  for (let added = 0; top && added < maxAncestors; added++) {
+    let parentUri: string | null;
+    if (top.local) {
+      // A local status names a parent not linked yet only when it came from an imported archive.
+      parentUri = await importedParentUri(db, top.id);
+      if (!parentUri) return top;
+      if (outOfBudget(p)) return null;
+    } else {
+      if (outOfBudget(p) && !p.r.docs?.has(top.uri)) return null;
+      const doc = await statusDoc(p, top);
+      if (!doc) return top;
+      const note = normalizeNote(doc);
+      if (!note || note.id !== top.uri || !note.inReplyTo || note.inReplyTo === top.uri) return top;
+      parentUri = note.inReplyTo;
+    }
+    const parent = await resolveStatus(p.r, parentUri);
     if (!parent || parent.reblogOfId || parent.id === top.id) return outOfBudget(p) ? null : top;
     // As ingestNote: a reply to a local status its author may not see is not threaded.
     if (parent.local && !(await accountCanRead(db, top.accountId, parent.id))) return top;
     if (top.inReplyToId == null) await linkReply(db, top, parent);
+    if (top.local) await db.run(sql`UPDATE archive_import_items SET in_reply_to_uri = NULL WHERE status_id = ${padId(top.id)} AND in_reply_to_uri IS NOT NULL`);
     top = await topKnown(db, parent.id);
   }
   return top;
+}
+
+/** The parent URI an imported status still waits for (src/services/data/import-archive*.ts), if any. */
+async function importedParentUri(db: DB, statusId: string): Promise<string | null> {
+  const [row] = await db.all<{ uri: string }>(
+    sql`SELECT in_reply_to_uri AS uri FROM archive_import_items WHERE status_id = ${padId(statusId)} AND in_reply_to_uri IS NOT NULL LIMIT 1`,
+  );
+  return row?.uri ?? null;
 }
 
 /** Threads a reply stored before its parent was known (the counter follows by trigger, 0026_relays_backfill.sql). */

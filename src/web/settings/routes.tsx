@@ -3,7 +3,8 @@
 // and browser sessions), /settings/delete, and the sign-in page's two-factor step (/auth/sign_in/otp). Plain forms
 // with the session's CSRF token, no client-side JavaScript; every change goes through a service and answers with a
 // redirect and a flash message (POST-redirect-GET); a refused change shows the page again with the reason.
-// Mounted at "/" by src/web/routes.tsx. The data pages (/settings/exports, /settings/imports) are src/web/settings-data.tsx.
+// Mounted at "/" by src/web/routes.tsx. The data pages (/settings/exports, /settings/imports) are src/web/settings-data.tsx;
+// importing an archive (/settings/import_archive) is ./archive-import.tsx.
 import { routeGroup } from "../../route-group";
 import type { Ctx } from "../../context";
 import { renderAccount } from "../../entities/accounts/account";
@@ -33,6 +34,7 @@ import type { WebSession } from "../session-store";
 import type { UserSettings } from "../../db/schema";
 import { AccountPage } from "./account";
 import aliasPages from "./aliases";
+import archiveImportPages from "./archive-import";
 import { AppsPage } from "./apps";
 import { DeletedPage, DeletePage } from "./delete";
 import { redirectWithFlash, takeFlash } from "./flash";
@@ -66,6 +68,7 @@ const viewerOf = (s: WebSession): UserViewer => ({
 
 r.get("/settings", (c) => c.redirect("/settings/profile", 303));
 r.route("/", aliasPages).route("/", migrationPages); // account migration: /settings/aliases, /settings/migration
+r.route("/", archiveImportPages); // /settings/import_archive
 
 // ---- profile ----
 

@@ -1,0 +1,224 @@
+#!/usr/bin/env node
+// `node bench/archive-import.mjs [N]` (npm run bench:archive-import): imports an archive of N posts (default 5,000), built
+// as Mastodon's BackupService writes one (zip, DEFLATE; outbox.json of Create activities, media under
+// media_attachments/files/, likes.json, bookmarks.json, actor.json), through the real JOBS queue of a bench server,
+// and prints statuses imported per minute, the D1 rows written per status (D1's own count, summed by the import from
+// each batch's meta), and what that makes of 20,000 posts against the free plan's 100,000 rows written a day.
+// Every 10th post replies to the one before (a thread), every 50th has an image, every 100th is a poll, one in 4 has a
+// hashtag; one in 20 is followers-only. The archive's actor is the importing account itself (a Tern archive read
+// back), so no alias needs resolving. ~1 minute for N=5,000 on 2 shared cores. `--d1-apart`: the Worker's CPU without
+// local D1's SQLite (served by another process), as the Workers CPU limit counts it.
+import { crc32, deflateRawSync, deflateSync } from "node:zlib";
+import { join } from "node:path";
+import { root, startBenchServer } from "./server.mjs";
+import { signUp } from "../test/federation/tern-api.mjs";
+import { cpuMs, workerdPids } from "./cpu.mjs";
+
+const args = process.argv.slice(2);
+const N = Number(args.find((a) => !a.startsWith("--")) ?? 5000);
+/** --d1-apart: local D1 served by another process (bench/d1-host.mjs), so the CPU measured is the Worker's alone. */
+const D1_APART = args.includes("--d1-apart");
+const FREE_PLAN_ROWS = 100_000;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const log = (...a) => console.error("[archive-import]", ...a);
+
+/** A zip as rubyzip writes it: local headers with sizes, DEFLATE (STORE for media), then the central directory. */
+function zipOf(entries) {
+  const chunks = [];
+  const central = [];
+  let offset = 0;
+  for (const e of entries) {
+    const name = Buffer.from(e.name);
+    const body = e.store ? e.data : deflateRawSync(e.data);
+    const crc = crc32(e.data);
+    const local = Buffer.alloc(30);
+    local.writeUInt32LE(0x04034b50, 0);
+    local.writeUInt16LE(20, 4);
+    local.writeUInt16LE(0x0800, 6);
+    local.writeUInt16LE(e.store ? 0 : 8, 8);
+    local.writeUInt32LE(crc, 14);
+    local.writeUInt32LE(body.length, 18);
+    local.writeUInt32LE(e.data.length, 22);
+    local.writeUInt16LE(name.length, 26);
+    const cd = Buffer.alloc(46);
+    cd.writeUInt32LE(0x02014b50, 0);
+    cd.writeUInt16LE(20, 4);
+    cd.writeUInt16LE(20, 6);
+    cd.writeUInt16LE(0x0800, 8);
+    cd.writeUInt16LE(e.store ? 0 : 8, 10);
+    cd.writeUInt32LE(crc, 16);
+    cd.writeUInt32LE(body.length, 20);
+    cd.writeUInt32LE(e.data.length, 24);
+    cd.writeUInt16LE(name.length, 28);
+    cd.writeUInt32LE(offset, 42);
+    chunks.push(local, name, body);
+    central.push(cd, name);
+    offset += 30 + name.length + body.length;
+  }
+  const cdSize = central.reduce((n, c) => n + c.length, 0);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(entries.length, 8);
+  end.writeUInt16LE(entries.length, 10);
+  end.writeUInt32LE(cdSize, 12);
+  end.writeUInt32LE(offset, 16);
+  return Buffer.concat([...chunks, ...central, end]);
+}
+
+/** An 8×8 PNG (one colour per post, so no two files are alike). */
+function png(seed) {
+  const chunk = (type, data) => {
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(data.length);
+    const td = Buffer.concat([Buffer.from(type), data]);
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(crc32(td));
+    return Buffer.concat([len, td, crc]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(8, 0);
+  ihdr.writeUInt32BE(8, 4);
+  ihdr[8] = 8;
+  ihdr[9] = 2;
+  const raw = Buffer.alloc(8 * (1 + 24));
+  for (let y = 0; y < 8; y++) for (let x = 0; x < 8; x++) raw.set([seed & 255, (seed >> 8) & 255, 99], y * 25 + 1 + x * 3);
+  return Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), chunk("IHDR", ihdr), chunk("IDAT", deflateSync(raw)), chunk("IEND", Buffer.alloc(0))]);
+}
+
+function archive(actor, n) {
+  const PUBLIC = "https://www.w3.org/ns/activitystreams#Public";
+  const followers = `${actor}/followers`;
+  const items = [];
+  const media = [];
+  const base = Date.UTC(2018, 0, 1);
+  for (let i = 0; i < n; i++) {
+    const id = `${actor}/statuses/old-${i}`;
+    const published = new Date(base + i * 3_600_000).toISOString();
+    const priv = i % 20 === 19;
+    const tagged = i % 4 === 0;
+    const note = {
+      id,
+      type: i % 100 === 99 ? "Question" : "Note",
+      summary: null,
+      inReplyTo: i % 10 === 9 ? `${actor}/statuses/old-${i - 1}` : null,
+      published,
+      url: id,
+      attributedTo: actor,
+      to: priv ? [followers] : [PUBLIC],
+      cc: priv ? [] : [followers],
+      sensitive: false,
+      content: `<p>Post number ${i} of the archive, with a few words to make it look like a real toot${tagged ? ` <a href="${actor}/tags/t${i % 40}" class="mention hashtag" rel="tag">#<span>t${i % 40}</span></a>` : ""}</p>`,
+      contentMap: { en: "" },
+      attachment: [],
+      tag: tagged ? [{ type: "Hashtag", href: `${actor}/tags/t${i % 40}`, name: `#t${i % 40}` }] : [],
+    };
+    if (i % 50 === 49) {
+      const path = `media_attachments/files/000/000/${String(i).padStart(3, "0")}/original/${i}.png`;
+      media.push({ name: path, data: png(i), store: true });
+      note.attachment = [
+        {
+          type: "Document",
+          mediaType: "image/png",
+          url: path,
+          name: `picture ${i}`,
+          blurhash: "UBL_:rOpGG-oBUNG,qRj2so|=eE1w^n4S5NH",
+          focalPoint: [0, 0],
+          width: 8,
+          height: 8,
+        },
+      ];
+    }
+    if (note.type === "Question") {
+      note.endTime = new Date(base + i * 3_600_000 + 86_400_000).toISOString();
+      note.oneOf = [
+        { type: "Note", name: "yes", replies: { type: "Collection", totalItems: 3 } },
+        { type: "Note", name: "no", replies: { type: "Collection", totalItems: 4 } },
+      ];
+    }
+    items.push({ id: `${id}/activity`, type: "Create", actor, published, to: note.to, cc: note.cc, object: note });
+  }
+  const outbox = JSON.stringify({
+    "@context": "https://www.w3.org/ns/activitystreams",
+    id: "outbox.json",
+    type: "OrderedCollection",
+    totalItems: n,
+    orderedItems: items,
+  });
+  const empty = (id) => JSON.stringify({ id, type: "OrderedCollection", orderedItems: [] });
+  return zipOf([
+    { name: "outbox.json", data: Buffer.from(outbox) },
+    ...media,
+    { name: "likes.json", data: Buffer.from(empty("likes.json")) },
+    { name: "bookmarks.json", data: Buffer.from(empty("bookmarks.json")) },
+    { name: "actor.json", data: Buffer.from(JSON.stringify({ id: actor, type: "Person", preferredUsername: "alice", outbox: "outbox.json" })) },
+  ]);
+}
+
+const tern = await startBenchServer({
+  seed: () => {},
+  entry: join(root, "bench", D1_APART ? "day-entry.js" : "worker-entry.js"),
+  d1Apart: D1_APART,
+  vars: { RATE_LIMIT_API_PER_ACCOUNT: "off", RATE_LIMIT_API_PER_TOKEN: "off", RATE_LIMIT_API_PER_IP: "off", ARCHIVE_IMPORT_DAILY_ROWS: "100000000" },
+});
+try {
+  const { alice } = await signUp(tern.url, ["alice"]);
+  const me = await alice.api.get("/api/v1/accounts/verify_credentials");
+  const actor = `${tern.url}/users/${me.username}`;
+  const zip = archive(actor, N);
+  log(`archive: ${N} posts, ${(zip.length / 1024 / 1024).toFixed(1)} MB zipped`);
+  const port = Number(new URL(tern.url).port);
+  const pids = workerdPids(tern.pid, port, { strict: true });
+  const control = `${tern.url}/__bench/${D1_APART ? "day" : "queues"}`;
+  const queueStats = async () => {
+    const queues = Object.values((await (await fetch(control)).json()).queues ?? {});
+    return { acked: queues.reduce((n, q) => n + (q.acked ?? 0), 0) };
+  };
+  await sleep(2000);
+  const idleFrom = Date.now();
+  const idle0 = cpuMs(pids);
+  await sleep(3000);
+  const idlePerMs = (cpuMs(pids) - idle0) / (Date.now() - idleFrom);
+  await fetch(`${control}?reset=1`);
+  const cpu0 = cpuMs(pids);
+  const t0 = Date.now();
+  const res = await fetch(`${tern.url}/api/tern/archive_imports`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${alice.token}`, "content-type": "application/zip" },
+    body: zip,
+  });
+  const created = await res.json();
+  if (res.status !== 202) throw new Error(`upload: ${res.status} ${JSON.stringify(created)}`);
+  const uploadMs = Date.now() - t0;
+  let row = created;
+  while (row.state === "in_progress") {
+    await sleep(1000);
+    row = await alice.api.get(`/api/tern/archive_imports/${created.id}`);
+    if (Date.now() - t0 > 30 * 60_000) throw new Error("import did not finish in 30 minutes");
+  }
+  const end = Date.now();
+  // what the polling itself cost is left in (one small GET a second)
+  const cpu = cpuMs(pids) - cpu0 - idlePerMs * (end - t0);
+  const jobs = await queueStats();
+  if (row.state !== "finished") throw new Error(`import ${row.state}: ${row.error}`);
+  const statuses = row.imported_items;
+  const minutes = (end - t0) / 60_000;
+  const perStatus = row.rows_written / statuses;
+  const for20k = Math.round(20_000 * perStatus);
+  const budget = 50_000; // ARCHIVE_DAILY_ROWS
+  console.log(`\nArchive import, ${N} posts (${(zip.length / 1024 / 1024).toFixed(1)} MB zip, ${N / 50} images, ${N / 100} polls, ${N / 10} self-replies)`);
+  console.log(`| figure | value |\n| --- | --- |`);
+  console.log(`| upload and checks (request) | ${uploadMs} ms |`);
+  console.log(`| whole import, upload to finished | ${(minutes * 60).toFixed(1)} s |`);
+  console.log(`| statuses imported per minute | ${Math.round(statuses / minutes)} |`);
+  console.log(`| D1 rows written | ${row.rows_written} (${perStatus.toFixed(1)} per status) |`);
+  console.log(
+    `| 20,000 posts | ~${for20k.toLocaleString("en")} rows: ${for20k <= FREE_PLAN_ROWS ? "fits one day's" : `over one day's`} 100,000; at the import's ${budget.toLocaleString("en")} a day: ${Math.ceil(for20k / budget)} day(s) |`,
+  );
+  console.log(`| JOBS messages (rounds) | ${jobs.acked} (${(N / Math.max(1, jobs.acked)).toFixed(1)} posts each) |`);
+  console.log(
+    `| workerd CPU${D1_APART ? " (the Worker's; D1 apart)" : " (SQLite of local D1 included)"}, upload and all rounds | ${Math.round(cpu)} ms: ${(cpu / Math.max(1, jobs.acked)).toFixed(1)} ms a round, ${(cpu / statuses).toFixed(2)} ms a status |`,
+  );
+  console.log(`| imported / skipped / failed | ${row.imported_items} / ${row.skipped_items} / ${row.failed_items} |`);
+} finally {
+  await tern.stop();
+}
