@@ -98,7 +98,14 @@ export async function serveDev({ root, host, port, persistTo, vars, logLevel, wa
   const optionsFor = (script) => ternMiniflareOptions({ script, host, port: Number(port), persistTo, vars, logLevel, config, handleRuntimeStdio });
   print("› Bundling src/ (wrangler deploy --dry-run)…");
   const mf = new Miniflare(optionsFor(await bundleTernAsync(outdir, { minify: false })));
-  await mf.ready;
+  try {
+    await mf.ready;
+  } catch (e) {
+    // A runtime that failed to start is still a child process: without this the caller (a test) never exits.
+    await mf.dispose().catch(() => {});
+    rmSync(outdir, { recursive: true, force: true });
+    throw e;
+  }
 
   const crons = readCrons(config);
   const log = (line, { quiet = false } = {}) => (!quiet || logCron) && print(line);

@@ -61,6 +61,15 @@ export function ternMiniflareOptions({
   handleRuntimeStdio,
 }) {
   const { workerOptions } = unstable_getMiniflareWorkerOptions(config);
+  // wrangler names every field of a send_email binding, unset ones as undefined, and this miniflare (older than
+  // wrangler's own) turns an undefined field into a JSON binding without a value, which workerd refuses at start
+  // ("allowed_sender_addresses does not specify any binding value").
+  if (workerOptions.email?.send_email) {
+    workerOptions.email = {
+      ...workerOptions.email,
+      send_email: workerOptions.email.send_email.map((b) => Object.fromEntries(Object.entries(b).filter(([, v]) => v !== undefined))),
+    };
+  }
   const services = { ...workerOptions.serviceBindings };
   // d1Host / servicesHost ("127.0.0.1:port"): bench/d1-host.mjs and bench/services-host.mjs in other processes, bound as
   // D1_REMOTE (bench/d1-remote.js) and SERVICES_REMOTE (bench/do-remote.js, bench/queue-remote.js).
