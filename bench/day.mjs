@@ -90,6 +90,7 @@ const PERF = flag("perf") || opt("perf") !== undefined;
 // not answer HeapProfiler.collectGarbage), with the measured workerd's resident memory beside it. Workers give an
 // isolate 128 MB.
 const HEAP = flag("heap");
+// --report-every=N: RATE_LIMIT_REPORT_EVERY for the run (1: the RateLimiter asked on every request, as before issue 34).
 // --verify-only: stop after the baselines, the calibration and issue 34's verify_credentials ÷ no-op ratio (~1 minute).
 const VERIFY_ONLY = flag("verify-only");
 /** Issue 34 point 3: a signed-in verify_credentials costs at most this many no-op requests of the measured workerd. */
@@ -395,6 +396,8 @@ async function main() {
     vars: {
       ALLOW_LOOPBACK_FETCH: "true",
       RATE_LIMIT_SAFELIST: "none",
+      // --report-every=1: every request asks the RateLimiter object, as before issue 34 (default: Tern's, 10).
+      ...(opt("report-every") ? { RATE_LIMIT_REPORT_EVERY: opt("report-every") } : {}),
       RATE_LIMIT_API_PER_ACCOUNT: big,
       RATE_LIMIT_API_PER_TOKEN: big,
       RATE_LIMIT_API_PER_IP: big,
