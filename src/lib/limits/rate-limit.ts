@@ -509,7 +509,8 @@ class LocalSubject {
   takeUnreported(name: string): number {
     const e = this.counters.get(name);
     if (!e) return 0;
-    const n = e.unreported;
+    // Hits of a window that has ended are not carried into the next one.
+    const n = Date.now() < e.end ? e.unreported : 0;
     e.unreported = 0;
     return n;
   }
