@@ -34,6 +34,9 @@ export default defineConfig(async () => {
             // An incoming activity goes to the (captured) JOBS queue rather than running after the response, so the
             // tests run it when they choose (test/integration/inbox-after-response.test.ts runs it the production way).
             EFFECTS_AFTER_RESPONSE: "queue",
+            // Tests fill the RateLimiter object's counters directly: every request asks it, as before the isolate
+            // counted the general budgets itself (test/integration/ratelimit-local.test.ts tests the default of 10).
+            RATE_LIMIT_REPORT_EVERY: "1",
           },
         },
       }),

@@ -90,6 +90,11 @@ const PERF = flag("perf") || opt("perf") !== undefined;
 // not answer HeapProfiler.collectGarbage), with the measured workerd's resident memory beside it. Workers give an
 // isolate 128 MB.
 const HEAP = flag("heap");
+// --report-every=N: RATE_LIMIT_REPORT_EVERY for the run (1: the RateLimiter asked on every request, as before issue 34).
+// --verify-only: stop after the baselines, the calibration and issue 34's verify_credentials ÷ no-op ratio (~1 minute).
+const VERIFY_ONLY = flag("verify-only");
+/** Issue 34 point 3: a signed-in verify_credentials costs at most this many no-op requests of the measured workerd. */
+const VERIFY_RATIO_GOAL = 2.5;
 const SURVIVORS = opt("alloc") === "survivors";
 
 const DAY = 86_400_000;
@@ -391,6 +396,8 @@ async function main() {
     vars: {
       ALLOW_LOOPBACK_FETCH: "true",
       RATE_LIMIT_SAFELIST: "none",
+      // --report-every=1: every request asks the RateLimiter object, as before issue 34 (default: Tern's, 10).
+      ...(opt("report-every") ? { RATE_LIMIT_REPORT_EVERY: opt("report-every") } : {}),
       RATE_LIMIT_API_PER_ACCOUNT: big,
       RATE_LIMIT_API_PER_TOKEN: big,
       RATE_LIMIT_API_PER_IP: big,
@@ -555,6 +562,17 @@ async function main() {
         `no token ${(calAnon.ms / CAL_N).toFixed(2)} ms (${calAnon.rt} RT, ${calAnon.dos} DO calls, ${JSON.stringify(calAnon.statuses)}) → ` +
         `${perRt?.toFixed(2)} ms per round trip (${anonFits ? "bad token − no token" : "bad token − no-op"}; bad token − no-op ${cal.perRtNoop?.toFixed(2)})`,
     );
+
+    // Issue 34 point 3: verify_credentials with a valid token (the RateLimiter and the token lookup as in production:
+    // no safelist, budgets raised) against the no-op 404, in the same sitting; after a warm batch so its tokens are known.
+    await calBatch("/api/v1/accounts/verify_credentials", auth(1));
+    const calVerify = await calBatch("/api/v1/accounts/verify_credentials", auth(1));
+    const ratio = calVerify.ms / Math.max(1e-9, calNoop.ms);
+    console.log(
+      `verify_credentials ${(calVerify.ms / CAL_N).toFixed(2)} ms (${calVerify.rt} RT, ${calVerify.dos} DO calls, ${JSON.stringify(calVerify.statuses)}) ÷ ` +
+        `no-op ${(calNoop.ms / CAL_N).toFixed(2)} ms = ${ratio.toFixed(2)}× ${ratio <= VERIFY_RATIO_GOAL ? "✓" : "✗"} (goal ≤ ${VERIFY_RATIO_GOAL}×${apartLabel()})`,
+    );
+    if (VERIFY_ONLY) return;
 
     const perfFile = PERF ? (typeof opt("perf") === "string" ? opt("perf") : join(tmpdir(), "tern-day.perf")) : null;
     const stopPerf = PERF && canCpu ? await startPerf(pids[0], perfFile) : null;

@@ -55,6 +55,8 @@ export interface Env {
   PUSH_TIMEOUT_MS?: string;
   /** Client IPs exempt from the general API budgets, comma-separated; empty: 127.0.0.1 and ::1; `none`: nobody. */
   RATE_LIMIT_SAFELIST?: string;
+  /** General-budget hits an isolate counts before reporting them to the RateLimiter object (src/lib/limits/rate-limit.ts). */
+  RATE_LIMIT_REPORT_EVERY?: string;
   /** `true`: limited federation (allowlist) mode, only domains in domain_allows federate (src/federation/remote/remote-accounts.ts). */
   LIMITED_FEDERATION?: string;
   /**

@@ -253,7 +253,9 @@ async function enforceAction(c: Ctx, family: ActionFamily): Promise<void> {
     const account = c.get("viewer")?.account;
     if (!budget || !account) return;
     // One spec counted, so one hit answered.
-    hit = (await limiter(c, `acct:${account.id}`).count([{ name: family, ...budget }]))[0]!;
+    const hits = await withinBound(limiter(c, `acct:${account.id}`).count([{ name: family, ...budget }]));
+    if (!hits) return; // the object failed or did not answer in time: the action goes on (logged)
+    hit = hits[0]!;
     if (st) {
       st.family = family;
       st.familyHit = hit;
@@ -319,7 +321,34 @@ function requestLimits(c: Ctx, token: string | null): RequestLimits {
     const name = subject.kind === "account" ? `acct:${subject.accountId}` : `ip:${clientIp(c)}`;
     const specs = countersFor(c, cfg, st, subject);
     if (!specs.length) return;
-    const hits = await limiter(c, name).count(specs);
+    const every = reportEvery(c.env);
+    const local = localSubject(name);
+    const now = Date.now();
+    // The general budgets count here while this isolate knows where they stand and is not near a limit: no call.
+    if (!st.family) {
+      const full = specs.filter((sp) => local.isFull(sp, now));
+      if (full.length) {
+        // As the object would: the budgets not yet spent still count this request.
+        local.countHere(specs.filter((sp) => !sp.gated && !local.isFull(sp, now)));
+        const worst = full.map((sp) => local.counters.get(sp.name)!).reduce((a, b) => (b.end > a.end ? b : a));
+        throw limitError(worst.limit, worst.end);
+      }
+      if (local.mayCountHere(specs, now, every)) {
+        st.hits = local.countHere(specs);
+        if (local.reportDue(specs, every)) report(c, name, local, specs);
+        return;
+      }
+    }
+    // Otherwise the subject's object counts this request, with the hits this isolate let through since it last heard.
+    const asked = specs.map((sp) => ({ ...sp, admitted: local.takeUnreported(sp.name) }));
+    const hits = await withinBound(limiter(c, name).count(asked));
+    if (!hits) {
+      // The object failed or did not answer in time: the request goes on, its hits wait for the next call.
+      local.giveBack(asked);
+      local.countHere(specs.filter((sp) => !sp.gated));
+      return;
+    }
+    local.heard(specs, hits);
     st.hits = hits;
     st.familyHit = st.family ? (hits.find((h) => h.name === st.family) ?? null) : null;
     if (st.familyHit) st.familySubject = name;
@@ -383,6 +412,162 @@ function requestLimits(c: Ctx, token: string | null): RequestLimits {
       c.res.headers.set("X-RateLimit-Reset", resetHeader(low.resetAt));
     },
   };
+}
+
+// ---- the general budgets counted in the isolate, reported in batches ----
+
+/**
+ * Hits of the general budgets (api, per token, paging; not the action families) an isolate counts on its own before
+ * it reports them to the subject's object: `RATE_LIMIT_REPORT_EVERY` (default 10; `1` asks the object on every request,
+ * as before). One isolate alone never lets a request past a budget: it asks the object on every request once it is
+ * within this many hits of a limit. Several isolates serving one subject at once can each let through at most
+ * 2 × this many hits past a budget in a window (hits not yet reported, plus a batch on its way), since each only
+ * learns of the others' hits from the object's answers.
+ */
+export const REPORT_EVERY_DEFAULT = 10;
+/** How long a request waits for the RateLimiter object before it goes on without its answer. */
+export const LIMITER_WAIT_MS = 1500;
+
+function reportEvery(env: Env): number {
+  const n = Number((env.RATE_LIMIT_REPORT_EVERY ?? "").trim() || REPORT_EVERY_DEFAULT);
+  return Number.isInteger(n) && n >= 1 && n <= 1000 ? n : REPORT_EVERY_DEFAULT;
+}
+
+/** The object's answer, or null if it threw or took longer than LIMITER_WAIT_MS (logged either way). */
+async function withinBound<T>(call: Promise<T>): Promise<T | null> {
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  const late = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), LIMITER_WAIT_MS);
+  });
+  try {
+    const r = await Promise.race([call, late]);
+    if (r === null) console.error(`rate limiter: no answer in ${LIMITER_WAIT_MS} ms, request let through`);
+    return r;
+  } catch (e) {
+    console.error("rate limiter failed, request let through:", e instanceof Error ? e.message : e);
+    return null;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** One general budget of a subject, as this isolate knows it. */
+interface LocalCounter {
+  limit: number;
+  /** End of the window, as the object said (0: not heard in this window). */
+  end: number;
+  /** The object's count at its last answer. */
+  known: number;
+  /** Hits this isolate let through since (not yet sent). */
+  unreported: number;
+  /** A batch is on its way to the object. */
+  sending: boolean;
+}
+
+class LocalSubject {
+  readonly counters = new Map<string, LocalCounter>();
+
+  private get(sp: CounterSpec, now: number): LocalCounter | null {
+    const e = this.counters.get(sp.name);
+    if (!e || e.limit !== sp.limit || now >= e.end) return null;
+    return e;
+  }
+
+  /** A counter the object last said was full, in the same window: refused here (a general budget never goes down). */
+  isFull(sp: CounterSpec, now: number): boolean {
+    const e = this.get(sp, now);
+    return !!e && e.known >= e.limit;
+  }
+
+  mayCountHere(specs: CounterSpec[], now: number, every: number): boolean {
+    if (every <= 1) return false;
+    return specs.every((sp) => {
+      const e = this.get(sp, now);
+      return !!e && e.known + e.unreported + every <= e.limit && !(e.sending && e.unreported + 1 >= every);
+    });
+  }
+
+  countHere(specs: CounterSpec[]): CounterHit[] {
+    return specs.map((sp) => {
+      let e = this.counters.get(sp.name);
+      if (!e) {
+        e = { limit: sp.limit, end: Date.now() + sp.periodSeconds * 1000, known: 0, unreported: 0, sending: false };
+        this.counters.set(sp.name, e);
+      }
+      e.unreported++;
+      return { name: sp.name, limit: e.limit, count: e.known + e.unreported, resetAt: e.end, allowed: true, counted: true };
+    });
+  }
+
+  reportDue(specs: CounterSpec[], every: number): boolean {
+    return specs.some((sp) => {
+      const e = this.counters.get(sp.name);
+      return !!e && !e.sending && e.unreported >= every;
+    });
+  }
+
+  takeUnreported(name: string): number {
+    const e = this.counters.get(name);
+    if (!e) return 0;
+    // Hits of a window that has ended are not carried into the next one.
+    const n = Date.now() < e.end ? e.unreported : 0;
+    e.unreported = 0;
+    return n;
+  }
+
+  giveBack(asked: { name: string; admitted: number }[]): void {
+    for (const a of asked) {
+      const e = this.counters.get(a.name);
+      if (e) e.unreported += a.admitted;
+    }
+  }
+
+  /** The object's answer: where each counter stands now (this request's hit, if counted, included). */
+  heard(specs: CounterSpec[], hits: CounterHit[]): void {
+    for (const h of hits) {
+      const sp = specs.find((x) => x.name === h.name);
+      if (!sp || sp.gated) continue; // families are asked every time
+      const e = this.counters.get(h.name);
+      // Hits counted here since the call left are kept: they happened in the window the object just named.
+      this.counters.set(h.name, { limit: h.limit, end: h.resetAt, known: h.count, unreported: e?.unreported ?? 0, sending: e?.sending ?? false });
+    }
+  }
+}
+
+/** Object name (`acct:<id>`, `ip:<address>`) → its general budgets as this isolate counts them. */
+const localSubjects = new Map<string, LocalSubject>();
+const LOCAL_SUBJECTS_MAX = 5000;
+
+function localSubject(name: string): LocalSubject {
+  let s = localSubjects.get(name);
+  if (!s) {
+    s = new LocalSubject();
+    setAtMost(localSubjects, name, s, LOCAL_SUBJECTS_MAX);
+  }
+  return s;
+}
+
+/** Sends the hits counted here to the subject's object after the response; a failed batch is kept for the next call. */
+function report(c: Ctx, name: string, local: LocalSubject, specs: CounterSpec[]): void {
+  const general = specs.filter((sp) => !sp.gated);
+  const asked = general.map((sp) => ({ ...sp, admitted: local.takeUnreported(sp.name), probe: false }));
+  for (const sp of general) {
+    const e = local.counters.get(sp.name);
+    if (e) e.sending = true;
+  }
+  const sent = withinBound(limiter(c, name).count(asked)).then((hits) => {
+    for (const sp of general) {
+      const e = local.counters.get(sp.name);
+      if (e) e.sending = false;
+    }
+    if (hits) local.heard(general, hits);
+    else local.giveBack(asked);
+  });
+  try {
+    c.executionCtx.waitUntil(sent);
+  } catch {
+    // No execution context (a direct app.request): the batch goes on its own.
+  }
 }
 
 /** The budgets one request counts in its subject's object, general ones first, the declared family last (gated). */

@@ -32,6 +32,13 @@ export interface CounterSpec {
   periodSeconds: number;
   /** Counted only when every earlier counter of the call allowed the request (an action behind the general budget). */
   gated?: boolean;
+  /**
+   * Hits an isolate already let through on its own (src/lib/limits/rate-limit.ts, the general budgets): added as they
+   * are, whatever the limit, before this request's own hit is judged.
+   */
+  admitted?: number;
+  /** False: only report `admitted` (a batch sent after the responses); no hit of its own is judged. */
+  probe?: boolean;
 }
 
 export interface CounterHit {
@@ -76,6 +83,15 @@ export class RateLimiter extends DurableObject<Env> {
     for (const s of specs) {
       const periodMs = Math.max(1, Math.floor(s.periodSeconds)) * 1000;
       const w = all[s.name] ?? { end: now + periodMs, count: 0 };
+      const admitted = Math.max(0, Math.floor(s.admitted ?? 0));
+      if (admitted) {
+        w.count += admitted;
+        all[s.name] = w;
+      }
+      if (s.probe === false) {
+        out.push({ name: s.name, limit: s.limit, count: w.count, resetAt: w.end, allowed: w.count < s.limit, counted: false });
+        continue;
+      }
       if (s.gated && refused) {
         out.push({ name: s.name, limit: s.limit, count: w.count, resetAt: w.end, allowed: false, counted: false });
         continue;
