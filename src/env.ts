@@ -51,6 +51,8 @@ export interface Env {
   RATE_LIMIT_SAFELIST?: string;
   /** `true`: limited federation (allowlist) mode, only domains in domain_allows federate (src/federation/remote/remote-accounts.ts). */
   LIMITED_FEDERATION?: string;
+  /** `false`: no annual reports are offered in December (Mastodon's `wrapstodon` setting); default on. */
+  WRAPSTODON?: string;
 }
 
 export type RegistrationsMode = "open" | "approval" | "closed";
@@ -72,6 +74,7 @@ export type ConfigEnv = Pick<
   | "ALLOW_LOOPBACK_FETCH"
   | "REQUIRE_EMAIL_CONFIRMATION"
   | "LIMITED_FEDERATION"
+  | "WRAPSTODON"
 >;
 
 export interface Config {
@@ -88,6 +91,8 @@ export interface Config {
   requireEmailConfirmation: boolean;
   /** Limited federation mode: only allowed domains (domain_allows) federate. */
   limitedFederation: boolean;
+  /** Annual reports (Wrapstodon) are offered from 10 to 31 December, UTC. */
+  wrapstodon: boolean;
 }
 
 const on = (v: string | undefined, def: boolean) => (v === undefined || v === "" ? def : /^(1|true|yes|on)$/i.test(v));
@@ -126,6 +131,7 @@ function makeConfig(env: ConfigEnv, requestUrl: string): Config {
     allowLoopbackFetch: on(env.ALLOW_LOOPBACK_FETCH, false),
     requireEmailConfirmation: on(env.REQUIRE_EMAIL_CONFIRMATION, false),
     limitedFederation: on(env.LIMITED_FEDERATION, false),
+    wrapstodon: on(env.WRAPSTODON, true),
   };
 }
 

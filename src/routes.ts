@@ -16,6 +16,8 @@ import adminTrends from "./api/v1/admin/trends";
 import adminAccountsV2 from "./api/v2/admin/accounts";
 import polls from "./api/v1/statuses/polls";
 import apps from "./api/v1/accounts/apps";
+import annualReports from "./api/v1/accounts/annual-reports";
+import asyncRefreshes from "./api/v1/accounts/async-refreshes";
 import blocks from "./api/v1/relationships/blocks";
 import conversations from "./api/v1/notifications/conversations";
 import customEmojis from "./api/v1/instance/custom-emojis";
@@ -88,6 +90,8 @@ export const mounts: [string, RouteGroup][] = [
   ["/api/v1/admin/relays", adminRelays],
   ["/api/v1/announcements", announcements],
   ["/api/v1/polls", polls],
+  ["/api/v1/annual_reports", annualReports],
+  ["/api/v1_alpha/async_refreshes", asyncRefreshes],
   ["/api/v1/apps", apps],
   ["/api/v1/blocks", blocks],
   ["/api/v1/bookmarks", bookmarks],

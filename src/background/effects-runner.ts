@@ -21,6 +21,7 @@ import { deleteAccountChunk } from "../services/accounts/delete-account";
 import { replaceRemotePins } from "../services/interactions/pins";
 import { runArchiveRound } from "../services/data/export-archive";
 import { runImportRound } from "../services/data/imports";
+import { runAnnualReportRound } from "../services/accounts/annual-report-rounds";
 import {
   type DeletedStatusInfo,
   disconnectStreams,
@@ -134,6 +135,8 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects, b
       return runImportRound(db, fx, configFor(env, fx), effect.importId);
     case "export_archive":
       return runArchiveRound(db, env, fx, configFor(env, fx), effect.backupId);
+    case "annual_report":
+      return runAnnualReportRound(db, fx, effect.accountId, effect.year);
     case "backfill_thread":
       await backfillThread(db, configFor(env, fx), fx, effect.statusId, JOB_BUDGET);
       return;

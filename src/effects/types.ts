@@ -58,6 +58,8 @@ export type Effect =
   // Account data import and export (src/services/data/imports.ts, export-archive.ts): the next bounded round of each
   | { type: "import_rows"; importId: string; origin: string }
   | { type: "export_archive"; backupId: string; origin: string }
+  // An annual report being generated (src/services/accounts/annual-report-rounds.ts): its next bounded round
+  | { type: "annual_report"; accountId: string; year: number }
   // What a context request's backfill could not fetch within its budget (src/federation/remote/backfill.ts)
   | { type: "backfill_thread"; statusId: string };
 

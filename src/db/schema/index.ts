@@ -19,3 +19,4 @@ export * from "./accounts/two-factor";
 export * from "./federation/signature-specs";
 export * from "./federation/relays";
 export * from "./accounts/account-migration";
+export * from "./accounts/annual-reports";

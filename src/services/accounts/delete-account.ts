@@ -173,5 +173,6 @@ function restStatements(db: DB, a: string): Statement[] {
     db.run(sql`DELETE FROM home_feed WHERE account_id = ${a}`),
     db.run(sql`DELETE FROM feed_states WHERE account_id = ${a}`),
     db.run(sql`DELETE FROM status_trends WHERE account_id = ${a}`),
+    db.run(sql`DELETE FROM annual_reports WHERE account_id = ${a}`),
   ];
 }
