@@ -18,6 +18,8 @@ import polls from "./api/v1/statuses/polls";
 import apps from "./api/v1/accounts/apps";
 import annualReports from "./api/v1/accounts/annual-reports";
 import asyncRefreshes from "./api/v1/accounts/async-refreshes";
+import collections from "./api/v1/relationships/collections";
+import accountCollections from "./api/v1/relationships/account-collections";
 import blocks from "./api/v1/relationships/blocks";
 import conversations from "./api/v1/notifications/conversations";
 import customEmojis from "./api/v1/instance/custom-emojis";
@@ -72,6 +74,8 @@ export const mounts: [string, RouteGroup][] = [
   ["/health", health],
   ["/api", stubs],
   ["/api", suggestions],
+  ["/api/v1/accounts", accountCollections],
+  ["/api/v1_alpha/accounts", accountCollections],
   ["/api/v1/accounts", accountsRegister],
   ["/api/v1/accounts", accounts],
   // Admin API part B (reports, dashboard measures, trend review)
@@ -92,6 +96,8 @@ export const mounts: [string, RouteGroup][] = [
   ["/api/v1/polls", polls],
   ["/api/v1/annual_reports", annualReports],
   ["/api/v1_alpha/async_refreshes", asyncRefreshes],
+  ["/api/v1/collections", collections],
+  ["/api/v1_alpha/collections", collections],
   ["/api/v1/apps", apps],
   ["/api/v1/blocks", blocks],
   ["/api/v1/bookmarks", bookmarks],

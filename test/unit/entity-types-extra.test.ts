@@ -6,11 +6,14 @@
 // or Tag is that entity's type, checked in entity-types.ts, and left out here. The `it`s below check what the
 // renderers answer, key order included, so vitest has something to run.
 import type { mastodon } from "masto";
-// Not re-exported by masto's entity index: its own module.
+// Not re-exported by masto's entity index: their own modules.
+import type { Collection as MastoCollection, WrappedCollection } from "masto/mastodon/entities/v1/collection.js";
+import type { WrappedCollectionItem } from "masto/mastodon/entities/v1/collection-item.js";
 import type { AnnualReport as MastoAnnualReport, AnnualReportData as MastoAnnualReportData } from "masto/mastodon/entities/v1/annual-report.js";
 import { describe, expect, it } from "vitest";
 import type { MastodonAccount } from "../../src/entities/accounts/account";
 import type { MastodonAnnualReport, MastodonAnnualReports } from "../../src/entities/accounts/annual-report";
+import type { MastodonCollection, MastodonCollectionItem, MastodonCollectionWithAccounts } from "../../src/entities/accounts/collection";
 import type { MastodonAdminCohort } from "../../src/entities/admin/admin-cohort";
 import type { MastodonAdminDimension } from "../../src/entities/admin/admin-dimension";
 import { type MastodonAdminMeasure, renderAdminMeasure } from "../../src/entities/admin/admin-measure";
@@ -107,6 +110,10 @@ type Checks = [
   Conforms<Camelize<Omit<MastodonAdminDimension, "key">>, Omit<mastodon.v1.admin.Dimension, "key">>,
   Conforms<Camelize<MastodonAdminCohort>, AdminCohort>,
   Conforms<Camelize<MastodonAnnualReport>, AnnualReport>,
+  Conforms<Camelize<MastodonCollection>, MastoCollection>,
+  Conforms<Camelize<{ collection: MastodonCollection }>, WrappedCollection>,
+  Conforms<Camelize<{ collection_item: MastodonCollectionItem }>, WrappedCollectionItem>,
+  Assert<MastodonCollectionWithAccounts extends { collection: MastodonCollection; accounts: MastodonAccount[] } ? true : false>,
   Assert<MastodonAnnualReports extends { annual_reports: MastodonAnnualReport[]; accounts: MastodonAccount[]; statuses: MastodonStatus[] } ? true : false>,
 ];
 
@@ -114,8 +121,8 @@ type Checks = [
 
 describe("entities moved into src/entities/", () => {
   it("conform to masto's types (checked by tsc: this file does not compile otherwise)", () => {
-    const checked: Checks["length"] = 25;
-    expect(checked).toBe(25);
+    const checked: Checks["length"] = 29;
+    expect(checked).toBe(29);
   });
 
   it("render the JSON their routes answered, keys in the same order", () => {

@@ -20,3 +20,4 @@ export * from "./federation/signature-specs";
 export * from "./federation/relays";
 export * from "./accounts/account-migration";
 export * from "./accounts/annual-reports";
+export * from "./social/collections";

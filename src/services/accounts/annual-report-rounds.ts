@@ -104,7 +104,7 @@ export async function runAnnualReportRound(db: DB, fx: Effects, accountId: strin
     .from(annualReports)
     .where(and(eq(annualReports.accountId, accountId), eq(annualReports.year, year)))
     .limit(1);
-  if (!row || row.state !== "generating") return;
+  if (row?.state !== "generating") return;
   const progress = (row.progress as Progress | null) ?? emptyProgress();
   const step = await nextStep(db, accountId, year, progress, row.cursor);
   const now = Date.now();
