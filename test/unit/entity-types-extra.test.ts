@@ -13,6 +13,7 @@ import type { AnnualReport as MastoAnnualReport, AnnualReportData as MastoAnnual
 import { describe, expect, it } from "vitest";
 import type { MastodonAccount } from "../../src/entities/accounts/account";
 import type { MastodonAnnualReport, MastodonAnnualReports } from "../../src/entities/accounts/annual-report";
+import type { MastodonProfile } from "../../src/entities/accounts/profile";
 import type { MastodonCollection, MastodonCollectionItem, MastodonCollectionWithAccounts } from "../../src/entities/accounts/collection";
 import type { MastodonAdminCohort } from "../../src/entities/admin/admin-cohort";
 import type { MastodonAdminDimension } from "../../src/entities/admin/admin-dimension";
@@ -76,6 +77,13 @@ interface AnnualReport extends Omit<MastoAnnualReport, "data"> {
   };
 }
 
+interface Profile extends Omit<mastodon.v1.Profile, "featuredTags" | "fields"> {
+  /** FeaturedTag#statuses_count is a String (entity-types.ts checks the FeaturedTag itself). */
+  featuredTags: (Omit<mastodon.v1.FeaturedTag, "statusesCount"> & { statusesCount: string })[];
+  /** A field's verified_at is null until verified; masto's AccountField has it optional. */
+  fields: { name: string; value: string; verifiedAt: string | null }[];
+}
+
 // ---- the checks ----
 
 type Assert<T extends true> = T;
@@ -110,6 +118,7 @@ type Checks = [
   Conforms<Camelize<Omit<MastodonAdminDimension, "key">>, Omit<mastodon.v1.admin.Dimension, "key">>,
   Conforms<Camelize<MastodonAdminCohort>, AdminCohort>,
   Conforms<Camelize<MastodonAnnualReport>, AnnualReport>,
+  Conforms<Camelize<MastodonProfile>, Profile>,
   Conforms<Camelize<MastodonCollection>, MastoCollection>,
   Conforms<Camelize<{ collection: MastodonCollection }>, WrappedCollection>,
   Conforms<Camelize<{ collection_item: MastodonCollectionItem }>, WrappedCollectionItem>,
@@ -121,8 +130,8 @@ type Checks = [
 
 describe("entities moved into src/entities/", () => {
   it("conform to masto's types (checked by tsc: this file does not compile otherwise)", () => {
-    const checked: Checks["length"] = 29;
-    expect(checked).toBe(29);
+    const checked: Checks["length"] = 30;
+    expect(checked).toBe(30);
   });
 
   it("render the JSON their routes answered, keys in the same order", () => {
