@@ -6,7 +6,7 @@ import { z } from "zod";
 import { renderAccount } from "../../../entities/accounts/account";
 import { clampLimit } from "../../../lib/http/pagination";
 import { parse, zBool, zInt } from "../../../lib/http/params";
-import { viewerAccountId } from "../../../oauth/guard";
+import { requireUser, viewerAccountId } from "../../../oauth/guard";
 import { directory } from "../../../queries/search";
 
 const r = routeGroup();
@@ -32,5 +32,8 @@ r.get("/v1/directory", async (c) => {
   const cfg = c.get("config");
   return c.json(rows.map((a) => renderAccount(cfg, a)));
 });
+
+/** Mastodon 4.4's donation campaigns come from an API an operator configures; Tern has none: 204, as Mastodon without it. */
+r.get("/v1/donation_campaigns", requireUser(), (c) => c.body(null, 204));
 
 export default r;
