@@ -135,5 +135,5 @@ function makeConfig(env: ConfigEnv, requestUrl: string): Config {
   };
 }
 
-export const SOFTWARE_VERSION = "4.5.0";
+export const SOFTWARE_VERSION = "4.6.0";
 export const TERN_VERSION = "0.1.0";
