@@ -189,6 +189,10 @@ describe("instance sub-resources", () => {
     const tos = await anon.get("/api/v1/instance/terms_of_service");
     expect(tos.status).toBe(200);
     expect(tos.body).toMatchObject({ effective: true, content: "<p>Terms</p>", succeeded_by: null });
+    // Mastodon 4.4's version by date: the one kept, at its effective date; any other date is a 404.
+    expect((await anon.get(`/api/v1/instance/terms_of_service/${tos.body.effective_date}`)).body).toEqual(tos.body);
+    expect((await anon.get("/api/v1/instance/terms_of_service/1999-01-01")).status).toBe(404);
+    expect((await anon.get("/api/v1/instance/terms_of_service/not-a-date")).status).toBe(404);
     expect((await anon.get("/api/v1/instance/extended_description")).body.content).toBe("<p>About</p>");
 
     const langs = await anon.get("/api/v1/instance/languages");
