@@ -13,6 +13,7 @@ import adminAccounts from "./api/v1/admin/accounts";
 import adminMeasures from "./api/v1/admin/measures";
 import adminReports from "./api/v1/admin/reports";
 import adminTrends from "./api/v1/admin/trends";
+import adminTags from "./api/v1/admin/tags";
 import adminAccountsV2 from "./api/v2/admin/accounts";
 import polls from "./api/v1/statuses/polls";
 import apps from "./api/v1/accounts/apps";
@@ -81,6 +82,7 @@ export const mounts: [string, RouteGroup][] = [
   // Admin API part B (reports, dashboard measures, trend review)
   ["/api/v1/admin/reports", adminReports],
   ["/api/v1/admin/trends", adminTrends],
+  ["/api/v1/admin/tags", adminTags],
   ["/api/v1/admin", adminMeasures],
   ["/api/v1/admin/accounts", adminAccounts],
   ["/api/v2/admin/accounts", adminAccountsV2],
