@@ -1,4 +1,5 @@
-// Small endpoints of Mastodon 4.4 that its apps call: the domain block preview (GET /api/v1/domain_blocks/preview) and
+// Small endpoints of Mastodon 4.4 that its apps call: the domain block preview (GET /api/v1/domain_blocks/preview),
+// the peers search (GET /api/v1/peers/search) and
 // donation campaigns (GET /api/v1/donation_campaigns: 204 where none are configured, as on Tern always).
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
@@ -47,5 +48,20 @@ describe("GET /api/v1/donation_campaigns", () => {
     const r = await me.api.get("/api/v1/donation_campaigns");
     expect(r.status).toBe(204);
     expect((await anon.get("/api/v1/donation_campaigns")).status).toBe(401);
+  });
+});
+
+describe("GET /api/v1/peers/search", () => {
+  it("finds up to 10 known domains by prefix, null for an empty query", async () => {
+    for (let i = 0; i < 12; i++) await remoteAccount(`p${i}`, `peer${String(i).padStart(2, "0")}.example`);
+    await remoteAccount("p-a", "peer00.example");
+    await remoteAccount("other", "quiet.example");
+    const r = await anon.get("/api/v1/peers/search?q=PEER0");
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual(Array.from({ length: 10 }, (_, i) => `peer0${i}.example`));
+    expect((await anon.get("/api/v1/peers/search?q=peer1")).body).toEqual(["peer10.example", "peer11.example"]);
+    expect((await anon.get("/api/v1/peers/search?q=nothing")).body).toEqual([]);
+    expect((await anon.get("/api/v1/peers/search?q=")).body).toBeNull();
+    expect((await anon.get("/api/v1/peers/search?q=%25%5F")).status).toBe(200);
   });
 });
