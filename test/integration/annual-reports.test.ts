@@ -4,6 +4,7 @@
 // failing D1 does to it. The clock is set with vi.setSystemTime: statuses get ids of the moment they are posted.
 import { env } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { runScheduled } from "../../src/background/cron";
 import { currentCampaign, STALLED_AFTER_MS } from "../../src/services/accounts/annual-report";
 import { ROUND_STATUSES } from "../../src/services/accounts/annual-report-rounds";
 import { snowflake } from "../../src/lib/text/ids";
@@ -225,6 +226,28 @@ describe("annual reports", () => {
     const data = JSON.parse((await row(u.id))!.data!);
     expect(data.top_hashtags).toEqual([{ name: "x", count: 2 }]);
     expect(data.type_distribution.total).toBe(2);
+  });
+
+  it("a queue that refuses the generation's effect: 202 all the same, the effect kept in D1 and sent by the cron once", async () => {
+    at(DECEMBER);
+    const u = await makeUser();
+    await post(u, "hello");
+    await runQueuedJobs();
+    const fail = () => Promise.reject(new Error("Queue send failed: 503 Service Unavailable"));
+    vi.spyOn(env.JOBS, "send").mockImplementation(fail);
+    vi.spyOn(env.JOBS, "sendBatch").mockImplementation(fail);
+    expect((await u.api.post("/api/v1/annual_reports/2026/generate")).status).toBe(202);
+    const kept = async () => (await env.DB.prepare("SELECT count(*) AS n FROM pending_effects").first<{ n: number }>())!.n;
+    expect(await kept()).toBe(1);
+    expect((await u.api.get("/api/v1/annual_reports/2026/state")).body).toEqual({ state: "generating" });
+    // The queue is back: the cron sends it, the rounds run, and nothing is left to send twice.
+    installQueueCapture();
+    await runScheduled(env, Date.now(), { housekeeping: false, hourly: false });
+    expect(await kept()).toBe(0);
+    expect(reportJobs()).toHaveLength(1);
+    await runQueuedJobs();
+    expect((await u.api.get("/api/v1/annual_reports/2026/state")).body).toEqual({ state: "available" });
+    expect(JSON.parse((await row(u.id))!.data!).type_distribution.total).toBe(1);
   });
 
   it("answers bad input and missing scopes with Mastodon's errors", async () => {
