@@ -68,6 +68,8 @@ export interface Env {
   MAIL_FROM?: string;
   /** Milliseconds a `send()` to the mail binding may take before it counts as failed (default 15,000; src/mail/send.ts). */
   MAIL_TIMEOUT_MS?: string;
+  /** `false`: no annual reports are offered in December (Mastodon's `wrapstodon` setting); default on. */
+  WRAPSTODON?: string;
 }
 
 export type RegistrationsMode = "open" | "approval" | "closed";
@@ -89,6 +91,7 @@ export type ConfigEnv = Pick<
   | "ALLOW_LOOPBACK_FETCH"
   | "REQUIRE_EMAIL_CONFIRMATION"
   | "LIMITED_FEDERATION"
+  | "WRAPSTODON"
 >;
 
 export interface Config {
@@ -105,6 +108,8 @@ export interface Config {
   requireEmailConfirmation: boolean;
   /** Limited federation mode: only allowed domains (domain_allows) federate. */
   limitedFederation: boolean;
+  /** Annual reports (Wrapstodon) are offered from 10 to 31 December, UTC. */
+  wrapstodon: boolean;
 }
 
 const on = (v: string | undefined, def: boolean) => (v === undefined || v === "" ? def : /^(1|true|yes|on)$/i.test(v));
@@ -143,8 +148,9 @@ function makeConfig(env: ConfigEnv, requestUrl: string): Config {
     allowLoopbackFetch: on(env.ALLOW_LOOPBACK_FETCH, false),
     requireEmailConfirmation: on(env.REQUIRE_EMAIL_CONFIRMATION, false),
     limitedFederation: on(env.LIMITED_FEDERATION, false),
+    wrapstodon: on(env.WRAPSTODON, true),
   };
 }
 
-export const SOFTWARE_VERSION = "4.5.0";
+export const SOFTWARE_VERSION = "4.6.0";
 export const TERN_VERSION = "0.1.0";

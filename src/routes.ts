@@ -13,9 +13,14 @@ import adminAccounts from "./api/v1/admin/accounts";
 import adminMeasures from "./api/v1/admin/measures";
 import adminReports from "./api/v1/admin/reports";
 import adminTrends from "./api/v1/admin/trends";
+import adminTags from "./api/v1/admin/tags";
 import adminAccountsV2 from "./api/v2/admin/accounts";
 import polls from "./api/v1/statuses/polls";
 import apps from "./api/v1/accounts/apps";
+import annualReports from "./api/v1/accounts/annual-reports";
+import asyncRefreshes from "./api/v1/accounts/async-refreshes";
+import collections from "./api/v1/relationships/collections";
+import accountCollections from "./api/v1/relationships/account-collections";
 import blocks from "./api/v1/relationships/blocks";
 import conversations from "./api/v1/notifications/conversations";
 import customEmojis from "./api/v1/instance/custom-emojis";
@@ -71,11 +76,14 @@ export const mounts: [string, RouteGroup][] = [
   ["/health", health],
   ["/api", stubs],
   ["/api", suggestions],
+  ["/api/v1/accounts", accountCollections],
+  ["/api/v1_alpha/accounts", accountCollections],
   ["/api/v1/accounts", accountsRegister],
   ["/api/v1/accounts", accounts],
   // Admin API part B (reports, dashboard measures, trend review)
   ["/api/v1/admin/reports", adminReports],
   ["/api/v1/admin/trends", adminTrends],
+  ["/api/v1/admin/tags", adminTags],
   ["/api/v1/admin", adminMeasures],
   ["/api/v1/admin/accounts", adminAccounts],
   ["/api/v2/admin/accounts", adminAccountsV2],
@@ -89,6 +97,10 @@ export const mounts: [string, RouteGroup][] = [
   ["/api/v1/admin/relays", adminRelays],
   ["/api/v1/announcements", announcements],
   ["/api/v1/polls", polls],
+  ["/api/v1/annual_reports", annualReports],
+  ["/api/v1_alpha/async_refreshes", asyncRefreshes],
+  ["/api/v1/collections", collections],
+  ["/api/v1_alpha/collections", collections],
   ["/api/v1/apps", apps],
   ["/api/v1/blocks", blocks],
   ["/api/v1/bookmarks", bookmarks],

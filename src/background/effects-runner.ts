@@ -25,6 +25,7 @@ import { ARCHIVE_DAILY_ROWS, runArchiveImportRound } from "../services/data/impo
 import { runImportRound } from "../services/data/imports";
 import { runConfirmationResend, runMail, runPasswordReset } from "../mail/run";
 import { mailStaff } from "../mail/staff-notices";
+import { runAnnualReportRound } from "../services/accounts/annual-report-rounds";
 import {
   type DeletedStatusInfo,
   disconnectStreams,
@@ -143,6 +144,8 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects, b
       return runArchiveRound(db, env, fx, configFor(env, fx), effect.backupId);
     case "import_archive":
       return runArchiveImportRound(db, env, fx, configFor(env, fx), effect.importId, archiveDailyRows(env));
+    case "annual_report":
+      return runAnnualReportRound(db, fx, effect.accountId, effect.year);
     case "backfill_thread":
       await backfillThread(db, configFor(env, fx), fx, effect.statusId, JOB_BUDGET);
       return;

@@ -63,6 +63,8 @@ export type Effect =
   | { type: "export_archive"; backupId: string; origin: string }
   // An archive import's next round (src/services/data/import-archive-rounds.ts)
   | { type: "import_archive"; importId: string; origin: string }
+  // An annual report being generated (src/services/accounts/annual-report-rounds.ts): its next bounded round
+  | { type: "annual_report"; accountId: string; year: number }
   // What a context request's backfill could not fetch within its budget (src/federation/remote/backfill.ts)
   | { type: "backfill_thread"; statusId: string }
   // One mail to one recipient through the EMAIL binding (src/mail/run.ts); retried by the runner, at most

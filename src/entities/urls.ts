@@ -5,6 +5,8 @@ export const accountUri = (cfg: Config, username: string) => `${cfg.origin}/user
 export const accountUrl = (cfg: Config, username: string) => `${cfg.origin}/@${username}`;
 export const statusUri = (cfg: Config, username: string, id: string) => `${cfg.origin}/users/${username}/statuses/${id}`;
 export const statusUrl = (cfg: Config, username: string, id: string) => `${cfg.origin}/@${username}/${id}`;
+/** A collection's id URI (Tern does not federate collections yet; nothing is served there). */
+export const collectionUri = (cfg: Config, id: string) => `${cfg.origin}/collections/${id}`;
 export const tagUrl = (cfg: Config, name: string) => `${cfg.origin}/tags/${encodeURIComponent(name)}`;
 export const mediaUrl = (cfg: Config, key: string) => `${cfg.origin}/media/${key}`;
 export const DEFAULT_AVATAR = "/avatars/original/missing.png";

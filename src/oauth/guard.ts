@@ -39,6 +39,14 @@ export function requireEveryScope(c: Ctx, scopes: readonly string[]): void {
   if (!scopes.every((s) => scopeAllows(v.scopes, s))) throw wrongScope();
 }
 
+/** Public routes that check a token's scope when one is sent (Mastodon's `authorize_if_got_token!`). */
+export const scopeIfToken = (...scopes: string[]) =>
+  createMiddleware<AppEnv>(async (c, next) => {
+    const v = c.get("viewer");
+    if (v) checkScope(v, scopes);
+    await next();
+  });
+
 /** Any token (user or app) with one of `scopes`. */
 export const requireToken = (...scopes: string[]) =>
   createMiddleware<AppEnv>(async (c, next) => {

@@ -1,4 +1,5 @@
-// /oauth: authorize (HTML, see web/authorize.tsx), token and revoke (JSON, client auth by body or HTTP Basic).
+// /oauth: authorize (HTML, see web/authorize.tsx), token and revoke (JSON, client auth by body or HTTP Basic), and
+// userinfo (Mastodon 4.4: who the token's user is, as OpenID Connect names it, for a token with the `profile` scope).
 import { routeGroup } from "../route-group";
 import { readParams } from "../lib/http/params";
 import { countLoginFailure, throttleLogin } from "../lib/limits/rate-limit";
@@ -11,10 +12,29 @@ import { checkCredentials } from "../services/accounts/credentials";
 import { forbidden } from "../lib/http/errors";
 import { ipRuleFor } from "../services/admin/ip-blocks";
 import { authorizeGet, authorizePost } from "../web/authorize";
+import type { Ctx } from "../context";
+import { renderAccount } from "../entities/accounts/account";
+import { accountUri, accountUrl } from "../entities/urls";
+import { me, requireUser } from "./guard";
 
 const r = routeGroup();
 
 r.get("/authorize", (c) => authorizeGet(c));
+
+const userinfo = (c: Ctx) => {
+  const cfg = c.get("config");
+  const a = me(c).account;
+  return c.json({
+    iss: `${cfg.origin}/`,
+    sub: accountUri(cfg, a.username),
+    name: a.displayName,
+    preferred_username: a.username,
+    profile: accountUrl(cfg, a.username),
+    picture: renderAccount(cfg, a).avatar,
+  });
+};
+r.get("/userinfo", requireUser("profile"), userinfo);
+r.post("/userinfo", requireUser("profile"), userinfo);
 r.post("/authorize", (c) => authorizePost(c));
 
 const str = (v: unknown) => (typeof v === "string" ? v : undefined);

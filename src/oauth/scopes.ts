@@ -1,11 +1,12 @@
 // OAuth scopes as Mastodon defines them (config/initializers/doorkeeper.rb): parents cover their children, and
 // `follow` is a legacy alias covered by read and write.
 
-const READ = ["accounts", "blocks", "bookmarks", "favourites", "filters", "follows", "lists", "mutes", "notifications", "search", "statuses"];
+const READ = ["accounts", "blocks", "bookmarks", "collections", "favourites", "filters", "follows", "lists", "mutes", "notifications", "search", "statuses"];
 const WRITE = [
   "accounts",
   "blocks",
   "bookmarks",
+  "collections",
   "conversations",
   "favourites",
   "filters",

@@ -269,3 +269,20 @@ export async function featuredTagsOf(db: DB, accountId: string) {
     .where(eq(featuredTags.accountId, accountId))
     .orderBy(asc(featuredTags.id));
 }
+
+/**
+ * How many accounts of `domain` the account follows and is followed by (Mastodon 4.4's domain block preview): the
+ * account's follows and the domain's accounts, each through its index.
+ */
+export async function domainRelationCounts(db: DB, accountId: string, domain: string): Promise<{ following: number; followers: number }> {
+  const a = padId(accountId);
+  const [following, followers] = await db.batch([
+    db.all<{ n: number }>(
+      sql`SELECT count(*) AS n FROM follows f JOIN accounts t ON t.id = f.target_account_id WHERE f.account_id = ${a} AND t.domain = ${domain}`,
+    ),
+    db.all<{ n: number }>(
+      sql`SELECT count(*) AS n FROM accounts s JOIN follows f ON f.account_id = s.id AND f.target_account_id = ${a} WHERE s.domain = ${domain}`,
+    ),
+  ]);
+  return { following: Number(following[0]?.n ?? 0), followers: Number(followers[0]?.n ?? 0) };
+}

@@ -169,6 +169,27 @@ export function tagTimelineQuery(viewerId: string | null, f: TagFilter, page: Pa
   return { query: sql`${sql.join(parts, sql` UNION `)} ORDER BY id ${c.dir} LIMIT ${page.limit}`, ascending: c.ascending };
 }
 
+/**
+ * Public statuses that share a trending link (Mastodon 4.3's link timeline, LinkTimelinesController), newest first by
+ * the card's (preview_card_id, status_id) index; null when the link is not an allowed trend (404), as Mastodon's.
+ */
+export async function linkTimeline(db: DB, viewerId: string | null, url: string, page: Page): Promise<PageIds | null> {
+  const [card] = await db.all<{ id: string }>(sql`SELECT pc.id AS id FROM preview_cards pc
+    JOIN preview_card_trends t ON t.preview_card_id = pc.id AND t.allowed = 1 WHERE pc.url = ${url} LIMIT 1`);
+  if (!card) return null;
+  const c = cursorSql(sql.raw("sp.status_id"), page);
+  return run(
+    db,
+    {
+      query: sql`SELECT sp.status_id AS id, ${quotedOf("sp.status_id")} FROM status_preview_cards sp CROSS JOIN statuses s ON s.id = sp.status_id
+        WHERE sp.preview_card_id = ${card.id}${c.cond} AND s.visibility = 'public' AND ${publicConds(viewerId, { withReplies: true })}
+        ORDER BY sp.status_id ${c.dir} LIMIT ${page.limit}`,
+      ascending: c.ascending,
+    },
+    page.limit,
+  );
+}
+
 /** A list's feed; null when the list is not the viewer's (404). */
 export async function listTimeline(db: DB, viewerId: string, listId: string, page: Page): Promise<PageIds | null> {
   const c = cursorSql(sql.raw("lf.status_id"), page);

@@ -291,6 +291,12 @@ export async function dismissNotification(db: DB, viewerId: string, id: string):
   return deleteOwnRow(db, notifications, id, viewerId);
 }
 
+/** Deletes those of the ids that are the viewer's notifications (Mastodon's destroy_multiple); others are ignored. */
+export async function dismissNotifications(db: DB, viewerId: string, ids: string[]): Promise<void> {
+  if (!ids.length) return;
+  await db.delete(notifications).where(and(eq(notifications.accountId, viewerId), inArray(notifications.id, idList(ids))));
+}
+
 export async function clearNotifications(db: DB, viewerId: string): Promise<void> {
   await db.delete(notifications).where(eq(notifications.accountId, viewerId));
 }

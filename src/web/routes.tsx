@@ -230,6 +230,7 @@ r.get("/.well-known/oauth-authorization-server", (c) => {
     token_endpoint: `${o}/oauth/token`,
     app_registration_endpoint: `${o}/api/v1/apps`,
     revocation_endpoint: `${o}/oauth/revoke`,
+    userinfo_endpoint: `${o}/oauth/userinfo`,
     scopes_supported: [...ALL_SCOPES],
     response_types_supported: ["code"],
     response_modes_supported: ["query", "fragment", "form_post"],

@@ -1,6 +1,7 @@
 // End to end with masto 8 against `wrangler dev`: the rest of the client API as an app uses it: filters (v2 and the
 // legacy v1 list), grouped notifications through masto's own paginator, the notification policy and requests,
-// scheduled statuses, conversations, announcements, follow suggestions, removing the avatar, identity proofs, quote posts, trends.
+// scheduled statuses, conversations, announcements, follow suggestions, removing the avatar, identity proofs, quote posts, trends,
+// and Mastodon 4.6's annual report state, collections and Profile through masto's own resources.
 // Steps share state and run in order; a step whose prerequisite failed fails with "blocked by ...".
 import "../support/polyfills.mjs";
 import assert from "node:assert/strict";
@@ -560,5 +561,67 @@ describe("Client features (masto 8 against wrangler dev)", () => {
         assert.match(h.accounts, /^\d+$/);
       }
     }
+  });
+  // ---- Mastodon 4.6 through masto's resources ----
+
+  test("Mastodon 4.6: the instance announces API version 10; the annual report's state outside December; generate does nothing", async () => {
+    const a = need(s.a, "sign-up");
+    const instance = await step("GET /api/v2/instance", () => a.client.v2.instance.fetch());
+    assert.equal(instance.apiVersions?.mastodon, 10);
+    const year = String(new Date().getUTCFullYear());
+    const inDecember = new Date().getUTCMonth() === 11 && new Date().getUTCDate() >= 10;
+    const { state } = await step("GET /api/v1/annual_reports/:year/state", () => a.client.v1.annualReports.$select(year).state.fetch());
+    assert.ok(["eligible", "ineligible"].includes(state), state);
+    if (!inDecember) {
+      assert.equal(state, "ineligible", "outside 10-31 December no report is offered");
+      await step("POST /api/v1/annual_reports/:year/generate", () => a.client.v1.annualReports.$select(year).generate());
+    }
+    const reports = await step("GET /api/v1/annual_reports", () => a.client.v1.annualReports.list());
+    assert.deepEqual(reports.annualReports, []);
+  });
+
+  test("Mastodon 4.6: A curates a collection featuring B; anyone fetches it; A lists, adds to and removes from it", async () => {
+    const { a, b, c } = s;
+    need(a && b && c, "sign-up");
+    for (const u of [b, c]) await step("PATCH update_credentials (discoverable)", () => u.client.v1.accounts.updateCredentials({ discoverable: true }));
+    const { collection } = await step("POST /api/v1/collections", () =>
+      a.client.v1.collections.create({ name: `Friends ${nonce}`, description: "good people", tagName: "friends", accountIds: [b.id] }),
+    );
+    assert.equal(collection.itemCount, 1);
+    assert.equal(collection.tag?.name, "friends");
+    const shown = await step("GET /api/v1/collections/:id", () => rest().v1.collections.$select(collection.id).fetch());
+    assert.deepEqual(
+      shown.accounts.map((x) => x.id),
+      [a.id, b.id],
+    );
+    const listed = await step("GET /api/v1/accounts/:id/collections", () => c.client.v1.accounts.$select(a.id).collections.list());
+    assert.deepEqual(
+      listed.collections.map((x) => x.id),
+      [collection.id],
+    );
+    const { collectionItem } = await step("POST /api/v1/collections/:id/items", () =>
+      a.client.v1.collections.$select(collection.id).items.create({ accountId: c.id }),
+    );
+    assert.equal(collectionItem.accountId, c.id);
+    const featured = await step("GET /api/v1/accounts/:id/in_collections", () => c.client.v1.accounts.$select(c.id).inCollections.list());
+    assert.deepEqual(
+      featured.collections.map((x) => x.id),
+      [collection.id],
+    );
+    await step("DELETE /api/v1/collections/:id/items/:item_id", () => a.client.v1.collections.$select(collection.id).items.$select(collectionItem.id).remove());
+    const updated = await step("PATCH /api/v1/collections/:id", () => a.client.v1.collections.$select(collection.id).update({ name: `Best friends ${nonce}` }));
+    assert.equal(updated.collection.name, `Best friends ${nonce}`);
+    assert.equal(updated.collection.itemCount, 1);
+    await step("DELETE /api/v1/collections/:id", () => a.client.v1.collections.$select(collection.id).remove());
+  });
+
+  test("Mastodon 4.6: the Profile endpoints show the raw bio and change it", async () => {
+    const d = need(s.d, "sign-up");
+    const before = await step("GET /api/v1/profile", () => d.client.v1.profile.fetch());
+    assert.equal(before.id, d.id);
+    assert.equal(before.avatar, null, "no avatar set");
+    const after = await step("PATCH /api/v1/profile", () => d.client.v1.profile.update({ note: "hello <world> #tern", displayName: "Dee" }));
+    assert.equal(after.note, "hello <world> #tern");
+    assert.equal(after.displayName, "Dee");
   });
 });

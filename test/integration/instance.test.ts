@@ -12,7 +12,7 @@ const account = z.object({ id: z.string(), username: z.string(), acct: z.string(
 const instanceV2 = z.object({
   domain: z.string(),
   title: z.string(),
-  version: z.string().regex(/^4\.5\.0\+[0-9A-Za-z.-]+$/),
+  version: z.string().regex(/^4\.6\.0\+[0-9A-Za-z.-]+$/),
   source_url: z.string().url(),
   description: z.string(),
   usage: z.object({ users: z.object({ active_month: int }) }),
@@ -73,9 +73,9 @@ describe("GET /api/v2/instance", () => {
     expect(res.status).toBe(200);
     const body = instanceV2.parse(res.body);
     expect(body.domain).toBe(cfg().domain);
-    expect(body.version).toBe("4.5.0+tern.0.1.0");
+    expect(body.version).toBe("4.6.0+tern.0.1.0");
     // 7, as Mastodon 4.5: grouped notifications (Phanpy uses them from 2) and quote posts (clients offer them from 7).
-    expect(body.api_versions.mastodon).toBe(7);
+    expect(body.api_versions.mastodon).toBe(10);
     expect(body.configuration.urls.streaming).toBe("ws://tern.test");
     expect(body.configuration.statuses.max_characters).toBe(500);
     expect(body.configuration.media_attachments.supported_mime_types).toContain("image/webp");
@@ -116,7 +116,7 @@ describe("GET /api/v1/instance", () => {
     expect(typeof b.short_description).toBe("string");
     expect(typeof b.description).toBe("string");
     expect(typeof b.email).toBe("string");
-    expect(b.version).toBe("4.5.0+tern.0.1.0");
+    expect(b.version).toBe("4.6.0+tern.0.1.0");
     expect(b.urls).toEqual({ streaming_api: "ws://tern.test" });
     expect(b.stats).toEqual({ user_count: 1, status_count: 0, domain_count: 0 });
     expect(typeof b.thumbnail).toBe("string");
@@ -189,6 +189,10 @@ describe("instance sub-resources", () => {
     const tos = await anon.get("/api/v1/instance/terms_of_service");
     expect(tos.status).toBe(200);
     expect(tos.body).toMatchObject({ effective: true, content: "<p>Terms</p>", succeeded_by: null });
+    // Mastodon 4.4's version by date: the one kept, at its effective date; any other date is a 404.
+    expect((await anon.get(`/api/v1/instance/terms_of_service/${tos.body.effective_date}`)).body).toEqual(tos.body);
+    expect((await anon.get("/api/v1/instance/terms_of_service/1999-01-01")).status).toBe(404);
+    expect((await anon.get("/api/v1/instance/terms_of_service/not-a-date")).status).toBe(404);
     expect((await anon.get("/api/v1/instance/extended_description")).body.content).toBe("<p>About</p>");
 
     const langs = await anon.get("/api/v1/instance/languages");

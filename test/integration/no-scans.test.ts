@@ -8,7 +8,7 @@
 // account, suspending a domain and lifting it.
 import { env, SELF } from "cloudflare:test";
 import { eq } from "drizzle-orm";
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { type D1Client, d1Observer } from "../../src/db/client";
 import { users } from "../../src/db/schema";
 import { Effects } from "../../src/effects/collector";
@@ -39,9 +39,14 @@ const ACCEPTED_PLANS = [
  * Scans accepted, each for its reason: an account deletion's notifications sent by the account
  * (services/accounts/delete-account.ts): once per deleted account, where an index on `from_account_id` would cost a row
  * written for every notification ever made (~2% of the benchmark day's rows written). The deletion's other statements
- * each probe an index.
+ * each probe an index. The admin hashtag list walks the tags' primary key and stops at its page.
  */
-const ACCEPTED = [/^DELETE FROM notifications WHERE from_account_id = \?$/];
+const ACCEPTED = [
+  /^DELETE FROM notifications WHERE from_account_id = \?$/,
+  // The admin hashtag list (services/admin/tags.ts): a page of every tag by id, the primary key walked from the cursor
+  // and stopped at the page's LIMIT (staff only).
+  /^select "id", "name", "display_name", [^;]* from "tags" (where [^;]*)?order by "tags"\."id" (desc|asc) limit \?$/,
+];
 
 /** Tables that grow with the instance's life. */
 const GROWING = [
@@ -71,6 +76,9 @@ const GROWING = [
   "idempotency_keys",
   "oauth_access_tokens",
   "custom_emojis",
+  "annual_reports",
+  "collections",
+  "collection_items",
 ];
 
 const seen = new Map<string, unknown[]>();
@@ -353,6 +361,45 @@ describe("the rarer paths' statements", () => {
     await runJobs();
 
     expect(seen.size).toBeGreaterThan(50);
+    expect(await scansIn(seen)).toEqual([]);
+  });
+});
+
+describe("the statements of Mastodon 4.3-4.6's endpoints", () => {
+  it("scan no table that grows", { timeout: 120_000 }, async () => {
+    vi.setSystemTime(Date.UTC(2026, 11, 12, 12));
+    try {
+      const [fay, gus] = await Promise.all([makeUser("scanfay"), makeUser("scangus")]);
+      await env.DB.prepare("UPDATE accounts SET discoverable = 1 WHERE id = ?").bind(padId(gus.id)).run();
+      expect((await gus.api.post(`/api/v1/accounts/${fay.id}/follow`)).status).toBe(200);
+      for (const text of ["one #scans", "two #scans", "three"]) expect((await fay.api.post("/api/v1/statuses", { status: text })).status).toBe(200);
+      await runJobs();
+      // An annual report: its state, its generation's rounds, the report read.
+      expect((await fay.api.get("/api/v1/annual_reports/2026/state")).body).toEqual({ state: "eligible" });
+      expect((await fay.api.post("/api/v1/annual_reports/2026/generate")).status).toBe(202);
+      await runJobs();
+      expect((await fay.api.get("/api/v1/annual_reports/2026")).status).toBe(200);
+      expect((await fay.api.get("/api/v1/annual_reports")).status).toBe(200);
+      expect((await fay.api.post("/api/v1/annual_reports/2026/read")).status).toBe(200);
+      // Collections: made, shown, listed, items added and removed, revoked, deleted.
+      const col = (await fay.api.post("/api/v1/collections", { name: "Scans", tag_name: "scans", account_ids: [gus.id] })).body.collection;
+      expect((await gus.api.get(`/api/v1/collections/${col.id}`)).status).toBe(200);
+      expect((await gus.api.get(`/api/v1/accounts/${fay.id}/collections`)).status).toBe(200);
+      expect((await gus.api.get(`/api/v1/accounts/${gus.id}/in_collections`)).status).toBe(200);
+      expect((await fay.api.patch(`/api/v1/collections/${col.id}`, { name: "Scanned" })).status).toBe(200);
+      expect((await gus.api.post(`/api/v1/collections/${col.id}/items/${col.items[0].id}/revoke`)).status).toBe(200);
+      expect((await fay.api.delete(`/api/v1/collections/${col.id}`)).status).toBe(200);
+      // The Profile, the link timeline, the peers search, the domain block preview, the admin tags.
+      expect((await fay.api.get("/api/v1/profile")).status).toBe(200);
+      expect((await fay.api.get("/api/v1/timelines/link?url=https://scans.example/")).status).toBe(404);
+      expect((await fay.api.get("/api/v1/peers/search?q=scans")).status).toBe(200);
+      expect((await fay.api.get("/api/v1/domain_blocks/preview?domain=scans.example")).status).toBe(200);
+      const admin = await makeUser("scanadmin2", ADMIN);
+      expect((await admin.api.get("/api/v1/admin/tags")).status).toBe(200);
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(seen.size).toBeGreaterThan(20);
     expect(await scansIn(seen)).toEqual([]);
   });
 });

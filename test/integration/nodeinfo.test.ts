@@ -59,7 +59,7 @@ it("serves a NodeInfo 2.0 document that passes the strict schema, with usage cou
   expect(doc.usage.users).toEqual({ total: 3, activeHalfyear: 2, activeMonth: 1 });
   expect(doc.usage.localPosts).toBe(2);
   // megalodon accepts an unknown software name only with upstream mastodon.
-  expect((doc.metadata as any).upstream).toEqual({ name: "mastodon", version: "4.5.0" });
+  expect((doc.metadata as any).upstream).toEqual({ name: "mastodon", version: "4.6.0" });
   expect(typeof (doc.metadata as any).nodeName).toBe("string");
 });
 

@@ -165,6 +165,21 @@ describe("notifications", { timeout: 30000 }, () => {
     expect((await other.api.get("/api/v1/notifications")).body).toHaveLength(1);
   });
 
+  it("the legacy DELETE /:id and DELETE /destroy_multiple remove only one's own notifications", async () => {
+    const [me, other, a] = await Promise.all([makeUser(), makeUser(), makeUser()]);
+    const n1 = await notify(me, a, "follow");
+    const n2 = await notify(me, a, "follow");
+    const n3 = await notify(me, a, "follow");
+    const theirs = await notify(other, a, "follow");
+    expect((await me.api.delete(`/api/v1/notifications/${theirs}`)).status).toBe(404);
+    expect((await me.api.delete(`/api/v1/notifications/${n1}`)).body).toEqual({});
+    expect((await me.api.delete(`/api/v1/notifications/${n1}`)).status).toBe(404);
+    expect((await me.api.delete("/api/v1/notifications/destroy_multiple", { ids: [n2, theirs, "junk"] })).body).toEqual({});
+    expect((await me.api.get("/api/v1/notifications")).body.map((n: any) => n.id)).toEqual([n3]);
+    expect((await other.api.get("/api/v1/notifications")).body.map((n: any) => n.id)).toEqual([theirs]);
+    expect((await me.api.delete("/api/v1/notifications/destroy_multiple")).status).toBe(200);
+  });
+
   it("counts unread notifications after the notifications marker", async () => {
     const [me, a] = await Promise.all([makeUser(), makeUser()]);
     const ids: string[] = [];

@@ -1,7 +1,7 @@
 // POST /oauth/token (client_credentials, password, errors, Basic auth, reuse), POST /oauth/revoke (B3), metadata.
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, makeUser } from "./helpers";
+import { anon, api, makeUser } from "./helpers";
 import { PASSWORD, registerApp, tokenRequest, web } from "./oauth-helpers";
 
 const INVALID_CLIENT = {
@@ -219,6 +219,7 @@ describe("server metadata", () => {
       authorization_endpoint: "http://tern.test/oauth/authorize",
       token_endpoint: "http://tern.test/oauth/token",
       revocation_endpoint: "http://tern.test/oauth/revoke",
+      userinfo_endpoint: "http://tern.test/oauth/userinfo",
       app_registration_endpoint: "http://tern.test/api/v1/apps",
       response_types_supported: ["code"],
       response_modes_supported: ["query", "fragment", "form_post"],
@@ -228,6 +229,24 @@ describe("server metadata", () => {
     });
     expect(doc.scopes_supported).toEqual(expect.arrayContaining(["read", "write", "follow", "push", "profile", "read:statuses", "admin:write"]));
     expect(typeof doc.service_documentation).toBe("string");
+  });
+
+  it("GET and POST /oauth/userinfo (Mastodon 4.4) name the token's user to a token with the profile scope", async () => {
+    const u = await makeUser(undefined, { scopes: "profile" });
+    for (const r of [await u.api.get("/oauth/userinfo"), await u.api.post("/oauth/userinfo")]) {
+      expect(r.status).toBe(200);
+      expect(r.body).toEqual({
+        iss: "http://tern.test/",
+        sub: `http://tern.test/users/${u.username}`,
+        name: "",
+        preferred_username: u.username,
+        profile: `http://tern.test/@${u.username}`,
+        picture: expect.stringMatching(/^http:\/\/tern\.test\//),
+      });
+    }
+    const readOnly = await makeUser(undefined, { scopes: "read" });
+    expect((await readOnly.api.get("/oauth/userinfo")).status).toBe(403);
+    expect((await anon.get("/oauth/userinfo")).status).toBe(401);
   });
 
   it("answers the token endpoint's CORS preflight", async () => {

@@ -258,3 +258,18 @@ describe("POST /api/v1/emails/confirmations", () => {
     expect((await r.api.post("/api/v1/emails/confirmations")).status).toBe(403);
   });
 });
+
+describe("GET /api/v1/emails/check_confirmation (Mastodon 4.3)", () => {
+  it("answers whether the user's e-mail is confirmed, also while the account awaits approval", async () => {
+    const confirmed = await makeUser("checkconfirmed");
+    const yes = await confirmed.api.get("/api/v1/emails/check_confirmation");
+    expect(yes.status).toBe(200);
+    expect(yes.body).toBe(true);
+    const u = await makeUser("checkunconf", { approved: false });
+    await env.DB.prepare("UPDATE users SET confirmed_at = NULL WHERE id = ?").bind(u.userId.padStart(20, "0")).run();
+    expect((await u.api.get("/api/v1/emails/check_confirmation")).body).toBe(false);
+    expect((await anon.get("/api/v1/emails/check_confirmation")).status).toBe(401);
+    const w = await makeUser("checkwriteonly", { scopes: "write" });
+    expect((await w.api.get("/api/v1/emails/check_confirmation")).status).toBe(403);
+  });
+});

@@ -221,7 +221,7 @@ interface Instance extends Omit<mastodon.v2.Instance, "thumbnail" | "configurati
     /** Only max_featured_tags and max_pinned_statuses predate 4.6.0. */
     accounts: Pick<mastodon.v2.InstanceAccountsConfiguration, "maxFeaturedTags" | "maxPinnedStatuses">;
   };
-  /** api_versions[mastodon] is an Integer (7 for Mastodon 4.5). */
+  /** api_versions[mastodon] is an Integer (10 for Mastodon 4.6). */
   apiVersions: { mastodon: number };
   /** contact[account] is nullable (no contact account chosen). */
   contact: { email: string; account: Account | null };

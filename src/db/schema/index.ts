@@ -21,3 +21,5 @@ export * from "./federation/signature-specs";
 export * from "./federation/relays";
 export * from "./accounts/account-migration";
 export * from "./accounts/archive-import";
+export * from "./accounts/annual-reports";
+export * from "./social/collections";

@@ -12,15 +12,17 @@ import type { DomainBlockRow, RuleRow } from "../../db/schema/index";
 
 /**
  * Mastodon's version with Tern as semver build metadata: clients (Phanpy, Elk) gate features on the semver of
- * `version`, and build metadata never changes precedence, so 4.5.0+tern.0.1.0 satisfies ">=4.5".
+ * `version`, and build metadata never changes precedence, so 4.6.0+tern.0.1.0 satisfies ">=4.6".
  */
 export const INSTANCE_VERSION = `${SOFTWARE_VERSION}+tern.${TERN_VERSION}`;
 
 // Mastodon's API version gates client features: Phanpy uses grouped notifications (/api/v2/notifications) from 2 on,
 // quote posts from 7 (docs.joinmastodon.org/client/quotes: "available starting with mastodon API version 7"; Mastodon
 // 4.5 serves 7). Streaming is not gated on it: Phanpy, Elk (masto.js createStreamingAPIClient) and Ice Cubes open the
-// WebSocket whenever configuration.urls.streaming (v2) or urls.streaming_api (v1) is present.
-export const API_VERSION = 7;
+// WebSocket whenever configuration.urls.streaming (v2) or urls.streaming_api (v1) is present. Mastodon 4.6 serves 10:
+// annual reports' state and generate, the Profile endpoints and collections, which apps offer from 10 on; Tern serves
+// them (collections without federation: README, Compatibility).
+export const API_VERSION = 10;
 export const LANGUAGES = ["en"];
 
 export const LIMITS = {

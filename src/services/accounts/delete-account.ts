@@ -173,5 +173,11 @@ function restStatements(db: DB, a: string): Statement[] {
     db.run(sql`DELETE FROM home_feed WHERE account_id = ${a}`),
     db.run(sql`DELETE FROM feed_states WHERE account_id = ${a}`),
     db.run(sql`DELETE FROM status_trends WHERE account_id = ${a}`),
+    db.run(sql`DELETE FROM annual_reports WHERE account_id = ${a}`),
+    db.run(sql`DELETE FROM collection_items WHERE collection_id IN (SELECT id FROM collections WHERE account_id = ${a})`),
+    db.run(sql`DELETE FROM collections WHERE account_id = ${a}`),
+    db.run(sql`DELETE FROM collection_items WHERE account_id = ${a}`),
+    db.run(sql`UPDATE collections SET item_count = (SELECT count(*) FROM collection_items i WHERE i.collection_id = collections.id AND i.state = 'accepted')
+      WHERE item_count <> (SELECT count(*) FROM collection_items i WHERE i.collection_id = collections.id AND i.state = 'accepted')`),
   ];
 }

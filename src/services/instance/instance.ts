@@ -283,6 +283,19 @@ export async function listPeers(db: DB): Promise<string[]> {
   return rows.map((r) => r.domain);
 }
 
+/**
+ * Up to 10 known domains starting with `prefix` (Mastodon's peers search, for the domain block form), ascending: a walk
+ * of accounts_domain from one domain to the next from the prefix on, so it reads the domains shown, not their accounts.
+ */
+export async function searchPeers(db: DB, prefix: string): Promise<string[]> {
+  const rows = await db.all<{ d: string }>(sql`WITH RECURSIVE walk(d, n) AS (
+      SELECT (SELECT min(a.domain) FROM accounts a WHERE a.domain >= ${prefix}), 1
+      UNION ALL SELECT (SELECT min(b.domain) FROM accounts b WHERE b.domain > walk.d), n + 1 FROM walk
+        WHERE walk.d IS NOT NULL AND substr(walk.d, 1, ${prefix.length}) = ${prefix} AND n < 10)
+    SELECT d FROM walk WHERE d IS NOT NULL AND substr(d, 1, ${prefix.length}) = ${prefix}`);
+  return rows.map((r) => r.d);
+}
+
 const WEEK_MS = 7 * 24 * 3600 * 1000;
 
 /** Monday 00:00 UTC of the week holding `ms` (Mastodon's ISO weeks). */

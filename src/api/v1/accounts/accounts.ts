@@ -16,7 +16,7 @@ import { parseId } from "../../../lib/text/ids";
 import { clampLimit, readPage, setLinkHeader, type Page } from "../../../lib/http/pagination";
 import { parse, readParams, zArray, zBool, zInt, zStr, pathId } from "../../../lib/http/params";
 import { rateLimited } from "../../../lib/limits/rate-limit";
-import { AVATAR_LIMIT } from "../../../media/store";
+import { CREDENTIALS_BODY_LIMIT, credentialsSchema, profileChangesOf } from "./credentials-params";
 import { me, requireUser, viewerAccountId } from "../../../oauth/guard";
 import { scopeAllows } from "../../../oauth/scopes";
 import { MAX_NOTE_CHARS, setAccountNote } from "../../../services/relationships/account-notes";
@@ -78,67 +78,10 @@ r.get("/verify_credentials", requireUser("read:accounts", "profile"), (c) => {
   return c.json(renderCredentialAccount(c.get("config"), v.account, v.user, v.role, v.followRequestsCount));
 });
 
-const fileParam = lazy(() => z.preprocess((v) => (v instanceof File && v.size > 0 ? v : undefined), z.instanceof(File).optional()));
-const fieldItem = lazy(() =>
-  z.preprocess((v) => (v && typeof v === "object" && !Array.isArray(v) ? v : {}), z.object({ name: zStr(10_000).optional(), value: zStr(10_000).optional() })),
-);
-const fieldsParam = lazy(() =>
-  z.preprocess((v) => {
-    if (v === undefined || v === null || v === "") return undefined;
-    if (Array.isArray(v)) return v;
-    if (typeof v === "object") return Object.values(v as object);
-    return undefined; // neither a list nor a map (a string, a number): ignored, as Rails' permitted params do
-  }, z.array(fieldItem()).max(50).optional()),
-);
-const sourceParam = lazy(() =>
-  z.preprocess(
-    (v) => (v && typeof v === "object" && !Array.isArray(v) ? v : undefined),
-    z
-      .object({
-        privacy: z.enum(["public", "unlisted", "private"]).optional(),
-        sensitive: zBool,
-        language: z
-          .preprocess((v) => (v === null ? "" : v), zStr(16))
-          .refine((s) => s === "" || /^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/.test(s), "is not a valid language code")
-          .optional(),
-      })
-      .optional(),
-  ),
-);
-const credentialsSchema = lazy(() =>
-  z.object({
-    display_name: zStr(10_000).optional(),
-    note: zStr(100_000).optional(),
-    locked: zBool,
-    bot: zBool,
-    discoverable: zBool,
-    indexable: zBool,
-    hide_collections: zBool,
-    fields_attributes: fieldsParam(),
-    source: sourceParam(),
-    avatar: fileParam(),
-    header: fileParam(),
-  }),
-);
-
 const updateCredentials = async (c: Ctx) => {
-  const p = await parse(c, credentialsSchema(), 2 * AVATAR_LIMIT + 1024 * 1024);
+  const p = await parse(c, credentialsSchema(), CREDENTIALS_BODY_LIMIT);
   const v = me(c);
-  const out = await updateProfile(c.get("db"), c.get("fx"), c.get("config"), c.env, v, {
-    displayName: p.display_name,
-    note: p.note,
-    locked: p.locked,
-    bot: p.bot,
-    discoverable: p.discoverable,
-    indexable: p.indexable,
-    hideCollections: p.hide_collections,
-    fields: p.fields_attributes?.map((f) => ({ name: f.name ?? "", value: f.value ?? "" })),
-    privacy: p.source?.privacy,
-    sensitive: p.source?.sensitive,
-    language: p.source?.language === undefined ? undefined : p.source.language || null,
-    avatar: p.avatar,
-    header: p.header,
-  });
+  const out = await updateProfile(c.get("db"), c.get("fx"), c.get("config"), c.env, v, profileChangesOf(p));
   return c.json(renderCredentialAccount(c.get("config"), out.account, out.user, v.role, out.followRequestsCount));
 };
 r.patch("/update_credentials", requireUser("write:accounts"), updateCredentials);

@@ -51,6 +51,14 @@ r.get("/terms_of_service", async (c) => {
   return cached(c, "terms_of_service", (s) => renderTerms(s.parts.settings), undefined, cache);
 });
 
+/** Mastodon 4.4: the terms in force from a date. Tern keeps one version: answered when the date is its effective date. */
+r.get("/terms_of_service/:date", async (c) => {
+  const cache = await instanceCache(c.get("db"), c.env);
+  const terms = renderTerms(cache.snapshot.parts.settings);
+  if (!terms || terms.effective_date !== c.req.param("date")) throw notFound();
+  return c.json(terms);
+});
+
 r.get("/languages", (c) => {
   c.header("Cache-Control", "public, max-age=86400");
   return c.json(renderLanguages());

@@ -1,4 +1,5 @@
-// /api/v1/notifications: list (types[], exclude_types[], account_id, include_filtered), show, dismiss, clear, unread_count.
+// /api/v1/notifications: list (types[], exclude_types[], account_id, include_filtered), show, dismiss, clear, unread_count,
+// and the legacy DELETE /:id and DELETE /destroy_multiple (ids[]) Mastodon's routes still hold.
 // Notifications the policy filtered stay out of the list and the count unless include_filtered or account_id is given.
 import { routeGroup } from "../../../route-group";
 import { lazy } from "../../../lib/limits/lazy";
@@ -13,6 +14,7 @@ import { me, requireUser } from "../../../oauth/guard";
 import {
   clearNotifications,
   dismissNotification,
+  dismissNotifications,
   findNotification,
   notificationPage,
   unreadCount,
@@ -78,6 +80,23 @@ r.post("/clear", requireUser("write:notifications"), async (c) => {
 /** Legacy POST /api/v1/notifications/dismiss with an `id` parameter. */
 r.post("/dismiss", requireUser("write:notifications"), async (c) => {
   const id = parseId((await readParams(c)).id);
+  if (!id || !(await dismissNotification(c.get("db"), me(c).account.id, id))) throw notFound();
+  return c.json({});
+});
+
+r.delete("/destroy_multiple", requireUser("write:notifications"), async (c) => {
+  const raw = (await readParams(c)).ids;
+  const list = (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).slice(0, 100).map(parseId);
+  await dismissNotifications(
+    c.get("db"),
+    me(c).account.id,
+    list.filter((x): x is string => !!x),
+  );
+  return c.json({});
+});
+
+r.delete("/:id", requireUser("write:notifications"), async (c) => {
+  const id = parseId(c.req.param("id"));
   if (!id || !(await dismissNotification(c.get("db"), me(c).account.id, id))) throw notFound();
   return c.json({});
 });

@@ -1,4 +1,4 @@
-// GET /api/v1/timelines/{home,public,tag/:hashtag,list/:list_id,direct}
+// GET /api/v1/timelines/{home,public,tag/:hashtag,list/:list_id,direct,link}
 import { routeGroup } from "../../../route-group";
 import { lazy } from "../../../lib/limits/lazy";
 import { createMiddleware } from "hono/factory";
@@ -13,7 +13,7 @@ import { parse, readParams, zBool } from "../../../lib/http/params";
 import { normalizeTag } from "../../../lib/text/text";
 import { me, requireUser, viewerAccountId } from "../../../oauth/guard";
 import { scopeAllows } from "../../../oauth/scopes";
-import { directTimeline, homeTimeline, listTimeline, publicTimeline, tagTimeline, type PageIds } from "../../../queries/feeds";
+import { directTimeline, homeTimeline, linkTimeline, listTimeline, publicTimeline, tagTimeline, type PageIds } from "../../../queries/feeds";
 import { touchLastActive } from "../../../timelines/activity";
 import { startRegeneration } from "../../../timelines/home-feed-do";
 
@@ -92,6 +92,18 @@ r.get("/tag/:hashtag", optionalRead, async (c) => {
     { tag, any: q.any, all: q.all, none: q.none, local: q.local, remote: q.remote, onlyMedia: q.only_media, languages },
     page,
   );
+  return respond(c, p, viewer, 200, "public");
+});
+
+const linkSchema = lazy(() => z.object({ url: z.string().max(2048).optional() }).passthrough());
+
+/** Mastodon 4.3: statuses sharing a trending link (`url` is the card's URL); a link that is not trending is a 404. */
+r.get("/link", optionalRead, async (c) => {
+  const viewer = requireViewerUnlessPreview(c);
+  const q = await parse(c, linkSchema());
+  if (!q.url) throw new ApiError(400, "Missing parameter: url");
+  const p = await linkTimeline(c.get("db"), viewer, q.url, readPage(q, 20, 40));
+  if (!p) throw notFound();
   return respond(c, p, viewer, 200, "public");
 });
 
