@@ -11,6 +11,7 @@
 // Broken structure never lets anything through unread: the output stops where the structure stops (a truncated file
 // stays truncated, trailing bytes after the image's end are dropped).
 import { ascii, gifSubBlocksEnd, tiffOrientation, u16be, u32be, u32le, u8 } from "./bytes";
+import { crc32 } from "../lib/text/crc32";
 
 /** Collects byte runs and joins them once. */
 class Out {
@@ -220,23 +221,6 @@ const PNG_KEEP = new Set([
   "fcTL",
   "fdAT",
 ]);
-
-const CRC_TABLE = (() => {
-  const t = new Uint32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    t[n] = c >>> 0;
-  }
-  return t;
-})();
-
-function crc32(bytes: Uint8Array): number {
-  let c = 0xffffffff;
-  // `& 0xff` keeps the index inside the 256-entry table.
-  for (let i = 0; i < bytes.length; i++) c = CRC_TABLE[(c ^ u8(bytes, i)) & 0xff]! ^ (c >>> 8);
-  return (c ^ 0xffffffff) >>> 0;
-}
 
 const be32 = (n: number) => [(n >>> 24) & 255, (n >>> 16) & 255, (n >>> 8) & 255, n & 255];
 const le32 = (n: number) => [n & 255, (n >>> 8) & 255, (n >>> 16) & 255, (n >>> 24) & 255];

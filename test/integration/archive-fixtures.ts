@@ -4,7 +4,7 @@
 // to their path without `/system/`), the media files under that path (media_attachments/files/…), likes.json and
 // bookmarks.json (collections of status URIs, no totalItems), actor.json (the Person, icon/image URLs renamed to
 // avatar.<ext> / header.<ext>, outbox/likes/bookmarks pointing at the files), then avatar and header.
-import { crc32 } from "../../src/lib/text/zip";
+import { crc32 } from "../../src/lib/text/crc32";
 
 export const OLD = "https://old.example";
 export const ALICE = `${OLD}/users/alice`;

@@ -3,7 +3,7 @@
 // built in the background into R2 and streamed as a zip whose entries and CRCs check out.
 import { SELF, env } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
-import { crc32 } from "../../src/lib/text/zip";
+import { crc32 } from "../../src/lib/text/crc32";
 import { csv, populate } from "./export-fixtures";
 import { ORIGIN, eventually, makeUser } from "./helpers";
 import { png } from "./media-fixtures";

@@ -1,20 +1,5 @@
 // Small real media files built byte by byte for the media tests (no fixtures on disk).
-
-const CRC_TABLE = (() => {
-  const t = new Uint32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    t[n] = c >>> 0;
-  }
-  return t;
-})();
-
-function crc32(bytes: Uint8Array): number {
-  let c = 0xffffffff;
-  for (let i = 0; i < bytes.length; i++) c = CRC_TABLE[(c ^ bytes[i]) & 0xff] ^ (c >>> 8);
-  return (c ^ 0xffffffff) >>> 0;
-}
+import { crc32 } from "../../src/lib/text/crc32";
 
 export function concat(...parts: (Uint8Array | number[])[]): Uint8Array {
   const arrs = parts.map((p) => (p instanceof Uint8Array ? p : Uint8Array.from(p)));

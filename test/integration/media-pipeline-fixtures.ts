@@ -1,6 +1,7 @@
 // Media files for the pipeline tests, built byte by byte: pictures with content (so previews and blurhashes mean
 // something), a rotated PNG, and the audio/video headers the upload reads (MP4 with frame timing, WebM, WAV, FLAC,
 // MP3, Ogg Vorbis).
+import { crc32 } from "../../src/lib/text/crc32";
 import { concat } from "./media-fixtures";
 
 const be32 = (n: number) => [(n >>> 24) & 255, (n >>> 16) & 255, (n >>> 8) & 255, n & 255];
@@ -9,20 +10,6 @@ const le16 = (n: number) => [n & 255, (n >>> 8) & 255];
 const be16 = (n: number) => [(n >>> 8) & 255, n & 255];
 const ascii = (s: string) => Array.from(s, (ch) => ch.charCodeAt(0));
 
-const CRC = (() => {
-  const t = new Uint32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    t[n] = c >>> 0;
-  }
-  return t;
-})();
-const crc32 = (b: Uint8Array) => {
-  let c = 0xffffffff;
-  for (let i = 0; i < b.length; i++) c = CRC[(c ^ b[i]) & 0xff] ^ (c >>> 8);
-  return (c ^ 0xffffffff) >>> 0;
-};
 export const pngChunk = (type: string, data: Uint8Array | number[]) => {
   const td = concat(ascii(type), data);
   return concat(be32(td.length - 4), td, be32(crc32(td)));

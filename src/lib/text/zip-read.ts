@@ -13,7 +13,7 @@
 // "better zip bomb"), a declared size over the caller's cap or more than MAX_RATIO times its compressed size. While
 // inflating, the output is counted and checked against the declared size and CRC-32, so a lying header stops at the
 // declared size instead of filling memory.
-import { crc32 } from "./zip";
+import { crc32 } from "./crc32";
 
 /** Bytes of a file by range: an R2 object, or memory in tests. */
 export interface RandomAccess {

@@ -8,7 +8,7 @@
 // project adds no dependencies. Each entry's CRC-32 is computed while it streams and written in a data descriptor
 // after it (general purpose flag bit 3) and in the central directory. No ZIP64: at most 65,535 entries and 4 GiB.
 
-import { lazy } from "../limits/lazy";
+import { crc32 } from "./crc32";
 
 export interface ZipEntry {
   /** Path inside the archive (UTF-8, flag bit 11). */
@@ -28,24 +28,6 @@ export const ZIP_MAX_BYTES = 0xffffffff;
 export const ZIP_MAX_ENTRIES = 0xffff;
 
 const enc = new TextEncoder();
-
-const crcTable = lazy((): Uint32Array => {
-  const table = new Uint32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    table[n] = c >>> 0;
-  }
-  return table;
-});
-
-/** Continues a CRC-32 (start with 0) over `bytes`. */
-export function crc32(bytes: Uint8Array, crc = 0): number {
-  const t = crcTable();
-  let c = ~crc >>> 0;
-  for (let i = 0; i < bytes.length; i++) c = (t[(c ^ (bytes[i] as number)) & 0xff] as number) ^ (c >>> 8);
-  return ~c >>> 0;
-}
 
 /** The archive's exact size for these entries. */
 export function zipSize(entries: readonly Pick<ZipEntry, "name" | "size">[]): number {
