@@ -62,11 +62,11 @@ interface Account extends Omit<mastodon.v1.Account, "featureApproval" | "lastSta
   roles: Pick<Role, "id" | "name" | "color">[];
 }
 
-interface Role extends Omit<mastodon.v1.Role, "id" | "permissions" | "position" | "createdAt" | "updatedAt" | "collectionLimit"> {
+interface Role extends Omit<mastodon.v1.Role, "id" | "permissions" | "position" | "createdAt" | "updatedAt"> {
   /** Role#id and Role#permissions are Strings (REST::RoleSerializer casts them); masto says number. */
   id: string;
   permissions: string;
-  // position, created_at and updated_at are not in Mastodon's Role entity; collection_limit was added in 4.6.0.
+  // position, created_at and updated_at are not in Mastodon's Role entity; collection_limit is (4.6.0).
 }
 
 interface AccountSource extends Omit<mastodon.v1.AccountSource, "role" | "quotePolicy"> {

@@ -20,7 +20,12 @@ export interface MastodonRole {
   permissions: string;
   color: string;
   highlighted: boolean;
+  /** Mastodon 4.6: collections a user of the role may curate (the same for every role here). */
+  collection_limit: number;
 }
+
+/** Collections one account may curate (Mastodon reads it from the user's role, `collection_limit`). */
+export const COLLECTION_LIMIT = 10;
 
 /** Account (docs.joinmastodon.org/entities/Account). */
 export interface MastodonAccount {
@@ -148,8 +153,15 @@ export function renderAccount(cfg: Config, a: RenderAccountRow, role?: RoleRow |
 }
 
 export function renderRole(role: RoleRow | null): MastodonRole {
-  if (!role) return { id: "-99", name: "", permissions: "0", color: "", highlighted: false };
-  return { id: role.id, name: role.name, permissions: String(role.permissions), color: role.color, highlighted: role.highlighted };
+  if (!role) return { id: "-99", name: "", permissions: "0", color: "", highlighted: false, collection_limit: COLLECTION_LIMIT };
+  return {
+    id: role.id,
+    name: role.name,
+    permissions: String(role.permissions),
+    color: role.color,
+    highlighted: role.highlighted,
+    collection_limit: COLLECTION_LIMIT,
+  };
 }
 
 /** CredentialAccount: the own account with `source` and `role` (verify_credentials, update_credentials). */

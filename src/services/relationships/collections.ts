@@ -12,10 +12,9 @@ import { forbidden, notFound, unprocessable, validationFailed } from "../../lib/
 import { padId, snowflake } from "../../lib/text/ids";
 import { normalizeTag } from "../../lib/text/text";
 import { MAX_TAG_LENGTH, upsertTagsStatements } from "../statuses/tags";
+import { COLLECTION_LIMIT } from "../../entities/accounts/account";
 
 export const MAX_COLLECTION_ITEMS = 25;
-/** Collections one account may curate (Mastodon reads it from the user's role, `collection_limit`). */
-export const COLLECTION_LIMIT = 10;
 
 export interface CollectionFields {
   name?: string;
