@@ -13,9 +13,14 @@ function checkScope(v: Viewer, scopes: string[]) {
   if (scopes.length && !scopes.some((s) => scopeAllows(v.scopes, s))) throw wrongScope();
 }
 
-export function assertFunctional(v: Viewer): asserts v is UserViewer {
+/** A user whose login works, approved or not yet (an app token is 422, a disabled or suspended login 403). */
+function assertLoginWorks(v: Viewer): asserts v is UserViewer {
   if (!v.user || !v.account) throw new ApiError(422, "This method requires an authenticated user");
   if (v.user.disabled || v.account.suspendedAt) throw forbidden("Your login is currently disabled");
+}
+
+export function assertFunctional(v: Viewer): asserts v is UserViewer {
+  assertLoginWorks(v);
   if (!v.user.approved) throw forbidden("Your login is currently pending approval");
 }
 
@@ -26,6 +31,19 @@ export const requireUser = (...scopes: string[]) =>
     if (!v) throw c.get("invalidToken") ? unauthorized() : unauthorized("This API requires an authenticated user");
     checkScope(v, scopes);
     assertFunctional(v);
+    await next();
+  });
+
+/**
+ * A user token with one of `scopes`, whose sign-up may still wait for approval or confirmation: what such a user may
+ * already do (the e-mail confirmation endpoints, usable right after sign-up).
+ */
+export const requireSignedUpUser = (...scopes: string[]) =>
+  createMiddleware<AppEnv>(async (c, next) => {
+    const v = c.get("viewer");
+    if (!v) throw unauthorized();
+    checkScope(v, scopes);
+    assertLoginWorks(v);
     await next();
   });
 
