@@ -5,8 +5,8 @@
 // when they come back), expire temporary mutes, send "poll" notifications for polls that ended, and prune rows that
 // only matter for a while (housekeeping.ts, expired codes and sessions), delete media nothing holds after a day,
 // score trends (src/trends/refresh.ts, Mastodon's 5-minute RefreshScheduler). Once an hour (minute 2): drop preview
-// cards nothing links, and every 2 hours tell staff of trends awaiting review. Each task is bounded per run and independent: one failing does not stop the others. Rows read
-// per task: test/integration/cron-rows.test.ts.
+// cards nothing links, and every 2 hours tell staff of trends awaiting review. Each task is bounded per run and
+// independent: one failing does not stop the others. Rows read per task: test/integration/cron-rows.test.ts.
 import { sql } from "drizzle-orm";
 import { createDb, idList, type DB, runBatch, type Statement } from "../db/client";
 import { settingStatement } from "../db/setting-statement";
@@ -100,10 +100,10 @@ export function housekeepingTasks(env: Env, db: DB, fx: Effects, at: number) {
  * The hourly tasks (minute 2): pruning preview cards nothing links walks the cards a page at a time (pruneOrphanCards),
  * which costs rows in proportion to the page, not to what changed, so it runs 24 times a day rather than 288.
  */
-export function hourlyTasks(db: DB, at: number, fx?: Effects) {
+export function hourlyTasks(db: DB, at: number, fx: Effects) {
   const tasks: (readonly [string, () => Promise<unknown>])[] = [["prune unused preview cards", () => pruneOrphanCards(db, at)]];
   // Every 2 hours: trends awaiting review, to staff (src/trends/review-notice.ts).
-  if (fx && isTrendsNoticeHour(at)) tasks.push(["notice of trends awaiting review", () => noticeTrendsAwaitingReview(db, fx)]);
+  if (isTrendsNoticeHour(at)) tasks.push(["notice of trends awaiting review", () => noticeTrendsAwaitingReview(db, fx)]);
   return tasks;
 }
 
