@@ -12,7 +12,7 @@ import type { Effects } from "../../effects/collector";
 import type { Env } from "../../env";
 import { ApiError, notFound, validationFailed } from "../../lib/http/errors";
 import { snowflake } from "../../lib/text/ids";
-import { ARCHIVE_UPLOAD_MAX_BYTES, fileKeyOf, startStoredImport } from "./import-archive";
+import { ARCHIVE_UPLOAD_MAX_BYTES, fileKeyOf, newArchiveImportRow, startStoredImport } from "./import-archive";
 
 /** R2: parts 1 to 10,000; every part but the last the same size, at least 5 MiB. */
 export const MAX_PARTS = 10_000;
@@ -28,33 +28,19 @@ export async function beginArchiveUpload(
   const id = snowflake(now);
   const key = fileKeyOf(id);
   const upload = await env.MEDIA.createMultipartUpload(key);
-  const row: ArchiveImportRow = {
+  const row = newArchiveImportRow({
     id,
     accountId: me.id,
     state: "uploading",
-    phase: "split",
     kind: "",
     fileKey: key,
     fileSize: 0,
-    originalFilename: o.filename?.slice(0, 255) ?? null,
+    originalFilename: o.filename,
     actorUri: null,
     takeProfile: o.takeProfile,
     uploadId: upload.uploadId,
-    parts: {},
-    cursor: null,
-    totalItems: 0,
-    processedItems: 0,
-    importedItems: 0,
-    skippedItems: 0,
-    failedItems: 0,
-    attempts: 0,
-    rowsWritten: 0,
-    budgetDay: 0,
-    budgetRows: 0,
-    error: null,
     createdAt: now,
-    finishedAt: null,
-  };
+  });
   try {
     await db.insert(archiveImports).values(row);
   } catch (e) {

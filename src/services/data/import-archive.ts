@@ -59,6 +59,32 @@ export async function createArchiveImport(db: DB, env: Pick<Env, "MEDIA">, fx: E
   return startStoredImport(db, env, fx, me, { id, key, size: upload.size, filename: upload.filename, takeProfile: upload.takeProfile, createdAt: now });
 }
 
+/** An import's row as it starts (or as its multipart upload starts): its progress, budget and error all empty. */
+export function newArchiveImportRow(
+  o: Pick<ArchiveImportRow, "id" | "accountId" | "state" | "kind" | "fileKey" | "fileSize" | "actorUri" | "takeProfile" | "uploadId" | "createdAt"> & {
+    originalFilename: string | null;
+  },
+): ArchiveImportRow {
+  return {
+    ...o,
+    phase: "split",
+    originalFilename: o.originalFilename?.slice(0, 255) ?? null,
+    parts: {},
+    cursor: null,
+    totalItems: 0,
+    processedItems: 0,
+    importedItems: 0,
+    skippedItems: 0,
+    failedItems: 0,
+    attempts: 0,
+    rowsWritten: 0,
+    budgetDay: 0,
+    budgetRows: 0,
+    error: null,
+    finishedAt: null,
+  };
+}
+
 /** An upload now whole in R2 (one request, or a multipart upload completed). */
 export interface StoredUpload {
   id: string;
@@ -91,33 +117,19 @@ export async function startStoredImport(
     if (!(await isSelfOrAlias(db, me, actorUri))) {
       throw validationFailed(`This archive is of another account (${actorUri.slice(0, 200)}); add it as an alias of this account first`);
     }
-    const row: ArchiveImportRow = {
+    const row = newArchiveImportRow({
       id: up.id,
       accountId: me.id,
       state: "in_progress",
-      phase: "split",
       kind,
       fileKey: up.key,
       fileSize: up.size,
-      originalFilename: up.filename?.slice(0, 255) ?? null,
+      originalFilename: up.filename,
       actorUri,
       takeProfile: up.takeProfile && kind === "zip",
       uploadId: null,
-      parts: {},
-      cursor: null,
-      totalItems: 0,
-      processedItems: 0,
-      importedItems: 0,
-      skippedItems: 0,
-      failedItems: 0,
-      attempts: 0,
-      rowsWritten: 0,
-      budgetDay: 0,
-      budgetRows: 0,
-      error: null,
       createdAt: up.createdAt,
-      finishedAt: null,
-    };
+    });
     if (uploading) {
       const { id: _, ...set } = row;
       await db
