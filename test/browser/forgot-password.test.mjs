@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { startTern } from "../support/server.mjs";
-import { json, launchChromium, need, screenshot, skip } from "./support.mjs";
+import { json, launchChromium, need, screenshot, signUpThroughApi, skip } from "./support.mjs";
 
 const EMAIL = "forgetful@example.test";
 const PASSWORD = "a long enough password 123";
@@ -48,31 +48,7 @@ describe("forgot password in chromium", { skip }, () => {
   });
 
   test("a user signs up through the API", async () => {
-    const app = await json(
-      await fetch(`${server.url}/api/v1/apps`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ client_name: "Forgetful app", redirect_uris: "urn:ietf:wg:oauth:2.0:oob", scopes: "read write" }),
-      }),
-      "register app",
-    );
-    const appToken = await json(
-      await fetch(`${server.url}/oauth/token`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ grant_type: "client_credentials", client_id: app.client_id, client_secret: app.client_secret, scope: "read write" }),
-      }),
-      "app token",
-    );
-    const signedUp = await json(
-      await fetch(`${server.url}/api/v1/accounts`, {
-        method: "POST",
-        headers: { "content-type": "application/json", authorization: `Bearer ${appToken.access_token}` },
-        body: JSON.stringify({ username: "forgetful", email: EMAIL, password: PASSWORD, agreement: true, locale: "en" }),
-      }),
-      "sign up",
-    );
-    s.token = signedUp.access_token;
+    s.token = await signUpThroughApi(server.url, { clientName: "Forgetful app", username: "forgetful", email: EMAIL, password: PASSWORD });
     const me = await fetch(`${server.url}/api/v1/accounts/verify_credentials`, { headers: { authorization: `Bearer ${s.token}` } });
     assert.equal(me.status, 200);
   });

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 import { startTern } from "../support/server.mjs";
-import { json, launchChromium, need, screenshot, skip } from "./support.mjs";
+import { launchChromium, need, screenshot, signUpThroughApi, skip } from "./support.mjs";
 
 const EMAIL = "settings-user@example.test";
 const PASSWORD = "a long enough password 123";
@@ -53,31 +53,7 @@ describe("account settings in chromium", { skip }, () => {
   });
 
   test("a user signs up through the API", async () => {
-    const app = await json(
-      await fetch(`${server.url}/api/v1/apps`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ client_name: "Settings app", redirect_uris: "urn:ietf:wg:oauth:2.0:oob", scopes: "read write" }),
-      }),
-      "POST /api/v1/apps",
-    );
-    const appToken = await json(
-      await fetch(`${server.url}/oauth/token`, {
-        method: "POST",
-        headers: { "content-type": "application/x-www-form-urlencoded" },
-        body: new URLSearchParams({ grant_type: "client_credentials", client_id: app.client_id, client_secret: app.client_secret, scope: "write" }),
-      }),
-      "client_credentials",
-    );
-    const signup = await json(
-      await fetch(`${server.url}/api/v1/accounts`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${appToken.access_token}`, "content-type": "application/json" },
-        body: JSON.stringify({ username: "settingsuser", email: EMAIL, password: PASSWORD, agreement: true, locale: "en" }),
-      }),
-      "POST /api/v1/accounts",
-    );
-    s.apiToken = need(signup.access_token, "sign-up token");
+    s.apiToken = await signUpThroughApi(server.url, { clientName: "Settings app", username: "settingsuser", email: EMAIL, password: PASSWORD });
   });
 
   test("signs in and reaches the settings from the front page", async () => {

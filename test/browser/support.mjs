@@ -45,3 +45,29 @@ export async function screenshot(page, name) {
   mkdirSync(join(root, "test-results"), { recursive: true });
   await page.screenshot({ path: join(root, "test-results", name), fullPage: true });
 }
+
+/**
+ * A user signed up through the API as a client app does (an app, its client-credentials token, POST /api/v1/accounts);
+ * returns the new user's access token.
+ */
+export async function signUpThroughApi(url, { clientName, username, email, password }) {
+  const post = (path, body, token) =>
+    fetch(`${url}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body: JSON.stringify(body),
+    });
+  const app = await json(
+    await post("/api/v1/apps", { client_name: clientName, redirect_uris: "urn:ietf:wg:oauth:2.0:oob", scopes: "read write" }),
+    "POST /api/v1/apps",
+  );
+  const appToken = await json(
+    await post("/oauth/token", { grant_type: "client_credentials", client_id: app.client_id, client_secret: app.client_secret, scope: "read write" }),
+    "client_credentials token",
+  );
+  const signedUp = await json(
+    await post("/api/v1/accounts", { username, email, password, agreement: true, locale: "en" }, appToken.access_token),
+    "POST /api/v1/accounts",
+  );
+  return need(signedUp.access_token, "sign-up token");
+}
