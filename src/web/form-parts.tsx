@@ -18,6 +18,16 @@ export const Notice = messageBox("notice", "status");
 /** Why the last submission was refused, if it was. */
 export const ErrorBox = messageBox("error", "alert");
 
+/** A new password and its confirmation (8 to 72 characters, as sign-up takes), for the change and the reset forms. */
+export const NewPasswordFields = () => (
+  <>
+    <label for="password">New password (8 to 72 characters)</label>
+    <input type="password" id="password" name="password" required minlength={8} maxlength={72} autocomplete="new-password" />
+    <label for="password_confirmation">Confirm new password</label>
+    <input type="password" id="password_confirmation" name="password_confirmation" required autocomplete="new-password" />
+  </>
+);
+
 /** A card of a page, with its heading when it has a `title`. */
 export function Card(p: { title?: string; children?: Child }) {
   return (

@@ -1,7 +1,7 @@
 // The pages of mailed links: "Forgot your password?" (Mastodon's /auth/password/new and /auth/password/edit) and the
 // confirmation of an e-mail address (/auth/confirmation). Plain forms, no script, as the sign-in page.
 import { Layout } from "./layout";
-import { ErrorBox, PostForm } from "./form-parts";
+import { ErrorBox, NewPasswordFields, PostForm } from "./form-parts";
 
 interface Site {
   siteTitle: string;
@@ -84,10 +84,7 @@ export function NewPasswordPage(p: Site & { csrf: string; token: string; error?:
         <p class="muted">Every session and application signed in to your account will be signed out.</p>
         <PostForm action="/auth/password/edit" csrf={p.csrf}>
           <input type="hidden" name="reset_password_token" value={p.token} />
-          <label for="password">New password (8 to 72 characters)</label>
-          <input type="password" id="password" name="password" required minlength={8} maxlength={72} autocomplete="new-password" />
-          <label for="password_confirmation">Confirm new password</label>
-          <input type="password" id="password_confirmation" name="password_confirmation" required autocomplete="new-password" />
+          <NewPasswordFields />
           <button type="submit">Change password</button>
         </PostForm>
       </div>

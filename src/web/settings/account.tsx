@@ -1,6 +1,6 @@
 // /auth/edit: the sign-in e-mail address and the password, each changed with the current password.
 import { SettingsLayout } from "./kit";
-import { PostForm } from "../form-parts";
+import { NewPasswordFields, PostForm } from "../form-parts";
 
 export function AccountPage(p: {
   siteTitle: string;
@@ -42,10 +42,7 @@ export function AccountPage(p: {
         <PostForm action="/auth/edit/password" csrf={p.csrf}>
           <label for="current_password">Current password</label>
           <input type="password" id="current_password" name="current_password" required autocomplete="current-password" />
-          <label for="password">New password (8 to 72 characters)</label>
-          <input type="password" id="password" name="password" required minlength={8} maxlength={72} autocomplete="new-password" />
-          <label for="password_confirmation">Confirm new password</label>
-          <input type="password" id="password_confirmation" name="password_confirmation" required autocomplete="new-password" />
+          <NewPasswordFields />
           <button type="submit">Change password</button>
         </PostForm>
       </div>
