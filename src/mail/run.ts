@@ -36,26 +36,29 @@ async function recipient(db: DB, userId: string): Promise<Recipient | undefined>
  * A `password_reset` effect: if `email` is an account's, a new reset link is written (replacing the older) and mailed
  * at once, the token never leaving this invocation. A failed send throws, and the runner's retry writes a newer link.
  */
-export async function runPasswordReset(db: DB, env: MailEnv, cfg: Config, email: string): Promise<boolean> {
-  if (!env.EMAIL) return false;
-  const link = await issuePasswordResetLink(db, env.SECRET_KEY_BASE ?? "", email);
-  if (!link) return false;
-  const who = await recipient(db, link.userId);
-  if (!who) return false;
-  const site: Site = { title: who.title || cfg.title, origin: cfg.origin };
-  await sendMail(env, site.title, cfg.domain, resetPasswordMail(site, link.email, who.username, link.token));
-  return true;
-}
+export const runPasswordReset = (db: DB, env: MailEnv, cfg: Config, email: string): Promise<boolean> =>
+  mailNewLink(db, env, cfg, email, issuePasswordResetLink, resetPasswordMail);
 
 /** A `confirmation_resend` effect: a new sign-up link for an account awaiting confirmation, mailed at once. */
-export async function runConfirmationResend(db: DB, env: MailEnv, cfg: Config, email: string): Promise<boolean> {
+export const runConfirmationResend = (db: DB, env: MailEnv, cfg: Config, email: string): Promise<boolean> =>
+  mailNewLink(db, env, cfg, email, issueConfirmationResendLink, confirmationMail);
+
+/** Issues a link for `email` (nothing when it is no account's, or none is due) and mails it at once. */
+async function mailNewLink(
+  db: DB,
+  env: MailEnv,
+  cfg: Config,
+  email: string,
+  issue: (db: DB, secret: string, email: string) => Promise<{ userId: string; email: string; token: string } | null>,
+  build: (site: Site, to: string, username: string, token: string) => Parameters<typeof sendMail>[3],
+): Promise<boolean> {
   if (!env.EMAIL) return false;
-  const link = await issueConfirmationResendLink(db, env.SECRET_KEY_BASE ?? "", email);
+  const link = await issue(db, env.SECRET_KEY_BASE ?? "", email);
   if (!link) return false;
   const who = await recipient(db, link.userId);
   if (!who) return false;
   const site: Site = { title: who.title || cfg.title, origin: cfg.origin };
-  await sendMail(env, site.title, cfg.domain, confirmationMail(site, link.email, who.username, link.token));
+  await sendMail(env, site.title, cfg.domain, build(site, link.email, who.username, link.token));
   return true;
 }
 
