@@ -2,7 +2,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { anon, api, makeUser } from "./helpers";
-import { PASSWORD, registerApp, tokenRequest, web } from "./oauth-helpers";
+import { PASSWORD, passwordGrant, registerApp, tokenRequest, web } from "./oauth-helpers";
 
 const INVALID_CLIENT = {
   error: "invalid_client",
@@ -161,13 +161,7 @@ describe("revocation (B3, REST half)", () => {
   it("a revoked token gets 401 afterwards", async () => {
     const u = await makeUser("revoker");
     const app = await registerApp();
-    const t = await tokenRequest({
-      grant_type: "password",
-      client_id: app.client_id,
-      client_secret: app.client_secret,
-      username: `${u.username}@example.com`,
-      password: PASSWORD,
-    });
+    const t = await passwordGrant(app, `${u.username}@example.com`);
     const token = t.body.access_token;
     expect((await api(token).get("/api/v1/apps/verify_credentials")).status).toBe(200);
     const res = await web("/oauth/revoke", { form: { client_id: app.client_id, client_secret: app.client_secret, token } });

@@ -8,8 +8,8 @@ import { describe, expect, it } from "vitest";
 import worker from "../../src/index";
 import type { Env } from "../../src/env";
 import { RATE_LIMIT_DEFAULTS } from "../../src/lib/limits/rate-limit";
-import type { RateLimiter } from "../../src/lib/limits/rate-limiter-do";
 import { issueToken } from "../../src/oauth/tokens";
+import { type Counters, limiter, readCounters } from "./rate-limiter-helpers";
 import { ORIGIN, db, makeApp, makeUser, type TestUser } from "./helpers";
 
 interface CallOpts {
@@ -43,18 +43,6 @@ async function call(method: string, path: string, o: CallOpts = {}) {
     json = text ? JSON.parse(text) : null;
   } catch {}
   return { status: res.status, body: json, headers: res.headers };
-}
-
-type Counters = Record<string, { end: number; count: number }>;
-
-function limiter(subject: string) {
-  const ns = env.RATE_LIMITER as unknown as DurableObjectNamespace<RateLimiter>;
-  return ns.get(ns.idFromName(subject));
-}
-
-/** The counters of a subject's object (`acct:<id>`, `ip:<address>`), as stored. */
-async function readCounters(subject: string): Promise<Counters> {
-  return runInDurableObject(limiter(subject), async (_obj, state) => (await state.storage.get<Counters>("c")) ?? {});
 }
 
 /** Sets counters as if `count` requests had been counted in a window opened now (or keeps a window's end). */

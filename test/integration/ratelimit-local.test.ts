@@ -7,9 +7,9 @@ import { describe, expect, it } from "vitest";
 import worker from "../../src/index";
 import type { Env } from "../../src/env";
 import { LIMITER_WAIT_MS } from "../../src/lib/limits/rate-limit";
-import type { RateLimiter } from "../../src/lib/limits/rate-limiter-do";
+import { type Counters, limiter, readCounters } from "./rate-limiter-helpers";
 import { ORIGIN, makeUser } from "./helpers";
-import { PASSWORD, registerApp, tokenRequest, web } from "./oauth-helpers";
+import { passwordGrant, registerApp, web } from "./oauth-helpers";
 
 const EVERY = 10;
 
@@ -34,14 +34,6 @@ async function call(method: string, path: string, o: { token?: string; ip?: stri
   return { status: res.status, body: json, headers: res.headers };
 }
 
-type Counters = Record<string, { end: number; count: number }>;
-function limiter(subject: string) {
-  const ns = env.RATE_LIMITER as unknown as DurableObjectNamespace<RateLimiter>;
-  return ns.get(ns.idFromName(subject));
-}
-async function readCounters(subject: string): Promise<Counters> {
-  return runInDurableObject(limiter(subject), async (_obj, state) => (await state.storage.get<Counters>("c")) ?? {});
-}
 /** Other isolates' hits: the object's counter set without this isolate hearing of it. */
 async function fill(subject: string, counts: Record<string, number>) {
   await runInDurableObject(limiter(subject), async (obj, state) => {
@@ -68,13 +60,7 @@ describe("a revoked token", () => {
   it("fails on the very next request, whatever the isolate counted", async () => {
     const u = await makeUser();
     const app = await registerApp();
-    const t = await tokenRequest({
-      grant_type: "password",
-      client_id: app.client_id,
-      client_secret: app.client_secret,
-      username: `${u.username}@example.com`,
-      password: PASSWORD,
-    });
+    const t = await passwordGrant(app, `${u.username}@example.com`);
     const token = t.body.access_token as string;
     // Enough requests that the isolate counts this token's budgets on its own (no object call).
     for (let i = 0; i < 3; i++) expect((await call("GET", "/api/v1/accounts/verify_credentials", { token })).status).toBe(200);
