@@ -145,32 +145,22 @@ describe("annual reports", () => {
     const n = ROUND_STATUSES * 2 + 37;
     const pad = (s: string) => s.padStart(20, "0");
     const stmts = [];
-    for (let i = 0; i < n; i++) {
-      const t = Date.UTC(2026, i % 12, 3, 10, 0, 0, i);
+    /** A public status of u's written at `t`, its id made from `t`. */
+    const statusAt = (t: number) => {
       const id = snowflake(t);
-      stmts.push(
-        env.DB.prepare("INSERT INTO statuses (id, uri, account_id, local, visibility, created_at, updated_at) VALUES (?, ?, ?, 1, 'public', ?, ?)").bind(
-          pad(id),
-          `https://tern.test/statuses/${id}`,
-          pad(u.id),
-          t,
-          t,
-        ),
+      return env.DB.prepare("INSERT INTO statuses (id, uri, account_id, local, visibility, created_at, updated_at) VALUES (?, ?, ?, 1, 'public', ?, ?)").bind(
+        pad(id),
+        `https://tern.test/statuses/${id}`,
+        pad(u.id),
+        t,
+        t,
       );
+    };
+    for (let i = 0; i < n; i++) {
+      stmts.push(statusAt(Date.UTC(2026, i % 12, 3, 10, 0, 0, i)));
     }
     // One of last year and one of next year, which the report must not count.
-    for (const t of [Date.UTC(2025, 11, 31, 23, 59), Date.UTC(2027, 0, 1)]) {
-      const id = snowflake(t);
-      stmts.push(
-        env.DB.prepare("INSERT INTO statuses (id, uri, account_id, local, visibility, created_at, updated_at) VALUES (?, ?, ?, 1, 'public', ?, ?)").bind(
-          pad(id),
-          `https://tern.test/statuses/${id}`,
-          pad(u.id),
-          t,
-          t,
-        ),
-      );
-    }
+    for (const t of [Date.UTC(2025, 11, 31, 23, 59), Date.UTC(2027, 0, 1)]) stmts.push(statusAt(t));
     await env.DB.batch(stmts);
     expect((await u.api.post("/api/v1/annual_reports/2026/generate")).status).toBe(202);
     const [first] = reportJobs();
