@@ -13,26 +13,14 @@ import { forbidden } from "../lib/http/errors";
 import { ipRuleFor } from "../services/admin/ip-blocks";
 import { authorizeGet, authorizePost } from "../web/authorize";
 import type { Ctx } from "../context";
-import { renderAccount } from "../entities/accounts/account";
-import { accountUri, accountUrl } from "../entities/urls";
+import { renderUserinfo } from "../entities/settings/userinfo";
 import { me, requireUser } from "./guard";
 
 const r = routeGroup();
 
 r.get("/authorize", (c) => authorizeGet(c));
 
-const userinfo = (c: Ctx) => {
-  const cfg = c.get("config");
-  const a = me(c).account;
-  return c.json({
-    iss: `${cfg.origin}/`,
-    sub: accountUri(cfg, a.username),
-    name: a.displayName,
-    preferred_username: a.username,
-    profile: accountUrl(cfg, a.username),
-    picture: renderAccount(cfg, a).avatar,
-  });
-};
+const userinfo = (c: Ctx) => c.json(renderUserinfo(c.get("config"), me(c).account));
 r.get("/userinfo", requireUser("profile"), userinfo);
 r.post("/userinfo", requireUser("profile"), userinfo);
 r.post("/authorize", (c) => authorizePost(c));
