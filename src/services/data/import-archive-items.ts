@@ -16,6 +16,7 @@ import { type NormalizedNote, normalizeActivity, normalizeNote, visibilityFromAu
 import { plainText, sanitizeHtml } from "../../federation/remote/sanitize";
 import { padId, snowflake } from "../../lib/text/ids";
 import { normalizeLanguage, normalizeTag } from "../../lib/text/text";
+import { reblogRowStatement } from "../interactions/reblogs";
 import { searchIndexStatement } from "../statuses/search-index";
 import { linkStatusTagsStatement, MAX_TAG_LENGTH, MAX_TAGS_PER_STATUS, type TagName } from "../statuses/tags";
 
@@ -219,29 +220,18 @@ export function importedBoostStatements(
   target: KnownStatus,
 ): Statement[] {
   const id = snowflake(item.published);
-  const row: StatusRow = {
+  const boost = reblogRowStatement(db, {
     id,
     uri: `${statusUri(cfg, me.username, id)}/activity`,
-    url: null,
     accountId: me.id,
     local: true,
-    inReplyToId: null,
-    inReplyToAccountId: null,
     reblogOfId: target.id,
-    conversationId: null,
-    text: "",
-    content: "",
-    spoilerText: "",
-    sensitive: false,
     visibility: item.visibility,
-    language: null,
     applicationId: null,
-    pollId: null,
-    mediaIds: null,
-    emojiShortcodes: null,
-    ...newStatusFields(item.published),
-  };
-  return [insertStatus(db, row), itemKeyStatement(db, me.id, item.uri, id, null)];
+    createdAt: item.published,
+    updatedAt: item.published,
+  });
+  return [boost, itemKeyStatement(db, me.id, item.uri, id, null)];
 }
 
 /** The item's key: a second import of it finds it here and skips it. */

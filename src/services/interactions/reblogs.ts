@@ -114,17 +114,9 @@ export interface ReblogChange extends Change {
  * committed (applyReblog), the notification is streamed and pushed, the reblog fanned out, and a local one federated.
  */
 export function reblogChange(db: DB, r: NewReblog): ReblogChange {
-  const pv = padId(r.accountId);
-  const pt = padId(r.reblogOfId);
   const note = notificationWrite(db, { recipientId: r.targetAccountId, fromAccountId: r.accountId, type: "reblog", statusId: r.reblogOfId, activityId: r.id });
   return {
-    stmts: [
-      db.run(sql`INSERT INTO statuses (id, uri, url, account_id, local, reblog_of_id, visibility, application_id, created_at, updated_at)
-        SELECT ${padId(r.id)}, ${r.uri}, NULL, ${pv}, ${r.local ? 1 : 0}, ${pt}, ${r.visibility}, ${r.applicationId ? padId(r.applicationId) : null},
-          ${r.createdAt}, ${r.updatedAt}
-        WHERE NOT EXISTS (SELECT 1 FROM statuses WHERE account_id = ${pv} AND reblog_of_id = ${pt})`),
-      note.statement,
-    ],
+    stmts: [reblogRowStatement(db, r), note.statement],
     notify: [note.effect],
     retract: () => retractNotificationStatement(db, r.targetAccountId, "reblog", r.id),
     effects: (fx) => {
@@ -133,6 +125,19 @@ export function reblogChange(db: DB, r: NewReblog): ReblogChange {
       fx.add({ type: "fanout", statusId: r.id });
     },
   };
+}
+
+/**
+ * The reblog's row alone, written only when its account has no boost of that status yet: the one statement every road
+ * that makes a boost writes it with (reblogChange for the API and the inbox; an archive import, which tells nobody).
+ */
+export function reblogRowStatement(db: DB, r: Omit<NewReblog, "targetAccountId">) {
+  const pv = padId(r.accountId);
+  const pt = padId(r.reblogOfId);
+  return db.run(sql`INSERT INTO statuses (id, uri, url, account_id, local, reblog_of_id, visibility, application_id, created_at, updated_at)
+    SELECT ${padId(r.id)}, ${r.uri}, NULL, ${pv}, ${r.local ? 1 : 0}, ${pt}, ${r.visibility}, ${r.applicationId ? padId(r.applicationId) : null},
+      ${r.createdAt}, ${r.updatedAt}
+    WHERE NOT EXISTS (SELECT 1 FROM statuses WHERE account_id = ${pv} AND reblog_of_id = ${pt})`);
 }
 
 /**
