@@ -19,7 +19,7 @@ const LAYERS = [
   // HTTP: routes and pages, with what every route is built on (the context type, route groups) and OAuth.
   {
     name: "pages-and-api",
-    paths: ["src/context.ts", "src/route-group.ts", "src/web/", "src/api/", "src/oauth/", "src/federation/http/"],
+    paths: ["src/context.ts", "src/route-group.ts", "src/http/", "src/web/", "src/api/", "src/oauth/", "src/federation/http/"],
   },
   // Work after the response: the queue consumers, the cron, the effects runner, the inbox and its handlers.
   {

@@ -100,7 +100,7 @@ export function growthReport({ reports, table, fmt, wrap }) {
         "(mean per request, Server-Timing d1r) large ≤ small × 1.1 + 5; CPU ms (c=1, above each run's no-op baseline) " +
         "large ≤ small + max(0.5 ms, 25 %), the noise between two servers on a shared machine; queued rows read × 1.3 + 20 " +
         "(random feed trims). The larger size runs these scenarios only (no federation). Status search reads the viewer's " +
-        "library and at most 20 × (limit + offset) public matches (src/queries/search.ts), so its rows follow the viewer, not the database.",
+        "library and at most 20 × (limit + offset) public matches (src/queries/statuses/search.ts), so its rows follow the viewer, not the database.",
     ),
   ];
 }

@@ -46,7 +46,7 @@ const SCENARIOS = [
   // Calibration: an unknown token costs one indexed lookup that finds nothing, then a 401; its CPU above the
   // baseline approximates what one local D1 round trip costs inside workerd.
   { key: "d1cal", label: "GET verify_credentials, bad token (401)", path: "/api/v1/accounts/verify_credentials", badToken: true, ok: [401], d1cal: true },
-  // The instance documents come from the isolate's memory (src/lib/limits/instance-cache.ts): most requests make no round
+  // The instance documents come from the isolate's memory (src/services/instance/instance-cache.ts): most requests make no round
   // trip, one per INSTANCE_CACHE_SECONDS checks D1. Goals (issue 12): instance ≤ 0.5 ms, verify ≤ 1.5 ms above no-op.
   { key: "instance", label: "GET /api/v2/instance", path: "/api/v2/instance", ok: [200], target: { rt: 1, cpu: 0.5 } },
   { key: "instance1", label: "GET /api/v1/instance", path: "/api/v1/instance", ok: [200], target: { rt: 1, cpu: 0.5 } },

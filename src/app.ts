@@ -12,8 +12,8 @@ import { readConfig } from "./env";
 import { countingD1, type D1Count, serverTiming } from "./lib/limits/d1-counter";
 import { errorResponse, notFound } from "./lib/http/errors";
 import { PrefixRouter } from "./lib/http/prefix-router";
-import { expireInstanceCache, mayChangeInstance } from "./lib/limits/instance-cache";
-import { applyRateLimits, startRateLimits } from "./lib/limits/rate-limit";
+import { expireInstanceCache, mayChangeInstance } from "./services/instance/instance-cache";
+import { applyRateLimits, startRateLimits } from "./http/rate-limit";
 import { bearerToken, loadViewerAndUse, markTokenUsed } from "./oauth/viewer";
 import { mount } from "./route-group";
 import { mounts } from "./routes";
@@ -46,7 +46,7 @@ export function buildApp() {
     c.set("viewer", null);
     c.set("invalidToken", false);
     const resolve = !!token && needsViewer(c.req.path);
-    // The general rate limits count while the token is looked up (src/lib/limits/rate-limit.ts).
+    // The general rate limits count while the token is looked up (src/http/rate-limit.ts).
     startRateLimits(c, resolve ? token : null);
     let lastUseDue = false;
     if (token && resolve) {

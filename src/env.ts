@@ -1,5 +1,4 @@
 // Bindings and typed configuration. Configuration is read per request from `env` (never at import time).
-import type { JobMessage } from "./effects/types";
 
 export interface Env {
   DB: D1Database;
@@ -11,7 +10,8 @@ export interface Env {
   HOME_FEED: DurableObjectNamespace;
   STREAMING: DurableObjectNamespace;
   RATE_LIMITER: DurableObjectNamespace;
-  JOBS: Queue<JobMessage>;
+  /** Effects (src/effects/types.ts JobMessage), sent only by src/effects/send.ts and pending.ts, which type them. */
+  JOBS: Queue<unknown>;
   DELIVERY: Queue<unknown>;
   REGISTRATIONS_MODE?: string;
   SITE_TITLE?: string;
@@ -30,7 +30,7 @@ export interface Env {
   SOURCE_URL?: string;
   /** D1 rows an archive import may write per UTC day (src/services/data/import-archive-rounds.ts). */
   ARCHIVE_IMPORT_DAILY_ROWS?: string;
-  /** Rate limits (src/lib/limits/rate-limit.ts): `N` per Mastodon's period, `N/SECONDS`, or `off`; empty: Mastodon's figure. */
+  /** Rate limits (src/http/rate-limit.ts): `N` per Mastodon's period, `N/SECONDS`, or `off`; empty: Mastodon's figure. */
   RATE_LIMIT_API_PER_ACCOUNT?: string;
   RATE_LIMIT_API_PER_TOKEN?: string;
   RATE_LIMIT_API_PER_IP?: string;
@@ -55,7 +55,7 @@ export interface Env {
   PUSH_TIMEOUT_MS?: string;
   /** Client IPs exempt from the general API budgets, comma-separated; empty: 127.0.0.1 and ::1; `none`: nobody. */
   RATE_LIMIT_SAFELIST?: string;
-  /** General-budget hits an isolate counts before reporting them to the RateLimiter object (src/lib/limits/rate-limit.ts). */
+  /** General-budget hits an isolate counts before reporting them to the RateLimiter object (src/http/rate-limit.ts). */
   RATE_LIMIT_REPORT_EVERY?: string;
   /** `true`: limited federation (allowlist) mode, only domains in domain_allows federate (src/federation/remote/remote-accounts.ts). */
   LIMITED_FEDERATION?: string;

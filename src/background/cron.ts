@@ -21,7 +21,7 @@ import { pruneOrphanCards } from "../services/statuses/preview-cards";
 import { claimDueScheduledStatuses } from "../services/statuses/scheduled-statuses";
 import { refreshTrends } from "../trends/refresh";
 import { isTrendsNoticeHour, noticeTrendsAwaitingReview } from "../trends/review-notice";
-import { purgeExpiredLinks } from "../services/accounts/email-links";
+import { purgeExpiredLinks } from "../services/auth/email-links";
 import { purgeExpiredGrants, purgeExpiredWebSessions } from "./expired-logins";
 import { cleanupUnattachedMedia, pruneFederationState } from "./housekeeping";
 

@@ -7,7 +7,7 @@ import { deliverPush, PushRetry, pushBackoffSeconds, pushJobsOf, pushTargetsStat
 import { type NotifyEffect, readNotify, STREAM_READ_WHOLE, takeReadAhead } from "../effects/notify-reads";
 import { fetchFeaturedCollection } from "../federation/remote/featured-collection";
 import { HANDED_OVER, processInboxItem } from "../federation/inbox/inbox-process";
-import { notificationRecipientsStatement, recipientRows } from "../queries/notifications";
+import { notificationRecipientsStatement, recipientRows } from "../queries/notifications/notifications";
 import { backfillThread, JOB_BUDGET } from "../federation/remote/backfill";
 import { runFederate } from "../federation/outbound/outbound";
 import { fanOut, type FanOutResult, unfanOut } from "../timelines/fanout";

@@ -10,7 +10,6 @@
 // A malformed value is ignored; a well-formed one newer than anything this isolate has seen (a bookmark written
 // through another isolate, or a forged one) starts the session on the primary, which is at least as new as any
 // real bookmark. So a hostile value can cost one read on the primary, never an error.
-import type { Ctx } from "../context";
 
 export const BOOKMARK_HEADER = "x-d1-bookmark";
 const COOKIE = "tern_d1b";
@@ -107,7 +106,13 @@ export function requestFacts(req: Request, bearer: boolean, retry = false): Requ
  * After the handler: the session's bookmark goes out in `x-d1-bookmark`, and to a browser with a session (or one
  * being signed in by this response) in the bookmark cookie, so its next page reads at least what this one wrote.
  */
-export function sendBookmark(c: Ctx, bookmark: string | null): void {
+/** What sendBookmark needs of a request's context (Hono's Context has it): the request's cookie and URL, the response. */
+export interface BookmarkExchange {
+  req: { header(name: string): string | undefined; url: string };
+  res: Response;
+}
+
+export function sendBookmark(c: BookmarkExchange, bookmark: string | null): void {
   if (bookmark === null || !parseBookmark(bookmark)) return;
   const res = c.res;
   try {

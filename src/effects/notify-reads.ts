@@ -5,7 +5,7 @@
 // that goes to the queue leaves them behind and is read again by whoever runs it.
 import type { DB, Statement } from "../db/client";
 import { pushTargetsStatement } from "../push";
-import { notificationsForRecipientsStatements } from "../queries/notifications";
+import { notificationsForRecipientsStatements } from "../queries/notifications/notifications";
 import { carriedKind, type Effects } from "./collector";
 import type { NotifyEffect } from "./types";
 

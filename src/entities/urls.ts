@@ -18,3 +18,8 @@ export function isoTime(ms: number | null | undefined): string | null;
 export function isoTime(ms: number | null | undefined): string | null {
   return ms == null ? null : new Date(ms).toISOString();
 }
+
+/** The `streaming` URL clients connect to: this origin with the WebSocket scheme (Mastodon gives wss://host). */
+export function streamingOrigin(origin: string): string {
+  return origin.replace(/^http(s?):/i, (_m, s: string) => `ws${s}:`);
+}

@@ -7,7 +7,7 @@ import { randomToken, safeEqual, sha256Base64url, sha256Hex } from "../lib/secur
 import { snowflake } from "../lib/text/ids";
 import type { AppRow } from "./apps";
 import { missingParam, oauthError } from "./errors";
-import { issueToken, type IssuedToken } from "./tokens";
+import { issueToken, type IssuedToken } from "../services/auth/tokens";
 
 export const CODE_TTL_MS = 10 * 60 * 1000;
 

@@ -2,13 +2,13 @@
 // userinfo (Mastodon 4.4: who the token's user is, as OpenID Connect names it, for a token with the `profile` scope).
 import { routeGroup } from "../route-group";
 import { readParams } from "../lib/http/params";
-import { countLoginFailure, throttleLogin } from "../lib/limits/rate-limit";
+import { countLoginFailure, throttleLogin } from "../http/rate-limit";
 import { authenticateClient, readClientCredentials } from "./apps";
 import { missingParam, oauthError } from "./errors";
 import { exchangeCode } from "./grants";
 import { clientCredentialsGrant, passwordGrant, revokeToken } from "./token";
 import { renderToken } from "../entities/settings/token";
-import { checkCredentials } from "../services/accounts/credentials";
+import { checkCredentials } from "./credentials";
 import { forbidden } from "../lib/http/errors";
 import { ipRuleFor } from "../services/admin/ip-blocks";
 import { authorizeGet, authorizePost } from "../web/authorize";

@@ -11,7 +11,7 @@ import { sha256Hex, verifyPassword } from "../lib/security/crypto";
 import { parseScopes, scopesWithin } from "./scopes";
 import type { AppRow } from "./apps";
 import { missingParam, oauthError } from "./errors";
-import { issueToken, type IssuedToken } from "./tokens";
+import { issueToken, type IssuedToken } from "../services/auth/tokens";
 
 /** Requested scopes (default `read`), each within the app's registered scopes, or `invalid_scope`. */
 export function resolveScopes(raw: unknown, app: AppRow): string[] {
@@ -35,7 +35,7 @@ export interface LoginUser {
   userId: string;
   accountId: string;
   email: string;
-  /** Two-factor sign-in is on: a code must follow (src/services/accounts/two-factor.ts). */
+  /** Two-factor sign-in is on: a code must follow (src/services/auth/two-factor.ts). */
   otpRequired: boolean;
 }
 
@@ -76,7 +76,7 @@ export async function passwordGrant(
     /** Called when the e-mail or password is wrong (not for a refused account), before `invalid_grant`; may throw 429. */
     invalidPassword?: () => Promise<void>;
     /**
-     * Checks `otp_attempt` for a user with two-factor sign-in against the account's budgets (src/services/accounts/credentials.ts):
+     * Checks `otp_attempt` for a user with two-factor sign-in against the account's budgets (src/oauth/credentials.ts):
      * true when right; throws 429 once the account's code budget is spent, even for the right code.
      */
     secondFactor: (user: LoginUser, code: unknown) => Promise<boolean>;

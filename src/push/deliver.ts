@@ -19,7 +19,7 @@ import { countCircuitFailure } from "../federation/outbound/circuits";
 import { FetchRefused, safeFetch } from "../net/safe-fetch";
 import { padId } from "../lib/text/ids";
 import { SETTING } from "../services/instance/instance";
-import { unseal } from "../oauth/tokens";
+import { unseal } from "../services/auth/tokens";
 import { base64url, utf8 } from "./base64";
 import { encryptAes128gcm, encryptAesgcm } from "./encrypt";
 import { checkPushEndpoint } from "./endpoint";

@@ -23,7 +23,7 @@ import { padId, unpadId } from "../lib/text/ids";
 import { accountConversations, announcements } from "../db/schema";
 import { renderAnnouncements, renderReactionEvent } from "../entities/instance/announcement";
 import { renderConversations } from "../entities/notifications/conversation";
-import { findNotifications, notificationRecipientsStatement, type NotificationWithRefs, withReportTargets } from "../queries/notifications";
+import { findNotifications, notificationRecipientsStatement, type NotificationWithRefs, withReportTargets } from "../queries/notifications/notifications";
 import type { FanOutResult, FeedRemoval } from "../timelines/fanout";
 import { type AccountPart, type Envelope, entry, type Listening, type Routed } from "./protocol";
 import { routerStub } from "./router";

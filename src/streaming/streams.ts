@@ -178,8 +178,3 @@ export function channelFromPath(path: string, onlyMedia: string | undefined): St
       return null;
   }
 }
-
-/** The `streaming` URL clients connect to: this origin with the WebSocket scheme (Mastodon gives wss://host). */
-export function streamingOrigin(origin: string): string {
-  return origin.replace(/^http(s?):/i, (_m, s: string) => `ws${s}:`);
-}

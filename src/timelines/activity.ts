@@ -1,12 +1,12 @@
 // users.last_active_at drives the cron that drops feeds of inactive users. Written at most once an hour per user and
 // after the response (waitUntil, on the raw binding so the request's D1 round-trip count stays honest).
 import { padId } from "../lib/text/ids";
-import type { Ctx } from "../context";
 import type { UserViewer } from "../db/viewer";
 
 export const ACTIVITY_RESOLUTION_MS = 60 * 60 * 1000;
 
-export function touchLastActive(c: Ctx, v: UserViewer): void {
+/** `c`: the request's D1 binding and execution context (Hono's Context has both). */
+export function touchLastActive(c: { env: { DB: D1Database }; executionCtx: Pick<ExecutionContext, "waitUntil"> }, v: UserViewer): void {
   const now = Date.now();
   const last = v.user.lastActiveAt;
   if (last && now - last < ACTIVITY_RESOLUTION_MS) return;

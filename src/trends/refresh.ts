@@ -1,6 +1,6 @@
 // Trends, computed by the cron every 5th minute (Mastodon's Scheduler::Trends::RefreshScheduler runs every 5 minutes)
 // from what D1 already holds, local and remote alike, into three small tables the API reads with one query each
-// (src/queries/trends.ts). Mastodon counts uses in Redis as they happen (Trends::History); Tern counts the same
+// (src/queries/instance/trends.ts). Mastodon counts uses in Redis as they happen (Trends::History); Tern counts the same
 // things from the statuses of the last two UTC days instead, so nothing extra is written on the posting path.
 //
 // Formulas and thresholds are Mastodon's (app/models/trends/{tags,statuses,links}.rb, main):
@@ -41,22 +41,18 @@ import { type DB, runBatch, type Statement } from "../db/client";
 import { historyDays, type TagHistoryDay } from "../entities/instance/tag";
 import { padId, snowflake, snowflakeFloor } from "../lib/text/ids";
 import { idList, valueList } from "../db/id-list";
+import { LINK_TRENDS, STATUS_TRENDS, TAG_TRENDS } from "../queries/instance/trends";
+
+export { LINK_TRENDS, STATUS_TRENDS, TAG_TRENDS } from "../queries/instance/trends";
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
 
 /** SQL: the host of a URL column (scheme://host[:port]/...), as the publishers are keyed. */
 export const urlHost = (col: SQL) =>
   sql`lower(CASE WHEN instr(substr(${col}, instr(${col}, '://') + 3), '/') > 0
     THEN substr(substr(${col}, instr(${col}, '://') + 3), 1, instr(substr(${col}, instr(${col}, '://') + 3), '/') - 1)
     ELSE substr(${col}, instr(${col}, '://') + 3) END)`;
-
-const HOUR = 3_600_000;
-const DAY = 24 * HOUR;
-
-/** Trends::Tags.default_options */
-export const TAG_TRENDS = { threshold: 5, maxScoreCooldown: 2 * DAY, maxScoreHalflife: 4 * HOUR, decayThreshold: 1 } as const;
-/** Trends::Statuses.default_options */
-export const STATUS_TRENDS = { threshold: 5, scoreHalflife: HOUR, decayThreshold: 0.3 } as const;
-/** Trends::Links.default_options, with the spec's threshold of 15 unique accounts */
-export const LINK_TRENDS = { threshold: 15, maxScoreCooldown: 2 * DAY, maxScoreHalflife: 8 * HOUR, decayThreshold: 1 } as const;
 
 const TAG_CANDIDATES = 1000;
 const STATUS_CANDIDATES = 2000;

@@ -4,7 +4,7 @@ import { and, desc, eq, inArray, isNull } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { statuses } from "../db/schema/index";
 import type { AccountRow } from "../db/schema";
-import { localAccountByUsername } from "../queries/accounts";
+import { localAccountByUsername } from "../queries/accounts/accounts";
 
 /** A local, not suspended account by username (case-insensitive). */
 export async function findLocalAccount(db: DB, username: string): Promise<AccountRow | null> {

@@ -12,7 +12,7 @@ import type { Env } from "../../src/env";
 import { CIRCUIT_THRESHOLD } from "../../src/federation/outbound/circuits";
 import { padId } from "../../src/lib/text/ids";
 import { FAILING_SUBSCRIPTION_MS, MAX_PUSH_ATTEMPTS } from "../../src/push";
-import { issueToken } from "../../src/oauth/tokens";
+import { issueToken } from "../../src/services/auth/tokens";
 import { api, db, makeApp, makeUser, type TestUser } from "./helpers";
 import { makePushClient } from "./push-fixtures";
 import { simulatedQueue as simulatedJobsQueue } from "./simulated-queue";

@@ -5,7 +5,7 @@
 // Mastodon's message) and with the right one.
 import { SELF, env } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
-import { issueToken } from "../../src/oauth/tokens";
+import { issueToken } from "../../src/services/auth/tokens";
 import { populate } from "./export-fixtures";
 import { api, db, makeApp, makeUser, ORIGIN, type TestUser } from "./helpers";
 import { installQueueCapture, runQueuedJobs } from "./queues";

@@ -1,10 +1,10 @@
 // Security (outside review, F6): every check of an account's password or code outside sign-in's password step counts
 // against the sign-in budgets, per account (whatever the IP) and per IP, through one function
-// (src/services/accounts/credentials.ts). For each site: the budget's worth of wrong guesses from rotating addresses
+// (src/oauth/credentials.ts). For each site: the budget's worth of wrong guesses from rotating addresses
 // (CF-Connecting-IP), then the right password is refused with 429; a spent per-IP budget refuses it too; and the right
 // password in a request refused for another reason answers exactly as a wrong one (the other checks come first).
 import { beforeEach, describe, expect, it } from "vitest";
-import { ACCOUNT_OTP_FAILURE_LIMIT, ACCOUNT_PASSWORD_FAILURE_LIMIT, LOGIN_IP_LIMIT } from "../../src/lib/limits/rate-limit";
+import { ACCOUNT_OTP_FAILURE_LIMIT, ACCOUNT_PASSWORD_FAILURE_LIMIT, LOGIN_IP_LIMIT } from "../../src/http/rate-limit";
 import { makeUser, ORIGIN, type TestUser } from "./helpers";
 import { hidden, type Jar, PASSWORD, web } from "./oauth-helpers";
 import { installQueueCapture } from "./queues";

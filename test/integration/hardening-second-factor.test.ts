@@ -3,7 +3,7 @@
 // step together, even the right code is refused (429) until the hour ends. Each request comes from a new address
 // (CF-Connecting-IP), so the per-IP sign-in budget never applies.
 import { describe, expect, it } from "vitest";
-import { ACCOUNT_OTP_FAILURE_LIMIT } from "../../src/lib/limits/rate-limit";
+import { ACCOUNT_OTP_FAILURE_LIMIT } from "../../src/http/rate-limit";
 import { makeUser, ORIGIN } from "./helpers";
 import { hidden, Jar, PASSWORD, passwordGrant, registerApp, web } from "./oauth-helpers";
 import { codeFor, emailOf, enableTwoFactor, signedIn } from "./settings-helpers";

@@ -5,7 +5,7 @@ import { oauthApplications } from "../../src/db/schema";
 import { readConfig } from "../../src/env";
 import { snowflake } from "../../src/lib/text/ids";
 import { createLocalAccount } from "../../src/services/accounts/local-accounts";
-import { issueToken } from "../../src/oauth/tokens";
+import { issueToken } from "../../src/services/auth/tokens";
 
 export const ORIGIN = "http://tern.test";
 export const cfg = () => readConfig(env, ORIGIN);

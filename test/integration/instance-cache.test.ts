@@ -1,10 +1,10 @@
-// The instance documents from the isolate's memory (src/lib/limits/instance-cache.ts) and the counter row behind them
+// The instance documents from the isolate's memory (src/services/instance/instance-cache.ts) and the counter row behind them
 // (migrations/0021_instance_stats.sql). The suite runs with INSTANCE_CACHE_SECONDS=0; these tests call the Worker with
 // the cache on, the way production runs.
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import worker from "../../src/index";
-import { expireInstanceCache } from "../../src/lib/limits/instance-cache";
+import { expireInstanceCache } from "../../src/services/instance/instance-cache";
 import { ORIGIN, makeUser } from "./helpers";
 
 type Vars = Record<string, string>;

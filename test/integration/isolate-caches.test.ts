@@ -8,7 +8,7 @@ import { bindTextWith, boundText } from "../../src/db/bound-sql";
 import { importPrivateKey, importPublicKey } from "../../src/federation/signing/keys";
 import { primeSpec, type Rfc9421Signature, verifyRfc9421WithKey } from "../../src/federation/signing/rfc9421";
 import { BoundedMap, isolateMaps } from "../../src/lib/limits/bounded-map";
-import { expireInstanceCache, instanceCache } from "../../src/lib/limits/instance-cache";
+import { expireInstanceCache, instanceCache } from "../../src/services/instance/instance-cache";
 import { db } from "./helpers";
 
 /** A PEM that decodes but holds no key: importing it fails (and the failure is what is kept). */

@@ -11,7 +11,7 @@ import { Effects } from "../../src/effects/collector";
 import type { Env } from "../../src/env";
 import { sha256Hex } from "../../src/lib/security/crypto";
 import { padId } from "../../src/lib/text/ids";
-import { changeEmail } from "../../src/services/accounts/email-change";
+import { changeEmail } from "../../src/services/auth/email-change";
 import { ORIGIN, api, db, makeUser } from "./helpers";
 import { askReset, formCsrf, linkIn, mailTo } from "./mail-helpers";
 import { hidden, Jar, PASSWORD, registerApp, signIn, tokenRequest, web } from "./oauth-helpers";

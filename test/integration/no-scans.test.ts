@@ -14,18 +14,18 @@ import { users } from "../../src/db/schema";
 import { Effects } from "../../src/effects/collector";
 import { padId } from "../../src/lib/text/ids";
 import { resolveActor } from "../../src/federation/remote/remote-accounts";
-import { authorizedApps, revokeAuthorizedApp } from "../../src/services/accounts/authorized-apps";
-import { changePassword } from "../../src/services/accounts/password-change";
+import { authorizedApps, revokeAuthorizedApp } from "../../src/services/auth/authorized-apps";
+import { changePassword } from "../../src/services/auth/password-change";
 import { registerAccount } from "../../src/services/accounts/registration";
 import { ADMIN } from "./admin-fixtures";
 import { api, cfg, db, makeApp, makeUser, ORIGIN } from "./helpers";
-import { issueToken } from "../../src/oauth/tokens";
+import { issueToken } from "../../src/services/auth/tokens";
 import { PASSWORD } from "./oauth-helpers";
 import { AS_PUBLIC, create, installFetchMock, newId, note, postInbox, remoteActor, runJobs } from "./federation-inbox-fixtures";
 
 /**
  * Scans accepted by the plan line that shows them: a walk of the newest statuses for a search made only of operators
- * (publicWalk in src/queries/search.ts) reads the primary key backwards and stops at its LIMIT, a window of the page;
+ * (publicWalk in src/queries/statuses/search.ts) reads the primary key backwards and stops at its LIMIT, a window of the page;
  * the instance's own custom emojis, the whole of a partial index that holds nothing else (custom_emojis_local); the
  * profile directory newest first, a walk of the discoverable accounts that stops at the page (at most 2,000 deep).
  */
@@ -311,7 +311,7 @@ describe("the rarer paths' statements", () => {
       d,
       new Effects(""),
       "test-pepper",
-      // The current password's check (src/services/accounts/credentials.ts needs a request for its budgets; none here).
+      // The current password's check (src/oauth/credentials.ts needs a request for its budgets; none here).
       async (given) => "password" in given && given.password === PASSWORD,
       { user: eve, accountId: other.id },
       { current: PASSWORD, password: "another long password", confirmation: "another long password" },

@@ -8,7 +8,7 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Effect } from "../../src/effects/types";
 import { padId } from "../../src/lib/text/ids";
 import { deliverPush, MAX_PUSH_ATTEMPTS, pushJobsOf, pushTargetsStatement, PushRetry, retryPushJob, type PushJob } from "../../src/push";
-import { issueToken } from "../../src/oauth/tokens";
+import { issueToken } from "../../src/services/auth/tokens";
 import { api, cfg, db, makeApp, makeUser, type TestUser } from "./helpers";
 import { decryptAes128gcm, decryptAesgcm, makePushClient, pushService, verifyVapid, type PushClient } from "./push-fixtures";
 import { queued } from "./queues";

@@ -7,7 +7,7 @@ import { FetchRefused } from "../../src/net/safe-fetch";
 import { padId } from "../../src/lib/text/ids";
 import { checkPushEndpoint } from "../../src/push/endpoint";
 import { loadVapidKeys, vapidJwt, vapidPublicKey } from "../../src/push/keys";
-import { issueToken } from "../../src/oauth/tokens";
+import { issueToken } from "../../src/services/auth/tokens";
 import { anon, api, db, makeApp, makeUser, ORIGIN } from "./helpers";
 import { b64u, makePushClient, unb64u, verifyVapid } from "./push-fixtures";
 

@@ -7,8 +7,8 @@ import { createExecutionContext, env, runInDurableObject, SELF, waitOnExecutionC
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index";
 import type { Env } from "../../src/env";
-import { RATE_LIMIT_DEFAULTS } from "../../src/lib/limits/rate-limit";
-import { issueToken } from "../../src/oauth/tokens";
+import { RATE_LIMIT_DEFAULTS } from "../../src/http/rate-limit";
+import { issueToken } from "../../src/services/auth/tokens";
 import { type Counters, limiter, readCounters } from "./rate-limiter-helpers";
 import { ORIGIN, db, makeApp, makeUser, type TestUser } from "./helpers";
 

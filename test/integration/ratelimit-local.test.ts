@@ -6,7 +6,7 @@ import { createExecutionContext, env, runInDurableObject, waitOnExecutionContext
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index";
 import type { Env } from "../../src/env";
-import { LIMITER_WAIT_MS } from "../../src/lib/limits/rate-limit";
+import { LIMITER_WAIT_MS } from "../../src/http/rate-limit";
 import { type Counters, limiter, readCounters } from "./rate-limiter-helpers";
 import { ORIGIN, makeUser } from "./helpers";
 import { passwordGrant, registerApp, web } from "./oauth-helpers";

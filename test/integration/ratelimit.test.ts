@@ -1,7 +1,7 @@
 // Rate limits in the RateLimiter Durable Object: login per IP and per e-mail (B11), spoofed forwarding headers (B12).
 import { describe, expect, it } from "vitest";
 import type { Ctx } from "../../src/context";
-import { clientIp } from "../../src/lib/limits/rate-limit";
+import { clientIp } from "../../src/http/rate-limit";
 import { ORIGIN, makeUser } from "./helpers";
 import { Jar, hidden, registerApp, tokenRequest, web } from "./oauth-helpers";
 

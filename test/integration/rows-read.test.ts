@@ -451,7 +451,7 @@ describe("hashtag search rows read", () => {
 
 // A search made only of operators (a hashtag, has:, is:, from:) has no words to walk the FTS5 index by: its public
 // candidates are a capped walk of the author's statuses, the hashtag's, or the newest statuses (publicWalk in
-// src/queries/search.ts). It read every status newest first before, to the end when few or none matched.
+// src/queries/statuses/search.ts). It read every status newest first before, to the end when few or none matched.
 describe("status search with only operators", () => {
   it("reads the same rows when the database grows with statuses that do not match", async () => {
     const me = await makeUser();
@@ -530,7 +530,7 @@ describe("status search by link", () => {
 });
 
 // Issue 12 point 2: account search reads candidates from the username index range and the display-name FTS5 index,
-// each capped (src/queries/search.ts), never every account: 2,000 more accounts that do not match add no rows, and
+// each capped (src/queries/statuses/search.ts), never every account: 2,000 more accounts that do not match add no rows, and
 // 2,000 that do cost the cap, not the matches.
 describe("account search rows read", () => {
   /** n remote accounts (as federation stores them; the triggers index their names), usernames `${prefix}N`. */

@@ -3,7 +3,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { snowflake } from "../../src/lib/text/ids";
-import { accountSearchQuery, type SearchOptions } from "../../src/queries/search";
+import { accountSearchQuery, type SearchOptions } from "../../src/queries/statuses/search";
 import { cfg, db, makeUser } from "./helpers";
 
 const pad = (id: string) => id.padStart(20, "0");

@@ -4,7 +4,7 @@ import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { snowflakeTime } from "../../src/lib/text/ids";
 import { create, deliver, installFetchMock, newId, note, remoteActor, sql } from "./federation-inbox-fixtures";
-import { statusSearchQuery } from "../../src/queries/search";
+import { statusSearchQuery } from "../../src/queries/statuses/search";
 import { cfg, db, makeUser, type Res, type TestUser } from "./helpers";
 import { makeMedia } from "./statuses-fixtures";
 

@@ -52,11 +52,12 @@ export async function count(sqlText: string, ...binds: unknown[]): Promise<numbe
  */
 export function captureJobs(): JobMessage[] {
   const sent: JobMessage[] = [];
-  vi.spyOn(env.JOBS, "send").mockImplementation(async (m: JobMessage) => {
+  const jobs = env.JOBS as Queue<JobMessage>;
+  vi.spyOn(jobs, "send").mockImplementation(async (m: JobMessage) => {
     sent.push(...unpack(m));
     return {} as QueueSendResponse;
   });
-  vi.spyOn(env.JOBS, "sendBatch").mockImplementation(async (ms: Iterable<MessageSendRequest<JobMessage>>) => {
+  vi.spyOn(jobs, "sendBatch").mockImplementation(async (ms: Iterable<MessageSendRequest<JobMessage>>) => {
     for (const m of ms) sent.push(...unpack(m.body));
     return {} as QueueSendBatchResponse;
   });

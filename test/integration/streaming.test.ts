@@ -2,7 +2,7 @@
 // the socket, event-stream framing, multiplexed subscribe/unsubscribe, and the instance's streaming URLs.
 import { createExecutionContext, SELF, env } from "cloudflare:test";
 import { buildApp } from "../../src/app";
-import { issueToken } from "../../src/oauth/tokens";
+import { issueToken } from "../../src/services/auth/tokens";
 import { describe, expect } from "vitest";
 import { publishToAccount } from "../../src/streaming/publish";
 import { anon, api, db, makeApp, makeUser, ORIGIN } from "./helpers";

@@ -2,7 +2,7 @@ import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:
 import { buildApp } from "../../src/app";
 import { sql, type SQL } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { directTimelineQuery, homeTimelineQuery, publicTimelineQuery, tagTimelineQuery } from "../../src/queries/feeds";
+import { directTimelineQuery, homeTimelineQuery, publicTimelineQuery, tagTimelineQuery } from "../../src/queries/statuses/feeds";
 import { anon, api, db, eventually, links, makeUser, type Res } from "./helpers";
 import { exec, follow, homeRows, insertStatus, nextId, pad, post } from "./feeds-fixtures";
 

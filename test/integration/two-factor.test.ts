@@ -210,7 +210,7 @@ describe("the password grant with two-factor authentication", () => {
     const nextIp = () => `100.80.${Math.floor(++ip / 250)}.${ip % 250}`;
     const grant = (otp: string) => passwordGrant(app, emailOf(u.username), { otp_attempt: otp }, { ip: nextIp() });
     const wrongPassword = () => passwordGrant(app, emailOf(u.username), { password: "wrong password" }, { ip: nextIp() });
-    // 15 wrong passwords and 10 wrong codes (the account's whole code budget, src/services/accounts/credentials.ts) make the
+    // 15 wrong passwords and 10 wrong codes (the account's whole code budget, src/oauth/credentials.ts) make the
     // e-mail's 25 failures.
     for (let i = 0; i < 15; i++) expect((await wrongPassword()).status).toBe(400);
     for (let i = 0; i < 5; i++) expect((await grant(`00000${i % 10}`)).status).toBe(400);

@@ -4,7 +4,7 @@
 //   POST /api/tern/migration   (write:accounts) {acct, current_password}: moves the account → {moved_to: Account};
 //                              422 for an unknown handle, a target without this account in its alsoKnownAs, within 30
 //                              days of the last move, or (checked last, so the other refusals never confirm it) a
-//                              wrong password; 429 once the account's password budget is spent (src/services/accounts/credentials.ts)
+//                              wrong password; 429 once the account's password budget is spent (src/oauth/credentials.ts)
 import { routeGroup } from "../../route-group";
 import { z } from "zod";
 import type { Ctx } from "../../context";
@@ -12,7 +12,7 @@ import { renderMigrationState, renderMoved } from "../../entities/accounts/accou
 import { parse, zStr } from "../../lib/http/params";
 import { me, requireUser } from "../../oauth/guard";
 import { currentMigrationState, moveAccount } from "../../services/accounts/account-migration";
-import { credentialCheck } from "../../services/accounts/credentials";
+import { credentialCheck } from "../../oauth/credentials";
 
 const r = routeGroup();
 

@@ -1,12 +1,12 @@
 import { routeGroup } from "../../route-group";
 import { renderInstanceV2 } from "../../entities/instance/instance";
-import { expireInstanceCache, instanceCache } from "../../lib/limits/instance-cache";
+import { expireInstanceCache, instanceCache } from "../../services/instance/instance-cache";
 import { ensureVapidKey, instanceV2Data } from "../../services/instance/instance";
 
 const r = routeGroup();
 
 // Public and the same for everyone (Mastodon caches it for 3 minutes even when authenticated). Served from the
-// isolate's memory (src/lib/limits/instance-cache.ts).
+// isolate's memory (src/services/instance/instance-cache.ts).
 r.get("/", async (c) => {
   const cfg = c.get("config");
   const db = c.get("db");

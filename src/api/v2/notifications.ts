@@ -12,8 +12,15 @@ import { badRequest, notFound, validationFailed } from "../../lib/http/errors";
 import { clampLimit, readPage, setLinkHeader } from "../../lib/http/pagination";
 import { parse, readParams } from "../../lib/http/params";
 import { me, requireUser } from "../../oauth/guard";
-import { findGroup, groupAccounts, groupedPage, groupedTypesParam, groupedUnreadCount, type GroupedFilter } from "../../queries/notification-groups";
-import { clearNotifications } from "../../queries/notifications";
+import {
+  findGroup,
+  groupAccounts,
+  groupedPage,
+  groupedTypesParam,
+  groupedUnreadCount,
+  type GroupedFilter,
+} from "../../queries/notifications/notification-groups";
+import { clearNotifications } from "../../queries/notifications/notifications";
 import { dismissGroup } from "../../services/notifications/notification-groups";
 import { POLICY_KEYS, readPolicy, updatePolicy, type PolicyKey } from "../../services/notifications/notification-policy";
 import type { PolicyValue } from "../../db/schema";

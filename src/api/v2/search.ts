@@ -10,7 +10,7 @@ import { clampLimit } from "../../lib/http/pagination";
 import { parse, zBool, zInt } from "../../lib/http/params";
 import { viewerAccountId } from "../../oauth/guard";
 import { scopeAllows } from "../../oauth/scopes";
-import { searchAccounts, searchStatusIds, type SearchOptions } from "../../queries/search";
+import { searchAccounts, searchStatusIds, type SearchOptions } from "../../queries/statuses/search";
 import { searchTags, validTagName } from "../../services/statuses/tags-follow";
 import { resolveForSearch } from "../../federation/remote/resolve";
 

@@ -5,8 +5,8 @@
 import type { DB } from "../../db/client";
 import type { CollectionItemRow, CollectionRow } from "../../db/schema/index";
 import type { Config } from "../../env";
-import { accountsByIds } from "../../queries/accounts";
-import { collectionBundle } from "../../queries/collections";
+import { accountsByIds } from "../../queries/accounts/accounts";
+import { collectionBundle } from "../../queries/accounts/collections";
 import { collectionUri, isoTime, tagUrl } from "../urls";
 import { type MastodonAccount, renderAccount } from "./account";
 

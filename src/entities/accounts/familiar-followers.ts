@@ -9,7 +9,7 @@ export interface MastodonFamiliarFollowers {
   accounts: MastodonAccount[];
 }
 
-/** One entry per id asked about; `followers` holds the familiar followers found (src/queries/accounts.ts). */
+/** One entry per id asked about; `followers` holds the familiar followers found (src/queries/accounts/accounts.ts). */
 export function renderFamiliarFollowers(cfg: Config, ids: string[], followers: Map<string, RenderAccountRow[]>): MastodonFamiliarFollowers[] {
   return ids.map((id) => ({ id, accounts: (followers.get(id) ?? []).map((a) => renderAccount(cfg, a)) }));
 }

@@ -1,6 +1,6 @@
 // Suggestion entity (docs.joinmastodon.org/entities/Suggestion): an account suggested to follow, why (`sources`), and
 // the one legacy `source` Mastodon still renders for older clients (GET /api/v2/suggestions).
-import type { SuggestionSource } from "../../queries/suggestions";
+import type { SuggestionSource } from "../../queries/accounts/suggestions";
 import type { MastodonAccount } from "./account";
 
 /** Mastodon's legacy `source` for each of its `sources`. */

@@ -2,12 +2,19 @@
 // requires_review), Admin trends links (Trends::Link with id and requires_review), statuses (Status with
 // requires_review) and link publishers (REST::Admin::Trends::Links::PreviewCardProviderSerializer).
 import type { Config } from "../../env";
-import type { AdminTrendLink } from "../../services/admin/trends";
+import type { PreviewCardRow } from "../statuses/preview-card";
 import { renderTrendLink, type MastodonTrendLink } from "../statuses/preview-card";
 import type { MastodonStatus } from "../statuses/status";
 import { renderTag, type MastodonTag, type TagHistoryDay, type TagRow } from "../instance/tag";
 import { isoTime } from "../urls";
 import type { ProviderRow } from "../../db/schema/index";
+
+/** A trending link as the admin API shows it (services/admin/trends.ts reads it). */
+export interface AdminTrendLink {
+  card: PreviewCardRow;
+  history: TagHistoryDay[];
+  requiresReview: boolean;
+}
 
 /** Admin::Tag. */
 export interface MastodonAdminTag extends MastodonTag {

@@ -4,11 +4,26 @@ import { SUPPORTED_MIME_TYPES } from "../../lib/http/media-types";
 import type { Config, Env } from "../../env";
 import { SOFTWARE_VERSION, TERN_VERSION } from "../../env";
 import { sha256Hex } from "../../lib/security/crypto";
-import { SETTING, registrationsMode, type InstanceData, type InstanceV1Data, type Settings } from "../../services/instance/instance";
-import { streamingOrigin } from "../../streaming/streams";
+import { SETTING, registrationsMode, type Settings } from "../../queries/instance/instance-settings";
 import { renderAccount, type MastodonAccount } from "../accounts/account";
-import { DEFAULT_HEADER, mediaUrl } from "../urls";
-import type { DomainBlockRow, RuleRow } from "../../db/schema/index";
+import { DEFAULT_HEADER, mediaUrl, streamingOrigin } from "../urls";
+import type { AccountRow, DomainBlockRow, RoleRow, RuleRow } from "../../db/schema/index";
+
+/** What the instance documents are rendered from (services/instance/instance.ts loads it, one snapshot per isolate). */
+export interface InstanceData {
+  settings: Settings;
+  rules: RuleRow[];
+  contact: { account: AccountRow; role: RoleRow | null } | null;
+  activeMonth: number;
+  /** The VAPID public key push subscriptions are made with ("" only when it could not be made: no env given). */
+  vapidPublicKey: string;
+}
+
+export interface InstanceV1Data extends InstanceData {
+  userCount: number;
+  statusCount: number;
+  domainCount: number;
+}
 
 /**
  * Mastodon's version with Tern as semver build metadata: clients (Phanpy, Elk) gate features on the semver of

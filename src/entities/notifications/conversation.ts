@@ -3,8 +3,8 @@
 import type { DB } from "../../db/client";
 import type { Config } from "../../env";
 import { unpadId } from "../../lib/text/ids";
-import { accountsByIds } from "../../queries/accounts";
-import type { AccountConversationRow } from "../../queries/conversations";
+import { accountsByIds } from "../../queries/accounts/accounts";
+import type { AccountConversationRow } from "../../queries/notifications/conversations";
 import { renderAccount, type MastodonAccount } from "../accounts/account";
 import { loadStatusBundle, renderStatusFrom, type MastodonStatus } from "../statuses/status";
 

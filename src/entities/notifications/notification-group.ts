@@ -5,8 +5,8 @@
 import type { DB } from "../../db/client";
 import type { AccountRow, NotificationType } from "../../db/schema/index";
 import type { Config } from "../../env";
-import type { GroupedPage } from "../../queries/notification-groups";
-import { relatedOfRows } from "../../queries/notifications";
+import type { GroupedPage } from "../../queries/notifications/notification-groups";
+import { relatedOfRows } from "../../queries/notifications/notifications";
 import { renderAccount, type MastodonAccount } from "../accounts/account";
 import { isStatusNotificationType, renderReport, type StatusNotificationType } from "./notification";
 import type { MastodonReport } from "../accounts/report";

@@ -1,7 +1,18 @@
 // NotificationPolicy → Mastodon JSON: the v2 shape (accept | filter | drop per category) and the v1 shape (booleans:
 // anything but accept is "filter", as Mastodon's REST::V1::NotificationPolicySerializer says).
-import type { PolicyKey, PolicyView } from "../../services/notifications/notification-policy";
 import type { PolicyValue } from "../../db/schema/index";
+
+export const POLICY_KEYS = ["for_not_following", "for_not_followers", "for_new_accounts", "for_private_mentions", "for_limited_accounts"] as const;
+export type PolicyKey = (typeof POLICY_KEYS)[number];
+
+/** Counts above this are not meaningful to show (Mastodon's MAX_MEANINGFUL_COUNT), for requests and per request. */
+export const MAX_MEANINGFUL_COUNT = 100;
+
+export interface PolicyView {
+  values: Record<PolicyKey, PolicyValue>;
+  pendingRequestsCount: number;
+  pendingNotificationsCount: number;
+}
 
 export interface MastodonNotificationPolicySummary {
   pending_requests_count: number;

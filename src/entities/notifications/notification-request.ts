@@ -3,8 +3,8 @@
 // is null.
 import type { DB } from "../../db/client";
 import type { Config } from "../../env";
-import type { RequestWithAccount } from "../../queries/notification-requests";
-import { MAX_MEANINGFUL_COUNT } from "../../services/notifications/notification-policy";
+import type { RequestWithAccount } from "../../queries/notifications/notification-requests";
+import { MAX_MEANINGFUL_COUNT } from "./notification-policy";
 import { renderAccount, type MastodonAccount } from "../accounts/account";
 import { renderStatuses, type MastodonStatus } from "../statuses/status";
 import { isoTime } from "../urls";

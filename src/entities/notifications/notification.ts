@@ -3,12 +3,12 @@
 // as Mastodon does. Accounts come joined with the page query, so they cost nothing here.
 import type { DB } from "../../db/client";
 import type { Config } from "../../env";
-import { relatedOfRows, type NotificationWithRefs } from "../../queries/notifications";
+import { relatedOfRows, type NotificationWithRefs } from "../../queries/notifications/notifications";
 import { renderAccount, type MastodonAccount } from "../accounts/account";
 import { reportFields, type MastodonReport } from "../accounts/report";
 import { renderStatuses, type MastodonStatus } from "../statuses/status";
 import { isoTime } from "../urls";
-import { accountsByIds } from "../../queries/accounts";
+import { accountsByIds } from "../../queries/accounts/accounts";
 import type { NotificationType } from "../../db/schema/index";
 
 /** The types whose notification (and notification group) names a status (the serializer's status_type?). */

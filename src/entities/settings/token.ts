@@ -7,7 +7,7 @@ export interface MastodonToken {
   created_at: number;
 }
 
-/** An issued token (src/oauth/tokens.ts IssuedToken): the token in clear, its scopes space-separated, ms of issue. */
+/** An issued token (src/services/auth/tokens.ts IssuedToken): the token in clear, its scopes space-separated, ms of issue. */
 export interface TokenGrant {
   accessToken: string;
   scopes: string;

@@ -1,6 +1,6 @@
 // Context entity (docs.joinmastodon.org/entities/Context): a status's ancestors and descendants, as GET
 // /api/v1/statuses/:id/context answers them, rendered from one status bundle (the ids from
-// src/queries/status-context.ts). Filters apply in the thread context: a `hide` match drops a descendant; ancestors
+// src/queries/statuses/status-context.ts). Filters apply in the thread context: a `hide` match drops a descendant; ancestors
 // stay, so the thread holds together.
 import type { DB } from "../../db/client";
 import type { Config } from "../../env";

@@ -4,7 +4,7 @@ import type { DB } from "../../db/client";
 import { accounts, featuredTags, follows, statusPins, statuses, tags } from "../../db/schema/index";
 import type { AccountRow } from "../../db/schema/index";
 import { statusRows } from "../../db/table-rows";
-import { localAccountByUsername } from "../../queries/accounts";
+import { localAccountByUsername } from "../../queries/accounts/accounts";
 
 /** The local actor a path names: a well-formed username, then the account. */
 export async function localActor(db: DB, username: string): Promise<AccountRow | null> {

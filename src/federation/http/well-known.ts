@@ -2,9 +2,9 @@
 // actor.
 import { routeGroup } from "../../route-group";
 import { accountUri, accountUrl } from "../../entities/urls";
-import { instanceDocument } from "../../lib/limits/instance-cache";
+import { instanceDocument } from "../../services/instance/instance-cache";
 import { nodeInfo, parseResource } from "../../services/instance/nodeinfo";
-import { localAccountByUsername } from "../../queries/accounts";
+import { localAccountByUsername } from "../../queries/accounts/accounts";
 import { instanceActorAccount } from "../outbound/instance-actor";
 
 const r = routeGroup();
@@ -17,7 +17,7 @@ r.get("/.well-known/nodeinfo", (c) => {
   return c.json({ links: [{ rel: NODEINFO_PROFILE, href: `${cfg.origin}/nodeinfo/2.0` }] });
 });
 
-// From the isolate's memory, like the instance documents (src/lib/limits/instance-cache.ts). 2.1 is served, not advertised
+// From the isolate's memory, like the instance documents (src/services/instance/instance-cache.ts). 2.1 is served, not advertised
 // (Mastodon advertises 2.0 only).
 const nodeInfoHandler = (version: "2.0" | "2.1") => async (c: import("../../context").Ctx) => {
   const cfg = c.get("config");

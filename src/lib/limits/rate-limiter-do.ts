@@ -8,7 +8,7 @@
 // - `hit`: one object per (rule, key) holding one window (sign-in, sign-up, media uploads, inbox hosts);
 // - `count`: one object per subject (`acct:<account id>`, `ip:<address or /64>`) holding every counter of that
 //   subject (the general API budgets, the per-token budget, paging, the per-account action families), so a request
-//   counts all of its budgets in ONE call. See src/lib/limits/rate-limit.ts.
+//   counts all of its budgets in ONE call. See src/http/rate-limit.ts.
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
 
@@ -33,7 +33,7 @@ export interface CounterSpec {
   /** Counted only when every earlier counter of the call allowed the request (an action behind the general budget). */
   gated?: boolean;
   /**
-   * Hits an isolate already let through on its own (src/lib/limits/rate-limit.ts, the general budgets): added as they
+   * Hits an isolate already let through on its own (src/http/rate-limit.ts, the general budgets): added as they
    * are, whatever the limit, before this request's own hit is judged.
    */
   admitted?: number;

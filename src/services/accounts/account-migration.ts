@@ -26,11 +26,11 @@ import { ApiError, forbidden, notFound, validationFailed } from "../../lib/http/
 import { padId, snowflake } from "../../lib/text/ids";
 import { remoteQuery, resolveRemoteAccount } from "../../federation/remote/resolve";
 import { ResolveError, resolveActor } from "../../federation/remote/remote-accounts";
-import type { CheckCredentials } from "./credentials";
+import type { CheckCredentials } from "../auth/credential-types";
 import { endFollow, exec } from "../relationships/follows";
 import { notificationWrite } from "../notifications/notifications";
 import { accountRows } from "../../db/table-rows";
-import { localAccountByUsername } from "../../queries/accounts";
+import { localAccountByUsername } from "../../queries/accounts/accounts";
 
 /** Mastodon's AccountMigration::COOLDOWN_PERIOD. */
 export const MIGRATION_COOLDOWN_MS = 30 * 24 * 3600_000;
@@ -161,7 +161,7 @@ export async function removeAlias(db: DB, fx: Effects, account: AccountRow, alia
 /**
  * Moves a local account to `acct` (Mastodon's Settings::MigrationsController#create + MoveService): the cooldown, the
  * target fetched fresh and listing this account in alsoKnownAs, and the password. The password is checked last
- * (`check`, src/services/accounts/credentials.ts, with its budgets), so a request refused for another reason answers the same
+ * (`check`, src/oauth/credentials.ts, with its budgets), so a request refused for another reason answers the same
  * whether the password was right or not. Returns the target.
  */
 export async function moveAccount(

@@ -10,10 +10,10 @@ import type { AccountRow, UserRow } from "../../db/schema";
 import type { Effects } from "../../effects/collector";
 import { ApiError } from "../../lib/http/errors";
 import { padId } from "../../lib/text/ids";
-import type { CheckCredentials } from "./credentials";
+import type { CheckCredentials } from "../auth/credential-types";
 import { recordAccountDeletion, startAccountDeletionStatements } from "./delete-account";
 import { OWNER_ROLE_ID } from "./registration";
-import { removeTwoFactorStatements } from "./two-factor";
+import { removeTwoFactorStatements } from "../auth/two-factor";
 
 /** The password is checked last (`check`, with its budgets), so a refusal for another reason does not confirm it. */
 export async function deleteOwnAccount(

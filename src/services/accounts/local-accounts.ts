@@ -52,7 +52,7 @@ export function normalizeEmail(raw: string): string | null {
   return `${m[1]}@${(m[2] ?? "").toLowerCase()}`; // both groups always participate
 }
 
-/** Sign-up's password rules (also applied by a password change, src/services/accounts/password-change.ts). */
+/** Sign-up's password rules (also applied by a password change, src/services/auth/password-change.ts). */
 export function passwordProblem(password: string): { error: string; description: string } | null {
   if (!password) return { error: "ERR_BLANK", description: "can't be blank" };
   if (password.length < 8) return { error: "ERR_TOO_SHORT", description: "is too short (minimum is 8 characters)" };

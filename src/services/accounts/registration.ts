@@ -12,8 +12,8 @@ import { emailBlockQueries } from "../admin/email-blocks";
 import { activeIpRulesQuery, strongestIpRule } from "../admin/ip-blocks";
 import { registrationsMode, SETTING, toSettings } from "../instance/instance";
 import { createLocalAccount, type Details, normalizeEmail } from "./local-accounts";
-import { issueToken, type IssuedToken } from "../../oauth/tokens";
-import { sendConfirmation } from "./email-confirmation";
+import { issueToken, type IssuedToken } from "../auth/tokens";
+import { sendConfirmation } from "../auth/email-confirmation";
 
 export const OWNER_ROLE_ID = "3";
 

@@ -3,7 +3,7 @@
 // remote emoji to a local one. Mastodon's limits: a local image is PNG, GIF or WebP (told by its bytes, never by the
 // name or the declared type) of at most 256 KB; the shortcode is [a-zA-Z0-9_]{2,}. Every change and its
 // admin_action_logs row are one batch; the instance documents see the change through the triggers of migration 0021
-// (and the cache through src/lib/limits/instance-cache.ts).
+// (and the cache through src/services/instance/instance-cache.ts).
 import { and, eq, isNotNull, isNull, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { customEmojis } from "../../db/schema";

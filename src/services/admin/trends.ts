@@ -9,6 +9,7 @@ import { cursorOrder, cursorWhere, inPageOrder } from "../../db/keyset";
 import { previewCardProviders, previewCards, previewCardTrends, statuses, statusTrendReviews, tagFollows, tags, tagTrends } from "../../db/schema";
 import { historyDays, type TagHistoryDay, type TagRow } from "../../entities/instance/tag";
 import type { PreviewCardRow } from "../../entities/statuses/preview-card";
+import type { AdminTrendLink } from "../../entities/admin/admin-trends";
 import { notFound } from "../../lib/http/errors";
 import { padId, unpadId } from "../../lib/text/ids";
 import type { Page } from "../../lib/http/pagination";
@@ -50,12 +51,6 @@ export async function adminTrendStatuses(db: DB, page: OffsetPage): Promise<Admi
     FROM status_trends st LEFT JOIN status_trend_reviews r ON r.status_id = st.status_id
     ORDER BY st.score DESC LIMIT ${page.limit} OFFSET ${page.offset}`);
   return rows.map((r) => ({ id: unpadId(r.id), requiresReview: Number(r.reviewed) !== 1 }));
-}
-
-export interface AdminTrendLink {
-  card: PreviewCardRow;
-  history: TagHistoryDay[];
-  requiresReview: boolean;
 }
 
 /** A card needs review while neither it nor its publisher was reviewed (PreviewCard#requires_review?). */

@@ -1,67 +1,29 @@
 // What the instance documents are made of: admin settings over env defaults, rules, the contact account, custom emojis,
-// domain blocks and usage counts, read together in ONE D1 batch (loadInstanceSnapshot) that src/lib/limits/instance-cache.ts
+// domain blocks and usage counts, read together in ONE D1 batch (loadInstanceSnapshot) that src/services/instance/instance-cache.ts
 // keeps in memory: clients fetch /api/v2/instance on every start-up.
 import { and, asc, desc, eq, getTableColumns, isNull, or, sql, type SQL } from "drizzle-orm";
 import { lazy } from "../../lib/limits/lazy";
 import type { RunnableQuery } from "drizzle-orm/runnable-query";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { DB } from "../../db/client";
+import type { InstanceData, InstanceV1Data } from "../../entities/instance/instance";
+import { type Settings, settingsQuery, toSettings } from "../../queries/instance/instance-settings";
 import { accounts, customEmojis, domainBlocks, instanceSettings, instanceStats, rules, statuses, userRoles, users } from "../../db/schema";
-import type { AccountRow, RoleRow } from "../../db/schema";
+import type { RoleRow } from "../../db/schema";
 import { ROLE_IDS } from "../../lib/security/permissions";
 import { knownDomainsCte } from "../../db/known-domains";
 import { padId, snowflakeFloor } from "../../lib/text/ids";
-import type { Config, RegistrationsMode } from "../../env";
 import { type VapidEnv, vapidPublicKey, vapidRowQuery } from "../../push/keys";
 import type { DomainBlockRow, RuleRow } from "../../db/schema";
 
-/**
- * Keys of instance_settings this module reads (the admin helper writes them). Missing keys fall back to env config.
- * Timestamps of long texts are stored under `<key>_updated_at` (ms).
- */
-export const SETTING = {
-  title: "site_title",
-  shortDescription: "site_short_description",
-  description: "site_description",
-  extendedDescription: "site_extended_description",
-  contactEmail: "site_contact_email",
-  privacyPolicy: "site_privacy_policy",
-  termsOfService: "site_terms_of_service",
-  registrationsMessage: "registrations_message",
-  statusPageUrl: "status_page_url",
-  /** all | users | disabled (Mastodon's show_domain_blocks). */
-  showDomainBlocks: "show_domain_blocks",
-  /** open | approval | closed, over REGISTRATIONS_MODE (the admin settings page writes it). */
-  registrationsMode: "registrations_mode",
-  /** "1": trends need no prior review (Mastodon's trendable_by_default; absent or "0": review required, its default). */
-  trendableByDefault: "trendable_by_default",
-  /** R2 key of the instance thumbnail (the admin settings page uploads it). */
-  thumbnail: "site_thumbnail",
-} as const;
-
-export type Settings = Record<string, string>;
-
-/** The registrations mode: the admin setting when one is stored, else the env's. */
-export function registrationsMode(cfg: Config, s: Settings): RegistrationsMode {
-  const v = s[SETTING.registrationsMode];
-  return v === "open" || v === "approval" || v === "closed" ? v : cfg.registrations;
-}
+export { SETTING, registrationsMode, settingsQuery, toSettings, type Settings } from "../../queries/instance/instance-settings";
+export type { InstanceData, InstanceV1Data } from "../../entities/instance/instance";
 
 export const ACTIVE_MONTH_MS = 30 * 24 * 3600 * 1000;
 export const ACTIVE_HALFYEAR_MS = 180 * 24 * 3600 * 1000;
 
 /** Last sign of life of a user: the later of last activity and last sign-in. */
 const lastSeen = lazy(() => sql`max(coalesce(${users.lastActiveAt}, 0), coalesce(${users.currentSignInAt}, 0))`);
-
-export function settingsQuery(db: DB) {
-  return db.select({ key: instanceSettings.key, value: instanceSettings.value }).from(instanceSettings);
-}
-
-export function toSettings(rows: { key: string; value: string }[]): Settings {
-  const out: Settings = {};
-  for (const r of rows) out[r.key] = r.value;
-  return out;
-}
 
 /**
  * The parts of the instance documents are read FROM the counter row CROSS JOIN their table, with the generation as a
@@ -150,21 +112,6 @@ function toContact(r: ContactRow | undefined): InstanceData["contact"] {
       }
     : null;
   return { account: r.account, role };
-}
-
-export interface InstanceData {
-  settings: Settings;
-  rules: RuleRow[];
-  contact: { account: AccountRow; role: RoleRow | null } | null;
-  activeMonth: number;
-  /** The VAPID public key push subscriptions are made with ("" only when it could not be made: no env given). */
-  vapidPublicKey: string;
-}
-
-export interface InstanceV1Data extends InstanceData {
-  userCount: number;
-  statusCount: number;
-  domainCount: number;
 }
 
 /** What changes only with `instance_stats.generation` (migrations/0021_instance_stats.sql). */

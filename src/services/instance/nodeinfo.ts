@@ -5,7 +5,7 @@ import { INSTANCE_VERSION } from "../../entities/instance/instance";
 import { registrationsMode, SETTING, type InstanceSnapshot } from "./instance";
 
 /**
- * The NodeInfo 2.0 (or 2.1) document, from the instance snapshot (src/lib/limits/instance-cache.ts). Every object but
+ * The NodeInfo 2.0 (or 2.1) document, from the instance snapshot (src/services/instance/instance-cache.ts). Every object but
  * metadata is closed by the schema, so nothing else goes in (2.1 adds software.repository and homepage).
  * metadata.upstream tells megalodon (Whalebird, Fedistar) to treat the server as Mastodon.
  */

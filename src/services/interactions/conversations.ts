@@ -5,7 +5,7 @@ import type { DB } from "../../db/client";
 import { deleteOwnRow, ownedBy } from "../../db/owned";
 import { accountConversations } from "../../db/schema";
 import { padId } from "../../lib/text/ids";
-import type { AccountConversationRow } from "../../queries/conversations";
+import type { AccountConversationRow } from "../../queries/notifications/conversations";
 
 /** Marks the account's conversation read (or unread); the row as it is now, or null when it is not theirs. */
 export async function markConversationRead(db: DB, accountId: string, id: number, unread = false): Promise<AccountConversationRow | null> {

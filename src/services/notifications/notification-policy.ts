@@ -5,9 +5,9 @@ import { sql } from "drizzle-orm";
 import { runBatch, type DB } from "../../db/client";
 import { notificationPolicies, type PolicyValue } from "../../db/schema";
 import { padId } from "../../lib/text/ids";
+import { MAX_MEANINGFUL_COUNT, POLICY_KEYS, type PolicyKey, type PolicyView } from "../../entities/notifications/notification-policy";
 
-export const POLICY_KEYS = ["for_not_following", "for_not_followers", "for_new_accounts", "for_private_mentions", "for_limited_accounts"] as const;
-export type PolicyKey = (typeof POLICY_KEYS)[number];
+export { POLICY_KEYS, type PolicyKey } from "../../entities/notifications/notification-policy";
 
 export const POLICY_DEFAULTS: Record<PolicyKey, PolicyValue> = {
   for_not_following: "accept",
@@ -16,15 +16,6 @@ export const POLICY_DEFAULTS: Record<PolicyKey, PolicyValue> = {
   for_private_mentions: "filter",
   for_limited_accounts: "filter",
 };
-
-/** Counts above this are not meaningful to show (Mastodon's MAX_MEANINGFUL_COUNT), for requests and per request. */
-export const MAX_MEANINGFUL_COUNT = 100;
-
-export interface PolicyView {
-  values: Record<PolicyKey, PolicyValue>;
-  pendingRequestsCount: number;
-  pendingNotificationsCount: number;
-}
 
 const COLUMN: Record<PolicyKey, keyof typeof notificationPolicies.$inferInsert> = {
   for_not_following: "forNotFollowing",

@@ -8,6 +8,7 @@
 //   filters it (filtered = 1: held back, and for a mention its sender's notification request is opened by a trigger,
 //   migrations/0004); an accepted sender (notification_permissions) is never filtered or dropped by the policy;
 // - favourites, reblogs and follows get their group_key (Mastodon's Notification::Groups#set_group_key!).
+import { GROUPABLE_TYPES } from "../../queries/notifications/notification-groups";
 import { sql, type SQL } from "drizzle-orm";
 import type { DB, Statement } from "../../db/client";
 import { frozenSql } from "../../db/frozen";
@@ -26,8 +27,6 @@ export interface NewNotification {
   activityId: string;
 }
 
-/** Types that group (Mastodon's GROUPABLE_NOTIFICATION_TYPES). */
-export const GROUPABLE_TYPES: readonly NotificationType[] = ["favourite", "reblog", "follow"];
 /** Types a policy may filter or drop (Notification::PROPERTIES filterable); poll, update, status, admin.* never. */
 export const FILTERABLE_TYPES: readonly NotificationType[] = ["mention", "reblog", "follow", "follow_request", "favourite"];
 

@@ -8,7 +8,7 @@ import { newActivityUri, type Effects } from "../../effects/collector";
 import type { MastodonRelationship } from "../../entities/accounts/relationship";
 import { snowflake } from "../../lib/text/ids";
 import type { Page } from "../../lib/http/pagination";
-import { accountsByRelation, type AccountPageRow } from "../../queries/accounts";
+import { accountsByRelation, type AccountPageRow } from "../../queries/accounts/accounts";
 import { severStatements, writeThenRelationship, type Change } from "./follows";
 import { loadPair, notSelf } from "./relationships";
 

@@ -6,7 +6,7 @@ import { validationFailed } from "../../lib/http/errors";
 import { snowflake } from "../../lib/text/ids";
 import type { Page } from "../../lib/http/pagination";
 import type { MastodonRelationship } from "../../entities/accounts/relationship";
-import { accountsByRelation, type AccountPageRow } from "../../queries/accounts";
+import { accountsByRelation, type AccountPageRow } from "../../queries/accounts/accounts";
 import { writeThenRelationship } from "./follows";
 import { loadPair, notSelf } from "./relationships";
 

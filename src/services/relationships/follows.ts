@@ -13,7 +13,7 @@ import { forbidden, notFound } from "../../lib/http/errors";
 import { padId, snowflake } from "../../lib/text/ids";
 import type { Page } from "../../lib/http/pagination";
 import { relationshipQuery, toRelationships, type MastodonRelationship } from "../../entities/accounts/relationship";
-import { accountsByRelation, type AccountPageRow } from "../../queries/accounts";
+import { accountsByRelation, type AccountPageRow } from "../../queries/accounts/accounts";
 import { newActivityUri, type Effects } from "../../effects/collector";
 import type { NotifyEffect } from "../../effects/types";
 import { notificationWrite, retractNotificationStatement } from "../notifications/notifications";

@@ -1,17 +1,18 @@
 // Hashtags as things a user acts on: viewing one, following, featuring on the profile (4.4 /feature), and the
 // 7-day usage history clients draw. Tag rows are created on demand with INSERT OR IGNORE on the normalised name.
-import { and, asc, eq, gte, inArray, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { cursorOrder, cursorWhere, inPageOrder } from "../../db/keyset";
-import { idList } from "../../db/client";
-import { featuredTags, statuses, statusTags, tagFollows, tags } from "../../db/schema";
+import { featuredTags, tagFollows, tags } from "../../db/schema";
 import { historyDays, type TagHistoryDay, type TagRow } from "../../entities/instance/tag";
 import { validationFailed } from "../../lib/http/errors";
-import { padId, snowflake, snowflakeFloor } from "../../lib/text/ids";
+import { padId, snowflake } from "../../lib/text/ids";
 import type { Page } from "../../lib/http/pagination";
 import { normalizeTag } from "../../lib/text/text";
+import { historiesFrom, historyStatement } from "../../queries/instance/tag-history";
 
-const DAY_MS = 86_400_000;
+export { historiesFrom, historyStatement } from "../../queries/instance/tag-history";
+
 export const MAX_TAG_LENGTH = 100;
 
 /**
@@ -33,45 +34,6 @@ export function ensureTagStatement(db: DB, raw: string, normalized: string) {
     .insert(tags)
     .values({ id: snowflake(now), name: normalized, displayName: raw.replace(/^#/, ""), createdAt: now })
     .onConflictDoNothing();
-}
-
-/** Statement: uses per UTC day over the last 7 days for these tags (public and unlisted statuses). */
-export function historyStatement(db: DB, tagIds: string[] | SQL) {
-  const since = Math.floor(Date.now() / DAY_MS) * DAY_MS - 6 * DAY_MS;
-  const ids = Array.isArray(tagIds) ? idList(tagIds) : tagIds;
-  return db
-    .select({
-      tagId: statusTags.tagId,
-      day: sql<number>`(${statuses.createdAt} / ${sql.raw(String(DAY_MS))}) * ${sql.raw(String(DAY_MS))}`,
-      uses: sql<number>`count(*)`,
-      accounts: sql<number>`count(DISTINCT ${statuses.accountId})`,
-    })
-    .from(statusTags)
-    .innerJoin(statuses, eq(statuses.id, statusTags.statusId))
-    .where(
-      and(
-        inArray(statusTags.tagId, ids),
-        gte(statusTags.statusId, snowflakeFloor(since)),
-        sql`${statuses.visibility} IN ('public','unlisted')`,
-        sql`${statuses.reblogOfId} IS NULL`,
-      ),
-    )
-    .groupBy(statusTags.tagId, sql`2`);
-}
-
-export function historiesFrom(rows: { tagId: string; day: number; uses: number; accounts: number }[]): Map<string, TagHistoryDay[]> {
-  const per = new Map<string, Map<number, { uses: number; accounts: number }>>();
-  for (const r of rows) {
-    let m = per.get(r.tagId);
-    if (!m) {
-      m = new Map();
-      per.set(r.tagId, m);
-    }
-    m.set(Number(r.day), { uses: Number(r.uses), accounts: Number(r.accounts) });
-  }
-  const out = new Map<string, TagHistoryDay[]>();
-  for (const [id, m] of per) out.set(id, historyDays(m));
-  return out;
 }
 
 export interface TagView {

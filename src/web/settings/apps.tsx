@@ -1,6 +1,6 @@
 // /oauth/authorized_applications: the applications holding access to the account (live tokens grouped by application)
 // and the browser sessions, each with a revoke button.
-import type { AuthorizedApp, BrowserSession } from "../../services/accounts/authorized-apps";
+import type { AuthorizedApp, BrowserSession } from "../../services/auth/authorized-apps";
 import { SettingsLayout, when } from "./kit";
 import { PostForm, Table } from "../form-parts";
 

@@ -6,7 +6,7 @@ import { routeGroup } from "../../route-group";
 import type { Ctx } from "../../context";
 import { acctOf } from "../../entities/accounts/account";
 import { type MigrationState, migrationState, moveAccount } from "../../services/accounts/account-migration";
-import { credentialCheck } from "../../services/accounts/credentials";
+import { credentialCheck } from "../../oauth/credentials";
 import { page } from "../layout";
 import type { WebSession } from "../session-store";
 import { type PageView, SettingsLayout, settingsGet, settingsPost, when } from "./kit";

@@ -12,22 +12,15 @@ import { ApiError } from "../../lib/http/errors";
 import { readParams, truthy } from "../../lib/http/params";
 import { AVATAR_LIMIT } from "../../media/store";
 import type { UserViewer } from "../../oauth/guard";
-import { authorizedApps, browserSessions, revokeAuthorizedApp, revokeBrowserSession } from "../../services/accounts/authorized-apps";
+import { authorizedApps, browserSessions, revokeAuthorizedApp, revokeBrowserSession } from "../../services/auth/authorized-apps";
 import { deleteOwnAccount } from "../../services/accounts/delete-own-account";
 import { OWNER_ROLE_ID } from "../../services/accounts/registration";
-import { changeEmail } from "../../services/accounts/email-change";
-import { changePassword } from "../../services/accounts/password-change";
-import { credentialCheck } from "../../services/accounts/credentials";
+import { changeEmail } from "../../services/auth/email-change";
+import { changePassword } from "../../services/auth/password-change";
+import { credentialCheck } from "../../oauth/credentials";
 import { EXPAND_MEDIA, type ExpandMedia, updateReadingPreferences } from "../../services/accounts/preferences";
 import { updateProfile } from "../../services/accounts/profile";
-import {
-  beginTwoFactorSetup,
-  confirmTwoFactor,
-  disableTwoFactor,
-  pendingSetup,
-  regenerateRecoveryCodes,
-  twoFactorState,
-} from "../../services/accounts/two-factor";
+import { beginTwoFactorSetup, confirmTwoFactor, disableTwoFactor, pendingSetup, regenerateRecoveryCodes, twoFactorState } from "../../services/auth/two-factor";
 import { page } from "../layout";
 import { clearSessionCookie } from "../session";
 import type { WebSession } from "../session-store";
@@ -42,7 +35,7 @@ import { type PageView, postSession, settingsGet, settingsPost, settingsPostOn }
 import migrationPages from "./migration";
 import { PreferencesPage } from "./preferences";
 import { isStaff } from "../../lib/security/permissions";
-import { throttleConfirmations } from "../../lib/limits/rate-limit";
+import { throttleConfirmations } from "../../http/rate-limit";
 import { ProfileSettingsPage } from "./profile";
 import { otpStepPost } from "./sign-in-otp";
 import { RecoveryCodesPage, TwoFactorPage } from "./two-factor";

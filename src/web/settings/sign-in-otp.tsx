@@ -1,14 +1,14 @@
 // The sign-in page's second step for accounts with two-factor authentication: after the right password the page asks
 // for a code (TOTP or a recovery code) instead of signing in. The step has its own cookie, CSRF token and 5-minute
-// life (challenge-store.ts); the code is checked by `checkCredentials` (src/services/accounts/credentials.ts): a wrong one counts
+// life (challenge-store.ts); the code is checked by `checkCredentials` (src/oauth/credentials.ts): a wrong one counts
 // against the account's code budget (10 an hour, whatever the IP; once spent even the right code is refused until the
 // hour ends) and the e-mail's sign-in failures, and the per-IP sign-in budget applies to every attempt.
 import type { Ctx } from "../../context";
 import { ApiError } from "../../lib/http/errors";
 import { readParams } from "../../lib/http/params";
-import { throttleLogin } from "../../lib/limits/rate-limit";
-import { checkCredentials } from "../../services/accounts/credentials";
-import { codeAlreadyUsed, USED_CODE } from "../../services/accounts/two-factor";
+import { throttleLogin } from "../../http/rate-limit";
+import { checkCredentials } from "../../oauth/credentials";
+import { codeAlreadyUsed, USED_CODE } from "../../services/auth/two-factor";
 import { MessagePage, SignInPage } from "../auth-pages";
 import { Layout, page } from "../layout";
 import { currentSession, originAllowed, preSessionCsrf, setSessionCookie } from "../session";

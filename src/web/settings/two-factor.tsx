@@ -1,7 +1,7 @@
 // /settings/otp_authentication: two-factor sign-in. Off: a button that makes a new secret. Set-up pending: the secret
 // (base32 and otpauth:// URI, for the authenticator app) and the confirming code. On: regenerate the recovery codes
 // (with a code), or turn it off (password and code). Recovery codes are shown once, in the answer that made them.
-import type { TwoFactorState } from "../../services/accounts/two-factor";
+import type { TwoFactorState } from "../../services/auth/two-factor";
 import { SettingsLayout } from "./kit";
 import { PostForm } from "../form-parts";
 

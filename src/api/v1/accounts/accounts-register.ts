@@ -7,7 +7,7 @@ import { z } from "zod";
 import type { AppEnv } from "../../../context";
 import { forbidden } from "../../../lib/http/errors";
 import { parse, zBool, zStr } from "../../../lib/http/params";
-import { clientIp, enforceRateLimit } from "../../../lib/limits/rate-limit";
+import { clientIp, enforceRateLimit } from "../../../http/rate-limit";
 import { requireToken } from "../../../oauth/guard";
 import { registerAccount } from "../../../services/accounts/registration";
 import { renderToken } from "../../../entities/settings/token";

@@ -15,7 +15,7 @@ import { gone, notFound, unauthorized, wrongScope } from "../../../lib/http/erro
 import { parseId } from "../../../lib/text/ids";
 import { clampLimit, readPage, setLinkHeader, type Page } from "../../../lib/http/pagination";
 import { parse, readParams, zArray, zBool, zInt, zStr, pathId } from "../../../lib/http/params";
-import { rateLimited } from "../../../lib/limits/rate-limit";
+import { rateLimited } from "../../../http/rate-limit";
 import { CREDENTIALS_BODY_LIMIT, credentialsSchema, profileChangesOf } from "./credentials-params";
 import { me, requireUser, viewerAccountId } from "../../../oauth/guard";
 import { scopeAllows } from "../../../oauth/scopes";
@@ -30,7 +30,7 @@ import {
   listsContaining,
   lookupAccount,
   type AccountPageRow,
-} from "../../../queries/accounts";
+} from "../../../queries/accounts/accounts";
 import { block, unblock } from "../../../services/relationships/blocks";
 import { endorse, endorsementsPage, unendorse } from "../../../services/relationships/endorsements";
 import { follow, removeFromFollowers, unfollow } from "../../../services/relationships/follows";
@@ -38,7 +38,7 @@ import { mute, unmute } from "../../../services/relationships/mutes";
 import { updateProfile } from "../../../services/accounts/profile";
 import { refreshFeaturedIfStale } from "../../../federation/remote/featured-collection";
 import { movedAccountOf } from "../../../services/accounts/account-migration";
-import { searchAccounts } from "../../../queries/search";
+import { searchAccounts } from "../../../queries/statuses/search";
 
 const r = routeGroup();
 
@@ -110,7 +110,7 @@ const searchSchema = lazy(() =>
 r.get("/search", requireUser("read:accounts"), async (c) => {
   const p = await parse(c, searchSchema());
   const q = await readParams(c);
-  // The same search as /api/v2/search's accounts (src/queries/search.ts), as in Mastodon (AccountSearchService).
+  // The same search as /api/v2/search's accounts (src/queries/statuses/search.ts), as in Mastodon (AccountSearchService).
   const rows = await searchAccounts(c.get("db"), c.get("config"), p.q ?? "", {
     viewerId: me(c).account.id,
     limit: clampLimit(q.limit, 40, 80),

@@ -5,7 +5,7 @@ import { routeGroup } from "../../../route-group";
 import { renderAnnualReports } from "../../../entities/accounts/annual-report";
 import { notFound } from "../../../lib/http/errors";
 import { me, requireUser } from "../../../oauth/guard";
-import { availableAnnualReport, unreadAnnualReports } from "../../../queries/annual-reports";
+import { availableAnnualReport, unreadAnnualReports } from "../../../queries/accounts/annual-reports";
 import { annualReportState, markAnnualReportRead, requestAnnualReport } from "../../../services/accounts/annual-report";
 import type { Ctx } from "../../../context";
 

@@ -6,7 +6,7 @@ import { z } from "zod";
 import { parse, zStr } from "../../../lib/http/params";
 import { me, requireSignedUpUser } from "../../../oauth/guard";
 import { resendConfirmation } from "../../../services/accounts/registration";
-import { throttleConfirmations } from "../../../lib/limits/rate-limit";
+import { throttleConfirmations } from "../../../http/rate-limit";
 
 const r = routeGroup();
 

@@ -8,7 +8,7 @@ import { renderAdminAnnouncements } from "../../../entities/admin/admin-announce
 import { unprocessable } from "../../../lib/http/errors";
 import { parse, pathId, zBool, zStr } from "../../../lib/http/params";
 import { me } from "../../../oauth/guard";
-import { allAnnouncements } from "../../../queries/announcements";
+import { allAnnouncements } from "../../../queries/instance/announcements";
 import {
   type AnnouncementInput,
   createAnnouncement,

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { renderAnnouncements } from "../../../entities/instance/announcement";
 import { parse, pathId, zBool } from "../../../lib/http/params";
 import { me, requireUser } from "../../../oauth/guard";
-import { publishedAnnouncements } from "../../../queries/announcements";
+import { publishedAnnouncements } from "../../../queries/instance/announcements";
 import { addReaction, dismissAnnouncement, removeReaction } from "../../../services/instance/announcements";
 
 const r = routeGroup();

@@ -1,10 +1,10 @@
 import { routeGroup } from "../../../route-group";
 import { mediaUrl } from "../../../entities/urls";
-import { instanceDocument } from "../../../lib/limits/instance-cache";
+import { instanceDocument } from "../../../services/instance/instance-cache";
 
 const r = routeGroup();
 
-// From the isolate's memory, like the instance documents (src/lib/limits/instance-cache.ts).
+// From the isolate's memory, like the instance documents (src/services/instance/instance-cache.ts).
 r.get("/", async (c) => {
   const cfg = c.get("config");
   const body = await instanceDocument(c.get("db"), c.env, `emojis ${cfg.origin}`, (s) =>

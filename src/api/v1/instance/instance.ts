@@ -5,7 +5,7 @@ import { renderDomainBlock, renderInstanceV1, renderLanguages, renderPolicyText,
 import { renderInstanceActivity } from "../../../entities/instance/instance-activity";
 import { notFound } from "../../../lib/http/errors";
 import { viewerAccountId } from "../../../oauth/guard";
-import { type CachedInstance, instanceCache } from "../../../lib/limits/instance-cache";
+import { type CachedInstance, instanceCache } from "../../../services/instance/instance-cache";
 import { instanceV1Data, listPeers, SETTING, weeklyActivity } from "../../../services/instance/instance";
 
 const r = routeGroup();
@@ -13,7 +13,7 @@ const r = routeGroup();
 const publicCache = "public, max-age=180";
 
 // The documents made only of settings, rules, counts and domain blocks come from the isolate's memory
-// (src/lib/limits/instance-cache.ts); peers and activity grow with the database and are read when asked (an hour of
+// (src/services/instance/instance-cache.ts); peers and activity grow with the database and are read when asked (an hour of
 // Cache-Control each).
 const cached = async (c: Ctx, key: string, render: Parameters<CachedInstance["document"]>[1], cacheControl?: string, from?: CachedInstance) => {
   const cache = from ?? (await instanceCache(c.get("db"), c.env));

@@ -6,7 +6,7 @@
 import { routeGroup } from "../../../route-group";
 import type { Ctx } from "../../../context";
 import { ApiError, badRequest, notFound, unauthorized } from "../../../lib/http/errors";
-import { clientIp, rateLimitConfig } from "../../../lib/limits/rate-limit";
+import { clientIp, rateLimitConfig } from "../../../http/rate-limit";
 import { loadViewer, type Viewer } from "../../../oauth/viewer";
 import { ANON_SHARDS, anonHub, anonHubFor, type Session, userHub } from "../../../streaming/protocol";
 import { hubStub } from "../../../streaming/streaming-do";

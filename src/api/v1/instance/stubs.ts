@@ -7,7 +7,7 @@ import { renderAccount } from "../../../entities/accounts/account";
 import { clampLimit } from "../../../lib/http/pagination";
 import { parse, zBool, zInt } from "../../../lib/http/params";
 import { requireUser, viewerAccountId } from "../../../oauth/guard";
-import { directory } from "../../../queries/search";
+import { directory } from "../../../queries/statuses/search";
 import { notFound } from "../../../lib/http/errors";
 import { readParams } from "../../../lib/http/params";
 import { searchPeers } from "../../../services/instance/instance";

@@ -2,7 +2,7 @@ import { routeGroup } from "../../../route-group";
 import type { Ctx } from "../../../context";
 import { historyDays, renderTag } from "../../../entities/instance/tag";
 import { notFound } from "../../../lib/http/errors";
-import { rateLimited } from "../../../lib/limits/rate-limit";
+import { rateLimited } from "../../../http/rate-limit";
 import { me, requireUser, viewerAccountId } from "../../../oauth/guard";
 import { featureTag, unfeatureTag } from "../../../services/accounts/featured-tags";
 import { followTag, unfollowTag, validTagName, viewTag, type TagView } from "../../../services/statuses/tags-follow";

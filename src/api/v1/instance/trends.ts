@@ -8,7 +8,7 @@ import { renderStatuses } from "../../../entities/statuses/status";
 import { renderTag } from "../../../entities/instance/tag";
 import { readOffsetPage, setOffsetLinks } from "../../../lib/http/pagination";
 import { viewerAccountId } from "../../../oauth/guard";
-import { trendingLinks, trendingStatusIds, trendingTags } from "../../../queries/trends";
+import { trendingLinks, trendingStatusIds, trendingTags } from "../../../queries/instance/trends";
 import { preferredLanguages } from "../../../trends/languages";
 
 const r = routeGroup();

@@ -6,7 +6,7 @@ import { notFound } from "../../../lib/http/errors";
 import { readPage, setLinkHeader } from "../../../lib/http/pagination";
 import { pathId, readParams } from "../../../lib/http/params";
 import { me, requireUser } from "../../../oauth/guard";
-import { conversationPage } from "../../../queries/conversations";
+import { conversationPage } from "../../../queries/notifications/conversations";
 import { markConversationRead, removeConversation } from "../../../services/interactions/conversations";
 
 const r = routeGroup();

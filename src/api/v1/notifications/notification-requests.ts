@@ -12,7 +12,7 @@ import { parseId } from "../../../lib/text/ids";
 import { readPage, setLinkHeader } from "../../../lib/http/pagination";
 import { parse, pathId, readParams, zBool } from "../../../lib/http/params";
 import { me, requireUser } from "../../../oauth/guard";
-import { findRequest, requestPage } from "../../../queries/notification-requests";
+import { findRequest, requestPage } from "../../../queries/notifications/notification-requests";
 import { readPolicy, updatePolicy, type PolicyKey } from "../../../services/notifications/notification-policy";
 import { acceptRequests, dismissRequests } from "../../../services/notifications/notification-requests";
 import type { PolicyValue } from "../../../db/schema/index";

@@ -19,7 +19,7 @@ import {
   notificationPage,
   unreadCount,
   type NotificationFilter,
-} from "../../../queries/notifications";
+} from "../../../queries/notifications/notifications";
 
 const r = routeGroup();
 

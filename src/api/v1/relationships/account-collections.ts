@@ -7,8 +7,8 @@ import { forbidden, notFound } from "../../../lib/http/errors";
 import { readOffsetPage, setOffsetLinks } from "../../../lib/http/pagination";
 import { pathId } from "../../../lib/http/params";
 import { me, requireUser, scopeIfToken, viewerAccountId } from "../../../oauth/guard";
-import { getAccount } from "../../../queries/accounts";
-import { accountCollections, collectionsFeaturing, ownerBlocksViewer } from "../../../queries/collections";
+import { getAccount } from "../../../queries/accounts/accounts";
+import { accountCollections, collectionsFeaturing, ownerBlocksViewer } from "../../../queries/accounts/collections";
 
 const r = routeGroup();
 

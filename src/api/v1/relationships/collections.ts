@@ -9,7 +9,7 @@ import { lazy } from "../../../lib/limits/lazy";
 import { parse, pathId, zArray, zBool, zId, zStr } from "../../../lib/http/params";
 import { parseId } from "../../../lib/text/ids";
 import { me, requireUser, scopeIfToken, viewerAccountId } from "../../../oauth/guard";
-import { collectionById, ownerBlocksViewer } from "../../../queries/collections";
+import { collectionById, ownerBlocksViewer } from "../../../queries/accounts/collections";
 import {
   addCollectionItem,
   type CollectionFields,

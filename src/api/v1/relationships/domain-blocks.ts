@@ -6,7 +6,7 @@ import { z } from "zod";
 import { readPage, setLinkHeader } from "../../../lib/http/pagination";
 import { parse, readParams, zStr } from "../../../lib/http/params";
 import { me, requireUser } from "../../../oauth/guard";
-import { domainRelationCounts } from "../../../queries/accounts";
+import { domainRelationCounts } from "../../../queries/accounts/accounts";
 import { blockDomain, domainBlocksPage, normalizeDomain, unblockDomain } from "../../../services/relationships/domain-blocks-user";
 
 const r = routeGroup();

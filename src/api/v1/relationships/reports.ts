@@ -6,7 +6,7 @@ import { renderFiledReport } from "../../../entities/accounts/report";
 import { notFound } from "../../../lib/http/errors";
 import { parseId } from "../../../lib/text/ids";
 import { parse, zArray, zBool, zId, zStr } from "../../../lib/http/params";
-import { rateLimited } from "../../../lib/limits/rate-limit";
+import { rateLimited } from "../../../http/rate-limit";
 import { me, requireUser } from "../../../oauth/guard";
 import { createReport, REPORT_CATEGORIES } from "../../../services/relationships/reports";
 

@@ -7,8 +7,8 @@ import { renderSuggestion } from "../../../entities/accounts/suggestion";
 import { clampLimit } from "../../../lib/http/pagination";
 import { pathId, readParams } from "../../../lib/http/params";
 import { me, requireUser } from "../../../oauth/guard";
-import { accountsByIds } from "../../../queries/accounts";
-import { suggestionsFor } from "../../../queries/suggestions";
+import { accountsByIds } from "../../../queries/accounts/accounts";
+import { suggestionsFor } from "../../../queries/accounts/suggestions";
 import { dismissSuggestion } from "../../../services/relationships/suggestions";
 
 const r = routeGroup();

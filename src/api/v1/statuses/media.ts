@@ -8,7 +8,7 @@ import { renderMedia } from "../../../entities/statuses/media";
 import { cappedStream } from "../../../lib/http/capped-body";
 import { ApiError, badRequest, unprocessable } from "../../../lib/http/errors";
 import { countMultipartParts, nestPairs, parseWith, readParams, zStr, type Params, pathId } from "../../../lib/http/params";
-import { throttleMediaUpload } from "../../../lib/limits/rate-limit";
+import { throttleMediaUpload } from "../../../http/rate-limit";
 import { UPLOAD_BODY_LIMIT } from "../../../media/store";
 import { me, requireUser } from "../../../oauth/guard";
 import { createMedia, deleteMedia, findOwnUnattached, updateMedia, type MediaRow } from "../../../services/statuses/media";

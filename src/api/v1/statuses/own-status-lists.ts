@@ -6,7 +6,7 @@ import { renderStatuses } from "../../../entities/statuses/status";
 import { type Page, readPage, setLinkHeader } from "../../../lib/http/pagination";
 import { readParams } from "../../../lib/http/params";
 import { me, requireUser } from "../../../oauth/guard";
-import { bookmarkPage, favouritePage } from "../../../queries/feeds";
+import { bookmarkPage, favouritePage } from "../../../queries/statuses/feeds";
 
 function ownStatusList(scope: string, page: (db: DB, viewerId: string, page: Page) => ReturnType<typeof bookmarkPage>) {
   const r = routeGroup();

@@ -8,7 +8,7 @@ import { notFound } from "../../../lib/http/errors";
 import { readPage, setLinkHeader } from "../../../lib/http/pagination";
 import { parse, pathId } from "../../../lib/http/params";
 import { me, requireUser } from "../../../oauth/guard";
-import { listQuotes } from "../../../queries/quotes";
+import { listQuotes } from "../../../queries/statuses/quotes";
 import { revokeQuote, setQuotePolicy } from "../../../services/statuses/quotes";
 
 export function quoteRoutes(r: RouteGroup) {

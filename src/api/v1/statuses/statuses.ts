@@ -12,7 +12,7 @@ import { notFound, unauthorized, wrongScope } from "../../../lib/http/errors";
 import { parseId } from "../../../lib/text/ids";
 import { readPage, setLinkHeader } from "../../../lib/http/pagination";
 import { parse, zArray, zBool, zId, zInt, zStr, pathId } from "../../../lib/http/params";
-import { rateLimited } from "../../../lib/limits/rate-limit";
+import { rateLimited } from "../../../http/rate-limit";
 import { me, requireUser, viewerAccountId } from "../../../oauth/guard";
 import { scopeAllows } from "../../../oauth/scopes";
 import { deleteStatus } from "../../../services/statuses/delete-status";
@@ -20,11 +20,11 @@ import { editStatus, statusHistory, statusSource } from "../../../services/statu
 import { bookmark, unbookmark } from "../../../services/interactions/bookmarks";
 import { muteConversation } from "../../../services/interactions/conversation-mutes";
 import { favourite, unfavourite } from "../../../services/interactions/favourites";
-import { favouritedBy, rebloggedBy, type AccountPage } from "../../../queries/interacted-by";
+import { favouritedBy, rebloggedBy, type AccountPage } from "../../../queries/statuses/interacted-by";
 import { pin, unpin } from "../../../services/interactions/pins";
 import { reblog, unreblog } from "../../../services/interactions/reblogs";
 import { postStatus } from "../../../services/statuses/post-status";
-import { statusContextIds } from "../../../queries/status-context";
+import { statusContextIds } from "../../../queries/statuses/status-context";
 import { backfillForContext } from "../../../federation/remote/backfill";
 import { quoteRoutes } from "./quotes";
 

@@ -13,7 +13,7 @@ import { parse, readParams, zBool } from "../../../lib/http/params";
 import { normalizeTag } from "../../../lib/text/text";
 import { me, requireUser, viewerAccountId } from "../../../oauth/guard";
 import { scopeAllows } from "../../../oauth/scopes";
-import { directTimeline, homeTimeline, linkTimeline, listTimeline, publicTimeline, tagTimeline, type PageIds } from "../../../queries/feeds";
+import { directTimeline, homeTimeline, linkTimeline, listTimeline, publicTimeline, tagTimeline, type PageIds } from "../../../queries/statuses/feeds";
 import { touchLastActive } from "../../../timelines/activity";
 import { startRegeneration } from "../../../timelines/home-feed-do";
 

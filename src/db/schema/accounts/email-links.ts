@@ -1,4 +1,4 @@
-// The single-use links mails carry: migrations/0047_mail.sql (src/services/accounts/email-links.ts).
+// The single-use links mails carry: migrations/0047_mail.sql (src/services/auth/email-links.ts).
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { lazyTable } from "../lazy-table";
 import { id, ms } from "../types";

@@ -1,4 +1,4 @@
-// Two-factor sign-in: migrations/0024_two_factor.sql (src/services/accounts/two-factor.ts).
+// Two-factor sign-in: migrations/0024_two_factor.sql (src/services/auth/two-factor.ts).
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { lazyTable } from "../lazy-table";
 import { id, ms } from "../types";

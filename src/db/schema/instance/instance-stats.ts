@@ -3,7 +3,7 @@ import { lazyTable } from "../lazy-table";
 
 /**
  * One row (id 1) of what the instance documents count, kept by triggers (migrations/0021_instance_stats.sql), and
- * `generation`: a new random value whenever anything else those documents show changed (src/lib/limits/instance-cache.ts).
+ * `generation`: a new random value whenever anything else those documents show changed (src/services/instance/instance-cache.ts).
  */
 export const instanceStats = lazyTable(() =>
   sqliteTable("instance_stats", {

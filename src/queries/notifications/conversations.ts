@@ -1,9 +1,9 @@
 // Read side of direct-message conversations (account_conversations, written by the fan-out of direct statuses).
 // Pages are keyed by last_status_id, as Mastodon pages /api/v1/conversations.
 import { and, asc, desc, eq, gt, lt } from "drizzle-orm";
-import type { DB } from "../db/client";
-import { accountConversations } from "../db/schema";
-import type { Page } from "../lib/http/pagination";
+import type { DB } from "../../db/client";
+import { accountConversations } from "../../db/schema";
+import type { Page } from "../../lib/http/pagination";
 
 export type AccountConversationRow = typeof accountConversations.$inferSelect;
 

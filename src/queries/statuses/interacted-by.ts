@@ -1,12 +1,12 @@
 // Who favourited or reblogged a status (internal row ids as cursors).
 import { and, eq, sql, type SQL } from "drizzle-orm";
-import type { DB } from "../db/client";
-import { cursorOrder, cursorWhere } from "../db/keyset";
-import { accounts, favourites, statuses } from "../db/schema/index";
-import { notFound } from "../lib/http/errors";
-import type { Page } from "../lib/http/pagination";
-import type { AccountRow } from "../db/schema";
-import { hiddenAuthorFor, statusReadableBy } from "../policy/visibility";
+import type { DB } from "../../db/client";
+import { cursorOrder, cursorWhere } from "../../db/keyset";
+import { accounts, favourites, statuses } from "../../db/schema/index";
+import { notFound } from "../../lib/http/errors";
+import type { Page } from "../../lib/http/pagination";
+import type { AccountRow } from "../../db/schema";
+import { hiddenAuthorFor, statusReadableBy } from "../../policy/visibility";
 
 export interface AccountPage {
   accounts: AccountRow[];

@@ -3,16 +3,26 @@
 // language_order_clause: the signed-in user's chosen languages, else the request's locale), then by score. One D1
 // round trip each (statuses then go through the status renderer's one batch).
 import { and, eq, inArray, sql } from "drizzle-orm";
-import type { DB } from "../db/client";
-import { previewCards, previewCardTrends, tagFollows, tags, tagTrends } from "../db/schema";
-import type { PreviewCardRow } from "../entities/statuses/preview-card";
-import { historyDays, type TagHistoryDay, type TagRow } from "../entities/instance/tag";
-import { unpadId } from "../lib/text/ids";
-import { historiesFrom, historyStatement } from "../services/statuses/tags-follow";
-import { hiddenAuthorFor } from "../policy/visibility";
-import { LINK_TRENDS, STATUS_TRENDS, TAG_TRENDS } from "../trends/refresh";
-import type { OffsetPage } from "../lib/http/pagination";
-import { valueList } from "../db/id-list";
+import type { DB } from "../../db/client";
+import { previewCards, previewCardTrends, tagFollows, tags, tagTrends } from "../../db/schema";
+import type { PreviewCardRow } from "../../entities/statuses/preview-card";
+import { historyDays, type TagHistoryDay, type TagRow } from "../../entities/instance/tag";
+import { unpadId } from "../../lib/text/ids";
+import { historiesFrom, historyStatement } from "./tag-history";
+import { hiddenAuthorFor } from "../../policy/visibility";
+import type { OffsetPage } from "../../lib/http/pagination";
+import { valueList } from "../../db/id-list";
+
+// The scoring parameters (src/trends/refresh.ts scores with them; the reads apply the thresholds).
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+/** Trends::Tags.default_options */
+export const TAG_TRENDS = { threshold: 5, maxScoreCooldown: 2 * DAY, maxScoreHalflife: 4 * HOUR, decayThreshold: 1 } as const;
+/** Trends::Statuses.default_options */
+export const STATUS_TRENDS = { threshold: 5, scoreHalflife: HOUR, decayThreshold: 0.3 } as const;
+/** Trends::Links.default_options, with the spec's threshold of 15 unique accounts */
+export const LINK_TRENDS = { threshold: 15, maxScoreCooldown: 2 * DAY, maxScoreHalflife: 8 * HOUR, decayThreshold: 1 } as const;
 
 const languageFirst = (col: string, languages: string[]) => sql`(coalesce(${sql.raw(col)}, '') IN ${valueList(languages)}) DESC`;
 

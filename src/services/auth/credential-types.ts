@@ -1,4 +1,4 @@
-// The types of a credentials check (src/services/accounts/credentials.ts), apart so that the factor checkers it calls
+// The types of a credentials check (src/oauth/credentials.ts), apart so that the factor checkers it calls
 // (two-factor.ts) can name them without importing it back.
 
 /** What the request gave; a factor's key present means it is checked (an absent value is a wrong one). */

@@ -2,7 +2,7 @@
 // REQUIRE_EMAIL_CONFIRMATION is on, and a new address asked for in the settings, which stays in
 // `users.unconfirmed_email` (the old one signs in) until its link is followed. One link a user and purpose; a new one
 // replaces it. Without a mail binding no link is made: sign-up leaves the account for staff to confirm, and a new
-// address is used at once (src/services/accounts/email-change.ts).
+// address is used at once (src/services/auth/email-change.ts).
 import { and, eq, isNull, ne, sql } from "drizzle-orm";
 import type { DB, Statement } from "../../db/client";
 import { users } from "../../db/schema";
@@ -10,7 +10,7 @@ import type { Effects } from "../../effects/collector";
 import type { Env } from "../../env";
 import { ApiError } from "../../lib/http/errors";
 import { claimLinkStatements, findLink, isLinkAlreadyUsed, issueLink } from "./email-links";
-import { normalizeEmail } from "./local-accounts";
+import { normalizeEmail } from "../accounts/local-accounts";
 
 type LinkEnv = Pick<Env, "SECRET_KEY_BASE" | "EMAIL">;
 

@@ -3,19 +3,19 @@
 // notifications_account (account_id, id), or notifications_type (account_id, type, id) for a page filtered by type
 // (walkConds), hidden senders left out.
 import { and, eq, inArray, sql, type SQL } from "drizzle-orm";
-import type { DB } from "../db/client";
-import { deleteOwnRow } from "../db/owned";
-import { frozenHead, frozenSelect } from "../db/frozen";
-import { boundList, idsJson } from "../db/id-list";
-import { cursorBounds, cursorOrder, inPageOrder } from "../db/keyset";
-import { idList } from "../db/client";
-import { accounts, notifications, reports, NOTIFICATION_TYPES, type NotificationType } from "../db/schema/index";
-import { padId, unpadId } from "../lib/text/ids";
-import type { Page } from "../lib/http/pagination";
-import type { AccountRow } from "../db/schema";
-import { hiddenAuthorFor } from "../policy/visibility";
-import { accountRows } from "../db/table-rows";
-import { quotedStatusIdOf } from "./quoted";
+import type { DB } from "../../db/client";
+import { deleteOwnRow } from "../../db/owned";
+import { frozenHead, frozenSelect } from "../../db/frozen";
+import { boundList, idsJson } from "../../db/id-list";
+import { cursorBounds, cursorOrder, inPageOrder } from "../../db/keyset";
+import { idList } from "../../db/client";
+import { accounts, notifications, reports, NOTIFICATION_TYPES, type NotificationType } from "../../db/schema/index";
+import { padId, unpadId } from "../../lib/text/ids";
+import type { Page } from "../../lib/http/pagination";
+import type { AccountRow } from "../../db/schema";
+import { hiddenAuthorFor } from "../../policy/visibility";
+import { accountRows } from "../../db/table-rows";
+import { quotedStatusIdOf } from "../statuses/quoted";
 
 export type NotificationRow = typeof notifications.$inferSelect;
 export type ReportRow = typeof reports.$inferSelect;

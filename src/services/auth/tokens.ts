@@ -2,10 +2,10 @@
 // existing token again (Mastodon's reuse_access_token, spec Authentication 4) without keeping tokens in clear:
 // a D1 dump or Time Travel copy alone holds no usable bearer token.
 import { and, eq, isNull, sql } from "drizzle-orm";
-import type { DB } from "../db/client";
-import { oauthAccessTokens } from "../db/schema/index";
-import { base64url, fromBase64, randomToken, sha256Hex } from "../lib/security/crypto";
-import { snowflake } from "../lib/text/ids";
+import type { DB } from "../../db/client";
+import { oauthAccessTokens } from "../../db/schema/index";
+import { base64url, fromBase64, randomToken, sha256Hex } from "../../lib/security/crypto";
+import { snowflake } from "../../lib/text/ids";
 
 const enc = new TextEncoder();
 

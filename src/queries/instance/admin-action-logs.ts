@@ -1,8 +1,8 @@
 // The audit log as staff read it (Mastodon's Admin::ActionLogsController): newest first, paged by id, with who acted.
 // One statement per page; each entry names its target as it was when written (human_identifier).
 import { desc, eq, lt, sql } from "drizzle-orm";
-import type { DB } from "../db/client";
-import { accounts, adminActionLogs } from "../db/schema";
+import type { DB } from "../../db/client";
+import { accounts, adminActionLogs } from "../../db/schema";
 
 export interface ActionLogEntry {
   id: string;

@@ -11,15 +11,17 @@
 // (latest id, count, 8 sample senders, the page's oldest member and latest time, Mastodon's load_groups_data), the
 // sample accounts and reported accounts; the statuses come from renderStatuses. A constant number of round trips.
 import { and, eq, sql, type SQL } from "drizzle-orm";
-import { idList, runBatch, type DB } from "../db/client";
-import { cursorOrder, cursorWhere, inPageOrder } from "../db/keyset";
-import { accounts, notifications, type AccountRow, type NotificationType } from "../db/schema";
-import { padId, unpadId } from "../lib/text/ids";
-import type { Page } from "../lib/http/pagination";
-import { boundViewer, hiddenAuthorFor } from "../policy/visibility";
-import { GROUPABLE_TYPES } from "../services/notifications/notifications";
+import { idList, runBatch, type DB } from "../../db/client";
+import { cursorOrder, cursorWhere, inPageOrder } from "../../db/keyset";
+import { accounts, notifications, type AccountRow, type NotificationType } from "../../db/schema";
+import { padId, unpadId } from "../../lib/text/ids";
+import type { Page } from "../../lib/http/pagination";
+import { boundViewer, hiddenAuthorFor } from "../../policy/visibility";
 import { filterConds, pageRange, selectWithRefs, walkConds, type WalkValues, type NotificationFilter, type NotificationWithRefs } from "./notifications";
-import { accountRows } from "../db/table-rows";
+import { accountRows } from "../../db/table-rows";
+
+/** Types that group (Mastodon's GROUPABLE_NOTIFICATION_TYPES). */
+export const GROUPABLE_TYPES: readonly NotificationType[] = ["favourite", "reblog", "follow"];
 
 /** Accounts shown per group (Mastodon's NotificationGroup::SAMPLE_ACCOUNTS_SIZE). */
 export const SAMPLE_ACCOUNTS = 8;

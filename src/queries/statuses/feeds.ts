@@ -2,14 +2,14 @@
 // order (home_feed / list_feed primary keys, statuses_public, status_tags_tag, mentions_account, bookmarks_account,
 // favourites_account), with hidden authors filtered before the page is cut. Rendering is renderStatuses' one batch.
 import { and, asc, desc, eq, gt, lt, sql, type SQL } from "drizzle-orm";
-import type { DB } from "../db/client";
-import { ownedBy } from "../db/owned";
-import { bookmarks, favourites, lists } from "../db/schema/index";
-import { padId, unpadId } from "../lib/text/ids";
-import type { Page } from "../lib/http/pagination";
-import { cursorSql } from "../db/keyset";
-import { hiddenAuthorFor } from "../policy/visibility";
-import { valueList } from "../db/id-list";
+import type { DB } from "../../db/client";
+import { ownedBy } from "../../db/owned";
+import { bookmarks, favourites, lists } from "../../db/schema/index";
+import { padId, unpadId } from "../../lib/text/ids";
+import type { Page } from "../../lib/http/pagination";
+import { cursorSql } from "../../db/keyset";
+import { hiddenAuthorFor } from "../../policy/visibility";
+import { valueList } from "../../db/id-list";
 import { quotedStatusIdOf } from "./quoted";
 
 export interface PageIds {

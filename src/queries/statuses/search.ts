@@ -7,13 +7,13 @@
 // which every word (or an account search's whole text) is a quoted string (security A16, A17). Nothing is fetched
 // from other servers here (security D9): resolving remote accounts and statuses belongs to federation.
 import { and, asc, desc, eq, isNull, sql, type SQL } from "drizzle-orm";
-import type { DB } from "../db/client";
-import { accounts, follows, statuses } from "../db/schema/index";
-import type { Config } from "../env";
-import { padId, parseId, snowflakeFloor, unpadId } from "../lib/text/ids";
-import { ftsMatch, parseSearchQuery, type ParsedSearch } from "../lib/text/search-query";
-import type { AccountRow } from "../db/schema";
-import { hiddenAuthorFor, statusReadableBy } from "../policy/visibility";
+import type { DB } from "../../db/client";
+import { accounts, follows, statuses } from "../../db/schema/index";
+import type { Config } from "../../env";
+import { padId, parseId, snowflakeFloor, unpadId } from "../../lib/text/ids";
+import { ftsMatch, parseSearchQuery, type ParsedSearch } from "../../lib/text/search-query";
+import type { AccountRow } from "../../db/schema";
+import { hiddenAuthorFor, statusReadableBy } from "../../policy/visibility";
 
 export type AccountQuery = { kind: "acct"; username: string; domain: string | null } | { kind: "url"; url: string } | { kind: "text"; text: string };
 

@@ -5,11 +5,11 @@
 // Loops in reply chains terminate: ancestors by the depth cap, descendants by refusing an id already on the path.
 // CROSS JOIN keeps the thread's rows as the outer loop (an index seek per reply), never a scan of statuses.
 import { and, eq, sql } from "drizzle-orm";
-import type { DB } from "../db/client";
-import { statuses } from "../db/schema/index";
-import { notFound } from "../lib/http/errors";
-import { padId, unpadId } from "../lib/text/ids";
-import { hiddenAuthorFor, statusReadableBy } from "../policy/visibility";
+import type { DB } from "../../db/client";
+import { statuses } from "../../db/schema/index";
+import { notFound } from "../../lib/http/errors";
+import { padId, unpadId } from "../../lib/text/ids";
+import { hiddenAuthorFor, statusReadableBy } from "../../policy/visibility";
 
 /** Signed in: ancestors and descendants each (Mastodon's CONTEXT_LIMIT). */
 const CONTEXT_LIMIT = 4096;

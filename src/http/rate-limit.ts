@@ -20,13 +20,13 @@
 import type { MiddlewareHandler } from "hono";
 import { createMiddleware } from "hono/factory";
 import { matchedRoutes } from "hono/route";
-import type { AppEnv, Ctx } from "../../context";
-import type { Env } from "../../env";
-import { sha256Hex } from "../security/crypto";
-import { tooManyRequests } from "../http/errors";
-import type { CounterHit, CounterSpec, RateLimiter } from "./rate-limiter-do";
-import { setAtMost } from "./bounded-map";
-import { requestSlot } from "../http/request-slot";
+import type { AppEnv, Ctx } from "../context";
+import type { Env } from "../env";
+import { sha256Hex } from "../lib/security/crypto";
+import { tooManyRequests } from "../lib/http/errors";
+import type { CounterHit, CounterSpec, RateLimiter } from "../lib/limits/rate-limiter-do";
+import { setAtMost } from "../lib/limits/bounded-map";
+import { requestSlot } from "../lib/http/request-slot";
 
 export interface RateRule {
   /** e.g. "login_ip", "login_email", "sign_up_ip", "media_upload" */

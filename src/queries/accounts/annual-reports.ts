@@ -1,7 +1,7 @@
 // Read side of annual reports (annual_reports, written by src/services/accounts/annual-report*.ts).
 import { and, asc, eq, isNull } from "drizzle-orm";
-import type { DB } from "../db/client";
-import { type AnnualReportRow, annualReports } from "../db/schema";
+import type { DB } from "../../db/client";
+import { type AnnualReportRow, annualReports } from "../../db/schema";
 
 /** The account's finished reports it has not marked read (Mastodon's index lists `pending` ones), oldest year first. */
 export async function unreadAnnualReports(db: DB, accountId: string): Promise<AnnualReportRow[]> {

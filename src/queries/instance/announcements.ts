@@ -1,11 +1,11 @@
 // Announcements as readers list them: published ones in Mastodon's chronological order (by their start, else by
 // when they were published), without the ones the reader dismissed unless asked.
 import { sql } from "drizzle-orm";
-import { lazy } from "../lib/limits/lazy";
-import type { DB } from "../db/client";
-import { announcements } from "../db/schema";
-import { padId } from "../lib/text/ids";
-import type { AnnouncementRow } from "../db/schema";
+import { lazy } from "../../lib/limits/lazy";
+import type { DB } from "../../db/client";
+import { announcements } from "../../db/schema";
+import { padId } from "../../lib/text/ids";
+import type { AnnouncementRow } from "../../db/schema";
 
 const chronological = lazy(
   () => sql`coalesce(${announcements.startsAt}, ${announcements.publishedAt}, ${announcements.createdAt}) ASC, ${announcements.id} ASC`,

@@ -126,7 +126,7 @@ async function acceptRecoveryCode(db: DB, pepper: string, userId: string, code: 
 
 /**
  * The second factor: a current TOTP code or an unused recovery code, used up by this call. With `consume` false it only
- * says whether the code would pass (src/services/accounts/credentials.ts checks it beside a password that may be wrong, and a
+ * says whether the code would pass (src/oauth/credentials.ts checks it beside a password that may be wrong, and a
  * mistyped password must not burn a recovery code).
  */
 export async function verifySecondFactor(db: DB, pepper: string, userId: string, rawCode: unknown, now = Date.now(), consume = true): Promise<boolean> {

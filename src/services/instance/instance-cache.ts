@@ -15,8 +15,9 @@
 // serve, and a bounded age is all the Cache API would give across data centres anyway.
 import type { DB } from "../../db/client";
 import type { Env } from "../../env";
-import { BoundedMap } from "./bounded-map";
-import { loadInstanceSnapshot, type InstanceSnapshot } from "../../services/instance/instance";
+import { BoundedMap } from "../../lib/limits/bounded-map";
+import { loadInstanceSnapshot, type InstanceSnapshot } from "./instance";
+import type { VapidEnv } from "../../push/keys";
 
 const DEFAULT_SECONDS = 15;
 const MAX_BODIES = 64;
@@ -29,7 +30,10 @@ interface Entry {
 
 let entry: Entry | null = null;
 
-export function cacheMs(env: Env): number {
+/** What the instance documents read from env: the cache's lifetime and the VAPID pair. */
+export type InstanceEnv = VapidEnv & Pick<Env, "INSTANCE_CACHE_SECONDS">;
+
+export function cacheMs(env: Pick<Env, "INSTANCE_CACHE_SECONDS">): number {
   const raw = env.INSTANCE_CACHE_SECONDS;
   const n = raw === undefined || raw === "" ? DEFAULT_SECONDS : Number(raw);
   return Number.isFinite(n) && n > 0 ? n * 1000 : 0;
@@ -56,7 +60,7 @@ export interface CachedInstance {
 }
 
 /** The isolate's snapshot, checked against D1 first when older than INSTANCE_CACHE_SECONDS. */
-export async function instanceCache(db: DB, env: Env): Promise<CachedInstance> {
+export async function instanceCache(db: DB, env: InstanceEnv): Promise<CachedInstance> {
   const e = await fresh(db, env);
   return {
     snapshot: e.snapshot,
@@ -72,11 +76,11 @@ export async function instanceCache(db: DB, env: Env): Promise<CachedInstance> {
 }
 
 /** Shorthand for one document. */
-export async function instanceDocument(db: DB, env: Env, key: string, render: (s: InstanceSnapshot) => unknown): Promise<string> {
+export async function instanceDocument(db: DB, env: InstanceEnv, key: string, render: (s: InstanceSnapshot) => unknown): Promise<string> {
   return (await instanceCache(db, env)).document(key, render);
 }
 
-async function fresh(db: DB, env: Env): Promise<Entry> {
+async function fresh(db: DB, env: InstanceEnv): Promise<Entry> {
   const ttl = cacheMs(env);
   const now = Date.now();
   if (entry && ttl > 0 && now - entry.checkedAt < ttl) return entry;
@@ -85,7 +89,7 @@ async function fresh(db: DB, env: Env): Promise<Entry> {
   return refresh(db, env, now);
 }
 
-async function refresh(db: DB, env: Env, now: number): Promise<Entry> {
+async function refresh(db: DB, env: InstanceEnv, now: number): Promise<Entry> {
   const prev = entry;
   const snapshot = await loadInstanceSnapshot(db, env, prev?.snapshot.parts ?? null, now);
   const same = prev !== null && sameSnapshot(prev.snapshot, snapshot);

@@ -12,15 +12,15 @@
 // Sign-in's own password check stays in src/oauth/token.ts (`checkLogin`): strangers must not lock an owner out there.
 // Confirming a new two-factor setup is not counted here: its code comes from the secret the page has just shown to the
 // session making the request, so it guards nothing a guesser could learn.
-import type { Ctx } from "../../context";
-import type { UserRow } from "../../db/schema";
-import { verifyPassword } from "../../lib/security/crypto";
-import { type CredentialFactor, claimCredentialFailures, countLoginFailure, throttleLogin } from "../../lib/limits/rate-limit";
-import { verifySecondFactor } from "./two-factor";
+import type { Ctx } from "../context";
+import type { UserRow } from "../db/schema";
+import { verifyPassword } from "../lib/security/crypto";
+import { type CredentialFactor, claimCredentialFailures, countLoginFailure, throttleLogin } from "../http/rate-limit";
+import { verifySecondFactor } from "../services/auth/two-factor";
 
-import type { CheckCredentials, CredentialsGiven } from "./credential-types";
+import type { CheckCredentials, CredentialsGiven } from "../services/auth/credential-types";
 
-export type { CheckCredentials, CredentialsGiven } from "./credential-types";
+export type { CheckCredentials, CredentialsGiven } from "../services/auth/credential-types";
 
 /** Whose credentials: the user row's id, account, e-mail (for the login lockout) and password hash. */
 export type CredentialOwner = Pick<UserRow, "id" | "accountId" | "email"> & { passwordHash?: string };

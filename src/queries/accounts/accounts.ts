@@ -2,18 +2,18 @@
 // viewer's lists holding an account, featured tags. Every list is cut in SQL after visibility filtering.
 import { and, asc, desc, eq, inArray, isNull, sql, type AnyColumn, type SQL } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
-import { cursorOrder, cursorWhere, inPageOrder } from "../db/keyset";
-import type { DB } from "../db/client";
-import { idList } from "../db/client";
-import { accounts, featuredTags, follows, listAccounts, lists, mediaAttachments, statuses, statusPins, statusTags, tags } from "../db/schema/index";
-import type { Config } from "../env";
-import { padId, unpadId } from "../lib/text/ids";
-import type { Page } from "../lib/http/pagination";
-import { normalizeTag } from "../lib/text/text";
-import type { AccountRow } from "../db/schema";
-import { statusReadableBy } from "../policy/visibility";
-import { accountRows } from "../db/table-rows";
-import { quotedStatusIdOf } from "./quoted";
+import { cursorOrder, cursorWhere, inPageOrder } from "../../db/keyset";
+import type { DB } from "../../db/client";
+import { idList } from "../../db/client";
+import { accounts, featuredTags, follows, listAccounts, lists, mediaAttachments, statuses, statusPins, statusTags, tags } from "../../db/schema/index";
+import type { Config } from "../../env";
+import { padId, unpadId } from "../../lib/text/ids";
+import type { Page } from "../../lib/http/pagination";
+import { normalizeTag } from "../../lib/text/text";
+import type { AccountRow } from "../../db/schema";
+import { statusReadableBy } from "../../policy/visibility";
+import { accountRows } from "../../db/table-rows";
+import { quotedStatusIdOf } from "../statuses/quoted";
 
 export interface AccountPageRow {
   cursor: string;

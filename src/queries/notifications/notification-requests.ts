@@ -1,10 +1,10 @@
 // Reading notification requests (senders whose mentions the viewer's policy held back): a page newest first, or one.
 // Requests of suspended senders are left out, as Mastodon's without_suspended does.
 import { and, eq, sql } from "drizzle-orm";
-import type { DB } from "../db/client";
-import { cursorOrder, cursorWhere, inPageOrder } from "../db/keyset";
-import { accounts, notificationRequests, type AccountRow } from "../db/schema";
-import type { Page } from "../lib/http/pagination";
+import type { DB } from "../../db/client";
+import { cursorOrder, cursorWhere, inPageOrder } from "../../db/keyset";
+import { accounts, notificationRequests, type AccountRow } from "../../db/schema";
+import type { Page } from "../../lib/http/pagination";
 
 export type NotificationRequestRow = typeof notificationRequests.$inferSelect;
 export interface RequestWithAccount {

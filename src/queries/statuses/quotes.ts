@@ -1,12 +1,12 @@
 // GET /api/v1/statuses/:id/quotes: the accepted quotes of a status, newest quote first, paged by quote id
 // (Api::V1::Statuses::QuotesController). Someone other than the author does not see quotes by accounts they hide.
 import { and, eq, sql } from "drizzle-orm";
-import type { DB } from "../db/client";
-import { cursorOrder, cursorWhere, inPageOrder } from "../db/keyset";
-import { quotes, statuses } from "../db/schema";
-import { notFound } from "../lib/http/errors";
-import type { Page } from "../lib/http/pagination";
-import { hiddenAuthorFor, statusReadableBy } from "../policy/visibility";
+import type { DB } from "../../db/client";
+import { cursorOrder, cursorWhere, inPageOrder } from "../../db/keyset";
+import { quotes, statuses } from "../../db/schema";
+import { notFound } from "../../lib/http/errors";
+import type { Page } from "../../lib/http/pagination";
+import { hiddenAuthorFor, statusReadableBy } from "../../policy/visibility";
 
 export interface QuotePage {
   /** The quoting statuses to render, in page order. */

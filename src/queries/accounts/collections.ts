@@ -1,10 +1,10 @@
 // Read side of collections (src/services/relationships/collections.ts writes them): an account's collections, the
 // collections an account is featured in, one collection, and what rendering a page of them needs, in one batch.
 import { and, desc, eq, inArray, sql } from "drizzle-orm";
-import type { DB } from "../db/client";
-import { type CollectionItemRow, type CollectionRow, collectionItems, collections } from "../db/schema";
-import { padId, unpadId } from "../lib/text/ids";
-import type { OffsetPage } from "../lib/http/pagination";
+import type { DB } from "../../db/client";
+import { type CollectionItemRow, type CollectionRow, collectionItems, collections } from "../../db/schema";
+import { padId, unpadId } from "../../lib/text/ids";
+import type { OffsetPage } from "../../lib/http/pagination";
 
 export async function collectionById(db: DB, id: string): Promise<CollectionRow | null> {
   const [row] = await db.select().from(collections).where(eq(collections.id, id)).limit(1);

@@ -2,8 +2,8 @@
 // the local accounts most followed (most_followed). Only discoverable, active accounts the viewer does not follow,
 // has not asked to follow, has not dismissed, blocks, mutes or is blocked by. One query.
 import { sql } from "drizzle-orm";
-import type { DB } from "../db/client";
-import { padId, unpadId } from "../lib/text/ids";
+import type { DB } from "../../db/client";
+import { padId, unpadId } from "../../lib/text/ids";
 
 export type SuggestionSource = "friends_of_friends" | "most_followed";
 

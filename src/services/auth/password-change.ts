@@ -9,8 +9,8 @@ import { oauthAccessGrants, oauthAccessTokens, users, webSessions, webSignInChal
 import type { Effects } from "../../effects/collector";
 import { ApiError } from "../../lib/http/errors";
 import { hashPassword } from "../../lib/security/crypto";
-import type { CheckCredentials } from "./credentials";
-import { passwordProblem } from "./local-accounts";
+import type { CheckCredentials } from "./credential-types";
+import { passwordProblem } from "../accounts/local-accounts";
 
 export interface PasswordChange {
   current: unknown;
@@ -44,7 +44,7 @@ export async function changePassword(
   db: DB,
   fx: Effects,
   pepper: string,
-  /** The current password's check (src/services/accounts/credentials.ts), made after the new password's rules. */
+  /** The current password's check (src/oauth/credentials.ts), made after the new password's rules. */
   check: CheckCredentials,
   who: { user: UserRow; accountId: string },
   input: PasswordChange,

@@ -1,7 +1,7 @@
 // "Forgot your password?" (Mastodon's /auth/password, Devise's recoverable): a link to the address, working once for 6
 // hours, then a new password that ends every session and token as a password change does
-// (src/services/accounts/password-change.ts). The request's answer is the same whether the address belongs to an
-// account or not; the caller limits requests per IP and per address (src/lib/limits/rate-limit.ts).
+// (src/services/auth/password-change.ts). The request's answer is the same whether the address belongs to an
+// account or not; the caller limits requests per IP and per address (src/http/rate-limit.ts).
 import { eq, sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { users } from "../../db/schema";
@@ -10,7 +10,7 @@ import type { Env } from "../../env";
 import { ApiError } from "../../lib/http/errors";
 import { hashPassword } from "../../lib/security/crypto";
 import { claimLinkStatements, findLink, isLinkAlreadyUsed, issueLink } from "./email-links";
-import { normalizeEmail, passwordProblem } from "./local-accounts";
+import { normalizeEmail, passwordProblem } from "../accounts/local-accounts";
 import { signOutEverywhereStatements } from "./password-change";
 
 /** Thrown for a reset link that is unknown, used, replaced or expired (one answer for all four). */
