@@ -17,7 +17,7 @@ import { publishScheduledStatus } from "../services/statuses/publish-scheduled";
 import { deleteStored } from "../media/store";
 import { fetchCardForStatus } from "../services/statuses/preview-cards";
 import { processStagedMedia } from "../services/statuses/media-processing";
-import { applyDomainBlockRound } from "../services/admin/domain-blocks";
+import { applyDomainBlockRound } from "../services/admin/blocks/domain-blocks";
 import { deleteAccountChunk } from "../services/accounts/delete-account";
 import { replaceRemotePins } from "../services/interactions/pins";
 import { runArchiveRound } from "../services/data/export-archive";

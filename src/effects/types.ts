@@ -53,7 +53,7 @@ export type Effect =
   // A new or re-edited status may link a page: fetch its preview card (src/services/statuses/preview-cards.ts)
   | { type: "fetch_card"; statusId: string }
   // An instance domain block was created, changed or lifted: silence or suspend its domain's accounts and keep their
-  // reject_media mark in step, one bounded round per effect (src/services/admin/domain-blocks.ts applyDomainBlockRound;
+  // reject_media mark in step, one bounded round per effect (src/services/admin/blocks/domain-blocks.ts applyDomainBlockRound;
   // a round records the next while accounts are left). `domain`: the block's domain, for a block that may be gone
   | { type: "domain_block_apply"; domainBlockId: string; domain?: string }
   // An account's data is being deleted (src/services/accounts/delete-account.ts): the next bounded chunk of it

@@ -10,7 +10,7 @@ import { clientCredentialsGrant, passwordGrant, revokeToken } from "./token";
 import { renderToken } from "../entities/settings/token";
 import { checkCredentials } from "./credentials";
 import { forbidden } from "../lib/http/errors";
-import { ipRuleFor } from "../services/admin/ip-blocks";
+import { ipRuleFor } from "../services/admin/blocks/ip-blocks";
 import { authorizeGet, authorizePost } from "../web/authorize";
 import type { Ctx } from "../context";
 import { renderUserinfo } from "../entities/settings/userinfo";

@@ -15,7 +15,7 @@ import { createOwner, ownerExists } from "../services/accounts/registration";
 import { registrationsMode } from "../services/instance/instance";
 import { instanceCache } from "../services/instance/instance-cache";
 import { isStaff } from "../lib/security/permissions";
-import { ipRuleFor } from "../services/admin/ip-blocks";
+import { ipRuleFor } from "../services/admin/blocks/ip-blocks";
 import { findLocalAccount, publicStatusOf, recentPublicStatusIds } from "./page-queries";
 import { createWebSession, destroyWebSession } from "./session-store";
 import { sha256Hex, safeEqual } from "../lib/security/crypto";

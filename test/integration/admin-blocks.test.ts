@@ -4,7 +4,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { formatNetwork, networkContains, parseNetwork } from "../../src/lib/security/cidr";
-import { canonicalEmail, canonicalEmailHash } from "../../src/services/admin/email-blocks";
+import { canonicalEmail, canonicalEmailHash } from "../../src/services/admin/blocks/email-blocks";
 import { anon, links, makeUser, ORIGIN } from "./helpers";
 import { hidden, Jar, PASSWORD, registerApp, tokenRequest, web } from "./oauth-helpers";
 import { ADMIN, MOD } from "./admin-fixtures";

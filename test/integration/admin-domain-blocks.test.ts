@@ -14,7 +14,7 @@ import { ADMIN, MOD } from "./admin-fixtures";
 import { createDb } from "../../src/db/client";
 import { Effects } from "../../src/effects/collector";
 import { countingD1, type D1Count } from "../../src/lib/limits/d1-counter";
-import { applyDomainBlockRound } from "../../src/services/admin/domain-blocks";
+import { applyDomainBlockRound } from "../../src/services/admin/blocks/domain-blocks";
 import { queued } from "./queues";
 
 beforeAll(() => installFetchMock());

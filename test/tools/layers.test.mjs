@@ -24,7 +24,7 @@ const CLEAN = {
   "src/api/v1/statuses.ts": 'import { postStatus } from "../../services/post-status";\nexport const statusRoutes = [postStatus];\n',
   "src/services/post-status.ts":
     'import type { Env } from "../env";\nimport { Effects } from "../effects/collector";\nimport { accountById } from "../queries/accounts";\nexport function postStatus(env: Pick<Env, "DB">, fx: Effects) {\n  fx.record("fanout");\n  return accountById(env);\n}\n',
-  "src/queries/accounts/accounts.ts":
+  "src/queries/accounts.ts":
     'import { readable } from "../services/visibility";\nimport { db } from "../db/client";\nexport const accountById = (x: unknown) => [readable, db, x];\n',
   "src/services/visibility.ts": 'import { db } from "../db/client";\nexport const readable = db;\n',
   "src/effects/collector.ts": "export class Effects {\n  record(_kind: string) {}\n}\n",

@@ -11,7 +11,7 @@ import { parse, zBool, zInt } from "../../lib/http/params";
 import { viewerAccountId } from "../../oauth/guard";
 import { scopeAllows } from "../../oauth/scopes";
 import { searchAccounts, searchStatusIds, type SearchOptions } from "../../queries/statuses/search";
-import { searchTags, validTagName } from "../../services/statuses/tags-follow";
+import { searchTags, validTagName } from "../../services/tags/tags-follow";
 import { resolveForSearch } from "../../federation/remote/resolve";
 
 const r = routeGroup();

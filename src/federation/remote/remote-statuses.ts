@@ -21,7 +21,7 @@ import { cardUrlOfHtml, resetCardStatement } from "../../services/statuses/previ
 import { htmlSearchText, searchIndexStatement } from "../../services/statuses/search-index";
 import { statusShortcodes, upsertRemoteEmojisStatement } from "../../services/statuses/custom-emojis";
 import { accountCanRead } from "../../policy/visibility";
-import { MAX_TAG_LENGTH, MAX_TAGS_PER_STATUS, statusTagsStatements, type TagName } from "../../services/statuses/tags";
+import { MAX_TAG_LENGTH, MAX_TAGS_PER_STATUS, statusTagsStatements, type TagName } from "../../services/tags/tags";
 import { sameHost, visibilityFromAudience, type NormalizedNote } from "./normalize";
 import { isTombstoned, MAX_REPLY_DEPTH, type Resolution, statusByUri } from "./resolution";
 import { htmlToText, sanitizeHtml } from "./sanitize";

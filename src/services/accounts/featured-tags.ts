@@ -7,7 +7,7 @@ import { featuredTags, statuses, statusTags, tags } from "../../db/schema";
 import { historyDays, type TagHistoryDay, type TagRow } from "../../entities/instance/tag";
 import { notFound, validationFailed } from "../../lib/http/errors";
 import { padId, snowflake } from "../../lib/text/ids";
-import { ensureTagStatement, historiesFrom, historyStatement } from "../statuses/tags-follow";
+import { ensureTagStatement, historiesFrom, historyStatement } from "../tags/tags-follow";
 
 export const MAX_FEATURED_TAGS = 10;
 

@@ -11,7 +11,7 @@ import { notFound, validationFailed } from "../../lib/http/errors";
 import type { Page } from "../../lib/http/pagination";
 import { padId } from "../../lib/text/ids";
 import { normalizeTag } from "../../lib/text/text";
-import { historiesFrom, historyStatement } from "../statuses/tags-follow";
+import { historiesFrom, historyStatement } from "../tags/tags-follow";
 import { logStatement, type Moderator } from "./accounts";
 
 export interface AdminTagView {

@@ -14,7 +14,7 @@ import { notFound } from "../../lib/http/errors";
 import { padId, unpadId } from "../../lib/text/ids";
 import type { Page } from "../../lib/http/pagination";
 import { urlHost } from "../../trends/refresh";
-import { historiesFrom, historyStatement } from "../statuses/tags-follow";
+import { historiesFrom, historyStatement } from "../tags/tags-follow";
 import { logStatement, type Moderator } from "./accounts";
 import type { OffsetPage } from "../../lib/http/pagination";
 import type { ProviderRow } from "../../db/schema";

@@ -1,5 +1,5 @@
 // Changing the sign-in e-mail address from the settings, with the current password, after the same checks as sign-up:
-// well-formed, not taken, not under an e-mail domain block or a canonical e-mail block (src/services/admin/email-blocks.ts).
+// well-formed, not taken, not under an e-mail domain block or a canonical e-mail block (src/services/admin/blocks/email-blocks.ts).
 // As Mastodon (Devise reconfirmable), the new address waits in `unconfirmed_email` and is mailed a link; the old one
 // signs in until the link is followed (src/services/auth/email-confirmation.ts). Without a mail binding nothing can
 // be confirmed, so the new address is used at once, and the page says so.
@@ -8,7 +8,7 @@ import type { DB } from "../../db/client";
 import { users, type UserRow } from "../../db/schema";
 import { ApiError } from "../../lib/http/errors";
 import type { CheckCredentials } from "./credential-types";
-import { emailBlockQueries } from "../admin/email-blocks";
+import { emailBlockQueries } from "../admin/blocks/email-blocks";
 import { normalizeEmail } from "../accounts/local-accounts";
 import type { Effects } from "../../effects/collector";
 import type { Env } from "../../env";

@@ -18,7 +18,7 @@ import { padId, snowflake } from "../../lib/text/ids";
 import { normalizeLanguage, normalizeTag } from "../../lib/text/text";
 import { reblogRowStatement } from "../interactions/reblogs";
 import { searchIndexStatement } from "../statuses/search-index";
-import { linkStatusTagsStatement, MAX_TAG_LENGTH, MAX_TAGS_PER_STATUS, type TagName } from "../statuses/tags";
+import { linkStatusTagsStatement, MAX_TAG_LENGTH, MAX_TAGS_PER_STATUS, type TagName } from "../tags/tags";
 
 /** Attachment paths inside an archive are relative; the normaliser takes http(s) URLs only, so they travel under this. */
 export const ARCHIVE_BASE = "https://archive.invalid/";

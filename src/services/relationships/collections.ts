@@ -11,7 +11,7 @@ import { type CollectionItemRow, type CollectionRow, collectionItems, collection
 import { forbidden, notFound, unprocessable, validationFailed } from "../../lib/http/errors";
 import { padId, snowflake } from "../../lib/text/ids";
 import { normalizeTag } from "../../lib/text/text";
-import { MAX_TAG_LENGTH, upsertTagsStatements } from "../statuses/tags";
+import { MAX_TAG_LENGTH, upsertTagsStatements } from "../tags/tags";
 import { COLLECTION_LIMIT } from "../../entities/accounts/account";
 
 export const MAX_COLLECTION_ITEMS = 25;

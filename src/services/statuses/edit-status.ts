@@ -24,7 +24,7 @@ import { checkMediaIds, checkMediaRows, checkText, mentionedAccountsQuery, menti
 import { statusShortcodes } from "./custom-emojis";
 import { cardUrlOfText, resetCardStatement } from "./preview-cards";
 import { searchIndexStatement } from "./search-index";
-import { hashtagsOf, statusTagsStatements } from "./tags";
+import { hashtagsOf, statusTagsStatements } from "../tags/tags";
 import { statusRows } from "../../db/table-rows";
 import { abortUnlessOneChanged, nextEditedAt, originalVersionStatement, retryEdit, stillAsRead } from "./status-revision";
 

@@ -34,7 +34,7 @@ import { cardUrlOfText } from "./preview-cards";
 import { searchIndexStatement } from "./search-index";
 import { localEmojisStatement, statusShortcodes } from "./custom-emojis";
 import { parseScheduledAt, scheduleStatus } from "./scheduled-statuses";
-import { hashtagsOf, statusTagsStatements, type TagName } from "./tags";
+import { hashtagsOf, statusTagsStatements, type TagName } from "../tags/tags";
 import { statusReadableBy } from "../../policy/visibility";
 import { httpUrl } from "../../lib/http/urls";
 import {

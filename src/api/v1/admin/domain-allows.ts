@@ -3,7 +3,7 @@
 import { z } from "zod";
 import { renderAdminDomainAllow } from "../../../entities/admin/admin-domain-block";
 import { parse, zStr } from "../../../lib/http/params";
-import { createDomainAllow, deleteDomainAllow, domainAllowsPage, getDomainAllow } from "../../../services/admin/domain-allows";
+import { createDomainAllow, deleteDomainAllow, domainAllowsPage, getDomainAllow } from "../../../services/admin/blocks/domain-allows";
 import { listShowDelete, staff, staffRouter } from "./staff";
 
 const { r, ...guards } = staffRouter("manage_federation", "domain_allows");

@@ -13,7 +13,7 @@ import {
   domainBlocksPage,
   getDomainBlock,
   updateDomainBlock,
-} from "../../../services/admin/domain-blocks";
+} from "../../../services/admin/blocks/domain-blocks";
 import { adminPage, staff, staffRouter } from "./staff";
 
 const { r, read, write } = staffRouter("manage_federation", "domain_blocks");

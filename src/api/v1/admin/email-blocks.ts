@@ -16,7 +16,7 @@ import {
   getCanonicalEmailBlock,
   getEmailDomainBlock,
   testCanonicalEmail,
-} from "../../../services/admin/email-blocks";
+} from "../../../services/admin/blocks/email-blocks";
 import { listShowDelete, staff, staffGuards } from "./staff";
 
 export const canonicalEmailBlocks = routeGroup();

@@ -5,7 +5,7 @@ import { lazy } from "../../../lib/limits/lazy";
 import type { Ctx } from "../../../context";
 import { renderAdminIpBlock } from "../../../entities/admin/admin-access-block";
 import { parse, pathId, zStr } from "../../../lib/http/params";
-import { createIpBlock, deleteIpBlock, getIpBlock, type IpBlockInput, ipBlocksPage, updateIpBlock } from "../../../services/admin/ip-blocks";
+import { createIpBlock, deleteIpBlock, getIpBlock, type IpBlockInput, ipBlocksPage, updateIpBlock } from "../../../services/admin/blocks/ip-blocks";
 import { listShowDelete, staff, staffRouter } from "./staff";
 
 const { r, ...guards } = staffRouter("manage_blocks", "ip_blocks");

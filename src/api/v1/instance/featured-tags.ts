@@ -6,7 +6,7 @@ import { parseId } from "../../../lib/text/ids";
 import { parse, zStr } from "../../../lib/http/params";
 import { me, requireUser } from "../../../oauth/guard";
 import { deleteFeaturedTag, featuredTagsOf, featuredTagSuggestions, featureTag } from "../../../services/accounts/featured-tags";
-import { requireTagName } from "../../../services/statuses/tags-follow";
+import { requireTagName } from "../../../services/tags/tags-follow";
 
 const r = routeGroup();
 

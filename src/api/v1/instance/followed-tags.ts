@@ -3,7 +3,7 @@ import { renderTag } from "../../../entities/instance/tag";
 import { readPage, setLinkHeader } from "../../../lib/http/pagination";
 import { readParams } from "../../../lib/http/params";
 import { me, requireUser } from "../../../oauth/guard";
-import { followedTags } from "../../../services/statuses/tags-follow";
+import { followedTags } from "../../../services/tags/tags-follow";
 
 const r = routeGroup();
 

@@ -5,7 +5,7 @@ import { notFound } from "../../../lib/http/errors";
 import { rateLimited } from "../../../http/rate-limit";
 import { me, requireUser, viewerAccountId } from "../../../oauth/guard";
 import { featureTag, unfeatureTag } from "../../../services/accounts/featured-tags";
-import { followTag, unfollowTag, validTagName, viewTag, type TagView } from "../../../services/statuses/tags-follow";
+import { followTag, unfollowTag, validTagName, viewTag, type TagView } from "../../../services/tags/tags-follow";
 
 const r = routeGroup();
 

@@ -72,7 +72,7 @@ export const accounts = lazyTable(() =>
       /**
        * A domain block with reject_media covers the account's domain or a parent domain (migrations/0028): its avatar,
        * header, emojis and media attachments render as Mastodon renders files it never downloaded. Kept in step by
-       * upsertRemoteAccount and the `domain_block_apply` effect (src/services/admin/domain-blocks.ts).
+       * upsertRemoteAccount and the `domain_block_apply` effect (src/services/admin/blocks/domain-blocks.ts).
        */
       rejectMedia: bool("reject_media").notNull().default(false),
       movedToAccountId: id("moved_to_account_id"),

@@ -120,7 +120,7 @@ export const instances = lazyTable(() =>
   }),
 );
 
-// ---- admin access blocks (migrations/0019_admin_blocks.sql; src/services/admin/email-blocks.ts, admin-ip-blocks.ts) ----
+// ---- admin access blocks (migrations/0019_admin_blocks.sql; src/services/admin/blocks/email-blocks.ts, admin-ip-blocks.ts) ----
 
 /** Sign-up blocks by canonical e-mail: SHA-256 hex of the address lower-cased, dots and +tag cut from the local part. */
 export const canonicalEmailBlocks = lazyTable(() =>

@@ -1,12 +1,12 @@
 // Domain blocks and allows (manage_federation): the lists, a form to block a domain (severity, reject media and
 // reports, obfuscation, private and public comments), an edit form per block, delete; allows with add and delete.
-// Changes go through src/services/admin/domain-blocks.ts and admin-domain-allows.ts, as the API's do.
-import type { Ctx } from "../../context";
-import { domainAllowsPage } from "../../services/admin/domain-allows";
-import { DOMAIN_BLOCK_SEVERITIES, domainBlocksPage } from "../../services/admin/domain-blocks";
-import { sectionPage, PostButton, when, type View } from "./kit";
-import { Card, NamedCell, PostForm, RowsTable } from "../form-parts";
-import type { DomainBlockRow } from "../../db/schema";
+// Changes go through src/services/admin/blocks/domain-blocks.ts and admin-domain-allows.ts, as the API's do.
+import type { Ctx } from "../../../context";
+import { domainAllowsPage } from "../../../services/admin/blocks/domain-allows";
+import { DOMAIN_BLOCK_SEVERITIES, domainBlocksPage } from "../../../services/admin/blocks/domain-blocks";
+import { sectionPage, PostButton, when, type View } from "../kit";
+import { Card, NamedCell, PostForm, RowsTable } from "../../form-parts";
+import type { DomainBlockRow } from "../../../db/schema";
 
 const LIMIT = 200;
 

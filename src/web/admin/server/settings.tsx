@@ -1,12 +1,12 @@
 // Server settings (manage_settings): title, descriptions, contact e-mail, registrations mode and message, and the
 // thumbnail. A blank field falls back to the operator's env default (shown as the placeholder). Saved through
 // src/services/admin/settings.ts; the instance documents show them.
-import type { Ctx } from "../../context";
-import { mediaUrl } from "../../entities/urls";
-import { REGISTRATIONS_MODES, TEXT_FIELDS } from "../../services/admin/settings";
-import { loadSettings, registrationsMode, SETTING } from "../../services/instance/instance";
-import { sectionPage, PostButton, type View } from "./kit";
-import { Card, PostForm } from "../form-parts";
+import type { Ctx } from "../../../context";
+import { mediaUrl } from "../../../entities/urls";
+import { REGISTRATIONS_MODES, TEXT_FIELDS } from "../../../services/admin/settings";
+import { loadSettings, registrationsMode, SETTING } from "../../../services/instance/instance";
+import { sectionPage, PostButton, type View } from "../kit";
+import { Card, PostForm } from "../../form-parts";
 
 const MODE_LABELS: Record<string, string> = { open: "Anyone can sign up", approval: "Sign-ups need approval", closed: "Nobody can sign up" };
 

@@ -9,19 +9,19 @@
 // Mastodon shows files it never downloaded; the same rounds keep that mark in step when reject_media is set, cleared or
 // the block lifted (the mark is computed from all blocks, so a parent domain's block still counts).
 import { and, eq, inArray, isNull, or, sql, type SQL } from "drizzle-orm";
-import { lazy } from "../../lib/limits/lazy";
-import type { DB } from "../../db/client";
-import { batchable, idList, runBatch, type Statement } from "../../db/client";
-import { accounts, domainBlocks, followRequests, follows } from "../../db/schema";
-import type { Effects } from "../../effects/collector";
-import { domainAndParents } from "../../lib/text/domain-name";
-import { validationFailed } from "../../lib/http/errors";
-import { padId, snowflake } from "../../lib/text/ids";
-import { knownDomainsCte } from "../../db/known-domains";
+import { lazy } from "../../../lib/limits/lazy";
+import type { DB } from "../../../db/client";
+import { batchable, idList, runBatch, type Statement } from "../../../db/client";
+import { accounts, domainBlocks, followRequests, follows } from "../../../db/schema";
+import type { Effects } from "../../../effects/collector";
+import { domainAndParents } from "../../../lib/text/domain-name";
+import { validationFailed } from "../../../lib/http/errors";
+import { padId, snowflake } from "../../../lib/text/ids";
+import { knownDomainsCte } from "../../../db/known-domains";
 import { adminBlockTable, isUnique, requiredDomain } from "./block-table";
-import { adminLogStatement, type Staff } from "./log";
-import { valueList } from "../../db/id-list";
-import type { DomainBlockRow } from "../../db/schema";
+import { adminLogStatement, type Staff } from "../log";
+import { valueList } from "../../../db/id-list";
+import type { DomainBlockRow } from "../../../db/schema";
 
 export const DOMAIN_BLOCK_SEVERITIES = ["silence", "suspend", "noop"] as const;
 type Severity = (typeof DOMAIN_BLOCK_SEVERITIES)[number];

@@ -1,10 +1,10 @@
 // Relays (manage_federation): the list with each relay's state, a form to add one by its inbox URL, and enable,
 // disable and remove. Changes go through src/services/admin/relays.ts, as the API's (/api/v1/admin/relays) do.
-import type { Ctx } from "../../context";
-import { listRelays } from "../../services/admin/relays";
-import { sectionPage, PostButton, when, type View } from "./kit";
-import { Card, NamedCell, PostForm, RowsTable } from "../form-parts";
-import type { RelayRow } from "../../db/schema";
+import type { Ctx } from "../../../context";
+import { listRelays } from "../../../services/admin/relays";
+import { sectionPage, PostButton, when, type View } from "../kit";
+import { Card, NamedCell, PostForm, RowsTable } from "../../form-parts";
+import type { RelayRow } from "../../../db/schema";
 
 const STATE_LABEL = { idle: "disabled", pending: "waiting for the relay's approval", accepted: "enabled", rejected: "rejected by the relay" } as const;
 

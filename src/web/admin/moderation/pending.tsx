@@ -1,10 +1,10 @@
 // Pending sign-ups (manage_users): local accounts awaiting approval, newest first, 50 a page, with approve and reject
 // (src/services/admin/accounts.ts approveAccount / rejectAccount).
-import type { Ctx } from "../../context";
-import { parseId } from "../../lib/text/ids";
-import { adminAccountsPage } from "../../services/admin/accounts";
-import { sectionPage, Older, PostButton, when, type View } from "./kit";
-import { Card, Table } from "../form-parts";
+import type { Ctx } from "../../../context";
+import { parseId } from "../../../lib/text/ids";
+import { adminAccountsPage } from "../../../services/admin/accounts";
+import { sectionPage, Older, PostButton, when, type View } from "../kit";
+import { Card, Table } from "../../form-parts";
 
 const LIMIT = 50;
 

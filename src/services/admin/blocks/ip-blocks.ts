@@ -2,14 +2,14 @@
 // (sign_up_requires_approval, sign_up_block, no_access), an optional expiry and a comment. Every change and its
 // audit-log entry are one batch. Matching happens in memory over the unexpired rules (an instance has a handful).
 import { eq, gt, isNull, or } from "drizzle-orm";
-import type { DB } from "../../db/client";
-import { ipBlocks } from "../../db/schema";
-import { formatNetwork, networkContains, parseNetwork } from "../../lib/security/cidr";
-import { validationFailed } from "../../lib/http/errors";
-import { snowflake } from "../../lib/text/ids";
+import type { DB } from "../../../db/client";
+import { ipBlocks } from "../../../db/schema";
+import { formatNetwork, networkContains, parseNetwork } from "../../../lib/security/cidr";
+import { validationFailed } from "../../../lib/http/errors";
+import { snowflake } from "../../../lib/text/ids";
 import { adminBlockTable, takenAs } from "./block-table";
-import { adminLogStatement, type Staff } from "./log";
-import type { IpBlockRow } from "../../db/schema";
+import { adminLogStatement, type Staff } from "../log";
+import type { IpBlockRow } from "../../../db/schema";
 
 /** Weakest first: a client matching several rules gets the strongest. */
 export const IP_SEVERITIES = ["sign_up_requires_approval", "sign_up_block", "no_access"] as const;

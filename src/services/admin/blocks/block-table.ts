@@ -3,13 +3,13 @@
 // absent), and every create and delete written with its audit-log row in one batch.
 import { eq } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
-import type { DB } from "../../db/client";
-import { cursorOrder, cursorWhere, inPageOrder } from "../../db/keyset";
-import { normalizeDomain } from "../../lib/text/domain-name";
-import { notFound, validationFailed } from "../../lib/http/errors";
-import { snowflake } from "../../lib/text/ids";
-import type { Page } from "../../lib/http/pagination";
-import { adminLogStatement, type LogTarget, type Staff } from "./log";
+import type { DB } from "../../../db/client";
+import { cursorOrder, cursorWhere, inPageOrder } from "../../../db/keyset";
+import { normalizeDomain } from "../../../lib/text/domain-name";
+import { notFound, validationFailed } from "../../../lib/http/errors";
+import { snowflake } from "../../../lib/text/ids";
+import type { Page } from "../../../lib/http/pagination";
+import { adminLogStatement, type LogTarget, type Staff } from "../log";
 
 /** Whether a write failed on a unique index. */
 export const isUnique = (e: unknown) => String(e).includes("UNIQUE");

@@ -1,11 +1,11 @@
 // Announcements (manage_announcements): every announcement, newest first, with publish / unpublish, edit and delete,
 // and a form for a new one (text, optional start and end in UTC, all day, published). Changes go through
 // src/services/instance/announcements.ts; the text is shown as the staff wrote it (escaped), not as rendered HTML.
-import type { Ctx } from "../../context";
-import { allAnnouncements } from "../../queries/instance/announcements";
-import { sectionPage, PostButton, when, type View } from "./kit";
-import { Card, PostForm } from "../form-parts";
-import type { AnnouncementRow } from "../../db/schema";
+import type { Ctx } from "../../../context";
+import { allAnnouncements } from "../../../queries/instance/announcements";
+import { sectionPage, PostButton, when, type View } from "../kit";
+import { Card, PostForm } from "../../form-parts";
+import type { AnnouncementRow } from "../../../db/schema";
 
 const local = (ms: number | null) => (ms ? new Date(ms).toISOString().slice(0, 16) : "");
 

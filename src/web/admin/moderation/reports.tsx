@@ -2,14 +2,14 @@
 // with what was reported and the actions: assign to me / unassign, resolve / reopen (src/services/admin/reports.ts),
 // and an action on the reported account that resolves the report (admin-accounts accountAction with the report id).
 // Reported statuses are shown as plain text (their HTML is reduced to text, then escaped).
-import type { Ctx } from "../../context";
-import type { MastodonAdminAccount } from "../../entities/admin/admin-account";
-import { renderAdminReports } from "../../entities/admin/admin-report";
-import { parseId } from "../../lib/text/ids";
-import { adminReportsPage } from "../../services/admin/reports";
-import { htmlToText } from "../public-pages";
-import { sectionPage, Older, PostButton, when, type View } from "./kit";
-import { Card, PostForm } from "../form-parts";
+import type { Ctx } from "../../../context";
+import type { MastodonAdminAccount } from "../../../entities/admin/admin-account";
+import { renderAdminReports } from "../../../entities/admin/admin-report";
+import { parseId } from "../../../lib/text/ids";
+import { adminReportsPage } from "../../../services/admin/reports";
+import { htmlToText } from "../../public-pages";
+import { sectionPage, Older, PostButton, when, type View } from "../kit";
+import { Card, PostForm } from "../../form-parts";
 
 const LIMIT = 20;
 

@@ -2,11 +2,11 @@
 // an upload form (PNG, GIF or WebP of at most 256 KB, told by the bytes), and per emoji: category, picker visibility,
 // enable / disable, delete, and for a remote one "copy to local". Changes go through
 // src/services/admin/custom-emojis.ts; /api/v1/custom_emojis shows local enabled ones.
-import type { Ctx } from "../../context";
-import { mediaUrl } from "../../entities/urls";
-import { adminCustomEmojis, CATEGORY_MAX, type CustomEmojiRow } from "../../services/admin/custom-emojis";
-import { sectionPage, PostButton, type View } from "./kit";
-import { Card, PostForm, RowsTable } from "../form-parts";
+import type { Ctx } from "../../../context";
+import { mediaUrl } from "../../../entities/urls";
+import { adminCustomEmojis, CATEGORY_MAX, type CustomEmojiRow } from "../../../services/admin/custom-emojis";
+import { sectionPage, PostButton, type View } from "../kit";
+import { Card, PostForm, RowsTable } from "../../form-parts";
 
 const LIMIT = 100;
 

@@ -1,12 +1,12 @@
 // Roles (manage_roles): every role with its permissions and how many users hold it, an edit form per role and a form
 // for a new one. src/services/admin/roles.ts applies Mastodon's rules (only roles below your own, no permission you
 // lack, your own role's permissions and position stay as they are).
-import type { Ctx } from "../../context";
-import type { RoleRow } from "../../db/schema";
-import { PERMISSIONS, type Permission } from "../../lib/security/permissions";
-import { listRoles, ROLE_NAME_MAX } from "../../services/admin/roles";
-import { sectionPage, type View } from "./kit";
-import { Card, PostForm } from "../form-parts";
+import type { Ctx } from "../../../context";
+import type { RoleRow } from "../../../db/schema";
+import { PERMISSIONS, type Permission } from "../../../lib/security/permissions";
+import { listRoles, ROLE_NAME_MAX } from "../../../services/admin/roles";
+import { sectionPage, type View } from "../kit";
+import { Card, PostForm } from "../../form-parts";
 
 const NAMES = Object.keys(PERMISSIONS) as Permission[];
 const label = (p: string) => p.replace(/_/g, " ");

@@ -1,15 +1,15 @@
 // E-mail blocks for sign-up (Mastodon's CanonicalEmailBlock and EmailDomainBlock, their admin API controllers and
 // UserEmailValidator). Every change and its audit-log entry are one batch.
 import { eq, sql } from "drizzle-orm";
-import type { DB } from "../../db/client";
-import { canonicalEmailBlocks, emailDomainBlocks } from "../../db/schema";
-import { sha256Hex } from "../../lib/security/crypto";
-import { domainAndParents, normalizeDomain } from "../../lib/text/domain-name";
-import { validationFailed } from "../../lib/http/errors";
+import type { DB } from "../../../db/client";
+import { canonicalEmailBlocks, emailDomainBlocks } from "../../../db/schema";
+import { sha256Hex } from "../../../lib/security/crypto";
+import { domainAndParents, normalizeDomain } from "../../../lib/text/domain-name";
+import { validationFailed } from "../../../lib/http/errors";
 import { adminBlockTable, newRow, requiredDomain, takenAs } from "./block-table";
-import type { Staff } from "./log";
-import { valueList } from "../../db/id-list";
-import type { CanonicalEmailBlockRow, EmailDomainBlockRow } from "../../db/schema";
+import type { Staff } from "../log";
+import { valueList } from "../../../db/id-list";
+import type { CanonicalEmailBlockRow, EmailDomainBlockRow } from "../../../db/schema";
 
 /**
  * Mastodon's EmailHelper#email_to_canonical_email: lower case, then in the part before the first "@" every "." is

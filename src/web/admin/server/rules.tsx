@@ -1,10 +1,10 @@
 // Server rules (manage_rules): the rules in their order, each editable (text, hint, priority) and deletable, and a
 // form for a new one. Changes go through src/services/admin/rules.ts; the instance documents list them.
-import type { Ctx } from "../../context";
-import { listRules, RULE_HINT_MAX, RULE_TEXT_MAX } from "../../services/admin/rules";
-import { sectionPage, PostButton, type View } from "./kit";
-import { Card, PostForm } from "../form-parts";
-import type { RuleRow } from "../../db/schema";
+import type { Ctx } from "../../../context";
+import { listRules, RULE_HINT_MAX, RULE_TEXT_MAX } from "../../../services/admin/rules";
+import { sectionPage, PostButton, type View } from "../kit";
+import { Card, PostForm } from "../../form-parts";
+import type { RuleRow } from "../../../db/schema";
 
 function Fields(p: { r?: RuleRow; values?: Record<string, string> }) {
   const v = p.values;

@@ -2,11 +2,11 @@
 // mode (LIMITED_FEDERATION; enforced by isDomainSuspended and withoutSuspended in src/federation). A create for a
 // domain already allowed answers the existing row and logs nothing, as Mastodon does.
 import { eq } from "drizzle-orm";
-import type { DB } from "../../db/client";
-import { domainAllows } from "../../db/schema";
+import type { DB } from "../../../db/client";
+import { domainAllows } from "../../../db/schema";
 import { adminBlockTable, isUnique, newRow, requiredDomain } from "./block-table";
-import type { Staff } from "./log";
-import type { DomainAllowRow } from "../../db/schema";
+import type { Staff } from "../log";
+import type { DomainAllowRow } from "../../../db/schema";
 
 const table = adminBlockTable(domainAllows, "DomainAllow");
 export const domainAllowsPage = table.page;

@@ -1,11 +1,11 @@
 // The audit log (view_audit_log): every staff action, newest first, 50 a page (src/queries/instance/admin-action-logs.ts), in
 // words: what was done ("suspended", "created") and to what, named as it was then (an account by its handle, a domain,
 // a rule by its text, the server settings) rather than by table and id.
-import type { Ctx } from "../../context";
-import { parseId } from "../../lib/text/ids";
-import { type ActionLogEntry, actionLogPage } from "../../queries/instance/admin-action-logs";
-import { sectionPage, Older, when, type View } from "./kit";
-import { Card, Table } from "../form-parts";
+import type { Ctx } from "../../../context";
+import { parseId } from "../../../lib/text/ids";
+import { type ActionLogEntry, actionLogPage } from "../../../queries/instance/admin-action-logs";
+import { sectionPage, Older, when, type View } from "../kit";
+import { Card, Table } from "../../form-parts";
 
 const LIMIT = 50;
 
