@@ -44,7 +44,17 @@ async function validated(cfg: Config, s: NewSubscription): Promise<{ endpoint: s
   }
   const keys = await parseClientKeys({ p256dh: s.p256dh, auth: s.auth });
   if (!keys) throw validationFailed("Subscription keys are invalid (p256dh must be a P-256 public key, auth 16 bytes)");
-  return { endpoint: endpoint.toString(), p256dh: base64url(keys.publicKey), auth: base64url(keys.auth) };
+  return { endpoint: storedEndpoint(s.endpoint, endpoint), p256dh: base64url(keys.publicKey), auth: base64url(keys.auth) };
+}
+
+/**
+ * The endpoint kept (and shown back) as the client sent it, as Mastodon stores it, when parsing changed nothing but the
+ * root path's "/" (`https://push.example` → `https://push.example/`); any other difference (case, default port,
+ * escapes) keeps the parsed form, whose host the delivery circuit reads in SQL.
+ */
+function storedEndpoint(raw: string, parsed: URL): string {
+  const href = parsed.toString();
+  return href === `${raw}/` && parsed.pathname === "/" && !parsed.search && !parsed.hash ? raw : href;
 }
 
 /** POST: replaces the token's subscription with a new one (new id, as Mastodon destroys and creates). */

@@ -112,6 +112,27 @@ describe("push delivery", () => {
     expect(await subscriptionExists(s.subscriptionId)).toBe(true);
   });
 
+  it("delivers to an endpoint kept as the client sent it, a root URL without its slash (https://push.example)", async () => {
+    const u = await makeUser();
+    const client = await makePushClient();
+    const res = await u.api.post("/api/v1/push/subscription", {
+      subscription: { endpoint: "https://push.example", keys: { p256dh: client.p256dh, auth: client.auth }, standard: true },
+      data: { alerts: { follow: true }, policy: "all" },
+    });
+    expect(res.body.endpoint).toBe("https://push.example");
+    const follower = await makeUser();
+    await follower.api.post(`/api/v1/accounts/${u.id}/follow`);
+    const n = await latestNotification(u.id);
+    const jobs = await jobsFor(n.id);
+    expect(jobs).toHaveLength(1);
+    const seen = pushService("/", 201);
+    await deliverPush(db(), env, cfg(), jobs[0]);
+    expect(seen).toHaveLength(1);
+    await verifyVapid(seen[0].headers, res.body.server_key, "https://push.example/");
+    expect(JSON.parse(await decryptAes128gcm(client, seen[0].body)).notification_type).toBe("follow");
+    expect(await subscriptionExists(res.body.id)).toBe(true);
+  });
+
   it("sends a mention with the status text as the body, in legacy aesgcm for non-standard subscriptions", async () => {
     const s = await subscriber({ standard: false });
     const author = await makeUser();

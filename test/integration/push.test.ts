@@ -102,6 +102,18 @@ describe("push subscription API", () => {
     expect(again.body).toMatchObject({ endpoint: "https://push.example/p", standard: false, policy: "all", alerts: ALL_OFF });
   });
 
+  it("shows the endpoint back as it was sent (masto.js compares it): a root URL keeps no added slash", async () => {
+    const u = await makeUser();
+    const { res } = await subscribe(u, {}, "https://push.example");
+    expect(res.status).toBe(200);
+    expect(res.body.endpoint).toBe("https://push.example");
+    expect((await u.api.get("/api/v1/push/subscription")).body.endpoint).toBe("https://push.example");
+    expect((await u.api.put("/api/v1/push/subscription", { data: { alerts: { follow: true } } })).body.endpoint).toBe("https://push.example");
+    // Other spellings are kept in their parsed form: the delivery circuit reads the host from the stored URL.
+    const upper = await subscribe(u, {}, "HTTPS://Push.Example:443");
+    expect(upper.res.body.endpoint).toBe("https://push.example/");
+  });
+
   it("answers the subscription routes in one D1 round trip after the token lookup", async () => {
     const u = await makeUser();
     await anon.get("/api/v2/instance"); // the key pair exists from here on

@@ -68,20 +68,21 @@ describe("POST /api/v1/accounts (open registrations)", () => {
     const u = await makeUser("alreadyuser");
     const userTok = await signUp(u.token, valid("viauser"));
     expect(userTok.status).toBe(403);
+    // Mastodon's require_client_credentials! answer (masto.js's older e2e tests still sign up with a user token).
+    expect(userTok.body.error).toBe("This method requires an client credentials authentication");
     const { token: granular } = await appToken("write:accounts");
     expect((await signUp(granular, valid("granular"))).status).toBe(200);
   });
 
-  it("reports every failing field at once with Mastodon's codes: a blank username or e-mail is ERR_BLANK and ERR_INVALID, a blank password ERR_BLANK", async () => {
+  it("reports every failing field at once with Mastodon's codes: a blank username ERR_BLANK alone, a blank e-mail ERR_BLANK and ERR_INVALID, a blank password ERR_BLANK", async () => {
     const { token } = await appToken();
     const blank = await signUp(token, { username: "", email: "", password: "", agreement: false });
     expect(blank.status).toBe(422);
     expect(blank.body.details).toEqual({
       agreement: [{ error: "ERR_ACCEPTED", description: "must be accepted" }],
-      username: [
-        { error: "ERR_BLANK", description: "can't be blank" },
-        { error: "ERR_INVALID", description: "must contain only letters, numbers and underscores" },
-      ],
+      // Mastodon checks the username's format only when it changes from the column's default, the empty string: an
+      // empty username is blank, not malformed (masto.js's e2e suite expects exactly this against Mastodon 4.6).
+      username: [{ error: "ERR_BLANK", description: "can't be blank" }],
       email: [
         { error: "ERR_BLANK", description: "can't be blank" },
         { error: "ERR_INVALID", description: "is invalid" },

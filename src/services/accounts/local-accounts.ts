@@ -63,12 +63,12 @@ export function passwordProblem(password: string): { error: string; description:
 const BLANK = { error: "ERR_BLANK", description: "can't be blank" };
 
 /**
- * A username problem (validateUsername) as Mastodon's Account validations report it: a blank one fails presence and
- * the format both, a long one is ERR_TOO_LONG, a reserved one ERR_RESERVED.
+ * A username problem (validateUsername) as Mastodon's Account validations report it: a blank one fails presence only
+ * (the format is checked when the username changes from the column's default, the empty string), a long one is
+ * ERR_TOO_LONG, a reserved one ERR_RESERVED.
  */
 function usernameErrors(problem: string): { error: string; description: string }[] {
-  const format = { error: "ERR_INVALID", description: "must contain only letters, numbers and underscores" };
-  if (problem === "can't be blank") return [BLANK, format];
+  if (problem === "can't be blank") return [BLANK];
   if (problem === "is reserved") return [{ error: "ERR_RESERVED", description: problem }];
   if (problem.startsWith("is too long")) return [{ error: "ERR_TOO_LONG", description: problem }];
   return [{ error: "ERR_INVALID", description: problem }];

@@ -32,8 +32,8 @@ const schema = lazy(() =>
 
 r.post("/", signUpThrottle, requireToken("write:accounts"), async (c) => {
   const v = c.get("viewer")!;
-  // Mastodon's AppSignUpService signs users up on behalf of an app, not of another user.
-  if (v.user || !v.applicationId) throw forbidden();
+  // Mastodon's AppSignUpService signs users up on behalf of an app, not of another user (require_client_credentials!).
+  if (v.user || !v.applicationId) throw forbidden("This method requires an client credentials authentication");
   const p = await parse(c, schema());
   const token = await registerAccount(
     c.get("db"),
