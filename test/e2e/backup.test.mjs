@@ -104,7 +104,8 @@ describe("backup and restore on local state", () => {
     const source = join(tmp, "source");
     const target = join(tmp, "target");
     const file = join(tmp, "backup.sql");
-    const migrated = node([wranglerBin, "d1", "migrations", "apply", "DB", "--local", "--persist-to", source]);
+    // Migrated as wrangler would (the same database and d1_migrations rows), in one runtime: wrangler starts one per file.
+    const migrated = node(["scripts/local-migrations.mjs", "--persist-to", source]);
     assert.equal(migrated.code, 0, migrated.out);
     d1(
       source,
