@@ -10,7 +10,7 @@
 // Other options go to both day runs. --summary=FILE (or BENCH_SUMMARY): append the goal lines there (bench/all.mjs
 // prints them at the end of `npm run bench`).
 import { spawnSync } from "node:child_process";
-import { appendFileSync, existsSync, readFileSync, rmSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -39,13 +39,20 @@ function quantile(sorted, q) {
 }
 
 /** Per kind: the measured invocations of a day's dump ({ cpu }: bench/day.mjs --dump). */
-function kindsOf(dump) {
+function kindsOf(dump, part = "cpu") {
+  const d = dump[part];
   const kinds = {};
-  for (const [k, v] of Object.entries(dump.cpu.fetch)) kinds[k.startsWith("inbox") ? k : `API ${k}`] = v;
-  kinds["JOBS batch"] = dump.cpu.jobs;
-  kinds["DELIVERY invocation"] = dump.cpu.delivery;
-  kinds.cron = [...dump.cpu.cron.light, ...dump.cpu.cron.heavy];
+  for (const [k, v] of Object.entries(d.fetch)) kinds[k.startsWith("inbox") ? k : `API ${k}`] = v;
+  kinds["JOBS batch"] = d.jobs;
+  kinds["DELIVERY invocation"] = d.delivery;
+  kinds.cron = [...d.cron.light, ...d.cron.heavy];
   return kinds;
+}
+
+/** Mean D1 round trips per invocation of a kind (the entry's count; an inbox POST's after-response work included). */
+function meanRt(values) {
+  const v = (values ?? []).filter((x) => Number.isFinite(x));
+  return v.length ? v.reduce((a, b) => a + b, 0) / v.length : Number.NaN;
 }
 
 function stats(values) {
@@ -61,6 +68,11 @@ function runDay(side) {
   const t0 = Date.now();
   // The "before" day's own report goes to stderr (kept out of the printed figures); the "after" day's is printed.
   const r = spawnSync(process.execPath, args, { stdio: ["ignore", side === "after" ? "inherit" : "pipe", "inherit"], maxBuffer: 64 * 1024 * 1024 });
+  if (side !== "after" && r.stdout) {
+    const report = join(tmpdir(), `tern-day-compare-${side}.txt`);
+    writeFileSync(report, r.stdout);
+    log(`${side}: its day's report is in ${report}`);
+  }
   if (r.status !== 0 || !existsSync(dump)) return { error: `the ${side} day failed (exit ${r.status})` };
   const d = JSON.parse(readFileSync(dump, "utf8"));
   rmSync(dump, { force: true });
@@ -84,7 +96,22 @@ if (days.before?.error || days.after?.error) {
   const kb = kindsOf(days.before);
   const ka = kindsOf(days.after);
   const names = [...new Set([...Object.keys(kb), ...Object.keys(ka)])];
-  const rows = [["invocation kind", "n before / after", "over 10 ms before", "after", "p50 before", "after", "p99 before", "after", "p99 not worse"]];
+  const rb = kindsOf(days.before, "rts");
+  const ra = kindsOf(days.after, "rts");
+  const rows = [
+    [
+      "invocation kind",
+      "n before / after",
+      "D1 RT mean before / after",
+      "over 10 ms before",
+      "after",
+      "p50 before",
+      "after",
+      "p99 before",
+      "after",
+      "p99 not worse",
+    ],
+  ];
   const worse = [];
   for (const k of names) {
     const b = stats(kb[k] ?? []);
@@ -98,6 +125,7 @@ if (days.before?.error || days.after?.error) {
     rows.push([
       k,
       `${b.n} / ${a.n}`,
+      `${fmt(meanRt(rb[k]))} / ${fmt(meanRt(ra[k]))}`,
       `${b.over} (${pct(b.over / Math.max(1, b.n))})`,
       `${a.over} (${pct(a.over / Math.max(1, a.n))})`,
       fmt(b.p50),
@@ -112,7 +140,18 @@ if (days.before?.error || days.after?.error) {
   const a = all(ka);
   const shareB = b.over / Math.max(1, b.n);
   const shareA = a.over / Math.max(1, a.n);
-  rows.push(["all", `${b.n} / ${a.n}`, `${b.over} (${pct(shareB)})`, `${a.over} (${pct(shareA)})`, fmt(b.p50), fmt(a.p50), fmt(b.p99), fmt(a.p99), ""]);
+  rows.push([
+    "all",
+    `${b.n} / ${a.n}`,
+    `${fmt(meanRt(Object.values(rb).flat()))} / ${fmt(meanRt(Object.values(ra).flat()))}`,
+    `${b.over} (${pct(shareB)})`,
+    `${a.over} (${pct(shareA)})`,
+    fmt(b.p50),
+    fmt(a.p50),
+    fmt(b.p99),
+    fmt(a.p99),
+    "",
+  ]);
   console.log("");
   console.log(
     `The day before/after (issue 34 point 2; before = ${before}'s src/, after = this tree; bench/day.mjs --apart --fraction=${fraction} ` +
