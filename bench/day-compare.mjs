@@ -168,8 +168,9 @@ if (days.before?.error || days.after?.error) {
   const v = days.after.verify;
   if (v) {
     lines.push(
-      `verify_credentials ÷ no-op (--apart, the Worker alone, 200 each after a warm batch; the after day's calibration): ` +
-        `${fmt(v.verify, 2)} / ${fmt(v.noop, 2)} ms = ${fmt(v.ratio, 2)}× ${v.ratio <= 2.5 ? "✓" : "✗"} (goal ≤ 2.5×)`,
+      `verify_credentials ÷ no-op (--apart, the Worker alone, alternating batches of 200 after a warm batch; the after day's calibration): ` +
+        `${fmt(v.verify, 2)} / ${fmt(v.noop, 2)} ms = ${fmt(v.ratio, 2)}× ${v.ratio <= 2.5 ? "✓" : "✗"} (goal ≤ 2.5×)` +
+        (v.perRound ? `; ${v.rounds} alternating rounds: ${v.perRound}` : ""),
     );
   }
 }
