@@ -19,7 +19,7 @@
 // and watches it, as `npm run dev` does, so an edit to src/ during the run reloads the Worker.
 // Prints figures; asserts nothing. Options: --seconds=N (120) --rps=N (73) --users=N (30) --follows=N (10 per user)
 // --batch-size=N (JOBS max_batch_size) --via=direct|wrangler --heap --watch --keep --log. bench/README.md, "Soak".
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import WebSocket from "ws";
@@ -48,6 +48,8 @@ const DRAIN_TIMEOUT_MS = 300_000;
 const KICK_AFTER_MS = 5000;
 const MAX_FEED_ITEMS = 800; // src/timelines/feed-filter.ts
 const GOAL_P99_MS = 3000;
+/** Issue 34 point 1: fan-out throughput at least this many times the posting rate. */
+const FANOUT_GOAL = 1.5;
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const log = (...a) => console.error("[bench:soak]", ...a);
@@ -488,6 +490,19 @@ async function main() {
     `  backlog (sent − acked, sampled 1/s): max ${maxBacklog}, at the end of the load ${behindAtEnd}; drained ${fmt(drainS, 1)} s after the load${drained ? "" : " (NOT drained)"}${kicks ? `; ${kicks} kicks of the local queue` : ""}`,
   );
   out.push(`  message lag (enqueue → ack): p50 ${fmt(lags.p50)} ms, p99 ${fmt(lags.p99)} ms, max ${fmt(lags.max)} ms`);
+  // Issue 34 point 1: fan-out throughput at least 1.5× the posting rate. Throughput = posts ÷ the JOBS consumer's busy
+  // time (the sum of its batches' wall times, load and drain: every message of the mix, favourites' included, so a
+  // lower bound), posting rate = posts ÷ the load's seconds.
+  const busyS = st.durations.reduce((a, b) => a + b, 0) / 1000;
+  const postRate = counts.post / loadWall;
+  const fanoutRate = busyS > 0 ? counts.post / busyS : Number.NaN;
+  const fanoutRatio = fanoutRate / postRate;
+  const soakGoal =
+    `Soak (${RPS} requests/s for ${SECONDS} s, ${POST_SHARE * 100}% posts, JOBS max_batch_size ${BATCH_SIZE ?? "from wrangler.toml"}): fan-out ` +
+    `throughput (posts ÷ the JOBS consumer's busy time, ${fmt(busyS, 1)} s) ${fmt(fanoutRate, 1)} posts/s ÷ posting rate ` +
+    `${fmt(postRate, 1)} posts/s = ${fmt(fanoutRatio, 2)}× (goal ≥ ${FANOUT_GOAL}×) ${fanoutRatio >= FANOUT_GOAL ? "✓" : "✗"}`;
+  out.push(`  ${soakGoal}`);
+  if (process.env.BENCH_SUMMARY) appendFileSync(process.env.BENCH_SUMMARY, `${soakGoal}\n`);
   if (canCpu) out.push(`  workerd CPU during the load: ${fmt(loadCpu / loadWall / 10, 0)}% of one core`);
   out.push(
     `  lost: ${lost} of ${expected} (post, home) pairs ${lost === 0 ? "✓" : "✗"}${trimmed ? ` (${trimmed} older than a feed's ${MAX_FEED_ITEMS} newest: trimmed)` : ""}; update events missing: ${missingEvents}`,

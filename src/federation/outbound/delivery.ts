@@ -16,7 +16,7 @@
 // first, else draft-cavage; a 400/401 is signed with the other spec and sent once more, and what worked is remembered.
 import { eq, inArray, sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
-import { createDb } from "../../db/client";
+import { createDb, runBatch } from "../../db/client";
 import { frozenSelect } from "../../db/frozen";
 import { boundList, idsJson } from "../../db/id-list";
 import { accountKeys, accounts, activityOutbox, deliveryCircuits, deliveryFailures, signatureSpecs, unavailableDomains } from "../../db/schema/index";
@@ -25,6 +25,7 @@ import { readConfig } from "../../env";
 import { snowflake } from "../../lib/text/ids";
 import { ensureActorKeys } from "../signing/actor-keys";
 import { CIRCUIT_THRESHOLD, countCircuitFailure } from "./circuits";
+import { suspendedCheck } from "./recipients";
 import { baseFetchOptions } from "../remote/fetch-options";
 import { knockOptions, primeSpec, signOutgoingRfc9421 } from "../signing/rfc9421";
 import { FetchRefused, safeFetch } from "../../net/safe-fetch";
@@ -64,7 +65,12 @@ export function retryDelaySeconds(attempt: number, random = Math.random): number
   return Math.min(Math.round(base + random() * 0.5 * attempt ** 4 + random() * 10 * (attempt + 1)), 43_200);
 }
 
-/** Stores the activity and enqueues it for each distinct inbox, DELIVERY_PACK inboxes a message. */
+/**
+ * Stores the activity and enqueues it for each distinct inbox, DELIVERY_PACK inboxes a message, leaving out inboxes
+ * on suspended domains (suspendedCheck: a domain block, or not allowed in limited federation) and on unavailable hosts.
+ * The two checks and the store are ONE round trip (the stored row is deleted again, one more, in the rare case where
+ * no inbox is left), then the queue's send.
+ */
 export async function deliverActivity(
   env: Env,
   db: DB,
@@ -73,19 +79,20 @@ export async function deliverActivity(
   activity: Record<string, unknown>,
   inboxes: Iterable<string>,
 ): Promise<number> {
-  const unique = [...new Set([...inboxes].filter(Boolean))];
-  if (!unique.length) return 0;
-  const skip = new Set((await db.select({ d: unavailableDomains.domain }).from(unavailableDomains)).map((r) => r.d));
-  const targets = unique.filter((i) => {
-    try {
-      return !skip.has(new URL(i).host);
-    } catch {
-      return false;
-    }
-  });
-  if (!targets.length) return 0;
+  const check = suspendedCheck(db, [...inboxes].filter(Boolean), cfg);
+  if (!check.statement) return 0;
   const id = snowflake();
-  await db.insert(activityOutbox).values({ id, accountId: signerAccountId, json: JSON.stringify(activity), createdAt: Date.now() });
+  const [blocked, unavailable] = (await runBatch(db, [
+    check.statement,
+    db.select({ d: unavailableDomains.domain }).from(unavailableDomains),
+    db.insert(activityOutbox).values({ id, accountId: signerAccountId, json: JSON.stringify(activity), createdAt: Date.now() }),
+  ])) as [{ domain: string; allow: number }[], { d: string }[]];
+  const skip = new Set(unavailable.map((r) => r.d));
+  const targets = check.keep(blocked).filter((i) => !skip.has(new URL(i).host));
+  if (!targets.length) {
+    await db.delete(activityOutbox).where(eq(activityOutbox.id, id));
+    return 0;
+  }
   const packs: DeliveryMessage[] = [];
   for (let i = 0; i < targets.length; i += DELIVERY_PACK)
     packs.push({ outboxId: id, inboxes: targets.slice(i, i + DELIVERY_PACK), attempt: 0, origin: cfg.origin });

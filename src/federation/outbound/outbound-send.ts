@@ -7,7 +7,7 @@ import { idList } from "../../db/client";
 import { type AccountRow, accounts, type RenderAccountRow } from "../../db/schema/index";
 import type { Config, Env } from "../../env";
 import { deliverActivity } from "./delivery";
-import { personalInbox, withoutSuspended } from "./recipients";
+import { personalInbox } from "./recipients";
 import { accountRows } from "../../db/table-rows";
 
 type Obj = Record<string, unknown>;
@@ -27,9 +27,7 @@ export const isLocal = <A extends RenderAccountRow>(a: A | undefined): a is A =>
 export const isRemote = <A extends RenderAccountRow>(a: A | undefined): a is A => !!a && !!a.domain && !a.suspendedAt;
 
 export async function send(r: Run, signerId: string, activity: Obj, inboxes: Iterable<string>): Promise<number> {
-  const targets = await withoutSuspended(r.db, inboxes, r.cfg);
-  if (!targets.length) return 0;
-  return deliverActivity(r.env, r.db, r.cfg, signerId, activity, targets);
+  return deliverActivity(r.env, r.db, r.cfg, signerId, activity, inboxes);
 }
 
 /** Sends `activity` from `local` to one remote account's own inbox. */

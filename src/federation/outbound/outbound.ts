@@ -5,7 +5,7 @@
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { idList, runBatch } from "../../db/client";
-import { favourites, polls, pollVotes, reports, statuses } from "../../db/schema/index";
+import { accounts, favourites, polls, pollVotes, reports, statuses } from "../../db/schema/index";
 import { loadStatusBundle, type StatusRow } from "../../entities/statuses/status";
 import type { Env } from "../../env";
 import { readConfig } from "../../env";
@@ -49,7 +49,7 @@ import {
   preferredInbox,
   remoteInboxes,
 } from "./recipients";
-import { statusRows } from "../../db/table-rows";
+import { accountRows, statusRows } from "../../db/table-rows";
 
 async function pair(r: Run, localId: string, remoteId: string) {
   const m = await accountsById(r.db, [localId, remoteId]);
@@ -103,15 +103,25 @@ async function deleteStatus(r: Run, a: Extract<FederateAction, { kind: "delete_s
 }
 
 async function announce(r: Run, reblogId: string) {
-  const [reblog] = await statusRows(r.db, { where: eq(statuses.id, reblogId), limit: 1 });
+  // The boost, the boosted status, both authors and the booster's follower inboxes: ONE batch (the others are found
+  // through the boost's row in SQL); unused when it is not a local boost.
+  const id = padId(reblogId);
+  const booster = sql`(SELECT account_id FROM statuses WHERE id = ${id})`;
+  const boosted = sql`(SELECT reblog_of_id FROM statuses WHERE id = ${id})`;
+  const [reblogs, targets, authors, followers] = (await runBatch(r.db, [
+    statusRows(r.db, { where: eq(statuses.id, reblogId), limit: 1 }),
+    statusRows(r.db, { where: sql`${statuses.id} = ${boosted}`, limit: 1 }),
+    accountRows(r.db, { where: sql`${accounts.id} IN (${booster}, (SELECT account_id FROM statuses WHERE id = ${boosted}))` }),
+    followerInboxesStatement(r.db, booster),
+  ])) as [StatusRow[], StatusRow[], AccountRow[], { inbox: string }[]];
+  const [reblog] = reblogs;
   if (!reblog?.reblogOfId || !reblog.local) return;
-  const [target] = await statusRows(r.db, { where: eq(statuses.id, reblog.reblogOfId), limit: 1 });
+  const [target] = targets;
   if (!target || target.visibility === "direct") return;
-  const m = await accountsById(r.db, [reblog.accountId, target.accountId]);
-  const actor = m.get(reblog.accountId);
-  const original = m.get(target.accountId);
+  const actor = authors.find((a) => a.id === reblog.accountId);
+  const original = authors.find((a) => a.id === target.accountId);
   if (!isLocal(actor) || !original || !actor.followersUrl) return;
-  const inboxes = [...(await followerInboxes(r.db, actor.id)), ...remoteInboxes([original])];
+  const inboxes = [...followers.map((f) => f.inbox), ...remoteInboxes([original])];
   const activity = announceActivity(actor.uri, reblog.uri, target.uri, actor.followersUrl, original.uri, reblog.createdAt, reblog.visibility);
   // A boost of one's own followers-only post stays followers-only: no Public in cc.
   if (reblog.visibility === "private") activity.cc = [original.uri];
@@ -132,9 +142,16 @@ async function undoAnnounce(r: Run, a: Extract<FederateAction, { kind: "undo_ann
 const likeUri = (actor: AccountRow, favouriteId: string) => `${actor.uri}#likes/${favouriteId}`;
 
 async function like(r: Run, a: Extract<FederateAction, { kind: "like" | "undo_like" }>, undo: boolean) {
-  const [s] = await r.db.select({ uri: statuses.uri, accountId: statuses.accountId }).from(statuses).where(eq(statuses.id, a.statusId)).limit(1);
+  // The status and both accounts (its author found through its row): ONE batch.
+  const authorOf = sql`(SELECT account_id FROM statuses WHERE id = ${padId(a.statusId)})`;
+  const [found, people] = (await runBatch(r.db, [
+    r.db.select({ uri: statuses.uri, accountId: statuses.accountId }).from(statuses).where(eq(statuses.id, a.statusId)).limit(1),
+    accountRows(r.db, { where: sql`${accounts.id} IN (${padId(a.accountId)}, ${authorOf})` }),
+  ])) as [{ uri: string; accountId: string }[], AccountRow[]];
+  const [s] = found;
   if (!s) return;
-  const [actor, author] = await pair(r, a.accountId, s.accountId);
+  const actor = people.find((p) => p.id === a.accountId);
+  const author = people.find((p) => p.id === s.accountId);
   if (!isLocal(actor) || !isRemote(author)) return;
   const id = likeUri(actor, a.favouriteId);
   if (!undo) await r.db.update(favourites).set({ uri: id }).where(eq(favourites.id, a.favouriteId));

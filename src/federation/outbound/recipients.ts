@@ -1,6 +1,6 @@
 // Who receives an outbound activity (Mastodon's StatusReachFinder, simplified): remote followers (shared inboxes
 // collapsed), mentioned and otherwise involved remote accounts, never local accounts, suspended accounts or hosts
-// under a suspending domain block. Unavailable hosts are skipped later by deliverActivity.
+// under a suspending domain block (suspendedCheck, run by deliverActivity with its other statements), nor unavailable hosts.
 import { and, eq, isNotNull, isNull, type SQL, sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { accounts, domainAllows, domainBlocks, favourites, follows, statuses } from "../../db/schema/index";
@@ -68,11 +68,12 @@ export async function followingInboxes(db: DB, accountId: string): Promise<strin
 
 /**
  * Drops inboxes on hosts under a suspending domain block (the host itself or a parent domain) and, in limited
- * federation mode, on hosts no domain allow names. One statement whatever the number of inboxes.
+ * federation mode, on hosts no domain allow names. One statement whatever the number of inboxes, for a batch
+ * (deliverActivity runs it with its other statements): `statement` is null when no inbox parses, and `keep` takes the
+ * statement's rows and returns the inboxes that stay.
  */
-export async function withoutSuspended(db: DB, inboxes: Iterable<string>, mode: Pick<Config, "limitedFederation">): Promise<string[]> {
+export function suspendedCheck(db: DB, inboxes: Iterable<string>, mode: Pick<Config, "limitedFederation">) {
   const list = [...new Set(inboxes)].filter(Boolean);
-  if (!list.length) return [];
   const hosts = new Map<string, string[]>();
   for (const inbox of list) {
     let u: URL;
@@ -84,16 +85,27 @@ export async function withoutSuspended(db: DB, inboxes: Iterable<string>, mode: 
     hosts.set(inbox, [u.host.toLowerCase(), ...domainAndParents(u.hostname)]);
   }
   const candidates = JSON.stringify([...new Set([...hosts.values()].flat())]);
-  const rows = await db.all<{ domain: string; allow: number }>(sql`
+  const statement = hosts.size
+    ? db.all<{ domain: string; allow: number }>(sql`
     SELECT lower(domain) AS domain, 0 AS allow FROM ${domainBlocks} WHERE severity = 'suspend' AND lower(domain) IN (SELECT value FROM json_each(${candidates}))
     UNION ALL
-    SELECT lower(domain), 1 FROM ${domainAllows} WHERE ${mode.limitedFederation ? 1 : 0} = 1 AND lower(domain) IN (SELECT value FROM json_each(${candidates}))`);
-  const suspended = new Set(rows.filter((r) => !r.allow).map((r) => r.domain));
-  const allowed = new Set(rows.filter((r) => r.allow).map((r) => r.domain));
-  return [...hosts]
-    .filter(([, names]) => !names.some((n) => suspended.has(n)))
-    .filter(([, names]) => !mode.limitedFederation || allowed.has(names[0]!) || allowed.has(names[1]!))
-    .map(([inbox]) => inbox);
+    SELECT lower(domain), 1 FROM ${domainAllows} WHERE ${mode.limitedFederation ? 1 : 0} = 1 AND lower(domain) IN (SELECT value FROM json_each(${candidates}))`)
+    : null;
+  const keep = (rows: { domain: string; allow: number }[]): string[] => {
+    const suspended = new Set(rows.filter((r) => !r.allow).map((r) => r.domain));
+    const allowed = new Set(rows.filter((r) => r.allow).map((r) => r.domain));
+    return [...hosts]
+      .filter(([, names]) => !names.some((n) => suspended.has(n)))
+      .filter(([, names]) => !mode.limitedFederation || allowed.has(names[0]!) || allowed.has(names[1]!))
+      .map(([inbox]) => inbox);
+  };
+  return { statement, keep };
+}
+
+/** suspendedCheck on its own: the inboxes that stay, in one round trip (none when no inbox parses). */
+export async function withoutSuspended(db: DB, inboxes: Iterable<string>, mode: Pick<Config, "limitedFederation">): Promise<string[]> {
+  const check = suspendedCheck(db, inboxes, mode);
+  return check.statement ? check.keep(await check.statement) : [];
 }
 
 /** Inboxes of an account's remote followers, shared inboxes collapsed. */
