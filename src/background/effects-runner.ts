@@ -17,6 +17,8 @@ import { publishScheduledStatus } from "../services/statuses/publish-scheduled";
 import { deleteStored } from "../media/store";
 import { fetchCardForStatus } from "../services/statuses/preview-cards";
 import { processStagedMedia } from "../services/statuses/media-processing";
+import { cacheRemoteAttachments } from "../services/statuses/remote-media-cache";
+import { baseFetchOptions } from "../federation/remote/fetch-options";
 import { applyDomainBlockRound } from "../services/admin/domain-blocks";
 import { deleteAccountChunk } from "../services/accounts/delete-account";
 import { replaceRemotePins } from "../services/interactions/pins";
@@ -130,6 +132,8 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects, b
     case "fetch_card":
       await fetchCardForStatus(db, configFor(env, fx), effect.statusId);
       return;
+    case "cache_media":
+      return cacheRemoteAttachments(db, env, remoteMediaFetch(env, fx), effect.mediaIds);
     case "process_media":
       await processStagedMedia(db, env, effect.mediaId);
       return;
@@ -165,6 +169,12 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects, b
     default:
       return unknownEffect(effect);
   }
+}
+
+/** The guarded fetch's options for remote media: the instance's own host refused, and REMOTE_MEDIA_TIMEOUT_MS. */
+function remoteMediaFetch(env: Env, fx: Effects) {
+  const ms = Number(env.REMOTE_MEDIA_TIMEOUT_MS);
+  return { ...baseFetchOptions(configFor(env, fx)), ...(Number.isFinite(ms) && ms > 0 ? { timeoutMs: ms } : {}) };
 }
 
 /** The operator's daily D1 row budget for archive imports (ARCHIVE_IMPORT_DAILY_ROWS), else the default. */
