@@ -74,6 +74,8 @@ export interface Env {
   REMOTE_MEDIA_CACHE?: string;
   /** Time for fetching one remote file, in ms (default 30 s for a picture, 120 s for video or audio). */
   REMOTE_MEDIA_TIMEOUT_MS?: string;
+  /** Days a cached remote file nobody here interacted with is kept (Mastodon's media_cache_retention_period); default 7, 0 for ever. */
+  MEDIA_CACHE_RETENTION_DAYS?: string;
 }
 
 export type RegistrationsMode = "open" | "approval" | "closed";

@@ -133,6 +133,7 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects, b
       await fetchCardForStatus(db, configFor(env, fx), effect.statusId);
       return;
     case "cache_media":
+      if (!configFor(env, fx).cacheRemoteMedia) return; // turned off since it was queued
       return cacheRemoteAttachments(db, env, remoteMediaFetch(env, fx), effect.mediaIds);
     case "process_media":
       await processStagedMedia(db, env, effect.mediaId);

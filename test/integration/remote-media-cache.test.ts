@@ -7,9 +7,11 @@
 import { env, SELF } from "cloudflare:test";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { MAX_EFFECT_ATTEMPTS } from "../../src/effects/retry";
-import { anon, makeUser, ORIGIN } from "./helpers";
+import { anon, db, makeUser, ORIGIN } from "./helpers";
+import { Effects } from "../../src/effects/collector";
+import { pruneRemoteMedia } from "../../src/services/statuses/remote-media-prune";
 import { ADMIN } from "./admin-fixtures";
-import { create, installFetchMock, note, postInbox, remoteActor, runJobs, sql } from "./federation-inbox-fixtures";
+import { create, installFetchMock, note, pad, postInbox, remoteActor, runJobs, sql } from "./federation-inbox-fixtures";
 import { jpeg, mp4 } from "./media-fixtures";
 import { photo } from "./media-pipeline-fixtures";
 
@@ -205,5 +207,52 @@ describe("remote attachments cached in R2", () => {
     const [m] = (await show(id)).media_attachments;
     expect(m.url).toBe(m.remote_url);
     expect(await r2Keys(m.id)).toEqual([]);
+  });
+});
+
+describe("pruning cached remote media", () => {
+  const daysAgo = (d: number) => Date.now() - d * 86_400_000;
+
+  it("after MEDIA_CACHE_RETENTION_DAYS a file nobody here interacted with goes back to its remote URL; a kept Tern URL redirects and fetches it again", async () => {
+    const pic = await photo(800, 600);
+    const asked = fileServer(() => bytes(pic, "image/png"));
+    const old = await statusWith([image("/old.png")]);
+    const liked = await statusWith([image("/liked.png")]);
+    const fresh = await statusWith([image("/fresh.png")]);
+    expect(asked).toHaveLength(3);
+    const [oldMedia] = (await show(old.id)).media_attachments;
+    const [likedMedia] = (await show(liked.id)).media_attachments;
+    const cachedUrl = oldMedia.url as string;
+    // Two were cached 8 days ago; a local user favourited one of them.
+    await sql("UPDATE media_attachments SET created_at = ? WHERE id IN (?, ?)", daysAgo(8), pad(oldMedia.id), pad(likedMedia.id));
+    const fan = await makeUser("prunefan");
+    expect((await fan.api.post(`/api/v1/statuses/${liked.id}/favourite`)).status).toBe(200);
+    const fx = new Effects("http://localhost");
+    expect(await pruneRemoteMedia(db(), env, fx, Date.now())).toBe(1);
+    const [after] = (await show(old.id)).media_attachments;
+    expect(after.url).toBe("https://files.example/old.png");
+    expect(after.meta.original).toMatchObject({ width: 800, height: 600 }); // measured sizes stay
+    expect(await r2Keys(oldMedia.id)).toEqual([]);
+    expect((await show(liked.id)).media_attachments[0].url).toBe(likedMedia.url);
+    expect((await show(fresh.id)).media_attachments[0].url.startsWith(ORIGIN)).toBe(true);
+    // Running again changes nothing.
+    expect(await pruneRemoteMedia(db(), env, fx, Date.now())).toBe(0);
+    // A client that kept the Tern URL is sent to the remote file, and the file is fetched again.
+    const res = await SELF.fetch(cachedUrl, { redirect: "manual" });
+    expect(res.status).toBe(302);
+    expect(res.headers.get("location")).toBe("https://files.example/old.png");
+    await runJobs(ON);
+    expect(asked).toHaveLength(4);
+    const [back] = (await show(old.id)).media_attachments;
+    expect(back.url.startsWith(`${ORIGIN}/media/`)).toBe(true);
+    expect(back.url).not.toBe(cachedUrl);
+    // The old URL now leads to the new copy.
+    const again = await SELF.fetch(cachedUrl, { redirect: "manual" });
+    expect(again.status).toBe(302);
+    expect(new URL(again.headers.get("location")!, ORIGIN).href).toBe(back.url);
+  });
+
+  it("MEDIA_CACHE_RETENTION_DAYS=0 keeps cached files for ever", async () => {
+    expect(await pruneRemoteMedia(db(), { ...env, MEDIA_CACHE_RETENTION_DAYS: "0" }, new Effects("http://localhost"), Date.now() + 1e12)).toBe(0);
   });
 });

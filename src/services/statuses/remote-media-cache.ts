@@ -10,6 +10,7 @@
 import { and, eq, inArray, isNull, sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { accounts, mediaAttachments } from "../../db/schema";
+import type { Effects } from "../../effects/collector";
 import type { Env } from "../../env";
 import { ingestRemote, RemoteMediaFailed } from "../../media/remote";
 import { attachmentKeys, deleteStored } from "../../media/store";
@@ -17,6 +18,11 @@ import type { SafeFetchOptions } from "../../net/safe-fetch";
 import { rejectMediaNow } from "../admin/domain-blocks";
 
 export type CacheEnv = Pick<Env, "MEDIA" | "IMAGES" | "IMAGES_TIMEOUT_MS">;
+
+/** A view of a pruned remote attachment's old URL here (the media route): fetch it again, in the background. */
+export function recacheRemoteAttachment(fx: Effects, mediaId: string): void {
+  fx.add({ type: "cache_media", mediaIds: [mediaId] });
+}
 
 /** Caches the attachments `mediaIds` not cached yet; throws (after trying each) when one failed in a way that may pass. */
 export async function cacheRemoteAttachments(db: DB, env: CacheEnv, fetchOpts: SafeFetchOptions, mediaIds: string[]): Promise<void> {
