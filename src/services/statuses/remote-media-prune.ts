@@ -49,7 +49,10 @@ export async function pruneRemoteMedia(
       RETURNING id`,
   );
   const pruned = new Set(done.map((d) => d.id));
-  const keys = rows.filter((r) => pruned.has(r.id)).flatMap((r) => [r.file_key, r.preview_key]).filter((k): k is string => !!k);
+  const keys = rows
+    .filter((r) => pruned.has(r.id))
+    .flatMap((r) => [r.file_key, r.preview_key])
+    .filter((k): k is string => !!k);
   try {
     await deleteStored(env, keys);
   } catch (e) {
