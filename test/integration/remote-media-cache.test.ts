@@ -125,6 +125,20 @@ describe("remote attachments cached in R2", () => {
     expect(m.remote_url).toBe("https://files.example/r.png");
   });
 
+  it("a copy cached before its domain was blocked with reject_media is no longer shown", async () => {
+    const pic = await photo(300, 200);
+    fileServer(() => bytes(pic, "image/png"));
+    const { id } = await statusWith([image("/later-blocked.png")], "blockedlater.example");
+    expect((await show(id)).media_attachments[0].url.startsWith(ORIGIN)).toBe(true);
+    const admin = await makeUser("mediacache2", ADMIN);
+    expect((await admin.api.post("/api/v1/admin/domain_blocks", { domain: "blockedlater.example", severity: "noop", reject_media: true })).status).toBe(200);
+    await runJobs(ON);
+    const [m] = (await show(id)).media_attachments;
+    expect(m.type).toBe("unknown");
+    expect(m.url).toBeNull();
+    expect(m.remote_url).toBe("https://files.example/later-blocked.png");
+  });
+
   const transient: [string, Answer][] = [
     ["throws", () => Promise.reject(new TypeError("fetch failed: getaddrinfo ENOTFOUND files.example"))],
     ["hangs", () => new Promise<Response>(() => {})],

@@ -35,7 +35,8 @@ export interface MastodonMediaAttachment {
  * proxy, which refuses to fetch from such a domain; Tern has no proxy, so they are null (as for media not processed).
  */
 export function renderMedia(cfg: Config, m: MediaRow, rejected = false): MastodonMediaAttachment {
-  if (rejected && !m.fileKey) {
+  // A copy cached before the block (a remote row with a file of ours) is not shown either.
+  if (rejected && (!m.fileKey || m.remoteUrl)) {
     return {
       id: m.id,
       type: "unknown",
