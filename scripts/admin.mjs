@@ -395,7 +395,9 @@ const commands = {
       console.log(`  removed ${rows.length} statuses`);
       if (rows.length < batch) break;
     }
-    console.log(`purged ${total} remote statuses older than ${n} days (with their media rows, mentions, tags, polls and feed entries; cached media files go with the next cleanup of detached media)`);
+    console.log(
+      `purged ${total} remote statuses older than ${n} days (with their media rows, mentions, tags, polls and feed entries; cached media files go with the next cleanup of detached media)`,
+    );
   },
 };
 
