@@ -37,6 +37,9 @@ export default defineConfig(async () => {
             // Tests fill the RateLimiter object's counters directly: every request asks it, as before the isolate
             // counted the general budgets itself (test/integration/ratelimit-local.test.ts tests the default of 10).
             RATE_LIMIT_REPORT_EVERY: "1",
+            // Remote media stays hot-linked unless a test turns the cache on (test/integration/remote-media-cache.test.ts):
+            // the fake remote servers of the other tests serve no files, and their job lists count effects.
+            REMOTE_MEDIA_CACHE: "false",
           },
         },
       }),

@@ -383,6 +383,9 @@ const commands = {
           `DELETE FROM poll_votes WHERE poll_id IN (SELECT id FROM polls WHERE status_id IN ${set})`,
           `DELETE FROM polls WHERE status_id IN ${set}`,
           `DELETE FROM status_edits WHERE status_id IN ${set}`,
+          // A file cached in R2 (issue 32) is left to the cron's cleanup of detached media, which deletes its objects
+          // with the row (at its next run: detached_at 0 is long past; this script cannot reach R2).
+          `UPDATE media_attachments SET status_id = NULL, detached_at = 0 WHERE status_id IN ${set} AND (file_key IS NOT NULL OR preview_key IS NOT NULL)`,
           `DELETE FROM media_attachments WHERE status_id IN ${set}`,
           `DELETE FROM quotes WHERE status_id IN ${set}`,
           `DELETE FROM statuses WHERE id IN ${set}`,
@@ -392,7 +395,9 @@ const commands = {
       console.log(`  removed ${rows.length} statuses`);
       if (rows.length < batch) break;
     }
-    console.log(`purged ${total} remote statuses older than ${n} days (with their media rows, mentions, tags, polls and feed entries)`);
+    console.log(
+      `purged ${total} remote statuses older than ${n} days (with their media rows, mentions, tags, polls and feed entries; cached media files go with the next cleanup of detached media)`,
+    );
   },
 };
 

@@ -70,6 +70,12 @@ export interface Env {
   MAIL_TIMEOUT_MS?: string;
   /** `false`: no annual reports are offered in December (Mastodon's `wrapstodon` setting); default on. */
   WRAPSTODON?: string;
+  /** "false": remote media is hot-linked, never fetched into R2 (issue 32 point 3). Default on. */
+  REMOTE_MEDIA_CACHE?: string;
+  /** Time for fetching one remote file, in ms (default 30 s for a picture, 120 s for video or audio). */
+  REMOTE_MEDIA_TIMEOUT_MS?: string;
+  /** Days a cached remote file nobody here interacted with is kept (Mastodon's media_cache_retention_period); default 7, 0 for ever. */
+  MEDIA_CACHE_RETENTION_DAYS?: string;
 }
 
 export type RegistrationsMode = "open" | "approval" | "closed";
@@ -92,6 +98,7 @@ export type ConfigEnv = Pick<
   | "REQUIRE_EMAIL_CONFIRMATION"
   | "LIMITED_FEDERATION"
   | "WRAPSTODON"
+  | "REMOTE_MEDIA_CACHE"
 >;
 
 export interface Config {
@@ -110,6 +117,8 @@ export interface Config {
   limitedFederation: boolean;
   /** Annual reports (Wrapstodon) are offered from 10 to 31 December, UTC. */
   wrapstodon: boolean;
+  /** Remote attachments, avatars, headers, emojis and card images are fetched into R2 and served from here. */
+  cacheRemoteMedia: boolean;
 }
 
 const on = (v: string | undefined, def: boolean) => (v === undefined || v === "" ? def : /^(1|true|yes|on)$/i.test(v));
@@ -149,6 +158,7 @@ function makeConfig(env: ConfigEnv, requestUrl: string): Config {
     requireEmailConfirmation: on(env.REQUIRE_EMAIL_CONFIRMATION, false),
     limitedFederation: on(env.LIMITED_FEDERATION, false),
     wrapstodon: on(env.WRAPSTODON, true),
+    cacheRemoteMedia: on(env.REMOTE_MEDIA_CACHE, true),
   };
 }
 

@@ -24,6 +24,7 @@ import { isTrendsNoticeHour, noticeTrendsAwaitingReview } from "../trends/review
 import { purgeExpiredLinks } from "../services/auth/email-links";
 import { purgeExpiredGrants, purgeExpiredWebSessions } from "./expired-logins";
 import { cleanupUnattachedMedia, pruneFederationState } from "./housekeeping";
+import { pruneRemoteMedia } from "../services/statuses/remote-media-prune";
 
 export const INACTIVE_AFTER_MS = 14 * 24 * 60 * 60 * 1000;
 const DROP_PER_RUN = 200;
@@ -91,6 +92,7 @@ export function housekeepingTasks(env: Env, db: DB, fx: Effects, at: number) {
     ["purge expired web sessions", () => purgeExpiredWebSessions(db, at)],
     ["purge expired e-mail links", () => purgeExpiredLinks(db, at)],
     ["clean up unattached media", () => cleanupUnattachedMedia(db, env, fx, at)],
+    ["prune cached remote media", () => pruneRemoteMedia(db, env, fx, at)],
     ["requeue stale inbox items", () => requeueStaleInboxItems(db, fx, at)],
     ["refresh trends", () => refreshTrends(db, at)],
   ] as const;

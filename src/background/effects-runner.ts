@@ -18,6 +18,8 @@ import { deleteStored } from "../media/store";
 import { fetchCardForStatus } from "../services/statuses/preview-cards";
 import { processStagedMedia } from "../services/statuses/media-processing";
 import { applyDomainBlockRound } from "../services/admin/blocks/domain-blocks";
+import { cacheRemoteAttachments } from "../services/statuses/remote-media-cache";
+import { baseFetchOptions } from "../federation/remote/fetch-options";
 import { deleteAccountChunk } from "../services/accounts/delete-account";
 import { replaceRemotePins } from "../services/interactions/pins";
 import { runArchiveRound } from "../services/data/export-archive";
@@ -130,6 +132,9 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects, b
     case "fetch_card":
       await fetchCardForStatus(db, configFor(env, fx), effect.statusId);
       return;
+    case "cache_media":
+      if (!configFor(env, fx).cacheRemoteMedia) return; // turned off since it was queued
+      return cacheRemoteAttachments(db, env, remoteMediaFetch(env, fx), effect.mediaIds);
     case "process_media":
       await processStagedMedia(db, env, effect.mediaId);
       return;
@@ -165,6 +170,12 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects, b
     default:
       return unknownEffect(effect);
   }
+}
+
+/** The guarded fetch's options for remote media: the instance's own host refused, and REMOTE_MEDIA_TIMEOUT_MS. */
+function remoteMediaFetch(env: Env, fx: Effects) {
+  const ms = Number(env.REMOTE_MEDIA_TIMEOUT_MS);
+  return { ...baseFetchOptions(configFor(env, fx)), ...(Number.isFinite(ms) && ms > 0 ? { timeoutMs: ms } : {}) };
 }
 
 /** The operator's daily D1 row budget for archive imports (ARCHIVE_IMPORT_DAILY_ROWS), else the default. */

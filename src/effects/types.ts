@@ -50,6 +50,9 @@ export type Effect =
   // A large upload through /api/v2/media, stored as it came (processing = 1): make its original, preview and blurhash
   // (src/services/statuses/media-processing.ts); run after the 202 in the same invocation, retried through JOBS
   | { type: "process_media"; mediaId: string }
+  // A remote status was stored with attachments naming another server's files: fetch them into R2
+  // (src/services/statuses/remote-media-cache.ts)
+  | { type: "cache_media"; mediaIds: string[] }
   // A new or re-edited status may link a page: fetch its preview card (src/services/statuses/preview-cards.ts)
   | { type: "fetch_card"; statusId: string }
   // An instance domain block was created, changed or lifted: silence or suspend its domain's accounts and keep their

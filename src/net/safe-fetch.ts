@@ -7,7 +7,7 @@
 // ports 80/443 only, our own host never fetched, redirects followed by hand (≤3, each re-validated, no https→http
 // downgrade), 30 s total, and the body counted while streaming (decompressed) against a cap.
 // `allowLoopback` (config ALLOW_LOOPBACK_FETCH, off by default) lets tests federate between processes on 127.0.0.1.
-import { readCapped } from "../lib/http/capped-body";
+import { cappedStream, readCapped } from "../lib/http/capped-body";
 import { canonicalHostname, internalNameReason, isBlockedAddress, isIpLiteral, isLoopback } from "./ip";
 import { type Outgoing, outgoingOf, type Signer } from "./outgoing";
 
@@ -167,8 +167,56 @@ function answer(res: Response, url: URL, body: Uint8Array): SafeResponse {
 }
 
 export async function safeFetch(rawUrl: string, opts: SafeFetchOptions = {}): Promise<SafeResponse> {
-  const maxRedirects = opts.maxRedirects ?? 3;
   const signal = opts.signal ?? AbortSignal.timeout(opts.timeoutMs ?? 30_000);
+  const { res, url } = await openGuarded(rawUrl, opts, signal);
+  if (opts.wantBody === false || (opts.wantBody && !opts.wantBody(res.status, res.headers))) {
+    await res.body?.cancel().catch(() => {});
+    return answer(res, url, new Uint8Array(0));
+  }
+  return answer(res, url, await readResponseCapped(res, opts.maxBytes ?? 1024 * 1024, signal, opts.truncate));
+}
+
+/** A guarded answer whose body is left as a stream, for files too large to hold in memory (remote media into R2). */
+export interface StreamedResponse {
+  status: number;
+  headers: Headers;
+  url: string;
+  /** Errors with FetchRefused("response too large") once more than `maxBytes` arrived, and with "timed out" at the deadline. */
+  body: ReadableStream<Uint8Array> | null;
+  cancel(): Promise<void>;
+}
+
+/**
+ * safeFetch without reading the body: the same URL checks, redirects and deadline (which also ends a body read too
+ * slowly). A declared Content-Length above `maxBytes` is refused before anything is read.
+ */
+export async function safeFetchStream(rawUrl: string, opts: SafeFetchOptions = {}): Promise<StreamedResponse> {
+  const signal = opts.signal ?? AbortSignal.timeout(opts.timeoutMs ?? 30_000);
+  const { res, url } = await openGuarded(rawUrl, opts, signal);
+  const maxBytes = opts.maxBytes ?? 1024 * 1024;
+  const declared = Number(res.headers.get("content-length") ?? "NaN");
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    await res.body?.cancel().catch(() => {});
+    throw new FetchRefused("response too large");
+  }
+  const capped = cappedStream(res.body, maxBytes, () => new FetchRefused("response too large")).body;
+  const body = capped?.pipeThrough(deadlineStream(signal)) ?? null;
+  return { status: res.status, headers: res.headers, url: url.toString(), body, cancel: async () => body?.cancel().catch(() => {}) };
+}
+
+/** Passes chunks through until `signal` aborts, then errors with "timed out" (a body trickling past the deadline). */
+function deadlineStream(signal: AbortSignal): TransformStream<Uint8Array, Uint8Array> {
+  return new TransformStream<Uint8Array, Uint8Array>({
+    transform(chunk, ctl) {
+      if (signal.aborted) ctl.error(new FetchRefused("timed out"));
+      else ctl.enqueue(chunk);
+    },
+  });
+}
+
+/** Sends the request (signed or knocked as asked) and follows redirects by hand, each hop checked; the body is unread. */
+async function openGuarded(rawUrl: string, opts: SafeFetchOptions, signal: AbortSignal): Promise<{ res: Response; url: URL }> {
+  const maxRedirects = opts.maxRedirects ?? 3;
   let url = checkUrl(rawUrl, opts);
   for (let hop = 0; ; hop++) {
     // Plain data until fetch() (outgoing.ts): signing adds headers, and no Request or Headers object is made for it.
@@ -209,11 +257,7 @@ export async function safeFetch(rawUrl: string, opts: SafeFetchOptions = {}): Pr
       url = next;
       continue;
     }
-    if (opts.wantBody === false || (opts.wantBody && !opts.wantBody(res.status, res.headers))) {
-      await res.body?.cancel().catch(() => {});
-      return answer(res, url, new Uint8Array(0));
-    }
-    return answer(res, url, await readResponseCapped(res, opts.maxBytes ?? 1024 * 1024, signal, opts.truncate));
+    return { res, url };
   }
 }
 

@@ -7,6 +7,7 @@ import { routeGroup } from "../../route-group";
 import { eq } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { mediaAttachments } from "../../db/schema/index";
+import { recacheRemoteAttachment } from "../../services/statuses/remote-media-cache";
 
 const r = routeGroup();
 
@@ -46,19 +47,25 @@ function keyOf(path: string): string | null {
 
 const ATTACHMENT_ID = /^\d{1,20}$/;
 
+type Access = { serve: true } | { serve: false; redirect?: string; recache?: string };
+
 /**
  * Whether an attachment key (`media_attachments/<row id>/...`) may be served: its row still exists and names it, and
  * the row is not detached from a deleted status (kept only so the author can post it again). Other keys (avatars,
- * headers) are not attachments and pass.
+ * headers) are not attachments and pass. A remote attachment's key it no longer names (its cached copy was pruned, or
+ * fetched again under new keys: services/statuses/remote-media-prune.ts) is redirected to where the file is now, its
+ * copy here or its server's URL; in the second case its fetch is queued again.
  */
-export async function servableAttachment(db: DB, key: string): Promise<boolean> {
+export async function attachmentAccess(db: DB, key: string): Promise<Access> {
   const [top, id] = key.split("/");
-  if (top !== "media_attachments") return true;
-  if (id === undefined || !ATTACHMENT_ID.test(id)) return false;
+  if (top !== "media_attachments") return { serve: true };
+  if (id === undefined || !ATTACHMENT_ID.test(id)) return { serve: false };
   const row = await db
     .select({
       fileKey: mediaAttachments.fileKey,
       previewKey: mediaAttachments.previewKey,
+      remoteUrl: mediaAttachments.remoteUrl,
+      previewRemoteUrl: mediaAttachments.previewRemoteUrl,
       statusId: mediaAttachments.statusId,
       scheduledStatusId: mediaAttachments.scheduledStatusId,
       detachedAt: mediaAttachments.detachedAt,
@@ -66,15 +73,32 @@ export async function servableAttachment(db: DB, key: string): Promise<boolean> 
     .from(mediaAttachments)
     .where(eq(mediaAttachments.id, id))
     .get();
-  if (!row || (row.fileKey !== key && row.previewKey !== key)) return false;
-  return !(row.detachedAt != null && row.statusId == null && row.scheduledStatusId == null);
+  if (!row) return { serve: false };
+  if (row.fileKey !== key && row.previewKey !== key) {
+    if (!row.remoteUrl || row.statusId == null) return { serve: false };
+    const small = /\/small\.[a-z0-9]+$/.test(key);
+    if (row.fileKey) return { serve: false, redirect: small && row.previewKey ? row.previewKey : row.fileKey };
+    return { serve: false, redirect: (small && row.previewRemoteUrl) || row.remoteUrl, recache: id };
+  }
+  return { serve: !(row.detachedAt != null && row.statusId == null && row.scheduledStatusId == null) };
+}
+
+export async function servableAttachment(db: DB, key: string): Promise<boolean> {
+  return (await attachmentAccess(db, key)).serve;
 }
 
 const missing = () => new Response("Not found", { status: 404, headers: { "content-type": "text/plain; charset=utf-8" } });
 
 r.on(["GET", "HEAD"], "/*", async (c) => {
   const key = keyOf(c.req.path);
-  if (!key || !(await servableAttachment(c.get("db"), key))) return missing();
+  if (!key) return missing();
+  const access = await attachmentAccess(c.get("db"), key);
+  if (!access.serve) {
+    if (!access.redirect) return missing();
+    if (access.recache) recacheRemoteAttachment(c.get("fx"), access.recache);
+    const to = /^https?:\/\//.test(access.redirect) ? access.redirect : `/media/${access.redirect}`;
+    return new Response(null, { status: 302, headers: { location: to, "cache-control": "no-store" } });
+  }
   const req = c.req.raw;
   if (req.method === "HEAD") {
     const obj = await c.env.MEDIA.head(key);

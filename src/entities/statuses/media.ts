@@ -35,7 +35,8 @@ export interface MastodonMediaAttachment {
  * proxy, which refuses to fetch from such a domain; Tern has no proxy, so they are null (as for media not processed).
  */
 export function renderMedia(cfg: Config, m: MediaRow, rejected = false): MastodonMediaAttachment {
-  if (rejected && !m.fileKey) {
+  // A copy cached before the block (a remote row with a file of ours) is not shown either.
+  if (rejected && (!m.fileKey || m.remoteUrl)) {
     return {
       id: m.id,
       type: "unknown",
@@ -52,7 +53,8 @@ export function renderMedia(cfg: Config, m: MediaRow, rejected = false): Mastodo
   const url = m.fileKey ? mediaUrl(cfg, m.fileKey) : m.remoteUrl;
   // A local video or audio file is no picture: without a thumbnail its preview is null (as in Mastodon for audio).
   const noPicture = !!m.fileKey && m.type !== "image" && !m.previewKey;
-  const preview = m.previewKey ? mediaUrl(cfg, m.previewKey) : noPicture ? null : (m.previewRemoteUrl ?? url);
+  // A cached remote video without a preview of ours keeps its sender's preview (the file itself is no picture).
+  const preview = m.previewKey ? mediaUrl(cfg, m.previewKey) : (m.previewRemoteUrl ?? (noPicture ? null : url));
   const meta: MastodonMediaMeta = { ...(m.meta ?? {}) };
   if (m.focusX != null && m.focusY != null) meta.focus = { x: m.focusX / 1000, y: m.focusY / 1000 };
   return {
@@ -60,8 +62,9 @@ export function renderMedia(cfg: Config, m: MediaRow, rejected = false): Mastodo
     type: m.type as MastodonMediaType,
     url: m.processing ? null : url,
     preview_url: m.processing ? null : preview,
-    remote_url: m.fileKey ? null : m.remoteUrl,
-    preview_remote_url: m.fileKey ? null : (m.previewRemoteUrl ?? null),
+    // A remote file fetched into R2 (services/statuses/remote-media-cache.ts) keeps its original URL here, as Mastodon's.
+    remote_url: m.remoteUrl,
+    preview_remote_url: m.previewRemoteUrl ?? null,
     text_url: null,
     meta,
     description: m.description ?? null,

@@ -70,6 +70,12 @@ function mediaRow(a: NormalizedNote["attachments"][number], accountId: string, s
   };
 }
 
+/** After the batch that stored `media`: fetch their files into R2, unless the operator turned it off or the domain rejects media. */
+function recordMediaCache(r: Resolution, author: AccountRow, media: MediaRow[]): void {
+  if (!media.length || !r.cfg.cacheRemoteMedia || author.rejectMedia) return;
+  r.fx.add({ type: "cache_media", mediaIds: media.map((m) => m.id) });
+}
+
 function tagNames(raw: string[]): TagName[] {
   const out = new Map<string, TagName>();
   for (const r of raw) {
@@ -357,6 +363,7 @@ export async function ingestNote(r: Resolution, note: NormalizedNote, author: Ac
   }
   // Mastodon crawls the first link of every status it creates from a Create (LinkCrawlWorker), realtime or not.
   if (await cardUrlOfHtml(row.content, r.cfg, mentionUrlsOf(note))) r.fx.add({ type: "fetch_card", statusId: id });
+  recordMediaCache(r, author, media);
   return row;
 }
 
@@ -452,20 +459,24 @@ async function applyNoteUpdateOnce(r: Resolution, status: StatusRow, note: Norma
   // but kept, so the history can still show them.
   const mediaWrites: Statement[] = [];
   const mediaIds: string[] = [];
+  const addedMedia: MediaRow[] = [];
   for (const a of attachments) {
     const old = byUrl.get(a.url);
     if (old) {
       mediaIds.push(old.id);
       const fresh = mediaRow(a, author.id, status.id, now);
+      // A cached file keeps the sizes and blurhash measured from it.
+      const measured = old.fileKey ? {} : { blurhash: fresh.blurhash, meta: fresh.meta };
       mediaWrites.push(
         db
           .update(mediaAttachments)
-          .set({ description: fresh.description, focusX: fresh.focusX, focusY: fresh.focusY, blurhash: fresh.blurhash, meta: fresh.meta })
+          .set({ description: fresh.description, focusX: fresh.focusX, focusY: fresh.focusY, ...measured })
           .where(eq(mediaAttachments.id, old.id)),
       );
     } else {
       const m = mediaRow(a, author.id, status.id, now);
       mediaIds.push(m.id);
+      addedMedia.push(m);
       mediaWrites.push(insertMedia(db, m));
     }
   }
@@ -558,6 +569,7 @@ async function applyNoteUpdateOnce(r: Resolution, status: StatusRow, note: Norma
   await runFinishing(db, writes, finishWith && ((w) => finishWith(w, notify)));
   r.fx.add(...notify);
   r.fx.add({ type: "status_updated", statusId: status.id });
+  recordMediaCache(r, author, addedMedia);
   if (contentChanged && (await cardUrlOfHtml(text.content, r.cfg, mentionUrlsOf(note)))) r.fx.add({ type: "fetch_card", statusId: status.id });
   return true;
 }

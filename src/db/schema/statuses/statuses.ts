@@ -139,6 +139,8 @@ export const mediaAttachments = lazyTable(() =>
       index("media_status").on(t.statusId),
       index("media_account_status").on(t.accountId, t.statusId),
       index("media_unattached").on(sql`coalesce(${t.detachedAt}, ${t.createdAt})`).where(sql`${t.statusId} IS NULL AND ${t.scheduledStatusId} IS NULL`),
+      // Cached remote files, oldest first, for the prune pass (migrations/0051)
+      index("media_remote_cached").on(t.createdAt).where(sql`${t.fileKey} IS NOT NULL AND ${t.remoteUrl} IS NOT NULL`),
     ],
   ),
 );

@@ -102,7 +102,7 @@ const accountHost = lazy(() => hostOf(sql`lower(${accounts.domain})`));
  * Whether some domain block with reject_media covers the account's domain or a parent domain (domainBlockFor's
  * match), as SQL over `accounts`: what accounts.reject_media should hold.
  */
-const rejectMediaNow = lazy(
+export const rejectMediaNow = lazy(
   () => sql`(${accounts.domain} IS NOT NULL AND EXISTS (SELECT 1 FROM domain_blocks rb WHERE rb.reject_media = 1
   AND (${accountHost()} = rb.domain OR substr(${accountHost()}, -length(rb.domain) - 1) = '.' || rb.domain)))`,
 );
