@@ -30,6 +30,8 @@ export interface Env {
   SOURCE_URL?: string;
   /** D1 rows an archive import may write per UTC day (src/services/data/import-archive-rounds.ts). */
   ARCHIVE_IMPORT_DAILY_ROWS?: string;
+  /** Bytes of its collection files an archive import's split reads per round (src/services/data/import-archive-rounds.ts); empty: 1,000,000. */
+  ARCHIVE_SPLIT_BYTES?: string;
   /** Rate limits (src/http/rate-limit.ts): `N` per Mastodon's period, `N/SECONDS`, or `off`; empty: Mastodon's figure. */
   RATE_LIMIT_API_PER_ACCOUNT?: string;
   RATE_LIMIT_API_PER_TOKEN?: string;

@@ -10,7 +10,7 @@ import { createDb } from "../../src/db/client";
 import { Effects } from "../../src/effects/collector";
 import { ARCHIVE_MAX_ATTEMPTS, runArchiveImportRound } from "../../src/services/data/import-archive-rounds";
 import { fetchMock } from "../support/fetch-mock";
-import { ALICE, mastodonArchive } from "./archive-fixtures";
+import { ALICE, mastodonArchive, outboxItems, outboxJson } from "./archive-fixtures";
 import { ORIGIN, cfg, makeUser, type TestUser } from "./helpers";
 import { png } from "./media-fixtures";
 import { queued, runQueuedJobs, unpack } from "./queues";
@@ -199,5 +199,85 @@ describe("an archive import when a dependency fails", () => {
       expect(fx.drainLater()).toEqual([]);
     }
     expect(await state(me, id)).toMatchObject({ state: "finished", processed_items: 13 });
+  });
+});
+
+describe("the split of the collection files, in bounded rounds", () => {
+  /** Runs the import's rounds with the split bounded to `chars` bytes a round; returns each split round's bytes read. */
+  async function runBounded(id: string, chars: number, beforeRound: (round: number) => void = () => {}) {
+    const db = createDb(env.DB);
+    const e = { ...env, ARCHIVE_SPLIT_BYTES: String(chars) };
+    const steps: number[] = [];
+    let prev = { s: 0, bytes: 0 };
+    for (let round = 0; round < 500; round++) {
+      const before = await env.DB.prepare("SELECT phase, cursor, state FROM archive_imports WHERE id = ?")
+        .bind(pad(id))
+        .first<{ phase: string; cursor: string | null; state: string }>();
+      if (before!.state !== "in_progress") break;
+      beforeRound(round);
+      await runArchiveImportRound(db, e, new Effects(ORIGIN), cfg(), id);
+      const after = await env.DB.prepare("SELECT phase, cursor FROM archive_imports WHERE id = ?")
+        .bind(pad(id))
+        .first<{ phase: string; cursor: string | null }>();
+      if (after!.phase === "split" && after!.cursor && after!.cursor !== before!.cursor) {
+        const c = JSON.parse(after!.cursor) as { s: number; bytes: number };
+        steps.push(c.s === prev.s ? c.bytes - prev.bytes : c.bytes);
+        prev = c;
+      }
+    }
+    return steps;
+  }
+
+  it("a round splits at most its bound (plus one slice), carries where it stopped, and the import is the same", async () => {
+    const { me, archive } = await setup();
+    const id = await upload(me, archive);
+    queued.jobs.length = 0;
+    const steps = await runBounded(id, 1000);
+    // the fixture's outbox.json is several KB: split over several rounds, each ending within 1,024 bytes
+    expect(steps.length).toBeGreaterThan(3);
+    for (const s of steps) expect(s).toBeLessThanOrEqual(1024);
+    expect(await state(me, id)).toMatchObject({ state: "finished", processed_items: 13, failed_items: 0 });
+    await importedOnce(me);
+  });
+
+  it("D1 refusing a split round's batch in the middle: the round is redone from the same point, nothing is split twice", async () => {
+    const { me, archive } = await setup();
+    const id = await upload(me, archive);
+    queued.jobs.length = 0;
+    let refuse = false;
+    let left = 1;
+    const refused = failRoundBatches(() => refuse && left-- > 0);
+    await runBounded(id, 1000, (round) => {
+      refuse = round === 2;
+    });
+    expect(refused()).toBe(1);
+    expect(await state(me, id)).toMatchObject({ state: "finished", processed_items: 13, failed_items: 0 });
+    await importedOnce(me);
+  });
+  it("an outbox.json alone, its characters of 2 to 4 bytes cut by every slice: each round resumes by range, every text intact", async () => {
+    const me = await makeUser();
+    await env.DB.prepare("INSERT INTO account_aliases (id, account_id, acct, uri, created_at) VALUES (?, ?, ?, ?, ?)")
+      .bind(pad(String(Date.now())), pad(me.id), "alice@old.example", ALICE, Date.now())
+      .run();
+    const items = outboxItems({ localUri: "https://gone.example/x", localAuthor: "https://gone.example/u", png: new Uint8Array(), extraPosts: 40 });
+    const many = "🐦✓ü".repeat(30);
+    const text = outboxJson(items).replaceAll("Post number", `Pöst ${many} nümber`);
+    const bytes = new TextEncoder().encode(text);
+    const res = await SELF.fetch(`${ORIGIN}/api/tern/archive_imports?filename=outbox.json`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${me.token}`, "content-type": "application/zip", "content-length": String(bytes.length) },
+      body: bytes,
+    });
+    expect(res.status).toBe(202);
+    const id = ((await res.json()) as { id: string }).id;
+    queued.jobs.length = 0;
+    const steps = await runBounded(id, 700);
+    expect(steps.length).toBeGreaterThan(bytes.length / 1100);
+    for (const s of steps) expect(s).toBeLessThanOrEqual(1024);
+    expect(await state(me, id)).toMatchObject({ state: "finished", total_items: 50, imported_items: 48, skipped_items: 2, failed_items: 0 });
+    const texts = (await env.DB.prepare("SELECT text FROM statuses WHERE account_id = ? AND text LIKE '%nümber%'").bind(pad(me.id)).all<{ text: string }>())
+      .results;
+    expect(texts).toHaveLength(40);
+    for (const t of texts) expect(t.text).toMatch(new RegExp(`^Pöst ${many} nümber \\d+ #bench$`, "u"));
   });
 });

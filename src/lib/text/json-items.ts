@@ -12,6 +12,22 @@ export interface SplitLimits {
   maxItems: number;
 }
 
+/** A splitter's state between two pieces of text (CollectionItemSplitter.snapshot). */
+export interface SplitterState {
+  depth: number;
+  inString: boolean;
+  escape: boolean;
+  str: string;
+  strStart: number;
+  lastString: string;
+  key: string;
+  inItems: boolean;
+  itemsDone: boolean;
+  item: string;
+  started: boolean;
+  count: number;
+}
+
 export class CollectionItemSplitter {
   private depth = 0;
   private inString = false;
@@ -119,6 +135,31 @@ export class CollectionItemSplitter {
     if (t.length > this.limits.maxItemChars) throw new JsonItemsError("an item of the collection is too large");
     if (++this.count > this.limits.maxItems) throw new JsonItemsError(`the collection has more than ${this.limits.maxItems} items`);
     out.push(t);
+  }
+
+  /**
+   * Where the splitter stands between two pieces of text, to carry to another invocation: `restore` on a new splitter
+   * fed the text after the same point goes on exactly as this one would (every field is plain data).
+   */
+  snapshot(): SplitterState {
+    return {
+      depth: this.depth,
+      inString: this.inString,
+      escape: this.escape,
+      str: this.str,
+      strStart: this.strStart,
+      lastString: this.lastString,
+      key: this.key,
+      inItems: this.inItems,
+      itemsDone: this.itemsDone,
+      item: this.item,
+      started: this.started,
+      count: this.count,
+    };
+  }
+
+  restore(s: SplitterState): void {
+    Object.assign(this, s);
   }
 
   /** The text ended: it must have been one whole object. */

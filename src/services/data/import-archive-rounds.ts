@@ -1,8 +1,10 @@
 // The rounds of an archive import (the `import_archive` effect; import-archive.ts stores and checks the upload).
 //
-//   split      outbox.json, likes.json and bookmarks.json are read once, as streams (inflated by the runtime when the
-//              zip deflated them), and cut into parts in R2 of PART_ITEMS activities / PART_URIS URIs
-//              (src/lib/text/json-items.ts), so that no later round parses more than one part
+//   split      outbox.json, likes.json and bookmarks.json are read as streams (inflated by the runtime when the
+//              zip deflated them) and cut into parts in R2 of PART_ITEMS activities / PART_URIS URIs
+//              (src/lib/text/json-items.ts), so that no later round parses more than one part; a round splits at
+//              most SPLIT_CHARS_PER_ROUND characters and carries where it stopped (file, characters read, the
+//              splitter's state) in the cursor, so its CPU does not grow with the archive
 //   statuses   at most ITEMS_PER_ROUND activities a round (fewer when media or ROUND_BUDGET_MS run out): each Create a
 //              local status (import-archive-items.ts), its media copied from the zip into R2; each Announce a boost when
 //              its status is on this server, else skipped
@@ -27,7 +29,7 @@ import { accountRows } from "../../db/table-rows";
 import type { Effects } from "../../effects/collector";
 import type { Config, Env } from "../../env";
 import { padId, snowflake } from "../../lib/text/ids";
-import { CollectionItemSplitter } from "../../lib/text/json-items";
+import { CollectionItemSplitter, type SplitterState } from "../../lib/text/json-items";
 import { openEntry, r2Access, type RandomAccess, readCentralDirectory, readEntry, type ZipEntryInfo } from "../../lib/text/zip-read";
 import { buildMeta, IMAGE_LIMIT, inspectFile, MAX_VIDEO_PIXELS, putInspected, uploadKey, VIDEO_LIMIT } from "../../media/store";
 import { sniff } from "../../media/sniff";
@@ -89,9 +91,12 @@ interface RoundResult {
 }
 
 /** One round of an import; records the next while work is left. */
+/** What a round reads from env: the bucket, and the split's per-round bound. */
+export type ArchiveEnv = Pick<Env, "MEDIA" | "ARCHIVE_SPLIT_BYTES">;
+
 export async function runArchiveImportRound(
   db: DB,
-  env: Pick<Env, "MEDIA">,
+  env: ArchiveEnv,
   fx: Effects,
   cfg: Config,
   importId: string,
@@ -157,14 +162,15 @@ async function recordFailure(db: DB, fx: Effects, imp: ArchiveImportRow, e: unkn
 
 async function finish(db: DB, env: Pick<Env, "MEDIA">, imp: ArchiveImportRow): Promise<void> {
   const keys = [imp.fileKey];
-  for (const source of ["outbox", "likes", "bookmarks"] as const) {
+  for (const source of SOURCES) {
     for (let n = 0; n < (imp.parts[source]?.parts ?? 0); n++) keys.push(partKey(imp.id, source, n));
+    if (imp.kind === "zip") keys.push(plainKey(imp.id, source));
   }
   for (let i = 0; i < keys.length; i += 1000) await env.MEDIA.delete(keys.slice(i, i + 1000));
   await db.update(archiveImports).set({ state: "finished", finishedAt: Date.now() }).where(eq(archiveImports.id, imp.id));
 }
 
-function runPhase(db: DB, env: Pick<Env, "MEDIA">, fx: Effects, cfg: Config, imp: ArchiveImportRow, me: AccountRow): Promise<RoundResult> {
+function runPhase(db: DB, env: ArchiveEnv, fx: Effects, cfg: Config, imp: ArchiveImportRow, me: AccountRow): Promise<RoundResult> {
   switch (imp.phase) {
     case "split":
       return splitRound(env, imp);
@@ -196,55 +202,137 @@ async function directory(src: RandomAccess) {
   return readCentralDirectory(src, { maxEntrySize: ARCHIVE_ENTRY_MAX_BYTES, maxTotalSize: ARCHIVE_TOTAL_MAX_BYTES });
 }
 
-async function splitRound(env: Pick<Env, "MEDIA">, imp: ArchiveImportRow): Promise<RoundResult> {
+/**
+ * Bytes of the collection files the split reads per round at most: the splitter's CPU grows with them (~1 MB is a
+ * few ms), so a round's CPU does not grow with the archive. `ARCHIVE_SPLIT_BYTES` overrides it.
+ */
+export const SPLIT_BYTES_PER_ROUND = 1_000_000;
+/** A splitter state larger than this (a long item under way) is not carried: the round reads on to the next slice. */
+const MAX_CARRIED_STATE = 64 * 1024;
+/** Bytes handed to the decoder and the splitter at once: a round can stop between two slices. */
+const MIN_SLICE = 1024;
+const MAX_SLICE = 65_536;
+const SOURCES = ["outbox", "likes", "bookmarks"] as const;
+
+/** A collection file inflated out of the zip once, so that later rounds read it by ranges (deleted when the import ends). */
+const plainKey = (id: string, source: Source) => `archive_imports/${id}/plain/${source}.json`;
+
+/** Where a split stopped: the file (index in SOURCES), its bytes read, its parts and items so far, the splitter. */
+interface SplitCursor {
+  s: number;
+  bytes: number;
+  n: number;
+  items: number;
+  state: SplitterState;
+}
+
+function splitCursor(c: string | null): SplitCursor | null {
+  if (!c) return null;
+  const v = JSON.parse(c) as SplitCursor;
+  return Number.isInteger(v.s) && Number.isInteger(v.bytes) && Number.isInteger(v.n) && v.state ? v : null;
+}
+
+/**
+ * The file to split as bytes at hand by ranges: the upload itself (an outbox.json sent alone), or a collection file of
+ * the zip, inflated into R2 by the round that starts it (the runtime inflates; a deflated stream cannot be entered in
+ * the middle, a stored copy can). Null when the archive has no such file.
+ */
+async function sourceFile(env: Pick<Env, "MEDIA">, imp: ArchiveImportRow, source: Source, first: boolean): Promise<{ key: string; size: number } | null> {
+  if (imp.kind !== "zip") return source === "outbox" ? { key: imp.fileKey, size: imp.fileSize } : null;
   const src = archiveOf(env, imp);
-  const dir = imp.kind === "zip" ? await directory(src) : null;
-  const parts: ArchiveParts = {};
+  const e = (await directory(src)).get(ARCHIVE_FILES[source]);
+  if (!e) return null;
+  const key = plainKey(imp.id, source);
+  if (first) {
+    // The inflated bytes straight into R2 (the entry's size is known from the central directory; the runtime pipes them).
+    await env.MEDIA.put(key, (await openEntry(src, e)).pipeThrough(new FixedLengthStream(e.size)));
+  }
+  return { key, size: e.size };
+}
+
+/** The end of a slice of `bytes` from `from`, moved back to the start of a UTF-8 character (never past `from`). */
+function sliceEnd(bytes: Uint8Array, from: number, want: number): number {
+  let to = Math.min(bytes.length, from + want);
+  if (to >= bytes.length) return bytes.length;
+  let back = to;
+  while (back > from && ((bytes[back] as number) & 0xc0) === 0x80) back--;
+  if (back > from) to = back;
+  return to;
+}
+
+/** Whether `bytes` ends with a whole UTF-8 character (no character's first bytes left at its end). */
+function endsWholeChar(bytes: Uint8Array): boolean {
+  for (let i = bytes.length - 1, back = 1; i >= 0 && back <= 4; i--, back++) {
+    const b = bytes[i] as number;
+    if ((b & 0xc0) === 0x80) continue;
+    const len = b < 0x80 ? 1 : b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+    return back >= len;
+  }
+  return true;
+}
+
+async function splitRound(env: ArchiveEnv, imp: ArchiveImportRow): Promise<RoundResult> {
+  const perRound = Number(env.ARCHIVE_SPLIT_BYTES) > 0 ? Number(env.ARCHIVE_SPLIT_BYTES) : SPLIT_BYTES_PER_ROUND;
+  const at = splitCursor(imp.cursor);
+  const parts: ArchiveParts = { ...imp.parts };
   let total = 0;
-  for (const source of ["outbox", "likes", "bookmarks"] as const) {
-    let stream: ReadableStream<Uint8Array> | null = null;
-    let bytes = 0;
-    if (dir) {
-      const e = dir.get(ARCHIVE_FILES[source]);
-      if (e) {
-        stream = await openEntry(src, e);
-        bytes = e.size;
-      }
-    } else if (source === "outbox") {
-      stream = await src.stream(0, imp.fileSize);
-      bytes = imp.fileSize;
-    }
-    const perPart = Math.max(source === "outbox" ? PART_ITEMS : PART_URIS, Math.ceil(bytes / 500 / MAX_PARTS_PER_FILE));
+  let budget = perRound;
+  for (let si = at?.s ?? 0; si < SOURCES.length; si++) {
+    const source = SOURCES[si] as Source;
+    const resume = at && at.s === si ? at : null;
+    const file = await sourceFile(env, imp, source, !resume);
+    if (file && file.size > ARCHIVE_JSON_MAX_BYTES) throw new Error(`${ARCHIVE_FILES[source]} is too large`);
+    const perPart = Math.max(source === "outbox" ? PART_ITEMS : PART_URIS, Math.ceil((file?.size ?? 0) / 500 / MAX_PARTS_PER_FILE));
     const splitter = new CollectionItemSplitter({ maxItemChars: 1024 * 1024, maxItems: 1_000_000 });
+    if (resume) splitter.restore(resume.state);
     let buffer: string[] = [];
-    let n = 0;
-    let items = 0;
+    let n = resume?.n ?? 0;
+    let items = resume?.items ?? 0;
     const flush = async () => {
       if (!buffer.length) return;
       // The items' texts, as a JSON array of strings: a round parses the strings (cheap, no objects built) and then only
       // the items it imports.
       await env.MEDIA.put(partKey(imp.id, source, n++), JSON.stringify(buffer));
       items += buffer.length;
+      total += buffer.length;
       buffer = [];
     };
-    if (stream) {
-      let read = 0;
-      const reader = stream.pipeThrough(new TextDecoderStream() as unknown as TransformStream<Uint8Array, string>).getReader();
+    if (file) {
+      let read = resume?.bytes ?? 0;
+      const stream = await r2Access(env.MEDIA, file.key, file.size).stream(read, file.size - read);
+      const reader = stream.getReader();
+      const decoder = new TextDecoder();
       for (;;) {
-        const { done, value } = await reader.read();
+        const { done, value: bytes } = await reader.read();
         if (done) break;
-        read += value.length;
-        if (read > ARCHIVE_JSON_MAX_BYTES) throw new Error(`${ARCHIVE_FILES[source]} is too large`);
-        for (const item of splitter.push(value)) {
-          buffer.push(item);
-          if (buffer.length >= perPart) await flush();
+        let from = 0;
+        while (from < bytes.length) {
+          const to = sliceEnd(bytes, from, Math.min(Math.max(budget, MIN_SLICE), MAX_SLICE));
+          const text = decoder.decode(bytes.subarray(from, to), { stream: true });
+          for (const item of splitter.push(text)) {
+            buffer.push(item);
+            if (buffer.length >= perPart) await flush();
+          }
+          budget -= to - from;
+          read += to - from;
+          from = to;
+          // Stop only where a character ends: the decoder then holds nothing the cursor would skip.
+          if (budget > 0 || !(to < bytes.length ? ((bytes[to] as number) & 0xc0) !== 0x80 : endsWholeChar(bytes))) continue;
+          const state = splitter.snapshot();
+          if (JSON.stringify(state).length > MAX_CARRIED_STATE) continue;
+          await flush();
+          await reader.cancel().catch(() => {});
+          parts[source] = { parts: n, items };
+          const cursor: SplitCursor = { s: si, bytes: read, n, items, state };
+          return { progress: { phase: "split", cursor: JSON.stringify(cursor), parts, total }, stmts: [], stored: [] };
         }
       }
+      const rest = decoder.decode();
+      if (rest) buffer.push(...splitter.push(rest));
       splitter.end();
       await flush();
     }
     parts[source] = { parts: n, items };
-    total += items;
   }
   return { progress: { phase: "statuses", cursor: "0:0", parts, total }, stmts: [], stored: [] };
 }
