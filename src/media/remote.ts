@@ -9,6 +9,7 @@ import { FetchRefused, type SafeFetchOptions, safeFetch, safeFetchStream } from 
 import { ingestInspected, type IngestEnv, type Ingested, type KeyFor } from "./ingest";
 import { sniff } from "./sniff";
 import { buildMeta, deleteStored, IMAGE_LIMIT, inspectFile, VIDEO_LIMIT } from "./store";
+import { concatBytes } from "../lib/http/capped-body";
 
 export class RemoteMediaFailed extends Error {
   constructor(
@@ -129,13 +130,7 @@ async function readHead(reader: ReadableStreamDefaultReader<Uint8Array>, want: n
     chunks.push(value);
     size += value.byteLength;
   }
-  const out = new Uint8Array(size);
-  let o = 0;
-  for (const c of chunks) {
-    out.set(c, o);
-    o += c.byteLength;
-  }
-  return out;
+  return concatBytes(chunks, size);
 }
 
 /** Writes `head`, then the rest of `reader`, into `into`; an error of either side aborts the other. */

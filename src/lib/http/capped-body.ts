@@ -18,6 +18,11 @@ export async function readCapped(stream: ReadableStream<Uint8Array> | null, limi
     }
     chunks.push(value);
   }
+  return concatBytes(chunks, size);
+}
+
+/** The chunks of a stream as one array (`size`: their total length). */
+export function concatBytes(chunks: Uint8Array[], size = chunks.reduce((n, c) => n + c.byteLength, 0)): Uint8Array {
   const out = new Uint8Array(size);
   let o = 0;
   for (const c of chunks) {
