@@ -2,11 +2,9 @@
 // so anything not shaped like one is a 404 before R2 is asked (no "..", no encoded bytes). Responses are nosniff,
 // sandboxed by CSP, inline only for image/video/audio types, and immutable (a key never changes content).
 // An attachment's object is served only while its row names it and it is not waiting, detached from a deleted
-// status, for a redraft (`servableAttachment`): one primary-key read, the row id being the key's second segment.
+// status, for a redraft (`attachmentAccess`, src/queries/statuses/media-access.ts): one primary-key read, the row id being the key's second segment.
 import { routeGroup } from "../../route-group";
-import { eq } from "drizzle-orm";
-import type { DB } from "../../db/client";
-import { mediaAttachments } from "../../db/schema/index";
+import { attachmentAccess } from "../../queries/statuses/media-access";
 import { recacheRemoteAttachment } from "../../services/statuses/remote-media-cache";
 
 const r = routeGroup();
@@ -43,48 +41,6 @@ function headersFor(obj: R2Object): Headers {
 function keyOf(path: string): string | null {
   const key = path.replace(/^\/media\//, "");
   return key !== path && validKey(key) ? key : null;
-}
-
-const ATTACHMENT_ID = /^\d{1,20}$/;
-
-type Access = { serve: true } | { serve: false; redirect?: string; recache?: string };
-
-/**
- * Whether an attachment key (`media_attachments/<row id>/...`) may be served: its row still exists and names it, and
- * the row is not detached from a deleted status (kept only so the author can post it again). Other keys (avatars,
- * headers) are not attachments and pass. A remote attachment's key it no longer names (its cached copy was pruned, or
- * fetched again under new keys: services/statuses/remote-media-prune.ts) is redirected to where the file is now, its
- * copy here or its server's URL; in the second case its fetch is queued again.
- */
-export async function attachmentAccess(db: DB, key: string): Promise<Access> {
-  const [top, id] = key.split("/");
-  if (top !== "media_attachments") return { serve: true };
-  if (id === undefined || !ATTACHMENT_ID.test(id)) return { serve: false };
-  const row = await db
-    .select({
-      fileKey: mediaAttachments.fileKey,
-      previewKey: mediaAttachments.previewKey,
-      remoteUrl: mediaAttachments.remoteUrl,
-      previewRemoteUrl: mediaAttachments.previewRemoteUrl,
-      statusId: mediaAttachments.statusId,
-      scheduledStatusId: mediaAttachments.scheduledStatusId,
-      detachedAt: mediaAttachments.detachedAt,
-    })
-    .from(mediaAttachments)
-    .where(eq(mediaAttachments.id, id))
-    .get();
-  if (!row) return { serve: false };
-  if (row.fileKey !== key && row.previewKey !== key) {
-    if (!row.remoteUrl || row.statusId == null) return { serve: false };
-    const small = /\/small\.[a-z0-9]+$/.test(key);
-    if (row.fileKey) return { serve: false, redirect: small && row.previewKey ? row.previewKey : row.fileKey };
-    return { serve: false, redirect: (small && row.previewRemoteUrl) || row.remoteUrl, recache: id };
-  }
-  return { serve: !(row.detachedAt != null && row.statusId == null && row.scheduledStatusId == null) };
-}
-
-export async function servableAttachment(db: DB, key: string): Promise<boolean> {
-  return (await attachmentAccess(db, key)).serve;
 }
 
 const missing = () => new Response("Not found", { status: 404, headers: { "content-type": "text/plain; charset=utf-8" } });

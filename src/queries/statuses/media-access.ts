@@ -1,0 +1,43 @@
+// Whether a stored media key may be served, and where a remote attachment's old key leads now (GET /media/<key>,
+// src/api/media/serve.ts): one read of the attachment's row.
+import { eq } from "drizzle-orm";
+import type { DB } from "../../db/client";
+import { mediaAttachments } from "../../db/schema/index";
+
+const ATTACHMENT_ID = /^\d{1,20}$/;
+
+export type MediaAccess = { serve: true } | { serve: false; redirect?: string; recache?: string };
+
+/**
+ * Whether an attachment key (`media_attachments/<row id>/...`) may be served: its row still exists and names it, and
+ * the row is not detached from a deleted status (kept only so the author can post it again). Other keys (avatars,
+ * headers) are not attachments and pass. A remote attachment's key it no longer names (its cached copy was pruned, or
+ * fetched again under new keys: services/statuses/remote-media-prune.ts) is redirected to where the file is now, its
+ * copy here or its server's URL; in the second case its fetch is queued again.
+ */
+export async function attachmentAccess(db: DB, key: string): Promise<MediaAccess> {
+  const [top, id] = key.split("/");
+  if (top !== "media_attachments") return { serve: true };
+  if (id === undefined || !ATTACHMENT_ID.test(id)) return { serve: false };
+  const row = await db
+    .select({
+      fileKey: mediaAttachments.fileKey,
+      previewKey: mediaAttachments.previewKey,
+      remoteUrl: mediaAttachments.remoteUrl,
+      previewRemoteUrl: mediaAttachments.previewRemoteUrl,
+      statusId: mediaAttachments.statusId,
+      scheduledStatusId: mediaAttachments.scheduledStatusId,
+      detachedAt: mediaAttachments.detachedAt,
+    })
+    .from(mediaAttachments)
+    .where(eq(mediaAttachments.id, id))
+    .get();
+  if (!row) return { serve: false };
+  if (row.fileKey !== key && row.previewKey !== key) {
+    if (!row.remoteUrl || row.statusId == null) return { serve: false };
+    const small = /\/small\.[a-z0-9]+$/.test(key);
+    if (row.fileKey) return { serve: false, redirect: small && row.previewKey ? row.previewKey : row.fileKey };
+    return { serve: false, redirect: (small && row.previewRemoteUrl) || row.remoteUrl, recache: id };
+  }
+  return { serve: !(row.detachedAt != null && row.statusId == null && row.scheduledStatusId == null) };
+}
