@@ -34,7 +34,7 @@ export function buildApp() {
     c.set("d1", counter);
     const config = readConfig(c.env, c.req.url);
     c.set("config", config);
-    c.set("fx", new Effects(config.origin));
+    c.set("fx", new Effects(config.origin, true));
     const token = bearerToken(c.req.raw);
     // One D1 session per request (src/db/session.ts): reads may go to a replica, writes go to the primary, and the
     // request reads its own writes. Where it starts: docs/architecture.md, "Reads and replicas".

@@ -43,6 +43,7 @@ import {
 } from "../streaming/publish";
 import { Effects, runsAfterResponseHere } from "../effects/collector";
 import { retryFailed } from "../effects/retry";
+import { ackJournal } from "../effects/pending";
 import { sendEffects } from "../effects/send";
 import type { Effect, JobMessage } from "../effects/types";
 
@@ -294,6 +295,9 @@ const unpack = (job: JobMessage) => {
  */
 export async function runJob(db: DB, env: Env, job: JobMessage, batch?: JobBatch): Promise<void> {
   const { effects, origin, attempt } = unpack(job);
+  // The journal rows that kept these effects since their write (src/effects/commit.ts) go first: a run that dies
+  // after this is run again by the queue's own retry.
+  if (job.type === "effects" && job.journal?.length) await ackJournal(env.DB, job.journal);
   const fx = new Effects(origin);
   const failed = await runEffects(db, env, effects, fx, { batch });
   await sendEffects(env, fx);

@@ -42,8 +42,40 @@ export class Effects {
    */
   private companions: Map<Effect, Map<Carried<unknown>, unknown>> | null = null;
 
-  /** `origin`: this server's scheme://host, which federate effects carry to build activity ids later. */
-  constructor(readonly origin: string) {}
+  /**
+   * The journal row (./commit.ts) each recorded effect is kept in, by effect object: the consumer that runs the
+   * message deletes those rows (src/background/effects-runner.ts runJob), and the every-minute cron sends again
+   * what no consumer ran (./pending.ts).
+   */
+  private journalOf: Map<Effect, string> | null = null;
+
+  /**
+   * `origin`: this server's scheme://host, which federate effects carry to build activity ids later. `journals`: whether
+   * a commit (./commit.ts) writes the effects it records into its own batch, so they outlive an invocation that dies
+   * before sending them: a request's collector (its write is nowhere else to find again); the inbox, the jobs and the
+   * cron have their own durable road (a stored item, the queue's retry, a claim that expires).
+   */
+  constructor(
+    readonly origin: string,
+    readonly journals = false,
+  ) {}
+
+  /** Notes that `effects` are kept in the journal row `id` (./commit.ts). */
+  journaled(id: string, effects: readonly Effect[]): void {
+    this.journalOf ??= new Map();
+    for (const e of effects) this.journalOf.set(e, id);
+  }
+
+  /** The journal rows that keep `effects`, each once. */
+  journalIds(effects: readonly Effect[]): string[] {
+    if (!this.journalOf) return [];
+    const ids = new Set<string>();
+    for (const e of effects) {
+      const id = this.journalOf.get(e);
+      if (id) ids.add(id);
+    }
+    return [...ids];
+  }
 
   /** Records effects to run as soon as the queue takes them (sent by ./send.ts once the caller is done). */
   add(...effects: Effect[]): void {
@@ -104,6 +136,8 @@ export class Effects {
     const here = other.drainHere();
     const later = other.drainLater();
     for (const e of [...now, ...here, ...later.flatMap((g) => g.effects)]) {
+      const journal = other.journalOf?.get(e);
+      if (journal) this.journaled(journal, [e]);
       const m = other.companions?.get(e);
       if (!m) continue;
       other.companions?.delete(e);
@@ -118,6 +152,11 @@ export class Effects {
   /** What is recorded to run now, in order (read only: the senders and the runner take it with drain). */
   get list(): readonly Effect[] {
     return this.now;
+  }
+
+  /** What is recorded to run later, by delay (read only, as `list`). */
+  get laterGroups(): readonly { readonly seconds: number; readonly effects: readonly Effect[] }[] {
+    return this.delayed;
   }
 
   /** Whether anything is recorded to run after the response. */

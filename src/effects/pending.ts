@@ -1,6 +1,7 @@
-// Effects the JOBS queue did not take (./send.ts): kept in D1 and sent again by the every-minute cron. The table is
-// empty while the queue works, so this costs nothing then: one row written per message kept, one deleted when sent.
-import { asc, sql } from "drizzle-orm";
+// Effects kept in D1 and sent again by the every-minute cron: those the JOBS queue did not take (./send.ts), and a
+// request's effects journaled in its write's batch (./commit.ts) that no consumer ran within their grace. Rows kept
+// after a failed send cost one row written and one deleted per message; a journal row the same per action.
+import { asc, lte, sql } from "drizzle-orm";
 import { createDb, idList } from "../db/client";
 import { pendingEffects } from "../db/schema";
 import { snowflake } from "../lib/text/ids";
@@ -29,7 +30,7 @@ export async function keepPending(d1: D1Database, messages: JobMessage[], delayS
  */
 export async function resendPending(out: { JOBS: Queue<JobMessage>; DB: D1Database }, at = Date.now()): Promise<number> {
   const db = createDb(out.DB);
-  const rows = await db.select().from(pendingEffects).orderBy(asc(pendingEffects.id)).limit(RESEND_PER_RUN);
+  const rows = await db.select().from(pendingEffects).where(lte(pendingEffects.sweepAfter, at)).orderBy(asc(pendingEffects.id)).limit(RESEND_PER_RUN);
   if (!rows.length) return 0;
   const requests = rows.map((r) => {
     const delaySeconds = Math.max(0, Math.ceil(r.delaySeconds - (at - r.createdAt) / 1000));
@@ -43,4 +44,14 @@ export async function resendPending(out: { JOBS: Queue<JobMessage>; DB: D1Databa
   }
   await db.run(sql`DELETE FROM pending_effects WHERE id IN ${idList(rows.map((r) => r.id))}`);
   return rows.length;
+}
+
+/** A consumer ran the messages these journal rows keep (./commit.ts): they go. */
+export async function ackJournal(d1: D1Database, ids: readonly string[]): Promise<void> {
+  if (ids.length) await createDb(d1).run(sql`DELETE FROM pending_effects WHERE id IN ${idList(ids)}`);
+}
+
+/** The queue refused what these journal rows keep: the next cron run sends them, without waiting for their grace. */
+export async function releaseJournal(d1: D1Database, ids: readonly string[]): Promise<void> {
+  if (ids.length) await createDb(d1).run(sql`UPDATE pending_effects SET sweep_after = 0 WHERE id IN ${idList(ids)}`);
 }

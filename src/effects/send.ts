@@ -6,7 +6,7 @@
 // it did not send are written to D1 (`pending_effects`, ./pending.ts) and the every-minute cron sends them again. The
 // write they follow from has committed, so the request still answers as it would have.
 import type { Effects } from "./collector";
-import { keepPending } from "./pending";
+import { keepPending, releaseJournal } from "./pending";
 import type { Effect, JobMessage } from "./types";
 
 /** Queue messages are at most 128 KB; effects are ids, so this is a generous bound on one pack. */
@@ -22,26 +22,34 @@ export interface EffectsOut {
   QUEUE_SEND_TIMEOUT_MS?: string;
 }
 
-export function packEffects(effects: Effect[], origin = "", attempt = 0): JobMessage[] {
-  const wrap = (list: Effect[]): JobMessage =>
-    list.length === 1 && !origin && !attempt
-      ? (list[0] as Effect)
-      : { type: "effects", ...(origin ? { origin } : {}), ...(attempt ? { attempt } : {}), effects: list };
-  const out: JobMessage[] = [];
+/** Splits effects into packs of at most MAX_PACK_BYTES, in order. */
+export function packGroups(effects: readonly Effect[]): Effect[][] {
+  const out: Effect[][] = [];
   let pack: Effect[] = [];
   let bytes = 0;
   for (const e of effects) {
     const size = JSON.stringify(e).length + 1;
     if (pack.length && bytes + size > MAX_PACK_BYTES) {
-      out.push(wrap(pack));
+      out.push(pack);
       pack = [];
       bytes = 0;
     }
     pack.push(e);
     bytes += size;
   }
-  if (pack.length) out.push(wrap(pack));
+  if (pack.length) out.push(pack);
   return out;
+}
+
+/** One message for a pack: the effect alone when nothing else travels with it. */
+export function packMessage(list: Effect[], origin = "", attempt = 0, journal: string[] = []): JobMessage {
+  return list.length === 1 && !origin && !attempt && !journal.length
+    ? (list[0] as Effect)
+    : { type: "effects", ...(origin ? { origin } : {}), ...(attempt ? { attempt } : {}), ...(journal.length ? { journal } : {}), effects: list };
+}
+
+export function packEffects(effects: Effect[], origin = "", attempt = 0): JobMessage[] {
+  return packGroups(effects).map((list) => packMessage(list, origin, attempt));
 }
 
 /**
@@ -49,8 +57,24 @@ export function packEffects(effects: Effect[], origin = "", attempt = 0): JobMes
  * does not take is kept in D1; this throws only when that fails too (then nothing was recorded anywhere).
  */
 export async function sendEffects(out: EffectsOut, fx: Effects): Promise<void> {
-  await sendMessages(out, packEffects(fx.drain(), fx.origin));
-  for (const group of fx.drainLater()) await sendMessages(out, packEffects(group.effects, fx.origin), group.seconds);
+  await sendGroup(out, fx, fx.drain());
+  for (const group of fx.drainLater()) await sendGroup(out, fx, group.effects, group.seconds);
+}
+
+/**
+ * Sends one group of a collector's effects; each message names the journal rows that keep its effects (./commit.ts).
+ * When the queue refuses them, what a journal row keeps is not kept twice: that row is marked for the next cron run
+ * instead, and only the effects no journal keeps are written to D1.
+ */
+async function sendGroup(out: EffectsOut, fx: Effects, effects: Effect[], delaySeconds?: number): Promise<void> {
+  if (!effects.length) return;
+  const messages = packGroups(effects).map((list) => packMessage(list, fx.origin, 0, fx.journalIds(list)));
+  await sendMessages(out, messages, delaySeconds, async (unsent) => {
+    const journal = unsent.flatMap((m) => (m.type === "effects" ? (m.journal ?? []) : []));
+    const rest = unsent.flatMap((m) => (m.type === "effects" ? m.effects : [m])).filter((e) => !fx.journalIds([e]).length);
+    await keepPending(out.DB, packEffects(rest, fx.origin), delaySeconds ?? 0);
+    await releaseJournal(out.DB, journal);
+  });
 }
 
 /** Sends effects that failed once more, as one pack carrying their attempt count, after `delaySeconds`. */
@@ -58,8 +82,16 @@ export async function sendRetry(out: EffectsOut, origin: string, effects: Effect
   await sendMessages(out, packEffects(effects, origin, attempt), delaySeconds);
 }
 
-/** Sends messages in chunks of MAX_BATCH; the chunks the queue did not take are kept in D1 (./pending.ts). */
-export async function sendMessages(out: EffectsOut, messages: JobMessage[], delaySeconds?: number): Promise<void> {
+/**
+ * Sends messages in chunks of MAX_BATCH; the chunks the queue did not take are kept in D1 (./pending.ts), or handed to
+ * `keep` when the caller keeps them its own way.
+ */
+export async function sendMessages(
+  out: EffectsOut,
+  messages: JobMessage[],
+  delaySeconds?: number,
+  keep: (unsent: JobMessage[]) => Promise<void> = (unsent) => keepPending(out.DB, unsent, delaySeconds ?? 0),
+): Promise<void> {
   const opts = delaySeconds ? { delaySeconds } : undefined;
   for (let i = 0; i < messages.length; i += MAX_BATCH) {
     const chunk = messages.slice(i, i + MAX_BATCH);
@@ -70,7 +102,7 @@ export async function sendMessages(out: EffectsOut, messages: JobMessage[], dela
       );
     } catch (e) {
       console.error("queue send failed, effects kept in D1", e instanceof Error ? e.message : e);
-      await keepPending(out.DB, messages.slice(i), delaySeconds ?? 0);
+      await keep(messages.slice(i));
       return;
     }
   }

@@ -1,12 +1,12 @@
 // Favourites. `favouriteChange` and `unfavouriteChange` are the one favourite, whether a local user favourites
 // (REST) or a remote actor's Like arrives (federation/inbox/handlers/announce.ts): same rows, same notification, same effects.
 import { sql } from "drizzle-orm";
-import type { BatchItem } from "drizzle-orm/batch";
 import type { DB } from "../../db/client";
 import { insertFavourite } from "../../db/inserts";
 import { favourites } from "../../db/schema";
 import { isUniqueViolation } from "../../db/unique";
 import type { Effects } from "../../effects/collector";
+import { commitChange } from "../../effects/commit";
 import { loadStatusBundle, type StatusRow } from "../../entities/statuses/status";
 import type { Config } from "../../env";
 import { padId, snowflake } from "../../lib/text/ids";
@@ -47,15 +47,12 @@ export function unfavouriteStatements(db: DB, which: ReturnType<typeof sql>) {
 
 /** Applies a favourite change; false when a parallel request or activity favourited it first. */
 export async function applyFavourite(db: DB, fx: Effects, change: Change): Promise<readonly unknown[] | null> {
-  let results: readonly unknown[];
   try {
-    results = await db.batch(change.stmts as [BatchItem<"sqlite">]);
+    return await commitChange(db, fx, change);
   } catch (err) {
     if (isUniqueViolation(err, "favourites")) return null;
     throw err;
   }
-  change.effects(fx);
-  return results;
 }
 
 export async function favourite(db: DB, fx: Effects, cfg: Config, id: string, viewerId: string): Promise<Json> {

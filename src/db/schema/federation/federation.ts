@@ -84,8 +84,10 @@ export const deadLetters = lazyTable(() =>
 );
 
 /**
- * JOBS messages whose send failed after the write they follow from committed (src/effects/send.ts): the every-minute
- * cron sends them again (src/effects/pending.ts). WITHOUT ROWID (migrations/0045).
+ * JOBS messages kept in D1: those whose send failed after the write they follow from committed (src/effects/send.ts),
+ * and a request's effects written in its write's own batch (src/effects/commit.ts), deleted by the consumer that runs
+ * them. The every-minute cron sends again each row whose `sweep_after` has passed (src/effects/pending.ts). WITHOUT
+ * ROWID (migrations/0045, 0052).
  */
 export const pendingEffects = lazyTable(() =>
   sqliteTable("pending_effects", {
@@ -93,6 +95,7 @@ export const pendingEffects = lazyTable(() =>
     body: text("body").notNull(),
     delaySeconds: integer("delay_seconds").notNull().default(0),
     createdAt: ms("created_at").notNull(),
+    sweepAfter: ms("sweep_after").notNull().default(0),
   }),
 );
 
