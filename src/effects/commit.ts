@@ -9,11 +9,12 @@
 // once the batch committed: a batch that fails records nothing, as before. Effects that depend on what the batch
 // returned are recorded after it, as before, and travel only by the send (and D1 when the queue refuses them).
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
+import { type SQL, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { pendingEffects } from "../db/schema";
-import { snowflake } from "../lib/text/ids";
+import { padId, snowflake } from "../lib/text/ids";
 import { Effects } from "./collector";
-import { packGroups, packMessage } from "./send";
+import { packGroups, packMessage } from "./pack";
 import type { Effect } from "./types";
 
 /** How long a journal row waits for its consumer before the cron sends it again (past any delay it carries). */
@@ -24,21 +25,38 @@ type Stmts = readonly BatchItem<"sqlite">[];
 /**
  * Runs `stmts` as one batch and records the effects `record` makes once it committed; on a journaling collector those
  * effects are written in the same batch. Answers the statements' results, as db.batch does.
+ * `when`: a condition the journal rows are written under, checked before the batch's own statements (e.g. "the status
+ * still exists" for a delete that a parallel request may have made first, whose batch then deletes nothing);
+ * `applied`: the same question asked of the batch's results, whose "no" drops the recorded effects.
  */
-export async function commit<T extends Stmts>(db: DB, fx: Effects, stmts: T, record: (fx: Effects) => void): Promise<BatchResponse<T>> {
+export async function commit<T extends Stmts>(
+  db: DB,
+  fx: Effects,
+  stmts: T,
+  record: (fx: Effects) => void,
+  opts: { when?: SQL; applied?: (results: unknown[]) => boolean } = {},
+): Promise<BatchResponse<T>> {
   const own = new Effects(fx.origin);
   record(own);
   const rows = fx.journals ? journalRows(own) : [];
   if (!rows.length) {
-    const results = stmts.length ? await db.batch(stmts as unknown as [BatchItem<"sqlite">]) : [];
-    fx.adopt(own);
+    const results = (stmts.length ? await db.batch(stmts as unknown as [BatchItem<"sqlite">]) : []) as unknown[];
+    if (opts.applied?.(results) ?? true) fx.adopt(own);
     return results as unknown as BatchResponse<T>;
   }
-  const withJournal = [...stmts, db.insert(pendingEffects).values(rows.map((r) => r.row))] as unknown as [BatchItem<"sqlite">];
-  const results = (await db.batch(withJournal)) as unknown as unknown[];
+  const when = opts.when;
+  const journal = when
+    ? rows.map(({ row: r }) =>
+        db.run(sql`INSERT INTO pending_effects (id, body, delay_seconds, created_at, sweep_after)
+          SELECT ${padId(r.id)}, ${r.body}, ${r.delaySeconds}, ${r.createdAt}, ${r.sweepAfter} WHERE ${when}`),
+      )
+    : [db.insert(pendingEffects).values(rows.map((r) => r.row))];
+  const all = (when ? [...journal, ...stmts] : [...stmts, ...journal]) as unknown as [BatchItem<"sqlite">];
+  const allResults = (await db.batch(all)) as unknown as unknown[];
+  const results = when ? allResults.slice(journal.length) : allResults.slice(0, stmts.length);
   for (const r of rows) own.journaled(r.row.id, r.effects);
-  fx.adopt(own);
-  return results.slice(0, stmts.length) as unknown as BatchResponse<T>;
+  if (opts.applied?.(results) ?? true) fx.adopt(own);
+  return results as unknown as BatchResponse<T>;
 }
 
 /** A change's statements and effects (a Change of src/services/relationships/follows.ts), committed together. */
@@ -48,7 +66,7 @@ export const commitChange = (db: DB, fx: Effects, change: { stmts: BatchItem<"sq
 /** The journal rows of what `own` recorded to run now and later: one per message it would send. */
 function journalRows(own: Effects) {
   const now = Date.now();
-  const rows: { row: typeof pendingEffects.$inferInsert & { id: string }; effects: Effect[] }[] = [];
+  const rows: { row: { id: string; body: string; delaySeconds: number; createdAt: number; sweepAfter: number }; effects: Effect[] }[] = [];
   const add = (effects: Effect[], delaySeconds: number) => {
     for (const list of packGroups(effects)) {
       const body = JSON.stringify(packMessage(list, own.origin));

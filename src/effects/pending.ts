@@ -45,13 +45,3 @@ export async function resendPending(out: { JOBS: Queue<JobMessage>; DB: D1Databa
   await db.run(sql`DELETE FROM pending_effects WHERE id IN ${idList(rows.map((r) => r.id))}`);
   return rows.length;
 }
-
-/** A consumer ran the messages these journal rows keep (./commit.ts): they go. */
-export async function ackJournal(d1: D1Database, ids: readonly string[]): Promise<void> {
-  if (ids.length) await createDb(d1).run(sql`DELETE FROM pending_effects WHERE id IN ${idList(ids)}`);
-}
-
-/** The queue refused what these journal rows keep: the next cron run sends them, without waiting for their grace. */
-export async function releaseJournal(d1: D1Database, ids: readonly string[]): Promise<void> {
-  if (ids.length) await createDb(d1).run(sql`UPDATE pending_effects SET sweep_after = 0 WHERE id IN ${idList(ids)}`);
-}

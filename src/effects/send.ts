@@ -6,11 +6,11 @@
 // it did not send are written to D1 (`pending_effects`, ./pending.ts) and the every-minute cron sends them again. The
 // write they follow from has committed, so the request still answers as it would have.
 import type { Effects } from "./collector";
-import { keepPending, releaseJournal } from "./pending";
+import { releaseJournal } from "./journal";
+import { packGroups, packMessage } from "./pack";
+import { keepPending } from "./pending";
 import type { Effect, JobMessage } from "./types";
 
-/** Queue messages are at most 128 KB; effects are ids, so this is a generous bound on one pack. */
-const MAX_PACK_BYTES = 96 * 1024;
 const MAX_BATCH = 100; // Queue.sendBatch takes at most 100 messages.
 /** How long a queue send may take before its messages are kept in D1 instead (a send that never answers). */
 const SEND_TIMEOUT_MS = 5_000;
@@ -20,32 +20,6 @@ export interface EffectsOut {
   JOBS: Queue<JobMessage>;
   DB: D1Database;
   QUEUE_SEND_TIMEOUT_MS?: string;
-}
-
-/** Splits effects into packs of at most MAX_PACK_BYTES, in order. */
-export function packGroups(effects: readonly Effect[]): Effect[][] {
-  const out: Effect[][] = [];
-  let pack: Effect[] = [];
-  let bytes = 0;
-  for (const e of effects) {
-    const size = JSON.stringify(e).length + 1;
-    if (pack.length && bytes + size > MAX_PACK_BYTES) {
-      out.push(pack);
-      pack = [];
-      bytes = 0;
-    }
-    pack.push(e);
-    bytes += size;
-  }
-  if (pack.length) out.push(pack);
-  return out;
-}
-
-/** One message for a pack: the effect alone when nothing else travels with it. */
-export function packMessage(list: Effect[], origin = "", attempt = 0, journal: string[] = []): JobMessage {
-  return list.length === 1 && !origin && !attempt && !journal.length
-    ? (list[0] as Effect)
-    : { type: "effects", ...(origin ? { origin } : {}), ...(attempt ? { attempt } : {}), ...(journal.length ? { journal } : {}), effects: list };
 }
 
 export function packEffects(effects: Effect[], origin = "", attempt = 0): JobMessage[] {

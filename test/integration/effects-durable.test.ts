@@ -5,6 +5,7 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { runScheduled } from "../../src/background/cron";
+import { JOURNAL_GRACE_MS } from "../../src/effects/commit";
 import { resendPending } from "../../src/effects/pending";
 import type { Effect } from "../../src/effects/types";
 import worker from "../../src/index";
@@ -20,7 +21,9 @@ function breakQueue(mode: "throw" | "hang") {
   vi.spyOn(env.JOBS, "sendBatch").mockImplementation(fail);
 }
 
-const pending = async () => (await env.DB.prepare("SELECT count(*) AS n FROM pending_effects").first<{ n: number }>())?.n ?? 0;
+/** Kept effects the next cron run sends (journal rows still within their grace wait for their consumer). */
+const pending = async () =>
+  (await env.DB.prepare("SELECT count(*) AS n FROM pending_effects WHERE sweep_after <= ?").bind(Date.now()).first<{ n: number }>())?.n ?? 0;
 
 /** The queue is back: the next cron run sends what was kept; returns every effect that then ran. */
 async function recover(): Promise<Effect[]> {
@@ -151,16 +154,28 @@ describe("a queue send that fails loses no effect", () => {
     expect(await homeIds(follower)).not.toContain(posted.body.id);
   });
 
-  it("a queue that refuses while D1 refuses the kept effects too: the saved write still answers 200", async () => {
+  it("a queue that refuses while D1 refuses to mark the journal too: the saved write still answers 200, and its effects run once their grace is over", async () => {
     breakQueue("throw");
-    await env.DB.prepare("ALTER TABLE pending_effects RENAME TO pending_effects_away").run();
+    // The write's batch (and its journal row) commits; the update that hands the row to the next cron run fails.
+    await env.DB.prepare("CREATE TRIGGER refuse_release BEFORE UPDATE ON pending_effects BEGIN SELECT RAISE(ABORT, 'D1 refuses'); END").run();
+    let id: string;
     try {
-      const res = await author.api.post("/api/v1/statuses", { status: "saved anyway" });
+      const res = await call(author, "POST", "/api/v1/statuses", { status: "saved anyway" });
       expect(res.status).toBe(200);
-      expect((await author.api.get(`/api/v1/statuses/${res.body.id}`)).status).toBe(200);
+      id = res.body.id;
+      expect((await author.api.get(`/api/v1/statuses/${id}`)).status).toBe(200);
     } finally {
-      await env.DB.prepare("ALTER TABLE pending_effects_away RENAME TO pending_effects").run();
+      await env.DB.prepare("DROP TRIGGER refuse_release").run();
     }
+    vi.restoreAllMocks();
+    installQueueCapture();
+    expect(await pending()).toBe(0);
+    await runScheduled(env, Date.now(), { housekeeping: false, hourly: false });
+    expect(queued.jobs).toHaveLength(0);
+    await runScheduled(env, Date.now() + JOURNAL_GRACE_MS + 60_000, { housekeeping: false, hourly: false });
+    expect(queued.jobs.flatMap(unpack).filter((e) => e.type === "fanout" && e.statusId === id)).toHaveLength(1);
+    expect((await deliveredAfter()).filter((d) => d.type === "Create")).toEqual([{ type: "Create", inboxes: [remote.sharedInbox] }]);
+    expect(await homeIds(follower)).toContain(id);
   });
 
   it("the cron keeps what the queue still refuses, and keeps a delayed effect's remaining delay", async () => {

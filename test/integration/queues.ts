@@ -6,6 +6,7 @@ import { vi } from "vitest";
 import { createDb } from "../../src/db/client";
 import { type DeliveryMessage, inboxesOf } from "../../src/federation/outbound/delivery";
 import { runJob } from "../../src/background/effects-runner";
+import { ackJournal } from "../../src/effects/journal";
 import type { Effect, JobMessage } from "../../src/effects/types";
 
 export const queued = { jobs: [] as JobMessage[], deliveries: [] as DeliveryMessage[] };
@@ -23,25 +24,36 @@ const captured = (m: JobMessage): JobMessage[] => (m.type === "effects" && m.att
 
 // A test reads the calls of its own test only: vi.spyOn on a method that is a spy already returns that spy (Vitest 4),
 // calls of the earlier tests included, so they are cleared.
-function capture<T>(q: Queue<T>, into: T[], split: (m: T) => T[] = (m) => [m]) {
+function capture<T>(q: Queue<T>, into: T[], split: (m: T) => T[] = (m) => [m], taken: (m: T) => Promise<void> = async () => {}) {
   vi.spyOn(q, "send")
     .mockClear()
     .mockImplementation(async (m: T) => {
       into.push(...split(m));
+      await taken(m);
       return {} as QueueSendResponse;
     });
   vi.spyOn(q, "sendBatch")
     .mockClear()
     .mockImplementation(async (ms: Iterable<MessageSendRequest<T>>) => {
-      for (const m of ms) into.push(...split(m.body));
+      for (const m of ms) {
+        into.push(...split(m.body));
+        await taken(m.body);
+      }
       return {} as QueueSendBatchResponse;
     });
 }
 
+/**
+ * A captured message is as good as run: tests run or drop what they capture, so the journal rows that kept its effects
+ * since their write (src/effects/commit.ts) go when it is captured, as the consumer deletes them when it runs it
+ * (effects-journal.test.ts runs the consumer's own deletion).
+ */
+const ackCaptured = (m: JobMessage) => (m.type === "effects" && m.journal?.length ? ackJournal(env.DB, m.journal) : Promise.resolve());
+
 export function installQueueCapture(): void {
   queued.jobs.length = 0;
   queued.deliveries.length = 0;
-  capture(env.JOBS, queued.jobs, captured);
+  capture(env.JOBS, queued.jobs, captured, ackCaptured);
   // A pack of inboxes is captured as one delivery per inbox (what the consumer makes of it): tests look at who gets what.
   capture(env.DELIVERY as Queue<DeliveryMessage>, queued.deliveries, (m) =>
     inboxesOf(m).map((inbox) => ({ outboxId: m.outboxId, inbox, attempt: m.attempt, origin: m.origin })),

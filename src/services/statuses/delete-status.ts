@@ -8,7 +8,7 @@
 // Every other removal (delete_media=true, a Delete from the author's server, staff) deletes the rows in the batch and
 // the R2 objects right after, through a `delete_media` effect.
 import { eq, sql } from "drizzle-orm";
-import { type DB, runBatch } from "../../db/client";
+import type { DB } from "../../db/client";
 import { mediaAttachments, statuses, tombstones } from "../../db/schema";
 import type { BatchItem } from "drizzle-orm/batch";
 import { loadStatusBundle, renderDeletedStatus, renderStatusFrom, type MastodonStatus, type StatusRow } from "../../entities/statuses/status";
@@ -16,6 +16,8 @@ import type { Config } from "../../env";
 import { notFound } from "../../lib/http/errors";
 import { padId } from "../../lib/text/ids";
 import type { Effects } from "../../effects/collector";
+import { commit } from "../../effects/commit";
+import type { FederateAction } from "../../effects/types";
 import { conversationsAfterDeleteStatements } from "../interactions/conversations";
 import { type DeletedStatusRow, statusStreamInfoStatement, toDeletedStatusInfo } from "../../streaming/publish";
 import { type FeedEntryRow, feedEntriesStatement, toFeedRemoval } from "../../timelines/fanout";
@@ -85,13 +87,26 @@ export async function removeStatus(
   fx: Effects,
   s: Pick<StatusRow, "id" | "uri" | "accountId" | "reblogOfId">,
   extra: BatchItem<"sqlite">[] = [],
-  opts: { keepMedia?: boolean } = {},
+  opts: { keepMedia?: boolean; record?: (fx: Effects) => void } = {},
 ): Promise<boolean> {
   const tomb = s.reblogOfId ? [] : [db.insert(tombstones).values({ uri: s.uri, accountId: s.accountId, createdAt: Date.now() }).onConflictDoNothing()];
   const media = statusMediaStatements(db, s, opts.keepMedia ?? false);
   // Who had it in a feed, and which shared streams showed it, read in the same batch before the rows go.
   const head = [feedEntriesStatement(db, s.id), statusStreamInfoStatement(db, s.id), ...tomb, ...extra];
-  const res = await runBatch(db, [...head, ...media, ...deleteStatusStatements(db, s.id)]);
+  // The status's own unfan-out and the caller's effects (its federation) are known before the batch: they are
+  // journaled with it, under "the status was still there" (a parallel delete's batch removes nothing and records
+  // nothing). The rest depends on what the batch read and returned, so it is recorded after it and travels by the
+  // send only (src/effects/commit.ts): the reblogs' unfan-outs, the streams' deletes and the media objects.
+  const res = (await commit(
+    db,
+    fx,
+    [...head, ...media, ...deleteStatusStatements(db, s.id)],
+    (fx) => {
+      fx.add({ type: "unfanout", statusId: s.id, accountId: s.accountId, reblogOfId: s.reblogOfId });
+      opts.record?.(fx);
+    },
+    { when: sql`EXISTS (SELECT 1 FROM statuses WHERE id = ${padId(s.id)})`, applied: (res) => (res[res.length - 1] as unknown[]).length > 0 },
+  )) as unknown[];
   // Objects of rows this batch deleted (whoever removed the status): gone from R2 now that the rows are.
   const keys = opts.keepMedia ? [] : (res.slice(head.length, head.length + media.length) as MediaKeys[][]).flat().flatMap((m) => [m.fileKey, m.previewKey]);
   const stored = keys.filter((k): k is string => !!k);
@@ -99,10 +114,7 @@ export async function removeStatus(
   const gone = res[res.length - 1] as { id: string }[];
   if (gone.length === 0) return false;
   const reblogs = res[res.length - 2] as { id: string; accountId: string }[];
-  fx.add(
-    { type: "unfanout", statusId: s.id, accountId: s.accountId, reblogOfId: s.reblogOfId },
-    ...reblogs.map((r) => ({ type: "unfanout" as const, statusId: r.id, accountId: r.accountId, reblogOfId: s.id })),
-  );
+  fx.add(...reblogs.map((r) => ({ type: "unfanout" as const, statusId: r.id, accountId: r.accountId, reblogOfId: s.id })));
   const removed = toFeedRemoval(res[0] as FeedEntryRow[]);
   const info = toDeletedStatusInfo(res[1] as DeletedStatusRow[]);
   // Home feeds exist for local accounts only; chunks keep each effect far below a queue message's size.
@@ -129,20 +141,19 @@ export async function deleteStatus(
   if (!s || s.accountId !== viewerId) throw notFound();
   const rendered = renderStatusFrom(cfg, b, statusId);
   if (!rendered) throw notFound();
-  if (!(await removeStatus(db, fx, s, [], { keepMedia: !opts.deleteMedia }))) throw notFound(); // deleted by a parallel request
   const orig = s.reblogOfId ? b.statuses.get(s.reblogOfId) : undefined;
-  fx.federate(
-    orig
-      ? { kind: "undo_announce", accountId: s.accountId, reblogUri: s.uri, objectUri: orig.uri, objectAuthorId: orig.accountId }
-      : {
-          kind: "delete_status",
-          statusId,
-          accountId: s.accountId,
-          uri: s.uri,
-          visibility: s.visibility,
-          mentionUris: (b.mentions.get(statusId) ?? []).map((a) => a.uri),
-          reachedInboxes: reached.slice(0, MAX_REACHED_INBOXES),
-        },
-  );
+  const federation: FederateAction = orig
+    ? { kind: "undo_announce", accountId: s.accountId, reblogUri: s.uri, objectUri: orig.uri, objectAuthorId: orig.accountId }
+    : {
+        kind: "delete_status",
+        statusId,
+        accountId: s.accountId,
+        uri: s.uri,
+        visibility: s.visibility,
+        mentionUris: (b.mentions.get(statusId) ?? []).map((a) => a.uri),
+        reachedInboxes: reached.slice(0, MAX_REACHED_INBOXES),
+      };
+  const removed = await removeStatus(db, fx, s, [], { keepMedia: !opts.deleteMedia, record: (fx) => fx.federate(federation) });
+  if (!removed) throw notFound(); // deleted by a parallel request
   return renderDeletedStatus(rendered, s);
 }

@@ -26,6 +26,7 @@ import { cleanText, extractEntities, MAX_SOURCE_CHARS, normalizeLanguage, render
 import type { UserViewer } from "../../db/viewer";
 import type { AccountRow, StoredEmoji } from "../../db/schema";
 import type { Effects } from "../../effects/collector";
+import { commit } from "../../effects/commit";
 import type { NotifyEffect } from "../../effects/types";
 import { resolveMentionHandles } from "../../federation/remote/resolve";
 import { notificationWrites } from "../notifications/notifications";
@@ -446,7 +447,15 @@ export async function postStatus(
   if (row.emojiShortcodes) writes.push(localEmojisStatement(db, row.emojiShortcodes));
   let written: unknown[];
   try {
-    written = await runBatch(db, writes);
+    written = await commit(db, fx, writes, (fx) => {
+      fx.add(...mentionWrites.notify, ...(quote?.notify ?? []));
+      fx.add({ type: "fanout", statusId: id });
+      fx.federate({ kind: "create", statusId: id });
+      // A quote of a remote status asks its author for an authorization once the post is out (QuoteRequestWorker).
+      if (quote?.quote.state === "pending") fx.federate({ kind: "quote_request", quoteId: quote.quote.id });
+      // Its first link's preview card, fetched after the response (Mastodon's LinkCrawlWorker).
+      if (cardUrlOfText(text, cfg)) fx.add({ type: "fetch_card", statusId: id });
+    });
   } catch (err) {
     if (idemKey && isIdempotencyConflict(err)) {
       const [hit] = await db
@@ -457,14 +466,6 @@ export async function postStatus(
     }
     throw err;
   }
-
-  fx.add(...mentionWrites.notify, ...(quote?.notify ?? []));
-  fx.add({ type: "fanout", statusId: id });
-  fx.federate({ kind: "create", statusId: id });
-  // A quote of a remote status asks its author for an authorization once the post is out (QuoteRequestWorker).
-  if (quote?.quote.state === "pending") fx.federate({ kind: "quote_request", quoteId: quote.quote.id });
-  // Its first link's preview card, fetched after the response (Mastodon's LinkCrawlWorker).
-  if (cardUrlOfText(text, cfg)) fx.add({ type: "fetch_card", statusId: id });
 
   // A quote shows the quoted status in full: read back in one batch rather than rebuilt here.
   if (quote) return existing(db, cfg, id, me.id, true);
