@@ -5,7 +5,8 @@
 // Rule: an effect is recorded explicitly, with this collector's methods, by the code that ran the batch holding the
 // rows it follows from, once that batch has committed. Building a statement records nothing: a statement builder
 // that causes an effect returns it with the statement (a notification's `notify`: notificationWrite), and its caller
-// records it with the batch's other effects. A write that fails therefore records nothing.
+// records it with the batch's other effects. A write that fails therefore records nothing. `commit` (./commit.ts) runs
+// a batch with the effects that follow from it, written into the batch on a request's collector.
 //
 // When: `add` (and `federate`, an outbound activity) as soon as the queue takes them; `later` after a delay;
 // `afterResponse` in this invocation once the response is out. What an effect run here may carry in memory (reads
