@@ -1,6 +1,7 @@
-import { env } from "cloudflare:test";
+import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import worker from "../../src/index";
 import { ORIGIN, anon, api, cfg, makeUser } from "./helpers";
 
 const roundTrips = (h: Headers) => Number(/d1;[^,]*dur=(\d+)/.exec(h.get("server-timing") ?? "")?.[1] ?? "NaN");
@@ -139,6 +140,17 @@ describe("instance sub-resources", () => {
     const res = await anon.get("/api/v1/instance/peers");
     expect(res.status).toBe(200);
     expect(res.body).toEqual(["a.example", "b.example"]);
+  });
+
+  it("in limited federation mode, peers, their search and the activity answer 404, as Mastodon's", async () => {
+    await env.DB.prepare("INSERT INTO instances (domain, first_seen_at) VALUES ('hidden.example', 0)").run();
+    for (const path of ["/api/v1/instance/peers", "/api/v1/peers/search?q=hid", "/api/v1/instance/activity"]) {
+      const ctx = createExecutionContext();
+      const res = await worker.fetch(new Request(`${ORIGIN}${path}`), { ...env, LIMITED_FEDERATION: "true" } as typeof env, ctx);
+      await waitOnExecutionContext(ctx);
+      expect([path, res.status, await res.text()]).toEqual([path, 404, expect.not.stringContaining("hidden.example")]);
+      expect((await anon.get(path)).status).toBe(200);
+    }
   });
 
   it("reports weekly activity as strings, excluding private statuses", async () => {

@@ -25,15 +25,16 @@ const cached = async (c: Ctx, key: string, render: Parameters<CachedInstance["do
 
 r.get("/", (c) => cached(c, "v1", (s) => renderInstanceV1(c.get("config"), instanceV1Data(s)), publicCache));
 
-// Both can be switched off; Mastodon then answers 404.
+// Both can be switched off, and neither is shown in limited federation mode (who this server knows is the operator's
+// business there); Mastodon then answers 404.
 r.get("/peers", async (c) => {
-  if (!c.get("config").showPeers) throw notFound();
+  if (!c.get("config").showPeers || c.get("config").limitedFederation) throw notFound();
   c.header("Cache-Control", "public, max-age=3600");
   return c.json(await listPeers(c.get("db")));
 });
 
 r.get("/activity", async (c) => {
-  if (!c.get("config").showActivity) throw notFound();
+  if (!c.get("config").showActivity || c.get("config").limitedFederation) throw notFound();
   const weeks = await weeklyActivity(c.get("db"));
   c.header("Cache-Control", "public, max-age=3600");
   return c.json(weeks.map(renderInstanceActivity));
