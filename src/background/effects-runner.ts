@@ -43,8 +43,9 @@ import {
 } from "../streaming/publish";
 import { Effects, runsAfterResponseHere } from "../effects/collector";
 import { retryFailed } from "../effects/retry";
-import { ackJournal } from "../effects/pending";
+import { ackJournal } from "../effects/journal";
 import { sendEffects } from "../effects/send";
+import { cacheRemotePictures } from "../services/accounts/remote-pictures";
 import type { Effect, JobMessage } from "../effects/types";
 
 /**
@@ -136,6 +137,9 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects, b
     case "cache_media":
       if (!configFor(env, fx).cacheRemoteMedia) return; // turned off since it was queued
       return cacheRemoteAttachments(db, env, remoteMediaFetch(env, fx), effect.mediaIds);
+    case "cache_pictures":
+      if (!configFor(env, fx).cacheRemoteMedia) return; // turned off since it was queued
+      return cacheRemotePictures(db, env, remoteMediaFetch(env, fx), effect.accountIds);
     case "process_media":
       await processStagedMedia(db, env, effect.mediaId);
       return;

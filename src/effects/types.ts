@@ -53,6 +53,8 @@ export type Effect =
   // A remote status was stored with attachments naming another server's files: fetch them into R2
   // (src/services/statuses/remote-media-cache.ts)
   | { type: "cache_media"; mediaIds: string[] }
+  // remote accounts' avatars and headers into R2 (src/services/accounts/remote-pictures.ts)
+  | { type: "cache_pictures"; accountIds: string[] }
   // A new or re-edited status may link a page: fetch its preview card (src/services/statuses/preview-cards.ts)
   | { type: "fetch_card"; statusId: string }
   // An instance domain block was created, changed or lifted: silence or suspend its domain's accounts and keep their

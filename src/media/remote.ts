@@ -8,7 +8,7 @@ import { ApiError } from "../lib/http/errors";
 import { FetchRefused, type SafeFetchOptions, safeFetch, safeFetchStream } from "../net/safe-fetch";
 import { ingestInspected, type IngestEnv, type Ingested, type KeyFor } from "./ingest";
 import { sniff } from "./sniff";
-import { buildMeta, deleteStored, IMAGE_LIMIT, inspectFile, VIDEO_LIMIT } from "./store";
+import { AVATAR_LIMIT, buildMeta, deleteStored, IMAGE_LIMIT, inspectFile, putInspected, VIDEO_LIMIT } from "./store";
 import { concatBytes } from "../lib/http/capped-body";
 
 export class RemoteMediaFailed extends Error {
@@ -67,6 +67,37 @@ async function ingestPicture(env: IngestEnv, url: string, declaredType: string |
   const declared = declaredType ?? res.headers.get("content-type");
   const x = await inspectFile(file, { declaredType: /^(image|video|audio)\//i.test(declared ?? "") ? declared : null });
   return ingestInspected(env, file, x, keyFor);
+}
+
+/**
+ * Fetches an avatar or a header and stores it as it came (no rendition: the remote server sized it, and the Images
+ * binding's monthly transformations are kept for attachments), after the checks of an uploaded avatar: a still or
+ * animated picture, its bytes deciding the type, at most AVATAR_LIMIT. `keyFor`: its R2 key by extension. Throws
+ * RemoteMediaFailed; nothing stays stored then.
+ */
+export async function storeRemotePicture(
+  env: Pick<IngestEnv, "MEDIA">,
+  url: string,
+  keyFor: (ext: string) => string,
+  fetchOpts: SafeFetchOptions,
+): Promise<string> {
+  try {
+    const res = await safeFetch(url, {
+      timeoutMs: PICTURE_TIMEOUT_MS,
+      ...fetchOpts,
+      headers: { accept: "image/*, */*;q=0.5", "accept-encoding": "identity" },
+      maxBytes: AVATAR_LIMIT,
+      wantBody: (status) => status === 200,
+    });
+    if (res.status !== 200) throw new RemoteMediaFailed(`status ${res.status}`, statusIsTransient(res.status));
+    const file = new Blob([res.body]);
+    const x = await inspectFile(file, { imagesOnly: true, imageLimit: AVATAR_LIMIT });
+    const key = keyFor(x.sniffed.ext);
+    await putInspected(env, key, file, x);
+    return key;
+  } catch (e) {
+    throw remoteFailure(e);
+  }
 }
 
 async function ingestStreamed(env: IngestEnv, url: string, declaredType: string | null, keyFor: KeyFor, fetchOpts: SafeFetchOptions): Promise<Ingested> {

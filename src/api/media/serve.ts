@@ -5,6 +5,7 @@
 // status, for a redraft (`attachmentAccess`, src/queries/statuses/media-access.ts): one primary-key read, the row id being the key's second segment.
 import { routeGroup } from "../../route-group";
 import { attachmentAccess } from "../../queries/statuses/media-access";
+import { recacheRemotePictures } from "../../services/accounts/remote-pictures";
 import { recacheRemoteAttachment } from "../../services/statuses/remote-media-cache";
 
 const r = routeGroup();
@@ -51,7 +52,9 @@ r.on(["GET", "HEAD"], "/*", async (c) => {
   const access = await attachmentAccess(c.get("db"), key);
   if (!access.serve) {
     if (!access.redirect) return missing();
-    if (access.recache) recacheRemoteAttachment(c.get("fx"), access.recache);
+    const again = access.recache;
+    if (again && "attachment" in again) recacheRemoteAttachment(c.get("fx"), again.attachment);
+    if (again && "pictures" in again) recacheRemotePictures(c.get("fx"), again.pictures);
     const to = /^https?:\/\//.test(access.redirect) ? access.redirect : `/media/${access.redirect}`;
     return new Response(null, { status: 302, headers: { location: to, "cache-control": "no-store" } });
   }

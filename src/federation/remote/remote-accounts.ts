@@ -1,7 +1,7 @@
 // Finding and refreshing remote accounts: by actor URI, by WebFinger handle, by key id. A fetched actor is trusted
 // only at its own id (C10): the document's id must be the URL asked for (or, after a redirect, be re-fetched by its
 // id), on the same host. Domain blocks with severity suspend refuse the fetch altogether.
-import { eq, sql, type SQL } from "drizzle-orm";
+import { type Column, eq, sql, type SQL } from "drizzle-orm";
 import { type DB, runBatch } from "../../db/client";
 import { frozenSql } from "../../db/frozen";
 import { accounts, domainAllows, domainBlocks, instances, signatureSpecs } from "../../db/schema/index";
@@ -180,13 +180,27 @@ export async function upsertRemoteAccount(db: DB, actor: NormalizedActor, knownB
     db
       .insert(accounts)
       .values({ id: snowflake(actor.published ?? now), uri: actor.id, createdAt: actor.published ?? now, silencedAt, ...values })
-      .onConflictDoUpdate({ target: accounts.uri, set: values }),
+      .onConflictDoUpdate({ target: accounts.uri, set: { ...values, ...picturesAfterUpdate(actor) } }),
     db.insert(instances).values({ domain: host, firstSeenAt: now }).onConflictDoNothing(),
     accountRows(db, { where: eq(accounts.uri, actor.id), limit: 1 }),
   ]);
   const [row] = res[res.length - 1] as AccountRow[];
   if (!row) throw new Error(`account ${actor.id} missing right after its upsert`);
   return row;
+}
+
+/**
+ * An updated actor's cached pictures (src/services/accounts/remote-pictures.ts): a copy stays while its URL does; a
+ * changed URL drops it (the cache's next run replaces the object) and makes the account due again.
+ */
+function picturesAfterUpdate(actor: NormalizedActor) {
+  const same = (url: string | null | undefined, column: Column) => sql`${column} IS ${url ?? null}`;
+  return {
+    avatarKey: sql<string | null>`CASE WHEN ${same(actor.icon, accounts.avatarRemoteUrl)} THEN ${accounts.avatarKey} ELSE NULL END`,
+    headerKey: sql<string | null>`CASE WHEN ${same(actor.image, accounts.headerRemoteUrl)} THEN ${accounts.headerKey} ELSE NULL END`,
+    picturesCachedAt: sql<number | null>`CASE WHEN ${same(actor.icon, accounts.avatarRemoteUrl)} AND ${same(actor.image, accounts.headerRemoteUrl)}
+      THEN ${accounts.picturesCachedAt} ELSE NULL END`,
+  };
 }
 
 /** The account for an actor URI, fetched when unknown or stale (or when `refresh`). */

@@ -38,6 +38,8 @@ export const accounts = lazyTable(() =>
       avatarKey: text("avatar_key"), // R2 key (local upload)
       avatarRemoteUrl: text("avatar_remote_url"),
       headerKey: text("header_key"),
+      /** A remote account's pictures: NULL when they are to be fetched into R2, else when that was queued (0053). */
+      picturesCachedAt: ms("pictures_cached_at"),
       headerRemoteUrl: text("header_remote_url"),
       actorType: text("actor_type").notNull().default("Person"), // Person | Service | Group | Application | Organization
       locked: bool("locked").notNull().default(false),
