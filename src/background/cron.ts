@@ -61,7 +61,7 @@ export async function runScheduled(env: Env, at: number, opts: { housekeeping?: 
   ];
   const housekeeping = opts.housekeeping ?? true;
   if (housekeeping) tasks.push(...housekeepingTasks(env, db, fx, at));
-  if (opts.hourly ?? housekeeping) tasks.push(...hourlyTasks(db, at, fx));
+  if (opts.hourly ?? housekeeping) tasks.push(...hourlyTasks(env, db, at, fx));
   for (const [name, task] of tasks) {
     try {
       await task();
@@ -105,8 +105,8 @@ export function housekeepingTasks(env: Env, db: DB, fx: Effects, at: number) {
  * The hourly tasks (minute 2): pruning preview cards nothing links walks the cards a page at a time (pruneOrphanCards),
  * which costs rows in proportion to the page, not to what changed, so it runs 24 times a day rather than 288.
  */
-export function hourlyTasks(db: DB, at: number, fx: Effects) {
-  const tasks: (readonly [string, () => Promise<unknown>])[] = [["prune unused preview cards", () => pruneOrphanCards(db, at)]];
+export function hourlyTasks(env: Pick<Env, "MEDIA">, db: DB, at: number, fx: Effects) {
+  const tasks: (readonly [string, () => Promise<unknown>])[] = [["prune unused preview cards", () => pruneOrphanCards(db, env, at)]];
   // Every 2 hours: trends awaiting review, to staff (src/trends/review-notice.ts).
   if (isTrendsNoticeHour(at)) tasks.push(["notice of trends awaiting review", () => noticeTrendsAwaitingReview(db, fx)]);
   return tasks;

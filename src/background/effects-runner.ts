@@ -46,6 +46,7 @@ import { retryFailed } from "../effects/retry";
 import { ackJournal } from "../effects/journal";
 import { sendEffects } from "../effects/send";
 import { cacheRemotePictures } from "../services/accounts/remote-pictures";
+import { cacheCardImage } from "../services/statuses/card-images";
 import type { Effect, JobMessage } from "../effects/types";
 
 /**
@@ -131,9 +132,11 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects, b
       return publishClaimed(db, env, fx, effect.scheduledStatusId);
     case "delete_media":
       return deleteStored(env, effect.keys);
-    case "fetch_card":
-      await fetchCardForStatus(db, configFor(env, fx), effect.statusId);
+    case "fetch_card": {
+      const card = await fetchCardForStatus(db, configFor(env, fx), effect.statusId);
+      if (card.cardId && configFor(env, fx).cacheRemoteMedia) await cacheCardImage(db, env, remoteMediaFetch(env, fx), card.cardId);
       return;
+    }
     case "cache_media":
       if (!configFor(env, fx).cacheRemoteMedia) return; // turned off since it was queued
       return cacheRemoteAttachments(db, env, remoteMediaFetch(env, fx), effect.mediaIds);

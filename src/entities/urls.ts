@@ -8,7 +8,7 @@ export const statusUrl = (cfg: Config, username: string, id: string) => `${cfg.o
 /** A collection's id URI (Tern does not federate collections yet; nothing is served there). */
 export const collectionUri = (cfg: Config, id: string) => `${cfg.origin}/collections/${id}`;
 export const tagUrl = (cfg: Config, name: string) => `${cfg.origin}/tags/${encodeURIComponent(name)}`;
-export const mediaUrl = (cfg: Config, key: string) => `${cfg.origin}/media/${key}`;
+export const mediaUrl = (cfg: Pick<Config, "origin">, key: string) => `${cfg.origin}/media/${key}`;
 export const DEFAULT_AVATAR = "/avatars/original/missing.png";
 export const DEFAULT_HEADER = "/headers/original/missing.png";
 

@@ -142,7 +142,7 @@ async function measure(at: number) {
   // The hourly task, apart.
   const before = c.r ?? 0;
   // The card pass only: the review notice (even hours) reads the trend rows awaiting review, whatever the hour here.
-  for (const [name, task] of hourlyTasks(createDb(counted), at, new Effects("http://tern.test"))) if (name === "prune unused preview cards") await task();
+  for (const [name, task] of hourlyTasks(env, createDb(counted), at, new Effects("http://tern.test"))) if (name === "prune unused preview cards") await task();
   hourly = (c.r ?? 0) - before;
   return per;
 }
@@ -204,7 +204,7 @@ describe("cron housekeeping rows read", () => {
     };
     const start = (await left()).size;
     // One run looks at 200 cards at most; the pass over every card takes a few runs and then starts over.
-    const [[, prune]] = hourlyTasks(createDb(env.DB), at, new Effects("http://tern.test"));
+    const [[, prune]] = hourlyTasks(env, createDb(env.DB), at, new Effects("http://tern.test"));
     await prune();
     expect(start - (await left()).size).toBeLessThanOrEqual(200);
     for (let k = 0; k < 8; k++) await prune();

@@ -60,10 +60,10 @@ describe("trends need review by default (trendable_by_default off)", () => {
     const even = Date.UTC(2026, 10, 28, 10, 2);
     expect(isTrendsNoticeHour(even)).toBe(true);
     expect(isTrendsNoticeHour(even + 3_600_000)).toBe(false);
-    expect(hourlyTasks(db(), even + 3_600_000, new Effects(ORIGIN)).map(([name]) => name)).not.toContain("notice of trends awaiting review");
+    expect(hourlyTasks(env, db(), even + 3_600_000, new Effects(ORIGIN)).map(([name]) => name)).not.toContain("notice of trends awaiting review");
     const since = Date.now() - 1;
     const fx = new Effects(ORIGIN);
-    for (const [, task] of hourlyTasks(db(), even, fx)) await task();
+    for (const [, task] of hourlyTasks(env, db(), even, fx)) await task();
     expect(fx.list).toEqual([expect.objectContaining({ type: "mail_staff", notice: { kind: "trends", tags: 1, statuses: 0, links: 0 } })]);
     await env.JOBS.send({ type: "effects", origin: ORIGIN, effects: [...fx.list] });
     await runQueuedJobs();

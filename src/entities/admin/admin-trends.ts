@@ -58,8 +58,8 @@ export function renderAdminTag(cfg: Config, tag: TagRow, history: TagHistoryDay[
   };
 }
 
-export function renderAdminTrendLink(l: AdminTrendLink): MastodonAdminTrendLink {
-  return { ...renderTrendLink(l.card, l.history), id: l.card.id, requires_review: l.requiresReview };
+export function renderAdminTrendLink(cfg: Pick<Config, "origin">, l: AdminTrendLink): MastodonAdminTrendLink {
+  return { ...renderTrendLink(cfg, l.card, l.history), id: l.card.id, requires_review: l.requiresReview };
 }
 
 export function renderPreviewCardProvider(p: ProviderRow): MastodonAdminPreviewCardProvider {

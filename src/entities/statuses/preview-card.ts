@@ -1,9 +1,10 @@
 // PreviewCard (docs.joinmastodon.org/entities/PreviewCard) and Trends::Link (the card with its 7-day history), as
 // Mastodon's REST::PreviewCardSerializer and REST::Trends::LinkSerializer write them. Text fields are plain text;
-// `html` is empty or an <iframe> Tern wrote itself (federation/remote/link-details.ts). `image` is the remote URL.
+// `html` is empty or an <iframe> Tern wrote itself (federation/remote/link-details.ts). `image` is Tern's copy once cached.
 import type { previewCards } from "../../db/schema/index";
 import type { TagHistoryDay } from "../instance/tag";
-import { isoTime } from "../urls";
+import type { Config } from "../../env";
+import { isoTime, mediaUrl } from "../urls";
 
 export type PreviewCardRow = typeof previewCards.$inferSelect;
 
@@ -40,8 +41,11 @@ export interface MastodonTrendLink extends MastodonPreviewCard {
   history: TagHistoryDay[];
 }
 
-/** `originalUrl`: the link as the status wrote it (Mastodon shows that, not the page's canonical URL). */
-export function renderPreviewCard(c: PreviewCardRow, originalUrl?: string | null): MastodonPreviewCard {
+/**
+ * `originalUrl`: the link as the status wrote it (Mastodon shows that, not the page's canonical URL). The image is
+ * Tern's copy once cached (services/statuses/card-images.ts), else the remote URL.
+ */
+export function renderPreviewCard(cfg: Pick<Config, "origin">, c: PreviewCardRow, originalUrl?: string | null): MastodonPreviewCard {
   return {
     url: originalUrl || c.url,
     title: c.title,
@@ -55,7 +59,7 @@ export function renderPreviewCard(c: PreviewCardRow, originalUrl?: string | null
     html: c.html,
     width: c.width,
     height: c.height,
-    image: c.image,
+    image: c.imageKey ? mediaUrl(cfg, c.imageKey) : c.image,
     image_description: c.imageDescription,
     embed_url: c.embedUrl,
     blurhash: null,
@@ -65,6 +69,6 @@ export function renderPreviewCard(c: PreviewCardRow, originalUrl?: string | null
   };
 }
 
-export function renderTrendLink(c: PreviewCardRow, history: TagHistoryDay[]): MastodonTrendLink {
-  return { ...renderPreviewCard(c), history };
+export function renderTrendLink(cfg: Pick<Config, "origin">, c: PreviewCardRow, history: TagHistoryDay[]): MastodonTrendLink {
+  return { ...renderPreviewCard(cfg, c), history };
 }

@@ -590,7 +590,7 @@ function renderOne(
     mentions: (b.mentions.get(s.id) ?? []).map((a) => ({ id: a.id, username: a.username, url: a.url ?? a.uri, acct: acctOf(a) })),
     tags: (b.tags.get(s.id) ?? []).map((name) => ({ name, url: tagUrl(cfg, name) })),
     emojis: s.reblogOfId || account.rejectMedia ? [] : renderEmojis(cfg, b.emojis.get(s.id)),
-    card: card ? renderPreviewCard(card.card, card.url) : null,
+    card: card ? renderPreviewCard(cfg, card.card, card.url) : null,
     poll: poll ? renderPoll(poll, v.id ? (b.ownVotes.get(poll.id) ?? []) : null, v.id === s.accountId) : null,
     quote: s.reblogOfId ? null : quoteOf(cfg, b, s, view, inQuote),
     // A boost answers for the boosted status (Mastodon's `object.proper`).

@@ -11,7 +11,7 @@ import { eq, sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { settingStatement } from "../../db/setting-statement";
 import { accounts, mentions, statusPreviewCards, statuses } from "../../db/schema";
-import type { Config } from "../../env";
+import type { Config, Env } from "../../env";
 import { baseFetchOptions } from "../../federation/remote/fetch-options";
 import { type CardFields, oembedCard, oembedEndpoint, opengraphCard, parsePage } from "../../federation/remote/link-details";
 import { checkUrl, FetchRefused, safeFetch } from "../../net/safe-fetch";
@@ -19,6 +19,7 @@ import { padId, snowflake, unpadId } from "../../lib/text/ids";
 import { extractEntities } from "../../lib/text/text";
 import { httpUrl } from "../../lib/http/urls";
 import { valueList } from "../../db/id-list";
+import { deleteStored } from "../../media/store";
 
 /** A stored card is refetched when older than this (FetchLinkCardForURLService: `updated_at <= 2.weeks.ago`). */
 export const CARD_REFRESH_MS = 14 * 24 * 3600_000;
@@ -204,7 +205,8 @@ export async function fetchCardForStatus(db: DB, cfg: Config, statusId: string, 
       ON CONFLICT(url) DO UPDATE SET title = excluded.title, description = excluded.description, type = excluded.type,
         link_type = excluded.link_type, author_name = excluded.author_name, author_url = excluded.author_url,
         provider_name = excluded.provider_name, provider_url = excluded.provider_url, html = excluded.html, width = excluded.width,
-        height = excluded.height, image = excluded.image, image_description = excluded.image_description, embed_url = excluded.embed_url,
+        height = excluded.height, image = excluded.image,
+        image_key = CASE WHEN preview_cards.image IS excluded.image THEN preview_cards.image_key ELSE NULL END, image_description = excluded.image_description, embed_url = excluded.embed_url,
         language = excluded.language, published_at = excluded.published_at, fetched_at = excluded.fetched_at`),
     attachStatement(db, statusId, sql`(SELECT id FROM preview_cards WHERE url = ${fields.url})`, url),
     db.all<{ id: string }>(sql`SELECT id FROM preview_cards WHERE url = ${fields.url}`),
@@ -238,7 +240,7 @@ const CARD_PRUNE_CURSOR_KEY = "cron.cards_pruned_after";
  * reads at most `limit` cards (and their two link lookups) however many old cards statuses still hold, where a scan of
  * the cards past their two weeks read every one of them on every run.
  */
-export async function pruneOrphanCards(db: DB, at: number, limit = 200): Promise<void> {
+export async function pruneOrphanCards(db: DB, env: Pick<Env, "MEDIA">, at: number, limit = 200): Promise<void> {
   const cutoff = at - CARD_REFRESH_MS;
   const orphan = (table: string) => sql`${sql.raw(table)}.fetched_at < ${cutoff}
     AND NOT EXISTS (SELECT 1 FROM status_preview_cards spc WHERE spc.preview_card_id = ${sql.raw(table)}.id)
@@ -252,5 +254,13 @@ export async function pruneOrphanCards(db: DB, at: number, limit = 200): Promise
   const gone = page.filter((r) => Number(r.orphan) === 1).map((r) => r.id);
   const cursor = settingStatement(db, CARD_PRUNE_CURSOR_KEY, String(next));
   if (!gone.length) return void (await cursor);
-  await db.batch([cursor, db.run(sql`DELETE FROM preview_cards WHERE id IN ${valueList(gone)} AND ${orphan("preview_cards")}`)]);
+  const [, deleted] = await db.batch([
+    cursor,
+    db.all<{ image_key: string | null }>(sql`DELETE FROM preview_cards WHERE id IN ${valueList(gone)} AND ${orphan("preview_cards")} RETURNING image_key`),
+  ]);
+  // Their cached images (card-images.ts) go with them; one left by a failed delete is only storage.
+  await deleteStored(
+    env,
+    deleted.map((d) => d.image_key),
+  ).catch((e) => console.error("card images: R2 delete failed", e instanceof Error ? e.message : e));
 }

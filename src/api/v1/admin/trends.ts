@@ -47,7 +47,9 @@ for (const [verb, approve] of [
   r.post(`/links/publishers/:id/${verb}`, write, async (c) =>
     c.json(renderPreviewCardProvider(await reviewProvider(c.get("db"), moderator(c), pathId(c), approve))),
   );
-  r.post(`/links/:id/${verb}`, write, async (c) => c.json(renderAdminTrendLink(await reviewLink(c.get("db"), moderator(c), pathId(c), approve))));
+  r.post(`/links/:id/${verb}`, write, async (c) =>
+    c.json(renderAdminTrendLink(c.get("config"), await reviewLink(c.get("db"), moderator(c), pathId(c), approve))),
+  );
 }
 
 r.get("/statuses", read, async (c) => {
@@ -64,7 +66,7 @@ r.get("/links", read, async (c) => {
   const page = await readOffsetPage(c, 10, 20);
   const rows = await adminTrendLinks(c.get("db"), page);
   setOffsetLinks(c, page, rows.length);
-  return c.json(rows.map(renderAdminTrendLink));
+  return c.json(rows.map((l) => renderAdminTrendLink(c.get("config"), l)));
 });
 
 r.get("/links/publishers", read, async (c) => {

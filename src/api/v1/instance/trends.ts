@@ -44,7 +44,7 @@ r.get("/links", async (c) => {
   const rows = await trendingLinks(c.get("db"), languagesOf(c), page);
   setOffsetLinks(c, page, rows.length);
   c.header("Vary", "Authorization, Accept-Language");
-  return c.json(rows.map((l) => renderTrendLink(l.card, l.history)));
+  return c.json(rows.map((l) => renderTrendLink(c.get("config"), l.card, l.history)));
 });
 
 export default r;

@@ -4,8 +4,9 @@ import { bool, id, ms } from "../types";
 
 /**
  * Link previews (Mastodon's preview_cards; migrations/0015_preview_cards_trends.sql). One row per URL (the page's
- * canonical URL), shared by every status that links it; refetched after two weeks. `image` stays the remote URL (no
- * media cache yet). Text fields are plain text; `html` is only ever an <iframe> written by Tern itself.
+ * canonical URL), shared by every status that links it; refetched after two weeks. `image` stays the remote URL;
+ * `image_key` is its copy in R2 once fetched (0054). Text fields are plain text; `html` is only ever an <iframe> written
+ * by Tern itself.
  */
 export const previewCards = lazyTable(() =>
   sqliteTable(
@@ -26,6 +27,7 @@ export const previewCards = lazyTable(() =>
       width: integer("width").notNull().default(0),
       height: integer("height").notNull().default(0),
       image: text("image"),
+      imageKey: text("image_key"),
       imageDescription: text("image_description").notNull().default(""),
       embedUrl: text("embed_url").notNull().default(""),
       language: text("language"),
