@@ -26,6 +26,7 @@ import { purgeExpiredGrants, purgeExpiredWebSessions } from "./expired-logins";
 import { cleanupUnattachedMedia, pruneFederationState } from "./housekeeping";
 import { pruneRemoteMedia } from "../services/statuses/remote-media-prune";
 import { pruneRemotePictures, queueDuePictures } from "../services/accounts/remote-pictures";
+import { queueDueEmojis } from "../services/statuses/remote-emojis";
 
 export const INACTIVE_AFTER_MS = 14 * 24 * 60 * 60 * 1000;
 const DROP_PER_RUN = 200;
@@ -95,6 +96,7 @@ export function housekeepingTasks(env: Env, db: DB, fx: Effects, at: number) {
     ["clean up unattached media", () => cleanupUnattachedMedia(db, env, fx, at)],
     ["prune cached remote media", () => pruneRemoteMedia(db, env, fx, at)],
     ["queue remote avatars and headers", async () => (readConfig(env, "http://localhost/").cacheRemoteMedia ? queueDuePictures(db, fx, at) : 0)],
+    ["queue remote custom emojis", async () => (readConfig(env, "http://localhost/").cacheRemoteMedia ? queueDueEmojis(db, fx, at) : 0)],
     ["prune cached remote avatars and headers", () => pruneRemotePictures(db, env, fx, at)],
     ["requeue stale inbox items", () => requeueStaleInboxItems(db, fx, at)],
     ["refresh trends", () => refreshTrends(db, at)],

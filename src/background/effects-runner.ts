@@ -47,6 +47,7 @@ import { ackJournal } from "../effects/journal";
 import { sendEffects } from "../effects/send";
 import { cacheRemotePictures } from "../services/accounts/remote-pictures";
 import { cacheCardImage } from "../services/statuses/card-images";
+import { cacheRemoteEmojis } from "../services/statuses/remote-emojis";
 import type { Effect, JobMessage } from "../effects/types";
 
 /**
@@ -143,6 +144,9 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects, b
     case "cache_pictures":
       if (!configFor(env, fx).cacheRemoteMedia) return; // turned off since it was queued
       return cacheRemotePictures(db, env, remoteMediaFetch(env, fx), effect.accountIds);
+    case "cache_emojis":
+      if (!configFor(env, fx).cacheRemoteMedia) return; // turned off since it was queued
+      return cacheRemoteEmojis(db, env, remoteMediaFetch(env, fx), effect.emojiIds);
     case "process_media":
       await processStagedMedia(db, env, effect.mediaId);
       return;

@@ -55,6 +55,7 @@ export type Effect =
   | { type: "cache_media"; mediaIds: string[] }
   // remote accounts' avatars and headers into R2 (src/services/accounts/remote-pictures.ts)
   | { type: "cache_pictures"; accountIds: string[] }
+  | { type: "cache_emojis"; emojiIds: string[] }
   // A new or re-edited status may link a page: fetch its preview card (src/services/statuses/preview-cards.ts)
   | { type: "fetch_card"; statusId: string }
   // An instance domain block was created, changed or lifted: silence or suspend its domain's accounts and keep their

@@ -80,13 +80,14 @@ export async function storeRemotePicture(
   url: string,
   keyFor: (ext: string) => string,
   fetchOpts: SafeFetchOptions,
+  limit = AVATAR_LIMIT,
 ): Promise<string> {
   try {
     const res = await safeFetch(url, {
       timeoutMs: PICTURE_TIMEOUT_MS,
       ...fetchOpts,
       headers: { accept: "image/*, */*;q=0.5", "accept-encoding": "identity" },
-      maxBytes: AVATAR_LIMIT,
+      maxBytes: limit,
       wantBody: (status) => status === 200,
     });
     if (res.status !== 200) throw new RemoteMediaFailed(`status ${res.status}`, statusIsTransient(res.status));

@@ -68,11 +68,19 @@ export async function cacheRemotePictures(db: DB, env: Pick<Env, "MEDIA">, fetch
       rejected: sql<number>`(${accounts.rejectMedia} OR ${rejectMediaNow()})`,
     })
     .from(accounts)
-    .where(and(inArray(accounts.id, accountIds.slice(0, PICTURES_PER_RUN)), sql`${accounts.domain} IS NOT NULL`, isNull(accounts.suspendedAt)))
+    // A negative mark: its pictures failed for good (below), and a retry of the batch for another's sake skips it.
+    .where(
+      and(
+        inArray(accounts.id, accountIds.slice(0, PICTURES_PER_RUN)),
+        sql`${accounts.domain} IS NOT NULL AND coalesce(${accounts.picturesCachedAt}, 0) >= 0`,
+        isNull(accounts.suspendedAt),
+      ),
+    )
     .all();
   let retry: RemoteMediaFailed | null = null;
   for (const row of rows) {
     if (row.rejected) continue;
+    let failed: "transient" | "for good" | null = null;
     for (const kind of KINDS) {
       const url = kind === "avatar" ? row.avatar : row.header;
       if (!url || (kind === "avatar" ? row.avatarKey : row.headerKey)) continue;
@@ -82,8 +90,10 @@ export async function cacheRemotePictures(db: DB, env: Pick<Env, "MEDIA">, fetch
         if (!(e instanceof RemoteMediaFailed)) throw e;
         console.warn(`remote ${kind} of ${row.id}: ${e.message}${e.transient ? " (will retry)" : ""}`);
         if (e.transient) retry = e;
+        failed = e.transient || failed === "transient" ? "transient" : "for good";
       }
     }
+    if (failed === "for good") await db.update(accounts).set({ picturesCachedAt: -Date.now() }).where(eq(accounts.id, row.id));
   }
   if (retry) throw retry;
 }
@@ -123,7 +133,7 @@ export async function pruneRemotePictures(
   const cutoff = at - days * 86_400_000;
   const rows = await db.all<{ id: string; avatar_key: string | null; header_key: string | null }>(
     sql`SELECT a.id, a.avatar_key, a.header_key FROM accounts a INDEXED BY accounts_pictures_cached
-      WHERE a.domain IS NOT NULL AND (a.avatar_key IS NOT NULL OR a.header_key IS NOT NULL) AND a.pictures_cached_at < ${cutoff}
+      WHERE a.domain IS NOT NULL AND (a.avatar_key IS NOT NULL OR a.header_key IS NOT NULL) AND abs(a.pictures_cached_at) < ${cutoff}
         AND NOT EXISTS (SELECT 1 FROM follows f JOIN accounts l ON l.id = f.account_id WHERE f.target_account_id = a.id AND l.domain IS NULL)
       ORDER BY a.pictures_cached_at LIMIT ${limit}`,
   );

@@ -69,7 +69,9 @@ export function upsertRemoteEmojisStatement(db: DB, domain: string, emojis: Remo
       json_extract(j.value, '$[3]'), 1, 0, ${now}
     FROM json_each(${JSON.stringify(rows)}) j
     WHERE NOT EXISTS (SELECT 1 FROM domain_blocks WHERE reject_media = 1 AND domain IN ${valueList(blockingDomains(domain))})
-    ON CONFLICT (shortcode, domain) DO UPDATE SET image_remote_url = excluded.image_remote_url, uri = excluded.uri
+    ON CONFLICT (shortcode, domain) DO UPDATE SET image_remote_url = excluded.image_remote_url, uri = excluded.uri,
+      image_key = CASE WHEN custom_emojis.image_remote_url IS excluded.image_remote_url THEN custom_emojis.image_key ELSE NULL END,
+      image_cached_at = CASE WHEN custom_emojis.image_remote_url IS excluded.image_remote_url THEN custom_emojis.image_cached_at ELSE NULL END
     WHERE custom_emojis.image_remote_url IS NOT excluded.image_remote_url OR custom_emojis.uri IS NOT excluded.uri`);
 }
 

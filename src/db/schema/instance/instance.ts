@@ -30,6 +30,8 @@ export const customEmojis = lazyTable(() =>
       domain: text("domain"),
       imageKey: text("image_key"),
       imageRemoteUrl: text("image_remote_url"),
+      /** A remote emoji's image: NULL when it is to be fetched into R2, else when that was queued (0055). */
+      imageCachedAt: ms("image_cached_at"),
       uri: text("uri"),
       visibleInPicker: bool("visible_in_picker").notNull().default(true),
       disabled: bool("disabled").notNull().default(false),
