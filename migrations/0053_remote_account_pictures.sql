@@ -1,4 +1,4 @@
--- Remote avatars and headers cached in R2 (issue 32 point 3; src/services/accounts/remote-pictures.ts). NULL: the
+-- Remote avatars and headers cached in R2 (issue 32 point 3; src/services/remote-media/pictures.ts). NULL: the
 -- account's pictures are to be fetched (a new account, or one whose avatar or header URL changed); otherwise when the
 -- last fetch was queued. The five-minute cron reads the first kind by the first index, and the prune the cached ones
 -- oldest first by the second.

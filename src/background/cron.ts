@@ -25,8 +25,8 @@ import { purgeExpiredLinks } from "../services/auth/email-links";
 import { purgeExpiredGrants, purgeExpiredWebSessions } from "./expired-logins";
 import { cleanupUnattachedMedia, pruneFederationState } from "./housekeeping";
 import { pruneRemoteMedia } from "../services/statuses/remote-media-prune";
-import { pruneRemotePictures, queueDuePictures } from "../services/accounts/remote-pictures";
-import { queueDueEmojis } from "../services/statuses/remote-emojis";
+import { pruneRemotePictures, queueDuePictures } from "../services/remote-media/pictures";
+import { queueDueEmojis } from "../services/remote-media/emojis";
 
 export const INACTIVE_AFTER_MS = 14 * 24 * 60 * 60 * 1000;
 const DROP_PER_RUN = 200;

@@ -45,9 +45,9 @@ import { Effects, runsAfterResponseHere } from "../effects/collector";
 import { retryFailed } from "../effects/retry";
 import { ackJournal } from "../effects/journal";
 import { sendEffects } from "../effects/send";
-import { cacheRemotePictures } from "../services/accounts/remote-pictures";
-import { cacheCardImage } from "../services/statuses/card-images";
-import { cacheRemoteEmojis } from "../services/statuses/remote-emojis";
+import { cacheRemotePictures } from "../services/remote-media/pictures";
+import { cacheCardImage } from "../services/remote-media/card-images";
+import { cacheRemoteEmojis } from "../services/remote-media/emojis";
 import type { Effect, JobMessage } from "../effects/types";
 
 /**

@@ -53,7 +53,7 @@ export type Effect =
   // A remote status was stored with attachments naming another server's files: fetch them into R2
   // (src/services/statuses/remote-media-cache.ts)
   | { type: "cache_media"; mediaIds: string[] }
-  // remote accounts' avatars and headers into R2 (src/services/accounts/remote-pictures.ts)
+  // remote accounts' avatars and headers into R2 (src/services/remote-media/pictures.ts)
   | { type: "cache_pictures"; accountIds: string[] }
   | { type: "cache_emojis"; emojiIds: string[] }
   // A new or re-edited status may link a page: fetch its preview card (src/services/statuses/preview-cards.ts)

@@ -1,4 +1,4 @@
-// Preview-card images cached in R2 (issue 32 point 3, src/services/statuses/card-images.ts): the fetch_card job stores
+// Preview-card images cached in R2 (issue 32 point 3, src/services/remote-media/card-images.ts): the fetch_card job stores
 // the card, then its image through the guarded fetch, and the card shows Tern's copy, served by the media route; a
 // file server that fails or sends something that is not a picture leaves the remote URL after one try, and the card
 // is still shown; a pruned card's image goes with it. Pages and images are served by fetchMock.

@@ -1,4 +1,4 @@
-// Remote custom emojis cached in R2 (issue 32 point 3, src/services/statuses/remote-emojis.ts): an emoji stored from an
+// Remote custom emojis cached in R2 (issue 32 point 3, src/services/remote-media/emojis.ts): an emoji stored from an
 // actor or a status is due; the cron queues a bounded batch, the job fetches each image through the guarded fetch and
 // the avatar checks, and both the status and the profile then show Tern's copy, served by the media route. A changed
 // image is fetched again and the old copy goes; a failing file server keeps the remote URL with bounded attempts; an
@@ -8,7 +8,7 @@ import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { Effects } from "../../src/effects/collector";
 import { MAX_EFFECT_ATTEMPTS } from "../../src/effects/retry";
 import { upsertRemoteEmojisStatement } from "../../src/services/statuses/custom-emojis";
-import { queueDueEmojis } from "../../src/services/statuses/remote-emojis";
+import { queueDueEmojis } from "../../src/services/remote-media/emojis";
 import { create, installFetchMock, note, postInbox, remoteActor, runJobs, sql } from "./federation-inbox-fixtures";
 import { anon, db, ORIGIN } from "./helpers";
 import { png } from "./media-fixtures";

@@ -1,4 +1,4 @@
-// Remote avatars and headers cached in R2 (issue 32 point 3, src/services/accounts/remote-pictures.ts): a remote account
+// Remote avatars and headers cached in R2 (issue 32 point 3, src/services/remote-media/pictures.ts): a remote account
 // stored with pictures is due; the cron queues a bounded batch, the job fetches each through the guarded fetch and the
 // avatar checks, and the API then answers Tern's URL, served by the media route. A changed picture is fetched again
 // and the old copy goes; reject_media is never fetched; a failing file server keeps the remote URL with bounded
@@ -7,7 +7,7 @@ import { env, SELF } from "cloudflare:test";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { Effects } from "../../src/effects/collector";
 import { MAX_EFFECT_ATTEMPTS } from "../../src/effects/retry";
-import { pruneRemotePictures, queueDuePictures } from "../../src/services/accounts/remote-pictures";
+import { pruneRemotePictures, queueDuePictures } from "../../src/services/remote-media/pictures";
 import { normalizeActor } from "../../src/federation/remote/normalize";
 import { upsertRemoteAccount } from "../../src/federation/remote/remote-accounts";
 import { ADMIN } from "./admin-fixtures";

@@ -5,7 +5,7 @@
 // status, for a redraft (`attachmentAccess`, src/queries/statuses/media-access.ts): one primary-key read, the row id being the key's second segment.
 import { routeGroup } from "../../route-group";
 import { attachmentAccess } from "../../queries/statuses/media-access";
-import { recacheRemotePictures } from "../../services/accounts/remote-pictures";
+import { recacheRemotePictures } from "../../services/remote-media/pictures";
 import { recacheRemoteAttachment } from "../../services/statuses/remote-media-cache";
 
 const r = routeGroup();

@@ -43,7 +43,7 @@ export interface MastodonTrendLink extends MastodonPreviewCard {
 
 /**
  * `originalUrl`: the link as the status wrote it (Mastodon shows that, not the page's canonical URL). The image is
- * Tern's copy once cached (services/statuses/card-images.ts), else the remote URL.
+ * Tern's copy once cached (services/remote-media/card-images.ts), else the remote URL.
  */
 export function renderPreviewCard(cfg: Pick<Config, "origin">, c: PreviewCardRow, originalUrl?: string | null): MastodonPreviewCard {
   return {

@@ -190,7 +190,7 @@ export async function upsertRemoteAccount(db: DB, actor: NormalizedActor, knownB
 }
 
 /**
- * An updated actor's cached pictures (src/services/accounts/remote-pictures.ts): a copy stays while its URL does; a
+ * An updated actor's cached pictures (src/services/remote-media/pictures.ts): a copy stays while its URL does; a
  * changed URL drops it (the cache's next run replaces the object) and makes the account due again.
  */
 function picturesAfterUpdate(actor: NormalizedActor) {

@@ -46,7 +46,7 @@ export async function attachmentAccess(db: DB, key: string): Promise<MediaAccess
 
 /**
  * A remote account's cached avatar or header (`remote_accounts/<account id>/<random>/<avatar|header>.<ext>`,
- * src/services/accounts/remote-pictures.ts): served while the account names it; otherwise redirected to its copy now,
+ * src/services/remote-media/pictures.ts): served while the account names it; otherwise redirected to its copy now,
  * or to its server's URL with the fetch queued again (pruned, or the picture changed).
  */
 async function pictureAccess(db: DB, key: string, id: string | undefined): Promise<MediaAccess> {

@@ -1,4 +1,4 @@
-// Remote custom emojis cached in R2 (issue 32 point 3), as remote avatars are (./remote-pictures.ts): an emoji stored,
+// Remote custom emojis cached in R2 (issue 32 point 3), as remote avatars are (./pictures.ts): an emoji stored,
 // or whose image URL changed, is due (`image_cached_at` NULL: the upsert clears it with the old copy's key,
 // custom-emojis.ts); the five-minute cron takes a bounded batch and records one `cache_emojis` effect; the runner
 // fetches each image through the guarded fetch (at most EMOJI_LIMIT, Mastodon's 256 KB), checks it as an uploaded
