@@ -1,7 +1,8 @@
 // Remote media into R2: a file another server serves, fetched through the SSRF-guarded fetch and taken through the
 // same checks and processing as an upload (ingest.ts). Pictures are read whole, capped at Mastodon's 16 MB (the
-// Images binding needs their bytes); video and audio are streamed into R2, capped at 99 MB, never wholly in memory,
-// then described from their headers read back by range. Whatever fails, nothing this call wrote stays in R2.
+// Images binding needs their bytes); video and audio are streamed into R2 (in parts when their length is not given),
+// capped at 99 MB, never wholly in memory, then described from their headers read back by range. Whatever fails,
+// nothing this call wrote stays in R2.
 // A failure says whether trying again later may help (`transient`: the server was unreachable, slow, or answered 5xx
 // or 429; the Images binding failed) or not (404, not the declared kind of file, over the cap, refused by the guard).
 import { ApiError } from "../lib/http/errors";
@@ -112,28 +113,30 @@ async function ingestStreamed(env: IngestEnv, url: string, declaredType: string 
     await res.cancel();
     throw new RemoteMediaFailed(`status ${res.status}`, statusIsTransient(res.status));
   }
-  // R2 takes a stream of a known length only; a server that does not say how long the file is keeps its URL.
-  const length = Number(res.headers.get("content-length") ?? "NaN");
-  if (!Number.isSafeInteger(length) || length <= 0) {
-    await res.cancel();
-    throw new RemoteMediaFailed("no content-length", false);
-  }
+  // R2 takes a stream of a known length in one put; without a Content-Length the file goes up in parts.
+  const declaredLength = Number(res.headers.get("content-length") ?? "NaN");
+  const known = Number.isSafeInteger(declaredLength) && declaredLength > 0;
   const reader = res.body.getReader();
-  const head = await readHead(reader, Math.min(HEAD_BYTES, length));
-  const s = sniff(head, length);
+  const head = await readHead(reader, known ? Math.min(HEAD_BYTES, declaredLength) : HEAD_BYTES);
+  const s = sniff(head, known ? declaredLength : VIDEO_LIMIT);
   if (!s || s.kind === "image") {
     await reader.cancel().catch(() => {});
     throw new RemoteMediaFailed("not a video or audio file", false);
   }
   const key = keyFor("original", s.ext);
   try {
-    const fixed = new FixedLengthStream(length);
-    const writing = pump(head, reader, fixed.writable, length);
-    const putting = env.MEDIA.put(key, fixed.readable, { httpMetadata: { contentType: s.mime } });
-    // The writer's error says why (the put only sees its stream aborted); both are awaited, so neither is left unhandled.
-    const [w, p] = await Promise.allSettled([writing, putting]);
-    if (w.status === "rejected") throw w.reason;
-    if (p.status === "rejected") throw p.reason;
+    let length = declaredLength;
+    if (known) {
+      const fixed = new FixedLengthStream(length);
+      const writing = pump(head, reader, fixed.writable, length);
+      const putting = env.MEDIA.put(key, fixed.readable, { httpMetadata: { contentType: s.mime } });
+      // The writer's error says why (the put only sees its stream aborted); both are awaited, so neither is left unhandled.
+      const [w, p] = await Promise.allSettled([writing, putting]);
+      if (w.status === "rejected") throw w.reason;
+      if (p.status === "rejected") throw p.reason;
+    } else {
+      length = await putInParts(env.MEDIA, key, s.mime, head, reader);
+    }
     const x = await inspectFile(r2Blob(env.MEDIA, key, length), { declaredType });
     if (x.sniffed.kind === "image") throw new RemoteMediaFailed("not a video or audio file", false);
     return {
@@ -148,6 +151,57 @@ async function ingestStreamed(env: IngestEnv, url: string, declaredType: string 
   } catch (e) {
     await reader.cancel().catch(() => {});
     await deleteStored(env, [key]).catch(() => {});
+    throw e;
+  }
+}
+
+/** R2's multipart parts: all but the last of one size, at least 5 MiB. */
+const PART_BYTES = 5 * 1024 * 1024;
+
+/**
+ * Stores `head` and the rest of `reader` at `key` as an R2 multipart upload of PART_BYTES parts (one part in memory at
+ * a time), for a body whose length is not known; more than VIDEO_LIMIT aborts it. Returns the length stored.
+ */
+async function putInParts(
+  bucket: R2Bucket,
+  key: string,
+  contentType: string,
+  head: Uint8Array,
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+): Promise<number> {
+  const upload = await bucket.createMultipartUpload(key, { httpMetadata: { contentType } });
+  const parts: R2UploadedPart[] = [];
+  let buffer = new Uint8Array(PART_BYTES);
+  let filled = 0;
+  let total = 0;
+  const take = async (chunk: Uint8Array) => {
+    total += chunk.byteLength;
+    if (total > VIDEO_LIMIT) throw new RemoteMediaFailed(`over ${VIDEO_LIMIT} bytes`, false);
+    let at = 0;
+    while (at < chunk.byteLength) {
+      const n = Math.min(PART_BYTES - filled, chunk.byteLength - at);
+      buffer.set(chunk.subarray(at, at + n), filled);
+      filled += n;
+      at += n;
+      if (filled === PART_BYTES) {
+        parts.push(await upload.uploadPart(parts.length + 1, buffer));
+        buffer = new Uint8Array(PART_BYTES);
+        filled = 0;
+      }
+    }
+  };
+  try {
+    await take(head);
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      await take(value);
+    }
+    if (filled || !parts.length) parts.push(await upload.uploadPart(parts.length + 1, buffer.subarray(0, filled)));
+    await upload.complete(parts);
+    return total;
+  } catch (e) {
+    await upload.abort().catch(() => {});
     throw e;
   }
 }
