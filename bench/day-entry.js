@@ -65,7 +65,8 @@ const zero = () => ({
   queues: {}, // name → { batches, arrived, acked, retried, sizes: {n: count}, inboxes, types: {type: n} }
   sent: {}, // queue → { messages, units, delayed, inboxes, by: {sender: n}, types: {type: n}, packs: {key: n}, packSizes: {n: count} }
   d1: {}, // kind → { n, q, r, w }
-  r2: {}, // kind → { a, b, free, ops: {method: n} }
+  r2: {}, // kind → { a, b, free, ops: {method: n}, bytes: stored by put and multipart parts }
+  images: {}, // kind → { info, transformations }
   dos: {}, // class → { requests, byMethod: {}, activeMs }
 });
 let s = zero();
@@ -147,6 +148,23 @@ const R2_CLASS = {
   head: "b",
   delete: "free",
 };
+/** The Images binding: `info` calls, and each `input(…)` chain as one transformation (what the free plan counts). */
+function countingImages(images, kind) {
+  if (!images) return images;
+  return new Proxy(images, {
+    get(target, prop) {
+      const v = Reflect.get(target, prop);
+      if (typeof v !== "function") return v;
+      return (...args) => {
+        s.images[kind] ??= { info: 0, transformations: 0 };
+        if (prop === "info") s.images[kind].info++;
+        if (prop === "input") s.images[kind].transformations++;
+        return v.apply(target, args);
+      };
+    },
+  });
+}
+
 function countingR2(bucket, kind) {
   if (!bucket) return bucket;
   return new Proxy(bucket, {
@@ -160,6 +178,12 @@ function countingR2(bucket, kind) {
         c[cls]++;
         c.ops[prop] = (c.ops[prop] ?? 0) + 1;
         const r = v.apply(target, args);
+        if (prop === "put")
+          Promise.resolve(r)
+            .then((obj) => {
+              c.bytes = (c.bytes ?? 0) + (obj?.size ?? 0);
+            })
+            .catch(() => {});
         // A multipart upload's parts and completion are class A too.
         if (prop === "createMultipartUpload" || prop === "resumeMultipartUpload") {
           return Promise.resolve(r).then((up) =>
@@ -169,6 +193,7 @@ function countingR2(bucket, kind) {
                     const f = Reflect.get(t2, p2);
                     if (typeof f !== "function") return f;
                     return (...a2) => {
+                      if (p2 === "uploadPart") c.bytes = (c.bytes ?? 0) + (a2[1]?.byteLength ?? a2[1]?.size ?? 0);
                       if (p2 === "uploadPart" || p2 === "complete") {
                         c.a++;
                         c.ops[`multipart.${String(p2)}`] = (c.ops[`multipart.${String(p2)}`] ?? 0) + 1;
@@ -213,6 +238,7 @@ function wrapEnv(env, kind) {
       JOBS: countingQueue(queueOf(env, "JOBS"), (body, opts) => countSend("jobs", kind, body, opts)),
       DELIVERY: countingQueue(queueOf(env, "DELIVERY"), (body, opts) => countSend("delivery", kind, body, opts)),
       MEDIA: countingR2(env.MEDIA, kind),
+      IMAGES: countingImages(env.IMAGES, kind),
       // --dos-apart: the Durable Objects in another process (bench/do-remote.js); otherwise the local namespaces.
       ...(env.BENCH_DOS_APART ? remoteNamespaces(env) : {}),
     };

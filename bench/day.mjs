@@ -27,7 +27,7 @@
 // --alloc[=survivors] (where the isolate spends its time or allocates, over the whole mix; below), --perf[=FILE] (what
 // the runtime did inside the slowest invocations, with Linux perf; below), --keep, --log.
 // Takes ~5–8 minutes on 2 shared cores. bench/README.md, "What a single-user instance costs".
-import { generateKeyPairSync } from "node:crypto";
+import { generateKeyPairSync, randomBytes } from "node:crypto";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -109,6 +109,13 @@ const HOSTS = 120;
 const FOLLOWERS = 300;
 const FOLLOWING = 200;
 const STRANGERS = 100; // remote accounts that Follow the owner during the day
+/**
+ * Remote media (issue 32): a quarter of the incoming notes carry one photo (a 1280×960 JPEG), and the accounts first
+ * seen during the day (the strangers who follow) have an avatar and a header, all served by the peers and fetched into
+ * R2 by Tern's media cache (REMOTE_MEDIA_CACHE). Cached copies live MEDIA_CACHE_RETENTION_DAYS (7): the R2 storage
+ * line is the day's bytes × 7.
+ */
+const DAY_MEDIA = { photoShare: 0.25, retentionDays: 7 };
 const OWNER_OLD_STATUSES = 50;
 const REMOTE_STATUSES_PER_FOLLOWED = 2;
 const DAY_PLAN = {
@@ -263,11 +270,26 @@ function buildActivities(seed, n, rnd) {
   const announced = new Set();
   let strangerNext = 0;
   let noteSeq = 0;
-  const note = (author, id, text, mention) => ({
+  // A quarter of the day's notes carry a photo (what Tern's media cache fetches into R2: DAY_MEDIA).
+  const note = (author, id, text, mention, photo = false) => ({
     id,
     type: "Note",
     attributedTo: author.actor,
     content: `<p>${text}</p>`,
+    ...(photo
+      ? {
+          attachment: [
+            {
+              type: "Document",
+              mediaType: "image/jpeg",
+              url: `http://${author.domain}/media/photo-${id.split("/").pop()}.jpg`,
+              width: 1280,
+              height: 960,
+              name: "a photo",
+            },
+          ],
+        }
+      : {}),
     to: [PUBLIC],
     cc: [`${author.actor}/followers`, ...(mention ? [seed.owner.uri] : [])],
     published: new Date().toISOString(),
@@ -285,6 +307,7 @@ function buildActivities(seed, n, rnd) {
       const a = pick(seed.followed);
       const id = `${a.actor}/statuses/day-${noteSeq++}`;
       const mention = rnd() < 0.1;
+      const photo = rnd() < DAY_MEDIA.photoShare;
       acts.push({
         type,
         actor: a,
@@ -294,13 +317,13 @@ function buildActivities(seed, n, rnd) {
           type: "Create",
           actor: a.actor,
           to: [PUBLIC],
-          object: note(a, id, `Day note ${k} from ${a.actor}`, mention),
+          object: note(a, id, `Day note ${k} from ${a.actor}`, mention, photo),
         },
       });
-      live.push({ id, author: a, mention });
+      live.push({ id, author: a, mention, photo });
     } else if (type === "Update") {
       const x = live[Math.floor(rnd() * live.length)];
-      const obj = { ...note(x.author, x.id, `Day note edited (${k})`, x.mention), updated: new Date(Date.now() + k).toISOString() };
+      const obj = { ...note(x.author, x.id, `Day note edited (${k})`, x.mention, x.photo), updated: new Date(Date.now() + k).toISOString() };
       acts.push({
         type,
         actor: x.author,
@@ -357,6 +380,28 @@ function buildActivities(seed, n, rnd) {
 
 // ---- helpers ----
 
+/** The peers' media files: blurred noise as JPEG, about the size of a phone photo's web copy, an avatar and a header. */
+async function dayMediaFiles() {
+  const { default: sharp } = await import("sharp");
+  const jpeg = (w, h) =>
+    sharp(randomBytes(w * h * 3), { raw: { width: w, height: h, channels: 3 } })
+      .blur(2)
+      .jpeg({ quality: 80 })
+      .toBuffer();
+  const [photo, avatar, header] = await Promise.all([jpeg(1280, 960), jpeg(400, 400), jpeg(1500, 500)]);
+  const files = { photo, avatar, header };
+  log(
+    `remote media: photo ${(photo.length / 1024).toFixed(0)} KB, avatar ${(avatar.length / 1024).toFixed(0)} KB, header ${(header.length / 1024).toFixed(0)} KB`,
+  );
+  return {
+    files,
+    serve: (path) => {
+      const m = /^\/media\/(photo|avatar|header)-[\w.-]+\.jpg$/.exec(path);
+      return m ? { type: "image/jpeg", bytes: files[m[1]] } : null;
+    },
+  };
+}
+
 function summary(values) {
   const s = [...values].sort((a, b) => a - b);
   const q = (p) => (s.length ? s[Math.min(s.length - 1, Math.ceil(p * s.length) - 1)] : Number.NaN);
@@ -384,7 +429,8 @@ function table(rows) {
 async function main() {
   const t00 = Date.now();
   const rnd = mulberry32(7);
-  const peers = await startPeers({ hosts: HOSTS });
+  const media = await dayMediaFiles();
+  const peers = await startPeers({ hosts: HOSTS, files: media.serve });
   const { publicKey, privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
   const publicKeyPem = publicKey.export({ type: "spki", format: "pem" });
   let seed;
@@ -409,6 +455,7 @@ async function main() {
     // raised so the compressed day is never refused (the object is still called once per request).
     vars: {
       ALLOW_LOOPBACK_FETCH: "true",
+      REMOTE_MEDIA_CACHE: "true",
       RATE_LIMIT_SAFELIST: "none",
       // --report-every=1: every request asks the RateLimiter object, as before issue 34 (default: Tern's, 10).
       ...(opt("report-every") ? { RATE_LIMIT_REPORT_EVERY: opt("report-every") } : {}),
@@ -422,6 +469,14 @@ async function main() {
     },
     seed: (persistTo, origin) => {
       seed = buildDaySeed({ origin, peerPort: peers.port, publicKeyPem });
+      // The strangers this replay's Follows will bring (they follow in order): first seen today, so their pictures are due.
+      const newcomers = seed.strangers.slice(0, Math.ceil(STRANGERS * FRACTION));
+      seed.sql += newcomers
+        .map(
+          (a) =>
+            `UPDATE accounts SET avatar_remote_url = 'http://${a.domain}/media/avatar-${a.username}.jpg', header_remote_url = 'http://${a.domain}/media/header-${a.username}.jpg', pictures_cached_at = NULL WHERE id = '${pad(a.id)}';\n`,
+        )
+        .join("");
       log(`seeded with ${loadSeed({ persistDir: persistTo, sql: seed.sql, cwd: root, log })}`);
     },
   });
@@ -872,6 +927,8 @@ const LIMITS = {
   doGbS: 13_000,
   r2A: 1_000_000 / 30,
   r2B: 10_000_000 / 30,
+  r2Bytes: 10e9,
+  imagesPerDay: 5_000 / 30,
 };
 const PAID = {
   base: 5,
@@ -920,6 +977,10 @@ function report({ end, cpu, rts, servicesCpu, servicesDay, cal, noopCpu, ctlCpu,
   const r2 = Object.values(s.r2).reduce((a, r) => ({ a: a.a + r.a, b: a.b + r.b }), { a: 0, b: 0 });
   const r2A = r2.a * scale;
   const r2B = r2.b * scale;
+  const r2Bytes = Object.values(s.r2).reduce((a, r) => a + (r.bytes ?? 0), 0) * scale;
+  const r2Stored = r2Bytes * DAY_MEDIA.retentionDays;
+  const images = Object.values(s.images ?? {}).reduce((a, r) => ({ info: a.info + r.info, t: a.t + r.transformations }), { info: 0, t: 0 });
+  const transformations = images.t * scale;
 
   const isInbox = (k) => k.startsWith("inbox");
   const fetchKinds = Object.keys(cpu.fetch);
@@ -1008,6 +1069,18 @@ function report({ end, cpu, rts, servicesCpu, servicesDay, cal, noopCpu, ctlCpu,
   rows.push(["Durable Object duration", "13,000 GB-s / day", `${fmt(doGbS, 1)} GB-s`, mark(doGbS, LIMITS.doGbS)]);
   rows.push(["R2 class A operations", "1,000,000 / month (33,333 / day)", fmt(r2A), mark(r2A, LIMITS.r2A)]);
   rows.push(["R2 class B operations", "10,000,000 / month (333,333 / day)", fmt(r2B), mark(r2B, LIMITS.r2B)]);
+  rows.push([
+    `R2 storage (the day's ${fmt(r2Bytes / 2 ** 20, 1)} MiB × ${DAY_MEDIA.retentionDays} days kept)`,
+    "10 GB",
+    `${fmt(r2Stored / 1e9, 2)} GB`,
+    mark(r2Stored, LIMITS.r2Bytes),
+  ]);
+  rows.push([
+    `Images transformations (${fmt(images.info * scale)} info calls besides)`,
+    "5,000 / month (167 / day)",
+    fmt(transformations),
+    mark(transformations, LIMITS.imagesPerDay),
+  ]);
   out.push(table(rows));
   out.push("");
 
@@ -1032,7 +1105,10 @@ function report({ end, cpu, rts, servicesCpu, servicesDay, cal, noopCpu, ctlCpu,
       `${fmt(d.requests)} calls, ${fmt(d.activeMs / 1000, 1)} s`,
     ]);
   detail.push([`DO modelled: ${alarms} token-check alarms (12 h, one hub) + ${openCalls} calls opening the 2 sockets`, fmt(alarms + openCalls)]);
-  for (const [k, r] of Object.entries(s.r2)) detail.push([`R2 ${k}: ${JSON.stringify(r.ops)}`, `A ${r.a}, B ${r.b}`]);
+  for (const [k, r] of Object.entries(s.r2))
+    detail.push([`R2 ${k}: ${JSON.stringify(r.ops)}`, `A ${r.a}, B ${r.b}, ${fmt((r.bytes ?? 0) / 2 ** 20, 1)} MiB put`]);
+  for (const [k, r] of Object.entries(s.images ?? {})) detail.push([`Images ${k}: info / transformations`, `${r.info} / ${r.transformations}`]);
+  detail.push(["remote media files the peers served", fmt(peers?.received?.files ?? 0)]);
   detail.push(["streaming events received on the 2 sockets", JSON.stringify(events)]);
   out.push(table(detail));
   out.push("");

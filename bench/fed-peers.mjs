@@ -56,7 +56,11 @@ export function verifyReceived(req, publicKeyPem) {
   return ok ? { ok, keyId } : { ok, keyId, why: "RSA signature does not verify" };
 }
 
-export async function startPeers({ hosts = 200 } = {}) {
+/**
+ * `files(path)`: what a GET of a path the peers do not otherwise answer serves ({ type, bytes }), or null: the remote
+ * media of bench/day.mjs (attachments, avatars, headers), fetched by Tern's media cache.
+ */
+export async function startPeers({ hosts = 200, files = () => null } = {}) {
   const { publicKey, privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
   const publicKeyPem = publicKey.export({ type: "spki", format: "pem" });
   let port;
@@ -119,6 +123,12 @@ export async function startPeers({ hosts = 200 } = {}) {
         res
           .writeHead(200, { "content-type": "application/jrd+json" })
           .end(JSON.stringify({ subject, links: [{ rel: "self", type: "application/activity+json", href: actorUri }] }));
+        return;
+      }
+      const file = req.method === "GET" ? files(url.pathname) : null;
+      if (file) {
+        received.files = (received.files ?? 0) + 1;
+        res.writeHead(200, { "content-type": file.type, "content-length": String(file.bytes.length) }).end(file.bytes);
         return;
       }
       received.other++;

@@ -74,6 +74,12 @@ export interface Env {
   WRAPSTODON?: string;
   /** "false": remote media is hot-linked, never fetched into R2 (issue 32 point 3). Default on. */
   REMOTE_MEDIA_CACHE?: string;
+  /**
+   * "true": a cached remote picture gets a preview, sizes and a blurhash made by the Images binding (two
+   * transformations each; the free plan has 5,000 a month, which uploads need too). Default off: stored as sent,
+   * measured from its header, with the sender's blurhash (src/media/remote.ts).
+   */
+  REMOTE_MEDIA_PREVIEWS?: string;
   /** Time for fetching one remote file, in ms (default 30 s for a picture, 120 s for video or audio). */
   REMOTE_MEDIA_TIMEOUT_MS?: string;
   /** Days a cached remote file nobody here interacted with is kept (Mastodon's media_cache_retention_period); default 7, 0 for ever. */

@@ -42,19 +42,35 @@ const streamed = (declared: string | null) => /^(video|audio)\//.test(declared ?
 /**
  * Fetches `url` and stores it through the upload pipeline under `keyFor`'s keys. `declaredType`: the mediaType the
  * remote server gave (video and audio are streamed; anything else is read as a picture, whose bytes decide).
+ * `renditions`: a picture gets the upload's preview, sizes and blurhash (the Images binding: two transformations);
+ * otherwise it is stored as sent after the same checks, measured from its header, its own preview.
  * Throws RemoteMediaFailed; nothing stays stored then.
  */
-export async function ingestRemote(env: IngestEnv, url: string, declaredType: string | null, keyFor: KeyFor, fetchOpts: SafeFetchOptions): Promise<Ingested> {
+export async function ingestRemote(
+  env: IngestEnv,
+  url: string,
+  declaredType: string | null,
+  keyFor: KeyFor,
+  fetchOpts: SafeFetchOptions,
+  renditions = true,
+): Promise<Ingested> {
   try {
     return streamed(declaredType?.toLowerCase() ?? null)
       ? await ingestStreamed(env, url, declaredType, keyFor, fetchOpts)
-      : await ingestPicture(env, url, declaredType, keyFor, fetchOpts);
+      : await ingestPicture(env, url, declaredType, keyFor, fetchOpts, renditions);
   } catch (e) {
     throw remoteFailure(e);
   }
 }
 
-async function ingestPicture(env: IngestEnv, url: string, declaredType: string | null, keyFor: KeyFor, fetchOpts: SafeFetchOptions): Promise<Ingested> {
+async function ingestPicture(
+  env: IngestEnv,
+  url: string,
+  declaredType: string | null,
+  keyFor: KeyFor,
+  fetchOpts: SafeFetchOptions,
+  renditions: boolean,
+): Promise<Ingested> {
   const res = await safeFetch(url, {
     timeoutMs: PICTURE_TIMEOUT_MS,
     ...fetchOpts,
@@ -67,7 +83,10 @@ async function ingestPicture(env: IngestEnv, url: string, declaredType: string |
   // A type that names no kind of media (application/octet-stream from a bucket) leaves it to the bytes.
   const declared = declaredType ?? res.headers.get("content-type");
   const x = await inspectFile(file, { declaredType: /^(image|video|audio)\//i.test(declared ?? "") ? declared : null });
-  return ingestInspected(env, file, x, keyFor);
+  if (renditions || x.sniffed.kind !== "image") return ingestInspected(env, file, x, keyFor);
+  const fileKey = keyFor("original", x.sniffed.ext);
+  await putInspected(env, fileKey, file, x);
+  return { fileKey, previewKey: null, contentType: x.sniffed.mime, size: x.size, type: "image", meta: buildMeta(x.sniffed, x.size), blurhash: null };
 }
 
 /**

@@ -18,7 +18,7 @@ import { photo } from "./media-pipeline-fixtures";
 beforeAll(() => installFetchMock());
 afterEach(() => vi.restoreAllMocks());
 
-const ON = { ...env, REMOTE_MEDIA_CACHE: "true", REMOTE_MEDIA_TIMEOUT_MS: "200" } as typeof env;
+const ON = { ...env, REMOTE_MEDIA_CACHE: "true", REMOTE_MEDIA_PREVIEWS: "true", REMOTE_MEDIA_TIMEOUT_MS: "200" } as typeof env;
 
 type Answer = (path: string) => Response | Promise<Response>;
 
@@ -60,6 +60,27 @@ const image = (path: string, extra: Record<string, unknown> = {}) => ({
 });
 
 describe("remote attachments cached in R2", () => {
+  it("by default a picture is stored as sent: measured from its header, its own preview, the sender's blurhash, no Images transformation", async () => {
+    const big = await photo(1200, 900);
+    fileServer(() => bytes(big, "image/png"));
+    const transforms = vi.spyOn(env.IMAGES!, "input");
+    const info = vi.spyOn(env.IMAGES!, "info");
+    const actor = await remoteActor(`m${++n}`, "remote.example");
+    const doc = note(actor, { attachment: [image("/plain.png", { blurhash: "LEHV6nWB2yk8pyo0adR*.7kCMdnj" })] });
+    expect((await postInbox(actor, create(actor, doc))).status).toBe(202);
+    await runJobs({ ...ON, REMOTE_MEDIA_PREVIEWS: undefined } as unknown as typeof env);
+    const [row] = await sql("SELECT ltrim(id, '0') AS id FROM statuses WHERE uri = ?", doc.id);
+    const [m] = (await show(row!.id as string)).media_attachments;
+    expect(m.url.startsWith(`${ORIGIN}/media/media_attachments/${m.id}/`)).toBe(true);
+    expect(m.preview_url).toBe(m.url);
+    expect(m.meta.original).toMatchObject({ width: 1200, height: 900 });
+    expect(m.blurhash).toBe("LEHV6nWB2yk8pyo0adR*.7kCMdnj");
+    expect(transforms).not.toHaveBeenCalled();
+    expect(info).not.toHaveBeenCalled();
+    const file = await SELF.fetch(m.url);
+    expect(new Uint8Array(await file.arrayBuffer())).toEqual(big);
+  });
+
   it("a picture is fetched once, served from Tern's domain with a preview, sizes and blurhash; remote_url keeps the original", async () => {
     const big = await photo(1200, 900);
     const asked = fileServer(() => bytes(big, "image/png"));

@@ -17,7 +17,7 @@ import { attachmentKeys, deleteStored } from "../../media/store";
 import type { SafeFetchOptions } from "../../net/safe-fetch";
 import { rejectMediaNow } from "../admin/blocks/domain-blocks";
 
-export type CacheEnv = Pick<Env, "MEDIA" | "IMAGES" | "IMAGES_TIMEOUT_MS">;
+export type CacheEnv = Pick<Env, "MEDIA" | "IMAGES" | "IMAGES_TIMEOUT_MS" | "REMOTE_MEDIA_PREVIEWS">;
 
 /** A view of a pruned remote attachment's old URL here (the media route): fetch it again, in the background. */
 export function recacheRemoteAttachment(fx: Effects, mediaId: string): void {
@@ -53,7 +53,7 @@ export async function cacheRemoteAttachments(db: DB, env: CacheEnv, fetchOpts: S
 }
 
 async function cacheOne(db: DB, env: CacheEnv, fetchOpts: SafeFetchOptions, id: string, url: string, declared: string | null): Promise<void> {
-  const stored = await ingestRemote(env, url, declared, attachmentKeys(id), fetchOpts);
+  const stored = await ingestRemote(env, url, declared, attachmentKeys(id), fetchOpts, env.REMOTE_MEDIA_PREVIEWS === "true");
   let updated: { id: string }[] = [];
   try {
     updated = await db
