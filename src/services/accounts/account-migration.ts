@@ -20,6 +20,7 @@ import type { BatchItem } from "drizzle-orm/batch";
 import { type DB, runBatch } from "../../db/client";
 import { type AccountAliasRow, type AccountMigrationRow, type AccountRow, accountAliases, accountMigrations, accounts, type UserRow } from "../../db/schema";
 import { newActivityUri, type Effects } from "../../effects/collector";
+import { commit } from "../../effects/commit";
 import type { NotifyEffect } from "../../effects/types";
 import type { Config } from "../../env";
 import { ApiError, forbidden, notFound, validationFailed } from "../../lib/http/errors";
@@ -139,8 +140,9 @@ export async function addAlias(db: DB, fx: Effects, cfg: Config, account: Accoun
   if (existing[0]) throw validationFailed("Handle is already an alias of your account");
   if ((count[0]?.n ?? 0) >= MAX_ALIASES) throw validationFailed(`You can have at most ${MAX_ALIASES} aliases`);
   const row: AccountAliasRow = { id: snowflake(), accountId: account.id, acct, uri: target.uri, createdAt: Date.now() };
-  await runBatch(db, [db.insert(accountAliases).values(row).onConflictDoNothing(), alsoKnownAsStatement(db, account.id)]);
-  fx.federate({ kind: "update_actor", accountId: account.id });
+  await commit(db, fx, [db.insert(accountAliases).values(row).onConflictDoNothing(), alsoKnownAsStatement(db, account.id)], (fx) =>
+    fx.federate({ kind: "update_actor", accountId: account.id }),
+  );
   return row;
 }
 
@@ -152,8 +154,9 @@ export async function removeAlias(db: DB, fx: Effects, account: AccountRow, alia
     .where(and(eq(accountAliases.id, aliasId), eq(accountAliases.accountId, account.id)))
     .limit(1);
   if (!row) throw notFound();
-  await runBatch(db, [db.delete(accountAliases).where(eq(accountAliases.id, row.id)), alsoKnownAsStatement(db, account.id)]);
-  fx.federate({ kind: "update_actor", accountId: account.id });
+  await commit(db, fx, [db.delete(accountAliases).where(eq(accountAliases.id, row.id)), alsoKnownAsStatement(db, account.id)], (fx) =>
+    fx.federate({ kind: "update_actor", accountId: account.id }),
+  );
 }
 
 // ---- moving out ----
@@ -201,16 +204,22 @@ export async function moveAccount(
   if (!(await check({ password: input.password }))) throw validationFailed("Current password is invalid");
   const now = Date.now();
   const migrationId = snowflake(now);
-  await runBatch(db, [
-    db.update(accounts).set({ movedToAccountId: target.id, updatedAt: now }).where(eq(accounts.id, account.id)),
-    db
-      .insert(accountMigrations)
-      .values({ id: migrationId, accountId: account.id, acct, followersCount: account.followersCount, targetAccountId: target.id, createdAt: now }),
-  ]);
-  // The Update carries movedTo; the Move asks followers' servers to move their followers; then ours.
-  fx.federate({ kind: "update_actor", accountId: account.id });
-  fx.federate({ kind: "move", accountId: account.id, targetAccountId: target.id, migrationId });
-  fx.federate({ kind: "move_followers", sourceAccountId: account.id, targetAccountId: target.id });
+  await commit(
+    db,
+    fx,
+    [
+      db.update(accounts).set({ movedToAccountId: target.id, updatedAt: now }).where(eq(accounts.id, account.id)),
+      db
+        .insert(accountMigrations)
+        .values({ id: migrationId, accountId: account.id, acct, followersCount: account.followersCount, targetAccountId: target.id, createdAt: now }),
+    ],
+    (fx) => {
+      // The Update carries movedTo; the Move asks followers' servers to move their followers; then ours.
+      fx.federate({ kind: "update_actor", accountId: account.id });
+      fx.federate({ kind: "move", accountId: account.id, targetAccountId: target.id, migrationId });
+      fx.federate({ kind: "move_followers", sourceAccountId: account.id, targetAccountId: target.id });
+    },
+  );
   return target;
 }
 

@@ -82,7 +82,9 @@ export async function requestAnnualReport(db: DB, fx: Effects, cfg: Pick<Config,
         .values({ accountId, year, state: "generating", schemaVersion: ANNUAL_REPORT_SCHEMA, createdAt: now, updatedAt: now })
         .onConflictDoNothing()
         .returning({ year: annualReports.year });
-  // Another request started it meanwhile: it recorded the round.
+  // Another request started it meanwhile: it recorded the round. Recorded after the write (whether it started one is
+  // what it returned), by the send only (src/effects/commit.ts): a generation whose round was lost is stalled, and the
+  // next request after STALLED_AFTER_MS starts it again.
   if (started.length) fx.add({ type: "annual_report", accountId, year });
   return true;
 }

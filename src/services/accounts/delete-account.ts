@@ -16,6 +16,7 @@
 import { sql } from "drizzle-orm";
 import { type DB, runBatch, type Statement } from "../../db/client";
 import type { Effects } from "../../effects/collector";
+import { commit } from "../../effects/commit";
 import { followerInboxes, followingInboxes } from "../../federation/outbound/recipients";
 import { forbidden } from "../../lib/http/errors";
 import { padId } from "../../lib/text/ids";
@@ -47,16 +48,21 @@ export function startAccountDeletionStatements(db: DB, accountId: string, now = 
   ];
 }
 
-/** Records what follows a started deletion: Delete{Actor} for a local account (inboxes read now), then the chunks. */
-export async function recordAccountDeletion(db: DB, fx: Effects, account: { id: string; domain: string | null }): Promise<void> {
-  if (!account.domain) {
-    const inboxes = [...new Set([...(await followerInboxes(db, account.id)), ...(await followingInboxes(db, account.id))])].sort();
-    for (let i = 0; i < inboxes.length; i += INBOXES_PER_ACTION) {
-      fx.federate({ kind: "delete_actor", accountId: account.id, inboxes: inboxes.slice(i, i + INBOXES_PER_ACTION) });
+/**
+ * What follows a started deletion, to record once its batch committed (with it: src/effects/commit.ts): Delete{Actor}
+ * for a local account (its inboxes read now, before the batch), then the chunks.
+ */
+export async function accountDeletionEffects(db: DB, account: { id: string; domain: string | null }): Promise<(fx: Effects) => void> {
+  const inboxes = account.domain ? [] : [...new Set([...(await followerInboxes(db, account.id)), ...(await followingInboxes(db, account.id))])].sort();
+  return (fx) => {
+    if (!account.domain) {
+      for (let i = 0; i < inboxes.length; i += INBOXES_PER_ACTION) {
+        fx.federate({ kind: "delete_actor", accountId: account.id, inboxes: inboxes.slice(i, i + INBOXES_PER_ACTION) });
+      }
+      fx.add({ type: "disconnect_streams", accountId: account.id, tokenId: null });
     }
-    fx.add({ type: "disconnect_streams", accountId: account.id, tokenId: null });
-  }
-  fx.add({ type: "delete_account", accountId: account.id });
+    fx.add({ type: "delete_account", accountId: account.id });
+  };
 }
 
 /**
@@ -68,8 +74,13 @@ export async function adminDeleteAccount(db: DB, fx: Effects, actor: Moderator, 
   if (!row.account.suspendedAt) throw forbidden();
   if (row.role && !(actor.role && actor.role.position > row.role.position)) throw forbidden();
   const now = Date.now();
-  await runBatch(db, [...startAccountDeletionStatements(db, row.account.id, now), logStatement(db, actor, "destroy", "Account", row.account.id, now)]);
-  await recordAccountDeletion(db, fx, row.account);
+  const record = await accountDeletionEffects(db, row.account);
+  await commit(
+    db,
+    fx,
+    [...startAccountDeletionStatements(db, row.account.id, now), logStatement(db, actor, "destroy", "Account", row.account.id, now)],
+    record,
+  );
   return row;
 }
 

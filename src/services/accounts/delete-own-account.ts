@@ -5,13 +5,14 @@
 // address is freed: the user row keeps no address and no password. The owner cannot delete their account here (the
 // instance would be left without one and /setup would stay locked).
 import { sql } from "drizzle-orm";
-import { type DB, runBatch } from "../../db/client";
+import type { DB } from "../../db/client";
 import type { AccountRow, UserRow } from "../../db/schema";
 import type { Effects } from "../../effects/collector";
+import { commit } from "../../effects/commit";
 import { ApiError } from "../../lib/http/errors";
 import { padId } from "../../lib/text/ids";
 import type { CheckCredentials } from "../auth/credential-types";
-import { recordAccountDeletion, startAccountDeletionStatements } from "./delete-account";
+import { accountDeletionEffects, startAccountDeletionStatements } from "./delete-account";
 import { OWNER_ROLE_ID } from "./registration";
 import { removeTwoFactorStatements } from "../auth/two-factor";
 
@@ -28,11 +29,16 @@ export async function deleteOwnAccount(
   if (!(await check({ password }))) throw new ApiError(422, "The password is wrong.");
   const now = Date.now();
   const u = padId(who.user.id);
-  await runBatch(db, [
-    ...startAccountDeletionStatements(db, who.account.id, now),
-    ...removeTwoFactorStatements(db, who.user.id),
-    db.run(sql`DELETE FROM web_sign_in_challenges WHERE user_id = ${u}`),
-    db.run(sql`UPDATE users SET email = 'deleted-' || id || '@deleted.invalid', password_hash = '', updated_at = ${now} WHERE id = ${u}`),
-  ]);
-  await recordAccountDeletion(db, fx, who.account);
+  const record = await accountDeletionEffects(db, who.account);
+  await commit(
+    db,
+    fx,
+    [
+      ...startAccountDeletionStatements(db, who.account.id, now),
+      ...removeTwoFactorStatements(db, who.user.id),
+      db.run(sql`DELETE FROM web_sign_in_challenges WHERE user_id = ${u}`),
+      db.run(sql`UPDATE users SET email = 'deleted-' || id || '@deleted.invalid', password_hash = '', updated_at = ${now} WHERE id = ${u}`),
+    ],
+    record,
+  );
 }

@@ -41,6 +41,10 @@ export interface FilterInput {
   keywords?: KeywordAttribute[];
 }
 
+/**
+ * Open streams reload the account's filters. Recorded after each write, not journaled with it (src/effects/commit.ts):
+ * it refreshes in-memory state of open streams only, and a stream that missed it reads the filters on its next connect.
+ */
 const changed = (fx: Effects, accountId: string) => fx.add({ type: "filters_changed", accountId });
 
 /** Rails-style validation messages, joined into one 422. */

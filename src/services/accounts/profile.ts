@@ -13,6 +13,7 @@ import type { AccountRow, UserRow } from "../../db/schema";
 import { acceptRequest, pendingRequestsTo } from "../relationships/follows";
 import { accountEmojisSql, accountShortcodes } from "../statuses/custom-emojis";
 import type { Effects } from "../../effects/collector";
+import { commit } from "../../effects/commit";
 
 export const MAX_DISPLAY_NAME = 30;
 export const MAX_NOTE = 500;
@@ -143,13 +144,14 @@ export async function updateProfile(
   const authorize = accepted.flatMap((ch) => ch.stmts);
   const stmts: BatchItem<"sqlite">[] = [...authorize, db.update(accounts).set(set).where(eq(accounts.id, a.id)).returning()];
   if (settingsChanged) stmts.push(db.update(users).set({ settings, updatedAt: now }).where(eq(users.id, viewer.user.id)).returning());
-  const res = (await db.batch(stmts as unknown as [BatchItem<"sqlite">])) as unknown[];
+  const res = (await commit(db, fx, stmts, (fx) => {
+    for (const ch of accepted) ch.effects(fx);
+    fx.federate({ kind: "update_actor", accountId: a.id });
+  })) as unknown[];
   const base = authorize.length;
   const account = (res[base] as AccountRow[])[0] ?? a;
   const user = settingsChanged ? ((res[base + 1] as UserRow[])[0] ?? viewer.user) : viewer.user;
 
-  for (const ch of accepted) ch.effects(fx);
-  fx.federate({ kind: "update_actor", accountId: a.id });
   await deleteStored(env, replaced);
   return { account, user, followRequestsCount: unlocking ? 0 : viewer.followRequestsCount };
 }

@@ -81,6 +81,8 @@ export async function registerAccount(
     },
     details,
   );
+  // Sign-up notices to staff are recorded after the account's own batch (createLocalAccount) and travel by the send
+  // only (src/effects/commit.ts); the account, and its confirmation mail (sendConfirmation), do not depend on them.
   await notifyStaffOfSignUp(db, fx, accountId);
   // Mastodon's AdminMailer#new_pending_account, to staff who want it (src/mail/staff-notices.ts).
   if (!approved) fx.add({ type: "mail_staff", origin: fx.origin, notice: { kind: "pending_account", accountId } });

@@ -3,7 +3,7 @@
 // suspending. Every action and its admin_action_logs row are written in one batch.
 import { and, eq, inArray, isNotNull, isNull, ne, or, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../../db/client";
-import { idList, runBatch, type Statement } from "../../db/client";
+import { idList, type Statement } from "../../db/client";
 import {
   accountKeys,
   accountNotes,
@@ -24,6 +24,7 @@ import {
   webSessions,
 } from "../../db/schema";
 import type { Effects } from "../../effects/collector";
+import { commit } from "../../effects/commit";
 import { INSTANCE_ACTOR_USERNAME } from "../../federation/outbound/instance-actor";
 import { forbidden, notFound, validationFailed } from "../../lib/http/errors";
 import { padId } from "../../lib/text/ids";
@@ -148,12 +149,21 @@ async function changeUser(db: DB, actor: Moderator, row: AdminAccountRow & { use
 }
 
 /** One change to the account's row and its log row in one batch; the account as it now is. */
-async function changeAccount(db: DB, actor: Moderator, row: AdminAccountRow, action: string, change: Partial<AccountRow>): Promise<AdminAccountRow> {
+async function changeAccount(
+  db: DB,
+  actor: Moderator,
+  row: AdminAccountRow,
+  action: string,
+  change: Partial<AccountRow>,
+  effects?: { fx: Effects; record: (fx: Effects) => void },
+): Promise<AdminAccountRow> {
   const set = { ...change, updatedAt: Date.now() };
-  await db.batch([
+  const stmts = [
     db.update(accounts).set(set).where(eq(accounts.id, row.account.id)),
     logStatement(db, actor, action, "Account", row.account.id, set.updatedAt),
-  ]);
+  ];
+  if (effects) await commit(db, effects.fx, stmts, effects.record);
+  else await db.batch(stmts as [(typeof stmts)[number], ...(typeof stmts)[number][]]);
   return { ...row, account: { ...row.account, ...set } };
 }
 
@@ -274,12 +284,13 @@ export async function accountAction(db: DB, fx: Effects, actor: Moderator, id: s
     stmts.push(db.update(reports).set({ actionTakenAt: now, actionTakenByAccountId: actor.accountId, updatedAt: now }).where(eq(reports.id, r.id)));
     stmts.push(logStatement(db, actor, "resolve", "Report", r.id, now));
   }
-  if (stmts.length) await runBatch(db, stmts);
-  // Mastodon (SuspendAccountService) tells followers' and followed accounts' servers with an Update{Person} carrying
-  // `suspended: true`, so the suspension stays reversible there; Delete{Actor} would mean a permanent deletion.
-  if (t === "suspend" && !row.account.domain && !row.account.suspendedAt) fx.federate({ kind: "update_actor", accountId: a });
-  // A disabled or suspended local account's open streams close now (their tokens no longer authenticate).
-  if ((t === "disable" || t === "suspend") && !row.account.domain) fx.add({ type: "disconnect_streams", accountId: a, tokenId: null });
+  await commit(db, fx, stmts, (fx) => {
+    // Mastodon (SuspendAccountService) tells followers' and followed accounts' servers with an Update{Person} carrying
+    // `suspended: true`, so the suspension stays reversible there; Delete{Actor} would mean a permanent deletion.
+    if (t === "suspend" && !row.account.domain && !row.account.suspendedAt) fx.federate({ kind: "update_actor", accountId: a });
+    // A disabled or suspended local account's open streams close now (their tokens no longer authenticate).
+    if ((t === "disable" || t === "suspend") && !row.account.domain) fx.add({ type: "disconnect_streams", accountId: a, tokenId: null });
+  });
 }
 
 /** Re-enables a disabled local user (logged only when something changed, as Mastodon does). */
@@ -300,9 +311,20 @@ export async function unsilenceAccount(db: DB, actor: Moderator, id: string): Pr
 export async function unsuspendAccount(db: DB, fx: Effects, actor: Moderator, id: string): Promise<AdminAccountRow> {
   const row = await getAdminAccount(db, id);
   if (!row.account.suspendedAt) throw forbidden();
-  const lifted = await changeAccount(db, actor, row, "unsuspend", { suspendedAt: null, suspensionOrigin: null });
   // Remote servers that took the earlier Delete{Actor} as a suspension restore the account on this Update.
-  if (!row.account.domain) fx.federate({ kind: "update_actor", accountId: row.account.id });
+  const lifted = await changeAccount(
+    db,
+    actor,
+    row,
+    "unsuspend",
+    { suspendedAt: null, suspensionOrigin: null },
+    {
+      fx,
+      record: (fx) => {
+        if (!row.account.domain) fx.federate({ kind: "update_actor", accountId: row.account.id });
+      },
+    },
+  );
   return lifted;
 }
 
@@ -328,6 +350,5 @@ export async function notifyStaffOfSignUp(db: DB, fx: Effects, newAccountId: str
     db,
     recipients.map((s) => ({ recipientId: s.accountId, fromAccountId: newAccountId, type: "admin.sign_up" as const, activityId: newAccountId })),
   );
-  await runBatch(db, notes.stmts);
-  fx.add(...notes.notify);
+  await commit(db, fx, notes.stmts, (fx) => fx.add(...notes.notify));
 }

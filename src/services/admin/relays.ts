@@ -6,6 +6,7 @@ import { asc, eq } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { type RelayState, relays } from "../../db/schema";
 import type { Effects } from "../../effects/collector";
+import { commit } from "../../effects/commit";
 import type { Config } from "../../env";
 import { notFound, validationFailed } from "../../lib/http/errors";
 import { snowflake } from "../../lib/text/ids";
@@ -62,12 +63,13 @@ export async function addRelay(db: DB, fx: Effects, cfg: Config, staff: Staff, r
     updatedAt: now,
   };
   try {
-    await db.batch([db.insert(relays).values(row), logStatement(db, staff, "create", row.id, now)]);
+    await commit(db, fx, [db.insert(relays).values(row), logStatement(db, staff, "create", row.id, now)], (fx) =>
+      fx.federate({ kind: "relay_follow", relayId: row.id, followUri: row.followActivityId as string }),
+    );
   } catch (e) {
     if (String(e).includes("UNIQUE")) throw validationFailed("Inbox url has already been taken");
     throw e;
   }
-  fx.federate({ kind: "relay_follow", relayId: row.id, followUri: row.followActivityId as string });
   return row;
 }
 
@@ -76,29 +78,39 @@ export async function enableRelay(db: DB, fx: Effects, cfg: Config, staff: Staff
   const relay = await getRelay(db, id);
   const now = Date.now();
   const next: RelayRow = { ...relay, state: "pending", followActivityId: relayFollowUri(cfg.origin), updatedAt: now };
-  await db.batch([
-    db.update(relays).set({ state: next.state, followActivityId: next.followActivityId, updatedAt: now }).where(eq(relays.id, id)),
-    logStatement(db, staff, "enable", id, now),
-  ]);
-  if (relay.followActivityId && followed(relay.state)) fx.federate({ kind: "relay_undo", inboxUrl: relay.inboxUrl, followUri: relay.followActivityId });
-  fx.federate({ kind: "relay_follow", relayId: id, followUri: next.followActivityId as string });
+  await commit(
+    db,
+    fx,
+    [
+      db.update(relays).set({ state: next.state, followActivityId: next.followActivityId, updatedAt: now }).where(eq(relays.id, id)),
+      logStatement(db, staff, "enable", id, now),
+    ],
+    (fx) => {
+      if (relay.followActivityId && followed(relay.state)) fx.federate({ kind: "relay_undo", inboxUrl: relay.inboxUrl, followUri: relay.followActivityId });
+      fx.federate({ kind: "relay_follow", relayId: id, followUri: next.followActivityId as string });
+    },
+  );
   return next;
 }
 
 export async function disableRelay(db: DB, fx: Effects, staff: Staff, id: string): Promise<RelayRow> {
   const relay = await getRelay(db, id);
   const now = Date.now();
-  await db.batch([
-    db.update(relays).set({ state: "idle", followActivityId: null, updatedAt: now }).where(eq(relays.id, id)),
-    logStatement(db, staff, "disable", id, now),
-  ]);
-  if (relay.followActivityId && followed(relay.state)) fx.federate({ kind: "relay_undo", inboxUrl: relay.inboxUrl, followUri: relay.followActivityId });
+  await commit(
+    db,
+    fx,
+    [db.update(relays).set({ state: "idle", followActivityId: null, updatedAt: now }).where(eq(relays.id, id)), logStatement(db, staff, "disable", id, now)],
+    (fx) => {
+      if (relay.followActivityId && followed(relay.state)) fx.federate({ kind: "relay_undo", inboxUrl: relay.inboxUrl, followUri: relay.followActivityId });
+    },
+  );
   return { ...relay, state: "idle", followActivityId: null, updatedAt: now };
 }
 
 export async function removeRelay(db: DB, fx: Effects, staff: Staff, id: string): Promise<void> {
   const relay = await getRelay(db, id);
   const now = Date.now();
-  await db.batch([logStatement(db, staff, "destroy", id, now), db.delete(relays).where(eq(relays.id, id))]);
-  if (relay.followActivityId && followed(relay.state)) fx.federate({ kind: "relay_undo", inboxUrl: relay.inboxUrl, followUri: relay.followActivityId });
+  await commit(db, fx, [logStatement(db, staff, "destroy", id, now), db.delete(relays).where(eq(relays.id, id))], (fx) => {
+    if (relay.followActivityId && followed(relay.state)) fx.federate({ kind: "relay_undo", inboxUrl: relay.inboxUrl, followUri: relay.followActivityId });
+  });
 }

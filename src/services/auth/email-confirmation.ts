@@ -7,6 +7,7 @@ import { and, eq, isNull, ne, sql } from "drizzle-orm";
 import type { DB, Statement } from "../../db/client";
 import { users } from "../../db/schema";
 import type { Effects } from "../../effects/collector";
+import { commit } from "../../effects/commit";
 import type { Env } from "../../env";
 import { ApiError } from "../../lib/http/errors";
 import { claimLinkStatements, findLink, isLinkAlreadyUsed, issueLink } from "./email-links";
@@ -27,8 +28,7 @@ export async function sendConfirmation(db: DB, fx: Effects, env: LinkEnv, userId
     if (extra.length) await db.batch(extra as unknown as Parameters<DB["batch"]>[0]);
     return false;
   }
-  await db.batch([...extra, ...link.stmts] as unknown as Parameters<DB["batch"]>[0]);
-  fx.add({ type: "mail", origin: fx.origin, mail: link.mail });
+  await commit(db, fx, [...extra, ...link.stmts], (fx) => fx.add({ type: "mail", origin: fx.origin, mail: link.mail }));
   return true;
 }
 
@@ -59,10 +59,9 @@ export async function issueConfirmationResendLink(db: DB, secret: string, email:
 /** Records `email` as the user's pending new address and mails it a link. */
 export async function sendReconfirmation(db: DB, fx: Effects, env: LinkEnv, userId: string, email: string): Promise<void> {
   const link = await issueLink(db, env.SECRET_KEY_BASE ?? "", userId, "reconfirm", email);
-  await db.batch([db.update(users).set({ unconfirmedEmail: email, updatedAt: Date.now() }).where(eq(users.id, userId)), ...link.stmts] as unknown as Parameters<
-    DB["batch"]
-  >[0]);
-  fx.add({ type: "mail", origin: fx.origin, mail: link.mail });
+  await commit(db, fx, [db.update(users).set({ unconfirmedEmail: email, updatedAt: Date.now() }).where(eq(users.id, userId)), ...link.stmts], (fx) =>
+    fx.add({ type: "mail", origin: fx.origin, mail: link.mail }),
+  );
 }
 
 export type ConfirmResult = { kind: "confirmed"; userId: string } | { kind: "email_changed"; userId: string; email: string };

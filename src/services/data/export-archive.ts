@@ -9,6 +9,7 @@ import type { DB } from "../../db/client";
 import { accounts, backups, bookmarks, favourites, mediaAttachments, statuses } from "../../db/schema";
 import type { AccountRow, BackupParts, BackupRow } from "../../db/schema";
 import type { Effects } from "../../effects/collector";
+import { commit } from "../../effects/commit";
 import { loadStatusBundle } from "../../entities/statuses/status";
 import type { Config, Env } from "../../env";
 import { announceActivity, createActivity } from "../../federation/outbound/activities";
@@ -53,8 +54,7 @@ export async function requestArchive(db: DB, fx: Effects, accountId: string, now
     createdAt: now,
     finishedAt: null,
   };
-  await db.insert(backups).values(row);
-  fx.add({ type: "export_archive", backupId: row.id, origin: fx.origin });
+  await commit(db, fx, [db.insert(backups).values(row)], (fx) => fx.add({ type: "export_archive", backupId: row.id, origin: fx.origin }));
   return row;
 }
 

@@ -10,6 +10,7 @@ import type { DB } from "../../db/client";
 import { ownRow } from "../../db/owned";
 import { archiveImports, type AccountRow, type ArchiveImportRow } from "../../db/schema";
 import type { Effects } from "../../effects/collector";
+import { commit } from "../../effects/commit";
 import type { Env } from "../../env";
 import { normalizeActivity } from "../../federation/remote/normalize";
 import { ApiError, validationFailed } from "../../lib/http/errors";
@@ -130,14 +131,14 @@ export async function startStoredImport(
       uploadId: null,
       createdAt: up.createdAt,
     });
-    if (uploading) {
-      const { id: _, ...set } = row;
-      await db
-        .update(archiveImports)
-        .set(set)
-        .where(and(eq(archiveImports.id, up.id), eq(archiveImports.state, "uploading")));
-    } else await db.insert(archiveImports).values(row);
-    fx.add({ type: "import_archive", importId: up.id, origin: fx.origin });
+    const { id: _, ...set } = row;
+    const write = uploading
+      ? db
+          .update(archiveImports)
+          .set(set)
+          .where(and(eq(archiveImports.id, up.id), eq(archiveImports.state, "uploading")))
+      : db.insert(archiveImports).values(row);
+    await commit(db, fx, [write], (fx) => fx.add({ type: "import_archive", importId: up.id, origin: fx.origin }));
     return row;
   } catch (e) {
     await env.MEDIA.delete(up.key).catch(() => {});
@@ -220,7 +221,8 @@ export async function archiveImportOf(db: DB, accountId: string, id: string): Pr
 export async function resumeArchiveImport(db: DB, fx: Effects, accountId: string, id: string): Promise<ArchiveImportRow> {
   const row = await archiveImportOf(db, accountId, id);
   if (row.state !== "failed" || row.phase === "done") throw validationFailed("Only a failed import can be resumed");
-  await db.update(archiveImports).set({ state: "in_progress", attempts: 0, error: null }).where(eq(archiveImports.id, row.id));
-  fx.add({ type: "import_archive", importId: row.id, origin: fx.origin });
+  await commit(db, fx, [db.update(archiveImports).set({ state: "in_progress", attempts: 0, error: null }).where(eq(archiveImports.id, row.id))], (fx) =>
+    fx.add({ type: "import_archive", importId: row.id, origin: fx.origin }),
+  );
   return { ...row, state: "in_progress", attempts: 0, error: null };
 }

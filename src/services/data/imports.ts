@@ -13,6 +13,7 @@ import { ownRow } from "../../db/owned";
 import { accountDomainBlocks, accounts, blocks, bookmarks, bulkImportRows, bulkImports, follows, listAccounts, lists, mutes, statuses } from "../../db/schema";
 import type { AccountRow, BulkImportRow } from "../../db/schema";
 import type { Effects } from "../../effects/collector";
+import { commit } from "../../effects/commit";
 import type { Config } from "../../env";
 import { resolveRemoteAccount } from "../../federation/remote/resolve";
 import { statusByUri } from "../../federation/remote/resolution";
@@ -80,14 +81,18 @@ export async function createImport(db: DB, fx: Effects, cfg: Config, accountId: 
   }
   if (current.length) chunks.push(JSON.stringify(current));
   const pid = padId(id);
-  await db.batch([
-    db.insert(bulkImports).values(row),
-    ...chunks.map((c) =>
-      db.run(sql`INSERT INTO bulk_import_rows (import_id, seq, key, data)
+  await commit(
+    db,
+    fx,
+    [
+      db.insert(bulkImports).values(row),
+      ...chunks.map((c) =>
+        db.run(sql`INSERT INTO bulk_import_rows (import_id, seq, key, data)
         SELECT ${pid}, json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]') FROM json_each(${c})`),
-    ),
-  ]);
-  fx.add({ type: "import_rows", importId: id, origin: fx.origin });
+      ),
+    ],
+    (fx) => fx.add({ type: "import_rows", importId: id, origin: fx.origin }),
+  );
   return row;
 }
 

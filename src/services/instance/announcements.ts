@@ -6,6 +6,7 @@ import { lazy } from "../../lib/limits/lazy";
 import { type DB, runBatch, type Statement } from "../../db/client";
 import { announcementDismissals, announcementReactions, announcements } from "../../db/schema";
 import type { Effects } from "../../effects/collector";
+import { commit } from "../../effects/commit";
 import type { Config } from "../../env";
 import { notFound, unprocessable } from "../../lib/http/errors";
 import { padId, snowflake } from "../../lib/text/ids";
@@ -73,8 +74,9 @@ export async function createAnnouncement(db: DB, fx: Effects, cfg: Config, staff
     createdAt: now,
     updatedAt: now,
   };
-  await runBatch(db, [db.insert(announcements).values(row), log(db, staff, "create", row.id, now)]);
-  if (published) fx.add({ type: "announcement", event: "announcement", announcementId: row.id });
+  await commit(db, fx, [db.insert(announcements).values(row), log(db, staff, "create", row.id, now)], (fx) => {
+    if (published) fx.add({ type: "announcement", event: "announcement", announcementId: row.id });
+  });
   return row;
 }
 
@@ -96,10 +98,11 @@ export async function updateAnnouncement(db: DB, fx: Effects, cfg: Config, staff
     publishedAt: published ? (existing.publishedAt ?? now) : null,
     updatedAt: now,
   };
-  await runBatch(db, [db.update(announcements).set(row).where(eq(announcements.id, id)), log(db, staff, "update", id, now)]);
-  // Mastodon republishes an edited published announcement; an unpublished one leaves the open clients.
-  if (published) fx.add({ type: "announcement", event: "announcement", announcementId: id });
-  else if (existing.published) fx.add({ type: "announcement", event: "announcement.delete", announcementId: id });
+  await commit(db, fx, [db.update(announcements).set(row).where(eq(announcements.id, id)), log(db, staff, "update", id, now)], (fx) => {
+    // Mastodon republishes an edited published announcement; an unpublished one leaves the open clients.
+    if (published) fx.add({ type: "announcement", event: "announcement", announcementId: id });
+    else if (existing.published) fx.add({ type: "announcement", event: "announcement.delete", announcementId: id });
+  });
   return row;
 }
 
@@ -112,13 +115,19 @@ export async function publishAnnouncement(db: DB, fx: Effects, cfg: Config, staf
 export async function deleteAnnouncement(db: DB, fx: Effects, staff: Staff, id: string): Promise<void> {
   const existing = await getAnnouncement(db, id);
   const now = Date.now();
-  await runBatch(db, [
-    db.delete(announcementReactions).where(eq(announcementReactions.announcementId, id)),
-    db.delete(announcementDismissals).where(eq(announcementDismissals.announcementId, id)),
-    log(db, staff, "destroy", id, now),
-    db.delete(announcements).where(eq(announcements.id, id)),
-  ]);
-  if (existing.published) fx.add({ type: "announcement", event: "announcement.delete", announcementId: id });
+  await commit(
+    db,
+    fx,
+    [
+      db.delete(announcementReactions).where(eq(announcementReactions.announcementId, id)),
+      db.delete(announcementDismissals).where(eq(announcementDismissals.announcementId, id)),
+      log(db, staff, "destroy", id, now),
+      db.delete(announcements).where(eq(announcements.id, id)),
+    ],
+    (fx) => {
+      if (existing.published) fx.add({ type: "announcement", event: "announcement.delete", announcementId: id });
+    },
+  );
 }
 
 // ---- the user side ----
@@ -176,6 +185,7 @@ export async function addReaction(db: DB, fx: Effects, accountId: string, id: st
   ];
   const [inserted, mine] = (await runBatch(db, stmts)) as unknown[][];
   if (!inserted?.length && !mine?.length) throw unprocessable("Validation failed: Maximum number of different reactions reached");
+  // Recorded after the batch: only a reaction it added is streamed; it travels by the send only (src/effects/commit.ts).
   if (inserted?.length) fx.add({ type: "announcement", event: "announcement.reaction", announcementId: id, name });
 }
 
@@ -195,5 +205,6 @@ export async function removeReaction(db: DB, fx: Effects, accountId: string, id:
       ),
     )
     .returning({ name: announcementReactions.name });
+  // Recorded after the delete: the reactions it removed; they travel by the send only (src/effects/commit.ts).
   for (const g of gone) fx.add({ type: "announcement", event: "announcement.reaction", announcementId: id, name: g.name });
 }

@@ -73,6 +73,8 @@ export async function unfavourite(db: DB, fx: Effects, cfg: Config, id: string, 
   const targetId = removed[0]?.statusId ?? id;
   const b = await loadStatusBundle(db, [targetId], viewerId);
   b.viewer.favourited.delete(targetId);
+  // Recorded after the batch: the Undo names the favourite the delete returned; it travels by the send only
+  // (src/effects/commit.ts).
   if (removed[0] && b.accounts.get(b.statuses.get(targetId)?.accountId ?? "")?.domain)
     fx.federate({ kind: "undo_like", accountId: viewerId, statusId: targetId, favouriteId: removed[0].id });
   return removed.length ? renderAnyway(cfg, b, targetId) : render(cfg, b, targetId);

@@ -8,6 +8,7 @@ import { eq, sql } from "drizzle-orm";
 import { type DB, runBatch } from "../../db/client";
 import { accounts } from "../../db/schema";
 import type { Effects } from "../../effects/collector";
+import { commit } from "../../effects/commit";
 import type { Config } from "../../env";
 import { validationFailed } from "../../lib/http/errors";
 import { padId, snowflake } from "../../lib/text/ids";
@@ -51,10 +52,23 @@ export async function pin(db: DB, fx: Effects, cfg: Config, id: string, viewerId
   if (s.reblogOfId) throw validationFailed("Boosts cannot be pinned");
   if (s.accountId !== viewerId) throw validationFailed("You can only pin your own posts");
   if (!b.viewer.pinned.has(id)) {
-    const r = await pinStatement(db, viewerId, id, MAX_PINNED_STATUSES);
-    if (!(r as D1Result).meta?.changes) throw validationFailed("You have already pinned the maximum number of posts");
+    const pa = padId(viewerId);
+    // The pin and its Add, only when the insert will happen: not pinned yet, and room for one more.
+    const willPin = sql`NOT EXISTS (SELECT 1 FROM status_pins WHERE account_id = ${pa} AND status_id = ${padId(id)})
+      AND (SELECT count(*) FROM status_pins WHERE account_id = ${pa}) < ${MAX_PINNED_STATUSES}`;
+    const pinned = (res: unknown[]) => !!(res[0] as D1Result).meta?.changes;
+    const [r] = await commit(
+      db,
+      fx,
+      [pinStatement(db, viewerId, id, MAX_PINNED_STATUSES)],
+      (fx) => fx.federate({ kind: "pin", accountId: viewerId, statusId: id, remove: false }),
+      {
+        when: willPin,
+        applied: pinned,
+      },
+    );
+    if (!pinned([r])) throw validationFailed("You have already pinned the maximum number of posts");
     b.viewer.pinned.add(id);
-    fx.federate({ kind: "pin", accountId: viewerId, statusId: id, remove: false });
   }
   return render(cfg, b, id);
 }
@@ -62,9 +76,8 @@ export async function pin(db: DB, fx: Effects, cfg: Config, id: string, viewerId
 export async function unpin(db: DB, fx: Effects, cfg: Config, id: string, viewerId: string): Promise<Json> {
   const { b } = await loadVisible(db, cfg, id, viewerId);
   if (b.viewer.pinned.has(id)) {
-    await unpinStatement(db, viewerId, id);
+    await commit(db, fx, [unpinStatement(db, viewerId, id)], (fx) => fx.federate({ kind: "pin", accountId: viewerId, statusId: id, remove: true }));
     b.viewer.pinned.delete(id);
-    fx.federate({ kind: "pin", accountId: viewerId, statusId: id, remove: true });
   }
   return render(cfg, b, id);
 }

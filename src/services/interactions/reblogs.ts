@@ -1,11 +1,13 @@
 // Reblogs (boosts) of a status and their undo. A reblog is a status row pointing at the original; it is fanned out
 // like a post and federated as an Announce. `reblogChange` is the one boost, whether a local user boosts (REST) or a
 // remote actor's Announce arrives (federation/inbox/handlers/announce.ts): same row, same notification, same effects.
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, type SQL, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { DB } from "../../db/client";
 import { statuses } from "../../db/schema";
 import type { Effects } from "../../effects/collector";
+import { commit } from "../../effects/commit";
 import { loadStatusBundle, newStatusFields, renderStatus, type StatusRow } from "../../entities/statuses/status";
 import { statusUri } from "../../entities/urls";
 import type { Config } from "../../env";
@@ -58,13 +60,12 @@ export async function reblog(db: DB, fx: Effects, cfg: Config, viewer: UserViewe
     ...newStatusFields(now),
   };
   const change = reblogChange(db, { ...row, reblogOfId: target.id, targetAccountId: target.accountId });
-  if (!(await applyReblog(db, change)).written) return { status: await existingReblog(db, cfg, me.id, target.id) };
+  if (!(await applyReblog(db, change, change.stmts, fx)).written) return { status: await existingReblog(db, cfg, me.id, target.id) };
   b.statuses.set(reblogId, row);
   b.accounts.set(me.id, { ...me, statusesCount: me.statusesCount + 1, lastStatusAt: now });
   bump(b, target.id, { reblogsCount: target.reblogsCount + 1 });
   b.viewer.reblogged.add(target.id);
   if (viewer.applicationId && viewer.application) b.apps.set(viewer.applicationId, viewer.application);
-  change.effects(fx);
   return { status: render(cfg, b, reblogId) };
 }
 
@@ -82,18 +83,32 @@ async function existingReblog(db: DB, cfg: Config, viewerId: string, targetId: s
 export async function unreblog(db: DB, fx: Effects, cfg: Config, id: string, viewerId: string): Promise<ReblogResult> {
   // Each of the viewer's boosts of the status goes the way any status goes (removeStatus): feeds, notifications,
   // open streams (a delete event for the boost) and fan-out, in one batch per boost.
+  // With the boosted status's URI and author, which the Undo{Announce} names (recorded with each removal's batch).
+  const original = alias(statuses, "original");
   const mine = await db
-    .select({ id: statuses.id, uri: statuses.uri, accountId: statuses.accountId, reblogOfId: statuses.reblogOfId })
+    .select({
+      id: statuses.id,
+      uri: statuses.uri,
+      accountId: statuses.accountId,
+      reblogOfId: statuses.reblogOfId,
+      objectUri: original.uri,
+      objectAuthorId: original.accountId,
+    })
     .from(statuses)
+    .leftJoin(original, eq(original.id, statuses.reblogOfId))
     .where(and(eq(statuses.accountId, viewerId), sql`${statuses.reblogOfId} = ${targetOf(id)}`));
   const removed: typeof mine = [];
-  for (const r of mine) if (await removeStatus(db, fx, r)) removed.push(r);
+  for (const r of mine) {
+    const undo = (fx: Effects) => {
+      if (r.objectUri && r.objectAuthorId)
+        fx.federate({ kind: "undo_announce", accountId: viewerId, reblogUri: r.uri, objectUri: r.objectUri, objectAuthorId: r.objectAuthorId });
+    };
+    if (await removeStatus(db, fx, r, [], { record: undo })) removed.push(r);
+  }
   const targetId = removed[0]?.reblogOfId ?? id;
   const b = await loadStatusBundle(db, [targetId], viewerId);
   b.viewer.reblogged.delete(targetId);
   const status = removed.length ? renderAnyway(cfg, b, targetId) : render(cfg, b, targetId);
-  const t = b.statuses.get(targetId);
-  if (t) for (const r of removed) fx.federate({ kind: "undo_announce", accountId: viewerId, reblogUri: r.uri, objectUri: t.uri, objectAuthorId: t.accountId });
   return { status };
 }
 
@@ -103,9 +118,11 @@ export type NewReblog = Pick<StatusRow, "id" | "uri" | "accountId" | "local" | "
   targetAccountId: string;
 };
 
-/** A boost's change, and how to take back its notification when the row was not written. */
+/** A boost's change, how to take back its notification when the row was not written, and whether it will be. */
 export interface ReblogChange extends Change {
   retract: () => ReturnType<typeof retractNotificationStatement>;
+  /** True before the batch when its row will be written (the account has no boost of the status yet). */
+  absent: SQL;
 }
 
 /**
@@ -119,6 +136,7 @@ export function reblogChange(db: DB, r: NewReblog): ReblogChange {
     stmts: [reblogRowStatement(db, r), note.statement],
     notify: [note.effect],
     retract: () => retractNotificationStatement(db, r.targetAccountId, "reblog", r.id),
+    absent: sql`NOT EXISTS (SELECT 1 FROM statuses WHERE account_id = ${padId(r.accountId)} AND reblog_of_id = ${padId(r.reblogOfId)})`,
     effects: (fx) => {
       fx.add(note.effect);
       if (r.local) fx.federate({ kind: "announce", reblogId: r.id });
@@ -142,16 +160,21 @@ export function reblogRowStatement(db: DB, r: Omit<NewReblog, "targetAccountId">
 
 /**
  * Writes a boost, its statements first in the batch (an inbox item's finishing ones may follow: `stmts`). `written`:
- * false when the account had boosted the status already (the notification made for nothing is then taken back). The
- * caller records `change.effects` when written.
+ * false when the account had boosted the status already (the notification made for nothing is then taken back). With
+ * `fx`, its effects are committed with it when it is written (src/effects/commit.ts); otherwise the caller records
+ * `change.effects` when written.
  */
 export async function applyReblog(
   db: DB,
   change: ReblogChange,
   stmts: BatchItem<"sqlite">[] = change.stmts,
+  fx?: Effects,
 ): Promise<{ written: boolean; results: readonly unknown[] }> {
-  const results = await db.batch(stmts as [BatchItem<"sqlite">]);
-  const written = !!(results[0] as D1Result).meta?.changes;
+  const rowWritten = (results: readonly unknown[]) => !!(results[0] as D1Result).meta?.changes;
+  const results = fx
+    ? ((await commit(db, fx, stmts, change.effects, { when: change.absent, applied: rowWritten })) as unknown[])
+    : await db.batch(stmts as [BatchItem<"sqlite">]);
+  const written = rowWritten(results);
   if (!written) await change.retract();
   return { written, results };
 }

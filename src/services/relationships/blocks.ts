@@ -46,10 +46,10 @@ export async function block(db: DB, fx: Effects, viewerId: string, targetId: str
   const p = await loadPair(db, viewerId, targetId);
   const blockUri = p.target.domain && !p.blocking ? newActivityUri(fx.origin) : null;
   const change = blockChange(db, viewerId, targetId, blockUri);
-  const rel = await writeThenRelationship(db, change.stmts, viewerId, targetId);
-  change.effects(fx);
-  if (blockUri) fx.federate({ kind: "block", accountId: viewerId, targetAccountId: targetId, blockUri });
-  return rel;
+  return writeThenRelationship(db, change.stmts, viewerId, targetId, fx, (fx) => {
+    change.effects(fx);
+    if (blockUri) fx.federate({ kind: "block", accountId: viewerId, targetAccountId: targetId, blockUri });
+  });
 }
 
 /**
@@ -75,10 +75,10 @@ export async function unblock(db: DB, fx: Effects, viewerId: string, targetId: s
     .innerJoin(accounts, eq(accounts.id, blocks.targetAccountId))
     .where(mine)
     .limit(1);
-  const rel = await writeThenRelationship(db, [unblockStatement(db, viewerId, { targetId })], viewerId, targetId);
-  fx.add({ type: "relations_changed", accountIds: [viewerId, targetId] });
-  if (prior?.domain) fx.federate({ kind: "undo_block", accountId: viewerId, targetAccountId: targetId, blockUri: prior.uri ?? "" });
-  return rel;
+  return writeThenRelationship(db, [unblockStatement(db, viewerId, { targetId })], viewerId, targetId, fx, (fx) => {
+    fx.add({ type: "relations_changed", accountIds: [viewerId, targetId] });
+    if (prior?.domain) fx.federate({ kind: "undo_block", accountId: viewerId, targetAccountId: targetId, blockUri: prior.uri ?? "" });
+  });
 }
 
 export function blocksPage(db: DB, viewerId: string, page: Page): Promise<AccountPageRow[]> {

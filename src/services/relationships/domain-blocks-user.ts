@@ -8,6 +8,7 @@ import type { Page } from "../../lib/http/pagination";
 import { cursorOrder, cursorWhere, inPageOrder } from "../../db/keyset";
 import { exec } from "./follows";
 import type { Effects } from "../../effects/collector";
+import { commit } from "../../effects/commit";
 
 /** Lower-case, IDNA (punycode) host without port or path; 422 for anything that is not a domain name. */
 export function normalizeDomain(raw: string): string {
@@ -26,20 +27,25 @@ export function normalizeDomain(raw: string): string {
 export async function blockDomain(db: DB, fx: Effects, viewerId: string, domain: string): Promise<void> {
   const now = Date.now();
   const v = padId(viewerId);
-  await db.batch([
-    db
-      .insert(accountDomainBlocks)
-      .values({ id: snowflake(now), accountId: viewerId, domain, createdAt: now })
-      .onConflictDoNothing(),
-    exec(db, sql`DELETE FROM follows WHERE target_account_id = ${v} AND account_id IN (SELECT id FROM accounts WHERE domain = ${domain})`),
-    exec(db, sql`DELETE FROM follow_requests WHERE target_account_id = ${v} AND account_id IN (SELECT id FROM accounts WHERE domain = ${domain})`),
-  ]);
-  fx.add({ type: "relations_changed", accountIds: [viewerId] });
+  await commit(
+    db,
+    fx,
+    [
+      db
+        .insert(accountDomainBlocks)
+        .values({ id: snowflake(now), accountId: viewerId, domain, createdAt: now })
+        .onConflictDoNothing(),
+      exec(db, sql`DELETE FROM follows WHERE target_account_id = ${v} AND account_id IN (SELECT id FROM accounts WHERE domain = ${domain})`),
+      exec(db, sql`DELETE FROM follow_requests WHERE target_account_id = ${v} AND account_id IN (SELECT id FROM accounts WHERE domain = ${domain})`),
+    ],
+    (fx) => fx.add({ type: "relations_changed", accountIds: [viewerId] }),
+  );
 }
 
 export async function unblockDomain(db: DB, fx: Effects, viewerId: string, domain: string): Promise<void> {
-  await db.delete(accountDomainBlocks).where(and(eq(accountDomainBlocks.accountId, viewerId), eq(accountDomainBlocks.domain, domain)));
-  fx.add({ type: "relations_changed", accountIds: [viewerId] });
+  await commit(db, fx, [db.delete(accountDomainBlocks).where(and(eq(accountDomainBlocks.accountId, viewerId), eq(accountDomainBlocks.domain, domain)))], (fx) =>
+    fx.add({ type: "relations_changed", accountIds: [viewerId] }),
+  );
 }
 
 export async function domainBlocksPage(db: DB, viewerId: string, page: Page): Promise<{ cursor: string; domain: string }[]> {

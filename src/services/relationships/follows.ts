@@ -15,6 +15,7 @@ import type { Page } from "../../lib/http/pagination";
 import { relationshipQuery, toRelationships, type MastodonRelationship } from "../../entities/accounts/relationship";
 import { accountsByRelation, type AccountPageRow } from "../../queries/accounts/accounts";
 import { newActivityUri, type Effects } from "../../effects/collector";
+import { commit } from "../../effects/commit";
 import type { NotifyEffect } from "../../effects/types";
 import { notificationWrite, retractNotificationStatement } from "../notifications/notifications";
 import { loadPair, notSelf, type FollowRequestRow, type FollowRow } from "./relationships";
@@ -28,9 +29,20 @@ export interface FollowOptions {
 /** A raw statement that can join a batch. */
 export const exec = (db: DB, q: SQL) => batchable(db, db.run(q));
 
-/** Runs `stmts` and then reads the relationship with `targetId`, in one round trip. */
-export async function writeThenRelationship(db: DB, stmts: BatchItem<"sqlite">[], viewerId: string, targetId: string): Promise<MastodonRelationship> {
-  const res = (await db.batch([...stmts, relationshipQuery(db, viewerId, [targetId])] as unknown as [BatchItem<"sqlite">])) as unknown[];
+/**
+ * Runs `stmts` and then reads the relationship with `targetId`, in one round trip. `fx` and `record`: the effects that
+ * follow from the statements, committed with them (src/effects/commit.ts).
+ */
+export async function writeThenRelationship(
+  db: DB,
+  stmts: BatchItem<"sqlite">[],
+  viewerId: string,
+  targetId: string,
+  fx?: Effects,
+  record?: (fx: Effects) => void,
+): Promise<MastodonRelationship> {
+  const all = [...stmts, relationshipQuery(db, viewerId, [targetId])] as unknown as [BatchItem<"sqlite">];
+  const res = (fx && record ? await commit(db, fx, all, record) : await db.batch(all)) as unknown[];
   const rel = toRelationships(res[res.length - 1] as Parameters<typeof toRelationships>[0], [targetId])[0];
   if (!rel) throw notFound();
   return rel;
@@ -82,14 +94,15 @@ export async function follow(
   });
   let rel: MastodonRelationship;
   try {
-    rel = await writeThenRelationship(db, change.stmts, viewerId, targetId);
+    rel = await writeThenRelationship(db, change.stmts, viewerId, targetId, fx, (fx) => {
+      change.effects(fx);
+      if (followUri) fx.federate({ kind: "follow", accountId: viewerId, targetAccountId: targetId, followUri });
+    });
   } catch (e) {
     // A parallel follow got there first: nothing of this one was written; answer with the relationship as it is.
     if (!isUniqueViolation(e, "follows") && !isUniqueViolation(e, "follow_requests")) throw e;
     return believed(await writeThenRelationship(db, [], viewerId, targetId));
   }
-  change.effects(fx);
-  if (followUri) fx.federate({ kind: "follow", accountId: viewerId, targetAccountId: targetId, followUri });
   return believed(rel);
 }
 
@@ -221,11 +234,11 @@ export async function unfollow(db: DB, fx: Effects, viewerId: string, targetId: 
   notSelf(viewerId, targetId);
   const p = await loadPair(db, viewerId, targetId);
   const change = endFollow(db, viewerId, targetId, p);
-  const rel = await writeThenRelationship(db, change.stmts, viewerId, targetId);
-  change.effects(fx);
-  if (p.target.domain && (p.follow || p.request))
-    fx.federate({ kind: "undo_follow", accountId: viewerId, targetAccountId: targetId, followUri: p.follow?.uri ?? p.request?.uri ?? "" });
-  return rel;
+  return writeThenRelationship(db, change.stmts, viewerId, targetId, fx, (fx) => {
+    change.effects(fx);
+    if (p.target.domain && (p.follow || p.request))
+      fx.federate({ kind: "undo_follow", accountId: viewerId, targetAccountId: targetId, followUri: p.follow?.uri ?? p.request?.uri ?? "" });
+  });
 }
 
 /** The viewer makes `followerId` stop following them. */
@@ -241,10 +254,11 @@ export async function removeFromFollowers(db: DB, fx: Effects, viewerId: string,
   ]);
   if (!t[0]) throw notFound();
   const change = endFollow(db, followerId, viewerId, { follow: f[0] });
-  const rel = await writeThenRelationship(db, change.stmts, viewerId, followerId);
-  change.effects(fx);
-  if (f[0] && t[0].domain) fx.federate({ kind: "reject_follow", accountId: viewerId, followerId, followUri: f[0].uri ?? "" });
-  return rel;
+  const follower = t[0];
+  return writeThenRelationship(db, change.stmts, viewerId, followerId, fx, (fx) => {
+    change.effects(fx);
+    if (f[0] && follower.domain) fx.federate({ kind: "reject_follow", accountId: viewerId, followerId, followUri: f[0].uri ?? "" });
+  });
 }
 
 // ---- follow requests (the viewer is the target) ----
@@ -262,19 +276,17 @@ async function pendingRequest(db: DB, viewerId: string, requesterId: string) {
 export async function authorizeRequest(db: DB, fx: Effects, viewerId: string, requesterId: string): Promise<MastodonRelationship> {
   const r = await pendingRequest(db, viewerId, requesterId);
   const change = acceptRequest(db, r, true);
-  const rel = await writeThenRelationship(db, change.stmts, viewerId, requesterId);
-  change.effects(fx);
-  return rel;
+  return writeThenRelationship(db, change.stmts, viewerId, requesterId, fx, change.effects);
 }
 
 export async function rejectRequest(db: DB, fx: Effects, viewerId: string, requesterId: string): Promise<MastodonRelationship> {
   const r = await pendingRequest(db, viewerId, requesterId);
   const change = endFollow(db, requesterId, viewerId, { request: r });
-  const rel = await writeThenRelationship(db, change.stmts, viewerId, requesterId);
-  change.effects(fx);
-  // Only requests that came from another server carry the remote Follow's id.
-  if (r.uri) fx.federate({ kind: "reject_follow", accountId: viewerId, followerId: requesterId, followUri: r.uri });
-  return rel;
+  return writeThenRelationship(db, change.stmts, viewerId, requesterId, fx, (fx) => {
+    change.effects(fx);
+    // Only requests that came from another server carry the remote Follow's id.
+    if (r.uri) fx.federate({ kind: "reject_follow", accountId: viewerId, followerId: requesterId, followUri: r.uri });
+  });
 }
 
 /** Every pending request to `accountId` (the account is being unlocked), at most this many at once. */

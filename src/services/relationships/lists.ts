@@ -151,7 +151,8 @@ export async function addListAccounts(db: DB, fx: Effects, ownerId: string, list
     db.insert(listAccounts).values({ id: snowflake(), listId, accountId }).onConflictDoNothing().returning({ accountId: listAccounts.accountId }),
   );
   const added = (await db.batch(stmts as [(typeof stmts)[number], ...(typeof stmts)[number][]])) as { accountId: string }[][];
-  // Each newly added member's recent statuses fill the list's feed (src/timelines/feed-merge.ts).
+  // Each newly added member's recent statuses fill the list's feed (src/timelines/feed-merge.ts). Recorded after the
+  // batch: only the members it added; it travels by the send only (src/effects/commit.ts).
   for (const rows of added) for (const r of rows) fx.add({ type: "merge_list", listId, accountId: r.accountId });
 }
 

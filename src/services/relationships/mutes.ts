@@ -22,7 +22,7 @@ export async function mute(db: DB, fx: Effects, viewerId: string, targetId: stri
   await loadPair(db, viewerId, targetId);
   const now = Date.now();
   const expiresAt = o.duration > 0 ? now + o.duration * 1000 : null;
-  const rel = await writeThenRelationship(
+  return writeThenRelationship(
     db,
     [
       db
@@ -32,21 +32,21 @@ export async function mute(db: DB, fx: Effects, viewerId: string, targetId: stri
     ],
     viewerId,
     targetId,
+    fx,
+    (fx) => fx.add({ type: "unmerge_feed", accountId: viewerId, targetAccountId: targetId }, { type: "relations_changed", accountIds: [viewerId] }),
   );
-  fx.add({ type: "unmerge_feed", accountId: viewerId, targetAccountId: targetId }, { type: "relations_changed", accountIds: [viewerId] });
-  return rel;
 }
 
 export async function unmute(db: DB, fx: Effects, viewerId: string, targetId: string): Promise<MastodonRelationship> {
   notSelf(viewerId, targetId);
-  const rel = await writeThenRelationship(
+  return writeThenRelationship(
     db,
     [db.delete(mutes).where(and(eq(mutes.accountId, viewerId), eq(mutes.targetAccountId, targetId)))],
     viewerId,
     targetId,
+    fx,
+    (fx) => fx.add({ type: "relations_changed", accountIds: [viewerId] }),
   );
-  fx.add({ type: "relations_changed", accountIds: [viewerId] });
-  return rel;
 }
 
 export async function mutesPage(db: DB, viewerId: string, page: Page): Promise<{ cursor: string; account: AccountRow; expiresAt: number | null }[]> {

@@ -9,6 +9,7 @@ import { snowflake } from "../../lib/text/ids";
 import { hasPermission } from "../../lib/security/permissions";
 import type { AccountRow } from "../../db/schema";
 import type { Effects } from "../../effects/collector";
+import { commit } from "../../effects/commit";
 import { notificationWrites } from "../notifications/notifications";
 import { statusReadableBy } from "../../policy/visibility";
 import { accountRows } from "../../db/table-rows";
@@ -82,11 +83,12 @@ export async function createReport(db: DB, fx: Effects, reporterId: string, inpu
     db,
     moderators.map((m) => ({ recipientId: m.accountId, fromAccountId: reporterId, type: "admin.report" as const, reportId: report.id, activityId: report.id })),
   );
-  await db.batch([db.insert(reports).values(report), ...notes.stmts]);
-  fx.add(...notes.notify);
-  // Mastodon's AdminMailer#new_report, to staff who want it (src/mail/staff-notices.ts).
-  fx.add({ type: "mail_staff", origin: fx.origin, notice: { kind: "report", reportId: report.id } });
-  // forward=true sends a Flag to the reported account's server (the reporter's identity stays here).
-  if (report.forward) fx.federate({ kind: "flag", reportId: report.id });
+  await commit(db, fx, [db.insert(reports).values(report), ...notes.stmts], (fx) => {
+    fx.add(...notes.notify);
+    // Mastodon's AdminMailer#new_report, to staff who want it (src/mail/staff-notices.ts).
+    fx.add({ type: "mail_staff", origin: fx.origin, notice: { kind: "report", reportId: report.id } });
+    // forward=true sends a Flag to the reported account's server (the reporter's identity stays here).
+    if (report.forward) fx.federate({ kind: "flag", reportId: report.id });
+  });
   return { report, target: target[0] };
 }

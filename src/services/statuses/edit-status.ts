@@ -4,7 +4,7 @@
 import { and, asc, eq, sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { insertPoll, insertStatusEdit } from "../../db/inserts";
-import { idList, runBatch, type Statement } from "../../db/client";
+import { idList, type Statement } from "../../db/client";
 import { mediaAttachments, mentions, polls, statusEdits, statuses } from "../../db/schema";
 import { loadStatusBundle, renderStatus, renderStatusFrom, type MediaRow, type StatusRow } from "../../entities/statuses/status";
 import { renderStatusEdit, renderUneditedVersion, type MastodonStatusEdit } from "../../entities/statuses/status-edit";
@@ -16,6 +16,7 @@ import { cleanText, extractEntities, normalizeLanguage } from "../../lib/text/te
 import type { UserViewer } from "../../db/viewer";
 import type { AccountRow } from "../../db/schema";
 import type { Effects } from "../../effects/collector";
+import { commit } from "../../effects/commit";
 import type { NotifyEffect } from "../../effects/types";
 import { notificationWrites } from "../notifications/notifications";
 import { localQuotesOfQuery, quotedUpdateNotifications } from "./quotes";
@@ -58,13 +59,10 @@ function parseFocus(raw: string): [number, number] {
 export async function editStatus(db: DB, fx: Effects, cfg: Config, viewer: UserViewer, statusId: string, input: EditInput) {
   // Concurrent edits serialise: an edit that lost a race to another reads again and applies on what won
   // (./status-revision.ts); one that keeps losing is refused.
-  const { text, textChanged } = await retryEdit(
+  await retryEdit(
     () => writeEdit(db, fx, cfg, viewer, statusId, input),
     () => new ApiError(409, "The status was edited by another request at the same time; try again"),
   );
-  fx.add({ type: "status_updated", statusId });
-  fx.federate({ kind: "update_status", statusId });
-  if (textChanged && cardUrlOfText(text, cfg)) fx.add({ type: "fetch_card", statusId });
   const out = await renderStatus(db, cfg, statusId, viewer.account.id);
   if (!out) throw notFound();
   return out;
@@ -238,8 +236,13 @@ async function writeEdit(db: DB, fx: Effects, cfg: Config, viewer: UserViewer, s
   );
   const quoted = quotedUpdateNotifications(db, quoters, me.id, editId);
   writes.push(...updates.stmts, ...quoted.stmts);
-  await runBatch(db, writes);
-  fx.add(...notify, ...updates.notify, ...quoted.notify);
+  // An edit that lost its race fails its batch (./status-revision.ts), which then records and journals nothing.
+  await commit(db, fx, writes, (fx) => {
+    fx.add(...notify, ...updates.notify, ...quoted.notify);
+    fx.add({ type: "status_updated", statusId });
+    fx.federate({ kind: "update_status", statusId });
+    if (textChanged && cardUrlOfText(text, cfg)) fx.add({ type: "fetch_card", statusId });
+  });
   return { text, textChanged };
 }
 

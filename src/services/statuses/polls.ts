@@ -192,7 +192,9 @@ export async function votePoll(db: DB, fx: Effects, pollId: string, viewerId: st
     throw validationFailed("You have already voted on this poll");
   }
   // A remote poll counts on its own server: one Create{Note} per choice goes to its author. A local one tells the
-  // voters' servers its new counts a little later, in one Update for however many votes arrive meanwhile.
+  // voters' servers its new counts a little later, in one Update for however many votes arrive meanwhile. Recorded
+  // after the batch: whether the votes counted and the Update was queued is what it returned; they travel by the send
+  // only (src/effects/commit.ts; a lost Update is queued again by the poll's next vote once it is stale).
   if (!local) fx.federate({ kind: "vote", accountId: viewerId, pollId });
   else if (cast.updateQueued) fx.federate({ kind: "update_poll", statusId: poll.statusId });
   return renderPoll(cast.poll, choices, false);

@@ -11,6 +11,7 @@ import { renderStatus, type StatusRow } from "../../entities/statuses/status";
 import { mayQuote, policyFromParam, quotePolicyFor, type QuotePolicyParam } from "../../entities/statuses/quote";
 import type { Config } from "../../env";
 import type { Effects } from "../../effects/collector";
+import { commit } from "../../effects/commit";
 import type { NotifyEffect } from "../../effects/types";
 import { ApiError, notFound, unprocessable } from "../../lib/http/errors";
 import { padId, snowflake, unpadId } from "../../lib/text/ids";
@@ -128,7 +129,7 @@ export async function revokeQuote(db: DB, fx: Effects, cfg: Config, quotedId: st
     .limit(1);
   if (!q) throw notFound();
   // The same change as a remote quoted author's Delete of their QuoteAuthorization, told to the quoting server.
-  if (await rejectQuote(db, fx, q)) fx.federate({ kind: "revoke_quote", quoteId: q.id });
+  await rejectQuote(db, fx, q, (fx) => fx.federate({ kind: "revoke_quote", quoteId: q.id }));
   const out = await renderStatus(db, cfg, q.statusId, meId);
   if (!out) throw notFound();
   return out;
@@ -144,9 +145,10 @@ export async function setQuotePolicy(db: DB, fx: Effects, cfg: Config, statusId:
   if (!s || s.reblogOfId) throw notFound();
   const policy = policyFromParam(param, s.visibility);
   if (policy !== s.policy) {
-    await db.update(statuses).set({ quoteApprovalPolicy: policy }).where(eq(statuses.id, s.id));
-    fx.add({ type: "status_updated", statusId: s.id });
-    fx.federate({ kind: "update_status", statusId: s.id });
+    await commit(db, fx, [db.update(statuses).set({ quoteApprovalPolicy: policy }).where(eq(statuses.id, s.id))], (fx) => {
+      fx.add({ type: "status_updated", statusId: s.id });
+      fx.federate({ kind: "update_status", statusId: s.id });
+    });
   }
   const out = await renderStatus(db, cfg, s.id, meId);
   if (!out) throw notFound();
@@ -158,20 +160,23 @@ export async function setQuotePolicy(db: DB, fx: Effects, cfg: Config, statusId:
  * (ActivityPub::Activity::Accept#accept_quote!), and the quoting status goes out again so followers see the stamp.
  */
 export async function acceptOwnQuote(db: DB, fx: Effects, q: QuoteRow, approvalUri: string): Promise<void> {
-  await setQuoteState(db, q.id, { state: "accepted", approvalUri }, "pending");
-  fx.add({ type: "status_updated", statusId: q.statusId });
-  fx.federate({ kind: "update_status", statusId: q.statusId });
+  await commit(db, fx, [setQuoteState(db, q.id, { state: "accepted", approvalUri }, "pending")], (fx) => {
+    fx.add({ type: "status_updated", statusId: q.statusId });
+    fx.federate({ kind: "update_status", statusId: q.statusId });
+  });
 }
 
 /**
  * The quote is rejected or revoked by its quoted author (Quote#reject!): a Reject{QuoteRequest} or a
  * Delete{QuoteAuthorization} received, or a local author's revocation (revokeQuote). False when it already was.
  */
-export async function rejectQuote(db: DB, fx: Effects, q: QuoteRow): Promise<boolean> {
+export async function rejectQuote(db: DB, fx: Effects, q: QuoteRow, also?: (fx: Effects) => void): Promise<boolean> {
   const state = rejectedState(q);
   if (state === q.state) return false;
-  await setQuoteState(db, q.id, { state });
-  fx.add({ type: "status_updated", statusId: q.statusId });
+  await commit(db, fx, [setQuoteState(db, q.id, { state })], (fx) => {
+    fx.add({ type: "status_updated", statusId: q.statusId });
+    also?.(fx);
+  });
   return true;
 }
 

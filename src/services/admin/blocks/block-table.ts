@@ -10,6 +10,8 @@ import { notFound, validationFailed } from "../../../lib/http/errors";
 import { snowflake } from "../../../lib/text/ids";
 import type { Page } from "../../../lib/http/pagination";
 import { adminLogStatement, type LogTarget, type Staff } from "../log";
+import type { Effects } from "../../../effects/collector";
+import { commit } from "../../../effects/commit";
 
 /** Whether a write failed on a unique index. */
 export const isUnique = (e: unknown) => String(e).includes("UNIQUE");
@@ -48,9 +50,14 @@ export function adminBlockTable<T extends SQLiteTable & { id: SQLiteColumn }>(ta
       return inPageOrder(rows as Row[], page);
     },
     get,
-    /** Inserts `row` and its "create" log row; the caller handles a unique-index failure. */
-    insert: (db: DB, staff: Staff, row: Row & { id: string; createdAt: number }) =>
-      db.batch([db.insert(t).values(row), adminLogStatement(db, staff, "create", targetType, row.id, row.createdAt)]),
+    /**
+     * Inserts `row` and its "create" log row; the caller handles a unique-index failure. `fx`, `record`: the effects
+     * that follow, committed with them (src/effects/commit.ts).
+     */
+    insert: (db: DB, staff: Staff, row: Row & { id: string; createdAt: number }, fx?: Effects, record?: (fx: Effects) => void) => {
+      const stmts = [db.insert(t).values(row), adminLogStatement(db, staff, "create", targetType, row.id, row.createdAt)] as const;
+      return fx && record ? commit(db, fx, stmts, record) : db.batch(stmts);
+    },
     /** 404 unless the row exists, then deletes it and logs "destroy". */
     remove: async (db: DB, staff: Staff, id: string): Promise<void> => {
       await get(db, id);

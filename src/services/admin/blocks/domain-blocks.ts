@@ -14,6 +14,7 @@ import type { DB } from "../../../db/client";
 import { batchable, idList, runBatch, type Statement } from "../../../db/client";
 import { accounts, domainBlocks, followRequests, follows } from "../../../db/schema";
 import type { Effects } from "../../../effects/collector";
+import { commit } from "../../../effects/commit";
 import { domainAndParents } from "../../../lib/text/domain-name";
 import { validationFailed } from "../../../lib/http/errors";
 import { padId, snowflake } from "../../../lib/text/ids";
@@ -169,14 +170,15 @@ export async function createDomainBlock(db: DB, fx: Effects, staff: Staff, input
   const existing = await ruleFor(db, domain);
   if (existing && (existing.domain === domain || !stricterThan(row, existing))) throw new DomainBlockConflict(existing);
   try {
-    await table.insert(db, staff, row);
+    await table.insert(db, staff, row, fx, (fx) => {
+      if (row.severity !== "noop" || row.rejectMedia) fx.add({ type: "domain_block_apply", domainBlockId: row.id });
+    });
   } catch (e) {
     // Created at the same moment by someone else.
     const again = isUnique(e) ? await ruleFor(db, domain) : undefined;
     if (again) throw new DomainBlockConflict(again);
     throw e;
   }
-  if (row.severity !== "noop" || row.rejectMedia) fx.add({ type: "domain_block_apply", domainBlockId: row.id });
   return row;
 }
 
@@ -194,23 +196,29 @@ export async function updateDomainBlock(db: DB, fx: Effects, staff: Staff, id: s
   };
   const now = Date.now();
   const changed = severity !== old.severity;
-  await runBatch(db, [
-    // BlockDomainService#process_retroactive_updates: a changed severity first lifts what the old one imposed.
-    ...(changed ? undoStatements(db, old, { silence: severity !== "silence", suspend: severity !== "suspend" }, now) : []),
-    db
-      .update(domainBlocks)
-      .set({
-        severity: next.severity,
-        rejectMedia: next.rejectMedia,
-        rejectReports: next.rejectReports,
-        privateComment: next.privateComment,
-        publicComment: next.publicComment,
-        obfuscate: next.obfuscate,
-      })
-      .where(eq(domainBlocks.id, id)),
-    adminLogStatement(db, staff, "update", "DomainBlock", id, now),
-  ]);
-  if (next.severity !== "noop" || next.rejectMedia !== old.rejectMedia) fx.add({ type: "domain_block_apply", domainBlockId: id });
+  await commit(
+    db,
+    fx,
+    [
+      // BlockDomainService#process_retroactive_updates: a changed severity first lifts what the old one imposed.
+      ...(changed ? undoStatements(db, old, { silence: severity !== "silence", suspend: severity !== "suspend" }, now) : []),
+      db
+        .update(domainBlocks)
+        .set({
+          severity: next.severity,
+          rejectMedia: next.rejectMedia,
+          rejectReports: next.rejectReports,
+          privateComment: next.privateComment,
+          publicComment: next.publicComment,
+          obfuscate: next.obfuscate,
+        })
+        .where(eq(domainBlocks.id, id)),
+      adminLogStatement(db, staff, "update", "DomainBlock", id, now),
+    ],
+    (fx) => {
+      if (next.severity !== "noop" || next.rejectMedia !== old.rejectMedia) fx.add({ type: "domain_block_apply", domainBlockId: id });
+    },
+  );
   return next;
 }
 
@@ -218,13 +226,19 @@ export async function updateDomainBlock(db: DB, fx: Effects, staff: Staff, id: s
 export async function deleteDomainBlock(db: DB, fx: Effects, staff: Staff, id: string): Promise<void> {
   const block = await getDomainBlock(db, id);
   const now = Date.now();
-  await runBatch(db, [
-    ...undoStatements(db, block, { silence: block.severity !== "noop", suspend: block.severity === "suspend" }, now),
-    adminLogStatement(db, staff, "destroy", "DomainBlock", id, now),
-    db.delete(domainBlocks).where(eq(domainBlocks.id, id)),
-  ]);
-  // Its accounts' media come back (unless another block with reject_media still covers them).
-  if (block.rejectMedia) fx.add({ type: "domain_block_apply", domainBlockId: id, domain: block.domain });
+  await commit(
+    db,
+    fx,
+    [
+      ...undoStatements(db, block, { silence: block.severity !== "noop", suspend: block.severity === "suspend" }, now),
+      adminLogStatement(db, staff, "destroy", "DomainBlock", id, now),
+      db.delete(domainBlocks).where(eq(domainBlocks.id, id)),
+    ],
+    (fx) => {
+      // Its accounts' media come back (unless another block with reject_media still covers them).
+      if (block.rejectMedia) fx.add({ type: "domain_block_apply", domainBlockId: id, domain: block.domain });
+    },
+  );
 }
 
 /**
