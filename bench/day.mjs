@@ -474,7 +474,7 @@ async function main() {
       seed.sql += newcomers
         .map(
           (a) =>
-            `UPDATE accounts SET avatar_remote_url = 'http://${a.domain}/media/avatar-${a.username}.jpg', header_remote_url = 'http://${a.domain}/media/header-${a.username}.jpg', pictures_cached_at = NULL WHERE id = '${pad(a.id)}';\n`,
+            `UPDATE accounts SET avatar_remote_url = 'http://${a.domain}/media/avatar-${a.username}.jpg', header_remote_url = 'http://${a.domain}/media/header-${a.username}.jpg'  WHERE id = '${pad(a.id)}';\n`,
         )
         .join("");
       log(`seeded with ${loadSeed({ persistDir: persistTo, sql: seed.sql, cwd: root, log })}`);
