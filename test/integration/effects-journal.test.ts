@@ -16,6 +16,7 @@ import { padId } from "../../src/lib/text/ids";
 import { addFollow, remoteAccount, remoteStatus, take } from "./federation-outbound-fixtures";
 import { makeUser, ORIGIN, type TestUser } from "./helpers";
 import { installQueueCapture, queued, unpack } from "./queues";
+import { type EffectsWorld, effectsWorld, homeIds, notificationsOf, notifyRuns } from "./effects-fixtures";
 
 const journalRows = async () => (await env.DB.prepare("SELECT count(*) AS n FROM pending_effects").first<{ n: number }>())?.n ?? 0;
 
@@ -65,12 +66,6 @@ async function recovered(): Promise<Effect[]> {
 }
 
 const delivered = async () => (await take()).map((a) => ({ type: a.activity.type as string, inboxes: a.inboxes }));
-const homeIds = async (u: TestUser) => ((await u.api.get("/api/v1/timelines/home")).body as { id: string }[]).map((s) => s.id);
-const notificationsOf = async (u: TestUser, type: string) =>
-  (await env.DB.prepare("SELECT id FROM notifications WHERE account_id = ? AND type = ?").bind(padId(u.id), type).all<{ id: string }>()).results.map((r) =>
-    r.id.replace(/^0+/, ""),
-  );
-const notifyRuns = (effects: Effect[], ids: string[]) => effects.filter((e) => e.type === "notify" && ids.includes(e.notificationId)).length;
 
 /** Nothing is left to send, now or later. */
 async function nothingLeft() {
@@ -81,18 +76,10 @@ async function nothingLeft() {
 let author: TestUser;
 let follower: TestUser;
 let mentioned: TestUser;
-let remote: Awaited<ReturnType<typeof remoteAccount>>;
+let remote: EffectsWorld["remote"];
 
 beforeEach(async () => {
-  author = await makeUser();
-  follower = await makeUser();
-  mentioned = await makeUser();
-  expect((await follower.api.post(`/api/v1/accounts/${author.id}/follow`)).status).toBe(200);
-  remote = await remoteAccount(`far${Date.now()}`, "remote.example");
-  await addFollow(remote.id, author.id);
-  await take();
-  queued.jobs.length = 0;
-  await env.DB.prepare("DELETE FROM pending_effects").run();
+  ({ author, follower, mentioned, remote } = await effectsWorld());
 });
 afterEach(() => vi.restoreAllMocks());
 

@@ -13,6 +13,7 @@ import { create, installFetchMock, note, postInbox, remoteActor, runJobs, sql } 
 import { anon, db, ORIGIN } from "./helpers";
 import { png } from "./media-fixtures";
 import { queued } from "./queues";
+import { fileServer } from "./file-server";
 
 let PNG: Uint8Array;
 beforeAll(async () => {
@@ -22,18 +23,6 @@ beforeAll(async () => {
 afterEach(() => vi.restoreAllMocks());
 
 const ON = { ...env, REMOTE_MEDIA_CACHE: "true", REMOTE_MEDIA_TIMEOUT_MS: "200" } as typeof env;
-
-function fileServer(answer: (path: string) => Response | Promise<Response>): string[] {
-  const asked: string[] = [];
-  const real = globalThis.fetch;
-  vi.spyOn(globalThis, "fetch").mockImplementation(async (input: RequestInfo | URL, init?: RequestInit) => {
-    const url = new URL(input instanceof Request ? input.url : String(input));
-    if (url.host !== "files.example") return real(input, init);
-    asked.push(url.pathname);
-    return answer(url.pathname);
-  });
-  return asked;
-}
 
 const picture = () => new Response(PNG, { headers: { "content-type": "image/png" } });
 const tag = (host: string, name: string, path: string) => ({

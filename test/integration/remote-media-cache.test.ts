@@ -14,6 +14,7 @@ import { ADMIN } from "./admin-fixtures";
 import { create, installFetchMock, note, pad, postInbox, remoteActor, runJobs, sql } from "./federation-inbox-fixtures";
 import { jpeg, mp4 } from "./media-fixtures";
 import { photo } from "./media-pipeline-fixtures";
+import { fileServer } from "./file-server";
 
 beforeAll(() => installFetchMock());
 afterEach(() => vi.restoreAllMocks());
@@ -21,19 +22,6 @@ afterEach(() => vi.restoreAllMocks());
 const ON = { ...env, REMOTE_MEDIA_CACHE: "true", REMOTE_MEDIA_PREVIEWS: "true", REMOTE_MEDIA_TIMEOUT_MS: "200" } as typeof env;
 
 type Answer = (path: string) => Response | Promise<Response>;
-
-/** files.example answers with `answer`; returns the paths asked, in order. */
-function fileServer(answer: Answer): string[] {
-  const asked: string[] = [];
-  const real = globalThis.fetch;
-  vi.spyOn(globalThis, "fetch").mockImplementation(async (input: RequestInfo | URL, init?: RequestInit) => {
-    const url = new URL(input instanceof Request ? input.url : String(input));
-    if (url.host !== "files.example") return real(input, init);
-    asked.push(url.pathname);
-    return answer(url.pathname);
-  });
-  return asked;
-}
 
 const bytes = (b: Uint8Array, type: string) => new Response(b, { headers: { "content-type": type, "content-length": String(b.length) } });
 

@@ -21,7 +21,7 @@ import { RemoteMediaFailed, storeRemotePicture } from "../../media/remote";
 import { deleteStored, randomKeyPart } from "../../media/store";
 import type { SafeFetchOptions } from "../../net/safe-fetch";
 import { rejectMediaNow } from "../admin/blocks/domain-blocks";
-import { retentionDays } from "../statuses/remote-media-prune";
+import { deletePruned, retentionDays } from "../statuses/remote-media-prune";
 
 /** Accounts whose pictures one cron run queues (one effect; each account is two fetches at most). */
 export const PICTURES_PER_RUN = 20;
@@ -152,11 +152,6 @@ export async function pruneRemotePictures(
     .filter((r) => pruned.has(r.id))
     .flatMap((r) => [r.avatar_key, r.header_key])
     .filter((k): k is string => !!k);
-  try {
-    await deleteStored(env, keys);
-  } catch (e) {
-    console.error("remote pictures prune: R2 delete failed, retrying through the queue", e instanceof Error ? e.message : e);
-    fx.add({ type: "delete_media", keys });
-  }
+  await deletePruned(env, fx, keys, "remote pictures");
   return pruned.size;
 }

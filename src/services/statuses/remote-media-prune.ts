@@ -53,11 +53,16 @@ export async function pruneRemoteMedia(
     .filter((r) => pruned.has(r.id))
     .flatMap((r) => [r.file_key, r.preview_key])
     .filter((k): k is string => !!k);
+  await deletePruned(env, fx, keys, "remote media");
+  return pruned.size;
+}
+
+/** Deletes the objects of pruned copies; a failed R2 delete leaves through the queue as `delete_media`. */
+export async function deletePruned(env: Pick<Env, "MEDIA">, fx: Effects, keys: string[], what: string): Promise<void> {
   try {
     await deleteStored(env, keys);
   } catch (e) {
-    console.error("remote media prune: R2 delete failed, retrying through the queue", e instanceof Error ? e.message : e);
+    console.error(`${what} prune: R2 delete failed, retrying through the queue`, e instanceof Error ? e.message : e);
     fx.add({ type: "delete_media", keys });
   }
-  return pruned.size;
 }
