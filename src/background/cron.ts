@@ -24,7 +24,7 @@ import { isTrendsNoticeHour, noticeTrendsAwaitingReview } from "../trends/review
 import { purgeExpiredLinks } from "../services/auth/email-links";
 import { purgeExpiredGrants, purgeExpiredWebSessions } from "./expired-logins";
 import { cleanupUnattachedMedia, pruneFederationState } from "./housekeeping";
-import { pruneRemoteMedia } from "../services/statuses/remote-media-prune";
+import { pruneRemoteMedia } from "../services/remote-media/prune";
 import { pruneRemotePictures, queueDuePictures } from "../services/remote-media/pictures";
 import { queueDueEmojis } from "../services/remote-media/emojis";
 

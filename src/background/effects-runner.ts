@@ -18,7 +18,7 @@ import { deleteStored } from "../media/store";
 import { fetchCardForStatus } from "../services/statuses/preview-cards";
 import { processStagedMedia } from "../services/statuses/media-processing";
 import { applyDomainBlockRound } from "../services/admin/blocks/domain-blocks";
-import { cacheRemoteAttachments } from "../services/statuses/remote-media-cache";
+import { cacheRemoteAttachments } from "../services/remote-media/attachments";
 import { baseFetchOptions } from "../federation/remote/fetch-options";
 import { deleteAccountChunk } from "../services/accounts/delete-account";
 import { replaceRemotePins } from "../services/interactions/pins";

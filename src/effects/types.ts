@@ -51,7 +51,7 @@ export type Effect =
   // (src/services/statuses/media-processing.ts); run after the 202 in the same invocation, retried through JOBS
   | { type: "process_media"; mediaId: string }
   // A remote status was stored with attachments naming another server's files: fetch them into R2
-  // (src/services/statuses/remote-media-cache.ts)
+  // (src/services/remote-media/attachments.ts)
   | { type: "cache_media"; mediaIds: string[] }
   // remote accounts' avatars and headers into R2 (src/services/remote-media/pictures.ts)
   | { type: "cache_pictures"; accountIds: string[] }

@@ -9,7 +9,7 @@ import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { MAX_EFFECT_ATTEMPTS } from "../../src/effects/retry";
 import { anon, db, makeUser, ORIGIN } from "./helpers";
 import { Effects } from "../../src/effects/collector";
-import { pruneRemoteMedia } from "../../src/services/statuses/remote-media-prune";
+import { pruneRemoteMedia } from "../../src/services/remote-media/prune";
 import { ADMIN } from "./admin-fixtures";
 import { create, installFetchMock, note, pad, postInbox, remoteActor, runJobs, sql } from "./federation-inbox-fixtures";
 import { jpeg, mp4 } from "./media-fixtures";

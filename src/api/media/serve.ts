@@ -6,7 +6,7 @@
 import { routeGroup } from "../../route-group";
 import { attachmentAccess } from "../../queries/statuses/media-access";
 import { recacheRemotePictures } from "../../services/remote-media/pictures";
-import { recacheRemoteAttachment } from "../../services/statuses/remote-media-cache";
+import { recacheRemoteAttachment } from "../../services/remote-media/attachments";
 
 const r = routeGroup();
 

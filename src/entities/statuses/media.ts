@@ -62,7 +62,7 @@ export function renderMedia(cfg: Config, m: MediaRow, rejected = false): Mastodo
     type: m.type as MastodonMediaType,
     url: m.processing ? null : url,
     preview_url: m.processing ? null : preview,
-    // A remote file fetched into R2 (services/statuses/remote-media-cache.ts) keeps its original URL here, as Mastodon's.
+    // A remote file fetched into R2 (services/remote-media/attachments.ts) keeps its original URL here, as Mastodon's.
     remote_url: m.remoteUrl,
     preview_remote_url: m.previewRemoteUrl ?? null,
     text_url: null,

@@ -13,7 +13,7 @@ export type MediaAccess = { serve: true } | { serve: false; redirect?: string; r
  * Whether an attachment key (`media_attachments/<row id>/...`) may be served: its row still exists and names it, and
  * the row is not detached from a deleted status (kept only so the author can post it again). Other keys (avatars,
  * headers) are not attachments and pass. A remote attachment's key it no longer names (its cached copy was pruned, or
- * fetched again under new keys: services/statuses/remote-media-prune.ts) is redirected to where the file is now, its
+ * fetched again under new keys: services/remote-media/prune.ts) is redirected to where the file is now, its
  * copy here or its server's URL; in the second case its fetch is queued again.
  */
 export async function attachmentAccess(db: DB, key: string): Promise<MediaAccess> {

@@ -21,7 +21,7 @@ import { RemoteMediaFailed, storeRemotePicture } from "../../media/remote";
 import { deleteStored, randomKeyPart } from "../../media/store";
 import type { SafeFetchOptions } from "../../net/safe-fetch";
 import { rejectMediaNow } from "../admin/blocks/domain-blocks";
-import { deletePruned, retentionDays } from "../statuses/remote-media-prune";
+import { deletePruned, retentionDays } from "./prune";
 
 /** Accounts whose pictures one cron run queues (one effect; each account is two fetches at most). */
 export const PICTURES_PER_RUN = 20;
