@@ -43,7 +43,7 @@ import {
 } from "../streaming/publish";
 import { Effects, runsAfterResponseHere } from "../effects/collector";
 import { retryFailed } from "../effects/retry";
-import { ackJournal } from "../effects/journal";
+import { claimJournal, doneJournal, FIRST_SEND } from "../effects/journal";
 import { sendEffects } from "../effects/send";
 import { cacheRemotePictures } from "../services/remote-media/pictures";
 import { cacheCardImage } from "../services/remote-media/card-images";
@@ -306,13 +306,17 @@ const unpack = (job: JobMessage) => {
  */
 export async function runJob(db: DB, env: Env, job: JobMessage, batch?: JobBatch): Promise<void> {
   const { effects, origin, attempt } = unpack(job);
-  // The journal rows that kept these effects since their write (src/effects/commit.ts) go first: a run that dies
-  // after this is run again by the queue's own retry.
-  if (job.type === "effects" && job.journal?.length) await ackJournal(env.DB, job.journal);
+  // Effects kept in the journal since their write (src/effects/commit.ts) run once: this delivery claims their row first
+  // and runs nothing of a row another delivery holds or already ran (src/effects/journal.ts).
+  const journal = job.type === "effects" ? (job.journal ?? []) : [];
+  const token = (job.type === "effects" && job.token) || FIRST_SEND;
+  if (journal.length && !(await claimJournal(env.DB, journal, token))) return;
   const fx = new Effects(origin);
   const failed = await runEffects(db, env, effects, fx, { batch });
   await sendEffects(env, fx);
   await retryFailed(env, origin, failed, attempt);
+  // What failed is the runner's to retry now (./retry.ts); the row's work is done.
+  await doneJournal(env.DB, journal, token);
 }
 
 /**

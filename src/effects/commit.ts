@@ -1,9 +1,10 @@
 // A write's batch and the effects that follow from it, committed together. On a request's collector (Effects.journals)
 // the effects are written into the batch itself, as `pending_effects` rows (the journal): an invocation that dies
 // after the commit and before the queue send loses none of them, because the every-minute cron sends again each
-// journal row that no consumer ran within JOURNAL_GRACE_MS (./pending.ts). When it lives, the send names the rows
-// (./send.ts) and the consumer that runs the message deletes them (src/background/effects-runner.ts runJob): one row
-// written in the write's batch, one deleted by the consumer, and no round trip more on the request.
+// journal row that no consumer claimed within JOURNAL_GRACE_MS (./pending.ts). When it lives, the send names the row of
+// each message (./send.ts), and the consumer that runs it claims the row first and deletes it after (./journal.ts;
+// src/background/effects-runner.ts runJob): one row written in the write's batch, one claim and one delete by the
+// consumer, and no round trip more on the request.
 //
 // The effects are recorded before the batch runs, on a collector of their own, and reach the caller's collector only
 // once the batch committed: a batch that fails records nothing, as before. Effects that depend on what the batch
@@ -14,11 +15,11 @@ import type { DB } from "../db/client";
 import { pendingEffects } from "../db/schema";
 import { padId, snowflake } from "../lib/text/ids";
 import { Effects } from "./collector";
+import { JOURNAL_GRACE_MS } from "./journal";
 import { packGroups, packMessage } from "./pack";
 import type { Effect } from "./types";
 
-/** How long a journal row waits for its consumer before the cron sends it again (past any delay it carries). */
-export const JOURNAL_GRACE_MS = 5 * 60_000;
+export { JOURNAL_GRACE_MS } from "./journal";
 
 type Stmts = readonly BatchItem<"sqlite">[];
 
@@ -47,8 +48,8 @@ export async function commit<T extends Stmts>(
   const when = opts.when;
   const journal = when
     ? rows.map(({ row: r }) =>
-        db.run(sql`INSERT INTO pending_effects (id, body, delay_seconds, created_at, sweep_after)
-          SELECT ${padId(r.id)}, ${r.body}, ${r.delaySeconds}, ${r.createdAt}, ${r.sweepAfter} WHERE ${when}`),
+        db.run(sql`INSERT INTO pending_effects (id, body, delay_seconds, created_at, sweep_after, journal)
+          SELECT ${padId(r.id)}, ${r.body}, ${r.delaySeconds}, ${r.createdAt}, ${r.sweepAfter}, 1 WHERE ${when}`),
       )
     : [db.insert(pendingEffects).values(rows.map((r) => r.row))];
   const all = (when ? [...journal, ...stmts] : [...stmts, ...journal]) as unknown as [BatchItem<"sqlite">];
@@ -66,11 +67,14 @@ export const commitChange = (db: DB, fx: Effects, change: { stmts: BatchItem<"sq
 /** The journal rows of what `own` recorded to run now and later: one per message it would send. */
 function journalRows(own: Effects) {
   const now = Date.now();
-  const rows: { row: { id: string; body: string; delaySeconds: number; createdAt: number; sweepAfter: number }; effects: Effect[] }[] = [];
+  const rows: { row: { id: string; body: string; delaySeconds: number; createdAt: number; sweepAfter: number; journal: boolean }; effects: Effect[] }[] = [];
   const add = (effects: Effect[], delaySeconds: number) => {
     for (const list of packGroups(effects)) {
       const body = JSON.stringify(packMessage(list, own.origin));
-      rows.push({ row: { id: snowflake(now), body, delaySeconds, createdAt: now, sweepAfter: now + delaySeconds * 1000 + JOURNAL_GRACE_MS }, effects: list });
+      rows.push({
+        row: { id: snowflake(now), body, delaySeconds, createdAt: now, sweepAfter: now + delaySeconds * 1000 + JOURNAL_GRACE_MS, journal: true },
+        effects: list,
+      });
     }
   };
   add([...own.list], 0);

@@ -5,6 +5,7 @@ import { asc, lte, sql } from "drizzle-orm";
 import { createDb, idList } from "../db/client";
 import { pendingEffects } from "../db/schema";
 import { snowflake } from "../lib/text/ids";
+import { JOURNAL_GRACE_MS } from "./journal";
 import type { JobMessage } from "./types";
 
 /** Messages sent again per cron run (at most 100 go in one sendBatch). */
@@ -32,9 +33,15 @@ export async function resendPending(out: { JOBS: Queue<JobMessage>; DB: D1Databa
   const db = createDb(out.DB);
   const rows = await db.select().from(pendingEffects).where(lte(pendingEffects.sweepAfter, at)).orderBy(asc(pendingEffects.id)).limit(RESEND_PER_RUN);
   if (!rows.length) return 0;
+  // A journal row goes with its id and this send's token, and is claimed for it: the consumer of this message runs it and
+  // deletes it (./journal.ts); until then it stays, and comes round again once its new grace is over. A kept message
+  // goes.
+  const token = `r${at}`;
   const requests = rows.map((r) => {
     const delaySeconds = Math.max(0, Math.ceil(r.delaySeconds - (at - r.createdAt) / 1000));
-    return { body: JSON.parse(r.body) as JobMessage, ...(delaySeconds ? { delaySeconds } : {}) };
+    const body = JSON.parse(r.body) as JobMessage;
+    const message: JobMessage = r.journal ? { ...(body.type === "effects" ? body : { type: "effects", effects: [body] }), journal: [r.id], token } : body;
+    return { body: message, ...(delaySeconds ? { delaySeconds } : {}) };
   });
   try {
     await out.JOBS.sendBatch(requests);
@@ -42,6 +49,14 @@ export async function resendPending(out: { JOBS: Queue<JobMessage>; DB: D1Databa
     console.error("kept effects: the queue still refuses them", e instanceof Error ? e.message : e);
     return 0;
   }
-  await db.run(sql`DELETE FROM pending_effects WHERE id IN ${idList(rows.map((r) => r.id))}`);
+  const kept = rows.filter((r) => !r.journal).map((r) => r.id);
+  const journal = rows.filter((r) => r.journal).map((r) => r.id);
+  await db.batch([
+    db.run(sql`DELETE FROM pending_effects WHERE id IN ${idList(kept)}`),
+    // The row is this send's until its new grace is over: a late first send, or a claimer that died, runs none of it.
+    db.run(
+      sql`UPDATE pending_effects SET claim = ${token}, sweep_after = ${at + JOURNAL_GRACE_MS} WHERE id IN ${idList(journal)} AND (claim IS NULL OR sweep_after <= ${at})`,
+    ),
+  ]);
   return rows.length;
 }

@@ -42,7 +42,15 @@ export async function sendEffects(out: EffectsOut, fx: Effects): Promise<void> {
  */
 async function sendGroup(out: EffectsOut, fx: Effects, effects: Effect[], delaySeconds?: number): Promise<void> {
   if (!effects.length) return;
-  const messages = packGroups(effects).map((list) => packMessage(list, fx.origin, 0, fx.journalIds(list)));
+  // One message per journal row (a row is claimed whole: ./journal.ts), and the effects no row keeps in their own.
+  const runs: { journal: string | null; effects: Effect[] }[] = [];
+  for (const e of effects) {
+    const journal = fx.journalIds([e])[0] ?? null;
+    const last = runs[runs.length - 1];
+    if (last && last.journal === journal) last.effects.push(e);
+    else runs.push({ journal, effects: [e] });
+  }
+  const messages = runs.flatMap((r) => packGroups(r.effects).map((list) => packMessage(list, fx.origin, 0, r.journal ? [r.journal] : [])));
   await sendMessages(out, messages, delaySeconds, async (unsent) => {
     const journal = unsent.flatMap((m) => (m.type === "effects" ? (m.journal ?? []) : []));
     const rest = unsent.flatMap((m) => (m.type === "effects" ? m.effects : [m])).filter((e) => !fx.journalIds([e]).length);

@@ -109,10 +109,11 @@ export type NotifyEffect = Extract<Effect, { type: "notify" }>;
  * One JOBS message: a single effect, or all the effects of one action packed together (one queue operation) with the
  * origin (scheme://host) of the request that caused them, which rendering needs when LOCAL_DOMAIN is not set.
  * `attempt`: how many times these effects already failed (./retry.ts); absent on a first run. `journal`: the rows of
- * `pending_effects` that keep these effects since their write's batch (./commit.ts), which the consumer deletes when it
- * runs the message.
+ * `pending_effects` that keep these effects since their write's batch (./commit.ts), which the consumer claims before
+ * it runs the message and deletes after; `token`: which delivery this is ("o", the request's own send, when absent;
+ * "r<time>" for a cron's send), ./journal.ts.
  */
-export type JobMessage = Effect | { type: "effects"; origin?: string; effects: Effect[]; attempt?: number; journal?: string[] };
+export type JobMessage = Effect | { type: "effects"; origin?: string; effects: Effect[]; attempt?: number; journal?: string[]; token?: string };
 
 /** What a local action sends to other servers; ids only, the activity is built when the job runs. */
 export type FederateAction =

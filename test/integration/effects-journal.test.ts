@@ -9,6 +9,7 @@ import { runJob } from "../../src/background/effects-runner";
 import { runScheduled } from "../../src/background/cron";
 import { createDb } from "../../src/db/client";
 import { JOURNAL_GRACE_MS } from "../../src/effects/commit";
+import { claimJournal, FIRST_SEND } from "../../src/effects/journal";
 import { resendPending } from "../../src/effects/pending";
 import type { Effect, JobMessage } from "../../src/effects/types";
 import worker from "../../src/index";
@@ -170,6 +171,68 @@ describe("while the invocation lives", () => {
     const answers = await Promise.all([author.api.delete(`/api/v1/statuses/${posted.body.id}`), author.api.delete(`/api/v1/statuses/${posted.body.id}`)]);
     expect(answers.map((a) => a.status).sort()).toEqual([200, 404]);
     expect((await delivered()).filter((d) => d.type === "Delete")).toHaveLength(1);
+    await nothingLeft();
+  });
+});
+
+describe("a message that waited in the queue past its grace", () => {
+  /** Records what the request and then the cron send, as the queue would deliver them, without running them. */
+  function recordSends(): JobMessage[] {
+    const sent: JobMessage[] = [];
+    vi.spyOn(env.JOBS, "send").mockImplementation(async (m: unknown) => {
+      sent.push(m as JobMessage);
+      return {} as QueueSendResponse;
+    });
+    vi.spyOn(env.JOBS, "sendBatch").mockImplementation(async (ms: Iterable<MessageSendRequest<unknown>>) => {
+      for (const m of ms) sent.push(m.body as JobMessage);
+      return {} as QueueSendBatchResponse;
+    });
+    return sent;
+  }
+
+  for (const order of ["the request's first", "the cron's first"] as const) {
+    it(`and the cron's second send of it both reach the consumer (${order}): its effects run once`, async () => {
+      const sent = recordSends();
+      expect((await author.api.post("/api/v1/statuses", { status: "late in the queue" })).status).toBe(200);
+      await runScheduled(env, Date.now() + JOURNAL_GRACE_MS + 60_000, { housekeeping: false, hourly: false });
+      expect(sent).toHaveLength(2);
+      const [first, again] = sent as [JobMessage, JobMessage];
+      expect(again.type === "effects" && again.token).toMatch(/^r\d+$/);
+      vi.restoreAllMocks();
+      installQueueCapture();
+      const d = createDb(env.DB);
+      for (const m of order === "the request's first" ? [first, again] : [again, first]) await runJob(d, env, m);
+      expect((await delivered()).filter((a) => a.type === "Create")).toEqual([{ type: "Create", inboxes: [remote.sharedInbox] }]);
+      await nothingLeft();
+    });
+  }
+
+  it("a consumer that claimed it and died: the claim expires, the cron sends it again, and it runs once", async () => {
+    const sent = recordSends();
+    expect((await author.api.post("/api/v1/statuses", { status: "claimed, then lost" })).status).toBe(200);
+    const [first] = sent as [JobMessage];
+    const journal = first.type === "effects" ? (first.journal ?? []) : [];
+    expect(journal).toHaveLength(1);
+    // A consumer took it and died before running it.
+    expect(await claimJournal(env.DB, journal, FIRST_SEND)).toBe(true);
+    // Within the claim, the cron leaves it; another delivery finds it taken.
+    expect(await resendPending(env, Date.now() + 60_000)).toBe(0);
+    expect(await claimJournal(env.DB, journal, "r1")).toBe(false);
+    // Past the claim, on the consumer's clock too.
+    const later = Date.now() + 2 * JOURNAL_GRACE_MS + 60_000;
+    await runScheduled(env, later, { housekeeping: false, hourly: false });
+    const again = sent[sent.length - 1] as JobMessage;
+    expect(again).not.toBe(first);
+    vi.restoreAllMocks();
+    installQueueCapture();
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(later + 1000);
+    try {
+      await runJob(createDb(env.DB), env, again);
+    } finally {
+      vi.useRealTimers();
+    }
+    expect((await delivered()).filter((a) => a.type === "Create")).toHaveLength(1);
     await nothingLeft();
   });
 });

@@ -6,7 +6,7 @@ import { vi } from "vitest";
 import { createDb } from "../../src/db/client";
 import { type DeliveryMessage, inboxesOf } from "../../src/federation/outbound/delivery";
 import { runJob } from "../../src/background/effects-runner";
-import { ackJournal } from "../../src/effects/journal";
+import { claimJournal, doneJournal, FIRST_SEND } from "../../src/effects/journal";
 import type { Effect, JobMessage } from "../../src/effects/types";
 
 export const queued = { jobs: [] as JobMessage[], deliveries: [] as DeliveryMessage[] };
@@ -44,11 +44,15 @@ function capture<T>(q: Queue<T>, into: T[], split: (m: T) => T[] = (m) => [m], t
 }
 
 /**
- * A captured message is as good as run: tests run or drop what they capture, so the journal rows that kept its effects
- * since their write (src/effects/commit.ts) go when it is captured, as the consumer deletes them when it runs it
- * (effects-journal.test.ts runs the consumer's own deletion).
+ * A captured message is as good as run: the capture keeps its effects one by one (without the pack's journal rows), and
+ * tests run or drop them, so the journal rows that keep them (src/effects/commit.ts) are claimed and deleted when it is
+ * captured, as a consumer does when it runs it. effects-journal.test.ts runs the consumer's own claim and deletion.
  */
-const ackCaptured = (m: JobMessage) => (m.type === "effects" && m.journal?.length ? ackJournal(env.DB, m.journal) : Promise.resolve());
+async function ackCaptured(m: JobMessage): Promise<void> {
+  if (m.type !== "effects" || !m.journal?.length) return;
+  const token = m.token || FIRST_SEND;
+  if (await claimJournal(env.DB, m.journal, token)) await doneJournal(env.DB, m.journal, token);
+}
 
 export function installQueueCapture(): void {
   queued.jobs.length = 0;

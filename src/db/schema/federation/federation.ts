@@ -1,6 +1,6 @@
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { lazyTable } from "../lazy-table";
-import { id, ms } from "../types";
+import { bool, id, ms } from "../types";
 
 /** Activities waiting to be delivered: queue messages carry this id, never the body (128 KB message limit). */
 export const activityOutbox = lazyTable(() =>
@@ -96,6 +96,10 @@ export const pendingEffects = lazyTable(() =>
     delaySeconds: integer("delay_seconds").notNull().default(0),
     createdAt: ms("created_at").notNull(),
     sweepAfter: ms("sweep_after").notNull().default(0),
+    /** A row of the journal (src/effects/commit.ts), which the consumer claims and deletes, rather than a kept message. */
+    journal: bool("journal").notNull().default(false),
+    /** The delivery of its message that runs a journal row, while `sweep_after` is ahead (src/effects/journal.ts). */
+    claim: text("claim"),
   }),
 );
 
