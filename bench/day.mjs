@@ -270,7 +270,8 @@ function buildActivities(seed, n, rnd) {
   const announced = new Set();
   let strangerNext = 0;
   let noteSeq = 0;
-  // A quarter of the day's notes carry a photo (what Tern's media cache fetches into R2: DAY_MEDIA).
+  // A quarter of the day's notes carry a photo (what Tern's media cache fetches into R2: DAY_MEDIA), with its sizes and
+  // blurhash, as Mastodon, GoToSocial and Misskey send them.
   const note = (author, id, text, mention, photo = false) => ({
     id,
     type: "Note",
@@ -286,6 +287,7 @@ function buildActivities(seed, n, rnd) {
               width: 1280,
               height: 960,
               name: "a photo",
+              blurhash: "LEHV6nWB2yk8pyo0adR*.7kCMdnj",
             },
           ],
         }

@@ -146,7 +146,7 @@ function unprocessed(input: Uint8Array, s: Sniffed): ProcessedImage {
  * png-pixels.ts says why), then the `blurhash` package encodes those pixels with Mastodon's 4×4 components. A PNG
  * that cannot be read leaves the attachment without a blurhash (clients then draw a plain placeholder).
  */
-async function blurhashOf(env: ImagesEnv, picture: Uint8Array): Promise<string | null> {
+export async function blurhashOf(env: ImagesEnv, picture: Uint8Array): Promise<string | null> {
   const png = await render(env, picture, { transforms: [{ width: BLURHASH_SIDE, height: BLURHASH_SIDE, fit: "scale-down" }], format: "image/png" });
   const px = await decodeSmallPng(png);
   if (!px) return null;

@@ -11,6 +11,7 @@ import { ingestInspected, type IngestEnv, type Ingested, type KeyFor } from "./i
 import { sniff } from "./sniff";
 import { AVATAR_LIMIT, buildMeta, deleteStored, IMAGE_LIMIT, inspectFile, putInspected, VIDEO_LIMIT } from "./store";
 import { concatBytes } from "../lib/http/capped-body";
+import { blurhashOf } from "./process-image";
 
 export class RemoteMediaFailed extends Error {
   constructor(
@@ -43,7 +44,8 @@ const streamed = (declared: string | null) => /^(video|audio)\//.test(declared ?
  * Fetches `url` and stores it through the upload pipeline under `keyFor`'s keys. `declaredType`: the mediaType the
  * remote server gave (video and audio are streamed; anything else is read as a picture, whose bytes decide).
  * `renditions`: a picture gets the upload's preview, sizes and blurhash (the Images binding: two transformations);
- * otherwise it is stored as sent after the same checks, measured from its header, its own preview.
+ * otherwise it is stored as sent after the same checks, measured from its header, its own preview, and given a
+ * blurhash (one transformation) only when `needsBlurhash` (its sender gave none).
  * Throws RemoteMediaFailed; nothing stays stored then.
  */
 export async function ingestRemote(
@@ -53,11 +55,12 @@ export async function ingestRemote(
   keyFor: KeyFor,
   fetchOpts: SafeFetchOptions,
   renditions = true,
+  needsBlurhash = true,
 ): Promise<Ingested> {
   try {
     return streamed(declaredType?.toLowerCase() ?? null)
       ? await ingestStreamed(env, url, declaredType, keyFor, fetchOpts)
-      : await ingestPicture(env, url, declaredType, keyFor, fetchOpts, renditions);
+      : await ingestPicture(env, url, declaredType, keyFor, fetchOpts, renditions, needsBlurhash);
   } catch (e) {
     throw remoteFailure(e);
   }
@@ -70,6 +73,7 @@ async function ingestPicture(
   keyFor: KeyFor,
   fetchOpts: SafeFetchOptions,
   renditions: boolean,
+  needsBlurhash: boolean,
 ): Promise<Ingested> {
   const res = await safeFetch(url, {
     timeoutMs: PICTURE_TIMEOUT_MS,
@@ -84,9 +88,11 @@ async function ingestPicture(
   const declared = declaredType ?? res.headers.get("content-type");
   const x = await inspectFile(file, { declaredType: /^(image|video|audio)\//i.test(declared ?? "") ? declared : null });
   if (renditions || x.sniffed.kind !== "image") return ingestInspected(env, file, x, keyFor);
+  // The binding failing on the blurhash leaves the attachment without one, as a PNG it cannot read does.
+  const blurhash = needsBlurhash && x.bytes ? await blurhashOf(env, x.bytes).catch(() => null) : null;
   const fileKey = keyFor("original", x.sniffed.ext);
   await putInspected(env, fileKey, file, x);
-  return { fileKey, previewKey: null, contentType: x.sniffed.mime, size: x.size, type: "image", meta: buildMeta(x.sniffed, x.size), blurhash: null };
+  return { fileKey, previewKey: null, contentType: x.sniffed.mime, size: x.size, type: "image", meta: buildMeta(x.sniffed, x.size), blurhash };
 }
 
 /**

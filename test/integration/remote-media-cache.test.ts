@@ -69,6 +69,23 @@ describe("remote attachments cached in R2", () => {
     expect(new Uint8Array(await file.arrayBuffer())).toEqual(big);
   });
 
+  it("by default a picture whose sender gave no blurhash gets one, at one Images transformation, still with no preview", async () => {
+    const big = await photo(1200, 900);
+    fileServer(() => bytes(big, "image/png"));
+    const transforms = vi.spyOn(env.IMAGES!, "input");
+    const actor = await remoteActor(`m${++n}`, "remote.example");
+    const doc = note(actor, { attachment: [image("/nohash.png")] });
+    expect((await postInbox(actor, create(actor, doc))).status).toBe(202);
+    await runJobs({ ...ON, REMOTE_MEDIA_PREVIEWS: undefined } as unknown as typeof env);
+    const [row] = await sql("SELECT ltrim(id, '0') AS id FROM statuses WHERE uri = ?", doc.id);
+    const [m] = (await show(row!.id as string)).media_attachments;
+    expect(m.url.startsWith(`${ORIGIN}/media/`)).toBe(true);
+    expect(m.preview_url).toBe(m.url);
+    expect(typeof m.blurhash).toBe("string");
+    expect(m.blurhash.length).toBeGreaterThan(5);
+    expect(transforms).toHaveBeenCalledTimes(1);
+  });
+
   it("a picture is fetched once, served from Tern's domain with a preview, sizes and blurhash; remote_url keeps the original", async () => {
     const big = await photo(1200, 900);
     const asked = fileServer(() => bytes(big, "image/png"));

@@ -32,6 +32,7 @@ export async function cacheRemoteAttachments(db: DB, env: CacheEnv, fetchOpts: S
       id: mediaAttachments.id,
       remoteUrl: mediaAttachments.remoteUrl,
       contentType: mediaAttachments.contentType,
+      blurhash: mediaAttachments.blurhash,
       rejected: sql<number>`(${accounts.rejectMedia} OR ${rejectMediaNow()})`,
     })
     .from(mediaAttachments)
@@ -42,7 +43,7 @@ export async function cacheRemoteAttachments(db: DB, env: CacheEnv, fetchOpts: S
   for (const row of rows) {
     if (row.rejected || !row.remoteUrl) continue;
     try {
-      await cacheOne(db, env, fetchOpts, row.id, row.remoteUrl, row.contentType);
+      await cacheOne(db, env, fetchOpts, row.id, row.remoteUrl, row.contentType, !row.blurhash);
     } catch (e) {
       if (!(e instanceof RemoteMediaFailed)) throw e;
       console.warn(`remote media ${row.id}: ${e.message}${e.transient ? " (will retry)" : ""}`);
@@ -52,8 +53,16 @@ export async function cacheRemoteAttachments(db: DB, env: CacheEnv, fetchOpts: S
   if (retry) throw retry;
 }
 
-async function cacheOne(db: DB, env: CacheEnv, fetchOpts: SafeFetchOptions, id: string, url: string, declared: string | null): Promise<void> {
-  const stored = await ingestRemote(env, url, declared, attachmentKeys(id), fetchOpts, env.REMOTE_MEDIA_PREVIEWS === "true");
+async function cacheOne(
+  db: DB,
+  env: CacheEnv,
+  fetchOpts: SafeFetchOptions,
+  id: string,
+  url: string,
+  declared: string | null,
+  needsBlurhash: boolean,
+): Promise<void> {
+  const stored = await ingestRemote(env, url, declared, attachmentKeys(id), fetchOpts, env.REMOTE_MEDIA_PREVIEWS === "true", needsBlurhash);
   let updated: { id: string }[] = [];
   try {
     updated = await db
