@@ -10,8 +10,8 @@ import { resendPending } from "../../src/effects/pending";
 import type { Effect } from "../../src/effects/types";
 import worker from "../../src/index";
 import { padId } from "../../src/lib/text/ids";
-import { addFollow, remoteAccount, remoteStatus, take } from "./federation-outbound-fixtures";
-import { makeUser, ORIGIN, type TestUser } from "./helpers";
+import { remoteStatus, take } from "./federation-outbound-fixtures";
+import { ORIGIN, type TestUser } from "./helpers";
 import { installQueueCapture, queued, unpack } from "./queues";
 import { type EffectsWorld, effectsWorld, homeIds, notificationsOf, notifyRuns } from "./effects-fixtures";
 
