@@ -190,6 +190,30 @@ describe("federation: Tern ⇄ fedify peer over loopback", () => {
     assert.deepEqual(status.emojis, [expected("fedify_party")]);
   });
 
+  test("4b. remote media: the peer's photo is fetched once into Tern's R2 and served from Tern's domain, measured, with a blurhash", async () => {
+    const target = need(s.alice, "WebFinger lookup of alice");
+    const { default: sharp } = await import("sharp");
+    const png = await sharp({ create: { width: 96, height: 64, channels: 3, background: { r: 40, g: 120, b: 200 } } })
+      .png()
+      .toBuffer();
+    const file = peer.serveFile("/system/media/photo.png", png, "image/png");
+    const posted = await peer.post(target, { content: "a photo", mention: target, attachments: [{ url: file.url, mediaType: "image/png", name: "blue" }] });
+    const m = await poll("the attachment cached and served from Tern", async () => {
+      const all = await alice.api.get("/api/v1/notifications", { "types[]": "mention" });
+      const att = all.find((x) => x.status?.uri === posted.id)?.status.media_attachments[0];
+      return att?.url?.startsWith(tern.url) ? att : undefined;
+    });
+    assert.equal(m.remote_url, file.url, "the original URL is kept");
+    assert.equal(m.description, "blue");
+    assert.deepEqual([m.meta.original.width, m.meta.original.height], [96, 64], "measured from the file");
+    assert.equal(typeof m.blurhash, "string", "a blurhash is made when the sender gave none");
+    const served = await fetch(m.url);
+    assert.equal(served.status, 200);
+    assert.match(served.headers.get("cache-control") ?? "", /max-age=31536000/);
+    assert.deepEqual(Buffer.from(await served.arrayBuffer()), png, "Tern serves the same bytes");
+    assert.equal(file.gets(), 1, "fetched from the peer once");
+  });
+
   test("5. the peer likes and boosts, then undoes both: counts and notifications follow", async () => {
     const target = need(s.alice, "WebFinger lookup of alice");
     const status = need(s.publicStatus, "alice's public status");

@@ -21,6 +21,7 @@ import {
   Collection,
   Create,
   Delete,
+  Document,
   Emoji,
   Endpoints,
   Follow,
@@ -76,6 +77,7 @@ export async function startPeer({ ternHosts = [], log = !!process.env.TERN_FED_L
   const notes = new Map(); // note id (path segment) → Note, served by the object dispatcher
   const followers = new Map(); // follower actor URI → fedify Actor (for "followers" deliveries)
   const questions = new Map(); // question id (href) → its state: options, tallies, voters (see postQuestion)
+  const files = new Map(); // path → { type, bytes, gets }: media the peer serves (serveFile), as a Mastodon's /system/...
 
   /** The peer's custom emoji `shortcode` as an Emoji tag (Mastodon's shape); its image is never fetched by Tern. */
   const peerEmoji = (shortcode) =>
@@ -272,6 +274,13 @@ export async function startPeer({ ternHosts = [], log = !!process.env.TERN_FED_L
   serve(async (req, res) => {
     try {
       const { request, url, headers, body } = await toFetchRequest(req, origin);
+      const file = req.method === "GET" ? files.get(url.pathname) : undefined;
+      if (file) {
+        file.gets++;
+        res.writeHead(200, { "content-type": file.type, "content-length": String(file.bytes.length) });
+        res.end(file.bytes);
+        return;
+      }
       let json = null;
       if (req.method === "POST") {
         try {
@@ -334,6 +343,12 @@ export async function startPeer({ ternHosts = [], log = !!process.env.TERN_FED_L
     questions,
     handle: `${PEER}@${host}`,
     emojiUrl: (shortcode = PEER_EMOJI) => new URL(`/emojis/${shortcode}.png`, origin).href,
+    /** Serves `bytes` at `path`; answers its URL and how many times it was fetched (`gets()`). */
+    serveFile(path, bytes, type) {
+      const entry = { type, bytes, gets: 0 };
+      files.set(path, entry);
+      return { url: new URL(path, origin).href, gets: () => entry.gets };
+    },
     actorUri,
     received,
     unverified,
@@ -401,7 +416,7 @@ export async function startPeer({ ternHosts = [], log = !!process.env.TERN_FED_L
      * `alsoMentions`, replying to `inReplyTo` if given, `published` now unless told; delivered to `recipients` (an
      * Actor, a list, or "followers").
      */
-    async post(recipients, { content, mention, alsoMentions = [], inReplyTo, visibility = "public", emojis = [], published } = {}) {
+    async post(recipients, { content, mention, alsoMentions = [], inReplyTo, visibility = "public", emojis = [], published, attachments = [] } = {}) {
       const key = randomUUID();
       const id = ctx().getObjectUri(Note, { identifier: PEER, id: key });
       const followersUri = ctx().getFollowersUri(PEER);
@@ -430,6 +445,8 @@ export async function startPeer({ ternHosts = [], log = !!process.env.TERN_FED_L
         ccs: cc,
         tags,
         replyTarget: inReplyTo ? new URL(inReplyTo) : undefined,
+        // `attachments`: { url, mediaType, name } each, as Mastodon's Document (no blurhash or sizes: Tern measures)
+        attachments: attachments.map((a) => new Document({ url: new URL(a.url), mediaType: a.mediaType, name: a.name ?? null })),
       });
       notes.set(key, note);
       const create = new Create({ id: new URL(`${id.href}/activity`), actor: actorUri, object: note, tos: to, ccs: cc, published: note.published });
