@@ -1,6 +1,7 @@
 // The one road effects leave by: the JOBS queue. All the effects of one action travel as ONE message when they fit
-// (a queue operation is the billing unit, and an action's effects are usually two or three); the consumer runs
-// them one by one and retries only those that fail (./run.ts, ./retry.ts).
+// (a queue operation is the billing unit, and an action's effects are usually two or three), except that each journal
+// row's effects (./commit.ts) travel in a message of their own, as the consumer claims a row whole; the consumer runs
+// them one by one and retries only those that fail (src/background/effects-runner.ts, ./retry.ts).
 //
 // A send that fails (the binding throws, or does not answer within QUEUE_SEND_TIMEOUT_MS) loses nothing: the messages
 // it did not send are written to D1 (`pending_effects`, ./pending.ts) and the every-minute cron sends them again. The
