@@ -25,6 +25,15 @@ export interface Ingested {
   blurhash: string | null;
 }
 
+/** What an attachment's row keeps of a stored file (its upload, its processing, a remote file's copy). */
+export const storedFileColumns = (s: Ingested) => ({
+  fileKey: s.fileKey,
+  previewKey: s.previewKey,
+  contentType: s.contentType,
+  fileSize: s.size,
+  meta: s.meta,
+});
+
 const put = (env: IngestEnv, key: string, body: Uint8Array | Blob, contentType: string) => env.MEDIA.put(key, body, { httpMetadata: { contentType } });
 
 /** Writes `files` in order; on a failure removes those already written, then throws. */

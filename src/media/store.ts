@@ -242,6 +242,18 @@ export async function storeUpload(env: Pick<Env, "MEDIA">, cfg: Config, file: Fi
 /** R2 deletes at most 1000 keys per call. */
 const DELETE_CHUNK = 1000;
 
+/**
+ * Removes the copies under `prefix` other than `keep` that `also` accepts (a remote picture, emoji or card image
+ * replaced by a new copy: the old one's key was dropped from its row, not its object). One list, at most 20 objects.
+ */
+export async function deleteOtherCopies(env: Pick<Env, "MEDIA">, prefix: string, keep: string, also: (key: string) => boolean = () => true): Promise<void> {
+  const listed = await env.MEDIA.list({ prefix, limit: 20 });
+  await deleteStored(
+    env,
+    listed.objects.map((o) => o.key).filter((k) => k !== keep && also(k)),
+  );
+}
+
 /** Removes stored objects, ignoring ones already gone (so running it twice changes nothing). */
 export async function deleteStored(env: Pick<Env, "MEDIA">, keys: (string | null | undefined)[]): Promise<void> {
   const list = [...new Set(keys.filter((k): k is string => !!k))];

@@ -21,9 +21,12 @@ export const MAX_PINNED_STATUSES = 5;
  * `max` pins reached when given, it changes nothing (the statement's `meta.changes` is 0). Mastodon limits local
  * accounts only (StatusPinValidator); a remote account's pins are what its server says.
  */
+/** `accountId` has fewer than `max` pins: the condition a local pin, and its journaled Add, go under. */
+const roomToPin = (accountId: string, max: number) => sql`(SELECT count(*) FROM status_pins WHERE account_id = ${padId(accountId)}) < ${max}`;
+
 export function pinStatement(db: DB, accountId: string, statusId: string, max: number | null, at = Date.now()) {
   const pa = padId(accountId);
-  const room = max === null ? sql`` : sql`WHERE (SELECT count(*) FROM status_pins WHERE account_id = ${pa}) < ${max}`;
+  const room = max === null ? sql`` : sql`WHERE ${roomToPin(accountId, max)}`;
   return db.run(sql`INSERT OR IGNORE INTO status_pins (id, account_id, status_id, created_at)
     SELECT ${padId(snowflake(at))}, ${pa}, ${padId(statusId)}, ${at} ${room}`);
 }
@@ -52,10 +55,9 @@ export async function pin(db: DB, fx: Effects, cfg: Config, id: string, viewerId
   if (s.reblogOfId) throw validationFailed("Boosts cannot be pinned");
   if (s.accountId !== viewerId) throw validationFailed("You can only pin your own posts");
   if (!b.viewer.pinned.has(id)) {
-    const pa = padId(viewerId);
     // The pin and its Add, only when the insert will happen: not pinned yet, and room for one more.
-    const willPin = sql`NOT EXISTS (SELECT 1 FROM status_pins WHERE account_id = ${pa} AND status_id = ${padId(id)})
-      AND (SELECT count(*) FROM status_pins WHERE account_id = ${pa}) < ${MAX_PINNED_STATUSES}`;
+    const willPin = sql`NOT EXISTS (SELECT 1 FROM status_pins WHERE account_id = ${padId(viewerId)} AND status_id = ${padId(id)})
+      AND ${roomToPin(viewerId, MAX_PINNED_STATUSES)}`;
     const pinned = (res: unknown[]) => !!(res[0] as D1Result).meta?.changes;
     const [r] = await commit(
       db,

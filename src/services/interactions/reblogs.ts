@@ -136,7 +136,7 @@ export function reblogChange(db: DB, r: NewReblog): ReblogChange {
     stmts: [reblogRowStatement(db, r), note.statement],
     notify: [note.effect],
     retract: () => retractNotificationStatement(db, r.targetAccountId, "reblog", r.id),
-    absent: sql`NOT EXISTS (SELECT 1 FROM statuses WHERE account_id = ${padId(r.accountId)} AND reblog_of_id = ${padId(r.reblogOfId)})`,
+    absent: noBoostYet(r.accountId, r.reblogOfId),
     effects: (fx) => {
       fx.add(note.effect);
       if (r.local) fx.federate({ kind: "announce", reblogId: r.id });
@@ -144,6 +144,10 @@ export function reblogChange(db: DB, r: NewReblog): ReblogChange {
     },
   };
 }
+
+/** `accountId` has no boost of `statusId` yet: the one condition a boost's row, and its journaled effects, go under. */
+const noBoostYet = (accountId: string, statusId: string) =>
+  sql`NOT EXISTS (SELECT 1 FROM statuses WHERE account_id = ${padId(accountId)} AND reblog_of_id = ${padId(statusId)})`;
 
 /**
  * The reblog's row alone, written only when its account has no boost of that status yet: the one statement every road
@@ -155,7 +159,7 @@ export function reblogRowStatement(db: DB, r: Omit<NewReblog, "targetAccountId">
   return db.run(sql`INSERT INTO statuses (id, uri, url, account_id, local, reblog_of_id, visibility, application_id, created_at, updated_at)
     SELECT ${padId(r.id)}, ${r.uri}, NULL, ${pv}, ${r.local ? 1 : 0}, ${pt}, ${r.visibility}, ${r.applicationId ? padId(r.applicationId) : null},
       ${r.createdAt}, ${r.updatedAt}
-    WHERE NOT EXISTS (SELECT 1 FROM statuses WHERE account_id = ${pv} AND reblog_of_id = ${pt})`);
+    WHERE ${noBoostYet(r.accountId, r.reblogOfId)}`);
 }
 
 /**

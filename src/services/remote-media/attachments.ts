@@ -12,6 +12,7 @@ import type { DB } from "../../db/client";
 import { accounts, mediaAttachments } from "../../db/schema";
 import type { Effects } from "../../effects/collector";
 import type { Env } from "../../env";
+import { storedFileColumns } from "../../media/ingest";
 import { ingestRemote, RemoteMediaFailed } from "../../media/remote";
 import { attachmentKeys, deleteStored } from "../../media/store";
 import type { SafeFetchOptions } from "../../net/safe-fetch";
@@ -68,11 +69,7 @@ async function cacheOne(
     updated = await db
       .update(mediaAttachments)
       .set({
-        fileKey: stored.fileKey,
-        previewKey: stored.previewKey,
-        contentType: stored.contentType,
-        fileSize: stored.size,
-        meta: stored.meta,
+        ...storedFileColumns(stored),
         blurhash: sql`coalesce(${mediaAttachments.blurhash}, ${stored.blurhash})`,
         type: sql`CASE WHEN ${mediaAttachments.type} = 'unknown' THEN ${stored.type} ELSE ${mediaAttachments.type} END`,
       })

@@ -10,7 +10,7 @@ import type { DB } from "../../db/client";
 import { previewCards } from "../../db/schema";
 import type { Env } from "../../env";
 import { RemoteMediaFailed, storeRemotePicture } from "../../media/remote";
-import { deleteStored, randomKeyPart } from "../../media/store";
+import { deleteOtherCopies, deleteStored, randomKeyPart } from "../../media/store";
 import type { SafeFetchOptions } from "../../net/safe-fetch";
 
 export const cardImageKey = (cardId: string) => (ext: string) => `preview_cards/${cardId}/${randomKeyPart()}/image.${ext}`;
@@ -37,9 +37,5 @@ export async function cacheCardImage(db: DB, env: Pick<Env, "MEDIA">, fetchOpts:
   } finally {
     if (!updated.length) await deleteStored(env, [key]);
   }
-  const listed = await env.MEDIA.list({ prefix: `preview_cards/${cardId}/`, limit: 20 });
-  await deleteStored(
-    env,
-    listed.objects.map((o) => o.key).filter((k) => k !== key),
-  );
+  await deleteOtherCopies(env, `preview_cards/${cardId}/`, key);
 }

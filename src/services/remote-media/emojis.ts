@@ -13,7 +13,7 @@ import type { Env } from "../../env";
 import { blockingDomains } from "../../lib/text/domain-name";
 import { padId } from "../../lib/text/ids";
 import { RemoteMediaFailed, storeRemotePicture } from "../../media/remote";
-import { deleteStored, randomKeyPart } from "../../media/store";
+import { deleteOtherCopies, deleteStored, randomKeyPart } from "../../media/store";
 import type { SafeFetchOptions } from "../../net/safe-fetch";
 import { valueList } from "../../db/id-list";
 
@@ -94,9 +94,5 @@ async function cacheOne(db: DB, env: Pick<Env, "MEDIA">, fetchOpts: SafeFetchOpt
   } finally {
     if (!updated.length) await deleteStored(env, [key]);
   }
-  const listed = await env.MEDIA.list({ prefix: `custom_emojis/${id}/`, limit: 20 });
-  await deleteStored(
-    env,
-    listed.objects.map((o) => o.key).filter((k) => k !== key),
-  );
+  await deleteOtherCopies(env, `custom_emojis/${id}/`, key);
 }

@@ -18,7 +18,7 @@ import { accounts } from "../../db/schema";
 import type { Effects } from "../../effects/collector";
 import type { Env } from "../../env";
 import { RemoteMediaFailed, storeRemotePicture } from "../../media/remote";
-import { deleteStored, randomKeyPart } from "../../media/store";
+import { deleteOtherCopies, deleteStored, randomKeyPart } from "../../media/store";
 import type { SafeFetchOptions } from "../../net/safe-fetch";
 import { rejectMediaNow } from "../admin/blocks/domain-blocks";
 import { deletePruned, retentionDays } from "./prune";
@@ -113,11 +113,7 @@ async function cacheOne(db: DB, env: Pick<Env, "MEDIA">, fetchOpts: SafeFetchOpt
     if (!updated.length) await deleteStored(env, [key]);
   }
   // The copy of the URL this one replaced (the upsert dropped its key, not its object).
-  const listed = await env.MEDIA.list({ prefix: `remote_accounts/${id}/`, limit: 20 });
-  await deleteStored(
-    env,
-    listed.objects.map((o) => o.key).filter((k) => k !== key && k.includes(`/${kind}.`)),
-  );
+  await deleteOtherCopies(env, `remote_accounts/${id}/`, key, (k) => k.includes(`/${kind}.`));
 }
 
 /** One bounded prune round; returns how many accounts lost their copies. */

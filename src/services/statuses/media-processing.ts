@@ -9,7 +9,7 @@ import type { DB } from "../../db/client";
 import { mediaAttachments } from "../../db/schema";
 import type { Env } from "../../env";
 import { ApiError } from "../../lib/http/errors";
-import { storeImage } from "../../media/ingest";
+import { storedFileColumns, storeImage } from "../../media/ingest";
 import { processImage } from "../../media/process-image";
 import { sniff } from "../../media/sniff";
 import { attachmentKeys, deleteStored } from "../../media/store";
@@ -43,11 +43,7 @@ export async function processStagedMedia(db: DB, env: Pick<Env, "MEDIA" | "IMAGE
   const updated = await db
     .update(mediaAttachments)
     .set({
-      fileKey: stored.fileKey,
-      previewKey: stored.previewKey,
-      contentType: stored.contentType,
-      fileSize: stored.size,
-      meta: stored.meta,
+      ...storedFileColumns(stored),
       blurhash: stored.blurhash,
       processing: 0,
     })
