@@ -201,7 +201,13 @@ export function outboxItems(o: ArchiveOptions): unknown[] {
   return items;
 }
 
-export function outboxJson(items: unknown[]): string {
+/**
+ * outbox.json as BackupService writes it. `emptyFirst`: as Mastodon 4.0 wrote it (a real export of 2023 has it): the
+ * serializer's empty `orderedItems` list, then the streamed one under the same key (JSON.parse reads the second).
+ */
+export function outboxJson(items: unknown[], { emptyFirst = false } = {}): string {
+  if (emptyFirst)
+    return outboxJson([]).replace(/"orderedItems":\[\]\}$/, `"orderedItems":[],"orderedItems":[${items.map((i) => JSON.stringify(i)).join(",")}]}`);
   return JSON.stringify({
     "@context": [
       "https://www.w3.org/ns/activitystreams",

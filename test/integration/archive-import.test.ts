@@ -262,6 +262,18 @@ describe("importing a Mastodon archive", () => {
     expect(done).toMatchObject({ state: "finished", total_items: 10, imported_items: 8, skipped_items: 2 });
   });
 
+  it("reads an outbox as Mastodon 4.0 wrote it (orderedItems twice, the first empty)", async () => {
+    const me = await makeUser();
+    await addAlias(me);
+    const items = outboxItems({ localUri: "https://gone.example/x", localAuthor: "https://gone.example/u", png: new Uint8Array() });
+    const res = await uploadArchive(me, await zipOf([{ name: "outbox.json", data: enc.encode(outboxJson(items, { emptyFirst: true })) }]));
+    expect(res.status, JSON.stringify(res.body)).toBe(202);
+    await runQueuedJobs();
+    const done = (await me.api.get(`/api/tern/archive_imports/${res.body.id}`)).body;
+    expect(done).toMatchObject({ state: "finished", total_items: 10, imported_items: 8, skipped_items: 2 });
+    expect((await allStatuses(me)).length).toBeGreaterThan(0);
+  });
+
   it("reads Tern's own archive back (Tern to Tern)", async () => {
     const a = await makeUser();
     const p1 = await a.api.post("/api/v1/statuses", { status: "first #tern", visibility: "public" });

@@ -50,6 +50,11 @@ describe("CollectionItemSplitter", () => {
     const pretty = JSON.stringify(JSON.parse(text), null, 2);
     expect(split(pretty, [50]).map((t) => JSON.parse(t))).toEqual(items);
     expect(split('{"orderedItems": [ ]}', [])).toEqual([]);
+    // Mastodon 4.0's outbox: an empty orderedItems, then the real one under the same key
+    const twice = outboxJson(items, { emptyFirst: true });
+    expect(twice).toContain('"orderedItems":[],"orderedItems":[{');
+    expect(JSON.parse(twice).orderedItems).toEqual(items);
+    for (const cut of [twice.indexOf("],") + 1, twice.lastIndexOf('"orderedItems"') + 5]) expect(split(twice, [cut]).map((t) => JSON.parse(t))).toEqual(items);
   });
 
   it("refuses what is not one whole object, and items or counts over the limits", () => {

@@ -1,7 +1,10 @@
 // The items of an ActivityStreams collection file (`{"...": ..., "orderedItems": [item, item, ...]}`), taken out one by
 // one from a stream of text without parsing the whole file: an archive's outbox.json can hold tens of MB, more than is
 // wise to hold as one string and its parsed objects at once. Each item's JSON text is handed out whole, to be parsed on
-// its own later. Only the top-level object's `orderedItems` (or `items`) array is read; everything else is skipped.
+// its own later. Only the top-level object's `orderedItems` (or `items`) arrays are read; everything else is skipped.
+// Every such array is read, not only the first: Mastodon 4.0's BackupService wrote its outbox as
+// `..."orderedItems":[],"orderedItems":[item, ...]}` (the serializer's empty list, then the streamed one under the same
+// key), which JSON.parse reads as the second. Items read twice are imported once (keyed by their URI).
 
 export class JsonItemsError extends Error {}
 
@@ -22,7 +25,6 @@ export interface SplitterState {
   lastString: string;
   key: string;
   inItems: boolean;
-  itemsDone: boolean;
   item: string;
   started: boolean;
   count: number;
@@ -38,7 +40,6 @@ export class CollectionItemSplitter {
   private lastString = "";
   private key = "";
   private inItems = false;
-  private itemsDone = false;
   private item = "";
   private started = false;
   private count = 0;
@@ -88,7 +89,7 @@ export class CollectionItemSplitter {
           }
           if (this.inItems && this.depth === 2 && itemFrom < 0) itemFrom = i;
           this.depth++;
-          if (ch === 91 && this.depth === 2 && !this.inItems && !this.itemsDone && (this.key === "orderedItems" || this.key === "items")) {
+          if (ch === 91 && this.depth === 2 && !this.inItems && (this.key === "orderedItems" || this.key === "items")) {
             this.inItems = true;
             itemFrom = -1;
           }
@@ -103,7 +104,6 @@ export class CollectionItemSplitter {
             itemFrom = -1;
             this.item = "";
             this.inItems = false;
-            this.itemsDone = true;
           }
           this.depth--;
           break;
@@ -151,7 +151,6 @@ export class CollectionItemSplitter {
       lastString: this.lastString,
       key: this.key,
       inItems: this.inItems,
-      itemsDone: this.itemsDone,
       item: this.item,
       started: this.started,
       count: this.count,
