@@ -232,12 +232,23 @@ describe("the split of the collection files, in bounded rounds", () => {
     const { me, archive } = await setup();
     const id = await upload(me, archive);
     queued.jobs.length = 0;
+    const checkpoints: string[] = [];
+    const put = env.MEDIA.put.bind(env.MEDIA);
+    vi.spyOn(env.MEDIA, "put").mockImplementation(async (key: string, ...rest: unknown[]) => {
+      if (key.includes("/inflate/") || key.includes("/plain/")) checkpoints.push(key);
+      return (put as (...a: unknown[]) => Promise<R2Object>)(key, ...rest);
+    });
     const steps = await runBounded(id, 1000);
-    // the fixture's outbox.json is several KB: split over several rounds, each ending within 1,024 bytes
+    // the fixture's deflated outbox.json is several KB, one deflate block: inflated and split over several rounds, each
+    // stopping inside the block within 1,000 bytes plus one copy (258 bytes at most), never inflated whole
     expect(steps.length).toBeGreaterThan(3);
-    for (const s of steps) expect(s).toBeLessThanOrEqual(1024);
+    for (const s of steps) expect(s).toBeLessThanOrEqual(1000 + 258);
+    expect(checkpoints.length).toBeGreaterThanOrEqual(steps.length);
+    expect(checkpoints.every((k) => k.includes("/inflate/outbox-"))).toBe(true);
     expect(await state(me, id)).toMatchObject({ state: "finished", processed_items: 13, failed_items: 0 });
     await importedOnce(me);
+    // the checkpoints' windows are gone with the import
+    expect((await env.MEDIA.list({ prefix: `archive_imports/${id}/` })).objects).toEqual([]);
   });
 
   it("D1 refusing a split round's batch in the middle: the round is redone from the same point, nothing is split twice", async () => {

@@ -5,7 +5,9 @@
 // reads from the first byte to the last, so reaching one media file means inflating everything before it. The
 // central directory at the end of the file names every entry with its sizes, CRC and offset: one ranged read of the
 // tail, one of the directory, and then one ranged read per entry that is needed. Inflating is the runtime's own
-// `DecompressionStream("deflate-raw")` (native zlib), and the project adds no dependencies (as src/lib/text/zip.ts).
+// `DecompressionStream("deflate-raw")` (native zlib), and the project adds no dependencies (as src/lib/text/zip.ts),
+// except for a large entry read over several invocations (`readEntryRound`: the archive's outbox.json), which is
+// inflated by inflate.ts, whose state can be kept between two blocks where the runtime's cannot.
 //
 // What is refused, before anything is inflated (security: zip bombs and path traversal): a missing or inconsistent end
 // record or directory, ZIP64, encryption, methods other than STORE and DEFLATE, a name that is absolute, has a `..`
@@ -14,6 +16,7 @@
 // inflating, the output is counted and checked against the declared size and CRC-32, so a lying header stops at the
 // declared size instead of filling memory.
 import { crc32 } from "./crc32";
+import { type InflateCheckpoint, InflateError, type InflateRound, inflateRound, inputFor, inputStart } from "./inflate";
 
 /** Bytes of a file by range: an R2 object, or memory in tests. */
 export interface RandomAccess {
@@ -131,10 +134,7 @@ export async function readCentralDirectory(src: RandomAccess, limits: DirectoryL
  * out, or when the size or CRC-32 at the end differ from the directory's.
  */
 export async function openEntry(src: RandomAccess, e: ZipEntryInfo): Promise<ReadableStream<Uint8Array>> {
-  const head = await src.read(e.localOffset, LOCAL);
-  if (u32(head, 0) !== 0x04034b50) throw new ZipError("corrupt zip file (local header)");
-  const dataAt = e.localOffset + LOCAL + u16(head, 26) + u16(head, 28);
-  if (dataAt + e.compressedSize > src.size) throw new ZipError("corrupt zip file (entry out of range)");
+  const dataAt = await entryDataAt(src, e);
   let raw: ReadableStream<Uint8Array> = await src.stream(dataAt, e.compressedSize);
   if (e.method === 8) raw = raw.pipeThrough(new DecompressionStream("deflate-raw") as unknown as TransformStream<Uint8Array, Uint8Array>);
   let seen = 0;
@@ -153,6 +153,81 @@ export async function openEntry(src: RandomAccess, e: ZipEntryInfo): Promise<Rea
       },
     }),
   );
+}
+
+/** Where the entry's (compressed) data starts: after its local header, whose name and extra field may differ in length. */
+export async function entryDataAt(src: RandomAccess, e: ZipEntryInfo): Promise<number> {
+  const head = await src.read(e.localOffset, LOCAL);
+  if (u32(head, 0) !== 0x04034b50) throw new ZipError("corrupt zip file (local header)");
+  const dataAt = e.localOffset + LOCAL + u16(head, 26) + u16(head, 28);
+  if (dataAt + e.compressedSize > src.size) throw new ZipError("corrupt zip file (entry out of range)");
+  return dataAt;
+}
+
+/** Where a read of an entry in rounds stands: bytes made, the CRC so far, and the inflater's checkpoint (inflate.ts). */
+export interface EntryPosition {
+  made: number;
+  crc: number;
+  /** Deflated entries: the inflater's checkpoint (inflate.ts): the next bit in the entry's data, the window, the block. */
+  bit: number;
+  window: Uint8Array;
+  block?: InflateCheckpoint["block"];
+}
+
+export const entryStart = (): EntryPosition => ({ made: 0, crc: 0, bit: 0, window: new Uint8Array(0) });
+
+/**
+ * The next bytes of an entry, about `want` of them (a deflated entry's copy may add up to 257 more),
+ * and where to go on: null once the entry is whole, its size and CRC-32 checked against the directory's (ZipError).
+ * Each call's CPU follows `want`, not the entry's size: a large entry is read over several invocations.
+ */
+export async function readEntryRound(
+  src: RandomAccess,
+  e: ZipEntryInfo,
+  dataAt: number,
+  at: EntryPosition,
+  want: number,
+): Promise<{ bytes: Uint8Array; next: EntryPosition | null }> {
+  let bytes: Uint8Array;
+  let bit: number;
+  let window: Uint8Array = new Uint8Array(0);
+  let block: InflateCheckpoint["block"];
+  let more: boolean;
+  if (e.method === 0) {
+    bytes = await src.read(dataAt + at.made, Math.min(want, e.size - at.made));
+    if (at.made + bytes.length > e.size || (bytes.length === 0 && at.made < e.size)) throw new ZipError(`corrupt zip file (size of ${e.name.slice(0, 100)})`);
+    bit = (at.made + bytes.length) * 8;
+    more = at.made + bytes.length < e.size;
+  } else {
+    const cp: InflateCheckpoint = { bit: at.bit, window: at.window, ...(at.block ? { block: at.block } : {}) };
+    const from = inputStart(cp);
+    // The compressed bytes to read: enough for `want` bytes out (inflate.ts inputFor), doubled while that made nothing
+    // (blocks of no output).
+    let n = Math.min(e.compressedSize - from, inputFor(want) + ((at.bit >> 3) - from));
+    let round: InflateRound | null = null;
+    try {
+      for (;;) {
+        const data = await src.read(dataAt + from, n);
+        round = inflateRound(data, cp, want, at.made, e.size, from + n >= e.compressedSize);
+        if (round || from + n >= e.compressedSize) break;
+        n = Math.min(e.compressedSize - from, n * 2);
+      }
+    } catch (err) {
+      if (err instanceof InflateError) throw new ZipError(`corrupt zip file (${e.name.slice(0, 100)}: ${err.message})`);
+      throw err;
+    }
+    if (!round) throw new ZipError(`corrupt zip file (${e.name.slice(0, 100)} ends in the middle of a block)`);
+    bytes = round.output;
+    more = !!round.next;
+    bit = round.next?.bit ?? e.compressedSize * 8;
+    window = round.next?.window ?? window;
+    block = round.next?.block;
+  }
+  const next: EntryPosition = { made: at.made + bytes.length, crc: crc32(bytes, at.crc), bit, window, ...(block ? { block } : {}) };
+  if (more) return { bytes, next };
+  if (next.made !== e.size) throw new ZipError(`corrupt zip file (size of ${e.name.slice(0, 100)})`);
+  if (next.crc !== e.crc) throw new ZipError(`corrupt zip file (CRC of ${e.name.slice(0, 100)})`);
+  return { bytes, next: null };
 }
 
 /** A whole entry in memory (callers keep to small entries: actor.json, an image). */
