@@ -363,18 +363,22 @@ describe("bad uploads are refused whole, with nothing stored", () => {
       expect(res.status, JSON.stringify(res.body)).toBe(422);
       expect(res.body.error).toMatch(/Validation failed/);
     }
-    // a CRC that does not match is found at the split: the import fails, nothing is imported
-    const flipped = good.slice();
-    const at = 30 + "outbox.json".length + 10;
-    flipped[at] = (flipped[at] ?? 0) ^ 0xff;
-    const res = await uploadArchive(me, flipped);
-    if (res.status === 202) {
+    // corrupt deflate data or a CRC that does not match is found at the split: the import fails at once (no retries),
+    // nothing is imported, its files are gone, and it cannot be resumed
+    for (const offset of [10, 200]) {
+      const flipped = good.slice();
+      const at = 30 + "outbox.json".length + offset;
+      flipped[at] = (flipped[at] ?? 0) ^ 0xff;
+      const res = await uploadArchive(me, flipped);
+      expect(res.status, JSON.stringify(res.body)).toBe(202);
       await runQueuedJobs();
       const row = (await me.api.get(`/api/tern/archive_imports/${res.body.id}`)).body;
-      expect(row.state).toBe("failed");
-      expect(row.error).toBeTruthy();
+      expect(row).toMatchObject({ state: "failed", phase: "done", imported_items: 0 });
+      expect(row.error).toMatch(/The archive cannot be read: corrupt zip file/);
       expect(await count("SELECT count(*) AS n FROM statuses WHERE account_id = ?", pad(me.id))).toBe(0);
-    } else expect(res.status).toBe(422);
+      expect((await env.MEDIA.list({ prefix: `archive_imports/${res.body.id}/` })).objects).toEqual([]);
+      expect((await me.api.post(`/api/tern/archive_imports/${res.body.id}/resume`)).status).toBe(422);
+    }
   });
 
   it("path traversal in an entry name", async () => {

@@ -29,7 +29,7 @@ import { accountRows } from "../../db/table-rows";
 import type { Effects } from "../../effects/collector";
 import type { Config, Env } from "../../env";
 import { padId, snowflake } from "../../lib/text/ids";
-import { CollectionItemSplitter, type SplitterState } from "../../lib/text/json-items";
+import { CollectionItemSplitter, JsonItemsError, type SplitterState } from "../../lib/text/json-items";
 import {
   entryDataAt,
   type EntryPosition,
@@ -40,6 +40,7 @@ import {
   readCentralDirectory,
   readEntry,
   readEntryRound,
+  ZipError,
   type ZipEntryInfo,
 } from "../../lib/text/zip-read";
 import { concatBytes } from "../../lib/http/capped-body";
@@ -142,6 +143,9 @@ export async function runArchiveImportRound(
       throw e;
     }
   } catch (e) {
+    // An archive found corrupt while it is split (a deflate stream, a CRC, a size, JSON that is not a collection) will
+    // not mend: the import fails at once, before any status was written, and its files go.
+    if (imp.phase === "split" && (e instanceof ZipError || e instanceof JsonItemsError)) return refuseCorrupt(db, env, imp, e);
     await recordFailure(db, fx, imp, e);
     return;
   }
@@ -172,7 +176,22 @@ async function recordFailure(db: DB, fx: Effects, imp: ArchiveImportRow, e: unkn
   if (!failed) fx.later(Math.min(MAX_DELAY_S, 30 * 2 ** attempts), { type: "import_archive", importId: imp.id, origin: fx.origin });
 }
 
+async function refuseCorrupt(db: DB, env: Pick<Env, "MEDIA">, imp: ArchiveImportRow, e: Error): Promise<void> {
+  await db
+    .update(archiveImports)
+    // phase "done": nothing is left to resume (its files are gone)
+    .set({ state: "failed", phase: "done", attempts: ARCHIVE_MAX_ATTEMPTS, error: `The archive cannot be read: ${e.message}`.slice(0, 500) })
+    .where(and(eq(archiveImports.id, imp.id), eq(archiveImports.state, "in_progress")));
+  await deleteImportObjects(env, imp);
+}
+
 async function finish(db: DB, env: Pick<Env, "MEDIA">, imp: ArchiveImportRow): Promise<void> {
+  await deleteImportObjects(env, imp);
+  await db.update(archiveImports).set({ state: "finished", finishedAt: Date.now() }).where(eq(archiveImports.id, imp.id));
+}
+
+/** The upload, its parts, and what the split kept (an older split's whole copies, the checkpoints' windows). */
+async function deleteImportObjects(env: Pick<Env, "MEDIA">, imp: ArchiveImportRow): Promise<void> {
   const keys = [imp.fileKey];
   for (const source of SOURCES) {
     for (let n = 0; n < (imp.parts[source]?.parts ?? 0); n++) keys.push(partKey(imp.id, source, n));
@@ -186,7 +205,6 @@ async function finish(db: DB, env: Pick<Env, "MEDIA">, imp: ArchiveImportRow): P
     cursor = page.cursor;
   }
   for (let i = 0; i < keys.length; i += 1000) await env.MEDIA.delete(keys.slice(i, i + 1000));
-  await db.update(archiveImports).set({ state: "finished", finishedAt: Date.now() }).where(eq(archiveImports.id, imp.id));
 }
 
 function runPhase(db: DB, env: ArchiveEnv, fx: Effects, cfg: Config, imp: ArchiveImportRow, me: AccountRow): Promise<RoundResult> {
