@@ -18,14 +18,20 @@ import { join, relative } from "node:path";
 import { loadSeed } from "./seed.mjs";
 import { root, startBenchServer } from "./server.mjs";
 import { signUp } from "../test/federation/tern-api.mjs";
-import { cpuMs, workerdPids } from "./cpu.mjs";
+import { cpuMs, threadCpuMs, workerdPids } from "./cpu.mjs";
 
 const args = process.argv.slice(2);
 const N = Number(args.find((a) => !a.startsWith("--")) ?? 5000);
 /** --file=PATH: a real archive (zip or unpacked folder) instead of a made-up one. */
 const FILE = args.find((a) => a.startsWith("--file="))?.slice(7) ?? null;
+/**
+ * --per-round (with --d1-apart): the JOBS queue held and each round let through alone, its CPU read around it (minus a
+ * control request's), so the slowest round shows: what bounds one invocation, not the average.
+ */
+const PER_ROUND = args.includes("--per-round");
 /** --d1-apart: local D1 served by another process (bench/d1-host.mjs), so the CPU measured is the Worker's alone. */
 const D1_APART = args.includes("--d1-apart");
+if (PER_ROUND && !D1_APART) throw new Error("--per-round needs --d1-apart (the bench entry that holds and steps the queue)");
 const FREE_PLAN_ROWS = 100_000;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const log = (...a) => console.error("[archive-import]", ...a);
@@ -230,11 +236,31 @@ try {
   await sleep(3000);
   const idlePerMs = (cpuMs(pids) - idle0) / (Date.now() - idleFrom);
   await fetch(`${control}?reset=1`);
+  // A control request's own CPU, taken out of each stepped round.
+  let controlMs = 0;
+  if (PER_ROUND) {
+    await fetch(`${control}?hold=jobs`);
+    const c0 = threadCpuMs(pids) ?? 0;
+    for (let i = 0; i < 50; i++) await fetch(control);
+    controlMs = ((threadCpuMs(pids) ?? 0) - c0) / 50;
+  }
   const cpu0 = cpuMs(pids);
   const t0 = Date.now();
   const created = await upload(tern.url, alice.token, zip);
   const uploadMs = Date.now() - t0;
   let row = created;
+  const rounds = [];
+  while (PER_ROUND && row.state === "in_progress") {
+    const phase = row.phase;
+    // the scheduler's exact run time (clock ticks are 10 ms)
+    const c0 = threadCpuMs(pids) ?? 0;
+    const stepped = (await (await fetch(`${control}?step=jobs`)).json()).stepped;
+    const ms = (threadCpuMs(pids) ?? 0) - c0 - controlMs;
+    if (!stepped?.ok) throw new Error("a round did not come (held JOBS queue empty?)");
+    rounds.push({ phase, ms });
+    row = await alice.api.get(`/api/tern/archive_imports/${created.id}`);
+  }
+  if (PER_ROUND) printRounds(rounds, controlMs);
   while (row.state === "in_progress") {
     await sleep(1000);
     row = await alice.api.get(`/api/tern/archive_imports/${created.id}`);
@@ -249,6 +275,20 @@ try {
   else report(row, zip, jobs, uploadMs, end - t0, cpu);
 } finally {
   await tern.stop();
+}
+
+/** Each phase's rounds: how many, and their CPU's median, p90 and maximum. */
+function printRounds(rounds, controlMs) {
+  const q = (xs, f) => xs[Math.min(xs.length - 1, Math.floor(f * xs.length))] ?? 0;
+  console.log(`\nCPU per round (ms of the measured workerd, D1 apart, a control request's ${controlMs.toFixed(2)} ms taken out)`);
+  console.log("| phase | rounds | p50 | p90 | max |\n| --- | --- | --- | --- | --- |");
+  for (const phase of [...new Set(rounds.map((r) => r.phase))]) {
+    const xs = rounds
+      .filter((r) => r.phase === phase)
+      .map((r) => r.ms)
+      .sort((a, b) => a - b);
+    console.log(`| ${phase} | ${xs.length} | ${q(xs, 0.5).toFixed(1)} | ${q(xs, 0.9).toFixed(1)} | ${xs.at(-1).toFixed(1)} |`);
+  }
 }
 
 function report(row, zip, jobs, uploadMs, tookMs, cpu) {

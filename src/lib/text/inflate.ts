@@ -156,7 +156,7 @@ export function inflateRound(data: Uint8Array, from: InflateCheckpoint, want: nu
 
   // Output: the window first (copies reach back into it), then what this round makes.
   const win = from.window;
-  let out = new Uint8Array(Math.max(win.length + want + 1024, 1024));
+  let out = new Uint8Array(win.length + Math.min(want, Math.max(0, limit - made)) + 1024);
   out.set(win);
   let o = win.length;
   const room = (n: number) => {
