@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Issue 34 point 2 (fewer subrequests per invocation), before and after in one sitting: the replayed day
-// (bench/day.mjs --apart: the measured workerd runs the Worker alone; D1, the Durable Objects and the queue simulator
+// (bench/day.mjs --apart: the measured workerd runs the Worker alone; D1, the Durable Objects, R2 and the queue simulator
 // in other processes) on another commit's src/ ("before", `--before=<commit>`, by default the commit before issue 34,
 // as bench/streaming-compare.mjs) and on the working tree ("after"), one after the other with the same seed, workload
 // and bench entry. Prints, per invocation kind, the invocations measured, the share over 10 ms of CPU and the p99 on

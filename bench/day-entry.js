@@ -34,6 +34,7 @@ import { countingD1 } from "../src/lib/limits/d1-counter";
 import { countedBatch, countingQueue } from "./entry-counters.js";
 import { remoteD1 } from "./d1-remote.js";
 import { PATH as DO_PATH, remoteNamespace, serveDurableObject } from "./do-remote.js";
+import { PATH as R2_PATH, remoteBucket, serveR2 } from "./r2-remote.js";
 import { BATCH_PATH, remoteQueue, SEND_PATH, serveQueueSend, serveRelayedBatch } from "./queue-remote.js";
 
 const PATH = "/__bench/day";
@@ -237,7 +238,8 @@ function wrapEnv(env, kind) {
       DB: countingD1(env.D1_REMOTE ? remoteD1(env.D1_REMOTE) : env.DB, routedCounter(kind), { rows: true }),
       JOBS: countingQueue(queueOf(env, "JOBS"), (body, opts) => countSend("jobs", kind, body, opts)),
       DELIVERY: countingQueue(queueOf(env, "DELIVERY"), (body, opts) => countSend("delivery", kind, body, opts)),
-      MEDIA: countingR2(env.MEDIA, kind),
+      // --dos-apart (--apart): R2 in that other process too (bench/r2-remote.js): its local simulator's work is not the Worker's.
+      MEDIA: countingR2(env.BENCH_DOS_APART && env.SERVICES_REMOTE ? remoteBucket(env.SERVICES_REMOTE) : env.MEDIA, kind),
       IMAGES: countingImages(env.IMAGES, kind),
       // --dos-apart: the Durable Objects in another process (bench/do-remote.js); otherwise the local namespaces.
       ...(env.BENCH_DOS_APART ? remoteNamespaces(env) : {}),
@@ -418,6 +420,7 @@ export default {
     const url = new URL(request.url);
     if (url.pathname === PATH) return control(url, env);
     if (url.pathname === DO_PATH) return serveDurableObject(request, env);
+    if (url.pathname === R2_PATH) return serveR2(request, env);
     if (url.pathname === SEND_PATH) return serveQueueSend(request, env);
     if (url.pathname === BATCH_PATH) return serveRelayedBatch(request, env, ctx, onQueue);
     const kind = fetchKind(url.pathname);

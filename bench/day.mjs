@@ -22,7 +22,7 @@
 // round trip: "≈ without local D1" = max(0, CPU − round trips × that), a rough estimate (printed next to each CPU row). Options: --fraction=F (replay F of the incoming
 // activities, polls and owner actions, and scale the counts by 1/F), --delivery-steps=N (all), --dump=FILE (raw
 // per-invocation figures as JSON), --d1-apart (D1 in its own process: CPU without SQLite), --dos-apart (the Durable
-// Objects in another process too: the Worker's CPU without theirs, theirs printed apart), --queues-apart (the local
+// Objects and R2 in another process too: the Worker's CPU without theirs, theirs printed apart), --queues-apart (the local
 // queue simulator in that other process), --apart (all three: the Worker's CPU alone), --profile[=FILE] and
 // --alloc[=survivors] (where the isolate spends its time or allocates, over the whole mix; below), --perf[=FILE] (what
 // the runtime did inside the slowest invocations, with Linux perf; below), --keep, --log.
@@ -68,7 +68,9 @@ const JS_THREAD_ONLY = opt("threads") === "js";
 // --dos-apart: the Durable Objects served by another workerd process as well (bench/services-host.mjs, the same
 // bundle, reached through bench/do-remote.js; implies --d1-apart), so the measured workerd's CPU leaves out theirs, as
 // production bills each object call as an invocation of its own; that process's CPU is read around each measured
-// invocation too and printed apart (what the invocation caused there).
+// invocation too and printed apart (what the invocation caused there). R2 is served there too (bench/r2-remote.js,
+// since 2026-11-29): local R2's simulator writes each object to disk in whichever process calls it, and production
+// bills R2 apart.
 // --queues-apart: the queues' local simulator (Miniflare's broker) in that other process too (bench/queue-remote.js:
 // sends go there, its relay hands each batch back to the measured Worker), as Queues is a service of its own.
 // --apart: --d1-apart, --dos-apart and --queues-apart: what the measured workerd runs is the Worker (and Miniflare's
@@ -102,7 +104,7 @@ const SURVIVORS = opt("alloc") === "survivors";
 // --src=<commit>: the same bench entry on that commit's src/ (bench/day-compare.mjs: the "before" side of issue 34
 // point 2, served the same way in the same sitting). The entry and the modules it imports are the working tree's.
 const SRC_REV = opt("src");
-const DAY_ENTRY_FILES = ["day-entry.js", "entry-counters.js", "d1-remote.js", "do-remote.js", "queue-remote.js"];
+const DAY_ENTRY_FILES = ["day-entry.js", "entry-counters.js", "d1-remote.js", "do-remote.js", "queue-remote.js", "r2-remote.js"];
 
 const DAY = 86_400_000;
 const HOSTS = 120;
@@ -918,7 +920,7 @@ async function main() {
 
 /** What ran outside the measured workerd. */
 function apartLabel() {
-  const apart = [D1_APART && "D1", DOS_APART && "the Durable Objects", QUEUES_APART && "the queue simulator"].filter(Boolean);
+  const apart = [D1_APART && "D1", DOS_APART && "the Durable Objects and R2", QUEUES_APART && "the queue simulator"].filter(Boolean);
   if (!apart.length) return "";
   return `; ${apart.length > 1 ? `${apart.slice(0, -1).join(", ")} and ${apart[apart.length - 1]}` : apart[0]} in other processes`;
 }
@@ -1180,7 +1182,7 @@ function report({ end, cpu, rts, servicesCpu, servicesDay, cal, noopCpu, ctlCpu,
   if (servicesDay !== null) {
     // --dos-apart / --queues-apart: what each measured invocation caused in the services process (the object calls it
     // made and what those set off; the messages it sent and the batch it was given).
-    const what = [DOS_APART && "Durable Objects", QUEUES_APART && "queue simulator"].filter(Boolean).join(" and ");
+    const what = [DOS_APART && "Durable Objects and R2", QUEUES_APART && "queue simulator"].filter(Boolean).join(" and ");
     const sRows = [[`CPU caused per invocation in the services process (ms; ${what})`, "n", "p50", "p99", "max"]];
     const sRow = (label, arr) => {
       const x = summary(arr);
