@@ -29,6 +29,7 @@ const FILE = args.find((a) => a.startsWith("--file="))?.slice(7) ?? null;
  * control request's), so the slowest round shows: what bounds one invocation, not the average.
  */
 const PER_ROUND = args.includes("--per-round");
+const SPLIT_BYTES = args.find((a) => a.startsWith("--split-bytes="))?.slice(14) ?? null;
 /** --d1-apart: local D1 served by another process (bench/d1-host.mjs), so the CPU measured is the Worker's alone. */
 const D1_APART = args.includes("--d1-apart");
 if (PER_ROUND && !D1_APART) throw new Error("--per-round needs --d1-apart (the bench entry that holds and steps the queue)");
@@ -214,7 +215,14 @@ const tern = await startBenchServer({
     : () => {},
   entry: join(root, "bench", D1_APART ? "day-entry.js" : "worker-entry.js"),
   d1Apart: D1_APART,
-  vars: { RATE_LIMIT_API_PER_ACCOUNT: "off", RATE_LIMIT_API_PER_TOKEN: "off", RATE_LIMIT_API_PER_IP: "off", ARCHIVE_IMPORT_DAILY_ROWS: "100000000" },
+  vars: {
+    RATE_LIMIT_API_PER_ACCOUNT: "off",
+    RATE_LIMIT_API_PER_TOKEN: "off",
+    RATE_LIMIT_API_PER_IP: "off",
+    ARCHIVE_IMPORT_DAILY_ROWS: "100000000",
+    // --split-bytes=N: the split's bytes a round (ARCHIVE_SPLIT_BYTES; default 1 MB)
+    ...(SPLIT_BYTES ? { ARCHIVE_SPLIT_BYTES: SPLIT_BYTES } : {}),
+  },
 });
 try {
   const { alice } = await signUp(tern.url, ["alice"]);

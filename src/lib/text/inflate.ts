@@ -269,8 +269,90 @@ export function inflateRound(data: Uint8Array, from: InflateCheckpoint, want: nu
         continue;
       }
       const goal = win.length + want;
+      // The fast path: while the input is not near its end and the output has room for a whole copy, the bit buffer
+      // lives in locals (the closures' variables are context slots, each access a load and a store), refilled two
+      // bytes at a time without end checks. Anything else (the input's last bytes, growing the output, the limit)
+      // falls to the careful loop below, which goes on from the same point.
+      const inputEnd = src.length - 8;
+      let blockEnded = false;
+      {
+        const litE = lit.entries;
+        const litM = (1 << lit.bits) - 1;
+        const distE = dist.entries;
+        const distM = (1 << dist.bits) - 1;
+        const cap = Math.min(out.length, win.length + (limit - made)) - 258;
+        let p = pos;
+        let b = buf;
+        let c = cnt;
+        try {
+          while (o < goal && o <= cap && p < inputEnd) {
+            if (c < 16) {
+              b |= ((src[p] as number) << c) | ((src[p + 1] as number) << (c + 8));
+              p += 2;
+              c += 16;
+            }
+            let e = litE[b & litM] as number;
+            let l = e & 15;
+            if (!l) throw new InflateError("corrupt deflate data (bad code)");
+            b >>>= l;
+            c -= l;
+            const sym = e >> 4;
+            if (sym < 256) {
+              out[o++] = sym;
+              continue;
+            }
+            if (sym === 256) {
+              blockEnded = true;
+              break;
+            }
+            const li = sym - 257;
+            if (li >= 29) throw new InflateError("corrupt deflate data (bad length)");
+            if (c < 16) {
+              b |= ((src[p] as number) << c) | ((src[p + 1] as number) << (c + 8));
+              p += 2;
+              c += 16;
+            }
+            const xl = LEN_EXTRA[li] as number;
+            const len = (LEN_BASE[li] as number) + (b & ((1 << xl) - 1));
+            b >>>= xl;
+            c -= xl;
+            if (c < 16) {
+              b |= ((src[p] as number) << c) | ((src[p + 1] as number) << (c + 8));
+              p += 2;
+              c += 16;
+            }
+            e = distE[b & distM] as number;
+            l = e & 15;
+            if (!l) throw new InflateError("corrupt deflate data (bad code)");
+            b >>>= l;
+            c -= l;
+            const di = e >> 4;
+            if (di >= 30) throw new InflateError("corrupt deflate data (bad distance)");
+            if (c < 16) {
+              b |= ((src[p] as number) << c) | ((src[p + 1] as number) << (c + 8));
+              p += 2;
+              c += 16;
+            }
+            const xd = DIST_EXTRA[di] as number;
+            const d = (DIST_BASE[di] as number) + (b & ((1 << xd) - 1));
+            b >>>= xd;
+            c -= xd;
+            if (d > o) throw new InflateError("corrupt deflate data (distance too far back)");
+            let back = o - d;
+            for (let k = 0; k < len; k++) out[o++] = out[back++] as number;
+          }
+        } finally {
+          pos = p;
+          buf = b;
+          cnt = c;
+        }
+      }
+      if (blockEnded) {
+        inBlock = false;
+        done = final;
+      }
       for (;;) {
-        if (o >= goal) break;
+        if (blockEnded || o >= goal) break;
         const sym = decode(lit);
         if (sym < 256) {
           if (o >= out.length || made + (o - win.length) >= limit) room(1);

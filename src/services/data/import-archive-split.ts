@@ -48,10 +48,13 @@ export async function directory(src: RandomAccess) {
 }
 
 /**
- * Bytes of the collection files the split reads per round at most: the splitter's CPU grows with them (~1 MB is a
- * few ms), so a round's CPU does not grow with the archive. `ARCHIVE_SPLIT_BYTES` overrides it.
+ * Bytes of the collection files the split reads per round at most: its CPU grows with them (inflating, the CRC,
+ * decoding, splitting and the parts' text: ~15–25 ms a MB warm, several times that in a cold isolate), so a round's
+ * CPU does not grow with the archive. 256 KiB: a round of ~30 ms measured (`bench/archive-import.mjs --per-round`,
+ * against ~100 at 1 MB), for a few more rounds (20,000 posts: ~70 against ~2,000 of statuses). `ARCHIVE_SPLIT_BYTES`
+ * overrides it.
  */
-export const SPLIT_BYTES_PER_ROUND = 1_000_000;
+export const SPLIT_BYTES_PER_ROUND = 262_144;
 /** A splitter state larger than this (a long item under way) is not carried: the round reads on to the next slice. */
 const MAX_CARRIED_STATE = 64 * 1024;
 /** Bytes handed to the decoder and the splitter at once: a round can stop between two slices. */
