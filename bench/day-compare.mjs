@@ -161,7 +161,7 @@ if (days.before?.error || days.after?.error) {
   console.log(table(rows));
   const halved = shareA <= shareB * GOAL_SHARE;
   lines.push(
-    `Day (--apart, ${fraction} of it; Worker CPU per invocation, D1/DOs/queues apart): share over 10 ms ${pct(shareB)} → ${pct(shareA)} ` +
+    `Day (--apart, ${fraction} of it; Worker CPU per invocation, D1/DOs/R2/queues apart): share over 10 ms ${pct(shareB)} → ${pct(shareA)} ` +
       `(${shareA > 0 ? fmt(shareB / shareA, 2) : "∞"}× less, goal ≥ ${1 / GOAL_SHARE}×) ${halved ? "✓" : "✗"}; ` +
       `no kind's p99 worse (kinds of ≥ 100 invocations, 10% slack): ${worse.length ? `✗ (${worse.join(", ")})` : "✓"}`,
   );
