@@ -160,20 +160,23 @@ function stripJpeg(b: Uint8Array, keep: boolean): Stripped {
     o = end;
     if (m === 0xda) {
       // Entropy-coded data runs to the next marker that is neither a stuffed 0xFF00 nor a restart marker.
+      // indexOf jumps to each 0xFF natively: a byte at a time in JavaScript was ~1 ms a 350 KB photo.
       let p = o;
       while (p < b.length) {
-        if (b[p] === 0xff) {
-          let q = p + 1;
-          while (q < b.length && b[q] === 0xff) q++;
-          if (q >= b.length) break;
-          const next = u8(b, q); // in range: q < b.length
-          if (next === 0x00 || (next >= 0xd0 && next <= 0xd7)) {
-            p = q + 1;
-            continue;
-          }
+        p = b.indexOf(0xff, p);
+        if (p < 0) {
+          p = b.length;
           break;
         }
-        p++;
+        let q = p + 1;
+        while (q < b.length && b[q] === 0xff) q++;
+        if (q >= b.length) break;
+        const next = u8(b, q); // in range: q < b.length
+        if (next === 0x00 || (next >= 0xd0 && next <= 0xd7)) {
+          p = q + 1;
+          continue;
+        }
+        break;
       }
       out.push(b.subarray(o, Math.min(p, b.length)));
       o = p;
