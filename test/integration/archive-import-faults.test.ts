@@ -238,10 +238,22 @@ describe("the split of the collection files, in bounded rounds", () => {
       if (key.includes("/inflate/") || key.includes("/plain/")) checkpoints.push(key);
       return (put as (...a: unknown[]) => Promise<R2Object>)(key, ...rest);
     });
-    const steps = await runBounded(id, 1000);
+    // reads of the upload, by round: a round going on in a file reads its data only, not the zip's directory again
+    let round = 0;
+    const uploadReads: number[] = [];
+    const get = env.MEDIA.get.bind(env.MEDIA);
+    vi.spyOn(env.MEDIA, "get").mockImplementation(async (key: string, ...rest: unknown[]) => {
+      if (key.endsWith(`${id}/upload`)) uploadReads[round] = (uploadReads[round] ?? 0) + 1;
+      return (get as (...a: unknown[]) => Promise<R2ObjectBody | null>)(key, ...rest);
+    });
+    const steps = await runBounded(id, 1000, (r) => {
+      round = r;
+    });
     // the fixture's deflated outbox.json is several KB, one deflate block: inflated and split over several rounds, each
     // stopping inside the block within 1,000 bytes plus one copy (258 bytes at most), never inflated whole
     expect(steps.length).toBeGreaterThan(3);
+    expect(uploadReads[0]).toBeGreaterThanOrEqual(3); // the directory's tail, the directory, the local header, the data
+    for (let r = 1; r < steps.length; r++) expect(uploadReads[r], `round ${r}`).toBe(1);
     for (const s of steps) expect(s).toBeLessThanOrEqual(1000 + 258);
     expect(checkpoints.length).toBeGreaterThanOrEqual(steps.length);
     expect(checkpoints.every((k) => k.includes("/inflate/outbox-"))).toBe(true);

@@ -148,8 +148,7 @@ export async function openEntry(src: RandomAccess, e: ZipEntryInfo): Promise<Rea
         c.enqueue(chunk);
       },
       flush() {
-        if (seen !== e.size) throw new ZipError(`corrupt zip file (size of ${e.name.slice(0, 100)})`);
-        if (crc !== e.crc) throw new ZipError(`corrupt zip file (CRC of ${e.name.slice(0, 100)})`);
+        checkWhole(e, seen, crc);
       },
     }),
   );
@@ -225,9 +224,14 @@ export async function readEntryRound(
   }
   const next: EntryPosition = { made: at.made + bytes.length, crc: crc32(bytes, at.crc), bit, window, ...(block ? { block } : {}) };
   if (more) return { bytes, next };
-  if (next.made !== e.size) throw new ZipError(`corrupt zip file (size of ${e.name.slice(0, 100)})`);
-  if (next.crc !== e.crc) throw new ZipError(`corrupt zip file (CRC of ${e.name.slice(0, 100)})`);
+  checkWhole(e, next.made, next.crc);
   return { bytes, next: null };
+}
+
+/** An entry read to its end: its size and CRC-32 are the directory's, or it is corrupt. */
+function checkWhole(e: ZipEntryInfo, made: number, crc: number): void {
+  if (made !== e.size) throw new ZipError(`corrupt zip file (size of ${e.name.slice(0, 100)})`);
+  if (crc !== e.crc) throw new ZipError(`corrupt zip file (CRC of ${e.name.slice(0, 100)})`);
 }
 
 /** A whole entry in memory (callers keep to small entries: actor.json, an image). */

@@ -23,9 +23,9 @@ import { ARCHIVE_ENTRY_MAX_BYTES, ARCHIVE_FILES, ARCHIVE_JSON_MAX_BYTES, ARCHIVE
 /** Activities per part at least (a round parses its part and imports ITEMS_PER_ROUND of it). */
 export const PART_ITEMS = 50;
 /**
- * Parts the split writes per file at most: each is an R2 call, and an invocation makes at most 1,000 calls to
- * Cloudflare's services. A larger file gets larger parts, from its size at ~500 bytes an item (an estimate on the high
- * side of the count: a Mastodon Create is 1–2 KB).
+ * Parts of full size per file at most (each round also ends its last part where it stops): each is an R2 object the
+ * statuses rounds read and the end of the import deletes. A larger file gets larger parts, from its size at ~500 bytes
+ * an item (an estimate on the high side of the count: a Mastodon Create is 1–2 KB).
  */
 export const MAX_PARTS_PER_FILE = 800;
 export const PART_URIS = 1000;
@@ -69,8 +69,9 @@ const windowKey = (id: string, source: Source, bit: number) => `archive_imports/
 
 /**
  * Where a split stopped: the file (index in SOURCES), its bytes read, its parts and items so far, the splitter. For a
- * file of the zip, `z`: the CRC so far, the deflate checkpoint's bit (its window is at windowKey) and the bytes of a
- * character cut at the round's end.
+ * file of the zip, `z`: the CRC so far, the deflate checkpoint's bit (its window is at windowKey), the bytes of a
+ * character cut at the round's end, and the entry with where its data starts (so the next round reads no directory:
+ * an archive with thousands of media files has a directory of hundreds of KB).
  */
 interface SplitCursor {
   s: number;
@@ -78,7 +79,7 @@ interface SplitCursor {
   n: number;
   items: number;
   state: SplitterState;
-  z?: { bit: number; crc: number; tail: number[]; block?: EntryPosition["block"] };
+  z?: { bit: number; crc: number; tail: number[]; block?: EntryPosition["block"]; entry?: ZipEntryInfo; dataAt?: number };
 }
 
 function splitCursor(c: string | null): SplitCursor | null {
@@ -97,6 +98,9 @@ function wholeCharsEnd(bytes: Uint8Array): number {
   }
   return bytes.length;
 }
+
+/** Whether a character ends just before `at` (the decoder then holds nothing a cursor at `at` would skip). */
+const charEndsAt = (bytes: Uint8Array, at: number) => (at < bytes.length ? ((bytes[at] as number) & 0xc0) !== 0x80 : wholeCharsEnd(bytes) === bytes.length);
 
 /** The end of a slice of `bytes` from `from`, moved back to the start of a UTF-8 character (never past `from`). */
 function sliceEnd(bytes: Uint8Array, from: number, want: number): number {
@@ -154,13 +158,13 @@ async function splitEntry(
   imp: ArchiveImportRow,
   si: number,
   e: ZipEntryInfo,
+  dataAt: number,
   w: PartWriter,
   resume: SplitCursor | null,
   budget: Budget,
 ): Promise<SplitStep> {
   const source = SOURCES[si] as Source;
   const src = archiveOf(env, imp);
-  const dataAt = await entryDataAt(src, e);
   let at = entryStart();
   let tail = new Uint8Array(0);
   if (resume?.z) {
@@ -194,7 +198,7 @@ async function splitEntry(
         n: w.n,
         items: w.items,
         state: w.splitter.snapshot(),
-        z: { bit: at.bit, crc: at.crc, tail: [...tail], ...(at.block ? { block: at.block } : {}) },
+        z: { bit: at.bit, crc: at.crc, tail: [...tail], ...(at.block ? { block: at.block } : {}), entry: e, dataAt },
       },
     };
   }
@@ -224,8 +228,7 @@ async function splitPlain(
       budget.left -= to - from;
       read += to - from;
       from = to;
-      // Stop only where a character ends: the decoder then holds nothing the cursor would skip.
-      if (budget.left > 0 || !(to < bytes.length ? ((bytes[to] as number) & 0xc0) !== 0x80 : wholeCharsEnd(bytes) === bytes.length)) continue;
+      if (budget.left > 0 || !charEndsAt(bytes, to)) continue;
       if (!w.carriable()) continue;
       await reader.cancel().catch(() => {});
       await w.flush();
@@ -244,14 +247,18 @@ export async function splitRound(env: Pick<Env, "MEDIA" | "ARCHIVE_SPLIT_BYTES">
   const parts: ArchiveParts = { ...imp.parts };
   let total = 0;
   const budget: Budget = { left: perRound };
-  const dir = imp.kind === "zip" ? await directory(archiveOf(env, imp)) : null;
+  const zip = imp.kind === "zip";
+  // The zip's directory, read only by a round that starts a file (a round going on in one has its entry in the cursor).
+  let dir: Map<string, ZipEntryInfo> | null = null;
   for (let si = at?.s ?? 0; si < SOURCES.length; si++) {
     const source = SOURCES[si] as Source;
     const resume = at && at.s === si ? at : null;
-    const entry = dir?.get(ARCHIVE_FILES[source]) ?? null;
+    const carried = resume?.z?.entry && resume.z.dataAt != null ? { e: resume.z.entry, dataAt: resume.z.dataAt } : null;
+    if (zip && !carried) dir ??= await directory(archiveOf(env, imp));
+    const entry = carried?.e ?? dir?.get(ARCHIVE_FILES[source]) ?? null;
     // The upload itself when it is an outbox.json alone; a zip's file read from the zip, or from the whole copy an older
     // split made of it (its cursor has no `z`).
-    const plain = !dir
+    const plain = !zip
       ? source === "outbox"
         ? { key: imp.fileKey, size: imp.fileSize }
         : null
@@ -267,7 +274,16 @@ export async function splitRound(env: Pick<Env, "MEDIA" | "ARCHIVE_SPLIT_BYTES">
     const w = partWriter(env, imp, source, size, resume);
     const step = plain
       ? await splitPlain(env, plain.key, plain.size, si, w, resume, budget)
-      : await splitEntry(env, imp, si, entry as ZipEntryInfo, w, resume, budget);
+      : await splitEntry(
+          env,
+          imp,
+          si,
+          entry as ZipEntryInfo,
+          carried?.dataAt ?? (await entryDataAt(archiveOf(env, imp), entry as ZipEntryInfo)),
+          w,
+          resume,
+          budget,
+        );
     await w.flush();
     total += w.added;
     parts[source] = { parts: w.n, items: w.items };

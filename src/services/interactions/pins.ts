@@ -16,14 +16,14 @@ import { loadVisible, render, type Json } from "./interaction-target";
 
 export const MAX_PINNED_STATUSES = 5;
 
+/** `accountId` has fewer than `max` pins: the condition a local pin, and its journaled Add, go under. */
+const roomToPin = (accountId: string, max: number) => sql`(SELECT count(*) FROM status_pins WHERE account_id = ${padId(accountId)}) < ${max}`;
+
 /**
  * `accountId` pins `statusId` at `at` (a pin's id is its time: pins list newest first by id). Already pinned, or
  * `max` pins reached when given, it changes nothing (the statement's `meta.changes` is 0). Mastodon limits local
  * accounts only (StatusPinValidator); a remote account's pins are what its server says.
  */
-/** `accountId` has fewer than `max` pins: the condition a local pin, and its journaled Add, go under. */
-const roomToPin = (accountId: string, max: number) => sql`(SELECT count(*) FROM status_pins WHERE account_id = ${padId(accountId)}) < ${max}`;
-
 export function pinStatement(db: DB, accountId: string, statusId: string, max: number | null, at = Date.now()) {
   const pa = padId(accountId);
   const room = max === null ? sql`` : sql`WHERE ${roomToPin(accountId, max)}`;
