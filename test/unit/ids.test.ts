@@ -20,6 +20,13 @@ describe("snowflake ids", () => {
     expect(new Set(ids).size).toBe(50);
   });
 
+  it("keeps each millisecond's sequence when ids of now and of other times alternate (an import's dated rows)", () => {
+    const now = Date.now();
+    const ids: string[] = [];
+    for (let i = 0; i < 3000; i++) ids.push(snowflake(now), snowflake(now - 60_000 + (i % 50)));
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
   it("accepts only decimal int64 strings", () => {
     expect(parseId("113456789012345678")).toBe("113456789012345678");
     expect(parseId("9223372036854775807")).toBe("9223372036854775807");

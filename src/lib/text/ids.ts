@@ -25,23 +25,26 @@ export function unpadId(stored: string): string {
   return s === "" ? "0" : s;
 }
 
-let lastMs = 0;
-let seq = 0;
+/** Each recent millisecond's last sequence (insertion order = recency), at most SEQ_MS of them. */
+const seqByMs = new Map<number, number>();
+const SEQ_MS = 256;
 
 /**
  * Mastodon snowflake: milliseconds since the Unix epoch in the top 48 bits, a per-millisecond sequence in the low 16.
  * Workers freeze Date.now() within a request, so the sequence also separates ids made in one request; it starts at
- * a random point per millisecond so that two isolates rarely pick the same value.
+ * a random point per millisecond so that two isolates rarely pick the same value. Each millisecond keeps its own
+ * sequence (the last SEQ_MS of them): a caller alternating ids of now with ids of other times (an archive import's
+ * statuses at their dates beside rows of now) goes on with each time's sequence, where one sequence for the last
+ * millisecond only started now's again at a random point each time, and two of those could meet.
  */
 export function snowflake(at: number | Date = Date.now()): string {
-  const ms = typeof at === "number" ? at : at.getTime();
-  if (ms === lastMs) {
-    seq = (seq + 1) & 0xffff;
-  } else {
-    lastMs = ms;
-    seq = (crypto.getRandomValues(new Uint16Array(1))[0] ?? 0) & 0xfff0;
-  }
-  return ((BigInt(Math.max(0, Math.floor(ms))) << 16n) | BigInt(seq)).toString();
+  const ms = Math.max(0, Math.floor(typeof at === "number" ? at : at.getTime()));
+  const last = seqByMs.get(ms);
+  const seq = last === undefined ? (crypto.getRandomValues(new Uint16Array(1))[0] ?? 0) & 0xfff0 : (last + 1) & 0xffff;
+  seqByMs.delete(ms);
+  seqByMs.set(ms, seq);
+  if (seqByMs.size > SEQ_MS) seqByMs.delete(seqByMs.keys().next().value as number);
+  return ((BigInt(ms) << 16n) | BigInt(seq)).toString();
 }
 
 /** The smallest id at a point in time: for time-based cursors. */
