@@ -6,6 +6,9 @@ import { readConfig, type Env } from "../env";
 import { deliverPush, PushRetry, pushBackoffSeconds, pushJobsOf, pushTargetsStatement, retryPushJob, type PushJob } from "../push";
 import { type NotifyEffect, readNotify, STREAM_READ_WHOLE, takeReadAhead } from "../effects/notify-reads";
 import { fetchFeaturedCollection } from "../federation/remote/featured-collection";
+import { fetchAccountCollections, verifyRemoteCollection } from "../federation/remote/featured-collections";
+import { getAccount } from "../queries/accounts/accounts";
+import { newResolution } from "../federation/remote/resolve-status";
 import { HANDED_OVER, processInboxItem } from "../federation/inbox/inbox-process";
 import { notificationRecipientsStatement, recipientRows } from "../queries/notifications/notifications";
 import { backfillThread, JOB_BUDGET } from "../federation/remote/backfill";
@@ -121,8 +124,12 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects, b
     case "fetch_featured": {
       const listed = await fetchFeaturedCollection(db, env, effect.accountId, effect.origin, fx);
       if (listed) await replaceRemotePins(db, effect.accountId, listed);
+      const account = await getAccount(db, effect.accountId);
+      if (account?.featuredCollectionsUrl) await fetchAccountCollections(newResolution(db, configFor(env, fx), fx), account);
       return;
     }
+    case "collection_verify":
+      return verifyRemoteCollection(newResolution(db, configFor(env, fx), fx), effect.collectionId);
     case "disconnect_streams":
       return disconnectStreams(env, effect.accountId, effect.tokenId);
     case "announcement":

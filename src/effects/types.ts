@@ -37,6 +37,9 @@ export type Effect =
   | { type: "federate"; origin: string; action: FederateAction }
   // federation: refresh a remote account's pinned statuses from its featured collection (src/federation/remote/featured-collection.ts)
   | { type: "fetch_featured"; accountId: string; origin: string }
+  // A remote collection's items whose consent was not proven within the activity's fetch budget
+  // (src/federation/remote/featured-collections.ts verifyRemoteCollection).
+  | { type: "collection_verify"; collectionId: string; origin: string }
   // An account's content filters changed (one per API call): streaming's filters_changed (src/services/accounts/filters.ts)
   | { type: "filters_changed"; accountId: string }
   // A token was revoked (tokenId) or the account may no longer sign in (tokenId null): close its open streams now
@@ -152,6 +155,18 @@ export type FederateAction =
   | { kind: "accept_quote_request"; quoteId: string }
   | { kind: "reject_quote_request"; accountId: string; requesterId: string; activityUri: string; quotedUri: string; instrumentUri: string }
   | { kind: "revoke_quote"; quoteId: string }
+  // Collections (FEP-7aa9, src/federation/outbound/collections-outbound.ts): a local collection created, updated or
+  // deleted (`alsoTo`: the remote accounts it featured), an item added or removed, our FeatureRequest for a remote
+  // account, our answer to theirs for a local account (`activityUri`: their request; `itemId` of the item accepted, or
+  // none when rejected), and a local account's revocation of its place in a remote collection.
+  | { kind: "collection_add"; collectionId: string }
+  | { kind: "collection_update"; collectionId: string }
+  | { kind: "collection_remove"; accountId: string; collectionId: string; alsoTo: string[] }
+  | { kind: "collection_item_add"; itemId: string }
+  | { kind: "collection_item_remove"; collectionId: string; itemId: string; accountId: string }
+  | { kind: "feature_request"; itemId: string }
+  | { kind: "feature_answer"; accountId: string; requesterId: string; activityUri: string; itemId: string | null }
+  | { kind: "feature_revoke"; itemId: string }
   // Relays (src/federation/outbound/relays.ts): the instance actor's Follow of as:Public to a relay's inbox, and its Undo
   | { kind: "relay_follow"; relayId: string; followUri: string }
   | { kind: "relay_undo"; inboxUrl: string; followUri: string }

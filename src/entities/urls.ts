@@ -5,8 +5,15 @@ export const accountUri = (cfg: Config, username: string) => `${cfg.origin}/user
 export const accountUrl = (cfg: Config, username: string) => `${cfg.origin}/@${username}`;
 export const statusUri = (cfg: Config, username: string, id: string) => `${cfg.origin}/users/${username}/statuses/${id}`;
 export const statusUrl = (cfg: Config, username: string, id: string) => `${cfg.origin}/@${username}/${id}`;
-/** A collection's id URI (Tern does not federate collections yet; nothing is served there). */
-export const collectionUri = (cfg: Config, id: string) => `${cfg.origin}/collections/${id}`;
+/** A local collection's id URI: its FeaturedCollection is served there (src/federation/http/collections.ts). */
+export const collectionUri = (cfg: Pick<Config, "origin">, id: string) => `${cfg.origin}/collections/${id}`;
+/** An item of a local collection: its FeaturedItem's id. */
+export const collectionItemUri = (cfg: Pick<Config, "origin">, collectionId: string, itemId: string) =>
+  `${cfg.origin}/collections/${collectionId}/items/${itemId}`;
+/** A local account's consent to be featured by an item (its FeatureAuthorization), beneath its actor. */
+export const featureAuthorizationUri = (actorUri: string, itemId: string) => `${actorUri}/feature_authorizations/${itemId}`;
+/** A local account's collections (the actor's `featuredCollections`). */
+export const featuredCollectionsUri = (actorUri: string) => `${actorUri}/featured_collections`;
 export const tagUrl = (cfg: Config, name: string) => `${cfg.origin}/tags/${encodeURIComponent(name)}`;
 export const mediaUrl = (cfg: Pick<Config, "origin">, key: string) => `${cfg.origin}/media/${key}`;
 export const DEFAULT_AVATAR = "/avatars/original/missing.png";

@@ -1,7 +1,8 @@
-// Landing, public profile and status pages. Status and bio HTML comes from renderStatuses/renderAccount, which hold
+// Landing, public profile, status and collection pages. Status and bio HTML comes from renderStatuses/renderAccount, which hold
 // sanitised HTML (local text is escaped and linkified on write; remote HTML is sanitised on ingest).
 import { raw } from "hono/html";
 import type { MastodonAccount } from "../entities/accounts/account";
+import type { MastodonCollection } from "../entities/accounts/collection";
 import type { MastodonStatus } from "../entities/statuses/status";
 import { Layout } from "./layout";
 
@@ -217,6 +218,70 @@ export function StatusPage(p: Site & { status: MastodonStatus; domain: string })
           </span>
         </p>
         <StatusBody s={s} />
+      </div>
+    </Layout>
+  );
+}
+
+/** A collection's page (its `url`): the curator, the description, the hashtag and the accounts it recommends. */
+export function CollectionPage(p: Site & { collection: MastodonCollection; accounts: MastodonAccount[]; domain: string }) {
+  const c = p.collection;
+  const byId = new Map(p.accounts.map((a) => [a.id, a]));
+  const owner = byId.get(c.account_id);
+  const featured = c.items.flatMap((i) => {
+    const a = byId.get(i.account_id);
+    return a ? [a] : [];
+  });
+  const acct = (a: MastodonAccount) => (a.acct.includes("@") ? a.acct : `${a.acct}@${p.domain}`);
+  return (
+    <Layout
+      title={`${c.name}${owner ? ` · ${owner.display_name || owner.username}` : ""}`}
+      siteTitle={p.siteTitle}
+      head={
+        <>
+          <Og
+            title={c.name}
+            description={htmlToText(c.description) || `${featured.length} accounts`}
+            url={c.url ?? c.uri}
+            image={owner?.avatar}
+            type="website"
+            siteName={p.siteTitle}
+          />
+          <link rel="alternate" type="application/activity+json" href={c.uri} />
+          {!c.discoverable || owner?.noindex ? <meta name="robots" content="noindex, noarchive" /> : null}
+        </>
+      }
+    >
+      <div class="card">
+        <h1>{c.name}</h1>
+        {owner ? (
+          <p class="muted">
+            A collection by <a href={owner.url}>{owner.display_name || owner.username}</a> (@{acct(owner)})
+            {c.tag ? (
+              <>
+                {" · "}
+                <a href={c.tag.url}>#{c.tag.name}</a>
+              </>
+            ) : null}
+          </p>
+        ) : null}
+        {/* A local description is the curator's plain text (escaped here); a remote one was sanitised on ingest. */}
+        {c.description ? <p>{c.local ? c.description : raw(c.description)}</p> : null}
+      </div>
+      <div class="card">
+        {featured.length ? (
+          featured.map((a) => (
+            <p>
+              <img src={a.avatar} alt="" width={48} height={48} style="border-radius:6px;vertical-align:middle" />{" "}
+              <a href={a.url}>
+                <strong>{a.display_name || a.username}</strong>
+              </a>{" "}
+              <span class="muted">@{acct(a)}</span>
+            </p>
+          ))
+        ) : (
+          <p class="muted">No accounts in this collection yet.</p>
+        )}
       </div>
     </Layout>
   );

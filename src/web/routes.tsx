@@ -25,7 +25,10 @@ import admin from "./admin/routes";
 import settings from "./settings/routes";
 import mailLinks from "./mail-links";
 import { startOtpStep } from "./settings/sign-in-otp";
-import { LandingPage, NotFoundPage, ProfilePage, StatusPage } from "./public-pages";
+import { CollectionPage, LandingPage, NotFoundPage, ProfilePage, StatusPage } from "./public-pages";
+import { collectionById } from "../queries/accounts/collections";
+import { getAccount } from "../queries/accounts/accounts";
+import { renderCollectionWithAccounts } from "../entities/accounts/collection";
 import { clearSessionCookie, currentSession, preSessionCsrf, preSessionCsrfValid, safeReturnTo, sessionCsrfValid, setSessionCookie } from "./session";
 
 const r = routeGroup();
@@ -264,6 +267,20 @@ export async function statusPage(c: Ctx) {
   return page(c, <StatusPage siteTitle={cfg.title} status={status} domain={cfg.domain} />);
 }
 
+/** A local collection's page (its `url`; ActivityPub clients get its FeaturedCollection at the same address). */
+export async function collectionPage(c: Ctx) {
+  const cfg = c.get("config");
+  const db = c.get("db");
+  const id = parseId(c.req.param("id"));
+  const row = id ? await collectionById(db, id) : null;
+  if (!row || row.uri) return notFoundPage(c);
+  const owner = await getAccount(db, row.accountId);
+  if (!owner || owner.domain || owner.suspendedAt) return notFoundPage(c);
+  const { collection, accounts } = await renderCollectionWithAccounts(db, cfg, row, null);
+  return page(c, <CollectionPage siteTitle={cfg.title} collection={collection} accounts={accounts} domain={cfg.domain} />);
+}
+
+r.get("/collections/:id", (c) => collectionPage(c));
 r.get("/:handle{@[^/]+}", (c) => profilePage(c));
 r.get("/:handle{@[^/]+}/:id", (c) => statusPage(c));
 

@@ -1,7 +1,7 @@
 // Collections (Mastodon 4.6): create, show, list, update, delete; items added, removed and revoked by the featured
 // account; the collections an account is in; the rules of Mastodon's model and policies; /api/v1_alpha aliases; a D1
 // that refuses the write leaves nothing behind.
-import { env } from "cloudflare:test";
+import { env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { anon, makeUser, type TestUser } from "./helpers";
 
@@ -36,9 +36,9 @@ describe("collections", () => {
       discoverable: true,
       tag: { name: "Birds", url: "http://tern.test/tags/birds" },
       item_count: 2,
-      url: null,
     });
     expect(col.uri).toBe(`http://tern.test/collections/${col.id}`);
+    expect(col.url).toBe(col.uri);
     expect(col.items.map((i: any) => [i.account_id, i.state])).toEqual([
       [b.id, "accepted"],
       [c.id, "accepted"],
@@ -172,5 +172,42 @@ describe("collections", () => {
     }
     expect(await count("collections")).toBe(before);
     expect((await owner.api.post("/api/v1/collections", { name: "Whole", account_ids: [b.id] })).body.collection.item_count).toBe(1);
+  });
+
+  it("a report may name the reported account's collections (Mastodon 4.6's collection_ids); others' or unknown ones are refused", async () => {
+    const [owner, reporter, other] = await Promise.all([makeUser(), makeUser(), makeUser()]);
+    const col = (await owner.api.post("/api/v1/collections", { name: "Spam list" })).body.collection;
+    const foreign = (await other.api.post("/api/v1/collections", { name: "Fine" })).body.collection;
+    const before = await count("reports");
+    expect((await reporter.api.post("/api/v1/reports", { account_id: owner.id, collection_ids: [foreign.id] })).status).toBe(422);
+    expect((await reporter.api.post("/api/v1/reports", { account_id: owner.id, collection_ids: ["999999999999"] })).status).toBe(404);
+    expect((await reporter.api.post("/api/v1/reports", { account_id: owner.id, collection_ids: ["x"] })).status).toBe(404);
+    expect(await count("reports")).toBe(before);
+    const filed = await reporter.api.post("/api/v1/reports", { account_id: owner.id, collection_ids: [col.id], comment: "a list of spammers" });
+    expect(filed.status).toBe(200);
+    expect(filed.body).toMatchObject({ collection_ids: [col.id], status_ids: [], category: "other" });
+    const plain = await reporter.api.post("/api/v1/reports", { account_id: owner.id });
+    expect(plain.body.collection_ids).toEqual([]);
+  });
+
+  it("a local collection's url is its page: the curator, the description (escaped) and the accounts; ActivityPub gets JSON there", async () => {
+    const owner = await makeUser();
+    const b = await makeUser();
+    await discoverable(b);
+    const col = (await owner.api.post("/api/v1/collections", { name: "Friends <3", description: "<script>alert(1)</script> nice", account_ids: [b.id] })).body
+      .collection;
+    const page = await SELF.fetch(col.url);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toContain("text/html");
+    const html = await page.text();
+    expect(html).toContain("Friends &lt;3");
+    expect(html).toContain("&lt;script&gt;alert(1)&lt;/script&gt; nice");
+    expect(html).not.toContain("<script>alert(1)");
+    expect(html).toContain(`@${b.username}@tern.test`);
+    expect(html).toContain(`<link rel="alternate" type="application/activity+json" href="${col.uri}"`);
+    const doc = await SELF.fetch(col.uri, { headers: { accept: "application/activity+json" } });
+    expect(doc.headers.get("content-type")).toContain("application/activity+json");
+    expect((await doc.json<any>()).type).toBe("FeaturedCollection");
+    expect((await SELF.fetch("http://tern.test/collections/999999999")).status).toBe(404);
   });
 });

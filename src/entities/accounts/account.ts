@@ -4,6 +4,7 @@ import { absoluteProfileLinks, escapeHtml, profileLinks, renderPlainText } from 
 import type { AccountRow, RenderAccountRow, RoleRow, UserRow, Visibility } from "../../db/schema/index";
 import { accountUrl, DEFAULT_AVATAR, DEFAULT_HEADER, isoTime, mediaUrl } from "../urls";
 import { httpUrl } from "../../lib/http/urls";
+import { type MastodonFeatureApproval, renderFeatureApproval } from "../../policy/feature";
 import { renderEmojis, type MastodonCustomEmoji } from "../instance/custom-emoji";
 
 /** A profile field (Account `fields`); `verified_at` is set when the link was found to point back to the profile. */
@@ -52,6 +53,8 @@ export interface MastodonAccount {
   last_status_at: string | null;
   hide_collections: boolean | null;
   noindex: boolean;
+  /** Mastodon 4.6: who may feature the account in a collection; `current_user` as it holds for anybody (no relationship read). */
+  feature_approval: MastodonFeatureApproval;
   emojis: MastodonCustomEmoji[];
   roles: Pick<MastodonRole, "id" | "name" | "color">[];
   fields: MastodonAccountField[];
@@ -138,6 +141,7 @@ export function renderAccount(cfg: Config, a: RenderAccountRow, role?: RoleRow |
     last_status_at: a.lastStatusAt ? new Date(a.lastStatusAt).toISOString().slice(0, 10) : null,
     hide_collections: a.hideCollections ?? null,
     noindex: !a.indexable,
+    feature_approval: renderFeatureApproval(a),
     // Resolved when the profile was written (accounts.emojis): no query here.
     emojis: noFiles ? [] : renderEmojis(cfg, a.emojis),
     roles: role?.highlighted ? [{ id: role.id, name: role.name, color: role.color }] : [],

@@ -23,6 +23,8 @@ export interface MastodonReportFields {
 /** Report as its reporter and an admin.report notification see it. */
 export interface MastodonReport extends MastodonReportFields {
   status_ids: string[] | null;
+  /** Mastodon 4.6: the reported account's collections the report names. */
+  collection_ids: string[] | null;
   rule_ids: string[] | null;
   target_account: MastodonAccount | null;
 }
@@ -41,5 +43,5 @@ export function reportFields(r: ReportRow): MastodonReportFields {
 
 /** Report as POST /api/v1/reports answers its reporter: the ids as filed (none is an empty list, not null). */
 export function renderFiledReport(cfg: Config, r: ReportRow, target: AccountRow): MastodonReport {
-  return { ...reportFields(r), status_ids: r.statusIds, rule_ids: r.ruleIds, target_account: renderAccount(cfg, target) };
+  return { ...reportFields(r), status_ids: r.statusIds, collection_ids: r.collectionIds, rule_ids: r.ruleIds, target_account: renderAccount(cfg, target) };
 }

@@ -10,6 +10,7 @@ import { relatedOfRows } from "../../queries/notifications/notifications";
 import { renderAccount, type MastodonAccount } from "../accounts/account";
 import { isStatusNotificationType, renderReport, type StatusNotificationType } from "./notification";
 import type { MastodonReport } from "../accounts/report";
+import { type MastodonCollection, notificationCollections } from "../accounts/collection";
 import { renderStatuses, type MastodonStatus } from "../statuses/status";
 import { isoTime } from "../urls";
 
@@ -34,7 +35,8 @@ interface NotificationGroupFields<T extends NotificationType> {
 export type MastodonNotificationGroup =
   | (NotificationGroupFields<StatusNotificationType> & { status_id: string })
   | (NotificationGroupFields<"admin.report"> & { report: MastodonReport })
-  | NotificationGroupFields<Exclude<NotificationType, StatusNotificationType | "admin.report">>;
+  | (NotificationGroupFields<"added_to_collection" | "collection_update"> & { collection: MastodonCollection })
+  | NotificationGroupFields<Exclude<NotificationType, StatusNotificationType | "admin.report" | "added_to_collection" | "collection_update">>;
 
 /** GroupedNotificationsResults (GET /api/v2/notifications). */
 export interface MastodonGroupedNotifications {
@@ -60,6 +62,7 @@ export async function renderGroupedNotifications(
   const statusIds = [...new Set(page.rows.map((r) => r.n.statusId).filter((x): x is string => !!x))];
   const rendered = statusIds.length ? await renderStatuses(db, cfg, statusIds, viewerId, "notifications", relatedOfRows(page.rows)) : [];
   const statusById = new Map(rendered.map((s) => [s.id, s]));
+  const collections = await notificationCollections(db, cfg, page.rows, viewerId);
 
   const groups: MastodonNotificationGroup[] = [];
   const statuses = new Map<string, MastodonStatus>();
@@ -100,6 +103,10 @@ export async function renderGroupedNotifications(
     } else if (type === "admin.report") {
       if (!report) continue;
       groups.push({ ...fields(type), report: renderReport(cfg, report, reportTarget) });
+    } else if (type === "added_to_collection" || type === "collection_update") {
+      const c = n.collectionId ? collections.get(n.collectionId) : undefined;
+      if (!c) continue;
+      groups.push({ ...fields(type), collection: c });
     } else groups.push(fields(type));
     // Mastodon's GroupedNotificationsPresenter: with partial_avatars only each group's most recent account is
     // rendered in full; the others come as partial accounts.

@@ -8,6 +8,7 @@ import { renderAccount, type MastodonAccount } from "../accounts/account";
 import { reportFields, type MastodonReport } from "../accounts/report";
 import { renderStatuses, type MastodonStatus } from "../statuses/status";
 import { isoTime } from "../urls";
+import { type MastodonCollection, notificationCollections } from "../accounts/collection";
 import { accountsByIds } from "../../queries/accounts/accounts";
 import type { NotificationType } from "../../db/schema/index";
 
@@ -33,12 +34,14 @@ export type MastodonNotification =
   | (NotificationFields<StatusNotificationType> & { status: MastodonStatus })
   | (NotificationFields<"admin.report"> & { report: MastodonReport })
   | (NotificationFields<"move"> & { target: MastodonAccount })
-  | NotificationFields<Exclude<NotificationType, StatusNotificationType | "admin.report" | "move">>;
+  | (NotificationFields<"added_to_collection" | "collection_update"> & { collection: MastodonCollection })
+  | NotificationFields<Exclude<NotificationType, StatusNotificationType | "admin.report" | "move" | "added_to_collection" | "collection_update">>;
 
 export function renderReport(cfg: Config, r: NonNullable<NotificationWithRefs["report"]>, target: NotificationWithRefs["reportTarget"]): MastodonReport {
   return {
     ...reportFields(r),
     status_ids: r.statusIds.length ? r.statusIds : null,
+    collection_ids: r.collectionIds.length ? r.collectionIds : null,
     rule_ids: r.ruleIds.length ? r.ruleIds : null,
     target_account: target ? renderAccount(cfg, target) : null,
   };
@@ -51,9 +54,15 @@ export async function renderNotifications(db: DB, cfg: Config, rows: Notificatio
   // `move` (an account the recipient follows moved): its new account as `target` (Pleroma's shape), one query.
   const movedIds = [...new Set(rows.flatMap((r) => (r.n.type === "move" && r.from.movedToAccountId ? [r.from.movedToAccountId] : [])))];
   const moved = new Map((await accountsByIds(db, movedIds)).map((a) => [a.id, a]));
+  const collections = await notificationCollections(db, cfg, rows, viewerId);
   const out: MastodonNotification[] = [];
   for (const { n, from, report, reportTarget } of rows) {
-    const item: NotificationFields<NotificationType> & { status?: MastodonStatus; target?: MastodonAccount; report?: MastodonReport } = {
+    const item: NotificationFields<NotificationType> & {
+      status?: MastodonStatus;
+      target?: MastodonAccount;
+      report?: MastodonReport;
+      collection?: MastodonCollection;
+    } = {
       id: n.id,
       type: n.type,
       created_at: isoTime(n.createdAt),
@@ -73,6 +82,11 @@ export async function renderNotifications(db: DB, cfg: Config, rows: Notificatio
     if (n.type === "admin.report") {
       if (!report) continue;
       item.report = renderReport(cfg, report, reportTarget);
+    }
+    if (n.type === "added_to_collection" || n.type === "collection_update") {
+      const c = n.collectionId ? collections.get(n.collectionId) : undefined;
+      if (!c) continue;
+      item.collection = c;
     }
     // Notifications are written so: a status exactly for the types about one, a report for admin.report, a move's target.
     out.push(item as MastodonNotification);

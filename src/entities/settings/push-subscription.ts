@@ -5,9 +5,12 @@ import { NOTIFICATION_TYPES, type PushPolicy, type webPushSubscriptions } from "
 
 export type SubscriptionRow = typeof webPushSubscriptions.$inferSelect;
 
+/** Types with no alert in Mastodon's subscription: never pushed. */
+const NO_ALERT = ["quote", "quoted_update", "move", "added_to_collection", "collection_update"] as const;
+
 /** The keys of `alerts` (Mastodon's alerts, flat: `admin.sign_up`, `admin.report`): every type but those never pushed. */
 export const ALERT_TYPES = NOTIFICATION_TYPES.filter(
-  (t): t is Exclude<(typeof NOTIFICATION_TYPES)[number], "quote" | "quoted_update" | "move"> => t !== "quote" && t !== "quoted_update" && t !== "move",
+  (t): t is Exclude<(typeof NOTIFICATION_TYPES)[number], (typeof NO_ALERT)[number]> => !(NO_ALERT as readonly string[]).includes(t),
 );
 
 export type AlertType = (typeof ALERT_TYPES)[number];

@@ -7,6 +7,8 @@
 // and quoted statuses come from the page's query when it read them (`related`: home, lists, public, tags, account
 // statuses, notifications), else from the ids in SQL. The same batch loads the viewer's active content filters; they
 // are compiled once and matched in memory (`filtered`).
+import { type MastodonCollection, renderCollectionRow } from "../accounts/collection";
+import { collectionsLinked, type LinkedCollections } from "../../queries/accounts/collections";
 import { type Column, getTableColumns, sql, type SQL, type Table } from "drizzle-orm";
 import { lazy } from "../../lib/limits/lazy";
 import type { DB, Statement } from "../../db/client";
@@ -84,6 +86,8 @@ export interface MastodonStatus {
   /** The quoted status in full; inside a quote, a ShallowQuote (Mastodon's ShallowStatusSerializer). */
   quote: MastodonQuote<MastodonStatus> | MastodonShallowQuote | null;
   quote_approval: MastodonQuoteApproval;
+  /** Mastodon 4.6: the collections the status links to, as far as this server knows them. */
+  tagged_collections: MastodonCollection[];
   /** The source text: only in the answer to a delete (renderDeletedStatus), for a redraft. */
   text?: string;
   favourited?: boolean;
@@ -122,6 +126,8 @@ export interface StatusBundle {
   filters: CompiledFilter[] | null;
   /** The rows of the caller's own statement run in the bundle's batch (loadStatusBundle's `own`), if any. */
   extra?: unknown[];
+  /** The collections the statuses' links name (Status `tagged_collections`), when some link looks like one. */
+  collections?: LinkedCollections;
   viewer: {
     id: string | null;
     favourited: Set<string>;
@@ -445,7 +451,38 @@ export async function loadStatusBundle(db: DB, ids: string[], viewerId: string |
     bundle.filters = compileFilters(res[rowsQ.length] as Parameters<typeof compileFilters>[0]);
     for (const d of res[rowsQ.length + 1] as { domain: string }[]) vw.blockedDomains.add(d.domain);
   }
+  // Links that may name collections: one more round trip, only for a page that has some.
+  const links = [...new Set([...bundle.statuses.values()].flatMap((st) => collectionLinks(st.content)))].slice(0, MAX_PAGE_COLLECTION_LINKS);
+  if (links.length) bundle.collections = await collectionsLinked(db, links, viewerId);
   return bundle;
+}
+
+/** Links looked up as collections for one page of statuses at most. */
+const MAX_PAGE_COLLECTION_LINKS = 40;
+
+/** The links of a status's HTML whose path names a collection (`…/collections/…`), as Mastodon matches them: exactly. */
+export function collectionLinks(content: string): string[] {
+  if (!content.includes("/collections/")) return [];
+  const out: string[] = [];
+  for (const m of content.matchAll(/href="([^"]*\/collections\/[^"]*)"/g)) {
+    const url = m[1]!.replaceAll("&amp;", "&");
+    if (!out.includes(url)) out.push(url);
+    if (out.length >= 10) break;
+  }
+  return out;
+}
+
+/** Status `tagged_collections`: the collections its links name, known here (Mastodon 4.6). */
+function taggedCollections(cfg: Config, b: StatusBundle, s: StatusRow): MastodonCollection[] {
+  const linked = b.collections;
+  if (!linked?.rows.length) return [];
+  const out: MastodonCollection[] = [];
+  for (const url of collectionLinks(s.content)) {
+    const c = linked.rows.find((r) => r.url === url || r.uri === url);
+    if (c && !out.some((x) => x.id === c.id))
+      out.push(renderCollectionRow(cfg, c, linked.items.get(c.id) ?? [], c.tagId ? linked.tagNames.get(c.tagId) : undefined));
+  }
+  return out;
 }
 
 /** Where a status is shown, for content filters. */
@@ -595,6 +632,7 @@ function renderOne(
     quote: s.reblogOfId ? null : quoteOf(cfg, b, s, view, inQuote),
     // A boost answers for the boosted status (Mastodon's `object.proper`).
     quote_approval: quoteApprovalOf(b, (s.reblogOfId && b.statuses.get(s.reblogOfId)) || s),
+    tagged_collections: taggedCollections(cfg, b, s),
   };
   // Set where Mastodon puts it, left out when absent (not `null`).
   if (out.application === undefined) delete out.application;

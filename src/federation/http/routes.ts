@@ -5,7 +5,9 @@ import { routeGroup } from "../../route-group";
 import type { Context, Next } from "hono";
 import type { AppEnv } from "../../context";
 import { loadStatusBundle } from "../../entities/statuses/status";
-import { accountUri, statusUri } from "../../entities/urls";
+import { accountUri, collectionUri, featuredCollectionsUri, statusUri } from "../../entities/urls";
+import { collectionDocParts, grantedFeature, ownCollectionIds } from "../../queries/accounts/collections";
+import { featureAuthorizationDoc, featuredCollectionDoc, featuredCollectionObject, featuredItemObject } from "../outbound/collection-doc";
 import { errorResponse } from "../../lib/http/errors";
 import { parseId } from "../../lib/text/ids";
 import { createActivity, quoteAuthorizationDoc } from "../outbound/activities";
@@ -14,7 +16,7 @@ import { ensureActorKeys } from "../signing/actor-keys";
 import { renderActor } from "../outbound/actor-doc";
 import { movedToUri } from "../../services/accounts/account-migration";
 import { featuredTagNames, followCollectionPage, localActor, localStatus, pinnedStatusIds, publicStatusIds } from "./collections";
-import { AP_CONTENT_TYPE, AS, wantsActivityJson } from "../outbound/context";
+import { AP_CONTENT_TYPE, AS, COLLECTION_CONTEXT, wantsActivityJson } from "../outbound/context";
 import { enforceRateLimitCountedHere } from "../../http/rate-limit";
 import { AcceptWithoutProcessing, INBOX_HOST_FREE, INBOX_HOST_LIMIT, verifyInboxRequest } from "../inbox/inbox-verify";
 import { instanceActorAccount } from "../outbound/instance-actor";
@@ -198,6 +200,46 @@ for (const which of ["followers", "following"] as const) {
     return ap(c, doc);
   });
 }
+
+// Collections (FEP-7aa9): the account's collections, each collection, its items, and a local account's consents.
+ownerGet("/featured_collections", async (c, account) => {
+  const db = c.get("db");
+  const cfg = c.get("config");
+  const parts = await Promise.all((await ownCollectionIds(db, account.id)).map((id) => collectionDocParts(db, id)));
+  const items = parts.flatMap((p) => (p ? [featuredCollectionObject(cfg, p)] : []));
+  return ap(c, { "@context": COLLECTION_CONTEXT, id: featuredCollectionsUri(account.uri), type: "Collection", totalItems: items.length, items });
+});
+
+ownerGet("/feature_authorizations/:id", async (c, account) => {
+  const id = parseId(c.req.param("id"));
+  const granted = id ? await grantedFeature(c.get("db"), account.id, id) : null;
+  if (!id || !granted) return apNotFound(c);
+  return ap(c, featureAuthorizationDoc(account.uri, id, granted.collectionUri ?? collectionUri(c.get("config"), granted.collectionId)));
+});
+
+/** A local collection whose owner is served, or the answer that replaces it. */
+async function localCollection(c: Context<AppEnv>) {
+  const id = parseId(c.req.param("id"));
+  const p = id ? await collectionDocParts(c.get("db"), id) : null;
+  if (!p?.owner.local || p.collection.uri) return { refusal: apNotFound(c) };
+  if (p.owner.suspended) return { refusal: apSuspended(c) };
+  return { parts: p };
+}
+
+r.get("/collections/:id", async (c: Context<AppEnv>, next: Next) => {
+  // A browser gets the collection's page (src/web/routes.tsx collectionPage).
+  if (!wantsActivityJson(c.req.header("accept"))) return next();
+  const found = await localCollection(c);
+  return "refusal" in found ? found.refusal : ap(c, featuredCollectionDoc(c.get("config"), found.parts));
+});
+
+r.get("/collections/:id/items/:item", async (c) => {
+  const found = await localCollection(c);
+  if ("refusal" in found) return found.refusal;
+  const item = found.parts.items.find((i) => i.id === parseId(c.req.param("item")));
+  if (!item) return apNotFound(c);
+  return ap(c, { "@context": COLLECTION_CONTEXT, ...featuredItemObject(c.get("config"), found.parts.collection.id, item) });
+});
 
 ownerGet("/collections/featured", async (c, account) => {
   const db = c.get("db");

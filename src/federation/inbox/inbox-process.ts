@@ -4,6 +4,15 @@
 // another inbox changes nothing twice (C3, C17). Content we refuse is logged and dropped (the sender already has its
 // 202); D1 or queue failures throw, so the runner retries the item (src/effects/retry.ts), its one retry owner from then
 // on: a failed item is moved out of the 5-minute sweep's window (markRetried).
+import {
+  answersFeatureRequest,
+  concernsCollections,
+  handleCollectionAddRemove,
+  handleCollectionDelete,
+  handleCollectionUpdate,
+  handleFeatureAnswer,
+  handleFeatureRequest,
+} from "./handlers/feature";
 import { eq, sql } from "drizzle-orm";
 import { type DB, runBatch, type Statement } from "../../db/client";
 import { frozenSelect, frozenSql } from "../../db/frozen";
@@ -50,6 +59,7 @@ const STATE_CHANGES = new Set(["Follow", "Accept", "Reject", "Undo", "Block", "L
 async function dispatchAnswer(ctx: InboxContext, accepted: boolean): Promise<void> {
   if (isRelayFollowUri(ctx.cfg, ctx.activity.objectId)) return handleRelayAnswer(ctx, accepted);
   if (await answersQuoteRequest(ctx)) return handleQuoteAnswer(ctx, accepted);
+  if (await answersFeatureRequest(ctx)) return handleFeatureAnswer(ctx, accepted);
   return accepted ? handleAccept(ctx) : handleReject(ctx);
 }
 
@@ -63,17 +73,24 @@ async function dispatch(ctx: InboxContext): Promise<void> {
       if (objType && ACTOR_TYPES.has(objType)) return handleUpdateActor(ctx);
       if (objType && OBJECT_TYPES.has(objType)) return handleUpdateNote(ctx);
       if (!objType && activity.objectId === ctx.signer.uri) return handleUpdateActor(ctx);
+      if (objType === "FeaturedCollection") return handleCollectionUpdate(ctx);
       throw new DropActivity(`update of ${objType ?? "an unknown object"}`);
     case "Delete": {
       if (activity.objectId && activity.objectId === ctx.signer.uri) return handleDeleteActor(ctx);
       // A QuoteAuthorization withdrawn (Mastodon tries a status first unless the type says which).
       if (objType === "QuoteAuthorization") return handleDeleteAuthorization(ctx, await revokedQuote(ctx));
+      // A FeatureAuthorization withdrawn, or a collection deleted (a status is tried first when the type is not given).
+      if (objType === "FeatureAuthorization" || objType === "FeaturedCollection") {
+        if (await handleCollectionDelete(ctx)) return;
+        throw new DropActivity("delete of an unknown collection");
+      }
       if (!objType || !OBJECT_TYPES.has(objType)) {
         // The quote authorization it may withdraw and the status it may delete: one batch.
         const q = revokedQuoteStatement(ctx);
         if (q && activity.objectId) {
           const [revoked, status] = await ctx.db.batch([q, statusRowByUri(ctx.db, activity.objectId)]);
           if (revoked[0]) return handleDeleteAuthorization(ctx, revoked[0]);
+          if (!status[0] && (await handleCollectionDelete(ctx))) return;
           return handleDeleteNote(ctx, status[0] ?? null);
         }
       }
@@ -86,6 +103,8 @@ async function dispatch(ctx: InboxContext): Promise<void> {
       return dispatchAnswer(ctx, activity.type === "Accept");
     case "QuoteRequest":
       return handleQuoteRequest(ctx);
+    case "FeatureRequest":
+      return handleFeatureRequest(ctx);
     case "Undo":
       return handleUndo(ctx);
     case "Announce":
@@ -96,9 +115,9 @@ async function dispatch(ctx: InboxContext): Promise<void> {
     case "Block":
       return handleBlock(ctx);
     case "Add":
-      return handleFeatured(ctx, true);
     case "Remove":
-      return handleFeatured(ctx, false);
+      if (concernsCollections(ctx)) return handleCollectionAddRemove(ctx, activity.type === "Add");
+      return handleFeatured(ctx, activity.type === "Add");
     case "Flag":
       return handleFlag(ctx);
     case "Move":

@@ -2,7 +2,7 @@
 import type { Config } from "../../env";
 import { absoluteProfileLinks, escapeHtml, profileHashtags, profileLinks, renderPlainText } from "../../lib/text/text";
 import type { AccountRow } from "../../db/schema/index";
-import { DEFAULT_AVATAR, DEFAULT_HEADER, mediaUrl, tagUrl } from "../../entities/urls";
+import { DEFAULT_AVATAR, DEFAULT_HEADER, featuredCollectionsUri, mediaUrl, tagUrl } from "../../entities/urls";
 import { ACTOR_CONTEXT } from "./context";
 import { emojiTags } from "./emoji-tags";
 
@@ -34,6 +34,12 @@ export function renderActor(cfg: Config, a: AccountRow, publicKeyPem: string, mo
     outbox: a.outboxUrl,
     featured: a.featuredUrl,
     featuredTags: a.featuredTagsUrl,
+    featuredCollections: featuredCollectionsUri(a.uri),
+    // Who may feature the account in a collection (Mastodon's ActorSerializer#interaction_policy): the actor alone when
+    // it is not discoverable, its followers when it is locked, anybody otherwise.
+    interactionPolicy: {
+      canFeature: { automaticApproval: [!a.discoverable ? a.uri : a.locked ? a.followersUrl : "https://www.w3.org/ns/activitystreams#Public"] },
+    },
     preferredUsername: a.username,
     name: escapeHtml(a.displayName),
     summary: absoluteProfileLinks(a.note, cfg.origin),
@@ -71,6 +77,7 @@ export function renderActor(cfg: Config, a: AccountRow, publicKeyPem: string, mo
       discoverable: false,
       indexable: false,
       manuallyApprovesFollowers: true,
+      interactionPolicy: { canFeature: { automaticApproval: [a.uri] } },
     });
   }
   return doc;

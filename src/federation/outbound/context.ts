@@ -20,6 +20,13 @@ export const ACTOR_CONTEXT = [
     PropertyValue: "schema:PropertyValue",
     value: "schema:value",
     Emoji: "toot:Emoji",
+    // FEP-7aa9 (Mastodon 4.6's collections): the actor's collections of accounts, and who may feature it.
+    featuredCollections: { "@id": "https://w3id.org/fep/7aa9#featuredCollections", "@type": "@id" },
+    gts: "https://gotosocial.org/ns#",
+    interactionPolicy: { "@id": "gts:interactionPolicy", "@type": "@id" },
+    canFeature: { "@id": "https://w3id.org/fep/7aa9#canFeature", "@type": "@id" },
+    automaticApproval: { "@id": "gts:automaticApproval", "@type": "@id" },
+    manualApproval: { "@id": "gts:manualApproval", "@type": "@id" },
   },
 ];
 
@@ -55,6 +62,28 @@ export const QUOTE_CONTEXT = [
   {
     QuoteRequest: "https://w3id.org/fep/044f#QuoteRequest",
     QuoteAuthorization: "https://w3id.org/fep/044f#QuoteAuthorization",
+    gts: "https://gotosocial.org/ns#",
+    interactingObject: { "@id": "gts:interactingObject", "@type": "@id" },
+    interactionTarget: { "@id": "gts:interactionTarget", "@type": "@id" },
+  },
+];
+
+/** FeaturedCollection, FeaturedItem, FeatureRequest, FeatureAuthorization (FEP-7aa9, Mastodon 4.6's context extensions). */
+export const COLLECTION_CONTEXT = [
+  AS,
+  {
+    toot: "http://joinmastodon.org/ns#",
+    discoverable: "toot:discoverable",
+    sensitive: "as:sensitive",
+    Hashtag: "as:Hashtag",
+    FeaturedCollection: "https://w3id.org/fep/7aa9#FeaturedCollection",
+    FeaturedItem: "https://w3id.org/fep/7aa9#FeaturedItem",
+    FeatureRequest: "https://w3id.org/fep/7aa9#FeatureRequest",
+    FeatureAuthorization: "https://w3id.org/fep/7aa9#FeatureAuthorization",
+    topic: { "@id": "https://w3id.org/fep/7aa9#topic", "@type": "@id" },
+    featuredObject: { "@id": "https://w3id.org/fep/7aa9#featuredObject", "@type": "@id" },
+    featuredObjectType: { "@id": "https://w3id.org/fep/7aa9#featuredObjectType", "@type": "@vocab" },
+    featureAuthorization: { "@id": "https://w3id.org/fep/7aa9#featureAuthorization", "@type": "@id" },
     gts: "https://gotosocial.org/ns#",
     interactingObject: { "@id": "gts:interactingObject", "@type": "@id" },
     interactionTarget: { "@id": "gts:interactionTarget", "@type": "@id" },

@@ -5,7 +5,7 @@
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { idList, runBatch } from "../../db/client";
-import { accounts, favourites, polls, pollVotes, reports, statuses } from "../../db/schema/index";
+import { accounts, collections, favourites, polls, pollVotes, reports, statuses } from "../../db/schema/index";
 import { loadStatusBundle, type StatusRow } from "../../entities/statuses/status";
 import type { Env } from "../../env";
 import { readConfig } from "../../env";
@@ -36,6 +36,7 @@ import { pollAudienceInboxes, voteActivity } from "../remote/poll-votes";
 import { type Effects, newActivityUri } from "../../effects/collector";
 import { instanceActorAccount } from "./instance-actor";
 import { runQuoteFederate } from "./quote-outbound";
+import { runCollectionFederate } from "./collections-outbound";
 import { relayInboxes, relayInboxesStatement, runRelayFederate } from "./relays";
 import { audience, renderNote } from "./note-doc";
 import { accountsById, isLocal, isRemote, type Run, send, toAccount } from "./outbound-send";
@@ -228,6 +229,16 @@ async function flag(r: Run, reportId: string) {
           .where(inArray(statuses.id, idList(report.statusIds)))
       ).map((x) => x.uri)
     : [];
+  // The reported account's collections it names, by their ids on its server, listed as the statuses are.
+  const collectionUris = report.collectionIds.length
+    ? (
+        await r.db
+          .select({ uri: collections.uri })
+          .from(collections)
+          .where(inArray(collections.id, idList(report.collectionIds)))
+      ).flatMap((x) => (x.uri ? [x.uri] : []))
+    : [];
+  uris.push(...collectionUris);
   const id = report.uri ?? newActivityUri(r.cfg.origin);
   if (!report.uri) await r.db.update(reports).set({ uri: id }).where(eq(reports.id, report.id));
   // Signed by the instance actor, so the other server never learns who reported (Mastodon does the same).
@@ -346,6 +357,14 @@ const HANDLERS: { [K in FederateKind]: (r: Run, a: ActionOf[K], fx: Effects) => 
   accept_quote_request: runQuoteFederate,
   reject_quote_request: runQuoteFederate,
   revoke_quote: runQuoteFederate,
+  collection_add: runCollectionFederate,
+  collection_update: runCollectionFederate,
+  collection_remove: runCollectionFederate,
+  collection_item_add: runCollectionFederate,
+  collection_item_remove: runCollectionFederate,
+  feature_request: runCollectionFederate,
+  feature_answer: runCollectionFederate,
+  feature_revoke: runCollectionFederate,
   relay_follow: runRelayFederate,
   relay_undo: runRelayFederate,
 };

@@ -27,7 +27,8 @@ export const FEATURED_REFRESH_MS = 6 * 3600_000;
 /** Items read from a featured collection: Mastodon's limit on pins. */
 export const MAX_FEATURED_ITEMS = 5;
 
-const wantsFeatured = (a: AccountRow) => !!a.domain && !!a.featuredUrl && !a.suspendedAt;
+/** A remote account with pins or collections (FEP-7aa9's featuredCollections, read by the same job) to fetch. */
+const wantsFeatured = (a: AccountRow) => !!a.domain && (!!a.featuredUrl || !!a.featuredCollectionsUrl) && !a.suspendedAt;
 
 /**
  * Marks a remote account's featured collection as being fetched now, unless it was within FEATURED_REFRESH_MS;
@@ -79,8 +80,8 @@ async function itemStatus(r: Resolution, account: AccountRow, item: unknown): Pr
 export async function fetchFeaturedCollection(db: DB, env: Env, accountId: string, origin: string, fx: Effects): Promise<string[] | null> {
   const [account] = await accountRows(db, { where: eq(accounts.id, accountId), limit: 1 });
   const cfg = readConfig(env, origin);
-  if (!account || !wantsFeatured(account) || (await isDomainSuspended(db, account.domain!, cfg))) return null;
-  const url = account.featuredUrl!;
+  if (!account?.featuredUrl || !wantsFeatured(account) || (await isDomainSuspended(db, account.domain!, cfg))) return null;
+  const url = account.featuredUrl;
   if (!sameHost(url, account.uri)) return null;
   const opts = await signedFetchOptions(db, cfg);
   const r = newResolution(db, cfg, fx);

@@ -163,6 +163,9 @@ export const ActorSchema = lazy(() =>
     following: z.string().nullable(),
     featured: z.string().nullable(),
     featuredTags: z.string().nullable(),
+    /** FEP-7aa9: the actor's collections of accounts, and who may feature it (interactionPolicy.canFeature). */
+    featuredCollections: z.string().nullable(),
+    canFeature: z.object({ automatic: z.array(z.string()), manual: z.array(z.string()) }).nullable(),
     publicKey: z.object({ id: z.string(), owner: z.string(), publicKeyPem: z.string().max(10_000) }).nullable(),
     icon: z.string().nullable(),
     image: z.string().nullable(),
@@ -198,6 +201,8 @@ export function normalizeActor(doc: Json): NormalizedActor | null {
     following: httpUrl(iri(o.following)),
     featured: httpUrl(iri(o.featured)),
     featuredTags: httpUrl(iri(o.featuredTags)),
+    featuredCollections: httpUrl(iri(o.featuredCollections)),
+    canFeature: policyOf(o, "canFeature"),
     publicKey:
       pk && typeof pk === "object" && typeof pk.publicKeyPem === "string"
         ? { id: iri(pk.id) ?? "", owner: iri(pk.owner) ?? "", publicKeyPem: cap(pk.publicKeyPem, 10_000)! }
@@ -265,8 +270,9 @@ function quoteOf(o: Record<string, unknown>) {
   return { uri, legacy: o.quote === undefined, deleted, authorization: httpUrl(iri(o.quoteAuthorization)) };
 }
 
-function canQuoteOf(o: Record<string, unknown>) {
-  const policy = field(field(o, "interactionPolicy"), "canQuote");
+/** interactionPolicy.canQuote (a Note's) or canFeature (an actor's): the URIs approved automatically and manually; null when absent. */
+function policyOf(o: Record<string, unknown>, which: "canQuote" | "canFeature") {
+  const policy = field(field(o, "interactionPolicy"), which);
   if (!policy || typeof policy !== "object") return null;
   const list = (v: unknown) =>
     asArray(v, 20)
@@ -393,7 +399,7 @@ export function normalizeNote(doc: Json): NormalizedNote | null {
         }
       : null,
     quote: quoteOf(o),
-    canQuote: canQuoteOf(o),
+    canQuote: policyOf(o, "canQuote"),
   };
   const r = NoteSchema().safeParse(candidate);
   return r.success ? r.data : null;

@@ -1,6 +1,7 @@
 // Finding and refreshing remote accounts: by actor URI, by WebFinger handle, by key id. A fetched actor is trusted
 // only at its own id (C10): the document's id must be the URL asked for (or, after a redirect, be re-fetched by its
 // id), on the same host. Domain blocks with severity suspend refuse the fetch altogether.
+import { featurePolicyFromActor } from "../../policy/feature";
 import { type Column, eq, sql, type SQL } from "drizzle-orm";
 import { type DB, runBatch } from "../../db/client";
 import { frozenSql } from "../../db/frozen";
@@ -163,6 +164,8 @@ export async function upsertRemoteAccount(db: DB, actor: NormalizedActor, knownB
     followingUrl: actor.following,
     featuredUrl: actor.featured,
     featuredTagsUrl: actor.featuredTags,
+    featuredCollectionsUrl: actor.featuredCollections,
+    featurePolicy: featurePolicyFromActor(actor.canFeature, actor),
     publicKeyPem: actor.publicKey?.publicKeyPem ?? null,
     publicKeyId: actor.publicKey?.id ?? null,
     // Account migration (0027): the actor's other accounts, and where it moved (when that account is known here).

@@ -23,6 +23,8 @@ export interface NewNotification {
   type: NotificationType;
   statusId?: string | null;
   reportId?: string | null;
+  /** The collection it is about (added_to_collection, collection_update). */
+  collectionId?: string | null;
   /** The row that caused it (favourite id, follow id, status id ...). */
   activityId: string;
 }
@@ -149,6 +151,7 @@ function notificationStatement(db: DB, id: string, n: NewNotification, now: numb
       type: n.type,
       st: n.statusId ? padId(n.statusId) : null,
       rep: n.reportId ? padId(n.reportId) : null,
+      col: n.collectionId ? padId(n.collectionId) : null,
       act: padId(n.activityId),
       now,
       lowest: gk?.lowest ?? null,
@@ -169,7 +172,7 @@ function notificationInsertSql(n: NewNotification, grouped: boolean): SQL {
     : sql`NULL`;
   // Parameters are bound once (k) and read by name: the conditions use them many times (D1: 100 bound values).
   const params = sql`SELECT ${p("id")} AS id, ${p("r")} AS r, ${p("f")} AS f, ${p("type")} AS type,
-    ${p("st")} AS st, ${p("rep")} AS rep, ${p("act")} AS act, ${p("now")} AS now`;
+    ${p("st")} AS st, ${p("rep")} AS rep, ${p("col")} AS col, ${p("act")} AS act, ${p("now")} AS now`;
   const facts = sql`SELECT k.*,
     EXISTS (SELECT 1 FROM notification_permissions pm WHERE pm.account_id = k.r AND pm.from_account_id = k.f) AS permitted,
     NOT EXISTS (SELECT 1 FROM follows fw WHERE fw.account_id = k.r AND fw.target_account_id = k.f) AS not_following,
@@ -180,8 +183,8 @@ function notificationInsertSql(n: NewNotification, grouped: boolean): SQL {
     ${n.type === "mention" ? fromStaffSql() : sql`0`} AS from_staff
     FROM (${params}) k`;
   const verdict = sql`SELECT c.*, ${verdictSql(n)} AS verdict FROM (${facts}) c`;
-  return sql`INSERT OR IGNORE INTO notifications (id, account_id, from_account_id, type, status_id, report_id, activity_id, created_at, filtered, group_key)
-    SELECT c.id, c.r, c.f, c.type, c.st, c.rep, c.act, c.now, c.verdict, ${groupKey}
+  return sql`INSERT OR IGNORE INTO notifications (id, account_id, from_account_id, type, status_id, report_id, collection_id, activity_id, created_at, filtered, group_key)
+    SELECT c.id, c.r, c.f, c.type, c.st, c.rep, c.col, c.act, c.now, c.verdict, ${groupKey}
     FROM (${verdict}) c
     WHERE c.verdict < 2 AND c.r <> c.f
       AND EXISTS (SELECT 1 FROM users WHERE users.account_id = c.r)

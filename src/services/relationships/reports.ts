@@ -1,9 +1,10 @@
 // Reports by users (POST /api/v1/reports). The report and the staff notifications are written in one batch.
-// Reported statuses must be ones the reporter can see (else 404, security B15) and belong to the reported account.
+// Reported statuses must be ones the reporter can see (else 404, security B15) and belong to the reported account;
+// reported collections (Mastodon 4.6) must exist and belong to it too.
 import { and, eq, inArray, isNotNull, sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { idList } from "../../db/client";
-import { accounts, reports, rules, statuses, userRoles, users } from "../../db/schema";
+import { accounts, collections, reports, rules, statuses, userRoles, users } from "../../db/schema";
 import { notFound, validationFailed } from "../../lib/http/errors";
 import { snowflake } from "../../lib/text/ids";
 import { hasPermission } from "../../lib/security/permissions";
@@ -23,6 +24,8 @@ export interface NewReport {
   targetAccountId: string;
   statusIds: string[];
   ruleIds: string[];
+  /** Collections of the reported account (Mastodon 4.6). */
+  collectionIds?: string[];
   comment: string;
   category?: ReportCategory;
   forward: boolean;
@@ -35,7 +38,8 @@ export async function createReport(db: DB, fx: Effects, reporterId: string, inpu
   if (input.targetAccountId === reporterId) throw validationFailed("You cannot report yourself");
   const statusIds = [...new Set(input.statusIds)];
   const ruleIds = [...new Set(input.ruleIds)];
-  const [target, seen, ruleRows, staff] = await db.batch([
+  const collectionIds = [...new Set(input.collectionIds ?? [])];
+  const [target, seen, ruleRows, staff, named] = await db.batch([
     accountRows(db, { where: eq(accounts.id, input.targetAccountId), limit: 1 }),
     db
       .select({ id: statuses.id, accountId: statuses.accountId })
@@ -50,10 +54,16 @@ export async function createReport(db: DB, fx: Effects, reporterId: string, inpu
       .from(users)
       .innerJoin(userRoles, eq(userRoles.id, users.roleId))
       .where(and(isNotNull(users.roleId), eq(users.disabled, false), sql`${userRoles.permissions} <> 0`)),
+    db
+      .select({ id: collections.id, accountId: collections.accountId })
+      .from(collections)
+      .where(inArray(collections.id, idList(collectionIds))),
   ]);
   if (!target[0]) throw notFound();
   if (seen.length !== statusIds.length) throw notFound();
   if (seen.some((s) => s.accountId !== input.targetAccountId)) throw validationFailed("Statuses must belong to the reported account");
+  if (named.length !== collectionIds.length) throw notFound();
+  if (named.some((c) => c.accountId !== input.targetAccountId)) throw validationFailed("Collections must belong to the reported account");
 
   // Rules only mean something for a violation; naming rules without a category implies one (Mastodon).
   const category: ReportCategory = input.category ?? (ruleIds.length ? "violation" : "other");
@@ -68,6 +78,7 @@ export async function createReport(db: DB, fx: Effects, reporterId: string, inpu
     targetAccountId: input.targetAccountId,
     statusIds,
     ruleIds: category === "violation" ? ruleIds : [],
+    collectionIds,
     comment: input.comment,
     category,
     forward: input.forward && !!target[0].domain,

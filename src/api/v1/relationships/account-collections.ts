@@ -2,6 +2,7 @@
 // account's collections (public; discoverable ones only unless it is the viewer's own, none when the owner blocks the
 // viewer) and the collections an account is featured in (the viewer's own account only). Offset-paged, 40 by default.
 import { routeGroup } from "../../../route-group";
+import { refreshFeaturedIfStale } from "../../../federation/remote/featured-collection";
 import { renderCollections } from "../../../entities/accounts/collection";
 import { forbidden, notFound } from "../../../lib/http/errors";
 import { readOffsetPage, setOffsetLinks } from "../../../lib/http/pagination";
@@ -19,6 +20,8 @@ r.get("/:id/collections", scopeIfToken("read:collections"), async (c) => {
   if (!account || account.suspendedAt) throw notFound();
   const page = await readOffsetPage(c, 40, 80);
   if (await ownerBlocksViewer(db, account.id, viewer)) return c.json({ collections: [] });
+  // A remote account's collections are read from its server at most every few hours, by the job that reads its pins.
+  if (account.domain) await refreshFeaturedIfStale(db, c.get("fx"), account);
   const rows = await accountCollections(db, account.id, viewer === account.id, page);
   setOffsetLinks(c, page, rows.length);
   return c.json({ collections: await renderCollections(db, c.get("config"), rows, viewer) });

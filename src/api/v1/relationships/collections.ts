@@ -10,15 +10,8 @@ import { parse, pathId, zArray, zBool, zId, zStr } from "../../../lib/http/param
 import { parseId } from "../../../lib/text/ids";
 import { me, requireUser, scopeIfToken, viewerAccountId } from "../../../oauth/guard";
 import { collectionById, ownerBlocksViewer } from "../../../queries/accounts/collections";
-import {
-  addCollectionItem,
-  type CollectionFields,
-  createCollection,
-  deleteCollection,
-  removeCollectionItem,
-  revokeCollectionItem,
-  updateCollection,
-} from "../../../services/relationships/collections";
+import { type CollectionFields, createCollection, deleteCollection, updateCollection } from "../../../services/relationships/collections";
+import { addCollectionItem, removeCollectionItem, revokeCollectionItem } from "../../../services/relationships/collection-items";
 
 const r = routeGroup();
 
@@ -46,7 +39,7 @@ r.post("/", requireUser("write:collections"), async (c) => {
   if (ids.some((x) => !x)) throw notFound();
   const db = c.get("db");
   const v = me(c);
-  const row = await createCollection(db, v.account.id, fieldsOf(p), ids as string[]);
+  const row = await createCollection(db, c.get("fx"), v.account.id, fieldsOf(p), ids as string[]);
   const [collection] = await renderCollections(db, c.get("config"), [row], v.account.id);
   return c.json({ collection });
 });
@@ -64,14 +57,14 @@ for (const method of ["patch", "put"] as const) {
     const p = await parse(c, fieldsBody());
     const db = c.get("db");
     const v = me(c);
-    const row = await updateCollection(db, v.account.id, pathId(c), fieldsOf(p));
+    const row = await updateCollection(db, c.get("fx"), v.account.id, pathId(c), fieldsOf(p));
     const [collection] = await renderCollections(db, c.get("config"), [row], v.account.id);
     return c.json({ collection });
   });
 }
 
 r.delete("/:id", requireUser("write:collections"), async (c) => {
-  await deleteCollection(c.get("db"), me(c).account.id, pathId(c));
+  await deleteCollection(c.get("db"), c.get("fx"), me(c).account.id, pathId(c));
   return c.json({});
 });
 
@@ -80,17 +73,17 @@ r.post("/:id/items", requireUser("write:collections"), async (c) => {
   if (!p.account_id) throw unprocessable("`account_id` parameter is missing");
   const accountId = parseId(p.account_id);
   if (!accountId) throw notFound();
-  const item = await addCollectionItem(c.get("db"), me(c).account.id, pathId(c), accountId);
+  const item = await addCollectionItem(c.get("db"), c.get("fx"), me(c).account.id, pathId(c), accountId);
   return c.json({ collection_item: renderCollectionItem(item) });
 });
 
 r.delete("/:id/items/:item_id", requireUser("write:collections"), async (c) => {
-  await removeCollectionItem(c.get("db"), me(c).account.id, pathId(c), pathId(c, "item_id"));
+  await removeCollectionItem(c.get("db"), c.get("fx"), me(c).account.id, pathId(c), pathId(c, "item_id"));
   return c.json({});
 });
 
 r.post("/:id/items/:item_id/revoke", requireUser("write:collections"), async (c) => {
-  await revokeCollectionItem(c.get("db"), me(c).account.id, pathId(c), pathId(c, "item_id"));
+  await revokeCollectionItem(c.get("db"), c.get("fx"), me(c).account.id, pathId(c), pathId(c, "item_id"));
   return c.json({});
 });
 

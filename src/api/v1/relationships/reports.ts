@@ -1,4 +1,4 @@
-// POST /api/v1/reports: the viewer reports an account (and some of its statuses, or rules it broke) to staff.
+// POST /api/v1/reports: the viewer reports an account (and some of its statuses and collections, or rules it broke) to staff.
 import { routeGroup } from "../../../route-group";
 import { lazy } from "../../../lib/limits/lazy";
 import { z } from "zod";
@@ -17,6 +17,7 @@ const body = lazy(() =>
     account_id: zId,
     status_ids: zArray(zId, 100),
     rule_ids: zArray(zId, 100),
+    collection_ids: zArray(zId, 100),
     comment: zStr(20_000).optional(),
     category: z.enum(REPORT_CATEGORIES).optional(),
     forward: zBool,
@@ -38,6 +39,7 @@ r.post("/", requireUser("write:reports"), rateLimited("reports"), async (c) => {
     targetAccountId: targetId,
     statusIds: ids(p.status_ids),
     ruleIds: ids(p.rule_ids),
+    collectionIds: ids(p.collection_ids),
     comment: p.comment ?? "",
     category: p.category,
     forward: p.forward ?? false,

@@ -15,6 +15,18 @@ export interface StoredEmoji {
   uri: string | null;
 }
 
+/**
+ * Who may feature an account in a collection without asking (automatic) or after its owner agrees (manual), as
+ * Mastodon's FeatureApproval names them: read from a remote actor's interactionPolicy.canFeature when it is stored
+ * (its Public collection → public, its followers → followers, its following → following, anything else →
+ * unsupported_policy).
+ */
+export type FeaturePolicyLabel = "public" | "followers" | "following" | "unsupported_policy";
+export interface FeaturePolicy {
+  automatic: FeaturePolicyLabel[];
+  manual: FeaturePolicyLabel[];
+}
+
 export interface ProfileField {
   name: string;
   value: string; // raw text for local accounts; sanitised HTML for remote ones
@@ -85,6 +97,10 @@ export const accounts = lazyTable(() =>
       fetchedAt: ms("fetched_at"),
       // Remote accounts: when the featured collection (pinned statuses) was last fetched or claimed for fetching.
       featuredFetchedAt: ms("featured_fetched_at"),
+      /** Remote accounts: their actor's interactionPolicy.canFeature (migrations/0056); null when it gives none. */
+      featurePolicy: json<FeaturePolicy | null>()("feature_policy"),
+      /** Remote accounts: their actor's `featuredCollections` (migrations/0056). */
+      featuredCollectionsUrl: text("featured_collections_url"),
     },
     (t) => [
       // accounts_username_domain (lower(username), coalesce(domain, '')) is an expression index: see migrations/0001.
@@ -188,7 +204,16 @@ export type AccountRow = typeof accounts.$inferSelect;
  * collections' URLs: about a third of a remote account's row). A status bundle leaves them out of the JSON it builds
  * for each author and mentioned account (src/entities/statuses/status.ts).
  */
-export const ACCOUNT_UNRENDERED = ["publicKeyPem", "publicKeyId", "noteSource", "outboxUrl", "followingUrl", "featuredUrl", "featuredTagsUrl"] as const;
+export const ACCOUNT_UNRENDERED = [
+  "publicKeyPem",
+  "publicKeyId",
+  "noteSource",
+  "outboxUrl",
+  "followingUrl",
+  "featuredUrl",
+  "featuredTagsUrl",
+  "featuredCollectionsUrl",
+] as const;
 /** An account row without those columns: what status bundles hold and what account rendering needs. */
 export type RenderAccountRow = Omit<AccountRow, (typeof ACCOUNT_UNRENDERED)[number]>;
 export type UserRow = typeof users.$inferSelect;

@@ -51,6 +51,8 @@ export const reports = lazyTable(() =>
       targetAccountId: id("target_account_id").notNull(),
       statusIds: json<string[]>()("status_ids").notNull(),
       ruleIds: json<string[]>()("rule_ids").notNull(),
+      /** Collections of the reported account named in the report (Mastodon 4.6; migrations/0057). */
+      collectionIds: json<string[]>()("collection_ids").notNull().default(sql`'[]'`),
       comment: text("comment").notNull().default(""),
       category: text("category").notNull().default("other"), // spam | legal | violation | other
       forward: bool("forward").notNull().default(false),

@@ -22,6 +22,9 @@ export const NOTIFICATION_TYPES = [
   "quoted_update",
   // An account you follow moved (Pleroma's and Akkoma's `move`, with `target`): src/services/accounts/account-migration.ts.
   "move",
+  // Collections (Mastodon 4.6): you were added to a collection; a collection you are featured in was updated.
+  "added_to_collection",
+  "collection_update",
   "admin.sign_up",
   "admin.report",
 ] as const;
@@ -40,6 +43,8 @@ export const notifications = lazyTable(() =>
       reportId: id("report_id"),
       // What caused it (a favourite id, a follow id, ...): with type, makes a repeated activity a no-op.
       activityId: id("activity_id"),
+      /** The collection an added_to_collection or collection_update notification is about (migrations/0056). */
+      collectionId: id("collection_id"),
       createdAt: ms("created_at").notNull(),
       // `favourite-<status>-<hour bucket>`, `reblog-…`, `follow-<hour bucket>`; NULL when it never groups.
       groupKey: text("group_key"),
@@ -53,6 +58,7 @@ export const notifications = lazyTable(() =>
       index("notifications_status").on(t.statusId),
       index("notifications_group").on(t.accountId, t.groupKey, t.id).where(sql`group_key IS NOT NULL`),
       index("notifications_filtered_from").on(t.accountId, t.fromAccountId, t.id).where(sql`filtered = 1`),
+      index("notifications_collection").on(t.collectionId).where(sql`collection_id IS NOT NULL`),
     ],
   ),
 );
