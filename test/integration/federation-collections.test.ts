@@ -4,13 +4,26 @@
 // FeatureAuthorization (served at its id) or refused; remote collections stored with only the items whose consent
 // was proven; the notifications (added_to_collection, collection_update) and the refusals of forged documents.
 import { env, SELF } from "cloudflare:test";
+import { fetchMock } from "../support/fetch-mock";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
 import { runJob } from "../../src/background/effects-runner";
 import { inboxesOf } from "../../src/federation/outbound/delivery";
 import type { JobMessage } from "../../src/effects/types";
 import { makeUser, ORIGIN, type TestUser } from "./helpers";
-import { AS_PUBLIC, create, deliver, installFetchMock, newId, note, remoteActor, serveJson, sql, type RemoteActor } from "./federation-inbox-fixtures";
+import {
+  AS_PUBLIC,
+  create,
+  deliver,
+  installFetchMock,
+  newId,
+  note,
+  postInbox,
+  remoteActor,
+  serveJson,
+  sql,
+  type RemoteActor,
+} from "./federation-inbox-fixtures";
 import { outbox } from "./federation-outbound-fixtures";
 import { queued, unpack } from "./queues";
 
@@ -371,5 +384,42 @@ describe("collections over ActivityPub", { timeout: 60000 }, () => {
     expect((await alice.api.get(`/api/v1/accounts/${bobId}/collections`)).body.collections.map((c: any) => [c.uri, c.name])).toEqual([
       [col.id, "Collection 7"],
     ]);
+  });
+
+  it("a consent its server cannot show now (5xx) is tried once more by one job; a missing one (404) is not", async () => {
+    const alice = await makeUser("alice");
+    const bob = await remoteActor("bob7");
+    const erin = await remoteActor("erin", "flaky.example", { docPatch: canFeaturePublic });
+    const gil = await remoteActor("gil", "flaky.example", { docPatch: canFeaturePublic });
+    const col = remoteCollection(bob, 8, [
+      [erin.uri, `${erin.uri}/feature_authorizations/1`],
+      [gil.uri, `${gil.uri}/feature_authorizations/1`],
+    ]);
+    serveJson("remote.example", "/users/bob7/collections/8", col);
+    // erin's server fails once, then answers; gil's never had such an authorization.
+    fetchMock.get("https://flaky.example").intercept({ path: "/users/erin/feature_authorizations/1" }).reply(503, "busy");
+    serveJson("flaky.example", "/users/erin/feature_authorizations/1", {
+      id: `${erin.uri}/feature_authorizations/1`,
+      type: "FeatureAuthorization",
+      interactionTarget: erin.uri,
+      interactingObject: col.id,
+    });
+    fetchMock.get("https://flaky.example").intercept({ path: "/users/gil/feature_authorizations/1" }).reply(404, "").persist();
+    await postInbox(bob, { id: newId(bob), type: "Add", actor: bob.uri, target: `${bob.uri}/featured_collections`, object: col });
+    const db = createDb(env.DB);
+    // The inbox's own pass: nothing proven, one collection_verify job left.
+    const first = queued.jobs.splice(0);
+    for (const j of first.filter((j) => !unpack(j).some((e) => e.type === "collection_verify"))) await runJob(db, env, j);
+    const verify = [...first, ...queued.jobs.splice(0)].filter((j) => unpack(j).some((e) => e.type === "collection_verify"));
+    const bobId = String(BigInt((await sql("SELECT id FROM accounts WHERE uri = ?", bob.uri))[0]!.id as string));
+    expect((await alice.api.get(`/api/v1/accounts/${bobId}/collections`)).body.collections[0].item_count).toBe(0);
+    expect(verify).toHaveLength(1);
+    // The job proves erin's; gil's stays out, and the job queues no other.
+    for (const j of verify) await runJob(db, env, j);
+    expect(queued.jobs.filter((j) => unpack(j).some((e) => e.type === "collection_verify"))).toEqual([]);
+    const [shown] = (await alice.api.get(`/api/v1/accounts/${bobId}/collections`)).body.collections;
+    expect(shown.item_count).toBe(1);
+    const withAccounts = (await alice.api.get(`/api/v1/collections/${shown.id}`)).body;
+    expect(withAccounts.accounts.map((a: any) => a.acct)).toEqual(["bob7@remote.example", "erin@flaky.example"]);
   });
 });

@@ -78,35 +78,53 @@ export async function ingestFeaturedCollection(r: Resolution, owner: AccountRow,
   if (!c) return null;
   const stored = await storeRemoteCollection(r.db, r.fx, owner.id, c, notify);
   if (!stored) return null;
+  // What is left is tried once more, later, by one job (which leaves nothing for later itself).
   const left = await proveItems(r, stored.id, c.uri, stored.unproven);
   if (left) r.fx.add({ type: "collection_verify", collectionId: stored.id, origin: r.fx.origin });
   return stored.id;
 }
 
-/** Proves each item while the budget lasts; answers whether some are left for later. */
+/**
+ * Proves each item while the budget lasts; answers whether some are left for later: not reached, or not proven because
+ * their server failed for now (an error, a 5xx, no answer in time). An item whose authorization is missing or says
+ * otherwise is not retried.
+ */
 async function proveItems(r: Resolution, collectionId: string, collectionUri: string, items: UnprovenItem[]): Promise<boolean> {
+  let left = false;
   for (const [n, item] of items.entries()) {
     if (isLocalUri(r.cfg, item.featuredObject)) continue; // consent given here, applied when stored
-    if (r.budget < 2) return items.slice(n).some((i) => !isLocalUri(r.cfg, i.featuredObject));
-    await proveItem(r, collectionId, collectionUri, item).catch(refusedAsNull);
+    if (r.budget < 2) return left || items.slice(n).some((i) => !isLocalUri(r.cfg, i.featuredObject));
+    if ((await proveItem(r, collectionId, collectionUri, item)) === "later") left = true;
   }
-  return false;
+  return left;
 }
 
+const TRANSIENT = /^(status 5\d\d|timed out|network error)/;
+
 /** ActivityPub::VerifyFeaturedItemService for one item: its authorization fetched and checked, its account known. */
-async function proveItem(r: Resolution, collectionId: string, collectionUri: string, item: UnprovenItem): Promise<void> {
+async function proveItem(r: Resolution, collectionId: string, collectionUri: string, item: UnprovenItem): Promise<"proven" | "refused" | "later"> {
   const auth = item.featureAuthorization;
-  if (!auth || !sameHost(auth, item.featuredObject)) return;
-  const doc = await fetchObject(r, auth);
-  if (!doc || !typeIs(doc, "FeatureAuthorization")) return;
-  if (iri(doc.interactingObject) !== collectionUri || iri(doc.interactionTarget) !== item.featuredObject) return;
-  const [known] = await r.db.all<{ id: string; domain: string | null }>(sql`SELECT id, domain FROM accounts WHERE uri = ${item.featuredObject}`);
-  let accountId = known?.domain ? unpadId(known.id) : null;
-  if (!known) {
-    r.budget--;
-    accountId = (await resolveActor(r.db, r.cfg, item.featuredObject)).id;
+  if (!auth || !sameHost(auth, item.featuredObject)) return "refused";
+  try {
+    const doc = await fetchObject(r, auth);
+    if (!doc || !typeIs(doc, "FeatureAuthorization")) return "refused";
+    if (iri(doc.interactingObject) !== collectionUri || iri(doc.interactionTarget) !== item.featuredObject) return "refused";
+    const [known] = await r.db.all<{ id: string; domain: string | null }>(sql`SELECT id, domain FROM accounts WHERE uri = ${item.featuredObject}`);
+    let accountId = known?.domain ? unpadId(known.id) : null;
+    if (!known) {
+      r.budget--;
+      accountId = (await resolveActor(r.db, r.cfg, item.featuredObject)).id;
+    }
+    if (!accountId) return "refused";
+    await acceptProvenItem(r.db, collectionId, accountId, item);
+    return "proven";
+  } catch (e) {
+    if (e instanceof FetchRefused || e instanceof ResolveError) {
+      console.info("collections: consent not proven", auth.slice(0, 200), e.message);
+      return TRANSIENT.test(e instanceof FetchRefused ? e.reason : e.message) ? "later" : "refused";
+    }
+    throw e;
   }
-  if (accountId) await acceptProvenItem(r.db, collectionId, accountId, item);
 }
 
 function refusedAsNull(e: unknown): null {
@@ -117,7 +135,10 @@ function refusedAsNull(e: unknown): null {
   throw e;
 }
 
-/** JOBS `collection_verify`: the remote collection fetched again, its unproven items proven with a fresh budget. */
+/**
+ * JOBS `collection_verify`: the remote collection fetched again, its unproven items proven with a fresh budget; what
+ * still fails waits for the collection's next Add or Update, or its owner's next refresh (no job queues another).
+ */
 export async function verifyRemoteCollection(r: Resolution, collectionId: string): Promise<void> {
   const [row] = await r.db.all<{ uri: string | null; account_id: string }>(sql`SELECT uri, account_id FROM collections WHERE id = ${padId(collectionId)}`);
   if (!row?.uri) return;
