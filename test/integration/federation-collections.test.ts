@@ -8,7 +8,6 @@ import { fetchMock } from "../support/fetch-mock";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
 import { runJob } from "../../src/background/effects-runner";
-import { inboxesOf } from "../../src/federation/outbound/delivery";
 import type { JobMessage } from "../../src/effects/types";
 import { makeUser, ORIGIN, type TestUser } from "./helpers";
 import {
@@ -24,7 +23,7 @@ import {
   sql,
   type RemoteActor,
 } from "./federation-inbox-fixtures";
-import { outbox } from "./federation-outbound-fixtures";
+import { take } from "./federation-outbound-fixtures";
 import { queued, unpack } from "./queues";
 
 beforeAll(() => installFetchMock());
@@ -33,17 +32,8 @@ const AP = { accept: "application/activity+json" };
 const canFeaturePublic = { interactionPolicy: { canFeature: { automaticApproval: [AS_PUBLIC] } } };
 const kinds = (jobs: JobMessage[]) => jobs.flatMap(unpack).flatMap((e) => (e.type === "federate" ? [e.action.kind] : []));
 
-/** Runs the queued jobs (federate ones too) and answers the activities stored for delivery, with their inboxes. */
-async function sent(jobs: JobMessage[] = []) {
-  const db = createDb(env.DB);
-  for (const j of [...jobs, ...queued.jobs.splice(0)]) await runJob(db, env, j);
-  while (queued.jobs.length) await runJob(db, env, queued.jobs.shift()!);
-  const rows = await outbox();
-  await env.DB.prepare("DELETE FROM activity_outbox").run();
-  const out = rows.map((r) => ({ activity: r.activity, inboxes: queued.deliveries.filter((d) => String(BigInt(d.outboxId)) === r.id).flatMap(inboxesOf) }));
-  queued.deliveries.length = 0;
-  return out;
-}
+/** Runs the jobs given and those queued; answers the activities stored for delivery, with their inboxes. */
+const sent = (jobs: JobMessage[] = []) => take(undefined, jobs);
 
 async function discoverable(...users: TestUser[]) {
   for (const u of users) expect((await u.api.patch("/api/v1/accounts/update_credentials", { discoverable: true })).status).toBe(200);
@@ -335,6 +325,12 @@ describe("collections over ActivityPub", { timeout: 60000 }, () => {
     await deliver(bob, create(bob, linking));
     const statusId = String(BigInt((await sql("SELECT id FROM statuses WHERE uri = ?", linking.id))[0]!.id as string));
     expect((await alice.api.get(`/api/v1/statuses/${statusId}`)).body.tagged_collections.map((c: any) => [c.id, c.item_count])).toEqual([[stored.id, 1]]);
+
+    // Reported with the collection and forwarded: the Flag names the account, the status and the collection.
+    const report = await alice.api.post("/api/v1/reports", { account_id: bobId, status_ids: [statusId], collection_ids: [stored.id], forward: true });
+    expect(report.body.collection_ids).toEqual([stored.id]);
+    const flag = (await sent()).find((o) => o.activity.type === "Flag")!;
+    expect(flag.activity.object).toEqual([bob.uri, linking.id, col.id]);
 
     // A collection attributed to someone else, or on another host, is not stored; nor is a FeatureRequest from another host.
     await deliver(bob, {

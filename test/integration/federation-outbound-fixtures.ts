@@ -3,6 +3,7 @@
 import { env } from "cloudflare:test";
 import { snowflake } from "../../src/lib/text/ids";
 import { inboxesOf } from "../../src/federation/outbound/delivery";
+import type { JobMessage } from "../../src/effects/types";
 import { queued, runQueuedJobs } from "./queues";
 
 export const PUBLIC = "https://www.w3.org/ns/activitystreams#Public";
@@ -79,8 +80,12 @@ export async function federated(): Promise<{ activity: any; accountId: string; i
   }));
 }
 
-/** The activities (of `type`) stored since the last call: clears the outbox and the captured deliveries. */
-export async function take(type?: string) {
+/**
+ * The activities (of `type`) stored since the last call: clears the outbox and the captured deliveries. `jobs`: jobs
+ * taken out of the queue already (those an inbox delivery ran or recorded), run first.
+ */
+export async function take(type?: string, jobs: readonly JobMessage[] = []) {
+  queued.jobs.unshift(...jobs);
   const all = await federated();
   await env.DB.prepare("DELETE FROM activity_outbox").run();
   queued.deliveries.length = 0;

@@ -1,15 +1,12 @@
 // Quote posts over ActivityPub (FEP-044f as Mastodon 4.5 federates them): the Note's quote properties and
 // interactionPolicy, our QuoteRequest and its Accept / Reject, a remote QuoteRequest for a local status answered with a
 // QuoteAuthorization (served at its id), a verified authorization on an incoming Note, and revocation both ways.
-import { env, SELF } from "cloudflare:test";
+import { SELF } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { createDb } from "../../src/db/client";
-import { runJob } from "../../src/background/effects-runner";
-import { inboxesOf } from "../../src/federation/outbound/delivery";
 import type { JobMessage } from "../../src/effects/types";
 import { makeUser, ORIGIN } from "./helpers";
 import { AS_PUBLIC, create, deliver, installFetchMock, newId, note, remoteActor, serveJson, sql, type RemoteActor } from "./federation-inbox-fixtures";
-import { outbox } from "./federation-outbound-fixtures";
+import { take } from "./federation-outbound-fixtures";
 import { queued, unpack } from "./queues";
 
 beforeAll(() => installFetchMock());
@@ -23,17 +20,8 @@ async function statusIdOf(uri: string): Promise<string> {
   return String(BigInt(row!.id));
 }
 
-/** Runs federate jobs (the inbox fixtures only record them) and those left in the queue; returns the stored activities. */
-async function sent(jobs: JobMessage[] = []) {
-  const db = createDb(env.DB);
-  for (const j of [...jobs, ...queued.jobs.splice(0)]) await runJob(db, env, j);
-  while (queued.jobs.length) await runJob(db, env, queued.jobs.shift()!);
-  const rows = await outbox();
-  await env.DB.prepare("DELETE FROM activity_outbox").run();
-  const out = rows.map((r) => ({ activity: r.activity, inboxes: queued.deliveries.filter((d) => String(BigInt(d.outboxId)) === r.id).flatMap(inboxesOf) }));
-  queued.deliveries.length = 0;
-  return out;
-}
+/** Runs the jobs given and those queued; answers the activities stored for delivery, with their inboxes. */
+const sent = (jobs: JobMessage[] = []) => take(undefined, jobs);
 
 async function remotePost(bob: RemoteActor, extra: Record<string, unknown> = {}) {
   const n = note(bob, { ...canQuotePublic, ...extra });

@@ -2,10 +2,10 @@
 // picks the inboxes (src/federation/outbound/recipients.ts) and hands the activity to deliverActivity; when no remote party
 // is involved it returns without storing anything. Rows an action removed (a deleted status, an undone follow)
 // travel in the action itself.
-import { and, asc, eq, inArray, sql } from "drizzle-orm";
+import { and, asc, eq, sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
-import { idList, runBatch } from "../../db/client";
-import { accounts, collections, favourites, polls, pollVotes, reports, statuses } from "../../db/schema/index";
+import { runBatch } from "../../db/client";
+import { accounts, favourites, polls, pollVotes, reports, statuses } from "../../db/schema/index";
 import { loadStatusBundle, type StatusRow } from "../../entities/statuses/status";
 import type { Env } from "../../env";
 import { readConfig } from "../../env";
@@ -221,24 +221,15 @@ async function flag(r: Run, reportId: string) {
   if (!isRemote(target)) return;
   const inbox = preferredInbox(target);
   if (!inbox) return;
-  const uris = report.statusIds.length
-    ? (
-        await r.db
-          .select({ uri: statuses.uri })
-          .from(statuses)
-          .where(inArray(statuses.id, idList(report.statusIds)))
-      ).map((x) => x.uri)
-    : [];
-  // The reported account's collections it names, by their ids on its server, listed as the statuses are.
-  const collectionUris = report.collectionIds.length
-    ? (
-        await r.db
-          .select({ uri: collections.uri })
-          .from(collections)
-          .where(inArray(collections.id, idList(report.collectionIds)))
-      ).flatMap((x) => (x.uri ? [x.uri] : []))
-    : [];
-  uris.push(...collectionUris);
+  // The statuses it names, and the reported account's collections it names (by their ids on its server), in one read.
+  const named = (ids: string[]) => sql`(SELECT value FROM json_each(${JSON.stringify(ids.map(padId))}))`;
+  const uris =
+    report.statusIds.length || report.collectionIds.length
+      ? (
+          await r.db.all<{ uri: string }>(sql`SELECT uri FROM statuses WHERE id IN ${named(report.statusIds)}
+            UNION ALL SELECT uri FROM collections WHERE id IN ${named(report.collectionIds)} AND uri IS NOT NULL`)
+        ).map((x) => x.uri)
+      : [];
   const id = report.uri ?? newActivityUri(r.cfg.origin);
   if (!report.uri) await r.db.update(reports).set({ uri: id }).where(eq(reports.id, report.id));
   // Signed by the instance actor, so the other server never learns who reported (Mastodon does the same).
