@@ -389,6 +389,7 @@ describe("the statements of Mastodon 4.3-4.6's endpoints", () => {
       expect((await fay.api.patch(`/api/v1/collections/${col.id}`, { name: "Scanned" })).status).toBe(200);
       // A status linking to it shows it (tagged_collections), on its page and in a timeline; a report names it.
       const linking = (await fay.api.post("/api/v1/statuses", { status: `see ${col.url}` })).body;
+      expect(linking.tagged_collections.map((c: any) => c.id)).toEqual([col.id]);
       expect((await gus.api.get(`/api/v1/statuses/${linking.id}`)).body.tagged_collections.map((c: any) => c.id)).toEqual([col.id]);
       expect((await gus.api.get(`/api/v1/accounts/${fay.id}/statuses`)).status).toBe(200);
       expect((await gus.api.post("/api/v1/reports", { account_id: fay.id, collection_ids: [col.id] })).status).toBe(200);

@@ -451,10 +451,14 @@ export async function loadStatusBundle(db: DB, ids: string[], viewerId: string |
     bundle.filters = compileFilters(res[rowsQ.length] as Parameters<typeof compileFilters>[0]);
     for (const d of res[rowsQ.length + 1] as { domain: string }[]) vw.blockedDomains.add(d.domain);
   }
-  // Links that may name collections: one more round trip, only for a page that has some.
+  await loadLinkedCollections(db, bundle, viewerId);
+  return bundle;
+}
+
+/** The collections the bundle's statuses link to (`tagged_collections`): one more round trip, only when some link may name one. */
+export async function loadLinkedCollections(db: DB, bundle: StatusBundle, viewerId: string | null): Promise<void> {
   const links = [...new Set([...bundle.statuses.values()].flatMap((st) => collectionLinks(st.content)))].slice(0, MAX_PAGE_COLLECTION_LINKS);
   if (links.length) bundle.collections = await collectionsLinked(db, links, viewerId);
-  return bundle;
 }
 
 /** Links looked up as collections for one page of statuses at most. */

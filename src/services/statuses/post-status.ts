@@ -8,6 +8,7 @@ import { idList, runBatch, type Statement } from "../../db/client";
 import { accounts, idempotencyKeys, mediaAttachments, statuses, type Visibility } from "../../db/schema";
 import {
   emptyBundle,
+  loadLinkedCollections,
   newStatusFields,
   renderStatus,
   renderStatusFrom,
@@ -491,6 +492,7 @@ export async function postStatus(
   if (pollRow) b.polls.set(id, pollRow);
   if (viewer.applicationId && viewer.application) b.apps.set(viewer.applicationId, viewer.application);
   if (row.emojiShortcodes) b.emojis.set(id, written.at(-1) as StoredEmoji[]);
+  await loadLinkedCollections(db, b, me.id);
   return { id, created: true, status: renderStatusFrom(cfg, b, id)! };
 }
 
