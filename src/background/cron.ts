@@ -5,7 +5,8 @@
 // when they come back), expire temporary mutes, send "poll" notifications for polls that ended, and prune rows that
 // only matter for a while (housekeeping.ts, expired codes and sessions), delete media nothing holds after a day,
 // score trends (src/trends/refresh.ts, Mastodon's 5-minute RefreshScheduler). Once an hour (minute 2): drop preview
-// cards nothing links, and every 2 hours tell staff of trends awaiting review. Each task is bounded per run and
+// cards nothing links and sweep the archive imports left behind (an upload never completed, a failed import's files after
+// 30 days), and every 2 hours tell staff of trends awaiting review. Each task is bounded per run and
 // independent: one failing does not stop the others. Rows read per task: test/integration/cron-rows.test.ts.
 import { sql } from "drizzle-orm";
 import { createDb, idList, type DB, runBatch, type Statement } from "../db/client";
@@ -27,6 +28,7 @@ import { cleanupUnattachedMedia, pruneFederationState } from "./housekeeping";
 import { pruneRemoteMedia } from "../services/remote-media/prune";
 import { pruneRemotePictures, queueDuePictures } from "../services/remote-media/pictures";
 import { queueDueEmojis } from "../services/remote-media/emojis";
+import { sweepArchiveImports } from "../services/data/import-archive-sweep";
 
 export const INACTIVE_AFTER_MS = 14 * 24 * 60 * 60 * 1000;
 const DROP_PER_RUN = 200;
@@ -108,7 +110,10 @@ export function housekeepingTasks(env: Env, db: DB, fx: Effects, at: number) {
  * which costs rows in proportion to the page, not to what changed, so it runs 24 times a day rather than 288.
  */
 export function hourlyTasks(env: Pick<Env, "MEDIA">, db: DB, at: number, fx: Effects) {
-  const tasks: (readonly [string, () => Promise<unknown>])[] = [["prune unused preview cards", () => pruneOrphanCards(db, env, at)]];
+  const tasks: (readonly [string, () => Promise<unknown>])[] = [
+    ["prune unused preview cards", () => pruneOrphanCards(db, env, at)],
+    ["sweep archive imports left behind", () => sweepArchiveImports(db, env, at)],
+  ];
   // Every 2 hours: trends awaiting review, to staff (src/trends/review-notice.ts).
   if (isTrendsNoticeHour(at)) tasks.push(["notice of trends awaiting review", () => noticeTrendsAwaitingReview(db, fx)]);
   return tasks;

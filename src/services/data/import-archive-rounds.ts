@@ -164,7 +164,7 @@ async function finish(db: DB, env: Pick<Env, "MEDIA">, imp: ArchiveImportRow): P
 }
 
 /** The upload, its parts, and what the split kept (an older split's whole copies, the checkpoints' windows). */
-async function deleteImportObjects(env: Pick<Env, "MEDIA">, imp: ArchiveImportRow): Promise<void> {
+export async function deleteImportObjects(env: Pick<Env, "MEDIA">, imp: ArchiveImportRow): Promise<void> {
   const keys = [imp.fileKey, ...(await splitObjectKeys(env, imp))];
   for (let i = 0; i < keys.length; i += 1000) await env.MEDIA.delete(keys.slice(i, i + 1000));
 }

@@ -40,7 +40,10 @@ export const archiveImports = lazyTable(() =>
       createdAt: ms("created_at").notNull(),
       finishedAt: ms("finished_at"),
     },
-    (t) => [index("archive_imports_account").on(t.accountId, t.id)],
+    (t) => [
+      index("archive_imports_account").on(t.accountId, t.id),
+      index("archive_imports_left").on(t.createdAt).where(sql`state IN ('uploading', 'failed') AND phase <> 'done'`),
+    ],
   ),
 );
 
