@@ -40,6 +40,15 @@ export const featureRequestUri = (origin: string, collectionId: string, itemId: 
  * and blocks either way); 404 when one is unknown, 403 when one may not be featured (denied, unknown, missing).
  */
 export async function featureDecisions(db: DB, curatorId: string, accountIds: string[]): Promise<Map<string, { decision: FeatureDecision; remote: boolean }>> {
+  const out = await decideFeatures(db, curatorId, accountIds);
+  if (out.size < new Set(accountIds).size) throw notFound();
+  for (const { decision } of out.values())
+    if (decision !== "automatic" && decision !== "manual") throw forbidden("This account cannot be added to collections");
+  return out;
+}
+
+/** The feature decision of each account found for the curator (src/policy/feature.ts), with whether it is remote. */
+export async function decideFeatures(db: DB, curatorId: string, accountIds: string[]): Promise<Map<string, { decision: FeatureDecision; remote: boolean }>> {
   const out = new Map<string, { decision: FeatureDecision; remote: boolean }>();
   if (!accountIds.length) return out;
   const c = padId(curatorId);
@@ -59,7 +68,6 @@ export async function featureDecisions(db: DB, curatorId: string, accountIds: st
       (a.id = ${c} OR EXISTS (SELECT 1 FROM blocks b WHERE (b.account_id = a.id AND b.target_account_id = ${c})
                                               OR (b.account_id = ${c} AND b.target_account_id = a.id))) AS blocked
     FROM accounts a WHERE a.id IN (SELECT value FROM json_each(${JSON.stringify(accountIds.map(padId))}))`);
-  if (rows.length < new Set(accountIds).size) throw notFound();
   for (const r of rows) {
     const decision = featureDecision(
       {
@@ -71,7 +79,6 @@ export async function featureDecisions(db: DB, curatorId: string, accountIds: st
       },
       { follows: !!r.follows, followedBy: !!r.followed_by, blocked: !!r.blocked },
     );
-    if (decision !== "automatic" && decision !== "manual") throw forbidden("This account cannot be added to collections");
     out.set(unpadId(r.id), { decision, remote: !!r.domain });
   }
   return out;

@@ -178,3 +178,17 @@ export async function itemByApproval(db: DB, accountId: string, approvalUri: str
     WHERE ci.approval_uri = ${approvalUri} AND ci.account_id = ${padId(accountId)} LIMIT 1`);
   return row ? itemRow(row) : null;
 }
+
+/** Whether the account withdrew from the collection (its item revoked): a new request for it is refused. */
+export async function withdrawnFrom(db: DB, collectionId: string, accountId: string): Promise<boolean> {
+  const rows = await db.all(
+    sql`SELECT 1 FROM collection_items WHERE collection_id = ${padId(collectionId)} AND account_id = ${padId(accountId)} AND state = 'revoked'`,
+  );
+  return rows.length > 0;
+}
+
+/** The id of `ownerId`'s remote collection at `uri`, when it is known here. */
+export async function remoteCollectionId(db: DB, ownerId: string, uri: string): Promise<string | null> {
+  const [row] = await db.all<{ id: string }>(sql`SELECT id FROM collections WHERE uri = ${uri} AND account_id = ${padId(ownerId)}`);
+  return row ? unpadId(row.id) : null;
+}

@@ -2,18 +2,17 @@
 // (ActivityPub::Activity::FeatureRequest: Accept with our FeatureAuthorization, or Reject), the answer to our own
 // FeatureRequest (Accept#accept_feature_request!, Reject#reject_feature_request!), the Add, Update and Remove of a
 // remote account's collections and of their items, and the Delete of an authorization a remote account withdraws.
-import { sql } from "drizzle-orm";
-import { padId, unpadId } from "../../../lib/text/ids";
 import { httpUrl } from "../../../lib/http/urls";
-import { featureDecision } from "../../../policy/feature";
-import { revokeItem } from "../../../services/relationships/collection-items";
+import { decideFeatures, revokeItem } from "../../../services/relationships/collection-items";
 import {
   acceptFeatureRequest,
   answerOwnRequest,
   deleteRemoteCollection,
   itemByApproval,
+  remoteCollectionId,
   removeRemoteItem,
   requestedItem,
+  withdrawnFrom,
 } from "../../../services/relationships/remote-collections";
 import { ingestFeaturedCollection } from "../../remote/featured-collections";
 import { sameHost } from "../../remote/normalize";
@@ -29,19 +28,14 @@ export async function handleFeatureRequest(ctx: InboxContext): Promise<void> {
   if (!account) return drop("feature request for no local account");
   const instrument = prop(json, "instrument");
   if (!instrument || !sameHost(instrument, signer.uri)) return drop("feature request without a collection of the actor");
-  const [known] = await db.all<{ id: string }>(sql`SELECT id FROM collections WHERE uri = ${instrument} AND account_id = ${padId(signer.id)}`);
+  const known = await remoteCollectionId(db, signer.id, instrument);
   const embedded = json.instrument && typeof json.instrument === "object" ? json.instrument : null;
-  const collectionId = known ? unpadId(known.id) : await ingestFeaturedCollection(ctx.r, signer, embedded ?? instrument, false);
+  const collectionId = known ?? (await ingestFeaturedCollection(ctx.r, signer, embedded ?? instrument, false));
   if (!collectionId) return drop("feature request instrument is not the actor's collection");
-  const [rel] = await db.all<{ follows: number; followed_by: number; blocked: number; revoked: number }>(sql`SELECT
-      EXISTS (SELECT 1 FROM follows WHERE account_id = ${padId(signer.id)} AND target_account_id = ${padId(account.id)}) AS follows,
-      EXISTS (SELECT 1 FROM follows WHERE account_id = ${padId(account.id)} AND target_account_id = ${padId(signer.id)}) AS followed_by,
-      EXISTS (SELECT 1 FROM blocks WHERE (account_id = ${padId(account.id)} AND target_account_id = ${padId(signer.id)})
-                                   OR (account_id = ${padId(signer.id)} AND target_account_id = ${padId(account.id)})) AS blocked,
-      EXISTS (SELECT 1 FROM collection_items WHERE collection_id = ${padId(collectionId)} AND account_id = ${padId(account.id)} AND state = 'revoked') AS revoked`);
-  const decision = featureDecision(account, { follows: !!rel?.follows, followedBy: !!rel?.followed_by, blocked: !!rel?.blocked });
+  const decision = (await decideFeatures(db, signer.id, [account.id])).get(account.id)?.decision;
+  const withdrawn = await withdrawnFrom(db, collectionId, account.id);
   // Tern, as Mastodon, reviews no request by hand: what is not automatic is refused; a withdrawn consent stays withdrawn.
-  if (decision !== "automatic" || rel?.revoked) {
+  if (decision !== "automatic" || withdrawn) {
     ctx.fx.federate({ kind: "feature_answer", accountId: account.id, requesterId: signer.id, activityUri: activity.id, itemId: null });
     return;
   }
