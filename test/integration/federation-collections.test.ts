@@ -258,6 +258,9 @@ describe("collections over ActivityPub", { timeout: 60000 }, () => {
     const onProfile = (await alice.api.get(`/api/v1/accounts/${String(BigInt(bobId))}/collections`)).body.collections;
     expect(onProfile.map((c: any) => [c.name, c.uri, c.local, c.items.length])).toEqual([["Renamed", collection.id, false, 1]]);
     expect((await alice.api.get("/api/v1/notifications")).body.map((n: any) => n.type)).toEqual(["collection_update", "added_to_collection"]);
+    // The same Update again says nothing new: nobody is told twice.
+    await deliver(bob, { id: newId(bob), type: "Update", actor: bob.uri, to: [AS_PUBLIC], object: updated });
+    expect((await alice.api.get("/api/v1/notifications")).body).toHaveLength(2);
 
     // alice withdraws: the Delete of her authorization goes to bob, and it is no longer served.
     const item = onProfile[0].items[0];

@@ -35,7 +35,7 @@ export type UnprovenItem = RemoteCollection["items"][number];
 /**
  * Stores (creates or updates) the collection `c` of remote account `ownerId`; items no longer listed go, items of
  * local accounts that consented take their FeaturedItem id. `notify`: the local accounts featured in it hear of the
- * update (`collection_update`). Answers the collection's id and the items of remote accounts still to be proven, or
+ * update (`collection_update`) when it changed its name, description, language, flags or hashtag. Answers the collection's id and the items of remote accounts still to be proven, or
  * null when the id belongs to another account's collection.
  */
 export async function storeRemoteCollection(
@@ -46,7 +46,19 @@ export async function storeRemoteCollection(
   notify: boolean,
 ): Promise<{ id: string; unproven: UnprovenItem[] } | null> {
   const [existing, items] = await db.batch([
-    db.all<{ id: string; account_id: string }>(sql`SELECT id, account_id FROM collections WHERE uri = ${c.uri}`),
+    db.all<{
+      id: string;
+      account_id: string;
+      name: string;
+      description: string;
+      language: string | null;
+      sensitive: number;
+      discoverable: number;
+      tag: string | null;
+    }>(
+      sql`SELECT c.id, c.account_id, c.name, c.description, c.language, c.sensitive, c.discoverable, t.name AS tag
+        FROM collections c LEFT JOIN tags t ON t.id = c.tag_id WHERE c.uri = ${c.uri}`,
+    ),
     db.all<{ uri: string | null; state: string; account_id: string; local: number }>(sql`SELECT ci.uri, ci.state, ci.account_id, a.domain IS NULL AS local
       FROM collection_items ci JOIN accounts a ON a.id = ci.account_id
       WHERE ci.collection_id = (SELECT id FROM collections WHERE uri = ${c.uri})`),
@@ -60,7 +72,16 @@ export async function storeRemoteCollection(
   const listed = JSON.stringify(c.items.map((i) => i.uri));
   const tagName = c.topic ? normalizeTag(c.topic.replace(/^#/, "")) : null;
   const tag = tagName ? { name: tagName, display: c.topic!.replace(/^#/, "") } : null;
-  const featuredLocal = notify ? items.filter((i) => i.state === "accepted" && i.local).map((i) => unpadId(i.account_id)) : [];
+  // Its featured local accounts hear of an update that changed what the collection says (not of a mere re-send).
+  const changed =
+    !!found &&
+    (found.name !== c.name ||
+      found.description !== c.description ||
+      found.language !== c.language ||
+      !!found.sensitive !== c.sensitive ||
+      !!found.discoverable !== c.discoverable ||
+      (found.tag ?? null) !== tagName);
+  const featuredLocal = notify && changed ? items.filter((i) => i.state === "accepted" && i.local).map((i) => unpadId(i.account_id)) : [];
   const notes = notificationWrites(
     db,
     featuredLocal.map((a) => ({ recipientId: a, fromAccountId: ownerId, type: "collection_update" as const, collectionId: id, activityId: snowflake(now) })),
