@@ -299,7 +299,7 @@ async function runEffects(db: DB, env: Env, effects: Effect[], fx: Effects, opts
 }
 
 const unpack = (job: JobMessage) => {
-  const effects = job.type === "effects" ? job.effects : [job];
+  const effects = job.type === "effects" ? [...job.effects, ...(job.extra ?? [])] : [job];
   const origin = (job.type === "effects" ? job.origin : undefined) ?? effects.map(originOf).find(Boolean) ?? "";
   const attempt = job.type === "effects" ? (job.attempt ?? 0) : 0;
   return { effects, origin, attempt };
@@ -317,13 +317,16 @@ export async function runJob(db: DB, env: Env, job: JobMessage, batch?: JobBatch
   // and runs nothing of a row another delivery holds or already ran (src/effects/journal.ts).
   const journal = job.type === "effects" ? (job.journal ?? []) : [];
   const token = (job.type === "effects" && job.token) || FIRST_SEND;
-  if (journal.length && !(await claimJournal(env.DB, journal, token))) return;
+  // Another delivery holds the row (or ran it): of this message, only what no row keeps is this delivery's to run.
+  const held = journal.length > 0 && !(await claimJournal(env.DB, journal, token));
+  const mine = held ? (job.type === "effects" ? (job.extra ?? []) : []) : effects;
+  if (!mine.length) return;
   const fx = new Effects(origin);
-  const failed = await runEffects(db, env, effects, fx, { batch });
+  const failed = await runEffects(db, env, mine, fx, { batch });
   await sendEffects(env, fx);
   await retryFailed(env, origin, failed, attempt);
   // What failed is the runner's to retry now (./retry.ts); the row's work is done.
-  await doneJournal(env.DB, journal, token);
+  if (!held) await doneJournal(env.DB, journal, token);
 }
 
 /**

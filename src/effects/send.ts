@@ -1,7 +1,8 @@
 // The one road effects leave by: the JOBS queue. All the effects of one action travel as ONE message when they fit
 // (a queue operation is the billing unit, and an action's effects are usually two or three), except that each journal
-// row's effects (./commit.ts) travel in a message of their own, as the consumer claims a row whole; the consumer runs
-// them one by one and retries only those that fail (src/background/effects-runner.ts, ./retry.ts).
+// row's effects (./commit.ts) travel in a message of their own, as the consumer claims a row whole (what was recorded
+// after that row's batch rides along as the message's `extra`, run whoever holds the row); the consumer runs them one
+// by one and retries only those that fail (src/background/effects-runner.ts, ./retry.ts).
 //
 // A send that fails (the binding throws, or does not answer within QUEUE_SEND_TIMEOUT_MS) loses nothing: the messages
 // it did not send are written to D1 (`pending_effects`, ./pending.ts) and the every-minute cron sends them again. The
@@ -51,14 +52,40 @@ async function sendGroup(out: EffectsOut, fx: Effects, effects: Effect[], delayS
     if (last && last.journal === journal) last.effects.push(e);
     else runs.push({ journal, effects: [e] });
   }
-  const messages = runs.flatMap((r) => packGroups(r.effects).map((list) => packMessage(list, fx.origin, 0, r.journal ? [r.journal] : [])));
+  const messages = withExtras(runs).flatMap((r) => {
+    const packs = packGroups(r.effects).map((list) => packMessage(list, fx.origin, 0, r.journal ? [r.journal] : []));
+    const only = packs[0];
+    if (r.extra.length && only?.type === "effects") only.extra = r.extra;
+    return packs;
+  });
   await sendMessages(out, messages, delaySeconds, async (unsent) => {
     const journal = unsent.flatMap((m) => (m.type === "effects" ? (m.journal ?? []) : []));
-    const rest = unsent.flatMap((m) => (m.type === "effects" ? m.effects : [m])).filter((e) => !fx.journalIds([e]).length);
+    const rest = unsent.flatMap((m) => (m.type === "effects" ? [...m.effects, ...(m.extra ?? [])] : [m])).filter((e) => !fx.journalIds([e]).length);
     await keepPending(out.DB, packEffects(rest, fx.origin), delaySeconds ?? 0);
     await releaseJournal(out.DB, journal);
   });
 }
+
+/**
+ * The effects no journal row keeps (recorded after a write's batch) ride in the message of the journal row just before
+ * them as its `extra`, when that row's effects make one message and the two fit in one: a write and what followed from its
+ * batch cost one queue operation, not two.
+ */
+function withExtras(runs: { journal: string | null; effects: Effect[] }[]): { journal: string | null; effects: Effect[]; extra: Effect[] }[] {
+  const out = runs.map((r) => ({ ...r, extra: [] as Effect[] }));
+  for (let i = 0; i < out.length; i++) {
+    const r = out[i]!;
+    if (r.journal) continue;
+    // The row before it: its effects still run first, as they were recorded.
+    const host = out[i - 1];
+    if (!host?.journal || !fits(host.effects, [...host.extra, ...r.effects])) continue;
+    host.extra.push(...r.effects);
+    out.splice(i--, 1);
+  }
+  return out;
+}
+
+const fits = (effects: Effect[], extra: Effect[]) => packGroups([...effects, ...extra]).length === 1;
 
 /** Sends effects that failed once more, as one pack carrying their attempt count, after `delaySeconds`. */
 export async function sendRetry(out: EffectsOut, origin: string, effects: Effect[], attempt: number, delaySeconds: number): Promise<void> {

@@ -115,8 +115,12 @@ export type NotifyEffect = Extract<Effect, { type: "notify" }>;
  * `pending_effects` that keep these effects since their write's batch (./commit.ts), which the consumer claims before
  * it runs the message and deletes after; `token`: which delivery this is ("o", the request's own send, when absent;
  * "r<time>" for a cron's send), ./journal.ts.
+ * `extra`: effects recorded after that batch (they depend on what it returned), which no journal row keeps: they travel
+ * in the journal's message to save a queue operation, and run whether or not this delivery holds the row.
  */
-export type JobMessage = Effect | { type: "effects"; origin?: string; effects: Effect[]; attempt?: number; journal?: string[]; token?: string };
+export type JobMessage =
+  | Effect
+  | { type: "effects"; origin?: string; effects: Effect[]; attempt?: number; journal?: string[]; token?: string; extra?: Effect[] };
 
 /** What a local action sends to other servers; ids only, the activity is built when the job runs. */
 export type FederateAction =

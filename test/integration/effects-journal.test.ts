@@ -16,6 +16,7 @@ import worker from "../../src/index";
 import { padId } from "../../src/lib/text/ids";
 import { remoteStatus, take } from "./federation-outbound-fixtures";
 import { ORIGIN, type TestUser } from "./helpers";
+import { png } from "./media-fixtures";
 import { installQueueCapture, queued, unpack } from "./queues";
 import { type EffectsWorld, effectsWorld, homeIds, notificationsOf, notifyRuns } from "./effects-fixtures";
 
@@ -171,6 +172,51 @@ describe("while the invocation lives", () => {
     const answers = await Promise.all([author.api.delete(`/api/v1/statuses/${posted.body.id}`), author.api.delete(`/api/v1/statuses/${posted.body.id}`)]);
     expect(answers.map((a) => a.status).sort()).toEqual([200, 404]);
     expect((await delivered()).filter((d) => d.type === "Delete")).toHaveLength(1);
+    await nothingLeft();
+  });
+});
+
+describe("what a write's batch returned, recorded after it", () => {
+  it("rides in the journal row's message (one queue operation), and runs even when another delivery holds the row", async () => {
+    const form = new FormData();
+    form.append("file", new File([await png(4, 4)], "p.png", { type: "image/png" }));
+    const media = await author.api.post("/api/v2/media", form, "multipart");
+    const posted = await author.api.post("/api/v1/statuses", { status: "soon gone", media_ids: [media.body.id] });
+    const [file] = (await env.DB.prepare("SELECT file_key FROM media_attachments WHERE id = ?").bind(padId(media.body.id)).all<{ file_key: string }>()).results;
+    expect(await env.MEDIA.head(file!.file_key)).not.toBeNull();
+    await take();
+    queued.jobs.length = 0;
+    const sent: JobMessage[] = [];
+    vi.spyOn(env.JOBS, "send").mockImplementation(async (m: unknown) => {
+      sent.push(m as JobMessage);
+      return {} as QueueSendResponse;
+    });
+    vi.spyOn(env.JOBS, "sendBatch").mockImplementation(async (ms: Iterable<MessageSendRequest<unknown>>) => {
+      for (const m of ms) sent.push(m.body as JobMessage);
+      return {} as QueueSendBatchResponse;
+    });
+    expect((await author.api.delete(`/api/v1/statuses/${posted.body.id}?delete_media=true`)).status).toBe(200);
+    // One message: the journaled effects (the status's unfanout, its Delete) and, as `extra`, what the batch returned:
+    // the media's objects to delete and the streams' delete.
+    expect(sent).toHaveLength(1);
+    const [message] = sent as [JobMessage];
+    if (message.type !== "effects") throw new Error("a pack was expected");
+    expect(message.journal).toHaveLength(1);
+    expect(message.effects.map((e) => e.type)).toEqual(["unfanout", "federate"]);
+    expect(message.extra?.map((e) => e.type)).toEqual(["delete_media", "stream_delete"]);
+    // The cron's send of the row arrives first and runs what the row keeps; the request's message, whose row is held,
+    // still runs its extra: the objects go.
+    await runScheduled(env, Date.now() + JOURNAL_GRACE_MS + 60_000, { housekeeping: false, hourly: false });
+    const again = sent[sent.length - 1] as JobMessage;
+    expect(again.type === "effects" && again.extra).toBeFalsy();
+    vi.restoreAllMocks();
+    installQueueCapture();
+    const d = createDb(env.DB);
+    await runJob(d, env, again);
+    expect(await env.MEDIA.head(file!.file_key)).not.toBeNull();
+    await runJob(d, env, message);
+    expect(await env.MEDIA.head(file!.file_key)).toBeNull();
+    expect((await delivered()).filter((a) => a.type === "Delete")).toHaveLength(1);
     await nothingLeft();
   });
 });

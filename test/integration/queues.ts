@@ -13,7 +13,7 @@ export const queued = { jobs: [] as JobMessage[], deliveries: [] as DeliveryMess
 
 /** The effects a JOBS message carries: one, or the pack an action's effects travel in (src/effects/send.ts). */
 export function unpack(m: JobMessage): Effect[] {
-  return m.type === "effects" ? m.effects : [m];
+  return m.type === "effects" ? [...m.effects, ...(m.extra ?? [])] : [m];
 }
 
 /**
