@@ -78,6 +78,7 @@ describe("collections over ActivityPub", { timeout: 60000 }, () => {
     const actor = await (await SELF.fetch(`${ORIGIN}/users/alice`, { headers: AP })).json<any>();
     expect(actor.featuredCollections).toBe(`${ORIGIN}/users/alice/featured_collections`);
     expect(actor.interactionPolicy).toEqual({ canFeature: { automaticApproval: [`${ORIGIN}/users/alice`] } }); // not discoverable
+    expect((await (await SELF.fetch(`${ORIGIN}/actor`, { headers: AP })).json<any>()).featuredCollections).toBeUndefined();
     const beaActor = await (await SELF.fetch(`${ORIGIN}/users/bea`, { headers: AP })).json<any>();
     expect(beaActor.interactionPolicy).toEqual({ canFeature: { automaticApproval: [AS_PUBLIC] } });
 

@@ -75,6 +75,8 @@ r.get("/actor", async (c) => {
   // No follow collections of its own (no `followers: null` for peers to trip over); an empty outbox and an empty
   // featured collection, which GoToSocial dereferences on every actor it loads ("empty url host" without one).
   for (const k of ["featuredTags", "following", "followers"]) if (doc[k] == null) delete doc[k];
+  // No collections of accounts either (Mastodon's ActorSerializer#featured_collections is nil for it).
+  delete doc.featuredCollections;
   const featured = `${cfg.origin}/actor/collections/featured`;
   return ap(c, { ...doc, type: "Application", preferredUsername: cfg.domain, manuallyApprovesFollowers: true, featured });
 });
