@@ -12,12 +12,13 @@
 // the archive's actor is made an alias of the importing account (a trigger in the seed: the account does not exist
 // before sign-up), and the import is then described as a user would check it: the profile's posts by visibility, with
 // media, threaded, polls, boosts, their dates against the archive's, and that nothing was delivered or notified.
-import { crc32, deflateRawSync, deflateSync } from "node:zlib";
+import { crc32, deflateSync } from "node:zlib";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { loadSeed } from "./seed.mjs";
 import { root, startBenchServer } from "./server.mjs";
 import { signUp } from "../test/federation/tern-api.mjs";
+import { zipOf } from "../test/support/zip.mjs";
 import { cpuMs, threadCpuMs, workerdPids } from "./cpu.mjs";
 
 const args = process.argv.slice(2);
@@ -36,49 +37,6 @@ if (PER_ROUND && !D1_APART) throw new Error("--per-round needs --d1-apart (the b
 const FREE_PLAN_ROWS = 100_000;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const log = (...a) => console.error("[archive-import]", ...a);
-
-/** A zip as rubyzip writes it: local headers with sizes, DEFLATE (STORE for media), then the central directory. */
-function zipOf(entries) {
-  const chunks = [];
-  const central = [];
-  let offset = 0;
-  for (const e of entries) {
-    const name = Buffer.from(e.name);
-    const body = e.store ? e.data : deflateRawSync(e.data);
-    const crc = crc32(e.data);
-    const local = Buffer.alloc(30);
-    local.writeUInt32LE(0x04034b50, 0);
-    local.writeUInt16LE(20, 4);
-    local.writeUInt16LE(0x0800, 6);
-    local.writeUInt16LE(e.store ? 0 : 8, 8);
-    local.writeUInt32LE(crc, 14);
-    local.writeUInt32LE(body.length, 18);
-    local.writeUInt32LE(e.data.length, 22);
-    local.writeUInt16LE(name.length, 26);
-    const cd = Buffer.alloc(46);
-    cd.writeUInt32LE(0x02014b50, 0);
-    cd.writeUInt16LE(20, 4);
-    cd.writeUInt16LE(20, 6);
-    cd.writeUInt16LE(0x0800, 8);
-    cd.writeUInt16LE(e.store ? 0 : 8, 10);
-    cd.writeUInt32LE(crc, 16);
-    cd.writeUInt32LE(body.length, 20);
-    cd.writeUInt32LE(e.data.length, 24);
-    cd.writeUInt16LE(name.length, 28);
-    cd.writeUInt32LE(offset, 42);
-    chunks.push(local, name, body);
-    central.push(cd, name);
-    offset += 30 + name.length + body.length;
-  }
-  const cdSize = central.reduce((n, c) => n + c.length, 0);
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(entries.length, 8);
-  end.writeUInt16LE(entries.length, 10);
-  end.writeUInt32LE(cdSize, 12);
-  end.writeUInt32LE(offset, 16);
-  return Buffer.concat([...chunks, ...central, end]);
-}
 
 /** An 8×8 PNG (one colour per post, so no two files are alike). */
 function png(seed) {

@@ -76,9 +76,9 @@ export function NamedCell(p: { name: string; detail: Child; children?: Child }) 
  * A POST form with the CSRF token first. `form` names which of a page's forms was sent (a hidden `form` field), so the
  * page can fill that one again after an error.
  */
-export function PostForm(p: { action: string; csrf: string; form?: string; class?: string; enctype?: "multipart/form-data"; children?: Child }) {
+export function PostForm(p: { action: string; csrf: string; form?: string; class?: string; id?: string; enctype?: "multipart/form-data"; children?: Child }) {
   return (
-    <form method="post" action={p.action} class={p.class} enctype={p.enctype}>
+    <form method="post" action={p.action} class={p.class} id={p.id} enctype={p.enctype}>
       <Csrf token={p.csrf} />
       {p.form ? <input type="hidden" name="form" value={p.form} /> : null}
       {p.children}

@@ -87,7 +87,10 @@ export function Layout(props: LayoutProps) {
   );
 }
 
-/** Renders a page with the security headers. `scriptNonce` allows one inline script (form_post auto-submit). */
+/**
+ * Renders a page with the security headers. `scriptNonce` allows one inline script (form_post's auto-submit, the
+ * archive upload in parts) and its requests to this server.
+ */
 export function page(c: Ctx, body: Child, status: 200 | 400 | 401 | 403 | 404 | 422 | 429 = 200, scriptNonce?: string) {
   c.header(
     "Content-Security-Policy",
@@ -96,6 +99,8 @@ export function page(c: Ctx, body: Child, status: 200 | 400 | 401 | 403 | 404 | 
       "style-src 'unsafe-inline'",
       "img-src 'self' https: data:",
       scriptNonce ? `script-src 'nonce-${scriptNonce}'` : "script-src 'none'",
+      // A page's own script may call this server (the archive upload's parts); nothing else may.
+      ...(scriptNonce ? ["connect-src 'self'"] : []),
       "base-uri 'none'",
       "frame-ancestors 'none'",
     ].join("; "),

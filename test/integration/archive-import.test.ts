@@ -333,6 +333,59 @@ describe("the settings page", () => {
   });
 });
 
+describe("the settings page's upload in parts (its script's routes)", () => {
+  it("begins, takes the parts and completes with the session and the CSRF token in a header; a forged token is refused", async () => {
+    const { me } = await setup();
+    const jar = await signIn(`${me.username}@example.com`);
+    const pageRes = await SELF.fetch(`${ORIGIN}/settings/import_archive`, { headers: { cookie: jar.header() } });
+    const html = await pageRes.text();
+    const csrf = hidden(html, "csrf")!;
+    // The page's one script runs under its nonce, and may call this server only.
+    const nonce = /<script nonce="([^"]+)">/.exec(html)?.[1];
+    expect(nonce).toBeTruthy();
+    expect(pageRes.headers.get("content-security-policy")).toContain(`script-src 'nonce-${nonce}'`);
+    expect(pageRes.headers.get("content-security-policy")).toContain("connect-src 'self'");
+    const call = (method: string, path: string, token: string, body?: BodyInit, type?: string) =>
+      SELF.fetch(`${ORIGIN}${path}`, {
+        method,
+        body,
+        headers: { cookie: jar.header(), origin: ORIGIN, "x-csrf-token": token, ...(type ? { "content-type": type } : {}) },
+      });
+    expect((await call("POST", "/settings/import_archive/uploads", "forged", JSON.stringify({ filename: "a.zip" }), "application/json")).status).toBe(403);
+    expect(await count("SELECT count(*) AS n FROM archive_imports")).toBe(0);
+    const begun = await call("POST", "/settings/import_archive/uploads", csrf, JSON.stringify({ filename: "big.zip" }), "application/json");
+    expect(begun.status).toBe(201);
+    const id = ((await begun.json()) as { id: string }).id;
+    const pngBytes = await png(8, 8);
+    const bytes = await zipOf([
+      {
+        name: "outbox.json",
+        data: enc.encode(outboxJson(outboxItems({ localUri: "https://x.example/1", localAuthor: "https://x.example/u", png: pngBytes }))),
+      },
+      { name: MEDIA_PATH, data: pngBytes },
+      { name: "media_attachments/files/padding.bin", data: new Uint8Array(6 * 1024 * 1024).fill(7), store: true },
+    ]);
+    const size = 5 * 1024 * 1024;
+    const parts = [];
+    for (let n = 1, at = 0; at < bytes.length; n++, at += size) {
+      expect((await call("PUT", `/settings/import_archive/uploads/${id}/parts/${n}`, "forged", bytes.slice(at, at + size))).status).toBe(403);
+      const res = await call("PUT", `/settings/import_archive/uploads/${id}/parts/${n}`, csrf, bytes.slice(at, at + size));
+      expect(res.status).toBe(200);
+      parts.push(await res.json());
+    }
+    const done = await call("POST", `/settings/import_archive/uploads/${id}/complete`, csrf, JSON.stringify({ parts }), "application/json");
+    expect(done.status).toBe(202);
+    await runQueuedJobs();
+    expect((await me.api.get(`/api/tern/archive_imports/${id}`)).body).toMatchObject({ state: "finished", original_filename: "big.zip" });
+    // A second upload given up: gone.
+    const other = (
+      (await (await call("POST", "/settings/import_archive/uploads", csrf, JSON.stringify({ filename: "b.zip" }), "application/json")).json()) as { id: string }
+    ).id;
+    expect((await call("DELETE", `/settings/import_archive/uploads/${other}`, csrf)).status).toBe(200);
+    expect((await me.api.get(`/api/tern/archive_imports/${other}`)).status).toBe(404);
+  });
+});
+
 describe("bad uploads are refused whole, with nothing stored", () => {
   async function nothingStored(me: TestUser) {
     expect(await count("SELECT count(*) AS n FROM archive_imports")).toBe(0);
