@@ -8,6 +8,8 @@ import { after, before, describe, test } from "node:test";
 import { startTern } from "../support/server.mjs";
 import { json, launchChromium, need, screenshot, signUpThroughApi, skip } from "./support.mjs";
 
+/** Submits the page's form and waits for the page it leads to to load (its content is read right after). */
+const submit = (page) => Promise.all([page.waitForNavigation({ waitUntil: "load" }), page.click("button[type=submit]")]);
 const EMAIL = "forgetful@example.test";
 const PASSWORD = "a long enough password 123";
 const NEW_PASSWORD = "a fresh password nobody knows";
@@ -56,14 +58,14 @@ describe("forgot password in chromium", { skip }, () => {
   test("the sign-in page leads to the form, which answers the same for any address", async () => {
     need(s.token, "sign-up");
     await page.goto(`${server.url}/auth/sign_in`);
-    await page.click("#forgot-password");
+    await Promise.all([page.waitForNavigation({ waitUntil: "load" }), page.click("#forgot-password")]);
     assert.equal(new URL(page.url()).pathname, "/auth/password/new");
     await page.fill("#email", "nobody-here@example.test");
-    await page.click("button[type=submit]");
+    await submit(page);
     const unknownAnswer = await page.textContent("#reset-sent");
     await page.goto(`${server.url}/auth/password/new`);
     await page.fill("#email", EMAIL);
-    await page.click("button[type=submit]");
+    await submit(page);
     assert.equal(await page.textContent("#reset-sent"), unknownAnswer);
     await screenshot(page, "forgot-password-sent.png");
     s.asked = true;
@@ -90,18 +92,18 @@ describe("forgot password in chromium", { skip }, () => {
     await page.fill("#password", NEW_PASSWORD);
     await page.fill("#password_confirmation", NEW_PASSWORD);
     await screenshot(page, "forgot-password-new.png");
-    await page.click("button[type=submit]");
+    await submit(page);
     assert.equal(new URL(page.url()).pathname, "/auth/sign_in");
     assert.match(await page.content(), /Your password was changed/);
     const revoked = await fetch(`${server.url}/api/v1/accounts/verify_credentials`, { headers: { authorization: `Bearer ${s.token}` } });
     assert.equal(revoked.status, 401);
     await page.fill("#email", EMAIL);
     await page.fill("#password", PASSWORD);
-    await page.click("button[type=submit]");
+    await submit(page);
     assert.match(await page.content(), /Invalid e-mail address or password/);
     await page.fill("#email", EMAIL);
     await page.fill("#password", NEW_PASSWORD);
-    await page.click("button[type=submit]");
+    await submit(page);
     assert.equal(new URL(page.url()).pathname, "/");
     assert.match(await page.content(), /forgetful/);
     s.reset = true;
