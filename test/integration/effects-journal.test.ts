@@ -176,6 +176,20 @@ describe("while the invocation lives", () => {
   });
 });
 
+/** Records what the request and then the cron send, as the queue would deliver them, without running them. */
+function recordSends(): JobMessage[] {
+  const sent: JobMessage[] = [];
+  vi.spyOn(env.JOBS, "send").mockImplementation(async (m: unknown) => {
+    sent.push(m as JobMessage);
+    return {} as QueueSendResponse;
+  });
+  vi.spyOn(env.JOBS, "sendBatch").mockImplementation(async (ms: Iterable<MessageSendRequest<unknown>>) => {
+    for (const m of ms) sent.push(m.body as JobMessage);
+    return {} as QueueSendBatchResponse;
+  });
+  return sent;
+}
+
 describe("what a write's batch returned, recorded after it", () => {
   it("rides in the journal row's message (one queue operation), and runs even when another delivery holds the row", async () => {
     const form = new FormData();
@@ -186,15 +200,7 @@ describe("what a write's batch returned, recorded after it", () => {
     expect(await env.MEDIA.head(file!.file_key)).not.toBeNull();
     await take();
     queued.jobs.length = 0;
-    const sent: JobMessage[] = [];
-    vi.spyOn(env.JOBS, "send").mockImplementation(async (m: unknown) => {
-      sent.push(m as JobMessage);
-      return {} as QueueSendResponse;
-    });
-    vi.spyOn(env.JOBS, "sendBatch").mockImplementation(async (ms: Iterable<MessageSendRequest<unknown>>) => {
-      for (const m of ms) sent.push(m.body as JobMessage);
-      return {} as QueueSendBatchResponse;
-    });
+    const sent = recordSends();
     expect((await author.api.delete(`/api/v1/statuses/${posted.body.id}?delete_media=true`)).status).toBe(200);
     // One message: the journaled effects (the status's unfanout, its Delete) and, as `extra`, what the batch returned:
     // the media's objects to delete and the streams' delete.
@@ -222,20 +228,6 @@ describe("what a write's batch returned, recorded after it", () => {
 });
 
 describe("a message that waited in the queue past its grace", () => {
-  /** Records what the request and then the cron send, as the queue would deliver them, without running them. */
-  function recordSends(): JobMessage[] {
-    const sent: JobMessage[] = [];
-    vi.spyOn(env.JOBS, "send").mockImplementation(async (m: unknown) => {
-      sent.push(m as JobMessage);
-      return {} as QueueSendResponse;
-    });
-    vi.spyOn(env.JOBS, "sendBatch").mockImplementation(async (ms: Iterable<MessageSendRequest<unknown>>) => {
-      for (const m of ms) sent.push(m.body as JobMessage);
-      return {} as QueueSendBatchResponse;
-    });
-    return sent;
-  }
-
   for (const order of ["the request's first", "the cron's first"] as const) {
     it(`and the cron's second send of it both reach the consumer (${order}): its effects run once`, async () => {
       const sent = recordSends();

@@ -21,8 +21,8 @@ import { parseId } from "../../lib/text/ids";
 import { me, requireUser } from "../../oauth/guard";
 import { renderArchiveImport } from "../../entities/accounts/account-data";
 import { archiveImportOf, archiveImportsOf, resumeArchiveImport } from "../../services/data/import-archive";
-import { abortArchiveUpload, beginArchiveUpload, completeArchiveUpload, putArchivePart } from "../../services/data/import-archive-upload";
-import { ApiError, validationFailed } from "../../lib/http/errors";
+import { abortArchiveUpload, beginArchiveUpload, completeArchiveUpload, putArchivePart, uploadPartsOf } from "../../services/data/import-archive-upload";
+import { ApiError } from "../../lib/http/errors";
 import { readParams } from "../../lib/http/params";
 import { archiveUpload } from "./data-responses";
 
@@ -54,14 +54,7 @@ r.put("/uploads/:id/parts/:n", requireUser("write"), async (c) => {
 
 r.post("/uploads/:id/complete", requireUser("write"), async (c) => {
   const p = await readParams(c);
-  const raw = Array.isArray(p.parts) ? p.parts : [];
-  const parts = raw.flatMap((x) => {
-    const o = x as Record<string, unknown> | null;
-    const n = Number(o?.part_number);
-    return o && Number.isInteger(n) && typeof o.etag === "string" ? [{ part_number: n, etag: o.etag.slice(0, 200) }] : [];
-  });
-  if (parts.length !== raw.length) throw validationFailed("Parts must be a list of {part_number, etag}");
-  const row = await completeArchiveUpload(c.get("db"), c.env, c.get("fx"), me(c).account, idOf(c.req.param("id")), parts);
+  const row = await completeArchiveUpload(c.get("db"), c.env, c.get("fx"), me(c).account, idOf(c.req.param("id")), uploadPartsOf(p.parts));
   return c.json(renderArchiveImport(row), 202);
 });
 

@@ -79,6 +79,18 @@ export async function putArchivePart(
   }
 }
 
+/** The `parts` a completion names (`[{part_number, etag}]`, as R2 answered each part); refused unless all are well formed. */
+export function uploadPartsOf(raw: unknown): { part_number: number; etag: string }[] {
+  const list = Array.isArray(raw) ? raw : [];
+  const parts = list.flatMap((x) => {
+    const o = x as Record<string, unknown> | null;
+    const n = Number(o?.part_number);
+    return o && Number.isInteger(n) && typeof o.etag === "string" ? [{ part_number: n, etag: o.etag.slice(0, 200) }] : [];
+  });
+  if (parts.length !== list.length) throw validationFailed("Parts must be a list of {part_number, etag}");
+  return parts;
+}
+
 export async function completeArchiveUpload(
   db: DB,
   env: Pick<Env, "MEDIA">,

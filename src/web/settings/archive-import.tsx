@@ -12,7 +12,7 @@ import { readParams } from "../../lib/http/params";
 import { parseId } from "../../lib/text/ids";
 import { ARCHIVE_UPLOAD_MAX_BYTES, archiveImportsOf, resumeArchiveImport } from "../../services/data/import-archive";
 import { archiveUpload } from "../../api/tern/data-responses";
-import { abortArchiveUpload, beginArchiveUpload, completeArchiveUpload, putArchivePart } from "../../services/data/import-archive-upload";
+import { abortArchiveUpload, beginArchiveUpload, completeArchiveUpload, putArchivePart, uploadPartsOf } from "../../services/data/import-archive-upload";
 import { randomToken } from "../../lib/security/crypto";
 import { raw } from "hono/html";
 import { page } from "../layout";
@@ -188,14 +188,7 @@ r.post("/settings/import_archive/uploads/:id/complete", async (c) => {
   const s = await scriptSession(c);
   if (s instanceof Response) return s;
   const p = await readParams(c);
-  const raw = Array.isArray(p.parts) ? p.parts : [];
-  const parts = raw.flatMap((x) => {
-    const o = x as Record<string, unknown> | null;
-    const n = Number(o?.part_number);
-    return o && Number.isInteger(n) && typeof o.etag === "string" ? [{ part_number: n, etag: o.etag.slice(0, 200) }] : [];
-  });
-  if (parts.length !== raw.length || !parts.length) throw new ApiError(422, "Validation failed: Parts must be a list of {part_number, etag}");
-  const row = await completeArchiveUpload(c.get("db"), c.env, c.get("fx"), s.account, uploadIdOf(c.req.param("id")), parts);
+  const row = await completeArchiveUpload(c.get("db"), c.env, c.get("fx"), s.account, uploadIdOf(c.req.param("id")), uploadPartsOf(p.parts));
   return c.json(renderArchiveImport(row), 202);
 });
 
