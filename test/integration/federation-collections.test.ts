@@ -282,7 +282,7 @@ describe("collections over ActivityPub", { timeout: 60000 }, () => {
       id: `${bob.uri}/feature_requests/3`,
       type: "FeatureRequest",
       actor: bob.uri,
-      object: `${ORIGIN}/users/quiet`,
+      object: `${ORIGIN}/users/${quiet.username}`,
       instrument: collection.id,
     });
     const answers = await sent([...again.jobs, ...no.jobs]);
@@ -290,7 +290,6 @@ describe("collections over ActivityPub", { timeout: 60000 }, () => {
       ["Reject", `${bob.uri}/feature_requests/2`],
       ["Reject", `${bob.uri}/feature_requests/3`],
     ]);
-    expect(quiet.id).toBeTruthy();
   });
 
   it("a remote collection keeps only the items whose consent is proven; forged requests and documents are refused", async () => {

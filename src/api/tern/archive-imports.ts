@@ -22,7 +22,7 @@ import { me, requireUser } from "../../oauth/guard";
 import { renderArchiveImport } from "../../entities/accounts/account-data";
 import { archiveImportOf, archiveImportsOf, resumeArchiveImport } from "../../services/data/import-archive";
 import { abortArchiveUpload, beginArchiveUpload, completeArchiveUpload, putArchivePart, uploadPartsOf } from "../../services/data/import-archive-upload";
-import { ApiError } from "../../lib/http/errors";
+import { declaredBody } from "../../lib/http/capped-body";
 import { readParams } from "../../lib/http/params";
 import { archiveUpload } from "./data-responses";
 
@@ -45,9 +45,7 @@ r.post("/uploads", requireUser("write"), async (c) => {
 });
 
 r.put("/uploads/:id/parts/:n", requireUser("write"), async (c) => {
-  const size = Number(c.req.header("content-length") ?? Number.NaN);
-  const body = c.req.raw.body;
-  if (!body || !Number.isFinite(size)) throw new ApiError(411, "Validation failed: a part needs a Content-Length");
+  const { body, size } = declaredBody(c.req.raw);
   const part = await putArchivePart(c.get("db"), c.env, me(c).account, idOf(c.req.param("id")), Number(c.req.param("n")), body, size);
   return c.json(part);
 });

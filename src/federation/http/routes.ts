@@ -6,7 +6,7 @@ import type { Context, Next } from "hono";
 import type { AppEnv } from "../../context";
 import { loadStatusBundle } from "../../entities/statuses/status";
 import { accountUri, collectionUri, featuredCollectionsUri, statusUri } from "../../entities/urls";
-import { collectionDocParts, grantedFeature, ownCollectionIds } from "../../queries/accounts/collections";
+import { collectionDocParts, grantedFeature, ownCollectionDocParts } from "../../queries/accounts/collections";
 import { featureAuthorizationDoc, featuredCollectionDoc, featuredCollectionObject, featuredItemObject } from "../outbound/collection-doc";
 import { errorResponse } from "../../lib/http/errors";
 import { parseId } from "../../lib/text/ids";
@@ -207,8 +207,7 @@ for (const which of ["followers", "following"] as const) {
 ownerGet("/featured_collections", async (c, account) => {
   const db = c.get("db");
   const cfg = c.get("config");
-  const parts = await Promise.all((await ownCollectionIds(db, account.id)).map((id) => collectionDocParts(db, id)));
-  const items = parts.flatMap((p) => (p ? [featuredCollectionObject(cfg, p)] : []));
+  const items = (await ownCollectionDocParts(db, account.id)).map((p) => featuredCollectionObject(cfg, p));
   return ap(c, { "@context": COLLECTION_CONTEXT, id: featuredCollectionsUri(account.uri), type: "Collection", totalItems: items.length, items });
 });
 

@@ -2,11 +2,8 @@
 // followers and the remote accounts it features; an item's Add and Remove; our FeatureRequest to a remote account; our
 // Accept or Reject of a remote collection's request for a local account; a local account's Delete of its
 // FeatureAuthorization. Called by runFederate (./outbound.ts).
-import { sql } from "drizzle-orm";
 import type { FederateAction } from "../../effects/types";
-import { padId, unpadId } from "../../lib/text/ids";
-import { collectionDocParts } from "../../queries/accounts/collections";
-import { itemRow } from "../../services/relationships/collection-items";
+import { collectionById, collectionDocParts, collectionItemById, itemWithCollection } from "../../queries/accounts/collections";
 import { collectionUri } from "../../entities/urls";
 import {
   addCollectionActivity,
@@ -75,9 +72,8 @@ async function removeCollection(r: Run, a: Extract<FederateAction, { kind: "coll
 }
 
 async function addItem(r: Run, itemId: string) {
-  const [row] = await r.db.all<Record<string, unknown>>(sql`SELECT * FROM collection_items WHERE id = ${padId(itemId)}`);
-  if (!row) return;
-  const item = itemRow(row);
+  const item = await collectionItemById(r.db, itemId);
+  if (!item) return;
   const p = await collectionDocParts(r.db, item.collectionId);
   const i = p?.items.find((x) => x.id === itemId);
   if (!p?.owner.local || p.collection.uri || !i) return;
@@ -85,25 +81,21 @@ async function addItem(r: Run, itemId: string) {
 }
 
 async function removeItem(r: Run, a: Extract<FederateAction, { kind: "collection_item_remove" }>) {
-  const [c] = await r.db.all<{ account_id: string; uri: string | null }>(sql`SELECT account_id, uri FROM collections WHERE id = ${padId(a.collectionId)}`);
+  const c = await collectionById(r.db, a.collectionId);
   if (!c || c.uri) return;
-  const ownerId = unpadId(c.account_id);
-  const owner = (await accountsById(r.db, [ownerId])).get(ownerId);
+  const owner = (await accountsById(r.db, [c.accountId])).get(c.accountId);
   if (!isLocal(owner)) return;
   await send(r, owner.id, removeItemActivity(r.cfg, owner.uri, a.collectionId, a.itemId), await audience(r, owner.id, [a.accountId]));
 }
 
 /** Our FeatureRequest for a pending item of a local collection, to the featured account's own inbox. */
 async function featureRequest(r: Run, itemId: string) {
-  const [row] = await r.db.all<Record<string, unknown>>(sql`SELECT * FROM collection_items WHERE id = ${padId(itemId)}`);
-  if (!row) return;
-  const item = itemRow(row);
+  const found = await itemWithCollection(r.db, itemId);
+  if (!found || found.collection.uri) return;
+  const { item, collection } = found;
   if (item.state !== "pending" || !item.activityUri) return;
-  const [c] = await r.db.all<{ account_id: string; uri: string | null }>(sql`SELECT account_id, uri FROM collections WHERE id = ${padId(item.collectionId)}`);
-  if (!c || c.uri) return;
-  const ownerId = unpadId(c.account_id);
-  const m = await accountsById(r.db, [ownerId, item.accountId]);
-  const owner = m.get(ownerId);
+  const m = await accountsById(r.db, [collection.accountId, item.accountId]);
+  const owner = m.get(collection.accountId);
   const featured = m.get(item.accountId);
   if (!isLocal(owner) || !isRemote(featured)) return;
   const inbox = personalInbox(featured);
@@ -113,14 +105,10 @@ async function featureRequest(r: Run, itemId: string) {
 
 /** A local account's Delete of its FeatureAuthorization for a remote collection, to the collection's owner. */
 async function revoke(r: Run, itemId: string) {
-  const [row] = await r.db.all<Record<string, unknown>>(sql`SELECT * FROM collection_items WHERE id = ${padId(itemId)}`);
-  if (!row) return;
-  const item = itemRow(row);
-  const [c] = await r.db.all<{ account_id: string; uri: string | null }>(sql`SELECT account_id, uri FROM collections WHERE id = ${padId(item.collectionId)}`);
-  if (item.state !== "revoked" || !c?.uri) return;
-  const ownerId = unpadId(c.account_id);
-  const m = await accountsById(r.db, [ownerId, item.accountId]);
-  const owner = m.get(ownerId);
-  const featured = m.get(item.accountId);
-  await toAccount(r, featured, owner, (l) => deleteFeatureAuthorizationActivity(l.uri, item.id, c.uri!));
+  const found = await itemWithCollection(r.db, itemId);
+  const remoteUri = found?.collection.uri;
+  if (!found || !remoteUri || found.item.state !== "revoked") return;
+  const { item, collection } = found;
+  const m = await accountsById(r.db, [collection.accountId, item.accountId]);
+  await toAccount(r, m.get(item.accountId), m.get(collection.accountId), (l) => deleteFeatureAuthorizationActivity(l.uri, item.id, remoteUri));
 }

@@ -1,6 +1,7 @@
 // Reading bodies with a byte cap, counted while streaming (a chunked body has no Content-Length to check first).
 // One implementation for request bodies (lib/http/params.ts, media uploads in api/v1/statuses/media.ts) and remote responses
 // (net/safe-fetch.ts).
+import { ApiError } from "./errors";
 
 /** Reads a stream whole, throwing `tooLarge()` as soon as more than `limit` bytes have arrived. */
 export async function readCapped(stream: ReadableStream<Uint8Array> | null, limit: number, tooLarge: () => Error): Promise<Uint8Array> {
@@ -55,4 +56,11 @@ export function cappedStream(
       }),
     ) ?? null;
   return { body, over: () => over };
+}
+
+/** A request's body with the length it declares (an upload's part is streamed as it comes): 411 without one. */
+export function declaredBody(req: Request): { body: ReadableStream<Uint8Array>; size: number } {
+  const size = Number(req.headers.get("content-length") ?? Number.NaN);
+  if (!req.body || !Number.isFinite(size)) throw new ApiError(411, "Validation failed: a part needs a Content-Length");
+  return { body: req.body, size };
 }

@@ -115,48 +115,72 @@ export interface CollectionDocItem {
 }
 
 /**
- * A collection and what its FeaturedCollection names (FeaturedCollectionSerializer): its owner's actor id, its
- * accepted items with their accounts, its hashtag. Two round trips.
+ * Collections and what their FeaturedCollections name (FeaturedCollectionSerializer): each owner's actor id, the
+ * accepted items with their accounts, the hashtag. Two round trips, whatever the number of collections: the rows, then
+ * one batch; in the order of `rows`' query (newest first for several).
  */
-export async function collectionDocParts(db: DB, collectionId: string) {
-  const [c] = await db.select().from(collections).where(eq(collections.id, collectionId)).limit(1);
-  if (!c) return null;
-  const [owner, items, tag] = await db.batch([
-    db.all<{ uri: string; domain: string | null; suspended_at: number | null }>(
-      sql`SELECT uri, domain, suspended_at FROM accounts WHERE id = ${padId(c.accountId)}`,
+export async function collectionDocPartsOf(db: DB, where: SQL) {
+  const rows = await db.select().from(collections).where(where).orderBy(desc(collections.id));
+  if (!rows.length) return [];
+  const ids = jsonIds(rows.map((c) => c.id));
+  const [owners, items, tags] = await db.batch([
+    db.all<{ id: string; uri: string; domain: string | null; suspended_at: number | null }>(
+      sql`SELECT id, uri, domain, suspended_at FROM accounts WHERE id IN ${jsonIds(rows.map((c) => c.accountId))}`,
     ),
-    db.all<{ id: string; account_id: string; uri: string; actor_type: string | null; domain: string | null; approval_uri: string | null; created_at: number }>(
-      sql`SELECT ci.id, ci.account_id, a.uri, a.actor_type, a.domain, ci.approval_uri, ci.created_at FROM collection_items ci
+    db.all<{
+      id: string;
+      collection_id: string;
+      account_id: string;
+      uri: string;
+      actor_type: string | null;
+      domain: string | null;
+      approval_uri: string | null;
+      created_at: number;
+    }>(
+      sql`SELECT ci.id, ci.collection_id, ci.account_id, a.uri, a.actor_type, a.domain, ci.approval_uri, ci.created_at FROM collection_items ci
         JOIN accounts a ON a.id = ci.account_id AND a.suspended_at IS NULL
-        WHERE ci.collection_id = ${padId(c.id)} AND ci.state = 'accepted' ORDER BY ci.id`,
+        WHERE ci.collection_id IN ${ids} AND ci.state = 'accepted' ORDER BY ci.id`,
     ),
-    db.all<{ name: string; display_name: string }>(sql`SELECT name, display_name FROM tags WHERE id = ${c.tagId ? padId(c.tagId) : null}`),
+    db.all<{ id: string; name: string; display_name: string }>(
+      sql`SELECT id, name, display_name FROM tags WHERE id IN ${jsonIds(rows.flatMap((c) => (c.tagId ? [c.tagId] : [])))}`,
+    ),
   ]);
-  const o = owner[0];
-  if (!o) return null;
-  return {
-    collection: c,
-    owner: { uri: o.uri, local: !o.domain, suspended: o.suspended_at !== null },
-    items: items.map(
-      (i): CollectionDocItem => ({
-        id: unpadId(i.id),
-        accountId: unpadId(i.account_id),
-        accountUri: i.uri,
-        actorType: i.actor_type,
-        local: !i.domain,
-        approvalUri: i.approval_uri,
-        createdAt: i.created_at,
-      }),
-    ),
-    tag: tag[0] ?? null,
-  };
+  const owner = new Map(owners.map((o) => [unpadId(o.id), o]));
+  const tag = new Map(tags.map((t) => [unpadId(t.id), { name: t.name, display_name: t.display_name }]));
+  return rows.flatMap((c) => {
+    const o = owner.get(c.accountId);
+    if (!o) return [];
+    const mine = items.filter((i) => unpadId(i.collection_id) === c.id);
+    return [
+      {
+        collection: c,
+        owner: { uri: o.uri, local: !o.domain, suspended: o.suspended_at !== null },
+        items: mine.map(
+          (i): CollectionDocItem => ({
+            id: unpadId(i.id),
+            accountId: unpadId(i.account_id),
+            accountUri: i.uri,
+            actorType: i.actor_type,
+            local: !i.domain,
+            approvalUri: i.approval_uri,
+            createdAt: i.created_at,
+          }),
+        ),
+        tag: (c.tagId ? tag.get(c.tagId) : undefined) ?? null,
+      },
+    ];
+  });
+}
+
+/** One collection's parts (collectionDocPartsOf), or null. */
+export async function collectionDocParts(db: DB, collectionId: string) {
+  return (await collectionDocPartsOf(db, eq(collections.id, collectionId)))[0] ?? null;
 }
 export type CollectionDocParts = NonNullable<Awaited<ReturnType<typeof collectionDocParts>>>;
 
-/** A local account's own collections (the actor's featuredCollections), newest first: at most COLLECTION_LIMIT. */
-export async function ownCollectionIds(db: DB, accountId: string): Promise<string[]> {
-  const rows = await db.all<{ id: string }>(sql`SELECT id FROM collections WHERE account_id = ${padId(accountId)} AND uri IS NULL ORDER BY id DESC LIMIT 20`);
-  return rows.map((r) => unpadId(r.id));
+/** A local account's own collections (the actor's featuredCollections), newest first, with their parts: two round trips. */
+export function ownCollectionDocParts(db: DB, accountId: string) {
+  return collectionDocPartsOf(db, and(eq(collections.accountId, accountId), sql`${collections.uri} IS NULL`)!);
 }
 
 /** The collection a local account's accepted item consents to (its FeatureAuthorization's interactingObject), or null. */
@@ -166,3 +190,46 @@ export async function grantedFeature(db: DB, accountId: string, itemId: string):
   return row ? { collectionId: unpadId(row.id), collectionUri: row.uri } : null;
 }
 export type LinkedCollections = Awaited<ReturnType<typeof collectionsLinked>>;
+
+/** An item by id (within `collectionId` when given). */
+export async function collectionItemById(db: DB, itemId: string, collectionId?: string): Promise<CollectionItemRow | null> {
+  const [row] = await db
+    .select()
+    .from(collectionItems)
+    .where(and(eq(collectionItems.id, itemId), collectionId ? eq(collectionItems.collectionId, collectionId) : undefined))
+    .limit(1);
+  return row ?? null;
+}
+
+/** An item and its collection's owner and id URI (null for a local collection), in one batch. */
+export async function itemWithCollection(db: DB, itemId: string) {
+  const [items, owners] = await db.batch([
+    db.select().from(collectionItems).where(eq(collectionItems.id, itemId)).limit(1),
+    db
+      .select({ accountId: collections.accountId, uri: collections.uri })
+      .from(collections)
+      .where(sql`${collections.id} = (SELECT collection_id FROM collection_items WHERE id = ${padId(itemId)})`)
+      .limit(1),
+  ]);
+  const item = items[0];
+  const collection = owners[0];
+  return item && collection ? { item, collection } : null;
+}
+
+/**
+ * The item of a local collection that featured `accountId` under `column` = `value`: our FeatureRequest's id
+ * (activity_uri), or the account's FeatureAuthorization (approval_uri). A statement, for a batch.
+ */
+export function localItemStatement(db: DB, accountId: string, column: "activityUri" | "approvalUri", value: string) {
+  return db
+    .select()
+    .from(collectionItems)
+    .where(
+      and(
+        eq(collectionItems[column], value),
+        eq(collectionItems.accountId, accountId),
+        sql`${collectionItems.collectionId} IN (SELECT id FROM collections WHERE uri IS NULL)`,
+      ),
+    )
+    .limit(1);
+}

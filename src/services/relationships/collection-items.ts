@@ -12,6 +12,7 @@ import type { NotifyEffect } from "../../effects/types";
 import { forbidden, notFound, validationFailed } from "../../lib/http/errors";
 import { padId, snowflake, unpadId } from "../../lib/text/ids";
 import { featureDecision, type FeatureDecision } from "../../policy/feature";
+import { collectionById, collectionItemById } from "../../queries/accounts/collections";
 import { notificationWrite } from "../notifications/notifications";
 
 export const MAX_COLLECTION_ITEMS = 25;
@@ -162,25 +163,9 @@ export async function addCollectionItem(db: DB, fx: Effects, ownerId: string, co
 }
 
 async function itemOf(db: DB, collectionId: string, itemId: string): Promise<CollectionItemRow> {
-  const [item] = await db.all<Record<string, unknown>>(
-    sql`SELECT * FROM collection_items WHERE id = ${padId(itemId)} AND collection_id = ${padId(collectionId)} LIMIT 1`,
-  );
+  const item = await collectionItemById(db, itemId, collectionId);
   if (!item) throw notFound();
-  return itemRow(item);
-}
-
-/** A collection_items row read by raw SQL, as Drizzle's row. */
-export function itemRow(r: Record<string, unknown>): CollectionItemRow {
-  return {
-    id: unpadId(String(r.id)),
-    collectionId: unpadId(String(r.collection_id)),
-    accountId: unpadId(String(r.account_id)),
-    state: r.state as CollectionItemRow["state"],
-    createdAt: Number(r.created_at),
-    uri: (r.uri as string | null) ?? null,
-    activityUri: (r.activity_uri as string | null) ?? null,
-    approvalUri: (r.approval_uri as string | null) ?? null,
-  };
+  return item;
 }
 
 export async function removeCollectionItem(db: DB, fx: Effects, ownerId: string, collectionId: string, itemId: string): Promise<void> {
@@ -198,7 +183,7 @@ export async function removeCollectionItem(db: DB, fx: Effects, ownerId: string,
  * remote one: the Delete of our FeatureAuthorization goes to its owner.
  */
 export async function revokeCollectionItem(db: DB, fx: Effects, accountId: string, collectionId: string, itemId: string): Promise<void> {
-  const [c] = await db.all<{ id: string; uri: string | null }>(sql`SELECT id, uri FROM collections WHERE id = ${padId(collectionId)}`);
+  const c = await collectionById(db, collectionId);
   if (!c) throw notFound();
   const item = await itemOf(db, collectionId, itemId);
   if (item.accountId !== accountId) throw forbidden();

@@ -10,7 +10,8 @@ import { commit } from "../../effects/commit";
 import type { Effects } from "../../effects/collector";
 import { padId, snowflake, unpadId } from "../../lib/text/ids";
 import { notificationWrite, notificationWrites } from "../notifications/notifications";
-import { countStatement, itemRow } from "./collection-items";
+import { countStatement } from "./collection-items";
+import { localItemStatement } from "../../queries/accounts/collections";
 import { upsertTagsStatements } from "../tags/tags";
 import { normalizeTag } from "../../lib/text/text";
 import type { CollectionItemRow } from "../../db/schema";
@@ -70,6 +71,7 @@ export async function storeRemoteCollection(
   const accepted = new Set(items.filter((i) => i.state === "accepted" && i.uri).map((i) => i.uri));
   const unproven = c.items.filter((i) => !accepted.has(i.uri));
   const listed = JSON.stringify(c.items.map((i) => i.uri));
+  const featured = JSON.stringify(c.items.map((i) => [i.uri, i.featuredObject]));
   const tagName = c.topic ? normalizeTag(c.topic.replace(/^#/, "")) : null;
   const tag = tagName ? { name: tagName, display: c.topic!.replace(/^#/, "") } : null;
   // Its featured local accounts hear of an update that changed what the collection says (not of a mere re-send).
@@ -101,11 +103,11 @@ export async function storeRemoteCollection(
       // Items no longer listed go (those of local accounts waiting for their FeaturedItem id stay).
       db.run(sql`DELETE FROM collection_items WHERE collection_id = ${p} AND uri IS NOT NULL
         AND uri NOT IN (SELECT value FROM json_each(${listed}))`),
-      // A local account that consented (we accepted the request) takes its FeaturedItem's id.
-      ...c.items.map((i) =>
-        db.run(sql`UPDATE collection_items SET uri = ${i.uri} WHERE collection_id = ${p} AND state = 'accepted'
-          AND account_id = (SELECT id FROM accounts WHERE uri = ${i.featuredObject} AND domain IS NULL)`),
-      ),
+      // A local account that consented (we accepted the request) takes its FeaturedItem's id: one statement for all.
+      db.run(sql`UPDATE collection_items SET uri = (SELECT json_extract(j.value, '$[0]') FROM json_each(${featured}) j
+          JOIN accounts a ON a.uri = json_extract(j.value, '$[1]') AND a.domain IS NULL WHERE a.id = collection_items.account_id LIMIT 1)
+        WHERE collection_id = ${p} AND state = 'accepted' AND account_id IN (SELECT a.id FROM json_each(${featured}) j
+          JOIN accounts a ON a.uri = json_extract(j.value, '$[1]') AND a.domain IS NULL)`),
       countStatement(db, id, now),
       ...notes.stmts,
     ],
@@ -171,9 +173,7 @@ export async function acceptFeatureRequest(db: DB, fx: Effects, curatorId: strin
 
 /** Our FeatureRequest for an item of a local collection, answered by its account (the signer). */
 export async function requestedItem(db: DB, accountId: string, requestUri: string): Promise<CollectionItemRow | null> {
-  const [row] = await db.all<Record<string, unknown>>(sql`SELECT ci.* FROM collection_items ci JOIN collections c ON c.id = ci.collection_id AND c.uri IS NULL
-    WHERE ci.activity_uri = ${requestUri} AND ci.account_id = ${padId(accountId)} LIMIT 1`);
-  return row ? itemRow(row) : null;
+  return (await localItemStatement(db, accountId, "activityUri", requestUri))[0] ?? null;
 }
 
 /** The answer to our FeatureRequest: accepted under its FeatureAuthorization (then its Add goes out), or rejected. */
@@ -195,9 +195,7 @@ export async function answerOwnRequest(db: DB, fx: Effects, item: CollectionItem
 
 /** An item of a local collection whose remote account withdraws the authorization `approvalUri` (Delete). */
 export async function itemByApproval(db: DB, accountId: string, approvalUri: string): Promise<CollectionItemRow | null> {
-  const [row] = await db.all<Record<string, unknown>>(sql`SELECT ci.* FROM collection_items ci JOIN collections c ON c.id = ci.collection_id AND c.uri IS NULL
-    WHERE ci.approval_uri = ${approvalUri} AND ci.account_id = ${padId(accountId)} LIMIT 1`);
-  return row ? itemRow(row) : null;
+  return (await localItemStatement(db, accountId, "approvalUri", approvalUri))[0] ?? null;
 }
 
 /** Whether the account withdrew from the collection (its item revoked): a new request for it is refused. */

@@ -15,6 +15,7 @@ import { archiveUpload } from "../../api/tern/data-responses";
 import { abortArchiveUpload, beginArchiveUpload, completeArchiveUpload, putArchivePart, uploadPartsOf } from "../../services/data/import-archive-upload";
 import { randomToken } from "../../lib/security/crypto";
 import { raw } from "hono/html";
+import { declaredBody } from "../../lib/http/capped-body";
 import { page } from "../layout";
 import type { WebSession } from "../session-store";
 import { Check, NamedCell, PostForm, RowsTable } from "../form-parts";
@@ -178,9 +179,7 @@ r.post("/settings/import_archive/uploads", async (c) => {
 r.put("/settings/import_archive/uploads/:id/parts/:n", async (c) => {
   const s = await scriptSession(c);
   if (s instanceof Response) return s;
-  const size = Number(c.req.header("content-length") ?? Number.NaN);
-  const body = c.req.raw.body;
-  if (!body || !Number.isFinite(size)) throw new ApiError(411, "Validation failed: a part needs a Content-Length");
+  const { body, size } = declaredBody(c.req.raw);
   return c.json(await putArchivePart(c.get("db"), c.env, s.account, uploadIdOf(c.req.param("id")), Number(c.req.param("n")), body, size));
 });
 
