@@ -360,6 +360,13 @@ describe("collections over ActivityPub", { timeout: 60000 }, () => {
     expect(kinds(forged.jobs)).toEqual([]);
     expect((await alice.api.get(`/api/v1/accounts/${bobId}/collections`)).body.collections.map((c: any) => c.uri)).toEqual([col.id]);
 
+    // Another collection, deleted by a Delete naming it by id alone (read in the Delete's one batch with the status): gone.
+    const other = remoteCollection(bob, 9, []);
+    await deliver(bob, { id: newId(bob), type: "Add", actor: bob.uri, target: `${bob.uri}/featured_collections`, object: other });
+    expect((await alice.api.get(`/api/v1/accounts/${bobId}/collections`)).body.collections.map((c: any) => c.uri)).toEqual([other.id, col.id]);
+    await deliver(bob, { id: `${other.id}#delete`, type: "Delete", actor: bob.uri, to: [AS_PUBLIC], object: other.id });
+    expect((await alice.api.get(`/api/v1/accounts/${bobId}/collections`)).body.collections.map((c: any) => c.uri)).toEqual([col.id]);
+
     // Removed from bob's featured collections: gone.
     await deliver(bob, { id: newId(bob), type: "Remove", actor: bob.uri, target: `${bob.uri}/featured_collections`, object: col.id });
     expect((await alice.api.get(`/api/v1/accounts/${bobId}/collections`)).body.collections).toEqual([]);

@@ -6,6 +6,7 @@
 // on: a failed item is moved out of the 5-minute sweep's window (markRetried).
 import {
   answersFeatureRequest,
+  collectionDeleteStatements,
   concernsCollections,
   handleCollectionAddRemove,
   handleCollectionDelete,
@@ -85,12 +86,15 @@ async function dispatch(ctx: InboxContext): Promise<void> {
         throw new DropActivity("delete of an unknown collection");
       }
       if (!objType || !OBJECT_TYPES.has(objType)) {
-        // The quote authorization it may withdraw and the status it may delete: one batch.
+        // The quote authorization it may withdraw, the status it may delete, and (on the signer's host) the feature
+        // authorization or collection it may withdraw: one batch.
         const q = revokedQuoteStatement(ctx);
         if (q && activity.objectId) {
-          const [revoked, status] = await ctx.db.batch([q, statusRowByUri(ctx.db, activity.objectId)]);
+          const col = collectionDeleteStatements(ctx);
+          const byUri = statusRowByUri(ctx.db, activity.objectId);
+          const [revoked, status, items, owned] = col ? await ctx.db.batch([q, byUri, ...col]) : ([...(await ctx.db.batch([q, byUri])), [], []] as const);
           if (revoked[0]) return handleDeleteAuthorization(ctx, revoked[0]);
-          if (!status[0] && (await handleCollectionDelete(ctx))) return;
+          if (!status[0] && col && (await handleCollectionDelete(ctx, { item: items[0] ?? null, collection: owned.length > 0 }))) return;
           return handleDeleteNote(ctx, status[0] ?? null);
         }
       }

@@ -228,7 +228,8 @@ export function localItemStatement(db: DB, accountId: string, column: "activityU
       and(
         eq(collectionItems[column], value),
         eq(collectionItems.accountId, accountId),
-        sql`${collectionItems.collectionId} IN (SELECT id FROM collections WHERE uri IS NULL)`,
+        // Of a local collection (probed by its key: an IN list of every local collection would scan them).
+        sql`EXISTS (SELECT 1 FROM collections c WHERE c.id = ${collectionItems.collectionId} AND c.uri IS NULL)`,
       ),
     )
     .limit(1);

@@ -3,7 +3,7 @@
 // account whose policy lets the curator in is featured at once and told (`added_to_collection`); a remote one is
 // asked by a FeatureRequest to its server and waits, `pending`, for the Accept or Reject
 // (src/federation/inbox/handlers/feature.ts). An item's removal and a featured account's revocation are federated.
-import { eq, sql } from "drizzle-orm";
+import { eq, type SQL, sql } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { type CollectionItemRow, type CollectionRow, collections, type FeaturePolicy } from "../../db/schema";
 import { commit } from "../../effects/commit";
@@ -28,10 +28,13 @@ export async function ownCollection(db: DB, accountId: string, id: string): Prom
 /** Items that take a place in a collection: accepted ones, and those still waiting for their account's answer. */
 const COUNTED = sql.raw(`('accepted', 'pending')`);
 
-export const countStatement = (db: DB, collectionId: string, now: number) =>
-  db.run(sql`UPDATE collections SET updated_at = ${now},
-      item_count = (SELECT count(*) FROM collection_items WHERE collection_id = ${padId(collectionId)} AND state = 'accepted')
-    WHERE id = ${padId(collectionId)}`);
+/** The collection's `item_count` set again from its accepted items; `collectionId` an id, or a subquery naming one. */
+export function countStatement(db: DB, collectionId: string | SQL, now: number) {
+  const c = typeof collectionId === "string" ? sql`${padId(collectionId)}` : collectionId;
+  return db.run(sql`UPDATE collections SET updated_at = ${now},
+      item_count = (SELECT count(*) FROM collection_items WHERE collection_id = ${c} AND state = 'accepted')
+    WHERE id = ${c}`);
+}
 
 /** Our FeatureRequest's id for an item (FeatureRequestSerializer's `activity_uri`). */
 export const featureRequestUri = (origin: string, collectionId: string, itemId: string) => `${origin}/collections/${collectionId}/items/${itemId}#request`;

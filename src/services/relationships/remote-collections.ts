@@ -127,25 +127,32 @@ export async function acceptProvenItem(db: DB, collectionId: string, accountId: 
   ]);
 }
 
-/** The remote collection at `uri` of `ownerId` is gone (Remove from its featured collections, or Delete). */
+/** `ownerId`'s remote collection at `uri`, as a subquery. */
+const remoteCollectionSql = (ownerId: string, uri: string) => sql`(SELECT id FROM collections WHERE uri = ${uri} AND account_id = ${padId(ownerId)})`;
+
+/**
+ * The remote collection at `uri` of `ownerId` is gone (Remove from its featured collections, or Delete): one batch,
+ * which answers whether there was one.
+ */
 export async function deleteRemoteCollection(db: DB, ownerId: string, uri: string): Promise<boolean> {
-  const [row] = await db.all<{ id: string }>(sql`SELECT id FROM collections WHERE uri = ${uri} AND account_id = ${padId(ownerId)}`);
-  if (!row) return false;
-  await db.batch([
-    db.run(sql`DELETE FROM notifications WHERE collection_id = ${row.id}`),
-    db.run(sql`DELETE FROM collection_items WHERE collection_id = ${row.id}`),
-    db.run(sql`DELETE FROM collections WHERE id = ${row.id}`),
+  const c = remoteCollectionSql(ownerId, uri);
+  const res = await db.batch([
+    db.run(sql`DELETE FROM notifications WHERE collection_id = ${c}`),
+    db.run(sql`DELETE FROM collection_items WHERE collection_id = ${c}`),
+    db.all<{ id: string }>(sql`DELETE FROM collections WHERE id = ${c} RETURNING id`),
   ]);
-  return true;
+  return res[2].length > 0;
 }
 
-/** Remove of a FeaturedItem (by its id) from `ownerId`'s remote collection `collectionUri`. */
+/** Remove of a FeaturedItem (by its id) from `ownerId`'s remote collection `collectionUri`: one batch. */
 export async function removeRemoteItem(db: DB, ownerId: string, collectionUri: string, itemUri: string): Promise<boolean> {
-  const [row] = await db.all<{ id: string }>(sql`SELECT id FROM collections WHERE uri = ${collectionUri} AND account_id = ${padId(ownerId)}`);
-  if (!row) return false;
-  const now = Date.now();
-  await db.batch([db.run(sql`DELETE FROM collection_items WHERE collection_id = ${row.id} AND uri = ${itemUri}`), countStatement(db, unpadId(row.id), now)]);
-  return true;
+  const c = remoteCollectionSql(ownerId, collectionUri);
+  const [found] = await db.batch([
+    db.all<{ id: string }>(sql`SELECT id FROM collections WHERE id = ${c}`),
+    db.run(sql`DELETE FROM collection_items WHERE collection_id = ${c} AND uri = ${itemUri}`),
+    countStatement(db, c, Date.now()),
+  ]);
+  return found.length > 0;
 }
 
 /**
@@ -208,6 +215,10 @@ export async function withdrawnFrom(db: DB, collectionId: string, accountId: str
 
 /** The id of `ownerId`'s remote collection at `uri`, when it is known here. */
 export async function remoteCollectionId(db: DB, ownerId: string, uri: string): Promise<string | null> {
-  const [row] = await db.all<{ id: string }>(sql`SELECT id FROM collections WHERE uri = ${uri} AND account_id = ${padId(ownerId)}`);
+  const [row] = await remoteCollectionStatement(db, ownerId, uri);
   return row ? unpadId(row.id) : null;
 }
+
+/** remoteCollectionId's read as a statement (for a batch). */
+export const remoteCollectionStatement = (db: DB, ownerId: string, uri: string) =>
+  db.all<{ id: string }>(sql`SELECT id FROM collections WHERE uri = ${uri} AND account_id = ${padId(ownerId)}`);

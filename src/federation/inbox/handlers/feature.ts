@@ -10,11 +10,14 @@ import {
   deleteRemoteCollection,
   itemByApproval,
   remoteCollectionId,
+  remoteCollectionStatement,
   removeRemoteItem,
   requestedItem,
   withdrawnFrom,
 } from "../../../services/relationships/remote-collections";
 import { ingestFeaturedCollection } from "../../remote/featured-collections";
+import type { CollectionItemRow } from "../../../db/schema/index";
+import { localItemStatement } from "../../../queries/accounts/collections";
 import { sameHost } from "../../remote/normalize";
 import { drop, localAccountByUri, prop, typeOf, type InboxContext } from "./context";
 
@@ -109,20 +112,35 @@ export async function handleCollectionUpdate(ctx: InboxContext): Promise<void> {
   if (!id) return drop("updated collection unavailable");
 }
 
+/** What a Delete may be about besides a status, read in the dispatcher's batch (collectionDeleteStatements). */
+export interface CollectionDeleteReads {
+  item: CollectionItemRow | null;
+  collection: boolean;
+}
+
+/** The reads handleCollectionDelete needs, as statements for the Delete's one batch (null: not the signer's host). */
+export function collectionDeleteStatements(ctx: InboxContext) {
+  const uri = ctx.activity.objectId;
+  if (!uri || !sameHost(uri, ctx.signer.uri)) return null;
+  return [localItemStatement(ctx.db, ctx.signer.id, "approvalUri", uri), remoteCollectionStatement(ctx.db, ctx.signer.id, uri)] as const;
+}
+
 /**
  * Delete of a FeatureAuthorization by the account it names (its item in a local collection is revoked, and its
- * Remove sent), or of one of the signer's collections. False when the object is neither: a status, then.
+ * Remove sent), or of one of the signer's collections. False when the object is neither: a status, then. `pre`: what
+ * the dispatcher's batch read already.
  */
-export async function handleCollectionDelete(ctx: InboxContext): Promise<boolean> {
+export async function handleCollectionDelete(ctx: InboxContext, pre?: CollectionDeleteReads): Promise<boolean> {
   const { db, signer, activity } = ctx;
   const uri = activity.objectId;
   if (!uri || !sameHost(uri, signer.uri)) return false;
-  const item = await itemByApproval(db, signer.id, uri);
+  const item = pre ? pre.item : await itemByApproval(db, signer.id, uri);
   if (item) {
     if (item.state !== "revoked") await revokeItem(db, ctx.fx, item, false);
     return true;
   }
   const objType = typeOf(activity.object);
   if (objType === "FeatureAuthorization") return drop("delete of an unknown feature authorization");
+  if (pre && !pre.collection) return false;
   return deleteRemoteCollection(db, signer.id, uri);
 }
