@@ -3,14 +3,14 @@
 // account whose policy lets the curator in is featured at once and told (`added_to_collection`); a remote one is
 // asked by a FeatureRequest to its server and waits, `pending`, for the Accept or Reject
 // (src/federation/inbox/handlers/feature.ts). An item's removal and a featured account's revocation are federated.
-import { eq, type SQL, sql } from "drizzle-orm";
-import type { DB } from "../../db/client";
-import { type CollectionItemRow, type CollectionRow, collections, type FeaturePolicy } from "../../db/schema";
+import { eq, inArray, type SQL, sql } from "drizzle-orm";
+import { type DB, idList } from "../../db/client";
+import { accounts, type CollectionItemRow, type CollectionRow, collections } from "../../db/schema";
 import { commit } from "../../effects/commit";
 import type { Effects } from "../../effects/collector";
 import type { NotifyEffect } from "../../effects/types";
 import { forbidden, notFound, validationFailed } from "../../lib/http/errors";
-import { padId, snowflake, unpadId } from "../../lib/text/ids";
+import { padId, snowflake } from "../../lib/text/ids";
 import { featureDecision, type FeatureDecision } from "../../policy/feature";
 import { collectionById, collectionItemById } from "../../queries/accounts/collections";
 import { notificationWrite } from "../notifications/notifications";
@@ -56,46 +56,30 @@ export async function decideFeatures(db: DB, curatorId: string, accountIds: stri
   const out = new Map<string, { decision: FeatureDecision; remote: boolean }>();
   if (!accountIds.length) return out;
   const c = padId(curatorId);
-  const rows = await db.all<{
-    id: string;
-    domain: string | null;
-    discoverable: number | null;
-    locked: number;
-    suspended_at: number | null;
-    feature_policy: string | null;
-    follows: number;
-    followed_by: number;
-    blocked: number;
-  }>(sql`SELECT a.id, a.domain, a.discoverable, a.locked, a.suspended_at, a.feature_policy,
-      EXISTS (SELECT 1 FROM follows f WHERE f.account_id = ${c} AND f.target_account_id = a.id) AS follows,
-      EXISTS (SELECT 1 FROM follows f WHERE f.account_id = a.id AND f.target_account_id = ${c}) AS followed_by,
-      (a.id = ${c} OR EXISTS (SELECT 1 FROM blocks b WHERE (b.account_id = a.id AND b.target_account_id = ${c})
-                                              OR (b.account_id = ${c} AND b.target_account_id = a.id))) AS blocked
-    FROM accounts a WHERE a.id IN (SELECT value FROM json_each(${JSON.stringify(accountIds.map(padId))}))`);
+  const a = accounts;
+  // The account's id named with its table: inside the subqueries a bare "id" would be theirs (follows, blocks).
+  const ref = sql.raw(`"accounts"."id"`);
+  // Drizzle's own select: the ids and the stored policy come decoded as the schema says.
+  const rows = await db
+    .select({
+      id: a.id,
+      domain: a.domain,
+      discoverable: a.discoverable,
+      locked: a.locked,
+      suspendedAt: a.suspendedAt,
+      featurePolicy: a.featurePolicy,
+      follows: sql<number>`EXISTS (SELECT 1 FROM follows f WHERE f.account_id = ${c} AND f.target_account_id = ${ref})`,
+      followedBy: sql<number>`EXISTS (SELECT 1 FROM follows f WHERE f.account_id = ${ref} AND f.target_account_id = ${c})`,
+      blocked: sql<number>`(${ref} = ${c} OR EXISTS (SELECT 1 FROM blocks b WHERE (b.account_id = ${ref} AND b.target_account_id = ${c})
+        OR (b.account_id = ${c} AND b.target_account_id = ${ref})))`,
+    })
+    .from(a)
+    .where(inArray(a.id, idList(accountIds)));
   for (const r of rows) {
-    const decision = featureDecision(
-      {
-        domain: r.domain,
-        discoverable: r.discoverable === null ? null : !!r.discoverable,
-        locked: !!r.locked,
-        suspendedAt: r.suspended_at,
-        featurePolicy: policyJson(r.feature_policy),
-      },
-      { follows: !!r.follows, followedBy: !!r.followed_by, blocked: !!r.blocked },
-    );
-    out.set(unpadId(r.id), { decision, remote: !!r.domain });
+    const decision = featureDecision(r, { follows: !!r.follows, followedBy: !!r.followedBy, blocked: !!r.blocked });
+    out.set(r.id, { decision, remote: !!r.domain });
   }
   return out;
-}
-
-function policyJson(text: string | null): FeaturePolicy | null {
-  if (!text) return null;
-  try {
-    const p = JSON.parse(text) as FeaturePolicy;
-    return Array.isArray(p?.automatic) && Array.isArray(p?.manual) ? p : null;
-  } catch {
-    return null;
-  }
 }
 
 /**
