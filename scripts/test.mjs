@@ -67,6 +67,12 @@ function record(name, counts, note = "") {
   total.skipped += counts.skipped;
 }
 
+/** The first non-empty line of a failure message, cut to 300 characters. */
+function firstLine(message) {
+  const line = (message ?? "").split("\n").find((l) => l.trim()) ?? "";
+  return line.trim().slice(0, 300);
+}
+
 function header(title) {
   console.log(`\n━━━ ${title} ${"━".repeat(Math.max(0, 70 - title.length))}\n`);
 }
@@ -96,6 +102,12 @@ if (want("vitest")) {
     c.skipped = (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
     for (const file of r.testResults ?? []) {
       const failedInside = (file.assertionResults ?? []).some((a) => a.status === "failed");
+      // Named again in the summary: a long run's log may be read from its end only.
+      for (const a of file.assertionResults ?? []) {
+        if (a.status !== "failed") continue;
+        const why = firstLine(a.failureMessages?.[0]);
+        note += `\n    ✖ ${relative(root, file.name)} > ${a.fullName ?? a.title}${why ? `: ${why}` : ""}`;
+      }
       if (file.status === "failed" && !failedInside) {
         c.failed += 1;
         note += `\n    ${relative(root, file.name)} failed to run: ${(file.message ?? "").split("\n")[0]}`;
@@ -164,6 +176,8 @@ async function runTestFile(file, { capture }) {
     c.passed = num("pass");
     c.failed = num("fail") + num("cancelled"); // a failing before() hook cancels its tests
     c.skipped = num("skipped") + num("todo");
+    // Each failing test by name (a subtest's line is indented; its parents' failures say only that a child failed).
+    for (const m of tap.matchAll(/^\s*not ok \d+ - (.*)$/gm)) note += `\n    ✖ ${file} > ${m[1].trim().slice(0, 300)}`;
   }
   if (code !== 0 && c.failed === 0) {
     c.failed = 1;
