@@ -8,6 +8,8 @@
 // - Images binding: this node process's CPU (process.cpuUsage) during the request: sharp's decode, resize and encode
 //   (all its threads) and Miniflare's loopback handling of the image bytes. On Cloudflare this work is the Images
 //   service's, billed per transformation, not Worker CPU. The client's own part (sending a prepared buffer) is small.
+// --perf: Linux perf on workerd over the measured uploads (bench/perf-tails.mjs): where the Worker's CPU of an upload
+// goes (Tern's JavaScript, the runtime's body and form parsing, local R2's SQLite and files, memory copies).
 // Uploads go through POST /api/v1/media, which processes before answering (v2 answers 202 above 3840×2160 and does the
 // same work after the answer). Pictures are photo-like JPEGs made with sharp (gradients and noise, quality 85).
 //
@@ -22,11 +24,14 @@ import sharp from "sharp";
 import { applyMigrations, freePort } from "../test/support/server.mjs";
 import { cpuSupported, threadCpuMs, workerdPids } from "./cpu.mjs";
 import { apiCall, bundleTern, signUp, ternMiniflare } from "./miniflare.mjs";
+import { reportPerf, startPerf } from "./perf-tails.mjs";
 
 const argv = process.argv.slice(2);
 const arg = (name, dflt) => argv.find((a) => a.startsWith(`--${name}=`))?.split("=")[1] ?? dflt;
 const RUNS = Number(arg("runs", 3));
 const SIZES = arg("sizes", "1,12,24,48").split(",").map(Number);
+const PERF = argv.includes("--perf");
+const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const nodeCpuMs = () => {
   const u = process.cpuUsage();
@@ -85,6 +90,10 @@ try {
   const canCpu = cpuSupported() && pids.length > 0;
   const token = await signUp(url, "photographer");
 
+  const perfFile = join(tmp, "media.perf");
+  const stopPerf = PERF && canCpu ? await startPerf(pids[0], perfFile) : null;
+  if (PERF && !stopPerf) console.log("--perf: perf cannot record here (not installed, or not permitted)");
+  const windows = [];
   console.log(`CPU per upload (POST /api/v1/media, median of ${RUNS}; Worker = workerd's threads, binding = sharp in the Miniflare process)`);
   console.log("| photo | file | answer | Worker CPU ms | Images binding CPU ms | wall ms | stored original | preview |");
   console.log("|---|---|---|---|---|---|---|---|");
@@ -98,10 +107,13 @@ try {
       const w0 = canCpu ? threadCpuMs(pids) : 0;
       const n0 = nodeCpuMs();
       const t0 = performance.now();
+      const from = monotonicUs();
       last = await upload(url, token, p.bytes);
+      const to = monotonicUs();
       wall.push(performance.now() - t0);
       binding.push(nodeCpuMs() - n0);
       worker.push(canCpu ? threadCpuMs(pids) - w0 : Number.NaN);
+      windows.push({ kind: `upload ${mp < 0.01 ? "baseline" : `${mp} MP`}`, ms: worker.at(-1), from, to });
     }
     const m = last.body?.meta;
     const answer = last.status === 200 ? "200" : `${last.status} ${last.body?.error ?? ""}`;
@@ -110,6 +122,11 @@ try {
     console.log(
       `| ${mp < 0.01 ? "baseline" : `${mp} MP`} (${p.w}×${p.h}) | ${(p.bytes.length / 1e6).toFixed(1)} MB | ${answer} | ${median(worker).toFixed(0)} | ${median(binding).toFixed(0)} | ${median(wall).toFixed(0)} | ${orig} | ${small} |`,
     );
+  }
+
+  if (stopPerf) {
+    await stopPerf();
+    await reportPerf(perfFile, windows, { top: 8 });
   }
 
   // 20 statuses with one photo each, in the viewer's home timeline.

@@ -59,6 +59,8 @@ const RULES = [
     "kernel (sockets, scheduling)",
     /^(tcp_|ip_|__tcp|__ip|__dev|net_rx|__netif|sock_|ksys_|vfs_|do_syscall|entry_SYSCALL|epoll|__x64_sys|schedule|__schedule|finish_task_switch|_raw_spin|do_softirq|handle_softirqs|__local_bh)/,
   ],
+  ["SQLite (local D1, R2's index)", /sqlite3/],
+  ["memory copies", /^(__)?mem(cpy|move)/],
 ];
 
 function classify(frames) {

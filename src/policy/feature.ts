@@ -4,7 +4,13 @@
 // on the row, src/federation/remote/remote-accounts.ts); an actor without one cannot be featured (`missing`).
 import type { FeaturePolicy, FeaturePolicyLabel } from "../db/schema/index";
 
-type PolicyAccount = { domain: string | null; discoverable: boolean | null; locked: boolean; suspendedAt: number | null; featurePolicy: FeaturePolicy | null };
+export type PolicyAccount = {
+  domain: string | null;
+  discoverable: boolean | null;
+  locked: boolean;
+  suspendedAt: number | null;
+  featurePolicy: FeaturePolicy | null;
+};
 
 /** FeatureApproval.current_user: how the policy applies to whoever asks. */
 export type FeatureDecision = "automatic" | "manual" | "denied" | "unknown" | "missing";
@@ -37,7 +43,10 @@ export function featureDecision(a: PolicyAccount, rel: { follows: boolean; follo
   return [...policy.automatic, ...policy.manual].includes("unsupported_policy") ? "unknown" : "denied";
 }
 
-/** Account `feature_approval`, without the viewer's relationship: what holds for anybody (renderAccount needs no query). */
+/**
+ * Account `feature_approval`, without the viewer's relationship: what holds for anybody signed in (renderAccount needs no
+ * query; the account routes set `current_user` for their viewer: src/services/relationships/feature-approval.ts).
+ */
 export function renderFeatureApproval(a: PolicyAccount): MastodonFeatureApproval {
   const policy = featurePolicyOf(a);
   return { automatic: policy?.automatic ?? [], manual: policy?.manual ?? [], current_user: featureDecision(a, null) };

@@ -117,6 +117,41 @@ describe("collections", () => {
     expect((await owner.api.post("/api/v1/collections", { name: "Too many", account_ids: many.map((u) => u.id) })).status).toBe(422);
   });
 
+  it("feature_approval.current_user answers for the viewer who asks: a locked account lets its followers in, nobody signed out, never oneself", async () => {
+    const owner = await makeUser();
+    const locked = await makeUser();
+    const open = await makeUser();
+    await discoverable(owner, locked, open);
+    expect((await locked.api.patch("/api/v1/accounts/update_credentials", { locked: true })).status).toBe(200);
+    const approval = async (id: string) => (await owner.api.get(`/api/v1/accounts/${id}`)).body.feature_approval;
+    const searched = async (q: string) => {
+      const v1 = (await owner.api.get(`/api/v1/accounts/search?q=${q}`)).body.find((a: any) => a.username === q);
+      const v2 = (await owner.api.get(`/api/v2/search?type=accounts&q=${q}`)).body.accounts.find((a: any) => a.username === q);
+      const byId = (await owner.api.get(`/api/v1/accounts?id[]=${locked.id}`)).body[0];
+      const looked = (await owner.api.get(`/api/v1/accounts/lookup?acct=${q}`)).body;
+      return [v1, v2, byId, looked].map((a: any) => a.feature_approval.current_user);
+    };
+    const col = (await owner.api.post("/api/v1/collections", { name: "Quiet ones" })).body.collection;
+
+    // Not a follower: the followers' policy leaves the owner out, everywhere an account is looked up, and adding fails.
+    expect(await approval(locked.id)).toEqual({ automatic: ["followers"], manual: [], current_user: "denied" });
+    expect(await searched(locked.username)).toEqual(["denied", "denied", "denied", "denied"]);
+    expect((await owner.api.post(`/api/v1/collections/${col.id}/items`, { account_id: locked.id })).status).toBe(403);
+
+    // Followed (the request authorized): the same answers say automatic, and adding succeeds.
+    expect((await owner.api.post(`/api/v1/accounts/${locked.id}/follow`)).body.requested).toBe(true);
+    expect((await locked.api.post(`/api/v1/follow_requests/${owner.id}/authorize`)).status).toBe(200);
+    expect((await approval(locked.id)).current_user).toBe("automatic");
+    expect(await searched(locked.username)).toEqual(["automatic", "automatic", "automatic", "automatic"]);
+    expect((await owner.api.post(`/api/v1/collections/${col.id}/items`, { account_id: locked.id })).status).toBe(200);
+
+    // An open account lets anybody signed in add it; nobody signed out; the viewer's own account never.
+    expect((await approval(open.id)).current_user).toBe("automatic");
+    expect((await anon.get(`/api/v1/accounts/${open.id}`)).body.feature_approval.current_user).toBe("denied");
+    expect((await approval(owner.id)).current_user).toBe("denied");
+    expect((await owner.api.post(`/api/v1/collections/${col.id}/items`, { account_id: owner.id })).status).toBe(403);
+  });
+
   it("refuses what Mastodon refuses, and stores nothing then", async () => {
     const owner = await makeUser();
     const shy = await makeUser();

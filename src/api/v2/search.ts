@@ -2,6 +2,7 @@
 import { routeGroup } from "../../route-group";
 import { lazy } from "../../lib/limits/lazy";
 import { z } from "zod";
+import { withFeatureDecisions } from "../../entities/accounts/account";
 import { renderSearch } from "../../entities/instance/search";
 import { renderStatuses } from "../../entities/statuses/status";
 import { ApiError, badRequest, unauthorized, wrongScope } from "../../lib/http/errors";
@@ -13,6 +14,7 @@ import { scopeAllows } from "../../oauth/scopes";
 import { searchAccounts, searchStatusIds, type SearchOptions } from "../../queries/statuses/search";
 import { searchTags, validTagName } from "../../services/tags/tags-follow";
 import { resolveForSearch } from "../../federation/remote/resolve";
+import { viewerFeatureDecisions } from "../../services/relationships/feature-approval";
 
 const r = routeGroup();
 
@@ -72,7 +74,9 @@ r.get("/", async (c) => {
   const ids: string[] = found?.statusId && !(statusIds as string[]).includes(found.statusId) ? [found.statusId, ...statusIds] : statusIds;
   // Search results are shown in the public filter context (Mastodon's web app maps its "search" column there).
   const statuses = ids.length ? await renderStatuses(db, cfg, ids, viewerId, "public") : [];
-  return c.json(renderSearch(cfg, accountRows, statuses, tagRows));
+  const out = renderSearch(cfg, accountRows, statuses, tagRows);
+  withFeatureDecisions(out.accounts, await viewerFeatureDecisions(db, viewerId, accountRows));
+  return c.json(out);
 });
 
 export default r;

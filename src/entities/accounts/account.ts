@@ -4,7 +4,7 @@ import { absoluteProfileLinks, escapeHtml, profileLinks, renderPlainText } from 
 import type { AccountRow, RenderAccountRow, RoleRow, UserRow, Visibility } from "../../db/schema/index";
 import { accountUrl, DEFAULT_AVATAR, DEFAULT_HEADER, isoTime, mediaUrl } from "../urls";
 import { httpUrl } from "../../lib/http/urls";
-import { type MastodonFeatureApproval, renderFeatureApproval } from "../../policy/feature";
+import { type FeatureDecision, type MastodonFeatureApproval, renderFeatureApproval } from "../../policy/feature";
 import { renderEmojis, type MastodonCustomEmoji } from "../instance/custom-emoji";
 
 /** A profile field (Account `fields`); `verified_at` is set when the link was found to point back to the profile. */
@@ -197,3 +197,12 @@ export function renderCredentialAccount(
 }
 
 export { isoTime };
+
+/** Sets `feature_approval.current_user` to the viewer's decision where it differs from what holds for anybody. */
+export function withFeatureDecisions<T extends MastodonAccount>(rendered: T[], decisions: Map<string, FeatureDecision>): T[] {
+  for (const a of rendered) {
+    const d = decisions.get(a.id);
+    if (d) a.feature_approval.current_user = d;
+  }
+  return rendered;
+}

@@ -5,7 +5,8 @@ import { lazy } from "../../../lib/limits/lazy";
 import { createMiddleware } from "hono/factory";
 import { z } from "zod";
 import type { AppEnv, Ctx } from "../../../context";
-import { renderAccount, renderCredentialAccount } from "../../../entities/accounts/account";
+import type { RenderAccountRow } from "../../../db/schema/index";
+import { renderAccount, renderCredentialAccount, withFeatureDecisions } from "../../../entities/accounts/account";
 import { renderRelationships } from "../../../entities/accounts/relationship";
 import { renderStatuses } from "../../../entities/statuses/status";
 import { renderFamiliarFollowers } from "../../../entities/accounts/familiar-followers";
@@ -38,6 +39,7 @@ import { mute, unmute } from "../../../services/relationships/mutes";
 import { updateProfile } from "../../../services/accounts/profile";
 import { refreshFeaturedIfStale } from "../../../federation/remote/featured-collection";
 import { movedAccountOf } from "../../../services/accounts/account-migration";
+import { viewerFeatureDecisions } from "../../../services/relationships/feature-approval";
 import { searchAccounts } from "../../../queries/statuses/search";
 
 const r = routeGroup();
@@ -119,15 +121,28 @@ r.get("/search", requireUser("read:accounts"), async (c) => {
     accountId: null,
   });
   const cfg = c.get("config");
-  return c.json(rows.map((a) => renderAccount(cfg, a)));
+  const decisions = await viewerFeatureDecisions(c.get("db"), me(c).account.id, rows);
+  return c.json(
+    withFeatureDecisions(
+      rows.map((a) => renderAccount(cfg, a)),
+      decisions,
+    ),
+  );
 });
+
+/** One account for the viewer (by id or by handle), its `moved` and its feature decision read side by side. */
+async function oneAccount(c: Ctx, a: RenderAccountRow) {
+  const db = c.get("db");
+  const [moved, decisions] = await Promise.all([movedAccountOf(db, a), viewerFeatureDecisions(db, viewerAccountId(c), [a])]);
+  return c.json(withFeatureDecisions([renderAccount(c.get("config"), a, null, moved)], decisions)[0]);
+}
 
 r.get("/lookup", publicScope("read:accounts"), async (c) => {
   const p = await parse(c, z.object({ acct: zStr(600) }));
   const a = await lookupAccount(c.get("db"), c.get("config"), p.acct);
   if (!a) throw notFound();
   if (a.suspendedAt) throw gone();
-  return c.json(renderAccount(c.get("config"), a, null, await movedAccountOf(c.get("db"), a)));
+  return oneAccount(c, a);
 });
 
 r.get("/familiar_followers", requireUser("read:follows"), async (c) => {
@@ -138,9 +153,15 @@ r.get("/familiar_followers", requireUser("read:follows"), async (c) => {
 
 r.get("/", publicScope("read:accounts"), async (c) => {
   const ids = idsParam((await readParams(c)).id, 40);
-  const rows = await accountsByIds(c.get("db"), ids);
+  const rows = (await accountsByIds(c.get("db"), ids)).filter((a) => !a.suspendedAt);
   const cfg = c.get("config");
-  return c.json(rows.filter((a) => !a.suspendedAt).map((a) => renderAccount(cfg, a)));
+  const decisions = await viewerFeatureDecisions(c.get("db"), viewerAccountId(c), rows);
+  return c.json(
+    withFeatureDecisions(
+      rows.map((a) => renderAccount(cfg, a)),
+      decisions,
+    ),
+  );
 });
 
 // ---- one account ----
@@ -149,7 +170,7 @@ r.get("/:id", publicScope("read:accounts"), async (c) => {
   const a = await getAccount(c.get("db"), pathId(c));
   if (!a) throw notFound();
   if (a.suspendedAt) throw gone();
-  return c.json(renderAccount(c.get("config"), a, null, await movedAccountOf(c.get("db"), a)));
+  return oneAccount(c, a);
 });
 
 const statusesSchema = lazy(() =>
