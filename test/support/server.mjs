@@ -56,11 +56,12 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Spawns `node <args>` (a `wrangler dev` command line) in its own process group, keeps the last of its output, and
- * waits until `url + probePath` answers anything. `stop()` takes the group down (workerd children included) and then
- * runs `cleanup`. Shared by the e2e server here and the benchmark's (bench/server.mjs).
+ * waits until `url + probePath` answers as `ready` says (by default: anything). `stop()` takes the group down (workerd
+ * children included) and then runs `cleanup`. Shared by the e2e server here and the benchmark's (bench/server.mjs).
+ * @param {{ url: string, probePath: string, timeoutMs: number, log?: boolean, cleanup?: () => void, ready?: (res: Response) => boolean }} opts
  * @returns {Promise<{ pid: number, output: () => string, stop: () => Promise<void> }>}
  */
-export async function superviseWranglerDev(args, { url, probePath, timeoutMs, log = false, cleanup = () => {} }) {
+export async function superviseWranglerDev(args, { url, probePath, timeoutMs, log = false, cleanup = () => {}, ready = () => true }) {
   const child = spawn(nodeBin, args, {
     cwd: root,
     env: quietEnv,
@@ -120,7 +121,7 @@ export async function superviseWranglerDev(args, { url, probePath, timeoutMs, lo
     const probe = fetch(`${url}${probePath}`, { signal: AbortSignal.timeout(remaining) }).then(
       async (res) => {
         await res.arrayBuffer();
-        return "up";
+        return ready(res) ? "up" : "not yet";
       },
       () => "refused",
     );
@@ -178,6 +179,9 @@ function testWranglerConfig(dir) {
   return file;
 }
 
+/** The instance document as the Worker serves it: 200 and JSON. */
+const instanceAnswered = (res) => res.status === 200 && (res.headers.get("content-type") ?? "").includes("application/json");
+
 /**
  * `cronEveryMs`: fire the crons of wrangler.toml every that many ms, as `npm run dev -- --wrangler` fires them on their
  * minutes (wrangler dev fires none itself): through the runtime's /cdn-cgi/handler/scheduled. Off by default, so a
@@ -227,8 +231,9 @@ export async function startTern({ port: fixedPort, vars = {}, timeoutMs = 120_00
       for (const [k, v] of Object.entries(allVars)) args.push("--var", `${k}:${v}`);
       const url = `http://127.0.0.1:${port}`;
       try {
-        // Any HTTP answer from the Worker means it is up (the route may still be a 404 while it is being built).
-        const server = await superviseWranglerDev(args, { url, probePath: "/api/v1/instance", timeoutMs, log });
+        // Up = the Worker itself answers the instance document (200, JSON). Any answer was taken before, and a run on a
+        // busy machine got wrangler's own non-JSON answer to its first API call right after (masto: "unknown encoding").
+        const server = await superviseWranglerDev(args, { url, probePath: "/api/v1/instance", timeoutMs, log, ready: instanceAnswered });
         const stopCron = cronEveryMs ? await fireCrons(url, cronEveryMs) : () => {};
         const stop = async () => {
           stopCron();
