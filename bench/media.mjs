@@ -8,7 +8,7 @@
 // - Images binding: this node process's CPU (process.cpuUsage) during the request: sharp's decode, resize and encode
 //   (all its threads) and Miniflare's loopback handling of the image bytes. On Cloudflare this work is the Images
 //   service's, billed per transformation, not Worker CPU. The client's own part (sending a prepared buffer) is small.
-// --perf: Linux perf on workerd over the measured uploads (bench/perf-tails.mjs): where the Worker's CPU of an upload
+// --perf[=FILE]: Linux perf on workerd over the measured uploads (bench/perf-tails.mjs): where the Worker's CPU of an upload
 // goes (Tern's JavaScript, the runtime's body and form parsing, local R2's SQLite and files, memory copies).
 // Uploads go through POST /api/v1/media, which processes before answering (v2 answers 202 above 3840×2160 and does the
 // same work after the answer). Pictures are photo-like JPEGs made with sharp (gradients and noise, quality 85).
@@ -30,7 +30,7 @@ const argv = process.argv.slice(2);
 const arg = (name, dflt) => argv.find((a) => a.startsWith(`--${name}=`))?.split("=")[1] ?? dflt;
 const RUNS = Number(arg("runs", 3));
 const SIZES = arg("sizes", "1,12,24,48").split(",").map(Number);
-const PERF = argv.includes("--perf");
+const PERF = argv.includes("--perf") || arg("perf") !== undefined;
 const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const nodeCpuMs = () => {
@@ -90,7 +90,7 @@ try {
   const canCpu = cpuSupported() && pids.length > 0;
   const token = await signUp(url, "photographer");
 
-  const perfFile = join(tmp, "media.perf");
+  const perfFile = arg("perf") ?? join(tmp, "media.perf");
   const stopPerf = PERF && canCpu ? await startPerf(pids[0], perfFile) : null;
   if (PERF && !stopPerf) console.log("--perf: perf cannot record here (not installed, or not permitted)");
   const windows = [];
