@@ -204,7 +204,7 @@ describe("an archive import when a dependency fails", () => {
 
 describe("the split of the collection files, in bounded rounds", () => {
   /** Runs the import's rounds with the split bounded to `chars` bytes a round; returns each split round's bytes read. */
-  async function runBounded(id: string, chars: number, beforeRound: (round: number) => void = () => {}) {
+  async function runBounded(id: string, chars: number, beforeRound: (round: number) => void | Promise<void> = () => {}) {
     const db = createDb(env.DB);
     const e = { ...env, ARCHIVE_SPLIT_BYTES: String(chars) };
     const steps: number[] = [];
@@ -214,7 +214,7 @@ describe("the split of the collection files, in bounded rounds", () => {
         .bind(pad(id))
         .first<{ phase: string; cursor: string | null; state: string }>();
       if (before!.state !== "in_progress") break;
-      beforeRound(round);
+      await beforeRound(round);
       await runArchiveImportRound(db, e, new Effects(ORIGIN), cfg(), id);
       const after = await env.DB.prepare("SELECT phase, cursor FROM archive_imports WHERE id = ?")
         .bind(pad(id))
@@ -260,6 +260,27 @@ describe("the split of the collection files, in bounded rounds", () => {
     expect(await state(me, id)).toMatchObject({ state: "finished", processed_items: 13, failed_items: 0 });
     await importedOnce(me);
     // the checkpoints' windows are gone with the import
+    expect((await env.MEDIA.list({ prefix: `archive_imports/${id}/` })).objects).toEqual([]);
+  });
+
+  it("a checkpoint's window lost from R2 between rounds: the file is split again from its start, and the import is the same", async () => {
+    const { me, archive } = await setup();
+    const id = await upload(me, archive);
+    queued.jobs.length = 0;
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    let lost = 0;
+    const steps = await runBounded(id, 1000, async (round) => {
+      if (round !== 3) return;
+      const windows = (await env.MEDIA.list({ prefix: `archive_imports/${id}/inflate/` })).objects.map((o) => o.key);
+      lost = windows.length;
+      await env.MEDIA.delete(windows);
+    });
+    expect(lost).toBeGreaterThan(0);
+    expect(warn.mock.calls.some(([m]) => String(m).includes("splitting it again from its start"))).toBe(true);
+    // Not retried into a failure: read again from the start, once, in more rounds than without the loss.
+    expect(steps.length).toBeGreaterThan(4);
+    expect(await state(me, id)).toMatchObject({ state: "finished", total_items: 13, processed_items: 13, failed_items: 0 });
+    await importedOnce(me);
     expect((await env.MEDIA.list({ prefix: `archive_imports/${id}/` })).objects).toEqual([]);
   });
 

@@ -145,7 +145,8 @@ function partWriter(env: Pick<Env, "MEDIA">, imp: ArchiveImportRow, source: Sour
 }
 
 type PartWriter = ReturnType<typeof partWriter>;
-type SplitStep = { stopped: SplitCursor } | { done: true };
+/** `lost`: the checkpoint's window is not in R2 any more; the file cannot go on from where it stopped. */
+type SplitStep = { stopped: SplitCursor } | { done: true } | { lost: true };
 /** The bytes a round may still read, shared by the files it gets through. */
 type Budget = { left: number };
 
@@ -169,7 +170,7 @@ async function splitEntry(
   let tail = new Uint8Array(0);
   if (resume?.z) {
     const win = resume.z.bit > 0 && e.method === 8 ? await env.MEDIA.get(windowKey(imp.id, source, resume.z.bit)) : null;
-    if (e.method === 8 && resume.z.bit > 0 && !win) throw new Error(`import checkpoint ${windowKey(imp.id, source, resume.z.bit)} is gone`);
+    if (e.method === 8 && resume.z.bit > 0 && !win) return { lost: true };
     at = { made: resume.bytes, crc: resume.z.crc, bit: resume.z.bit, window: win ? new Uint8Array(await win.arrayBuffer()) : new Uint8Array(0) };
     if (resume.z.block) at.block = resume.z.block;
     tail = Uint8Array.from(resume.z.tail);
@@ -271,19 +272,20 @@ export async function splitRound(env: Pick<Env, "MEDIA" | "ARCHIVE_SPLIT_BYTES">
       parts[source] = { parts: resume?.n ?? 0, items: resume?.items ?? 0 };
       continue;
     }
-    const w = partWriter(env, imp, source, size, resume);
-    const step = plain
+    let w = partWriter(env, imp, source, size, resume);
+    const dataAt = plain ? 0 : (carried?.dataAt ?? (await entryDataAt(archiveOf(env, imp), entry as ZipEntryInfo)));
+    let step = plain
       ? await splitPlain(env, plain.key, plain.size, si, w, resume, budget)
-      : await splitEntry(
-          env,
-          imp,
-          si,
-          entry as ZipEntryInfo,
-          carried?.dataAt ?? (await entryDataAt(archiveOf(env, imp), entry as ZipEntryInfo)),
-          w,
-          resume,
-          budget,
-        );
+      : await splitEntry(env, imp, si, entry as ZipEntryInfo, dataAt, w, resume, budget);
+    if ("lost" in step) {
+      // The window the file's next round needed is gone from R2: the file is split again from its start. The split
+      // makes the same parts whatever its rounds, so they are written again under the same keys, and its items are
+      // counted again (taken out of the total first). Retrying would find the window missing every time.
+      console.warn(`archive import ${imp.id}: the checkpoint of ${ARCHIVE_FILES[source]} is gone; splitting it again from its start`);
+      total -= resume?.items ?? 0;
+      w = partWriter(env, imp, source, size, null);
+      step = await splitEntry(env, imp, si, entry as ZipEntryInfo, dataAt, w, null, budget);
+    }
     await w.flush();
     total += w.added;
     parts[source] = { parts: w.n, items: w.items };
