@@ -45,9 +45,10 @@ describe("C15: Linked Data signatures are never trusted", () => {
 
 describe("D4: a slow remote is cut off by the total deadline", () => {
   it("aborts when the answer takes longer than the timeout (30 s in production)", async () => {
-    fetchMock.get("https://slow.example").intercept({ path: "/users/slow" }).reply(200, "{}").delay(2_000);
+    fetchMock.get("https://slow.example").intercept({ path: "/users/slow" }).reply(200, "{}").delay(6_000);
     const t0 = Date.now();
     await expect(safeFetch("https://slow.example/users/slow", { timeoutMs: 200 })).rejects.toBeInstanceOf(FetchRefused);
-    expect(Date.now() - t0).toBeLessThan(1_500);
+    // Cut at 200 ms, long before the answer: the margin is a busy machine's.
+    expect(Date.now() - t0).toBeLessThan(4_000);
   });
 });
