@@ -16,6 +16,8 @@ const TITLES: Record<string, string> = {
   favourite: "%{name} favorited your post",
   poll: "A poll by %{name} has ended",
   update: "%{name} edited a post",
+  quote: "%{name} quoted your post",
+  quoted_update: "%{name} edited a post you have quoted",
   "admin.sign_up": "%{name} signed up",
   "admin.report": "%{name} submitted a report",
 };

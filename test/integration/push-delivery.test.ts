@@ -203,6 +203,45 @@ describe("push delivery", () => {
     });
   });
 
+  it("pushes quotes and edits of quoted posts when their alerts are on (Mastodon 4.5's quote and quoted_update)", async () => {
+    const s = await subscriber({ alerts: { quote: true, quoted_update: true } });
+    const shown = (await s.user.api.get("/api/v1/push/subscription")).body.alerts;
+    expect(shown).toMatchObject({ quote: true, quoted_update: true, mention: false });
+    const quiet = await subscriber({ alerts: { mention: true } }, await anotherToken(s.user));
+    expect((await quiet.user.api.get("/api/v1/push/subscription")).body.alerts).toMatchObject({ quote: false, quoted_update: false });
+    const other = await makeUser();
+
+    // Another account quotes the subscriber's post: pushed to the subscription that wants quotes only.
+    const mine = (await s.user.api.post("/api/v1/statuses", { status: "worth quoting" })).body;
+    expect((await other.api.post("/api/v1/statuses", { status: "well said", quoted_status_id: mine.id })).status).toBe(200);
+    const quoted = await latestNotification(s.user.id);
+    expect(quoted.type).toBe("quote");
+    const jobs = await jobsFor(quoted.id);
+    expect(jobs.map((j) => j.subscriptionId)).toEqual([s.subscriptionId]);
+    let seen = pushService(s.path, 201);
+    await deliverPush(db(), env, cfg(), jobs[0]!);
+    expect(JSON.parse(await decryptAes128gcm(s.client, seen[0]!.body))).toMatchObject({
+      notification_type: "quote",
+      title: `${other.username} quoted your post`,
+      body: "well said",
+    });
+
+    // The subscriber quoted the other account's post, which is then edited.
+    const theirs = (await other.api.post("/api/v1/statuses", { status: "v1" })).body;
+    expect((await s.user.api.post("/api/v1/statuses", { status: "quoting", quoted_status_id: theirs.id })).status).toBe(200);
+    expect((await other.api.put(`/api/v1/statuses/${theirs.id}`, { status: "v2" })).status).toBe(200);
+    const edited = await latestNotification(s.user.id);
+    expect(edited.type).toBe("quoted_update");
+    const [job] = await jobsFor(edited.id);
+    expect(job?.subscriptionId).toBe(s.subscriptionId);
+    seen = pushService(s.path, 201);
+    await deliverPush(db(), env, cfg(), job!);
+    expect(JSON.parse(await decryptAes128gcm(s.client, seen[0]!.body))).toMatchObject({
+      notification_type: "quoted_update",
+      title: `${other.username} edited a post you have quoted`,
+    });
+  });
+
   it("applies the policy: who the sender must be relative to the recipient", async () => {
     const stranger = await makeUser();
     const friend = await makeUser(); // followed by the recipient

@@ -20,6 +20,8 @@ const ALL_OFF = {
   favourite: false,
   poll: false,
   update: false,
+  quote: false,
+  quoted_update: false,
   "admin.sign_up": false,
   "admin.report": false,
 };

@@ -5,8 +5,8 @@ import { NOTIFICATION_TYPES, type PushPolicy, type webPushSubscriptions } from "
 
 export type SubscriptionRow = typeof webPushSubscriptions.$inferSelect;
 
-/** Types with no alert in Mastodon's subscription: never pushed. */
-const NO_ALERT = ["quote", "quoted_update", "move", "added_to_collection", "collection_update"] as const;
+/** Types with no alert in Mastodon's subscription: never pushed (`quote` and `quoted_update` have had theirs since 4.5). */
+const NO_ALERT = ["move", "added_to_collection", "collection_update"] as const;
 
 /** The keys of `alerts` (Mastodon's alerts, flat: `admin.sign_up`, `admin.report`): every type but those never pushed. */
 export const ALERT_TYPES = NOTIFICATION_TYPES.filter(
