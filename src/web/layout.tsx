@@ -1,4 +1,5 @@
-// The frame of every HTML page, and the headers every page carries: no framing (B9 clickjacking), no scripts, no
+// The frame of every HTML page, and the headers every page carries: no framing (B9 clickjacking; a status's embed page,
+// which has no form and no script, excepted), no scripts, no
 // external assets, no referrer to other sites (the authorize URL carries state and PKCE values).
 import { raw } from "hono/html";
 import type { Child } from "hono/jsx";
@@ -64,6 +65,8 @@ export interface LayoutProps {
   siteTitle: string;
   head?: Child;
   children?: Child;
+  /** Without the site's header (a status's embed page, shown inside another site's iframe). */
+  bare?: boolean;
 }
 
 export function Layout(props: LayoutProps) {
@@ -78,9 +81,11 @@ export function Layout(props: LayoutProps) {
         <style>{raw(CSS)}</style>
       </head>
       <body>
-        <header class="site">
-          <a href="/">{props.siteTitle}</a>
-        </header>
+        {props.bare ? null : (
+          <header class="site">
+            <a href="/">{props.siteTitle}</a>
+          </header>
+        )}
         <main>{props.children}</main>
       </body>
     </html>
@@ -89,9 +94,9 @@ export function Layout(props: LayoutProps) {
 
 /**
  * Renders a page with the security headers. `scriptNonce` allows one inline script (form_post's auto-submit, the
- * archive upload in parts) and its requests to this server.
+ * archive upload in parts) and its requests to this server; `embeddable` lets any site frame it (src/web/embed.tsx).
  */
-export function page(c: Ctx, body: Child, status: 200 | 400 | 401 | 403 | 404 | 422 | 429 = 200, scriptNonce?: string) {
+export function page(c: Ctx, body: Child, status: 200 | 400 | 401 | 403 | 404 | 422 | 429 = 200, scriptNonce?: string, opts: { embeddable?: boolean } = {}) {
   c.header(
     "Content-Security-Policy",
     [
@@ -102,10 +107,11 @@ export function page(c: Ctx, body: Child, status: 200 | 400 | 401 | 403 | 404 | 
       // A page's own script may call this server (the archive upload's parts); nothing else may.
       ...(scriptNonce ? ["connect-src 'self'"] : []),
       "base-uri 'none'",
-      "frame-ancestors 'none'",
+      // An embed page is made to be framed by any site (it has no form and no script); every other page by none.
+      opts.embeddable ? "frame-ancestors *" : "frame-ancestors 'none'",
     ].join("; "),
   );
-  c.header("X-Frame-Options", "DENY");
+  if (!opts.embeddable) c.header("X-Frame-Options", "DENY");
   c.header("X-Content-Type-Options", "nosniff");
   c.header("Referrer-Policy", "same-origin");
   c.header("Cache-Control", "no-store");

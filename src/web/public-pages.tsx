@@ -203,6 +203,7 @@ export function StatusPage(p: Site & { status: MastodonStatus; domain: string })
           />
           <meta property="article:published_time" content={s.created_at} />
           <link rel="alternate" type="application/activity+json" href={s.uri} />
+          {s.url ? <link rel="alternate" type="application/json+oembed" href={oembedUrl(s.url)} /> : null}
           {a.noindex ? <meta name="robots" content="noindex, noarchive" /> : null}
         </>
       }
@@ -218,6 +219,40 @@ export function StatusPage(p: Site & { status: MastodonStatus; domain: string })
           </span>
         </p>
         <StatusBody s={s} />
+      </div>
+    </Layout>
+  );
+}
+
+/** Where the oEmbed answer for a status page is (the page's own origin: GET /api/oembed, src/web/embed.tsx). */
+const oembedUrl = (statusUrl: string) => `${new URL(statusUrl).origin}/api/oembed?url=${encodeURIComponent(statusUrl)}`;
+
+/**
+ * A status inside another site's iframe (`/@user/:id/embed`, the `html` of its oEmbed): the author and the post without
+ * the site's header; every link opens outside the frame.
+ */
+export function EmbedPage(p: Site & { status: MastodonStatus; domain: string }) {
+  const s = p.status;
+  const a = s.account;
+  const name = a.display_name || a.username;
+  return (
+    <Layout title={`${name}: "${htmlToText(s.content, 60)}"`} siteTitle={p.siteTitle} head={<base target="_blank" />} bare>
+      <div class="card" style="margin:0">
+        <p>
+          <img src={a.avatar} alt="" width={48} height={48} style="border-radius:6px;vertical-align:middle" />{" "}
+          <a href={a.url} rel="noopener">
+            <strong>{name}</strong>
+          </a>{" "}
+          <span class="muted">
+            @{a.username}@{p.domain}
+          </span>
+        </p>
+        <StatusBody s={s} />
+        <p class="muted">
+          <a href={s.url ?? s.uri} rel="noopener">
+            Post on {p.domain}
+          </a>
+        </p>
       </div>
     </Layout>
   );

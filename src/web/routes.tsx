@@ -24,6 +24,7 @@ import { page } from "./layout";
 import admin from "./admin/routes";
 import settings from "./settings/routes";
 import mailLinks from "./mail-links";
+import embed from "./embed";
 import { startOtpStep } from "./settings/sign-in-otp";
 import { CollectionPage, LandingPage, NotFoundPage, ProfilePage, StatusPage } from "./public-pages";
 import { collectionById } from "../queries/accounts/collections";
@@ -39,6 +40,8 @@ r.route("/admin", admin);
 r.route("/", settings);
 // Mailed links: "Forgot your password?" and e-mail confirmation (src/web/mail-links.tsx).
 r.route("/", mailLinks);
+// A status for other sites: its embed page and GET /api/oembed (src/web/embed.tsx).
+r.route("/", embed);
 
 const title = (c: Ctx) => c.get("config").title;
 const str = (v: unknown) => (typeof v === "string" ? v : "");
