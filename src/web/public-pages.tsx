@@ -209,18 +209,25 @@ export function StatusPage(p: Site & { status: MastodonStatus; domain: string })
       }
     >
       <div class="card">
-        <p>
-          <img src={a.avatar} alt="" width={48} height={48} style="border-radius:6px;vertical-align:middle" />{" "}
-          <a href={a.url}>
-            <strong>{name}</strong>
-          </a>{" "}
-          <span class="muted">
-            @{a.username}@{p.domain}
-          </span>
-        </p>
+        <AuthorLine a={a} domain={p.domain} />
         <StatusBody s={s} />
       </div>
     </Layout>
+  );
+}
+
+/** A post's author above it: avatar, name (linking the profile) and handle. */
+function AuthorLine(p: { a: MastodonAccount; domain: string }) {
+  return (
+    <p>
+      <img src={p.a.avatar} alt="" width={48} height={48} style="border-radius:6px;vertical-align:middle" />{" "}
+      <a href={p.a.url}>
+        <strong>{p.a.display_name || p.a.username}</strong>
+      </a>{" "}
+      <span class="muted">
+        @{p.a.username}@{p.domain}
+      </span>
+    </p>
   );
 }
 
@@ -238,20 +245,10 @@ export function EmbedPage(p: Site & { status: MastodonStatus; domain: string }) 
   return (
     <Layout title={`${name}: "${htmlToText(s.content, 60)}"`} siteTitle={p.siteTitle} head={<base target="_blank" />} bare>
       <div class="card" style="margin:0">
-        <p>
-          <img src={a.avatar} alt="" width={48} height={48} style="border-radius:6px;vertical-align:middle" />{" "}
-          <a href={a.url} rel="noopener">
-            <strong>{name}</strong>
-          </a>{" "}
-          <span class="muted">
-            @{a.username}@{p.domain}
-          </span>
-        </p>
+        <AuthorLine a={a} domain={p.domain} />
         <StatusBody s={s} />
         <p class="muted">
-          <a href={s.url ?? s.uri} rel="noopener">
-            Post on {p.domain}
-          </a>
+          <a href={s.url ?? s.uri}>Post on {p.domain}</a>
         </p>
       </div>
     </Layout>
