@@ -356,6 +356,26 @@ describe("publishing by the cron", { timeout: 60000 }, () => {
     expect((await u.api.get("/api/v1/scheduled_statuses")).body.map((s: any) => s.id)).toEqual([notYet.id]);
   });
 
+  it("schedules a quote (Mastodon 4.5): checked when scheduled, published as a quote with its policy", async () => {
+    const [u, other] = await Promise.all([makeUser(), makeUser()]);
+    const theirs = (await other.api.post("/api/v1/statuses", { status: "quote me later" })).body;
+    const at = ahead(10);
+    const s = await schedule(u, { status: "my take", quoted_status_id: theirs.id, quote_approval_policy: "followers" }, at);
+    expect(s.params).toMatchObject({ quoted_status_id: theirs.id, quote_approval_policy: "followers" });
+    // One that cannot be quoted is refused now, and nothing is scheduled.
+    const missing = await u.api.post("/api/v1/statuses", { scheduled_at: iso(at), status: "nope", quoted_status_id: "12345" });
+    expect(missing.status).toBe(404);
+    expect((await u.api.get("/api/v1/scheduled_statuses")).body.map((x: any) => x.id)).toEqual([s.id]);
+
+    await runScheduled(env, at + 1000);
+    await runQueuedJobs();
+    const [posted] = (await u.api.get(`/api/v1/accounts/${u.id}/statuses`)).body;
+    expect(posted.content).toContain("my take");
+    expect(posted.quote).toMatchObject({ state: "accepted", quoted_status: { id: theirs.id } });
+    expect(posted.quote_approval.automatic).toEqual(["followers"]);
+    expect((await other.api.get("/api/v1/notifications")).body.map((n: any) => [n.type, n.status?.id])).toContainEqual(["quote", posted.id]);
+  });
+
   it("runs every minute; the heavier tasks only on every 5th minute", async () => {
     const [u, muted] = await Promise.all([makeUser(), makeUser()]);
     const at = ahead(10);

@@ -362,8 +362,9 @@ export async function postStatus(
           idempotency: null,
           with_rate_limit: false,
           in_reply_to_id: parent?.id ?? null,
-          quoted_status_id: null,
-          quote_approval_policy: "public",
+          // Checked now (checkQuote above) and again when it is published, as Mastodon schedules a quote.
+          quoted_status_id: quotedId,
+          quote_approval_policy: input.quote_approval_policy ?? "public",
           ...(input.allowed_mentions ? { allowed_mentions: input.allowed_mentions.map((x) => parseId(x)).filter((x): x is string => !!x) } : {}),
         },
         media: mediaRows,

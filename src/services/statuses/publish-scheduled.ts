@@ -38,6 +38,9 @@ export function inputFromParams(row: ScheduledStatusRow): StatusInput {
     media_ids: p.media_ids ?? undefined,
     poll: p.poll ?? undefined,
     allowed_mentions: p.allowed_mentions,
+    quoted_status_id: p.quoted_status_id ?? undefined,
+    // Rows scheduled before quotes were kept say "public", which was the default anyway.
+    quote_approval_policy: p.quote_approval_policy ?? undefined,
   };
 }
 

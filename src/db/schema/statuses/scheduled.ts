@@ -18,8 +18,9 @@ export interface ScheduledParams {
   idempotency: null;
   with_rate_limit: false;
   in_reply_to_id: string | null;
-  quoted_status_id: null;
-  quote_approval_policy: string;
+  /** The status quoted (Mastodon 4.5), checked when scheduled and again when published. */
+  quoted_status_id: string | null;
+  quote_approval_policy: "public" | "followers" | "nobody";
   /** Only when the client sent allowed_mentions; the check is repeated at publication. */
   allowed_mentions?: string[];
 }
