@@ -1,10 +1,25 @@
 // Public URLs of local things. One place, so ActivityPub ids and REST urls never disagree.
 import type { Config } from "../env";
+import { parseId } from "../lib/text/ids";
 
 export const accountUri = (cfg: Config, username: string) => `${cfg.origin}/users/${username}`;
 export const accountUrl = (cfg: Config, username: string) => `${cfg.origin}/@${username}`;
 export const statusUri = (cfg: Config, username: string, id: string) => `${cfg.origin}/users/${username}/statuses/${id}`;
 export const statusUrl = (cfg: Config, username: string, id: string) => `${cfg.origin}/@${username}/${id}`;
+
+/** The local status a URL names, the other way round: its page (statusUrl) or its id (statusUri), on this host. */
+export function localStatusOfUrl(cfg: Pick<Config, "domain">, url: string): { username: string; id: string } | null {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return null;
+  }
+  if (u.host.toLowerCase() !== cfg.domain.toLowerCase()) return null;
+  const m = /^\/(?:@([A-Za-z0-9_]{1,30})|users\/([A-Za-z0-9_]{1,30})\/statuses)\/(\d{1,19})\/?$/.exec(u.pathname);
+  const id = m ? parseId(m[3]) : null;
+  return m && id ? { username: (m[1] ?? m[2]) as string, id } : null;
+}
 /** A local collection's id URI: its FeaturedCollection is served there (src/federation/http/collections.ts). */
 export const collectionUri = (cfg: Pick<Config, "origin">, id: string) => `${cfg.origin}/collections/${id}`;
 /** An item of a local collection: its FeaturedItem's id. */

@@ -44,12 +44,12 @@ export function featureDecision(a: PolicyAccount, rel: { follows: boolean; follo
 }
 
 /**
- * Account `feature_approval`, without the viewer's relationship: what holds for anybody signed in (renderAccount needs no
- * query; the account routes set `current_user` for their viewer: src/services/relationships/feature-approval.ts).
+ * Account `feature_approval`: `currentUser` when the caller decided it for its viewer (the account routes:
+ * src/services/relationships/feature-approval.ts), else what holds for anybody signed in (renderAccount needs no query).
  */
-export function renderFeatureApproval(a: PolicyAccount): MastodonFeatureApproval {
+export function renderFeatureApproval(a: PolicyAccount, currentUser?: FeatureDecision): MastodonFeatureApproval {
   const policy = featurePolicyOf(a);
-  return { automatic: policy?.automatic ?? [], manual: policy?.manual ?? [], current_user: featureDecision(a, null) };
+  return { automatic: policy?.automatic ?? [], manual: policy?.manual ?? [], current_user: currentUser ?? featureDecision(a, null) };
 }
 
 const PUBLIC = new Set(["https://www.w3.org/ns/activitystreams#Public", "as:Public", "Public"]);

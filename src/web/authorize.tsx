@@ -25,7 +25,7 @@ function respond(c: Ctx, t: Target, params: Record<string, string | null>) {
   if (t.responseMode === "form_post") {
     const nonce = randomToken(16);
     const fields = Object.fromEntries(Object.entries(params).filter((e): e is [string, string] => e[1] !== null));
-    return page(c, <FormPostPage siteTitle={siteTitle} action={t.redirectUri} fields={fields} nonce={nonce} />, 200, nonce);
+    return page(c, <FormPostPage siteTitle={siteTitle} action={t.redirectUri} fields={fields} nonce={nonce} />, 200, { scriptNonce: nonce });
   }
   return c.redirect(redirectWith(t.redirectUri, t.responseMode, params), 302);
 }

@@ -96,7 +96,12 @@ export function Layout(props: LayoutProps) {
  * Renders a page with the security headers. `scriptNonce` allows one inline script (form_post's auto-submit, the
  * archive upload in parts) and its requests to this server; `embeddable` lets any site frame it (src/web/embed.tsx).
  */
-export function page(c: Ctx, body: Child, status: 200 | 400 | 401 | 403 | 404 | 422 | 429 = 200, scriptNonce?: string, opts: { embeddable?: boolean } = {}) {
+export function page(
+  c: Ctx,
+  body: Child,
+  status: 200 | 400 | 401 | 403 | 404 | 422 | 429 = 200,
+  { scriptNonce, embeddable = false }: { scriptNonce?: string; embeddable?: boolean } = {},
+) {
   c.header(
     "Content-Security-Policy",
     [
@@ -108,10 +113,10 @@ export function page(c: Ctx, body: Child, status: 200 | 400 | 401 | 403 | 404 | 
       ...(scriptNonce ? ["connect-src 'self'"] : []),
       "base-uri 'none'",
       // An embed page is made to be framed by any site (it has no form and no script); every other page by none.
-      opts.embeddable ? "frame-ancestors *" : "frame-ancestors 'none'",
+      embeddable ? "frame-ancestors *" : "frame-ancestors 'none'",
     ].join("; "),
   );
-  if (!opts.embeddable) c.header("X-Frame-Options", "DENY");
+  if (!embeddable) c.header("X-Frame-Options", "DENY");
   c.header("X-Content-Type-Options", "nosniff");
   c.header("Referrer-Policy", "same-origin");
   c.header("Cache-Control", "no-store");

@@ -4,7 +4,7 @@
 import { routeGroup } from "../route-group";
 import type { Ctx } from "../context";
 import { renderAccount } from "../entities/accounts/account";
-import { renderStatus, renderStatuses } from "../entities/statuses/status";
+import { renderStatuses } from "../entities/statuses/status";
 import { ApiError } from "../lib/http/errors";
 import { parseId } from "../lib/text/ids";
 import { readParams } from "../lib/http/params";
@@ -16,7 +16,7 @@ import { registrationsMode } from "../services/instance/instance";
 import { instanceCache } from "../services/instance/instance-cache";
 import { isStaff } from "../lib/security/permissions";
 import { ipRuleFor } from "../services/admin/blocks/ip-blocks";
-import { findLocalAccount, publicStatusOf, recentPublicStatusIds } from "./page-queries";
+import { findLocalAccount, publicLocalStatus, recentPublicStatusIds } from "./page-queries";
 import { createWebSession, destroyWebSession } from "./session-store";
 import { sha256Hex, safeEqual } from "../lib/security/crypto";
 import { MessagePage, SetupPage, SignInPage } from "./auth-pages";
@@ -260,12 +260,7 @@ export async function profilePage(c: Ctx) {
 
 export async function statusPage(c: Ctx) {
   const cfg = c.get("config");
-  const db = c.get("db");
-  const id = parseId(c.req.param("id"));
-  if (!id) return notFoundPage(c);
-  const account = await findLocalAccount(db, c.req.param("handle")!.slice(1));
-  if (!account || !(await publicStatusOf(db, account.id, id))) return notFoundPage(c);
-  const status = await renderStatus(db, cfg, id, null);
+  const status = await publicLocalStatus(c.get("db"), cfg, c.req.param("handle")!.slice(1), c.req.param("id")!);
   if (!status) return notFoundPage(c);
   return page(c, <StatusPage siteTitle={cfg.title} status={status} domain={cfg.domain} />);
 }

@@ -22,7 +22,7 @@ describe("a remote collection's description", () => {
 
   it("too long, is its text cut and escaped in one paragraph: no tag or entity cut in half", () => {
     const chunk = '<a href="https://birds.example/a-long-path-to-somewhere">a link</a> &amp; &lt;b&gt; text ';
-    for (const summary of [`<p>${chunk.repeat(60)}</p>`, `<p>${"&amp;".repeat(3000)}</p>`, `<p>${"🐦".repeat(2000)}</p>`]) {
+    for (const summary of [`<p>${chunk.repeat(120)}</p>`, `<p>${"&amp;".repeat(3000)}</p>`, `<p>${"🐦".repeat(2000)}</p>`]) {
       const d = normalizeFeaturedCollection(doc(summary), owner)!.description;
       expect(d.length).toBeLessThanOrEqual(2048);
       expect(d.length).toBeGreaterThan(1900);
@@ -32,6 +32,8 @@ describe("a remote collection's description", () => {
       // every & starts a whole entity, and no lone surrogate is left at the cut
       expect(inner.replace(/&(amp|lt|gt|quot|#39);/g, "")).not.toContain("&");
       expect(inner).not.toMatch(/[\uD800-\uDBFF]$/);
+      // the text shown is the text sent: a reference is not escaped a second time
+      expect(inner).not.toContain("&amp;amp;");
     }
   });
 });

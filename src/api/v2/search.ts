@@ -2,7 +2,6 @@
 import { routeGroup } from "../../route-group";
 import { lazy } from "../../lib/limits/lazy";
 import { z } from "zod";
-import { withFeatureDecisions } from "../../entities/accounts/account";
 import { renderSearch } from "../../entities/instance/search";
 import { renderStatuses } from "../../entities/statuses/status";
 import { ApiError, badRequest, unauthorized, wrongScope } from "../../lib/http/errors";
@@ -74,9 +73,7 @@ r.get("/", async (c) => {
   const ids: string[] = found?.statusId && !(statusIds as string[]).includes(found.statusId) ? [found.statusId, ...statusIds] : statusIds;
   // Search results are shown in the public filter context (Mastodon's web app maps its "search" column there).
   const statuses = ids.length ? await renderStatuses(db, cfg, ids, viewerId, "public") : [];
-  const out = renderSearch(cfg, accountRows, statuses, tagRows);
-  withFeatureDecisions(out.accounts, await viewerFeatureDecisions(db, viewerId, accountRows));
-  return c.json(out);
+  return c.json(renderSearch(cfg, accountRows, statuses, tagRows, await viewerFeatureDecisions(db, viewerId, accountRows)));
 });
 
 export default r;

@@ -103,8 +103,16 @@ function picture(cfg: Config, key: string | null, remote: string | null, fallbac
 /**
  * `moved`: the account `a` moved to (a.movedToAccountId), when the caller loaded it (services/accounts/account-migration.ts
  * movedAccountOf); rendered as Mastodon's `moved`, itself without a `moved` (Mastodon's moved_and_not_nested?).
+ * `currentUser`: the viewer's feature decision where the caller read it (src/services/relationships/feature-approval.ts);
+ * without it, `feature_approval.current_user` is what holds for anybody signed in.
  */
-export function renderAccount(cfg: Config, a: RenderAccountRow, role?: RoleRow | null, moved?: RenderAccountRow | null): MastodonAccount {
+export function renderAccount(
+  cfg: Config,
+  a: RenderAccountRow,
+  role?: RoleRow | null,
+  moved?: RenderAccountRow | null,
+  currentUser?: FeatureDecision,
+): MastodonAccount {
   const local = !a.domain;
   const suspended = !!a.suspendedAt;
   // A domain blocked with reject_media (accounts.reject_media): Mastodon never downloads its avatars, headers or emojis.
@@ -141,7 +149,7 @@ export function renderAccount(cfg: Config, a: RenderAccountRow, role?: RoleRow |
     last_status_at: a.lastStatusAt ? new Date(a.lastStatusAt).toISOString().slice(0, 10) : null,
     hide_collections: a.hideCollections ?? null,
     noindex: !a.indexable,
-    feature_approval: renderFeatureApproval(a),
+    feature_approval: renderFeatureApproval(a, currentUser),
     // Resolved when the profile was written (accounts.emojis): no query here.
     emojis: noFiles ? [] : renderEmojis(cfg, a.emojis),
     roles: role?.highlighted ? [{ id: role.id, name: role.name, color: role.color }] : [],
@@ -197,12 +205,3 @@ export function renderCredentialAccount(
 }
 
 export { isoTime };
-
-/** Sets `feature_approval.current_user` to the viewer's decision where it differs from what holds for anybody. */
-export function withFeatureDecisions<T extends MastodonAccount>(rendered: T[], decisions: Map<string, FeatureDecision>): T[] {
-  for (const a of rendered) {
-    const d = decisions.get(a.id);
-    if (d) a.feature_approval.current_user = d;
-  }
-  return rendered;
-}

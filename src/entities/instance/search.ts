@@ -4,6 +4,7 @@ import type { RenderAccountRow } from "../../db/schema/index";
 import type { Config } from "../../env";
 import { renderAccount, type MastodonAccount } from "../accounts/account";
 import type { MastodonStatus } from "../statuses/status";
+import type { FeatureDecision } from "../../policy/feature";
 import { renderTag, type MastodonTag, type TagHistoryDay, type TagRow } from "./tag";
 
 export interface MastodonSearch {
@@ -17,9 +18,11 @@ export function renderSearch(
   accounts: RenderAccountRow[],
   statuses: MastodonStatus[],
   tags: { tag: Pick<TagRow, "id" | "name" | "displayName">; history: TagHistoryDay[] }[],
+  /** The viewer's feature decisions by account id (src/services/relationships/feature-approval.ts). */
+  featureDecisions: Map<string, FeatureDecision> = new Map(),
 ): MastodonSearch {
   return {
-    accounts: accounts.map((a) => renderAccount(cfg, a)),
+    accounts: accounts.map((a) => renderAccount(cfg, a, null, null, featureDecisions.get(a.id))),
     statuses,
     hashtags: tags.map((t) => renderTag(cfg, t.tag, t.history)),
   };

@@ -8,13 +8,12 @@ import { sql } from "drizzle-orm";
 import type { AccountRow } from "../../db/schema/index";
 import { httpUrl } from "../../lib/http/urls";
 import { padId, unpadId } from "../../lib/text/ids";
-import { escapeHtml } from "../../lib/text/text";
 import { acceptProvenItem, type RemoteCollection, storeRemoteCollection, type UnprovenItem } from "../../services/relationships/remote-collections";
 import { asArray, field, iri, sameHost } from "./normalize";
 import { resolveActor, ResolveError } from "./remote-accounts";
 import { isLocalUri, type Resolution } from "./resolution";
 import { fetchObject } from "./resolve-status";
-import { plainText, sanitizeHtml } from "./sanitize";
+import { plainText, sanitizeHtmlWithin } from "./sanitize";
 import { fetchActivityJson, FetchRefused } from "../../net/safe-fetch";
 import { signedFetchOptions } from "./fetch-options";
 import { readCollectionItems } from "./paged-collection";
@@ -29,23 +28,6 @@ const typeIs = (o: unknown, t: string) => {
   return v === t || (Array.isArray(v) && v.includes(t));
 };
 const str = (v: unknown, max: number) => (typeof v === "string" ? v.slice(0, max) : null);
-
-/**
- * HTML sanitized and at most `max` characters: as it came when it fits, else its text cut and escaped in a paragraph
- * (a cut through the HTML could end inside a tag or an attribute).
- */
-function cappedHtml(html: string, max: number): string {
-  const clean = sanitizeHtml(html);
-  if (clean.length <= max) return clean;
-  const text = plainText(clean);
-  const room = max - "<p></p>".length;
-  let head = text.slice(0, room);
-  // A character escapes to 1–6 (&quot;): taking out a sixth of the excess a time stops within a few characters of the room.
-  for (let over = escapeHtml(head).length - room; over > 0; over = escapeHtml(head).length - room) head = head.slice(0, -Math.ceil(over / 6));
-  if (/[\uD800-\uDBFF]$/.test(head)) head = head.slice(0, -1);
-  const body = escapeHtml(head);
-  return `<p>${body}</p>`;
-}
 
 /** A FeaturedCollection document of `ownerUri`, checked (at its owner's host, attributed to it) and capped; else null. */
 export function normalizeFeaturedCollection(doc: unknown, ownerUri: string): RemoteCollection | null {
@@ -71,7 +53,7 @@ export function normalizeFeaturedCollection(doc: unknown, ownerUri: string): Rem
     uri,
     url: httpUrl(iri(o.url)),
     name: plainText(str(o.name, NAME_MAX * 4) ?? "").slice(0, NAME_MAX),
-    description: cappedHtml(summary, DESCRIPTION_MAX),
+    description: sanitizeHtmlWithin(summary, DESCRIPTION_MAX),
     language: language && /^[a-z]{2,3}(-[A-Za-z]{2,4})?$/.test(language) ? language : null,
     sensitive: o.sensitive === true,
     discoverable: o.discoverable !== false,

@@ -912,6 +912,30 @@ export function sanitizeHtml(html: string): string {
   return sink.result();
 }
 
+/**
+ * sanitizeHtml within `max` characters: the sanitized HTML when it fits, else its text cut and sanitized again in one
+ * paragraph (a cut through the HTML could end inside a tag or an attribute). The text keeps its character references
+ * as written (plainText), so sanitizing it again reads them as references: nothing is escaped twice.
+ */
+export function sanitizeHtmlWithin(html: string, max: number): string {
+  const clean = sanitizeHtml(html);
+  if (clean.length <= max) return clean;
+  const text = plainText(clean);
+  const cut = (n: number) =>
+    sanitizeHtml(
+      `<p>${text
+        .slice(0, n)
+        .replace(/[\uD800-\uDBFF]$/, "")
+        .replace(/&[#A-Za-z0-9]*$/, "")}</p>`,
+    );
+  let n = Math.min(text.length, max);
+  let out = cut(n);
+  // A character comes out as 1–6 (a raw `&` as `&amp;`): taking out a sixth of the excess a time ends within a few
+  // characters of `max`.
+  while (out.length > max && n > 0) out = cut((n -= Math.ceil((out.length - max) / 6)));
+  return out;
+}
+
 function textOnce(s: string): { text: string; markup: boolean } {
   const sink = new TextSink();
   tokenize(s, sink);

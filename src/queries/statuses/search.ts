@@ -10,10 +10,11 @@ import { and, asc, desc, eq, isNull, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../../db/client";
 import { accounts, follows, statuses } from "../../db/schema/index";
 import type { Config } from "../../env";
-import { padId, parseId, snowflakeFloor, unpadId } from "../../lib/text/ids";
+import { padId, snowflakeFloor, unpadId } from "../../lib/text/ids";
 import { ftsMatch, parseSearchQuery, type ParsedSearch } from "../../lib/text/search-query";
 import type { AccountRow } from "../../db/schema";
 import { hiddenAuthorFor, statusReadableBy } from "../../policy/visibility";
+import { localStatusOfUrl } from "../../entities/urls";
 
 export type AccountQuery = { kind: "acct"; username: string; domain: string | null } | { kind: "url"; url: string } | { kind: "text"; text: string };
 
@@ -37,18 +38,6 @@ function localUsernameFromUrl(cfg: Config, url: string): string | null {
     if (u.host.toLowerCase() !== cfg.domain.toLowerCase()) return null;
     const m = /^\/(?:users\/|@)([A-Za-z0-9_]+)\/?$/.exec(u.pathname);
     return m?.[1] ?? null;
-  } catch {
-    return null;
-  }
-}
-
-/** A local status URL (/@user/ID or /users/user/statuses/ID) → status id. */
-function localStatusIdFromUrl(cfg: Config, url: string): string | null {
-  try {
-    const u = new URL(url);
-    if (u.host.toLowerCase() !== cfg.domain.toLowerCase()) return null;
-    const m = /^\/(?:@[A-Za-z0-9_]+|users\/[A-Za-z0-9_]+\/statuses)\/(\d+)\/?$/.exec(u.pathname);
-    return m ? parseId(m[1]) : null;
   } catch {
     return null;
   }
@@ -179,7 +168,7 @@ export async function searchAccounts(db: DB, cfg: Config, q: string, o: SearchOp
 
 /** A local status URL (/@user/ID or /users/user/statuses/ID), or any status's uri/url: the status, if the viewer may see it. */
 async function statusByUrl(db: DB, cfg: Config, url: string, o: SearchOptions & { viewerId: string }): Promise<string[]> {
-  const localId = localStatusIdFromUrl(cfg, url);
+  const localId = localStatusOfUrl(cfg, url)?.id ?? null;
   const conds: SQL[] = [
     statusReadableBy(o.viewerId),
     isNull(statuses.reblogOfId),

@@ -153,7 +153,7 @@ async function archivePage(c: Ctx, s: WebSession, error?: string, status: 200 | 
     c,
     <ArchiveImportPage siteTitle={c.get("config").title} csrf={s.csrf} nonce={nonce} acct={s.account.username} imports={imports} error={error} />,
     status,
-    nonce,
+    { scriptNonce: nonce },
   );
 }
 

@@ -6,7 +6,7 @@ import { createMiddleware } from "hono/factory";
 import { z } from "zod";
 import type { AppEnv, Ctx } from "../../../context";
 import type { RenderAccountRow } from "../../../db/schema/index";
-import { renderAccount, renderCredentialAccount, withFeatureDecisions } from "../../../entities/accounts/account";
+import { renderAccount, renderCredentialAccount } from "../../../entities/accounts/account";
 import { renderRelationships } from "../../../entities/accounts/relationship";
 import { renderStatuses } from "../../../entities/statuses/status";
 import { renderFamiliarFollowers } from "../../../entities/accounts/familiar-followers";
@@ -122,19 +122,14 @@ r.get("/search", requireUser("read:accounts"), async (c) => {
   });
   const cfg = c.get("config");
   const decisions = await viewerFeatureDecisions(c.get("db"), me(c).account.id, rows);
-  return c.json(
-    withFeatureDecisions(
-      rows.map((a) => renderAccount(cfg, a)),
-      decisions,
-    ),
-  );
+  return c.json(rows.map((a) => renderAccount(cfg, a, null, null, decisions.get(a.id))));
 });
 
 /** One account for the viewer (by id or by handle), its `moved` and its feature decision read side by side. */
 async function oneAccount(c: Ctx, a: RenderAccountRow) {
   const db = c.get("db");
   const [moved, decisions] = await Promise.all([movedAccountOf(db, a), viewerFeatureDecisions(db, viewerAccountId(c), [a])]);
-  return c.json(withFeatureDecisions([renderAccount(c.get("config"), a, null, moved)], decisions)[0]);
+  return c.json(renderAccount(c.get("config"), a, null, moved, decisions.get(a.id)));
 }
 
 r.get("/lookup", publicScope("read:accounts"), async (c) => {
@@ -156,12 +151,7 @@ r.get("/", publicScope("read:accounts"), async (c) => {
   const rows = (await accountsByIds(c.get("db"), ids)).filter((a) => !a.suspendedAt);
   const cfg = c.get("config");
   const decisions = await viewerFeatureDecisions(c.get("db"), viewerAccountId(c), rows);
-  return c.json(
-    withFeatureDecisions(
-      rows.map((a) => renderAccount(cfg, a)),
-      decisions,
-    ),
-  );
+  return c.json(rows.map((a) => renderAccount(cfg, a, null, null, decisions.get(a.id))));
 });
 
 // ---- one account ----
