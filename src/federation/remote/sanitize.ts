@@ -932,7 +932,10 @@ export function sanitizeHtmlWithin(html: string, max: number): string {
   let out = cut(n);
   // A character comes out as 1–6 (a raw `&` as `&amp;`): taking out a sixth of the excess a time ends within a few
   // characters of `max`.
-  while (out.length > max && n > 0) out = cut((n -= Math.ceil((out.length - max) / 6)));
+  while (out.length > max && n > 0) {
+    n -= Math.ceil((out.length - max) / 6);
+    out = cut(n);
+  }
   return out;
 }
 
