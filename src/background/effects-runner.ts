@@ -21,7 +21,7 @@ import { deleteStored } from "../media/store";
 import { fetchCardForStatus } from "../services/statuses/preview-cards";
 import { processStagedMedia } from "../services/statuses/media-processing";
 import { applyDomainBlockRound } from "../services/admin/blocks/domain-blocks";
-import { cacheRemoteAttachments } from "../services/remote-media/attachments";
+import { cacheRemoteAttachments, takeCacheRows } from "../services/remote-media/attachments";
 import { baseFetchOptions } from "../federation/remote/fetch-options";
 import { deleteAccountChunk } from "../services/accounts/delete-account";
 import { replaceRemotePins } from "../services/interactions/pins";
@@ -43,6 +43,9 @@ import {
   type StatusPublication,
   publishToAccount,
   publishAnnouncementEvent,
+  takePublishAhead,
+  publishReadAhead,
+  type AheadParts,
 } from "../streaming/publish";
 import { Effects, runsAfterResponseHere } from "../effects/collector";
 import { retryFailed } from "../effects/retry";
@@ -92,10 +95,15 @@ const AFTER_UPDATES = new Set<Effect["type"]>(["stream_delete", "status_updated"
 export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects, batch?: JobBatch): Promise<void> {
   if (batch && AFTER_UPDATES.has(effect.type)) await batch.flush();
   switch (effect.type) {
-    case "fanout":
-      return afterFanOut(db, env, fx, effect.statusId, await fanOut(db, fx, effect.statusId, effect.cursor), batch);
+    case "fanout": {
+      // The first chunk's batch also reads what publishing it renders (publishReadAhead), saving the publish its trip.
+      const got: { ahead?: AheadParts } = {};
+      const ahead = effect.cursor ? null : publishReadAhead(db, configFor(env, fx), effect.statusId, (a) => (got.ahead = a));
+      const delivered = await fanOut(db, fx, effect.statusId, effect.cursor, { ahead });
+      return afterFanOut(db, env, fx, effect.statusId, delivered, batch, got.ahead);
+    }
     case "fanned_out":
-      return afterFanOut(db, env, fx, effect.statusId, effect.delivered, batch);
+      return afterFanOut(db, env, fx, effect.statusId, effect.delivered, batch, takePublishAhead(fx, effect));
     case "unfanout":
       await unfanOut(db, effect.statusId);
       return;
@@ -147,7 +155,7 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects, b
     }
     case "cache_media":
       if (!configFor(env, fx).cacheRemoteMedia) return; // turned off since it was queued
-      return cacheRemoteAttachments(db, env, remoteMediaFetch(env, fx), effect.mediaIds);
+      return cacheRemoteAttachments(db, env, remoteMediaFetch(env, fx), effect.mediaIds, takeCacheRows(fx, effect));
     case "cache_pictures":
       if (!configFor(env, fx).cacheRemoteMedia) return; // turned off since it was queued
       return cacheRemotePictures(db, env, remoteMediaFetch(env, fx), effect.accountIds);
@@ -235,9 +243,9 @@ async function notifyAll(db: DB, env: Env, effects: NotifyEffect[], fx: Effects)
  * After a fan-out chunk: the next chunk, if any, and the announcement of this one to the streams of the feeds it reached
  * (shared streams with the first chunk).
  */
-async function afterFanOut(db: DB, env: Env, fx: Effects, statusId: string, delivered: FanOutResult, batch?: JobBatch): Promise<void> {
+async function afterFanOut(db: DB, env: Env, fx: Effects, statusId: string, delivered: FanOutResult, batch?: JobBatch, ahead?: AheadParts): Promise<void> {
   if (delivered.next) fx.add({ type: "fanout", statusId, cursor: delivered.next });
-  const announced: StatusPublication = { statusId, delivered, cfg: configFor(env, fx) };
+  const announced: StatusPublication = { statusId, delivered, cfg: configFor(env, fx), ...(ahead ? { ahead } : {}) };
   if (batch) batch.announce(announced);
   else await publishStatuses(db, env, [announced]);
   return publishConversations(db, env, configFor(env, fx), delivered.conversations);

@@ -21,6 +21,15 @@ export interface FinishingBatch {
 }
 
 /**
+ * Reads to run at the end of a write batch, for effects that run in this invocation next (they then see the batch's
+ * writes and save their own round trip): `keep` gets exactly these statements' results once the batch committed.
+ */
+export interface AheadRead {
+  stmts: Statement[];
+  keep: (results: readonly unknown[]) => void;
+}
+
+/**
  * Runs statements as ONE D1 batch (one round trip, one implicit transaction); results come back in order. An empty
  * list does nothing (drizzle's batch wants at least one statement).
  */

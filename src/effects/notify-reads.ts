@@ -3,7 +3,7 @@
 // them at its end (an incoming activity processed in the invocation that took it: src/federation/inbox/handlers/context.ts
 // withFinish). The reads made ahead travel with the effects on their collector, in memory (Effects.carry): an effect
 // that goes to the queue leaves them behind and is read again by whoever runs it.
-import type { DB, Statement } from "../db/client";
+import type { AheadRead, DB } from "../db/client";
 import { pushTargetsStatement } from "../push";
 import { notificationsForRecipientsStatements } from "../queries/notifications/notifications";
 import { carriedKind, type Effects } from "./collector";
@@ -35,11 +35,7 @@ const READ_AHEAD = carriedKind<ReadAhead>("notify reads");
  * notifications), and `keep` to call with the batch's results once it has committed: each of those effects then carries
  * them on `fx`. Null when there is nothing to read, or more than is read whole.
  */
-export function notifyReadsAhead(
-  db: DB,
-  fx: Effects,
-  notify: readonly NotifyEffect[],
-): { stmts: Statement[]; keep: (results: readonly unknown[]) => void } | null {
+export function notifyReadsAhead(db: DB, fx: Effects, notify: readonly NotifyEffect[]): AheadRead | null {
   const recorded = fx.list.filter((e): e is NotifyEffect => e.type === "notify");
   const effects = [...new Set([...recorded, ...notify])].filter((e) => !fx.carried(e, READ_AHEAD));
   if (!effects.length || effects.length > STREAM_READ_WHOLE) return null;
@@ -48,8 +44,8 @@ export function notifyReadsAhead(
   return {
     stmts: [...stmts],
     keep(results) {
-      if (results.length < stmts.length) return;
-      const ahead = { ids, results: results.slice(results.length - stmts.length) as unknown as NotifyReads };
+      if (results.length !== stmts.length) return;
+      const ahead = { ids, results: results as unknown as NotifyReads };
       for (const e of effects) fx.carry(e, READ_AHEAD, ahead);
     },
   };

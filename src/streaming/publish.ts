@@ -15,7 +15,9 @@
 //   reply to someone else (feeds-read.ts publicConds); `:media` with attachments;
 // - `hashtag`, `hashtag:local`: the same without the reply rule, per tag of the status (shared-render.ts).
 import { eq, inArray, sql } from "drizzle-orm";
-import { type DB, runBatch } from "../db/client";
+import { type AheadRead, type DB, runBatch } from "../db/client";
+import { carriedKind, type Effects } from "../effects/collector";
+import type { Effect } from "../effects/types";
 import type { Visibility } from "../db/schema";
 import { renderNotifications } from "../entities/notifications/notification";
 import type { Config, Env } from "../env";
@@ -28,7 +30,7 @@ import type { FanOutResult, FeedRemoval } from "../timelines/fanout";
 import { type AccountPart, type Envelope, entry, type Listening, type Routed } from "./protocol";
 import { routerStub } from "./router";
 import type { SharedPart } from "./shared-render";
-import { factsFor, type StatusParts, statusParts } from "./status-parts";
+import { factsFor, type StatusParts, statusParts, statusPartsRead } from "./status-parts";
 import { hubStub } from "./streaming-do";
 import { userHub } from "./protocol";
 
@@ -123,6 +125,77 @@ export interface StatusPublication {
   delivered: Delivered;
   /** The configuration it is rendered with. */
   cfg: Config;
+  /** Its renderings and facts, read at the end of the batch that wrote it (publishReadAhead). */
+  ahead?: AheadParts;
+}
+
+/** A status's parts read ahead for the listeners this isolate had heard of then, and the accounts it read facts for. */
+export interface AheadParts {
+  statusId: string;
+  listeners: Listeners;
+  accounts: ReadonlySet<string>;
+  /** Null when making them failed (the publish reads them again). */
+  parts: Promise<StatusParts | null>;
+}
+
+/** Online accounts up to which a status's facts are read ahead for all of them (its recipients are not known yet). */
+const AHEAD_ONLINE = 10;
+
+const PUBLISH_AHEAD = carriedKind<AheadParts>("publish reads");
+
+/**
+ * What publishStatuses will read for `statusId`'s first fan-out chunk, to end the write batch that stores the status
+ * and writes that chunk (the reads see its rows; src/federation/inbox/handlers/context.ts withFinish), saving the
+ * publish its round trip: the renderings for the shared keys listened to, and the facts of every account this isolate
+ * last heard was online (which of them the chunk reaches is known once it committed). `use` gets them once the batch
+ * committed; the caller carries them on the fanned_out effect (carryPublishAhead). Null when this isolate heard of
+ * nobody listening (a publish asks the router first, and may do nothing), or of more than AHEAD_ONLINE accounts online.
+ * The publish uses them only if its plan runs with those same listeners, else it reads as usual.
+ */
+export function publishReadAhead(db: DB, cfg: Config, statusId: string, use: (a: AheadParts) => void): AheadRead | null {
+  const h = heard;
+  if (!h || !listens(h) || h.listeners.online.size > AHEAD_ONLINE) return null;
+  const listeners = h.listeners;
+  const accounts = [...listeners.online];
+  const read = statusPartsRead(db, [{ statusId, cfg, shared: true, accounts }], listeners.shared);
+  if (!read) return null;
+  return {
+    stmts: read.stmts,
+    keep: (res) => {
+      const parts = read.parts(res).catch((e: unknown) => {
+        console.error("streaming: rendering read ahead failed", e instanceof Error ? e.message : e);
+        return null;
+      });
+      use({ statusId, listeners, accounts: new Set(accounts), parts });
+    },
+  };
+}
+
+/** Carries `ahead` on the fanned_out effect that will publish its status (in memory, never in a queue message). */
+export const carryPublishAhead = (fx: Effects, effect: Effect, ahead: AheadParts): void => fx.carry(effect, PUBLISH_AHEAD, ahead);
+
+/** What a fanned_out effect carries for its publish (taken once). */
+export const takePublishAhead = (fx: Effects, effect: Effect): AheadParts | undefined => fx.take(effect, PUBLISH_AHEAD);
+
+/**
+ * The parts read ahead for `items`, when each has them, read for these listeners (`l`, the very object) and for every
+ * account each now goes to; else null, and the plan reads them.
+ */
+async function aheadParts(items: StatusPublication[], l: Listeners, accountsPer: { id: string }[][]): Promise<StatusParts | null> {
+  const usable = items.every((item, i) => {
+    const a = item.ahead;
+    return a && a.listeners === l && a.statusId === item.statusId && (accountsPer[i] ?? []).every((x) => a.accounts.has(x.id));
+  });
+  if (!usable) return null;
+  const out: StatusParts = { shared: new Map(), account: new Map(), facts: new Map() };
+  for (const item of items) {
+    const p = await item.ahead?.parts;
+    if (!p) return null;
+    for (const [k, v] of p.shared) out.shared.set(k, v);
+    for (const [k, v] of p.account) out.account.set(k, v);
+    for (const [k, v] of p.facts) out.facts.set(k, v);
+  }
+  return out;
 }
 
 /**
@@ -151,16 +224,18 @@ export async function publishStatuses(db: DB, env: Env, items: StatusPublication
   if (!targetsOf.some((t) => t.size) && !items.some((i) => i.delivered.shared)) return;
   await publishPlanned(env, async (l) => {
     const accountsPer = items.map((_, i) => accountsOf(targetsOf[i] ?? new Map(), l.online));
-    const parts = await statusParts(
-      db,
-      items.map(({ statusId, cfg, delivered }, i) => ({
-        statusId,
-        cfg,
-        shared: !!delivered.shared,
-        accounts: (accountsPer[i] ?? []).map((a) => a.id),
-      })),
-      l.shared,
-    );
+    const parts =
+      (await aheadParts(items, l, accountsPer)) ??
+      (await statusParts(
+        db,
+        items.map(({ statusId, cfg, delivered }, i) => ({
+          statusId,
+          cfg,
+          shared: !!delivered.shared,
+          accounts: (accountsPer[i] ?? []).map((a) => a.id),
+        })),
+        l.shared,
+      ));
     const events: Routed[] = [];
     items.forEach(({ statusId, cfg, delivered }, i) => {
       const accounts = accountsPer[i] ?? [];

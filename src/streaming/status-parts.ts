@@ -6,9 +6,9 @@
 // (viewer-state.ts accountPayloadFor), as Mastodon renders a new status once and hydrates it per follower
 // (StatusCacheHydrator). A hub makes no D1 read for it, unless its viewer has filters it has not cached yet.
 import { sql } from "drizzle-orm";
-import type { DB } from "../db/client";
+import { type DB, runBatch, type Statement } from "../db/client";
 import { idsJson } from "../db/id-list";
-import { loadStatusBundle, renderStatusFrom, type StatusBundle } from "../entities/statuses/status";
+import { renderStatusFrom, type StatusBundle, statusBundleRead } from "../entities/statuses/status";
 import { QUOTE_FLAGS, quotePolicyFor } from "../entities/statuses/quote";
 import type { Config } from "../env";
 import { unpadId } from "../lib/text/ids";
@@ -42,13 +42,27 @@ const SOMEONE = "-";
  * batch for all, none when there is nothing to render.
  */
 export async function statusParts(db: DB, requests: readonly PartRequest[], listened: readonly string[]): Promise<StatusParts> {
-  const out: StatusParts = { shared: new Map(), account: new Map(), facts: new Map() };
+  const read = statusPartsRead(db, requests, listened);
+  return read ? read.parts(await runBatch(db, read.stmts)) : emptyParts();
+}
+
+const emptyParts = (): StatusParts => ({ shared: new Map(), account: new Map(), facts: new Map() });
+
+/**
+ * statusParts as statements to run in a batch of the caller's (a write batch's end: publish.ts publishReadAhead), and
+ * what makes the parts of their results; null when there is nothing to render.
+ */
+export function statusPartsRead(
+  db: DB,
+  requests: readonly PartRequest[],
+  listened: readonly string[],
+): { stmts: Statement[]; parts: (res: readonly unknown[]) => Promise<StatusParts> } | null {
   const forShared = listened.length ? requests.filter((r) => r.shared) : [];
   const forAccounts = requests.filter((r) => r.accounts.length);
-  if (!forShared.length && !forAccounts.length) return out;
+  if (!forShared.length && !forAccounts.length) return null;
   const targets = [...new Set(forAccounts.flatMap((r) => r.accounts))];
   const ids = [...new Set([...forShared, ...forAccounts].map((r) => r.statusId))];
-  const b = await loadStatusBundle(
+  const read = statusBundleRead(
     db,
     ids,
     null,
@@ -62,13 +76,20 @@ export async function statusParts(db: DB, requests: readonly PartRequest[], list
         )
       : undefined,
   );
-  out.shared = sharedPartsFrom(b, forShared, listened);
-  for (const r of forAccounts) {
-    const part = accountPartOf(b, r.statusId, r.cfg);
-    if (part) out.account.set(r.statusId, part);
-  }
-  out.facts = factsOf((b.extra ?? []) as FactRow[]);
-  return out;
+  return {
+    stmts: read.stmts,
+    parts: async (res) => {
+      const b = await read.bundle(res);
+      const out = emptyParts();
+      out.shared = sharedPartsFrom(b, forShared, listened);
+      for (const r of forAccounts) {
+        const part = accountPartOf(b, r.statusId, r.cfg);
+        if (part) out.account.set(r.statusId, part);
+      }
+      out.facts = factsOf((b.extra ?? []) as FactRow[]);
+      return out;
+    },
+  };
 }
 
 /**

@@ -10,7 +10,7 @@
 // Both directions report which feeds changed (INSERT ... RETURNING, or a read before the DELETEs, in the same batch: no
 // extra round trip), so the streaming API can tell exactly those feeds' owners (src/streaming/publish.ts).
 import { sql } from "drizzle-orm";
-import { type DB, runBatch, type Statement } from "../db/client";
+import { type AheadRead, type DB, runBatch, type Statement } from "../db/client";
 import { padId, unpadId } from "../lib/text/ids";
 import { bindText, boundText, type BoundText } from "../db/bound-sql";
 import type { Effects } from "../effects/collector";
@@ -243,10 +243,20 @@ const conversationUpsertSql = `INSERT INTO account_conversations (account_id, co
       last_status_id = max(account_conversations.last_status_id, excluded.last_status_id)
     RETURNING id, account_id`;
 
-export async function fanOut(db: DB, fx: Effects, statusId: string, cursor: string | undefined, opts: { trim?: boolean } = {}): Promise<FanOutResult> {
+export async function fanOut(
+  db: DB,
+  fx: Effects,
+  statusId: string,
+  cursor: string | undefined,
+  opts: { trim?: boolean; ahead?: AheadRead | null } = {},
+): Promise<FanOutResult> {
   const chunk = fanOutChunk(db, statusId, cursor, opts);
   if (!chunk) return { homeAccountIds: [], lists: [], shared: false, conversations: [] };
-  return chunk.read(fx, await runBatch(db, chunk.stmts));
+  // `ahead`: reads for what follows the chunk (its publish), made at the end of its batch.
+  const ahead = opts.ahead;
+  const res = await runBatch(db, ahead ? [...chunk.stmts, ...ahead.stmts] : chunk.stmts);
+  if (ahead) ahead.keep(res.slice(chunk.stmts.length));
+  return chunk.read(fx, res.slice(0, chunk.stmts.length));
 }
 
 /** What unfanOut took out: the feed entries (a boost of the status is its own entry, with its own id). */

@@ -3,7 +3,7 @@
 // suite runs with EFFECTS_AFTER_RESPONSE=queue; these tests call the Worker the production way. An item whose
 // invocation died before processing it is found by the 5-minute sweep and goes to the queue.
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
 import { createDb } from "../../src/db/client";
 import { Effects } from "../../src/effects/collector";
@@ -16,22 +16,38 @@ import { makeUser, ORIGIN } from "./helpers";
 import { create, installFetchMock, newId, note, pad, remoteActor, runJobs, sql, type RemoteActor } from "./federation-inbox-fixtures";
 import { queued } from "./queues";
 import { decryptAes128gcm, makePushClient, pushService } from "./push-fixtures";
+import { itStreams, payloadOf, type StreamMessage, ws, type WsClient } from "./streaming-fixtures";
+import { fileServer } from "./file-server";
+import { photo } from "./media-pipeline-fixtures";
 
 beforeAll(() => installFetchMock());
+afterEach(() => vi.restoreAllMocks());
 
 /**
  * A signed POST to the shared inbox, through the Worker's own fetch with production settings; waits for its waitUntil
  * work. `counter`: D1 round trips of the POST and that work together.
  */
-async function postInboxHere(signer: RemoteActor, activity: unknown, counter?: { n: number }): Promise<Response> {
+async function postInboxHere(signer: RemoteActor, activity: unknown, counter?: { n: number }, vars: Record<string, string> = {}): Promise<Response> {
   const body = JSON.stringify(activity);
   const req = new Request(`${ORIGIN}/inbox`, { method: "POST", headers: { "content-type": "application/activity+json" }, body });
   const signed = await signRequest(req, signer.keyId, signer.keys.privateKeyPem, body);
   const ctx = createExecutionContext();
   const DB = counter ? countingD1(env.DB, counter) : env.DB;
-  const res = await worker.fetch(new Request(signed.url, { method: "POST", headers: signed.headers, body }), { ...env, DB, EFFECTS_AFTER_RESPONSE: "" }, ctx);
+  const res = await worker.fetch(
+    new Request(signed.url, { method: "POST", headers: signed.headers, body }),
+    { ...env, DB, EFFECTS_AFTER_RESPONSE: "", ...vars },
+    ctx,
+  );
   await waitOnExecutionContext(ctx);
   return res;
+}
+
+/** The next `update` on `c` (any other event in between is passed over). */
+async function nextUpdate(c: WsClient): Promise<StreamMessage> {
+  for (;;) {
+    const m = await c.next();
+    if (m.event === "update") return m;
+  }
 }
 
 /** A remote actor this server knows: its first signed POST (a Like of nothing) stored it. */
@@ -41,13 +57,14 @@ async function knownRemote(name: string): Promise<RemoteActor> {
   return a;
 }
 
-async function followRemote(localId: string, a: RemoteActor): Promise<void> {
+async function followRemote(localId: string, a: RemoteActor, bell = true): Promise<void> {
   const [row] = await sql("SELECT id FROM accounts WHERE uri = ?", a.uri);
   await sql(
-    "INSERT INTO follows (id, account_id, target_account_id, show_reblogs, notify, created_at) VALUES (?, ?, ?, 1, 1, ?)",
+    "INSERT INTO follows (id, account_id, target_account_id, show_reblogs, notify, created_at) VALUES (?, ?, ?, 1, ?, ?)",
     pad(String(Date.now())),
     pad(localId),
     row.id,
+    bell ? 1 : 0,
     Date.now(),
   );
 }
@@ -86,6 +103,51 @@ describe("incoming activities after the response", () => {
     const bell = await ann.api.get("/api/v1/notifications?types[]=status");
     expect(bell.body.map((x: { type: string; status: { uri: string } }) => [x.type, x.status.uri])).toEqual([["status", n.id]]);
     expect(await sql("SELECT id FROM inbox_items")).toEqual([]);
+  });
+
+  itStreams("a note to a connected follower is rendered from reads made with its writes: 4 round trips, 5 with a photo to cache", async () => {
+    const cy = await makeUser("cy");
+    const dan = await knownRemote("dan");
+    await followRemote(cy.id, dan, false);
+    // A warn filter: the follower's facts (read with the note's writes) say the hub must mark it.
+    expect(
+      (await cy.api.post("/api/v2/filters", { title: "spoilers", context: ["home"], filter_action: "warn", keywords_attributes: [{ keyword: "ending" }] }))
+        .status,
+    ).toBe(200);
+    const c = await ws({ token: cy.token }, { stream: "user" });
+    // The first note of this isolate asks the router who listens; from then on the isolate knows cy is online.
+    expect((await postInboxHere(dan, create(dan, note(dan, { content: "<p>hello</p>" })))).status).toBe(202);
+    expect(payloadOf(await nextUpdate(c)).content).toBe("<p>hello</p>");
+
+    const n = note(dan, { content: "<p>the ending</p>" });
+    const counter = { n: 0 };
+    expect((await postInboxHere(dan, create(dan, n), counter)).status).toBe(202);
+    const streamed = payloadOf(await nextUpdate(c));
+    // The key's owner; the item with its seen check; the note's lookups; its writes and feeds, ending with the reads of
+    // its publish (the rendering, the follower's facts). No round trip of its own for the publish.
+    expect(counter.n).toBe(4);
+    expect(streamed.uri).toBe(n.id);
+    expect(streamed.filtered.map((f: { filter: { title: string }; keyword_matches: string[] }) => [f.filter.title, f.keyword_matches])).toEqual([
+      ["spoilers", ["ending"]],
+    ]);
+    // What the stream carried is what the home timeline shows the follower.
+    const [home] = (await cy.api.get("/api/v1/timelines/home?limit=1")).body;
+    expect(streamed).toEqual(home);
+
+    // With a photo: its rows for the cache are read at the end of the same batch; the cache writes its copy (one more).
+    const big = await photo(640, 480);
+    fileServer(() => new Response(big, { headers: { "content-type": "image/png", "content-length": String(big.length) } }));
+    const withPhoto = note(dan, {
+      content: "<p>look</p>",
+      attachment: [{ type: "Document", mediaType: "image/png", url: "https://files.example/look.png", blurhash: "LEHV6nWB2yk8pyo0adR*.7kCMdnj" }],
+    });
+    const counter2 = { n: 0 };
+    expect((await postInboxHere(dan, create(dan, withPhoto), counter2, { REMOTE_MEDIA_CACHE: "true" })).status).toBe(202);
+    expect(payloadOf(await nextUpdate(c)).uri).toBe(withPhoto.id);
+    expect(counter2.n).toBe(5);
+    const [shown] = (await cy.api.get("/api/v1/timelines/home?limit=1")).body;
+    expect(shown.media_attachments[0].url.startsWith(`${ORIGIN}/media/`)).toBe(true);
+    expect(shown.media_attachments[0].remote_url).toBe("https://files.example/look.png");
   });
 
   it("a Like costs 4 round trips from the POST to the bell: the processing reads nothing the POST verified", async () => {

@@ -9,8 +9,11 @@ import { accounts } from "../../src/db/schema";
 import { countingD1 } from "../../src/lib/limits/d1-counter";
 import { snowflake } from "../../src/lib/text/ids";
 import {
+  type AheadParts,
   publishDelete,
   publishNotifications,
+  publishReadAhead,
+  publishStatuses,
   publishRelationsChanged,
   publishStatus,
   publishStatusUpdate,
@@ -19,7 +22,8 @@ import {
   statusStreamInfo,
 } from "../../src/streaming/publish";
 import { routerStub } from "../../src/streaming/router";
-import { unfanOut } from "../../src/timelines/fanout";
+import { fanOut, unfanOut } from "../../src/timelines/fanout";
+import { Effects } from "../../src/effects/collector";
 import { cfg, db, makeUser, ORIGIN, type TestUser } from "./helpers";
 import { follow, insertStatus } from "./feeds-fixtures";
 import { fanOutAndPublish, itStreams, payloadOf, ws, type StreamMessage, type WsClient } from "./streaming-fixtures";
@@ -636,5 +640,53 @@ describe("streaming delivery", () => {
     await publishNotifications(createDb(countingD1(env.DB, counter)), counted, cfg(), [nid]);
     expect(calls).toEqual(["routerListening"]);
     expect(counter.n).toBe(1); // the notification's recipients, read before anyone is asked
+  });
+  itStreams("renderings read with a fan-out's writes serve its publish only for the listeners they were read for", async () => {
+    const [a, f, g] = await Promise.all([makeUser(), makeUser(), makeUser()]);
+    await follow(f, a);
+    await follow(g, a);
+    const fc = await ws({ token: f.token }, { stream: "user" });
+    // This isolate hears that f listens.
+    const s0 = await insertStatus(a);
+    await fanOutAndPublish(s0);
+    expect(await nextUpdates(fc, 1)).toEqual([["user", s0]]);
+
+    /** s's first fan-out chunk with its publish's reads at the end of its batch; the publish counted. */
+    const fanOutReadAhead = async (s: string) => {
+      const got: { ahead?: AheadParts } = {};
+      const read = publishReadAhead(db(), cfg(), s, (x) => (got.ahead = x));
+      expect(read).not.toBeNull();
+      const delivered = await fanOut(db(), new Effects(ORIGIN), s, undefined, { ahead: read });
+      expect(got.ahead).toBeDefined();
+      return { statusId: s, delivered, cfg: cfg(), ahead: got.ahead };
+    };
+    const counted = async (items: Parameters<typeof publishStatuses>[2]) => {
+      const counter = { n: 0 };
+      await publishStatuses(createDb(countingD1(env.DB, counter)), env, items);
+      return counter.n;
+    };
+
+    // g connects after the reads were made for f alone: the router refuses the plan, and the new one reads again.
+    const s1 = await insertStatus(a);
+    const p1 = await fanOutReadAhead(s1);
+    const gc = await ws({ token: g.token }, { stream: "user" });
+    expect(await counted([p1])).toBe(1);
+    expect(await nextUpdates(fc, 1)).toEqual([["user", s1]]);
+    expect(await nextUpdates(gc, 1)).toEqual([["user", s1]]);
+
+    // Read for the listeners the publish plans for: no read of its own, and each viewer's rendering is the REST one.
+    const s2 = await insertStatus(a);
+    const p2 = await fanOutReadAhead(s2);
+    expect(await counted([p2])).toBe(0);
+    const m = await gc.next();
+    expect(payloadOf(m)).toEqual((await g.api.get(`/api/v1/statuses/${s2}`)).body);
+    expect(await nextUpdates(fc, 1)).toEqual([["user", s2]]);
+
+    // Reads whose rendering failed: the publish reads as usual.
+    const s3 = await insertStatus(a);
+    const p3 = await fanOutReadAhead(s3);
+    expect(await counted([{ ...p3, ahead: { ...p3.ahead!, parts: Promise.resolve(null) } }])).toBe(1);
+    expect(await nextUpdates(fc, 1)).toEqual([["user", s3]]);
+    expect(await nextUpdates(gc, 1)).toEqual([["user", s3]]);
   });
 });

@@ -357,8 +357,22 @@ export function emptyBundle(viewerId: string | null): StatusBundle {
  * in `extra`).
  */
 export async function loadStatusBundle(db: DB, ids: string[], viewerId: string | null, related?: readonly string[], own?: Statement): Promise<StatusBundle> {
-  const bundle = emptyBundle(viewerId);
-  if (ids.length === 0) return bundle;
+  if (ids.length === 0) return emptyBundle(viewerId);
+  const read = statusBundleRead(db, ids, viewerId, related, own);
+  return read.bundle((await db.batch(read.stmts as unknown as [Statement])) as unknown[]);
+}
+
+/**
+ * loadStatusBundle as its batch's statements (non-empty `ids`), to run in a batch of the caller's, and what makes the
+ * bundle of their results (`bundle`, given exactly those statements' results).
+ */
+export function statusBundleRead(
+  db: DB,
+  ids: string[],
+  viewerId: string | null,
+  related?: readonly string[],
+  own?: Statement,
+): { stmts: Statement[]; bundle: (res: readonly unknown[]) => Promise<StatusBundle> } {
   const now = Date.now();
   const page = [...new Set(ids)];
   const extra = related ? [...new Set(related)].filter((id) => !page.includes(id)) : null;
@@ -374,11 +388,15 @@ export async function loadStatusBundle(db: DB, ids: string[], viewerId: string |
     // The viewer's blocked domains, for the states of quotes (blocked_domain).
     db.all<{ domain: string }>(sql`SELECT domain FROM account_domain_blocks WHERE account_id = ${padId(v)}`),
   ] as const;
-  const stmts = [...rowsQ, ...(viewerId ? viewerQ : []), ...(own ? [own] : [])];
-  const res = (await db.batch(stmts as unknown as [Statement])) as unknown[];
+  const stmts: Statement[] = [...rowsQ, ...(viewerId ? viewerQ : []), ...(own ? [own] : [])];
+  return { stmts, bundle: (res) => bundleOf(db, res, viewerId, rowsQ.length, !!own) };
+}
+
+async function bundleOf(db: DB, res: readonly unknown[], viewerId: string | null, rowsQs: number, own: boolean): Promise<StatusBundle> {
+  const bundle = emptyBundle(viewerId);
   if (own) bundle.extra = res[res.length - 1] as unknown[];
   const vw = bundle.viewer;
-  for (const r of res.slice(0, rowsQ.length) as LoadedRow[][]) {
+  for (const r of res.slice(0, rowsQs) as LoadedRow[][]) {
     for (const row of r) {
       const {
         xAuthor,
@@ -448,8 +466,8 @@ export async function loadStatusBundle(db: DB, ids: string[], viewerId: string |
     }
   }
   if (viewerId) {
-    bundle.filters = compileFilters(res[rowsQ.length] as Parameters<typeof compileFilters>[0]);
-    for (const d of res[rowsQ.length + 1] as { domain: string }[]) vw.blockedDomains.add(d.domain);
+    bundle.filters = compileFilters(res[rowsQs] as Parameters<typeof compileFilters>[0]);
+    for (const d of res[rowsQs + 1] as { domain: string }[]) vw.blockedDomains.add(d.domain);
   }
   await loadLinkedCollections(db, bundle, viewerId);
   return bundle;

@@ -317,8 +317,8 @@ async function processItem(db: DB, env: Env, itemId: string, origin: string, fx:
   const mine = new Effects(cfg.origin);
   const r = newResolution(db, cfg, mine);
   // Handed over: processed in the invocation that took it, where its effects run next (runHere), so the last batch may
-  // read ahead for its notifications; through the queue they would leave for another message.
-  const done = { stmts: finishStatements(key), done: false, readNotify: !!handed };
+  // read ahead for them; through the queue they would leave for another message.
+  const done = { stmts: finishStatements(key), done: false, readAhead: !!handed };
   const ctx: InboxContext = { db, env, cfg, signer, activity, json: json as Record<string, unknown>, r, fx: mine, finish: done };
   try {
     // C19: nothing from suspended accounts or domains (a suspension may have happened after the 202), except the

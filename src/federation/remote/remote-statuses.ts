@@ -1,7 +1,8 @@
 // Remote statuses: ingesting a normalised Note or Question into statuses with its mentions, tags, media, poll and
 // thread, and applying an Update to it. Finding one by URI (and fetching it) is resolve-status.ts.
 import { and, eq, sql } from "drizzle-orm";
-import { type DB, type FinishingBatch, runFinishing, type Statement } from "../../db/client";
+import { type AheadRead, type DB, type FinishingBatch, runFinishing, type Statement } from "../../db/client";
+import { cacheMediaEffect, cacheMediaReadAhead, type CacheMediaEffect } from "../../services/remote-media/attachments";
 import { insertConversation, insertMedia, insertPoll, insertStatus, insertStatusEdit } from "../../db/inserts";
 import { frozenSelect } from "../../db/frozen";
 import { accounts, conversations, mediaAttachments, mentions, polls, statuses, tombstones } from "../../db/schema/index";
@@ -16,7 +17,8 @@ import { httpUrl } from "../../lib/http/urls";
 import type { AccountRow } from "../../db/schema/index";
 import { isUniqueViolation } from "../../db/unique";
 import { notificationWrite, notificationWrites, type NewNotification } from "../../services/notifications/notifications";
-import type { NotifyEffect } from "../../effects/types";
+import type { Effect, NotifyEffect } from "../../effects/types";
+import { type AheadParts, carryPublishAhead, publishReadAhead } from "../../streaming/publish";
 import { cardUrlOfHtml, resetCardStatement } from "../../services/statuses/preview-cards";
 import { htmlSearchText, searchIndexStatement } from "../../services/statuses/search-index";
 import { statusShortcodes, upsertRemoteEmojisStatement } from "../../services/statuses/custom-emojis";
@@ -70,11 +72,17 @@ function mediaRow(a: NormalizedNote["attachments"][number], accountId: string, s
   };
 }
 
-/** After the batch that stored `media`: fetch their files into R2, unless the operator turned it off or the domain rejects media. */
-function recordMediaCache(r: Resolution, author: AccountRow, media: MediaRow[]): void {
-  if (!media.length || !r.cfg.cacheRemoteMedia || author.rejectMedia) return;
-  r.fx.add({ type: "cache_media", mediaIds: media.map((m) => m.id) });
+/**
+ * The effect that fetches `media`'s files into R2 once the batch storing them committed (the caller records it then),
+ * or null: none to fetch, the operator turned caching off, or the author's media are rejected.
+ */
+function mediaCacheOf(r: Resolution, author: AccountRow, media: MediaRow[]): CacheMediaEffect | null {
+  if (!media.length || !r.cfg.cacheRemoteMedia || author.rejectMedia) return null;
+  return cacheMediaEffect(media.map((m) => m.id));
 }
+
+/** The cache effect's read, to end its write batch (JoinWrites): none without one. */
+const cacheReadsOf = (r: Resolution, cache: CacheMediaEffect | null): AheadRead[] => (cache ? [cacheMediaReadAhead(r.db, r.fx, cache)] : []);
 
 function tagNames(raw: string[]): TagName[] {
   const out = new Map<string, TagName>();
@@ -227,8 +235,11 @@ export function ingestLookupFrom(note: NormalizedNote, res: readonly unknown[]):
   };
 }
 
-/** Joins a write batch (src/federation/inbox/handlers/context.ts withFinish): `notify`, its notifications' effects. */
-export type JoinWrites = (writes: Statement[], notify: readonly NotifyEffect[]) => FinishingBatch;
+/**
+ * Joins a write batch (src/federation/inbox/handlers/context.ts withFinish): `notify`, its notifications' effects;
+ * `ahead`, reads other effects of the batch may have made at its end.
+ */
+export type JoinWrites = (writes: Statement[], notify: readonly NotifyEffect[], ahead?: readonly AheadRead[]) => FinishingBatch;
 
 export interface IngestOptions {
   pre?: IngestLookup;
@@ -337,10 +348,14 @@ export async function ingestNote(r: Resolution, note: NormalizedNote, author: Ac
   const chunk = realtime && !r.late ? fanOutChunk(db, id, undefined) : null;
   const fanFrom = writes.length;
   if (chunk) writes.push(...chunk.stmts);
+  const cache = mediaCacheOf(r, author, media);
+  // The publish of the chunk reads what it renders at the end of the batch too (when its effects run here next).
+  let ahead: AheadParts | null = null;
+  const publishRead = chunk ? publishReadAhead(db, r.cfg, id, (a) => (ahead = a)) : null;
   let res: unknown[];
   const join = opts.withWrites;
   try {
-    res = await runFinishing(db, writes, join && ((w) => join(w, notes.notify)));
+    res = await runFinishing(db, writes, join && ((w) => join(w, notes.notify, [...cacheReadsOf(r, cache), ...(publishRead ? [publishRead] : [])])));
   } catch (e) {
     if (!isUniqueViolation(e, "statuses")) throw e;
     const twin = await statusByUri(db, note.id);
@@ -353,7 +368,9 @@ export async function ingestNote(r: Resolution, note: NormalizedNote, author: Ac
   r.fx.add(...notes.notify);
   if (chunk) {
     try {
-      r.fx.add({ type: "fanned_out", statusId: id, delivered: await chunk.read(r.fx, res.slice(fanFrom, fanFrom + chunk.stmts.length)) });
+      const fanned: Effect = { type: "fanned_out", statusId: id, delivered: await chunk.read(r.fx, res.slice(fanFrom, fanFrom + chunk.stmts.length)) };
+      if (ahead) carryPublishAhead(r.fx, fanned, ahead);
+      r.fx.add(fanned);
     } catch (e) {
       // The feeds are written; the bell's notifications (a batch of their own) failed: the chunk runs again as an
       // effect, which the queue retries (its inserts are idempotent).
@@ -363,7 +380,7 @@ export async function ingestNote(r: Resolution, note: NormalizedNote, author: Ac
   }
   // Mastodon crawls the first link of every status it creates from a Create (LinkCrawlWorker), realtime or not.
   if (await cardUrlOfHtml(row.content, r.cfg, mentionUrlsOf(note))) r.fx.add({ type: "fetch_card", statusId: id });
-  recordMediaCache(r, author, media);
+  if (cache) r.fx.add(cache);
   return row;
 }
 
@@ -566,10 +583,11 @@ async function applyNoteUpdateOnce(r: Resolution, status: StatusRow, note: Norma
   const quoted = quotedUpdateNotifications(db, quoters, author.id, editId);
   writes.push(...updates.stmts, ...quoted.stmts);
   notify.push(...updates.notify, ...quoted.notify);
-  await runFinishing(db, writes, finishWith && ((w) => finishWith(w, notify)));
+  const cache = mediaCacheOf(r, author, addedMedia);
+  await runFinishing(db, writes, finishWith && ((w) => finishWith(w, notify, cacheReadsOf(r, cache))));
   r.fx.add(...notify);
   r.fx.add({ type: "status_updated", statusId: status.id });
-  recordMediaCache(r, author, addedMedia);
+  if (cache) r.fx.add(cache);
   if (contentChanged && (await cardUrlOfHtml(text.content, r.cfg, mentionUrlsOf(note)))) r.fx.add({ type: "fetch_card", statusId: status.id });
   return true;
 }

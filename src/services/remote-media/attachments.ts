@@ -8,9 +8,10 @@
 // leaves the row as it is. Nothing is half-stored: what a run wrote is removed when the row was cached or deleted
 // meanwhile, or when the fetch failed after a write.
 import { and, eq, inArray, isNull, sql } from "drizzle-orm";
-import type { DB } from "../../db/client";
+import type { AheadRead, DB } from "../../db/client";
 import { accounts, mediaAttachments } from "../../db/schema";
-import type { Effects } from "../../effects/collector";
+import { carriedKind, type Effects } from "../../effects/collector";
+import type { Effect } from "../../effects/types";
 import type { Env } from "../../env";
 import { storedFileColumns } from "../../media/ingest";
 import { ingestRemote, RemoteMediaFailed } from "../../media/remote";
@@ -22,13 +23,12 @@ export type CacheEnv = Pick<Env, "MEDIA" | "IMAGES" | "IMAGES_TIMEOUT_MS" | "REM
 
 /** A view of a pruned remote attachment's old URL here (the media route): fetch it again, in the background. */
 export function recacheRemoteAttachment(fx: Effects, mediaId: string): void {
-  fx.add({ type: "cache_media", mediaIds: [mediaId] });
+  fx.add(cacheMediaEffect([mediaId]));
 }
 
-/** Caches the attachments `mediaIds` not cached yet; throws (after trying each) when one failed in a way that may pass. */
-export async function cacheRemoteAttachments(db: DB, env: CacheEnv, fetchOpts: SafeFetchOptions, mediaIds: string[]): Promise<void> {
-  if (!mediaIds.length) return;
-  const rows = await db
+/** The attachments of `mediaIds` still to cache, with what deciding and fetching each needs. */
+const cacheRowsQuery = (db: DB, mediaIds: string[]) =>
+  db
     .select({
       id: mediaAttachments.id,
       remoteUrl: mediaAttachments.remoteUrl,
@@ -38,8 +38,41 @@ export async function cacheRemoteAttachments(db: DB, env: CacheEnv, fetchOpts: S
     })
     .from(mediaAttachments)
     .innerJoin(accounts, eq(accounts.id, mediaAttachments.accountId))
-    .where(and(inArray(mediaAttachments.id, mediaIds.slice(0, 16)), isNull(mediaAttachments.fileKey), sql`${accounts.domain} IS NOT NULL`))
-    .all();
+    .where(and(inArray(mediaAttachments.id, mediaIds.slice(0, 16)), isNull(mediaAttachments.fileKey), sql`${accounts.domain} IS NOT NULL`));
+
+type CacheRow = Awaited<ReturnType<ReturnType<typeof cacheRowsQuery>["all"]>>[number];
+export type CacheMediaEffect = Extract<Effect, { type: "cache_media" }>;
+
+/** The rows of a cache_media effect, read at the end of the batch that stored them (AheadRead). */
+const CACHE_ROWS = carriedKind<CacheRow[]>("cache_media rows");
+
+/** Records nothing: the effect that caches `mediaIds` once the batch storing them committed (the caller adds it then). */
+export const cacheMediaEffect = (mediaIds: string[]): CacheMediaEffect => ({ type: "cache_media", mediaIds });
+
+/**
+ * The effect's read, to end the write batch that stores its attachments when the effect runs in this invocation next
+ * (src/federation/inbox/handlers/context.ts withFinish): the same statement its run would make, seeing the batch's rows.
+ */
+export function cacheMediaReadAhead(db: DB, fx: Effects, effect: CacheMediaEffect): AheadRead {
+  return { stmts: [cacheRowsQuery(db, effect.mediaIds)], keep: ([rows]) => fx.carry(effect, CACHE_ROWS, (rows ?? []) as CacheRow[]) };
+}
+
+/** What the batch that stored the effect's attachments read for it (taken once), or null: its run reads them. */
+export const takeCacheRows = (fx: Effects, effect: CacheMediaEffect): CacheRow[] | null => fx.take(effect, CACHE_ROWS) ?? null;
+
+/**
+ * Caches the attachments `mediaIds` not cached yet; throws (after trying each) when one failed in a way that may pass.
+ * `ahead`: their rows, read at the end of the batch that stored them (cacheMediaReadAhead).
+ */
+export async function cacheRemoteAttachments(
+  db: DB,
+  env: CacheEnv,
+  fetchOpts: SafeFetchOptions,
+  mediaIds: string[],
+  ahead: CacheRow[] | null = null,
+): Promise<void> {
+  if (!mediaIds.length) return;
+  const rows = ahead ?? (await cacheRowsQuery(db, mediaIds).all());
   let retry: RemoteMediaFailed | null = null;
   for (const row of rows) {
     if (row.rejected || !row.remoteUrl) continue;

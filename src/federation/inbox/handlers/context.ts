@@ -1,6 +1,6 @@
 // What every inbound activity handler receives, and the lookups most of them need.
 import { and, sql } from "drizzle-orm";
-import type { DB, FinishingBatch, Statement } from "../../../db/client";
+import type { AheadRead, DB, FinishingBatch, Statement } from "../../../db/client";
 import { accounts } from "../../../db/schema/index";
 import type { Config, Env } from "../../../env";
 import type { AccountRow } from "../../../db/schema/index";
@@ -25,27 +25,36 @@ export interface InboxContext {
   /**
    * What the processor runs once the activity is handled (mark it seen, delete the inbox item). A handler whose last
    * step is one batch of writes may run them in that batch (`withFinish`), saving the processor its own round trip.
-   * `readNotify`: the activity's effects run in this invocation next, so that batch also reads what its notifications'
-   * `notify` effects will read (src/effects/notify-reads.ts), saving them their round trip.
+   * `readAhead`: the activity's effects run in this invocation next, so that batch also reads what its notifications'
+   * `notify` effects will read (src/effects/notify-reads.ts), and what the handler's other effects ask it to (a remote
+   * status's media rows to cache), saving each its round trip.
    */
-  finish?: { stmts: Statement[]; done: boolean; readNotify?: boolean };
+  finish?: { stmts: Statement[]; done: boolean; readAhead?: boolean };
 }
 
 /**
- * `stmts` plus the processor's finishing statements (and, when they are made ahead, the reads of the notifications
- * recorded so far and of `notify`, the notify effects of this batch, which the handler records once it committed), and
- * a callback to call once that batch has committed. When the batch fails (a unique violation the handler treats as
- * "already done"), the processor finishes on its own.
+ * `stmts` plus the processor's finishing statements (and, when reads are made ahead, those of the notifications
+ * recorded so far and of `notify`, the notify effects of this batch, which the handler records once it committed, and
+ * `ahead`, the handler's other effects' reads), and a callback to call once that batch has committed. When the batch
+ * fails (a unique violation the handler treats as "already done"), the processor finishes on its own.
  */
-export function withFinish(ctx: InboxContext, stmts: Statement[], notify: readonly NotifyEffect[] = []): FinishingBatch {
+export function withFinish(ctx: InboxContext, stmts: Statement[], notify: readonly NotifyEffect[] = [], ahead: readonly AheadRead[] = []): FinishingBatch {
   const f = ctx.finish;
   if (!f || f.done) return { stmts, committed: () => {} };
-  const ahead = f.readNotify ? notifyReadsAhead(ctx.db, ctx.fx, notify) : null;
+  const reads: AheadRead[] = [];
+  if (f.readAhead) {
+    const n = notifyReadsAhead(ctx.db, ctx.fx, notify);
+    if (n) reads.push(n);
+    reads.push(...ahead);
+  }
+  const all = [...stmts, ...f.stmts];
+  const placed = reads.map((r) => ({ r, at: all.push(...r.stmts) - r.stmts.length }));
   return {
-    stmts: ahead ? [...stmts, ...f.stmts, ...ahead.stmts] : [...stmts, ...f.stmts],
+    stmts: all,
     committed: (results) => {
       f.done = true;
-      if (ahead && results) ahead.keep(results);
+      if (!results) return;
+      for (const { r, at } of placed) r.keep(results.slice(at, at + r.stmts.length));
     },
   };
 }

@@ -36,7 +36,7 @@ export async function handleCreate(ctx: InboxContext): Promise<void> {
   if (note.attributedTo !== signer.uri) return drop("attributedTo is not the actor"); // C12
   // ingestNote's first reads in one batch, and the inbox item's finishing statements in its write batch.
   const pre = ingestLookupFrom(note, await ctx.db.batch([...ingestLookupStatements(ctx.db, note)]));
-  await ingestNote(ctx.r, note, signer, 0, { pre, withWrites: (writes, notify) => withFinish(ctx, writes, notify) });
+  await ingestNote(ctx.r, note, signer, 0, { pre, withWrites: (writes, notify, ahead) => withFinish(ctx, writes, notify, ahead) });
 }
 
 export async function handleUpdateNote(ctx: InboxContext): Promise<void> {
@@ -54,7 +54,7 @@ export async function handleUpdateNote(ctx: InboxContext): Promise<void> {
   }
   // The item's seen and delete go with the update's writes, unless a quote's stamp is still to be checked after them.
   const stamp = !!note.quote?.authorization;
-  await applyNoteUpdate(ctx.r, status, note, signer, stamp ? undefined : (writes, notify) => withFinish(ctx, writes, notify));
+  await applyNoteUpdate(ctx.r, status, note, signer, stamp ? undefined : (writes, notify, ahead) => withFinish(ctx, writes, notify, ahead));
   // A pending quote may now carry the quoted author's stamp.
   if (stamp) await refreshIncomingQuote(ctx.r, status, note);
 }
