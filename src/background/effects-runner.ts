@@ -44,6 +44,7 @@ import {
   publishToAccount,
   publishAnnouncementEvent,
   takePublishAhead,
+  takeUpdateAhead,
   publishReadAhead,
   type AheadParts,
 } from "../streaming/publish";
@@ -120,7 +121,7 @@ export async function runEffect(db: DB, env: Env, effect: Effect, fx: Effects, b
     case "push":
       return pushOnce(db, env, effect, fx);
     case "status_updated":
-      return publishStatusUpdate(db, env, configFor(env, fx), effect.statusId);
+      return publishStatusUpdate(db, env, configFor(env, fx), effect.statusId, takeUpdateAhead(fx, effect));
     case "stream_delete":
       return publishDelete(env, effect.statusId, { home: effect.home, lists: effect.lists }, effect.info as DeletedStatusInfo | null);
     case "relations_changed":

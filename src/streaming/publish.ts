@@ -162,10 +162,7 @@ export function publishReadAhead(db: DB, cfg: Config, statusId: string, use: (a:
   return {
     stmts: read.stmts,
     keep: (res) => {
-      const parts = read.parts(res).catch((e: unknown) => {
-        console.error("streaming: rendering read ahead failed", e instanceof Error ? e.message : e);
-        return null;
-      });
+      const parts = read.parts(res).catch(failedAhead);
       use({ statusId, listeners, accounts: new Set(accounts), parts });
     },
   };
@@ -276,29 +273,86 @@ function withFacts(parts: StatusParts, statusId: string, accounts: { id: string;
 
 /**
  * An edited status (or one whose poll changed): `status.update` to every home and list feed holding it, `direct` for
- * direct ones, and the public and hashtag streams it belongs on.
+ * direct ones, and the public and hashtag streams it belongs on. `ahead`: its reads, made with the edit's writes.
  */
-export async function publishStatusUpdate(db: DB, env: Env, cfg: Config, statusId: string): Promise<void> {
-  await publishPlanned(env, async ({ online, shared: listened }) => {
+export async function publishStatusUpdate(db: DB, env: Env, cfg: Config, statusId: string, ahead?: AheadUpdate): Promise<void> {
+  await publishPlanned(env, async (l) => {
+    const online = l.online;
+    // Reads made ahead serve a plan for the very listeners they were read for (and every account online then).
+    const fresh = !ahead || ahead.listeners !== l;
+
     const targets: AccountTargets = new Map();
     if (online.size) {
-      const S = padId(statusId);
-      const [homes, listRows] = (await runBatch(db, [
-        db.all<{ account_id: string }>(sql`SELECT account_id FROM home_feed WHERE status_id = ${S}`),
-        db.all<{ list_id: string; account_id: string }>(
-          sql`SELECT lf.list_id AS list_id, l.account_id AS account_id FROM list_feed lf JOIN lists l ON l.id = lf.list_id WHERE lf.status_id = ${S}`,
-        ),
-      ])) as unknown as [{ account_id: string }[], { list_id: string; account_id: string }[]];
+      const feeds = fresh ? await runBatch(db, feedsOfStatements(db, statusId)) : ahead.feeds;
+      const [homes, listRows] = feeds as unknown as FeedsOf;
       for (const h of homes) addTarget(targets, unpadId(String(h.account_id)), "user");
-      for (const l of listRows) addTarget(targets, unpadId(String(l.account_id)), `list:${unpadId(String(l.list_id))}`);
+      for (const r of listRows) addTarget(targets, unpadId(String(r.account_id)), `list:${unpadId(String(r.list_id))}`);
     }
     const accounts = accountsOf(targets, online);
-    const parts = await statusParts(db, [{ statusId, cfg, shared: true, accounts: accounts.map((a) => a.id) }], listened);
+    const parts =
+      (fresh ? null : await ahead.parts) ?? (await statusParts(db, [{ statusId, cfg, shared: true, accounts: accounts.map((a) => a.id) }], l.shared));
     const shared = parts.shared.get(statusId);
     const envelope = statusEnvelope("status.update", statusId, cfg, shared, parts.account.get(statusId));
     return [{ envelope, accounts: withFacts(parts, statusId, accounts), shared: shared?.keys ?? [], recheck: true }];
   });
 }
+
+type FeedsOf = [{ account_id: string }[], { list_id: string; account_id: string }[]];
+
+/** The home and list feeds holding a status (with the lists' owners): who hears of its edit. */
+const feedsOfStatements = (db: DB, statusId: string) => {
+  const S = padId(statusId);
+  return [
+    db.all<{ account_id: string }>(sql`SELECT account_id FROM home_feed WHERE status_id = ${S}`),
+    db.all<{ list_id: string; account_id: string }>(
+      sql`SELECT lf.list_id AS list_id, l.account_id AS account_id FROM list_feed lf JOIN lists l ON l.id = lf.list_id WHERE lf.status_id = ${S}`,
+    ),
+  ];
+};
+
+/** What publishStatusUpdate reads, read at the end of the edit's write batch (publishUpdateReadAhead). */
+export interface AheadUpdate {
+  listeners: Listeners;
+  /** The feeds holding the status (empty when nobody was online). */
+  feeds: readonly unknown[];
+  parts: Promise<StatusParts | null>;
+}
+
+const UPDATE_AHEAD = carriedKind<AheadUpdate>("status update reads");
+
+/**
+ * publishReadAhead for an edit (publishStatusUpdate): the feeds holding the status, its renderings and every online
+ * account's facts, to end the batch that writes the edit; the caller carries them on its status_updated effect
+ * (carryUpdateAhead). Used only by a plan for the very listeners they were read for.
+ */
+export function publishUpdateReadAhead(db: DB, cfg: Config, statusId: string, use: (a: AheadUpdate) => void): AheadRead | null {
+  const h = heard;
+
+  if (!h || !listens(h) || h.listeners.online.size > AHEAD_ONLINE) return null;
+  const listeners = h.listeners;
+  const feeds = listeners.online.size ? feedsOfStatements(db, statusId) : [];
+  const read = statusPartsRead(db, [{ statusId, cfg, shared: true, accounts: [...listeners.online] }], listeners.shared);
+  const own = read?.stmts ?? [];
+  if (!feeds.length && !own.length) return null;
+  return {
+    stmts: [...feeds, ...own],
+    keep: (res) => {
+      const parts = read ? read.parts(res.slice(feeds.length)).catch(failedAhead) : Promise.resolve(null);
+      use({ listeners, feeds: feeds.length ? res.slice(0, feeds.length) : [[], []], parts });
+    },
+  };
+}
+
+/** Carries `ahead` on the status_updated effect that publishes the edit (in memory only). */
+export const carryUpdateAhead = (fx: Effects, effect: Effect, ahead: AheadUpdate): void => fx.carry(effect, UPDATE_AHEAD, ahead);
+
+/** What a status_updated effect carries for its publish (taken once). */
+export const takeUpdateAhead = (fx: Effects, effect: Effect): AheadUpdate | undefined => fx.take(effect, UPDATE_AHEAD);
+
+const failedAhead = (e: unknown): null => {
+  console.error("streaming: rendering read ahead failed", e instanceof Error ? e.message : e);
+  return null;
+};
 
 /**
  * A status left the feeds (deleted, or a boost undone): `delete` with each removed entry's id to its feed's owner

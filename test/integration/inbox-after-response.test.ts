@@ -148,6 +148,21 @@ describe("incoming activities after the response", () => {
     const [shown] = (await cy.api.get("/api/v1/timelines/home?limit=1")).body;
     expect(shown.media_attachments[0].url.startsWith(`${ORIGIN}/media/`)).toBe(true);
     expect(shown.media_attachments[0].remote_url).toBe("https://files.example/look.png");
+
+    // An edit: the feeds holding it, its renderings and the facts are read with the edit's writes (was two round trips
+    // more: the feeds, then the renderings).
+    const edited = { ...n, content: "<p>the ending, edited</p>", updated: new Date(Date.now() + 1000).toISOString() };
+    const counter3 = { n: 0 };
+    const update = { "@context": "https://www.w3.org/ns/activitystreams", id: `${n.id}#updates/1`, type: "Update", actor: dan.uri, object: edited };
+    expect((await postInboxHere(dan, update, counter3)).status).toBe(202);
+    let m: StreamMessage;
+    do m = await c.next();
+    while (m.event !== "status.update");
+    // The key's owner; the item with its seen check; the status; the edit's reads; its writes ending with the publish's reads.
+    expect(counter3.n).toBe(5);
+    const streamedEdit = payloadOf(m);
+    expect(streamedEdit.content).toBe("<p>the ending, edited</p>");
+    expect(streamedEdit).toEqual((await cy.api.get(`/api/v1/statuses/${streamedEdit.id}`)).body);
   });
 
   it("a Like costs 4 round trips from the POST to the bell: the processing reads nothing the POST verified", async () => {

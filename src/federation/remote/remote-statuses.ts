@@ -18,7 +18,7 @@ import type { AccountRow } from "../../db/schema/index";
 import { isUniqueViolation } from "../../db/unique";
 import { notificationWrite, notificationWrites, type NewNotification } from "../../services/notifications/notifications";
 import type { Effect, NotifyEffect } from "../../effects/types";
-import { type AheadParts, carryPublishAhead, publishReadAhead } from "../../streaming/publish";
+import { type AheadParts, carryPublishAhead, carryUpdateAhead, publishReadAhead, publishUpdateReadAhead } from "../../streaming/publish";
 import { cardUrlOfHtml, resetCardStatement } from "../../services/statuses/preview-cards";
 import { htmlSearchText, searchIndexStatement } from "../../services/statuses/search-index";
 import { statusShortcodes, upsertRemoteEmojisStatement } from "../../services/statuses/custom-emojis";
@@ -584,9 +584,13 @@ async function applyNoteUpdateOnce(r: Resolution, status: StatusRow, note: Norma
   writes.push(...updates.stmts, ...quoted.stmts);
   notify.push(...updates.notify, ...quoted.notify);
   const cache = mediaCacheOf(r, author, addedMedia);
-  await runFinishing(db, writes, finishWith && ((w) => finishWith(w, notify, cacheReadsOf(r, cache))));
+  // Its publish reads with the writes too (when its effects run here next).
+  const updated: Effect = { type: "status_updated", statusId: status.id };
+  const publishRead = publishUpdateReadAhead(db, r.cfg, status.id, (a) => carryUpdateAhead(r.fx, updated, a));
+  const ahead = [...cacheReadsOf(r, cache), ...(publishRead ? [publishRead] : [])];
+  await runFinishing(db, writes, finishWith && ((w) => finishWith(w, notify, ahead)));
   r.fx.add(...notify);
-  r.fx.add({ type: "status_updated", statusId: status.id });
+  r.fx.add(updated);
   if (cache) r.fx.add(cache);
   if (contentChanged && (await cardUrlOfHtml(text.content, r.cfg, mentionUrlsOf(note)))) r.fx.add({ type: "fetch_card", statusId: status.id });
   return true;
