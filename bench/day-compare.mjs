@@ -165,6 +165,23 @@ if (days.before?.error || days.after?.error) {
       `(${shareA > 0 ? fmt(shareB / shareA, 2) : "∞"}× less, goal ≥ ${1 / GOAL_SHARE}×) ${halved ? "✓" : "✗"}; ` +
       `no kind's p99 worse (kinds of ≥ 100 invocations, 10% slack): ${worse.length ? `✗ (${worse.join(", ")})` : "✓"}`,
   );
+  // The counts (issue 34: none worse than before), a whole day each, as each day's report gives them.
+  const cb = days.before.counts;
+  const ca = days.after.counts;
+  if (cb && ca) {
+    const countRows = [["count (a day)", "before", "after", "after ÷ before", "not worse"]];
+    const worseCounts = [];
+    for (const [name, b] of Object.entries(cb)) {
+      const a = ca[name];
+      if (typeof a !== "number") continue;
+      const ok = a <= b;
+      if (!ok) worseCounts.push(name);
+      countRows.push([name, Math.round(b).toLocaleString("en-US"), Math.round(a).toLocaleString("en-US"), b > 0 ? fmt(a / b, 3) : "–", ok ? "✓" : "✗"]);
+    }
+    console.log("");
+    console.log(table(countRows));
+    lines.push(`Day counts (a day each, before → after): ${worseCounts.length ? `✗ worse: ${worseCounts.join(", ")}` : "✓ none worse"}`);
+  }
   const v = days.after.verify;
   if (v) {
     lines.push(
@@ -175,4 +192,6 @@ if (days.before?.error || days.after?.error) {
   }
 }
 for (const l of lines) console.log(l);
+// A day that failed is a failed run (the summary says which).
+if (days.before?.error || days.after?.error) process.exitCode = 1;
 if (summaryFile) appendFileSync(summaryFile, `${lines.join("\n")}\n`);

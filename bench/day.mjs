@@ -25,7 +25,8 @@
 // Objects and R2 in another process too: the Worker's CPU without theirs, theirs printed apart), --queues-apart (the local
 // queue simulator in that other process), --apart (all three: the Worker's CPU alone), --profile[=FILE] and
 // --alloc[=survivors] (where the isolate spends its time or allocates, over the whole mix; below), --perf[=FILE] (what
-// the runtime did inside the slowest invocations, with Linux perf; below), --keep, --log.
+// the runtime did inside the slowest invocations, with Linux perf; below), --media-cache=off (incoming media not cached:
+// the same work as a tree from before the cache), --keep, --log.
 // Takes ~5–8 minutes on 2 shared cores. bench/README.md, "What a single-user instance costs".
 import { generateKeyPairSync, randomBytes } from "node:crypto";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -459,7 +460,9 @@ async function main() {
     // raised so the compressed day is never refused (the object is still called once per request).
     vars: {
       ALLOW_LOOPBACK_FETCH: "true",
-      REMOTE_MEDIA_CACHE: "true",
+      // --media-cache=off: incoming media stay on their servers (the work before issue 32 cached them), so a day of
+      // an older tree and this one do the same work (day-compare.mjs passes it to both).
+      REMOTE_MEDIA_CACHE: opt("media-cache") === "off" ? "false" : "true",
       RATE_LIMIT_SAFELIST: "none",
       // --report-every=1: every request asks the RateLimiter object, as before issue 34 (default: Tern's, 10).
       ...(opt("report-every") ? { RATE_LIMIT_REPORT_EVERY: opt("report-every") } : {}),
@@ -889,7 +892,7 @@ async function main() {
       else reportCpu(profile, { n, label });
       log(`profile written to ${file}`);
     }
-    report({
+    const counts = report({
       end,
       cpu,
       rts,
@@ -908,7 +911,8 @@ async function main() {
       elapsed: (Date.now() - t00) / 1000,
     });
     // --dump=FILE: every invocation's CPU and round trips in the order measured, and its span on the monotonic clock.
-    if (opt("dump")) writeFileSync(opt("dump"), JSON.stringify({ cpu, rts, windows, verify: verifyRatio, fraction: FRACTION }));
+    // With it, the day's counted figures (day-compare.mjs compares them: no count may be worse).
+    if (opt("dump")) writeFileSync(opt("dump"), JSON.stringify({ cpu, rts, windows, verify: verifyRatio, fraction: FRACTION, counts }));
     if (stopPerf) await reportPerf(perfFile, windows);
   } finally {
     await server.stop();
@@ -1288,6 +1292,16 @@ function report({ end, cpu, rts, servicesCpu, servicesDay, cal, noopCpu, ctlCpu,
       "POST's after-response processing ×20 with the rest).",
   );
   console.log(out.join("\n"));
+  // A day's counts (each as the report's first table gives it, a whole day), for day-compare.mjs.
+  const d1RoundTrips = dayKinds.reduce((a, k) => a + d1(k).n, 0) * scale + d1("cron").n * cronScale;
+  return {
+    "D1 round trips": d1RoundTrips,
+    "D1 rows read": rowsRead,
+    "D1 rows written": rowsWritten,
+    "queue operations": queueOps,
+    "Durable Object requests": doRequests,
+    "Worker requests": workerRequests,
+  };
 }
 
 main().catch((e) => {

@@ -150,14 +150,15 @@ const PUBLISH_AHEAD = carriedKind<AheadParts>("publish reads");
  * last heard was online (which of them the chunk reaches is known once it committed). `use` gets them once the batch
  * committed; the caller carries them on the fanned_out effect (carryPublishAhead). Null when this isolate heard of
  * nobody listening (a publish asks the router first, and may do nothing), or of more than AHEAD_ONLINE accounts online.
- * The publish uses them only if its plan runs with those same listeners, else it reads as usual.
+ * The publish uses them only if its plan runs with those same listeners, else it reads as usual. `related`: every
+ * status it boosts or quotes, when the caller knows them (statusPartsRead).
  */
-export function publishReadAhead(db: DB, cfg: Config, statusId: string, use: (a: AheadParts) => void): AheadRead | null {
+export function publishReadAhead(db: DB, cfg: Config, statusId: string, use: (a: AheadParts) => void, related?: readonly string[]): AheadRead | null {
   const h = heard;
   if (!h || !listens(h) || h.listeners.online.size > AHEAD_ONLINE) return null;
   const listeners = h.listeners;
   const accounts = [...listeners.online];
-  const read = statusPartsRead(db, [{ statusId, cfg, shared: true, accounts }], listeners.shared);
+  const read = statusPartsRead(db, [{ statusId, cfg, shared: true, accounts }], listeners.shared, related);
   if (!read) return null;
   return {
     stmts: read.stmts,

@@ -50,12 +50,14 @@ const emptyParts = (): StatusParts => ({ shared: new Map(), account: new Map(), 
 
 /**
  * statusParts as statements to run in a batch of the caller's (a write batch's end: publish.ts publishReadAhead), and
- * what makes the parts of their results; null when there is nothing to render.
+ * what makes the parts of their results; null when there is nothing to render. `related`: the statuses the requested
+ * ones boost or quote, when the caller knows them all (loadStatusBundle's: it saves a statement finding them).
  */
 export function statusPartsRead(
   db: DB,
   requests: readonly PartRequest[],
   listened: readonly string[],
+  related?: readonly string[],
 ): { stmts: Statement[]; parts: (res: readonly unknown[]) => Promise<StatusParts> } | null {
   const forShared = listened.length ? requests.filter((r) => r.shared) : [];
   const forAccounts = requests.filter((r) => r.accounts.length);
@@ -66,7 +68,7 @@ export function statusPartsRead(
     db,
     ids,
     null,
-    undefined,
+    related,
     targets.length
       ? viewerFactsStatement(
           db,

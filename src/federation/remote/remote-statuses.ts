@@ -351,7 +351,8 @@ export async function ingestNote(r: Resolution, note: NormalizedNote, author: Ac
   const cache = mediaCacheOf(r, author, media);
   // The publish of the chunk reads what it renders at the end of the batch too (when its effects run here next).
   let ahead: AheadParts | null = null;
-  const publishRead = chunk ? publishReadAhead(db, r.cfg, id, (a) => (ahead = a)) : null;
+  // A new note boosts nothing; without a quote it relates to no other status, which saves the rendering a statement.
+  const publishRead = chunk ? publishReadAhead(db, r.cfg, id, (a) => (ahead = a), quote ? undefined : []) : null;
   let res: unknown[];
   const join = opts.withWrites;
   try {
