@@ -40,7 +40,9 @@ export async function noticeTrendsAwaitingReview(db: DB, fx: Effects): Promise<n
   }
   const before = new Set(notified);
   const fresh = awaiting.filter((k) => !before.has(k));
-  await runBatch(db, [settingStatement(db, NOTIFIED_KEY, JSON.stringify(awaiting))]);
+  // Written only when the list changed: every two hours the same list would be a row written for nothing.
+  const next = JSON.stringify(awaiting);
+  if (next !== (stored[0]?.value ?? "[]")) await runBatch(db, [settingStatement(db, NOTIFIED_KEY, next)]);
   if (!fresh.length) return 0;
   const count = (p: string) => fresh.filter((k) => k.startsWith(p)).length;
   fx.add({ type: "mail_staff", origin: fx.origin, notice: { kind: "trends", tags: count("t:"), statuses: count("s:"), links: count("l:") } });

@@ -9,6 +9,8 @@ import { Effects } from "../../src/effects/collector";
 import { snowflake } from "../../src/lib/text/ids";
 import { refreshTrends, TAG_TRENDS } from "../../src/trends/refresh";
 import { isTrendsNoticeHour, noticeTrendsAwaitingReview } from "../../src/trends/review-notice";
+import { countingD1, type D1Count } from "../../src/lib/limits/d1-counter";
+import { createDb } from "../../src/db/client";
 import { ADMIN } from "./admin-fixtures";
 import { ORIGIN, anon, db, makeUser } from "./helpers";
 import { mailTo } from "./mail-helpers";
@@ -73,10 +75,12 @@ describe("trends need review by default (trendable_by_default off)", () => {
     expect(mails[0]!.text).toContain(`${ORIGIN}/admin`);
     expect(await mailTo(`${optedOut.username}@example.com`, since)).toHaveLength(0);
 
-    // Nothing new two hours later: no second notice.
+    // Nothing new two hours later: no second notice, and no row written.
     const again = new Effects(ORIGIN);
-    expect(await noticeTrendsAwaitingReview(db(), again)).toBe(0);
+    const counter: D1Count = { n: 0 };
+    expect(await noticeTrendsAwaitingReview(createDb(countingD1(env.DB, counter, { rows: true })), again)).toBe(0);
     expect(again.list).toHaveLength(0);
+    expect(counter.w).toBe(0);
 
     // Approved, it trends.
     const tag = listed.body.find((t: { name: string }) => t.name === "needsreview");
