@@ -281,7 +281,6 @@ export async function publishStatusUpdate(db: DB, env: Env, cfg: Config, statusI
     const online = l.online;
     // Reads made ahead serve a plan for the very listeners they were read for (and every account online then).
     const fresh = !ahead || ahead.listeners !== l;
-
     const targets: AccountTargets = new Map();
     if (online.size) {
       const feeds = fresh ? await runBatch(db, feedsOfStatements(db, statusId)) : ahead.feeds;
@@ -328,7 +327,6 @@ const UPDATE_AHEAD = carriedKind<AheadUpdate>("status update reads");
  */
 export function publishUpdateReadAhead(db: DB, cfg: Config, statusId: string, use: (a: AheadUpdate) => void): AheadRead | null {
   const h = heard;
-
   if (!h || !listens(h) || h.listeners.online.size > AHEAD_ONLINE) return null;
   const listeners = h.listeners;
   const feeds = listeners.online.size ? feedsOfStatements(db, statusId) : [];
