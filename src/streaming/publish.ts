@@ -144,6 +144,15 @@ const AHEAD_ONLINE = 10;
 const PUBLISH_AHEAD = carriedKind<AheadParts>("publish reads");
 
 /**
+ * The listeners reads made ahead are for: those this isolate last heard of, or null when it heard of nobody listening
+ * (a publish asks the router first, and may do nothing) or of more than AHEAD_ONLINE accounts online.
+ */
+function aheadListeners(): Listeners | null {
+  const h = heard;
+  return h && listens(h) && h.listeners.online.size <= AHEAD_ONLINE ? h.listeners : null;
+}
+
+/**
  * What publishStatuses will read for `statusId`'s first fan-out chunk, to end the write batch that stores the status
  * and writes that chunk (the reads see its rows; src/federation/inbox/handlers/context.ts withFinish), saving the
  * publish its round trip: the renderings for the shared keys listened to, and the facts of every account this isolate
@@ -154,9 +163,8 @@ const PUBLISH_AHEAD = carriedKind<AheadParts>("publish reads");
  * status it boosts or quotes, when the caller knows them (statusPartsRead).
  */
 export function publishReadAhead(db: DB, cfg: Config, statusId: string, use: (a: AheadParts) => void, related?: readonly string[]): AheadRead | null {
-  const h = heard;
-  if (!h || !listens(h) || h.listeners.online.size > AHEAD_ONLINE) return null;
-  const listeners = h.listeners;
+  const listeners = aheadListeners();
+  if (!listeners) return null;
   const accounts = [...listeners.online];
   const read = statusPartsRead(db, [{ statusId, cfg, shared: true, accounts }], listeners.shared, related);
   if (!read) return null;
@@ -326,9 +334,8 @@ const UPDATE_AHEAD = carriedKind<AheadUpdate>("status update reads");
  * (carryUpdateAhead). Used only by a plan for the very listeners they were read for.
  */
 export function publishUpdateReadAhead(db: DB, cfg: Config, statusId: string, use: (a: AheadUpdate) => void): AheadRead | null {
-  const h = heard;
-  if (!h || !listens(h) || h.listeners.online.size > AHEAD_ONLINE) return null;
-  const listeners = h.listeners;
+  const listeners = aheadListeners();
+  if (!listeners) return null;
   const feeds = listeners.online.size ? feedsOfStatements(db, statusId) : [];
   const read = statusPartsRead(db, [{ statusId, cfg, shared: true, accounts: [...listeners.online] }], listeners.shared);
   const own = read?.stmts ?? [];

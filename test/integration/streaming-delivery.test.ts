@@ -641,6 +641,7 @@ describe("streaming delivery", () => {
     expect(calls).toEqual(["routerListening"]);
     expect(counter.n).toBe(1); // the notification's recipients, read before anyone is asked
   });
+
   itStreams("renderings read with a fan-out's writes serve its publish only for the listeners they were read for", async () => {
     const [a, f, g] = await Promise.all([makeUser(), makeUser(), makeUser()]);
     await follow(f, a);
