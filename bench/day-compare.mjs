@@ -10,10 +10,11 @@
 // Other options go to both day runs. --summary=FILE (or BENCH_SUMMARY): append the goal lines there (bench/all.mjs
 // prints them at the end of `npm run bench`).
 import { spawnSync } from "node:child_process";
-import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { buildBundle } from "./startup.mjs";
 import { BEFORE_COMMIT } from "./streaming-compare.mjs";
 
 const dir = dirname(fileURLToPath(import.meta.url));
@@ -80,6 +81,28 @@ function runDay(side) {
   return d;
 }
 
+/**
+ * The production bundle's gzipped size on each side (a count of issue 34: no worse than before): this tree's, and the
+ * before commit's checked out apart (a git worktree sharing this tree's node_modules, so one toolchain builds both).
+ */
+function bundleSizes() {
+  const root = join(dir, "..");
+  const tmp = mkdtempSync(join(tmpdir(), "tern-day-compare-bundle-"));
+  const tree = join(tmp, "before");
+  try {
+    const add = spawnSync("git", ["worktree", "add", "--detach", "-q", tree, before], { cwd: root, encoding: "utf8" });
+    if (add.status !== 0) return { error: `git worktree add ${before}: ${add.stderr.trim()}` };
+    symlinkSync(join(root, "node_modules"), join(tree, "node_modules"));
+    const b = buildBundle(tree, join(tmp, "out-before"));
+    const a = buildBundle(root, join(tmp, "out-after"));
+    if (b.error || a.error) return { error: b.error ?? a.error };
+    return { before: b.bundle.gzipKiB, after: a.bundle.gzipKiB };
+  } finally {
+    spawnSync("git", ["worktree", "remove", "--force", tree], { cwd: root });
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
 const table = (rows) => {
   const w = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
   return rows.map((r) => `| ${r.map((c, i) => String(c).padEnd(w[i])).join(" | ")} |`).join("\n");
@@ -88,6 +111,7 @@ const table = (rows) => {
 const load0 = readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
 const days = {};
 for (const side of order) days[side] = runDay(side);
+const bundle = bundleSizes();
 const load1 = readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
 const lines = [];
 if (days.before?.error || days.after?.error) {
@@ -177,6 +201,14 @@ if (days.before?.error || days.after?.error) {
       const ok = a <= b;
       if (!ok) worseCounts.push(name);
       countRows.push([name, Math.round(b).toLocaleString("en-US"), Math.round(a).toLocaleString("en-US"), b > 0 ? fmt(a / b, 3) : "–", ok ? "✓" : "✗"]);
+    }
+    if (bundle.error) {
+      worseCounts.push("bundle size (not measured)");
+      log(`bundle: ${bundle.error}`);
+    } else {
+      const ok = bundle.after <= bundle.before;
+      if (!ok) worseCounts.push("bundle size");
+      countRows.push(["bundle, gzipped KiB", fmt(bundle.before), fmt(bundle.after), fmt(bundle.after / bundle.before, 3), ok ? "✓" : "✗"]);
     }
     console.log("");
     console.log(table(countRows));

@@ -109,32 +109,46 @@ const median = (xs) => {
   return s.length ? s[s.length >> 1] : null;
 };
 
+/**
+ * The production bundle of the tree at `cwd` (its src/index.ts and wrangler.toml): `wrangler deploy --dry-run` into
+ * `outDir`, with the sizes wrangler prints and the same from the files (source maps left out, gzip level 9). Also used
+ * by bench/day-compare.mjs for the tree before issue 34 (a bundle size no worse than before is one of its counts).
+ */
+export function buildBundle(cwd, outDir) {
+  const r = spawnSync(nodeBin, [join(root, "node_modules", "wrangler", "bin", "wrangler.js"), "deploy", "--dry-run", "--outdir", outDir], {
+    cwd,
+    encoding: "utf8",
+    env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false", FORCE_COLOR: "0" },
+  });
+  const m = /Total Upload:\s*([\d.]+)\s*KiB\s*\/\s*gzip:\s*([\d.]+)\s*KiB/.exec(`${r.stdout}\n${r.stderr}`);
+  const wrangler = m ? { totalKiB: Number(m[1]), gzipKiB: Number(m[2]) } : undefined;
+  if (r.status !== 0 || !existsSync(join(outDir, "index.js"))) {
+    return { wrangler, error: `wrangler deploy --dry-run failed: ${(r.stderr || r.stdout).slice(-300)}` };
+  }
+  const files = readdirSync(outDir).filter((f) => !f.endsWith(".map") && !f.endsWith(".md") && f !== "config.capnp");
+  let total = 0;
+  let gz = 0;
+  for (const f of files) {
+    const buf = readFileSync(join(outDir, f));
+    total += buf.length;
+    gz += gzipSync(buf, { level: 9 }).length;
+  }
+  return { wrangler, files, bundle: { files: files.length, totalKiB: total / 1024, gzipKiB: gz / 1024 } };
+}
+
 export async function measureStartup({ log = () => {}, quick = false } = {}) {
   const out = { notes: [] };
   const tmp = mkdtempSync(join(tmpdir(), "tern-startup-"));
   try {
     // ── bundle ──
     const bundleDir = join(tmp, "tern");
-    const r = spawnSync(nodeBin, [join(root, "node_modules", "wrangler", "bin", "wrangler.js"), "deploy", "--dry-run", "--outdir", bundleDir], {
-      cwd: root,
-      encoding: "utf8",
-      env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false", FORCE_COLOR: "0" },
-    });
-    const m = /Total Upload:\s*([\d.]+)\s*KiB\s*\/\s*gzip:\s*([\d.]+)\s*KiB/.exec(`${r.stdout}\n${r.stderr}`);
-    if (m) out.wrangler = { totalKiB: Number(m[1]), gzipKiB: Number(m[2]) };
-    if (r.status !== 0 || !existsSync(join(bundleDir, "index.js"))) {
-      out.notes.push(`wrangler deploy --dry-run failed: ${(r.stderr || r.stdout).slice(-300)}`);
+    const built = buildBundle(root, bundleDir);
+    Object.assign(out, { wrangler: built.wrangler, bundle: built.bundle });
+    if (built.error) {
+      out.notes.push(built.error);
       return out;
     }
-    const files = readdirSync(bundleDir).filter((f) => !f.endsWith(".map") && !f.endsWith(".md") && f !== "config.capnp");
-    let total = 0;
-    let gz = 0;
-    for (const f of files) {
-      const buf = readFileSync(join(bundleDir, f));
-      total += buf.length;
-      gz += gzipSync(buf, { level: 9 }).length;
-    }
-    out.bundle = { files: files.length, totalKiB: total / 1024, gzipKiB: gz / 1024 };
+    const { files } = built;
 
     // ── startup ──
     const bin = workerdBin();

@@ -1,6 +1,6 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
+import * as z from "zod";
 import worker from "../../src/index";
 import { ORIGIN, anon, api, cfg, makeUser } from "./helpers";
 

@@ -1,6 +1,6 @@
 import { SELF, env } from "cloudflare:test";
 import { expect, it } from "vitest";
-import { z } from "zod";
+import * as z from "zod";
 import { ORIGIN, makeUser } from "./helpers";
 
 // The NodeInfo 2.0 schema as the spec gives it: every object closed except metadata.

@@ -4,7 +4,7 @@
 //   POST   /api/tern/aliases       (write:accounts) {acct}: resolved by WebFinger → the alias; 422 when it names no account
 //   DELETE /api/tern/aliases/:id   (write:accounts) → {}; 404 when the account has no such alias
 import { routeGroup } from "../../route-group";
-import { z } from "zod";
+import * as z from "zod";
 import { renderAccountAlias } from "../../entities/accounts/account-alias";
 import { notFound } from "../../lib/http/errors";
 import { parseId } from "../../lib/text/ids";

@@ -6,7 +6,7 @@
 //                              days of the last move, or (checked last, so the other refusals never confirm it) a
 //                              wrong password; 429 once the account's password budget is spent (src/oauth/credentials.ts)
 import { routeGroup } from "../../route-group";
-import { z } from "zod";
+import * as z from "zod";
 import type { Ctx } from "../../context";
 import { renderMigrationState, renderMoved } from "../../entities/accounts/account-migration";
 import { parse, zStr } from "../../lib/http/params";

@@ -3,7 +3,7 @@
 // /api/v2/filters. Another user's filter, keyword or status filter is a 404.
 import { routeGroup } from "../../route-group";
 import { lazy } from "../../lib/limits/lazy";
-import { z } from "zod";
+import * as z from "zod";
 import type { Ctx } from "../../context";
 import { renderFilter, renderFilterKeyword, renderFilterStatus } from "../../entities/statuses/filter";
 import { parseId } from "../../lib/text/ids";

@@ -3,7 +3,7 @@
 // Api::V2::Notifications::{Accounts,Policies}Controller.
 import { routeGroup } from "../../route-group";
 import { lazy } from "../../lib/limits/lazy";
-import { z } from "zod";
+import * as z from "zod";
 import type { Ctx } from "../../context";
 import { renderGroupedNotifications, type ExpandAccounts } from "../../entities/notifications/notification-group";
 import { renderAccount } from "../../entities/accounts/account";

@@ -1,7 +1,7 @@
 // GET /api/v2/search: accounts, statuses and hashtags matching a query, resolving a handle or URL when asked.
 import { routeGroup } from "../../route-group";
 import { lazy } from "../../lib/limits/lazy";
-import { z } from "zod";
+import * as z from "zod";
 import { renderSearch } from "../../entities/instance/search";
 import { renderStatuses } from "../../entities/statuses/status";
 import { ApiError, badRequest, unauthorized, wrongScope } from "../../lib/http/errors";

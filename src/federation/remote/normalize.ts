@@ -5,7 +5,7 @@
 // fields that are plain text (names, spoiler text, descriptions, poll options, field names, mention names) leave here
 // as plain text with no markup (`plainText`), and every URL that may be stored or linked is an absolute http(s) URL
 // (`httpUrl`) or is dropped.
-import { z } from "zod";
+import * as z from "zod";
 import { lazy } from "../../lib/limits/lazy";
 import { httpUrl } from "../../lib/http/urls";
 import { plainText } from "./sanitize";

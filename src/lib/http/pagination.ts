@@ -2,7 +2,7 @@
 // newest first), limit clamped to [1, max] (never an error: security A6, A7, A9), and a Link header whose URLs hold
 // no raw commas. Cursors are ids (entity ids, or internal row ids for endpoints keyed by something else).
 import type { Context } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import { parseId } from "../text/ids";
 import { lazy } from "../limits/lazy";
 import { parse, zInt } from "./params";

@@ -2,7 +2,7 @@
 // brackets (`media_ids[]`, `fields_attributes[0][name]`, `home[last_read_id]`). The result is a plain nested object
 // that route schemas (zod) validate. Body size and JSON nesting are capped before parsing (security A11, A12, A25).
 import type { Context } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import { cappedStream, readCapped } from "./capped-body";
 import { ApiError, badRequest, notFound, validationFailed } from "./errors";
 import { parseId } from "../text/ids";

@@ -3,7 +3,7 @@
 import { routeGroup } from "../../../route-group";
 import { lazy } from "../../../lib/limits/lazy";
 import { createMiddleware } from "hono/factory";
-import { z } from "zod";
+import * as z from "zod";
 import type { AppEnv } from "../../../context";
 import { forbidden } from "../../../lib/http/errors";
 import { parse, zBool, zStr } from "../../../lib/http/params";

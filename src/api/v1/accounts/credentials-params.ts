@@ -1,6 +1,6 @@
 // The parameters of PATCH /api/v1/accounts/update_credentials and of PATCH /api/v1/profile (Mastodon 4.6), which
 // change the same things, and what they ask of updateProfile.
-import { z } from "zod";
+import * as z from "zod";
 import { lazy } from "../../../lib/limits/lazy";
 import { zBool, zStr } from "../../../lib/http/params";
 import { AVATAR_LIMIT } from "../../../media/store";

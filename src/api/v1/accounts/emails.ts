@@ -2,7 +2,7 @@
 // confirmed yet, a bare JSON boolean): usable right after sign-up, so an unconfirmed or pending user's token is accepted
 // here (requireSignedUpUser; requireUser would refuse a pending user).
 import { routeGroup } from "../../../route-group";
-import { z } from "zod";
+import * as z from "zod";
 import { parse, zStr } from "../../../lib/http/params";
 import { me, requireSignedUpUser } from "../../../oauth/guard";
 import { resendConfirmation } from "../../../services/accounts/registration";

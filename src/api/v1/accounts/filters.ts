@@ -3,7 +3,7 @@
 import { routeGroup } from "../../../route-group";
 import { lazy } from "../../../lib/limits/lazy";
 import { createMiddleware } from "hono/factory";
-import { z } from "zod";
+import * as z from "zod";
 import type { AppEnv, Ctx } from "../../../context";
 import { renderV1Filter } from "../../../entities/statuses/filter";
 import { parse, zArray, zBool, zStr, pathId } from "../../../lib/http/params";

@@ -1,6 +1,6 @@
 // Staff account moderation (Mastodon's /api/v1/admin/accounts): the list with the legacy filter parameters, one
 // account, approving and rejecting pending sign-ups, and the moderation actions and their undos. manage_users only.
-import { z } from "zod";
+import * as z from "zod";
 import { lazy } from "../../../lib/limits/lazy";
 import type { Ctx } from "../../../context";
 import { renderAdminAccount } from "../../../entities/admin/admin-account";

@@ -1,7 +1,7 @@
 // /api/v1/admin/announcements (Tern's own: Mastodon manages announcements in its admin pages, with no API): staff
 // with manage_announcements list, create, edit, publish, unpublish and delete them. Every change is in the audit log.
 // Times are ISO 8601; `starts_at` and `ends_at` go together.
-import { z } from "zod";
+import * as z from "zod";
 import { lazy } from "../../../lib/limits/lazy";
 import type { Ctx } from "../../../context";
 import { renderAdminAnnouncements } from "../../../entities/admin/admin-announcement";

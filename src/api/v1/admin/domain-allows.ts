@@ -1,6 +1,6 @@
 // /api/v1/admin/domain_allows (Mastodon's Api::V1::Admin::DomainAllowsController): the domains that federate in
 // limited federation mode. manage_federation; admin:read:domain_allows / admin:write:domain_allows.
-import { z } from "zod";
+import * as z from "zod";
 import { renderAdminDomainAllow } from "../../../entities/admin/admin-domain-block";
 import { parse, zStr } from "../../../lib/http/params";
 import { createDomainAllow, deleteDomainAllow, domainAllowsPage, getDomainAllow } from "../../../services/admin/blocks/domain-allows";

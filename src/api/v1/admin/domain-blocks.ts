@@ -1,6 +1,6 @@
 // /api/v1/admin/domain_blocks (Mastodon's Api::V1::Admin::DomainBlocksController): list, show, create, update and
 // delete instance domain blocks. manage_federation; admin:read:domain_blocks / admin:write:domain_blocks.
-import { z } from "zod";
+import * as z from "zod";
 import { lazy } from "../../../lib/limits/lazy";
 import type { Ctx } from "../../../context";
 import { renderAdminDomainBlock, renderAdminDomainBlocks, renderExistingDomainBlockError } from "../../../entities/admin/admin-domain-block";

@@ -3,7 +3,7 @@
 // admin:write:… scopes of each resource.
 import { routeGroup } from "../../../route-group";
 import { lazy } from "../../../lib/limits/lazy";
-import { z } from "zod";
+import * as z from "zod";
 import { renderAdminCanonicalEmailBlock, renderAdminEmailDomainBlock } from "../../../entities/admin/admin-access-block";
 import { parse, zStr } from "../../../lib/http/params";
 import {

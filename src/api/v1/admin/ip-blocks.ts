@@ -1,6 +1,6 @@
 // /api/v1/admin/ip_blocks (Mastodon's Api::V1::Admin::IpBlocksController): list, show, create, update and delete IP
 // rules. manage_blocks; admin:read:ip_blocks / admin:write:ip_blocks.
-import { z } from "zod";
+import * as z from "zod";
 import { lazy } from "../../../lib/limits/lazy";
 import type { Ctx } from "../../../context";
 import { renderAdminIpBlock } from "../../../entities/admin/admin-access-block";

@@ -1,6 +1,6 @@
 // /api/v1/admin/relays: Tern's own API for Mastodon's relay admin pages (Admin::RelaysController). manage_federation;
 // admin:read / admin:write. POST adds a relay and follows it at once, as Mastodon's create does.
-import { z } from "zod";
+import * as z from "zod";
 import { renderAdminRelay } from "../../../entities/admin/admin-relay";
 import { parse, pathId, zStr } from "../../../lib/http/params";
 import { addRelay, disableRelay, enableRelay, getRelay, listRelays, removeRelay } from "../../../services/admin/relays";

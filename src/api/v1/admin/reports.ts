@@ -1,6 +1,6 @@
 // Staff report handling (Mastodon's /api/v1/admin/reports): the list (open by default; `resolved`, `account_id`,
 // `target_account_id`), one report, category and rules, assignment, resolve and reopen. manage_reports only.
-import { z } from "zod";
+import * as z from "zod";
 import { lazy } from "../../../lib/limits/lazy";
 import type { Ctx } from "../../../context";
 import { renderAdminReports } from "../../../entities/admin/admin-report";

@@ -1,6 +1,6 @@
 // /api/v1/admin/tags (Mastodon's Api::V1::Admin::TagsController): every hashtag by id (Link-paged, 100 by default),
 // one hashtag, and PUT /:id (display_name, trendable, usable; listable accepted and ignored). manage_taxonomies.
-import { z } from "zod";
+import * as z from "zod";
 import { renderAdminTag } from "../../../entities/admin/admin-trends";
 import { readPage, setLinkHeader } from "../../../lib/http/pagination";
 import { parse, pathId, readParams, zBool, zStr } from "../../../lib/http/params";

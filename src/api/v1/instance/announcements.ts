@@ -1,6 +1,6 @@
 // /api/v1/announcements: published announcements for the signed-in user (with_dismissed), dismiss, reactions.
 import { routeGroup } from "../../../route-group";
-import { z } from "zod";
+import * as z from "zod";
 import { renderAnnouncements } from "../../../entities/instance/announcement";
 import { parse, pathId, zBool } from "../../../lib/http/params";
 import { me, requireUser } from "../../../oauth/guard";

@@ -1,5 +1,5 @@
 import { routeGroup } from "../../../route-group";
-import { z } from "zod";
+import * as z from "zod";
 import { renderFeaturedTag, renderTag } from "../../../entities/instance/tag";
 import { notFound } from "../../../lib/http/errors";
 import { parseId } from "../../../lib/text/ids";

@@ -2,7 +2,7 @@
 // profile directory is real. Mounted at /api.
 import { routeGroup } from "../../../route-group";
 import { lazy } from "../../../lib/limits/lazy";
-import { z } from "zod";
+import * as z from "zod";
 import { renderAccount } from "../../../entities/accounts/account";
 import { clampLimit } from "../../../lib/http/pagination";
 import { parse, zBool, zInt } from "../../../lib/http/params";

@@ -3,7 +3,7 @@
 // whose /:id routes would otherwise take these paths. Mastodon's Api::V1::Notifications::{Requests,Policies}Controller.
 import { routeGroup } from "../../../route-group";
 import { lazy } from "../../../lib/limits/lazy";
-import { z } from "zod";
+import * as z from "zod";
 import type { Ctx } from "../../../context";
 import { renderNotificationRequests } from "../../../entities/notifications/notification-request";
 import { renderPolicyV1 } from "../../../entities/notifications/notification-policy";

@@ -3,7 +3,7 @@
 // Notifications the policy filtered stay out of the list and the count unless include_filtered or account_id is given.
 import { routeGroup } from "../../../route-group";
 import { lazy } from "../../../lib/limits/lazy";
-import { z } from "zod";
+import * as z from "zod";
 import type { Ctx } from "../../../context";
 import { renderNotifications } from "../../../entities/notifications/notification";
 import { notFound } from "../../../lib/http/errors";

@@ -1,7 +1,7 @@
 // /api/v1/collections (Mastodon 4.6; also at /api/v1_alpha/collections, where 4.6 first served them): create, show,
 // update, delete a collection; add, remove and revoke its items. Showing is public (a token, when sent, needs
 // read:collections); changes need write:collections and the owner (the featured account, to revoke).
-import { z } from "zod";
+import * as z from "zod";
 import { routeGroup } from "../../../route-group";
 import { renderCollectionItem, renderCollections, renderCollectionWithAccounts } from "../../../entities/accounts/collection";
 import { notFound, unprocessable } from "../../../lib/http/errors";

@@ -2,7 +2,7 @@
 // many accounts of a domain the viewer follows and is followed by, shown before blocking it.
 import { routeGroup } from "../../../route-group";
 import { lazy } from "../../../lib/limits/lazy";
-import { z } from "zod";
+import * as z from "zod";
 import { readPage, setLinkHeader } from "../../../lib/http/pagination";
 import { parse, readParams, zStr } from "../../../lib/http/params";
 import { me, requireUser } from "../../../oauth/guard";

@@ -1,7 +1,7 @@
 // POST /api/v1/follows: follow by address (`user`, `@user@domain`). Unknown remote accounts are resolved through
 // WebFinger first (src/federation/remote/resolve.ts).
 import { routeGroup } from "../../../route-group";
-import { z } from "zod";
+import * as z from "zod";
 import { notFound } from "../../../lib/http/errors";
 import { parse, zStr } from "../../../lib/http/params";
 import { rateLimited } from "../../../http/rate-limit";

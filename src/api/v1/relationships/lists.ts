@@ -1,6 +1,6 @@
 import { routeGroup } from "../../../route-group";
 import { lazy } from "../../../lib/limits/lazy";
-import { z } from "zod";
+import * as z from "zod";
 import type { Ctx } from "../../../context";
 import { renderAccount } from "../../../entities/accounts/account";
 import { renderList } from "../../../entities/accounts/list";

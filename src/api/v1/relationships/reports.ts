@@ -1,7 +1,7 @@
 // POST /api/v1/reports: the viewer reports an account (and some of its statuses and collections, or rules it broke) to staff.
 import { routeGroup } from "../../../route-group";
 import { lazy } from "../../../lib/limits/lazy";
-import { z } from "zod";
+import * as z from "zod";
 import { renderFiledReport } from "../../../entities/accounts/report";
 import { notFound } from "../../../lib/http/errors";
 import { parseId } from "../../../lib/text/ids";

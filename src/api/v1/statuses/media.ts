@@ -2,7 +2,7 @@
 // Api::V1::MediaController). Show and update see only unattached media; anything else is a 404 (B14).
 import { routeGroup } from "../../../route-group";
 import { lazy } from "../../../lib/limits/lazy";
-import { z } from "zod";
+import * as z from "zod";
 import type { Ctx } from "../../../context";
 import { renderMedia } from "../../../entities/statuses/media";
 import { cappedStream } from "../../../lib/http/capped-body";

@@ -1,6 +1,6 @@
 // /api/v1/polls: a poll of a visible status, and voting in it.
 import { routeGroup } from "../../../route-group";
-import { z } from "zod";
+import * as z from "zod";
 import { notFound } from "../../../lib/http/errors";
 import { parseId } from "../../../lib/text/ids";
 import { parse, zArray, zInt } from "../../../lib/http/params";

@@ -1,7 +1,7 @@
 // Quote posts on /api/v1/statuses (Mastodon 4.5): the quotes of a status, revoking one, and a status's quote policy.
 // Mounted by ./statuses.ts.
 import type { RouteGroup } from "../../../route-group";
-import { z } from "zod";
+import * as z from "zod";
 import { renderStatuses } from "../../../entities/statuses/status";
 import { parseId } from "../../../lib/text/ids";
 import { notFound } from "../../../lib/http/errors";

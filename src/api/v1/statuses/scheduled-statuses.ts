@@ -2,7 +2,7 @@
 // list (paged by id, 20 by default, 40 at most), show, reschedule (PUT scheduled_at) and delete. Another account's
 // scheduled status is a 404 (B14). Creating one is POST /api/v1/statuses with scheduled_at.
 import { routeGroup } from "../../../route-group";
-import { z } from "zod";
+import * as z from "zod";
 import { readPage, setLinkHeader } from "../../../lib/http/pagination";
 import { parse, readParams, zStr, pathId } from "../../../lib/http/params";
 import { me, requireUser } from "../../../oauth/guard";

@@ -3,7 +3,7 @@
 import { routeGroup } from "../../../route-group";
 import { lazy } from "../../../lib/limits/lazy";
 import { createMiddleware } from "hono/factory";
-import { z } from "zod";
+import * as z from "zod";
 import type { AppEnv, Ctx } from "../../../context";
 import { renderAccount } from "../../../entities/accounts/account";
 import { renderContext } from "../../../entities/statuses/context";

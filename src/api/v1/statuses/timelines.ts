@@ -2,7 +2,7 @@
 import { routeGroup } from "../../../route-group";
 import { lazy } from "../../../lib/limits/lazy";
 import { createMiddleware } from "hono/factory";
-import { z } from "zod";
+import * as z from "zod";
 import type { AppEnv, Ctx } from "../../../context";
 import { renderStatuses } from "../../../entities/statuses/status";
 import type { FilterContext } from "../../../db/schema/index";

@@ -2,7 +2,7 @@
 // role_ids, invited_by); no defaults, so local and remote accounts of every status are listed unless filtered.
 import { routeGroup } from "../../../route-group";
 import { lazy } from "../../../lib/limits/lazy";
-import { z } from "zod";
+import * as z from "zod";
 import { badRequest } from "../../../lib/http/errors";
 import { parseId } from "../../../lib/text/ids";
 import { parse, zArray, zId, zStr } from "../../../lib/http/params";
