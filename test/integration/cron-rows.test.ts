@@ -11,7 +11,7 @@ import { Effects } from "../../src/effects/collector";
 import type { Env } from "../../src/env";
 import { countingD1, type D1Count } from "../../src/lib/limits/d1-counter";
 import { padId, snowflake } from "../../src/lib/text/ids";
-import { seenDay } from "../../src/federation/inbox/inbox-seen";
+import { seenBucket } from "../../src/federation/inbox/inbox-seen";
 import { refreshLinkTrends, refreshStatusTrends, refreshTagTrends } from "../../src/trends/refresh";
 
 const HOUR = 3_600_000;
@@ -109,7 +109,7 @@ async function statusesBetween(from: number, to: number, n: number, cardIds: str
 /** The cron's own bookkeeping rows that old data leaves behind: seen activities and delivered ones (kept for days). */
 async function federationRows(from: number, to: number, n: number) {
   const step = (to - from) / n;
-  const seen = Array.from({ length: n }, (_, i) => [`https://remote.example/a/${from}-${i}`, seenDay(Math.floor(from + i * step))]);
+  const seen = Array.from({ length: n }, (_, i) => [`https://remote.example/a/${from}-${i}`, seenBucket(Math.floor(from + i * step))]);
   await json(`INSERT OR IGNORE INTO inbox_seen (activity_id, day) SELECT ${col(0)}, ${col(1)} FROM json_each(?)`, seen);
 }
 

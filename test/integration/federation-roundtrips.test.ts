@@ -10,6 +10,8 @@ import { instanceActorKey } from "../../src/federation/outbound/instance-actor";
 import { ORIGIN, cfg, makeUser, type TestUser } from "./helpers";
 import { AS_PUBLIC, create, installFetchMock, newId, note, postInbox, remoteActor, sql, type RemoteActor } from "./federation-inbox-fixtures";
 import { queued } from "./queues";
+import { firstKeptBucket, seenBucket, seenCondition } from "../../src/federation/inbox/inbox-seen";
+import { sql as drizzleSql } from "drizzle-orm";
 
 beforeAll(() => installFetchMock());
 
@@ -87,7 +89,7 @@ describe("inbound activity round trips", () => {
     expect(p.n).toBeLessThanOrEqual(4);
     expect(await sql("SELECT id FROM inbox_items")).toEqual([]);
 
-    // The seen check probes inbox_seen's key once per day kept: 3,000 more seen activities over those days add no row
+    // The seen check probes inbox_seen's key once per week kept: 3,000 more seen activities over those weeks add no row
     // read to a processed Like.
     const likeOnce = async () => {
       const s = await localStatus(alice);
@@ -96,10 +98,42 @@ describe("inbound activity round trips", () => {
       return (await processQueued()).read;
     };
     const read = await likeOnce();
-    const today = Math.floor(Date.now() / 86_400_000);
-    const seen = Array.from({ length: 3000 }, (_, i) => [today - (i % 15), `https://rt.example/seen/${i}`]);
+    const seen = Array.from({ length: 3000 }, (_, i) => [seenBucket(Date.now() - (i % 15) * 86_400_000), `https://rt.example/seen/${i}`]);
     await env.DB.prepare("INSERT INTO inbox_seen (day, activity_id) SELECT value ->> 0, value ->> 1 FROM json_each(?)").bind(JSON.stringify(seen)).run();
     expect(await likeOnce()).toBe(read);
+  });
+
+  it("an activity repeated 14 days later is still taken once; the seen check reads one row per week kept, not per day", async () => {
+    const { actor: cleo } = await knownActor("cleo", "seen.example");
+    const n = note(cleo, { to: [AS_PUBLIC], cc: [cleo.followers] });
+    const again = create(cleo, n);
+    // Seen 14 days ago (its row under that day's week, the oldest kept; the note since deleted here) and delivered again.
+    await env.DB.prepare("INSERT INTO inbox_seen (day, activity_id) VALUES (?, ?)")
+      .bind(seenBucket(Date.now() - 14 * 86_400_000), again.id)
+      .run();
+    queued.jobs.length = 0;
+    expect((await postInbox(cleo, again)).status).toBe(202);
+    await processQueued();
+    expect(await sql("SELECT id FROM statuses WHERE uri = ?", n.id)).toEqual([]);
+    // The same note under an activity id not seen is taken.
+    expect((await postInbox(cleo, create(cleo, n, { id: newId(cleo) }))).status).toBe(202);
+    await processQueued();
+    expect(await sql("SELECT id FROM statuses WHERE uri = ?", n.id)).toHaveLength(1);
+    // The check itself, among 3,000 activities seen over the 14 days: it probes the 4 weeks holding the days kept and
+    // tomorrow, a row read each (16 when it probed each day).
+    const seen = Array.from({ length: 3000 }, (_, i) => [seenBucket(Date.now() - (i % 15) * 86_400_000), `https://seen.example/a/${i}`]);
+    await env.DB.prepare("INSERT INTO inbox_seen (day, activity_id) SELECT value ->> 0, value ->> 1 FROM json_each(?)").bind(JSON.stringify(seen)).run();
+    for (const [id, expected] of [
+      [again.id, 1],
+      ["https://seen.example/a/7", 1],
+      ["https://seen.example/never", 0],
+    ] as const) {
+      const c: D1Count = { n: 0 };
+      const check = drizzleSql`SELECT ${seenCondition(drizzleSql`${id}`, drizzleSql`${firstKeptBucket(Date.now())}`)} AS seen`;
+      expect(await createDb(countingD1(env.DB, c, { rows: true })).all<{ seen: number }>(check)).toEqual([{ seen: expected }]);
+      expect(c.r).toBeLessThanOrEqual(5);
+    }
+    queued.jobs.length = 0;
   });
 
   it("a Like from a suspended domain is dropped after the first round trip", async () => {

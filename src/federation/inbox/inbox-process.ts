@@ -21,7 +21,7 @@ import { accounts, inboxItems } from "../../db/schema/index";
 import { readConfig, type Env } from "../../env";
 import { sha256Hex } from "../../lib/security/crypto";
 import { padId, snowflake } from "../../lib/text/ids";
-import { firstKeptDay, markSeenSql, seenCondition, seenDay } from "./inbox-seen";
+import { firstKeptBucket, markSeenSql, seenBucket, seenCondition } from "./inbox-seen";
 import { parseJsonText } from "../../lib/http/params";
 import { carriedKind, Effects, runsAfterResponseHere } from "../../effects/collector";
 import { handleBlock, handleDeleteActor, handleUpdateActor, liftsRemoteSuspension } from "./handlers/account";
@@ -147,7 +147,7 @@ const insertItemStatement = (db: DB, id: string, signerAccountId: string, body: 
   db.run(insertItem(db, { id: padId(id), signer: padId(signerAccountId), body, at: Date.now() }));
 // Whether an activity id was seen (the dedupe check): when the item is stored, and for an activity without an id.
 const seenKey = frozenSql(() => sql`SELECT ${seenCondition(sql`${sql.placeholder("key")}`, sql.placeholder("first"))} AS seen`);
-const seenKeyStatement = (db: DB, key: string) => db.all<{ seen: number }>(seenKey(db, { key, first: firstKeptDay(Date.now()) }));
+const seenKeyStatement = (db: DB, key: string) => db.all<{ seen: number }>(seenKey(db, { key, first: firstKeptBucket(Date.now()) }));
 
 /** Keeps a verified inbound activity for the JOBS consumer (bodies up to 1 MB do not fit a queue message). */
 export async function storeInboxItem(db: DB, signerAccountId: string, body: string): Promise<string> {
@@ -223,7 +223,7 @@ async function loadItem(db: DB, itemId: string, cfg: Pick<ReturnType<typeof read
     itemById(db, values),
     itemSigner(db, values),
     itemSignerSuspended(db, cfg, values),
-    db.all<{ id: unknown; seen: number }>(itemSeen(db, { ...values, first: firstKeptDay(Date.now()) })),
+    db.all<{ id: unknown; seen: number }>(itemSeen(db, { ...values, first: firstKeptBucket(Date.now()) })),
   ]);
   const s = seen[0];
   return {
@@ -272,7 +272,7 @@ async function processItem(db: DB, env: Env, itemId: string, origin: string, fx:
   const cfg = readConfig(env, origin);
   const finishStatements = (key: string | null): Statement[] => {
     const stmts: Statement[] = [db.run(deleteItem(db, { id: padId(itemId) }))];
-    if (key) stmts.unshift(db.run(markSeen(db, { key, day: seenDay(Date.now()) })));
+    if (key) stmts.unshift(db.run(markSeen(db, { key, day: seenBucket(Date.now()) })));
     return stmts;
   };
   const finish = async (key: string | null) => {
