@@ -13,7 +13,7 @@ import { processInboxItem, storeInboxItem } from "../../src/federation/inbox/inb
 import { countingD1 } from "../../src/lib/limits/d1-counter";
 import { signRequest } from "../support/signed-request";
 import { makeUser, ORIGIN } from "./helpers";
-import { create, installFetchMock, newId, note, pad, remoteActor, runJobs, sql, type RemoteActor } from "./federation-inbox-fixtures";
+import { AS_PUBLIC, create, installFetchMock, newId, note, pad, remoteActor, runJobs, sql, type RemoteActor } from "./federation-inbox-fixtures";
 import { queued } from "./queues";
 import { decryptAes128gcm, makePushClient, pushService } from "./push-fixtures";
 import { itStreams, payloadOf, type StreamMessage, ws, type WsClient } from "./streaming-fixtures";
@@ -163,6 +163,31 @@ describe("incoming activities after the response", () => {
     const streamedEdit = payloadOf(m);
     expect(streamedEdit.content).toBe("<p>the ending, edited</p>");
     expect(streamedEdit).toEqual((await cy.api.get(`/api/v1/statuses/${streamedEdit.id}`)).body);
+
+    // A boost by someone cy follows: its first fan-out chunk and the publish's reads are in the boost's own batch (was
+    // a round trip more: the fan-out after it). What streams is the follower's home timeline entry.
+    // The boosted note is one cy has not seen (a boost of a note already in the feed is not added again).
+    const fay = await knownRemote("fay");
+    const faysNote = note(fay, { content: "<p>worth a boost</p>", to: [AS_PUBLIC] });
+    expect((await postInboxHere(fay, create(fay, faysNote))).status).toBe(202);
+    const eve = await knownRemote("eve");
+    await followRemote(cy.id, eve, false);
+    const boost = { id: newId(eve, "announces"), type: "Announce", actor: eve.uri, object: faysNote.id, to: [AS_PUBLIC], published: new Date().toISOString() };
+    const counter4 = { n: 0 };
+    expect((await postInboxHere(eve, boost, counter4)).status).toBe(202);
+    const streamedBoost = payloadOf(await nextUpdate(c));
+    // The key's owner; the item with its seen check; the boost's reads; its writes and first chunk, ending with the
+    // publish's reads.
+    expect(counter4.n).toBe(4);
+    expect(streamedBoost.reblog.uri).toBe(faysNote.id);
+    expect(streamedBoost.account.acct).toBe(`eve@${new URL(eve.uri).host}`);
+    const [homeBoost] = (await cy.api.get("/api/v1/timelines/home?limit=1")).body;
+    expect(streamedBoost).toEqual(homeBoost);
+    // Delivered again: nothing more (one boost, one entry).
+    expect((await postInboxHere(eve, boost)).status).toBe(202);
+    expect(
+      (await cy.api.get("/api/v1/timelines/home?limit=5")).body.filter((x: { reblog: { uri: string } | null }) => x.reblog?.uri === faysNote.id),
+    ).toHaveLength(1);
   });
 
   it("a Like costs 4 round trips from the POST to the bell: the processing reads nothing the POST verified", async () => {

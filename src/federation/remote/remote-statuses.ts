@@ -9,7 +9,7 @@ import { accounts, conversations, mediaAttachments, mentions, polls, statuses, t
 import { type MediaRow, newStatusFields, type PollRow, type StatusRow } from "../../entities/statuses/status";
 import { incomingQuoteStatement, remoteQuotePolicy } from "./quotes-inbound";
 import { storedQuoteFallback, storedQuoteQuery, withQuoteFallback } from "./quote-fallback";
-import { fanOutChunk } from "../../timelines/fanout";
+import { firstChunk } from "./first-chunk";
 import { localQuotesOfQuery, quotedUpdateNotifications } from "../../services/statuses/quotes";
 import { padId, snowflake } from "../../lib/text/ids";
 import { normalizeLanguage, normalizeTag } from "../../lib/text/text";
@@ -18,7 +18,7 @@ import type { AccountRow } from "../../db/schema/index";
 import { isUniqueViolation } from "../../db/unique";
 import { notificationWrite, notificationWrites, type NewNotification } from "../../services/notifications/notifications";
 import type { Effect, NotifyEffect } from "../../effects/types";
-import { type AheadParts, carryPublishAhead, carryUpdateAhead, publishReadAhead, publishUpdateReadAhead } from "../../streaming/publish";
+import { carryUpdateAhead, publishUpdateReadAhead } from "../../streaming/publish";
 import { cardUrlOfHtml, resetCardStatement } from "../../services/statuses/preview-cards";
 import { htmlSearchText, searchIndexStatement } from "../../services/statuses/search-index";
 import { statusShortcodes, upsertRemoteEmojisStatement } from "../../services/statuses/custom-emojis";
@@ -344,19 +344,16 @@ export async function ingestNote(r: Resolution, note: NormalizedNote, author: Ac
   const notes = notificationWrites(db, mentionNotes);
   writes.push(...notes.stmts);
   // A status in real time reaches its local followers' feeds in the same batch (the first fan-out chunk; the rest, for
-  // an account with many followers, follows as effects).
-  const chunk = realtime && !r.late ? fanOutChunk(db, id, undefined) : null;
+  // an account with many followers, follows as effects). A new note boosts nothing; without a quote it relates to no
+  // other status, which saves the publish's rendering a statement.
+  const chunk = realtime && !r.late ? firstChunk(db, r.cfg, id, quote ? undefined : []) : null;
   const fanFrom = writes.length;
   if (chunk) writes.push(...chunk.stmts);
   const cache = mediaCacheOf(r, author, media);
-  // The publish of the chunk reads what it renders at the end of the batch too (when its effects run here next).
-  let ahead: AheadParts | null = null;
-  // A new note boosts nothing; without a quote it relates to no other status, which saves the rendering a statement.
-  const publishRead = chunk ? publishReadAhead(db, r.cfg, id, (a) => (ahead = a), quote ? undefined : []) : null;
   let res: unknown[];
   const join = opts.withWrites;
   try {
-    res = await runFinishing(db, writes, join && ((w) => join(w, notes.notify, [...cacheReadsOf(r, cache), ...(publishRead ? [publishRead] : [])])));
+    res = await runFinishing(db, writes, join && ((w) => join(w, notes.notify, [...cacheReadsOf(r, cache), ...(chunk?.ahead ? [chunk.ahead] : [])])));
   } catch (e) {
     if (!isUniqueViolation(e, "statuses")) throw e;
     const twin = await statusByUri(db, note.id);
@@ -367,18 +364,7 @@ export async function ingestNote(r: Resolution, note: NormalizedNote, author: Ac
     return ingestNote(r, note, author, depth, { withWrites: opts.withWrites, retried: true });
   }
   r.fx.add(...notes.notify);
-  if (chunk) {
-    try {
-      const fanned: Effect = { type: "fanned_out", statusId: id, delivered: await chunk.read(r.fx, res.slice(fanFrom, fanFrom + chunk.stmts.length)) };
-      if (ahead) carryPublishAhead(r.fx, fanned, ahead);
-      r.fx.add(fanned);
-    } catch (e) {
-      // The feeds are written; the bell's notifications (a batch of their own) failed: the chunk runs again as an
-      // effect, which the queue retries (its inserts are idempotent).
-      console.error("fan-out with the status: notifications failed", e instanceof Error ? e.message : e);
-      r.fx.add({ type: "fanout", statusId: id });
-    }
-  }
+  if (chunk) await chunk.record(r.fx, res.slice(fanFrom, fanFrom + chunk.stmts.length));
   // Mastodon crawls the first link of every status it creates from a Create (LinkCrawlWorker), realtime or not.
   if (await cardUrlOfHtml(row.content, r.cfg, mentionUrlsOf(note))) r.fx.add({ type: "fetch_card", statusId: id });
   if (cache) r.fx.add(cache);

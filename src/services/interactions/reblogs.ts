@@ -123,6 +123,8 @@ export interface ReblogChange extends Change {
   retract: () => ReturnType<typeof retractNotificationStatement>;
   /** True before the batch when its row will be written (the account has no boost of the status yet). */
   absent: SQL;
+  /** `effects` but the fan-out: for a caller whose batch wrote the first fan-out chunk itself (an incoming Announce). */
+  effectsBesideFanOut: (fx: Effects) => void;
 }
 
 /**
@@ -132,16 +134,20 @@ export interface ReblogChange extends Change {
  */
 export function reblogChange(db: DB, r: NewReblog): ReblogChange {
   const note = notificationWrite(db, { recipientId: r.targetAccountId, fromAccountId: r.accountId, type: "reblog", statusId: r.reblogOfId, activityId: r.id });
+  const beside = (fx: Effects) => {
+    fx.add(note.effect);
+    if (r.local) fx.federate({ kind: "announce", reblogId: r.id });
+  };
   return {
     stmts: [reblogRowStatement(db, r), note.statement],
     notify: [note.effect],
     retract: () => retractNotificationStatement(db, r.targetAccountId, "reblog", r.id),
     absent: noBoostYet(r.accountId, r.reblogOfId),
     effects: (fx) => {
-      fx.add(note.effect);
-      if (r.local) fx.federate({ kind: "announce", reblogId: r.id });
+      beside(fx);
       fx.add({ type: "fanout", statusId: r.id });
     },
+    effectsBesideFanOut: beside,
   };
 }
 

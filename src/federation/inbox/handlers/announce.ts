@@ -12,6 +12,7 @@ import { normalizeNote, sameHost, visibilityFromAudience } from "../../remote/no
 import { accountDomainSql, frozenDomainSuspended, isDomainSuspended } from "../../remote/remote-accounts";
 import { isUniqueViolation } from "../../../db/unique";
 import { ingestNote } from "../../remote/remote-statuses";
+import { firstChunk } from "../../remote/first-chunk";
 import { statusByUri } from "../../remote/resolution";
 import { resolveStatus } from "../../remote/resolve-status";
 import { drop, withFinish, type InboxContext } from "./context";
@@ -110,8 +111,9 @@ export async function handleAnnounce(ctx: InboxContext): Promise<void> {
   const createdAt = Math.min(activity.published ?? now, now);
   // The same boost as a local one (services/interactions/reblogs.ts): same row, notification and fan-out; the inbox item's
   // finishing statements go in its batch (withFinish).
+  const id = snowflake(createdAt);
   const change = reblogChange(db, {
-    id: snowflake(createdAt),
+    id,
     uri: activity.id,
     accountId: signer.id,
     local: false,
@@ -122,7 +124,11 @@ export async function handleAnnounce(ctx: InboxContext): Promise<void> {
     createdAt,
     updatedAt: now,
   });
-  const w = withFinish(ctx, change.stmts, change.notify);
+  // Its first fan-out chunk in the same batch, as an incoming Create's (the chunk finds no row when the boost is not
+  // written: the account had boosted the status already).
+  const chunk = firstChunk(db, ctx.cfg, id);
+  const fanFrom = change.stmts.length;
+  const w = withFinish(ctx, [...change.stmts, ...(chunk?.stmts ?? [])], change.notify, chunk?.ahead ? [chunk.ahead] : []);
   let applied: Awaited<ReturnType<typeof applyReblog>>;
   try {
     applied = await applyReblog(db, change, w.stmts);
@@ -131,7 +137,10 @@ export async function handleAnnounce(ctx: InboxContext): Promise<void> {
     throw e;
   }
   w.committed(applied.results);
-  if (applied.written) change.effects(ctx.fx);
+  if (!applied.written) return;
+  if (!chunk) return change.effects(ctx.fx);
+  change.effectsBesideFanOut(ctx.fx);
+  await chunk.record(ctx.fx, applied.results.slice(fanFrom, fanFrom + chunk.stmts.length));
 }
 
 export async function handleLike(ctx: InboxContext): Promise<void> {
