@@ -14,6 +14,7 @@ import { settingStatement } from "../db/setting-statement";
 import { Effects } from "../effects/collector";
 import { resendPending } from "../effects/pending";
 import { sendEffects } from "../effects/send";
+import { runAfterResponse } from "./effects-runner";
 import type { NotifyEffect } from "../effects/types";
 import { readConfig, type Env } from "../env";
 import { padId, snowflake, unpadId } from "../lib/text/ids";
@@ -73,6 +74,11 @@ export async function runScheduled(env: Env, at: number, opts: { housekeeping?: 
     }
   }
   await sendEffects(env, fx);
+  // What a task recorded to run in this invocation (the trends notice's staff mail: one binding call) runs now, as an
+  // inbox POST's work does after its response: no queue message unless it fails, when the queue retries it.
+  const waits: Promise<unknown>[] = [];
+  await runAfterResponse(env, { waitUntil: (p) => waits.push(p) }, fx);
+  await Promise.all(waits);
 }
 
 /**

@@ -25,7 +25,11 @@ export async function awaitingReview(db: DB): Promise<string[]> {
   return rows.map((r) => r.k);
 }
 
-/** Records the notice (a `mail_staff` effect) when new items await review; returns how many are new. */
+/**
+ * Records the notice (a `mail_staff` effect) when new items await review; returns how many are new. The cron runs it
+ * itself once its tasks are done (`afterResponse`: one mail binding call, no queue message), the queue taking it when
+ * it fails.
+ */
 export async function noticeTrendsAwaitingReview(db: DB, fx: Effects): Promise<number> {
   if (await trendableByDefault(db)) return 0;
   const [awaiting, stored] = await Promise.all([
@@ -45,6 +49,6 @@ export async function noticeTrendsAwaitingReview(db: DB, fx: Effects): Promise<n
   if (next !== (stored[0]?.value ?? "[]")) await runBatch(db, [settingStatement(db, NOTIFIED_KEY, next)]);
   if (!fresh.length) return 0;
   const count = (p: string) => fresh.filter((k) => k.startsWith(p)).length;
-  fx.add({ type: "mail_staff", origin: fx.origin, notice: { kind: "trends", tags: count("t:"), statuses: count("s:"), links: count("l:") } });
+  fx.afterResponse({ type: "mail_staff", origin: fx.origin, notice: { kind: "trends", tags: count("t:"), statuses: count("s:"), links: count("l:") } });
   return fresh.length;
 }

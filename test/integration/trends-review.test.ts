@@ -4,7 +4,8 @@
 // (the admin settings page), trends show at once and no notice is sent.
 import { env } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
-import { hourlyTasks } from "../../src/background/cron";
+import { hourlyTasks, runScheduled } from "../../src/background/cron";
+import type { Env } from "../../src/env";
 import { Effects } from "../../src/effects/collector";
 import { snowflake } from "../../src/lib/text/ids";
 import { refreshTrends, TAG_TRENDS } from "../../src/trends/refresh";
@@ -14,7 +15,7 @@ import { createDb } from "../../src/db/client";
 import { ADMIN } from "./admin-fixtures";
 import { ORIGIN, anon, db, makeUser } from "./helpers";
 import { mailTo } from "./mail-helpers";
-import { installQueueCapture, runQueuedJobs } from "./queues";
+import { installQueueCapture, queued, runQueuedJobs, unpack } from "./queues";
 import { csrfOf, postForm, signedIn } from "./settings-helpers";
 import { tagStatements } from "./trends-fixtures";
 
@@ -66,8 +67,11 @@ describe("trends need review by default (trendable_by_default off)", () => {
     const since = Date.now() - 1;
     const fx = new Effects(ORIGIN);
     for (const [, task] of hourlyTasks(env, db(), even, fx)) await task();
-    expect(fx.list).toEqual([expect.objectContaining({ type: "mail_staff", notice: { kind: "trends", tags: 1, statuses: 0, links: 0 } })]);
-    await env.JOBS.send({ type: "effects", origin: ORIGIN, effects: [...fx.list] });
+    // Recorded for the cron's own invocation (run there once its tasks are done), not for the queue.
+    expect(fx.list).toEqual([]);
+    const here = fx.drainHere();
+    expect(here).toEqual([expect.objectContaining({ type: "mail_staff", notice: { kind: "trends", tags: 1, statuses: 0, links: 0 } })]);
+    await env.JOBS.send({ type: "effects", origin: ORIGIN, effects: here });
     await runQueuedJobs();
     const mails = await mailTo(`${admin.username}@example.com`, since);
     expect(mails).toHaveLength(1);
@@ -79,7 +83,7 @@ describe("trends need review by default (trendable_by_default off)", () => {
     const again = new Effects(ORIGIN);
     const counter: D1Count = { n: 0 };
     expect(await noticeTrendsAwaitingReview(createDb(countingD1(env.DB, counter, { rows: true })), again)).toBe(0);
-    expect(again.list).toHaveLength(0);
+    expect(again.drainHere()).toHaveLength(0);
     expect(counter.w).toBe(0);
 
     // Approved, it trends.
@@ -102,5 +106,50 @@ describe("trends need review by default (trendable_by_default off)", () => {
     const fx = new Effects(ORIGIN);
     expect(await noticeTrendsAwaitingReview(db(), fx)).toBe(0);
     expect(fx.list).toHaveLength(0);
+    expect(fx.drainHere()).toHaveLength(0);
   });
+});
+
+describe("the cron mails the notice itself", () => {
+  /** The Email Service binding failing as `how` (the real one behind it otherwise untouched). */
+  const failing = (how: "throw" | "reject" | "hang"): SendEmail =>
+    ({
+      send() {
+        if (how === "throw") throw new Error("Email Service: internal error");
+        if (how === "reject") return Promise.reject(new Error("destination address not verified"));
+        return new Promise<EmailSendResult>(() => {});
+      },
+    }) as unknown as SendEmail;
+
+  it("in its own invocation: the mail arrives and no queue message is sent", async () => {
+    const admin = await makeUser(`trendcron${Date.now().toString(36)}`, ADMIN);
+    await trendingTag("cronmailed");
+    await refreshTrends(db(), Date.now());
+    const since = Date.now() - 1;
+    queued.jobs.length = 0;
+    await runScheduled({ ...env, EFFECTS_AFTER_RESPONSE: "" } as Env, Date.UTC(2026, 10, 28, 12, 2), { housekeeping: false, hourly: true });
+    expect(queued.jobs).toEqual([]);
+    const mails = await mailTo(`${admin.username}@example.com`, since);
+    expect(mails).toHaveLength(1);
+    expect(mails[0]!.text).toContain("1 hashtag");
+  });
+
+  for (const how of ["throw", "reject", "hang"] as const) {
+    it(`with a mail binding that ${how === "hang" ? "never answers" : `${how}s`}: the cron ends, and the notice waits in the queue for its next attempt`, async () => {
+      const admin = await makeUser(`trendfail${how}${Date.now().toString(36)}`, ADMIN);
+      await trendingTag(`cronfail${how}`);
+      await refreshTrends(db(), Date.now());
+      queued.jobs.length = 0;
+      await runScheduled({ ...env, EFFECTS_AFTER_RESPONSE: "", EMAIL: failing(how), MAIL_TIMEOUT_MS: "50" } as Env, Date.UTC(2026, 10, 28, 14, 2), {
+        housekeeping: false,
+        hourly: true,
+      });
+      // The notice became the admin's mail and its first attempt ran in the cron's invocation; the next is the queue's.
+      const retried = queued.jobs.flatMap(unpack).filter((e) => e.type === "mail");
+      expect(retried).toEqual([expect.objectContaining({ mail: expect.objectContaining({ kind: "admin_trends", userId: admin.userId, tags: 1 }) })]);
+      const since = Date.now() - 1;
+      await runQueuedJobs();
+      expect(await mailTo(`${admin.username}@example.com`, since)).toHaveLength(1);
+    });
+  }
 });
