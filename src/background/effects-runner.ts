@@ -43,11 +43,8 @@ import {
   type StatusPublication,
   publishToAccount,
   publishAnnouncementEvent,
-  takePublishAhead,
-  takeUpdateAhead,
-  publishReadAhead,
-  type AheadParts,
 } from "../streaming/publish";
+import { type AheadParts, publishReadAhead, takePublishAhead, takeUpdateAhead } from "../streaming/read-ahead";
 import { Effects, runsAfterResponseHere } from "../effects/collector";
 import { retryFailed } from "../effects/retry";
 import { claimJournal, doneJournal, FIRST_SEND } from "../effects/journal";

@@ -15,9 +15,7 @@
 //   reply to someone else (feeds-read.ts publicConds); `:media` with attachments;
 // - `hashtag`, `hashtag:local`: the same without the reply rule, per tag of the status (shared-render.ts).
 import { eq, inArray, sql } from "drizzle-orm";
-import { type AheadRead, type DB, runBatch } from "../db/client";
-import { carriedKind, type Effects } from "../effects/collector";
-import type { Effect } from "../effects/types";
+import { type DB, runBatch } from "../db/client";
 import type { Visibility } from "../db/schema";
 import { renderNotifications } from "../entities/notifications/notification";
 import type { Config, Env } from "../env";
@@ -27,10 +25,12 @@ import { renderAnnouncements, renderReactionEvent } from "../entities/instance/a
 import { renderConversations } from "../entities/notifications/conversation";
 import { findNotifications, notificationRecipientsStatement, type NotificationWithRefs, withReportTargets } from "../queries/notifications/notifications";
 import type { FanOutResult, FeedRemoval } from "../timelines/fanout";
-import { type AccountPart, type Envelope, entry, type Listening, type Routed } from "./protocol";
+import { type AccountPart, type Envelope, entry, type Routed } from "./protocol";
+import { publishPlanned } from "./listeners";
+import { type AheadParts, type AheadUpdate, aheadParts, type FeedsOf, feedsOfStatements } from "./read-ahead";
 import { routerStub } from "./router";
 import type { SharedPart } from "./shared-render";
-import { factsFor, type StatusParts, statusParts, statusPartsRead } from "./status-parts";
+import { factsFor, type StatusParts, statusParts } from "./status-parts";
 import { hubStub } from "./streaming-do";
 import { userHub } from "./protocol";
 
@@ -59,52 +59,6 @@ export type AccountEvent =
 
 type AccountTargets = Map<string, Set<string>>;
 
-/** Who listens, as a plan reads it: connected accounts, shared keys with subscribers, whether anyone is connected. */
-interface Listeners {
-  online: ReadonlySet<string>;
-  shared: readonly string[];
-  connected: boolean;
-}
-
-/** What this isolate last heard from the router of who listens: a hint, checked by the router on every publish. */
-let heard: Heard | null = null;
-interface Heard {
-  version: string;
-  listeners: Listeners;
-}
-const toHeard = (l: Listening): Heard => ({ version: l.version, listeners: { online: new Set(l.online), shared: l.shared, connected: l.connected } });
-// A connection without a subscription yet counts: a status for a shared stream it may be subscribing to right now
-// goes to the router (`recheck`), which hands it over if the subscription arrives late (router.ts).
-const listens = (h: Heard) => h.listeners.online.size > 0 || h.listeners.shared.length > 0 || h.listeners.connected;
-
-/**
- * Plans events from who listens and has the router publish them, in ONE call when this isolate last heard that
- * someone listens: the router publishes only if its listeners are still the ones planned for, else answers with the
- * current ones and the plan runs again (reading and rendering again: it only happens when someone connected,
- * disconnected or changed subscriptions since). Having heard of nobody, or of nothing yet: one call to ask, then
- * none when nobody listens or the plan has no events, one more otherwise.
- */
-async function publishPlanned(env: Env, plan: (l: Listeners) => Promise<Routed[]> | Routed[]): Promise<void> {
-  const router = routerStub(env);
-  let h = heard;
-  let asked = false;
-  if (!h || !listens(h)) {
-    h = heard = toHeard(await router.routerListening());
-    asked = true;
-  }
-  for (let round = 0; ; round++) {
-    if (asked && !listens(h)) return;
-    const events = await plan(h.listeners);
-    if (asked && !events.length) return;
-    // Listeners changing under three plans in a row: the last plan's events go out as they are.
-    if (round === 3) return router.routerPublish(events);
-    const now = await router.routerPublishIfCurrent(h.version, events);
-    if (!now) return;
-    h = heard = toHeard(now);
-    asked = true;
-  }
-}
-
 function addTarget(t: AccountTargets, accountId: string, ...keys: string[]) {
   const set = entry(t, accountId, () => new Set<string>());
   for (const k of keys) set.add(k);
@@ -127,81 +81,6 @@ export interface StatusPublication {
   cfg: Config;
   /** Its renderings and facts, read at the end of the batch that wrote it (publishReadAhead). */
   ahead?: AheadParts;
-}
-
-/** A status's parts read ahead for the listeners this isolate had heard of then, and the accounts it read facts for. */
-export interface AheadParts {
-  statusId: string;
-  listeners: Listeners;
-  accounts: ReadonlySet<string>;
-  /** Null when making them failed (the publish reads them again). */
-  parts: Promise<StatusParts | null>;
-}
-
-/** Online accounts up to which a status's facts are read ahead for all of them (its recipients are not known yet). */
-const AHEAD_ONLINE = 10;
-
-const PUBLISH_AHEAD = carriedKind<AheadParts>("publish reads");
-
-/**
- * The listeners reads made ahead are for: those this isolate last heard of, or null when it heard of nobody listening
- * (a publish asks the router first, and may do nothing) or of more than AHEAD_ONLINE accounts online.
- */
-function aheadListeners(): Listeners | null {
-  const h = heard;
-  return h && listens(h) && h.listeners.online.size <= AHEAD_ONLINE ? h.listeners : null;
-}
-
-/**
- * What publishStatuses will read for `statusId`'s first fan-out chunk, to end the write batch that stores the status
- * and writes that chunk (the reads see its rows; src/federation/inbox/handlers/context.ts withFinish), saving the
- * publish its round trip: the renderings for the shared keys listened to, and the facts of every account this isolate
- * last heard was online (which of them the chunk reaches is known once it committed). `use` gets them once the batch
- * committed; the caller carries them on the fanned_out effect (carryPublishAhead). Null when this isolate heard of
- * nobody listening (a publish asks the router first, and may do nothing), or of more than AHEAD_ONLINE accounts online.
- * The publish uses them only if its plan runs with those same listeners, else it reads as usual. `related`: every
- * status it boosts or quotes, when the caller knows them (statusPartsRead).
- */
-export function publishReadAhead(db: DB, cfg: Config, statusId: string, use: (a: AheadParts) => void, related?: readonly string[]): AheadRead | null {
-  const listeners = aheadListeners();
-  if (!listeners) return null;
-  const accounts = [...listeners.online];
-  const read = statusPartsRead(db, [{ statusId, cfg, shared: true, accounts }], listeners.shared, related);
-  if (!read) return null;
-  return {
-    stmts: read.stmts,
-    keep: (res) => {
-      const parts = read.parts(res).catch(failedAhead);
-      use({ statusId, listeners, accounts: new Set(accounts), parts });
-    },
-  };
-}
-
-/** Carries `ahead` on the fanned_out effect that will publish its status (in memory, never in a queue message). */
-export const carryPublishAhead = (fx: Effects, effect: Effect, ahead: AheadParts): void => fx.carry(effect, PUBLISH_AHEAD, ahead);
-
-/** What a fanned_out effect carries for its publish (taken once). */
-export const takePublishAhead = (fx: Effects, effect: Effect): AheadParts | undefined => fx.take(effect, PUBLISH_AHEAD);
-
-/**
- * The parts read ahead for `items`, when each has them, read for these listeners (`l`, the very object) and for every
- * account each now goes to; else null, and the plan reads them.
- */
-async function aheadParts(items: StatusPublication[], l: Listeners, accountsPer: { id: string }[][]): Promise<StatusParts | null> {
-  const usable = items.every((item, i) => {
-    const a = item.ahead;
-    return a && a.listeners === l && a.statusId === item.statusId && (accountsPer[i] ?? []).every((x) => a.accounts.has(x.id));
-  });
-  if (!usable) return null;
-  const out: StatusParts = { shared: new Map(), account: new Map(), facts: new Map() };
-  for (const item of items) {
-    const p = await item.ahead?.parts;
-    if (!p) return null;
-    for (const [k, v] of p.shared) out.shared.set(k, v);
-    for (const [k, v] of p.account) out.account.set(k, v);
-    for (const [k, v] of p.facts) out.facts.set(k, v);
-  }
-  return out;
 }
 
 /**
@@ -304,61 +183,6 @@ export async function publishStatusUpdate(db: DB, env: Env, cfg: Config, statusI
     return [{ envelope, accounts: withFacts(parts, statusId, accounts), shared: shared?.keys ?? [], recheck: true }];
   });
 }
-
-type FeedsOf = [{ account_id: string }[], { list_id: string; account_id: string }[]];
-
-/** The home and list feeds holding a status (with the lists' owners): who hears of its edit. */
-const feedsOfStatements = (db: DB, statusId: string) => {
-  const S = padId(statusId);
-  return [
-    db.all<{ account_id: string }>(sql`SELECT account_id FROM home_feed WHERE status_id = ${S}`),
-    db.all<{ list_id: string; account_id: string }>(
-      sql`SELECT lf.list_id AS list_id, l.account_id AS account_id FROM list_feed lf JOIN lists l ON l.id = lf.list_id WHERE lf.status_id = ${S}`,
-    ),
-  ];
-};
-
-/** What publishStatusUpdate reads, read at the end of the edit's write batch (publishUpdateReadAhead). */
-export interface AheadUpdate {
-  listeners: Listeners;
-  /** The feeds holding the status (empty when nobody was online). */
-  feeds: readonly unknown[];
-  parts: Promise<StatusParts | null>;
-}
-
-const UPDATE_AHEAD = carriedKind<AheadUpdate>("status update reads");
-
-/**
- * publishReadAhead for an edit (publishStatusUpdate): the feeds holding the status, its renderings and every online
- * account's facts, to end the batch that writes the edit; the caller carries them on its status_updated effect
- * (carryUpdateAhead). Used only by a plan for the very listeners they were read for.
- */
-export function publishUpdateReadAhead(db: DB, cfg: Config, statusId: string, use: (a: AheadUpdate) => void): AheadRead | null {
-  const listeners = aheadListeners();
-  if (!listeners) return null;
-  const feeds = listeners.online.size ? feedsOfStatements(db, statusId) : [];
-  const read = statusPartsRead(db, [{ statusId, cfg, shared: true, accounts: [...listeners.online] }], listeners.shared);
-  const own = read?.stmts ?? [];
-  if (!feeds.length && !own.length) return null;
-  return {
-    stmts: [...feeds, ...own],
-    keep: (res) => {
-      const parts = read ? read.parts(res.slice(feeds.length)).catch(failedAhead) : Promise.resolve(null);
-      use({ listeners, feeds: feeds.length ? res.slice(0, feeds.length) : [[], []], parts });
-    },
-  };
-}
-
-/** Carries `ahead` on the status_updated effect that publishes the edit (in memory only). */
-export const carryUpdateAhead = (fx: Effects, effect: Effect, ahead: AheadUpdate): void => fx.carry(effect, UPDATE_AHEAD, ahead);
-
-/** What a status_updated effect carries for its publish (taken once). */
-export const takeUpdateAhead = (fx: Effects, effect: Effect): AheadUpdate | undefined => fx.take(effect, UPDATE_AHEAD);
-
-const failedAhead = (e: unknown): null => {
-  console.error("streaming: rendering read ahead failed", e instanceof Error ? e.message : e);
-  return null;
-};
 
 /**
  * A status left the feeds (deleted, or a boost undone): `delete` with each removed entry's id to its feed's owner

@@ -49,7 +49,7 @@ export async function statusParts(db: DB, requests: readonly PartRequest[], list
 const emptyParts = (): StatusParts => ({ shared: new Map(), account: new Map(), facts: new Map() });
 
 /**
- * statusParts as statements to run in a batch of the caller's (a write batch's end: publish.ts publishReadAhead), and
+ * statusParts as statements to run in a batch of the caller's (a write batch's end: read-ahead.ts publishReadAhead), and
  * what makes the parts of their results; null when there is nothing to render. `related`: the statuses the requested
  * ones boost or quote, when the caller knows them all (loadStatusBundle's: it saves a statement finding them).
  */

@@ -8,11 +8,10 @@ import { createDb } from "../../src/db/client";
 import { accounts } from "../../src/db/schema";
 import { countingD1 } from "../../src/lib/limits/d1-counter";
 import { snowflake } from "../../src/lib/text/ids";
+import { type AheadParts, publishReadAhead } from "../../src/streaming/read-ahead";
 import {
-  type AheadParts,
   publishDelete,
   publishNotifications,
-  publishReadAhead,
   publishStatuses,
   publishRelationsChanged,
   publishStatus,

@@ -6,7 +6,7 @@ import type { AheadRead, DB, Statement } from "../../db/client";
 import type { Effects } from "../../effects/collector";
 import type { Effect } from "../../effects/types";
 import type { Config } from "../../env";
-import { type AheadParts, carryPublishAhead, publishReadAhead } from "../../streaming/publish";
+import { type AheadParts, carryPublishAhead, publishReadAhead } from "../../streaming/read-ahead";
 import { fanOutChunk } from "../../timelines/fanout";
 
 export interface FirstChunk {

@@ -18,7 +18,7 @@ import type { AccountRow } from "../../db/schema/index";
 import { isUniqueViolation } from "../../db/unique";
 import { notificationWrite, notificationWrites, type NewNotification } from "../../services/notifications/notifications";
 import type { Effect, NotifyEffect } from "../../effects/types";
-import { carryUpdateAhead, publishUpdateReadAhead } from "../../streaming/publish";
+import { carryUpdateAhead, publishUpdateReadAhead } from "../../streaming/read-ahead";
 import { cardUrlOfHtml, resetCardStatement } from "../../services/statuses/preview-cards";
 import { htmlSearchText, searchIndexStatement } from "../../services/statuses/search-index";
 import { statusShortcodes, upsertRemoteEmojisStatement } from "../../services/statuses/custom-emojis";
