@@ -39,6 +39,12 @@ async function processQueued(): Promise<{ n: number; messages: number; written: 
   return { n: counter.n, messages: jobs.length, written: counter.w ?? 0, read: counter.r ?? 0 };
 }
 
+/** 3,000 activities seen over the 14 days kept and today (ids `prefix` + 0…2999), each under its week. */
+async function seenOverTheDaysKept(prefix: string) {
+  const seen = Array.from({ length: 3000 }, (_, i) => [seenBucket(Date.now() - (i % 15) * 86_400_000), `${prefix}${i}`]);
+  await env.DB.prepare("INSERT INTO inbox_seen (day, activity_id) SELECT value ->> 0, value ->> 1 FROM json_each(?)").bind(JSON.stringify(seen)).run();
+}
+
 /** A local user, and a remote actor this server knows: its first Like of the user's status has been processed. */
 async function knownActor(name: string, host: string) {
   const alice = await makeUser();
@@ -98,8 +104,7 @@ describe("inbound activity round trips", () => {
       return (await processQueued()).read;
     };
     const read = await likeOnce();
-    const seen = Array.from({ length: 3000 }, (_, i) => [seenBucket(Date.now() - (i % 15) * 86_400_000), `https://rt.example/seen/${i}`]);
-    await env.DB.prepare("INSERT INTO inbox_seen (day, activity_id) SELECT value ->> 0, value ->> 1 FROM json_each(?)").bind(JSON.stringify(seen)).run();
+    await seenOverTheDaysKept("https://rt.example/seen/");
     expect(await likeOnce()).toBe(read);
   });
 
@@ -121,8 +126,7 @@ describe("inbound activity round trips", () => {
     expect(await sql("SELECT id FROM statuses WHERE uri = ?", n.id)).toHaveLength(1);
     // The check itself, among 3,000 activities seen over the 14 days: it probes the 4 weeks holding the days kept and
     // tomorrow, a row read each (16 when it probed each day).
-    const seen = Array.from({ length: 3000 }, (_, i) => [seenBucket(Date.now() - (i % 15) * 86_400_000), `https://seen.example/a/${i}`]);
-    await env.DB.prepare("INSERT INTO inbox_seen (day, activity_id) SELECT value ->> 0, value ->> 1 FROM json_each(?)").bind(JSON.stringify(seen)).run();
+    await seenOverTheDaysKept("https://seen.example/a/");
     for (const [id, expected] of [
       [again.id, 1],
       ["https://seen.example/a/7", 1],

@@ -11,7 +11,7 @@ import type { Effect, JobMessage } from "../../src/effects/types";
 import type { Env } from "../../src/env";
 import { padId } from "../../src/lib/text/ids";
 import { makeUser } from "./helpers";
-import { askReset, linkIn, mailTo } from "./mail-helpers";
+import { askReset, failingBinding, linkIn, mailTo } from "./mail-helpers";
 import { Jar, web } from "./oauth-helpers";
 import { simulatedQueue } from "./simulated-queue";
 import { resendPending } from "../../src/effects/pending";
@@ -24,22 +24,6 @@ const deadMails = async () =>
   (await env.DB.prepare("SELECT body, attempts FROM dead_letters WHERE queue = 'tern-jobs'").all<{ body: string; attempts: number }>()).results
     .map((r) => ({ attempts: r.attempts, effects: (JSON.parse(r.body) as { effects: Effect[] }).effects }))
     .filter((r) => r.effects.some((e) => e.type === "mail" || e.type === "password_reset"));
-
-/** The real binding behind a fault: the first `failures` calls fail as `how`, later ones go through. */
-function failingBinding(how: "throw" | "reject" | "hang", failures = Number.POSITIVE_INFINITY) {
-  const calls = { n: 0 };
-  const real = env.EMAIL!;
-  const binding = {
-    send(message: EmailMessageBuilder) {
-      calls.n++;
-      if (calls.n > failures) return real.send(message);
-      if (how === "throw") throw new Error("Email Service: internal error");
-      if (how === "reject") return Promise.reject(new Error("destination address not verified"));
-      return new Promise<EmailSendResult>(() => {});
-    },
-  } as unknown as SendEmail;
-  return { binding, calls };
-}
 
 afterEach(() => vi.restoreAllMocks());
 

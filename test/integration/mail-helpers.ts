@@ -37,3 +37,19 @@ export async function askReset(jar: Jar, email: string, ip = "203.0.113.7") {
   const csrf = await formCsrf(jar, "/auth/password/new", ip);
   return web("/auth/password", { jar, ip, form: { csrf, email }, headers: { origin: ORIGIN } });
 }
+
+/** The real binding behind a fault: the first `failures` calls fail as `how`, later ones go through. */
+export function failingBinding(how: "throw" | "reject" | "hang", failures = Number.POSITIVE_INFINITY) {
+  const calls = { n: 0 };
+  const real = env.EMAIL!;
+  const binding = {
+    send(message: EmailMessageBuilder) {
+      calls.n++;
+      if (calls.n > failures) return real.send(message);
+      if (how === "throw") throw new Error("Email Service: internal error");
+      if (how === "reject") return Promise.reject(new Error("destination address not verified"));
+      return new Promise<EmailSendResult>(() => {});
+    },
+  } as unknown as SendEmail;
+  return { binding, calls };
+}

@@ -14,7 +14,7 @@ import { countingD1, type D1Count } from "../../src/lib/limits/d1-counter";
 import { createDb } from "../../src/db/client";
 import { ADMIN } from "./admin-fixtures";
 import { ORIGIN, anon, db, makeUser } from "./helpers";
-import { mailTo } from "./mail-helpers";
+import { failingBinding, mailTo } from "./mail-helpers";
 import { installQueueCapture, queued, runQueuedJobs, unpack } from "./queues";
 import { csrfOf, postForm, signedIn } from "./settings-helpers";
 import { tagStatements } from "./trends-fixtures";
@@ -111,16 +111,6 @@ describe("trends need review by default (trendable_by_default off)", () => {
 });
 
 describe("the cron mails the notice itself", () => {
-  /** The Email Service binding failing as `how` (the real one behind it otherwise untouched). */
-  const failing = (how: "throw" | "reject" | "hang"): SendEmail =>
-    ({
-      send() {
-        if (how === "throw") throw new Error("Email Service: internal error");
-        if (how === "reject") return Promise.reject(new Error("destination address not verified"));
-        return new Promise<EmailSendResult>(() => {});
-      },
-    }) as unknown as SendEmail;
-
   it("in its own invocation: the mail arrives and no queue message is sent", async () => {
     const admin = await makeUser(`trendcron${Date.now().toString(36)}`, ADMIN);
     await trendingTag("cronmailed");
@@ -140,11 +130,13 @@ describe("the cron mails the notice itself", () => {
       await trendingTag(`cronfail${how}`);
       await refreshTrends(db(), Date.now());
       queued.jobs.length = 0;
-      await runScheduled({ ...env, EFFECTS_AFTER_RESPONSE: "", EMAIL: failing(how), MAIL_TIMEOUT_MS: "50" } as Env, Date.UTC(2026, 10, 28, 14, 2), {
+      const { binding, calls } = failingBinding(how);
+      await runScheduled({ ...env, EFFECTS_AFTER_RESPONSE: "", EMAIL: binding, MAIL_TIMEOUT_MS: "50" } as Env, Date.UTC(2026, 10, 28, 14, 2), {
         housekeeping: false,
         hourly: true,
       });
       // The notice became the admin's mail and its first attempt ran in the cron's invocation; the next is the queue's.
+      expect(calls.n).toBe(1);
       const retried = queued.jobs.flatMap(unpack).filter((e) => e.type === "mail");
       expect(retried).toEqual([expect.objectContaining({ mail: expect.objectContaining({ kind: "admin_trends", userId: admin.userId, tags: 1 }) })]);
       const since = Date.now() - 1;

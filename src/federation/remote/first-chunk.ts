@@ -15,11 +15,11 @@ export interface FirstChunk {
   /** The publish's reads, to end the batch with (withFinish places them when the effects run here next); null: none. */
   ahead: AheadRead | null;
   /**
-   * Once the batch committed, with the chunk's statements' results: records what the chunk reached (`fanned_out`, its
-   * publish's reads carried along), or, when its bell notifications (batches of their own) failed, the chunk again as
-   * a `fanout` effect, which the queue retries (its inserts are idempotent).
+   * Once the batch committed, with the batch's results and where the chunk's statements start in it: records what the
+   * chunk reached (`fanned_out`, its publish's reads carried along), or, when its bell notifications (batches of their
+   * own) failed, the chunk again as a `fanout` effect, which the queue retries (its inserts are idempotent).
    */
-  record(fx: Effects, results: readonly unknown[]): Promise<void>;
+  record(fx: Effects, results: readonly unknown[], from: number): Promise<void>;
 }
 
 /**
@@ -33,9 +33,9 @@ export function firstChunk(db: DB, cfg: Config, statusId: string, related?: read
   return {
     stmts: chunk.stmts,
     ahead: publishReadAhead(db, cfg, statusId, (a) => (got.parts = a), related),
-    async record(fx, results) {
+    async record(fx, results, from) {
       try {
-        const fanned: Effect = { type: "fanned_out", statusId, delivered: await chunk.read(fx, results) };
+        const fanned: Effect = { type: "fanned_out", statusId, delivered: await chunk.read(fx, results.slice(from, from + chunk.stmts.length)) };
         if (got.parts) carryPublishAhead(fx, fanned, got.parts);
         fx.add(fanned);
       } catch (e) {

@@ -364,7 +364,7 @@ export async function ingestNote(r: Resolution, note: NormalizedNote, author: Ac
     return ingestNote(r, note, author, depth, { withWrites: opts.withWrites, retried: true });
   }
   r.fx.add(...notes.notify);
-  if (chunk) await chunk.record(r.fx, res.slice(fanFrom, fanFrom + chunk.stmts.length));
+  if (chunk) await chunk.record(r.fx, res, fanFrom);
   // Mastodon crawls the first link of every status it creates from a Create (LinkCrawlWorker), realtime or not.
   if (await cardUrlOfHtml(row.content, r.cfg, mentionUrlsOf(note))) r.fx.add({ type: "fetch_card", statusId: id });
   if (cache) r.fx.add(cache);

@@ -140,7 +140,7 @@ export async function handleAnnounce(ctx: InboxContext): Promise<void> {
   if (!applied.written) return;
   if (!chunk) return change.effects(ctx.fx);
   change.effectsBesideFanOut(ctx.fx);
-  await chunk.record(ctx.fx, applied.results.slice(fanFrom, fanFrom + chunk.stmts.length));
+  await chunk.record(ctx.fx, applied.results, fanFrom);
 }
 
 export async function handleLike(ctx: InboxContext): Promise<void> {
