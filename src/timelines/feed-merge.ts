@@ -58,6 +58,11 @@ export async function mergeIntoList(db: DB, listId: string, targetAccountId: str
   );
 }
 
+/**
+ * Takes an author's entries out of a home feed and the owner's list feeds (an unfollow, a mute, a block). The home feed
+ * is walked by its key (account, status): at most its ~800 entries (MAX_FEED_ITEMS) read once per unfollow, where an
+ * (account, author) index cost a row written with every entry ever fanned out (migrations/0060).
+ */
 export async function unmergeFromHome(db: DB, accountId: string, targetAccountId: string): Promise<void> {
   const F = padId(accountId);
   const T = padId(targetAccountId);

@@ -3,6 +3,8 @@ import { describe, expect, it } from "vitest";
 import { Effects } from "../../src/effects/collector";
 import { createDb } from "../../src/db/client";
 import { FANOUT_CHUNK, fanOut } from "../../src/timelines/fanout";
+import { unmergeFromHome } from "../../src/timelines/feed-merge";
+import { countingD1, type D1Count } from "../../src/lib/limits/d1-counter";
 import { db, eventually, makeUser } from "./helpers";
 import { exec, follow, homeRows, insertStatus, listRows, nextId, pad, post } from "./feeds-fixtures";
 
@@ -242,6 +244,30 @@ describe("fan-out on write", { timeout: 30000 }, () => {
     expect(rows).not.toContain(ids[0]);
     await env.JOBS.send({ type: "unmerge_feed", accountId: f.id, targetAccountId: a.id });
     await eventually(async () => expect(await homeRows(f.id)).toEqual([gs]));
+  });
+
+  it("an unfollow's unmerge reads the one feed it changes, whatever the other feeds hold", async () => {
+    // No (account, author) index (migrations/0060: it cost a row written with every entry): the delete walks the
+    // feed's key, so its rows read are bounded by that feed (≤ 800 kept), not by home_feed.
+    const [a, b, f, g] = await Promise.all([makeUser(), makeUser(), makeUser(), makeUser()]);
+    const stmt = env.DB.prepare("INSERT INTO home_feed (account_id, status_id, author_id) VALUES (?1, ?2, ?3)");
+    const rows = (owner: string, author: string, n: number) => Array.from({ length: n }, () => stmt.bind(pad(owner), pad(nextId()), pad(author)));
+    await env.DB.batch([...rows(f.id, a.id, 5), ...rows(f.id, b.id, 300)]);
+    const readOne = async () => {
+      const counter: D1Count = { n: 0 };
+      await unmergeFromHome(createDb(countingD1(env.DB, counter, { rows: true })), f.id, a.id);
+      return counter.r ?? 0;
+    };
+    const small = await readOne();
+    expect(await homeRows(f.id)).toHaveLength(300);
+    await env.DB.batch(rows(g.id, a.id, 2000));
+    await env.DB.batch(rows(f.id, a.id, 5));
+    const large = await readOne();
+    expect(await homeRows(f.id)).toHaveLength(300);
+    expect(await homeRows(g.id)).toHaveLength(2000);
+    expect(small).toBeLessThanOrEqual(310);
+    // One more at most: the walk stops on the first key past the feed's range, which another feed may now hold.
+    expect(large).toBeLessThanOrEqual(small + 1);
   });
 
   it("trims a grown feed to the newest 800 entries", async () => {

@@ -201,6 +201,34 @@ describe("round trips per activity type (known actor)", () => {
   });
 });
 
+describe("rows written by an incoming Create", () => {
+  it("a follower's home-feed entry is 2 rows written: the entry and its status index", async () => {
+    const { alice, actor: gil } = await knownActor("gil", "feed-rows.example");
+    const createOf = async () => {
+      queued.jobs.length = 0;
+      expect((await postInbox(gil, create(gil, note(gil, { to: [AS_PUBLIC], cc: [gil.followers] })))).status).toBe(202);
+      return (await processQueued()).written;
+    };
+    // A first Create writes what only the instance's first one does (SQLite's sqlite_sequence row of
+    // account_conversations, made by its first INSERT even when that inserts nothing); the next two are compared.
+    await createOf();
+    const unfollowed = await createOf();
+    const [g] = await sql("SELECT id FROM accounts WHERE uri = ?", gil.uri);
+    await sql(
+      "INSERT INTO follows (id, account_id, target_account_id, show_reblogs, notify, created_at) VALUES (?, ?, ?, 1, 0, ?)",
+      String(Date.now()).padStart(20, "0"),
+      alice.id.padStart(20, "0"),
+      g.id,
+      Date.now(),
+    );
+    const followed = await createOf();
+    expect(await sql("SELECT count(*) AS n FROM home_feed WHERE account_id = ? AND author_id = ?", alice.id.padStart(20, "0"), g.id)).toEqual([{ n: 1 }]);
+    // The same Create with one follower more: its home-feed entry (a WITHOUT ROWID row, migrations/0034) and
+    // home_feed_status; no (account, author) index (migrations/0060: 3 before).
+    expect(followed - unfollowed).toBe(2);
+  });
+});
+
 describe("rows read by an incoming Create", () => {
   it("finds the accounts it mentions by uri or profile url, however many remote accounts are known", async () => {
     // A fan-out chunk trims its feeds with probability 1/TRIM_EVERY (src/timelines/fanout.ts), ~9 rows read when it

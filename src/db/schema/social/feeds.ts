@@ -19,7 +19,7 @@ export const homeFeed = lazyTable(() =>
     },
     (t) => [
       primaryKey({ columns: [t.accountId, t.statusId] }),
-      index("home_feed_author").on(t.accountId, t.authorId),
+      // No (account, author) index (dropped in migrations/0060): an unfollow's delete walks the feed's key, ≤ 800 rows.
       // Deleting a status removes its entries from every feed (unfanout) without walking the author's followers.
       index("home_feed_status").on(t.statusId),
       // Reblog entries only: "is this status already boosted into this feed", and removal with the original.
