@@ -26,7 +26,8 @@ import { parseJsonText } from "../../lib/http/params";
 import { carriedKind, Effects, runsAfterResponseHere } from "../../effects/collector";
 import { handleBlock, handleDeleteActor, handleUpdateActor, liftsRemoteSuspension } from "./handlers/account";
 import { handleAnnounce, handleLike } from "./handlers/announce";
-import { DropActivity, type InboxContext } from "./handlers/context";
+import { DropActivity, type EarlyReads, type InboxContext } from "./handlers/context";
+import { earlyReadsFor } from "./early-reads";
 import { handleFeatured } from "./handlers/featured";
 import { handleFlag } from "./handlers/flag";
 import { handleMove } from "./handlers/move";
@@ -164,6 +165,8 @@ export interface HandedOver {
   activity: NormalizedActivity;
   /** Whether inbox_seen held the activity's `id` when the item was stored (null: the activity has no id). */
   seen: boolean | null;
+  /** Its handler's first reads, made with the store (early-reads.ts). */
+  early?: EarlyReads;
 }
 
 /**
@@ -186,14 +189,16 @@ export async function storeVerifiedItem(db: DB, env: Env, fx: Effects, v: Verifi
   }
   const id = snowflake();
   const insert = insertItemStatement(db, id, v.signer.id, v.body);
-  let seen: boolean | null = null;
-  if (v.activity.id) {
-    const [, rows] = await db.batch([insert, seenKeyStatement(db, v.activity.id)]);
-    seen = !!rows[0]?.seen;
-  } else await insert;
+  // The handler's first reads in the same batch (early-reads.ts): its processing starts from them.
+  const plan = earlyReadsFor(db, readConfig(env, fx.origin), v.activity, v.signer);
+  const stmts: Statement[] = [insert];
+  if (v.activity.id) stmts.push(seenKeyStatement(db, v.activity.id));
+  const results = await runBatch(db, [...stmts, ...(plan?.stmts ?? [])]);
+  const seen = v.activity.id ? !!(results[1] as { seen: number }[])[0]?.seen : null;
+  const early: EarlyReads | undefined = plan ? { type: plan.type, results: results.slice(stmts.length), note: plan.note } : undefined;
   const effect: Effect = { type: "inbox", itemId: id, origin: fx.origin };
   fx.afterResponse(effect);
-  fx.carry(effect, HANDED_OVER, { signer: v.signer, body: v.body, json: v.json, activity: v.activity, seen });
+  fx.carry(effect, HANDED_OVER, { signer: v.signer, body: v.body, json: v.json, activity: v.activity, seen, early });
 }
 
 // loadItem's four reads, built once per isolate (frozen.ts): every processed activity makes them. `item` is the padded id.
@@ -301,11 +306,11 @@ async function processItem(db: DB, env: Env, itemId: string, origin: string, fx:
     activity = normalizeActivity(json);
   }
   if (!activity || !signer || activity.actor !== signer.uri) return finish(null);
-  const key = activity.id ?? `sha256:${await sha256Hex(body)}`;
   // A state change is applied whenever it is valid now, whatever its id: servers reuse ids (Hollo sends one Accept id
   // for every follow of the same follower), and follow → unfollow → follow must end following. Their handlers act
   // on the current state only (an Accept needs a pending request, a Follow of an existing follow re-accepts, an Undo
   // of nothing does nothing), so a replay of the same change changes nothing. Everything else is taken once per id.
+  const key = activity.id ?? `sha256:${await sha256Hex(body)}`;
   if (!STATE_CHANGES.has(activity.type)) {
     // Read with the item when the key is the body's own `id` (the usual case); else (no id: the body's hash) here.
     const seen = seenById && seenById.id === key ? seenById.seen : !!(await seenKeyStatement(db, key))[0]?.seen;
@@ -319,7 +324,7 @@ async function processItem(db: DB, env: Env, itemId: string, origin: string, fx:
   // Handed over: processed in the invocation that took it, where its effects run next (runHere), so the last batch may
   // read ahead for them; through the queue they would leave for another message.
   const done = { stmts: finishStatements(key), done: false, readAhead: !!handed };
-  const ctx: InboxContext = { db, env, cfg, signer, activity, json: json as Record<string, unknown>, r, fx: mine, finish: done };
+  const ctx: InboxContext = { db, env, cfg, signer, activity, json: json as Record<string, unknown>, r, fx: mine, finish: done, early: handed?.early };
   try {
     // C19: nothing from suspended accounts or domains (a suspension may have happened after the 202), except the
     // Update that reverses a suspension the account's own server asked for.

@@ -1,6 +1,6 @@
 // Announce (boost), Like, and their Undo.
 import { and, eq, sql } from "drizzle-orm";
-import type { BatchItem } from "drizzle-orm/batch";
+import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import { accounts, statuses } from "../../../db/schema/index";
 import type { StatusRow } from "../../../entities/statuses/status";
 import { padId, snowflake } from "../../../lib/text/ids";
@@ -15,7 +15,11 @@ import { ingestNote } from "../../remote/remote-statuses";
 import { firstChunk } from "../../remote/first-chunk";
 import { statusByUri } from "../../remote/resolution";
 import { resolveStatus } from "../../remote/resolve-status";
-import { drop, withFinish, type InboxContext } from "./context";
+import { drop, takeEarly, withFinish, type InboxContext } from "./context";
+import type { DB } from "../../../db/client";
+import type { AccountRow } from "../../../db/schema/index";
+import type { Config } from "../../../env";
+import type { NormalizedActivity } from "../../remote/normalize";
 import { accountRows, statusRowByUri, statusRows } from "../../../db/table-rows";
 import { frozenSelect } from "../../../db/frozen";
 
@@ -69,21 +73,31 @@ const likedReadable = frozenSelect((db) =>
     .limit(1),
 );
 
-export async function handleAnnounce(ctx: InboxContext): Promise<void> {
-  const { db, signer, activity } = ctx;
-  if (!activity.id) return drop("announce without id");
-  const uri = activity.objectId;
-  // One batch: the boost (already taken?), the original when known, whether the signer may read it, its author with
-  // the author's domain suspension, and the signer's own boost of it.
-  const values = { act: activity.id, uri: uri ?? "", signer: padId(signer.id) };
-  const [taken, known, readable, authors, authorDomain, mineRows] = await db.batch([
+/**
+ * An incoming Announce's first reads, one batch: the boost (already taken?), the original when known, whether the
+ * signer may read it, its author with the author's domain suspension, and the signer's own boost of it. Made by the
+ * handler, or early by the POST that stored the item (EarlyReads). Null: an Announce without an id, dropped.
+ */
+export function announceReads(db: DB, cfg: Config, activity: NormalizedActivity, signer: AccountRow) {
+  if (!activity.id) return null;
+  const values = { act: activity.id, uri: activity.objectId ?? "", signer: padId(signer.id) };
+  return [
     announceTaken(db, values),
     statusRowByUri(db, values.uri),
     announcedReadable(db, values),
     announcedAuthor(db, values),
-    announcedAuthorSuspended(db, ctx.cfg, values),
+    announcedAuthorSuspended(db, cfg, values),
     signersBoost(db, values),
-  ]);
+  ] as const;
+}
+type AnnounceReads = BatchResponse<NonNullable<ReturnType<typeof announceReads>>>;
+
+export async function handleAnnounce(ctx: InboxContext): Promise<void> {
+  const { db, signer, activity } = ctx;
+  const reads = announceReads(db, ctx.cfg, activity, signer);
+  if (!reads || !activity.id) return drop("announce without id");
+  const early = takeEarly(ctx, "Announce")?.results as AnnounceReads | undefined;
+  const [taken, known, readable, authors, authorDomain, mineRows] = early ?? (await db.batch(reads));
   if (taken[0]) return;
   const pre = known[0];
   const target = pre ?? (await announcedStatus(ctx));
@@ -143,13 +157,23 @@ export async function handleAnnounce(ctx: InboxContext): Promise<void> {
   await chunk.record(ctx.fx, applied.results, fanFrom);
 }
 
+/**
+ * An incoming Like's reads, one batch: the status and whether the actor may read it (accountCanRead's condition). Made
+ * by the handler, or early by the POST that stored the item (EarlyReads). Null: a Like of nothing, dropped.
+ */
+export function likeReads(db: DB, activity: NormalizedActivity, signer: AccountRow) {
+  const uri = activity.objectId;
+  if (!uri) return null;
+  return [statusRowByUri(db, uri), likedReadable(db, { uri, signer: padId(signer.id) })] as const;
+}
+type LikeReads = BatchResponse<NonNullable<ReturnType<typeof likeReads>>>;
+
 export async function handleLike(ctx: InboxContext): Promise<void> {
   const { db, signer, activity } = ctx;
-  const uri = activity.objectId;
-  if (!uri) return drop("like of an unknown status");
-  // The status and whether the actor may read it (accountCanRead's condition): one batch.
-  const values = { uri, signer: padId(signer.id) };
-  const [found, readable] = await db.batch([statusRowByUri(db, uri), likedReadable(db, values)]);
+  const reads = likeReads(db, activity, signer);
+  if (!reads) return drop("like of an unknown status");
+  const early = takeEarly(ctx, "Like")?.results as LikeReads | undefined;
+  const [found, readable] = early ?? (await db.batch(reads));
   const target = found[0];
   if (!target || target.reblogOfId) return drop("like of an unknown status");
   if (readable[0]?.id !== target.id) return drop("like of a status the actor may not see");

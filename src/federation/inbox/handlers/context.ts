@@ -7,7 +7,7 @@ import type { AccountRow } from "../../../db/schema/index";
 import type { Effects } from "../../../effects/collector";
 import { notifyReadsAhead } from "../../../effects/notify-reads";
 import type { NotifyEffect } from "../../../effects/types";
-import type { NormalizedActivity } from "../../remote/normalize";
+import type { NormalizedActivity, NormalizedNote } from "../../remote/normalize";
 import type { Resolution } from "../../remote/resolution";
 import { accountRows } from "../../../db/table-rows";
 
@@ -30,6 +30,28 @@ export interface InboxContext {
    * status's media rows to cache), saving each its round trip.
    */
   finish?: { stmts: Statement[]; done: boolean; readAhead?: boolean };
+  /** The handler's first reads, made early (see EarlyReads); taken once, by the handler they were made for. */
+  early?: EarlyReads;
+}
+
+/**
+ * A handler's first reads (an incoming Create's, Like's or Announce's), made in the batch of the POST that stored the
+ * item, when the item is processed in that invocation right after its 202 (src/federation/inbox/early-reads.ts): the
+ * handler then starts from their results instead of a round trip of its own. `type`: the activity type they were
+ * made for; `note`: a Create's object as normalized to make them.
+ */
+export interface EarlyReads {
+  type: string;
+  results: unknown[];
+  note?: NormalizedNote;
+}
+
+/** The early reads made for `type` (once), or null: the handler reads for itself. */
+export function takeEarly(ctx: InboxContext, type: string): EarlyReads | null {
+  const e = ctx.early;
+  if (!e || e.type !== type) return null;
+  ctx.early = undefined;
+  return e;
 }
 
 /**

@@ -10,18 +10,33 @@ import { applyNoteUpdate, ingestLookupFrom, ingestLookupStatements, ingestNote }
 import { statusByUri } from "../../remote/resolution";
 import { resolveStatus } from "../../remote/resolve-status";
 import { refreshIncomingQuote } from "../../remote/quotes-inbound";
-import { drop, withFinish, type InboxContext } from "./context";
-import { runBatch } from "../../../db/client";
+import { drop, takeEarly, withFinish, type InboxContext } from "./context";
+import { type DB, runBatch, type Statement } from "../../../db/client";
+import type { AccountRow } from "../../../db/schema/index";
+import type { NormalizedActivity, NormalizedNote } from "../../remote/normalize";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { StatusRow } from "../../../entities/statuses/status";
 
 export const OBJECT_TYPES = new Set(["Note", "Question", "Article", "Page"]);
+
+/**
+ * An incoming Create's first reads (ingestNote's lookups), for the POST to make with its store (EarlyReads): only for
+ * an embedded object this handler would ingest, not a poll vote. Null: the handler reads for itself, if at all.
+ */
+export function createEarlyReads(db: DB, activity: NormalizedActivity, signer: AccountRow): { stmts: Statement[]; note: NormalizedNote } | null {
+  const uri = activity.objectId;
+  if (!uri || !activity.object || !sameHost(uri, signer.uri) || voteNoteOf(activity.object)) return null;
+  const note = normalizeNote(activity.object);
+  if (!note || note.attributedTo !== signer.uri) return null;
+  return { stmts: [...ingestLookupStatements(db, note)], note };
+}
 
 export async function handleCreate(ctx: InboxContext): Promise<void> {
   const { activity, signer } = ctx;
   const uri = activity.objectId;
   if (!uri) return drop("create without object");
   if (!sameHost(uri, signer.uri)) return drop("object id not on the actor's host"); // C11
+  const early = takeEarly(ctx, "Create");
   // A poll vote is a Create{Note} too: it counts, and is never stored as a status (Mastodon's poll_vote?).
   const vote = voteNoteOf(activity.object);
   if (vote && (await handleVoteCreate(ctx, vote))) return;
@@ -31,11 +46,12 @@ export async function handleCreate(ctx: InboxContext): Promise<void> {
     if (s && s.accountId !== signer.id) return drop("fetched object has another author");
     return;
   }
-  const note = normalizeNote(activity.object);
+  const note = early?.note ?? normalizeNote(activity.object);
   if (!note) return drop("unsupported or malformed object");
   if (note.attributedTo !== signer.uri) return drop("attributedTo is not the actor"); // C12
-  // ingestNote's first reads in one batch, and the inbox item's finishing statements in its write batch.
-  const pre = ingestLookupFrom(note, await ctx.db.batch([...ingestLookupStatements(ctx.db, note)]));
+  // ingestNote's first reads in one batch (made early, with the item's store, when the POST's invocation processes
+  // it), and the inbox item's finishing statements in its write batch.
+  const pre = ingestLookupFrom(note, early?.results ?? (await ctx.db.batch([...ingestLookupStatements(ctx.db, note)])));
   await ingestNote(ctx.r, note, signer, 0, { pre, withWrites: (writes, notify, ahead) => withFinish(ctx, writes, notify, ahead) });
 }
 
