@@ -192,9 +192,11 @@ export async function storeVerifiedItem(db: DB, env: Env, fx: Effects, v: Verifi
   // The handler's first reads in the same batch (early-reads.ts): its processing starts from them.
   const plan = earlyReadsFor(db, readConfig(env, fx.origin), v.activity, v.signer);
   const stmts: Statement[] = [insert];
-  if (v.activity.id) stmts.push(seenKeyStatement(db, v.activity.id));
+  // The seen check, for what is taken once per id (a state change is applied by what it changes: processItem).
+  const checked = !!v.activity.id && !STATE_CHANGES.has(v.activity.type);
+  if (checked && v.activity.id) stmts.push(seenKeyStatement(db, v.activity.id));
   const results = await runBatch(db, [...stmts, ...(plan?.stmts ?? [])]);
-  const seen = v.activity.id ? !!(results[1] as { seen: number }[])[0]?.seen : null;
+  const seen = checked ? !!(results[1] as { seen: number }[])[0]?.seen : null;
   const early: EarlyReads | undefined = plan ? { type: plan.type, results: results.slice(stmts.length), note: plan.note } : undefined;
   const effect: Effect = { type: "inbox", itemId: id, origin: fx.origin };
   fx.afterResponse(effect);
@@ -309,9 +311,11 @@ async function processItem(db: DB, env: Env, itemId: string, origin: string, fx:
   // A state change is applied whenever it is valid now, whatever its id: servers reuse ids (Hollo sends one Accept id
   // for every follow of the same follower), and follow → unfollow → follow must end following. Their handlers act
   // on the current state only (an Accept needs a pending request, a Follow of an existing follow re-accepts, an Undo
-  // of nothing does nothing), so a replay of the same change changes nothing. Everything else is taken once per id.
-  const key = activity.id ?? `sha256:${await sha256Hex(body)}`;
-  if (!STATE_CHANGES.has(activity.type)) {
+  // of nothing does nothing), so a replay of the same change changes nothing. Everything else is taken once per id,
+  // and only that is marked seen (a state change's mark was a row written that nothing read).
+  const onceById = !STATE_CHANGES.has(activity.type);
+  const key = onceById ? (activity.id ?? `sha256:${await sha256Hex(body)}`) : null;
+  if (key) {
     // Read with the item when the key is the body's own `id` (the usual case); else (no id: the body's hash) here.
     const seen = seenById && seenById.id === key ? seenById.seen : !!(await seenKeyStatement(db, key))[0]?.seen;
     if (seen) return finish(null);
