@@ -102,8 +102,9 @@ const VERIFY_RATIO_GOAL = 2.5;
 /** Rounds of no-op and verify_credentials batches, alternating (--verify-rounds=N). */
 const VERIFY_ROUNDS = Math.max(1, Number(opt("verify-rounds") ?? 4));
 const SURVIVORS = opt("alloc") === "survivors";
-// --src=<commit>: the same bench entry on that commit's src/ (bench/day-compare.mjs: the "before" side of issue 34
-// point 2, served the same way in the same sitting). The entry and the modules it imports are the working tree's.
+// --src=<commit>: the same bench entry on that commit's src/ and schema (its migrations/; bench/day-compare.mjs: the
+// "before" side of issue 34 point 2, served the same way in the same sitting). The entry and the modules it imports
+// are the working tree's; the seed is this tree's (it writes no column or table the before commits lack).
 const SRC_REV = opt("src");
 const DAY_ENTRY_FILES = ["day-entry.js", "entry-counters.js", "d1-remote.js", "do-remote.js", "queue-remote.js", "r2-remote.js"];
 
@@ -442,16 +443,20 @@ async function main() {
   log(`peers on port ${peers.port} (${peers.mode}); seeding and starting Tern ...`);
   const big = "1000000";
   let entry = join(root, "bench", "day-entry.js");
+  let migrationsDir = null;
   if (SRC_REV) {
-    const before = prepareBefore(root, SRC_REV, DAY_ENTRY_FILES);
+    // The commit's src/ on its own schema (migrations/): an index added or dropped since counts on one side only.
+    const before = prepareBefore(root, SRC_REV, DAY_ENTRY_FILES, { migrations: true });
     if (before.error) throw new Error(before.error);
     entry = before.entry;
-    log(`--src=${SRC_REV}: Tern's src/ of ${before.sha.slice(0, 12)}, this tree's bench entry`);
+    migrationsDir = before.migrationsDir;
+    log(`--src=${SRC_REV}: Tern's src/ and migrations/ of ${before.sha.slice(0, 12)}, this tree's bench entry`);
   }
   const server = await startBenchServer({
     keep: flag("keep"),
     log: flag("log"),
     entry,
+    migrationsDir,
     d1Apart: D1_APART,
     dosApart: DOS_APART,
     queuesApart: QUEUES_APART,

@@ -34,6 +34,7 @@ const wranglerBin = join(root, "node_modules", "wrangler", "bin", "wrangler.js")
  * them out. `servicesPid` (returned) is that process.
  * `inspect`: the direct server's workerd runs with the V8 inspector on `inspectorPort` (returned) and the bundle is not
  * minified, so bench/inspector.mjs can profile Tern's isolate with readable names (bench/day.mjs --profile, --alloc).
+ * `migrationsDir`: the schema to apply (default migrations/): bench/day.mjs --src gives the before commit's own.
  * `pid`: the node process started (wrangler, or bench/direct.mjs); the workerd processes under it are its children
  * (bench/cpu.mjs `workerdPids(pid, port)` picks the one running the Worker).
  */
@@ -51,12 +52,13 @@ export async function startBenchServer({
   dosApart = false,
   queuesApart = false,
   inspect = false,
+  migrationsDir = null,
 }) {
   if (dosApart || queuesApart) d1Apart = true;
   if (via !== "direct" && via !== "wrangler") throw new Error(`startBenchServer: via must be "direct" or "wrangler", not ${JSON.stringify(via)}`);
   const configPath = config ?? join(root, "wrangler.toml");
   const persistTo = mkdtempSync(join(tmpdir(), "tern-bench-"));
-  applyMigrations(persistTo);
+  applyMigrations(persistTo, migrationsDir);
   let script = null;
   if (snapshot) {
     const outdir = join(persistTo, "build");

@@ -20,7 +20,7 @@ export const GOAL_ALL_REACHED_MS = 1000;
  * first, then the modules it imports) next to it. Returns the entry's path and the commit, or { error } when the
  * commit is not there. bench/day-compare.mjs uses it too.
  */
-export function prepareBefore(root, rev, files = ["streaming-entry.js"]) {
+export function prepareBefore(root, rev, files = ["streaming-entry.js"], { migrations = false } = {}) {
   let sha;
   try {
     sha = execFileSync("git", ["rev-parse", "--verify", `${rev}^{commit}`], { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
@@ -28,15 +28,19 @@ export function prepareBefore(root, rev, files = ["streaming-entry.js"]) {
     return { error: `commit ${rev} not found (a shallow clone?): no before/after comparison` };
   }
   const dir = join(root, "node_modules", ".cache", "tern-bench-before", sha.slice(0, 12));
-  if (!existsSync(join(dir, "src", "index.ts"))) {
+  // `migrations`: the commit's schema too (migrations/), for a before side that must run on the tables it was written for.
+  if (!existsSync(join(dir, "src", "index.ts")) || (migrations && !existsSync(join(dir, "migrations")))) {
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });
-    const tar = execFileSync("git", ["archive", "--format=tar", sha, "src"], { cwd: root, maxBuffer: 256 * 1024 * 1024 });
+    const tar = execFileSync("git", ["archive", "--format=tar", sha, "src", ...(migrations ? ["migrations"] : [])], {
+      cwd: root,
+      maxBuffer: 256 * 1024 * 1024,
+    });
     execFileSync("tar", ["-x", "-C", dir], { input: tar });
   }
   mkdirSync(join(dir, "bench"), { recursive: true });
   for (const f of files) copyFileSync(join(root, "bench", f), join(dir, "bench", f));
-  return { entry: join(dir, "bench", files[0]), sha };
+  return { entry: join(dir, "bench", files[0]), sha, migrationsDir: migrations ? join(dir, "migrations") : null };
 }
 
 /**

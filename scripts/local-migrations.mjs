@@ -8,7 +8,8 @@
 // under <persistTo>/v3/d1), the same `d1_migrations` table and rows, each file with its row in one batch (one
 // transaction), files in name order, applied ones skipped, so either tool can go on from the other.
 //
-//   node scripts/local-migrations.mjs [--persist-to DIR]   (prints how many files it applied)
+//   node scripts/local-migrations.mjs [--persist-to DIR] [--migrations-dir DIR]   (prints how many files it applied)
+//   (--migrations-dir: another tree's files, as the benchmark's "before" side applies its commit's own schema)
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -84,10 +85,14 @@ export async function applyLocalMigrations({
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const i = process.argv.indexOf("--persist-to");
-  const persistTo = i > 0 ? process.argv[i + 1] : undefined;
+  const arg = (name) => {
+    const i = process.argv.indexOf(name);
+    return i > 0 ? process.argv[i + 1] : undefined;
+  };
+  const persistTo = arg("--persist-to");
+  const migrationsDir = arg("--migrations-dir");
   try {
-    const applied = await applyLocalMigrations({ persistTo });
+    const applied = await applyLocalMigrations({ persistTo, ...(migrationsDir ? { migrationsDir } : {}) });
     console.log(applied.length ? `applied ${applied.length} migration file(s)` : "already up to date");
   } catch (e) {
     console.error(e instanceof Error ? e.message : e);

@@ -42,9 +42,10 @@ export function freePort() {
 }
 
 /** migrations/ into the local D1 under `persistTo`, as `wrangler d1 migrations apply --local` (scripts/local-migrations.mjs). */
-export function applyMigrations(persistTo) {
+export function applyMigrations(persistTo, migrationsDir = null) {
   const args = [join(root, "scripts", "local-migrations.mjs")];
   if (persistTo) args.push("--persist-to", persistTo);
+  if (migrationsDir) args.push("--migrations-dir", migrationsDir);
   const r = spawnSync(nodeBin, args, { cwd: root, env: quietEnv, encoding: "utf8" });
   if (r.status !== 0) {
     throw new Error(`applying the migrations failed (exit ${r.status}):\n${r.stdout}\n${r.stderr}`);
