@@ -27,12 +27,18 @@ afterEach(() => vi.restoreAllMocks());
  * A signed POST to the shared inbox, through the Worker's own fetch with production settings; waits for its waitUntil
  * work. `counter`: D1 round trips of the POST and that work together.
  */
-async function postInboxHere(signer: RemoteActor, activity: unknown, counter?: { n: number }, vars: Record<string, string> = {}): Promise<Response> {
+async function postInboxHere(
+  signer: RemoteActor,
+  activity: unknown,
+  counter?: { n: number },
+  vars: Record<string, string> = {},
+  db: D1Database = env.DB,
+): Promise<Response> {
   const body = JSON.stringify(activity);
   const req = new Request(`${ORIGIN}/inbox`, { method: "POST", headers: { "content-type": "application/activity+json" }, body });
   const signed = await signRequest(req, signer.keyId, signer.keys.privateKeyPem, body);
   const ctx = createExecutionContext();
-  const DB = counter ? countingD1(env.DB, counter) : env.DB;
+  const DB = counter ? countingD1(db, counter) : db;
   const res = await worker.fetch(
     new Request(signed.url, { method: "POST", headers: signed.headers, body }),
     { ...env, DB, EFFECTS_AFTER_RESPONSE: "", ...vars },
@@ -207,6 +213,42 @@ describe("incoming activities after the response", () => {
     expect(status.body.favourites_count).toBe(1);
     const bell = await fay.api.get("/api/v1/notifications");
     expect(bell.body.map((x: { type: string; account: { acct: string } }) => [x.type, x.account.acct])).toEqual([["favourite", "gus@here.example"]]);
+    expect(await sql("SELECT id FROM inbox_items")).toEqual([]);
+  });
+
+  it("a Like whose store batch fails (with its early reads) is refused with a 5xx and kept nowhere; the sender's retry is taken once", async () => {
+    const ada = await makeUser("ada");
+    const ned = await knownRemote("ned");
+    const posted = await ada.api.post("/api/v1/statuses", { status: "like me once", visibility: "public" });
+    const like = { id: newId(ned), type: "Like", actor: ned.uri, object: posted.body.uri };
+    // D1 fails once, on the batch that stores the item and makes the Like's reads.
+    // The request reads and writes through a D1 session (src/db/session.ts): its batches are the session's.
+    let failed = 0;
+    const failing = <T extends D1Database | D1DatabaseSession>(db: T): T =>
+      new Proxy(db, {
+        get(target, key) {
+          if (key === "batch")
+            return async (stmts: D1PreparedStatement[]) => {
+              const store = stmts.some((st) => /^INSERT INTO inbox_items/.test((st as { statement?: string }).statement ?? ""));
+              if (store && !failed++) throw new Error("D1_ERROR: Network connection lost.");
+              return target.batch(stmts);
+            };
+          if (key === "withSession") return (...a: unknown[]) => failing((target as D1Database).withSession(...(a as [string])));
+          const v = Reflect.get(target, key);
+          return typeof v === "function" ? v.bind(target) : v;
+        },
+      });
+    const flaky = failing(env.DB);
+    const refused = await postInboxHere(ned, like, undefined, {}, flaky);
+    expect(failed).toBe(1);
+    expect(refused.status).toBeGreaterThanOrEqual(500);
+    expect(await sql("SELECT id FROM inbox_items")).toEqual([]);
+    expect((await ada.api.get(`/api/v1/statuses/${posted.body.id}`)).body.favourites_count).toBe(0);
+    // The sender delivers it again: taken, once.
+    expect((await postInboxHere(ned, like, undefined, {}, flaky)).status).toBe(202);
+    expect((await ada.api.get(`/api/v1/statuses/${posted.body.id}`)).body.favourites_count).toBe(1);
+    const bell = await ada.api.get("/api/v1/notifications");
+    expect(bell.body.map((x: { type: string }) => x.type)).toEqual(["favourite"]);
     expect(await sql("SELECT id FROM inbox_items")).toEqual([]);
   });
 

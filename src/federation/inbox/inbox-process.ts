@@ -1,6 +1,6 @@
 // Processes a verified inbound activity stored in inbox_items (JOBS message "inbox"): dedupe on inbox_seen (the
-// activity id, or the body's SHA-256 when there is none), dispatch by type, then mark it seen and delete the item in
-// one batch. Effects are idempotent on their own (unique uris and pairs), so a copy processed in parallel through
+// activity id, or the body's SHA-256 when there is none; a state change is neither checked nor marked: STATE_CHANGES),
+// dispatch by type, then mark it seen and delete the item in one batch. Effects are idempotent on their own (unique uris and pairs), so a copy processed in parallel through
 // another inbox changes nothing twice (C3, C17). Content we refuse is logged and dropped (the sender already has its
 // 202); D1 or queue failures throw, so the runner retries the item (src/effects/retry.ts), its one retry owner from then
 // on: a failed item is moved out of the 5-minute sweep's window (markRetried).
