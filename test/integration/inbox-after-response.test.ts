@@ -19,6 +19,7 @@ import { decryptAes128gcm, makePushClient, pushService } from "./push-fixtures";
 import { itStreams, payloadOf, type StreamMessage, ws, type WsClient } from "./streaming-fixtures";
 import { fileServer } from "./file-server";
 import { photo } from "./media-pipeline-fixtures";
+import { refusingBatches } from "./d1-faults";
 
 beforeAll(() => installFetchMock());
 afterEach(() => vi.restoreAllMocks());
@@ -222,23 +223,8 @@ describe("incoming activities after the response", () => {
     const posted = await ada.api.post("/api/v1/statuses", { status: "like me once", visibility: "public" });
     const like = { id: newId(ned), type: "Like", actor: ned.uri, object: posted.body.uri };
     // D1 fails once, on the batch that stores the item and makes the Like's reads.
-    // The request reads and writes through a D1 session (src/db/session.ts): its batches are the session's.
     let failed = 0;
-    const failing = <T extends D1Database | D1DatabaseSession>(db: T): T =>
-      new Proxy(db, {
-        get(target, key) {
-          if (key === "batch")
-            return async (stmts: D1PreparedStatement[]) => {
-              const store = stmts.some((st) => /^INSERT INTO inbox_items/.test((st as { statement?: string }).statement ?? ""));
-              if (store && !failed++) throw new Error("D1_ERROR: Network connection lost.");
-              return target.batch(stmts);
-            };
-          if (key === "withSession") return (...a: unknown[]) => failing((target as D1Database).withSession(...(a as [string])));
-          const v = Reflect.get(target, key);
-          return typeof v === "function" ? v.bind(target) : v;
-        },
-      });
-    const flaky = failing(env.DB);
+    const flaky = refusingBatches(env.DB, (texts) => texts.some((q) => /^INSERT INTO inbox_items/.test(q)) && !failed++);
     const refused = await postInboxHere(ned, like, undefined, {}, flaky);
     expect(failed).toBe(1);
     expect(refused.status).toBeGreaterThanOrEqual(500);
@@ -291,18 +277,7 @@ describe("incoming activities after the response", () => {
     const { local: jo, n, itemId } = await storedCreate("jo", "kim", "<p>ring</p>");
     // D1 fails once, on the batch that raises the bell's notifications.
     let failed = 0;
-    const flaky = new Proxy(env.DB, {
-      get(target, key) {
-        if (key === "batch")
-          return async (stmts: D1PreparedStatement[]) => {
-            const bell = stmts.some((st) => /^INSERT OR IGNORE INTO notifications/.test((st as { statement?: string }).statement ?? ""));
-            if (bell && !failed++) throw new Error("D1_ERROR: Network connection lost.");
-            return target.batch(stmts);
-          };
-        const v = Reflect.get(target, key);
-        return typeof v === "function" ? v.bind(target) : v;
-      },
-    });
+    const flaky = refusingBatches(env.DB, (texts) => texts.some((q) => /^INSERT OR IGNORE INTO notifications/.test(q)) && !failed++);
     const fx = new Effects(ORIGIN);
     await processInboxItem(createDb(flaky), env, itemId, ORIGIN, fx);
     expect(failed).toBe(1);

@@ -17,25 +17,12 @@ import { storeInboxItem } from "../../src/federation/inbox/inbox-process";
 import { remoteAccount } from "./federation-outbound-fixtures";
 import { ORIGIN } from "./helpers";
 import { simulatedQueue } from "./simulated-queue";
+import { refusingBatches } from "./d1-faults";
 
 const SWEEP_EVERY = 300;
 
 /** D1 that refuses, while `down.on`, every batch reading inbox_items (the processing's first read). */
-function flakyDb(down: { on: boolean }): D1Database {
-  return new Proxy(env.DB, {
-    get(target, key) {
-      if (key === "batch")
-        return async (stmts: D1PreparedStatement[]) => {
-          if (down.on && stmts.some((st) => /inbox_items/.test((st as { statement?: string }).statement ?? ""))) {
-            throw new Error("D1_ERROR: Network connection lost.");
-          }
-          return target.batch(stmts);
-        };
-      const v = Reflect.get(target, key);
-      return typeof v === "function" ? v.bind(target) : v;
-    },
-  });
-}
+const flakyDb = (down: { on: boolean }): D1Database => refusingBatches(env.DB, (texts) => down.on && texts.some((q) => /inbox_items/.test(q)));
 
 /** A Like from a remote account, stored as the inbox POST stores it (received_at: now). */
 async function storedLike(): Promise<string> {

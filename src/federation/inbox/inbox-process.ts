@@ -1,7 +1,7 @@
 // Processes a verified inbound activity stored in inbox_items (JOBS message "inbox"): dedupe on inbox_seen (the
 // activity id, or the body's SHA-256 when there is none; a state change is neither checked nor marked: STATE_CHANGES),
-// dispatch by type, then mark it seen and delete the item in one batch. Effects are idempotent on their own (unique uris and pairs), so a copy processed in parallel through
-// another inbox changes nothing twice (C3, C17). Content we refuse is logged and dropped (the sender already has its
+// dispatch by type, then mark it seen and delete the item in one batch. Effects are idempotent on their own (unique
+// uris and pairs), so a copy processed in parallel through another inbox changes nothing twice (C3, C17). Content we refuse is logged and dropped (the sender already has its
 // 202); D1 or queue failures throw, so the runner retries the item (src/effects/retry.ts), its one retry owner from then
 // on: a failed item is moved out of the 5-minute sweep's window (markRetried).
 import {
@@ -193,10 +193,10 @@ export async function storeVerifiedItem(db: DB, env: Env, fx: Effects, v: Verifi
   const plan = earlyReadsFor(db, readConfig(env, fx.origin), v.activity, v.signer);
   const stmts: Statement[] = [insert];
   // The seen check, for what is taken once per id (a state change is applied by what it changes: processItem).
-  const checked = !!v.activity.id && !STATE_CHANGES.has(v.activity.type);
-  if (checked && v.activity.id) stmts.push(seenKeyStatement(db, v.activity.id));
+  const seenId = STATE_CHANGES.has(v.activity.type) ? undefined : v.activity.id;
+  if (seenId) stmts.push(seenKeyStatement(db, seenId));
   const results = await runBatch(db, [...stmts, ...(plan?.stmts ?? [])]);
-  const seen = checked ? !!(results[1] as { seen: number }[])[0]?.seen : null;
+  const seen = seenId ? !!(results[1] as { seen: number }[])[0]?.seen : null;
   const early: EarlyReads | undefined = plan ? { type: plan.type, results: results.slice(stmts.length), note: plan.note } : undefined;
   const effect: Effect = { type: "inbox", itemId: id, origin: fx.origin };
   fx.afterResponse(effect);

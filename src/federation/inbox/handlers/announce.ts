@@ -1,6 +1,6 @@
 // Announce (boost), Like, and their Undo.
 import { and, eq, sql } from "drizzle-orm";
-import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
+import type { BatchItem } from "drizzle-orm/batch";
 import { accounts, statuses } from "../../../db/schema/index";
 import type { StatusRow } from "../../../entities/statuses/status";
 import { padId, snowflake } from "../../../lib/text/ids";
@@ -15,7 +15,7 @@ import { ingestNote } from "../../remote/remote-statuses";
 import { firstChunk } from "../../remote/first-chunk";
 import { statusByUri } from "../../remote/resolution";
 import { resolveStatus } from "../../remote/resolve-status";
-import { drop, takeEarly, withFinish, type InboxContext } from "./context";
+import { drop, firstReads, withFinish, type InboxContext } from "./context";
 import type { DB } from "../../../db/client";
 import type { AccountRow } from "../../../db/schema/index";
 import type { Config } from "../../../env";
@@ -90,14 +90,12 @@ export function announceReads(db: DB, cfg: Config, activity: NormalizedActivity,
     signersBoost(db, values),
   ] as const;
 }
-type AnnounceReads = BatchResponse<NonNullable<ReturnType<typeof announceReads>>>;
 
 export async function handleAnnounce(ctx: InboxContext): Promise<void> {
   const { db, signer, activity } = ctx;
-  const reads = announceReads(db, ctx.cfg, activity, signer);
+  const reads = await firstReads(ctx, "Announce", () => announceReads(db, ctx.cfg, activity, signer));
   if (!reads || !activity.id) return drop("announce without id");
-  const early = takeEarly(ctx, "Announce")?.results as AnnounceReads | undefined;
-  const [taken, known, readable, authors, authorDomain, mineRows] = early ?? (await db.batch(reads));
+  const [taken, known, readable, authors, authorDomain, mineRows] = reads;
   if (taken[0]) return;
   const pre = known[0];
   const target = pre ?? (await announcedStatus(ctx));
@@ -166,14 +164,12 @@ export function likeReads(db: DB, activity: NormalizedActivity, signer: AccountR
   if (!uri) return null;
   return [statusRowByUri(db, uri), likedReadable(db, { uri, signer: padId(signer.id) })] as const;
 }
-type LikeReads = BatchResponse<NonNullable<ReturnType<typeof likeReads>>>;
 
 export async function handleLike(ctx: InboxContext): Promise<void> {
   const { db, signer, activity } = ctx;
-  const reads = likeReads(db, activity, signer);
+  const reads = await firstReads(ctx, "Like", () => likeReads(db, activity, signer));
   if (!reads) return drop("like of an unknown status");
-  const early = takeEarly(ctx, "Like")?.results as LikeReads | undefined;
-  const [found, readable] = early ?? (await db.batch(reads));
+  const [found, readable] = reads;
   const target = found[0];
   if (!target || target.reblogOfId) return drop("like of an unknown status");
   if (readable[0]?.id !== target.id) return drop("like of a status the actor may not see");

@@ -1,5 +1,6 @@
 // What every inbound activity handler receives, and the lookups most of them need.
 import { and, sql } from "drizzle-orm";
+import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import type { AheadRead, DB, FinishingBatch, Statement } from "../../../db/client";
 import { accounts } from "../../../db/schema/index";
 import type { Config, Env } from "../../../env";
@@ -52,6 +53,22 @@ export function takeEarly(ctx: InboxContext, type: string): EarlyReads | null {
   if (!e || e.type !== type) return null;
   ctx.early = undefined;
   return e;
+}
+
+/**
+ * A handler's first batch of reads: the results the POST read early for `type`, else `build`'s statements read now
+ * (built only then). Null when `build` has none to make (the activity is dropped): the early reads were made by the
+ * same builder for the same activity, so they exist only where it makes statements.
+ */
+export async function firstReads<U extends BatchItem<"sqlite">, T extends Readonly<[U, ...U[]]>>(
+  ctx: InboxContext,
+  type: string,
+  build: () => T | null,
+): Promise<BatchResponse<T> | null> {
+  const early = takeEarly(ctx, type);
+  if (early) return early.results as BatchResponse<T>;
+  const stmts = build();
+  return stmts && ctx.db.batch(stmts);
 }
 
 /**
